@@ -1,0 +1,3 @@
+// Package reports writes the run store: summary.json, the trace, plots and the
+// self-contained report.html.
+package reports

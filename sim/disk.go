@@ -1,0 +1,534 @@
+package sim
+
+// The disk's fault model.
+//
+// Each node has one disk: a flat namespace of files behind a page cache. A
+// write, truncate, rename or remove takes effect in the page cache at once
+// (reads see it, as after write(2)) and is queued as a pending operation. A
+// pending operation becomes durable when
+//   - an fsync of a file it concerns completes (Fsync is asynchronous: the node
+//     is told by a FsyncDone timer after the device's latency); an fsync makes
+//     durable the pending operations on that file issued before it, in order.
+//     A rename concerns both of its names, so fsyncing the new name after a
+//     rename persists the rename; the renamed file's data is durable only if
+//     it was fsynced itself (the classic empty-file-after-crash is possible);
+//   - or background writeback reaches it: an operation older than
+//     DiskOptions.WritebackDelay is written back (Linux's dirty_expire), oldest
+//     first. A writeback delay of zero disables writeback.
+//
+// The device serves one operation at a time: each write occupies it for a
+// write latency, and an fsync completes after the device is free plus an fsync
+// latency, both drawn from the disk's own stream.
+//
+// What goes wrong:
+//   - Power loss (a machine crash): every pending operation is lost; the page
+//     cache is rebuilt from durable storage. If a torn write is armed (or drawn
+//     with TornWriteProbability), the last pending write is persisted only in
+//     part: a prefix of its bytes, cut at a random point.
+//   - A process crash (kill -9) loses nothing: the kernel keeps the page cache
+//     and writes it back later.
+//   - Corruption: a bit of a file flips on the medium (and in the cache). Only
+//     checksums find it (Kafka's record-batch CRC).
+//   - Latent read error: reads overlapping a bad range fail with ErrIO until
+//     the range is overwritten, truncated away or the file removed.
+//   - Full disk: writes that would grow the disk past its capacity fail with
+//     ErrNoSpace; truncations and removals still work.
+//   - Slow fsync: fsync latency is multiplied until the fault is cleared.
+//   - Wipe: the disk is replaced by an empty one (a hardware swap). The node
+//     must be down; it restarts with nothing.
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Disk errors, as the model sees them from a failed operation.
+var (
+	ErrIO       = errors.New("input/output error")
+	ErrNoSpace  = errors.New("no space left on device")
+	ErrNotExist = errors.New("file does not exist")
+)
+
+// DiskOptions configure a disk.
+type DiskOptions struct {
+	WriteLatency Range
+	FsyncLatency Range
+	// WritebackDelay is how old dirty data gets before the kernel writes it
+	// back; zero means never.
+	WritebackDelay time.Duration
+	// CapacityBytes bounds the disk; zero means unbounded.
+	CapacityBytes int64
+	// TornWriteProbability is the chance that a power loss tears the last
+	// pending write.
+	TornWriteProbability float64
+}
+
+// DefaultDiskOptions is an SSD under Linux defaults: 30 s dirty expiry.
+func DefaultDiskOptions() DiskOptions {
+	return DiskOptions{
+		WriteLatency:   Range{Min: 50 * time.Microsecond, Max: 500 * time.Microsecond},
+		FsyncLatency:   Range{Min: time.Millisecond, Max: 10 * time.Millisecond},
+		WritebackDelay: 30 * time.Second,
+	}
+}
+
+// Validate reports an option out of range.
+func (o DiskOptions) Validate() error {
+	switch {
+	case o.WriteLatency.Min < 0 || o.WriteLatency.Max < o.WriteLatency.Min:
+		return fmt.Errorf("disk write latency %v..%v: want 0 <= min <= max", o.WriteLatency.Min, o.WriteLatency.Max)
+	case o.FsyncLatency.Min < 0 || o.FsyncLatency.Max < o.FsyncLatency.Min:
+		return fmt.Errorf("disk fsync latency %v..%v: want 0 <= min <= max", o.FsyncLatency.Min, o.FsyncLatency.Max)
+	case o.WritebackDelay < 0:
+		return fmt.Errorf("disk writeback delay %v: must not be negative", o.WritebackDelay)
+	case o.CapacityBytes < 0:
+		return fmt.Errorf("disk capacity %d: must not be negative", o.CapacityBytes)
+	case o.TornWriteProbability < 0 || o.TornWriteProbability > 1:
+		return fmt.Errorf("disk torn-write probability %v: want 0..1", o.TornWriteProbability)
+	}
+	return nil
+}
+
+// FsyncDone is the timer a node receives when an fsync it asked for completes.
+type FsyncDone struct {
+	File  string
+	Token any // what the node passed to Fsync
+	Err   error
+}
+
+type opKind uint8
+
+const (
+	opWrite opKind = iota
+	opTruncate
+	opRename
+	opRemove
+)
+
+type pendingOp struct {
+	seq  uint64
+	at   time.Duration
+	kind opKind
+	name string
+	to   string // rename target
+	off  int64  // write offset, or truncate size
+	data []byte
+}
+
+func (op *pendingOp) concerns(name string) bool {
+	return op.name == name || (op.kind == opRename && op.to == name)
+}
+
+type badRange struct {
+	name     string
+	off, end int64
+}
+
+// DiskStats counts a disk's work.
+type DiskStats struct {
+	Writes, BytesWritten, Fsyncs, Writebacks, TornWrites, Corruptions uint64
+}
+
+// Disk is one node's storage. Its methods are called by the node that owns it,
+// through Env, between events.
+type Disk struct {
+	w     *World
+	owner NodeID
+	opts  DiskOptions
+	rng   *rand.Rand
+
+	cache   map[string][]byte // what reads see
+	durable map[string][]byte // what survives a power loss
+	pending []pendingOp
+	opSeq   uint64
+	used    int64
+
+	busyUntil       time.Duration
+	writebackArmed  bool
+	tornArmed       bool
+	fullAt          int64 // capacity while a full-disk fault holds; -1 when none
+	fsyncSlowFactor int64
+	bad             []badRange
+	stats           DiskStats
+}
+
+func newDisk(w *World, owner NodeID, opts DiskOptions, rng *rand.Rand) *Disk {
+	return &Disk{w: w, owner: owner, opts: opts, rng: rng,
+		cache: map[string][]byte{}, durable: map[string][]byte{}, fullAt: -1, fsyncSlowFactor: 1}
+}
+
+// Stats returns the disk's counters.
+func (d *Disk) Stats() DiskStats { return d.stats }
+
+// Exists reports whether a file exists in the page cache.
+func (d *Disk) Exists(name string) bool {
+	_, ok := d.cache[name]
+	return ok
+}
+
+// Size returns a file's size, or false if it does not exist.
+func (d *Disk) Size(name string) (int64, bool) {
+	b, ok := d.cache[name]
+	return int64(len(b)), ok
+}
+
+// UsedBytes is the total size of the files in the page cache.
+func (d *Disk) UsedBytes() int64 { return d.used }
+
+// List returns the names of the files that start with prefix, sorted.
+func (d *Disk) List(prefix string) []string {
+	var names []string
+	for name := range d.cache { // kafkasim:orderless: sorted below
+		if strings.HasPrefix(name, prefix) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Read returns a copy of up to n bytes of a file from off. Reading past the end
+// returns what there is.
+func (d *Disk) Read(name string, off int64, n int) ([]byte, error) {
+	b, ok := d.cache[name]
+	if !ok {
+		return nil, fmt.Errorf("read %s: %w", name, ErrNotExist)
+	}
+	if off < 0 || n < 0 {
+		return nil, fmt.Errorf("read %s at %d len %d: invalid range", name, off, n)
+	}
+	end := min(off+int64(n), int64(len(b)))
+	if off >= end {
+		return nil, nil
+	}
+	for _, r := range d.bad {
+		if r.name == name && r.off < end && off < r.end {
+			return nil, fmt.Errorf("read %s at %d: %w", name, off, ErrIO)
+		}
+	}
+	return append([]byte(nil), b[off:end]...), nil
+}
+
+// ReadFile returns a copy of a whole file.
+func (d *Disk) ReadFile(name string) ([]byte, error) {
+	b, ok := d.cache[name]
+	if !ok {
+		return nil, fmt.Errorf("read %s: %w", name, ErrNotExist)
+	}
+	return d.Read(name, 0, len(b))
+}
+
+// Write writes data at off, creating the file if needed and zero-filling any
+// gap. It takes effect in the page cache at once.
+func (d *Disk) Write(name string, off int64, data []byte) error {
+	if off < 0 {
+		return fmt.Errorf("write %s at %d: negative offset", name, off)
+	}
+	old := int64(len(d.cache[name]))
+	if grow := max(off+int64(len(data))-old, 0); grow > 0 && d.full(grow) {
+		return fmt.Errorf("write %s: %w", name, ErrNoSpace)
+	}
+	op := pendingOp{kind: opWrite, name: name, off: off, data: append([]byte(nil), data...)}
+	d.apply(d.cache, &op, true)
+	d.clearBad(name, off, off+int64(len(data)))
+	d.queue(op)
+	d.stats.Writes++
+	d.stats.BytesWritten += uint64(len(data))
+	d.busyUntil = max(d.busyUntil, d.w.sched.now) + d.opts.WriteLatency.Draw(d.rng)
+	return nil
+}
+
+// Append writes data at the end of a file and returns where it landed.
+func (d *Disk) Append(name string, data []byte) (int64, error) {
+	off := int64(len(d.cache[name]))
+	return off, d.Write(name, off, data)
+}
+
+// WriteFile replaces a file's content (truncate to zero, then write).
+func (d *Disk) WriteFile(name string, data []byte) error {
+	if err := d.Truncate(name, 0); err != nil && !errors.Is(err, ErrNotExist) {
+		return err
+	}
+	return d.Write(name, 0, data)
+}
+
+// Truncate cuts a file to size (which must not exceed its length).
+func (d *Disk) Truncate(name string, size int64) error {
+	b, ok := d.cache[name]
+	if !ok {
+		return fmt.Errorf("truncate %s: %w", name, ErrNotExist)
+	}
+	if size < 0 || size > int64(len(b)) {
+		return fmt.Errorf("truncate %s to %d: file has %d bytes", name, size, len(b))
+	}
+	op := pendingOp{kind: opTruncate, name: name, off: size}
+	d.apply(d.cache, &op, true)
+	d.clearBad(name, size, 1<<62)
+	d.queue(op)
+	return nil
+}
+
+// Rename moves a file, replacing any file at the new name.
+func (d *Disk) Rename(from, to string) error {
+	if _, ok := d.cache[from]; !ok {
+		return fmt.Errorf("rename %s: %w", from, ErrNotExist)
+	}
+	op := pendingOp{kind: opRename, name: from, to: to}
+	d.apply(d.cache, &op, true)
+	d.dropBad(to)
+	for i := range d.bad {
+		if d.bad[i].name == from {
+			d.bad[i].name = to
+		}
+	}
+	d.queue(op)
+	return nil
+}
+
+// Remove deletes a file.
+func (d *Disk) Remove(name string) error {
+	if _, ok := d.cache[name]; !ok {
+		return fmt.Errorf("remove %s: %w", name, ErrNotExist)
+	}
+	op := pendingOp{kind: opRemove, name: name}
+	d.apply(d.cache, &op, true)
+	d.dropBad(name)
+	d.queue(op)
+	return nil
+}
+
+// Fsync asks for a file's pending operations to be made durable. When they are,
+// the node's Fire receives FsyncDone carrying token. If the node crashes first,
+// nothing is delivered (and a power loss loses the operations).
+func (d *Disk) Fsync(name string, token any) {
+	w := d.w
+	issued := d.opSeq
+	latency := d.opts.FsyncLatency.Draw(d.rng) * time.Duration(d.fsyncSlowFactor)
+	done := max(d.busyUntil, w.sched.now) + latency
+	d.busyUntil = done
+	d.stats.Fsyncs++
+	slot := w.nodes[d.owner]
+	w.sched.Schedule(Event{At: done, Kind: EventFsync, Node: d.owner, Incarnation: slot.incarnation,
+		Arg: issued, Payload: &FsyncDone{File: name, Token: token}})
+}
+
+// Durable returns a copy of a file as it would be after a power loss now, for
+// tests and god-view checks.
+func (d *Disk) Durable(name string) ([]byte, bool) {
+	b, ok := d.durable[name]
+	return append([]byte(nil), b...), ok
+}
+
+// PendingOps is the number of operations not yet durable.
+func (d *Disk) PendingOps() int { return len(d.pending) }
+
+func (d *Disk) full(grow int64) bool {
+	if d.fullAt >= 0 && d.used+grow > d.fullAt {
+		return true
+	}
+	return d.opts.CapacityBytes > 0 && d.used+grow > d.opts.CapacityBytes
+}
+
+func (d *Disk) queue(op pendingOp) {
+	d.opSeq++
+	op.seq = d.opSeq
+	op.at = d.w.sched.now
+	d.pending = append(d.pending, op)
+	if d.opts.WritebackDelay > 0 && !d.writebackArmed {
+		d.armWriteback(op.at + d.opts.WritebackDelay)
+	}
+}
+
+func (d *Disk) armWriteback(at time.Duration) {
+	d.writebackArmed = true
+	d.w.sched.Schedule(Event{At: at, Kind: EventWriteback, Node: d.owner})
+}
+
+// apply performs op on a file system (the cache or the durable copy). When
+// counting, it keeps d.used in step with the cache.
+func (d *Disk) apply(fs map[string][]byte, op *pendingOp, counting bool) {
+	size := func(name string) int64 { return int64(len(fs[name])) }
+	before := size(op.name)
+	if op.kind == opRename {
+		before += size(op.to)
+	}
+	switch op.kind {
+	case opWrite:
+		b := fs[op.name]
+		end := op.off + int64(len(op.data))
+		if end > int64(len(b)) {
+			b = append(b, make([]byte, end-int64(len(b)))...)
+		}
+		copy(b[op.off:], op.data)
+		fs[op.name] = b
+	case opTruncate:
+		if b, ok := fs[op.name]; ok && op.off <= int64(len(b)) {
+			fs[op.name] = b[:op.off:op.off]
+		} else if !ok {
+			fs[op.name] = nil
+		}
+	case opRename:
+		// A durable rename whose source's creation is not durable still
+		// leaves a (zero-length) file: the directory entry is metadata,
+		// the data is not. This is the classic empty-file-after-crash.
+		fs[op.to] = fs[op.name]
+		delete(fs, op.name)
+	case opRemove:
+		delete(fs, op.name)
+	}
+	if counting {
+		after := size(op.name)
+		if op.kind == opRename {
+			after += size(op.to)
+		}
+		d.used += after - before
+	}
+}
+
+// makeDurable applies, in order, the pending operations that keep selects, and
+// drops them from the pending queue.
+func (d *Disk) makeDurable(keep func(op *pendingOp) bool) {
+	rest := d.pending[:0]
+	for i := range d.pending {
+		op := &d.pending[i]
+		if keep(op) {
+			d.apply(d.durable, op, false)
+		} else {
+			rest = append(rest, *op)
+		}
+	}
+	clear(d.pending[len(rest):])
+	d.pending = rest
+}
+
+func (d *Disk) fsyncDone(issued uint64, name string) {
+	d.makeDurable(func(op *pendingOp) bool { return op.seq <= issued && op.concerns(name) })
+}
+
+func (d *Disk) writeback() {
+	d.writebackArmed = false
+	now := d.w.sched.now
+	before := len(d.pending)
+	d.makeDurable(func(op *pendingOp) bool { return op.at+d.opts.WritebackDelay <= now })
+	d.stats.Writebacks += uint64(before - len(d.pending))
+	if len(d.pending) > 0 && d.opts.WritebackDelay > 0 {
+		d.armWriteback(d.pending[0].at + d.opts.WritebackDelay)
+	}
+}
+
+// powerLoss drops the page cache: pending operations are lost, except that a
+// torn last write may leave a prefix of itself on the medium.
+func (d *Disk) powerLoss() {
+	tear := d.tornArmed || chance(d.rng, d.opts.TornWriteProbability)
+	d.tornArmed = false
+	if tear {
+		for i := len(d.pending) - 1; i >= 0; i-- {
+			op := d.pending[i]
+			if op.kind != opWrite {
+				continue
+			}
+			if len(op.data) > 1 {
+				op.data = op.data[:1+d.rng.IntN(len(op.data)-1)]
+				d.apply(d.durable, &op, false)
+				d.stats.TornWrites++
+			}
+			break
+		}
+	}
+	clear(d.pending)
+	d.pending = d.pending[:0]
+	d.cache = make(map[string][]byte, len(d.durable))
+	d.used = 0
+	for name, b := range d.durable { // kafkasim:orderless: fills a map
+		d.cache[name] = append([]byte(nil), b...)
+		d.used += int64(len(b))
+	}
+}
+
+// wipe replaces the disk with an empty one.
+func (d *Disk) wipe() {
+	clear(d.pending)
+	d.pending = d.pending[:0]
+	d.cache = map[string][]byte{}
+	d.durable = map[string][]byte{}
+	d.used = 0
+	d.bad = nil
+	d.tornArmed = false
+	d.fullAt = -1
+	d.fsyncSlowFactor = 1
+}
+
+// corrupt flips one bit of a file (a random file when name is empty) at a
+// random offset, on the medium and in the cache. It returns the file and
+// offset, or false if there was nothing to corrupt.
+func (d *Disk) corrupt(name string) (string, int64, bool) {
+	if name == "" {
+		var names []string
+		for _, n := range d.List("") {
+			if len(d.cache[n]) > 0 {
+				names = append(names, n)
+			}
+		}
+		if len(names) == 0 {
+			return "", 0, false
+		}
+		name = names[d.rng.IntN(len(names))]
+	}
+	b := d.cache[name]
+	if len(b) == 0 {
+		return "", 0, false
+	}
+	off := d.rng.Int64N(int64(len(b)))
+	bit := byte(1) << d.rng.IntN(8)
+	b[off] ^= bit
+	if db := d.durable[name]; off < int64(len(db)) {
+		db[off] ^= bit
+	}
+	d.stats.Corruptions++
+	return name, off, true
+}
+
+// readError makes a range of a file unreadable (a random file and range when
+// name is empty). It returns what it chose.
+func (d *Disk) readError(name string) (string, int64, bool) {
+	if name == "" {
+		names := d.List("")
+		if len(names) == 0 {
+			return "", 0, false
+		}
+		name = names[d.rng.IntN(len(names))]
+	}
+	size := int64(len(d.cache[name]))
+	off := int64(0)
+	if size > 0 {
+		off = d.rng.Int64N(size)
+	}
+	d.bad = append(d.bad, badRange{name: name, off: off, end: off + 4096})
+	return name, off, true
+}
+
+func (d *Disk) clearBad(name string, off, end int64) {
+	kept := d.bad[:0]
+	for _, r := range d.bad {
+		if r.name == name && off <= r.off && r.end <= end {
+			continue
+		}
+		kept = append(kept, r)
+	}
+	d.bad = kept
+}
+
+func (d *Disk) dropBad(name string) { d.clearBad(name, 0, 1<<62) }
+
+// SetFull makes the disk full at its current usage (on) or lifts that (off).
+func (d *Disk) setFull(on bool) {
+	if on {
+		d.fullAt = d.used
+	} else {
+		d.fullAt = -1
+	}
+}

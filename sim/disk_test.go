@@ -1,0 +1,375 @@
+package sim
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+)
+
+type diskOp struct {
+	kind opKind
+	file string
+	off  int64
+	data []byte
+	at   time.Duration
+}
+
+func applyOracle(fs map[string][]byte, op diskOp) {
+	switch op.kind {
+	case opWrite:
+		b := fs[op.file]
+		if end := op.off + int64(len(op.data)); end > int64(len(b)) {
+			b = append(b, make([]byte, end-int64(len(b)))...)
+		}
+		copy(b[op.off:], op.data)
+		fs[op.file] = b
+	case opTruncate:
+		fs[op.file] = fs[op.file][:op.off]
+	}
+}
+
+type fsyncMark struct {
+	file   string
+	issued int // ops before it
+}
+
+// TestPowerLossLosesExactlyTheNonDurableWrites drives a disk with random
+// writes, truncations, fsyncs and waits, then cuts the power, and compares
+// what survives with an oracle: an operation survives iff an fsync of its file
+// issued after it completed, or it was older than the writeback delay.
+func TestPowerLossLosesExactlyTheNonDurableWrites(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		opts := DefaultOptions(Seed(rapid.Uint64().Draw(t, "seed")))
+		opts.Disk.WritebackDelay = time.Duration(rapid.SampledFrom([]int{0, 50, 500}).Draw(t, "writeback_ms")) * time.Millisecond
+		w := NewWorld(opts)
+		var p *probe
+		w.AddNode(NodeSpec{Name: "n", New: func() Node { p = &probe{}; return p }})
+		w.Start()
+		w.RunUntil(0)
+		disk := w.Disk(0)
+		files := []string{"a", "b", "c"}
+		var ops []diskOp
+		var fsyncs []fsyncMark
+		steps := rapid.IntRange(1, 60).Draw(t, "steps")
+		for range steps {
+			file := rapid.SampledFrom(files).Draw(t, "file")
+			size, _ := disk.Size(file)
+			switch rapid.IntRange(0, 4).Draw(t, "action") {
+			case 0, 1: // append or overwrite
+				data := rapid.SliceOfN(rapid.Byte(), 1, 64).Draw(t, "data")
+				off := size
+				if size > 0 && rapid.Bool().Draw(t, "overwrite") {
+					off = rapid.Int64Range(0, size).Draw(t, "off")
+				}
+				if err := disk.Write(file, off, data); err != nil {
+					t.Fatal(err)
+				}
+				ops = append(ops, diskOp{kind: opWrite, file: file, off: off, data: data, at: w.Now()})
+			case 2:
+				if size > 0 {
+					to := rapid.Int64Range(0, size).Draw(t, "truncate_to")
+					if err := disk.Truncate(file, to); err != nil {
+						t.Fatal(err)
+					}
+					ops = append(ops, diskOp{kind: opTruncate, file: file, off: to, at: w.Now()})
+				}
+			case 3:
+				disk.Fsync(file, len(fsyncs))
+				fsyncs = append(fsyncs, fsyncMark{file: file, issued: len(ops)})
+			case 4:
+				w.RunFor(time.Duration(rapid.IntRange(0, 100).Draw(t, "wait_ms")) * time.Millisecond)
+			}
+		}
+		// Before the crash the cache holds every operation.
+		all := map[string][]byte{}
+		for _, op := range ops {
+			applyOracle(all, op)
+		}
+		for _, f := range files {
+			got, _ := disk.ReadFile(f)
+			if !bytes.Equal(got, all[f]) {
+				t.Fatalf("page cache of %s = %x, want %x", f, got, all[f])
+			}
+		}
+		durable := make([]bool, len(ops))
+		for _, tok := range p.fired {
+			done, ok := tok.(*FsyncDone)
+			if !ok {
+				continue
+			}
+			m := fsyncs[done.Token.(int)]
+			for i := 0; i < m.issued; i++ {
+				if ops[i].file == m.file {
+					durable[i] = true
+				}
+			}
+		}
+		crashAt := w.Now()
+		for i, op := range ops {
+			if opts.Disk.WritebackDelay > 0 && op.at+opts.Disk.WritebackDelay <= crashAt {
+				durable[i] = true
+			}
+		}
+		w.Crash(0, true)
+		want := map[string][]byte{}
+		for i, op := range ops {
+			if durable[i] {
+				applyOracle(want, op)
+			}
+		}
+		for _, f := range files {
+			got, _ := disk.ReadFile(f)
+			if !bytes.Equal(got, want[f]) {
+				t.Fatalf("after power loss %s = %x, want %x (durable ops %v)", f, got, want[f], durable)
+			}
+		}
+		if disk.PendingOps() != 0 {
+			t.Fatalf("%d pending ops survived the power loss", disk.PendingOps())
+		}
+	})
+}
+
+func diskWorld(t *testing.T, opts DiskOptions) (*World, *Disk, **probe) {
+	t.Helper()
+	o := DefaultOptions(42)
+	o.Disk = opts
+	w := NewWorld(o)
+	var p *probe
+	w.AddNode(NodeSpec{Name: "n", New: func() Node { p = &probe{}; return p }})
+	w.Start()
+	w.RunUntil(0)
+	return w, w.Disk(0), &p
+}
+
+func TestProcessCrashKeepsThePageCache(t *testing.T) {
+	w, disk, _ := diskWorld(t, DefaultDiskOptions())
+	disk.Append("log", []byte("hello"))
+	w.Crash(0, false)
+	w.Restart(0)
+	if got, _ := disk.ReadFile("log"); string(got) != "hello" {
+		t.Fatalf("kill -9 must not lose the page cache: %q", got)
+	}
+	w.RunFor(time.Minute) // writeback
+	w.Crash(0, true)
+	if got, _ := disk.ReadFile("log"); string(got) != "hello" {
+		t.Fatalf("written back data must survive a power loss: %q", got)
+	}
+}
+
+func TestFsyncCompletesAfterTheDeviceLatency(t *testing.T) {
+	opts := DefaultDiskOptions()
+	opts.FsyncLatency = Fixed(5 * time.Millisecond)
+	opts.WriteLatency = Fixed(time.Millisecond)
+	w, disk, p := diskWorld(t, opts)
+	disk.Append("log", []byte("x"))
+	disk.Append("log", []byte("y"))
+	disk.Fsync("log", "tok")
+	w.RunFor(6 * time.Millisecond)
+	if len((*p).fired) != 0 {
+		t.Fatal("fsync completed before the writes ahead of it (2ms) and its own latency (5ms)")
+	}
+	w.RunFor(time.Millisecond)
+	if len((*p).fired) != 1 || (*p).fired[0].(*FsyncDone).Token != "tok" {
+		t.Fatalf("fsync should complete at 7ms: %v", (*p).fired)
+	}
+}
+
+func TestFsyncInFlightAtPowerLossIsLost(t *testing.T) {
+	w, disk, _ := diskWorld(t, DefaultDiskOptions())
+	disk.Append("log", []byte("abc"))
+	disk.Fsync("log", nil)
+	w.Crash(0, true)
+	w.Restart(0)
+	w.RunFor(time.Second)
+	if disk.Exists("log") {
+		t.Fatal("an fsync that had not completed must not make data durable")
+	}
+}
+
+func TestRenameBeforeFsyncCanLeaveAnEmptyFile(t *testing.T) {
+	w, disk, _ := diskWorld(t, DefaultDiskOptions())
+	// The classic mistake: write a temp file, rename it, fsync only the name.
+	disk.WriteFile("cp.tmp", []byte("checkpoint"))
+	disk.Rename("cp.tmp", "cp")
+	disk.Fsync("cp", nil)
+	w.RunFor(time.Second)
+	w.Crash(0, true)
+	got, ok := disk.ReadFile("cp")
+	if ok != nil || len(got) != 0 {
+		t.Fatalf("rename persisted without its data: want an empty cp, got %q (%v)", got, ok)
+	}
+	// The right way: fsync the temp file before renaming.
+	disk.WriteFile("cp.tmp", []byte("checkpoint"))
+	disk.Fsync("cp.tmp", nil)
+	w.RunFor(time.Second)
+	disk.Rename("cp.tmp", "cp")
+	disk.Fsync("cp", nil)
+	w.RunFor(time.Second)
+	w.Crash(0, true)
+	if got, _ := disk.ReadFile("cp"); string(got) != "checkpoint" {
+		t.Fatalf("fsync, rename, fsync must survive: %q", got)
+	}
+}
+
+func TestTornWriteLeavesAPrefix(t *testing.T) {
+	for seed := range 20 {
+		o := DefaultOptions(Seed(seed))
+		w := NewWorld(o)
+		w.AddNode(NodeSpec{Name: "n", New: func() Node { return &probe{} }})
+		w.Start()
+		w.RunUntil(0)
+		disk := w.Disk(0)
+		disk.Append("log", []byte("durable|"))
+		disk.Fsync("log", nil)
+		w.RunFor(time.Second)
+		disk.Append("log", []byte("0123456789"))
+		if err := w.InjectFault(Fault{Kind: FaultDisk, Disk: DiskTornWrite, Target: "n"}); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := disk.ReadFile("log")
+		if !bytes.HasPrefix(got, []byte("durable|")) || len(got) <= 8 || len(got) >= 18 {
+			t.Fatalf("seed %d: torn write should leave the durable part and a strict prefix of the last write: %q", seed, got)
+		}
+		if !bytes.HasPrefix([]byte("durable|0123456789"), got) {
+			t.Fatalf("seed %d: torn bytes are not a prefix: %q", seed, got)
+		}
+		if w.State(0) != Down || disk.Stats().TornWrites != 1 {
+			t.Fatalf("torn-write is a power loss with a tear: state %v, stats %+v", w.State(0), disk.Stats())
+		}
+	}
+}
+
+func TestCorruptionFlipsOneBitOnTheMedium(t *testing.T) {
+	w, disk, _ := diskWorld(t, DefaultDiskOptions())
+	orig := bytes.Repeat([]byte{0x55}, 100)
+	disk.WriteFile("seg", orig)
+	disk.Fsync("seg", nil)
+	w.RunFor(time.Second)
+	if err := w.InjectFault(Fault{Kind: FaultDisk, Disk: DiskCorrupt, Target: "n"}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(got []byte) {
+		diff := 0
+		for i := range got {
+			x := got[i] ^ orig[i]
+			for ; x != 0; x &= x - 1 {
+				diff++
+			}
+		}
+		if diff != 1 {
+			t.Fatalf("want exactly one flipped bit, got %d", diff)
+		}
+	}
+	got, _ := disk.ReadFile("seg")
+	check(got)
+	w.Crash(0, true)
+	got, _ = disk.ReadFile("seg")
+	check(got) // on the medium too
+}
+
+func TestReadErrorUntilOverwritten(t *testing.T) {
+	w, disk, _ := diskWorld(t, DefaultDiskOptions())
+	disk.WriteFile("seg", make([]byte, 100))
+	if err := w.InjectFault(Fault{Kind: FaultDisk, Disk: DiskReadError, Target: "n", File: "seg"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := disk.ReadFile("seg"); !errors.Is(err, ErrIO) {
+		t.Fatalf("want ErrIO, got %v", err)
+	}
+	disk.Truncate("seg", 0)
+	disk.Write("seg", 0, make([]byte, 100))
+	if _, err := disk.ReadFile("seg"); err != nil {
+		t.Fatalf("rewriting the range clears a latent error: %v", err)
+	}
+}
+
+func TestFullDiskRejectsGrowthUntilCleared(t *testing.T) {
+	w, disk, _ := diskWorld(t, DefaultDiskOptions())
+	disk.WriteFile("seg", make([]byte, 10))
+	if err := w.InjectFault(Fault{Kind: FaultDisk, Disk: DiskFull, Target: "n", For: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := disk.Append("seg", []byte("x")); !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("want ErrNoSpace, got %v", err)
+	}
+	if err := disk.Write("seg", 0, []byte("overwrite")); err != nil {
+		t.Fatalf("overwriting in place needs no space: %v", err)
+	}
+	if err := disk.Truncate("seg", 5); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := disk.Append("seg", []byte("x")); err != nil {
+		t.Fatalf("freed space can be used again: %v", err)
+	}
+	if _, err := disk.Append("seg", bytes.Repeat([]byte("x"), 10)); !errors.Is(err, ErrNoSpace) {
+		t.Fatal("growing past the old usage must still fail")
+	}
+	w.RunFor(2 * time.Second)
+	if _, err := disk.Append("seg", bytes.Repeat([]byte("x"), 100)); err != nil {
+		t.Fatalf("the fault ends after its duration: %v", err)
+	}
+}
+
+func TestCapacityBound(t *testing.T) {
+	opts := DefaultDiskOptions()
+	opts.CapacityBytes = 10
+	_, disk, _ := diskWorld(t, opts)
+	if err := disk.WriteFile("a", make([]byte, 10)); err != nil {
+		t.Fatal(err)
+	}
+	if err := disk.WriteFile("b", []byte("x")); !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("want ErrNoSpace past capacity, got %v", err)
+	}
+}
+
+func TestSlowFsync(t *testing.T) {
+	opts := DefaultDiskOptions()
+	opts.FsyncLatency = Fixed(time.Millisecond)
+	opts.WriteLatency = Fixed(0)
+	w, disk, p := diskWorld(t, opts)
+	if err := w.InjectFault(Fault{Kind: FaultDisk, Disk: DiskSlowFsync, Target: "n", SlowFactor: 50}); err != nil {
+		t.Fatal(err)
+	}
+	disk.Fsync("x", nil)
+	w.RunFor(49 * time.Millisecond)
+	if len((*p).fired) != 0 {
+		t.Fatal("slow fsync completed early")
+	}
+	w.RunFor(time.Millisecond)
+	if len((*p).fired) != 1 {
+		t.Fatal("slow fsync should complete after 50ms")
+	}
+}
+
+func TestWipeReplacesTheDisk(t *testing.T) {
+	w, disk, _ := diskWorld(t, DefaultDiskOptions())
+	disk.WriteFile("seg", []byte("data"))
+	disk.Fsync("seg", nil)
+	w.RunFor(time.Second)
+	if err := w.InjectFault(Fault{Kind: FaultDisk, Disk: DiskWipe, Target: "n", For: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if w.State(0) != Down || disk.Exists("seg") || disk.UsedBytes() != 0 {
+		t.Fatal("wipe takes the node down and leaves an empty disk")
+	}
+	w.RunFor(2 * time.Second)
+	if w.State(0) != Running {
+		t.Fatal("the node restarts after the wipe's duration")
+	}
+}
+
+func TestDiskListIsSorted(t *testing.T) {
+	_, disk, _ := diskWorld(t, DefaultDiskOptions())
+	for i := 9; i >= 0; i-- {
+		disk.WriteFile(fmt.Sprintf("seg-%d", i), nil)
+	}
+	disk.WriteFile("other", nil)
+	got := disk.List("seg-")
+	if len(got) != 10 || got[0] != "seg-0" || got[9] != "seg-9" {
+		t.Fatalf("List = %v", got)
+	}
+}

@@ -1,0 +1,335 @@
+package sim
+
+// The network's fault model.
+//
+// Kafka runs over TCP, so by default a link between two nodes behaves like one
+// TCP connection: messages arrive in the order they were sent, exactly once,
+// after a latency drawn uniformly from NetworkOptions.Latency for each message
+// (plus any extra latency a fault added to the link). The draws come from a
+// stream of the link's own, named after its two ends, so traffic on one link
+// never changes the latencies of another.
+//
+// What goes wrong, and how it looks to the nodes:
+//   - Partition: a cut link drops every message sent on it, and every message
+//     still in flight on it when it is due. Nobody is told; the sender's
+//     request times out, as it would behind a real partition. Cuts are
+//     directed (one-way partitions exist) and counted, so overlapping
+//     partitions heal independently.
+//   - Disconnect: the connection between two nodes is reset. Messages in flight
+//     both ways are dropped, and each end receives a Disconnected notice listing
+//     the messages it had sent that were lost, so a client fails its in-flight
+//     requests at once, as Kafka's NetworkClient does on a disconnect.
+//   - Process crash: the crashed node's kernel resets its connections; each peer
+//     with an open connection is told (Disconnected) once the reset crosses the
+//     link, and loses what it had in flight to the crashed node. A power loss
+//     resets nothing: peers find out only by timing out.
+//   - Slow links and latency spikes: extra latency on chosen links (or all),
+//     added and later removed by a fault.
+//   - Loss, duplication, reordering: per-message probabilities, off by default
+//     because TCP never shows them; they exist for robustness testing. A
+//     reordered message skips the FIFO rule; a duplicate is delivered twice
+//     with independent latencies.
+//
+// A message to a node that is down, or that restarted since the message was
+// sent (the connection was to the dead process), is dropped on arrival. A
+// message to a paused node waits in its kernel's buffer until it resumes.
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"time"
+)
+
+// NetworkOptions configure the network. Probabilities are per message.
+type NetworkOptions struct {
+	Latency              Range
+	LossProbability      float64
+	DuplicateProbability float64
+	ReorderProbability   float64
+}
+
+// DefaultNetworkOptions is a LAN: 1–5 ms per message, nothing lost.
+func DefaultNetworkOptions() NetworkOptions {
+	return NetworkOptions{Latency: Range{Min: time.Millisecond, Max: 5 * time.Millisecond}}
+}
+
+// Validate reports an option out of range.
+func (o NetworkOptions) Validate() error {
+	if o.Latency.Min < 0 || o.Latency.Max < o.Latency.Min {
+		return fmt.Errorf("network latency %v..%v: want 0 <= min <= max", o.Latency.Min, o.Latency.Max)
+	}
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"loss", o.LossProbability}, {"duplicate", o.DuplicateProbability}, {"reorder", o.ReorderProbability}} {
+		if p.v < 0 || p.v > 1 {
+			return fmt.Errorf("network %s probability %v: want 0..1", p.name, p.v)
+		}
+	}
+	return nil
+}
+
+// Message is what nodes send each other. MessageName names it in traces (the
+// Kafka API it models: "Produce", "Fetch", "Vote").
+type Message interface {
+	MessageName() string
+}
+
+// Disconnected tells a node that its connection to Peer was reset. Unsent holds
+// the messages it had sent to Peer that were lost with the connection, in the
+// order it sent them.
+type Disconnected struct {
+	Peer   NodeID
+	Unsent []Message
+}
+
+// MessageName implements Message.
+func (*Disconnected) MessageName() string { return "Disconnected" }
+
+// CutID names a set of cut links so that a partition heals as one.
+type CutID uint32
+
+// NetworkStats counts what happened to messages.
+type NetworkStats struct {
+	Sent, Delivered                        uint64
+	DroppedCut, DroppedLoss, DroppedDown   uint64
+	DroppedDisconnect, Duplicated, Reorder uint64
+}
+
+type link struct {
+	rng          rand.PCG
+	lastAt       time.Duration // FIFO: nothing sent later arrives earlier
+	extraLatency time.Duration
+	cuts         int32
+	gen          uint32 // bumped by a reset; older messages are dropped
+	open         bool   // a message was sent since the last reset
+	seeded       bool
+}
+
+type network struct {
+	w     *World
+	opts  NetworkOptions
+	n     int // links is n×n
+	links []link
+	cuts  map[CutID][][2]NodeID
+	next  CutID
+	stats NetworkStats
+}
+
+func (net *network) grow(nodes int) {
+	if nodes <= net.n {
+		return
+	}
+	size := max(nodes, 2*net.n)
+	links := make([]link, size*size)
+	for from := 0; from < net.n; from++ {
+		copy(links[from*size:from*size+net.n], net.links[from*net.n:(from+1)*net.n])
+	}
+	net.links, net.n = links, size
+}
+
+func (net *network) link(from, to NodeID) *link {
+	l := &net.links[int(from)*net.n+int(to)]
+	if !l.seeded {
+		l.rng = net.w.seed.PCG("link/" + net.w.nodes[from].name + ">" + net.w.nodes[to].name)
+		l.seeded = true
+	}
+	return l
+}
+
+func (net *network) send(from, to NodeID, m Message) {
+	w := net.w
+	if int(to) < 0 || int(to) >= len(w.nodes) {
+		panic(fmt.Sprintf("sim: %s sent %s to unknown node %d", w.nodes[from].name, m.MessageName(), to))
+	}
+	net.stats.Sent++
+	if from == to {
+		w.sched.Schedule(Event{At: w.sched.now, Kind: EventDeliver, Node: to, From: from,
+			Incarnation: w.nodes[to].incarnation, Payload: m})
+		return
+	}
+	l := net.link(from, to)
+	l.open = true
+	if l.cuts > 0 {
+		net.stats.DroppedCut++
+		return
+	}
+	if chance(&l.rng, net.opts.LossProbability) {
+		net.stats.DroppedLoss++
+		return
+	}
+	net.schedule(from, to, l, m, chance(&l.rng, net.opts.ReorderProbability))
+	if chance(&l.rng, net.opts.DuplicateProbability) {
+		net.stats.Duplicated++
+		net.schedule(from, to, l, m, true)
+	}
+}
+
+func (net *network) schedule(from, to NodeID, l *link, m Message, reorder bool) {
+	w := net.w
+	at := w.sched.now + uniformDuration(&l.rng, net.opts.Latency.Min, net.opts.Latency.Max) + l.extraLatency
+	if reorder {
+		net.stats.Reorder++
+	} else {
+		at = max(at, l.lastAt)
+		l.lastAt = at
+	}
+	w.sched.Schedule(Event{At: at, Kind: EventDeliver, Node: to, From: from,
+		Incarnation: w.nodes[to].incarnation, Gen: l.gen, Payload: m})
+}
+
+// arrives reports whether a message event may reach its destination's
+// kernel: its connection was not reset and its link is not cut.
+func (net *network) arrives(e *Event) bool {
+	if e.From == e.Node || e.Held {
+		return true
+	}
+	l := net.link(e.From, e.Node)
+	if l.gen != e.Gen {
+		net.stats.DroppedDisconnect++
+		return false
+	}
+	if l.cuts > 0 {
+		net.stats.DroppedCut++
+		return false
+	}
+	return true
+}
+
+// cutPairs cuts, as one cut, every link from a node of pair[0] to a node of
+// pair[1], for each pair.
+func (net *network) cutPairs(pairs [][2][]NodeID) CutID {
+	net.next++
+	id := net.next
+	var links [][2]NodeID
+	for _, p := range pairs {
+		for _, f := range p[0] {
+			for _, t := range p[1] {
+				if f != t {
+					net.link(f, t).cuts++
+					links = append(links, [2]NodeID{f, t})
+				}
+			}
+		}
+	}
+	if net.cuts == nil {
+		net.cuts = make(map[CutID][][2]NodeID)
+	}
+	net.cuts[id] = links
+	return id
+}
+
+func (net *network) heal(id CutID) bool {
+	pairs, ok := net.cuts[id]
+	if !ok {
+		return false
+	}
+	for _, p := range pairs {
+		net.link(p[0], p[1]).cuts--
+	}
+	delete(net.cuts, id)
+	return true
+}
+
+// activeCuts lists the cuts in force, in the order they were made.
+func (net *network) activeCuts() []CutID {
+	ids := make([]CutID, 0, len(net.cuts))
+	for id := range net.cuts { // kafkasim:orderless: sorted below
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+// addLatency adds extra (which may be negative, to undo) to every link from a
+// node of froms to a node of tos.
+func (net *network) addLatency(froms, tos []NodeID, extra time.Duration) {
+	for _, f := range froms {
+		for _, t := range tos {
+			if f != t {
+				l := net.link(f, t)
+				l.extraLatency = max(l.extraLatency+extra, 0)
+			}
+		}
+	}
+}
+
+// inFlight collects the messages in flight on a→b and cancels them, in the
+// order they were sent.
+func (net *network) dropInFlight(a, b NodeID) []Message {
+	type pending struct {
+		seq uint64
+		m   Message
+	}
+	var found []pending
+	l := net.link(a, b)
+	net.w.sched.forEachPending(func(id EventID, e *Event) {
+		if e.Kind == EventDeliver && e.From == a && e.Node == b && e.Gen == l.gen && !e.Held {
+			found = append(found, pending{seq: e.Seq, m: e.Payload.(Message)})
+			net.w.sched.Cancel(id)
+		}
+	})
+	sort.Slice(found, func(i, j int) bool { return found[i].seq < found[j].seq })
+	out := make([]Message, len(found))
+	for i, p := range found {
+		out[i] = p.m
+	}
+	net.stats.DroppedDisconnect += uint64(len(found))
+	return out
+}
+
+// reset drops the connection between a and b. Each end is told at delay
+// after now (zero: a local reset), unless told is false for that end.
+func (net *network) reset(a, b NodeID, tellA, tellB bool, delayToA, delayToB time.Duration) {
+	w := net.w
+	ab, ba := net.link(a, b), net.link(b, a)
+	if !ab.open && !ba.open {
+		return
+	}
+	unsentA := net.dropInFlight(a, b)
+	unsentB := net.dropInFlight(b, a)
+	ab.gen++
+	ba.gen++
+	ab.open, ba.open = false, false
+	if tellA {
+		w.sched.Schedule(Event{At: w.sched.now + delayToA, Kind: EventNotify, Node: a, From: b,
+			Incarnation: w.nodes[a].incarnation, Payload: &Disconnected{Peer: b, Unsent: unsentA}})
+	}
+	if tellB {
+		w.sched.Schedule(Event{At: w.sched.now + delayToB, Kind: EventNotify, Node: b, From: a,
+			Incarnation: w.nodes[b].incarnation, Payload: &Disconnected{Peer: a, Unsent: unsentB}})
+	}
+}
+
+// crashed resets every open connection of a node whose process died while its
+// kernel lived: each peer learns of it once the reset crosses the link, unless
+// the link is cut.
+func (net *network) crashed(x NodeID) {
+	for i := range net.w.nodes {
+		y := NodeID(i)
+		if y == x {
+			continue
+		}
+		xy := net.link(x, y)
+		if !xy.open && !net.link(y, x).open {
+			continue
+		}
+		delay := uniformDuration(&xy.rng, net.opts.Latency.Min, net.opts.Latency.Max) + xy.extraLatency
+		delay = max(delay, xy.lastAt-net.w.sched.now) // after the data already on the wire
+		net.reset(x, y, false, xy.cuts == 0, 0, delay)
+	}
+}
+
+// forget drops the connections of a node that lost power: nothing is sent, but
+// the connections are gone; peers find out by timing out. Messages in flight
+// to the node are dropped on arrival (it is down or a new incarnation).
+func (net *network) forget(x NodeID) {
+	for i := range net.w.nodes {
+		y := NodeID(i)
+		if y != x {
+			net.link(x, y).open = false
+			net.link(y, x).open = false
+		}
+	}
+}

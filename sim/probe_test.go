@@ -1,0 +1,68 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+)
+
+// probeMsg is a test message: who sent it and its number in the sender's
+// sequence to that destination.
+type probeMsg struct {
+	From NodeID
+	N    int
+}
+
+func (*probeMsg) MessageName() string { return "Probe" }
+
+type delivery struct {
+	from NodeID
+	n    int
+	at   time.Duration
+}
+
+// probe is a test node that records what it receives and fires.
+type probe struct {
+	env        Env
+	deliveries []delivery
+	notices    []*Disconnected
+	fired      []Timer
+	firedAt    []time.Duration
+	next       map[NodeID]int
+}
+
+func (p *probe) Start(env Env) { p.env = env; p.next = map[NodeID]int{} }
+func (p *probe) Deliver(from NodeID, m Message) {
+	switch m := m.(type) {
+	case *probeMsg:
+		p.deliveries = append(p.deliveries, delivery{from: from, n: m.N, at: p.env.Now()})
+	case *Disconnected:
+		p.notices = append(p.notices, m)
+	}
+}
+func (p *probe) Fire(t Timer) {
+	p.fired = append(p.fired, t)
+	p.firedAt = append(p.firedAt, p.env.Now())
+}
+
+// send sends the next numbered probe message to to.
+func (p *probe) send(to NodeID) {
+	n := p.next[to]
+	p.next[to] = n + 1
+	p.env.Send(to, &probeMsg{From: p.env.ID(), N: n})
+}
+
+// probeWorld builds a world of n probe nodes named node-0.. in racks r0, r1.
+func probeWorld(seed uint64, n int, net NetworkOptions) (*World, []*probe) {
+	opts := DefaultOptions(Seed(seed))
+	opts.Network = net
+	w := NewWorld(opts)
+	probes := make([]*probe, n)
+	for i := range n {
+		i := i
+		w.AddNode(NodeSpec{Name: fmt.Sprintf("node-%d", i), Role: "probe", Rack: fmt.Sprintf("r%d", i%2),
+			New: func() Node { probes[i] = &probe{}; return probes[i] }})
+	}
+	w.Start()
+	w.RunUntil(0)
+	return w, probes
+}

@@ -1,0 +1,414 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+)
+
+// EventKind says what an event does when it fires. The World dispatches on it.
+type EventKind uint8
+
+// Event kinds. Values are folded into the trace hash, so they must not be
+// renumbered without accepting that every stored trace hash changes.
+const (
+	eventCancelled EventKind = iota
+	// EventStart boots (or reboots) a node.
+	EventStart
+	// EventTimer fires a timer a node asked for.
+	EventTimer
+	// EventDeliver hands a network message to its destination.
+	EventDeliver
+	// EventNotify hands a connection notice (Disconnected) to a node; it is
+	// local to the node's kernel, so partitions do not stop it.
+	EventNotify
+	// EventFsync completes an fsync a node asked for.
+	EventFsync
+	// EventWriteback writes back dirty page-cache data that is old enough.
+	EventWriteback
+	// EventFault applies a scheduled fault (or undoes one).
+	EventFault
+	// EventNemesis draws and injects the next random fault of a nemesis rule.
+	EventNemesis
+	// EventCall runs a callback registered by the owner of the world (tests,
+	// the scenario runner): checkpoints, workload phases, invariant checks.
+	EventCall
+	// EventForceStop ends a clean shutdown that did not finish in its grace time.
+	EventForceStop
+	eventKindCount
+)
+
+var eventKindNames = [eventKindCount]string{
+	"cancelled", "start", "timer", "deliver", "notify", "fsync", "writeback",
+	"fault", "nemesis", "call", "force-stop",
+}
+
+// String names the kind as it appears in traces.
+func (k EventKind) String() string {
+	if k < eventKindCount {
+		return eventKindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// Event is one scheduled occurrence. Which fields matter depends on Kind.
+type Event struct {
+	At   time.Duration // virtual time at which it fires
+	Seq  uint64        // insertion sequence: breaks ties between equal At
+	Kind EventKind
+	// Node is the node the event acts on (the destination of a message).
+	Node NodeID
+	// From is the sender of a message, or NoNode.
+	From NodeID
+	// Incarnation is the Node's incarnation when the event was scheduled; an
+	// event for an earlier incarnation (a node that crashed since) is dropped.
+	Incarnation uint32
+	// Gen is the link generation of a message; a dropped connection bumps it
+	// so that messages in flight on the old connection are not delivered.
+	Gen uint32
+	// Arg is a kind-specific number (a fault index, an fsync's op sequence).
+	Arg uint64
+	// Payload is a kind-specific value (a Message, a Timer, a fault).
+	Payload any
+	// Held marks an event that waited while its node was paused: it was
+	// already accepted by the node's kernel, so partitions no longer stop it.
+	Held bool
+}
+
+// EventID names a scheduled event so that it can be cancelled.
+type EventID struct {
+	slot uint32
+	seq  uint64
+}
+
+// Valid reports whether the id names an event that was scheduled at all.
+func (id EventID) Valid() bool { return id.seq != 0 }
+
+// Handler executes events. The World is the handler of its scheduler.
+type Handler interface {
+	HandleEvent(e *Event)
+}
+
+// StopReason says why a run of the scheduler ended.
+type StopReason uint8
+
+const (
+	// StopDeadline means the run reached the requested virtual time.
+	StopDeadline StopReason = iota
+	// StopIdle means no event was left to run.
+	StopIdle
+	// StopStepBudget means the run executed its whole step budget: a
+	// livelock, or a run far longer than configured.
+	StopStepBudget
+	// StopStuckInstant means too many events ran without virtual time
+	// advancing: a zero-delay loop between nodes.
+	StopStuckInstant
+	// StopHalted means a handler asked the scheduler to stop.
+	StopHalted
+)
+
+var stopReasonNames = [...]string{"deadline", "idle", "step-budget", "stuck-instant", "halted"}
+
+// String names the reason.
+func (r StopReason) String() string {
+	if int(r) < len(stopReasonNames) {
+		return stopReasonNames[r]
+	}
+	return fmt.Sprintf("stop(%d)", uint8(r))
+}
+
+// RunResult reports how a call to Run ended.
+type RunResult struct {
+	Reason StopReason
+	Now    time.Duration // virtual time when the run ended
+	Steps  uint64        // events executed since the scheduler was created
+	// Detail explains a budget stop in words a user can act on.
+	Detail string
+}
+
+// Livelocked reports whether the run ended because it stopped making
+// progress rather than because it was done.
+func (r RunResult) Livelocked() bool {
+	return r.Reason == StopStepBudget || r.Reason == StopStuckInstant
+}
+
+// Limits bound a run so that a livelock ends with a result instead of a hang.
+type Limits struct {
+	// StepsMax is the number of events a scheduler may execute in its
+	// lifetime; 0 means DefaultStepsMax.
+	StepsMax uint64
+	// StepsPerInstantMax is the number of events that may run at one virtual
+	// instant before the run is declared stuck; 0 means DefaultStepsPerInstantMax.
+	StepsPerInstantMax uint64
+}
+
+// Default limits: generous for any scenario within SPEC's limits, small enough
+// that a livelock ends within seconds of wall time.
+const (
+	DefaultStepsMax           = 2_000_000_000
+	DefaultStepsPerInstantMax = 1_000_000
+)
+
+type heapEntry struct {
+	at   time.Duration
+	seq  uint64
+	slot uint32
+}
+
+func (a heapEntry) before(b heapEntry) bool {
+	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
+}
+
+// Scheduler is a discrete-event scheduler over virtual time. Events are kept
+// in a binary heap of small (time, sequence, slot) entries; their bodies live
+// in a slab with a free list, so that the steady state allocates nothing.
+type Scheduler struct {
+	now     time.Duration
+	seq     uint64
+	heap    []heapEntry
+	slab    []Event
+	free    []uint32
+	handler Handler
+	limits  Limits
+
+	steps        uint64
+	instantSteps uint64
+	halted       bool
+	haltDetail   string
+	current      Event
+	currentSlot  uint32
+	holdCurrent  bool
+	trace        TraceHash
+}
+
+// NewScheduler returns a scheduler at virtual time zero that hands every event
+// to h.
+func NewScheduler(h Handler, limits Limits) *Scheduler {
+	if limits.StepsMax == 0 {
+		limits.StepsMax = DefaultStepsMax
+	}
+	if limits.StepsPerInstantMax == 0 {
+		limits.StepsPerInstantMax = DefaultStepsPerInstantMax
+	}
+	return &Scheduler{handler: h, limits: limits, trace: newTraceHash()}
+}
+
+// Now is the current virtual time.
+func (s *Scheduler) Now() time.Duration { return s.now }
+
+// Steps is the number of events executed so far.
+func (s *Scheduler) Steps() uint64 { return s.steps }
+
+// Pending is the number of events waiting in the queue (cancelled ones included
+// until they reach the front).
+func (s *Scheduler) Pending() int { return len(s.heap) }
+
+// TraceHash is the running hash of every executed event.
+func (s *Scheduler) TraceHash() uint64 { return s.trace.Sum() }
+
+// Fold mixes x into the trace hash; handlers fold what the generic event
+// header does not show (a message's name, a fault's target).
+func (s *Scheduler) Fold(x uint64) { s.trace.Fold(x) }
+
+// FoldString mixes a string into the trace hash.
+func (s *Scheduler) FoldString(str string) { s.trace.FoldString(str) }
+
+// Schedule queues e to fire at e.At, which must not be in the past. It fills
+// in e.Seq and returns the id that cancels it.
+func (s *Scheduler) Schedule(e Event) EventID {
+	if e.At < s.now {
+		panic(fmt.Sprintf("sim: event %s scheduled at %v, before now %v", e.Kind, e.At, s.now))
+	}
+	if e.Kind == eventCancelled || e.Kind >= eventKindCount {
+		panic(fmt.Sprintf("sim: invalid event kind %d", e.Kind))
+	}
+	s.seq++
+	e.Seq = s.seq
+	var slot uint32
+	if n := len(s.free); n > 0 {
+		slot = s.free[n-1]
+		s.free = s.free[:n-1]
+		s.slab[slot] = e
+	} else {
+		slot = uint32(len(s.slab))
+		s.slab = append(s.slab, e)
+	}
+	s.push(heapEntry{at: e.At, seq: e.Seq, slot: slot})
+	return EventID{slot: slot, seq: e.Seq}
+}
+
+// Cancel removes a scheduled event; cancelling one that already fired or was
+// cancelled is a no-op. Cancelled events stay in the heap until they reach the
+// front, where they are dropped without being executed or traced.
+func (s *Scheduler) Cancel(id EventID) {
+	if !id.Valid() || int(id.slot) >= len(s.slab) {
+		return
+	}
+	e := &s.slab[id.slot]
+	if e.Seq == id.seq {
+		e.Kind = eventCancelled
+		e.Payload = nil
+	}
+}
+
+// Halt stops the current run after the event being handled.
+func (s *Scheduler) Halt(detail string) {
+	s.halted = true
+	s.haltDetail = detail
+}
+
+// RunUntil executes events in (time, sequence) order until the next one is
+// later than deadline, then advances the clock to deadline. It stops early when
+// the queue is empty only if deadline is negative (run until idle), when a
+// limit is exceeded, or when a handler halts it.
+func (s *Scheduler) RunUntil(deadline time.Duration) RunResult {
+	for len(s.heap) > 0 {
+		if s.halted {
+			s.halted = false
+			return RunResult{Reason: StopHalted, Now: s.now, Steps: s.steps, Detail: s.haltDetail}
+		}
+		top := s.heap[0]
+		if deadline >= 0 && top.at > deadline {
+			break
+		}
+		s.pop()
+		if s.slab[top.slot].Kind == eventCancelled {
+			s.release(top.slot)
+			continue
+		}
+		if top.at != s.now {
+			s.now = top.at
+			s.instantSteps = 0
+		}
+		if s.steps >= s.limits.StepsMax {
+			s.push(top)
+			return RunResult{Reason: StopStepBudget, Now: s.now, Steps: s.steps,
+				Detail: fmt.Sprintf("step budget of %d events exhausted at %v", s.limits.StepsMax, s.now)}
+		}
+		if s.instantSteps >= s.limits.StepsPerInstantMax {
+			s.push(top)
+			return RunResult{Reason: StopStuckInstant, Now: s.now, Steps: s.steps,
+				Detail: fmt.Sprintf("%d events ran at %v without virtual time advancing (a zero-delay loop)",
+					s.instantSteps, s.now)}
+		}
+		s.steps++
+		s.instantSteps++
+		s.current = s.slab[top.slot]
+		s.currentSlot = top.slot
+		s.holdCurrent = false
+		s.trace.FoldEvent(&s.current)
+		s.handler.HandleEvent(&s.current)
+		if !s.holdCurrent {
+			s.release(top.slot)
+		}
+	}
+	if s.halted {
+		s.halted = false
+		return RunResult{Reason: StopHalted, Now: s.now, Steps: s.steps, Detail: s.haltDetail}
+	}
+	if deadline < 0 {
+		return RunResult{Reason: StopIdle, Now: s.now, Steps: s.steps}
+	}
+	if deadline > s.now {
+		s.now = deadline
+	}
+	if len(s.heap) == 0 {
+		return RunResult{Reason: StopIdle, Now: s.now, Steps: s.steps}
+	}
+	return RunResult{Reason: StopDeadline, Now: s.now, Steps: s.steps}
+}
+
+// RunUntilIdle executes events until none is left (or a limit stops it).
+func (s *Scheduler) RunUntilIdle() RunResult { return s.RunUntil(-1) }
+
+// Held is an event taken out of the queue while its node is paused. It keeps
+// its slot and sequence, so the EventID its node holds still cancels it.
+type Held struct {
+	slot uint32
+	seq  uint64
+}
+
+// HoldCurrent keeps the event being handled out of the queue instead of
+// discarding it after the handler returns; Release puts it back.
+func (s *Scheduler) HoldCurrent() Held {
+	s.holdCurrent = true
+	return Held{slot: s.currentSlot, seq: s.current.Seq}
+}
+
+// Release requeues a held event to fire at at (with Event.Held set), unless it
+// was cancelled while held.
+func (s *Scheduler) Release(h Held, at time.Duration) {
+	e := &s.slab[h.slot]
+	if e.Seq != h.seq {
+		panic("sim: release of an event that is not held")
+	}
+	if e.Kind == eventCancelled {
+		s.release(h.slot)
+		return
+	}
+	e.At = max(at, s.now)
+	e.Held = true
+	s.push(heapEntry{at: e.At, seq: e.Seq, slot: h.slot})
+}
+
+// Discard frees a held event without running it.
+func (s *Scheduler) Discard(h Held) {
+	if s.slab[h.slot].Seq == h.seq {
+		s.release(h.slot)
+	}
+}
+
+func (s *Scheduler) release(slot uint32) {
+	s.slab[slot] = Event{}
+	s.free = append(s.free, slot)
+}
+
+// forEachPending calls f for every event still queued and not cancelled, in no
+// particular order; f may cancel the event it is given. Callers that act on
+// what they find must sort it first.
+func (s *Scheduler) forEachPending(f func(id EventID, e *Event)) {
+	for _, h := range s.heap {
+		e := &s.slab[h.slot]
+		if e.Kind != eventCancelled {
+			f(EventID{slot: h.slot, seq: e.Seq}, e)
+		}
+	}
+}
+
+func (s *Scheduler) push(h heapEntry) {
+	s.heap = append(s.heap, h)
+	i := len(s.heap) - 1
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !h.before(s.heap[parent]) {
+			break
+		}
+		s.heap[i] = s.heap[parent]
+		i = parent
+	}
+	s.heap[i] = h
+}
+
+func (s *Scheduler) pop() {
+	n := len(s.heap) - 1
+	last := s.heap[n]
+	s.heap = s.heap[:n]
+	if n == 0 {
+		return
+	}
+	i := 0
+	for {
+		child := 2*i + 1
+		if child >= n {
+			break
+		}
+		if r := child + 1; r < n && s.heap[r].before(s.heap[child]) {
+			child = r
+		}
+		if !s.heap[child].before(last) {
+			break
+		}
+		s.heap[i] = s.heap[child]
+		i = child
+	}
+	s.heap[i] = last
+}

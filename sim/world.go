@@ -1,0 +1,617 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// NodeID identifies a node of a world: its index, in the order nodes were added.
+type NodeID int32
+
+// NoNode is the id of no node.
+const NoNode NodeID = -1
+
+// Timer is whatever a node asks to be handed back when a timer fires.
+type Timer any
+
+// TimerID cancels a timer.
+type TimerID = EventID
+
+// Node is a controller, broker or client: a deterministic state machine. It
+// reacts to a delivered message or a fired timer, changes its state and asks
+// its Env for effects. It never does I/O itself, and a crash throws the value
+// away: a restarted node is a new value that knows only what its disk holds.
+type Node interface {
+	// Start boots the node; everything it knows comes from env.Disk().
+	Start(env Env)
+	// Deliver hands the node a message from another node (or a Disconnected
+	// notice from its own kernel).
+	Deliver(from NodeID, m Message)
+	// Fire hands back a timer the node set, or a FsyncDone.
+	Fire(t Timer)
+}
+
+// Stopper is implemented by nodes that shut down cleanly: Stop asks the node
+// to finish (a Kafka broker's controlled shutdown) and call Env.Exit. A node
+// that does not implement it exits at once. One that does not exit within the
+// world's shutdown grace is killed.
+type Stopper interface {
+	Stop()
+}
+
+// Env is everything a node may ask of the world.
+type Env interface {
+	// ID is the node's id; Name its name ("broker-1").
+	ID() NodeID
+	Name() string
+	// Now is the node's local clock (offset and drift applied).
+	Now() time.Duration
+	// Send queues m for delivery to another node. It may be delayed, dropped
+	// by a partition or lost with a connection; the sender is not told,
+	// except through a Disconnected notice.
+	Send(to NodeID, m Message)
+	// After fires t after d of the node's local time, unless cancelled or
+	// the node crashes first.
+	After(d time.Duration, t Timer) TimerID
+	// Cancel stops a timer; cancelling one that fired is a no-op.
+	Cancel(id TimerID)
+	// Disk is the node's disk.
+	Disk() *Disk
+	// Rand is the node's own random stream.
+	Rand() *rand.Rand
+	// Exit ends a clean shutdown: the process stops, the page cache stays.
+	Exit()
+	// Note records a happening (an election, an ISR change) in the trace.
+	Note(kind, detail string)
+	// Lookup finds a node by name.
+	Lookup(name string) (NodeID, bool)
+}
+
+// ProcessState is a node's process state.
+type ProcessState uint8
+
+const (
+	// Down: not running (never started, crashed or shut down).
+	Down ProcessState = iota
+	// Running: handling events.
+	Running
+	// Paused: stopped (SIGSTOP); its timers and messages wait.
+	Paused
+)
+
+var processStateNames = [...]string{"down", "running", "paused"}
+
+// String names the state.
+func (s ProcessState) String() string { return processStateNames[s] }
+
+// NodeSpec describes a node to add to a world.
+type NodeSpec struct {
+	Name string // unique: "broker-1", "controller-2", "p-0"
+	// Role groups nodes for selectors ("controller", "broker", "producer",
+	// "consumer"): random-broker picks among the nodes whose Role is "broker".
+	Role string
+	Rack string // power-loss and partition selectors act on racks
+	// New constructs a fresh node: at first boot and at every restart.
+	New func() Node
+	// Disk overrides the world's disk options for this node.
+	Disk *DiskOptions
+}
+
+// Options configure a world.
+type Options struct {
+	Seed    Seed
+	Network NetworkOptions
+	Disk    DiskOptions
+	Limits  Limits
+	// Trace receives a record of every executed event, fault and note; nil
+	// keeps only the trace hash.
+	Trace TraceSink
+	// ShutdownGrace bounds a clean shutdown; zero means 30 s.
+	ShutdownGrace time.Duration
+}
+
+// DefaultOptions returns options with the default network and disk.
+func DefaultOptions(seed Seed) Options {
+	return Options{Seed: seed, Network: DefaultNetworkOptions(), Disk: DefaultDiskOptions()}
+}
+
+// ProcessStats counts a node's lifecycle.
+type ProcessStats struct {
+	Boots, Crashes, PowerLosses, Shutdowns, Pauses uint64
+}
+
+type nodeSlot struct {
+	id          NodeID
+	spec        NodeSpec
+	name        string
+	node        Node
+	state       ProcessState
+	incarnation uint32
+	env         *nodeEnv
+	clock       Clock
+	disk        *Disk
+	rng         *rand.Rand
+	held        []Held
+	stopping    bool
+	stats       ProcessStats
+}
+
+// World is one deterministic simulation run: nodes, network, disks, faults.
+type World struct {
+	opts   Options
+	seed   Seed
+	sched  *Scheduler
+	nodes  []*nodeSlot
+	byName map[string]NodeID
+	net    network
+	faults faultState
+	trace  TraceSink
+}
+
+// NewWorld creates an empty world at virtual time zero.
+func NewWorld(opts Options) *World {
+	if opts.ShutdownGrace == 0 {
+		opts.ShutdownGrace = 30 * time.Second
+	}
+	w := &World{opts: opts, seed: opts.Seed, byName: map[string]NodeID{}, trace: opts.Trace}
+	w.sched = NewScheduler(w, opts.Limits)
+	w.net = network{w: w, opts: opts.Network}
+	w.faults.init(w)
+	return w
+}
+
+// Validate checks the options a world was built with.
+func (o Options) Validate() error {
+	if err := o.Network.Validate(); err != nil {
+		return err
+	}
+	return o.Disk.Validate()
+}
+
+// AddNode adds a node, down until Start boots it. It panics on a duplicate or
+// empty name: node sets come from validated configuration.
+func (w *World) AddNode(spec NodeSpec) NodeID {
+	if spec.Name == "" || spec.New == nil {
+		panic("sim: a node needs a name and a constructor")
+	}
+	if _, dup := w.byName[spec.Name]; dup {
+		panic(fmt.Sprintf("sim: duplicate node name %q", spec.Name))
+	}
+	id := NodeID(len(w.nodes))
+	diskOpts := w.opts.Disk
+	if spec.Disk != nil {
+		diskOpts = *spec.Disk
+	}
+	slot := &nodeSlot{id: id, spec: spec, name: spec.Name, rng: w.seed.Stream("node/" + spec.Name)}
+	slot.disk = newDisk(w, id, diskOpts, w.seed.Stream("disk/"+spec.Name))
+	w.nodes = append(w.nodes, slot)
+	w.byName[spec.Name] = id
+	w.net.grow(len(w.nodes))
+	return id
+}
+
+// Start boots every node that is down, in the order they were added, at the
+// current virtual time.
+func (w *World) Start() {
+	for _, s := range w.nodes {
+		if s.state == Down {
+			w.sched.Schedule(Event{At: w.sched.now, Kind: EventStart, Node: s.id, Incarnation: s.incarnation})
+		}
+	}
+}
+
+// RunUntil runs events up to virtual time t.
+func (w *World) RunUntil(t time.Duration) RunResult { return w.sched.RunUntil(t) }
+
+// RunFor runs events for d of virtual time from now.
+func (w *World) RunFor(d time.Duration) RunResult { return w.sched.RunUntil(w.sched.now + d) }
+
+// Now is the current virtual time.
+func (w *World) Now() time.Duration { return w.sched.now }
+
+// Steps is the number of events executed.
+func (w *World) Steps() uint64 { return w.sched.steps }
+
+// TraceHash is the hash of every event executed so far.
+func (w *World) TraceHash() uint64 { return w.sched.TraceHash() }
+
+// Halt stops the current run after the event being handled (an invariant broke).
+func (w *World) Halt(detail string) { w.sched.Halt(detail) }
+
+// Seed is the run's seed.
+func (w *World) Seed() Seed { return w.seed }
+
+// At runs f at virtual time t, as an event of its own. Tests and the scenario
+// runner use it for phases and checks; f may act on the world.
+func (w *World) At(t time.Duration, f func()) EventID {
+	return w.sched.Schedule(Event{At: max(t, w.sched.now), Kind: EventCall, Node: NoNode, From: NoNode, Payload: f})
+}
+
+// Cancel cancels an event returned by At.
+func (w *World) Cancel(id EventID) { w.sched.Cancel(id) }
+
+// Nodes lists every node id in order.
+func (w *World) Nodes() []NodeID {
+	ids := make([]NodeID, len(w.nodes))
+	for i := range ids {
+		ids[i] = NodeID(i)
+	}
+	return ids
+}
+
+// Name is a node's name.
+func (w *World) Name(id NodeID) string {
+	if id < 0 || int(id) >= len(w.nodes) {
+		return fmt.Sprintf("node(%d)", id)
+	}
+	return w.nodes[id].name
+}
+
+// Lookup finds a node by name.
+func (w *World) Lookup(name string) (NodeID, bool) {
+	id, ok := w.byName[name]
+	return id, ok
+}
+
+// Spec is the spec a node was added with.
+func (w *World) Spec(id NodeID) NodeSpec { return w.nodes[id].spec }
+
+// Node is the running (or paused) node value, or nil while it is down. It is
+// for god-view checks: read its state, never drive it.
+func (w *World) Node(id NodeID) Node { return w.nodes[id].node }
+
+// State is a node's process state.
+func (w *World) State(id NodeID) ProcessState { return w.nodes[id].state }
+
+// Incarnation counts a node's boots.
+func (w *World) Incarnation(id NodeID) uint32 { return w.nodes[id].incarnation }
+
+// Disk is a node's disk.
+func (w *World) Disk(id NodeID) *Disk { return w.nodes[id].disk }
+
+// Clock is a node's clock.
+func (w *World) Clock(id NodeID) *Clock { return &w.nodes[id].clock }
+
+// ProcessStats returns a node's lifecycle counters.
+func (w *World) ProcessStats(id NodeID) ProcessStats { return w.nodes[id].stats }
+
+// NetworkStats returns the network's counters.
+func (w *World) NetworkStats() NetworkStats { return w.net.stats }
+
+// Tracing reports whether trace records are being kept.
+func (w *World) Tracing() bool { return w.trace != nil }
+
+// Note records a happening of the world's owner (a phase change) in the trace.
+func (w *World) Note(kind, detail string) { w.note(NoNode, kind, detail) }
+
+func (w *World) note(node NodeID, kind, detail string) {
+	w.sched.FoldString(kind)
+	w.sched.FoldString(detail)
+	if w.trace != nil {
+		w.trace.Record(TraceRecord{Step: w.sched.steps, At: w.sched.now, Kind: kind, Node: w.nameOrEmpty(node), Detail: detail})
+	}
+}
+
+func (w *World) nameOrEmpty(id NodeID) string {
+	if id < 0 || int(id) >= len(w.nodes) {
+		return ""
+	}
+	return w.nodes[id].name
+}
+
+// HandleEvent executes one event; the scheduler calls it.
+func (w *World) HandleEvent(e *Event) {
+	switch e.Kind {
+	case EventStart:
+		s := w.nodes[e.Node]
+		if s.state == Down && s.incarnation == e.Incarnation {
+			w.boot(s)
+		}
+	case EventTimer:
+		if s := w.live(e); s != nil {
+			w.record(e, "")
+			s.node.Fire(e.Payload)
+		}
+	case EventDeliver:
+		if !w.net.arrives(e) {
+			return
+		}
+		fallthrough
+	case EventNotify:
+		m := e.Payload.(Message)
+		if s := w.live(e); s != nil {
+			w.net.stats.Delivered++
+			w.sched.FoldString(m.MessageName())
+			w.record(e, "")
+			s.node.Deliver(e.From, m)
+		}
+	case EventFsync:
+		s := w.nodes[e.Node]
+		if s.incarnation != e.Incarnation {
+			return
+		}
+		done := e.Payload.(*FsyncDone)
+		if !e.Held {
+			s.disk.fsyncDone(e.Arg, done.File)
+		}
+		if s := w.live(e); s != nil {
+			w.record(e, "fsync "+done.File)
+			s.node.Fire(done)
+		}
+	case EventWriteback:
+		w.nodes[e.Node].disk.writeback()
+	case EventFault:
+		w.faults.fire(e)
+	case EventNemesis:
+		w.faults.nemesisFire(e)
+	case EventCall:
+		e.Payload.(func())()
+	case EventForceStop:
+		s := w.nodes[e.Node]
+		if s.incarnation == e.Incarnation && s.stopping && s.state != Down {
+			w.note(s.id, "shutdown", "grace expired: killed")
+			w.kill(s, stopKill)
+		}
+	}
+}
+
+// live returns the slot an event may act on now: the node is running the
+// incarnation the event was meant for. An event for a paused node waits.
+func (w *World) live(e *Event) *nodeSlot {
+	s := w.nodes[e.Node]
+	if s.incarnation != e.Incarnation || s.state == Down {
+		if e.Kind == EventDeliver {
+			w.net.stats.DroppedDown++
+		}
+		return nil
+	}
+	if s.state == Paused {
+		s.held = append(s.held, w.sched.HoldCurrent())
+		return nil
+	}
+	return s
+}
+
+func (w *World) record(e *Event, detail string) {
+	if w.trace == nil {
+		return
+	}
+	if detail == "" {
+		detail = describe(e.Payload)
+	}
+	from := ""
+	if e.Kind == EventDeliver || e.Kind == EventNotify {
+		from = w.nameOrEmpty(e.From)
+	}
+	w.trace.Record(TraceRecord{Step: w.sched.steps, At: e.At, Kind: e.Kind.String(),
+		Node: w.nameOrEmpty(e.Node), From: from, Detail: detail})
+}
+
+func describe(p any) string {
+	switch v := p.(type) {
+	case fmt.Stringer:
+		return v.String()
+	case Message:
+		return v.MessageName()
+	default:
+		return fmt.Sprintf("%T %+v", p, p)
+	}
+}
+
+func (w *World) boot(s *nodeSlot) {
+	s.incarnation++
+	s.state = Running
+	s.stopping = false
+	s.stats.Boots++
+	s.node = s.spec.New()
+	s.env = &nodeEnv{w: w, s: s, incarnation: s.incarnation}
+	w.note(s.id, "boot", fmt.Sprintf("incarnation %d", s.incarnation))
+	s.node.Start(s.env)
+}
+
+type stopMode uint8
+
+const (
+	stopExit      stopMode = iota // clean exit: connections closed, page cache kept
+	stopKill                      // process crash: connections reset, page cache kept
+	stopPowerLoss                 // machine crash: page cache lost, peers not told
+)
+
+// kill stops a process in the given way.
+func (w *World) kill(s *nodeSlot, mode stopMode) {
+	if s.state == Down {
+		return
+	}
+	for _, h := range s.held {
+		w.sched.Discard(h)
+	}
+	s.held = nil
+	s.node = nil
+	s.env = nil
+	s.state = Down
+	s.stopping = false
+	s.incarnation++ // everything scheduled for the dead process is now stale
+	switch mode {
+	case stopPowerLoss:
+		s.stats.PowerLosses++
+		s.disk.powerLoss()
+		w.net.forget(s.id)
+	case stopKill:
+		s.stats.Crashes++
+		w.net.crashed(s.id)
+	case stopExit:
+		w.net.crashed(s.id)
+	}
+}
+
+// Crash kills a node's process. With losePageCache the whole machine goes
+// down (power loss, kernel panic): unsynced writes are lost and peers are not
+// told. Without it only the process dies (kill -9): the kernel keeps its page
+// cache and resets its connections.
+func (w *World) Crash(id NodeID, losePageCache bool) bool {
+	s := w.nodes[id]
+	if s.state == Down {
+		return false
+	}
+	if losePageCache {
+		w.note(id, "crash", "machine down: page cache lost")
+		w.kill(s, stopPowerLoss)
+	} else {
+		w.note(id, "crash", "process killed: page cache kept")
+		w.kill(s, stopKill)
+	}
+	return true
+}
+
+// Restart boots a node that is down. A node that is up is left alone.
+func (w *World) Restart(id NodeID) bool {
+	s := w.nodes[id]
+	if s.state != Down {
+		return false
+	}
+	w.boot(s)
+	return true
+}
+
+// Shutdown asks a node to stop cleanly. The page cache survives (the machine
+// stays up). A node that has not exited within the grace time is killed.
+func (w *World) Shutdown(id NodeID) bool {
+	s := w.nodes[id]
+	if s.state != Running || s.stopping {
+		return false
+	}
+	s.stats.Shutdowns++
+	w.note(id, "shutdown", "requested")
+	stopper, ok := s.node.(Stopper)
+	if !ok {
+		w.kill(s, stopExit)
+		return true
+	}
+	s.stopping = true
+	w.sched.Schedule(Event{At: w.sched.now + w.opts.ShutdownGrace, Kind: EventForceStop, Node: id,
+		Incarnation: s.incarnation})
+	stopper.Stop()
+	return true
+}
+
+// Pause stops a node's process (SIGSTOP): nothing runs, its clock keeps going,
+// and its timers and incoming messages wait until Resume.
+func (w *World) Pause(id NodeID) bool {
+	s := w.nodes[id]
+	if s.state != Running {
+		return false
+	}
+	s.state = Paused
+	s.stats.Pauses++
+	w.note(id, "pause", "")
+	return true
+}
+
+// Resume continues a paused node: what waited is handled now, in order.
+func (w *World) Resume(id NodeID) bool {
+	s := w.nodes[id]
+	if s.state != Paused {
+		return false
+	}
+	s.state = Running
+	w.note(id, "resume", fmt.Sprintf("%d events waited", len(s.held)))
+	for _, h := range s.held {
+		w.sched.Release(h, w.sched.now)
+	}
+	s.held = nil
+	return true
+}
+
+// Partition cuts the links between nodes of different groups, both ways.
+// Nodes in no group keep every link.
+func (w *World) Partition(groups ...[]NodeID) CutID {
+	var pairs [][2][]NodeID
+	for i := range groups {
+		for j := range groups {
+			if i != j {
+				pairs = append(pairs, [2][]NodeID{groups[i], groups[j]})
+			}
+		}
+	}
+	return w.net.cutPairs(pairs)
+}
+
+// CutOneWay cuts the links from every node of froms to every node of tos; the
+// other direction keeps working.
+func (w *World) CutOneWay(froms, tos []NodeID) CutID {
+	return w.net.cutPairs([][2][]NodeID{{froms, tos}})
+}
+
+// Heal undoes one cut. It reports false if the cut was already healed.
+func (w *World) Heal(id CutID) bool { return w.net.heal(id) }
+
+// HealAllCuts undoes every cut.
+func (w *World) HealAllCuts() {
+	for _, id := range w.net.activeCuts() {
+		w.net.heal(id)
+	}
+}
+
+// Disconnect resets the connection between a and b: messages in flight both
+// ways are lost and each end is told.
+func (w *World) Disconnect(a, b NodeID) {
+	w.net.reset(a, b, true, true, 0, 0)
+}
+
+// AddLatency adds extra latency to every link from froms to tos (negative
+// values take it away again).
+func (w *World) AddLatency(froms, tos []NodeID, extra time.Duration) {
+	w.net.addLatency(froms, tos, extra)
+}
+
+// Connected reports whether from can currently send to to.
+func (w *World) Connected(from, to NodeID) bool {
+	return from == to || w.net.link(from, to).cuts == 0
+}
+
+type nodeEnv struct {
+	w           *World
+	s           *nodeSlot
+	incarnation uint32
+}
+
+func (e *nodeEnv) current() bool { return e.s.incarnation == e.incarnation && e.s.state != Down }
+
+func (e *nodeEnv) ID() NodeID         { return e.s.id }
+func (e *nodeEnv) Name() string       { return e.s.name }
+func (e *nodeEnv) Now() time.Duration { return e.s.clock.Now(e.w.sched.now) }
+func (e *nodeEnv) Disk() *Disk        { return e.s.disk }
+func (e *nodeEnv) Rand() *rand.Rand   { return e.s.rng }
+
+func (e *nodeEnv) Send(to NodeID, m Message) {
+	if e.current() {
+		e.w.net.send(e.s.id, to, m)
+	}
+}
+
+func (e *nodeEnv) After(d time.Duration, t Timer) TimerID {
+	if !e.current() {
+		return TimerID{}
+	}
+	w := e.w
+	return w.sched.Schedule(Event{At: w.sched.now + e.s.clock.VirtualDelay(max(d, 0)), Kind: EventTimer,
+		Node: e.s.id, From: NoNode, Incarnation: e.incarnation, Payload: t})
+}
+
+func (e *nodeEnv) Cancel(id TimerID) { e.w.sched.Cancel(id) }
+
+func (e *nodeEnv) Exit() {
+	if e.current() {
+		e.w.note(e.s.id, "shutdown", "exited cleanly")
+		e.w.kill(e.s, stopExit)
+	}
+}
+
+func (e *nodeEnv) Note(kind, detail string) {
+	if e.current() {
+		e.w.note(e.s.id, kind, detail)
+	}
+}
+
+func (e *nodeEnv) Lookup(name string) (NodeID, bool) { return e.w.Lookup(name) }
