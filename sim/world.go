@@ -147,6 +147,7 @@ type World struct {
 	net    network
 	faults faultState
 	trace  TraceSink
+	after  func()
 }
 
 // NewWorld creates an empty world at virtual time zero.
@@ -300,8 +301,21 @@ func (w *World) nameOrEmpty(id NodeID) string {
 	return w.nodes[id].name
 }
 
+// SetAfterEvent installs f to run after every event: a god-view adversary in
+// a test that reacts to the model's state (isolate a leader the moment it
+// appends), or a per-event check. f may inject faults; it must not drive
+// nodes directly.
+func (w *World) SetAfterEvent(f func()) { w.after = f }
+
 // HandleEvent executes one event; the scheduler calls it.
 func (w *World) HandleEvent(e *Event) {
+	w.handle(e)
+	if w.after != nil {
+		w.after()
+	}
+}
+
+func (w *World) handle(e *Event) {
 	switch e.Kind {
 	case EventStart:
 		s := w.nodes[e.Node]

@@ -1,0 +1,335 @@
+// Package cluster assembles a simulated Kafka cluster on a sim.World: KRaft
+// controllers, brokers in racks, the admin client that creates the topics, the
+// god-view audit, and the resolver that turns fault targets such as
+// "leader(orders-0)" and "active-controller" into nodes when a fault fires.
+package cluster
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"kafkasim/model/admin"
+	"kafkasim/model/audit"
+	"kafkasim/model/broker"
+	"kafkasim/model/controller"
+	"kafkasim/model/metadata"
+	"kafkasim/model/proto"
+	"kafkasim/model/raft"
+	"kafkasim/sim"
+)
+
+// Bug switches of the bug zoo (../shared/BUGZOO.md) that the model has.
+const (
+	BugKRaftCommitPriorEpoch = "kraft-commit-prior-epoch"
+	BugStaleAlterPartition   = "stale-alter-partition"
+)
+
+// KnownBugs lists the bug switches the model implements.
+var KnownBugs = []string{BugKRaftCommitPriorEpoch, BugStaleAlterPartition}
+
+// BrokerSettings are broker-level Kafka configs.
+type BrokerSettings struct {
+	// ELREnabled is eligible.leader.replicas.enable (default true in 4.2).
+	ELREnabled bool
+	// UncleanLeaderElection is unclean.leader.election.enable (default false).
+	UncleanLeaderElection bool
+	// MinInsyncReplicas is min.insync.replicas (default 1).
+	MinInsyncReplicas int
+	// DefaultReplicationFactor is default.replication.factor (default 1).
+	DefaultReplicationFactor int
+	// HeartbeatInterval is broker.heartbeat.interval.ms; SessionTimeout is
+	// broker.session.timeout.ms.
+	HeartbeatInterval time.Duration
+	SessionTimeout    time.Duration
+}
+
+// QuorumSettings are the controller.quorum.* configs, and how many batches
+// one metadata fetch response may carry (Kafka bounds it by bytes, 8 MiB,
+// which metadata batches rarely reach; a small bound exposes the windows a
+// real backlog or segment boundary would).
+type QuorumSettings struct {
+	ElectionTimeout time.Duration
+	FetchTimeout    time.Duration
+	FetchMaxBatches int
+}
+
+// TopicSpec is a topic to create at start.
+type TopicSpec struct {
+	Name              string
+	Partitions        int
+	ReplicationFactor int
+	MinInsyncReplicas int   // 0: broker default
+	Unclean           *bool // nil: broker default
+	Assignment        [][]int32
+}
+
+// Config describes a cluster.
+type Config struct {
+	Seed        uint64
+	Controllers int
+	Brokers     int
+	// Racks: broker-i is in Racks[(i-1) % len(Racks)]; controllers likewise.
+	Racks   []string
+	Network sim.NetworkOptions
+	Disk    sim.DiskOptions
+	Limits  sim.Limits
+	Broker  BrokerSettings
+	Quorum  QuorumSettings
+	Topics  []TopicSpec
+	Bugs    []string
+	Trace   sim.TraceSink
+}
+
+// DefaultConfig is three controllers and three brokers with Kafka's defaults.
+func DefaultConfig(seed uint64) Config {
+	return Config{
+		Seed:        seed,
+		Controllers: 3,
+		Brokers:     3,
+		Network:     sim.DefaultNetworkOptions(),
+		Disk:        sim.DefaultDiskOptions(),
+		Broker: BrokerSettings{ELREnabled: true, MinInsyncReplicas: 1, DefaultReplicationFactor: 1,
+			HeartbeatInterval: 2 * time.Second, SessionTimeout: 9 * time.Second},
+		Quorum: QuorumSettings{ElectionTimeout: time.Second, FetchTimeout: 2 * time.Second},
+	}
+}
+
+// Cluster is a built cluster.
+type Cluster struct {
+	cfg         Config
+	World       *sim.World
+	Audit       *audit.Audit
+	Controllers []sim.NodeID
+	Brokers     []sim.NodeID // Brokers[i] has broker id i+1
+	Admin       sim.NodeID
+}
+
+// ControllerName and BrokerName are the node names scenarios use.
+func ControllerName(i int) string { return fmt.Sprintf("controller-%d", i) }
+
+// BrokerName is broker-<id>.
+func BrokerName(id int32) string { return fmt.Sprintf("broker-%d", id) }
+
+// Build creates the world and its nodes; nothing runs until World.Start.
+func Build(cfg Config) (*Cluster, error) {
+	if cfg.Controllers < 1 || cfg.Brokers < 1 {
+		return nil, fmt.Errorf("cluster: need at least one controller and one broker")
+	}
+	bugs := map[string]bool{}
+	for _, b := range cfg.Bugs {
+		if !slices.Contains(KnownBugs, b) {
+			return nil, fmt.Errorf("cluster: unknown or not yet modelled bug %q (known: %s)", b, strings.Join(KnownBugs, ", "))
+		}
+		bugs[b] = true
+	}
+	opts := sim.Options{Seed: sim.Seed(cfg.Seed), Network: cfg.Network, Disk: cfg.Disk, Limits: cfg.Limits, Trace: cfg.Trace}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	w := sim.NewWorld(opts)
+	c := &Cluster{cfg: cfg, World: w}
+	c.Audit = audit.New(w)
+	rack := func(i int) string {
+		if len(cfg.Racks) == 0 {
+			return ""
+		}
+		return cfg.Racks[(i-1)%len(cfg.Racks)]
+	}
+	// Node ids are fixed before any node is built: controllers first.
+	for i := 1; i <= cfg.Controllers; i++ {
+		c.Controllers = append(c.Controllers, sim.NodeID(i-1))
+	}
+	raftCfg := func() raft.Config {
+		rc := raft.DefaultConfig(c.Controllers)
+		if cfg.Quorum.ElectionTimeout > 0 {
+			rc.ElectionTimeout = cfg.Quorum.ElectionTimeout
+		}
+		if cfg.Quorum.FetchTimeout > 0 {
+			rc.FetchTimeout = cfg.Quorum.FetchTimeout
+		}
+		if cfg.Quorum.FetchMaxBatches > 0 {
+			rc.FetchMaxEntries = cfg.Quorum.FetchMaxBatches
+		}
+		rc.BugCommitPriorEpoch = bugs[BugKRaftCommitPriorEpoch]
+		rc.Audit = c.Audit
+		return rc
+	}
+	for i := 1; i <= cfg.Controllers; i++ {
+		cc := controller.DefaultConfig(c.Controllers)
+		cc.Raft = raftCfg()
+		cc.ELREnabled = cfg.Broker.ELREnabled
+		cc.UncleanLeaderElection = cfg.Broker.UncleanLeaderElection
+		cc.MinInsyncReplicas = max(cfg.Broker.MinInsyncReplicas, 1)
+		cc.DefaultReplicationFactor = max(cfg.Broker.DefaultReplicationFactor, 1)
+		if cfg.Broker.SessionTimeout > 0 {
+			cc.SessionTimeout = cfg.Broker.SessionTimeout
+		}
+		cc.BugStaleAlterPartition = bugs[BugStaleAlterPartition]
+		cc.Audit = c.Audit
+		id := w.AddNode(sim.NodeSpec{Name: ControllerName(i), Role: "controller", Rack: rack(i), New: controller.New(cc)})
+		if id != c.Controllers[i-1] {
+			panic("cluster: controller ids out of order")
+		}
+	}
+	for i := 1; i <= cfg.Brokers; i++ {
+		bc := broker.DefaultConfig(int32(i), c.Controllers)
+		bc.Raft = raftCfg()
+		bc.Rack = rack(i)
+		if cfg.Broker.HeartbeatInterval > 0 {
+			bc.HeartbeatInterval = cfg.Broker.HeartbeatInterval
+		}
+		bc.Audit = c.Audit
+		c.Brokers = append(c.Brokers, w.AddNode(sim.NodeSpec{Name: BrokerName(int32(i)), Role: "broker", Rack: bc.Rack, New: broker.New(bc)}))
+	}
+	var topics []proto.CreatableTopic
+	for _, t := range cfg.Topics {
+		topics = append(topics, proto.CreatableTopic{Name: t.Name, NumPartitions: t.Partitions, ReplicationFactor: t.ReplicationFactor,
+			Assignment: t.Assignment, MinInsyncReplicas: t.MinInsyncReplicas, UncleanLeaderElection: t.Unclean})
+	}
+	c.Admin = w.AddNode(sim.NodeSpec{Name: "admin", Role: "admin", New: admin.New(admin.Config{
+		Controllers: c.Controllers, Topics: topics, RequestTimeout: 5 * time.Second, RetryBackoff: 100 * time.Millisecond})})
+	w.SetResolver(c)
+	w.SetCustomFaultHandler(c.customFault)
+	return c, nil
+}
+
+// Controller returns controller-i's node if it is up.
+func (c *Cluster) Controller(id sim.NodeID) *controller.Node {
+	n, _ := c.World.Node(id).(*controller.Node)
+	return n
+}
+
+// Broker returns the broker with broker id b if it is up.
+func (c *Cluster) Broker(b int32) *broker.Node {
+	if b < 1 || int(b) > len(c.Brokers) {
+		return nil
+	}
+	n, _ := c.World.Node(c.Brokers[b-1]).(*broker.Node)
+	return n
+}
+
+// BrokerNode is the node id of broker id b.
+func (c *Cluster) BrokerNode(b int32) sim.NodeID { return c.Brokers[b-1] }
+
+// AdminNode returns the admin client if it is up.
+func (c *Cluster) AdminNode() *admin.Node {
+	n, _ := c.World.Node(c.Admin).(*admin.Node)
+	return n
+}
+
+// ActiveController is the running controller that is active in the highest
+// epoch, and its node id, or nil.
+func (c *Cluster) ActiveController() (*controller.Node, sim.NodeID) {
+	var best *controller.Node
+	bestID := sim.NoNode
+	for _, id := range c.Controllers {
+		n := c.Controller(id)
+		if n == nil || c.World.State(id) != sim.Running || !n.Active() {
+			continue
+		}
+		if best == nil || n.Raft().Epoch() > best.Raft().Epoch() {
+			best, bestID = n, id
+		}
+	}
+	return best, bestID
+}
+
+// Metadata is the freshest committed metadata image any running controller
+// holds: the god view of "what the cluster decided".
+func (c *Cluster) Metadata() *metadata.Image {
+	var best *metadata.Image
+	for _, id := range c.Controllers {
+		if n := c.Controller(id); n != nil && (best == nil || n.Image().Offset > best.Offset) {
+			best = n.Image()
+		}
+	}
+	return best
+}
+
+// ResolveTarget resolves the selectors that need the model's state.
+func (c *Cluster) ResolveTarget(selector string) ([]sim.NodeID, error) {
+	if selector == "active-controller" {
+		if n, id := c.ActiveController(); n != nil {
+			return []sim.NodeID{id}, nil
+		}
+		return nil, nil
+	}
+	if arg, ok := sim.ParseCall(selector, "leader"); ok {
+		tp, err := ParseTopicPartition(arg)
+		if err != nil {
+			return nil, err
+		}
+		im := c.Metadata()
+		if im == nil {
+			return nil, nil
+		}
+		p := im.Partition(tp)
+		if p == nil || p.Leader == metadata.NoLeader || int(p.Leader) > len(c.Brokers) {
+			return nil, nil
+		}
+		return []sim.NodeID{c.BrokerNode(p.Leader)}, nil
+	}
+	return nil, sim.ErrUnknownSelector
+}
+
+// ValidateSelector checks the model's selectors before a run.
+func (c *Cluster) ValidateSelector(selector string) error {
+	if selector == "active-controller" {
+		return nil
+	}
+	if arg, ok := sim.ParseCall(selector, "leader"); ok {
+		tp, err := ParseTopicPartition(arg)
+		if err != nil {
+			return err
+		}
+		for _, t := range c.cfg.Topics {
+			if t.Name == tp.Topic {
+				if int(tp.Partition) >= t.Partitions && len(t.Assignment) <= int(tp.Partition) {
+					return fmt.Errorf("%s: topic %s has %d partitions", selector, t.Name, max(t.Partitions, len(t.Assignment)))
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("%s: no topic %q", selector, tp.Topic)
+	}
+	return sim.ErrUnknownSelector
+}
+
+// ParseTopicPartition parses "orders-0".
+func ParseTopicPartition(s string) (metadata.TopicPartition, error) {
+	i := strings.LastIndexByte(s, '-')
+	if i <= 0 {
+		return metadata.TopicPartition{}, fmt.Errorf("%q is not TOPIC-PARTITION", s)
+	}
+	p, err := strconv.Atoi(s[i+1:])
+	if err != nil || p < 0 {
+		return metadata.TopicPartition{}, fmt.Errorf("%q is not TOPIC-PARTITION", s)
+	}
+	return metadata.TopicPartition{Topic: s[:i], Partition: int32(p)}, nil
+}
+
+// AddPartitions is the admin operation of the custom fault add-partitions.
+type AddPartitions struct {
+	Topic string
+	Count int
+}
+
+func (a AddPartitions) String() string {
+	return fmt.Sprintf("add-partitions %s to %d", a.Topic, a.Count)
+}
+
+func (c *Cluster) customFault(f sim.Fault) (string, error) {
+	switch op := f.Custom.(type) {
+	case AddPartitions:
+		a := c.AdminNode()
+		if a == nil {
+			return "", fmt.Errorf("the admin client is down")
+		}
+		a.AddPartitions(op.Topic, op.Count)
+		return "requested", nil
+	}
+	return "", fmt.Errorf("unknown admin operation %v", f.Custom)
+}

@@ -1,0 +1,204 @@
+package metadata
+
+import "slices"
+
+// Election is the kind of leader election a change may run.
+type Election uint8
+
+const (
+	// ElectionOnline elects only from the ISR (or, when the ISR is empty,
+	// the ELR), or the last known leader.
+	ElectionOnline Election = iota
+	// ElectionUnclean may also elect any live replica: data may be lost.
+	ElectionUnclean
+)
+
+// ChangeBuilder computes the PartitionChange the controller writes for a
+// partition, after Kafka's PartitionChangeBuilder (4.x): ELR upkeep, leader
+// election, ISR and last-known-leader updates. Nothing is written when nothing
+// changes.
+type ChangeBuilder struct {
+	p *Partition
+	// Acceptable says whether a broker may lead now (registered, unfenced,
+	// not shutting down, not the broker being removed).
+	Acceptable func(int32) bool
+	// ELREnabled is eligible.leader.replicas.enable.
+	ELREnabled bool
+	Election   Election
+	MinISR     int // the topic's effective min.insync.replicas
+	// TargetISR is the ISR wanted (nil: unchanged).
+	TargetISR []int32
+	// UncleanShutdown are replicas that restarted uncleanly: they leave
+	// the ISR and the ELR.
+	UncleanShutdown []int32
+	// Recovered is set by a leader's AlterPartition once an uncleanly
+	// elected leader has recovered (leaderRecoveryState RECOVERED).
+	Recovered bool
+}
+
+// NewChangeBuilder starts a change of p.
+func NewChangeBuilder(p *Partition, acceptable func(int32) bool, elr bool, election Election, minISR int) *ChangeBuilder {
+	return &ChangeBuilder{p: p, Acceptable: acceptable, ELREnabled: elr, Election: election, MinISR: minISR}
+}
+
+// ElectionResult says who a change made leader and how.
+type ElectionResult struct {
+	Leader  int32
+	Unclean bool
+	FromELR bool
+}
+
+// Build returns the change record, or nil when nothing changes, and the
+// election's outcome.
+func (b *ChangeBuilder) Build() (*PartitionChange, ElectionResult) {
+	p := b.p
+	targetISR := p.ISR
+	if b.TargetISR != nil {
+		targetISR = b.TargetISR
+	}
+	targetISR = without(targetISR, b.UncleanShutdown)
+	if len(targetISR) == 0 && !b.ELREnabled {
+		// Without ELR the ISR never empties: its last member stays, so
+		// that it (and only it) can lead again when it returns.
+		targetISR = slices.Clone(p.ISR)
+	}
+	targetELR := slices.Clone(p.ELR)
+	if b.ELREnabled {
+		if len(targetISR) >= b.MinISR {
+			targetELR = nil
+		} else {
+			// Replicas that left the ISR while it was below min ISR hold
+			// everything committed (the high watermark stopped advancing):
+			// they stay eligible, unless they restarted uncleanly.
+			targetELR = sorted(without(union(p.ISR, p.ELR), union(targetISR, b.UncleanShutdown)))
+		}
+	} else {
+		targetELR = nil
+	}
+
+	valid := func(r int32) bool {
+		return (slices.Contains(targetISR, r) || (len(targetISR) == 0 && slices.Contains(targetELR, r))) && b.Acceptable(r)
+	}
+	res := ElectionResult{Leader: NoLeader}
+	switch {
+	case p.Leader != NoLeader && valid(p.Leader):
+		res.Leader = p.Leader
+	default:
+		for _, r := range p.Replicas {
+			if valid(r) {
+				res.Leader = r
+				break
+			}
+		}
+		if res.Leader == NoLeader && b.canElectLastKnownLeader(targetISR, targetELR) {
+			res = ElectionResult{Leader: p.LastKnownELR[0], Unclean: true}
+		}
+		if res.Leader == NoLeader && b.Election == ElectionUnclean {
+			for _, r := range p.Replicas {
+				if b.Acceptable(r) {
+					res = ElectionResult{Leader: r, Unclean: true}
+					break
+				}
+			}
+		}
+	}
+
+	rec := &PartitionChange{Topic: p.Topic, Partition: p.Partition, Leader: NoLeaderChange}
+	var recISR []int32
+	isrSet := false
+	if res.Leader != p.Leader {
+		rec.Leader = res.Leader
+		if res.Leader != NoLeader && slices.Contains(targetELR, res.Leader) && !slices.Contains(targetISR, res.Leader) {
+			res.FromELR = true
+			targetISR = []int32{res.Leader}
+			targetELR = without(targetELR, []int32{res.Leader})
+		} else if res.Unclean {
+			recISR, isrSet = []int32{res.Leader}, true
+			if !p.Recovering {
+				t := true
+				rec.Recovering = &t
+			}
+		}
+	}
+	// An unclean election forgets the ELR: whoever was eligible may now
+	// hold data the new leader does not.
+	if isrSet || !b.ELREnabled {
+		targetELR = nil
+	}
+	if !slices.Equal(targetELR, p.ELR) && !(len(targetELR) == 0 && len(p.ELR) == 0) {
+		elr := nonNil(targetELR)
+		rec.ELR = &elr
+	}
+	if !isrSet && !slices.Equal(targetISR, p.ISR) {
+		recISR, isrSet = nonNil(targetISR), true
+	}
+	if isrSet {
+		rec.ISR = &recISR
+	}
+	b.updateLastKnownLeader(rec, recISR, isrSet)
+	if b.Recovered && p.Recovering && rec.Recovering == nil {
+		f := false
+		rec.Recovering = &f
+	}
+	if rec.Leader == NoLeaderChange && rec.ISR == nil && rec.ELR == nil && rec.LastKnownELR == nil && rec.Recovering == nil {
+		return nil, res
+	}
+	return rec, res
+}
+
+func (b *ChangeBuilder) canElectLastKnownLeader(targetISR, targetELR []int32) bool {
+	p := b.p
+	return b.ELREnabled && len(targetISR) == 0 && len(targetELR) == 0 && len(p.LastKnownELR) == 1 && b.Acceptable(p.LastKnownELR[0])
+}
+
+// updateLastKnownLeader keeps the last known leader in LastKnownELR: set the
+// first time the ISR empties, kept while the partition has no leader, cleared
+// once it has one.
+func (b *ChangeBuilder) updateLastKnownLeader(rec *PartitionChange, newISR []int32, isrSet bool) {
+	if !b.ELREnabled {
+		return
+	}
+	p := b.p
+	if isrSet && len(newISR) == 0 && (len(p.LastKnownELR) != 1 || p.LastKnownELR[0] != p.Leader) && p.Leader != NoLeader {
+		v := []int32{p.Leader}
+		rec.LastKnownELR = &v
+		return
+	}
+	willLead := rec.Leader >= 0 || (p.Leader != NoLeader && rec.Leader != NoLeader)
+	if willLead && len(p.LastKnownELR) > 0 {
+		v := []int32{}
+		rec.LastKnownELR = &v
+	}
+}
+
+func without(xs, drop []int32) []int32 {
+	var out []int32
+	for _, x := range xs {
+		if !slices.Contains(drop, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func union(a, b []int32) []int32 {
+	out := slices.Clone(a)
+	for _, x := range b {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func sorted(xs []int32) []int32 {
+	slices.Sort(xs)
+	return xs
+}
+
+func nonNil(xs []int32) []int32 {
+	if xs == nil {
+		return []int32{}
+	}
+	return xs
+}

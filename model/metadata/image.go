@@ -1,0 +1,262 @@
+package metadata
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+)
+
+// Broker is a broker's registration as the metadata log describes it.
+type Broker struct {
+	ID                   int32
+	Epoch                int64
+	IncarnationID        uint64
+	Rack                 string
+	Fenced               bool
+	InControlledShutdown bool
+	// RegisterOffset is the offset of the batch that registered it: the
+	// broker is caught up once its metadata reaches it.
+	RegisterOffset int64
+}
+
+// Active reports whether the broker may lead and join ISRs: registered,
+// unfenced, not shutting down.
+func (b *Broker) Active() bool { return !b.Fenced && !b.InControlledShutdown }
+
+// Topic is a topic and its partitions.
+type Topic struct {
+	Name                  string
+	ID                    int32
+	MinInsyncReplicas     int
+	UncleanLeaderElection bool
+	Partitions            []*Partition
+}
+
+// Partition is a partition's registration: assignment, leader, ISR, ELR and
+// epochs.
+type Partition struct {
+	TopicPartition
+	Replicas       []int32
+	ISR            []int32
+	ELR            []int32
+	LastKnownELR   []int32
+	Leader         int32
+	LeaderEpoch    int32
+	PartitionEpoch int32
+	Recovering     bool
+}
+
+// Clone copies a partition.
+func (p *Partition) Clone() *Partition {
+	c := *p
+	c.Replicas = slices.Clone(p.Replicas)
+	c.ISR = slices.Clone(p.ISR)
+	c.ELR = slices.Clone(p.ELR)
+	c.LastKnownELR = slices.Clone(p.LastKnownELR)
+	return &c
+}
+
+// String describes the partition as kafka-topics --describe does.
+func (p *Partition) String() string {
+	return fmt.Sprintf("%s leader=%d leaderEpoch=%d partitionEpoch=%d replicas=%v isr=%v elr=%v lastKnownElr=%v",
+		p.TopicPartition, p.Leader, p.LeaderEpoch, p.PartitionEpoch, p.Replicas, p.ISR, p.ELR, p.LastKnownELR)
+}
+
+// ImageObserver sees every change applied to an image; the audit implements it.
+type ImageObserver interface {
+	// PartitionChanged is called after a partition record is applied.
+	PartitionChanged(im *Image, p *Partition)
+	// BatchApplied is called after a whole batch is applied.
+	BatchApplied(im *Image, offset int64)
+}
+
+// Image is the cluster's metadata as of an offset of the log.
+type Image struct {
+	// Offset is the next offset to apply: everything below is in the image.
+	Offset  int64
+	Brokers map[int32]*Broker
+	Topics  map[string]*Topic
+	// NextTopicID and NextProducerID allocate ids.
+	NextTopicID    int32
+	NextProducerID int64
+	// Owner names the node holding this image, for observers.
+	Owner    string
+	Observer ImageObserver
+}
+
+// NewImage returns the empty image.
+func NewImage(owner string, observer ImageObserver) *Image {
+	return &Image{Brokers: map[int32]*Broker{}, Topics: map[string]*Topic{}, NextTopicID: 1, Owner: owner, Observer: observer}
+}
+
+// Clone deep-copies the image, without its observer: a copy is a working
+// draft (the active controller's uncommitted view), not committed metadata.
+func (im *Image) Clone() *Image {
+	c := &Image{Offset: im.Offset, Brokers: make(map[int32]*Broker, len(im.Brokers)), Topics: make(map[string]*Topic, len(im.Topics)),
+		NextTopicID: im.NextTopicID, NextProducerID: im.NextProducerID, Owner: im.Owner}
+	for id, b := range im.Brokers { // kafkasim:orderless: fills a map
+		bc := *b
+		c.Brokers[id] = &bc
+	}
+	for name, t := range im.Topics { // kafkasim:orderless: fills a map
+		tc := *t
+		tc.Partitions = make([]*Partition, len(t.Partitions))
+		for i, p := range t.Partitions {
+			tc.Partitions[i] = p.Clone()
+		}
+		c.Topics[name] = &tc
+	}
+	return c
+}
+
+// Partition finds a partition.
+func (im *Image) Partition(tp TopicPartition) *Partition {
+	t, ok := im.Topics[tp.Topic]
+	if !ok || tp.Partition < 0 || int(tp.Partition) >= len(t.Partitions) {
+		return nil
+	}
+	return t.Partitions[tp.Partition]
+}
+
+// BrokerIDs lists registered brokers in id order.
+func (im *Image) BrokerIDs() []int32 {
+	ids := make([]int32, 0, len(im.Brokers))
+	for id := range im.Brokers { // kafkasim:orderless: sorted below
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// TopicNames lists topics by name.
+func (im *Image) TopicNames() []string {
+	names := make([]string, 0, len(im.Topics))
+	for n := range im.Topics { // kafkasim:orderless: sorted below
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Partitions lists every partition, by topic then number.
+func (im *Image) Partitions() []*Partition {
+	var out []*Partition
+	for _, n := range im.TopicNames() {
+		out = append(out, im.Topics[n].Partitions...)
+	}
+	return out
+}
+
+// IsActive reports whether broker id is registered and active.
+func (im *Image) IsActive(id int32) bool {
+	b, ok := im.Brokers[id]
+	return ok && b.Active()
+}
+
+// Apply applies the batch at offset. Batches must be applied in order.
+func (im *Image) Apply(offset int64, batch Batch) error {
+	if offset != im.Offset {
+		return fmt.Errorf("metadata: applying offset %d to an image at %d", offset, im.Offset)
+	}
+	for _, r := range batch {
+		if err := im.apply(offset, r); err != nil {
+			return err
+		}
+	}
+	im.Offset = offset + 1
+	if im.Observer != nil {
+		im.Observer.BatchApplied(im, offset)
+	}
+	return nil
+}
+
+// Skip advances past an entry that holds no records (a leader-change entry).
+func (im *Image) Skip(offset int64) {
+	if offset == im.Offset {
+		im.Offset++
+	}
+}
+
+func (im *Image) apply(offset int64, r Record) error {
+	switch {
+	case r.RegisterBroker != nil:
+		rb := r.RegisterBroker
+		im.Brokers[rb.BrokerID] = &Broker{ID: rb.BrokerID, Epoch: rb.BrokerEpoch, IncarnationID: rb.IncarnationID,
+			Rack: rb.Rack, Fenced: rb.Fenced, RegisterOffset: offset}
+	case r.BrokerChange != nil:
+		bc := r.BrokerChange
+		b, ok := im.Brokers[bc.BrokerID]
+		if !ok || b.Epoch != bc.BrokerEpoch {
+			return nil // a change for an older registration
+		}
+		switch bc.Fenced {
+		case FenceFence:
+			b.Fenced = true
+			b.InControlledShutdown = false
+		case FenceUnfence:
+			b.Fenced = false
+		}
+		if bc.InControlledShutdown {
+			b.InControlledShutdown = true
+		}
+	case r.UnregisterBroker != nil:
+		delete(im.Brokers, r.UnregisterBroker.BrokerID)
+	case r.Topic != nil:
+		t := r.Topic
+		im.Topics[t.Name] = &Topic{Name: t.Name, ID: t.ID, MinInsyncReplicas: t.MinInsyncReplicas, UncleanLeaderElection: t.UncleanLeaderElection}
+		if t.ID >= im.NextTopicID {
+			im.NextTopicID = t.ID + 1
+		}
+	case r.Partition != nil:
+		pr := r.Partition
+		t, ok := im.Topics[pr.Topic]
+		if !ok || int(pr.Partition) != len(t.Partitions) {
+			return fmt.Errorf("metadata: partition record %s-%d out of order", pr.Topic, pr.Partition)
+		}
+		p := &Partition{TopicPartition: TopicPartition{pr.Topic, pr.Partition}, Replicas: slices.Clone(pr.Replicas),
+			ISR: slices.Clone(pr.ISR), ELR: slices.Clone(pr.ELR), LastKnownELR: slices.Clone(pr.LastKnownELR),
+			Leader: pr.Leader, LeaderEpoch: pr.LeaderEpoch, PartitionEpoch: pr.PartitionEpoch}
+		t.Partitions = append(t.Partitions, p)
+		if im.Observer != nil {
+			im.Observer.PartitionChanged(im, p)
+		}
+	case r.PartitionChange != nil:
+		pc := r.PartitionChange
+		p := im.Partition(TopicPartition{pc.Topic, pc.Partition})
+		if p == nil {
+			return fmt.Errorf("metadata: change of unknown partition %s-%d", pc.Topic, pc.Partition)
+		}
+		if pc.Leader != NoLeaderChange {
+			p.Leader = pc.Leader
+			p.LeaderEpoch++
+		}
+		if pc.ISR != nil {
+			p.ISR = slices.Clone(*pc.ISR)
+		}
+		if pc.ELR != nil {
+			p.ELR = slices.Clone(*pc.ELR)
+		}
+		if pc.LastKnownELR != nil {
+			p.LastKnownELR = slices.Clone(*pc.LastKnownELR)
+		}
+		if pc.Recovering != nil {
+			p.Recovering = *pc.Recovering
+		}
+		p.PartitionEpoch++
+		if im.Observer != nil {
+			im.Observer.PartitionChanged(im, p)
+		}
+	case r.ProducerIDs != nil:
+		im.NextProducerID = r.ProducerIDs.NextID + r.ProducerIDs.BlockSize
+	case r.NoOp != nil:
+	}
+	return nil
+}
+
+// EffectiveMinISR is min(min.insync.replicas, replication factor).
+func (t *Topic) EffectiveMinISR() int {
+	if len(t.Partitions) == 0 {
+		return t.MinInsyncReplicas
+	}
+	return min(t.MinInsyncReplicas, len(t.Partitions[0].Replicas))
+}

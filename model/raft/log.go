@@ -1,0 +1,180 @@
+package raft
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"kafkasim/model/storage"
+	"kafkasim/sim"
+)
+
+// Entry is one batch of the metadata log. Offsets count batches (Kafka's
+// count records; a batch is what is appended and committed atomically, so the
+// protocol is the same). Control entries are the leader-change records a new
+// leader appends at the start of its epoch.
+type Entry struct {
+	Offset  int64
+	Epoch   int32
+	Control bool
+	Data    []byte
+}
+
+// Same reports whether two entries are the same batch.
+func (e Entry) Same(o Entry) bool {
+	return e.Offset == o.Offset && e.Epoch == o.Epoch && e.Control == o.Control && string(e.Data) == string(o.Data)
+}
+
+// LogObserver sees every change of a log; the god-view audit implements it.
+type LogObserver interface {
+	Appended(node sim.NodeID, entries []Entry)
+	Truncated(node sim.NodeID, to int64, removed []Entry)
+}
+
+// Log is the metadata log of one replica: entries in memory, mirrored as
+// checksummed frames in one file on the node's disk.
+type Log struct {
+	disk     *sim.Disk
+	file     string
+	node     sim.NodeID
+	entries  []Entry
+	starts   []int64 // file position of each entry's frame
+	size     int64
+	observer LogObserver
+}
+
+const entryHeaderBytes = 13
+
+func encodeEntry(e Entry) []byte {
+	b := make([]byte, entryHeaderBytes+len(e.Data))
+	binary.BigEndian.PutUint64(b[0:], uint64(e.Offset))
+	binary.BigEndian.PutUint32(b[8:], uint32(e.Epoch))
+	if e.Control {
+		b[12] = 1
+	}
+	copy(b[entryHeaderBytes:], e.Data)
+	return b
+}
+
+func decodeEntry(b []byte) (Entry, bool) {
+	if len(b) < entryHeaderBytes {
+		return Entry{}, false
+	}
+	return Entry{
+		Offset:  int64(binary.BigEndian.Uint64(b[0:])),
+		Epoch:   int32(binary.BigEndian.Uint32(b[8:])),
+		Control: b[12] == 1,
+		Data:    append([]byte(nil), b[entryHeaderBytes:]...),
+	}, true
+}
+
+// OpenLog recovers a log from disk: it keeps the longest prefix of valid
+// frames whose offsets run 0, 1, 2, ... and truncates the file after it (a
+// torn or corrupt tail). It reports how many bytes were cut.
+func OpenLog(disk *sim.Disk, file string, node sim.NodeID, observer LogObserver) (*Log, int64) {
+	l := &Log{disk: disk, file: file, node: node, observer: observer}
+	data, err := disk.ReadFile(file)
+	if err != nil {
+		return l, 0
+	}
+	payloads, starts, valid := storage.ScanFrames(data)
+	for i, p := range payloads {
+		e, ok := decodeEntry(p)
+		if !ok || e.Offset != int64(len(l.entries)) || (len(l.entries) > 0 && e.Epoch < l.LastEpoch()) {
+			valid = starts[i]
+			break
+		}
+		l.entries = append(l.entries, e)
+		l.starts = append(l.starts, starts[i])
+	}
+	l.size = valid
+	cut := int64(len(data)) - valid
+	if cut > 0 {
+		if err := disk.Truncate(file, valid); err != nil {
+			panic(fmt.Sprintf("raft: truncating recovered log: %v", err))
+		}
+	}
+	return l, cut
+}
+
+// File is the log's file name.
+func (l *Log) File() string { return l.file }
+
+// EndOffset is the offset the next entry will get (the LEO).
+func (l *Log) EndOffset() int64 { return int64(len(l.entries)) }
+
+// LastEpoch is the epoch of the last entry, or 0 for an empty log.
+func (l *Log) LastEpoch() int32 {
+	if len(l.entries) == 0 {
+		return 0
+	}
+	return l.entries[len(l.entries)-1].Epoch
+}
+
+// Entry returns the entry at offset, which must exist.
+func (l *Log) Entry(offset int64) Entry { return l.entries[offset] }
+
+// Entries returns up to max entries from offset on (shared, not copied:
+// entries are never modified in place).
+func (l *Log) Entries(from int64, max int) []Entry {
+	if from >= int64(len(l.entries)) {
+		return nil
+	}
+	end := min(int64(len(l.entries)), from+int64(max))
+	return l.entries[from:end:end]
+}
+
+// Append writes entries at the end of the log, in the page cache; the caller
+// decides when to fsync. Their offsets must continue the log.
+func (l *Log) Append(entries ...Entry) error {
+	var buf []byte
+	for i, e := range entries {
+		if e.Offset != l.EndOffset()+int64(i) {
+			panic(fmt.Sprintf("raft: appending offset %d at end offset %d", e.Offset, l.EndOffset()+int64(i)))
+		}
+		buf = storage.AppendFrame(buf, encodeEntry(e))
+	}
+	if err := l.disk.Write(l.file, l.size, buf); err != nil {
+		return err
+	}
+	pos := l.size
+	for _, e := range entries {
+		l.entries = append(l.entries, e)
+		l.starts = append(l.starts, pos)
+		pos += int64(storage.FrameHeaderBytes + entryHeaderBytes + len(e.Data))
+	}
+	l.size = pos
+	if l.observer != nil {
+		l.observer.Appended(l.node, entries)
+	}
+	return nil
+}
+
+// TruncateTo removes every entry at offset to and above.
+func (l *Log) TruncateTo(to int64) {
+	if to >= l.EndOffset() {
+		return
+	}
+	to = max(to, 0)
+	removed := append([]Entry(nil), l.entries[to:]...)
+	l.size = l.starts[to]
+	l.entries = l.entries[:to]
+	l.starts = l.starts[:to]
+	if err := l.disk.Truncate(l.file, l.size); err != nil {
+		panic(fmt.Sprintf("raft: truncating log: %v", err))
+	}
+	if l.observer != nil {
+		l.observer.Truncated(l.node, to, removed)
+	}
+}
+
+// EndOffsetForEpoch answers "where does epoch end in this log": the largest
+// epoch in the log not above epoch, and the offset where it ends (the start
+// of the next epoch, or the log end). With no such epoch it returns (0, 0).
+func (l *Log) EndOffsetForEpoch(epoch int32) (int32, int64) {
+	for j := len(l.entries) - 1; j >= 0; j-- {
+		if l.entries[j].Epoch <= epoch {
+			return l.entries[j].Epoch, int64(j + 1)
+		}
+	}
+	return 0, 0
+}
