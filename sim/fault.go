@@ -417,7 +417,7 @@ func (fs *faultState) act(f Fault, targets []NodeID, rng *rand.Rand) (undo func(
 	w := fs.w
 	restartAll := func(ids []NodeID) func() string {
 		return func() string {
-			return "restarted " + strings.Join(fs.names(each(ids, w.Restart)), ",")
+			return "restarted " + strings.Join(fs.names(each(ids, w.RestartWhenDown)), ",")
 		}
 	}
 	switch f.Kind {
@@ -647,6 +647,11 @@ func (w *World) HealAll() {
 		case Down:
 			if s.stats.Boots > 0 {
 				w.Restart(s.id)
+				restarted = append(restarted, s.id)
+			}
+		case Running:
+			if s.stopping {
+				w.RestartWhenDown(s.id)
 				restarted = append(restarted, s.id)
 			}
 		}

@@ -134,7 +134,10 @@ type nodeSlot struct {
 	rng         *rand.Rand
 	held        []Held
 	stopping    bool
-	stats       ProcessStats
+	// restartOnExit boots the node again as soon as a clean shutdown in
+	// progress ends (a shutdown fault whose duration ended first).
+	restartOnExit bool
+	stats         ProcessStats
 }
 
 // World is one deterministic simulation run: nodes, network, disks, faults.
@@ -457,6 +460,26 @@ func (w *World) kill(s *nodeSlot, mode stopMode) {
 	case stopExit:
 		w.net.crashed(s.id)
 	}
+	if s.restartOnExit {
+		s.restartOnExit = false
+		w.sched.Schedule(Event{At: w.sched.now, Kind: EventStart, Node: s.id, Incarnation: s.incarnation})
+	}
+}
+
+// RestartWhenDown boots a node that is down now, or, if it is in the middle of
+// a clean shutdown, as soon as that ends. It reports whether anything will
+// happen.
+func (w *World) RestartWhenDown(id NodeID) bool {
+	s := w.nodes[id]
+	switch {
+	case s.state == Down:
+		w.boot(s)
+		return true
+	case s.stopping:
+		s.restartOnExit = true
+		return true
+	}
+	return false
 }
 
 // Crash kills a node's process. With losePageCache the whole machine goes

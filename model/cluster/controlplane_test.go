@@ -49,7 +49,7 @@ func drawSchedule(t *rapid.T, controllers, brokers int) []plannedFault {
 		dur := time.Duration(rapid.IntRange(100, 15000).Draw(t, "for_ms")) * time.Millisecond
 		target := rapid.SampledFrom(targets).Draw(t, "target")
 		var f sim.Fault
-		switch rapid.IntRange(0, 5).Draw(t, "kind") {
+		switch rapid.IntRange(0, 6).Draw(t, "kind") {
 		case 0:
 			f = sim.Fault{Kind: sim.FaultCrash, Target: target, For: dur} // page cache lost
 		case 1:
@@ -72,6 +72,8 @@ func drawSchedule(t *rapid.T, controllers, brokers int) []plannedFault {
 				side = []string{target}
 			}
 			f = sim.Fault{Kind: sim.FaultPartition, Groups: [][]string{side, {"rest"}}, For: dur}
+		case 6:
+			f = sim.Fault{Kind: sim.FaultShutdown, Target: target, For: dur}
 		}
 		out[i] = plannedFault{At: at, Fault: f}
 	}

@@ -155,7 +155,7 @@ func (n *Node) handleHeartbeat(from sim.NodeID, m *proto.BrokerHeartbeatRequest)
 			batch = n.fence(b)
 		case m.WantShutDown && n.leadsAny(b.ID):
 			batch = n.enterControlledShutdown(b)
-			s.shutdownOffset = n.nextOffset() + 1 // the end of that batch
+			s.shutdownOffset = n.nextOffset() // where that batch lands; brokers report the last offset they applied
 		case m.WantShutDown:
 			shutdownNow = true
 			batch = n.fence(b)

@@ -67,8 +67,8 @@ type pendingReply struct {
 type session struct {
 	lastContact    time.Duration
 	metadataOffset int64
-	// shutdownOffset is where the batch that put the broker in controlled
-	// shutdown ends.
+	// shutdownOffset is the offset of the batch that put the broker in
+	// controlled shutdown: it may stop once every active broker applied it.
 	shutdownOffset int64
 }
 
