@@ -66,6 +66,12 @@ type Env interface {
 	Note(kind, detail string)
 	// Lookup finds a node by name.
 	Lookup(name string) (NodeID, bool)
+	// Incarnation counts this process's boots (1 for the first): a client
+	// that restarts can keep the values it writes unique.
+	Incarnation() uint32
+	// WorldTime is the simulation's virtual time, for history records only:
+	// behaviour must use Now, the node's own clock.
+	WorldTime() time.Duration
 }
 
 // ProcessState is a node's process state.
@@ -652,3 +658,7 @@ func (e *nodeEnv) Note(kind, detail string) {
 }
 
 func (e *nodeEnv) Lookup(name string) (NodeID, bool) { return e.w.Lookup(name) }
+
+func (e *nodeEnv) Incarnation() uint32 { return uint32(e.s.stats.Boots) }
+
+func (e *nodeEnv) WorldTime() time.Duration { return e.w.sched.now }

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"kafkasim/model/metadata"
+	"kafkasim/model/partlog"
 	"kafkasim/model/raft"
 	"kafkasim/sim"
 )
@@ -85,6 +86,10 @@ type Audit struct {
 	hws         map[sim.NodeID]hwMark
 	committed   []raft.Entry
 	partLeaders map[epochLeader]int32
+
+	replicas func(broker int32, tp metadata.TopicPartition) *partlog.Log
+	parts    map[metadata.TopicPartition]*partitionAudit
+	losses   []Loss
 }
 
 type hwMark struct {

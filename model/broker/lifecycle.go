@@ -200,7 +200,11 @@ func (l *lifecycle) deliver(from sim.NodeID, m sim.Message) {
 		switch l.state {
 		case StateStarting:
 			if m.IsCaughtUp {
-				l.state = StateRecovery // logs are recovered at boot: ready to be unfenced
+				// Caught up with the metadata log: replicas take up the
+				// current image (recovering their logs), then we may be
+				// unfenced.
+				l.n.rm.setCaughtUp()
+				l.state = StateRecovery
 			}
 		case StateRecovery:
 			if !m.IsFenced {
@@ -252,6 +256,7 @@ func (l *lifecycle) stop() {
 func (l *lifecycle) finishShutdown() {
 	n := l.n
 	l.state = StateShuttingDown
+	n.rm.shutdown() // flush logs, write checkpoints: all before the marker
 	payload, _ := json.Marshal(cleanShutdown{BrokerEpoch: l.epoch})
 	if err := storage.WriteCheckpoint(n.gate, cleanShutdownFile, payload, exitToken{}); err != nil {
 		n.env.Exit() // no marker: the next start counts as unclean, which is the truth

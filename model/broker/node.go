@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"kafkasim/model/metadata"
+	"kafkasim/model/partlog"
 	"kafkasim/model/raft"
 	"kafkasim/model/storage"
 	"kafkasim/sim"
@@ -27,6 +28,65 @@ type Config struct {
 	ControllerRequestTimeout time.Duration
 	// Audit sees every committed image change.
 	Audit metadata.ImageObserver
+	// Data configures the partition replicas.
+	Data DataConfig
+	// Nodes maps broker ids to nodes (the listeners a broker advertises).
+	Nodes map[int32]sim.NodeID
+	// Controllers are the controller nodes.
+	Controllers []sim.NodeID
+}
+
+// DataConfig is the broker's replication and log configuration.
+type DataConfig struct {
+	// ReplicaLagTimeMax is replica.lag.time.max.ms (30000).
+	ReplicaLagTimeMax time.Duration
+	// ReplicaFetchWaitMax is replica.fetch.wait.max.ms (500).
+	ReplicaFetchWaitMax time.Duration
+	// ReplicaFetchMaxBytes is replica.fetch.max.bytes (1 MiB).
+	ReplicaFetchMaxBytes int
+	// ReplicaFetchBackoff is replica.fetch.backoff.ms (1000).
+	ReplicaFetchBackoff time.Duration
+	// ReplicaSocketTimeout bounds a follower fetch in flight (30000).
+	ReplicaSocketTimeout time.Duration
+	// HWCheckpointInterval is replica.high.watermark.checkpoint.interval.ms (5000).
+	HWCheckpointInterval time.Duration
+	// OffsetCheckpointInterval is log.flush.offset.checkpoint.interval.ms
+	// (60000): recovery points and log start offsets.
+	OffsetCheckpointInterval time.Duration
+	// FlushInterval is log.flush.interval.ms; zero never (Kafka's default).
+	FlushInterval time.Duration
+	// RetentionCheckInterval is log.retention.check.interval.ms (300000).
+	RetentionCheckInterval time.Duration
+	// Log holds the broker defaults of the topic-level log configs.
+	Log partlog.Config
+	// Audit sees the data plane's god-view checkpoints.
+	Audit DataAuditor
+	// Bugs switched on (BUGZOO.md names).
+	Bugs DataBugs
+}
+
+// DataBugs are the bug zoo switches that live in the broker.
+type DataBugs struct {
+	HWTruncation               bool // hw-truncation
+	EpochLookupFirstGreater    bool // epoch-lookup-first-greater
+	ISRJoinAtStaleHW           bool // isr-join-at-stale-hw
+	NoStrictMinISR             bool // no-strict-min-isr
+	ProducerStateNotReplicated bool // producer-state-not-replicated
+}
+
+// DefaultDataConfig has Kafka's defaults.
+func DefaultDataConfig() DataConfig {
+	return DataConfig{
+		ReplicaLagTimeMax:        30 * time.Second,
+		ReplicaFetchWaitMax:      500 * time.Millisecond,
+		ReplicaFetchMaxBytes:     1 << 20,
+		ReplicaFetchBackoff:      time.Second,
+		ReplicaSocketTimeout:     30 * time.Second,
+		HWCheckpointInterval:     5 * time.Second,
+		OffsetCheckpointInterval: 60 * time.Second,
+		RetentionCheckInterval:   5 * time.Minute,
+		Log:                      partlog.DefaultConfig(),
+	}
 }
 
 // DefaultConfig has Kafka's defaults.
@@ -37,6 +97,8 @@ func DefaultConfig(id int32, voters []sim.NodeID) Config {
 		HeartbeatInterval:         2 * time.Second,
 		StartingHeartbeatInterval: 10 * time.Millisecond,
 		ControllerRequestTimeout:  2 * time.Second,
+		Data:                      DefaultDataConfig(),
+		Controllers:               voters,
 	}
 }
 
@@ -48,6 +110,7 @@ type Node struct {
 	raft  *raft.Raft
 	image *metadata.Image
 	life  lifecycle
+	rm    *replicaManager
 }
 
 // New returns a constructor for brokers with cfg.
@@ -67,6 +130,7 @@ func (n *Node) Start(env sim.Env) {
 	n.raft = raft.New(env, n.gate, rc)
 	n.gate.OnDurable = n.onDurable
 	n.raft.Start()
+	n.rm = newReplicaManager(n)
 	n.life.start(n)
 }
 
@@ -79,10 +143,10 @@ func (n *Node) Image() *metadata.Image { return n.image }
 // Raft is the broker's observer replica of the metadata log (god view).
 func (n *Node) Raft() *raft.Raft { return n.raft }
 
-// Deliver routes metadata fetches to the observer and controller answers to
-// the lifecycle.
+// Deliver routes metadata fetches to the observer, controller answers to the
+// lifecycle, and the data plane to the replica manager.
 func (n *Node) Deliver(from sim.NodeID, m sim.Message) {
-	if n.raft.Deliver(from, m) {
+	if n.raft.Deliver(from, m) || n.rm.deliver(from, m) {
 		return
 	}
 	n.life.deliver(from, m)
@@ -90,7 +154,7 @@ func (n *Node) Deliver(from sim.NodeID, m sim.Message) {
 
 // Fire routes timers.
 func (n *Node) Fire(t sim.Timer) {
-	if n.gate.Fire(t) || n.raft.Fire(t) {
+	if n.gate.Fire(t) || n.rm.gate.Fire(t) || n.raft.Fire(t) || n.rm.fire(t) {
 		return
 	}
 	n.life.fire(t)
@@ -107,7 +171,8 @@ func (n *Node) onDurable(token any) {
 // Stop starts a controlled shutdown.
 func (n *Node) Stop() { n.life.stop() }
 
-// onCommit applies committed metadata.
+// onCommit applies committed metadata, and hands each batch to the replica
+// manager so that replicas follow leadership and ISR changes.
 func (n *Node) onCommit(hw int64) {
 	log := n.raft.Log()
 	for n.image.Offset < hw && n.image.Offset < log.EndOffset() {
@@ -123,6 +188,10 @@ func (n *Node) onCommit(hw int64) {
 		if err != nil {
 			n.env.Note("broker", "fatal: metadata: "+err.Error())
 			n.image.Skip(e.Offset)
+			continue
+		}
+		if n.rm != nil {
+			n.rm.metadataApplied(batch)
 		}
 	}
 }

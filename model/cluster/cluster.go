@@ -11,24 +11,35 @@ import (
 	"strings"
 	"time"
 
+	"kafkasim/checker/history"
 	"kafkasim/model/admin"
 	"kafkasim/model/audit"
 	"kafkasim/model/broker"
 	"kafkasim/model/controller"
 	"kafkasim/model/metadata"
+	"kafkasim/model/partlog"
+	"kafkasim/model/producer"
 	"kafkasim/model/proto"
 	"kafkasim/model/raft"
+	"kafkasim/model/reader"
 	"kafkasim/sim"
 )
 
 // Bug switches of the bug zoo (../shared/BUGZOO.md) that the model has.
 const (
-	BugKRaftCommitPriorEpoch = "kraft-commit-prior-epoch"
-	BugStaleAlterPartition   = "stale-alter-partition"
+	BugKRaftCommitPriorEpoch      = "kraft-commit-prior-epoch"
+	BugStaleAlterPartition        = "stale-alter-partition"
+	BugHWTruncation               = "hw-truncation"
+	BugEpochLookupFirstGreater    = "epoch-lookup-first-greater"
+	BugISRJoinAtStaleHW           = "isr-join-at-stale-hw"
+	BugNoStrictMinISR             = "no-strict-min-isr"
+	BugProducerStateNotReplicated = "producer-state-not-replicated"
+	BugNoConsumerEpochValidation  = "no-consumer-epoch-validation"
 )
 
 // KnownBugs lists the bug switches the model implements.
-var KnownBugs = []string{BugKRaftCommitPriorEpoch, BugStaleAlterPartition}
+var KnownBugs = []string{BugKRaftCommitPriorEpoch, BugStaleAlterPartition, BugHWTruncation, BugEpochLookupFirstGreater,
+	BugISRJoinAtStaleHW, BugNoStrictMinISR, BugProducerStateNotReplicated, BugNoConsumerEpochValidation}
 
 // BrokerSettings are broker-level Kafka configs.
 type BrokerSettings struct {
@@ -64,6 +75,9 @@ type TopicSpec struct {
 	MinInsyncReplicas int   // 0: broker default
 	Unclean           *bool // nil: broker default
 	Assignment        [][]int32
+	// Configs are other topic configs (cleanup.policy, segment.bytes,
+	// retention.ms, retention.bytes, flush.messages).
+	Configs map[string]string
 }
 
 // Config describes a cluster.
@@ -81,6 +95,26 @@ type Config struct {
 	Topics  []TopicSpec
 	Bugs    []string
 	Trace   sim.TraceSink
+	// Data is the brokers' replication and log configuration.
+	Data broker.DataConfig
+	// Producers and Readers are the clients: Count instances of each,
+	// named <Name>-0 .. <Name>-(Count-1).
+	Producers []ProducerSpec
+	Readers   []ReaderSpec
+}
+
+// ProducerSpec is a group of producer instances sharing a configuration.
+type ProducerSpec struct {
+	Name   string
+	Count  int
+	Config producer.Config // a template: Name, Brokers and Recorder are filled in
+}
+
+// ReaderSpec is a group of assign-mode readers sharing a configuration.
+type ReaderSpec struct {
+	Name   string
+	Count  int
+	Config reader.Config
 }
 
 // DefaultConfig is three controllers and three brokers with Kafka's defaults.
@@ -94,6 +128,7 @@ func DefaultConfig(seed uint64) Config {
 		Broker: BrokerSettings{ELREnabled: true, MinInsyncReplicas: 1, DefaultReplicationFactor: 1,
 			HeartbeatInterval: 2 * time.Second, SessionTimeout: 9 * time.Second},
 		Quorum: QuorumSettings{ElectionTimeout: time.Second, FetchTimeout: 2 * time.Second},
+		Data:   broker.DefaultDataConfig(),
 	}
 }
 
@@ -105,6 +140,10 @@ type Cluster struct {
 	Controllers []sim.NodeID
 	Brokers     []sim.NodeID // Brokers[i] has broker id i+1
 	Admin       sim.NodeID
+	Producers   []sim.NodeID
+	Readers     []sim.NodeID
+	// History is what the clients recorded.
+	History *history.Recorder
 }
 
 // ControllerName and BrokerName are the node names scenarios use.
@@ -174,6 +213,18 @@ func Build(cfg Config) (*Cluster, error) {
 			panic("cluster: controller ids out of order")
 		}
 	}
+	nodes := map[int32]sim.NodeID{}
+	for i := 1; i <= cfg.Brokers; i++ {
+		nodes[int32(i)] = sim.NodeID(cfg.Controllers + i - 1)
+	}
+	data := cfg.Data
+	if data.ReplicaLagTimeMax == 0 {
+		data = broker.DefaultDataConfig()
+	}
+	data.Audit = c.Audit
+	data.Bugs = broker.DataBugs{HWTruncation: bugs[BugHWTruncation], EpochLookupFirstGreater: bugs[BugEpochLookupFirstGreater],
+		ISRJoinAtStaleHW: bugs[BugISRJoinAtStaleHW], NoStrictMinISR: bugs[BugNoStrictMinISR],
+		ProducerStateNotReplicated: bugs[BugProducerStateNotReplicated]}
 	for i := 1; i <= cfg.Brokers; i++ {
 		bc := broker.DefaultConfig(int32(i), c.Controllers)
 		bc.Raft = raftCfg()
@@ -182,15 +233,42 @@ func Build(cfg Config) (*Cluster, error) {
 			bc.HeartbeatInterval = cfg.Broker.HeartbeatInterval
 		}
 		bc.Audit = c.Audit
-		c.Brokers = append(c.Brokers, w.AddNode(sim.NodeSpec{Name: BrokerName(int32(i)), Role: "broker", Rack: bc.Rack, New: broker.New(bc)}))
+		bc.Data = data
+		bc.Nodes = nodes
+		id := w.AddNode(sim.NodeSpec{Name: BrokerName(int32(i)), Role: "broker", Rack: bc.Rack, New: broker.New(bc)})
+		if id != nodes[int32(i)] {
+			panic("cluster: broker ids out of order")
+		}
+		c.Brokers = append(c.Brokers, id)
 	}
+	c.Audit.SetReplicas(c.replicaLog)
 	var topics []proto.CreatableTopic
 	for _, t := range cfg.Topics {
 		topics = append(topics, proto.CreatableTopic{Name: t.Name, NumPartitions: t.Partitions, ReplicationFactor: t.ReplicationFactor,
-			Assignment: t.Assignment, MinInsyncReplicas: t.MinInsyncReplicas, UncleanLeaderElection: t.Unclean})
+			Assignment: t.Assignment, MinInsyncReplicas: t.MinInsyncReplicas, UncleanLeaderElection: t.Unclean, Configs: t.Configs})
 	}
 	c.Admin = w.AddNode(sim.NodeSpec{Name: "admin", Role: "admin", New: admin.New(admin.Config{
 		Controllers: c.Controllers, Topics: topics, RequestTimeout: 5 * time.Second, RetryBackoff: 100 * time.Millisecond})})
+	c.History = history.NewRecorder(w.Now)
+	for _, ps := range cfg.Producers {
+		for i := range ps.Count {
+			pc := ps.Config
+			pc.Name = fmt.Sprintf("%s-%d", ps.Name, i)
+			pc.Brokers = c.Brokers
+			pc.Recorder = c.History
+			c.Producers = append(c.Producers, w.AddNode(sim.NodeSpec{Name: pc.Name, Role: "producer", New: producer.New(pc)}))
+		}
+	}
+	for _, rs := range cfg.Readers {
+		for i := range rs.Count {
+			rc := rs.Config
+			rc.Name = fmt.Sprintf("%s-%d", rs.Name, i)
+			rc.Brokers = c.Brokers
+			rc.Recorder = c.History
+			rc.NoEpochValidation = bugs[BugNoConsumerEpochValidation]
+			c.Readers = append(c.Readers, w.AddNode(sim.NodeSpec{Name: rc.Name, Role: "consumer", New: reader.New(rc)}))
+		}
+	}
 	w.SetResolver(c)
 	w.SetCustomFaultHandler(c.customFault)
 	return c, nil
@@ -309,6 +387,30 @@ func ParseTopicPartition(s string) (metadata.TopicPartition, error) {
 		return metadata.TopicPartition{}, fmt.Errorf("%q is not TOPIC-PARTITION", s)
 	}
 	return metadata.TopicPartition{Topic: s[:i], Partition: int32(p)}, nil
+}
+
+// replicaLog is the god view of a replica's log, for the audit.
+func (c *Cluster) replicaLog(b int32, tp metadata.TopicPartition) *partlog.Log {
+	n := c.Broker(b)
+	if n == nil {
+		return nil
+	}
+	if v := n.Partition(tp); v != nil {
+		return v.Log()
+	}
+	return nil
+}
+
+// Producer returns a producer instance if it is up.
+func (c *Cluster) Producer(id sim.NodeID) *producer.Producer {
+	p, _ := c.World.Node(id).(*producer.Producer)
+	return p
+}
+
+// Reader returns a reader instance if it is up.
+func (c *Cluster) Reader(id sim.NodeID) *reader.Reader {
+	r, _ := c.World.Node(id).(*reader.Reader)
+	return r
 }
 
 // AddPartitions is the admin operation of the custom fault add-partitions.

@@ -58,7 +58,8 @@ func (n *Node) createTopic(t proto.CreatableTopic, id int32) (metadata.Batch, pr
 	if t.UncleanLeaderElection != nil {
 		unclean = *t.UncleanLeaderElection
 	}
-	batch := metadata.Batch{{Topic: &metadata.TopicRecord{Name: t.Name, ID: id, MinInsyncReplicas: minISR, UncleanLeaderElection: unclean}}}
+	batch := metadata.Batch{{Topic: &metadata.TopicRecord{Name: t.Name, ID: id, MinInsyncReplicas: minISR,
+		UncleanLeaderElection: unclean, Configs: t.Configs}}}
 	parts, code, msg := n.newPartitions(t.Name, 0, assignment)
 	if code != proto.None {
 		return nil, code, msg

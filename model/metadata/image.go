@@ -29,6 +29,7 @@ type Topic struct {
 	ID                    int32
 	MinInsyncReplicas     int
 	UncleanLeaderElection bool
+	Configs               map[string]string
 	Partitions            []*Partition
 }
 
@@ -203,7 +204,8 @@ func (im *Image) apply(offset int64, r Record) error {
 		delete(im.Brokers, r.UnregisterBroker.BrokerID)
 	case r.Topic != nil:
 		t := r.Topic
-		im.Topics[t.Name] = &Topic{Name: t.Name, ID: t.ID, MinInsyncReplicas: t.MinInsyncReplicas, UncleanLeaderElection: t.UncleanLeaderElection}
+		im.Topics[t.Name] = &Topic{Name: t.Name, ID: t.ID, MinInsyncReplicas: t.MinInsyncReplicas,
+			UncleanLeaderElection: t.UncleanLeaderElection, Configs: t.Configs}
 		if t.ID >= im.NextTopicID {
 			im.NextTopicID = t.ID + 1
 		}

@@ -68,6 +68,9 @@ type TopicRecord struct {
 	MinInsyncReplicas int `json:"minInsyncReplicas"`
 	// UncleanLeaderElection is unclean.leader.election.enable.
 	UncleanLeaderElection bool `json:"uncleanLeaderElectionEnable"`
+	// Configs are the topic's other configs (cleanup.policy, segment.bytes,
+	// retention.ms, retention.bytes, flush.messages), as Kafka spells them.
+	Configs map[string]string `json:"configs,omitempty"`
 }
 
 // PartitionRecord creates a partition.

@@ -106,6 +106,8 @@ type CreatableTopic struct {
 	Assignment            [][]int32
 	MinInsyncReplicas     int
 	UncleanLeaderElection *bool
+	// Configs are other topic configs, as Kafka spells them.
+	Configs map[string]string
 }
 
 // CreateTopicsRequest creates topics.

@@ -115,6 +115,7 @@ type gated struct {
 
 // fsyncToken is the timer value the gate's fsyncs come back with.
 type fsyncToken struct {
+	gate  *Gate
 	seq   uint64
 	token any
 }
@@ -130,7 +131,7 @@ func (g *Gate) Fsync(name string) { g.FsyncWith(name, nil) }
 // FsyncWith is Fsync with a token handed to OnDurable on completion.
 func (g *Gate) FsyncWith(name string, token any) {
 	g.issued++
-	g.env.Disk().Fsync(name, fsyncToken{seq: g.issued, token: token})
+	g.env.Disk().Fsync(name, fsyncToken{gate: g, seq: g.issued, token: token})
 }
 
 // Pending reports whether an fsync is still in flight.
@@ -146,14 +147,15 @@ func (g *Gate) Send(to sim.NodeID, m sim.Message) {
 	g.queue = append(g.queue, gated{after: g.issued, to: to, m: m})
 }
 
-// Fire handles an FsyncDone that belongs to the gate and reports whether it did.
+// Fire handles an FsyncDone that belongs to the gate and reports whether it
+// did. A node may keep several gates (one per ordering concern) on one disk.
 func (g *Gate) Fire(t sim.Timer) bool {
 	done, ok := t.(*sim.FsyncDone)
 	if !ok {
 		return false
 	}
 	tok, ok := done.Token.(fsyncToken)
-	if !ok {
+	if !ok || tok.gate != g {
 		return false
 	}
 	if tok.seq > g.completed {

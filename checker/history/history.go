@@ -1,0 +1,132 @@
+// Package history is the client history of SPEC.md §3: operations in
+// invocation/completion pairs, Jepsen style, as JSON Lines. The model records
+// into a Recorder; the checker reads histories from kafkasim or from a
+// recorder around a real cluster.
+package history
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Type is an operation's type.
+type Type uint8
+
+// Types, in SPEC.md's words.
+const (
+	Invoke Type = iota
+	OK
+	Fail // definitely did not happen
+	Info // indeterminate: may or may not have happened
+)
+
+var typeNames = [...]string{"invoke", "ok", "fail", "info"}
+
+// String is the type's JSON spelling.
+func (t Type) String() string { return typeNames[t] }
+
+// ParseType reads a type's JSON spelling.
+func ParseType(s string) (Type, bool) {
+	for i, n := range typeNames {
+		if n == s {
+			return Type(i), true
+		}
+	}
+	return 0, false
+}
+
+// Operation functions (the "f" field).
+const (
+	FSend           = "send"
+	FPoll           = "poll"
+	FCommit         = "commit"
+	FFetchCommitted = "fetch-committed"
+	FAssign         = "assign"
+	FRevoke         = "revoke"
+	FTxnBegin       = "txn-begin"
+	FTxnCommit      = "txn-commit"
+	FTxnAbort       = "txn-abort"
+	FSideEffect     = "side-effect"
+	FCrash          = "crash"
+	FRestart        = "restart"
+)
+
+// Record is one record a poll returned.
+type Record struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	Key       *string
+	Value     string
+}
+
+// TopicPartition is the "topic-partition" key of a record.
+func (r Record) TopicPartition() string { return r.Topic + "-" + strconv.Itoa(int(r.Partition)) }
+
+// Send is one send inside a transaction.
+type Send struct {
+	Topic     string
+	Partition int32 // -1: unknown
+	Key       *string
+	Value     string
+	Offset    int64 // -1: unknown
+}
+
+// Value is an operation's value; which fields are set depends on F.
+type Value struct {
+	Topic     string
+	Partition int32 // -1: not set
+	Key       *string
+	Value     string
+	Offset    int64 // -1: not set
+
+	TransactionalID string
+	Isolation       string
+	Group           string
+	Final           bool
+	Records         []Record
+	HasRecords      bool // a completed poll: records present even when empty
+	Offsets         map[string]int64
+	Generation      int32 // -1: not set
+	MemberID        string
+	Partitions      []string
+	Sends           []Send
+	// Error is the error an operation failed with (an extension: SPEC
+	// readers ignore unknown fields).
+	Error string
+}
+
+// NoValue is a Value with every optional number unset.
+func NoValue() Value { return Value{Partition: -1, Offset: -1, Generation: -1} }
+
+// Op is one line of a history.
+type Op struct {
+	Index   int64
+	Time    int64 // nanoseconds
+	Process string
+	Type    Type
+	F       string
+	Value   Value
+}
+
+// String is a short human form, for reports.
+func (o Op) String() string {
+	s := fmt.Sprintf("#%d %s %s %s", o.Index, o.Process, o.Type, o.F)
+	v := o.Value
+	if v.Value != "" {
+		s += " " + v.Value
+	}
+	if v.Topic != "" && v.Partition >= 0 {
+		s += fmt.Sprintf(" %s-%d", v.Topic, v.Partition)
+	}
+	if v.Offset >= 0 {
+		s += fmt.Sprintf("@%d", v.Offset)
+	}
+	if len(v.Records) > 0 {
+		s += fmt.Sprintf(" %d records", len(v.Records))
+	}
+	if v.Error != "" {
+		s += " (" + v.Error + ")"
+	}
+	return s
+}

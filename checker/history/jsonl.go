@@ -1,0 +1,413 @@
+package history
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+)
+
+// AppendJSON writes op as one JSON line (without the newline), with exactly
+// the fields SPEC.md §3 names for its f, in a fixed order: histories of one
+// seed are byte-identical.
+func AppendJSON(buf []byte, o *Op) []byte {
+	buf = append(buf, `{"index":`...)
+	buf = strconv.AppendInt(buf, o.Index, 10)
+	buf = append(buf, `,"time":`...)
+	buf = strconv.AppendInt(buf, o.Time, 10)
+	buf = append(buf, `,"process":`...)
+	buf = strconv.AppendQuote(buf, o.Process)
+	buf = append(buf, `,"type":"`...)
+	buf = append(buf, o.Type.String()...)
+	buf = append(buf, `","f":`...)
+	buf = strconv.AppendQuote(buf, o.F)
+	buf = append(buf, `,"value":`...)
+	buf = appendValue(buf, &o.Value)
+	return append(buf, '}')
+}
+
+type fieldWriter struct {
+	buf   []byte
+	first bool
+}
+
+func (w *fieldWriter) name(n string) {
+	if !w.first {
+		w.buf = append(w.buf, ',')
+	}
+	w.first = false
+	w.buf = strconv.AppendQuote(w.buf, n)
+	w.buf = append(w.buf, ':')
+}
+
+func (w *fieldWriter) str(n, v string) {
+	w.name(n)
+	w.buf = strconv.AppendQuote(w.buf, v)
+}
+
+func (w *fieldWriter) int(n string, v int64) {
+	w.name(n)
+	w.buf = strconv.AppendInt(w.buf, v, 10)
+}
+
+func appendValue(buf []byte, v *Value) []byte {
+	w := fieldWriter{buf: append(buf, '{'), first: true}
+	if v.Group != "" {
+		w.str("group", v.Group)
+	}
+	if v.TransactionalID != "" {
+		w.str("transactional_id", v.TransactionalID)
+	}
+	if v.Topic != "" {
+		w.str("topic", v.Topic)
+	}
+	if v.Partition >= 0 {
+		w.int("partition", int64(v.Partition))
+	}
+	if v.Key != nil {
+		w.str("key", *v.Key)
+	}
+	if v.Value != "" {
+		w.str("value", v.Value)
+	}
+	if v.Offset >= 0 {
+		w.int("offset", v.Offset)
+	}
+	if v.Isolation != "" {
+		w.str("isolation", v.Isolation)
+	}
+	if v.Final {
+		w.name("final")
+		w.buf = append(w.buf, "true"...)
+	}
+	if v.HasRecords || len(v.Records) > 0 {
+		w.name("records")
+		w.buf = append(w.buf, '[')
+		for i, r := range v.Records {
+			if i > 0 {
+				w.buf = append(w.buf, ',')
+			}
+			rw := fieldWriter{buf: append(w.buf, '{'), first: true}
+			rw.str("topic", r.Topic)
+			rw.int("partition", int64(r.Partition))
+			rw.int("offset", r.Offset)
+			if r.Key != nil {
+				rw.str("key", *r.Key)
+			}
+			rw.str("value", r.Value)
+			w.buf = append(rw.buf, '}')
+		}
+		w.buf = append(w.buf, ']')
+	}
+	if v.Offsets != nil {
+		w.name("offsets")
+		keys := make([]string, 0, len(v.Offsets))
+		for k := range v.Offsets {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		ow := fieldWriter{buf: append(w.buf, '{'), first: true}
+		for _, k := range keys {
+			ow.int(k, v.Offsets[k])
+		}
+		w.buf = append(ow.buf, '}')
+	}
+	if v.Partitions != nil {
+		w.name("partitions")
+		w.buf = append(w.buf, '[')
+		for i, p := range v.Partitions {
+			if i > 0 {
+				w.buf = append(w.buf, ',')
+			}
+			w.buf = strconv.AppendQuote(w.buf, p)
+		}
+		w.buf = append(w.buf, ']')
+	}
+	if v.Generation >= 0 {
+		w.int("generation", int64(v.Generation))
+	}
+	if v.MemberID != "" {
+		w.str("member_id", v.MemberID)
+	}
+	if v.Sends != nil {
+		w.name("sends")
+		w.buf = append(w.buf, '[')
+		for i, s := range v.Sends {
+			if i > 0 {
+				w.buf = append(w.buf, ',')
+			}
+			sw := fieldWriter{buf: append(w.buf, '{'), first: true}
+			sw.str("topic", s.Topic)
+			if s.Partition >= 0 {
+				sw.int("partition", int64(s.Partition))
+			}
+			if s.Key != nil {
+				sw.str("key", *s.Key)
+			}
+			sw.str("value", s.Value)
+			if s.Offset >= 0 {
+				sw.int("offset", s.Offset)
+			}
+			w.buf = append(sw.buf, '}')
+		}
+		w.buf = append(w.buf, ']')
+	}
+	if v.Error != "" {
+		w.str("error", v.Error)
+	}
+	return append(w.buf, '}')
+}
+
+// Write writes ops as JSON Lines.
+func Write(w io.Writer, ops []Op) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	var line []byte
+	for i := range ops {
+		line = AppendJSON(line[:0], &ops[i])
+		line = append(line, '\n')
+		if _, err := bw.Write(line); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// LinesMaxBytes bounds one line of a history (a poll of many records).
+const LinesMaxBytes = 64 << 20
+
+// ParseError is a malformed line: where, and what is wrong.
+type ParseError struct {
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *ParseError) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("line %d: %s: %s", e.Line, e.Field, e.Msg)
+	}
+	return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+}
+
+type wireRecord struct {
+	Topic     *string          `json:"topic"`
+	Partition *int32           `json:"partition"`
+	Offset    *int64           `json:"offset"`
+	Key       *string          `json:"key"`
+	Value     *json.RawMessage `json:"value"`
+}
+
+type wireValue struct {
+	Topic           string           `json:"topic"`
+	Partition       *int32           `json:"partition"`
+	Key             *string          `json:"key"`
+	Value           *json.RawMessage `json:"value"`
+	Offset          *int64           `json:"offset"`
+	TransactionalID string           `json:"transactional_id"`
+	Isolation       string           `json:"isolation"`
+	Group           string           `json:"group"`
+	Final           bool             `json:"final"`
+	Records         *[]wireRecord    `json:"records"`
+	Offsets         map[string]int64 `json:"offsets"`
+	Generation      *int32           `json:"generation"`
+	MemberEpoch     *int32           `json:"member_epoch"`
+	MemberID        string           `json:"member_id"`
+	Partitions      []string         `json:"partitions"`
+	Sends           []wireRecord     `json:"sends"`
+	Error           string           `json:"error"`
+}
+
+type wireOp struct {
+	Index   *int64          `json:"index"`
+	Time    *int64          `json:"time"`
+	Process json.RawMessage `json:"process"`
+	Type    *string         `json:"type"`
+	F       *string         `json:"f"`
+	Value   *wireValue      `json:"value"`
+}
+
+// valueString accepts a JSON string, or a number (recorders that write
+// integer values), as the record's value.
+func valueString(raw *json.RawMessage) (string, bool) {
+	if raw == nil {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(*raw, &s) == nil {
+		return s, true
+	}
+	var n json.Number
+	if json.Unmarshal(*raw, &n) == nil {
+		return n.String(), true
+	}
+	return "", false
+}
+
+// Decoder reads a history line by line, validating each.
+type Decoder struct {
+	sc   *bufio.Scanner
+	line int
+}
+
+// NewDecoder reads from r.
+func NewDecoder(r io.Reader) *Decoder {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<16), LinesMaxBytes)
+	return &Decoder{sc: sc}
+}
+
+// Next returns the next operation, io.EOF at the end, or a *ParseError.
+// Blank lines are skipped.
+func (d *Decoder) Next() (Op, error) {
+	for d.sc.Scan() {
+		d.line++
+		b := bytes.TrimSpace(d.sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		return parseLine(b, d.line)
+	}
+	if err := d.sc.Err(); err != nil {
+		if err == bufio.ErrTooLong {
+			return Op{}, &ParseError{Line: d.line + 1, Msg: fmt.Sprintf("line longer than %d bytes", LinesMaxBytes)}
+		}
+		return Op{}, err
+	}
+	return Op{}, io.EOF
+}
+
+func parseLine(b []byte, line int) (Op, error) {
+	var w wireOp
+	if err := json.Unmarshal(b, &w); err != nil {
+		msg := err.Error()
+		if se, ok := err.(*json.SyntaxError); ok {
+			msg = fmt.Sprintf("invalid JSON at column %d: %v", se.Offset, err)
+		}
+		if te, ok := err.(*json.UnmarshalTypeError); ok {
+			return Op{}, &ParseError{Line: line, Field: te.Field, Msg: fmt.Sprintf("expected %s, got %s", te.Type, te.Value)}
+		}
+		return Op{}, &ParseError{Line: line, Msg: msg}
+	}
+	missing := func(f string) error { return &ParseError{Line: line, Field: f, Msg: "missing"} }
+	switch {
+	case w.Index == nil:
+		return Op{}, missing("index")
+	case w.Type == nil:
+		return Op{}, missing("type")
+	case w.F == nil:
+		return Op{}, missing("f")
+	case len(w.Process) == 0:
+		return Op{}, missing("process")
+	}
+	op := Op{Index: *w.Index, F: *w.F}
+	if w.Time != nil {
+		op.Time = *w.Time
+	}
+	var proc string
+	if json.Unmarshal(w.Process, &proc) != nil {
+		var n json.Number
+		if json.Unmarshal(w.Process, &n) != nil {
+			return Op{}, &ParseError{Line: line, Field: "process", Msg: "must be a string or a number"}
+		}
+		proc = n.String()
+	}
+	op.Process = proc
+	t, ok := ParseType(*w.Type)
+	if !ok {
+		return Op{}, &ParseError{Line: line, Field: "type", Msg: fmt.Sprintf("%q is not invoke, ok, fail or info", *w.Type)}
+	}
+	op.Type = t
+	op.Value = NoValue()
+	if w.Value == nil {
+		return op, nil
+	}
+	v := w.Value
+	op.Value.Topic, op.Value.Key = v.Topic, v.Key
+	if v.Partition != nil {
+		op.Value.Partition = *v.Partition
+	}
+	if v.Offset != nil {
+		op.Value.Offset = *v.Offset
+	}
+	if v.Value != nil {
+		s, ok := valueString(v.Value)
+		if !ok {
+			return Op{}, &ParseError{Line: line, Field: "value.value", Msg: "must be a string or a number"}
+		}
+		op.Value.Value = s
+	}
+	op.Value.TransactionalID, op.Value.Isolation, op.Value.Group = v.TransactionalID, v.Isolation, v.Group
+	op.Value.Final, op.Value.Offsets, op.Value.MemberID, op.Value.Partitions, op.Value.Error = v.Final, v.Offsets, v.MemberID, v.Partitions, v.Error
+	if v.Generation != nil {
+		op.Value.Generation = *v.Generation
+	} else if v.MemberEpoch != nil {
+		op.Value.Generation = *v.MemberEpoch
+	}
+	if v.Records != nil {
+		op.Value.HasRecords = true
+		for i, r := range *v.Records {
+			rec, err := r.record(line, fmt.Sprintf("value.records[%d]", i), true)
+			if err != nil {
+				return Op{}, err
+			}
+			op.Value.Records = append(op.Value.Records, rec)
+		}
+	}
+	if v.Sends != nil {
+		op.Value.Sends = []Send{}
+		for i, r := range v.Sends {
+			rec, err := r.record(line, fmt.Sprintf("value.sends[%d]", i), false)
+			if err != nil {
+				return Op{}, err
+			}
+			op.Value.Sends = append(op.Value.Sends, Send{Topic: rec.Topic, Partition: rec.Partition, Key: rec.Key, Value: rec.Value, Offset: rec.Offset})
+		}
+	}
+	if op.F == FSend && op.Value.Value == "" {
+		return Op{}, &ParseError{Line: line, Field: "value.value", Msg: "a send needs a value"}
+	}
+	return op, nil
+}
+
+func (r wireRecord) record(line int, field string, full bool) (Record, error) {
+	rec := Record{Partition: -1, Offset: -1, Key: r.Key}
+	if r.Topic == nil {
+		return rec, &ParseError{Line: line, Field: field + ".topic", Msg: "missing"}
+	}
+	rec.Topic = *r.Topic
+	if r.Partition != nil {
+		rec.Partition = *r.Partition
+	} else if full {
+		return rec, &ParseError{Line: line, Field: field + ".partition", Msg: "missing"}
+	}
+	if r.Offset != nil {
+		rec.Offset = *r.Offset
+	} else if full {
+		return rec, &ParseError{Line: line, Field: field + ".offset", Msg: "missing"}
+	}
+	s, ok := valueString(r.Value)
+	if !ok {
+		return rec, &ParseError{Line: line, Field: field + ".value", Msg: "missing or not a string"}
+	}
+	rec.Value = s
+	return rec, nil
+}
+
+// ReadAll decodes a whole history.
+func ReadAll(r io.Reader) ([]Op, error) {
+	d := NewDecoder(r)
+	var ops []Op
+	for {
+		op, err := d.Next()
+		if err == io.EOF {
+			return ops, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, op)
+	}
+}

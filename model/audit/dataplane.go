@@ -1,0 +1,257 @@
+package audit
+
+import (
+	"fmt"
+	"sort"
+
+	"kafkasim/model/metadata"
+	"kafkasim/model/partlog"
+	"kafkasim/model/record"
+	"kafkasim/sim"
+)
+
+// The data plane's invariants.
+//
+//   - partition-replicas-agree-below-hw: a batch below any replica's high
+//     watermark is the batch committed at that offset;
+//   - committed-data-kept: a committed batch is never truncated away or
+//     replaced, except where Kafka permits it, which is reported as a loss
+//     event instead: after an unclean election (the new leader never had it),
+//     or after every copy that could have saved it was lost from page cache
+//     in a power loss (the flush policy did not make it durable);
+//   - acked-on-every-isr-member: a write acknowledged with acks=all while the
+//     ISR was at least min.insync.replicas is on every ISR member when it is
+//     acknowledged, and on every replica that joins the ISR later.
+const (
+	PartitionReplicasAgree = "partition-replicas-agree-below-hw"
+	CommittedDataKept      = "committed-data-kept"
+	AckedOnEveryISRMember  = "acked-on-every-isr-member"
+)
+
+// DataPlaneInvariants lists the data plane's invariants.
+var DataPlaneInvariants = []string{PartitionReplicasAgree, CommittedDataKept, AckedOnEveryISRMember}
+
+// Loss is committed data lost in a way Kafka's configuration permits.
+type Loss struct {
+	At        int64 // virtual nanoseconds
+	Partition string
+	From, To  int64 // offsets [From, To) lost
+	Records   int
+	Cause     string // "unclean-election" or "power-loss"
+}
+
+type batchKey struct {
+	base    int64
+	last    int64
+	epoch   int32
+	pid     int64
+	seq     int32
+	crc     uint32
+	thinned bool
+}
+
+func keyOf(b *record.Batch) batchKey {
+	return batchKey{base: b.BaseOffset, last: b.LastOffset(), epoch: b.PartitionLeaderEpoch, pid: b.ProducerID,
+		seq: b.BaseSequence, crc: b.CRC(), thinned: len(b.Records) < b.Count()}
+}
+
+func (k batchKey) same(o batchKey) bool {
+	if k.base != o.base || k.last != o.last || k.epoch != o.epoch || k.pid != o.pid || k.seq != o.seq {
+		return false
+	}
+	return k.thinned || o.thinned || k.crc == o.crc // compaction rewrites batches
+}
+
+type partitionAudit struct {
+	committed []batchKey // committed batches, by offset
+	hwChecked map[int32]int64
+	// permitted says a committed batch may now vanish: an unclean election,
+	// or a recovery that lost page cache, happened since.
+	uncleanFrom   int64 // committed offsets at or above this may be lost (-1: none)
+	powerLossFrom int64
+	ackedUpTo     int64 // last offset acknowledged with acks=all, -1
+}
+
+// SetReplicas gives the audit its god view of replica logs.
+func (a *Audit) SetReplicas(lookup func(broker int32, tp metadata.TopicPartition) *partlog.Log) {
+	a.replicas = lookup
+}
+
+// Losses are the permitted losses of committed data, in order.
+func (a *Audit) Losses() []Loss { return a.losses }
+
+func (a *Audit) part(tp metadata.TopicPartition) *partitionAudit {
+	if a.parts == nil {
+		a.parts = map[metadata.TopicPartition]*partitionAudit{}
+	}
+	p := a.parts[tp]
+	if p == nil {
+		p = &partitionAudit{hwChecked: map[int32]int64{}, uncleanFrom: -1, powerLossFrom: -1, ackedUpTo: -1}
+		a.parts[tp] = p
+	}
+	return p
+}
+
+func (a *Audit) brokerNode(b int32) sim.NodeID {
+	id, _ := a.w.Lookup(fmt.Sprintf("broker-%d", b))
+	return id
+}
+
+// committedAt finds the committed batch holding offset.
+func (p *partitionAudit) committedAt(offset int64) (int, bool) {
+	i := sort.Search(len(p.committed), func(i int) bool { return p.committed[i].last >= offset })
+	return i, i < len(p.committed) && p.committed[i].base <= offset
+}
+
+func (p *partitionAudit) committedEnd() int64 {
+	if len(p.committed) == 0 {
+		return 0
+	}
+	return p.committed[len(p.committed)-1].last + 1
+}
+
+// lose drops committed batches from index i on; if Kafka permits the loss it
+// is recorded as one, otherwise as a violation of invariant.
+func (a *Audit) lose(tp metadata.TopicPartition, p *partitionAudit, i int, broker int32, invariant, how string) {
+	lost := p.committed[i:]
+	from, to := lost[0].base, lost[len(lost)-1].last+1
+	records := 0
+	for _, k := range lost {
+		records += int(k.last - k.base + 1)
+	}
+	cause := ""
+	switch {
+	case p.uncleanFrom >= 0 && from >= p.uncleanFrom:
+		cause = "unclean-election"
+	case p.powerLossFrom >= 0 && from >= p.powerLossFrom:
+		cause = "power-loss"
+	}
+	if cause == "" {
+		a.report(invariant, a.brokerNode(broker), "%s: committed offsets %d..%d %s", tp, from, to-1, how)
+	} else {
+		a.losses = append(a.losses, Loss{At: int64(a.w.Now()), Partition: tp.String(), From: from, To: to, Records: records, Cause: cause})
+		a.w.Note("data-loss", fmt.Sprintf("%s: committed offsets %d..%d lost (%s): %s", tp, from, to-1, cause, how))
+	}
+	p.committed = p.committed[:i]
+	if p.ackedUpTo >= from {
+		p.ackedUpTo = from - 1
+	}
+}
+
+// ReplicaHW checks the batches a replica's high watermark passed.
+func (a *Audit) ReplicaHW(broker int32, tp metadata.TopicPartition, leaderEpoch int32, leader bool, hw int64, log *partlog.Log) {
+	p := a.part(tp)
+	from := p.hwChecked[broker]
+	if hw <= from {
+		p.hwChecked[broker] = hw
+		return
+	}
+	p.hwChecked[broker] = hw
+	for _, b := range log.Read(from, hw, 1<<62) {
+		if b.BaseOffset >= hw {
+			break
+		}
+		k := keyOf(b)
+		i, found := p.committedAt(b.BaseOffset)
+		switch {
+		case found && p.committed[i].same(k):
+		case found || (i < len(p.committed) && p.committed[i].base <= k.last):
+			a.lose(tp, p, i, broker, PartitionReplicasAgree,
+				fmt.Sprintf("differ on broker %d below its high watermark %d (leader epoch %d here)", broker, hw, k.epoch))
+			p.committed = append(p.committed, k)
+		case b.BaseOffset >= p.committedEnd():
+			p.committed = append(p.committed, k)
+		}
+	}
+}
+
+// ReplicaTruncated checks that no committed batch is thrown away.
+func (a *Audit) ReplicaTruncated(broker int32, tp metadata.TopicPartition, to int64, removed []*record.Batch, why string) {
+	p := a.part(tp)
+	if h, ok := p.hwChecked[broker]; ok && h > to {
+		p.hwChecked[broker] = to
+	}
+	for _, b := range removed {
+		if b.LastOffset() < to {
+			continue
+		}
+		if i, found := p.committedAt(b.BaseOffset); found && p.committed[i].same(keyOf(b)) {
+			a.lose(tp, p, i, broker, CommittedDataKept, fmt.Sprintf("truncated on broker %d (%s)", broker, why))
+			return
+		}
+	}
+}
+
+// ReplicaRecovered notes a replica whose log came back shorter than what was
+// committed: its page cache was lost. Committed data from there on may now be
+// lost, if no other copy survives.
+func (a *Audit) ReplicaRecovered(broker int32, tp metadata.TopicPartition, log *partlog.Log, rec partlog.Recovery) {
+	p := a.part(tp)
+	p.hwChecked[broker] = min(p.hwChecked[broker], log.LEO())
+	if end := log.LEO(); end < p.committedEnd() {
+		if p.powerLossFrom < 0 || end < p.powerLossFrom {
+			p.powerLossFrom = end
+		}
+	}
+}
+
+// PartitionLeader notes uncleanly elected leaders: committed data the new
+// leader does not hold may be lost, permitted.
+func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leaderEpoch int32, log *partlog.Log, unclean bool) {
+	p := a.part(tp)
+	if unclean {
+		if p.uncleanFrom < 0 || log.LEO() < p.uncleanFrom {
+			p.uncleanFrom = log.LEO()
+		}
+	}
+}
+
+// AckedAll checks that an acks=all write is on every ISR member.
+func (a *Audit) AckedAll(broker int32, tp metadata.TopicPartition, lastOffset int64, isr []int32, minISR int) {
+	p := a.part(tp)
+	if len(isr) < minISR || a.replicas == nil {
+		return
+	}
+	p.ackedUpTo = max(p.ackedUpTo, lastOffset)
+	leaderLog := a.replicas(broker, tp)
+	if leaderLog == nil {
+		return
+	}
+	want := leaderLog.BatchAt(lastOffset)
+	for _, r := range isr {
+		l := a.replicas(r, tp)
+		if l == nil {
+			continue // the replica is down; a restart recovers from its disk
+		}
+		got := l.BatchAt(lastOffset)
+		if got == nil || want == nil || !keyOf(got).same(keyOf(want)) {
+			a.report(AckedOnEveryISRMember, a.brokerNode(broker), "%s offset %d acknowledged with acks=all, but broker %d of ISR %v does not hold it",
+				tp, lastOffset, r, isr)
+			return
+		}
+	}
+}
+
+// ISRJoined checks that a replica joining the ISR holds every acknowledged
+// write the leader holds.
+func (a *Audit) ISRJoined(leader int32, tp metadata.TopicPartition, member int32) {
+	p := a.part(tp)
+	if p.ackedUpTo < 0 || a.replicas == nil {
+		return
+	}
+	ll, ml := a.replicas(leader, tp), a.replicas(member, tp)
+	if ll == nil || ml == nil {
+		return
+	}
+	for _, b := range ll.Read(0, p.ackedUpTo+1, 1<<62) {
+		if b.BaseOffset > p.ackedUpTo {
+			break
+		}
+		got := ml.BatchAt(b.BaseOffset)
+		if got == nil || !keyOf(got).same(keyOf(b)) {
+			a.report(AckedOnEveryISRMember, a.brokerNode(leader), "%s: broker %d joined the ISR without acknowledged offset %d",
+				tp, member, b.BaseOffset)
+			return
+		}
+	}
+}

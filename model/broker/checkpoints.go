@@ -1,0 +1,113 @@
+package broker
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"kafkasim/model/storage"
+	"kafkasim/sim"
+)
+
+// The broker's log-directory checkpoints, in Kafka's text format ("0", a
+// count, then "topic partition offset" lines): high watermarks every
+// replica.high.watermark.checkpoint.interval.ms, recovery points and log
+// start offsets every log.flush.offset.checkpoint.interval.ms, all written
+// the safe way (temporary file, fsync, rename, fsync).
+
+const (
+	dataDir                = "data"
+	hwCheckpointFile       = dataDir + "/replication-offset-checkpoint"
+	recoveryCheckpointFile = dataDir + "/recovery-point-offset-checkpoint"
+	logStartCheckpointFile = dataDir + "/log-start-offset-checkpoint"
+)
+
+func readOffsetCheckpoint(d *sim.Disk, file string) map[string]int64 {
+	out := map[string]int64{}
+	data, err := storage.ReadCheckpoint(d, file)
+	if err != nil {
+		return out
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) < 2 || lines[0] != "0" {
+		return out
+	}
+	for _, l := range lines[2:] {
+		f := strings.Fields(l)
+		if len(f) != 3 {
+			continue
+		}
+		off, err := strconv.ParseInt(f[2], 10, 64)
+		if err == nil {
+			out[f[0]+"-"+f[1]] = off
+		}
+	}
+	return out
+}
+
+func (rm *replicaManager) writeOffsetCheckpoint(file string, value func(*partition) int64) {
+	var b strings.Builder
+	n := 0
+	var lines strings.Builder
+	for _, tp := range rm.order {
+		p := rm.parts[tp]
+		if p.log == nil {
+			continue
+		}
+		fmt.Fprintf(&lines, "%s %d %d\n", tp.Topic, tp.Partition, value(p))
+		n++
+	}
+	fmt.Fprintf(&b, "0\n%d\n%s", n, lines.String())
+	if err := storage.WriteCheckpoint(rm.n.gate, file, []byte(b.String()), nil); err != nil {
+		rm.note("storage", "checkpoint %s: %v", file, err)
+	}
+}
+
+func (rm *replicaManager) tick(kind tickKind) {
+	env := rm.n.env
+	switch kind {
+	case tickISRShrink:
+		rm.shrinkISRs()
+		env.After(rm.cfg.ReplicaLagTimeMax/2, rmTick{tickISRShrink})
+	case tickHWCheckpoint:
+		rm.writeOffsetCheckpoint(hwCheckpointFile, func(p *partition) int64 { return p.hw })
+		env.After(rm.cfg.HWCheckpointInterval, rmTick{tickHWCheckpoint})
+	case tickOffsetCheckpoint:
+		rm.writeOffsetCheckpoint(recoveryCheckpointFile, func(p *partition) int64 { return p.log.RecoveryPoint })
+		rm.writeOffsetCheckpoint(logStartCheckpointFile, func(p *partition) int64 { return p.log.LogStartOffset() })
+		env.After(rm.cfg.OffsetCheckpointInterval, rmTick{tickOffsetCheckpoint})
+	case tickFlush:
+		for _, tp := range rm.order {
+			if p := rm.parts[tp]; p.log != nil {
+				p.log.Flush()
+			}
+		}
+		env.After(rm.cfg.FlushInterval, rmTick{tickFlush})
+	case tickRetention:
+		nowMs := env.Now().Milliseconds()
+		for _, tp := range rm.order {
+			p := rm.parts[tp]
+			if p.log == nil {
+				continue
+			}
+			p.log.Compact(p.hw)
+			if n := p.log.DeleteOldSegments(p.hw, nowMs); n > 0 {
+				rm.note("retention", "%s: deleted %d segments, log start offset %d", tp, n, p.log.LogStartOffset())
+			}
+		}
+		env.After(rm.cfg.RetentionCheckInterval, rmTick{tickRetention})
+	}
+}
+
+// shutdown flushes every log and writes every checkpoint: what a clean
+// shutdown leaves behind.
+func (rm *replicaManager) shutdown() {
+	for _, tp := range rm.order {
+		if p := rm.parts[tp]; p.log != nil {
+			p.log.Flush()
+		}
+	}
+	rm.writeOffsetCheckpoint(hwCheckpointFile, func(p *partition) int64 { return p.hw })
+	rm.writeOffsetCheckpoint(recoveryCheckpointFile, func(p *partition) int64 { return p.log.RecoveryPoint })
+	rm.writeOffsetCheckpoint(logStartCheckpointFile, func(p *partition) int64 { return p.log.LogStartOffset() })
+}

@@ -1,0 +1,259 @@
+package broker
+
+import (
+	"fmt"
+	"slices"
+
+	"kafkasim/model/metadata"
+	"kafkasim/model/proto"
+	"kafkasim/sim"
+)
+
+// The follower's side of replication (Kafka's ReplicaFetcherThread): one
+// fetcher per leader broker, one fetch in flight, covering every partition
+// this broker follows there. Divergence is found from the last fetched epoch
+// and repaired by truncation, in several rounds when needed.
+
+type fetcher struct {
+	leader      int32
+	node        sim.NodeID
+	parts       []metadata.TopicPartition // sorted
+	inflight    uint64                    // correlation id, 0 if none
+	backoffTill map[metadata.TopicPartition]bool
+	gen         uint64
+}
+
+// fetcherTimer ends a fetch that got no answer (gen matches), or a
+// partition's backoff (tp set), or a backoff after a lost connection.
+type fetcherTimer struct {
+	leader  int32
+	gen     uint64
+	backoff bool
+	tp      metadata.TopicPartition
+}
+
+func (rm *replicaManager) startFetching(p *partition, leader int32) {
+	f := rm.fetchers[leader]
+	if f == nil {
+		node, ok := rm.n.cfg.Nodes[leader]
+		if !ok {
+			return
+		}
+		f = &fetcher{leader: leader, node: node, backoffTill: map[metadata.TopicPartition]bool{}}
+		rm.fetchers[leader] = f
+	}
+	if !slices.Contains(f.parts, p.tp) {
+		i, _ := slices.BinarySearchFunc(f.parts, p.tp, func(a, b metadata.TopicPartition) int {
+			if a.Less(b) {
+				return -1
+			}
+			if b.Less(a) {
+				return 1
+			}
+			return 0
+		})
+		f.parts = slices.Insert(f.parts, i, p.tp)
+	}
+	if f.inflight == 0 {
+		rm.sendFetch(f)
+	}
+}
+
+func (rm *replicaManager) stopFetching(p *partition) {
+	for _, id := range sortedKeys(rm.fetchers) {
+		f := rm.fetchers[id]
+		f.parts = slices.DeleteFunc(f.parts, func(tp metadata.TopicPartition) bool { return tp == p.tp })
+	}
+}
+
+func sortedKeys(m map[int32]*fetcher) []int32 {
+	keys := make([]int32, 0, len(m))
+	for k := range m { // kafkasim:orderless: sorted below
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func (rm *replicaManager) sendFetch(f *fetcher) {
+	if f.inflight != 0 || len(f.parts) == 0 {
+		return
+	}
+	req := &proto.FetchRequest{ReplicaID: rm.id(), BrokerEpoch: rm.n.life.epoch, MaxWait: rm.cfg.ReplicaFetchWaitMax}
+	for _, tp := range f.parts {
+		p := rm.parts[tp]
+		if p == nil || p.isLeader || p.failed || p.leader != f.leader || p.log == nil || f.backoffTill[tp] {
+			continue
+		}
+		lastEpoch := p.log.LatestEpoch()
+		if rm.cfg.Bugs.HWTruncation {
+			lastEpoch = -1 // no epochs to compare: followers trust their high watermark
+		}
+		req.Partitions = append(req.Partitions, proto.FetchPartition{
+			TopicPartition: proto.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}, FetchOffset: p.log.LEO(),
+			CurrentLeaderEpoch: p.leaderEpoch, LastFetchedEpoch: lastEpoch, LogStartOffset: p.log.LogStartOffset(),
+			MaxBytes: rm.cfg.ReplicaFetchMaxBytes})
+	}
+	if len(req.Partitions) == 0 {
+		return
+	}
+	rm.correlator++
+	req.CorrelationID = rm.correlator
+	f.inflight = req.CorrelationID
+	f.gen++
+	rm.gate.Send(f.node, req)
+	rm.n.env.After(rm.cfg.ReplicaSocketTimeout, fetcherTimer{leader: f.leader, gen: f.gen})
+}
+
+func (rm *replicaManager) fetcherTimer(t fetcherTimer) {
+	f := rm.fetchers[t.leader]
+	if f == nil {
+		return
+	}
+	switch {
+	case t.backoff && t.tp.Topic != "":
+		delete(f.backoffTill, t.tp)
+	case t.gen != f.gen:
+		return // a timeout of a fetch that was answered
+	default:
+		f.inflight = 0
+	}
+	rm.sendFetch(f)
+}
+
+// backoff pauses fetching tp from f for replica.fetch.backoff.ms.
+func (rm *replicaManager) backoff(f *fetcher, tp metadata.TopicPartition) {
+	f.backoffTill[tp] = true
+	rm.n.env.After(rm.cfg.ReplicaFetchBackoff, fetcherTimer{leader: f.leader, backoff: true, tp: tp})
+}
+
+func (rm *replicaManager) peerDisconnected(peer sim.NodeID) {
+	for _, id := range sortedKeys(rm.fetchers) {
+		if f := rm.fetchers[id]; f.node == peer && f.inflight != 0 {
+			// The fetch is lost with the connection: try again after the
+			// backoff (the timer's gen is the fetch's, so it fires as a timeout).
+			rm.n.env.After(rm.cfg.ReplicaFetchBackoff, fetcherTimer{leader: f.leader, gen: f.gen})
+		}
+	}
+}
+
+func (rm *replicaManager) handleFetchResponse(from sim.NodeID, m *proto.FetchResponse) {
+	var f *fetcher
+	for _, id := range sortedKeys(rm.fetchers) {
+		if x := rm.fetchers[id]; x.inflight == m.CorrelationID && x.node == from {
+			f = x
+		}
+	}
+	if f == nil {
+		return // an answer to a fetch given up on
+	}
+	f.inflight = 0
+	f.gen++
+	for _, r := range m.Partitions {
+		tp := metadata.TopicPartition{Topic: r.Topic, Partition: r.Partition}
+		p := rm.parts[tp]
+		if p == nil || p.isLeader || p.leader != f.leader || p.log == nil {
+			continue
+		}
+		rm.processFetched(f, p, r)
+	}
+	rm.sendFetch(f)
+}
+
+func (rm *replicaManager) processFetched(f *fetcher, p *partition, r proto.FetchPartitionResponse) {
+	switch r.Error {
+	case proto.None:
+	case proto.OffsetOutOfRange:
+		// Our log end is past the leader's (after an unclean election), or
+		// before its log start (retention): move to where the leader is.
+		switch {
+		case r.LogEndOffset >= 0 && p.log.LEO() > r.LogEndOffset:
+			rm.truncate(p, r.LogEndOffset, fmt.Sprintf("out of range: leader's log ends at %d", r.LogEndOffset))
+		case r.LogStartOffset > p.log.LEO():
+			rm.note("truncate", "%s: restart at the leader's log start %d", p.tp, r.LogStartOffset)
+			removed := p.log.Batches(0)
+			p.log.TruncateFullyAndStartAt(r.LogStartOffset)
+			p.hw = r.LogStartOffset
+			if a := rm.audit(); a != nil {
+				a.ReplicaTruncated(rm.id(), p.tp, r.LogStartOffset, removed, "below the leader's log start")
+			}
+		default:
+			rm.backoff(f, p.tp)
+		}
+		return
+	case proto.FencedLeaderEpoch:
+		p.failed = true // our epoch is newer than the leader's: wait for metadata
+		return
+	default:
+		rm.backoff(f, p.tp)
+		return
+	}
+	if r.Diverging != nil {
+		rm.truncateToDivergence(p, *r.Diverging)
+		return
+	}
+	if len(r.Batches) > 0 {
+		batches := r.Batches
+		// Batches from an epoch newer than this replica knows are left for
+		// later (KAFKA-18723): the metadata will catch up first.
+		for i, b := range batches {
+			if b.PartitionLeaderEpoch > p.leaderEpoch {
+				batches = batches[:i]
+				break
+			}
+		}
+		if len(batches) > 0 && batches[0].BaseOffset < p.log.LEO() {
+			// The batch holding our log end starts earlier (a fetch from the
+			// middle of a batch cannot happen to followers, whose log ends on
+			// batch boundaries); skip what we have.
+			i := 0
+			for i < len(batches) && batches[i].NextOffset() <= p.log.LEO() {
+				i++
+			}
+			batches = batches[i:]
+		}
+		if len(batches) > 0 {
+			if batches[0].BaseOffset != p.log.LEO() {
+				if p.log.LEO() == p.log.LogStartOffset() && len(p.log.Batches(0)) == 0 {
+					p.log.TruncateFullyAndStartAt(batches[0].BaseOffset)
+				} else {
+					rm.note("replication", "%s: leader sent %d at our end %d", p.tp, batches[0].BaseOffset, p.log.LEO())
+					rm.backoff(f, p.tp)
+					return
+				}
+			}
+			if err := p.log.Append(batches, false); err != nil {
+				rm.note("storage", "%s: follower append failed: %v", p.tp, err)
+				rm.backoff(f, p.tp)
+				return
+			}
+		}
+	}
+	p.setFollowerHW(r.HighWatermark)
+	if r.LogStartOffset > p.log.LogStartOffset() && r.LogStartOffset <= p.hw {
+		p.log.MaybeIncrementLogStartOffset(r.LogStartOffset)
+	}
+}
+
+// truncateToDivergence cuts the log where the leader says it diverges: to the
+// end of that epoch in both logs; or, if this log never had that epoch, to
+// where its largest earlier epoch ends (and the next fetch walks back
+// further).
+func (rm *replicaManager) truncateToDivergence(p *partition, d proto.EpochEndOffset) {
+	leo := p.log.LEO()
+	var to int64
+	if rm.cfg.Bugs.EpochLookupFirstGreater {
+		to = min(d.EndOffset, leo) // before KIP-279: one truncation, no local lookup
+	} else {
+		fe, fend := p.log.Epochs().EndOffsetFor(d.Epoch, leo)
+		switch {
+		case fe == -1:
+			to = min(d.EndOffset, leo)
+		case fe != d.Epoch:
+			to = min(fend, leo)
+		default:
+			to = min(fend, d.EndOffset, leo)
+		}
+	}
+	rm.truncate(p, to, fmt.Sprintf("diverging epoch %d ends at %d", d.Epoch, d.EndOffset))
+}

@@ -1,0 +1,167 @@
+package broker
+
+import (
+	"slices"
+
+	"kafkasim/model/metadata"
+	"kafkasim/model/proto"
+	"kafkasim/sim"
+)
+
+// Produce on the leader: checks, append, and for acks=all the wait for the
+// high watermark (Kafka's DelayedProduce).
+
+type produceTimeout struct{ req *pendingProduce }
+
+type producePart struct {
+	tp       metadata.TopicPartition
+	required int64 // the high watermark that commits this partition's write
+	done     bool
+}
+
+type pendingProduce struct {
+	from   sim.NodeID
+	resp   *proto.ProduceResponse
+	parts  []producePart // parallel to resp.Partitions
+	timer  sim.TimerID
+	closed bool
+}
+
+func (rm *replicaManager) handleProduce(from sim.NodeID, m *proto.ProduceRequest) {
+	resp := &proto.ProduceResponse{CorrelationID: m.CorrelationID}
+	wait := &pendingProduce{from: from, resp: resp}
+	waiting := 0
+	for _, pp := range m.Partitions {
+		tp := metadata.TopicPartition{Topic: pp.Topic, Partition: pp.Partition}
+		r := proto.ProducePartitionResponse{TopicPartition: pp.TopicPartition, BaseOffset: -1, LogStartOffset: -1}
+		part := producePart{tp: tp, done: true}
+		if m.Acks != proto.AcksNone && m.Acks != proto.AcksLeader && m.Acks != proto.AcksAll {
+			r.Error = proto.InvalidRequiredAcks
+		} else {
+			base, last, err := rm.appendAsLeader(tp, pp, m.Acks)
+			r.Error, r.BaseOffset = err, base
+			if p := rm.parts[tp]; p != nil && p.log != nil {
+				r.LogStartOffset = p.log.LogStartOffset()
+			}
+			if err == proto.None && m.Acks == proto.AcksAll {
+				part.required = last + 1
+				part.done = false
+				r.Error = proto.RequestTimedOut // until the high watermark passes it
+				waiting++
+			}
+		}
+		resp.Partitions = append(resp.Partitions, r)
+		wait.parts = append(wait.parts, part)
+	}
+	if m.Acks == proto.AcksNone {
+		return // acks=0: no answer, ever
+	}
+	if waiting == 0 {
+		rm.gate.Send(from, resp)
+		return
+	}
+	wait.timer = rm.n.env.After(m.Timeout, produceTimeout{req: wait})
+	rm.produces = append(rm.produces, wait)
+	rm.checkProduce(wait)
+}
+
+// appendAsLeader validates and appends one partition's batch; it returns the
+// base and last offsets (the original ones for a duplicate).
+func (rm *replicaManager) appendAsLeader(tp metadata.TopicPartition, pp proto.ProducePartition, acks int16) (int64, int64, proto.ErrorCode) {
+	p := rm.parts[tp]
+	if p == nil || !p.isLeader || p.log == nil {
+		if rm.image().Partition(tp) == nil {
+			return -1, -1, proto.UnknownTopicOrPartition
+		}
+		return -1, -1, proto.NotLeaderOrFollower
+	}
+	if acks == proto.AcksAll && len(p.isr) < p.effectiveMinISR() {
+		return -1, -1, proto.NotEnoughReplicas
+	}
+	dup, err := p.log.Producers().Check(pp.Batch)
+	if err != proto.None {
+		return -1, -1, err
+	}
+	if dup != nil {
+		return dup.FirstOffset, dup.LastOffset, proto.None
+	}
+	epoch := p.leaderEpoch
+	if rm.cfg.Bugs.HWTruncation {
+		epoch = -1 // batches carry no leader epoch before KIP-101
+	}
+	stamped := pp.Batch.Stamped(p.log.LEO(), epoch)
+	if err := p.log.Append(singleBatch(stamped), true); err != nil {
+		rm.note("storage", "%s: append failed: %v", tp, err)
+		return -1, -1, proto.KafkaStorageError
+	}
+	rm.wakeParked(tp)
+	p.maybeIncrementHW()
+	return stamped.BaseOffset, stamped.LastOffset(), proto.None
+}
+
+// checkProduce completes the partitions of a waiting produce whose write the
+// high watermark has passed, or whose leadership is gone, and answers once
+// none is left.
+func (rm *replicaManager) checkProduce(w *pendingProduce) {
+	if w.closed {
+		return
+	}
+	open := 0
+	for i := range w.parts {
+		part := &w.parts[i]
+		if part.done {
+			continue
+		}
+		r := &w.resp.Partitions[i]
+		p := rm.parts[part.tp]
+		switch {
+		case p == nil || !p.isLeader:
+			r.Error, part.done = proto.NotLeaderOrFollower, true
+		case p.hw >= part.required:
+			part.done = true
+			if len(p.maximalISR()) >= p.effectiveMinISR() {
+				r.Error = proto.None
+				if a := rm.audit(); a != nil {
+					a.AckedAll(rm.id(), part.tp, part.required-1, slices.Clone(p.isr), p.effectiveMinISR())
+				}
+			} else {
+				r.Error = proto.NotEnoughReplicasAfterAppend
+			}
+		default:
+			open++
+		}
+	}
+	if open == 0 {
+		rm.finishProduce(w)
+	}
+}
+
+func (rm *replicaManager) finishProduce(w *pendingProduce) {
+	w.closed = true
+	rm.n.env.Cancel(w.timer)
+	rm.gate.Send(w.from, w.resp)
+	rm.produces = slices.DeleteFunc(rm.produces, func(x *pendingProduce) bool { return x == w })
+}
+
+// completeProduces re-checks every waiting produce for p (the high watermark
+// moved, or the ISR changed).
+func (rm *replicaManager) completeProduces(p *partition) {
+	for _, w := range slices.Clone(rm.produces) {
+		for _, part := range w.parts {
+			if part.tp == p.tp && !part.done {
+				rm.checkProduce(w)
+				break
+			}
+		}
+	}
+}
+
+// failProduces answers the writes waiting on a partition this broker no
+// longer leads.
+func (rm *replicaManager) failProduces(p *partition) { rm.completeProduces(p) }
+
+func (rm *replicaManager) produceTimedOut(w *pendingProduce) {
+	if !w.closed {
+		rm.finishProduce(w) // still-open partitions answer REQUEST_TIMED_OUT
+	}
+}

@@ -1,0 +1,532 @@
+package broker
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	"kafkasim/model/metadata"
+	"kafkasim/model/partlog"
+	"kafkasim/model/record"
+	"kafkasim/model/storage"
+)
+
+// The replica manager: the partitions this broker hosts, as leader or
+// follower, driven by committed metadata (Kafka 4.x brokers follow metadata
+// deltas; there are no LeaderAndIsr requests).
+
+// DataAuditor sees what the data plane's god-view invariants check.
+type DataAuditor interface {
+	// ReplicaHW: a replica's high watermark is now hw (leader or follower).
+	ReplicaHW(broker int32, tp metadata.TopicPartition, leaderEpoch int32, leader bool, hw int64, log *partlog.Log)
+	// ReplicaTruncated: a replica removed batches from its log.
+	ReplicaTruncated(broker int32, tp metadata.TopicPartition, to int64, removed []*record.Batch, why string)
+	// ReplicaRecovered: a replica's log came back from disk at a restart.
+	ReplicaRecovered(broker int32, tp metadata.TopicPartition, log *partlog.Log, rec partlog.Recovery)
+	// AckedAll: a leader acknowledged an acks=all write up to lastOffset
+	// with isr as its ISR.
+	AckedAll(broker int32, tp metadata.TopicPartition, lastOffset int64, isr []int32, minISR int)
+	// ISRJoined: a replica joined a partition's ISR (the leader learned it).
+	ISRJoined(leader int32, tp metadata.TopicPartition, member int32)
+	// PartitionLeader: a broker leads tp in leaderEpoch; unclean when it was
+	// elected without the committed data (leaderRecoveryState RECOVERING).
+	PartitionLeader(broker int32, tp metadata.TopicPartition, leaderEpoch int32, log *partlog.Log, unclean bool)
+}
+
+type followerState struct {
+	id                 int32
+	leo                int64 // -1: unknown
+	lastCaughtUp       time.Duration
+	lastFetchLeaderLEO int64
+	lastFetchTime      time.Duration
+	brokerEpoch        int64
+}
+
+type pendingISR struct {
+	isr    []int32
+	epochs []int64
+	seq    uint64
+}
+
+type partition struct {
+	rm  *replicaManager
+	tp  metadata.TopicPartition
+	log *partlog.Log
+
+	leader         int32
+	leaderEpoch    int32
+	partitionEpoch int32
+	replicas       []int32
+	isr            []int32 // committed
+	pending        *pendingISR
+	minISR         int
+	recovering     bool
+	known          bool // has had a registration applied
+
+	isLeader   bool
+	hw         int64
+	epochStart int64
+	followers  []*followerState
+
+	// follower side
+	failed bool // stop fetching until new metadata (FENCED_LEADER_EPOCH)
+}
+
+func (p *partition) effectiveMinISR() int { return min(p.minISR, len(p.replicas)) }
+
+func (p *partition) follower(id int32) *followerState {
+	for _, f := range p.followers {
+		if f.id == id {
+			return f
+		}
+	}
+	return nil
+}
+
+// maximalISR is the ISR counting a pending expansion (a pending shrink does not
+// count until committed).
+func (p *partition) maximalISR() []int32 {
+	if p.pending == nil {
+		return p.isr
+	}
+	out := slices.Clone(p.isr)
+	for _, r := range p.pending.isr {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+type tickKind uint8
+
+const (
+	tickISRShrink tickKind = iota
+	tickHWCheckpoint
+	tickOffsetCheckpoint
+	tickFlush
+	tickRetention
+)
+
+type rmTick struct{ kind tickKind }
+
+type replicaManager struct {
+	n *Node
+	// gate orders the data plane's answers after the log flushes before them:
+	// with log.flush.interval.messages 1 a write is acknowledged (and a
+	// follower's fetch acknowledges it) only once fsynced, as Kafka's
+	// synchronous flush in the append path does.
+	gate       *storage.Gate
+	cfg        DataConfig
+	parts      map[metadata.TopicPartition]*partition
+	order      []metadata.TopicPartition // sorted keys of parts
+	ready      bool                      // metadata caught up: replicas follow it
+	hwCkpt     map[string]int64
+	startCkpt  map[string]int64
+	fetchers   map[int32]*fetcher
+	parked     []*parkedFetch
+	produces   []*pendingProduce
+	alter      alterManager
+	nextPID    int64
+	correlator uint64
+}
+
+func newReplicaManager(n *Node) *replicaManager {
+	rm := &replicaManager{n: n, cfg: n.cfg.Data, gate: storage.NewGate(n.env), parts: map[metadata.TopicPartition]*partition{}, fetchers: map[int32]*fetcher{}}
+	rm.alter.rm = rm
+	rm.hwCkpt = readOffsetCheckpoint(n.env.Disk(), hwCheckpointFile)
+	rm.startCkpt = readOffsetCheckpoint(n.env.Disk(), logStartCheckpointFile)
+	env := n.env
+	env.After(rm.cfg.ReplicaLagTimeMax/2, rmTick{tickISRShrink})
+	env.After(rm.cfg.HWCheckpointInterval, rmTick{tickHWCheckpoint})
+	env.After(rm.cfg.OffsetCheckpointInterval, rmTick{tickOffsetCheckpoint})
+	env.After(rm.cfg.RetentionCheckInterval, rmTick{tickRetention})
+	if rm.cfg.FlushInterval > 0 {
+		env.After(rm.cfg.FlushInterval, rmTick{tickFlush})
+	}
+	return rm
+}
+
+func (rm *replicaManager) id() int32              { return rm.n.cfg.BrokerID }
+func (rm *replicaManager) now() time.Duration     { return rm.n.env.Now() }
+func (rm *replicaManager) image() *metadata.Image { return rm.n.image }
+func (rm *replicaManager) note(kind, format string, args ...any) {
+	rm.n.env.Note(kind, fmt.Sprintf(format, args...))
+}
+
+func (rm *replicaManager) audit() DataAuditor { return rm.cfg.Audit }
+
+// Partition returns a hosted partition's state (god view).
+func (n *Node) Partition(tp metadata.TopicPartition) *PartitionView {
+	if n.rm == nil {
+		return nil
+	}
+	p, ok := n.rm.parts[tp]
+	if !ok || p.log == nil {
+		return nil
+	}
+	return &PartitionView{p: p}
+}
+
+// PartitionView is a read-only look at a replica.
+type PartitionView struct{ p *partition }
+
+// Log is the replica's log.
+func (v *PartitionView) Log() *partlog.Log { return v.p.log }
+
+// HighWatermark is the replica's high watermark.
+func (v *PartitionView) HighWatermark() int64 { return v.p.hw }
+
+// IsLeader reports whether this replica leads.
+func (v *PartitionView) IsLeader() bool { return v.p.isLeader }
+
+// LeaderEpoch is the epoch the replica knows.
+func (v *PartitionView) LeaderEpoch() int32 { return v.p.leaderEpoch }
+
+// ISR is the committed ISR the leader knows (followers: the metadata's).
+func (v *PartitionView) ISR() []int32 { return v.p.isr }
+
+// setCaughtUp is called once the broker's metadata has caught up with the
+// controller: from then on replicas follow metadata, starting from the whole
+// image (Kafka publishes the first image as one delta).
+func (rm *replicaManager) setCaughtUp() {
+	if rm.ready {
+		return
+	}
+	rm.ready = true
+	for _, p := range rm.image().Partitions() {
+		rm.apply(p)
+	}
+}
+
+// metadataApplied reacts to one committed metadata batch.
+func (rm *replicaManager) metadataApplied(batch metadata.Batch) {
+	if !rm.ready {
+		return
+	}
+	im := rm.image()
+	for _, r := range batch {
+		switch {
+		case r.Partition != nil:
+			rm.apply(im.Partition(metadata.TopicPartition{Topic: r.Partition.Topic, Partition: r.Partition.Partition}))
+		case r.PartitionChange != nil:
+			rm.apply(im.Partition(metadata.TopicPartition{Topic: r.PartitionChange.Topic, Partition: r.PartitionChange.Partition}))
+		}
+	}
+}
+
+// apply brings a hosted partition in line with its registration.
+func (rm *replicaManager) apply(reg *metadata.Partition) {
+	if reg == nil || !slices.Contains(reg.Replicas, rm.id()) {
+		return
+	}
+	p := rm.parts[reg.TopicPartition]
+	if p == nil {
+		p = &partition{rm: rm, tp: reg.TopicPartition, leader: metadata.NoLeader, leaderEpoch: -1, partitionEpoch: -1}
+		rm.parts[reg.TopicPartition] = p
+		i := sort.Search(len(rm.order), func(i int) bool { return !rm.order[i].Less(reg.TopicPartition) })
+		rm.order = slices.Insert(rm.order, i, reg.TopicPartition)
+	}
+	if p.known && reg.PartitionEpoch < p.partitionEpoch {
+		return // stale
+	}
+	if p.log == nil {
+		rm.openLog(p)
+	}
+	t := rm.image().Topics[reg.Topic]
+	p.minISR = t.EffectiveMinISR()
+	p.replicas = slices.Clone(reg.Replicas)
+	p.recovering = reg.Recovering
+	newEpoch := !p.known || reg.LeaderEpoch > p.leaderEpoch
+	p.known = true
+	if reg.PartitionEpoch != p.partitionEpoch {
+		p.pending = nil // the state moved on: an in-flight change is moot
+	}
+	p.partitionEpoch = reg.PartitionEpoch
+	switch {
+	case reg.Leader == rm.id() && (newEpoch || !p.isLeader):
+		rm.makeLeader(p, reg)
+	case reg.Leader == rm.id():
+		p.isr = slices.Clone(reg.ISR)
+		p.maybeIncrementHW()
+	case newEpoch || p.isLeader || p.leader != reg.Leader:
+		rm.makeFollower(p, reg)
+	default:
+		p.isr = slices.Clone(reg.ISR)
+	}
+}
+
+func (rm *replicaManager) openLog(p *partition) {
+	dir := dataDir + "/" + p.tp.String()
+	cfg := rm.logConfig(p.tp.Topic)
+	log, rec := partlog.Open(rm.n.env.Disk(), rm.gate, dir, cfg, rm.startCkpt[p.tp.String()])
+	p.log = log
+	p.hw = min(rm.hwCkpt[p.tp.String()], log.LEO())
+	if rec.TruncatedBytes > 0 || rec.DeletedSegments > 0 {
+		rm.note("log-recovery", "%s: cut %d bytes and %d segments at offset %d (%s)", p.tp, rec.TruncatedBytes, rec.DeletedSegments, rec.TruncatedAt, rec.CorruptionReason)
+	}
+	if a := rm.audit(); a != nil {
+		a.ReplicaRecovered(rm.id(), p.tp, log, rec)
+	}
+	if rm.cfg.Bugs.HWTruncation && p.hw < log.LEO() {
+		// Before KIP-101 a restarted replica cut its log to its high
+		// watermark, trusting what it had checkpointed.
+		rm.truncate(p, p.hw, "restart: truncate to high watermark (hw-truncation)")
+	}
+}
+
+// logConfig merges the topic's configs over the broker's defaults.
+func (rm *replicaManager) logConfig(topic string) partlog.Config {
+	cfg := rm.cfg.Log
+	cfg.NoLeaderEpochs = rm.cfg.Bugs.HWTruncation
+	cfg.UntrackedProducers = rm.cfg.Bugs.ProducerStateNotReplicated
+	t := rm.image().Topics[topic]
+	if t == nil {
+		return cfg
+	}
+	for k, v := range t.Configs { // kafkasim:orderless: each key sets its own field
+		n, err := strconv.ParseInt(v, 10, 64)
+		switch k {
+		case "cleanup.policy":
+			cfg.Compact = v == "compact" || v == "compact,delete"
+		case "segment.bytes":
+			if err == nil {
+				cfg.SegmentBytes = n
+			}
+		case "retention.ms":
+			if err == nil {
+				cfg.RetentionTime = time.Duration(n) * time.Millisecond
+			}
+		case "retention.bytes":
+			if err == nil {
+				cfg.RetentionBytes = n
+			}
+		case "flush.messages":
+			if err == nil {
+				cfg.FlushIntervalMessages = n
+			}
+		}
+	}
+	if cfg.FlushIntervalMessages <= 0 {
+		cfg.FlushIntervalMessages = math.MaxInt64
+	}
+	return cfg
+}
+
+func (rm *replicaManager) truncate(p *partition, to int64, why string) {
+	if to >= p.log.LEO() {
+		p.log.TruncateTo(to) // still trims epoch entries past the end
+		return
+	}
+	removed := p.log.Batches(to)
+	p.log.TruncateTo(to)
+	p.hw = min(p.hw, p.log.LEO())
+	rm.note("truncate", "%s to %d: %s", p.tp, p.log.LEO(), why)
+	if a := rm.audit(); a != nil {
+		a.ReplicaTruncated(rm.id(), p.tp, to, removed, why)
+	}
+}
+
+// makeLeader: this broker leads p from now on. A new epoch starts at the log
+// end (recorded in the epoch cache before any write of the epoch); followers'
+// positions are unknown until they fetch; the high watermark stays what this
+// replica knew as a follower until every ISR member has fetched.
+func (rm *replicaManager) makeLeader(p *partition, reg *metadata.Partition) {
+	rm.stopFetching(p)
+	newEpoch := reg.LeaderEpoch > p.leaderEpoch || !p.isLeader
+	p.isLeader = true
+	p.leader = rm.id()
+	p.leaderEpoch = reg.LeaderEpoch
+	p.isr = slices.Clone(reg.ISR)
+	p.pending = nil
+	p.failed = false
+	if newEpoch {
+		p.epochStart = p.log.LEO()
+		p.log.AssignEpoch(p.leaderEpoch)
+		now := rm.now()
+		p.followers = nil
+		for _, r := range p.replicas {
+			if r == rm.id() {
+				continue
+			}
+			f := &followerState{id: r, leo: -1, lastFetchLeaderLEO: -1, brokerEpoch: -1}
+			if slices.Contains(p.isr, r) {
+				f.lastCaughtUp = now
+			}
+			p.followers = append(p.followers, f)
+		}
+		rm.note("partition-leader", "%s leader epoch %d, start offset %d, isr %v", p.tp, p.leaderEpoch, p.epochStart, p.isr)
+		if a := rm.audit(); a != nil {
+			a.PartitionLeader(rm.id(), p.tp, p.leaderEpoch, p.log, p.recovering)
+		}
+	}
+	if p.recovering && len(p.isr) == 1 {
+		// An uncleanly elected leader reports that it has recovered (KIP-704).
+		rm.alter.submit(p, []int32{rm.id()}, true)
+	}
+	p.maybeIncrementHW()
+}
+
+// makeFollower: p is led elsewhere (or nowhere). Its log is not truncated
+// (KIP-101): divergence is found by fetching.
+func (rm *replicaManager) makeFollower(p *partition, reg *metadata.Partition) {
+	wasLeader := p.isLeader
+	p.isLeader = false
+	p.leader = reg.Leader
+	p.leaderEpoch = reg.LeaderEpoch
+	p.isr = slices.Clone(reg.ISR)
+	p.pending = nil
+	p.followers = nil
+	p.failed = false
+	if wasLeader {
+		rm.failProduces(p)
+		rm.wakeParked(p.tp)
+	}
+	p.hw = min(p.hw, p.log.LEO())
+	if rm.cfg.Bugs.HWTruncation && p.hw < p.log.LEO() {
+		rm.truncate(p, p.hw, "become follower: truncate to high watermark (hw-truncation)")
+	}
+	rm.stopFetching(p)
+	if reg.Leader != metadata.NoLeader {
+		rm.startFetching(p, reg.Leader)
+	}
+}
+
+// caughtUp: the follower's log end equals the leader's, or it was caught up
+// within replica.lag.time.max.ms.
+func (p *partition) caughtUp(f *followerState, now time.Duration) bool {
+	return f.leo == p.log.LEO() || now-f.lastCaughtUp <= p.rm.cfg.ReplicaLagTimeMax
+}
+
+// eligible: the follower may join the ISR: registered, unfenced, not shutting
+// down, and (KIP-903) fetching with its current broker epoch.
+func (p *partition) eligible(f *followerState) bool {
+	b, ok := p.rm.image().Brokers[f.id]
+	return ok && b.Active() && (f.brokerEpoch == -1 || f.brokerEpoch == b.Epoch)
+}
+
+// maybeIncrementHW advances the leader's high watermark to the smallest log
+// end among the leader, the (maximal) ISR and any caught-up eligible replica,
+// never backwards, and not at all while the ISR is smaller than min ISR
+// (KIP-966's strict rule, which is what makes ELR members safe to elect).
+func (p *partition) maybeIncrementHW() bool {
+	if !p.isLeader {
+		return false
+	}
+	rm := p.rm
+	if len(p.isr) < p.effectiveMinISR() && !rm.cfg.Bugs.NoStrictMinISR {
+		return false
+	}
+	now := rm.now()
+	newHW := p.log.LEO()
+	maximal := p.maximalISR()
+	for _, f := range p.followers {
+		if f.leo < newHW && (slices.Contains(maximal, f.id) || (p.caughtUp(f, now) && p.eligible(f))) {
+			newHW = f.leo
+		}
+	}
+	if newHW <= p.hw {
+		return false
+	}
+	p.hw = newHW
+	if a := rm.audit(); a != nil {
+		a.ReplicaHW(rm.id(), p.tp, p.leaderEpoch, true, p.hw, p.log)
+	}
+	rm.completeProduces(p)
+	rm.wakeParked(p.tp)
+	return true
+}
+
+// setFollowerHW is a follower's high watermark: the leader's, bounded by its
+// own log end. It can go down (a new leader may know a lower one).
+func (p *partition) setFollowerHW(leaderHW int64) {
+	hw := min(leaderHW, p.log.LEO())
+	if hw == p.hw {
+		return
+	}
+	p.hw = hw
+	if a := p.rm.audit(); a != nil {
+		a.ReplicaHW(p.rm.id(), p.tp, p.leaderEpoch, false, p.hw, p.log)
+	}
+}
+
+// updateFollowerFetchState records a follower's fetch (Kafka's
+// Replica.updateFetchStateOrThrow), then maybe expands the ISR and advances
+// the high watermark.
+func (p *partition) updateFollowerFetchState(f *followerState, fetchOffset, leaderEnd int64, brokerEpoch int64) {
+	now := p.rm.now()
+	switch {
+	case fetchOffset >= leaderEnd:
+		f.lastCaughtUp = max(f.lastCaughtUp, now)
+	case fetchOffset >= f.lastFetchLeaderLEO:
+		f.lastCaughtUp = max(f.lastCaughtUp, f.lastFetchTime)
+	}
+	f.leo = fetchOffset
+	f.lastFetchLeaderLEO = max(leaderEnd, f.lastFetchLeaderLEO)
+	f.lastFetchTime = now
+	if brokerEpoch >= 0 {
+		f.brokerEpoch = brokerEpoch
+	}
+	p.maybeExpandISR(f)
+	p.maybeIncrementHW()
+}
+
+// maybeExpandISR adds a follower that has caught up to the high watermark and
+// to the start of the current leader epoch (KAFKA-7128: a follower short of
+// the epoch start could be elected without data committed before it).
+func (p *partition) maybeExpandISR(f *followerState) {
+	if p.pending != nil || slices.Contains(p.isr, f.id) || !p.eligible(f) {
+		return
+	}
+	if f.leo < p.hw {
+		return
+	}
+	if f.leo < p.epochStart && !p.rm.cfg.Bugs.ISRJoinAtStaleHW {
+		return
+	}
+	p.rm.alter.submit(p, append(slices.Clone(p.isr), f.id), false)
+}
+
+// shrinkISRs removes followers that have not caught up within
+// replica.lag.time.max.ms (checked every half of it).
+func (rm *replicaManager) shrinkISRs() {
+	now := rm.now()
+	for _, tp := range rm.order {
+		p := rm.parts[tp]
+		if !p.isLeader || p.pending != nil {
+			continue
+		}
+		var keep []int32
+		for _, r := range p.isr {
+			f := p.follower(r)
+			if r == rm.id() || (f != nil && p.caughtUp(f, now)) {
+				keep = append(keep, r)
+			}
+		}
+		if len(keep) < len(p.isr) {
+			rm.note("isr-shrink", "%s isr %v -> %v", p.tp, p.isr, keep)
+			rm.alter.submit(p, keep, false)
+		}
+	}
+}
+
+// committedISRChanged is the AlterPartition answer for p: the new ISR is
+// committed.
+func (p *partition) committedISRChanged(isr []int32, partitionEpoch int32) {
+	rm := p.rm
+	for _, r := range isr {
+		if !slices.Contains(p.isr, r) {
+			if a := rm.audit(); a != nil {
+				a.ISRJoined(rm.id(), p.tp, r)
+			}
+		}
+	}
+	p.isr = slices.Clone(isr)
+	p.partitionEpoch = partitionEpoch
+	p.pending = nil
+	p.maybeIncrementHW()
+	rm.completeProduces(p)
+}

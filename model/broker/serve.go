@@ -1,0 +1,294 @@
+package broker
+
+import (
+	"slices"
+	"time"
+
+	"kafkasim/model/metadata"
+	"kafkasim/model/proto"
+	"kafkasim/model/record"
+	"kafkasim/sim"
+)
+
+// Serving reads: fetches from followers and consumers (with long polling),
+// ListOffsets, OffsetsForLeaderEpoch, Metadata and InitProducerId.
+
+func singleBatch(b *record.Batch) []*record.Batch { return []*record.Batch{b} }
+
+type parkedFetch struct {
+	from     sim.NodeID
+	req      *proto.FetchRequest
+	deadline time.Duration
+	timer    sim.TimerID
+	done     bool
+}
+
+type parkedTimeout struct{ p *parkedFetch }
+
+// deliver routes the data-plane messages; it reports whether m was one.
+func (rm *replicaManager) deliver(from sim.NodeID, m sim.Message) bool {
+	switch m := m.(type) {
+	case *proto.ProduceRequest:
+		rm.handleProduce(from, m)
+	case *proto.FetchRequest:
+		rm.handleFetch(from, m, rm.now()+m.MaxWait)
+	case *proto.FetchResponse:
+		rm.handleFetchResponse(from, m)
+	case *proto.ListOffsetsRequest:
+		rm.handleListOffsets(from, m)
+	case *proto.OffsetsForLeaderEpochRequest:
+		rm.handleOffsetsForLeaderEpoch(from, m)
+	case *proto.MetadataRequest:
+		rm.handleMetadata(from, m)
+	case *proto.InitProducerIDRequest:
+		rm.handleInitProducerID(from, m)
+	case *proto.AlterPartitionResponse:
+		rm.alter.handleResponse(from, m)
+	case *sim.Disconnected:
+		rm.peerDisconnected(m.Peer)
+		return false // the lifecycle may care too
+	default:
+		return false
+	}
+	return true
+}
+
+// fire handles the replica manager's timers; it reports whether t was one.
+func (rm *replicaManager) fire(t sim.Timer) bool {
+	switch t := t.(type) {
+	case produceTimeout:
+		rm.produceTimedOut(t.req)
+	case parkedTimeout:
+		if !t.p.done {
+			rm.unpark(t.p)
+			rm.handleFetch(t.p.from, t.p.req, 0)
+		}
+	case fetcherTimer:
+		rm.fetcherTimer(t)
+	case alterTimer:
+		rm.alter.timer(t)
+	case rmTick:
+		rm.tick(t.kind)
+	default:
+		return false
+	}
+	return true
+}
+
+func (rm *replicaManager) unpark(p *parkedFetch) {
+	p.done = true
+	rm.n.env.Cancel(p.timer)
+	rm.parked = slices.DeleteFunc(rm.parked, func(x *parkedFetch) bool { return x == p })
+}
+
+// wakeParked re-runs the parked fetches that read tp: it has new data, a new
+// high watermark, or a new leader.
+func (rm *replicaManager) wakeParked(tp metadata.TopicPartition) {
+	if len(rm.parked) == 0 {
+		return
+	}
+	var wake []*parkedFetch
+	for _, p := range rm.parked {
+		for _, fp := range p.req.Partitions {
+			if fp.Topic == tp.Topic && fp.Partition == tp.Partition {
+				wake = append(wake, p)
+				break
+			}
+		}
+	}
+	for _, p := range wake {
+		rm.unpark(p)
+		rm.handleFetch(p.from, p.req, p.deadline)
+	}
+}
+
+// handleFetch answers a fetch, or parks it until deadline if nothing is there
+// yet (fetch.max.wait.ms / replica.fetch.wait.max.ms).
+func (rm *replicaManager) handleFetch(from sim.NodeID, m *proto.FetchRequest, deadline time.Duration) {
+	resp := &proto.FetchResponse{CorrelationID: m.CorrelationID}
+	follower := m.ReplicaID >= 0
+	anything := false
+	for _, fp := range m.Partitions {
+		r := rm.fetchPartition(m, fp, follower)
+		if r.Error != proto.None || r.Diverging != nil || len(r.Batches) > 0 {
+			anything = true
+		}
+		resp.Partitions = append(resp.Partitions, r)
+	}
+	if !anything && deadline > rm.now() {
+		p := &parkedFetch{from: from, req: m, deadline: deadline}
+		p.timer = rm.n.env.After(deadline-rm.now(), parkedTimeout{p: p})
+		rm.parked = append(rm.parked, p)
+		return
+	}
+	rm.gate.Send(from, resp)
+}
+
+func (rm *replicaManager) fetchPartition(m *proto.FetchRequest, fp proto.FetchPartition, follower bool) proto.FetchPartitionResponse {
+	tp := metadata.TopicPartition{Topic: fp.Topic, Partition: fp.Partition}
+	r := proto.FetchPartitionResponse{TopicPartition: fp.TopicPartition, HighWatermark: -1, LogStartOffset: -1, LogEndOffset: -1}
+	p := rm.parts[tp]
+	switch {
+	case p == nil || p.log == nil:
+		r.Error = proto.NotLeaderOrFollower
+		if rm.image().Partition(tp) == nil {
+			r.Error = proto.UnknownTopicOrPartition
+		}
+		return r
+	case fp.CurrentLeaderEpoch >= 0 && fp.CurrentLeaderEpoch < p.leaderEpoch:
+		r.Error = proto.FencedLeaderEpoch
+		return r
+	case fp.CurrentLeaderEpoch > p.leaderEpoch:
+		r.Error = proto.UnknownLeaderEpoch
+		return r
+	case !p.isLeader:
+		r.Error = proto.NotLeaderOrFollower
+		return r
+	}
+	r.LeaderEpoch = p.leaderEpoch
+	r.HighWatermark = p.hw
+	r.LogStartOffset = p.log.LogStartOffset()
+	r.LogEndOffset = p.log.LEO()
+	var f *followerState
+	if follower {
+		if f = p.follower(m.ReplicaID); f == nil {
+			r.Error = proto.UnknownLeaderEpoch // not a replica of this partition
+			return r
+		}
+		if b, ok := rm.image().Brokers[m.ReplicaID]; ok && m.BrokerEpoch >= 0 && b.Epoch > m.BrokerEpoch {
+			r.Error = proto.NotLeaderOrFollower // a fetch from the broker's previous life
+			return r
+		}
+		if fp.LastFetchedEpoch >= 0 && fp.FetchOffset > 0 {
+			var e int32
+			var end int64
+			if rm.cfg.Bugs.EpochLookupFirstGreater {
+				e, end = p.log.Epochs().FirstGreaterStart(fp.LastFetchedEpoch, p.log.LEO())
+			} else {
+				e, end = p.log.Epochs().EndOffsetFor(fp.LastFetchedEpoch, p.log.LEO())
+			}
+			if end == -1 || e == -1 {
+				r.Error = proto.OffsetOutOfRange
+				return r
+			}
+			if e < fp.LastFetchedEpoch || end < fp.FetchOffset {
+				r.Diverging = &proto.EpochEndOffset{Epoch: e, EndOffset: end}
+				return r
+			}
+		}
+	}
+	upTo := p.hw
+	if follower {
+		upTo = p.log.LEO()
+	}
+	if fp.FetchOffset < p.log.LogStartOffset() || fp.FetchOffset > p.log.LEO() {
+		r.Error = proto.OffsetOutOfRange
+		return r
+	}
+	maxBytes := fp.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = 1 << 20
+	}
+	if fp.FetchOffset < upTo {
+		r.Batches = p.log.Read(fp.FetchOffset, upTo, maxBytes)
+	}
+	if follower {
+		// The answer carries the high watermark from before this fetch
+		// moved it: followers learn commits one round trip late.
+		p.updateFollowerFetchState(f, fp.FetchOffset, r.LogEndOffset, m.BrokerEpoch)
+	}
+	return r
+}
+
+func (rm *replicaManager) handleListOffsets(from sim.NodeID, m *proto.ListOffsetsRequest) {
+	resp := &proto.ListOffsetsResponse{CorrelationID: m.CorrelationID}
+	for _, q := range m.Partitions {
+		r := proto.ListOffsetsPartitionResponse{TopicPartition: q.TopicPartition, Offset: -1, LeaderEpoch: -1}
+		p := rm.parts[metadata.TopicPartition{Topic: q.Topic, Partition: q.Partition}]
+		switch {
+		case p == nil || !p.isLeader || p.log == nil:
+			r.Error = proto.NotLeaderOrFollower
+		case q.CurrentLeaderEpoch >= 0 && q.CurrentLeaderEpoch < p.leaderEpoch:
+			r.Error = proto.FencedLeaderEpoch
+		case q.CurrentLeaderEpoch > p.leaderEpoch:
+			r.Error = proto.UnknownLeaderEpoch
+		case q.Timestamp == proto.ListEarliest:
+			r.Offset, r.LeaderEpoch = p.log.LogStartOffset(), p.leaderEpoch
+		case p.epochStart > p.hw:
+			// KIP-207: a new leader answers "latest" only once its high
+			// watermark has reached the start of its epoch.
+			r.Error = proto.OffsetNotAvailable
+		default:
+			r.Offset, r.LeaderEpoch = p.hw, p.leaderEpoch
+		}
+		resp.Partitions = append(resp.Partitions, r)
+	}
+	rm.gate.Send(from, resp)
+}
+
+func (rm *replicaManager) handleOffsetsForLeaderEpoch(from sim.NodeID, m *proto.OffsetsForLeaderEpochRequest) {
+	resp := &proto.OffsetsForLeaderEpochResponse{CorrelationID: m.CorrelationID}
+	for _, q := range m.Partitions {
+		r := proto.OffsetsForLeaderEpochPartitionResponse{TopicPartition: q.TopicPartition, LeaderEpoch: -1, EndOffset: -1}
+		p := rm.parts[metadata.TopicPartition{Topic: q.Topic, Partition: q.Partition}]
+		switch {
+		case p == nil || !p.isLeader || p.log == nil:
+			r.Error = proto.NotLeaderOrFollower
+		case q.CurrentLeaderEpoch >= 0 && q.CurrentLeaderEpoch < p.leaderEpoch:
+			r.Error = proto.FencedLeaderEpoch
+		case q.CurrentLeaderEpoch > p.leaderEpoch:
+			r.Error = proto.UnknownLeaderEpoch
+		default:
+			r.LeaderEpoch, r.EndOffset = p.log.Epochs().EndOffsetFor(q.LeaderEpoch, p.log.LEO())
+		}
+		resp.Partitions = append(resp.Partitions, r)
+	}
+	rm.gate.Send(from, resp)
+}
+
+// handleMetadata answers from this broker's committed metadata: unfenced
+// brokers, and each partition's leader and epoch as this broker knows them
+// (possibly stale, as in Kafka).
+func (rm *replicaManager) handleMetadata(from sim.NodeID, m *proto.MetadataRequest) {
+	im := rm.image()
+	resp := &proto.MetadataResponse{CorrelationID: m.CorrelationID}
+	for _, id := range im.BrokerIDs() {
+		b := im.Brokers[id]
+		if node, ok := rm.n.cfg.Nodes[id]; ok && !b.Fenced {
+			resp.Brokers = append(resp.Brokers, proto.MetadataBroker{ID: id, Node: node, Rack: b.Rack})
+		}
+	}
+	topics := m.Topics
+	if topics == nil {
+		topics = im.TopicNames()
+	}
+	for _, name := range topics {
+		t, ok := im.Topics[name]
+		mt := proto.MetadataTopic{Name: name}
+		if !ok {
+			mt.Error = proto.UnknownTopicOrPartition
+		} else {
+			for _, p := range t.Partitions {
+				mt.Partitions = append(mt.Partitions, proto.MetadataPartition{Partition: p.Partition, Leader: p.Leader,
+					LeaderEpoch: p.LeaderEpoch, Replicas: slices.Clone(p.Replicas), ISR: slices.Clone(p.ISR)})
+			}
+		}
+		resp.Topics = append(resp.Topics, mt)
+	}
+	rm.gate.Send(from, resp)
+}
+
+// handleInitProducerID hands out a producer id, unique in the cluster: the
+// broker's epoch (a metadata offset, unique among registrations) and a
+// counter. (Kafka allocates blocks through the controller; the uniqueness is
+// what matters.)
+func (rm *replicaManager) handleInitProducerID(from sim.NodeID, m *proto.InitProducerIDRequest) {
+	resp := &proto.InitProducerIDResponse{CorrelationID: m.CorrelationID}
+	if rm.n.life.epoch < 0 {
+		resp.Error = proto.BrokerNotAvailable
+	} else {
+		rm.nextPID++
+		resp.ProducerID = rm.n.life.epoch<<20 | rm.nextPID
+	}
+	rm.gate.Send(from, resp)
+}

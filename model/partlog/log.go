@@ -1,0 +1,524 @@
+// Package partlog is a partition replica's log: record batches in segment
+// files on the simulated disk, the leader-epoch cache and its checkpoint,
+// the idempotent producers' state, recovery after a crash, the flush policy,
+// retention and compaction. Offsets are never renumbered.
+//
+// The batches of a log are also kept decoded in memory (the broker serves
+// reads from them, as it would from the page cache); the disk holds their
+// real bytes, which is what a restart recovers from. Corruption on disk is
+// therefore found, by CRC, when the log is next recovered.
+package partlog
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"kafkasim/model/record"
+	"kafkasim/model/storage"
+	"kafkasim/sim"
+)
+
+// Config is a partition log's topic-level configuration.
+type Config struct {
+	// SegmentBytes is segment.bytes (1 GiB).
+	SegmentBytes int64
+	// FlushIntervalMessages is flush.messages (log.flush.interval.messages):
+	// fsync after this many messages; math.MaxInt64 (Kafka's default) never.
+	FlushIntervalMessages int64
+	// RetentionTime is retention.ms (7 days); negative keeps forever.
+	RetentionTime time.Duration
+	// RetentionBytes is retention.bytes; negative keeps everything.
+	RetentionBytes int64
+	// Compact is cleanup.policy=compact.
+	Compact bool
+	// NoLeaderEpochs switches on the bug zoo's hw-truncation's half that
+	// lives in the log: batches carry no leader epoch (Kafka before KIP-101).
+	NoLeaderEpochs bool
+	// UntrackedProducers is the bug zoo's producer-state-not-replicated:
+	// producer state is not kept from replicated batches nor rebuilt from
+	// the log, only from what this replica appended as leader.
+	UntrackedProducers bool
+}
+
+// DefaultConfig has Kafka's defaults.
+func DefaultConfig() Config {
+	return Config{SegmentBytes: 1 << 30, FlushIntervalMessages: math.MaxInt64, RetentionTime: 7 * 24 * time.Hour, RetentionBytes: -1}
+}
+
+type segment struct {
+	base      int64
+	file      string
+	size      int64
+	batches   []*record.Batch
+	positions []int64
+	dirty     bool // written since its last fsync
+}
+
+func (s *segment) next() int64 {
+	if len(s.batches) == 0 {
+		return s.base
+	}
+	return s.batches[len(s.batches)-1].NextOffset()
+}
+
+// Log is one partition replica's log.
+type Log struct {
+	disk      *sim.Disk
+	gate      *storage.Gate
+	dir       string
+	cfg       Config
+	segs      []*segment
+	start     int64
+	epochs    EpochCache
+	producers *ProducerState
+	unflushed int64
+	// RecoveryPoint is the offset up to which the log is known flushed.
+	RecoveryPoint int64
+}
+
+// Recovery reports what opening a log found.
+type Recovery struct {
+	Batches          int
+	TruncatedBytes   int64
+	DeletedSegments  int
+	TruncatedAt      int64 // the offset recovery cut at, or -1
+	CorruptionReason string
+}
+
+// SegmentFile names a segment as Kafka does: the base offset in 20 digits.
+func SegmentFile(dir string, base int64) string { return fmt.Sprintf("%s/%020d.log", dir, base) }
+
+// EpochCheckpointFile is the partition's leader-epoch-checkpoint.
+func EpochCheckpointFile(dir string) string { return dir + "/leader-epoch-checkpoint" }
+
+// Open loads a log from disk, validating every batch (CRC, offsets): it keeps
+// the longest valid prefix, truncates the segment where it ends and deletes
+// the segments after it. logStart is the log start offset from the broker's
+// checkpoint (or 0).
+func Open(disk *sim.Disk, gate *storage.Gate, dir string, cfg Config, logStart int64) (*Log, Recovery) {
+	l := &Log{disk: disk, gate: gate, dir: dir, cfg: cfg, start: logStart}
+	rec := Recovery{TruncatedAt: -1}
+	var files []string
+	for _, f := range disk.List(dir + "/") {
+		if strings.HasSuffix(f, ".log") && strings.Count(f[len(dir)+1:], "/") == 0 {
+			files = append(files, f)
+		}
+	}
+	sort.Strings(files)
+	broken := false
+	for _, f := range files {
+		base, err := strconv.ParseInt(strings.TrimSuffix(f[len(dir)+1:], ".log"), 10, 64)
+		if err != nil || broken {
+			disk.Remove(f)
+			rec.DeletedSegments++
+			continue
+		}
+		seg := &segment{base: base, file: f}
+		data, err := disk.ReadFile(f)
+		pos := int64(0)
+		if err != nil {
+			rec.CorruptionReason = err.Error()
+			broken = true
+		}
+		for !broken && pos < int64(len(data)) {
+			b, n, derr := record.Decode(data[pos:])
+			// Offsets only grow (compaction leaves gaps, never overlaps).
+			expected := l.nextOffsetAfter(seg)
+			if derr != nil || (expected >= 0 && b.BaseOffset < expected) {
+				broken = true
+				if derr != nil {
+					rec.CorruptionReason = derr.Error()
+				} else {
+					rec.CorruptionReason = fmt.Sprintf("batch at %d, expected %d", b.BaseOffset, expected)
+				}
+				break
+			}
+			seg.batches = append(seg.batches, b)
+			seg.positions = append(seg.positions, pos)
+			pos += int64(n)
+			rec.Batches++
+		}
+		if int64(len(data)) > pos {
+			rec.TruncatedBytes += int64(len(data)) - pos
+			rec.TruncatedAt = seg.next()
+			disk.Truncate(f, pos)
+		}
+		seg.size = pos
+		l.segs = append(l.segs, seg)
+	}
+	if len(l.segs) == 0 {
+		l.segs = []*segment{{base: logStart, file: SegmentFile(dir, logStart)}}
+	}
+	if l.start < l.segs[0].base {
+		l.start = l.segs[0].base
+	}
+	if l.start > l.LEO() {
+		l.start = l.LEO()
+	}
+	l.RecoveryPoint = l.LEO()
+	// The epoch cache: the checkpoint, cut back to what the log holds, then
+	// every batch's epoch (Kafka re-assigns epochs during recovery).
+	if data, err := storage.ReadCheckpoint(disk, EpochCheckpointFile(dir)); err == nil {
+		if c, err := DecodeEpochCache(data); err == nil {
+			l.epochs = *c
+		}
+	}
+	l.epochs.TruncateFromEnd(l.LEO() + 1)
+	for _, b := range l.Batches(0) {
+		if b.PartitionLeaderEpoch >= 0 {
+			l.epochs.Assign(b.PartitionLeaderEpoch, b.BaseOffset)
+		}
+	}
+	l.rebuildProducers()
+	return l, rec
+}
+
+func (l *Log) nextOffsetAfter(seg *segment) int64 {
+	if len(seg.batches) > 0 {
+		return seg.next()
+	}
+	if len(l.segs) > 0 {
+		return l.segs[len(l.segs)-1].next()
+	}
+	return -1
+}
+
+// Dir is the log's folder.
+func (l *Log) Dir() string { return l.dir }
+
+// Config is the log's configuration.
+func (l *Log) Config() Config { return l.cfg }
+
+// LEO is the log end offset.
+func (l *Log) LEO() int64 { return l.segs[len(l.segs)-1].next() }
+
+// LogStartOffset is the first offset a reader may ask for.
+func (l *Log) LogStartOffset() int64 { return l.start }
+
+// Epochs is the leader-epoch cache.
+func (l *Log) Epochs() *EpochCache { return &l.epochs }
+
+// Producers is the idempotent producers' state.
+func (l *Log) Producers() *ProducerState { return l.producers }
+
+// LatestEpoch is the epoch of the newest cache entry, or -1.
+func (l *Log) LatestEpoch() int32 { return l.epochs.LatestEpoch() }
+
+// Batches lists the batches from the one holding offset from, oldest first.
+func (l *Log) Batches(from int64) []*record.Batch {
+	var out []*record.Batch
+	for _, s := range l.segs {
+		for _, b := range s.batches {
+			if b.LastOffset() >= from {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
+}
+
+// SizeBytes is the log's size on disk.
+func (l *Log) SizeBytes() int64 {
+	var n int64
+	for _, s := range l.segs {
+		n += s.size
+	}
+	return n
+}
+
+// Segments is the number of segments.
+func (l *Log) Segments() int { return len(l.segs) }
+
+// find locates the batch holding offset: segment index and batch index, or
+// the position where it would be.
+func (l *Log) find(offset int64) (int, int) {
+	si := sort.Search(len(l.segs), func(i int) bool { return l.segs[i].next() > offset })
+	if si == len(l.segs) {
+		return si, 0
+	}
+	s := l.segs[si]
+	bi := sort.Search(len(s.batches), func(i int) bool { return s.batches[i].LastOffset() >= offset })
+	return si, bi
+}
+
+// BatchAt returns the batch holding offset, or nil.
+func (l *Log) BatchAt(offset int64) *record.Batch {
+	si, bi := l.find(offset)
+	if si == len(l.segs) || bi == len(l.segs[si].batches) {
+		return nil
+	}
+	if b := l.segs[si].batches[bi]; b.BaseOffset <= offset {
+		return b
+	}
+	return nil
+}
+
+// Read returns whole batches from the one holding from, up to (not
+// including) upTo, and up to maxBytes (at least one batch, as Kafka's
+// minOneMessage).
+func (l *Log) Read(from, upTo int64, maxBytes int) []*record.Batch {
+	var out []*record.Batch
+	size := 0
+	si, bi := l.find(from)
+	for ; si < len(l.segs); si, bi = si+1, 0 {
+		s := l.segs[si]
+		for ; bi < len(s.batches); bi++ {
+			b := s.batches[bi]
+			if b.BaseOffset >= upTo || (len(out) > 0 && size+b.SizeBytes() > maxBytes) {
+				return out
+			}
+			out = append(out, b)
+			size += b.SizeBytes()
+		}
+	}
+	return out
+}
+
+// ErrOffsetMismatch is returned when appended batches do not continue the log.
+var ErrOffsetMismatch = errors.New("batch does not continue the log")
+
+// Append writes batches whose offsets continue the log (a leader stamped
+// them, or a follower copies them), rolling segments as they fill, and
+// updates the epoch cache and producer state. fromLeader says whether this
+// replica leads (for producer-state tracking under the bug switch).
+func (l *Log) Append(batches []*record.Batch, asLeader bool) error {
+	for _, b := range batches {
+		if b.BaseOffset != l.LEO() {
+			return fmt.Errorf("%w: %d at end offset %d", ErrOffsetMismatch, b.BaseOffset, l.LEO())
+		}
+		seg := l.segs[len(l.segs)-1]
+		if seg.size > 0 && seg.size+int64(b.SizeBytes()) > l.cfg.SegmentBytes {
+			seg = l.roll()
+		}
+		data := b.Encode(nil)
+		if err := l.disk.Write(seg.file, seg.size, data); err != nil {
+			return err
+		}
+		seg.batches = append(seg.batches, b)
+		seg.positions = append(seg.positions, seg.size)
+		seg.size += int64(len(data))
+		seg.dirty = true
+		if b.PartitionLeaderEpoch >= 0 && l.epochs.Assign(b.PartitionLeaderEpoch, b.BaseOffset) {
+			l.writeEpochCheckpoint()
+		}
+		if asLeader || !l.cfg.UntrackedProducers {
+			l.producers.Update(b)
+		}
+		l.unflushed += int64(b.Count())
+	}
+	if l.unflushed >= l.cfg.FlushIntervalMessages {
+		l.Flush()
+	}
+	return nil
+}
+
+// AssignEpoch records that epoch starts at the log end (a new leader does this
+// before any write of its epoch, so that followers' lookups find it).
+func (l *Log) AssignEpoch(epoch int32) {
+	if l.cfg.NoLeaderEpochs {
+		return
+	}
+	if l.epochs.Assign(epoch, l.LEO()) {
+		l.writeEpochCheckpoint()
+	}
+}
+
+func (l *Log) writeEpochCheckpoint() {
+	if err := storage.WriteCheckpoint(l.gate, EpochCheckpointFile(l.dir), l.epochs.Encode(), nil); err != nil {
+		// A full disk: recovery rebuilds the cache from the batches.
+		return
+	}
+}
+
+// roll starts a new segment at the log end; the old one is flushed (Kafka
+// flushes a segment when it rolls).
+func (l *Log) roll() *segment {
+	old := l.segs[len(l.segs)-1]
+	if old.dirty {
+		l.gate.Fsync(old.file)
+		old.dirty = false
+	}
+	seg := &segment{base: l.LEO(), file: SegmentFile(l.dir, l.LEO())}
+	l.segs = append(l.segs, seg)
+	return seg
+}
+
+// Flush fsyncs every segment written since its last flush.
+func (l *Log) Flush() {
+	for _, s := range l.segs {
+		if s.dirty {
+			l.gate.Fsync(s.file)
+			s.dirty = false
+		}
+	}
+	l.unflushed = 0
+	l.RecoveryPoint = l.LEO()
+}
+
+// TruncateTo removes every batch that ends at or after offset (a batch that
+// straddles offset goes whole), and the epoch cache entries past it.
+func (l *Log) TruncateTo(offset int64) {
+	if offset >= l.LEO() {
+		l.epochs.TruncateFromEnd(offset)
+		return
+	}
+	si, bi := l.find(offset)
+	if si < len(l.segs) {
+		s := l.segs[si]
+		pos := s.size
+		if bi < len(s.batches) {
+			pos = s.positions[bi]
+		}
+		s.batches = s.batches[:bi]
+		s.positions = s.positions[:bi]
+		s.size = pos
+		s.dirty = true
+		l.disk.Truncate(s.file, pos)
+		for _, later := range l.segs[si+1:] {
+			l.disk.Remove(later.file)
+		}
+		l.segs = l.segs[:si+1]
+		if len(s.batches) == 0 && si > 0 {
+			l.disk.Remove(s.file)
+			l.segs = l.segs[:si]
+		}
+	}
+	l.epochs.TruncateFromEnd(l.LEO())
+	l.writeEpochCheckpoint()
+	l.RecoveryPoint = min(l.RecoveryPoint, l.LEO())
+	l.rebuildProducers()
+}
+
+// TruncateFullyAndStartAt empties the log and restarts it at offset.
+func (l *Log) TruncateFullyAndStartAt(offset int64) {
+	for _, s := range l.segs {
+		l.disk.Remove(s.file)
+	}
+	l.segs = []*segment{{base: offset, file: SegmentFile(l.dir, offset)}}
+	l.start = offset
+	l.epochs = EpochCache{}
+	l.writeEpochCheckpoint()
+	l.RecoveryPoint = offset
+	l.rebuildProducers()
+}
+
+// MaybeIncrementLogStartOffset raises the log start offset (retention, or a
+// follower following its leader's).
+func (l *Log) MaybeIncrementLogStartOffset(offset int64) {
+	if offset > l.start && offset <= l.LEO() {
+		l.start = offset
+		l.epochs.TruncateFromStart(offset)
+	}
+}
+
+func (l *Log) rebuildProducers() {
+	l.producers = NewProducerState()
+	if l.cfg.UntrackedProducers {
+		return
+	}
+	for _, b := range l.Batches(0) {
+		l.producers.Update(b)
+	}
+}
+
+// DeleteOldSegments applies retention: whole segments, oldest first, only
+// below the high watermark, never the active one. nowMs is the broker's
+// clock. It returns how many segments went.
+func (l *Log) DeleteOldSegments(hw int64, nowMs int64) int {
+	deleted := 0
+	size := l.SizeBytes()
+	for len(l.segs) > 1 {
+		s, next := l.segs[0], l.segs[1]
+		if next.base > hw {
+			break
+		}
+		var largest int64
+		for _, b := range s.batches {
+			largest = max(largest, b.MaxTimestamp)
+		}
+		byTime := l.cfg.RetentionTime >= 0 && nowMs-largest > l.cfg.RetentionTime.Milliseconds()
+		bySize := l.cfg.RetentionBytes >= 0 && size-s.size >= l.cfg.RetentionBytes
+		byStart := next.base <= l.start
+		if !byTime && !bySize && !byStart {
+			break
+		}
+		l.disk.Remove(s.file)
+		size -= s.size
+		l.segs = l.segs[1:]
+		deleted++
+	}
+	if deleted > 0 {
+		l.MaybeIncrementLogStartOffset(l.segs[0].base)
+	}
+	return deleted
+}
+
+// Compact keeps, in every segment below the active one and below the high
+// watermark, only the newest record of each key (tombstones too, until they
+// are cleaned a second time). Offsets stay; batches thin out. It returns how
+// many records were removed.
+func (l *Log) Compact(hw int64) int {
+	if !l.cfg.Compact || len(l.segs) < 2 {
+		return 0
+	}
+	limit := min(l.segs[len(l.segs)-1].base, hw)
+	latest := map[string]int64{}
+	for _, b := range l.Batches(0) {
+		if b.BaseOffset >= limit {
+			break
+		}
+		for _, r := range b.Records {
+			if r.Key != nil {
+				latest[string(r.Key)] = b.BaseOffset + int64(r.OffsetDelta)
+			}
+		}
+	}
+	removed := 0
+	for _, s := range l.segs[:len(l.segs)-1] {
+		if s.base >= limit {
+			break
+		}
+		changed := false
+		var kept []*record.Batch
+		for _, b := range s.batches {
+			c := b.Compacted(func(r record.Record, off int64) bool {
+				return r.Key == nil || off >= limit || latest[string(r.Key)] == off
+			})
+			if c != b {
+				changed = true
+				removed += len(b.Records)
+				if c != nil {
+					removed -= len(c.Records)
+				}
+			}
+			if c != nil {
+				kept = append(kept, c)
+			}
+		}
+		if !changed {
+			continue
+		}
+		// Rewrite the segment: a cleaned copy replaces it, as the cleaner's
+		// .cleaned/.swap files do.
+		var data []byte
+		s.positions = s.positions[:0]
+		for _, b := range kept {
+			s.positions = append(s.positions, int64(len(data)))
+			data = b.Encode(data)
+		}
+		s.batches = kept
+		s.size = int64(len(data))
+		tmp := s.file + ".cleaned"
+		if l.disk.WriteFile(tmp, data) == nil {
+			l.gate.Fsync(tmp)
+			l.disk.Rename(tmp, s.file)
+			l.gate.Fsync(s.file)
+		}
+	}
+	return removed
+}

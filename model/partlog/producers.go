@@ -1,0 +1,100 @@
+package partlog
+
+import (
+	"kafkasim/model/proto"
+	"kafkasim/model/record"
+)
+
+// BatchMetadataRetained is how many recent batches the broker remembers per
+// producer, to answer retries (Kafka's NUM_BATCHES_TO_RETAIN).
+const BatchMetadataRetained = 5
+
+// BatchMeta is what is remembered of an idempotent batch.
+type BatchMeta struct {
+	FirstSeq, LastSeq       int32
+	FirstOffset, LastOffset int64
+}
+
+// ProducerEntry is one producer id's state on a partition.
+type ProducerEntry struct {
+	Epoch   int16
+	Batches []BatchMeta
+}
+
+// ProducerState is the idempotent producers' state of one partition replica
+// (Kafka's ProducerStateManager): kept from every batch appended, as leader
+// or follower, and rebuilt from the log after recovery or truncation.
+type ProducerState struct {
+	entries map[int64]*ProducerEntry
+}
+
+// NewProducerState is empty state.
+func NewProducerState() *ProducerState { return &ProducerState{entries: map[int64]*ProducerEntry{}} }
+
+// Entry returns a producer's state, or nil.
+func (p *ProducerState) Entry(pid int64) *ProducerEntry { return p.entries[pid] }
+
+// Len is the number of producers tracked.
+func (p *ProducerState) Len() int { return len(p.entries) }
+
+// Update records an appended batch.
+func (p *ProducerState) Update(b *record.Batch) {
+	if b.ProducerID < 0 {
+		return
+	}
+	e := p.entries[b.ProducerID]
+	if e == nil {
+		e = &ProducerEntry{Epoch: b.ProducerEpoch}
+		p.entries[b.ProducerID] = e
+	}
+	if b.ProducerEpoch > e.Epoch {
+		e.Epoch = b.ProducerEpoch
+		e.Batches = e.Batches[:0]
+	}
+	e.Batches = append(e.Batches, BatchMeta{FirstSeq: b.BaseSequence, LastSeq: b.LastSequence(), FirstOffset: b.BaseOffset, LastOffset: b.LastOffset()})
+	if len(e.Batches) > BatchMetadataRetained {
+		e.Batches = append(e.Batches[:0], e.Batches[len(e.Batches)-BatchMetadataRetained:]...)
+	}
+}
+
+// Check validates a batch a leader is about to append, in Kafka's order
+// (ProducerAppendInfo): a retry of one of the last five batches is a
+// duplicate (answered with its original offsets, nothing appended); an older
+// epoch is fenced; a new epoch must start at sequence 0; otherwise the
+// sequence must follow the last one. A producer the partition has no state
+// for is accepted at any sequence (KIP-360).
+func (p *ProducerState) Check(b *record.Batch) (*BatchMeta, proto.ErrorCode) {
+	if b.ProducerID < 0 {
+		return nil, proto.None
+	}
+	e := p.entries[b.ProducerID]
+	if e == nil {
+		return nil, proto.None
+	}
+	if b.ProducerEpoch == e.Epoch {
+		for i := range e.Batches {
+			m := e.Batches[i]
+			if m.FirstSeq == b.BaseSequence && m.LastSeq == b.LastSequence() {
+				return &m, proto.None
+			}
+		}
+	}
+	if b.ProducerEpoch < e.Epoch {
+		return nil, proto.InvalidProducerEpoch
+	}
+	if b.ProducerEpoch != e.Epoch {
+		if b.BaseSequence != 0 {
+			return nil, proto.OutOfOrderSequenceNumber
+		}
+		return nil, proto.None
+	}
+	if len(e.Batches) == 0 {
+		return nil, proto.None
+	}
+	last := e.Batches[len(e.Batches)-1].LastSeq
+	next := int32((int64(last) + 1) % (1 << 31))
+	if b.BaseSequence != next {
+		return nil, proto.OutOfOrderSequenceNumber
+	}
+	return nil, proto.None
+}

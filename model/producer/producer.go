@@ -1,0 +1,464 @@
+// Package producer is Kafka's producer client as a state machine: a workload
+// that sends records at a rate, the default partitioner (murmur2 of the key,
+// sticky for null keys), the record accumulator (batches per partition,
+// linger.ms, batch.size, real gzip compression), the sender (one produce
+// request per broker, max.in.flight.requests.per.connection, retries with
+// exponential backoff, request.timeout.ms, delivery.timeout.ms), metadata
+// refresh, and the idempotent producer (producer id, epoch, per-partition
+// sequences, local epoch bump after an unresolved batch, KIP-360).
+//
+// Every send is recorded in the history: invoked when the application calls
+// send, completed ok with its offset, fail when no attempt can have been
+// written, info when one might have been.
+package producer
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"kafkasim/checker/history"
+	"kafkasim/model/proto"
+	"kafkasim/model/record"
+	"kafkasim/sim"
+)
+
+// Config is a producer instance's Kafka configuration and workload.
+type Config struct {
+	// Name is the process name in the history ("p-0").
+	Name  string
+	Topic string
+	// Rate is records per second; zero sends nothing.
+	Rate float64
+	// Keys is the key space ("k0".."k{Keys-1}"); zero sends null keys.
+	Keys int
+	// Start and Stop bound when the workload sends (virtual time).
+	Start, Stop time.Duration
+
+	Acks              int16 // acks: -1 (all), 1, 0
+	EnableIdempotence bool
+	LingerMs          time.Duration
+	BatchSize         int
+	Compression       record.Compression
+	Retries           int
+	RetryBackoff      time.Duration
+	RetryBackoffMax   time.Duration
+	DeliveryTimeout   time.Duration
+	RequestTimeout    time.Duration
+	MaxInFlight       int
+	MetadataMaxAge    time.Duration
+	Brokers           []sim.NodeID // bootstrap.servers
+	Recorder          *history.Recorder
+}
+
+// DefaultConfig has Kafka 4.x's producer defaults.
+func DefaultConfig(name, topic string) Config {
+	return Config{Name: name, Topic: topic, Acks: proto.AcksAll, EnableIdempotence: true, LingerMs: 5 * time.Millisecond,
+		BatchSize: 16384, Retries: math.MaxInt32, RetryBackoff: 100 * time.Millisecond, RetryBackoffMax: time.Second,
+		DeliveryTimeout: 120 * time.Second, RequestTimeout: 30 * time.Second, MaxInFlight: 5, MetadataMaxAge: 5 * time.Minute}
+}
+
+type pendingRecord struct {
+	key    *string
+	value  string
+	record record.Record
+}
+
+// outcome of one attempt of a batch.
+type attempt uint8
+
+const (
+	notWritten attempt = iota // definitely not appended
+	maybeWritten
+)
+
+type pbatch struct {
+	partition  int32
+	records    []pendingRecord
+	bytes      int
+	created    time.Duration
+	attempts   int
+	baseSeq    int32
+	epoch      int16
+	built      *record.Batch
+	inflight   bool
+	retryAt    time.Duration // not before
+	maybe      bool          // some attempt may have been appended
+	closed     bool          // full: no more records
+	leaderSeen int32         // the leader epoch of the last attempt's target
+}
+
+type partitionState struct {
+	queue    []*pbatch // oldest first
+	nextSeq  int32
+	inflight int
+}
+
+type inflightReq struct {
+	broker  int32
+	node    sim.NodeID
+	batches []*pbatch
+	timer   sim.TimerID
+}
+
+type partitionInfo struct {
+	leader      int32
+	leaderEpoch int32
+}
+
+type timerKind uint8
+
+const (
+	timerSend timerKind = iota
+	timerSender
+	timerRequest
+	timerMetadata
+	timerMetadataAge
+	timerInitPID
+)
+
+type ptimer struct {
+	kind timerKind
+	corr uint64
+}
+
+// Producer is one producer instance.
+type Producer struct {
+	cfg Config
+	env sim.Env
+	rec *history.Recorder
+
+	valuePrefix string
+	seq         int
+
+	brokers   map[int32]sim.NodeID
+	parts     []partitionInfo
+	metaCorr  uint64
+	metaValid bool
+	bootstrap int
+
+	pid      int64
+	epoch    int16
+	pidCorr  uint64
+	needBump bool
+
+	state    map[int32]*partitionState
+	inflight map[uint64]*inflightReq
+	perNode  map[int32]int
+	corr     uint64
+	sticky   int32
+	stickyN  int
+	senderAt time.Duration // a sender wake-up is scheduled for this time (0: none)
+
+	// Stats for reports and tests.
+	Stats Stats
+}
+
+// Stats counts what the producer did.
+type Stats struct {
+	Sent, Acked, Failed, Indeterminate, Requests, Retries int
+	BytesSent                                             int64
+	RecordsBytes                                          int64
+	LatencySum                                            time.Duration
+	Latencies                                             []time.Duration
+}
+
+// New returns a constructor for a producer.
+func New(cfg Config) func() sim.Node {
+	return func() sim.Node { return &Producer{cfg: cfg} }
+}
+
+// Start begins the workload, after fetching metadata (and a producer id).
+func (p *Producer) Start(env sim.Env) {
+	p.env = env
+	p.rec = p.cfg.Recorder
+	p.valuePrefix = p.cfg.Name
+	if inc := env.Incarnation(); inc > 1 {
+		// Values stay unique across restarts: the counter starts again.
+		p.valuePrefix = fmt.Sprintf("%s/%d", p.cfg.Name, inc)
+		p.record(history.Invoke, history.FRestart, history.NoValue())
+	}
+	p.pid, p.epoch = record.NoProducer, -1
+	p.state = map[int32]*partitionState{}
+	p.inflight = map[uint64]*inflightReq{}
+	p.perNode = map[int32]int{}
+	p.brokers = map[int32]sim.NodeID{}
+	p.sticky = -1
+	p.refreshMetadata()
+	env.After(p.cfg.MetadataMaxAge, ptimer{kind: timerMetadataAge})
+	if p.cfg.Rate > 0 {
+		start := max(p.cfg.Start-env.WorldTime(), 0)
+		env.After(start+p.interval(), ptimer{kind: timerSend})
+	}
+}
+
+func (p *Producer) record(t history.Type, f string, v history.Value) {
+	if p.rec != nil {
+		if t == history.Invoke {
+			p.rec.Invoke(p.cfg.Name, f, v)
+		} else {
+			p.rec.Complete(p.cfg.Name, t, f, v)
+		}
+	}
+}
+
+// interval draws the time to the next send: exponential, mean 1/rate.
+func (p *Producer) interval() time.Duration {
+	mean := float64(time.Second) / p.cfg.Rate
+	return time.Duration(max(p.env.Rand().ExpFloat64()*mean, 1))
+}
+
+// Deliver handles broker answers.
+func (p *Producer) Deliver(from sim.NodeID, m sim.Message) {
+	switch m := m.(type) {
+	case *proto.MetadataResponse:
+		p.handleMetadata(m)
+	case *proto.InitProducerIDResponse:
+		p.handleInitPID(m)
+	case *proto.ProduceResponse:
+		p.handleProduceResponse(m)
+	case *sim.Disconnected:
+		for _, c := range p.inflightFor(m.Peer) {
+			p.failRequest(c, proto.NetworkException)
+		}
+	}
+}
+
+// Fire handles timers.
+func (p *Producer) Fire(t sim.Timer) {
+	pt, ok := t.(ptimer)
+	if !ok {
+		return
+	}
+	switch pt.kind {
+	case timerSend:
+		now := p.env.WorldTime()
+		if p.cfg.Stop > 0 && now >= p.cfg.Stop {
+			return
+		}
+		p.send()
+		p.env.After(p.interval(), ptimer{kind: timerSend})
+	case timerSender:
+		p.senderAt = 0
+		p.runSender()
+	case timerRequest:
+		if _, ok := p.inflight[pt.corr]; ok {
+			p.failRequest(pt.corr, proto.RequestTimedOut)
+		}
+	case timerMetadata:
+		if pt.corr == p.metaCorr {
+			p.metaCorr = 0
+			p.refreshMetadata()
+		}
+	case timerMetadataAge:
+		p.refreshMetadata()
+		p.env.After(p.cfg.MetadataMaxAge, ptimer{kind: timerMetadataAge})
+	case timerInitPID:
+		if pt.corr == p.pidCorr {
+			p.pidCorr = 0
+			p.initProducerID()
+		}
+	}
+}
+
+func (p *Producer) inflightFor(node sim.NodeID) []uint64 {
+	var out []uint64
+	for c, r := range p.inflight { // kafkasim:orderless: sorted below
+		if r.node == node {
+			out = append(out, c)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// --- metadata and producer id -------------------------------------------
+
+func (p *Producer) refreshMetadata() {
+	if p.metaCorr != 0 || len(p.cfg.Brokers) == 0 {
+		return
+	}
+	target := p.cfg.Brokers[p.bootstrap%len(p.cfg.Brokers)]
+	ids := make([]int32, 0, len(p.brokers))
+	for id := range p.brokers { // kafkasim:orderless: sorted below
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	if len(ids) > 0 {
+		target = p.brokers[ids[p.bootstrap%len(ids)]]
+	}
+	p.bootstrap++
+	p.corr++
+	p.metaCorr = p.corr
+	p.env.Send(target, &proto.MetadataRequest{CorrelationID: p.corr, Topics: []string{p.cfg.Topic}})
+	p.env.After(p.cfg.RequestTimeout/10, ptimer{kind: timerMetadata, corr: p.corr})
+}
+
+func (p *Producer) handleMetadata(m *proto.MetadataResponse) {
+	if m.CorrelationID != p.metaCorr {
+		return
+	}
+	p.metaCorr = 0
+	if len(m.Topics) != 1 || m.Topics[0].Error != proto.None || len(m.Brokers) == 0 {
+		p.metaValid = false
+		p.corr++
+		p.metaCorr = p.corr
+		p.env.After(p.cfg.RetryBackoff, ptimer{kind: timerMetadata, corr: p.corr})
+		return
+	}
+	p.brokers = map[int32]sim.NodeID{}
+	for _, b := range m.Brokers {
+		p.brokers[b.ID] = b.Node
+	}
+	parts := make([]partitionInfo, len(m.Topics[0].Partitions))
+	for _, mp := range m.Topics[0].Partitions {
+		if int(mp.Partition) < len(parts) {
+			parts[mp.Partition] = partitionInfo{leader: mp.Leader, leaderEpoch: mp.LeaderEpoch}
+		}
+	}
+	// Metadata can be stale: never go back to an older leader epoch.
+	for i := range parts {
+		if i < len(p.parts) && parts[i].leaderEpoch < p.parts[i].leaderEpoch {
+			parts[i] = p.parts[i]
+		}
+	}
+	p.parts = parts
+	p.metaValid = true
+	if p.cfg.EnableIdempotence && p.pid == record.NoProducer && p.pidCorr == 0 {
+		p.initProducerID()
+	}
+	p.wakeSender(0)
+}
+
+func (p *Producer) initProducerID() {
+	ids := p.brokerIDs()
+	if len(ids) == 0 {
+		p.refreshMetadata()
+		return
+	}
+	p.corr++
+	p.pidCorr = p.corr
+	p.env.Send(p.brokers[ids[int(p.corr)%len(ids)]], &proto.InitProducerIDRequest{CorrelationID: p.corr})
+	p.env.After(p.cfg.RequestTimeout/10, ptimer{kind: timerInitPID, corr: p.corr})
+}
+
+func (p *Producer) handleInitPID(m *proto.InitProducerIDResponse) {
+	if m.CorrelationID != p.pidCorr {
+		return
+	}
+	if m.Error != proto.None {
+		return // the timer retries
+	}
+	p.pidCorr = 0
+	p.pid, p.epoch = m.ProducerID, m.ProducerEpoch
+	p.wakeSender(0)
+}
+
+func (p *Producer) brokerIDs() []int32 {
+	ids := make([]int32, 0, len(p.brokers))
+	for id := range p.brokers { // kafkasim:orderless: sorted below
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// --- the application's send and the accumulator --------------------------
+
+func (p *Producer) send() {
+	p.seq++
+	value := fmt.Sprintf("%s:%d", p.valuePrefix, p.seq)
+	v := history.NoValue()
+	v.Topic, v.Value = p.cfg.Topic, value
+	var key *string
+	var keyBytes []byte
+	if p.cfg.Keys > 0 {
+		k := fmt.Sprintf("k%d", p.env.Rand().IntN(p.cfg.Keys))
+		key = &k
+		keyBytes = []byte(k)
+		v.Key = key
+	}
+	p.record(history.Invoke, history.FSend, v)
+	p.Stats.Sent++
+	// Before any metadata arrives the record waits unpartitioned (Kafka
+	// blocks send() for up to max.block.ms), its delivery timeout running.
+	pr := pendingRecord{key: key, value: value, record: record.Record{Key: keyBytes, Value: []byte(value), Timestamp: p.env.Now().Milliseconds()}}
+	p.append(pr)
+}
+
+func (p *Producer) partitionFor(pr pendingRecord) int32 {
+	n := max(len(p.parts), 1)
+	if pr.key != nil {
+		return PartitionForKey(pr.record.Key, n)
+	}
+	// Sticky partitioning (KIP-794): stay on one partition until a batch's
+	// worth of bytes went to it.
+	if p.sticky < 0 || int(p.sticky) >= n || p.stickyN >= p.cfg.BatchSize {
+		var avail []int32
+		for i, pi := range p.parts {
+			if pi.leader >= 0 {
+				avail = append(avail, int32(i))
+			}
+		}
+		if len(avail) == 0 {
+			p.sticky = int32(p.env.Rand().IntN(n))
+		} else {
+			p.sticky = avail[p.env.Rand().IntN(len(avail))]
+		}
+		p.stickyN = 0
+	}
+	return p.sticky
+}
+
+// pendingUnpartitioned holds records sent before any metadata arrived.
+func (p *Producer) append(pr pendingRecord) {
+	part := p.partitionFor(pr)
+	if !p.metaValid {
+		part = -1
+	}
+	size := 21 + len(pr.record.Key) + len(pr.record.Value)
+	if part >= 0 && pr.key == nil {
+		p.stickyN += size
+	}
+	st := p.partState(part)
+	var b *pbatch
+	if n := len(st.queue); n > 0 {
+		last := st.queue[n-1]
+		if !last.closed && last.attempts == 0 && !last.inflight && last.bytes+size <= p.cfg.BatchSize {
+			b = last
+		}
+	}
+	if b == nil {
+		b = &pbatch{partition: part, created: p.env.Now(), baseSeq: -1}
+		st.queue = append(st.queue, b)
+	}
+	b.records = append(b.records, pr)
+	b.bytes += size
+	if b.bytes+size > p.cfg.BatchSize {
+		b.closed = true
+	}
+	if b.closed {
+		p.wakeSender(0)
+	} else {
+		p.wakeSender(p.cfg.LingerMs)
+	}
+}
+
+func (p *Producer) partState(part int32) *partitionState {
+	st := p.state[part]
+	if st == nil {
+		st = &partitionState{}
+		p.state[part] = st
+	}
+	return st
+}
+
+func (p *Producer) wakeSender(after time.Duration) {
+	at := p.env.Now() + after
+	if p.senderAt != 0 && p.senderAt <= at {
+		return
+	}
+	p.senderAt = at
+	p.env.After(after, ptimer{kind: timerSender})
+}

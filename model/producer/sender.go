@@ -1,0 +1,387 @@
+package producer
+
+import (
+	"slices"
+	"time"
+
+	"kafkasim/checker/history"
+	"kafkasim/model/proto"
+	"kafkasim/model/record"
+)
+
+// The sender: drains ready batches into produce requests, one per leader
+// broker, and settles each batch from the answer.
+
+func (p *Producer) partitionsSorted() []int32 {
+	keys := make([]int32, 0, len(p.state))
+	for k := range p.state { // kafkasim:orderless: sorted below
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// runSender expires overdue batches, then sends what is ready.
+func (p *Producer) runSender() {
+	now := p.env.Now()
+	if st, ok := p.state[-1]; ok && p.metaValid && len(p.parts) > 0 {
+		// Records sent before metadata arrived get their partitions now.
+		delete(p.state, -1)
+		for _, b := range st.queue {
+			for _, pr := range b.records {
+				p.append(pr)
+			}
+		}
+	}
+	p.expire(now)
+	if p.needBump {
+		p.maybeBumpEpoch()
+	}
+	if p.cfg.EnableIdempotence && p.pid == record.NoProducer {
+		if p.pidCorr == 0 && p.metaValid {
+			p.initProducerID()
+		}
+		p.scheduleNext(now)
+		return
+	}
+	byBroker := map[int32][]*pbatch{}
+	var brokers []int32
+	for _, part := range p.partitionsSorted() {
+		if part < 0 || int(part) >= len(p.parts) {
+			continue
+		}
+		info := p.parts[part]
+		if info.leader < 0 {
+			continue
+		}
+		if _, ok := p.brokers[info.leader]; !ok {
+			continue
+		}
+		b := p.nextToSend(part, now)
+		if b == nil || p.perNode[info.leader]+len(byBroker[info.leader]) >= p.cfg.MaxInFlight {
+			continue
+		}
+		if _, seen := byBroker[info.leader]; !seen {
+			brokers = append(brokers, info.leader)
+		}
+		b.leaderSeen = info.leaderEpoch
+		byBroker[info.leader] = append(byBroker[info.leader], b)
+	}
+	slices.Sort(brokers)
+	for _, id := range brokers {
+		p.sendRequest(id, byBroker[id])
+	}
+	p.scheduleNext(now)
+}
+
+// nextToSend picks the batch of a partition that may go now, if any: a
+// retry's backoff must be over; an idempotent producer sends a partition's
+// batches in sequence order and resends a retried batch only when nothing of
+// that partition is in flight, so the broker sees sequences in order.
+func (p *Producer) nextToSend(part int32, now time.Duration) *pbatch {
+	st := p.state[part]
+	if p.needBump && p.cfg.EnableIdempotence {
+		return nil
+	}
+	for _, b := range st.queue {
+		if b.inflight {
+			continue
+		}
+		ready := b.closed || now-b.created >= p.cfg.LingerMs || len(st.queue) > 1
+		if b.attempts > 0 {
+			if now < b.retryAt {
+				return nil
+			}
+			if p.cfg.EnableIdempotence && st.inflight > 0 {
+				return nil
+			}
+			return b
+		}
+		if !ready {
+			return nil
+		}
+		if p.cfg.EnableIdempotence && st.inflight >= p.cfg.MaxInFlight {
+			return nil
+		}
+		return b
+	}
+	return nil
+}
+
+func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
+	p.corr++
+	req := &proto.ProduceRequest{CorrelationID: p.corr, Acks: p.cfg.Acks, Timeout: p.cfg.RequestTimeout}
+	for _, b := range batches {
+		st := p.state[b.partition]
+		if b.built == nil {
+			prod := record.Producer{ID: record.NoProducer}
+			if p.cfg.EnableIdempotence {
+				b.baseSeq, b.epoch = st.nextSeq, p.epoch
+				st.nextSeq += int32(len(b.records))
+				prod = record.Producer{ID: p.pid, Epoch: p.epoch, BaseSequence: b.baseSeq}
+			}
+			recs := make([]record.Record, len(b.records))
+			for i, pr := range b.records {
+				recs[i] = pr.record
+			}
+			b.built = record.New(recs, prod, false, p.cfg.Compression)
+			p.Stats.RecordsBytes += int64(b.built.RecordsBytes())
+		}
+		b.closed = true
+		b.inflight = true
+		b.attempts++
+		if b.attempts > 1 {
+			p.Stats.Retries++
+		}
+		st.inflight++
+		p.Stats.BytesSent += int64(b.built.SizeBytes())
+		req.Partitions = append(req.Partitions, proto.ProducePartition{
+			TopicPartition: proto.TopicPartition{Topic: p.cfg.Topic, Partition: b.partition}, Batch: b.built})
+	}
+	node := p.brokers[broker]
+	p.Stats.Requests++
+	p.env.Send(node, req)
+	if p.cfg.Acks == proto.AcksNone {
+		// acks=0: the send is done once it is on the wire; nobody will say
+		// whether it arrived.
+		for _, b := range batches {
+			p.state[b.partition].inflight--
+			b.inflight = false
+			b.maybe = true
+			p.complete(b, history.Info, -1, "acks=0: no acknowledgement")
+		}
+		return
+	}
+	ir := &inflightReq{broker: broker, node: node, batches: batches}
+	ir.timer = p.env.After(p.cfg.RequestTimeout, ptimer{kind: timerRequest, corr: p.corr})
+	p.inflight[p.corr] = ir
+	p.perNode[broker]++
+}
+
+// scheduleNext wakes the sender for the next linger expiry, retry or expiry.
+func (p *Producer) scheduleNext(now time.Duration) {
+	next := time.Duration(-1)
+	consider := func(t time.Duration) {
+		if t > now && (next < 0 || t < next) {
+			next = t
+		}
+	}
+	for _, part := range p.partitionsSorted() {
+		for _, b := range p.state[part].queue {
+			if !b.inflight {
+				if b.attempts > 0 {
+					consider(b.retryAt)
+				} else {
+					consider(b.created + p.cfg.LingerMs)
+				}
+			}
+			consider(b.created + p.cfg.DeliveryTimeout)
+		}
+	}
+	if next > 0 {
+		p.wakeSender(next - now)
+	}
+}
+
+func (p *Producer) handleProduceResponse(m *proto.ProduceResponse) {
+	ir, ok := p.inflight[m.CorrelationID]
+	if !ok {
+		return // answered after we gave up on it: the batches were settled
+	}
+	p.finishRequest(m.CorrelationID, ir)
+	results := map[int32]proto.ProducePartitionResponse{}
+	for _, r := range m.Partitions {
+		results[r.Partition] = r
+	}
+	for _, b := range ir.batches {
+		r, ok := results[b.partition]
+		if !ok {
+			p.retryOrFail(b, proto.NetworkException, true)
+			continue
+		}
+		if r.Error == proto.None {
+			p.acked(b, r.BaseOffset)
+			continue
+		}
+		p.retryOrFail(b, r.Error, mayHaveAppended(r.Error))
+	}
+	p.runSender()
+}
+
+func (p *Producer) finishRequest(corr uint64, ir *inflightReq) {
+	delete(p.inflight, corr)
+	p.env.Cancel(ir.timer)
+	p.perNode[ir.broker]--
+	for _, b := range ir.batches {
+		b.inflight = false
+		p.state[b.partition].inflight--
+	}
+}
+
+// failRequest settles a request that got no answer: the connection died or
+// it timed out. Whatever it carried may have been appended.
+func (p *Producer) failRequest(corr uint64, err proto.ErrorCode) {
+	ir := p.inflight[corr]
+	p.finishRequest(corr, ir)
+	for _, b := range ir.batches {
+		p.retryOrFail(b, err, true)
+	}
+	p.refreshMetadata()
+	p.runSender()
+}
+
+// mayHaveAppended says whether a batch answered with err may be in the log:
+// the broker appended before it found the trouble, or nobody knows.
+func mayHaveAppended(err proto.ErrorCode) bool {
+	switch err {
+	case proto.NotLeaderOrFollower, proto.NotEnoughReplicas, proto.UnknownTopicOrPartition, proto.InvalidProducerEpoch,
+		proto.OutOfOrderSequenceNumber, proto.InvalidRequiredAcks, proto.KafkaStorageError, proto.UnknownLeaderEpoch,
+		proto.FencedLeaderEpoch:
+		return false
+	}
+	return true // REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND, network errors
+}
+
+func retriable(err proto.ErrorCode) bool {
+	switch err {
+	case proto.NotLeaderOrFollower, proto.NotEnoughReplicas, proto.NotEnoughReplicasAfterAppend, proto.RequestTimedOut,
+		proto.NetworkException, proto.UnknownTopicOrPartition, proto.KafkaStorageError, proto.UnknownLeaderEpoch,
+		proto.FencedLeaderEpoch, proto.OutOfOrderSequenceNumber:
+		return true
+	}
+	return false
+}
+
+func (p *Producer) retryOrFail(b *pbatch, err proto.ErrorCode, maybe bool) {
+	b.maybe = b.maybe || maybe
+	now := p.env.Now()
+	switch err {
+	case proto.NotLeaderOrFollower, proto.UnknownTopicOrPartition, proto.FencedLeaderEpoch, proto.UnknownLeaderEpoch,
+		proto.NetworkException, proto.KafkaStorageError:
+		p.refreshMetadata()
+	}
+	if err == proto.OutOfOrderSequenceNumber && p.cfg.EnableIdempotence && !p.earlierInFlight(b) {
+		// Nothing before this batch is in flight, yet the broker expected
+		// another sequence: the sequence is unresolved; bump the epoch.
+		p.needBump = true
+	}
+	if retriable(err) && b.attempts <= p.cfg.Retries && now-b.created < p.cfg.DeliveryTimeout {
+		b.retryAt = now + p.backoff(b.attempts)
+		return
+	}
+	p.settleFailed(b, err.String())
+}
+
+func (p *Producer) earlierInFlight(b *pbatch) bool {
+	for _, x := range p.state[b.partition].queue {
+		if x == b {
+			return false
+		}
+		if x.inflight {
+			return true
+		}
+	}
+	return false
+}
+
+// backoff is Kafka's ExponentialBackoff: retry.backoff.ms doubling up to
+// retry.backoff.max.ms, with 20% jitter.
+func (p *Producer) backoff(attempts int) time.Duration {
+	d := float64(p.cfg.RetryBackoff)
+	for i := 1; i < attempts && d < float64(p.cfg.RetryBackoffMax); i++ {
+		d *= 2
+	}
+	d = min(d, float64(p.cfg.RetryBackoffMax))
+	jitter := 0.8 + 0.4*p.env.Rand().Float64()
+	return time.Duration(d * jitter)
+}
+
+// settleFailed ends a batch that will not be retried: fail if no attempt can
+// have been appended, info otherwise. An idempotent producer that gives up
+// on a batch that may have been written cannot know the next sequence the
+// broker expects: it bumps its epoch (KIP-360).
+func (p *Producer) settleFailed(b *pbatch, why string) {
+	t := history.Fail
+	if b.maybe {
+		t = history.Info
+		if p.cfg.EnableIdempotence {
+			p.needBump = true
+		}
+	}
+	p.complete(b, t, -1, why)
+}
+
+func (p *Producer) acked(b *pbatch, base int64) {
+	p.complete(b, history.OK, base, "")
+}
+
+// complete records every record of a settled batch and removes it.
+func (p *Producer) complete(b *pbatch, t history.Type, base int64, why string) {
+	st := p.state[b.partition]
+	st.queue = slices.DeleteFunc(st.queue, func(x *pbatch) bool { return x == b })
+	latency := p.env.Now() - b.created
+	for i, pr := range b.records {
+		v := history.NoValue()
+		v.Topic, v.Key, v.Value = p.cfg.Topic, pr.key, pr.value
+		switch t {
+		case history.OK:
+			v.Partition, v.Offset = b.partition, base+int64(i)
+			p.Stats.Acked++
+			p.Stats.LatencySum += latency
+			p.Stats.Latencies = append(p.Stats.Latencies, latency)
+		case history.Fail:
+			v.Error = why
+			p.Stats.Failed++
+		default:
+			if b.partition >= 0 {
+				v.Partition = b.partition
+			}
+			v.Error = why
+			p.Stats.Indeterminate++
+		}
+		p.record(t, history.FSend, v)
+	}
+}
+
+// expire fails batches past delivery.timeout.ms that are not in flight.
+func (p *Producer) expire(now time.Duration) {
+	for _, part := range p.partitionsSorted() {
+		for _, b := range slices.Clone(p.state[part].queue) {
+			if !b.inflight && now-b.created >= p.cfg.DeliveryTimeout {
+				p.settleFailed(b, "delivery.timeout.ms expired")
+			}
+		}
+	}
+}
+
+// maybeBumpEpoch bumps the idempotent epoch once nothing is in flight, and
+// restarts every partition's sequences; batches not yet settled are rebuilt
+// under the new epoch.
+func (p *Producer) maybeBumpEpoch() {
+	if len(p.inflight) > 0 {
+		return
+	}
+	p.needBump = false
+	if !p.cfg.EnableIdempotence || p.pid == record.NoProducer {
+		return
+	}
+	if p.epoch == 32767 {
+		p.pid = record.NoProducer // epoch exhausted: a new producer id
+		return
+	}
+	p.epoch++
+	for _, part := range p.partitionsSorted() {
+		st := p.state[part]
+		st.nextSeq = 0
+		for _, b := range slices.Clone(st.queue) {
+			if b.attempts > 0 && b.maybe {
+				// It may be in the log under the old epoch; sending it again
+				// under the new one could write it twice. Give it up.
+				p.complete(b, history.Info, -1, "unresolved sequence: producer epoch bumped")
+				continue
+			}
+			b.built = nil
+			b.baseSeq = -1
+		}
+	}
+}

@@ -1,0 +1,297 @@
+package proto
+
+import (
+	"fmt"
+	"time"
+
+	"kafkasim/model/record"
+	"kafkasim/sim"
+)
+
+// The data-plane APIs: what producers, readers and follower replicas ask of
+// brokers.
+
+// TopicPartition names a partition on the wire.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// String is "topic-partition".
+func (tp TopicPartition) String() string { return fmt.Sprintf("%s-%d", tp.Topic, tp.Partition) }
+
+// Acks values.
+const (
+	AcksNone   int16 = 0
+	AcksLeader int16 = 1
+	AcksAll    int16 = -1
+)
+
+// ProduceRequest appends batches to partitions the receiver leads.
+type ProduceRequest struct {
+	CorrelationID uint64
+	Acks          int16
+	Timeout       time.Duration
+	Partitions    []ProducePartition
+}
+
+// ProducePartition is one partition's batch.
+type ProducePartition struct {
+	TopicPartition
+	Batch *record.Batch
+}
+
+// ProduceResponse answers a ProduceRequest (never sent for acks=0).
+type ProduceResponse struct {
+	CorrelationID uint64
+	Partitions    []ProducePartitionResponse
+}
+
+// ProducePartitionResponse is one partition's outcome.
+type ProducePartitionResponse struct {
+	TopicPartition
+	Error          ErrorCode
+	BaseOffset     int64
+	LogStartOffset int64
+}
+
+// FetchRequest reads from the leaders of partitions: a follower replica
+// (ReplicaID >= 0) up to the log end, a consumer up to the high watermark.
+type FetchRequest struct {
+	CorrelationID uint64
+	ReplicaID     int32 // -1 for a consumer
+	BrokerEpoch   int64 // a follower's, so a stale fetch from a rebooted broker is refused
+	MaxWait       time.Duration
+	Partitions    []FetchPartition
+}
+
+// FetchPartition is one partition's fetch position.
+type FetchPartition struct {
+	TopicPartition
+	FetchOffset        int64
+	CurrentLeaderEpoch int32 // -1: unknown
+	// LastFetchedEpoch is the epoch of the fetcher's last batch (followers,
+	// KIP-595 style divergence detection); -1 when not sent.
+	LastFetchedEpoch int32
+	LogStartOffset   int64
+	MaxBytes         int
+}
+
+// FetchResponse answers a FetchRequest.
+type FetchResponse struct {
+	CorrelationID uint64
+	Partitions    []FetchPartitionResponse
+}
+
+// FetchPartitionResponse is one partition's data.
+type FetchPartitionResponse struct {
+	TopicPartition
+	Error          ErrorCode
+	HighWatermark  int64
+	LogStartOffset int64
+	LogEndOffset   int64 // the leader's, for a follower out of range
+	// Diverging is set when the fetcher's log diverges from the leader's.
+	Diverging *EpochEndOffset
+	Batches   []*record.Batch
+	// LeaderEpoch is the leader's current epoch, for the fetcher's bookkeeping.
+	LeaderEpoch int32
+}
+
+// EpochEndOffset is an epoch and where it ends.
+type EpochEndOffset struct {
+	Epoch     int32
+	EndOffset int64
+}
+
+// MetadataRequest asks a broker for the cluster's brokers and partition
+// leaders.
+type MetadataRequest struct {
+	CorrelationID uint64
+	Topics        []string // nil: every topic
+}
+
+// MetadataBroker is a live broker and its node.
+type MetadataBroker struct {
+	ID   int32
+	Node sim.NodeID
+	Rack string
+}
+
+// MetadataPartition is a partition's leadership as the broker knows it.
+type MetadataPartition struct {
+	Partition   int32
+	Leader      int32
+	LeaderEpoch int32
+	Replicas    []int32
+	ISR         []int32
+}
+
+// MetadataTopic is a topic's partitions.
+type MetadataTopic struct {
+	Name       string
+	Error      ErrorCode
+	Partitions []MetadataPartition
+}
+
+// MetadataResponse answers a MetadataRequest.
+type MetadataResponse struct {
+	CorrelationID uint64
+	Brokers       []MetadataBroker
+	Topics        []MetadataTopic
+}
+
+// ListOffsetsRequest asks a leader for a partition's earliest or latest offset.
+type ListOffsetsRequest struct {
+	CorrelationID uint64
+	Partitions    []ListOffsetsPartition
+	// ReadCommitted bounds "latest" by the last stable offset.
+	ReadCommitted bool
+}
+
+// ListOffsets timestamps, as in Kafka.
+const (
+	ListLatest   int64 = -1
+	ListEarliest int64 = -2
+)
+
+// ListOffsetsPartition is one partition's query.
+type ListOffsetsPartition struct {
+	TopicPartition
+	Timestamp          int64
+	CurrentLeaderEpoch int32
+}
+
+// ListOffsetsResponse answers ListOffsetsRequest.
+type ListOffsetsResponse struct {
+	CorrelationID uint64
+	Partitions    []ListOffsetsPartitionResponse
+}
+
+// ListOffsetsPartitionResponse is one partition's answer.
+type ListOffsetsPartitionResponse struct {
+	TopicPartition
+	Error       ErrorCode
+	Offset      int64
+	LeaderEpoch int32
+}
+
+// OffsetsForLeaderEpochRequest asks a leader where an epoch ends (KIP-320:
+// a consumer validating its position after a leader change).
+type OffsetsForLeaderEpochRequest struct {
+	CorrelationID uint64
+	Partitions    []OffsetsForLeaderEpochPartition
+}
+
+// OffsetsForLeaderEpochPartition is one partition's query.
+type OffsetsForLeaderEpochPartition struct {
+	TopicPartition
+	CurrentLeaderEpoch int32
+	LeaderEpoch        int32
+}
+
+// OffsetsForLeaderEpochResponse answers it.
+type OffsetsForLeaderEpochResponse struct {
+	CorrelationID uint64
+	Partitions    []OffsetsForLeaderEpochPartitionResponse
+}
+
+// OffsetsForLeaderEpochPartitionResponse is one partition's answer.
+type OffsetsForLeaderEpochPartitionResponse struct {
+	TopicPartition
+	Error       ErrorCode
+	LeaderEpoch int32
+	EndOffset   int64
+}
+
+// InitProducerIDRequest asks for a producer id (idempotent producers).
+type InitProducerIDRequest struct {
+	CorrelationID uint64
+}
+
+// InitProducerIDResponse gives one.
+type InitProducerIDResponse struct {
+	CorrelationID uint64
+	Error         ErrorCode
+	ProducerID    int64
+	ProducerEpoch int16
+}
+
+// MessageName implements sim.Message.
+func (*ProduceRequest) MessageName() string { return "Produce" }
+
+// MessageName implements sim.Message.
+func (*ProduceResponse) MessageName() string { return "ProduceResponse" }
+
+// MessageName implements sim.Message.
+func (m *FetchRequest) MessageName() string {
+	if m.ReplicaID >= 0 {
+		return "Fetch(replica)"
+	}
+	return "Fetch"
+}
+
+// MessageName implements sim.Message.
+func (*FetchResponse) MessageName() string { return "FetchResponse" }
+
+// MessageName implements sim.Message.
+func (*MetadataRequest) MessageName() string { return "Metadata" }
+
+// MessageName implements sim.Message.
+func (*MetadataResponse) MessageName() string { return "MetadataResponse" }
+
+// MessageName implements sim.Message.
+func (*ListOffsetsRequest) MessageName() string { return "ListOffsets" }
+
+// MessageName implements sim.Message.
+func (*ListOffsetsResponse) MessageName() string { return "ListOffsetsResponse" }
+
+// MessageName implements sim.Message.
+func (*OffsetsForLeaderEpochRequest) MessageName() string { return "OffsetsForLeaderEpoch" }
+
+// MessageName implements sim.Message.
+func (*OffsetsForLeaderEpochResponse) MessageName() string { return "OffsetsForLeaderEpochResponse" }
+
+// MessageName implements sim.Message.
+func (*InitProducerIDRequest) MessageName() string { return "InitProducerId" }
+
+// MessageName implements sim.Message.
+func (*InitProducerIDResponse) MessageName() string { return "InitProducerIdResponse" }
+
+func (m *ProduceRequest) String() string {
+	s := fmt.Sprintf("Produce acks=%d", m.Acks)
+	for _, p := range m.Partitions {
+		s += fmt.Sprintf(" %s(%d records)", p.TopicPartition, len(p.Batch.Records))
+	}
+	return s
+}
+
+func (m *ProduceResponse) String() string {
+	s := "ProduceResponse"
+	for _, p := range m.Partitions {
+		s += fmt.Sprintf(" %s:%s@%d", p.TopicPartition, p.Error, p.BaseOffset)
+	}
+	return s
+}
+
+func (m *FetchRequest) String() string {
+	s := m.MessageName()
+	for _, p := range m.Partitions {
+		s += fmt.Sprintf(" %s@%d(epoch %d)", p.TopicPartition, p.FetchOffset, p.CurrentLeaderEpoch)
+	}
+	return s
+}
+
+func (m *FetchResponse) String() string {
+	s := "FetchResponse"
+	for _, p := range m.Partitions {
+		n := 0
+		for _, b := range p.Batches {
+			n += len(b.Records)
+		}
+		s += fmt.Sprintf(" %s:%s hw=%d records=%d", p.TopicPartition, p.Error, p.HighWatermark, n)
+		if p.Diverging != nil {
+			s += fmt.Sprintf(" diverging=(%d,%d)", p.Diverging.Epoch, p.Diverging.EndOffset)
+		}
+	}
+	return s
+}

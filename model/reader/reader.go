@@ -1,0 +1,572 @@
+// Package reader is a Kafka consumer in assign mode (no group): it reads
+// every partition of its topics from the leaders, up to the high watermark,
+// validating its position with the leader epoch after a leader change
+// (KIP-320) and resetting it with auto.offset.reset when it falls out of
+// range. Every poll is recorded in the history; final polls, made after the
+// writers stop, read each partition to its end.
+package reader
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"kafkasim/checker/history"
+	"kafkasim/model/proto"
+	"kafkasim/model/record"
+	"kafkasim/sim"
+)
+
+// Config is a reader instance's configuration.
+type Config struct {
+	Name   string
+	Topics []string
+	// Isolation is isolation.level (read_uncommitted).
+	Isolation string
+	// AutoOffsetReset is auto.offset.reset: earliest, latest or none.
+	AutoOffsetReset string
+	// Processing is the time spent between polls.
+	Processing     sim.Range
+	FetchMaxWait   time.Duration
+	MaxPollRecords int
+	RequestTimeout time.Duration
+	RetryBackoff   time.Duration
+	Brokers        []sim.NodeID
+	Recorder       *history.Recorder
+	Start, Stop    time.Duration
+	// NoEpochValidation is the bug zoo's no-consumer-epoch-validation.
+	NoEpochValidation bool
+}
+
+// DefaultConfig has Kafka's consumer defaults, except that a reader starts
+// from the earliest offset (so that it can see everything written).
+func DefaultConfig(name string, topics []string) Config {
+	return Config{Name: name, Topics: topics, Isolation: "read_uncommitted", AutoOffsetReset: "earliest",
+		Processing: sim.Range{Min: time.Millisecond, Max: 5 * time.Millisecond}, FetchMaxWait: 500 * time.Millisecond,
+		MaxPollRecords: 500, RequestTimeout: 30 * time.Second, RetryBackoff: 100 * time.Millisecond}
+}
+
+type partKey struct {
+	topic     string
+	partition int32
+}
+
+func (k partKey) String() string { return k.topic + "-" + strconv.Itoa(int(k.partition)) }
+
+type position struct {
+	offset      int64 // -1: unknown, needs a reset
+	offsetEpoch int32 // epoch of the last record consumed (-1: none)
+	leader      int32
+	leaderEpoch int32
+	validating  bool
+	resetting   bool
+	end         int64 // final reads: the end to reach (-1: unknown)
+}
+
+type timerKind uint8
+
+const (
+	timerPoll timerKind = iota
+	timerPollTimeout
+	timerMetadata
+	timerRequest
+)
+
+type rtimer struct {
+	kind timerKind
+	corr uint64
+}
+
+// Reader is one reader instance.
+type Reader struct {
+	cfg Config
+	env sim.Env
+	rec *history.Recorder
+
+	brokers  map[int32]sim.NodeID
+	pos      map[partKey]*position
+	keys     []partKey
+	metaCorr uint64
+	corr     uint64
+
+	polling   bool
+	pollCorrs map[uint64]bool
+	pollRecs  []history.Record
+	pollStart time.Duration
+	final     bool
+	finalDone bool
+	stopped   bool
+	requests  map[uint64]string // other requests in flight: kind
+
+	// Stats for reports and tests.
+	Stats Stats
+}
+
+// Stats counts what the reader did.
+type Stats struct {
+	Polls, Records, Resets, Truncations, Validations int
+}
+
+// New returns a constructor for a reader.
+func New(cfg Config) func() sim.Node { return func() sim.Node { return &Reader{cfg: cfg} } }
+
+// Start begins polling.
+func (r *Reader) Start(env sim.Env) {
+	r.env = env
+	r.rec = r.cfg.Recorder
+	r.brokers = map[int32]sim.NodeID{}
+	r.pos = map[partKey]*position{}
+	r.pollCorrs = map[uint64]bool{}
+	r.requests = map[uint64]string{}
+	if env.Incarnation() > 1 && r.rec != nil {
+		r.rec.Invoke(r.cfg.Name, history.FRestart, history.NoValue())
+	}
+	r.refreshMetadata()
+	env.After(max(r.cfg.Start-env.WorldTime(), 0)+r.cfg.Processing.Draw(env.Rand()), rtimer{kind: timerPoll})
+}
+
+// StartFinal switches to final reads, Jepsen's: every partition is read again
+// from its log start to the end it has now (its high watermark), with polls
+// recorded as final, so that an acknowledged record missing from them is
+// lost rather than merely unseen.
+func (r *Reader) StartFinal() {
+	r.final = true
+	r.finalDone = false
+	for _, k := range r.keys {
+		p := r.pos[k]
+		p.end = -1
+		p.offset, p.offsetEpoch, p.validating, p.resetting = -1, -1, false, false
+	}
+	r.listOffsets(proto.ListEarliest, false)
+	r.listOffsets(proto.ListLatest, true)
+}
+
+// FinalDone reports whether final reads reached every partition's end.
+func (r *Reader) FinalDone() bool { return r.final && r.finalDone }
+
+// Stop ends polling.
+func (r *Reader) Stop() { r.stopped = true }
+
+// Deliver handles broker answers.
+func (r *Reader) Deliver(from sim.NodeID, m sim.Message) {
+	switch m := m.(type) {
+	case *proto.MetadataResponse:
+		r.handleMetadata(m)
+	case *proto.FetchResponse:
+		r.handleFetch(m)
+	case *proto.ListOffsetsResponse:
+		r.handleListOffsets(m)
+	case *proto.OffsetsForLeaderEpochResponse:
+		r.handleValidation(m)
+	case *sim.Disconnected:
+		r.refreshMetadata()
+	}
+}
+
+// Fire handles timers.
+func (r *Reader) Fire(t sim.Timer) {
+	rt, ok := t.(rtimer)
+	if !ok {
+		return
+	}
+	switch rt.kind {
+	case timerPoll:
+		r.poll()
+	case timerPollTimeout:
+		if r.polling && r.pollCorrs[rt.corr] {
+			delete(r.pollCorrs, rt.corr)
+			r.maybeFinishPoll()
+		}
+	case timerMetadata:
+		if rt.corr == r.metaCorr {
+			r.metaCorr = 0
+			r.refreshMetadata()
+		}
+	case timerRequest:
+		if kind, ok := r.requests[rt.corr]; ok {
+			delete(r.requests, rt.corr)
+			r.requestFailed(kind)
+		}
+	}
+}
+
+func (r *Reader) brokerIDs() []int32 {
+	ids := make([]int32, 0, len(r.brokers))
+	for id := range r.brokers { // kafkasim:orderless: sorted below
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func (r *Reader) refreshMetadata() {
+	if r.metaCorr != 0 || len(r.cfg.Brokers) == 0 {
+		return
+	}
+	r.corr++
+	r.metaCorr = r.corr
+	target := r.cfg.Brokers[int(r.corr)%len(r.cfg.Brokers)]
+	if ids := r.brokerIDs(); len(ids) > 0 {
+		target = r.brokers[ids[int(r.corr)%len(ids)]]
+	}
+	r.env.Send(target, &proto.MetadataRequest{CorrelationID: r.corr, Topics: r.cfg.Topics})
+	r.env.After(r.cfg.RequestTimeout/10, rtimer{kind: timerMetadata, corr: r.corr})
+}
+
+func (r *Reader) handleMetadata(m *proto.MetadataResponse) {
+	if m.CorrelationID != r.metaCorr {
+		return
+	}
+	r.metaCorr = 0
+	if len(m.Brokers) > 0 {
+		r.brokers = map[int32]sim.NodeID{}
+		for _, b := range m.Brokers {
+			r.brokers[b.ID] = b.Node
+		}
+	}
+	for _, t := range m.Topics {
+		if t.Error != proto.None {
+			continue
+		}
+		for _, mp := range t.Partitions {
+			k := partKey{t.Name, mp.Partition}
+			p := r.pos[k]
+			if p == nil {
+				p = &position{offset: -1, offsetEpoch: -1, leader: -1, leaderEpoch: -1, end: -1}
+				r.pos[k] = p
+				r.keys = append(r.keys, k)
+				slices.SortFunc(r.keys, func(a, b partKey) int {
+					if a.topic != b.topic {
+						if a.topic < b.topic {
+							return -1
+						}
+						return 1
+					}
+					return int(a.partition - b.partition)
+				})
+			}
+			if mp.LeaderEpoch < p.leaderEpoch {
+				continue // stale metadata
+			}
+			changed := mp.Leader != p.leader || mp.LeaderEpoch != p.leaderEpoch
+			p.leader, p.leaderEpoch = mp.Leader, mp.LeaderEpoch
+			if changed && p.offset >= 0 && p.offsetEpoch >= 0 && !r.cfg.NoEpochValidation && mp.Leader >= 0 {
+				// KIP-320: the leader changed; before fetching again, ask the
+				// new leader whether our position's epoch still ends where we
+				// think, or the log was truncated under us.
+				p.validating = true
+			}
+		}
+	}
+	r.validate()
+	r.resetPositions()
+}
+
+// resetPositions asks the leaders for the earliest or latest offset of
+// partitions without a position.
+func (r *Reader) resetPositions() {
+	ts := proto.ListEarliest
+	if r.cfg.AutoOffsetReset == "latest" {
+		ts = proto.ListLatest
+	}
+	r.listOffsets(ts, false)
+}
+
+func (r *Reader) listOffsets(ts int64, forEnd bool) {
+	byLeader := map[int32][]proto.ListOffsetsPartition{}
+	var leaders []int32
+	for _, k := range r.keys {
+		p := r.pos[k]
+		if p.leader < 0 {
+			continue
+		}
+		if !forEnd && (p.offset >= 0 || p.resetting) {
+			continue
+		}
+		if _, ok := byLeader[p.leader]; !ok {
+			leaders = append(leaders, p.leader)
+		}
+		byLeader[p.leader] = append(byLeader[p.leader], proto.ListOffsetsPartition{
+			TopicPartition: proto.TopicPartition{Topic: k.topic, Partition: k.partition}, Timestamp: ts, CurrentLeaderEpoch: p.leaderEpoch})
+		if !forEnd {
+			p.resetting = true
+		}
+	}
+	slices.Sort(leaders)
+	for _, l := range leaders {
+		node, ok := r.brokers[l]
+		if !ok {
+			continue
+		}
+		r.corr++
+		kind := "reset"
+		if forEnd {
+			kind = "end"
+		}
+		r.requests[r.corr] = kind
+		r.env.Send(node, &proto.ListOffsetsRequest{CorrelationID: r.corr, Partitions: byLeader[l], ReadCommitted: r.cfg.Isolation == "read_committed"})
+		r.env.After(r.cfg.RequestTimeout/10, rtimer{kind: timerRequest, corr: r.corr})
+	}
+}
+
+// requestFailed handles a ListOffsets or OffsetsForLeaderEpoch that got no
+// answer: resets are asked again; validations stay pending and are retried
+// once fresh metadata arrives.
+func (r *Reader) requestFailed(kind string) {
+	if kind == "reset" {
+		for _, k := range r.keys {
+			r.pos[k].resetting = false
+		}
+	}
+	r.refreshMetadata()
+	if kind == "end" && r.final {
+		r.env.After(r.cfg.RetryBackoff, rtimer{kind: timerPoll})
+	}
+}
+
+func (r *Reader) handleListOffsets(m *proto.ListOffsetsResponse) {
+	kind, ok := r.requests[m.CorrelationID]
+	if !ok {
+		return
+	}
+	delete(r.requests, m.CorrelationID)
+	for _, lp := range m.Partitions {
+		p := r.pos[partKey{lp.Topic, lp.Partition}]
+		if p == nil {
+			continue
+		}
+		if kind == "reset" {
+			p.resetting = false
+		}
+		if lp.Error != proto.None {
+			r.refreshMetadata()
+			continue
+		}
+		if kind == "end" {
+			p.end = lp.Offset
+			continue
+		}
+		if p.offset < 0 {
+			p.offset, p.offsetEpoch = lp.Offset, -1
+			r.Stats.Resets++
+		}
+	}
+	if kind == "end" {
+		r.checkFinal()
+	}
+}
+
+// validate sends OffsetsForLeaderEpoch for positions awaiting validation.
+func (r *Reader) validate() {
+	byLeader := map[int32][]proto.OffsetsForLeaderEpochPartition{}
+	var leaders []int32
+	for _, k := range r.keys {
+		p := r.pos[k]
+		if !p.validating || p.leader < 0 {
+			continue
+		}
+		if _, ok := byLeader[p.leader]; !ok {
+			leaders = append(leaders, p.leader)
+		}
+		byLeader[p.leader] = append(byLeader[p.leader], proto.OffsetsForLeaderEpochPartition{
+			TopicPartition: proto.TopicPartition{Topic: k.topic, Partition: k.partition}, CurrentLeaderEpoch: p.leaderEpoch, LeaderEpoch: p.offsetEpoch})
+	}
+	slices.Sort(leaders)
+	for _, l := range leaders {
+		node, ok := r.brokers[l]
+		if !ok {
+			continue
+		}
+		r.corr++
+		r.requests[r.corr] = "validate"
+		r.env.Send(node, &proto.OffsetsForLeaderEpochRequest{CorrelationID: r.corr, Partitions: byLeader[l]})
+		r.env.After(r.cfg.RequestTimeout/10, rtimer{kind: timerRequest, corr: r.corr})
+	}
+}
+
+func (r *Reader) handleValidation(m *proto.OffsetsForLeaderEpochResponse) {
+	if _, ok := r.requests[m.CorrelationID]; !ok {
+		return
+	}
+	delete(r.requests, m.CorrelationID)
+	for _, vp := range m.Partitions {
+		p := r.pos[partKey{vp.Topic, vp.Partition}]
+		if p == nil || !p.validating {
+			continue
+		}
+		if vp.Error != proto.None {
+			r.refreshMetadata() // validated again once the metadata settles
+			continue
+		}
+		p.validating = false
+		r.Stats.Validations++
+		switch {
+		case vp.EndOffset < 0 || vp.LeaderEpoch < 0:
+			// The leader cannot say where our epoch ends: reset.
+			p.offset, p.offsetEpoch = -1, -1
+			r.Stats.Truncations++
+		case vp.EndOffset < p.offset:
+			// The log was truncated below our position: go back to the first
+			// offset known to diverge (Kafka does not skip ahead).
+			r.env.Note("reader", fmt.Sprintf("%s truncated at %d below position %d: seeking back", partKey{vp.Topic, vp.Partition}, vp.EndOffset, p.offset))
+			p.offset, p.offsetEpoch = vp.EndOffset, vp.LeaderEpoch
+			r.Stats.Truncations++
+		}
+	}
+	r.resetPositions()
+}
+
+// poll fetches from every leader at once and records one poll.
+func (r *Reader) poll() {
+	if r.stopped && !r.final {
+		return
+	}
+	if r.cfg.Stop > 0 && r.env.WorldTime() >= r.cfg.Stop && !r.final {
+		return
+	}
+	if r.final && r.finalDone {
+		return
+	}
+	byLeader := map[int32][]proto.FetchPartition{}
+	var leaders []int32
+	for _, k := range r.keys {
+		p := r.pos[k]
+		if p.leader < 0 || p.offset < 0 || p.validating || p.resetting {
+			continue
+		}
+		if r.final && p.end >= 0 && p.offset >= p.end {
+			continue
+		}
+		if _, ok := byLeader[p.leader]; !ok {
+			leaders = append(leaders, p.leader)
+		}
+		byLeader[p.leader] = append(byLeader[p.leader], proto.FetchPartition{
+			TopicPartition: proto.TopicPartition{Topic: k.topic, Partition: k.partition}, FetchOffset: p.offset,
+			CurrentLeaderEpoch: p.leaderEpoch, LastFetchedEpoch: -1, MaxBytes: 1 << 20})
+	}
+	slices.Sort(leaders)
+	r.polling = true
+	r.pollRecs = nil
+	r.pollStart = r.env.Now()
+	v := history.NoValue()
+	v.Isolation = r.cfg.Isolation
+	v.Final = r.final
+	if r.rec != nil {
+		r.rec.Invoke(r.cfg.Name, history.FPoll, v)
+	}
+	r.Stats.Polls++
+	for _, l := range leaders {
+		node, ok := r.brokers[l]
+		if !ok {
+			continue
+		}
+		r.corr++
+		r.pollCorrs[r.corr] = true
+		r.env.Send(node, &proto.FetchRequest{CorrelationID: r.corr, ReplicaID: -1, BrokerEpoch: -1, MaxWait: r.cfg.FetchMaxWait, Partitions: byLeader[l]})
+		r.env.After(r.cfg.FetchMaxWait+r.cfg.RequestTimeout/10, rtimer{kind: timerPollTimeout, corr: r.corr})
+	}
+	if len(r.pollCorrs) == 0 {
+		// Nothing to fetch from (no leader known yet): an empty poll after
+		// the fetch wait, as a real poll(timeout) would return.
+		r.corr++
+		r.pollCorrs[r.corr] = true
+		r.env.After(r.cfg.FetchMaxWait, rtimer{kind: timerPollTimeout, corr: r.corr})
+		r.refreshMetadata()
+	}
+}
+
+func (r *Reader) handleFetch(m *proto.FetchResponse) {
+	if !r.polling || !r.pollCorrs[m.CorrelationID] {
+		return
+	}
+	delete(r.pollCorrs, m.CorrelationID)
+	refresh := false
+	for _, fp := range m.Partitions {
+		k := partKey{fp.Topic, fp.Partition}
+		p := r.pos[k]
+		if p == nil {
+			continue
+		}
+		switch fp.Error {
+		case proto.None:
+		case proto.OffsetOutOfRange:
+			if r.cfg.AutoOffsetReset != "none" {
+				p.offset, p.offsetEpoch = -1, -1
+			}
+			refresh = true
+			continue
+		default:
+			refresh = true
+			continue
+		}
+		for _, b := range fp.Batches {
+			r.take(k, p, b)
+		}
+	}
+	if refresh {
+		r.refreshMetadata()
+	}
+	r.maybeFinishPoll()
+}
+
+// take adds a batch's records at or after the position, up to max.poll.records.
+func (r *Reader) take(k partKey, p *position, b *record.Batch) {
+	for _, rec := range b.Records {
+		off := b.BaseOffset + int64(rec.OffsetDelta)
+		if off < p.offset {
+			continue
+		}
+		if len(r.pollRecs) >= r.cfg.MaxPollRecords {
+			return
+		}
+		hr := history.Record{Topic: k.topic, Partition: k.partition, Offset: off, Value: string(rec.Value)}
+		if rec.Key != nil {
+			key := string(rec.Key)
+			hr.Key = &key
+		}
+		r.pollRecs = append(r.pollRecs, hr)
+		p.offset = off + 1
+		p.offsetEpoch = b.PartitionLeaderEpoch
+	}
+	// A thinned (compacted) batch may end before its last offset.
+	if p.offset <= b.LastOffset() && len(r.pollRecs) < r.cfg.MaxPollRecords {
+		p.offset = b.LastOffset() + 1
+		p.offsetEpoch = b.PartitionLeaderEpoch
+	}
+}
+
+func (r *Reader) maybeFinishPoll() {
+	if !r.polling || len(r.pollCorrs) > 0 {
+		return
+	}
+	r.polling = false
+	v := history.NoValue()
+	v.Isolation = r.cfg.Isolation
+	v.Final = r.final
+	v.Records = r.pollRecs
+	v.HasRecords = true
+	if r.rec != nil {
+		r.rec.Complete(r.cfg.Name, history.OK, history.FPoll, v)
+	}
+	r.Stats.Records += len(r.pollRecs)
+	r.pollRecs = nil
+	if r.final {
+		r.checkFinal()
+	}
+	r.validate()
+	r.env.After(r.cfg.Processing.Draw(r.env.Rand()), rtimer{kind: timerPoll})
+}
+
+func (r *Reader) checkFinal() {
+	if !r.final {
+		return
+	}
+	for _, k := range r.keys {
+		p := r.pos[k]
+		if p.end < 0 || p.offset < p.end {
+			return
+		}
+	}
+	r.finalDone = true
+}

@@ -1,0 +1,354 @@
+// Package record is Kafka's record batch (magic v2): the unit producers
+// send, leaders append, followers copy and readers fetch. Batches are
+// immutable once built and shared by pointer between nodes, as the bytes on
+// the wire would be; the encoded form is real (varint records, optional gzip
+// compression of the records section, CRC32C over attributes to the end), so
+// byte counts on the wire and on disk are Kafka's.
+package record
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"kafkasim/model/storage"
+)
+
+// Compression is a batch's compression codec.
+type Compression int8
+
+// Codecs (attributes bits 0–2).
+const (
+	CompressionNone Compression = 0
+	CompressionGzip Compression = 1
+)
+
+// ParseCompression maps compression.type to a codec.
+func ParseCompression(s string) (Compression, error) {
+	switch s {
+	case "", "none":
+		return CompressionNone, nil
+	case "gzip":
+		return CompressionGzip, nil
+	}
+	return 0, fmt.Errorf("compression.type %q: supported are none and gzip", s)
+}
+
+// String is compression.type's spelling.
+func (c Compression) String() string {
+	if c == CompressionGzip {
+		return "gzip"
+	}
+	return "none"
+}
+
+// Record is one record of a batch.
+type Record struct {
+	// OffsetDelta is the record's offset within its batch: its index, except
+	// in batches compaction has thinned.
+	OffsetDelta int32
+	Key         []byte // nil: a null key
+	Value       []byte // nil: a tombstone
+	// Timestamp is the producer's CreateTime, in milliseconds.
+	Timestamp int64
+}
+
+// HeaderBytes is the size of a v2 batch header (baseOffset to recordCount).
+const HeaderBytes = 61
+
+// Batch is a record batch.
+type Batch struct {
+	BaseOffset           int64
+	LastOffsetDelta      int32
+	PartitionLeaderEpoch int32
+	ProducerID           int64
+	ProducerEpoch        int16
+	BaseSequence         int32
+	Transactional        bool
+	Control              bool
+	Compression          Compression
+	BaseTimestamp        int64
+	MaxTimestamp         int64
+	Records              []Record
+	// body is the encoded batch from attributes to the end; crc covers it.
+	body []byte
+	crc  uint32
+}
+
+// NoProducer marks a batch from a producer without idempotence.
+const NoProducer = -1
+
+// Producer identifies an idempotent or transactional producer's batch.
+type Producer struct {
+	ID           int64
+	Epoch        int16
+	BaseSequence int32
+}
+
+// New builds a batch of records (offsets 0..n-1, relative) from a producer
+// (pass Producer{ID: NoProducer} for none), compressed with codec.
+func New(records []Record, p Producer, transactional bool, codec Compression) *Batch {
+	for i := range records {
+		records[i].OffsetDelta = int32(i)
+	}
+	return build(records, int32(len(records)-1), p, transactional, codec)
+}
+
+// Compacted returns a batch at the same offsets holding only the records keep
+// selects: offsets stay, gaps appear (log compaction never renumbers). It
+// returns nil if no record is kept.
+func (b *Batch) Compacted(keep func(r Record, offset int64) bool) *Batch {
+	var kept []Record
+	for _, r := range b.Records {
+		if keep(r, b.BaseOffset+int64(r.OffsetDelta)) {
+			kept = append(kept, r)
+		}
+	}
+	if len(kept) == len(b.Records) {
+		return b
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	c := build(kept, b.LastOffsetDelta, Producer{ID: b.ProducerID, Epoch: b.ProducerEpoch, BaseSequence: b.BaseSequence}, b.Transactional, b.Compression)
+	c.BaseOffset, c.PartitionLeaderEpoch = b.BaseOffset, b.PartitionLeaderEpoch
+	return c
+}
+
+func build(records []Record, lastOffsetDelta int32, p Producer, transactional bool, codec Compression) *Batch {
+	if p.ID == NoProducer {
+		p.Epoch, p.BaseSequence = -1, -1
+	}
+	b := &Batch{LastOffsetDelta: lastOffsetDelta, PartitionLeaderEpoch: -1, ProducerID: p.ID,
+		ProducerEpoch: p.Epoch, BaseSequence: p.BaseSequence, Transactional: transactional, Compression: codec, Records: records}
+	if len(records) > 0 {
+		b.BaseTimestamp = records[0].Timestamp
+		for _, r := range records {
+			b.MaxTimestamp = max(b.MaxTimestamp, r.Timestamp)
+		}
+	}
+	b.body = b.encodeBody()
+	b.crc = storage.Checksum(b.body)
+	return b
+}
+
+// Stamped returns a copy with the offsets and leader epoch a leader assigns.
+// The CRC does not cover them, so the body is shared.
+func (b *Batch) Stamped(baseOffset int64, leaderEpoch int32) *Batch {
+	c := *b
+	c.BaseOffset = baseOffset
+	c.PartitionLeaderEpoch = leaderEpoch
+	return &c
+}
+
+// LastOffset is the offset of the batch's last record.
+func (b *Batch) LastOffset() int64 { return b.BaseOffset + int64(b.LastOffsetDelta) }
+
+// NextOffset is the offset after the batch.
+func (b *Batch) NextOffset() int64 { return b.LastOffset() + 1 }
+
+// Count is the number of records the batch spans (compaction may have
+// removed some; len(Records) is what is left).
+func (b *Batch) Count() int { return int(b.LastOffsetDelta) + 1 }
+
+// LastSequence is the sequence of the batch's last record.
+func (b *Batch) LastSequence() int32 {
+	if b.BaseSequence < 0 {
+		return -1
+	}
+	return int32((int64(b.BaseSequence) + int64(b.LastOffsetDelta)) % (1 << 31))
+}
+
+// SizeBytes is the batch's encoded size: header plus records section.
+func (b *Batch) SizeBytes() int { return 21 + len(b.body) }
+
+// RecordsBytes is the size of the (possibly compressed) records section.
+func (b *Batch) RecordsBytes() int { return len(b.body) - (HeaderBytes - 21) }
+
+// CRC is the batch's CRC32C.
+func (b *Batch) CRC() uint32 { return b.crc }
+
+func (b *Batch) attributes() uint16 {
+	a := uint16(b.Compression) & 7
+	if b.Transactional {
+		a |= 1 << 4
+	}
+	if b.Control {
+		a |= 1 << 5
+	}
+	return a
+}
+
+// encodeBody writes attributes .. end, compressing the records section.
+func (b *Batch) encodeBody() []byte {
+	var recs []byte
+	for _, r := range b.Records {
+		recs = appendRecord(recs, r, int64(r.OffsetDelta), r.Timestamp-b.BaseTimestamp)
+	}
+	if b.Compression == CompressionGzip {
+		recs = gzipBytes(recs)
+	}
+	out := make([]byte, HeaderBytes-21, HeaderBytes-21+len(recs))
+	binary.BigEndian.PutUint16(out[0:], b.attributes())
+	binary.BigEndian.PutUint32(out[2:], uint32(b.LastOffsetDelta))
+	binary.BigEndian.PutUint64(out[6:], uint64(b.BaseTimestamp))
+	binary.BigEndian.PutUint64(out[14:], uint64(b.MaxTimestamp))
+	binary.BigEndian.PutUint64(out[22:], uint64(b.ProducerID))
+	binary.BigEndian.PutUint16(out[30:], uint16(b.ProducerEpoch))
+	binary.BigEndian.PutUint32(out[32:], uint32(b.BaseSequence))
+	binary.BigEndian.PutUint32(out[36:], uint32(len(b.Records)))
+	return append(out, recs...)
+}
+
+func appendRecord(buf []byte, r Record, offsetDelta, timestampDelta int64) []byte {
+	var body []byte
+	body = append(body, 0) // attributes
+	body = binary.AppendVarint(body, timestampDelta)
+	body = binary.AppendVarint(body, offsetDelta)
+	body = appendBytes(body, r.Key)
+	body = appendBytes(body, r.Value)
+	body = binary.AppendUvarint(body, 0) // no headers
+	buf = binary.AppendVarint(buf, int64(len(body)))
+	return append(buf, body...)
+}
+
+func appendBytes(buf, b []byte) []byte {
+	if b == nil {
+		return binary.AppendVarint(buf, -1)
+	}
+	buf = binary.AppendVarint(buf, int64(len(b)))
+	return append(buf, b...)
+}
+
+func gzipBytes(b []byte) []byte {
+	var out bytes.Buffer
+	w := gzip.NewWriter(&out)
+	w.Write(b)
+	w.Close()
+	return out.Bytes()
+}
+
+// Encode writes the batch's full v2 bytes: header then body.
+func (b *Batch) Encode(buf []byte) []byte {
+	var h [21]byte
+	binary.BigEndian.PutUint64(h[0:], uint64(b.BaseOffset))
+	binary.BigEndian.PutUint32(h[8:], uint32(len(b.body)+21-12)) // batchLength: bytes after this field
+	binary.BigEndian.PutUint32(h[12:], uint32(b.PartitionLeaderEpoch))
+	h[16] = 2 // magic
+	binary.BigEndian.PutUint32(h[17:], b.crc)
+	buf = append(buf, h[:]...)
+	return append(buf, b.body...)
+}
+
+// Decoding errors.
+var (
+	ErrTruncated = errors.New("record batch truncated")
+	ErrCorrupt   = errors.New("record batch failed its CRC")
+)
+
+// Decode reads one batch from the start of data and returns it and its size.
+// A short batch is ErrTruncated; a checksum mismatch ErrCorrupt (Kafka's
+// CorruptRecordException, found on recovery or read).
+func Decode(data []byte) (*Batch, int, error) {
+	if len(data) < HeaderBytes {
+		return nil, 0, ErrTruncated
+	}
+	length := int(binary.BigEndian.Uint32(data[8:]))
+	size := 12 + length
+	if length < HeaderBytes-12 || size > len(data) {
+		return nil, 0, ErrTruncated
+	}
+	if data[16] != 2 {
+		return nil, 0, ErrCorrupt
+	}
+	body := data[21:size]
+	crc := binary.BigEndian.Uint32(data[17:])
+	if storage.Checksum(body) != crc {
+		return nil, 0, ErrCorrupt
+	}
+	b := &Batch{
+		BaseOffset:           int64(binary.BigEndian.Uint64(data[0:])),
+		PartitionLeaderEpoch: int32(binary.BigEndian.Uint32(data[12:])),
+		body:                 append([]byte(nil), body...),
+		crc:                  crc,
+	}
+	attrs := binary.BigEndian.Uint16(body[0:])
+	b.Compression = Compression(attrs & 7)
+	b.Transactional = attrs&(1<<4) != 0
+	b.Control = attrs&(1<<5) != 0
+	b.LastOffsetDelta = int32(binary.BigEndian.Uint32(body[2:]))
+	b.BaseTimestamp = int64(binary.BigEndian.Uint64(body[6:]))
+	b.MaxTimestamp = int64(binary.BigEndian.Uint64(body[14:]))
+	b.ProducerID = int64(binary.BigEndian.Uint64(body[22:]))
+	b.ProducerEpoch = int16(binary.BigEndian.Uint16(body[30:]))
+	b.BaseSequence = int32(binary.BigEndian.Uint32(body[32:]))
+	count := int(binary.BigEndian.Uint32(body[36:]))
+	recs := b.body[HeaderBytes-21:]
+	if b.Compression == CompressionGzip {
+		r, err := gzip.NewReader(bytes.NewReader(recs))
+		if err != nil {
+			return nil, 0, ErrCorrupt
+		}
+		recs, err = io.ReadAll(r)
+		if err != nil {
+			return nil, 0, ErrCorrupt
+		}
+	}
+	if count < 0 || count > len(recs) {
+		return nil, 0, ErrCorrupt
+	}
+	b.Records = make([]Record, 0, count)
+	for range count {
+		r, n, err := decodeRecord(recs, b.BaseTimestamp)
+		if err != nil {
+			return nil, 0, err
+		}
+		b.Records = append(b.Records, r)
+		recs = recs[n:]
+	}
+	return b, size, nil
+}
+
+func decodeRecord(data []byte, baseTimestamp int64) (Record, int, error) {
+	length, n := binary.Varint(data)
+	if n <= 0 || length < 0 || int(length) > len(data)-n {
+		return Record{}, 0, ErrCorrupt
+	}
+	body := data[n : n+int(length)]
+	total := n + int(length)
+	pos := 1 // attributes
+	next := func() (int64, bool) {
+		v, k := binary.Varint(body[min(pos, len(body)):])
+		if k <= 0 {
+			return 0, false
+		}
+		pos += k
+		return v, true
+	}
+	bytesField := func() ([]byte, bool) {
+		l, ok := next()
+		if !ok {
+			return nil, false
+		}
+		if l < 0 {
+			return nil, true
+		}
+		if pos+int(l) > len(body) {
+			return nil, false
+		}
+		v := append([]byte{}, body[pos:pos+int(l)]...)
+		pos += int(l)
+		return v, true
+	}
+	tsDelta, ok1 := next()
+	offsetDelta, ok2 := next()
+	key, ok3 := bytesField()
+	value, ok4 := bytesField()
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return Record{}, 0, ErrCorrupt
+	}
+	return Record{OffsetDelta: int32(offsetDelta), Key: key, Value: value, Timestamp: baseTimestamp + tsDelta}, total, nil
+}
