@@ -1,0 +1,99 @@
+package checker
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Anomaly types, named as Jepsen's Kafka checker names them where it has the
+// same notion (jepsen/tests/kafka.clj).
+const (
+	LostAckedWrite      = "lost-acked-write"
+	Unseen              = "unseen"
+	Duplicate           = "duplicate"
+	InconsistentOffsets = "inconsistent-offsets"
+	NonmonotonicPoll    = "nonmonotonic-poll"
+	PollSkip            = "poll-skip"
+	IntNonmonotonicPoll = "int-nonmonotonic-poll"
+	IntPollSkip         = "int-poll-skip"
+	NonmonotonicSend    = "nonmonotonic-send"
+	AbortedRead         = "aborted-read"
+	PrecommittedRead    = "precommitted-read"
+	UncommittedRead     = "uncommitted-read"
+	PhantomRead         = "phantom-read"
+	G0                  = "G0"
+	G1c                 = "G1c"
+)
+
+// AnomalyTypes lists every type the checker reports, for docs and validation.
+var AnomalyTypes = []string{LostAckedWrite, Unseen, Duplicate, InconsistentOffsets, NonmonotonicPoll, PollSkip,
+	IntNonmonotonicPoll, IntPollSkip, NonmonotonicSend, AbortedRead, PrecommittedRead, UncommittedRead, PhantomRead, G0, G1c}
+
+// Verdicts.
+const (
+	Violation = "violation" // a guarantee the configuration promises broke
+	Permitted = "permitted" // a cost the configuration accepts
+)
+
+// Example is the evidence of one anomaly.
+type Example struct {
+	Partition string  `json:"partition,omitempty"`
+	Offset    int64   `json:"offset"`
+	Value     string  `json:"value,omitempty"`
+	Process   string  `json:"process,omitempty"`
+	Ops       []int64 `json:"ops,omitempty"`    // history indices
+	Events    []int64 `json:"events,omitempty"` // trace steps, when known
+	Detail    string  `json:"detail,omitempty"`
+}
+
+// Finding is one anomaly found in a history, before its verdict.
+type Finding struct {
+	Type string
+	Example
+}
+
+// Anomaly is every finding of one type, with its verdict.
+type Anomaly struct {
+	Type     string    `json:"type"`
+	Verdict  string    `json:"verdict"`
+	Count    int       `json:"count"`
+	Because  string    `json:"because"`
+	Example  Example   `json:"example"`
+	Examples []Example `json:"-"`
+}
+
+// ExamplesMax bounds the evidence kept per anomaly type.
+const ExamplesMax = 20
+
+// group gathers findings by type, in the order of AnomalyTypes.
+func group(findings []Finding) map[string][]Finding {
+	out := map[string][]Finding{}
+	for _, f := range findings {
+		out[f.Type] = append(out[f.Type], f)
+	}
+	for _, fs := range out { // kafkasim:orderless: sorts each slice in place
+		sort.SliceStable(fs, func(i, j int) bool { return firstOp(fs[i]) < firstOp(fs[j]) })
+	}
+	return out
+}
+
+func firstOp(f Finding) int64 {
+	if len(f.Ops) == 0 {
+		return 1 << 62
+	}
+	return f.Ops[0]
+}
+
+func (e Example) String() string {
+	s := ""
+	if e.Partition != "" {
+		s += fmt.Sprintf("%s@%d", e.Partition, e.Offset)
+	}
+	if e.Value != "" {
+		s += " " + e.Value
+	}
+	if e.Detail != "" {
+		s += ": " + e.Detail
+	}
+	return s
+}

@@ -1,0 +1,269 @@
+package checker
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"kafkasim/checker/history"
+)
+
+// Config is what the configuration under test promises, and what happened to
+// it: the checker's basis for telling a violated guarantee from a permitted
+// cost. Zero values mean Kafka 4.2's defaults.
+type Config struct {
+	Producers []ProducerGuarantees
+	Consumers []ConsumerGuarantees
+	Topics    []TopicGuarantees
+	// ELR is eligible.leader.replicas.enable.
+	ELR  bool
+	Bugs []string
+	// Losses are committed data the simulator saw lost in ways Kafka
+	// permits (unclean elections, power loss of unflushed data).
+	Losses []DataLoss
+	// PowerLosses counts faults that lost page cache on brokers (crash,
+	// power-loss, torn-write), for histories without loss events.
+	PowerLosses int
+	// UncleanElections counts unclean leader elections that happened.
+	UncleanElections int
+}
+
+// ProducerGuarantees are one producer group's settings; Prefix matches its
+// process names ("p" matches "p-0", "p-1").
+type ProducerGuarantees struct {
+	Prefix      string
+	Acks        string // "all", "1", "0"
+	Idempotence bool
+	MaxInFlight int
+	Retries     int
+}
+
+// ConsumerGuarantees are one consumer group's settings.
+type ConsumerGuarantees struct {
+	Prefix          string
+	Isolation       string
+	AutoOffsetReset string
+}
+
+// TopicGuarantees are a topic's durability settings.
+type TopicGuarantees struct {
+	Name              string
+	ReplicationFactor int
+	MinInsyncReplicas int
+	Unclean           bool
+	// FlushEveryMessage is flush.messages (log.flush.interval.messages) 1.
+	FlushEveryMessage bool
+}
+
+// DataLoss is committed data lost the way Kafka permits, seen by the
+// simulator's god view.
+type DataLoss struct {
+	Partition string
+	From, To  int64 // offsets [From, To)
+	Cause     string
+}
+
+// Report is the checker's result.
+type Report struct {
+	Stats     Stats     `json:"stats"`
+	Anomalies []Anomaly `json:"anomalies"`
+	// Violations is the number of findings whose verdict is violation.
+	Violations int `json:"violations"`
+}
+
+// Count returns how many findings of a type the report holds.
+func (r *Report) Count(typ string) int {
+	for _, a := range r.Anomalies {
+		if a.Type == typ {
+			return a.Count
+		}
+	}
+	return 0
+}
+
+// Anomaly returns the anomaly of a type, if any.
+func (r *Report) Anomaly(typ string) (Anomaly, bool) {
+	for _, a := range r.Anomalies {
+		if a.Type == typ {
+			return a, true
+		}
+	}
+	return Anomaly{}, false
+}
+
+// Check analyses a history against what cfg promises.
+func Check(ops []history.Op, cfg Config) *Report {
+	a := analyze(ops)
+	rep := &Report{Stats: a.stats}
+	groups := group(a.findings)
+	for _, typ := range AnomalyTypes {
+		fs := groups[typ]
+		if len(fs) == 0 {
+			continue
+		}
+		// One verdict per finding; findings of one type may differ (two
+		// producer groups with different acks). Report each verdict.
+		byVerdict := map[string][]Finding{}
+		reasons := map[string]string{}
+		var order []string
+		for _, f := range fs {
+			v, why := cfg.verdict(typ, f, a)
+			key := v + "\x00" + why
+			if _, ok := byVerdict[key]; !ok {
+				order = append(order, key)
+				reasons[key] = why
+			}
+			byVerdict[key] = append(byVerdict[key], f)
+		}
+		for _, key := range order {
+			v := strings.SplitN(key, "\x00", 2)[0]
+			group := byVerdict[key]
+			an := Anomaly{Type: typ, Verdict: v, Count: len(group), Because: reasons[key], Example: group[0].Example}
+			for i, f := range group {
+				if i >= ExamplesMax {
+					break
+				}
+				an.Examples = append(an.Examples, f.Example)
+			}
+			if v == Violation {
+				rep.Violations += len(group)
+			}
+			rep.Anomalies = append(rep.Anomalies, an)
+		}
+	}
+	return rep
+}
+
+func (c *Config) producer(process string) ProducerGuarantees {
+	best := ProducerGuarantees{Acks: "all", Idempotence: true, MaxInFlight: 5, Retries: 1 << 30}
+	bestLen := -1
+	for _, p := range c.Producers {
+		if (process == p.Prefix || strings.HasPrefix(process, p.Prefix+"-")) && len(p.Prefix) > bestLen {
+			best, bestLen = p, len(p.Prefix)
+		}
+	}
+	return best
+}
+
+func (c *Config) topic(name string) TopicGuarantees {
+	for _, t := range c.Topics {
+		if t.Name == name {
+			return t
+		}
+	}
+	return TopicGuarantees{Name: name, ReplicationFactor: 1, MinInsyncReplicas: 1}
+}
+
+// loss finds a permitted loss covering partition at offset (offset < 0: any
+// offset of the partition).
+func (c *Config) loss(partition string, offset int64) (DataLoss, bool) {
+	for _, l := range c.Losses {
+		// Offsets at or after a loss's start may have been lost with it (the
+		// god view records what was committed when the loss happened).
+		if l.Partition == partition && (offset < 0 || offset >= l.From) {
+			return l, true
+		}
+	}
+	return DataLoss{}, false
+}
+
+func topicOf(partition string) string {
+	if i := strings.LastIndexByte(partition, '-'); i > 0 {
+		return partition[:i]
+	}
+	return partition
+}
+
+func lossReason(l DataLoss, t TopicGuarantees) (string, string) {
+	switch l.Cause {
+	case "unclean-election":
+		if t.Unclean {
+			return Permitted, "unclean.leader.election.enable=true let a replica that lacked committed data lead"
+		}
+		return Permitted, "every ISR and ELR member was lost; Kafka elected the last known leader (KIP-966 balanced recovery), which may lack committed data"
+	case "power-loss":
+		if t.FlushEveryMessage {
+			return Violation, "flush.messages=1 makes every acknowledged write durable before the acknowledgement; a power loss must not lose it"
+		}
+		return Permitted, "the default flush policy leaves acknowledged writes in page cache; a power loss of every replica holding them loses them"
+	}
+	return Permitted, "committed data was lost: " + l.Cause
+}
+
+// verdict decides whether a finding is a violation, and why, in words.
+func (c *Config) verdict(typ string, f Finding, a *analysis) (string, string) {
+	t := c.topic(topicOf(f.Partition))
+	switch typ {
+	case LostAckedWrite:
+		if l, ok := c.loss(f.Partition, f.Offset); ok {
+			return lossReason(l, t)
+		}
+		p := c.producer(f.Process)
+		switch p.Acks {
+		case "0":
+			return Permitted, "acks=0 waits for no acknowledgement"
+		case "1":
+			return Permitted, "acks=1 does not wait for followers: a leader that fails before they copy a record loses it"
+		}
+		if min(t.MinInsyncReplicas, max(t.ReplicationFactor, 1)) <= 1 {
+			return Permitted, "min.insync.replicas=1: acks=all can be satisfied by the leader alone, which may then fail"
+		}
+		if t.Unclean && c.UncleanElections > 0 {
+			return Permitted, "unclean.leader.election.enable=true and an unclean election happened"
+		}
+		if !t.FlushEveryMessage && c.PowerLosses > 0 && c.Losses == nil {
+			return Permitted, "the default flush policy leaves acknowledged writes in page cache, and power was lost"
+		}
+		return Violation, fmt.Sprintf("acks=all with min.insync.replicas=%d promises an acknowledged write survives while a replica that held it survives", t.MinInsyncReplicas)
+	case Unseen:
+		return Permitted, "readers had not reached it when the run ended, and no final read covered it"
+	case Duplicate:
+		if f.Partition == "" {
+			return Violation, "a history's values must be unique"
+		}
+		p := c.producer(f.Process)
+		if s, ok := a.sends[f.Value]; ok {
+			p = c.producer(s.process)
+		}
+		if !p.Idempotence {
+			return Permitted, "enable.idempotence=false: a retried batch that was already written is written again"
+		}
+		return Violation, "enable.idempotence=true promises each record is written once"
+	case InconsistentOffsets:
+		if l, ok := c.loss(f.Partition, f.Offset); ok {
+			return Permitted, "offsets were reused after committed data was lost (" + l.Cause + ")"
+		}
+		return Violation, "an offset names one record forever: two readers saw different records at one offset"
+	case NonmonotonicSend:
+		if _, ok := c.loss(f.Partition, -1); ok {
+			return Permitted, "committed data was lost and offsets reused"
+		}
+		p := c.producer(f.Process)
+		if !p.Idempotence && p.MaxInFlight > 1 && p.Retries > 0 {
+			return Permitted, "without idempotence, retries with max.in.flight.requests.per.connection > 1 can reorder a producer's writes"
+		}
+		return Violation, "a producer's writes to one partition land in the order they were sent"
+	case NonmonotonicPoll, PollSkip, IntNonmonotonicPoll, IntPollSkip:
+		if _, ok := c.loss(f.Partition, -1); ok {
+			return Permitted, "the log was truncated under the reader after committed data was lost"
+		}
+		return Violation, "a reader sees a partition's records in offset order, without gaps, until its position is reset"
+	case AbortedRead:
+		return Violation, "a send that definitely failed must never be read"
+	case PhantomRead:
+		return Violation, "every record read must have been sent"
+	}
+	return Violation, "this anomaly breaks a Kafka guarantee"
+}
+
+// Summary lists the anomalies in a line each, for terminals.
+func (r *Report) Summary() string {
+	var b strings.Builder
+	anoms := append([]Anomaly(nil), r.Anomalies...)
+	sort.SliceStable(anoms, func(i, j int) bool { return anoms[i].Verdict == Violation && anoms[j].Verdict != Violation })
+	for _, a := range anoms {
+		fmt.Fprintf(&b, "%-22s %-9s %6d  %s\n", a.Type, a.Verdict, a.Count, a.Because)
+		fmt.Fprintf(&b, "%-22s %-9s %6s  e.g. %s\n", "", "", "", a.Example)
+	}
+	return b.String()
+}

@@ -1,0 +1,231 @@
+package checker
+
+import (
+	"testing"
+
+	"kafkasim/checker/history"
+)
+
+// hb builds histories for tests.
+type hb struct {
+	ops []history.Op
+	t   int64
+}
+
+func (h *hb) add(process string, typ history.Type, f string, v history.Value) {
+	h.t += 1000
+	h.ops = append(h.ops, history.Op{Index: int64(len(h.ops)), Time: h.t, Process: process, Type: typ, F: f, Value: v})
+}
+
+func (h *hb) send(process, value string, partition int32, offset int64, outcome history.Type) {
+	v := history.NoValue()
+	v.Topic, v.Value = "t", value
+	h.add(process, history.Invoke, history.FSend, v)
+	if outcome == history.Invoke {
+		return // never completed
+	}
+	if outcome == history.OK {
+		v.Partition, v.Offset = partition, offset
+	}
+	h.add(process, outcome, history.FSend, v)
+}
+
+type rec struct {
+	p   int32
+	off int64
+	v   string
+}
+
+func (h *hb) poll(process string, final bool, recs ...rec) {
+	v := history.NoValue()
+	v.Final = final
+	h.add(process, history.Invoke, history.FPoll, v)
+	v.HasRecords = true
+	for _, r := range recs {
+		v.Records = append(v.Records, history.Record{Topic: "t", Partition: r.p, Offset: r.off, Value: r.v})
+	}
+	h.add(process, history.OK, history.FPoll, v)
+}
+
+var strict = Config{
+	Producers: []ProducerGuarantees{{Prefix: "p", Acks: "all", Idempotence: true, MaxInFlight: 5, Retries: 100}},
+	Topics:    []TopicGuarantees{{Name: "t", ReplicationFactor: 3, MinInsyncReplicas: 2}},
+}
+
+func expectCount(t *testing.T, r *Report, typ string, n int) {
+	t.Helper()
+	if got := r.Count(typ); got != n {
+		t.Fatalf("%s: %d findings, want %d\n%s", typ, got, n, r.Summary())
+	}
+}
+
+func expectVerdict(t *testing.T, r *Report, typ, verdict string) {
+	t.Helper()
+	a, ok := r.Anomaly(typ)
+	if !ok || a.Verdict != verdict {
+		t.Fatalf("%s: want verdict %s, got %+v\n%s", typ, verdict, a, r.Summary())
+	}
+}
+
+func TestCleanHistoryHasNoAnomalies(t *testing.T) {
+	h := &hb{}
+	h.send("p-0", "a", 0, 0, history.OK)
+	h.send("p-0", "b", 0, 1, history.OK)
+	h.send("p-1", "c", 1, 0, history.OK)
+	h.send("p-1", "d", 1, -1, history.Fail)
+	h.send("p-1", "e", 1, -1, history.Info)
+	h.poll("c-0", false, rec{0, 0, "a"})
+	h.poll("c-0", false, rec{0, 1, "b"}, rec{1, 0, "c"})
+	h.poll("c-1", true, rec{0, 0, "a"}, rec{0, 1, "b"}, rec{1, 0, "c"})
+	r := Check(h.ops, strict)
+	if len(r.Anomalies) != 0 || r.Violations != 0 {
+		t.Fatalf("want nothing, got\n%s", r.Summary())
+	}
+	if r.Stats.Attempted != 5 || r.Stats.Acked != 3 || r.Stats.Failed != 1 || r.Stats.Indeterminate != 1 {
+		t.Fatalf("stats %+v", r.Stats)
+	}
+}
+
+func TestLostAckedWriteAgainstFinalReads(t *testing.T) {
+	h := &hb{}
+	h.send("p-0", "a", 0, 0, history.OK)
+	h.send("p-0", "b", 0, 1, history.OK)
+	h.poll("c-0", true, rec{0, 0, "a"})
+	r := Check(h.ops, strict)
+	expectCount(t, r, LostAckedWrite, 1)
+	expectVerdict(t, r, LostAckedWrite, Violation)
+	if r.Stats.LostAcked != 1 {
+		t.Fatal("stats count the loss")
+	}
+	// The same history with acks=1 is a permitted loss.
+	cfg := strict
+	cfg.Producers = []ProducerGuarantees{{Prefix: "p", Acks: "1"}}
+	expectVerdict(t, Check(h.ops, cfg), LostAckedWrite, Permitted)
+	// And with a loss the simulator saw as an unclean election.
+	cfg = strict
+	cfg.Losses = []DataLoss{{Partition: "t-0", From: 1, To: 2, Cause: "unclean-election"}}
+	expectVerdict(t, Check(h.ops, cfg), LostAckedWrite, Permitted)
+	cfg.Losses = []DataLoss{{Partition: "t-0", From: 1, To: 2, Cause: "power-loss"}}
+	cfg.Topics = []TopicGuarantees{{Name: "t", ReplicationFactor: 3, MinInsyncReplicas: 2, FlushEveryMessage: true}}
+	expectVerdict(t, Check(h.ops, cfg), LostAckedWrite, Violation)
+}
+
+func TestLostVersusUnseenWithoutFinalReads(t *testing.T) {
+	h := &hb{}
+	h.send("p-0", "a", 0, 0, history.OK)
+	h.send("p-0", "b", 0, 1, history.OK)
+	h.send("p-0", "c", 0, 2, history.OK)
+	h.poll("c-0", false, rec{0, 0, "a"})
+	r := Check(h.ops, strict)
+	expectCount(t, r, Unseen, 2) // nobody read past offset 0: b and c may just be unread
+	expectCount(t, r, LostAckedWrite, 0)
+	h.poll("c-0", false, rec{0, 2, "c"})
+	r = Check(h.ops, strict)
+	expectCount(t, r, LostAckedWrite, 1) // reads went past offset 1 and never saw b
+	expectCount(t, r, Unseen, 0)
+}
+
+func TestDuplicate(t *testing.T) {
+	h := &hb{}
+	h.send("p-0", "a", 0, 0, history.OK)
+	h.poll("c-0", false, rec{0, 0, "a"}, rec{0, 1, "a"})
+	r := Check(h.ops, strict)
+	expectCount(t, r, Duplicate, 1)
+	expectVerdict(t, r, Duplicate, Violation)
+	cfg := strict
+	cfg.Producers = []ProducerGuarantees{{Prefix: "p", Acks: "all", Idempotence: false, MaxInFlight: 5, Retries: 3}}
+	expectVerdict(t, Check(h.ops, cfg), Duplicate, Permitted)
+	clean := &hb{}
+	clean.send("p-0", "a", 0, 0, history.OK)
+	clean.poll("c-0", false, rec{0, 0, "a"})
+	clean.poll("c-1", false, rec{0, 0, "a"}) // two readers reading one record is not a duplicate
+	expectCount(t, Check(clean.ops, strict), Duplicate, 0)
+}
+
+func TestInconsistentOffsets(t *testing.T) {
+	h := &hb{}
+	h.send("p-0", "a", 0, 0, history.OK)
+	h.send("p-0", "b", 0, 1, history.OK)
+	h.poll("c-0", false, rec{0, 0, "a"})
+	h.poll("c-1", false, rec{0, 0, "b"})
+	r := Check(h.ops, strict)
+	expectCount(t, r, InconsistentOffsets, 1)
+	expectVerdict(t, r, InconsistentOffsets, Violation)
+	cfg := strict
+	cfg.Losses = []DataLoss{{Partition: "t-0", From: 0, To: 2, Cause: "unclean-election"}}
+	expectVerdict(t, Check(h.ops, cfg), InconsistentOffsets, Permitted)
+}
+
+func TestPollOrdering(t *testing.T) {
+	h := &hb{}
+	for i, v := range []string{"a", "b", "c", "d"} {
+		h.send("p-0", v, 0, int64(i), history.OK)
+	}
+	h.poll("c-0", false, rec{0, 0, "a"}, rec{0, 1, "b"})
+	h.poll("c-0", false, rec{0, 3, "d"}) // skipped c at 2
+	h.poll("c-0", false, rec{0, 1, "b"}) // went back
+	h.poll("c-1", false, rec{0, 0, "a"}, rec{0, 2, "c"}, rec{0, 1, "b"})
+	r := Check(h.ops, strict)
+	expectCount(t, r, PollSkip, 1)
+	expectCount(t, r, NonmonotonicPoll, 1)
+	expectCount(t, r, IntPollSkip, 1)
+	expectCount(t, r, IntNonmonotonicPoll, 1)
+	expectVerdict(t, r, PollSkip, Violation)
+
+	ok := &hb{}
+	for i, v := range []string{"a", "b", "c"} {
+		ok.send("p-0", v, 0, int64(i), history.OK)
+	}
+	ok.poll("c-0", false, rec{0, 0, "a"})
+	ok.poll("c-0", false, rec{0, 1, "b"}, rec{0, 2, "c"})
+	restart := history.NoValue()
+	ok.add("c-0", history.Invoke, history.FRestart, restart)
+	ok.poll("c-0", false, rec{0, 0, "a"}) // a restarted reader may start over
+	ok.poll("c-0", true, rec{0, 0, "a"})  // so may final reads
+	r = Check(ok.ops, strict)
+	for _, typ := range []string{PollSkip, NonmonotonicPoll, IntPollSkip, IntNonmonotonicPoll} {
+		expectCount(t, r, typ, 0)
+	}
+}
+
+func TestPollSkipOverOffsetsThatDoNotExistIsFine(t *testing.T) {
+	h := &hb{}
+	h.send("p-0", "a", 0, 0, history.OK)
+	h.send("p-0", "b", 0, 5, history.OK) // compaction or aborted transactions leave gaps
+	h.poll("c-0", false, rec{0, 0, "a"}, rec{0, 5, "b"})
+	expectCount(t, Check(h.ops, strict), IntPollSkip, 0)
+}
+
+func TestNonmonotonicSend(t *testing.T) {
+	h := &hb{}
+	h.send("p-0", "a", 0, 5, history.OK)
+	h.send("p-0", "b", 0, 3, history.OK)
+	h.send("p-1", "c", 0, 4, history.OK) // another producer may interleave
+	r := Check(h.ops, strict)
+	expectCount(t, r, NonmonotonicSend, 1)
+	expectVerdict(t, r, NonmonotonicSend, Violation)
+	cfg := strict
+	cfg.Producers = []ProducerGuarantees{{Prefix: "p", Acks: "1", Idempotence: false, MaxInFlight: 5, Retries: 3}}
+	expectVerdict(t, Check(h.ops, cfg), NonmonotonicSend, Permitted)
+}
+
+func TestAbortedAndPhantomReads(t *testing.T) {
+	h := &hb{}
+	h.send("p-0", "a", 0, -1, history.Fail)
+	h.send("p-0", "b", 0, -1, history.Info)
+	h.poll("c-0", false, rec{0, 0, "a"}, rec{0, 1, "b"}, rec{0, 2, "zzz"})
+	r := Check(h.ops, strict)
+	expectCount(t, r, AbortedRead, 1) // b was indeterminate: reading it is fine
+	expectCount(t, r, PhantomRead, 1)
+	expectVerdict(t, r, AbortedRead, Violation)
+}
+
+func TestPendingSendIsIndeterminate(t *testing.T) {
+	h := &hb{}
+	h.send("p-0", "a", 0, 0, history.Invoke) // the producer crashed
+	h.poll("c-0", true, rec{0, 0, "a"})
+	r := Check(h.ops, strict)
+	if len(r.Anomalies) != 0 || r.Stats.Indeterminate != 1 {
+		t.Fatalf("a send never completed may or may not have happened: %+v\n%s", r.Stats, r.Summary())
+	}
+}

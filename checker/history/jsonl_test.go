@@ -1,0 +1,65 @@
+package history
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestSpecExampleRoundTrips(t *testing.T) {
+	// The example of SPEC.md §3, line for line.
+	spec := `{"index":0,"time":1000000,"process":"p-0","type":"invoke","f":"send","value":{"topic":"orders","key":"k7","value":"p-0:17"}}
+{"index":1,"time":3400000,"process":"p-0","type":"ok","f":"send","value":{"topic":"orders","partition":2,"key":"k7","value":"p-0:17","offset":41}}
+{"index":2,"time":3500000,"process":"c-1","type":"invoke","f":"poll","value":{}}
+{"index":3,"time":3600000,"process":"c-1","type":"ok","f":"poll","value":{"records":[{"topic":"orders","partition":2,"offset":41,"key":"k7","value":"p-0:17"}]}}
+{"index":4,"time":3700000,"process":"c-1","type":"invoke","f":"commit","value":{"group":"billing","offsets":{"orders-2":42}}}
+{"index":5,"time":3900000,"process":"c-1","type":"ok","f":"commit","value":{"group":"billing","offsets":{"orders-2":42}}}
+`
+	ops, err := ReadAll(strings.NewReader(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ops) != 6 || ops[1].Value.Offset != 41 || ops[1].Value.Partition != 2 || *ops[1].Value.Key != "k7" {
+		t.Fatalf("parsed %+v", ops[1])
+	}
+	if len(ops[3].Value.Records) != 1 || ops[3].Value.Records[0].Value != "p-0:17" || ops[5].Value.Offsets["orders-2"] != 42 {
+		t.Fatalf("parsed %+v", ops[3])
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, ops); err != nil {
+		t.Fatal(err)
+	}
+	if buf.String() != spec {
+		t.Fatalf("round trip differs:\n%s\nwant\n%s", buf.String(), spec)
+	}
+}
+
+func TestMalformedLinesNameTheLineAndField(t *testing.T) {
+	cases := []struct {
+		in, want string
+	}{
+		{`{"index":0,"process":"p","type":"invoke","f":"send","value":{"value":"x"}}` + "\n" + `{not json`, "line 2"},
+		{`{"index":0,"process":"p","type":"sometimes","f":"send","value":{"value":"x"}}`, "line 1: type"},
+		{`{"process":"p","type":"ok","f":"send"}`, "line 1: index: missing"},
+		{`{"index":"zero","process":"p","type":"ok","f":"send"}`, "line 1: index"},
+		{"\n\n" + `{"index":0,"process":"p","type":"ok","f":"poll","value":{"records":[{"topic":"t","offset":1,"value":"v"}]}}`, "line 3: value.records[0].partition: missing"},
+		{`{"index":0,"process":"p","type":"invoke","f":"send","value":{"topic":"t"}}`, "line 1: value.value"},
+	}
+	for _, c := range cases {
+		_, err := ReadAll(strings.NewReader(c.in))
+		var pe *ParseError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want an error containing %q", c.in, err, c.want)
+		}
+	}
+}
+
+func TestNumericValuesAndProcessesAreAccepted(t *testing.T) {
+	// Jepsen's histories use integers for processes and values.
+	in := `{"index":0,"time":1,"process":3,"type":"invoke","f":"send","value":{"topic":"t","value":17}}`
+	ops, err := ReadAll(strings.NewReader(in))
+	if err != nil || ops[0].Process != "3" || ops[0].Value.Value != "17" {
+		t.Fatalf("got %+v, %v", ops, err)
+	}
+}
