@@ -26,6 +26,20 @@ type Config struct {
 	PowerLosses int
 	// UncleanElections counts unclean leader elections that happened.
 	UncleanElections int
+
+	permittedLoss map[string][]int64 // partition -> offsets of permitted lost writes
+	lossWhy       map[string]string
+}
+
+// lostHere reports a permitted loss of an acknowledged write in partition (at
+// offset, or anywhere when offset < 0), and its reason.
+func (c *Config) lostHere(partition string, offset int64) (string, bool) {
+	for _, o := range c.permittedLoss[partition] {
+		if offset < 0 || o == offset {
+			return c.lossWhy[partition], true
+		}
+	}
+	return "", false
 }
 
 // ProducerGuarantees are one producer group's settings; Prefix matches its
@@ -96,6 +110,20 @@ func Check(ops []history.Op, cfg Config) *Report {
 	a := analyze(ops)
 	rep := &Report{Stats: a.stats}
 	groups := group(a.findings)
+	// Permitted losses first: other anomalies that follow from them (an
+	// offset reused after its record was lost) share their verdict.
+	cfg.permittedLoss = map[string][]int64{}
+	for _, f := range groups[LostAckedWrite] {
+		if v, why := cfg.verdict(LostAckedWrite, f, a); v == Permitted {
+			cfg.permittedLoss[f.Partition] = append(cfg.permittedLoss[f.Partition], f.Offset)
+			if cfg.lossWhy == nil {
+				cfg.lossWhy = map[string]string{}
+			}
+			if _, ok := cfg.lossWhy[f.Partition]; !ok {
+				cfg.lossWhy[f.Partition] = why
+			}
+		}
+	}
 	for _, typ := range AnomalyTypes {
 		fs := groups[typ]
 		if len(fs) == 0 {
@@ -233,10 +261,16 @@ func (c *Config) verdict(typ string, f Finding, a *analysis) (string, string) {
 		if l, ok := c.loss(f.Partition, f.Offset); ok {
 			return Permitted, "offsets were reused after committed data was lost (" + l.Cause + ")"
 		}
+		if why, ok := c.lostHere(f.Partition, f.Offset); ok {
+			return Permitted, "the write acknowledged at this offset was lost, and the offset reused: " + why
+		}
 		return Violation, "an offset names one record forever: two readers saw different records at one offset"
 	case NonmonotonicSend:
 		if _, ok := c.loss(f.Partition, -1); ok {
 			return Permitted, "committed data was lost and offsets reused"
+		}
+		if why, ok := c.lostHere(f.Partition, -1); ok {
+			return Permitted, "acknowledged writes were lost and their offsets reused: " + why
 		}
 		p := c.producer(f.Process)
 		if !p.Idempotence && p.MaxInFlight > 1 && p.Retries > 0 {
@@ -246,6 +280,9 @@ func (c *Config) verdict(typ string, f Finding, a *analysis) (string, string) {
 	case NonmonotonicPoll, PollSkip, IntNonmonotonicPoll, IntPollSkip:
 		if _, ok := c.loss(f.Partition, -1); ok {
 			return Permitted, "the log was truncated under the reader after committed data was lost"
+		}
+		if why, ok := c.lostHere(f.Partition, -1); ok {
+			return Permitted, "the log was truncated under the reader after acknowledged writes were lost: " + why
 		}
 		return Violation, "a reader sees a partition's records in offset order, without gaps, until its position is reset"
 	case AbortedRead:

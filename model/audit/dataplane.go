@@ -121,10 +121,12 @@ func (a *Audit) lose(tp metadata.TopicPartition, p *partitionAudit, i int, broke
 	}
 	cause := ""
 	switch {
+	case p.powerLossFrom >= 0 && from >= p.powerLossFrom:
+		// The data left page cache before it reached a disk; whatever
+		// election followed could only pick among what survived.
+		cause = "power-loss"
 	case p.uncleanFrom >= 0 && from >= p.uncleanFrom:
 		cause = "unclean-election"
-	case p.powerLossFrom >= 0 && from >= p.powerLossFrom:
-		cause = "power-loss"
 	}
 	if cause == "" {
 		a.report(invariant, a.brokerNode(broker), "%s: committed offsets %d..%d %s", tp, from, to-1, how)
@@ -195,13 +197,22 @@ func (a *Audit) ReplicaRecovered(broker int32, tp metadata.TopicPartition, log *
 	}
 }
 
-// PartitionLeader notes uncleanly elected leaders: committed data the new
-// leader does not hold may be lost, permitted.
+// PartitionLeader checks a new leader's log against what was committed. A
+// clean leader (from the ISR or the ELR) holds every committed batch, unless
+// a power loss took them from page cache; an unclean one may not, which Kafka
+// permits. What the new leader lacks is lost the moment it leads: every
+// replica will truncate to its log.
 func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leaderEpoch int32, log *partlog.Log, unclean bool) {
 	p := a.part(tp)
-	if unclean {
-		if p.uncleanFrom < 0 || log.LEO() < p.uncleanFrom {
-			p.uncleanFrom = log.LEO()
+	if unclean && (p.uncleanFrom < 0 || log.LEO() < p.uncleanFrom) {
+		p.uncleanFrom = log.LEO()
+	}
+	for i, k := range p.committed {
+		b := log.BatchAt(k.base)
+		if b == nil || !keyOf(b).same(k) {
+			a.lose(tp, p, i, broker, CommittedDataKept,
+				fmt.Sprintf("missing from the log of broker %d, elected leader in epoch %d", broker, leaderEpoch))
+			return
 		}
 	}
 }

@@ -232,9 +232,11 @@ func (p *Producer) failRequest(corr uint64, err proto.ErrorCode) {
 
 // mayHaveAppended says whether a batch answered with err may be in the log:
 // the broker appended before it found the trouble, or nobody knows.
+// NOT_LEADER_OR_FOLLOWER is one of those: an acks=all write appended by a
+// leader that lost leadership while it waited is answered with it.
 func mayHaveAppended(err proto.ErrorCode) bool {
 	switch err {
-	case proto.NotLeaderOrFollower, proto.NotEnoughReplicas, proto.UnknownTopicOrPartition, proto.InvalidProducerEpoch,
+	case proto.NotEnoughReplicas, proto.UnknownTopicOrPartition, proto.InvalidProducerEpoch,
 		proto.OutOfOrderSequenceNumber, proto.InvalidRequiredAcks, proto.KafkaStorageError, proto.UnknownLeaderEpoch,
 		proto.FencedLeaderEpoch:
 		return false
