@@ -82,6 +82,7 @@ func analyze(ops []history.Op) *analysis {
 	a.checkOffsets()
 	a.checkSends()
 	a.checkPolls()
+	a.checkCoverage()
 	a.checkLost()
 	return a
 }
@@ -403,6 +404,140 @@ func (a *analysis) checkLost() {
 		default:
 			ex.Detail = "acknowledged, never read (no final read covered it)"
 			a.findings = append(a.findings, Finding{Type: Unseen, Example: ex})
+		}
+	}
+}
+
+// inFinalReads reports whether final reads saw a record at partition@offset.
+func (a *analysis) inFinalReads(partition string, offset int64) bool {
+	po := a.parts[partition]
+	if po == nil {
+		return false
+	}
+	for _, o := range po.versions[offset] {
+		if o.final {
+			return true
+		}
+	}
+	return false
+}
+
+// readAt reports whether a poll saw value at partition@offset.
+func (a *analysis) readAt(partition string, offset int64, value string) bool {
+	if po := a.parts[partition]; po != nil {
+		for _, o := range po.versions[offset] {
+			if o.read && o.value == value {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// readValuesAt counts the distinct values polls saw at partition@offset.
+func (a *analysis) readValuesAt(partition string, offset int64) int {
+	var vals []string
+	if po := a.parts[partition]; po != nil {
+		for _, o := range po.versions[offset] {
+			if o.read && !contains(vals, o.value) {
+				vals = append(vals, o.value)
+			}
+		}
+	}
+	return len(vals)
+}
+
+// checkCoverage: an assign-mode reader reads every record between where it
+// started and how far it got. A record the final reads hold inside that range
+// that the reader never read was skipped, even if its offset was read once
+// with another record (after a truncation the reader must go back: KIP-320).
+func (a *analysis) checkCoverage() {
+	type span struct {
+		first, last int64
+		values      map[string]bool
+	}
+	type session struct {
+		spans map[string]*span
+	}
+	grouped := map[string]bool{}
+	for i := range a.ops {
+		if f := a.ops[i].F; f == history.FAssign || f == history.FRevoke {
+			grouped[a.ops[i].Process] = true
+		}
+	}
+	var done []*session
+	var doneProc []string
+	open := map[string]*session{}
+	var procs []string
+	closeSession := func(proc string) {
+		if s, ok := open[proc]; ok {
+			done = append(done, s)
+			doneProc = append(doneProc, proc)
+			delete(open, proc)
+		}
+	}
+	for i := range a.ops {
+		o := &a.ops[i]
+		if grouped[o.Process] {
+			continue
+		}
+		switch o.F {
+		case history.FRestart, history.FCrash:
+			closeSession(o.Process)
+			continue
+		case history.FPoll:
+		default:
+			continue
+		}
+		if o.Type != history.OK || o.Value.Final {
+			continue
+		}
+		s := open[o.Process]
+		if s == nil {
+			s = &session{spans: map[string]*span{}}
+			open[o.Process] = s
+			procs = append(procs, o.Process)
+		}
+		for _, r := range o.Value.Records {
+			name := r.TopicPartition()
+			sp := s.spans[name]
+			if sp == nil {
+				sp = &span{first: r.Offset, last: r.Offset, values: map[string]bool{}}
+				s.spans[name] = sp
+			}
+			sp.last = max(sp.last, r.Offset)
+			sp.values[r.Value] = true
+		}
+	}
+	for _, p := range procs {
+		closeSession(p)
+	}
+	for i, s := range done {
+		names := make([]string, 0, len(s.spans))
+		for n := range s.spans { // kafkasim:orderless: sorted below
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			sp := s.spans[name]
+			po := a.parts[name]
+			if po == nil || po.finalEnd < 0 {
+				continue
+			}
+			lo := sort.Search(len(po.offsets), func(j int) bool { return po.offsets[j] >= sp.first })
+			for _, off := range po.offsets[lo:] {
+				if off > sp.last {
+					break
+				}
+				for _, ob := range po.versions[off] {
+					if ob.final && !sp.values[ob.value] {
+						a.findings = append(a.findings, Finding{Type: PollSkip, Example: Example{Partition: name, Offset: off,
+							Value: ob.value, Process: doneProc[i], Ops: []int64{ob.op},
+							Detail: fmt.Sprintf("%s read %s from %d to %d but never the record at %d that the log holds", doneProc[i], name, sp.first, sp.last, off)}})
+						break
+					}
+				}
+			}
 		}
 	}
 }

@@ -173,6 +173,17 @@ func (c *Config) producer(process string) ProducerGuarantees {
 	return best
 }
 
+func (c *Config) consumer(process string) ConsumerGuarantees {
+	best := ConsumerGuarantees{Isolation: "read_uncommitted", AutoOffsetReset: "earliest"}
+	bestLen := -1
+	for _, g := range c.Consumers {
+		if (process == g.Prefix || strings.HasPrefix(process, g.Prefix+"-")) && len(g.Prefix) > bestLen {
+			best, bestLen = g, len(g.Prefix)
+		}
+	}
+	return best
+}
+
 func (c *Config) topic(name string) TopicGuarantees {
 	for _, t := range c.Topics {
 		if t.Name == name {
@@ -226,15 +237,17 @@ func (c *Config) verdict(typ string, f Finding, a *analysis) (string, string) {
 		if l, ok := c.loss(f.Partition, f.Offset); ok {
 			return lossReason(l, t)
 		}
+		if a.readAt(f.Partition, f.Offset, f.Value) {
+			// A reader saw it: it was committed (readers stop at the high
+			// watermark), and committed data outlives the loss of a leader.
+			return Violation, "readers saw this record, so it was committed; committed data must not be lost without an unclean election or a power loss"
+		}
 		p := c.producer(f.Process)
 		switch p.Acks {
 		case "0":
 			return Permitted, "acks=0 waits for no acknowledgement"
 		case "1":
 			return Permitted, "acks=1 does not wait for followers: a leader that fails before they copy a record loses it"
-		}
-		if min(t.MinInsyncReplicas, max(t.ReplicationFactor, 1)) <= 1 {
-			return Permitted, "min.insync.replicas=1: acks=all can be satisfied by the leader alone, which may then fail"
 		}
 		if t.Unclean && c.UncleanElections > 0 {
 			return Permitted, "unclean.leader.election.enable=true and an unclean election happened"
@@ -261,6 +274,9 @@ func (c *Config) verdict(typ string, f Finding, a *analysis) (string, string) {
 		if l, ok := c.loss(f.Partition, f.Offset); ok {
 			return Permitted, "offsets were reused after committed data was lost (" + l.Cause + ")"
 		}
+		if a.readValuesAt(f.Partition, f.Offset) > 1 {
+			return Violation, "readers saw two different records at one offset: committed data changed"
+		}
 		if why, ok := c.lostHere(f.Partition, f.Offset); ok {
 			return Permitted, "the write acknowledged at this offset was lost, and the offset reused: " + why
 		}
@@ -277,7 +293,23 @@ func (c *Config) verdict(typ string, f Finding, a *analysis) (string, string) {
 			return Permitted, "without idempotence, retries with max.in.flight.requests.per.connection > 1 can reorder a producer's writes"
 		}
 		return Violation, "a producer's writes to one partition land in the order they were sent"
-	case NonmonotonicPoll, PollSkip, IntNonmonotonicPoll, IntPollSkip:
+	case PollSkip, IntPollSkip:
+		// A reader may skip what was lost, never what is still in the log:
+		// KIP-320's validation finds a truncation and goes back to it.
+		if c.consumer(f.Process).AutoOffsetReset == "latest" {
+			return Permitted, "auto.offset.reset=latest moves a reader whose position fell out of range to the end, past records"
+		}
+		if a.inFinalReads(f.Partition, f.Offset) {
+			return Violation, "the reader jumped over a record that is still in the log (final reads hold it)"
+		}
+		if _, ok := c.loss(f.Partition, -1); ok {
+			return Permitted, "the skipped record was lost with committed data"
+		}
+		if why, ok := c.lostHere(f.Partition, -1); ok {
+			return Permitted, "the skipped record was lost: " + why
+		}
+		return Violation, "a reader sees a partition's records in offset order, without gaps, until its position is reset"
+	case NonmonotonicPoll, IntNonmonotonicPoll:
 		if _, ok := c.loss(f.Partition, -1); ok {
 			return Permitted, "the log was truncated under the reader after committed data was lost"
 		}

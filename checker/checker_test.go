@@ -229,3 +229,51 @@ func TestPendingSendIsIndeterminate(t *testing.T) {
 		t.Fatalf("a send never completed may or may not have happened: %+v\n%s", r.Stats, r.Summary())
 	}
 }
+
+func TestCommittedDataLossIsAViolationEvenWithAcks1(t *testing.T) {
+	acks1 := strict
+	acks1.Producers = []ProducerGuarantees{{Prefix: "p", Acks: "1"}}
+	// Never read, then lost: acks=1 permits it.
+	h := &hb{}
+	h.send("p-0", "a", 0, 0, history.OK)
+	h.send("p-0", "b", 0, 0, history.OK) // the offset was reused by the new leader
+	h.poll("c-0", true, rec{0, 0, "b"})
+	r := Check(h.ops, acks1)
+	expectVerdict(t, r, LostAckedWrite, Permitted)
+	expectVerdict(t, r, InconsistentOffsets, Permitted)
+	// Read first (so it was committed), then lost: not permitted.
+	h = &hb{}
+	h.send("p-0", "a", 0, 0, history.OK)
+	h.poll("c-0", false, rec{0, 0, "a"})
+	h.send("p-0", "b", 0, 0, history.OK)
+	h.poll("c-0", true, rec{0, 0, "b"})
+	r = Check(h.ops, acks1)
+	expectVerdict(t, r, LostAckedWrite, Violation)
+	expectVerdict(t, r, InconsistentOffsets, Violation)
+}
+
+func TestSkippingARecordThatSurvivedIsAViolationEvenAfterALoss(t *testing.T) {
+	cfg := strict
+	cfg.Losses = []DataLoss{{Partition: "t-0", From: 2, To: 4, Cause: "unclean-election"}}
+	h := &hb{}
+	for i, v := range []string{"a", "b", "c", "d"} {
+		h.send("p-0", v, 0, int64(i), history.OK)
+	}
+	h.poll("c-0", false, rec{0, 0, "a"}, rec{0, 1, "b"}, rec{0, 2, "c"}, rec{0, 3, "d"})
+	// After the unclean election the log ends at 2; new writes e, f, g land
+	// at 2, 3, 4. A reader that does not validate its position goes on at 4.
+	for i, v := range []string{"e", "f", "g"} {
+		h.send("p-0", v, 0, int64(2+i), history.OK)
+	}
+	h.poll("c-0", false, rec{0, 4, "g"})
+	h.poll("c-1", true, rec{0, 0, "a"}, rec{0, 1, "b"}, rec{0, 2, "e"}, rec{0, 3, "f"}, rec{0, 4, "g"})
+	r := Check(h.ops, cfg)
+	expectVerdict(t, r, PollSkip, Violation)
+	// A reader that went back to 2 and read e, f, g is fine.
+	ok := &hb{ops: append([]history.Op(nil), h.ops[:len(h.ops)-2]...), t: h.t}
+	ok.poll("c-0", false, rec{0, 2, "e"}, rec{0, 3, "f"}, rec{0, 4, "g"})
+	ok.poll("c-1", true, rec{0, 0, "a"}, rec{0, 1, "b"}, rec{0, 2, "e"}, rec{0, 3, "f"}, rec{0, 4, "g"})
+	r = Check(ok.ops, cfg)
+	expectCount(t, r, PollSkip, 0)
+	expectVerdict(t, r, NonmonotonicPoll, Permitted)
+}

@@ -31,8 +31,10 @@ package sim
 //     with independent latencies.
 //
 // A message to a node that is down, or that restarted since the message was
-// sent (the connection was to the dead process), is dropped on arrival. A
-// message to a paused node waits in its kernel's buffer until it resumes.
+// sent (the connection was to the dead process), is dropped on arrival; if
+// the machine is up (the process was killed or exited), its kernel refuses
+// the connection and the sender is told (Disconnected). A message to a
+// paused node waits in its kernel's buffer until it resumes.
 
 import (
 	"fmt"
@@ -300,6 +302,20 @@ func (net *network) reset(a, b NodeID, tellA, tellB bool, delayToA, delayToB tim
 		w.sched.Schedule(Event{At: w.sched.now + delayToB, Kind: EventNotify, Node: b, From: a,
 			Incarnation: w.nodes[b].incarnation, Payload: &Disconnected{Peer: a, Unsent: unsentB}})
 	}
+}
+
+// refused answers a message that reached a machine whose process is gone:
+// its kernel resets the connection, and the sender learns it lost m once the
+// reset crosses back.
+func (net *network) refused(e *Event) {
+	w := net.w
+	back := net.link(e.Node, e.From)
+	if back.cuts > 0 {
+		return
+	}
+	delay := uniformDuration(&back.rng, net.opts.Latency.Min, net.opts.Latency.Max) + back.extraLatency
+	w.sched.Schedule(Event{At: w.sched.now + delay, Kind: EventNotify, Node: e.From, From: e.Node,
+		Incarnation: w.nodes[e.From].incarnation, Payload: &Disconnected{Peer: e.Node, Unsent: []Message{e.Payload.(Message)}}})
 }
 
 // crashed resets every open connection of a node whose process died while its

@@ -140,6 +140,9 @@ type nodeSlot struct {
 	rng         *rand.Rand
 	held        []Held
 	stopping    bool
+	// machineDown: the node lost power; until it boots nothing answers for
+	// it, not even a kernel refusing connections.
+	machineDown bool
 	// restartOnExit boots the node again as soon as a clean shutdown in
 	// progress ends (a shutdown fault whose duration ended first).
 	restartOnExit bool
@@ -386,6 +389,11 @@ func (w *World) live(e *Event) *nodeSlot {
 	if s.incarnation != e.Incarnation || s.state == Down {
 		if e.Kind == EventDeliver {
 			w.net.stats.DroppedDown++
+			if !s.machineDown && e.From != e.Node {
+				// The process is gone but its kernel is up: the connection
+				// is refused (reset), and the sender hears of it.
+				w.net.refused(e)
+			}
 		}
 		return nil
 	}
@@ -423,6 +431,7 @@ func describe(p any) string {
 }
 
 func (w *World) boot(s *nodeSlot) {
+	s.machineDown = false
 	s.incarnation++
 	s.state = Running
 	s.stopping = false
@@ -457,6 +466,7 @@ func (w *World) kill(s *nodeSlot, mode stopMode) {
 	s.incarnation++ // everything scheduled for the dead process is now stale
 	switch mode {
 	case stopPowerLoss:
+		s.machineDown = true
 		s.stats.PowerLosses++
 		s.disk.powerLoss()
 		w.net.forget(s.id)

@@ -70,6 +70,9 @@ type partitionAudit struct {
 	uncleanFrom   int64 // committed offsets at or above this may be lost (-1: none)
 	powerLossFrom int64
 	ackedUpTo     int64 // last offset acknowledged with acks=all, -1
+	// proposedShort: members a leader proposed for the ISR while their log
+	// ended before an acknowledged write (the log end they had then).
+	proposedShort map[int32]int64
 }
 
 // SetReplicas gives the audit its god view of replica logs.
@@ -243,10 +246,32 @@ func (a *Audit) AckedAll(broker int32, tp metadata.TopicPartition, lastOffset in
 	}
 }
 
+// ISRProposed notes a member proposed for the ISR with a log that ends before
+// an acknowledged write: if the proposal commits, the ISR holds a replica
+// without that write (it may fetch it a moment later, but until then it can
+// be elected without it).
+func (a *Audit) ISRProposed(leader int32, tp metadata.TopicPartition, member int32, memberLEO int64) {
+	p := a.part(tp)
+	if p.proposedShort == nil {
+		p.proposedShort = map[int32]int64{}
+	}
+	if memberLEO <= p.ackedUpTo {
+		p.proposedShort[member] = memberLEO
+	} else {
+		delete(p.proposedShort, member)
+	}
+}
+
 // ISRJoined checks that a replica joining the ISR holds every acknowledged
 // write the leader holds.
 func (a *Audit) ISRJoined(leader int32, tp metadata.TopicPartition, member int32) {
 	p := a.part(tp)
+	if leo, short := p.proposedShort[member]; short {
+		delete(p.proposedShort, member)
+		a.report(AckedOnEveryISRMember, a.brokerNode(leader), "%s: broker %d joined the ISR with its log ending at %d, before acknowledged offset %d",
+			tp, member, leo, p.ackedUpTo)
+		return
+	}
 	if p.ackedUpTo < 0 || a.replicas == nil {
 		return
 	}

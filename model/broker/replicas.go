@@ -29,6 +29,8 @@ type DataAuditor interface {
 	// AckedAll: a leader acknowledged an acks=all write up to lastOffset
 	// with isr as its ISR.
 	AckedAll(broker int32, tp metadata.TopicPartition, lastOffset int64, isr []int32, minISR int)
+	// ISRProposed: a leader asks to add member, whose log ends at memberLEO.
+	ISRProposed(leader int32, tp metadata.TopicPartition, member int32, memberLEO int64)
 	// ISRJoined: a replica joined a partition's ISR (the leader learned it).
 	ISRJoined(leader int32, tp metadata.TopicPartition, member int32)
 	// PartitionLeader: a broker leads tp in leaderEpoch; unclean when it was
@@ -486,6 +488,9 @@ func (p *partition) maybeExpandISR(f *followerState) {
 	}
 	if f.leo < p.epochStart && !p.rm.cfg.Bugs.ISRJoinAtStaleHW {
 		return
+	}
+	if a := p.rm.audit(); a != nil {
+		a.ISRProposed(p.rm.id(), p.tp, f.id, f.leo)
 	}
 	p.rm.alter.submit(p, append(slices.Clone(p.isr), f.id), false)
 }

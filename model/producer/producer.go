@@ -90,9 +90,10 @@ type pbatch struct {
 }
 
 type partitionState struct {
-	queue    []*pbatch // oldest first
-	nextSeq  int32
-	inflight int
+	queue     []*pbatch // oldest first
+	nextSeq   int32
+	lastAcked int32 // last sequence acknowledged in the current epoch, -1
+	inflight  int
 }
 
 type inflightReq struct {
@@ -325,6 +326,7 @@ func (p *Producer) handleMetadata(m *proto.MetadataResponse) {
 	}
 	p.parts = parts
 	p.metaValid = true
+	p.partitionPending()
 	if p.cfg.EnableIdempotence && p.pid == record.NoProducer && p.pidCorr == 0 {
 		p.initProducerID()
 	}
@@ -448,7 +450,7 @@ func (p *Producer) append(pr pendingRecord) {
 func (p *Producer) partState(part int32) *partitionState {
 	st := p.state[part]
 	if st == nil {
-		st = &partitionState{}
+		st = &partitionState{lastAcked: -1}
 		p.state[part] = st
 	}
 	return st

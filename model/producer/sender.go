@@ -24,15 +24,7 @@ func (p *Producer) partitionsSorted() []int32 {
 // runSender expires overdue batches, then sends what is ready.
 func (p *Producer) runSender() {
 	now := p.env.Now()
-	if st, ok := p.state[-1]; ok && p.metaValid && len(p.parts) > 0 {
-		// Records sent before metadata arrived get their partitions now.
-		delete(p.state, -1)
-		for _, b := range st.queue {
-			for _, pr := range b.records {
-				p.append(pr)
-			}
-		}
-	}
+	p.partitionPending()
 	p.expire(now)
 	if p.needBump {
 		p.maybeBumpEpoch()
@@ -72,6 +64,21 @@ func (p *Producer) runSender() {
 		p.sendRequest(id, byBroker[id])
 	}
 	p.scheduleNext(now)
+}
+
+// partitionPending gives their partitions to the records sent before any
+// metadata arrived, in the order they were sent, before any later record.
+func (p *Producer) partitionPending() {
+	st, ok := p.state[-1]
+	if !ok || !p.metaValid || len(p.parts) == 0 {
+		return
+	}
+	delete(p.state, -1)
+	for _, b := range st.queue {
+		for _, pr := range b.records {
+			p.append(pr)
+		}
+	}
 }
 
 // nextToSend picks the batch of a partition that may go now, if any: a
@@ -262,9 +269,12 @@ func (p *Producer) retryOrFail(b *pbatch, err proto.ErrorCode, maybe bool) {
 		proto.NetworkException, proto.KafkaStorageError:
 		p.refreshMetadata()
 	}
-	if err == proto.OutOfOrderSequenceNumber && p.cfg.EnableIdempotence && !p.earlierInFlight(b) {
-		// Nothing before this batch is in flight, yet the broker expected
-		// another sequence: the sequence is unresolved; bump the epoch.
+	if err == proto.OutOfOrderSequenceNumber && p.cfg.EnableIdempotence && b.epoch == p.epoch &&
+		b.baseSeq == p.state[b.partition].lastAcked+1 {
+		// The batch is the very next the broker should expect, yet it says
+		// out of order: it lost our state (a truncation). Bump the epoch and
+		// start the sequences again (KIP-360). Otherwise an earlier batch is
+		// missing, and this one waits for it, or for its delivery timeout.
 		p.needBump = true
 	}
 	if retriable(err) && b.attempts <= p.cfg.Retries && now-b.created < p.cfg.DeliveryTimeout {
@@ -272,18 +282,6 @@ func (p *Producer) retryOrFail(b *pbatch, err proto.ErrorCode, maybe bool) {
 		return
 	}
 	p.settleFailed(b, err.String())
-}
-
-func (p *Producer) earlierInFlight(b *pbatch) bool {
-	for _, x := range p.state[b.partition].queue {
-		if x == b {
-			return false
-		}
-		if x.inflight {
-			return true
-		}
-	}
-	return false
 }
 
 // backoff is Kafka's ExponentialBackoff: retry.backoff.ms doubling up to
@@ -314,6 +312,9 @@ func (p *Producer) settleFailed(b *pbatch, why string) {
 }
 
 func (p *Producer) acked(b *pbatch, base int64) {
+	if st := p.state[b.partition]; b.baseSeq >= 0 && b.epoch == p.epoch {
+		st.lastAcked = max(st.lastAcked, b.baseSeq+int32(len(b.records))-1)
+	}
 	p.complete(b, history.OK, base, "")
 }
 
@@ -374,7 +375,7 @@ func (p *Producer) maybeBumpEpoch() {
 	p.epoch++
 	for _, part := range p.partitionsSorted() {
 		st := p.state[part]
-		st.nextSeq = 0
+		st.nextSeq, st.lastAcked = 0, -1
 		for _, b := range slices.Clone(st.queue) {
 			if b.attempts > 0 && b.maybe {
 				// It may be in the log under the old epoch; sending it again
