@@ -117,6 +117,7 @@ type pendingOp struct {
 	to   string // rename target
 	off  int64  // write offset, or truncate size
 	data []byte
+	done bool // made durable (by an fsync) ahead of its turn
 }
 
 func (op *pendingOp) concerns(name string) bool {
@@ -141,9 +142,16 @@ type Disk struct {
 	opts  DiskOptions
 	rng   *rand.Rand
 
-	cache   map[string][]byte // what reads see
-	durable map[string][]byte // what survives a power loss
-	pending []pendingOp
+	cache   map[string]*file // what reads see
+	durable map[string]*file // what survives a power loss
+	// pending holds the operations not yet durable, oldest first, from head
+	// on (some may be done already: an fsync took them out of turn). byFile
+	// holds the same operations per file they concern, so that an fsync
+	// touches only its file's.
+	pending []*pendingOp
+	head    int
+	live    int
+	byFile  map[string][]*pendingOp
 	opSeq   uint64
 	used    int64
 
@@ -157,8 +165,8 @@ type Disk struct {
 }
 
 func newDisk(w *World, owner NodeID, opts DiskOptions, rng *rand.Rand) *Disk {
-	return &Disk{w: w, owner: owner, opts: opts, rng: rng,
-		cache: map[string][]byte{}, durable: map[string][]byte{}, fullAt: -1, fsyncSlowFactor: 1}
+	return &Disk{w: w, owner: owner, opts: opts, rng: rng, byFile: map[string][]*pendingOp{},
+		cache: map[string]*file{}, durable: map[string]*file{}, fullAt: -1, fsyncSlowFactor: 1}
 }
 
 // Stats returns the disk's counters.
@@ -172,8 +180,11 @@ func (d *Disk) Exists(name string) bool {
 
 // Size returns a file's size, or false if it does not exist.
 func (d *Disk) Size(name string) (int64, bool) {
-	b, ok := d.cache[name]
-	return int64(len(b)), ok
+	f, ok := d.cache[name]
+	if !ok {
+		return 0, false
+	}
+	return f.size, true
 }
 
 // UsedBytes is the total size of the files in the page cache.
@@ -194,14 +205,14 @@ func (d *Disk) List(prefix string) []string {
 // Read returns a copy of up to n bytes of a file from off. Reading past the end
 // returns what there is.
 func (d *Disk) Read(name string, off int64, n int) ([]byte, error) {
-	b, ok := d.cache[name]
+	f, ok := d.cache[name]
 	if !ok {
 		return nil, fmt.Errorf("read %s: %w", name, ErrNotExist)
 	}
 	if off < 0 || n < 0 {
 		return nil, fmt.Errorf("read %s at %d len %d: invalid range", name, off, n)
 	}
-	end := min(off+int64(n), int64(len(b)))
+	end := min(off+int64(n), f.size)
 	if off >= end {
 		return nil, nil
 	}
@@ -210,30 +221,38 @@ func (d *Disk) Read(name string, off int64, n int) ([]byte, error) {
 			return nil, fmt.Errorf("read %s at %d: %w", name, off, ErrIO)
 		}
 	}
-	return append([]byte(nil), b[off:end]...), nil
+	return f.read(off, int(end-off)), nil
 }
 
 // ReadFile returns a copy of a whole file.
 func (d *Disk) ReadFile(name string) ([]byte, error) {
-	b, ok := d.cache[name]
+	f, ok := d.cache[name]
 	if !ok {
 		return nil, fmt.Errorf("read %s: %w", name, ErrNotExist)
 	}
-	return d.Read(name, 0, len(b))
+	return d.Read(name, 0, int(f.size))
 }
 
 // Write writes data at off, creating the file if needed and zero-filling any
 // gap. It takes effect in the page cache at once.
 func (d *Disk) Write(name string, off int64, data []byte) error {
+	return d.write(name, off, append([]byte(nil), data...))
+}
+
+// WriteOwned is Write for a buffer the caller hands over and never touches
+// again: it saves a copy on the hot path of log appends.
+func (d *Disk) WriteOwned(name string, off int64, data []byte) error { return d.write(name, off, data) }
+
+func (d *Disk) write(name string, off int64, data []byte) error {
 	if off < 0 {
 		return fmt.Errorf("write %s at %d: negative offset", name, off)
 	}
-	old := int64(len(d.cache[name]))
+	old, _ := d.Size(name)
 	if grow := max(off+int64(len(data))-old, 0); grow > 0 && d.full(grow) {
 		return fmt.Errorf("write %s: %w", name, ErrNoSpace)
 	}
-	op := pendingOp{kind: opWrite, name: name, off: off, data: append([]byte(nil), data...)}
-	d.apply(d.cache, &op, true)
+	op := pendingOp{kind: opWrite, name: name, off: off, data: data}
+	d.applyCache(&op)
 	d.clearBad(name, off, off+int64(len(data)))
 	d.queue(op)
 	d.stats.Writes++
@@ -244,7 +263,7 @@ func (d *Disk) Write(name string, off int64, data []byte) error {
 
 // Append writes data at the end of a file and returns where it landed.
 func (d *Disk) Append(name string, data []byte) (int64, error) {
-	off := int64(len(d.cache[name]))
+	off, _ := d.Size(name)
 	return off, d.Write(name, off, data)
 }
 
@@ -258,15 +277,15 @@ func (d *Disk) WriteFile(name string, data []byte) error {
 
 // Truncate cuts a file to size (which must not exceed its length).
 func (d *Disk) Truncate(name string, size int64) error {
-	b, ok := d.cache[name]
+	old, ok := d.Size(name)
 	if !ok {
 		return fmt.Errorf("truncate %s: %w", name, ErrNotExist)
 	}
-	if size < 0 || size > int64(len(b)) {
-		return fmt.Errorf("truncate %s to %d: file has %d bytes", name, size, len(b))
+	if size < 0 || size > old {
+		return fmt.Errorf("truncate %s to %d: file has %d bytes", name, size, old)
 	}
 	op := pendingOp{kind: opTruncate, name: name, off: size}
-	d.apply(d.cache, &op, true)
+	d.applyCache(&op)
 	d.clearBad(name, size, 1<<62)
 	d.queue(op)
 	return nil
@@ -278,7 +297,7 @@ func (d *Disk) Rename(from, to string) error {
 		return fmt.Errorf("rename %s: %w", from, ErrNotExist)
 	}
 	op := pendingOp{kind: opRename, name: from, to: to}
-	d.apply(d.cache, &op, true)
+	d.applyCache(&op)
 	d.dropBad(to)
 	for i := range d.bad {
 		if d.bad[i].name == from {
@@ -295,7 +314,7 @@ func (d *Disk) Remove(name string) error {
 		return fmt.Errorf("remove %s: %w", name, ErrNotExist)
 	}
 	op := pendingOp{kind: opRemove, name: name}
-	d.apply(d.cache, &op, true)
+	d.applyCache(&op)
 	d.dropBad(name)
 	d.queue(op)
 	return nil
@@ -316,15 +335,31 @@ func (d *Disk) Fsync(name string, token any) {
 		Arg: issued, Payload: &FsyncDone{File: name, Token: token}})
 }
 
+// Preload writes a file straight to durable storage, before a run starts: what
+// an installer or kafka-storage format leaves on a disk.
+func (d *Disk) Preload(name string, data []byte) {
+	if old, ok := d.cache[name]; ok {
+		d.used -= old.size
+	}
+	f := &file{}
+	f.write(0, data, nil)
+	d.durable[name] = f
+	d.cache[name] = f.shallowCopy()
+	d.used += f.size
+}
+
 // Durable returns a copy of a file as it would be after a power loss now, for
 // tests and god-view checks.
 func (d *Disk) Durable(name string) ([]byte, bool) {
-	b, ok := d.durable[name]
-	return append([]byte(nil), b...), ok
+	f, ok := d.durable[name]
+	if !ok {
+		return nil, false
+	}
+	return f.read(0, int(f.size)), true
 }
 
 // PendingOps is the number of operations not yet durable.
-func (d *Disk) PendingOps() int { return len(d.pending) }
+func (d *Disk) PendingOps() int { return d.live }
 
 func (d *Disk) full(grow int64) bool {
 	if d.fullAt >= 0 && d.used+grow > d.fullAt {
@@ -337,7 +372,13 @@ func (d *Disk) queue(op pendingOp) {
 	d.opSeq++
 	op.seq = d.opSeq
 	op.at = d.w.sched.now
-	d.pending = append(d.pending, op)
+	p := &op
+	d.pending = append(d.pending, p)
+	d.live++
+	d.byFile[op.name] = append(d.byFile[op.name], p)
+	if op.kind == opRename {
+		d.byFile[op.to] = append(d.byFile[op.to], p)
+	}
 	if d.opts.WritebackDelay > 0 && !d.writebackArmed {
 		d.armWriteback(op.at + d.opts.WritebackDelay)
 	}
@@ -348,76 +389,149 @@ func (d *Disk) armWriteback(at time.Duration) {
 	d.w.sched.Schedule(Event{At: at, Kind: EventWriteback, Node: d.owner})
 }
 
-// apply performs op on a file system (the cache or the durable copy). When
-// counting, it keeps d.used in step with the cache.
-func (d *Disk) apply(fs map[string][]byte, op *pendingOp, counting bool) {
-	size := func(name string) int64 { return int64(len(fs[name])) }
-	before := size(op.name)
-	if op.kind == opRename {
-		before += size(op.to)
-	}
+// applyCache performs op in the page cache, keeping d.used in step.
+func (d *Disk) applyCache(op *pendingOp) {
 	switch op.kind {
 	case opWrite:
-		b := fs[op.name]
-		end := op.off + int64(len(op.data))
-		if end > int64(len(b)) {
-			b = append(b, make([]byte, end-int64(len(b)))...)
+		f := d.cache[op.name]
+		if f == nil {
+			f = &file{}
+			d.cache[op.name] = f
 		}
-		copy(b[op.off:], op.data)
-		fs[op.name] = b
+		before := f.size
+		f.write(op.off, op.data, d.durable[op.name])
+		d.used += f.size - before
 	case opTruncate:
-		if b, ok := fs[op.name]; ok && op.off <= int64(len(b)) {
-			fs[op.name] = b[:op.off:op.off]
-		} else if !ok {
-			fs[op.name] = nil
+		f := d.cache[op.name]
+		d.used -= f.size - op.off
+		f.truncate(op.off)
+	case opRename:
+		f := d.cache[op.name]
+		if old := d.cache[op.to]; old != nil {
+			d.used -= old.size
+		}
+		// The moved file must not share pages with the durable copy of
+		// its old name: sharing is only ever between same-name copies.
+		if durable := d.durable[op.name]; durable != nil {
+			for i := range f.pages {
+				if f.sharedWith(durable, i) {
+					f = f.deepCopy()
+					break
+				}
+			}
+		}
+		d.cache[op.to] = f
+		delete(d.cache, op.name)
+	case opRemove:
+		d.used -= d.cache[op.name].size
+		delete(d.cache, op.name)
+	}
+}
+
+// applyDurable performs op on the durable copy.
+func (d *Disk) applyDurable(op *pendingOp) {
+	switch op.kind {
+	case opWrite:
+		f := d.durable[op.name]
+		if f == nil {
+			f = &file{}
+			d.durable[op.name] = f
+		}
+		f.settleWrite(op.off, op.data, d.cache[op.name])
+	case opTruncate:
+		if f := d.durable[op.name]; f != nil {
+			f.truncate(op.off)
+		} else {
+			d.durable[op.name] = &file{}
 		}
 	case opRename:
 		// A durable rename whose source's creation is not durable still
 		// leaves a (zero-length) file: the directory entry is metadata,
 		// the data is not. This is the classic empty-file-after-crash.
-		fs[op.to] = fs[op.name]
-		delete(fs, op.name)
+		f := d.durable[op.name]
+		if f == nil {
+			f = &file{}
+		}
+		d.durable[op.to] = f
+		delete(d.durable, op.name)
 	case opRemove:
-		delete(fs, op.name)
-	}
-	if counting {
-		after := size(op.name)
-		if op.kind == opRename {
-			after += size(op.to)
-		}
-		d.used += after - before
+		delete(d.durable, op.name)
 	}
 }
 
-// makeDurable applies, in order, the pending operations that keep selects, and
-// drops them from the pending queue.
-func (d *Disk) makeDurable(keep func(op *pendingOp) bool) {
-	rest := d.pending[:0]
-	for i := range d.pending {
-		op := &d.pending[i]
-		if keep(op) {
-			d.apply(d.durable, op, false)
+// settle makes one pending operation durable, if it is not already.
+func (d *Disk) settle(op *pendingOp) {
+	if !op.done {
+		d.applyDurable(op)
+		op.done = true
+		d.live--
+	}
+}
+
+// dropFront removes op from the front of a file's queue, if it is there.
+func (d *Disk) dropFront(name string, op *pendingOp) {
+	q := d.byFile[name]
+	if len(q) > 0 && q[0] == op {
+		q[0] = nil
+		if len(q) == 1 {
+			delete(d.byFile, name)
 		} else {
-			rest = append(rest, *op)
+			d.byFile[name] = q[1:]
 		}
 	}
-	clear(d.pending[len(rest):])
-	d.pending = rest
 }
 
+// fsyncDone makes durable, in order, the operations on name issued before the
+// fsync.
 func (d *Disk) fsyncDone(issued uint64, name string) {
-	d.makeDurable(func(op *pendingOp) bool { return op.seq <= issued && op.concerns(name) })
+	q := d.byFile[name]
+	n := 0
+	for n < len(q) && q[n].seq <= issued {
+		d.settle(q[n])
+		n++
+	}
+	if n == len(q) {
+		delete(d.byFile, name)
+	} else if n > 0 {
+		clear(q[:n])
+		d.byFile[name] = q[n:]
+	}
 }
 
 func (d *Disk) writeback() {
 	d.writebackArmed = false
 	now := d.w.sched.now
-	before := len(d.pending)
-	d.makeDurable(func(op *pendingOp) bool { return op.at+d.opts.WritebackDelay <= now })
-	d.stats.Writebacks += uint64(before - len(d.pending))
-	if len(d.pending) > 0 && d.opts.WritebackDelay > 0 {
-		d.armWriteback(d.pending[0].at + d.opts.WritebackDelay)
+	for d.head < len(d.pending) {
+		op := d.pending[d.head]
+		if !op.done && op.at+d.opts.WritebackDelay > now {
+			break
+		}
+		if !op.done {
+			d.settle(op)
+			d.stats.Writebacks++
+		}
+		d.dropFront(op.name, op)
+		if op.kind == opRename {
+			d.dropFront(op.to, op)
+		}
+		d.pending[d.head] = nil
+		d.head++
 	}
+	if d.head > 1024 && d.head*2 > len(d.pending) {
+		d.pending = append(d.pending[:0], d.pending[d.head:]...)
+		d.head = 0
+	}
+	if d.head < len(d.pending) && d.opts.WritebackDelay > 0 {
+		d.armWriteback(d.pending[d.head].at + d.opts.WritebackDelay)
+	}
+}
+
+func (d *Disk) clearPending() {
+	clear(d.pending)
+	d.pending = d.pending[:0]
+	d.head = 0
+	d.live = 0
+	clear(d.byFile)
 }
 
 // powerLoss drops the page cache: pending operations are lost, except that a
@@ -426,35 +540,33 @@ func (d *Disk) powerLoss() {
 	tear := d.tornArmed || chance(d.rng, d.opts.TornWriteProbability)
 	d.tornArmed = false
 	if tear {
-		for i := len(d.pending) - 1; i >= 0; i-- {
-			op := d.pending[i]
-			if op.kind != opWrite {
+		for i := len(d.pending) - 1; i >= d.head; i-- {
+			op := *d.pending[i]
+			if op.kind != opWrite || op.done {
 				continue
 			}
 			if len(op.data) > 1 {
 				op.data = op.data[:1+d.rng.IntN(len(op.data)-1)]
-				d.apply(d.durable, &op, false)
+				d.applyDurable(&op)
 				d.stats.TornWrites++
 			}
 			break
 		}
 	}
-	clear(d.pending)
-	d.pending = d.pending[:0]
-	d.cache = make(map[string][]byte, len(d.durable))
+	d.clearPending()
+	d.cache = make(map[string]*file, len(d.durable))
 	d.used = 0
-	for name, b := range d.durable { // kafkasim:orderless: fills a map
-		d.cache[name] = append([]byte(nil), b...)
-		d.used += int64(len(b))
+	for name, f := range d.durable { // kafkasim:orderless: fills a map
+		d.cache[name] = f.shallowCopy()
+		d.used += f.size
 	}
 }
 
 // wipe replaces the disk with an empty one.
 func (d *Disk) wipe() {
-	clear(d.pending)
-	d.pending = d.pending[:0]
-	d.cache = map[string][]byte{}
-	d.durable = map[string][]byte{}
+	d.clearPending()
+	d.cache = map[string]*file{}
+	d.durable = map[string]*file{}
 	d.used = 0
 	d.bad = nil
 	d.tornArmed = false
@@ -469,7 +581,7 @@ func (d *Disk) corrupt(name string) (string, int64, bool) {
 	if name == "" {
 		var names []string
 		for _, n := range d.List("") {
-			if len(d.cache[n]) > 0 {
+			if d.cache[n].size > 0 {
 				names = append(names, n)
 			}
 		}
@@ -478,15 +590,17 @@ func (d *Disk) corrupt(name string) (string, int64, bool) {
 		}
 		name = names[d.rng.IntN(len(names))]
 	}
-	b := d.cache[name]
-	if len(b) == 0 {
+	f := d.cache[name]
+	if f == nil || f.size == 0 {
 		return "", 0, false
 	}
-	off := d.rng.Int64N(int64(len(b)))
+	off := d.rng.Int64N(f.size)
 	bit := byte(1) << d.rng.IntN(8)
-	b[off] ^= bit
-	if db := d.durable[name]; off < int64(len(db)) {
-		db[off] ^= bit
+	pi, po := int(off/pageBytes), int(off%pageBytes)
+	f.pages[pi].b[po] ^= bit
+	// A page both copies share flips once.
+	if df := d.durable[name]; df != nil && off < df.size && !f.sharedWith(df, pi) {
+		df.pages[pi].b[po] ^= bit
 	}
 	d.stats.Corruptions++
 	return name, off, true
@@ -502,7 +616,7 @@ func (d *Disk) readError(name string) (string, int64, bool) {
 		}
 		name = names[d.rng.IntN(len(names))]
 	}
-	size := int64(len(d.cache[name]))
+	size, _ := d.Size(name)
 	off := int64(0)
 	if size > 0 {
 		off = d.rng.Int64N(size)

@@ -56,7 +56,8 @@ type Record struct {
 	Topic     string
 	Partition int32
 	Offset    int64
-	Key       *string
+	Key       string
+	HasKey    bool // false: a null key
 	Value     string
 }
 
@@ -67,37 +68,55 @@ func (r Record) TopicPartition() string { return r.Topic + "-" + strconv.Itoa(in
 type Send struct {
 	Topic     string
 	Partition int32 // -1: unknown
-	Key       *string
+	Key       string
+	HasKey    bool
 	Value     string
 	Offset    int64 // -1: unknown
 }
 
-// Value is an operation's value; which fields are set depends on F.
+// Value is an operation's value; which fields are set depends on F. The
+// fields of sends and polls, which make up almost every history, are inline;
+// those of groups and transactions sit in Ext, so that an operation stays
+// small in memory.
 type Value struct {
 	Topic     string
 	Partition int32 // -1: not set
-	Key       *string
+	Key       string
+	HasKey    bool
 	Value     string
 	Offset    int64 // -1: not set
+	Isolation string
+	Final     bool
+	Records   []Record
+	// HasRecords marks a completed poll: records present even when empty.
+	HasRecords bool
+	// Error is the error an operation failed with (an extension: SPEC
+	// readers ignore unknown fields).
+	Error string
+	Ext   *Ext
+}
 
+// Ext holds the fields of group and transaction operations.
+type Ext struct {
 	TransactionalID string
-	Isolation       string
 	Group           string
-	Final           bool
-	Records         []Record
-	HasRecords      bool // a completed poll: records present even when empty
 	Offsets         map[string]int64
 	Generation      int32 // -1: not set
 	MemberID        string
 	Partitions      []string
 	Sends           []Send
-	// Error is the error an operation failed with (an extension: SPEC
-	// readers ignore unknown fields).
-	Error string
 }
 
 // NoValue is a Value with every optional number unset.
-func NoValue() Value { return Value{Partition: -1, Offset: -1, Generation: -1} }
+func NoValue() Value { return Value{Partition: -1, Offset: -1} }
+
+// X returns the value's Ext, creating it if needed.
+func (v *Value) X() *Ext {
+	if v.Ext == nil {
+		v.Ext = &Ext{Generation: -1}
+	}
+	return v.Ext
+}
 
 // Op is one line of a history.
 type Op struct {

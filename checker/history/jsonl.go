@@ -55,11 +55,12 @@ func (w *fieldWriter) int(n string, v int64) {
 
 func appendValue(buf []byte, v *Value) []byte {
 	w := fieldWriter{buf: append(buf, '{'), first: true}
-	if v.Group != "" {
-		w.str("group", v.Group)
+	x := v.Ext
+	if x != nil && x.Group != "" {
+		w.str("group", x.Group)
 	}
-	if v.TransactionalID != "" {
-		w.str("transactional_id", v.TransactionalID)
+	if x != nil && x.TransactionalID != "" {
+		w.str("transactional_id", x.TransactionalID)
 	}
 	if v.Topic != "" {
 		w.str("topic", v.Topic)
@@ -67,8 +68,8 @@ func appendValue(buf []byte, v *Value) []byte {
 	if v.Partition >= 0 {
 		w.int("partition", int64(v.Partition))
 	}
-	if v.Key != nil {
-		w.str("key", *v.Key)
+	if v.HasKey {
+		w.str("key", v.Key)
 	}
 	if v.Value != "" {
 		w.str("value", v.Value)
@@ -94,66 +95,68 @@ func appendValue(buf []byte, v *Value) []byte {
 			rw.str("topic", r.Topic)
 			rw.int("partition", int64(r.Partition))
 			rw.int("offset", r.Offset)
-			if r.Key != nil {
-				rw.str("key", *r.Key)
+			if r.HasKey {
+				rw.str("key", r.Key)
 			}
 			rw.str("value", r.Value)
 			w.buf = append(rw.buf, '}')
 		}
 		w.buf = append(w.buf, ']')
 	}
-	if v.Offsets != nil {
-		w.name("offsets")
-		keys := make([]string, 0, len(v.Offsets))
-		for k := range v.Offsets {
-			keys = append(keys, k)
+	if x != nil {
+		if x.Offsets != nil {
+			w.name("offsets")
+			keys := make([]string, 0, len(x.Offsets))
+			for k := range x.Offsets {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			ow := fieldWriter{buf: append(w.buf, '{'), first: true}
+			for _, k := range keys {
+				ow.int(k, x.Offsets[k])
+			}
+			w.buf = append(ow.buf, '}')
 		}
-		sort.Strings(keys)
-		ow := fieldWriter{buf: append(w.buf, '{'), first: true}
-		for _, k := range keys {
-			ow.int(k, v.Offsets[k])
+		if x.Partitions != nil {
+			w.name("partitions")
+			w.buf = append(w.buf, '[')
+			for i, p := range x.Partitions {
+				if i > 0 {
+					w.buf = append(w.buf, ',')
+				}
+				w.buf = strconv.AppendQuote(w.buf, p)
+			}
+			w.buf = append(w.buf, ']')
 		}
-		w.buf = append(ow.buf, '}')
-	}
-	if v.Partitions != nil {
-		w.name("partitions")
-		w.buf = append(w.buf, '[')
-		for i, p := range v.Partitions {
-			if i > 0 {
-				w.buf = append(w.buf, ',')
-			}
-			w.buf = strconv.AppendQuote(w.buf, p)
+		if x.Generation >= 0 {
+			w.int("generation", int64(x.Generation))
 		}
-		w.buf = append(w.buf, ']')
-	}
-	if v.Generation >= 0 {
-		w.int("generation", int64(v.Generation))
-	}
-	if v.MemberID != "" {
-		w.str("member_id", v.MemberID)
-	}
-	if v.Sends != nil {
-		w.name("sends")
-		w.buf = append(w.buf, '[')
-		for i, s := range v.Sends {
-			if i > 0 {
-				w.buf = append(w.buf, ',')
-			}
-			sw := fieldWriter{buf: append(w.buf, '{'), first: true}
-			sw.str("topic", s.Topic)
-			if s.Partition >= 0 {
-				sw.int("partition", int64(s.Partition))
-			}
-			if s.Key != nil {
-				sw.str("key", *s.Key)
-			}
-			sw.str("value", s.Value)
-			if s.Offset >= 0 {
-				sw.int("offset", s.Offset)
-			}
-			w.buf = append(sw.buf, '}')
+		if x.MemberID != "" {
+			w.str("member_id", x.MemberID)
 		}
-		w.buf = append(w.buf, ']')
+		if x.Sends != nil {
+			w.name("sends")
+			w.buf = append(w.buf, '[')
+			for i, s := range x.Sends {
+				if i > 0 {
+					w.buf = append(w.buf, ',')
+				}
+				sw := fieldWriter{buf: append(w.buf, '{'), first: true}
+				sw.str("topic", s.Topic)
+				if s.Partition >= 0 {
+					sw.int("partition", int64(s.Partition))
+				}
+				if s.HasKey {
+					sw.str("key", s.Key)
+				}
+				sw.str("value", s.Value)
+				if s.Offset >= 0 {
+					sw.int("offset", s.Offset)
+				}
+				w.buf = append(sw.buf, '}')
+			}
+			w.buf = append(w.buf, ']')
+		}
 	}
 	if v.Error != "" {
 		w.str("error", v.Error)
@@ -325,7 +328,10 @@ func parseLine(b []byte, line int) (Op, error) {
 		return op, nil
 	}
 	v := w.Value
-	op.Value.Topic, op.Value.Key = v.Topic, v.Key
+	op.Value.Topic = v.Topic
+	if v.Key != nil {
+		op.Value.Key, op.Value.HasKey = *v.Key, true
+	}
 	if v.Partition != nil {
 		op.Value.Partition = *v.Partition
 	}
@@ -339,12 +345,26 @@ func parseLine(b []byte, line int) (Op, error) {
 		}
 		op.Value.Value = s
 	}
-	op.Value.TransactionalID, op.Value.Isolation, op.Value.Group = v.TransactionalID, v.Isolation, v.Group
-	op.Value.Final, op.Value.Offsets, op.Value.MemberID, op.Value.Partitions, op.Value.Error = v.Final, v.Offsets, v.MemberID, v.Partitions, v.Error
-	if v.Generation != nil {
-		op.Value.Generation = *v.Generation
-	} else if v.MemberEpoch != nil {
-		op.Value.Generation = *v.MemberEpoch
+	op.Value.Isolation, op.Value.Final, op.Value.Error = v.Isolation, v.Final, v.Error
+	if v.TransactionalID != "" || v.Group != "" || v.Offsets != nil || v.MemberID != "" || v.Partitions != nil ||
+		v.Generation != nil || v.MemberEpoch != nil || v.Sends != nil {
+		x := op.Value.X()
+		x.TransactionalID, x.Group, x.Offsets, x.MemberID, x.Partitions = v.TransactionalID, v.Group, v.Offsets, v.MemberID, v.Partitions
+		if v.Generation != nil {
+			x.Generation = *v.Generation
+		} else if v.MemberEpoch != nil {
+			x.Generation = *v.MemberEpoch
+		}
+		if v.Sends != nil {
+			x.Sends = []Send{}
+			for i, r := range v.Sends {
+				rec, err := r.record(line, fmt.Sprintf("value.sends[%d]", i), false)
+				if err != nil {
+					return Op{}, err
+				}
+				x.Sends = append(x.Sends, Send{Topic: rec.Topic, Partition: rec.Partition, Key: rec.Key, HasKey: rec.HasKey, Value: rec.Value, Offset: rec.Offset})
+			}
+		}
 	}
 	if v.Records != nil {
 		op.Value.HasRecords = true
@@ -356,16 +376,6 @@ func parseLine(b []byte, line int) (Op, error) {
 			op.Value.Records = append(op.Value.Records, rec)
 		}
 	}
-	if v.Sends != nil {
-		op.Value.Sends = []Send{}
-		for i, r := range v.Sends {
-			rec, err := r.record(line, fmt.Sprintf("value.sends[%d]", i), false)
-			if err != nil {
-				return Op{}, err
-			}
-			op.Value.Sends = append(op.Value.Sends, Send{Topic: rec.Topic, Partition: rec.Partition, Key: rec.Key, Value: rec.Value, Offset: rec.Offset})
-		}
-	}
 	if op.F == FSend && op.Value.Value == "" {
 		return Op{}, &ParseError{Line: line, Field: "value.value", Msg: "a send needs a value"}
 	}
@@ -373,7 +383,10 @@ func parseLine(b []byte, line int) (Op, error) {
 }
 
 func (r wireRecord) record(line int, field string, full bool) (Record, error) {
-	rec := Record{Partition: -1, Offset: -1, Key: r.Key}
+	rec := Record{Partition: -1, Offset: -1}
+	if r.Key != nil {
+		rec.Key, rec.HasKey = *r.Key, true
+	}
 	if r.Topic == nil {
 		return rec, &ParseError{Line: line, Field: field + ".topic", Msg: "missing"}
 	}

@@ -20,10 +20,10 @@ func TestSpecExampleRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ops) != 6 || ops[1].Value.Offset != 41 || ops[1].Value.Partition != 2 || *ops[1].Value.Key != "k7" {
+	if len(ops) != 6 || ops[1].Value.Offset != 41 || ops[1].Value.Partition != 2 || ops[1].Value.Key != "k7" || !ops[1].Value.HasKey {
 		t.Fatalf("parsed %+v", ops[1])
 	}
-	if len(ops[3].Value.Records) != 1 || ops[3].Value.Records[0].Value != "p-0:17" || ops[5].Value.Offsets["orders-2"] != 42 {
+	if len(ops[3].Value.Records) != 1 || ops[3].Value.Records[0].Value != "p-0:17" || ops[5].Value.Ext.Offsets["orders-2"] != 42 {
 		t.Fatalf("parsed %+v", ops[3])
 	}
 	var buf bytes.Buffer

@@ -2,20 +2,30 @@ package history
 
 import "time"
 
+// recorderChunk is how many operations a recorder stores per block: growing
+// a history never copies what is already recorded.
+const recorderChunk = 1 << 15
+
 // Recorder collects a run's history. Clients of the model record through it;
 // times come from the world's virtual clock (not a node's drifting one), so a
 // history's times are simulated nanoseconds since the start.
 type Recorder struct {
-	ops   []Op
-	clock func() time.Duration
+	chunks [][]Op
+	n      int64
+	clock  func() time.Duration
 }
 
 // NewRecorder records with times from clock.
 func NewRecorder(clock func() time.Duration) *Recorder { return &Recorder{clock: clock} }
 
 func (r *Recorder) add(process string, t Type, f string, v Value) int64 {
-	i := int64(len(r.ops))
-	r.ops = append(r.ops, Op{Index: i, Time: int64(r.clock()), Process: process, Type: t, F: f, Value: v})
+	if len(r.chunks) == 0 || len(r.chunks[len(r.chunks)-1]) == recorderChunk {
+		r.chunks = append(r.chunks, make([]Op, 0, recorderChunk))
+	}
+	last := &r.chunks[len(r.chunks)-1]
+	i := r.n
+	*last = append(*last, Op{Index: i, Time: int64(r.clock()), Process: process, Type: t, F: f, Value: v})
+	r.n++
 	return i
 }
 
@@ -27,8 +37,23 @@ func (r *Recorder) Complete(process string, t Type, f string, v Value) int64 {
 	return r.add(process, t, f, v)
 }
 
-// Ops returns the history so far (shared: do not modify).
-func (r *Recorder) Ops() []Op { return r.ops }
+// Ops returns the whole history as one slice (a copy of the blocks).
+func (r *Recorder) Ops() []Op {
+	out := make([]Op, 0, r.n)
+	for _, c := range r.chunks {
+		out = append(out, c...)
+	}
+	return out
+}
+
+// Each calls f for every operation in order, without copying.
+func (r *Recorder) Each(f func(op *Op)) {
+	for _, c := range r.chunks {
+		for i := range c {
+			f(&c[i])
+		}
+	}
+}
 
 // Len is the number of operations recorded.
-func (r *Recorder) Len() int { return len(r.ops) }
+func (r *Recorder) Len() int { return int(r.n) }

@@ -3,6 +3,10 @@ package cluster
 import (
 	"testing"
 	"time"
+
+	"kafkasim/model/producer"
+	"kafkasim/model/reader"
+	"kafkasim/sim"
 )
 
 // BenchmarkIdleClusterHour runs a 3-controller, 5-broker cluster with one
@@ -30,4 +34,46 @@ func BenchmarkIdleClusterHour(b *testing.B) {
 	b.ReportMetric(float64(events)/secs, "events/s")
 	b.ReportMetric(float64(b.N)*time.Hour.Seconds()/secs, "sim-s/s")
 	b.ReportMetric(float64(events)/float64(b.N), "events/run")
+}
+
+// BenchmarkDataPlaneFiveMinutes is issue 4's benchmark: 3 controllers, 5
+// brokers, a topic of 12 partitions with RF 3, 4 producers at 2,000 records/s
+// each, 2 readers, 5 simulated minutes with a crash every 30 s, history
+// recording included.
+func BenchmarkDataPlaneFiveMinutes(b *testing.B) {
+	var events uint64
+	var simTime time.Duration
+	for range b.N {
+		cfg := dataPlaneBenchConfig(1)
+		c, err := Build(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := 1; i <= 9; i++ {
+			c.World.ScheduleFault(time.Duration(30*i)*time.Second, sim.Fault{Kind: sim.FaultCrash, Target: "random-broker", For: 10 * time.Second})
+		}
+		c.World.Start()
+		c.World.RunUntil(5 * time.Minute)
+		events += c.World.Steps()
+		simTime += c.World.Now()
+		if c.History.Len() < 1_000_000 {
+			b.Fatalf("only %d history operations: the workload did not run", c.History.Len())
+		}
+	}
+	secs := b.Elapsed().Seconds()
+	b.ReportMetric(float64(events)/secs, "events/s")
+	b.ReportMetric(simTime.Seconds()/secs, "sim-s/s")
+	b.ReportMetric(float64(events)/float64(b.N), "events/run")
+}
+
+func dataPlaneBenchConfig(seed uint64) Config {
+	cfg := DefaultConfig(seed)
+	cfg.Controllers, cfg.Brokers = 3, 5
+	cfg.Racks = []string{"a", "b", "c"}
+	cfg.Topics = []TopicSpec{{Name: "orders", Partitions: 12, ReplicationFactor: 3, MinInsyncReplicas: 2}}
+	pc := producer.DefaultConfig("", "orders")
+	pc.Rate, pc.Keys = 2000, 1000
+	cfg.Producers = []ProducerSpec{{Name: "p", Count: 4, Config: pc}}
+	cfg.Readers = []ReaderSpec{{Name: "c", Count: 2, Config: reader.DefaultConfig("", []string{"orders"})}}
+	return cfg
 }

@@ -212,6 +212,7 @@ func Build(cfg Config) (*Cluster, error) {
 		if id != c.Controllers[i-1] {
 			panic("cluster: controller ids out of order")
 		}
+		w.Disk(id).Preload(controller.MetaPropertiesFile, []byte(fmt.Sprintf("node.id=%d\nprocess.roles=controller\n", i)))
 	}
 	nodes := map[int32]sim.NodeID{}
 	for i := 1; i <= cfg.Brokers; i++ {

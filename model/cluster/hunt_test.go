@@ -27,7 +27,7 @@ func TestHuntBug(t *testing.T) {
 			kinds := []sim.FaultKind{sim.FaultCrash, sim.FaultKill, sim.FaultIsolate, sim.FaultPause, sim.FaultShutdown}
 			k := rapid.SampledFrom(kinds).Draw(t, "kind")
 			sched = append(sched, plannedFault{At: at, Fault: sim.Fault{Kind: k, Target: tg, For: dur}})
-			if rapid.Bool().Draw(t, "disk") {
+			if rapid.Bool().Draw(t, "disk") && tg != "active-controller" {
 				sched = append(sched, plannedFault{At: at, Fault: sim.Fault{Kind: sim.FaultDisk, Disk: sim.DiskWipe, Target: tg, For: dur}})
 			}
 		}

@@ -21,7 +21,7 @@ import (
 func (p *probeClient) produce(w *sim.World, to sim.NodeID, topic string, records int, timeout time.Duration, wait time.Duration) *proto.ProduceResponse {
 	recs := make([]record.Record, records)
 	for i := range recs {
-		recs[i] = record.Record{Value: []byte(fmt.Sprintf("v%d", i))}
+		recs[i] = record.Record{Value: fmt.Sprintf("v%d", i)}
 	}
 	b := record.New(recs, record.Producer{ID: record.NoProducer}, false, record.CompressionNone)
 	n := len(p.got)
@@ -166,12 +166,12 @@ func TestBatchingCompressesRepeatedRecords(t *testing.T) {
 	// against one gzip batch of 100 records.
 	var oneByOne int
 	for range 100 {
-		b := record.New([]record.Record{{Value: []byte(msg)}}, record.Producer{ID: record.NoProducer}, false, record.CompressionGzip)
+		b := record.New([]record.Record{{Value: msg}}, record.Producer{ID: record.NoProducer}, false, record.CompressionGzip)
 		oneByOne += b.RecordsBytes()
 	}
 	recs := make([]record.Record, 100)
 	for i := range recs {
-		recs[i] = record.Record{Value: []byte(msg)}
+		recs[i] = record.Record{Value: msg}
 	}
 	batch := record.New(recs, record.Producer{ID: record.NoProducer}, false, record.CompressionGzip)
 	t.Logf("gzip separately %d, one stream %d; record batches: %d bytes one by one, %d as one batch (%d with headers)",
@@ -188,7 +188,7 @@ func TestBatchingCompressesRepeatedRecords(t *testing.T) {
 		t.Fatalf("record batches: want about 7000 vs a few hundred, got %d vs %d", oneByOne, batch.RecordsBytes())
 	}
 	decoded, _, err := record.Decode(batch.Encode(nil))
-	if err != nil || len(decoded.Records) != 100 || string(decoded.Records[99].Value) != msg {
+	if err != nil || len(decoded.Records) != 100 || decoded.Records[99].Value != msg {
 		t.Fatalf("the compressed batch decodes back: %v", err)
 	}
 }

@@ -94,11 +94,23 @@ func New(cfg Config) func() sim.Node {
 	return func() sim.Node { return &Node{cfg: cfg} }
 }
 
+// MetaPropertiesFile marks a formatted metadata log directory
+// (kafka-storage format). A controller whose disk lost it (a replaced disk)
+// refuses to start: a voter that forgot its votes and log would break the
+// quorum's safety, and in a static quorum nothing else stops it.
+const MetaPropertiesFile = "__cluster_metadata-0/meta.properties"
+
 // Start recovers the quorum state and log; the committed image is rebuilt as
 // the high watermark is learned again.
 func (n *Node) Start(env sim.Env) {
 	n.env = env
 	n.gate = storage.NewGate(env)
+	if !env.Disk().Exists(MetaPropertiesFile) {
+		env.Note("controller", "fatal: metadata log directory is not formatted (meta.properties missing): refusing to start")
+		n.raft = raft.New(env, n.gate, n.cfg.Raft)
+		env.Exit()
+		return
+	}
 	n.committed = metadata.NewImage(env.Name(), n.cfg.Audit)
 	rc := n.cfg.Raft
 	rc.OnCommit = n.onCommit

@@ -295,8 +295,8 @@ func (l *Log) Append(batches []*record.Batch, asLeader bool) error {
 		if seg.size > 0 && seg.size+int64(b.SizeBytes()) > l.cfg.SegmentBytes {
 			seg = l.roll()
 		}
-		data := b.Encode(nil)
-		if err := l.disk.Write(seg.file, seg.size, data); err != nil {
+		data := b.Encode(make([]byte, 0, b.SizeBytes()))
+		if err := l.disk.WriteOwned(seg.file, seg.size, data); err != nil {
 			return err
 		}
 		seg.batches = append(seg.batches, b)
@@ -473,8 +473,8 @@ func (l *Log) Compact(hw int64) int {
 			break
 		}
 		for _, r := range b.Records {
-			if r.Key != nil {
-				latest[string(r.Key)] = b.BaseOffset + int64(r.OffsetDelta)
+			if r.HasKey {
+				latest[r.Key] = b.BaseOffset + int64(r.OffsetDelta)
 			}
 		}
 	}
@@ -487,7 +487,7 @@ func (l *Log) Compact(hw int64) int {
 		var kept []*record.Batch
 		for _, b := range s.batches {
 			c := b.Compacted(func(r record.Record, off int64) bool {
-				return r.Key == nil || off >= limit || latest[string(r.Key)] == off
+				return !r.HasKey || off >= limit || latest[r.Key] == off
 			})
 			if c != b {
 				changed = true

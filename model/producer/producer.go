@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"kafkasim/checker/history"
@@ -60,7 +61,6 @@ func DefaultConfig(name, topic string) Config {
 }
 
 type pendingRecord struct {
-	key    *string
 	value  string
 	record record.Record
 }
@@ -144,7 +144,10 @@ type Producer struct {
 	pidCorr  uint64
 	needBump bool
 
-	state    map[int32]*partitionState
+	// parts' accumulator state by partition; pending holds records sent
+	// before any metadata (partition -1).
+	state    []*partitionState
+	pending  *partitionState
 	inflight map[uint64]*inflightReq
 	perNode  map[int32]int
 	corr     uint64
@@ -181,7 +184,8 @@ func (p *Producer) Start(env sim.Env) {
 		p.record(history.Invoke, history.FRestart, history.NoValue())
 	}
 	p.pid, p.epoch = record.NoProducer, -1
-	p.state = map[int32]*partitionState{}
+	p.state = nil
+	p.pending = nil
 	p.inflight = map[uint64]*inflightReq{}
 	p.perNode = map[int32]int{}
 	p.brokers = map[int32]sim.NodeID{}
@@ -370,29 +374,27 @@ func (p *Producer) brokerIDs() []int32 {
 
 func (p *Producer) send() {
 	p.seq++
-	value := fmt.Sprintf("%s:%d", p.valuePrefix, p.seq)
+	value := p.valuePrefix + ":" + strconv.Itoa(p.seq)
 	v := history.NoValue()
 	v.Topic, v.Value = p.cfg.Topic, value
-	var key *string
-	var keyBytes []byte
+	rec := record.Record{Value: value, Timestamp: p.env.Now().Milliseconds()}
 	if p.cfg.Keys > 0 {
-		k := fmt.Sprintf("k%d", p.env.Rand().IntN(p.cfg.Keys))
-		key = &k
-		keyBytes = []byte(k)
-		v.Key = key
+		k := "k" + strconv.Itoa(p.env.Rand().IntN(p.cfg.Keys))
+		rec.Key, rec.HasKey = k, true
+		v.Key, v.HasKey = k, true
 	}
 	p.record(history.Invoke, history.FSend, v)
 	p.Stats.Sent++
 	// Before any metadata arrives the record waits unpartitioned (Kafka
 	// blocks send() for up to max.block.ms), its delivery timeout running.
-	pr := pendingRecord{key: key, value: value, record: record.Record{Key: keyBytes, Value: []byte(value), Timestamp: p.env.Now().Milliseconds()}}
+	pr := pendingRecord{value: value, record: rec}
 	p.append(pr)
 }
 
 func (p *Producer) partitionFor(pr pendingRecord) int32 {
 	n := max(len(p.parts), 1)
-	if pr.key != nil {
-		return PartitionForKey(pr.record.Key, n)
+	if pr.record.HasKey {
+		return PartitionForKey([]byte(pr.record.Key), n)
 	}
 	// Sticky partitioning (KIP-794): stay on one partition until a batch's
 	// worth of bytes went to it.
@@ -420,7 +422,7 @@ func (p *Producer) append(pr pendingRecord) {
 		part = -1
 	}
 	size := 21 + len(pr.record.Key) + len(pr.record.Value)
-	if part >= 0 && pr.key == nil {
+	if part >= 0 && !pr.record.HasKey {
 		p.stickyN += size
 	}
 	st := p.partState(part)
@@ -448,12 +450,16 @@ func (p *Producer) append(pr pendingRecord) {
 }
 
 func (p *Producer) partState(part int32) *partitionState {
-	st := p.state[part]
-	if st == nil {
-		st = &partitionState{lastAcked: -1}
-		p.state[part] = st
+	if part < 0 {
+		if p.pending == nil {
+			p.pending = &partitionState{lastAcked: -1}
+		}
+		return p.pending
 	}
-	return st
+	for int(part) >= len(p.state) {
+		p.state = append(p.state, &partitionState{lastAcked: -1})
+	}
+	return p.state[part]
 }
 
 func (p *Producer) wakeSender(after time.Duration) {

@@ -12,15 +12,6 @@ import (
 // The sender: drains ready batches into produce requests, one per leader
 // broker, and settles each batch from the answer.
 
-func (p *Producer) partitionsSorted() []int32 {
-	keys := make([]int32, 0, len(p.state))
-	for k := range p.state { // kafkasim:orderless: sorted below
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // runSender expires overdue batches, then sends what is ready.
 func (p *Producer) runSender() {
 	now := p.env.Now()
@@ -38,8 +29,9 @@ func (p *Producer) runSender() {
 	}
 	byBroker := map[int32][]*pbatch{}
 	var brokers []int32
-	for _, part := range p.partitionsSorted() {
-		if part < 0 || int(part) >= len(p.parts) {
+	for i := range p.state {
+		part := int32(i)
+		if int(part) >= len(p.parts) {
 			continue
 		}
 		info := p.parts[part]
@@ -69,11 +61,11 @@ func (p *Producer) runSender() {
 // partitionPending gives their partitions to the records sent before any
 // metadata arrived, in the order they were sent, before any later record.
 func (p *Producer) partitionPending() {
-	st, ok := p.state[-1]
-	if !ok || !p.metaValid || len(p.parts) == 0 {
+	st := p.pending
+	if st == nil || !p.metaValid || len(p.parts) == 0 {
 		return
 	}
-	delete(p.state, -1)
+	p.pending = nil
 	for _, b := range st.queue {
 		for _, pr := range b.records {
 			p.append(pr)
@@ -119,7 +111,7 @@ func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
 	p.corr++
 	req := &proto.ProduceRequest{CorrelationID: p.corr, Acks: p.cfg.Acks, Timeout: p.cfg.RequestTimeout}
 	for _, b := range batches {
-		st := p.state[b.partition]
+		st := p.partState(b.partition)
 		if b.built == nil {
 			prod := record.Producer{ID: record.NoProducer}
 			if p.cfg.EnableIdempotence {
@@ -152,7 +144,7 @@ func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
 		// acks=0: the send is done once it is on the wire; nobody will say
 		// whether it arrived.
 		for _, b := range batches {
-			p.state[b.partition].inflight--
+			p.partState(b.partition).inflight--
 			b.inflight = false
 			b.maybe = true
 			p.complete(b, history.Info, -1, "acks=0: no acknowledgement")
@@ -166,6 +158,7 @@ func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
 }
 
 // scheduleNext wakes the sender for the next linger expiry, retry or expiry.
+// Batches queue oldest first, so each partition needs a look at a few.
 func (p *Producer) scheduleNext(now time.Duration) {
 	next := time.Duration(-1)
 	consider := func(t time.Duration) {
@@ -173,16 +166,23 @@ func (p *Producer) scheduleNext(now time.Duration) {
 			next = t
 		}
 	}
-	for _, part := range p.partitionsSorted() {
-		for _, b := range p.state[part].queue {
-			if !b.inflight {
-				if b.attempts > 0 {
-					consider(b.retryAt)
-				} else {
-					consider(b.created + p.cfg.LingerMs)
-				}
+	for _, st := range p.state {
+		if len(st.queue) == 0 {
+			continue
+		}
+		consider(st.queue[0].created + p.cfg.DeliveryTimeout)
+		for _, b := range st.queue {
+			if b.inflight {
+				continue
 			}
-			consider(b.created + p.cfg.DeliveryTimeout)
+			if b.attempts > 0 {
+				consider(b.retryAt)
+			}
+			break
+		}
+		last := st.queue[len(st.queue)-1]
+		if !last.inflight && last.attempts == 0 {
+			consider(last.created + p.cfg.LingerMs)
 		}
 	}
 	if next > 0 {
@@ -221,7 +221,7 @@ func (p *Producer) finishRequest(corr uint64, ir *inflightReq) {
 	p.perNode[ir.broker]--
 	for _, b := range ir.batches {
 		b.inflight = false
-		p.state[b.partition].inflight--
+		p.partState(b.partition).inflight--
 	}
 }
 
@@ -270,7 +270,7 @@ func (p *Producer) retryOrFail(b *pbatch, err proto.ErrorCode, maybe bool) {
 		p.refreshMetadata()
 	}
 	if err == proto.OutOfOrderSequenceNumber && p.cfg.EnableIdempotence && b.epoch == p.epoch &&
-		b.baseSeq == p.state[b.partition].lastAcked+1 {
+		b.baseSeq == p.partState(b.partition).lastAcked+1 {
 		// The batch is the very next the broker should expect, yet it says
 		// out of order: it lost our state (a truncation). Bump the epoch and
 		// start the sequences again (KIP-360). Otherwise an earlier batch is
@@ -312,7 +312,7 @@ func (p *Producer) settleFailed(b *pbatch, why string) {
 }
 
 func (p *Producer) acked(b *pbatch, base int64) {
-	if st := p.state[b.partition]; b.baseSeq >= 0 && b.epoch == p.epoch {
+	if st := p.partState(b.partition); b.baseSeq >= 0 && b.epoch == p.epoch {
 		st.lastAcked = max(st.lastAcked, b.baseSeq+int32(len(b.records))-1)
 	}
 	p.complete(b, history.OK, base, "")
@@ -320,12 +320,12 @@ func (p *Producer) acked(b *pbatch, base int64) {
 
 // complete records every record of a settled batch and removes it.
 func (p *Producer) complete(b *pbatch, t history.Type, base int64, why string) {
-	st := p.state[b.partition]
+	st := p.partState(b.partition)
 	st.queue = slices.DeleteFunc(st.queue, func(x *pbatch) bool { return x == b })
 	latency := p.env.Now() - b.created
 	for i, pr := range b.records {
 		v := history.NoValue()
-		v.Topic, v.Key, v.Value = p.cfg.Topic, pr.key, pr.value
+		v.Topic, v.Key, v.HasKey, v.Value = p.cfg.Topic, pr.record.Key, pr.record.HasKey, pr.value
 		switch t {
 		case history.OK:
 			v.Partition, v.Offset = b.partition, base+int64(i)
@@ -346,13 +346,20 @@ func (p *Producer) complete(b *pbatch, t history.Type, base int64, why string) {
 	}
 }
 
-// expire fails batches past delivery.timeout.ms that are not in flight.
+// expire fails batches past delivery.timeout.ms that are not in flight
+// (oldest first: the first that has time left ends the look).
 func (p *Producer) expire(now time.Duration) {
-	for _, part := range p.partitionsSorted() {
-		for _, b := range slices.Clone(p.state[part].queue) {
-			if !b.inflight && now-b.created >= p.cfg.DeliveryTimeout {
-				p.settleFailed(b, "delivery.timeout.ms expired")
+	for _, st := range p.state {
+		for i := 0; i < len(st.queue); {
+			b := st.queue[i]
+			if b.inflight {
+				i++
+				continue
 			}
+			if now-b.created < p.cfg.DeliveryTimeout {
+				break
+			}
+			p.settleFailed(b, "delivery.timeout.ms expired") // removes it from the queue
 		}
 	}
 }
@@ -373,8 +380,7 @@ func (p *Producer) maybeBumpEpoch() {
 		return
 	}
 	p.epoch++
-	for _, part := range p.partitionsSorted() {
-		st := p.state[part]
+	for _, st := range p.state {
 		st.nextSeq, st.lastAcked = 0, -1
 		for _, b := range slices.Clone(st.queue) {
 			if b.attempts > 0 && b.maybe {

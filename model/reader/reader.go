@@ -30,11 +30,13 @@ type Config struct {
 	Processing     sim.Range
 	FetchMaxWait   time.Duration
 	MaxPollRecords int
-	RequestTimeout time.Duration
-	RetryBackoff   time.Duration
-	Brokers        []sim.NodeID
-	Recorder       *history.Recorder
-	Start, Stop    time.Duration
+	// MaxPartitionFetchBytes is max.partition.fetch.bytes (1 MiB).
+	MaxPartitionFetchBytes int
+	RequestTimeout         time.Duration
+	RetryBackoff           time.Duration
+	Brokers                []sim.NodeID
+	Recorder               *history.Recorder
+	Start, Stop            time.Duration
 	// NoEpochValidation is the bug zoo's no-consumer-epoch-validation.
 	NoEpochValidation bool
 }
@@ -44,7 +46,7 @@ type Config struct {
 func DefaultConfig(name string, topics []string) Config {
 	return Config{Name: name, Topics: topics, Isolation: "read_uncommitted", AutoOffsetReset: "earliest",
 		Processing: sim.Range{Min: time.Millisecond, Max: 5 * time.Millisecond}, FetchMaxWait: 500 * time.Millisecond,
-		MaxPollRecords: 500, RequestTimeout: 30 * time.Second, RetryBackoff: 100 * time.Millisecond}
+		MaxPollRecords: 500, MaxPartitionFetchBytes: 1 << 20, RequestTimeout: 30 * time.Second, RetryBackoff: 100 * time.Millisecond}
 }
 
 type partKey struct {
@@ -91,8 +93,10 @@ type Reader struct {
 	corr     uint64
 
 	polling   bool
-	pollCorrs map[uint64]bool
+	pollWait  uint64 // the timer of a poll waiting for fetches, 0 if none
 	pollRecs  []history.Record
+	buf       map[partKey][]*record.Batch // fetched, not yet returned
+	fetching  map[int32]uint64            // leader -> fetch in flight
 	pollStart time.Duration
 	final     bool
 	finalDone bool
@@ -117,7 +121,8 @@ func (r *Reader) Start(env sim.Env) {
 	r.rec = r.cfg.Recorder
 	r.brokers = map[int32]sim.NodeID{}
 	r.pos = map[partKey]*position{}
-	r.pollCorrs = map[uint64]bool{}
+	r.buf = map[partKey][]*record.Batch{}
+	r.fetching = map[int32]uint64{}
 	r.requests = map[uint64]string{}
 	if env.Incarnation() > 1 && r.rec != nil {
 		r.rec.Invoke(r.cfg.Name, history.FRestart, history.NoValue())
@@ -138,6 +143,7 @@ func (r *Reader) StartFinal() {
 		p.end = -1
 		p.offset, p.offsetEpoch, p.validating, p.resetting = -1, -1, false, false
 	}
+	clear(r.buf)
 	r.listOffsets(proto.ListEarliest, false)
 	r.listOffsets(proto.ListLatest, true)
 }
@@ -174,9 +180,9 @@ func (r *Reader) Fire(t sim.Timer) {
 	case timerPoll:
 		r.poll()
 	case timerPollTimeout:
-		if r.polling && r.pollCorrs[rt.corr] {
-			delete(r.pollCorrs, rt.corr)
-			r.maybeFinishPoll()
+		if r.polling && r.pollWait == rt.corr {
+			r.drain()
+			r.finishPoll()
 		}
 	case timerMetadata:
 		if rt.corr == r.metaCorr {
@@ -186,6 +192,11 @@ func (r *Reader) Fire(t sim.Timer) {
 	case timerRequest:
 		if kind, ok := r.requests[rt.corr]; ok {
 			delete(r.requests, rt.corr)
+			if kind == "fetch" {
+				r.fetchDone(rt.corr)
+				r.refreshMetadata()
+				return
+			}
 			r.requestFailed(kind)
 		}
 	}
@@ -251,6 +262,9 @@ func (r *Reader) handleMetadata(m *proto.MetadataResponse) {
 			}
 			changed := mp.Leader != p.leader || mp.LeaderEpoch != p.leaderEpoch
 			p.leader, p.leaderEpoch = mp.Leader, mp.LeaderEpoch
+			if changed {
+				delete(r.buf, k) // fetched from the old leader: fetch again
+			}
 			if changed && p.offset >= 0 && p.offsetEpoch >= 0 && !r.cfg.NoEpochValidation && mp.Leader >= 0 {
 				// KIP-320: the leader changed; before fetching again, ask the
 				// new leader whether our position's epoch still ends where we
@@ -349,6 +363,7 @@ func (r *Reader) handleListOffsets(m *proto.ListOffsetsResponse) {
 		}
 		if p.offset < 0 {
 			p.offset, p.offsetEpoch = lp.Offset, -1
+			delete(r.buf, partKey{lp.Topic, lp.Partition})
 			r.Stats.Resets++
 		}
 	}
@@ -411,13 +426,17 @@ func (r *Reader) handleValidation(m *proto.OffsetsForLeaderEpochResponse) {
 			// offset known to diverge (Kafka does not skip ahead).
 			r.env.Note("reader", fmt.Sprintf("%s truncated at %d below position %d: seeking back", partKey{vp.Topic, vp.Partition}, vp.EndOffset, p.offset))
 			p.offset, p.offsetEpoch = vp.EndOffset, vp.LeaderEpoch
+			delete(r.buf, partKey{vp.Topic, vp.Partition})
 			r.Stats.Truncations++
 		}
 	}
 	r.resetPositions()
 }
 
-// poll fetches from every leader at once and records one poll.
+// poll returns what the fetch buffer holds (Kafka's poll does not wait when
+// records are buffered), and keeps one fetch in flight per leader for the
+// partitions whose buffers are empty. With nothing buffered it waits for the
+// first fetch to answer, up to the fetch wait.
 func (r *Reader) poll() {
 	if r.stopped && !r.final {
 		return
@@ -428,11 +447,63 @@ func (r *Reader) poll() {
 	if r.final && r.finalDone {
 		return
 	}
+	r.polling = true
+	r.pollRecs = nil
+	v := history.NoValue()
+	v.Isolation = r.cfg.Isolation
+	v.Final = r.final
+	if r.rec != nil {
+		r.rec.Invoke(r.cfg.Name, history.FPoll, v)
+	}
+	r.Stats.Polls++
+	r.drain()
+	r.fetchMissing()
+	if len(r.pollRecs) > 0 {
+		r.finishPoll()
+		return
+	}
+	// Nothing buffered: wait for a fetch (or the fetch wait, as a real
+	// poll(timeout) returns empty).
+	r.corr++
+	r.pollWait = r.corr
+	r.env.After(r.cfg.FetchMaxWait+r.cfg.RequestTimeout/10, rtimer{kind: timerPollTimeout, corr: r.corr})
+	if len(r.fetching) == 0 {
+		r.refreshMetadata()
+	}
+}
+
+// drain moves buffered records at or after each position into the poll, up
+// to max.poll.records, partitions in order.
+func (r *Reader) drain() {
+	for _, k := range r.keys {
+		if len(r.pollRecs) >= r.cfg.MaxPollRecords {
+			return
+		}
+		p := r.pos[k]
+		for len(r.buf[k]) > 0 && len(r.pollRecs) < r.cfg.MaxPollRecords {
+			b := r.buf[k][0]
+			r.take(k, p, b)
+			if p.offset > b.LastOffset() {
+				r.buf[k] = r.buf[k][1:]
+			}
+		}
+		if len(r.buf[k]) == 0 {
+			delete(r.buf, k)
+		}
+	}
+}
+
+// fetchMissing sends a fetch to each leader without one in flight, for the
+// partitions with a valid position and an empty buffer.
+func (r *Reader) fetchMissing() {
 	byLeader := map[int32][]proto.FetchPartition{}
 	var leaders []int32
 	for _, k := range r.keys {
 		p := r.pos[k]
-		if p.leader < 0 || p.offset < 0 || p.validating || p.resetting {
+		if p.leader < 0 || p.offset < 0 || p.validating || p.resetting || len(r.buf[k]) > 0 {
+			continue
+		}
+		if _, busy := r.fetching[p.leader]; busy {
 			continue
 		}
 		if r.final && p.end >= 0 && p.offset >= p.end {
@@ -443,44 +514,29 @@ func (r *Reader) poll() {
 		}
 		byLeader[p.leader] = append(byLeader[p.leader], proto.FetchPartition{
 			TopicPartition: proto.TopicPartition{Topic: k.topic, Partition: k.partition}, FetchOffset: p.offset,
-			CurrentLeaderEpoch: p.leaderEpoch, LastFetchedEpoch: -1, MaxBytes: 1 << 20})
+			CurrentLeaderEpoch: p.leaderEpoch, LastFetchedEpoch: -1, MaxBytes: r.cfg.MaxPartitionFetchBytes})
 	}
 	slices.Sort(leaders)
-	r.polling = true
-	r.pollRecs = nil
-	r.pollStart = r.env.Now()
-	v := history.NoValue()
-	v.Isolation = r.cfg.Isolation
-	v.Final = r.final
-	if r.rec != nil {
-		r.rec.Invoke(r.cfg.Name, history.FPoll, v)
-	}
-	r.Stats.Polls++
 	for _, l := range leaders {
 		node, ok := r.brokers[l]
 		if !ok {
 			continue
 		}
 		r.corr++
-		r.pollCorrs[r.corr] = true
+		r.fetching[l] = r.corr
 		r.env.Send(node, &proto.FetchRequest{CorrelationID: r.corr, ReplicaID: -1, BrokerEpoch: -1, MaxWait: r.cfg.FetchMaxWait, Partitions: byLeader[l]})
-		r.env.After(r.cfg.FetchMaxWait+r.cfg.RequestTimeout/10, rtimer{kind: timerPollTimeout, corr: r.corr})
-	}
-	if len(r.pollCorrs) == 0 {
-		// Nothing to fetch from (no leader known yet): an empty poll after
-		// the fetch wait, as a real poll(timeout) would return.
-		r.corr++
-		r.pollCorrs[r.corr] = true
-		r.env.After(r.cfg.FetchMaxWait, rtimer{kind: timerPollTimeout, corr: r.corr})
-		r.refreshMetadata()
+		r.env.After(r.cfg.FetchMaxWait+r.cfg.RequestTimeout/10, rtimer{kind: timerRequest, corr: r.corr})
+		r.requests[r.corr] = "fetch"
 	}
 }
 
 func (r *Reader) handleFetch(m *proto.FetchResponse) {
-	if !r.polling || !r.pollCorrs[m.CorrelationID] {
+	kind, ok := r.requests[m.CorrelationID]
+	if !ok || kind != "fetch" {
 		return
 	}
-	delete(r.pollCorrs, m.CorrelationID)
+	delete(r.requests, m.CorrelationID)
+	r.fetchDone(m.CorrelationID)
 	refresh := false
 	for _, fp := range m.Partitions {
 		k := partKey{fp.Topic, fp.Partition}
@@ -493,6 +549,7 @@ func (r *Reader) handleFetch(m *proto.FetchResponse) {
 		case proto.OffsetOutOfRange:
 			if r.cfg.AutoOffsetReset != "none" {
 				p.offset, p.offsetEpoch = -1, -1
+				delete(r.buf, k)
 			}
 			refresh = true
 			continue
@@ -500,18 +557,40 @@ func (r *Reader) handleFetch(m *proto.FetchResponse) {
 			refresh = true
 			continue
 		}
-		for _, b := range fp.Batches {
-			r.take(k, p, b)
+		if p.offset < 0 || p.validating || p.resetting || len(r.buf[k]) > 0 {
+			continue // the position moved since the fetch left
+		}
+		if len(fp.Batches) > 0 && fp.Batches[len(fp.Batches)-1].LastOffset() >= p.offset {
+			r.buf[k] = fp.Batches
 		}
 	}
 	if refresh {
 		r.refreshMetadata()
 	}
-	r.maybeFinishPoll()
+	if r.polling && r.pollWait != 0 {
+		r.drain()
+		if len(r.pollRecs) > 0 || len(r.fetching) == 0 {
+			r.finishPoll()
+		}
+	}
+	r.fetchMissing()
+}
+
+func (r *Reader) fetchDone(corr uint64) {
+	for l, c := range r.fetching { // kafkasim:orderless: deletes the one match
+		if c == corr {
+			delete(r.fetching, l)
+		}
+	}
 }
 
 // take adds a batch's records at or after the position, up to max.poll.records.
 func (r *Reader) take(k partKey, p *position, b *record.Batch) {
+	if r.pollRecs == nil {
+		// A poll's records go into the history as they are: size the
+		// slice once rather than growing it batch by batch.
+		r.pollRecs = make([]history.Record, 0, min(r.cfg.MaxPollRecords, max(4*len(b.Records), 64)))
+	}
 	for _, rec := range b.Records {
 		off := b.BaseOffset + int64(rec.OffsetDelta)
 		if off < p.offset {
@@ -520,12 +599,7 @@ func (r *Reader) take(k partKey, p *position, b *record.Batch) {
 		if len(r.pollRecs) >= r.cfg.MaxPollRecords {
 			return
 		}
-		hr := history.Record{Topic: k.topic, Partition: k.partition, Offset: off, Value: string(rec.Value)}
-		if rec.Key != nil {
-			key := string(rec.Key)
-			hr.Key = &key
-		}
-		r.pollRecs = append(r.pollRecs, hr)
+		r.pollRecs = append(r.pollRecs, history.Record{Topic: k.topic, Partition: k.partition, Offset: off, Key: rec.Key, HasKey: rec.HasKey, Value: rec.Value})
 		p.offset = off + 1
 		p.offsetEpoch = b.PartitionLeaderEpoch
 	}
@@ -536,11 +610,12 @@ func (r *Reader) take(k partKey, p *position, b *record.Batch) {
 	}
 }
 
-func (r *Reader) maybeFinishPoll() {
-	if !r.polling || len(r.pollCorrs) > 0 {
+func (r *Reader) finishPoll() {
+	if !r.polling {
 		return
 	}
 	r.polling = false
+	r.pollWait = 0
 	v := history.NoValue()
 	v.Isolation = r.cfg.Isolation
 	v.Final = r.final

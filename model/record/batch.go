@@ -50,8 +50,13 @@ type Record struct {
 	// OffsetDelta is the record's offset within its batch: its index, except
 	// in batches compaction has thinned.
 	OffsetDelta int32
-	Key         []byte // nil: a null key
-	Value       []byte // nil: a tombstone
+	// Key and Value are the record's bytes (kept as strings: immutable and
+	// shared, as the batches themselves are).
+	Key   string
+	Value string
+	// HasKey is false for a null key; Tombstone marks a null value.
+	HasKey    bool
+	Tombstone bool
 	// Timestamp is the producer's CreateTime, in milliseconds.
 	Timestamp int64
 }
@@ -208,19 +213,19 @@ func appendRecord(buf []byte, r Record, offsetDelta, timestampDelta int64) []byt
 	body = append(body, 0) // attributes
 	body = binary.AppendVarint(body, timestampDelta)
 	body = binary.AppendVarint(body, offsetDelta)
-	body = appendBytes(body, r.Key)
-	body = appendBytes(body, r.Value)
+	body = appendField(body, r.Key, r.HasKey)
+	body = appendField(body, r.Value, !r.Tombstone)
 	body = binary.AppendUvarint(body, 0) // no headers
 	buf = binary.AppendVarint(buf, int64(len(body)))
 	return append(buf, body...)
 }
 
-func appendBytes(buf, b []byte) []byte {
-	if b == nil {
+func appendField(buf []byte, s string, present bool) []byte {
+	if !present {
 		return binary.AppendVarint(buf, -1)
 	}
-	buf = binary.AppendVarint(buf, int64(len(b)))
-	return append(buf, b...)
+	buf = binary.AppendVarint(buf, int64(len(s)))
+	return append(buf, s...)
 }
 
 func gzipBytes(b []byte) []byte {
@@ -328,27 +333,28 @@ func decodeRecord(data []byte, baseTimestamp int64) (Record, int, error) {
 		pos += k
 		return v, true
 	}
-	bytesField := func() ([]byte, bool) {
+	field := func() (string, bool, bool) {
 		l, ok := next()
 		if !ok {
-			return nil, false
+			return "", false, false
 		}
 		if l < 0 {
-			return nil, true
+			return "", false, true
 		}
 		if pos+int(l) > len(body) {
-			return nil, false
+			return "", false, false
 		}
-		v := append([]byte{}, body[pos:pos+int(l)]...)
+		v := string(body[pos : pos+int(l)])
 		pos += int(l)
-		return v, true
+		return v, true, true
 	}
 	tsDelta, ok1 := next()
 	offsetDelta, ok2 := next()
-	key, ok3 := bytesField()
-	value, ok4 := bytesField()
+	key, hasKey, ok3 := field()
+	value, hasValue, ok4 := field()
 	if !ok1 || !ok2 || !ok3 || !ok4 {
 		return Record{}, 0, ErrCorrupt
 	}
-	return Record{OffsetDelta: int32(offsetDelta), Key: key, Value: value, Timestamp: baseTimestamp + tsDelta}, total, nil
+	return Record{OffsetDelta: int32(offsetDelta), Key: key, HasKey: hasKey, Value: value, Tombstone: !hasValue,
+		Timestamp: baseTimestamp + tsDelta}, total, nil
 }
