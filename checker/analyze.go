@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"kafkasim/checker/history"
 )
@@ -24,6 +25,9 @@ type sendInfo struct {
 	value     string
 	process   string
 	topic     string
+	key       string
+	hasKey    bool
+	rank      int   // the send's place in its producer's order
 	invoke    int64 // op index
 	complete  int64 // op index, -1 while pending
 	typ       history.Type
@@ -56,8 +60,12 @@ type analysis struct {
 	parts      map[string]*partitionOrder
 	partNames  []string
 	finalTopic map[string]bool // topics covered by final reads
-	findings   []Finding
-	stats      Stats
+	// logStart is each partition's log start offset when final reads
+	// began: acknowledged records below it were deleted by retention.
+	logStart map[string]int64
+	findings []Finding
+	stats    Stats
+	ranks    map[string]int // sends so far per producer
 }
 
 // Stats summarise a history (summary.json's writes and reads).
@@ -71,12 +79,19 @@ type Stats struct {
 	Polls         int     `json:"polls"`
 	Records       int     `json:"records"`
 	Duplicates    int     `json:"duplicates"`
+	// Deleted counts acknowledged records below the log start final reads
+	// began from: retention deleted them (an extension).
+	Deleted int `json:"deleted_by_retention"`
+	// Compacted counts acknowledged records of compacted topics that a
+	// later record with the same key superseded (an extension).
+	Compacted int `json:"compacted"`
 }
 
 func partName(topic string, p int32) string { return topic + "-" + strconv.Itoa(int(p)) }
 
 func analyze(ops []history.Op) *analysis {
-	a := &analysis{ops: ops, sends: map[string]*sendInfo{}, parts: map[string]*partitionOrder{}, finalTopic: map[string]bool{}}
+	a := &analysis{ops: ops, sends: map[string]*sendInfo{}, parts: map[string]*partitionOrder{}, finalTopic: map[string]bool{},
+		logStart: map[string]int64{}, ranks: map[string]int{}}
 	a.collect()
 	a.build()
 	a.checkOffsets()
@@ -84,6 +99,7 @@ func analyze(ops []history.Op) *analysis {
 	a.checkPolls()
 	a.checkCoverage()
 	a.checkLost()
+	a.checkKeyOrder()
 	return a
 }
 
@@ -123,6 +139,12 @@ func (a *analysis) collect() {
 				continue
 			}
 			a.stats.Polls++
+			if x := o.Value.Ext; x != nil && o.Value.Final {
+				for name, off := range x.LogStartOffsets { // kafkasim:orderless: fills maps
+					a.logStart[name] = max(a.logStart[name], off)
+					a.finalTopic[topicOf(name)] = true
+				}
+			}
 			for _, r := range o.Value.Records {
 				a.stats.Records++
 				po := a.part(r.Topic, r.Partition)
@@ -161,7 +183,8 @@ func (a *analysis) collectSend(o *history.Op) {
 			return
 		}
 		s := &sendInfo{value: v, process: o.Process, topic: o.Value.Topic, invoke: o.Index, complete: -1, typ: history.Info,
-			partition: -1, offset: -1, invokeAt: o.Time}
+			partition: -1, offset: -1, invokeAt: o.Time, key: o.Value.Key, hasKey: o.Value.HasKey, rank: a.ranks[o.Process]}
+		a.ranks[o.Process]++
 		a.sends[v] = s
 		a.sendOrder = append(a.sendOrder, s)
 		return
@@ -390,6 +413,9 @@ func (a *analysis) checkLost() {
 		po := a.parts[partName(s.topic, s.partition)]
 		ex := Example{Partition: po.name, Offset: s.offset, Value: s.value, Process: s.process, Ops: []int64{s.invoke, s.complete}}
 		switch {
+		case a.finalTopic[s.topic] && s.offset < a.logStart[po.name] && !seenFinal[s.value]:
+			// Below the log start: deleted by retention, not lost.
+			a.stats.Deleted++
 		case a.finalTopic[s.topic]:
 			if !seenFinal[s.value] {
 				a.stats.LostAcked++
@@ -540,4 +566,82 @@ func (a *analysis) checkCoverage() {
 			}
 		}
 	}
+}
+
+// checkKeyOrder: a reader sees one producer's records of one key in the
+// order they were sent, as long as the key always goes to one partition
+// (Kafka orders records per partition only). A reader that sees a key's
+// later record, in one partition, before an earlier one in another, saw
+// the key move between partitions: adding partitions remaps keys.
+func (a *analysis) checkKeyOrder() {
+	type keyID struct{ producer, topic, key string }
+	type seen struct {
+		rank      int
+		value     string
+		partition int32
+		op        int64
+	}
+	last := map[string]map[keyID]seen{} // reader -> key -> latest send read
+	for i := range a.ops {
+		o := &a.ops[i]
+		if o.F == history.FRestart || o.F == history.FCrash {
+			delete(last, o.Process) // a new session reads from scratch
+			continue
+		}
+		if o.F != history.FPoll || o.Type != history.OK || o.Value.Final {
+			continue
+		}
+		for _, r := range o.Value.Records {
+			s, ok := a.sends[r.Value]
+			if !ok || !s.hasKey {
+				continue
+			}
+			m := last[o.Process]
+			if m == nil {
+				m = map[keyID]seen{}
+				last[o.Process] = m
+			}
+			id := keyID{producer: s.process, topic: r.Topic, key: s.key}
+			prev, ok := m[id]
+			if ok && s.rank < prev.rank && r.Partition != prev.partition {
+				a.findings = append(a.findings, Finding{Type: KeyOrder, Example: Example{Partition: r.TopicPartition(), Offset: r.Offset,
+					Value: r.Value, Process: o.Process, Ops: []int64{prev.op, o.Index},
+					Detail: fmt.Sprintf("%s read %s (key %s, %s-%d) after %s (key %s, %s-%d), which %s sent later",
+						o.Process, r.Value, s.key, r.Topic, r.Partition, prev.value, s.key, r.Topic, prev.partition, s.process)}})
+				continue
+			}
+			if !ok || s.rank > prev.rank {
+				m[id] = seen{rank: s.rank, value: r.Value, partition: r.Partition, op: o.Index}
+			}
+		}
+	}
+}
+
+func topicOf(partition string) string {
+	if i := strings.LastIndexByte(partition, '-'); i > 0 {
+		return partition[:i]
+	}
+	return partition
+}
+
+// supersededInFinal reports whether final reads hold, after offset, a record
+// with the same key as the send of value.
+func (a *analysis) supersededInFinal(partition string, offset int64, value string) bool {
+	s, ok := a.sends[value]
+	po := a.parts[partition]
+	if !ok || !s.hasKey || po == nil {
+		return false
+	}
+	i := sort.Search(len(po.offsets), func(i int) bool { return po.offsets[i] > offset })
+	for _, off := range po.offsets[i:] {
+		for _, ob := range po.versions[off] {
+			if !ob.final {
+				continue
+			}
+			if later, ok := a.sends[ob.value]; ok && later.hasKey && later.key == s.key {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -17,6 +17,7 @@ const (
 	IntNonmonotonicPoll = "int-nonmonotonic-poll"
 	IntPollSkip         = "int-poll-skip"
 	NonmonotonicSend    = "nonmonotonic-send"
+	KeyOrder            = "key-order"
 	AbortedRead         = "aborted-read"
 	PrecommittedRead    = "precommitted-read"
 	UncommittedRead     = "uncommitted-read"
@@ -27,7 +28,7 @@ const (
 
 // AnomalyTypes lists every type the checker reports, for docs and validation.
 var AnomalyTypes = []string{LostAckedWrite, Unseen, Duplicate, InconsistentOffsets, NonmonotonicPoll, PollSkip,
-	IntNonmonotonicPoll, IntPollSkip, NonmonotonicSend, AbortedRead, PrecommittedRead, UncommittedRead, PhantomRead, G0, G1c}
+	IntNonmonotonicPoll, IntPollSkip, NonmonotonicSend, KeyOrder, AbortedRead, PrecommittedRead, UncommittedRead, PhantomRead, G0, G1c}
 
 // Verdicts.
 const (

@@ -26,6 +26,9 @@ type Config struct {
 	PowerLosses int
 	// UncleanElections counts unclean leader elections that happened.
 	UncleanElections int
+	// PartitionsAdded lists topics whose partition count grew during the
+	// run: their keys moved between partitions.
+	PartitionsAdded []string
 
 	permittedLoss map[string][]int64 // partition -> offsets of permitted lost writes
 	lossWhy       map[string]string
@@ -67,6 +70,9 @@ type TopicGuarantees struct {
 	Unclean           bool
 	// FlushEveryMessage is flush.messages (log.flush.interval.messages) 1.
 	FlushEveryMessage bool
+	// Compact is cleanup.policy=compact: the log cleaner removes records
+	// superseded by a later record with the same key.
+	Compact bool
 }
 
 // DataLoss is committed data lost the way Kafka permits, seen by the
@@ -108,6 +114,7 @@ func (r *Report) Anomaly(typ string) (Anomaly, bool) {
 // Check analyses a history against what cfg promises.
 func Check(ops []history.Op, cfg Config) *Report {
 	a := analyze(ops)
+	cfg.excuseCompacted(a)
 	rep := &Report{Stats: a.stats}
 	groups := group(a.findings)
 	// Permitted losses first: other anomalies that follow from them (an
@@ -206,13 +213,6 @@ func (c *Config) loss(partition string, offset int64) (DataLoss, bool) {
 	return DataLoss{}, false
 }
 
-func topicOf(partition string) string {
-	if i := strings.LastIndexByte(partition, '-'); i > 0 {
-		return partition[:i]
-	}
-	return partition
-}
-
 func lossReason(l DataLoss, t TopicGuarantees) (string, string) {
 	switch l.Cause {
 	case "unclean-election":
@@ -296,6 +296,9 @@ func (c *Config) verdict(typ string, f Finding, a *analysis) (string, string) {
 	case PollSkip, IntPollSkip:
 		// A reader may skip what was lost, never what is still in the log:
 		// KIP-320's validation finds a truncation and goes back to it.
+		if f.Offset < a.logStart[f.Partition] && !a.inFinalReads(f.Partition, f.Offset) {
+			return Permitted, "retention deleted the record before the reader reached it; the reader's position fell below the log start and auto.offset.reset moved it on"
+		}
 		if c.consumer(f.Process).AutoOffsetReset == "latest" {
 			return Permitted, "auto.offset.reset=latest moves a reader whose position fell out of range to the end, past records"
 		}
@@ -317,6 +320,13 @@ func (c *Config) verdict(typ string, f Finding, a *analysis) (string, string) {
 			return Permitted, "the log was truncated under the reader after acknowledged writes were lost: " + why
 		}
 		return Violation, "a reader sees a partition's records in offset order, without gaps, until its position is reset"
+	case KeyOrder:
+		for _, t := range c.PartitionsAdded {
+			if t == topicOf(f.Partition) {
+				return Permitted, "partitions were added: the default partitioner (murmur2 of the key modulo the partition count) moved the key to another partition, and Kafka orders records per partition only"
+			}
+		}
+		return Violation, "the default partitioner sends a key to one partition while the partition count stays the same: one producer's records of a key are read in the order they were sent"
 	case AbortedRead:
 		return Violation, "a send that definitely failed must never be read"
 	case PhantomRead:
@@ -335,4 +345,29 @@ func (r *Report) Summary() string {
 		fmt.Fprintf(&b, "%-22s %-9s %6s  e.g. %s\n", "", "", "", a.Example)
 	}
 	return b.String()
+}
+
+// excuseCompacted drops lost-write findings for records the log cleaner was
+// allowed to remove: in a compacted topic, a record whose key has a later
+// record in the final reads is superseded, not lost.
+func (c *Config) excuseCompacted(a *analysis) {
+	compact := map[string]bool{}
+	for _, t := range c.Topics {
+		if t.Compact {
+			compact[t.Name] = true
+		}
+	}
+	if len(compact) == 0 {
+		return
+	}
+	kept := a.findings[:0]
+	for _, f := range a.findings {
+		if f.Type == LostAckedWrite && compact[topicOf(f.Partition)] && a.supersededInFinal(f.Partition, f.Offset, f.Value) {
+			a.stats.LostAcked--
+			a.stats.Compacted++
+			continue
+		}
+		kept = append(kept, f)
+	}
+	a.findings = kept
 }

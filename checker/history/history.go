@@ -105,6 +105,11 @@ type Ext struct {
 	MemberID        string
 	Partitions      []string
 	Sends           []Send
+	// LogStartOffsets are, on a final poll, the log start offsets of the
+	// partitions the final reads began from ("topic-partition": offset): an
+	// acknowledged record below one was deleted by retention, not lost (an
+	// extension of SPEC.md §3).
+	LogStartOffsets map[string]int64
 }
 
 // NoValue is a Value with every optional number unset.

@@ -117,6 +117,19 @@ func appendValue(buf []byte, v *Value) []byte {
 			}
 			w.buf = append(ow.buf, '}')
 		}
+		if x.LogStartOffsets != nil {
+			w.name("log_start_offsets")
+			keys := make([]string, 0, len(x.LogStartOffsets))
+			for k := range x.LogStartOffsets { // kafkasim:orderless: sorted below
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			ow := fieldWriter{buf: append(w.buf, '{'), first: true}
+			for _, k := range keys {
+				ow.int(k, x.LogStartOffsets[k])
+			}
+			w.buf = append(ow.buf, '}')
+		}
 		if x.Partitions != nil {
 			w.name("partitions")
 			w.buf = append(w.buf, '[')
@@ -215,6 +228,7 @@ type wireValue struct {
 	Final           bool             `json:"final"`
 	Records         *[]wireRecord    `json:"records"`
 	Offsets         map[string]int64 `json:"offsets"`
+	LogStartOffsets map[string]int64 `json:"log_start_offsets"`
 	Generation      *int32           `json:"generation"`
 	MemberEpoch     *int32           `json:"member_epoch"`
 	MemberID        string           `json:"member_id"`
@@ -347,9 +361,10 @@ func parseLine(b []byte, line int) (Op, error) {
 	}
 	op.Value.Isolation, op.Value.Final, op.Value.Error = v.Isolation, v.Final, v.Error
 	if v.TransactionalID != "" || v.Group != "" || v.Offsets != nil || v.MemberID != "" || v.Partitions != nil ||
-		v.Generation != nil || v.MemberEpoch != nil || v.Sends != nil {
+		v.Generation != nil || v.MemberEpoch != nil || v.Sends != nil || v.LogStartOffsets != nil {
 		x := op.Value.X()
 		x.TransactionalID, x.Group, x.Offsets, x.MemberID, x.Partitions = v.TransactionalID, v.Group, v.Offsets, v.MemberID, v.Partitions
+		x.LogStartOffsets = v.LogStartOffsets
 		if v.Generation != nil {
 			x.Generation = *v.Generation
 		} else if v.MemberEpoch != nil {

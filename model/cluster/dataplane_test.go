@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"kafkasim/checker/history"
 	"testing"
 	"time"
 
@@ -45,9 +46,20 @@ func TestDataPlaneSafetyUnderFaults(t *testing.T) {
 			t.Fatalf("final reads did not finish after the heal\nschedule %s\n%s", formatSchedule(wl.schedule), describe(run.c))
 		}
 		if run.report.Stats.Acked == 0 {
-			t.Fatalf("nothing was acknowledged: the workload did not run")
+			t.Fatalf("nothing was acknowledged: the workload did not run\nschedule %s\nstats %+v\nerrors %v\n%s", formatSchedule(wl.schedule), run.report.Stats, sendErrors(run), describe(run.c))
 		}
 	})
 }
 
 var _ = time.Second
+
+// sendErrors counts the errors failed sends completed with, for messages.
+func sendErrors(run workloadRun) map[string]int {
+	out := map[string]int{}
+	for _, op := range run.c.History.Ops() {
+		if op.F == "send" && op.Type != history.Invoke && op.Type != history.OK {
+			out[op.Type.String()+" "+op.Value.Error]++
+		}
+	}
+	return out
+}

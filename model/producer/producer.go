@@ -63,6 +63,8 @@ func DefaultConfig(name, topic string) Config {
 type pendingRecord struct {
 	value  string
 	record record.Record
+	// partition is an explicit partition (a probe's), or -1.
+	partition int32
 }
 
 // outcome of one attempt of a batch.
@@ -153,7 +155,8 @@ type Producer struct {
 	corr     uint64
 	sticky   int32
 	stickyN  int
-	senderAt time.Duration // a sender wake-up is scheduled for this time (0: none)
+	probes   map[string]history.Type // probe value -> outcome (Invoke: pending)
+	senderAt time.Duration           // a sender wake-up is scheduled for this time (0: none)
 
 	// Stats for reports and tests.
 	Stats Stats
@@ -387,12 +390,55 @@ func (p *Producer) send() {
 	p.Stats.Sent++
 	// Before any metadata arrives the record waits unpartitioned (Kafka
 	// blocks send() for up to max.block.ms), its delivery timeout running.
-	pr := pendingRecord{value: value, record: rec}
+	pr := pendingRecord{value: value, record: rec, partition: -1}
 	p.append(pr)
+}
+
+// Probe sends one record without a key to every partition, now, whether or
+// not the workload has stopped: after the heal, the proof that the producer
+// can write again. ProbeOutcome tells how the probes ended.
+func (p *Producer) Probe() {
+	n := max(len(p.parts), 1)
+	if p.probes == nil {
+		p.probes = map[string]history.Type{}
+	}
+	for i := range n {
+		p.seq++
+		value := p.valuePrefix + ":" + strconv.Itoa(p.seq)
+		v := history.NoValue()
+		v.Topic, v.Value = p.cfg.Topic, value
+		p.record(history.Invoke, history.FSend, v)
+		p.Stats.Sent++
+		p.probes[value] = history.Invoke
+		part := int32(i)
+		if !p.metaValid {
+			part = -1
+		}
+		p.append(pendingRecord{value: value, record: record.Record{Value: value, Timestamp: p.env.Now().Milliseconds()}, partition: part})
+	}
+}
+
+// ProbeOutcome counts the probes acknowledged, failed (or unknown), and
+// still pending.
+func (p *Producer) ProbeOutcome() (acked, failed, pending int) {
+	for _, t := range p.probes { // kafkasim:orderless: counts
+		switch t {
+		case history.OK:
+			acked++
+		case history.Invoke:
+			pending++
+		default:
+			failed++
+		}
+	}
+	return acked, failed, pending
 }
 
 func (p *Producer) partitionFor(pr pendingRecord) int32 {
 	n := max(len(p.parts), 1)
+	if pr.partition >= 0 && int(pr.partition) < n {
+		return pr.partition
+	}
 	if pr.record.HasKey {
 		return PartitionForKey([]byte(pr.record.Key), n)
 	}
@@ -469,4 +515,20 @@ func (p *Producer) wakeSender(after time.Duration) {
 	}
 	p.senderAt = at
 	p.env.After(after, ptimer{kind: timerSender})
+}
+
+// Unresolved is the number of records sent whose outcome the producer does
+// not know yet (queued, in flight or waiting to retry): after a heal it must
+// fall to zero, or the producer cannot write.
+func (p *Producer) Unresolved() int {
+	n := 0
+	for _, st := range append([]*partitionState{p.pending}, p.state...) {
+		if st == nil {
+			continue
+		}
+		for _, b := range st.queue {
+			n += len(b.records)
+		}
+	}
+	return n
 }

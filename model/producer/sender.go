@@ -35,10 +35,15 @@ func (p *Producer) runSender() {
 			continue
 		}
 		info := p.parts[part]
-		if info.leader < 0 {
-			continue
-		}
-		if _, ok := p.brokers[info.leader]; !ok {
+		_, known := p.brokers[info.leader]
+		if info.leader < 0 || !known {
+			// Kafka's sender asks for fresh metadata when a partition with
+			// data to send has no known leader; without it a producer whose
+			// last metadata showed no leader would wait for
+			// metadata.max.age.ms.
+			if len(p.state[part].queue) > 0 {
+				p.refreshMetadataSoon()
+			}
 			continue
 		}
 		b := p.nextToSend(part, now)
@@ -307,6 +312,18 @@ func (p *Producer) settleFailed(b *pbatch, why string) {
 		if p.cfg.EnableIdempotence {
 			p.needBump = true
 		}
+	} else if p.cfg.EnableIdempotence && b.baseSeq >= 0 && b.epoch == p.epoch {
+		// Definitely not written, but it took sequence numbers the broker
+		// never saw: later batches would be out of order forever. If it
+		// holds the last sequences handed out, take them back; otherwise
+		// start the sequences again under a new epoch (Kafka adjusts the
+		// later batches' sequences, or bumps the epoch: KIP-360).
+		st := p.partState(b.partition)
+		if st.nextSeq == b.baseSeq+int32(len(b.records)) {
+			st.nextSeq = b.baseSeq
+		} else {
+			p.needBump = true
+		}
 	}
 	p.complete(b, t, -1, why)
 }
@@ -343,6 +360,9 @@ func (p *Producer) complete(b *pbatch, t history.Type, base int64, why string) {
 			p.Stats.Indeterminate++
 		}
 		p.record(t, history.FSend, v)
+		if _, ok := p.probes[pr.value]; ok {
+			p.probes[pr.value] = t
+		}
 	}
 }
 
@@ -393,4 +413,15 @@ func (p *Producer) maybeBumpEpoch() {
 			b.baseSeq = -1
 		}
 	}
+}
+
+// refreshMetadataSoon asks for metadata after retry.backoff.ms, unless a
+// request is already on its way.
+func (p *Producer) refreshMetadataSoon() {
+	if p.metaCorr != 0 {
+		return
+	}
+	p.corr++
+	p.metaCorr = p.corr
+	p.env.After(p.cfg.RetryBackoff, ptimer{kind: timerMetadata, corr: p.corr})
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"kafkasim/checker/history"
@@ -100,8 +101,14 @@ type Reader struct {
 	pollStart time.Duration
 	final     bool
 	finalDone bool
-	stopped   bool
-	requests  map[uint64]string // other requests in flight: kind
+	// finalStarts are log start offsets final reads began from, not yet
+	// recorded in the history.
+	finalStarts map[string]int64
+	// leaderlessAt is when the reader last asked for metadata because a
+	// partition had no leader.
+	leaderlessAt time.Duration
+	stopped      bool
+	requests     map[uint64]string // other requests in flight: kind
 
 	// Stats for reports and tests.
 	Stats Stats
@@ -365,6 +372,14 @@ func (r *Reader) handleListOffsets(m *proto.ListOffsetsResponse) {
 			p.offset, p.offsetEpoch = lp.Offset, -1
 			delete(r.buf, partKey{lp.Topic, lp.Partition})
 			r.Stats.Resets++
+			if r.final {
+				// Final reads start at the log start: what lies below it
+				// was deleted by retention, and the history says so.
+				if r.finalStarts == nil {
+					r.finalStarts = map[string]int64{}
+				}
+				r.finalStarts[partKey{lp.Topic, lp.Partition}.String()] = lp.Offset
+			}
 		}
 	}
 	if kind == "end" {
@@ -447,6 +462,10 @@ func (r *Reader) poll() {
 	if r.final && r.finalDone {
 		return
 	}
+	if r.final {
+		r.askFinalEnds()
+	}
+	r.refreshIfLeaderless()
 	r.polling = true
 	r.pollRecs = nil
 	v := history.NoValue()
@@ -621,6 +640,10 @@ func (r *Reader) finishPoll() {
 	v.Final = r.final
 	v.Records = r.pollRecs
 	v.HasRecords = true
+	if r.final && len(r.finalStarts) > 0 {
+		v.X().LogStartOffsets = r.finalStarts
+		r.finalStarts = nil
+	}
 	if r.rec != nil {
 		r.rec.Complete(r.cfg.Name, history.OK, history.FPoll, v)
 	}
@@ -644,4 +667,72 @@ func (r *Reader) checkFinal() {
 		}
 	}
 	r.finalDone = true
+}
+
+// Position returns the next offset the reader will read in a partition, or
+// -1 when it does not know (not assigned yet, or resetting).
+func (r *Reader) Position(topic string, partition int32) int64 {
+	p := r.pos[partKey{topic: topic, partition: partition}]
+	if p == nil || p.resetting {
+		return -1
+	}
+	return p.offset
+}
+
+// Reads reports whether the reader reads a topic.
+func (r *Reader) Reads(topic string) bool { return slices.Contains(r.cfg.Topics, topic) }
+
+// FinalPending describes the partitions final reads have not finished, for
+// a liveness failure's message.
+func (r *Reader) FinalPending() string {
+	var parts []string
+	for _, k := range r.keys {
+		p := r.pos[k]
+		if p.end < 0 || p.offset < p.end {
+			parts = append(parts, fmt.Sprintf("%s at %d of %d (leader %d, validating %v, resetting %v)", k, p.offset, p.end, p.leader, p.validating, p.resetting))
+		}
+	}
+	if len(r.keys) == 0 {
+		return "no partitions assigned"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// askFinalEnds asks again for the end of every partition final reads do not
+// know the end of yet: partitions that appeared after StartFinal (the reader
+// learned them from fresh metadata) or whose first answer was an error.
+func (r *Reader) askFinalEnds() {
+	missing := false
+	for _, k := range r.keys {
+		if p := r.pos[k]; p.end < 0 && p.leader >= 0 {
+			missing = true
+		}
+	}
+	if !missing {
+		return
+	}
+	for _, kind := range r.requests { // kafkasim:orderless: a membership test
+		if kind == "end" {
+			return
+		}
+	}
+	r.listOffsets(proto.ListLatest, true)
+}
+
+// refreshIfLeaderless asks for metadata, at most every retry.backoff.ms,
+// while a partition the reader reads has no known leader: nothing else would
+// tell it when one is elected.
+func (r *Reader) refreshIfLeaderless() {
+	now := r.env.WorldTime()
+	if now < r.leaderlessAt+r.cfg.RetryBackoff {
+		return
+	}
+	for _, k := range r.keys {
+		p := r.pos[k]
+		if _, known := r.brokers[p.leader]; p.leader < 0 || !known {
+			r.leaderlessAt = now
+			r.refreshMetadata()
+			return
+		}
+	}
 }

@@ -1,0 +1,116 @@
+package checker
+
+import (
+	"testing"
+
+	"kafkasim/checker/history"
+)
+
+// keyed sends a keyed record.
+func (h *hb) keyed(process, value, key string, partition int32, offset int64) {
+	v := history.NoValue()
+	v.Topic, v.Value, v.Key, v.HasKey = "t", value, key, true
+	h.add(process, history.Invoke, history.FSend, v)
+	v.Partition, v.Offset = partition, offset
+	h.add(process, history.OK, history.FSend, v)
+}
+
+// finalFrom is a final poll that says where the log started.
+func (h *hb) finalFrom(starts map[string]int64, recs ...rec) {
+	v := history.NoValue()
+	v.Final = true
+	h.add("final-0", history.Invoke, history.FPoll, v)
+	v.HasRecords = true
+	v.X().LogStartOffsets = starts
+	for _, r := range recs {
+		v.Records = append(v.Records, history.Record{Topic: "t", Partition: r.p, Offset: r.off, Value: r.v})
+	}
+	h.add("final-0", history.OK, history.FPoll, v)
+}
+
+func TestRecordsBelowTheLogStartWereDeletedNotLost(t *testing.T) {
+	h := &hb{}
+	for i, v := range []string{"a", "b", "c", "d"} {
+		h.send("p-0", v, 0, int64(i), history.OK)
+	}
+	// The reader read a, then was away; retention deleted a..c; it jumps
+	// to d (auto.offset.reset to the log start).
+	h.poll("c-0", false, rec{0, 0, "a"})
+	h.poll("c-0", false, rec{0, 3, "d"})
+	h.finalFrom(map[string]int64{"t-0": 3}, rec{0, 3, "d"})
+	r := Check(h.ops, strict)
+	expectCount(t, r, LostAckedWrite, 0)
+	if r.Stats.Deleted != 3 {
+		t.Fatalf("deleted by retention: %d, want 3 (a, b and c are below the log start)", r.Stats.Deleted)
+	}
+	expectCount(t, r, PollSkip, 1)
+	expectVerdict(t, r, PollSkip, Permitted)
+
+	// The same jump when the log still starts at 0 is a skip over records
+	// that exist, and missing records are lost.
+	h2 := &hb{}
+	for i, v := range []string{"a", "b", "c", "d"} {
+		h2.send("p-0", v, 0, int64(i), history.OK)
+	}
+	h2.poll("c-0", false, rec{0, 0, "a"})
+	h2.poll("c-0", false, rec{0, 3, "d"})
+	h2.finalFrom(map[string]int64{"t-0": 0}, rec{0, 0, "a"}, rec{0, 1, "b"}, rec{0, 3, "d"})
+	r = Check(h2.ops, strict)
+	expectCount(t, r, LostAckedWrite, 1) // c
+	expectVerdict(t, r, LostAckedWrite, Violation)
+	expectVerdict(t, r, PollSkip, Violation)
+}
+
+func TestCompactionSupersedesButDoesNotLose(t *testing.T) {
+	build := func() *hb {
+		h := &hb{}
+		h.keyed("p-0", "a", "k1", 0, 0)
+		h.keyed("p-0", "b", "k2", 0, 1)
+		h.keyed("p-0", "c", "k1", 0, 2) // supersedes a
+		h.finalFrom(map[string]int64{"t-0": 0}, rec{0, 2, "c"})
+		return h
+	}
+	compacted := strict
+	compacted.Topics = []TopicGuarantees{{Name: "t", ReplicationFactor: 3, MinInsyncReplicas: 2, Compact: true}}
+	r := Check(build().ops, compacted)
+	// a is superseded by c; b has no later record of k2: it is lost.
+	expectCount(t, r, LostAckedWrite, 1)
+	if a, _ := r.Anomaly(LostAckedWrite); a.Example.Value != "b" {
+		t.Fatalf("the lost record is %q, want b", a.Example.Value)
+	}
+	if r.Stats.Compacted != 1 || r.Stats.LostAcked != 1 {
+		t.Fatalf("compacted %d lost %d, want 1 and 1", r.Stats.Compacted, r.Stats.LostAcked)
+	}
+	// Without compaction both are lost.
+	expectCount(t, Check(build().ops, strict), LostAckedWrite, 2)
+}
+
+func TestKeyOrderAcrossPartitions(t *testing.T) {
+	build := func() *hb {
+		h := &hb{}
+		h.keyed("p-0", "a", "k1", 0, 0)
+		h.keyed("p-0", "b", "k1", 1, 0) // the key moved to partition 1
+		h.poll("c-0", false, rec{1, 0, "b"})
+		h.poll("c-0", false, rec{0, 0, "a"}) // read the older one after
+		return h
+	}
+	r := Check(build().ops, strict)
+	expectCount(t, r, KeyOrder, 1)
+	expectVerdict(t, r, KeyOrder, Violation)
+
+	added := strict
+	added.PartitionsAdded = []string{"t"}
+	expectVerdict(t, Check(build().ops, added), KeyOrder, Permitted)
+
+	// In send order, or re-read within one partition, is no finding.
+	ok := &hb{}
+	ok.keyed("p-0", "a", "k1", 0, 0)
+	ok.keyed("p-0", "b", "k1", 1, 0)
+	ok.keyed("p-0", "c", "k1", 1, 1)
+	ok.poll("c-0", false, rec{0, 0, "a"}, rec{1, 0, "b"}, rec{1, 1, "c"})
+	ok.poll("c-0", false, rec{1, 0, "b"}) // a seek back within partition 1
+	restart := history.NoValue()
+	ok.add("c-0", history.Invoke, history.FRestart, restart)
+	ok.poll("c-0", false, rec{0, 0, "a"}, rec{1, 1, "c"}) // a new session, in order again
+	expectCount(t, Check(ok.ops, strict), KeyOrder, 0)
+}

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"kafkasim/checker"
+	"kafkasim/checker/history"
+	"kafkasim/scenarios"
+)
+
+func newCheckCommand() *cobra.Command {
+	var (
+		configPath string
+		asJSON     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "check HISTORY.jsonl",
+		Short: "Check a history that came from anywhere (this simulator, or a recorder around a real cluster)",
+		Long: `check reads a history in kafkasim's JSON Lines format (SPEC.md §3; "-" reads
+stdin) and reports its anomalies, each with a verdict: a violation of a guarantee
+the configuration promises, or a cost the configuration permits.
+
+Without --config the checker assumes Kafka 4.2's defaults (acks=all, idempotent
+producers, replication factor 1). With --config SCENARIO.yaml it takes producers',
+consumers' and topics' settings from the scenario, and checks the scenario's
+expectations that a history can show (violations, anomaly counts, availability).
+A history from outside the simulator carries no god view: losses that Kafka
+permits only after power loss or unclean elections cannot be told apart from
+violations unless the configuration permits them anyway (acks=1, say).
+
+Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
+2 for an unreadable or malformed history or scenario.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := args[0]
+			var cfg checker.Config
+			var s *scenarios.Scenario
+			if configPath != "" {
+				var err error
+				s, err = scenarios.LoadFile(configPath)
+				if err != nil {
+					return inputError(err)
+				}
+				cfg = s.Guarantees()
+			}
+			ops, err := readHistory(path)
+			if err != nil {
+				return err
+			}
+			rep := checker.Check(ops, cfg)
+			var failures []string
+			if rep.Violations > 0 {
+				failures = append(failures, fmt.Sprintf("%d violations", rep.Violations))
+			}
+			if s != nil {
+				failures = checkExpectations(s, rep)
+			}
+			w := cmd.OutOrStdout()
+			if asJSON {
+				out := struct {
+					History    string            `json:"history"`
+					Ops        int               `json:"ops"`
+					Stats      checker.Stats     `json:"stats"`
+					Anomalies  []checker.Anomaly `json:"anomalies"`
+					Violations int               `json:"violations"`
+					OK         bool              `json:"ok"`
+					Failures   []string          `json:"failures"`
+				}{path, len(ops), rep.Stats, rep.Anomalies, rep.Violations, len(failures) == 0, append([]string{}, failures...)}
+				if out.Anomalies == nil {
+					out.Anomalies = []checker.Anomaly{}
+				}
+				enc := json.NewEncoder(w)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(out); err != nil {
+					return err
+				}
+			} else {
+				st := rep.Stats
+				fmt.Fprintf(w, "%s: %d operations\n", path, len(ops))
+				fmt.Fprintf(w, "  writes: %d attempted, %d acknowledged, %d failed, %d unknown (availability %.1f%%); %d acknowledged writes lost\n",
+					st.Attempted, st.Acked, st.Failed, st.Indeterminate, 100*st.Availability, st.LostAcked)
+				fmt.Fprintf(w, "  reads:  %d polls, %d records\n", st.Polls, st.Records)
+				for _, line := range splitLines(rep.Summary()) {
+					fmt.Fprintf(w, "  %s\n", line)
+				}
+				if len(failures) == 0 {
+					fmt.Fprintln(w, "  OK: no violation")
+				}
+			}
+			if len(failures) > 0 {
+				return failed("%s: %s", path, joinSemi(failures))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&configPath, "config", "", "a scenario whose configuration the history ran under")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func readHistory(path string) ([]history.Op, error) {
+	var r io.Reader
+	if path == "-" {
+		r = os.Stdin
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, usage("%s: cannot read: %v", path, unwrapPath(err))
+		}
+		defer f.Close()
+		r = f
+	}
+	ops, err := history.ReadAll(bufio.NewReaderSize(r, 1<<16))
+	if err != nil {
+		var pe *history.ParseError
+		if errors.As(err, &pe) {
+			if pe.Field != "" {
+				return nil, usage("%s:%d: %s: %s", path, pe.Line, pe.Field, pe.Msg)
+			}
+			return nil, usage("%s:%d: %s", path, pe.Line, pe.Msg)
+		}
+		return nil, usage("%s: %v", path, err)
+	}
+	return ops, nil
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// checkExpectations evaluates the expectations a history alone can show.
+func checkExpectations(s *scenarios.Scenario, rep *checker.Report) []string {
+	var failures []string
+	for _, e := range s.Expect {
+		if e.Bool != nil || e.Key == "invariants" {
+			continue // needs the run, not just its history
+		}
+		var got float64
+		switch e.Key {
+		case "violations":
+			got = float64(rep.Violations)
+		case "availability":
+			got = rep.Stats.Availability
+		case "lost-acked":
+			got = float64(rep.Stats.LostAcked)
+		case "acked":
+			got = float64(rep.Stats.Acked)
+		case "attempted":
+			got = float64(rep.Stats.Attempted)
+		default:
+			got = float64(rep.Count(e.Key))
+		}
+		if !e.Cmp.Holds(got) {
+			failures = append(failures, fmt.Sprintf("%s: want %s, got %v", e.Key, e.Cmp.Text, got))
+		}
+	}
+	return failures
+}
+
+func splitLines(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
+}
+
+func joinSemi(items []string) string {
+	out := ""
+	for i, s := range items {
+		if i > 0 {
+			out += "; "
+		}
+		out += s
+	}
+	return out
+}

@@ -1,0 +1,60 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// writeImages draws the same picture onto a PNG and an SVG canvas and
+// writes both into dir under p's file names.
+func writeImages(dir string, p Plot, w, h vg.Length, drawTo func(draw.Canvas)) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	png := vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
+	if err := drawSafely(draw.New(png), drawTo); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(dir, p.PNG), png); err != nil {
+		return err
+	}
+	svg := vgsvg.New(w, h)
+	if err := drawSafely(draw.New(svg), drawTo); err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(dir, p.SVG), svg)
+}
+
+// drawSafely turns a panic inside the plotting library (it panics on some
+// degenerate ranges) into an error: a report must not crash the run that
+// it reports on.
+func drawSafely(c draw.Canvas, drawTo func(draw.Canvas)) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("drawing: %v", v)
+		}
+	}()
+	drawTo(c)
+	return nil
+}
+
+func writeFile(path string, w io.WriterTo) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	_, err = w.WriteTo(f)
+	return err
+}

@@ -1,0 +1,326 @@
+package reports
+
+import (
+	"fmt"
+	"hash/fnv"
+	"html"
+	"html/template"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxLanes is how many partitions the lane chart draws; beyond ~50 lanes a
+// chart stops being readable, and the report says what it left out.
+const maxLanes = 50
+
+// Lane chart geometry, in SVG user units (pixels at 100%).
+const (
+	laneLabelW = 120.0
+	laneChartW = 880.0
+	laneAxisH  = 28.0
+	laneLeadH  = 12.0 // leader band
+	laneISRH   = 8.0  // ISR size band
+	laneELRH   = 3.0  // ELR band
+	laneGap    = 5.0
+	laneH      = laneLeadH + laneISRH + laneELRH + laneGap
+)
+
+// brokerPalette colours leaders by broker id (Tableau 10 without its grey,
+// which means "no leader" here).
+var brokerPalette = []string{
+	"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+	"#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#17becf",
+}
+
+// The ISR and ELR bands are drawn so that they cannot be mistaken for a
+// broker's colour: the ISR as a bar whose height is the ISR size over the
+// replication factor, dark grey when full and dark red when shrunk; the
+// ELR as a dotted black line.
+const (
+	noLeaderColour = "#cfcfcf"
+	isrBackground  = "#e6e6e6"
+	isrFullColour  = "#4a4a4a"
+	isrShrunk      = "#a31515"
+	elrColour      = "#000"
+)
+
+func brokerColour(id int32) string {
+	if id < 0 {
+		return noLeaderColour
+	}
+	return brokerPalette[int(id)%len(brokerPalette)]
+}
+
+// nodeColour colours a controller by name, stably across runs.
+func nodeColour(name string) string {
+	if name == "" {
+		return noLeaderColour
+	}
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return brokerPalette[h.Sum32()%uint32(len(brokerPalette))]
+}
+
+// swatch is a legend entry.
+type swatch struct{ Label, Colour string }
+
+// laneChart is the timeline's picture: one lane per partition (leader,
+// ISR size, ELR) under the active controller's lane, fault markers across.
+type laneChart struct {
+	SVG         template.HTML
+	Note        string // what was left out
+	Brokers     []swatch
+	Controllers []swatch
+}
+
+// segment is a stretch of time over which a lane did not change.
+type segment struct {
+	from, to time.Duration
+	key      string // equal keys merge
+	fill     string
+	text     string  // drawn inside when it fits
+	title    string  // tooltip
+	isr      float64 // ISR size over replication factor
+	elr      bool
+}
+
+// merge appends s to segs, extending the last segment when nothing changed.
+func merge(segs []segment, s segment) []segment {
+	if n := len(segs); n > 0 && segs[n-1].key == s.key && segs[n-1].to == s.from {
+		segs[n-1].to = s.to
+		return segs
+	}
+	return append(segs, s)
+}
+
+// newLaneChart draws the god-view timeline as inline SVG.
+func newLaneChart(r *Run) laneChart {
+	samples := sortedSamples(r.Timeline)
+	names := timelinePartitions(r.Timeline)
+	var lc laneChart
+	if len(samples) == 0 && len(r.Faults) == 0 {
+		return lc
+	}
+	if len(names) > maxLanes {
+		lc.Note = fmt.Sprintf("Showing the first %d of %d partitions.", maxLanes, len(names))
+		names = names[:maxLanes]
+	}
+
+	// The time axis runs from 0 to the end of the run.
+	end := r.SimTime
+	for _, s := range samples {
+		end = max(end, s.At)
+	}
+	for _, f := range r.Faults {
+		end = max(end, f.At)
+	}
+	if end <= 0 {
+		end = time.Second
+	}
+	x := func(t time.Duration) float64 {
+		t = max(0, min(t, end))
+		return laneLabelW + laneChartW*float64(t)/float64(end)
+	}
+	until := func(i int) time.Duration {
+		if i+1 < len(samples) {
+			return samples[i+1].At
+		}
+		return end
+	}
+
+	rf := replicaCounts(r)
+	height := laneAxisH + laneH*float64(1+len(names)) + 4
+	width := laneLabelW + laneChartW + 12
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="lanes" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" width="%.0f" height="%.0f" role="img" aria-label="leaders, ISR and ELR per partition over simulated time">`,
+		width, height, width, height)
+	b.WriteString(`<style>.lanes text{font:10px sans-serif}.lanes .in{fill:#fff;font-weight:bold}</style>`)
+	drawAxis(&b, end, x, height)
+
+	// The active controller's lane.
+	var ctrl []segment
+	seenCtrl := map[string]bool{}
+	for i, s := range samples {
+		c := s.ActiveController
+		if c != "" && !seenCtrl[c] {
+			seenCtrl[c] = true
+			lc.Controllers = append(lc.Controllers, swatch{c, nodeColour(c)})
+		}
+		title := "no active controller"
+		if c != "" {
+			title = fmt.Sprintf("active controller %s, epoch %d", c, s.ControllerEpoch)
+		}
+		ctrl = merge(ctrl, segment{from: s.At, to: until(i), key: c + "/" + strconv.Itoa(int(s.ControllerEpoch)),
+			fill: nodeColour(c), text: c, title: title})
+	}
+	drawLane(&b, 0, "controller", ctrl, x, false)
+
+	// states[lane][i] is the lane's partition at samples[i], nil when absent.
+	lane := make(map[string]int, len(names))
+	states := make([][]*PartitionSample, len(names))
+	for i, n := range names {
+		lane[n] = i
+		states[i] = make([]*PartitionSample, len(samples))
+	}
+	for i, s := range samples {
+		for k := range s.Partitions {
+			if l, ok := lane[s.Partitions[k].Name]; ok {
+				states[l][i] = &s.Partitions[k]
+			}
+		}
+	}
+
+	seenBroker := map[int32]bool{}
+	for li, name := range names {
+		var segs []segment
+		for i, s := range samples {
+			ps := states[li][i]
+			if ps == nil { // the partition does not exist yet
+				segs = merge(segs, segment{from: s.At, to: until(i), key: "absent", title: name + " not in metadata"})
+				continue
+			}
+			if ps.Leader >= 0 {
+				seenBroker[ps.Leader] = true
+			}
+			leader := "none"
+			if ps.Leader >= 0 {
+				leader = strconv.Itoa(int(ps.Leader))
+			}
+			segs = merge(segs, segment{
+				from: s.At, to: until(i),
+				key:  fmt.Sprintf("%d/%d/%s/%s", ps.Leader, ps.LeaderEpoch, joinIDs(ps.ISR), joinIDs(ps.ELR)),
+				fill: brokerColour(ps.Leader),
+				text: leader,
+				title: fmt.Sprintf("%s leader %s epoch %d, ISR [%s], ELR [%s]; HW %d, LEO %d at the start",
+					name, leader, ps.LeaderEpoch, joinIDs(ps.ISR), joinIDs(ps.ELR), ps.HW, ps.LEO),
+				isr: isrFraction(len(ps.ISR), max(rf[name], len(ps.ISR))),
+				elr: len(ps.ELR) > 0,
+			})
+		}
+		drawLane(&b, li+1, name, segs, x, true)
+	}
+
+	drawFaults(&b, r.Faults, x, height)
+	b.WriteString(`</svg>`)
+	lc.SVG = template.HTML(b.String()) // every dynamic string above went through html.EscapeString
+	ids := make([]int, 0, len(seenBroker))
+	for id := range seenBroker {
+		ids = append(ids, int(id))
+	}
+	sort.Ints(ids)
+	for _, id := range ids {
+		lc.Brokers = append(lc.Brokers, swatch{"broker " + strconv.Itoa(id), brokerColour(int32(id))})
+	}
+	return lc
+}
+
+// replicaCounts is each partition's replication factor from the final
+// state, to tell a shrunk ISR from a full one.
+func replicaCounts(r *Run) map[string]int {
+	rf := map[string]int{}
+	for _, p := range r.Final {
+		rf[p.Topic+"-"+strconv.Itoa(int(p.Partition))] = len(p.Replicas)
+	}
+	return rf
+}
+
+// isrFraction is how much of the replica set is in the ISR, 0..1.
+func isrFraction(size, replicas int) float64 {
+	if replicas <= 0 {
+		return 0
+	}
+	return float64(size) / float64(replicas)
+}
+
+func esc(s string) string { return html.EscapeString(s) }
+
+// drawAxis draws time ticks across the top, with faint grid lines down.
+func drawAxis(b *strings.Builder, end time.Duration, x func(time.Duration) float64, height float64) {
+	step := niceStep(end, 10)
+	for t := time.Duration(0); t <= end; t += step {
+		px := x(t)
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e5e5e5"/>`, px, laneAxisH-4, px, height)
+		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, px, laneAxisH-16, esc(formatSeconds(t)))
+	}
+}
+
+// niceStep picks a tick step of 1, 2 or 5 times a power of ten (in
+// seconds, or milliseconds for short runs) giving at most n ticks.
+func niceStep(end time.Duration, n int) time.Duration {
+	for unit := time.Millisecond; ; unit *= 10 {
+		for _, m := range []time.Duration{1, 2, 5} {
+			if end/(m*unit) <= time.Duration(n) {
+				return m * unit
+			}
+		}
+		if unit > 1e15 {
+			return end
+		}
+	}
+}
+
+func formatSeconds(t time.Duration) string {
+	s := strconv.FormatFloat(t.Seconds(), 'f', -1, 64)
+	return s + "s"
+}
+
+// drawLane draws one lane: its label, then each segment's leader band and,
+// for partitions, the ISR and ELR bands under it.
+func drawLane(b *strings.Builder, row int, label string, segs []segment, x func(time.Duration) float64, partition bool) {
+	y := laneAxisH + laneH*float64(row)
+	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`, laneLabelW-6, y+laneLeadH-2, esc(label))
+	for _, s := range segs {
+		if s.fill == "" { // absent
+			continue
+		}
+		x0, x1 := x(s.from), x(s.to)
+		w := math.Max(x1-x0, 0.5)
+		fmt.Fprintf(b, `<g><title>%s (%s–%s)</title>`, esc(s.title), esc(formatSeconds(s.from)), esc(formatSeconds(s.to)))
+		fmt.Fprintf(b, `<rect x="%.2f" y="%.1f" width="%.2f" height="%.1f" fill="%s"/>`, x0, y, w, laneLeadH, s.fill)
+		if s.text != "" && w >= float64(7*len(s.text)+4) {
+			fmt.Fprintf(b, `<text class="in" x="%.1f" y="%.1f">%s</text>`, x0+2, y+laneLeadH-2, esc(s.text))
+		}
+		if partition {
+			top := y + laneLeadH
+			fmt.Fprintf(b, `<rect x="%.2f" y="%.1f" width="%.2f" height="%.1f" fill="%s"/>`, x0, top, w, laneISRH, isrBackground)
+			if h := laneISRH * s.isr; h > 0 {
+				fill := isrFullColour
+				if s.isr < 1 {
+					fill = isrShrunk
+				}
+				fmt.Fprintf(b, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"/>`, x0, top+laneISRH-h, w, h, fill)
+			}
+			if s.elr {
+				ly := top + laneISRH + laneELRH/2 + 0.5
+				fmt.Fprintf(b, `<line x1="%.2f" y1="%.2f" x2="%.2f" y2="%.2f" stroke="%s" stroke-width="%.1f" stroke-dasharray="2,2"/>`, x0, ly, x0+w, ly, elrColour, laneELRH-1)
+			}
+		}
+		b.WriteString(`</g>`)
+	}
+}
+
+// drawFaults draws each fault as a vertical line across every lane: red
+// when a fault starts, green when one is undone (restart, heal), dashed grey
+// when it was skipped.
+func drawFaults(b *strings.Builder, faults []Fault, x func(time.Duration) float64, height float64) {
+	for _, f := range faults {
+		colour, dash := "#c0392b", ""
+		switch {
+		case f.Skipped != "":
+			colour, dash = "#888", ` stroke-dasharray="3,3"`
+		case f.Undo:
+			colour = "#27ae60"
+		}
+		title := fmt.Sprintf("%s %s: %s %s", formatSeconds(f.At), f.Kind, f.What, strings.Join(f.Nodes, ","))
+		if f.Skipped != "" {
+			title += " (skipped: " + f.Skipped + ")"
+		}
+		px := x(f.At)
+		fmt.Fprintf(b, `<g><title>%s</title><line x1="%.2f" y1="%.1f" x2="%.2f" y2="%.1f" stroke="%s" stroke-width="1.5" opacity="0.75"%s/>`,
+			esc(title), px, laneAxisH-4, px, height, colour, dash)
+		fmt.Fprintf(b, `<path d="M%.2f %.1f l-4 -6 h8 z" fill="%s"/></g>`, px, laneAxisH-2, colour)
+	}
+}

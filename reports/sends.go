@@ -1,0 +1,171 @@
+package reports
+
+import (
+	"math"
+	"sort"
+
+	"kafkasim/checker/history"
+)
+
+// clientSeries are the per-bucket figures of the client history that the
+// throughput, latency and unavailability plots draw.
+type clientSeries struct {
+	b buckets
+	// Counts per bucket, by completion time.
+	acked     []float64 // sends completed ok
+	unacked   []float64 // sends completed fail or info
+	polled    []float64 // records returned by ok polls
+	latencyMS [][]float64
+	// hasSends and hasPolls say whether any send completed and any poll
+	// succeeded, so that a plot with nothing to show can be skipped.
+	hasSends, hasPolls, hasLatency bool
+}
+
+// completion reports whether op ends an operation (ok, fail or info).
+func completion(op *history.Op) bool { return op.Type != history.Invoke }
+
+// counted reports whether op feeds the client series: completed sends and
+// successful polls.
+func counted(op *history.Op) bool {
+	switch op.F {
+	case history.FSend:
+		return completion(op)
+	case history.FPoll:
+		return op.Type == history.OK
+	}
+	return false
+}
+
+// newClientSeries buckets the history's sends and polls per second of
+// simulated time.
+func newClientSeries(ops []history.Op) clientSeries {
+	minT, maxT := int64(math.MaxInt64), int64(math.MinInt64)
+	for i := range ops {
+		if counted(&ops[i]) {
+			minT = min(minT, ops[i].Time)
+			maxT = max(maxT, ops[i].Time)
+		}
+	}
+	var s clientSeries
+	if minT > maxT { // nothing completed
+		return s
+	}
+	s.b = newBuckets(minT, maxT)
+	s.acked = make([]float64, s.b.n)
+	s.unacked = make([]float64, s.b.n)
+	s.polled = make([]float64, s.b.n)
+	s.latencyMS = make([][]float64, s.b.n)
+
+	m := newInvokeMatcher()
+	for i := range ops {
+		op := &ops[i]
+		switch op.F {
+		case history.FSend:
+			if op.Type == history.Invoke {
+				m.invoke(op)
+				continue
+			}
+			s.hasSends = true
+			k := s.b.index(op.Time)
+			invokedAt, ok := m.complete(op)
+			if op.Type == history.OK {
+				s.acked[k]++
+				// Latency is that of acknowledged sends: a send that
+				// failed after delivery.timeout.ms measures the timeout,
+				// not the cluster.
+				if ok && op.Time >= invokedAt {
+					s.latencyMS[k] = append(s.latencyMS[k], float64(op.Time-invokedAt)/1e6)
+					s.hasLatency = true
+				}
+			} else {
+				s.unacked[k]++
+			}
+		case history.FPoll:
+			if op.Type == history.OK {
+				s.hasPolls = true
+				s.polled[s.b.index(op.Time)] += float64(len(op.Value.Records))
+			}
+		}
+	}
+	return s
+}
+
+// percentile is the nearest-rank q-quantile (0 < q <= 1) of xs, which it
+// sorts in place.
+func percentile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	sort.Float64s(xs)
+	r := int(math.Ceil(q*float64(len(xs)))) - 1
+	return xs[max(0, min(r, len(xs)-1))]
+}
+
+// pendingSend is an invoked send waiting for its completion.
+type pendingSend struct {
+	at   int64
+	done bool
+}
+
+// invokeMatcher pairs each send completion with its invocation. A producer
+// keeps many sends in flight (max.in.flight.requests.per.connection, and
+// batching), so completions of one process need not come back in invocation
+// order; record values are unique per history (SPEC.md §3), so the value
+// identifies the send. Sends without a value fall back to the process's
+// oldest outstanding invocation.
+type invokeMatcher struct {
+	byValue map[string]*pendingSend   // process + NUL + record value
+	queue   map[string][]*pendingSend // per process, in invocation order
+}
+
+func newInvokeMatcher() *invokeMatcher {
+	return &invokeMatcher{byValue: map[string]*pendingSend{}, queue: map[string][]*pendingSend{}}
+}
+
+func matchKey(op *history.Op) string { return op.Process + "\x00" + op.Value.Value }
+
+func (m *invokeMatcher) invoke(op *history.Op) {
+	p := &pendingSend{at: op.Time}
+	if op.Value.Value != "" {
+		m.byValue[matchKey(op)] = p
+	}
+	m.queue[op.Process] = append(m.queue[op.Process], p)
+}
+
+// complete returns the invocation time of op's send, and false when no
+// outstanding invocation is found.
+func (m *invokeMatcher) complete(op *history.Op) (int64, bool) {
+	if op.Value.Value != "" {
+		k := matchKey(op)
+		if p := m.byValue[k]; p != nil && !p.done {
+			p.done = true
+			delete(m.byValue, k)
+			m.trim(op.Process)
+			return p.at, true
+		}
+	}
+	m.trim(op.Process)
+	q := m.queue[op.Process]
+	if len(q) == 0 {
+		return 0, false
+	}
+	p := q[0]
+	p.done = true
+	m.queue[op.Process] = q[1:]
+	m.trim(op.Process)
+	return p.at, true
+}
+
+// trim drops completed sends from the head of a process's queue, so that
+// the queue holds only what is in flight.
+func (m *invokeMatcher) trim(process string) {
+	q := m.queue[process]
+	for len(q) > 0 && q[0].done {
+		q = q[1:]
+	}
+	if len(q) == 0 {
+		delete(m.queue, process)
+		return
+	}
+	m.queue[process] = q
+}

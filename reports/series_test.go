@@ -1,0 +1,217 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"kafkasim/checker/history"
+)
+
+// A producer with two sends in flight gets its completions back out of
+// order; latency must pair them by record value, not by arrival.
+func TestLatencyMatchesCompletionsByValue(t *testing.T) {
+	var b opsBuilder
+	b.add(0, "p-0", history.Invoke, history.FSend, sendValue("a"))
+	b.add(1*time.Millisecond, "p-0", history.Invoke, history.FSend, sendValue("b"))
+	b.add(5*time.Millisecond, "p-0", history.OK, history.FSend, ackValue("b", 0, 1))
+	b.add(10*time.Millisecond, "p-0", history.OK, history.FSend, ackValue("a", 0, 0))
+	// Without values the matcher falls back to invocation order.
+	b.add(20*time.Millisecond, "p-1", history.Invoke, history.FSend, history.NoValue())
+	b.add(21*time.Millisecond, "p-1", history.Invoke, history.FSend, history.NoValue())
+	b.add(22*time.Millisecond, "p-1", history.OK, history.FSend, history.NoValue())
+	b.add(40*time.Millisecond, "p-1", history.OK, history.FSend, history.NoValue())
+	// A completion with no invocation is counted but has no latency.
+	b.add(50*time.Millisecond, "p-2", history.OK, history.FSend, ackValue("c", 0, 2))
+
+	cs := newClientSeries(b.ops)
+	if cs.b.n != 1 || cs.acked[0] != 5 {
+		t.Fatalf("buckets %d, acked %v; want 1 bucket with 5 acks", cs.b.n, cs.acked)
+	}
+	got := slices.Clone(cs.latencyMS[0])
+	slices.Sort(got)
+	if want := []float64{2, 4, 10, 19}; !slices.Equal(got, want) {
+		t.Fatalf("latencies %v ms, want %v", got, want)
+	}
+}
+
+func TestClientSeriesCountsPerSecond(t *testing.T) {
+	var b opsBuilder
+	b.add(100*time.Millisecond, "p", history.Invoke, history.FSend, sendValue("x"))
+	b.add(200*time.Millisecond, "p", history.OK, history.FSend, ackValue("x", 0, 0))
+	b.add(1100*time.Millisecond, "p", history.Invoke, history.FSend, sendValue("y"))
+	b.add(1200*time.Millisecond, "p", history.Fail, history.FSend, sendValue("y"))
+	b.add(2100*time.Millisecond, "p", history.Invoke, history.FSend, sendValue("z"))
+	b.add(2200*time.Millisecond, "p", history.Info, history.FSend, sendValue("z"))
+	b.add(2300*time.Millisecond, "c", history.OK, history.FPoll, pollValue(
+		history.Record{Topic: "t", Offset: 0}, history.Record{Topic: "t", Offset: 1}))
+	cs := newClientSeries(b.ops)
+	if !slices.Equal(cs.acked, []float64{1, 0, 0}) || !slices.Equal(cs.unacked, []float64{0, 1, 1}) ||
+		!slices.Equal(cs.polled, []float64{0, 0, 2}) {
+		t.Fatalf("acked %v unacked %v polled %v", cs.acked, cs.unacked, cs.polled)
+	}
+}
+
+func TestPercentileNearestRank(t *testing.T) {
+	xs := []float64{5, 1, 4, 2, 3}
+	if p := percentile(xs, 0.5); p != 3 {
+		t.Errorf("p50 = %v, want 3", p)
+	}
+	if p := percentile(xs, 0.99); p != 5 {
+		t.Errorf("p99 = %v, want 5", p)
+	}
+	if p := percentile(nil, 0.5); !math.IsNaN(p) {
+		t.Errorf("p50 of nothing = %v, want NaN (a gap in the plot)", p)
+	}
+}
+
+func TestBucketsWidenForLongSpans(t *testing.T) {
+	b := newBuckets(0, int64(90*time.Second))
+	if b.width != int64(time.Second) || b.n != 91 || b.origin != 0 {
+		t.Errorf("90 s: %+v, want 91 one-second buckets from 0", b)
+	}
+	// A wall-clock history: origin at its first op, buckets widened.
+	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	b = newBuckets(start, start+int64(48*time.Hour))
+	if b.origin != start || b.n > maxBuckets || b.width != int64(10*time.Second) {
+		t.Errorf("48 h of wall clock: %+v", b)
+	}
+	if i := b.index(start - 5); i != 0 {
+		t.Errorf("a time before the origin lands in bucket %d, want 0", i)
+	}
+	if i := b.index(math.MaxInt64); i != b.n-1 {
+		t.Errorf("a time past the end lands in bucket %d, want the last", i)
+	}
+}
+
+func TestReaderLag(t *testing.T) {
+	var b opsBuilder
+	b.add(500*time.Millisecond, "c-1", history.Invoke, history.FPoll, history.NoValue())
+	b.add(600*time.Millisecond, "c-1", history.OK, history.FPoll, pollValue(
+		history.Record{Topic: "t", Partition: 0, Offset: 3}, history.Record{Topic: "t", Partition: 0, Offset: 4}))
+	b.add(1500*time.Millisecond, "c-1", history.OK, history.FPoll, pollValue(history.Record{Topic: "t", Partition: 1, Offset: 20}))
+	b.add(700*time.Millisecond, "c-0", history.Invoke, history.FPoll, history.NoValue()) // never polled a record
+	b.add(800*time.Millisecond, "p-0", history.OK, history.FSend, ackValue("v", 0, 0))   // not a reader
+	samples := sortedSamples([]Sample{
+		{At: 2 * time.Second, Partitions: []PartitionSample{{Name: "t-0", HW: 10}, {Name: "t-1", HW: 15}}},
+		{At: 0, Partitions: []PartitionSample{{Name: "t-0", HW: 4}, {Name: "t-1", HW: -1}}},
+		{At: time.Second, Partitions: []PartitionSample{{Name: "t-0", HW: 4}, {Name: "t-1", HW: 7}}},
+	})
+	readers, lag := readerLag(b.ops, samples)
+	if !slices.Equal(readers, []string{"c-0", "c-1"}) {
+		t.Fatalf("readers %v", readers)
+	}
+	// c-0 never read: lag is the whole log. c-1 at 1 s is past t-0's HW
+	// (clamped to 0) and has not read t-1; at 2 s it read t-1 beyond its HW.
+	if want := []float64{4, 11, 25}; !slices.Equal(lag[0], want) {
+		t.Errorf("c-0 lag %v, want %v", lag[0], want)
+	}
+	if want := []float64{4, 7, 5}; !slices.Equal(lag[1], want) {
+		t.Errorf("c-1 lag %v, want %v", lag[1], want)
+	}
+}
+
+func TestExcerptBringsPartners(t *testing.T) {
+	var b opsBuilder
+	b.add(0, "p-0", history.Invoke, history.FSend, sendValue("a"))     // 0
+	b.add(1, "p-0", history.Invoke, history.FSend, sendValue("b"))     // 1
+	b.add(2, "c-0", history.Invoke, history.FPoll, history.NoValue())  // 2
+	b.add(3, "p-0", history.OK, history.FSend, ackValue("b", 0, 0))    // 3
+	b.add(4, "c-0", history.OK, history.FPoll, pollValue())            // 4
+	b.add(5, "p-0", history.Info, history.FSend, sendValue("a"))       // 5
+	b.add(6, "p-1", history.Invoke, history.FSend, sendValue(hostile)) // 6, never completes
+	rows, shown, missing := historyExcerpt(b.ops, []int64{5, 2, 6, 42, 5})
+	var idx []int64
+	var cited []int64
+	for _, r := range rows {
+		idx = append(idx, r.Index)
+		if r.Cited {
+			cited = append(cited, r.Index)
+		}
+	}
+	if want := []int64{0, 2, 4, 5, 6}; !slices.Equal(idx, want) {
+		t.Errorf("excerpt rows %v, want %v (the info send's invoke is 0, not 1)", idx, want)
+	}
+	if want := []int64{2, 5, 6}; !slices.Equal(cited, want) {
+		t.Errorf("cited rows %v, want %v", cited, want)
+	}
+	if missing != 1 || !shown[0] || shown[42] {
+		t.Errorf("missing %d, shown %v", missing, shown)
+	}
+	if rows[2].Records != "(none)" || rows[3].Type != "info" {
+		t.Errorf("rows %+v", rows)
+	}
+}
+
+// Histories whose indexes are not positions (filtered, merged) are looked
+// up by index.
+func TestExcerptIndexesNotPositions(t *testing.T) {
+	ops := []history.Op{
+		{Index: 100, Process: "p", Type: history.Invoke, F: history.FSend, Value: sendValue("a")},
+		{Index: 205, Process: "p", Type: history.OK, F: history.FSend, Value: ackValue("a", 1, 9)},
+	}
+	rows, _, missing := historyExcerpt(ops, []int64{205, 1})
+	if len(rows) != 2 || rows[0].Index != 100 || rows[1].Offset != "9" || rows[1].Partition != "orders-1" || missing != 1 {
+		t.Errorf("rows %+v missing %d", rows, missing)
+	}
+}
+
+func TestLaneChartCapsAndEscapes(t *testing.T) {
+	var smp Sample
+	for p := 0; p < 60; p++ {
+		smp.Partitions = append(smp.Partitions, PartitionSample{Name: fmt.Sprintf("t-%d", p), Leader: int32(p % 4), ISR: []int32{0}})
+	}
+	smp.Partitions = append(smp.Partitions, PartitionSample{Name: "<b>-0", Leader: -1})
+	lc := newLaneChart(&Run{Timeline: []Sample{smp}, SimTime: time.Minute,
+		Faults: []Fault{{At: 10 * time.Second, What: hostile}}})
+	svg := string(lc.SVG)
+	if lc.Note != "Showing the first 50 of 61 partitions." {
+		t.Errorf("note %q", lc.Note)
+	}
+	// Lanes sort by topic then partition number: "<b>" sorts first, and
+	// t-9 comes before t-10.
+	if !strings.Contains(svg, "&lt;b&gt;-0") || strings.Contains(svg, "<b>") || strings.Contains(svg, hostile) {
+		t.Error("lane chart text is not escaped")
+	}
+	if !strings.Contains(svg, ">t-48<") || strings.Contains(svg, ">t-49<") {
+		t.Error("the lane chart should draw the first 50 lanes in partition order")
+	}
+	if len(lc.Brokers) != 4 || lc.Brokers[0].Label != "broker 0" {
+		t.Errorf("legend %v", lc.Brokers)
+	}
+	if empty := newLaneChart(&Run{}); empty.SVG != "" {
+		t.Error("no timeline and no faults: no chart")
+	}
+}
+
+func TestPartitionOrder(t *testing.T) {
+	names := []string{"orders-10", "my-topic-2", "orders-9", "weird", "orders-x"}
+	sortPartitions(names)
+	if want := []string{"my-topic-2", "orders-9", "orders-10", "orders-x", "weird"}; !slices.Equal(names, want) {
+		t.Errorf("sorted %v, want %v", names, want)
+	}
+	if topic, p, ok := splitPartition("my-topic-2"); topic != "my-topic" || p != 2 || !ok {
+		t.Errorf("split = %q %d %v", topic, p, ok)
+	}
+}
+
+func TestMinISRFromConfig(t *testing.T) {
+	for _, c := range []struct {
+		cfg  []KeyValue
+		want int
+		ok   bool
+	}{
+		{[]KeyValue{{"min.insync.replicas", "2"}}, 2, true},
+		{[]KeyValue{{"topic.orders.min.insync.replicas", "3"}, {"acks", "all"}}, 3, true},
+		{[]KeyValue{{"topic.a.min.insync.replicas", "1"}, {"topic.b.min.insync.replicas", "2"}}, 0, false},
+		{[]KeyValue{{"min.insync.replicas", "many"}}, 0, false},
+		{nil, 0, false},
+	} {
+		if got, ok := minISR(c.cfg); got != c.want || ok != c.ok {
+			t.Errorf("minISR(%v) = %d, %v; want %d, %v", c.cfg, got, ok, c.want, c.ok)
+		}
+	}
+}

@@ -1,0 +1,126 @@
+package runner
+
+import (
+	"fmt"
+	"strconv"
+
+	"kafkasim/scenarios"
+)
+
+// ExpectationResult is one expectation as the run fared.
+type ExpectationResult struct {
+	Key  string
+	Want string
+	Got  string
+	OK   bool
+}
+
+// Violations is the number of broken guarantees: the checker's violations
+// plus the god view's broken invariants.
+func (res *Result) ViolationCount() int {
+	n := 0
+	if res.Report != nil {
+		n += res.Report.Violations
+	}
+	for _, inv := range res.Invariants {
+		n += inv.Count
+	}
+	return n
+}
+
+func evaluate(s *scenarios.Scenario, res *Result) []ExpectationResult {
+	var out []ExpectationResult
+	st := res.Report.Stats
+	for _, e := range s.Expect {
+		r := ExpectationResult{Key: e.Key}
+		if e.Bool != nil {
+			r.Want, r.Got = strconv.FormatBool(*e.Bool), strconv.FormatBool(res.Converged)
+			r.OK = res.Converged == *e.Bool
+			if !res.Converged {
+				r.Got += " (" + res.ConvergeDetail + ")"
+			}
+			out = append(out, r)
+			continue
+		}
+		var got float64
+		switch e.Key {
+		case "violations":
+			got = float64(res.ViolationCount())
+		case "invariants":
+			got = float64(res.ViolationCount() - res.Report.Violations)
+		case "availability":
+			got = st.Availability
+		case "lost-acked":
+			got = float64(st.LostAcked)
+		case "acked":
+			got = float64(st.Acked)
+		case "attempted":
+			got = float64(st.Attempted)
+		default:
+			got = float64(res.Report.Count(e.Key))
+		}
+		r.Want = e.Cmp.Text
+		r.Got = formatNumber(got)
+		r.OK = e.Cmp.Holds(got)
+		out = append(out, r)
+	}
+	return out
+}
+
+func formatNumber(x float64) string {
+	if x == float64(int64(x)) {
+		return strconv.FormatInt(int64(x), 10)
+	}
+	return strconv.FormatFloat(x, 'f', 4, 64)
+}
+
+// verdict ranks the ways a run can fail: the simulator failing first, then
+// a correctness expectation, then liveness.
+func verdict(res *Result) string {
+	if res.Verdict == Crash {
+		return Crash
+	}
+	liveness := false
+	for _, e := range res.Expectations {
+		if e.OK {
+			continue
+		}
+		if e.Key != "converged" {
+			return Fail
+		}
+		liveness = true
+	}
+	if liveness {
+		return Liveness
+	}
+	return Pass
+}
+
+// Headline says in a sentence what the run showed.
+func (res *Result) Headline() string {
+	switch res.Verdict {
+	case Crash:
+		return "the simulator failed: " + firstLine(res.CrashDetail)
+	}
+	var failed []string
+	for _, e := range res.Expectations {
+		if !e.OK {
+			failed = append(failed, fmt.Sprintf("%s: want %s, got %s", e.Key, e.Want, e.Got))
+		}
+	}
+	st := res.Report.Stats
+	line := fmt.Sprintf("%d writes attempted, %d acknowledged, %d acknowledged writes lost; %d violations", st.Attempted, st.Acked, st.LostAcked, res.ViolationCount())
+	if len(failed) > 0 {
+		line = "expectation failed — " + failed[0] + ". " + line
+	}
+	return line
+}
+
+func firstLine(s string) string {
+	for i, c := range s {
+		if c == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}

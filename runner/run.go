@@ -1,0 +1,319 @@
+// Package runner executes a scenario: it builds the cluster, runs the fault
+// phase (scheduled faults and the nemesis), heals everything and lets the
+// cluster settle (the liveness phase), runs final reads, and hands the
+// history to the checker. It tells apart the three ways a run fails, as
+// TigerBeetle's VOPR does: a broken guarantee or expectation (correctness),
+// a cluster that does not heal (liveness), and the simulator itself failing
+// (crash).
+package runner
+
+import (
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"time"
+
+	"kafkasim/checker"
+	"kafkasim/model/audit"
+	"kafkasim/model/cluster"
+	"kafkasim/model/reader"
+	"kafkasim/scenarios"
+	"kafkasim/sim"
+)
+
+// Verdicts of a run.
+const (
+	Pass     = "pass"
+	Fail     = "fail"     // an expectation or invariant failed
+	Liveness = "liveness" // the cluster did not converge after healing
+	Crash    = "crash"    // the simulator itself failed
+)
+
+// FinalReaderName is the reader the runner adds to every run for final
+// reads: after the settle phase it reads every partition from its log start
+// to its high watermark, so that an acknowledged record missing from the
+// log is lost, not merely unseen.
+const FinalReaderName = scenarios.FinalReaderName
+
+// FinalReadTimeMax bounds the final reads in simulated time, and
+// ProbeTimeMax the write probes.
+const (
+	FinalReadTimeMax = 2 * time.Minute
+	ProbeTimeMax     = time.Minute
+)
+
+// Options configure a run.
+type Options struct {
+	// Trace receives every trace record when set.
+	Trace sim.TraceSink
+	// SampleEvery is the timeline's period; zero picks one from the
+	// scenario's length (about 400 samples).
+	SampleEvery time.Duration
+	// TimelinePartitionsMax bounds the partitions sampled (default 256).
+	TimelinePartitionsMax int
+	// Progress, when set, is called about every simulated second.
+	Progress func(now, total time.Duration)
+	// Clock measures wall time (the runner itself never reads the OS
+	// clock: nil means wall times are zero).
+	Clock func() time.Time
+}
+
+// Result is everything a run produced.
+type Result struct {
+	Scenario  *scenarios.Scenario
+	Cluster   *cluster.Cluster
+	TraceHash uint64
+	Events    uint64
+	SimTime   time.Duration
+	WallTime  time.Duration
+	Report    *checker.Report
+	// Invariants are the god-view invariants with their status.
+	Invariants []Invariant
+	Violations []audit.Violation
+	Losses     []audit.Loss
+	// Converged and ConvergeDetail: did the cluster heal after settle, and
+	// if not, what was missing.
+	Converged      bool
+	ConvergeDetail string
+	FinalReadsDone bool
+	Faults         []sim.FaultRecord
+	NemesisPlan    sim.NemesisPlan
+	Timeline       *Timeline
+	Expectations   []ExpectationResult
+	Verdict        string
+	// CrashDetail says how the simulator failed, when Verdict is Crash.
+	CrashDetail string
+}
+
+// Invariant is one god-view invariant.
+type Invariant struct {
+	Name   string
+	Count  int
+	Detail string // the first violation
+}
+
+// Run executes a scenario. An error means the scenario could not start (a
+// bug in validation); a simulator failure during the run is a Result with
+// Verdict Crash.
+func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
+	now := opts.Clock
+	if now == nil {
+		now = func() time.Time { return time.Time{} }
+	}
+	start := now()
+	cfg := s.ClusterConfig()
+	cfg.Trace = opts.Trace
+	fr := reader.DefaultConfig("", topicNames(s))
+	fr.Start = s.Duration + s.Settle
+	fr.AutoOffsetReset = "earliest"
+	fr.Processing = sim.Range{Min: time.Millisecond, Max: time.Millisecond}
+	cfg.Readers = append(cfg.Readers, cluster.ReaderSpec{Name: FinalReaderName, Count: 1, Config: fr})
+	c, err := cluster.Build(cfg)
+	if err != nil {
+		return nil, err
+	}
+	w := c.World
+	res = &Result{Scenario: s, Cluster: c}
+	defer func() {
+		// A panic inside the model is the simulator failing, not the
+		// user: report it as a crash with where it happened.
+		if p := recover(); p != nil {
+			res.Verdict = Crash
+			res.CrashDetail = fmt.Sprintf("panic at simulated %v (event %d): %v\n%s", w.Now(), w.Steps(), p, debug.Stack())
+			res.TraceHash, res.Events, res.SimTime = w.TraceHash(), w.Steps(), w.Now()
+			res.WallTime = now().Sub(start)
+			err = nil
+		}
+	}()
+	for _, f := range s.Faults {
+		if err := w.ScheduleFault(f.At, f.Fault); err != nil {
+			return nil, fmt.Errorf("%s: %v", f.Path, err)
+		}
+	}
+	if len(s.Nemesis) > 0 && s.NemesisIntensity > 0 {
+		plan, err := w.StartNemesis(s.NemesisOptions())
+		if err != nil {
+			return nil, err
+		}
+		res.NemesisPlan = plan
+	}
+	total := s.Duration + s.Settle
+	res.Timeline = newTimeline(c, s, opts, total)
+	w.SetAfterEvent(res.Timeline.afterEvent)
+
+	// The safety phase: faults fire, clients run.
+	w.Start()
+	if stopped := runPhase(w, s.Duration, total, opts.Progress); stopped != "" {
+		return res.crashed(w, stopped, now().Sub(start)), nil
+	}
+	// The liveness phase: heal everything, let the cluster settle.
+	w.HealAll()
+	if stopped := runPhase(w, total, total, opts.Progress); stopped != "" {
+		return res.crashed(w, stopped, now().Sub(start)), nil
+	}
+	res.Converged, res.ConvergeDetail = converged(c)
+	res.Timeline.sample()
+	// Every producer must be able to write again: one probe record to each
+	// partition, which must be acknowledged.
+	if stopped := probeWrites(c, res); stopped != "" {
+		return res.crashed(w, stopped, now().Sub(start)), nil
+	}
+	// Final reads.
+	final := c.Readers[len(c.Readers)-1]
+	if r := c.Reader(final); r != nil {
+		r.StartFinal()
+	}
+	deadline := w.Now() + FinalReadTimeMax
+	for w.Now() < deadline {
+		if stopped := runPhase(w, w.Now()+time.Second, 0, nil); stopped != "" {
+			return res.crashed(w, stopped, now().Sub(start)), nil
+		}
+		if r := c.Reader(final); r != nil && r.FinalDone() {
+			res.FinalReadsDone = true
+			break
+		}
+	}
+	w.SetAfterEvent(nil)
+	if !res.FinalReadsDone && res.Converged {
+		pending := "the final reader is down"
+		if r := c.Reader(final); r != nil {
+			pending = r.FinalPending()
+		}
+		res.Converged, res.ConvergeDetail = false, fmt.Sprintf("final reads did not reach every partition's end within %v: %s", FinalReadTimeMax, pending)
+	}
+	res.TraceHash, res.Events, res.SimTime = w.TraceHash(), w.Steps(), w.Now()
+	res.Faults = w.FaultLog()
+	res.Violations = c.Audit.Violations()
+	res.Losses = c.Audit.Losses()
+	res.Invariants = invariants(c.Audit)
+	res.Report = checker.Check(c.History.Ops(), checkerConfig(s, c))
+	res.Expectations = evaluate(s, res)
+	res.Verdict = verdict(res)
+	res.WallTime = now().Sub(start)
+	return res, nil
+}
+
+// runPhase runs the world until t, reporting progress each simulated
+// second. It returns why the run stopped early, or "".
+func runPhase(w *sim.World, t, total time.Duration, progress func(now, total time.Duration)) string {
+	for w.Now() < t {
+		step := min(t, w.Now()+time.Second)
+		rr := w.RunUntil(step)
+		if rr.Livelocked() {
+			return rr.Detail
+		}
+		if progress != nil {
+			progress(w.Now(), total)
+		}
+		switch rr.Reason {
+		case sim.StopHalted:
+			return "halted: " + rr.Detail
+		case sim.StopIdle:
+			return "" // nothing left to happen: an idle world is done
+		}
+	}
+	return ""
+}
+
+func (res *Result) crashed(w *sim.World, why string, wall time.Duration) *Result {
+	res.Verdict = Crash
+	res.CrashDetail = why
+	res.TraceHash, res.Events, res.SimTime, res.WallTime = w.TraceHash(), w.Steps(), w.Now(), wall
+	res.Faults = w.FaultLog()
+	return res
+}
+
+func topicNames(s *scenarios.Scenario) []string {
+	out := make([]string, len(s.Topics))
+	for i, t := range s.Topics {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// checkerConfig is what the scenario promises plus what the god view saw
+// happen that Kafka permits.
+func checkerConfig(s *scenarios.Scenario, c *cluster.Cluster) checker.Config {
+	cc := s.Guarantees()
+	cc.Losses = []checker.DataLoss{}
+	for _, l := range c.Audit.Losses() {
+		cc.Losses = append(cc.Losses, checker.DataLoss{Partition: l.Partition, From: l.From, To: l.To, Cause: l.Cause})
+		if l.Cause == "unclean-election" {
+			cc.UncleanElections++
+		}
+	}
+	for _, r := range c.World.FaultLog() {
+		if r.Undo || r.Skipped != "" {
+			continue
+		}
+		if op, ok := r.Fault.Custom.(cluster.AddPartitions); ok && !slices.Contains(cc.PartitionsAdded, op.Topic) {
+			cc.PartitionsAdded = append(cc.PartitionsAdded, op.Topic)
+		}
+		switch {
+		case r.Fault.Kind == sim.FaultCrash, r.Fault.Kind == sim.FaultPowerLoss,
+			r.Fault.Kind == sim.FaultDisk && (r.Fault.Disk == sim.DiskTornWrite || r.Fault.Disk == sim.DiskWipe):
+			cc.PowerLosses++
+		}
+	}
+	return cc
+}
+
+func invariants(a *audit.Audit) []Invariant {
+	first := map[string]string{}
+	for _, v := range a.Violations() {
+		if _, ok := first[v.Invariant]; !ok {
+			first[v.Invariant] = v.String()
+		}
+	}
+	var out []Invariant
+	for _, names := range [][]string{audit.ControlPlaneInvariants, audit.DataPlaneInvariants} {
+		for _, n := range names {
+			out = append(out, Invariant{Name: n, Count: a.Count(n), Detail: first[n]})
+		}
+	}
+	return out
+}
+
+// probeWrites has every running producer write one record to each partition
+// and waits for the outcomes. A producer that cannot write after the heal
+// is a liveness failure.
+func probeWrites(c *cluster.Cluster, res *Result) string {
+	w := c.World
+	var probing []sim.NodeID
+	for _, id := range c.Producers {
+		if p := c.Producer(id); p != nil && w.State(id) == sim.Running {
+			p.Probe()
+			probing = append(probing, id)
+		}
+	}
+	deadline := w.Now() + ProbeTimeMax
+	for w.Now() < deadline {
+		pending := false
+		for _, id := range probing {
+			if p := c.Producer(id); p != nil {
+				if _, _, n := p.ProbeOutcome(); n > 0 {
+					pending = true
+				}
+			}
+		}
+		if !pending {
+			break
+		}
+		if stopped := runPhase(w, w.Now()+time.Second, 0, nil); stopped != "" {
+			return stopped
+		}
+	}
+	for _, id := range probing {
+		p := c.Producer(id)
+		if p == nil {
+			continue
+		}
+		acked, failed, pending := p.ProbeOutcome()
+		if (failed > 0 || pending > 0) && res.Converged {
+			res.Converged = false
+			res.ConvergeDetail = fmt.Sprintf("%s cannot write after the heal: of %d probe writes, %d acknowledged, %d failed, %d without an answer after %v",
+				w.Name(id), acked+failed+pending, acked, failed, pending, ProbeTimeMax)
+		}
+	}
+	return ""
+}

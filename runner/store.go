@@ -1,0 +1,246 @@
+package runner
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"kafkasim/checker/history"
+	"kafkasim/reports"
+	"kafkasim/sim"
+)
+
+// The run store (SPEC.md §4): OUT/<scenario>/seed-<N>/ holds scenario.yaml,
+// history.jsonl, trace.jsonl.gz, summary.json, report.html and the plots.
+// A run writes into a hidden staging folder beside its final place and
+// renames it at the end, so that an interrupted run leaves no half-written
+// store where a finished one is expected.
+
+// Store is a run folder being written.
+type Store struct {
+	Dir     string // the final folder
+	staging string
+	trace   *TraceFile
+}
+
+// RunDir is where a run of a scenario with a seed is stored.
+func RunDir(out, scenario string, seed uint64) string {
+	return filepath.Join(out, scenario, "seed-"+strconv.FormatUint(seed, 10))
+}
+
+// CreateStore prepares the staging folder and the trace file in it.
+func CreateStore(out, scenario string, seed uint64) (*Store, error) {
+	dir := RunDir(out, scenario, seed)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, err
+	}
+	staging, err := os.MkdirTemp(filepath.Dir(dir), ".seed-"+strconv.FormatUint(seed, 10)+"-*")
+	if err != nil {
+		return nil, err
+	}
+	tf, err := CreateTrace(filepath.Join(staging, "trace.jsonl.gz"))
+	if err != nil {
+		os.RemoveAll(staging)
+		return nil, err
+	}
+	return &Store{Dir: dir, staging: staging, trace: tf}, nil
+}
+
+// Trace is the sink the run writes its trace to.
+func (s *Store) Trace() *TraceFile { return s.trace }
+
+// Abort removes the staging folder.
+func (s *Store) Abort() {
+	s.trace.Close(0, 0)
+	os.RemoveAll(s.staging)
+}
+
+// Finish writes the rest of the store and moves it into place.
+func (s *Store) Finish(res *Result, version string) error {
+	if err := s.trace.Close(res.TraceHash, res.Events); err != nil {
+		return err
+	}
+	if err := s.write(res, version); err != nil {
+		os.RemoveAll(s.staging)
+		return err
+	}
+	if err := os.RemoveAll(s.Dir); err != nil {
+		return err
+	}
+	return os.Rename(s.staging, s.Dir)
+}
+
+func (s *Store) write(res *Result, version string) error {
+	resolved, err := res.Scenario.Resolved()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(s.staging, "scenario.yaml"), resolved, 0o644); err != nil {
+		return err
+	}
+	if err := writeHistory(filepath.Join(s.staging, "history.jsonl"), res); err != nil {
+		return err
+	}
+	sum, err := json.MarshalIndent(res.Summary(version), "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(s.staging, "summary.json"), append(sum, '\n'), 0o644); err != nil {
+		return err
+	}
+	rd := res.ReportData(version)
+	plots, err := reports.WritePlots(s.staging, rd)
+	if err != nil {
+		return fmt.Errorf("plots: %w", err)
+	}
+	f, err := os.Create(filepath.Join(s.staging, "report.html"))
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	if err := reports.WriteHTML(w, rd, plots, s.staging); err != nil {
+		f.Close()
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	final, err := os.Create(filepath.Join(s.staging, "final-state.json"))
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(final)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(rd.Final); err != nil {
+		final.Close()
+		return err
+	}
+	return final.Close()
+}
+
+func writeHistory(path string, res *Result) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<16)
+	var buf []byte
+	var werr error
+	if res.Cluster != nil {
+		res.Cluster.History.Each(func(op *history.Op) {
+			if werr != nil {
+				return
+			}
+			buf = history.AppendJSON(buf[:0], op)
+			buf = append(buf, '\n')
+			_, werr = w.Write(buf)
+		})
+	}
+	if werr != nil {
+		f.Close()
+		return werr
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// TraceFile writes trace records as gzipped JSON lines, streaming, and ends
+// with a line holding the trace hash.
+type TraceFile struct {
+	f   *os.File
+	gz  *gzip.Writer
+	w   *bufio.Writer
+	buf []byte
+	n   uint64
+	err error
+}
+
+// CreateTrace opens a trace file.
+func CreateTrace(path string) (*TraceFile, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	gz, _ := gzip.NewWriterLevel(f, gzip.BestSpeed)
+	return &TraceFile{f: f, gz: gz, w: bufio.NewWriterSize(gz, 1<<16)}, nil
+}
+
+// Record writes one record.
+func (t *TraceFile) Record(r sim.TraceRecord) {
+	if t.err != nil || t.f == nil {
+		return
+	}
+	b := t.buf[:0]
+	b = append(b, `{"step":`...)
+	b = strconv.AppendUint(b, r.Step, 10)
+	b = append(b, `,"at_ns":`...)
+	b = strconv.AppendInt(b, int64(r.At), 10)
+	b = append(b, `,"kind":`...)
+	b = strconv.AppendQuote(b, r.Kind)
+	if r.Node != "" {
+		b = append(b, `,"node":`...)
+		b = strconv.AppendQuote(b, r.Node)
+	}
+	if r.From != "" {
+		b = append(b, `,"from":`...)
+		b = strconv.AppendQuote(b, r.From)
+	}
+	if r.Detail != "" {
+		b = append(b, `,"detail":`...)
+		b = appendJSONString(b, r.Detail)
+	}
+	b = append(b, "}\n"...)
+	t.buf = b
+	t.n++
+	_, t.err = t.w.Write(b)
+}
+
+// appendJSONString quotes s as JSON (strconv.AppendQuote's escapes are Go's,
+// which JSON does not all accept), without allocating: the trace of a long
+// run has millions of lines.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c == '\n':
+			b = append(b, '\\', 'n')
+		case c < 0x20 || c == 0x7f:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}
+
+// Close ends the trace with its hash and closes the file.
+func (t *TraceFile) Close(hash, events uint64) error {
+	if t.f == nil {
+		return t.err
+	}
+	if t.err == nil {
+		_, t.err = fmt.Fprintf(t.w, "{\"trace_hash\":\"%016x\",\"events\":%d,\"records\":%d}\n", hash, events, t.n)
+	}
+	for _, step := range []func() error{t.w.Flush, t.gz.Close, t.f.Close} {
+		if err := step(); err != nil && t.err == nil {
+			t.err = err
+		}
+	}
+	t.f = nil
+	return t.err
+}

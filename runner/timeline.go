@@ -1,0 +1,194 @@
+package runner
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"kafkasim/model/cluster"
+	"kafkasim/model/metadata"
+	"kafkasim/reports"
+	"kafkasim/scenarios"
+	"kafkasim/sim"
+)
+
+// Timeline samples the god view at regular simulated times, for the
+// report's lanes and plots. Sampling only reads state: it adds no events,
+// so the trace hash is the same with or without it.
+type Timeline struct {
+	c        *cluster.Cluster
+	every    time.Duration
+	next     time.Duration
+	maxParts int
+	progress func(now, total time.Duration)
+	Samples  []reports.Sample
+	// Truncated is set when partitions beyond maxParts were left out.
+	Truncated bool
+}
+
+// SamplesTarget is about how many samples a run's timeline holds.
+const SamplesTarget = 400
+
+func newTimeline(c *cluster.Cluster, s *scenarios.Scenario, opts Options, total time.Duration) *Timeline {
+	every := opts.SampleEvery
+	if every <= 0 {
+		every = min(max(total/SamplesTarget, 100*time.Millisecond), 10*time.Second)
+	}
+	maxParts := opts.TimelinePartitionsMax
+	if maxParts <= 0 {
+		maxParts = 256
+	}
+	return &Timeline{c: c, every: every, maxParts: maxParts}
+}
+
+func (t *Timeline) afterEvent() {
+	now := t.c.World.Now()
+	if now < t.next {
+		return
+	}
+	t.sample()
+	t.next = now - now%t.every + t.every
+}
+
+func (t *Timeline) sample() {
+	c := t.c
+	w := c.World
+	s := reports.Sample{At: w.Now()}
+	if n, id := c.ActiveController(); n != nil {
+		s.ActiveController = w.Name(id)
+		s.ControllerEpoch = n.Raft().Epoch()
+	}
+	for _, id := range w.Nodes() {
+		if w.State(id) != sim.Running {
+			s.Down = append(s.Down, w.Name(id))
+		}
+	}
+	if im := c.Metadata(); im != nil {
+		for i, p := range im.Partitions() {
+			if i >= t.maxParts {
+				t.Truncated = true
+				break
+			}
+			s.Partitions = append(s.Partitions, partitionSample(c, p))
+		}
+	}
+	t.Samples = append(t.Samples, s)
+}
+
+func partitionSample(c *cluster.Cluster, p *metadata.Partition) reports.PartitionSample {
+	ps := reports.PartitionSample{Name: p.TopicPartition.String(), Leader: p.Leader, LeaderEpoch: p.LeaderEpoch,
+		ISR: slices.Clone(p.ISR), ELR: slices.Clone(p.ELR), HW: -1, LEO: -1}
+	if p.Leader != metadata.NoLeader {
+		if b := c.Broker(p.Leader); b != nil && c.World.State(c.BrokerNode(p.Leader)) == sim.Running {
+			if v := b.Partition(p.TopicPartition); v != nil && v.IsLeader() {
+				ps.HW = v.HighWatermark()
+				ps.LEO = v.Log().LEO()
+			}
+		}
+	}
+	return ps
+}
+
+// FinalState is every partition at the end of the run, for describe topics.
+func FinalState(c *cluster.Cluster) []reports.PartitionState {
+	im := c.Metadata()
+	if im == nil {
+		return nil
+	}
+	var out []reports.PartitionState
+	for _, p := range im.Partitions() {
+		st := reports.PartitionState{Topic: p.Topic, Partition: p.Partition, Leader: p.Leader, LeaderEpoch: p.LeaderEpoch,
+			Replicas: slices.Clone(p.Replicas), ISR: slices.Clone(p.ISR), ELR: slices.Clone(p.ELR),
+			HW: -1, LEO: -1, LogStartOffset: -1, ReplicaLEO: map[int32]int64{}}
+		for _, r := range p.Replicas {
+			st.ReplicaLEO[r] = -1
+			b := c.Broker(r)
+			if b == nil || c.World.State(c.BrokerNode(r)) != sim.Running {
+				continue
+			}
+			v := b.Partition(p.TopicPartition)
+			if v == nil {
+				continue
+			}
+			st.ReplicaLEO[r] = v.Log().LEO()
+			if r == p.Leader && v.IsLeader() {
+				st.HW, st.LEO, st.LogStartOffset = v.HighWatermark(), v.Log().LEO(), v.Log().LogStartOffset()
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// converged reports whether the cluster healed: the control plane agrees,
+// every partition is led with its whole replica set in sync, producers have
+// no sends left hanging, and readers have caught up.
+func converged(c *cluster.Cluster) (bool, string) {
+	if ok, why := c.ControlPlaneConverged(); !ok {
+		return false, why
+	}
+	w := c.World
+	im := c.Metadata()
+	if im == nil {
+		return false, "no committed metadata"
+	}
+	hw := map[metadata.TopicPartition]int64{}
+	for _, p := range im.Partitions() {
+		if p.Leader == metadata.NoLeader {
+			return false, fmt.Sprintf("%s has no leader", p.TopicPartition)
+		}
+		if len(p.ISR) < len(p.Replicas) {
+			return false, fmt.Sprintf("%s's ISR %v is not its whole replica set %v", p.TopicPartition, p.ISR, p.Replicas)
+		}
+		b := c.Broker(p.Leader)
+		if b == nil {
+			return false, fmt.Sprintf("%s's leader broker-%d is down", p.TopicPartition, p.Leader)
+		}
+		v := b.Partition(p.TopicPartition)
+		if v == nil || !v.IsLeader() {
+			return false, fmt.Sprintf("broker-%d does not lead %s yet", p.Leader, p.TopicPartition)
+		}
+		hw[p.TopicPartition] = v.HighWatermark()
+	}
+	for _, id := range c.Producers {
+		p := c.Producer(id)
+		if p == nil || w.State(id) != sim.Running {
+			return false, fmt.Sprintf("%s is %v", w.Name(id), w.State(id))
+		}
+		if n := p.Unresolved(); n > 0 {
+			return false, fmt.Sprintf("%s still has %d records it could not write", w.Name(id), n)
+		}
+	}
+	for _, id := range c.Readers[:len(c.Readers)-1] { // the last is the final reader
+		r := c.Reader(id)
+		if r == nil || w.State(id) != sim.Running {
+			return false, fmt.Sprintf("%s is %v", w.Name(id), w.State(id))
+		}
+		for _, tp := range keysOf(hw) {
+			if !r.Reads(tp.Topic) {
+				continue
+			}
+			if pos := r.Position(tp.Topic, tp.Partition); pos < hw[tp] {
+				return false, fmt.Sprintf("%s has not caught up on %s: at %d, high watermark %d", w.Name(id), tp, pos, hw[tp])
+			}
+		}
+	}
+	return true, ""
+}
+
+func keysOf(m map[metadata.TopicPartition]int64) []metadata.TopicPartition {
+	keys := make([]metadata.TopicPartition, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b metadata.TopicPartition) int {
+		if a.Topic != b.Topic {
+			if a.Topic < b.Topic {
+				return -1
+			}
+			return 1
+		}
+		return int(a.Partition - b.Partition)
+	})
+	return keys
+}

@@ -1,0 +1,237 @@
+package scenarios
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"kafkasim/checker"
+	"kafkasim/model/broker"
+	"kafkasim/model/cluster"
+	"kafkasim/model/producer"
+	kreader "kafkasim/model/reader"
+	"kafkasim/model/record"
+	"kafkasim/sim"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ClusterConfig turns the scenario into the model's configuration.
+func (s *Scenario) ClusterConfig() cluster.Config {
+	b := s.Cluster.Broker
+	cfg := cluster.DefaultConfig(s.Seed)
+	cfg.Controllers, cfg.Brokers = s.Cluster.Controllers, s.Cluster.Brokers
+	cfg.Racks = append([]string(nil), s.Cluster.Racks...)
+	cfg.Network = sim.NetworkOptions{Latency: s.Cluster.Network.Latency, LossProbability: s.Cluster.Network.LossProbability,
+		DuplicateProbability: s.Cluster.Network.DuplicateProbability, ReorderProbability: s.Cluster.Network.ReorderProbability}
+	cfg.Disk = sim.DiskOptions{WriteLatency: s.Cluster.Disk.WriteLatency, FsyncLatency: s.Cluster.Disk.FsyncLatency,
+		WritebackDelay: s.Cluster.Disk.WritebackDelay, CapacityBytes: s.Cluster.Disk.CapacityBytes,
+		TornWriteProbability: s.Cluster.Disk.TornWriteProbability}
+	cfg.Broker = cluster.BrokerSettings{
+		ELREnabled:               configBool(b, "eligible.leader.replicas.enable"),
+		UncleanLeaderElection:    configBool(b, "unclean.leader.election.enable"),
+		MinInsyncReplicas:        int(configInt(b, "min.insync.replicas")),
+		DefaultReplicationFactor: int(configInt(b, "default.replication.factor")),
+		HeartbeatInterval:        configMs(b, "broker.heartbeat.interval.ms"),
+		SessionTimeout:           configMs(b, "broker.session.timeout.ms"),
+	}
+	cfg.Quorum.ElectionTimeout = configMs(b, "controller.quorum.election.timeout.ms")
+	cfg.Quorum.FetchTimeout = configMs(b, "controller.quorum.fetch.timeout.ms")
+	d := broker.DefaultDataConfig()
+	d.ReplicaLagTimeMax = configMs(b, "replica.lag.time.max.ms")
+	d.ReplicaFetchWaitMax = configMs(b, "replica.fetch.wait.max.ms")
+	d.ReplicaFetchMaxBytes = int(configInt(b, "replica.fetch.max.bytes"))
+	d.ReplicaFetchBackoff = configMs(b, "replica.fetch.backoff.ms")
+	d.ReplicaSocketTimeout = configMs(b, "replica.socket.timeout.ms")
+	d.HWCheckpointInterval = configMs(b, "replica.high.watermark.checkpoint.interval.ms")
+	d.OffsetCheckpointInterval = configMs(b, "log.flush.offset.checkpoint.interval.ms")
+	d.RetentionCheckInterval = configMs(b, "log.retention.check.interval.ms")
+	if b.Get("log.flush.interval.ms") != never {
+		d.FlushInterval = configMs(b, "log.flush.interval.ms")
+	}
+	d.Log.SegmentBytes = configInt(b, "log.segment.bytes")
+	d.Log.FlushIntervalMessages = configInt(b, "log.flush.interval.messages")
+	d.Log.RetentionTime = configMs(b, "log.retention.ms")
+	if configInt(b, "log.retention.ms") < 0 {
+		d.Log.RetentionTime = -1
+	}
+	d.Log.RetentionBytes = configInt(b, "log.retention.bytes")
+	d.Log.Compact = strings.HasPrefix(b.Get("log.cleanup.policy"), "compact")
+	cfg.Data = d
+	for _, t := range s.Topics {
+		spec := cluster.TopicSpec{Name: t.Name, Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor,
+			Assignment: t.Assignment, Configs: map[string]string{}}
+		// Topic configs go to the controller as Kafka's topic configs do;
+		// only those that differ from the broker's are topic overrides.
+		for _, k := range t.Config.Keys {
+			v := t.Config.Get(k)
+			if v == b.Get(topicInherits[k]) && !t.Config.Explicit[k] {
+				continue
+			}
+			switch k {
+			case "min.insync.replicas":
+				spec.MinInsyncReplicas = int(configInt(t.Config, k))
+			case "unclean.leader.election.enable":
+				u := v == "true"
+				spec.Unclean = &u
+			default:
+				spec.Configs[k] = v
+			}
+		}
+		cfg.Topics = append(cfg.Topics, spec)
+	}
+	cfg.Bugs = append([]string(nil), s.Bugs...)
+	for _, p := range s.Producers {
+		cfg.Producers = append(cfg.Producers, cluster.ProducerSpec{Name: p.Name, Count: p.Count, Config: p.producerConfig()})
+	}
+	for _, c := range s.Consumers {
+		cfg.Readers = append(cfg.Readers, cluster.ReaderSpec{Name: c.Name, Count: c.Count, Config: c.readerConfig()})
+	}
+	return cfg
+}
+
+func (p Producer) producerConfig() producer.Config {
+	c := p.Config
+	pc := producer.DefaultConfig("", p.Topic)
+	pc.Rate, pc.Keys = p.Rate, p.Keys
+	pc.Start, pc.Stop = p.Start, p.Stop
+	switch c.Get("acks") {
+	case "1":
+		pc.Acks = 1
+	case "0":
+		pc.Acks = 0
+	default:
+		pc.Acks = -1
+	}
+	pc.EnableIdempotence = configBool(c, "enable.idempotence")
+	pc.LingerMs = configMs(c, "linger.ms")
+	pc.BatchSize = int(configInt(c, "batch.size"))
+	if c.Get("compression.type") == "gzip" {
+		pc.Compression = record.CompressionGzip
+	}
+	pc.Retries = int(configInt(c, "retries"))
+	pc.RetryBackoff = configMs(c, "retry.backoff.ms")
+	pc.RetryBackoffMax = configMs(c, "retry.backoff.max.ms")
+	pc.DeliveryTimeout = configMs(c, "delivery.timeout.ms")
+	pc.RequestTimeout = configMs(c, "request.timeout.ms")
+	pc.MaxInFlight = int(configInt(c, "max.in.flight.requests.per.connection"))
+	pc.MetadataMaxAge = configMs(c, "metadata.max.age.ms")
+	return pc
+}
+
+func (c Consumer) readerConfig() kreader.Config {
+	rc := kreader.DefaultConfig("", c.Topics)
+	rc.Isolation = c.Config.Get("isolation.level")
+	rc.AutoOffsetReset = c.Config.Get("auto.offset.reset")
+	rc.Processing = c.Processing
+	rc.MaxPollRecords = int(configInt(c.Config, "max.poll.records"))
+	rc.FetchMaxWait = configMs(c.Config, "fetch.max.wait.ms")
+	rc.MaxPartitionFetchBytes = int(configInt(c.Config, "max.partition.fetch.bytes"))
+	rc.RequestTimeout = configMs(c.Config, "request.timeout.ms")
+	rc.RetryBackoff = configMs(c.Config, "retry.backoff.ms")
+	return rc
+}
+
+// Guarantees is what the scenario's configuration promises, for the checker
+// (what happened in the run, such as losses, is added by the runner).
+func (s *Scenario) Guarantees() checker.Config {
+	cc := checker.Config{ELR: configBool(s.Cluster.Broker, "eligible.leader.replicas.enable"), Bugs: append([]string(nil), s.Bugs...)}
+	for _, p := range s.Producers {
+		cc.Producers = append(cc.Producers, checker.ProducerGuarantees{Prefix: p.Name, Acks: p.Config.Get("acks"),
+			Idempotence: configBool(p.Config, "enable.idempotence"),
+			MaxInFlight: int(configInt(p.Config, "max.in.flight.requests.per.connection")),
+			Retries:     int(min(configInt(p.Config, "retries"), math.MaxInt32))})
+	}
+	for _, c := range s.Consumers {
+		cc.Consumers = append(cc.Consumers, checker.ConsumerGuarantees{Prefix: c.Name, Isolation: c.Config.Get("isolation.level"),
+			AutoOffsetReset: c.Config.Get("auto.offset.reset")})
+	}
+	for _, t := range s.Topics {
+		cc.Topics = append(cc.Topics, checker.TopicGuarantees{Name: t.Name, ReplicationFactor: t.ReplicationFactor,
+			MinInsyncReplicas: int(configInt(t.Config, "min.insync.replicas")),
+			Unclean:           configBool(t.Config, "unclean.leader.election.enable"),
+			FlushEveryMessage: configInt(t.Config, "flush.messages") == 1,
+			Compact:           strings.HasPrefix(t.Config.Get("cleanup.policy"), "compact")})
+	}
+	return cc
+}
+
+// NemesisOptions is the nemesis of the fault phase.
+func (s *Scenario) NemesisOptions() sim.NemesisOptions {
+	o := sim.NemesisOptions{Swarm: s.NemesisSwarm, Intensity: s.NemesisIntensity, Stop: s.Duration}
+	for _, r := range s.Nemesis {
+		o.Rules = append(o.Rules, r.Rule)
+	}
+	return o
+}
+
+// FinalReaderName is the reader every run adds for its final reads.
+const FinalReaderName = "kafkasim-final"
+
+// crossCheck validates what needs the whole scenario: node names, and every
+// fault's targets against the cluster the scenario builds.
+func (r *reader) crossCheck(s *Scenario, root *yaml.Node) {
+	names := map[string]string{"admin": "the admin client", FinalReaderName + "-0": "kafkasim's final reader"}
+	for i := 1; i <= s.Cluster.Controllers; i++ {
+		names[cluster.ControllerName(i)] = "a controller"
+	}
+	for i := 1; i <= s.Cluster.Brokers; i++ {
+		names[cluster.BrokerName(int32(i))] = "a broker"
+	}
+	clients := func(kind, path string, i int, name string, count int) {
+		for j := range count {
+			n := fmt.Sprintf("%s-%d", name, j)
+			if other, ok := names[n]; ok {
+				r.fail(root, fmt.Sprintf("%s[%d].name", path, i), "%s instance %q would have the name of %s", kind, n, other)
+				return
+			}
+			names[n] = kind + " " + name
+		}
+	}
+	for i, p := range s.Producers {
+		clients("producer", "producers", i, p.Name, p.Count)
+	}
+	for i, c := range s.Consumers {
+		clients("consumer", "consumers", i, c.Name, c.Count)
+	}
+	if len(r.errs) > 0 {
+		return
+	}
+	c, err := cluster.Build(s.ClusterConfig())
+	if err != nil {
+		r.fail(root, "", "%v", err)
+		return
+	}
+	w := c.World
+	for _, f := range s.Faults {
+		for _, sel := range f.Fault.Selectors() {
+			if err := w.ValidateSelector(sel); err != nil {
+				r.errs = append(r.errs, &Error{File: r.file, Line: f.Line, Key: f.Path, Msg: err.Error()})
+			}
+		}
+	}
+	for _, n := range s.Nemesis {
+		sels := n.Rule.Fault.Selectors()
+		if n.Rule.Among != "" {
+			sels = append(sels, n.Rule.Among)
+		}
+		for _, sel := range sels {
+			if err := w.ValidateSelector(sel); err != nil {
+				r.errs = append(r.errs, &Error{File: r.file, Line: n.Line, Key: n.Path, Msg: err.Error()})
+			}
+		}
+	}
+}
+
+// keyValue renders a config value as YAML: numbers and booleans plain,
+// anything else a string.
+func keyValue(v string) *yaml.Node {
+	if v == "true" || v == "false" {
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: v}
+	}
+	if _, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: v}
+	}
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}
+}

@@ -1,0 +1,473 @@
+package scenarios
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"kafkasim/model/cluster"
+	"kafkasim/sim"
+)
+
+// faultKinds are the keys that name a scheduled fault, with the sim kind
+// each maps to ("add-partitions" is an admin operation, a custom fault).
+var faultKinds = map[string]sim.FaultKind{
+	"crash":          sim.FaultCrash,
+	"kill":           sim.FaultKill,
+	"shutdown":       sim.FaultShutdown,
+	"restart":        sim.FaultRestart,
+	"pause":          sim.FaultPause,
+	"resume":         sim.FaultResume,
+	"partition":      sim.FaultPartition,
+	"isolate":        sim.FaultIsolate,
+	"heal":           sim.FaultHeal,
+	"disconnect":     sim.FaultDisconnect,
+	"slow-network":   sim.FaultSlowNetwork,
+	"clock":          sim.FaultClock,
+	"power-loss":     sim.FaultPowerLoss,
+	"disk":           sim.FaultDisk,
+	"add-partitions": sim.FaultCustom,
+}
+
+// faultKindOrder lists them for messages, in the order SPEC.md gives them.
+var faultKindOrder = []string{"crash", "kill", "shutdown", "restart", "pause", "resume", "partition", "isolate", "heal",
+	"disconnect", "slow-network", "clock", "power-loss", "disk", "add-partitions"}
+
+// undoKey is the key that sets how long a fault of each kind lasts.
+var undoKey = map[string]string{
+	"crash": "restart-after", "kill": "restart-after", "shutdown": "restart-after", "power-loss": "restart-after",
+	"pause": "resume-after", "partition": "heal-after", "isolate": "heal-after", "slow-network": "heal-after",
+	"clock": "heal-after", "disk": "heal-after",
+}
+
+var faultParams = []string{"at", "restart-after", "resume-after", "heal-after", "one-way", "peer", "latency", "offset", "drift-ppm"}
+
+func (r *reader) faults(f field, s *Scenario) {
+	items := r.list(f)
+	if len(items) > FaultsMax {
+		r.fail(f.value, f.path, "%d faults is more than %d", len(items), FaultsMax)
+		return
+	}
+	known := append(append([]string(nil), faultKindOrder...), faultParams...)
+	for i, item := range items {
+		path := index(f.path, i)
+		fields := r.fields(item, path, known)
+		byName := map[string]field{}
+		var kinds []field
+		for _, g := range fields {
+			byName[g.name] = g
+			if _, ok := faultKinds[g.name]; ok {
+				kinds = append(kinds, g)
+			}
+		}
+		if len(fields) == 0 && deref(item).Kind == yaml.MappingNode {
+			r.fail(item, path, "an empty fault")
+			continue
+		}
+		if deref(item).Kind != yaml.MappingNode {
+			continue
+		}
+		if len(kinds) != 1 {
+			names := make([]string, len(kinds))
+			for j, k := range kinds {
+				names[j] = k.name
+			}
+			if len(kinds) == 0 {
+				r.fail(item, path, "which fault? want one of %s", strings.Join(faultKindOrder, ", "))
+			} else {
+				r.fail(kinds[1].key, path, "one fault per entry, got %s", strings.Join(names, " and "))
+			}
+			continue
+		}
+		kind := kinds[0]
+		at, ok := byName["at"]
+		if !ok {
+			r.fail(item, path+".at", "missing: when the fault fires, e.g. at: 10s")
+			continue
+		}
+		when, ok := r.duration(at, 0, PhaseMax)
+		if !ok {
+			continue
+		}
+		if when > s.Duration {
+			r.fail(at.value, at.path, "%v is after the fault phase ends (duration %v); faults stop and everything heals then", when, s.Duration)
+			continue
+		}
+		// Parameters that do not apply to the kind are errors, not silence.
+		var forDur time.Duration
+		for _, g := range fields {
+			switch g.name {
+			case "restart-after", "resume-after", "heal-after":
+				want := undoKey[kind.name]
+				if want == "" {
+					r.fail(g.key, g.path, "%s does not end by itself: it has no %s", kind.name, g.name)
+					continue
+				}
+				if g.name != want {
+					r.fail(g.key, g.path, "a %s ends with %s, not %s", kind.name, want, g.name)
+					continue
+				}
+				if v, ok := r.duration(g, 0, PhaseMax); ok {
+					forDur = v
+				}
+			case "one-way":
+				if kind.name != "partition" {
+					r.fail(g.key, g.path, "one-way applies to partition only")
+				}
+			case "peer":
+				if kind.name != "disconnect" {
+					r.fail(g.key, g.path, "peer applies to disconnect only")
+				}
+			case "latency":
+				if kind.name != "slow-network" {
+					r.fail(g.key, g.path, "latency applies to slow-network only")
+				}
+			case "offset", "drift-ppm":
+				if kind.name != "clock" {
+					r.fail(g.key, g.path, "%s applies to clock only", g.name)
+				}
+			}
+		}
+		for _, ft := range r.fault(kind, byName, s) {
+			ft.For = forDur
+			if err := ft.Validate(); err != nil {
+				r.fail(kind.value, kind.path, "%v", err)
+				continue
+			}
+			s.Faults = append(s.Faults, ScheduledFault{At: when, Fault: ft, Line: kind.key.Line, Path: kind.path, Key: kind.name})
+		}
+	}
+	sort.SliceStable(s.Faults, func(i, j int) bool { return s.Faults[i].At < s.Faults[j].At })
+}
+
+// fault builds the sim faults of one entry (a list of targets gives one each,
+// all at the same instant).
+func (r *reader) fault(kind field, params map[string]field, s *Scenario) []sim.Fault {
+	base := sim.Fault{Kind: faultKinds[kind.name]}
+	switch kind.name {
+	case "partition":
+		groups := r.groups(kind)
+		if groups == nil {
+			return nil
+		}
+		base.Groups = groups
+		if g, ok := params["one-way"]; ok {
+			if v, ok := r.bool(g); ok {
+				base.OneWay = v
+			}
+		}
+		return []sim.Fault{base}
+	case "heal":
+		return []sim.Fault{base}
+	case "isolate":
+		targets := r.strings(kind)
+		if len(targets) > 1 {
+			base.Kind = sim.FaultPartition
+			base.Groups = [][]string{targets, {"rest"}}
+			return []sim.Fault{base}
+		}
+	case "disk":
+		return r.diskFault(kind, base)
+	case "add-partitions":
+		return r.addPartitions(kind, base, s)
+	case "slow-network":
+		g, ok := params["latency"]
+		if !ok {
+			r.fail(kind.key, kind.path, "slow-network needs latency: the delay added to every message to and from the target")
+			return nil
+		}
+		if v, ok := r.duration(g, time.Microsecond, time.Hour); ok {
+			base.Latency = v
+		}
+	case "clock":
+		if g, ok := params["offset"]; ok {
+			if v, ok := r.signedDuration(g, PhaseMax); ok {
+				base.ClockJump = v
+			}
+		}
+		if g, ok := params["drift-ppm"]; ok {
+			if n, ok := r.int(g, -sim.DriftPPMMax/2, sim.DriftPPMMax); ok {
+				base.DriftPPM = n
+			}
+		}
+	case "disconnect":
+		if g, ok := params["peer"]; ok {
+			base.Peer = r.str(g)
+		}
+	}
+	var out []sim.Fault
+	for _, t := range r.strings(kind) {
+		f := base
+		f.Target = strings.TrimSpace(t)
+		out = append(out, f)
+	}
+	if len(out) == 0 {
+		r.fail(nodeOr(kind.value, kind.key), kind.path, "which node? e.g. broker-1, leader(orders-0), active-controller, rack(a), random-broker")
+	}
+	return out
+}
+
+func (r *reader) signedDuration(f field, hi time.Duration) (time.Duration, bool) {
+	s, ok := r.scalar(f)
+	if !ok {
+		return 0, false
+	}
+	neg := strings.HasPrefix(strings.TrimSpace(s), "-")
+	d, err := parseDuration(strings.TrimPrefix(strings.TrimSpace(s), "-"))
+	if err != nil {
+		r.fail(f.value, f.path, "%v", err)
+		return 0, false
+	}
+	if d > hi {
+		r.fail(f.value, f.path, "%v is out of range: want at most %v either way", d, hi)
+		return 0, false
+	}
+	if neg {
+		d = -d
+	}
+	return d, true
+}
+
+// groups reads a partition's sides: [[broker-1], [rest]].
+func (r *reader) groups(f field) [][]string {
+	items := r.list(f)
+	if len(items) < 2 {
+		r.fail(nodeOr(f.value, f.key), f.path, "want at least two groups, e.g. [[broker-1], [rest]]")
+		return nil
+	}
+	var out [][]string
+	for i, it := range items {
+		g := r.strings(field{value: it, key: it, path: index(f.path, i)})
+		if len(g) == 0 {
+			r.fail(it, index(f.path, i), "an empty group")
+			return nil
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+var diskKinds = func() []string {
+	out := make([]string, len(sim.DiskFaultKinds))
+	for i, k := range sim.DiskFaultKinds {
+		out[i] = string(k)
+	}
+	return out
+}()
+
+func (r *reader) diskFault(f field, base sim.Fault) []sim.Fault {
+	var targets []string
+	for _, g := range r.fields(f.value, f.path, []string{"target", "fault", "file", "factor"}) {
+		switch g.name {
+		case "target":
+			targets = r.strings(g)
+		case "fault":
+			k := r.str(g)
+			if !contains(diskKinds, k) {
+				r.fail(g.value, g.path, "want one of %s, got %q", strings.Join(diskKinds, ", "), k)
+				return nil
+			}
+			base.Disk = sim.DiskFaultKind(k)
+		case "file":
+			base.File = r.str(g)
+		case "factor":
+			if n, ok := r.int(g, 1, 1_000_000); ok {
+				base.SlowFactor = n
+			}
+		}
+	}
+	if base.Disk == "" {
+		r.fail(nodeOr(f.value, f.key), f.path+".fault", "missing: one of %s", strings.Join(diskKinds, ", "))
+		return nil
+	}
+	if len(targets) == 0 {
+		r.fail(nodeOr(f.value, f.key), f.path+".target", "missing: the node whose disk fails")
+		return nil
+	}
+	var out []sim.Fault
+	for _, t := range targets {
+		ft := base
+		ft.Target = t
+		out = append(out, ft)
+	}
+	return out
+}
+
+func (r *reader) addPartitions(f field, base sim.Fault, s *Scenario) []sim.Fault {
+	var op cluster.AddPartitions
+	var countNode *yaml.Node
+	for _, g := range r.fields(f.value, f.path, []string{"topic", "count"}) {
+		switch g.name {
+		case "topic":
+			op.Topic = r.str(g)
+			if op.Topic != "" && r.topicNamed(s, op.Topic) == nil {
+				r.fail(g.value, g.path, "no topic %q in topics", op.Topic)
+				return nil
+			}
+		case "count":
+			countNode = g.value
+			if n, ok := r.int(g, 1, PartitionsMax); ok {
+				op.Count = int(n)
+			} else {
+				return nil
+			}
+		}
+	}
+	switch {
+	case op.Topic == "" && len(s.Topics) == 1:
+		op.Topic = s.Topics[0].Name
+	case op.Topic == "":
+		r.fail(nodeOr(f.value, f.key), f.path+".topic", "missing: which topic grows")
+		return nil
+	}
+	if op.Count == 0 {
+		r.fail(nodeOr(f.value, f.key), f.path+".count", "missing: the new total number of partitions")
+		return nil
+	}
+	if t := r.topicNamed(s, op.Topic); t != nil && op.Count <= t.Partitions {
+		r.fail(countNode, f.path+".count", "topic %s already has %d partitions: count is the new total and must be larger", op.Topic, t.Partitions)
+		return nil
+	}
+	base.Custom = op
+	return []sim.Fault{base}
+}
+
+var nemesisKeys = []string{"fault", "target", "every", "down", "restart-after", "resume-after", "heal-after",
+	"shape", "among", "latency", "disk", "file", "factor", "offset", "drift-ppm"}
+
+var nemesisKinds = []string{"crash", "kill", "shutdown", "pause", "partition", "isolate", "disconnect", "slow-network",
+	"clock", "power-loss", "disk"}
+
+func (r *reader) nemesis(f field, s *Scenario) {
+	items := r.list(f)
+	if len(items) > NemesisRulesMax {
+		r.fail(f.value, f.path, "%d nemesis rules is more than %d", len(items), NemesisRulesMax)
+		return
+	}
+	for i, item := range items {
+		path := index(f.path, i)
+		fields := r.fields(item, path, nemesisKeys)
+		if deref(item).Kind != yaml.MappingNode {
+			continue
+		}
+		by := map[string]field{}
+		for _, g := range fields {
+			by[g.name] = g
+		}
+		kf, ok := by["fault"]
+		if !ok {
+			r.fail(item, path+".fault", "missing: one of %s", strings.Join(nemesisKinds, ", "))
+			continue
+		}
+		kind := r.str(kf)
+		if !contains(nemesisKinds, kind) {
+			r.fail(kf.value, kf.path, "want one of %s, got %q", strings.Join(nemesisKinds, ", "), kind)
+			continue
+		}
+		rule := sim.NemesisRule{Fault: sim.Fault{Kind: faultKinds[kind]}}
+		ef, ok := by["every"]
+		if !ok {
+			r.fail(item, path+".every", "missing: the gap between faults, e.g. every: 5s..20s")
+			continue
+		}
+		rule.Every, ok = r.rangeOf(ef, PhaseMax)
+		if !ok {
+			continue
+		}
+		if rule.Every.Min <= 0 {
+			r.fail(ef.value, ef.path, "the gap between faults must be positive")
+			continue
+		}
+		var downSet bool
+		for _, g := range fields {
+			switch g.name {
+			case "down", "restart-after", "resume-after", "heal-after":
+				if downSet {
+					r.fail(g.key, g.path, "the fault's duration is given twice")
+					continue
+				}
+				downSet = true
+				if v, ok := r.rangeOf(g, PhaseMax); ok {
+					rule.Down = v
+				}
+			case "target":
+				rule.Fault.Target = r.str(g)
+			case "shape":
+				if kind != "partition" {
+					r.fail(g.key, g.path, "shape applies to partition only")
+					continue
+				}
+				shape := r.str(g)
+				known := make([]string, len(sim.PartitionShapes))
+				for j, sh := range sim.PartitionShapes {
+					known[j] = string(sh)
+				}
+				if !contains(known, shape) {
+					r.fail(g.value, g.path, "want one of %s, got %q", strings.Join(known, ", "), shape)
+					continue
+				}
+				rule.Shape = sim.PartitionShape(shape)
+			case "among":
+				rule.Among = r.str(g)
+			case "latency":
+				if v, ok := r.duration(g, time.Microsecond, time.Hour); ok {
+					rule.Fault.Latency = v
+				}
+			case "disk":
+				k := r.str(g)
+				if !contains(diskKinds, k) {
+					r.fail(g.value, g.path, "want one of %s, got %q", strings.Join(diskKinds, ", "), k)
+					continue
+				}
+				rule.Fault.Disk = sim.DiskFaultKind(k)
+			case "file":
+				rule.Fault.File = r.str(g)
+			case "factor":
+				if v, ok := r.int(g, 1, 1_000_000); ok {
+					rule.Fault.SlowFactor = v
+				}
+			case "offset":
+				if v, ok := r.signedDuration(g, PhaseMax); ok {
+					rule.Fault.ClockJump = v
+				}
+			case "drift-ppm":
+				if v, ok := r.int(g, -sim.DriftPPMMax/2, sim.DriftPPMMax); ok {
+					rule.Fault.DriftPPM = v
+				}
+			}
+		}
+		if kind == "partition" && rule.Shape == "" {
+			rule.Shape = sim.ShapeIsolateOne
+		}
+		if kind == "isolate" {
+			// An isolation is a partition of one node from the rest.
+			rule.Fault.Kind = sim.FaultPartition
+			rule.Shape = sim.ShapeIsolateOne
+			if rule.Among == "" {
+				rule.Among = rule.Fault.Target
+			}
+			rule.Fault.Target = ""
+		}
+		if kind == "disk" && rule.Fault.Disk == "" {
+			r.fail(item, path+".disk", "missing: which disk fault (%s)", strings.Join(diskKinds, ", "))
+			continue
+		}
+		if kind == "slow-network" && rule.Fault.Latency == 0 {
+			r.fail(item, path+".latency", "missing: the delay a slow network adds")
+			continue
+		}
+		if rule.Fault.Kind != sim.FaultPartition && rule.Fault.Target == "" {
+			rule.Fault.Target = "random-broker"
+		}
+		if !downSet {
+			rule.Down = sim.Range{Min: time.Second, Max: 10 * time.Second}
+		}
+		if err := rule.Validate(); err != nil {
+			r.fail(kf.value, path, "%v", err)
+			continue
+		}
+		s.Nemesis = append(s.Nemesis, NemesisRule{Rule: rule, Line: kf.key.Line, Path: path, Key: kind})
+	}
+}

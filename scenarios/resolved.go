@@ -1,0 +1,316 @@
+package scenarios
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"kafkasim/model/cluster"
+	"kafkasim/sim"
+)
+
+// Resolved renders the scenario with every default filled in, as YAML that
+// loads back to the same scenario: the run store's scenario.yaml.
+func (s *Scenario) Resolved() ([]byte, error) {
+	root := mapping()
+	put(root, "name", str(s.Name))
+	if s.Description != "" {
+		d := str(s.Description)
+		d.Style = yaml.FoldedStyle
+		put(root, "description", d)
+	}
+	put(root, "seed", plain(strconv.FormatUint(s.Seed, 10)))
+	put(root, "duration", str(formatDuration(s.Duration)))
+	put(root, "settle", str(formatDuration(s.Settle)))
+
+	c := mapping()
+	put(c, "controllers", plain(strconv.Itoa(s.Cluster.Controllers)))
+	put(c, "brokers", plain(strconv.Itoa(s.Cluster.Brokers)))
+	put(c, "racks", flowList(s.Cluster.Racks))
+	n := mapping()
+	put(n, "latency", str(formatRange(s.Cluster.Network.Latency)))
+	put(n, "loss", plain(formatFloat(s.Cluster.Network.LossProbability)))
+	put(n, "duplicate", plain(formatFloat(s.Cluster.Network.DuplicateProbability)))
+	put(n, "reorder", plain(formatFloat(s.Cluster.Network.ReorderProbability)))
+	put(c, "network", n)
+	d := mapping()
+	put(d, "write-latency", str(formatRange(s.Cluster.Disk.WriteLatency)))
+	put(d, "fsync-latency", str(formatRange(s.Cluster.Disk.FsyncLatency)))
+	put(d, "writeback-delay", str(formatDuration(s.Cluster.Disk.WritebackDelay)))
+	put(d, "capacity-bytes", plain(strconv.FormatInt(s.Cluster.Disk.CapacityBytes, 10)))
+	put(d, "torn-write-probability", plain(formatFloat(s.Cluster.Disk.TornWriteProbability)))
+	put(c, "disk", d)
+	put(c, "broker", configNode(s.Cluster.Broker))
+	put(root, "cluster", c)
+
+	topics := seq()
+	for _, t := range s.Topics {
+		m := mapping()
+		put(m, "name", str(t.Name))
+		put(m, "partitions", plain(strconv.Itoa(t.Partitions)))
+		put(m, "replication.factor", plain(strconv.Itoa(t.ReplicationFactor)))
+		put(m, "config", configNode(t.Config))
+		if t.Assignment != nil {
+			rows := seq()
+			for _, row := range t.Assignment {
+				ids := make([]string, len(row))
+				for i, id := range row {
+					ids[i] = strconv.Itoa(int(id))
+				}
+				rows.Content = append(rows.Content, flowInts(ids))
+			}
+			put(m, "replica-assignment", rows)
+		}
+		topics.Content = append(topics.Content, m)
+	}
+	put(root, "topics", topics)
+
+	producers := seq()
+	for _, p := range s.Producers {
+		m := mapping()
+		put(m, "name", str(p.Name))
+		put(m, "count", plain(strconv.Itoa(p.Count)))
+		put(m, "topic", str(p.Topic))
+		put(m, "rate", str(formatFloat(p.Rate)+"/s"))
+		put(m, "keys", plain(strconv.Itoa(p.Keys)))
+		put(m, "start", str(formatDuration(p.Start)))
+		put(m, "stop", str(formatDuration(p.Stop)))
+		put(m, "config", configNode(p.Config))
+		producers.Content = append(producers.Content, m)
+	}
+	put(root, "producers", producers)
+
+	consumers := seq()
+	for _, cs := range s.Consumers {
+		m := mapping()
+		put(m, "name", str(cs.Name))
+		put(m, "count", plain(strconv.Itoa(cs.Count)))
+		put(m, "topics", flowList(cs.Topics))
+		put(m, "processing", str(formatRange(cs.Processing)))
+		put(m, "config", configNode(cs.Config))
+		consumers.Content = append(consumers.Content, m)
+	}
+	put(root, "consumers", consumers)
+
+	faults := seq()
+	for _, f := range s.Faults {
+		faults.Content = append(faults.Content, faultNode(f))
+	}
+	put(root, "faults", faults)
+	nem := seq()
+	for _, r := range s.Nemesis {
+		nem.Content = append(nem.Content, nemesisNode(r))
+	}
+	put(root, "nemesis", nem)
+	put(root, "nemesis-intensity", plain(formatFloat(s.NemesisIntensity)))
+	put(root, "nemesis-swarm", plain(strconv.FormatBool(s.NemesisSwarm)))
+	put(root, "bugs", flowList(s.Bugs))
+	exp := mapping()
+	for _, e := range s.Expect {
+		if e.Bool != nil {
+			put(exp, e.Key, plain(strconv.FormatBool(*e.Bool)))
+		} else if _, err := strconv.ParseFloat(e.Cmp.Text, 64); err == nil {
+			put(exp, e.Key, plain(e.Cmp.Text))
+		} else {
+			put(exp, e.Key, str(e.Cmp.Text))
+		}
+	}
+	put(root, "expect", exp)
+
+	var buf bytes.Buffer
+	buf.WriteString("# Resolved by kafkasim: every default filled in. Replay with: kafkasim replay <this run's folder>\n")
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{root}}); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func faultNode(f ScheduledFault) *yaml.Node {
+	m := mapping()
+	put(m, "at", str(formatDuration(f.At)))
+	ft := f.Fault
+	switch f.Key {
+	case "partition", "isolate":
+		if ft.Kind == sim.FaultPartition {
+			groups := seq()
+			for _, g := range ft.Groups {
+				groups.Content = append(groups.Content, flowList(g))
+			}
+			groups.Style = yaml.FlowStyle
+			put(m, "partition", groups)
+			if ft.OneWay {
+				put(m, "one-way", plain("true"))
+			}
+		} else {
+			put(m, "isolate", str(ft.Target))
+		}
+	case "heal":
+		put(m, "heal", str("all"))
+	case "disk":
+		d := mapping()
+		d.Style = yaml.FlowStyle
+		put(d, "target", str(ft.Target))
+		put(d, "fault", str(string(ft.Disk)))
+		if ft.File != "" {
+			put(d, "file", str(ft.File))
+		}
+		if ft.SlowFactor != 0 {
+			put(d, "factor", plain(strconv.FormatInt(ft.SlowFactor, 10)))
+		}
+		put(m, "disk", d)
+	case "add-partitions":
+		op := ft.Custom.(cluster.AddPartitions)
+		d := mapping()
+		d.Style = yaml.FlowStyle
+		put(d, "topic", str(op.Topic))
+		put(d, "count", plain(strconv.Itoa(op.Count)))
+		put(m, "add-partitions", d)
+	default:
+		put(m, f.Key, str(ft.Target))
+	}
+	switch f.Key {
+	case "disconnect":
+		if ft.Peer != "" {
+			put(m, "peer", str(ft.Peer))
+		}
+	case "slow-network":
+		put(m, "latency", str(formatDuration(ft.Latency)))
+	case "clock":
+		put(m, "offset", str(formatDuration(ft.ClockJump)))
+		put(m, "drift-ppm", plain(strconv.FormatInt(ft.DriftPPM, 10)))
+	}
+	if key := undoKey[f.Key]; key != "" && ft.For > 0 {
+		put(m, key, str(formatDuration(ft.For)))
+	}
+	return m
+}
+
+func nemesisNode(n NemesisRule) *yaml.Node {
+	r := n.Rule
+	m := mapping()
+	m.Style = yaml.FlowStyle
+	put(m, "fault", str(n.Key))
+	if r.Fault.Target != "" {
+		put(m, "target", str(r.Fault.Target))
+	}
+	if n.Key == "partition" {
+		put(m, "shape", str(string(r.Shape)))
+	}
+	if r.Among != "" {
+		put(m, "among", str(r.Among))
+	}
+	if r.Fault.Latency > 0 {
+		put(m, "latency", str(formatDuration(r.Fault.Latency)))
+	}
+	if r.Fault.Disk != "" {
+		put(m, "disk", str(string(r.Fault.Disk)))
+	}
+	if r.Fault.File != "" {
+		put(m, "file", str(r.Fault.File))
+	}
+	if r.Fault.SlowFactor != 0 {
+		put(m, "factor", plain(strconv.FormatInt(r.Fault.SlowFactor, 10)))
+	}
+	if r.Fault.ClockJump != 0 {
+		put(m, "offset", str(formatDuration(r.Fault.ClockJump)))
+	}
+	if r.Fault.DriftPPM != 0 {
+		put(m, "drift-ppm", plain(strconv.FormatInt(r.Fault.DriftPPM, 10)))
+	}
+	put(m, "every", str(formatRange(r.Every)))
+	put(m, "down", str(formatRange(r.Down)))
+	return m
+}
+
+func configNode(c Config) *yaml.Node {
+	m := mapping()
+	for _, k := range c.Keys {
+		v := keyValue(c.Get(k))
+		if enumKeys[k] {
+			v = str(c.Get(k)) // acks: "1" stays a string
+		}
+		put(m, k, v)
+	}
+	return m
+}
+
+var enumKeys = func() map[string]bool {
+	m := map[string]bool{}
+	for _, t := range [][]kafkaKey{brokerKeys, topicKeys, producerKeys, consumerKeys} {
+		for _, k := range t {
+			if k.kind == kindEnum {
+				m[k.name] = true
+			}
+		}
+	}
+	return m
+}()
+
+func mapping() *yaml.Node { return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"} }
+func seq() *yaml.Node     { return &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"} }
+
+func put(m *yaml.Node, key string, v *yaml.Node) {
+	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, v)
+}
+
+func str(s string) *yaml.Node   { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
+func plain(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: s} }
+
+func flowList(items []string) *yaml.Node {
+	n := seq()
+	n.Style = yaml.FlowStyle
+	for _, it := range items {
+		n.Content = append(n.Content, str(it))
+	}
+	return n
+}
+
+func flowInts(items []string) *yaml.Node {
+	n := seq()
+	n.Style = yaml.FlowStyle
+	for _, it := range items {
+		n.Content = append(n.Content, plain(it))
+	}
+	return n
+}
+
+// formatDuration writes a duration the loader reads back exactly.
+func formatDuration(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "0s"
+	case d < 0:
+		return "-" + formatDuration(-d)
+	case d%time.Second == 0:
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+	case d%time.Millisecond == 0:
+		return strconv.FormatInt(int64(d/time.Millisecond), 10) + "ms"
+	case d%time.Microsecond == 0:
+		return strconv.FormatInt(int64(d/time.Microsecond), 10) + "us"
+	}
+	return strconv.FormatInt(int64(d), 10) + "ns"
+}
+
+func formatRange(r sim.Range) string {
+	if r.Min == r.Max {
+		return formatDuration(r.Min)
+	}
+	return formatDuration(r.Min) + ".." + formatDuration(r.Max)
+}
+
+func formatFloat(x float64) string {
+	s := strconv.FormatFloat(x, 'f', -1, 64)
+	if strings.ContainsAny(s, "eE") {
+		s = fmt.Sprintf("%v", x)
+	}
+	return s
+}
