@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"kafkasim/scenarios"
 )
@@ -56,7 +57,24 @@ func evaluate(s *scenarios.Scenario, res *Result) []ExpectationResult {
 			got = float64(st.Acked)
 		case "attempted":
 			got = float64(st.Attempted)
+		case "bytes-per-record":
+			var bytes, records float64
+			for _, p := range res.Producers {
+				bytes, records = bytes+float64(p.BytesSent), records+float64(p.Sent)
+			}
+			if records > 0 {
+				got = bytes / records
+			}
 		default:
+			if name, ok := strings.CutPrefix(e.Key, "bytes-per-record("); ok {
+				name = strings.TrimSuffix(name, ")")
+				for _, p := range res.Producers {
+					if p.Name == name {
+						got = p.BytesPerRecord
+					}
+				}
+				break
+			}
 			got = float64(res.Report.Count(e.Key))
 		}
 		r.Want = e.Cmp.Text

@@ -79,6 +79,7 @@ type Result struct {
 	Faults         []sim.FaultRecord
 	NemesisPlan    sim.NemesisPlan
 	Timeline       *Timeline
+	Producers      []ProducerStats
 	Expectations   []ExpectationResult
 	Verdict        string
 	// CrashDetail says how the simulator failed, when Verdict is Crash.
@@ -186,6 +187,7 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 	res.Violations = c.Audit.Violations()
 	res.Losses = c.Audit.Losses()
 	res.Invariants = invariants(c.Audit)
+	res.Producers = producerStats(s, c)
 	res.Report = checker.Check(c.History.Ops(), checkerConfig(s, c))
 	res.Expectations = evaluate(s, res)
 	res.Verdict = verdict(res)
@@ -316,4 +318,45 @@ func probeWrites(c *cluster.Cluster, res *Result) string {
 		}
 	}
 	return ""
+}
+
+// ProducerStats are one producer group's figures (of each instance since its
+// last restart): what went on the wire, batched and compressed.
+type ProducerStats struct {
+	Name           string  `json:"name"`
+	Instances      int     `json:"instances"`
+	Sent           int     `json:"records_sent"`
+	Acked          int     `json:"records_acked"`
+	Batches        int     `json:"batches"`
+	Requests       int     `json:"requests"`
+	Retries        int     `json:"retries"`
+	BytesSent      int64   `json:"bytes_sent"`
+	RecordsBytes   int64   `json:"records_bytes"`
+	BytesPerRecord float64 `json:"bytes_per_record"`
+}
+
+func producerStats(s *scenarios.Scenario, c *cluster.Cluster) []ProducerStats {
+	var out []ProducerStats
+	i := 0
+	for _, spec := range s.Producers {
+		ps := ProducerStats{Name: spec.Name, Instances: spec.Count}
+		for range spec.Count {
+			if p := c.Producer(c.Producers[i]); p != nil {
+				st := p.Stats
+				ps.Sent += st.Sent
+				ps.Acked += st.Acked
+				ps.Batches += st.Batches
+				ps.Requests += st.Requests
+				ps.Retries += st.Retries
+				ps.BytesSent += st.BytesSent
+				ps.RecordsBytes += st.RecordsBytes
+			}
+			i++
+		}
+		if ps.Sent > 0 {
+			ps.BytesPerRecord = float64(ps.BytesSent) / float64(ps.Sent)
+		}
+		out = append(out, ps)
+	}
+	return out
 }

@@ -25,18 +25,19 @@ type Summary struct {
 	Expectations SummaryExpectations `json:"expectations"`
 
 	// Extensions.
-	Verdict                 string         `json:"verdict"`
-	Converged               bool           `json:"converged"`
-	ConvergeDetail          string         `json:"converge_detail,omitempty"`
-	FinalReads              bool           `json:"final_reads"`
-	EventsPerSecond         float64        `json:"events_per_second"`
-	SimSecondsPerWallSecond float64        `json:"sim_seconds_per_wall_second"`
-	Violations              int            `json:"violations"`
-	Losses                  []SummaryLoss  `json:"losses"`
-	Faults                  int            `json:"faults"`
-	Nemesis                 []string       `json:"nemesis,omitempty"`
-	Crash                   string         `json:"crash,omitempty"`
-	Expected                []SummaryCheck `json:"expected"`
+	Verdict                 string          `json:"verdict"`
+	Converged               bool            `json:"converged"`
+	ConvergeDetail          string          `json:"converge_detail,omitempty"`
+	FinalReads              bool            `json:"final_reads"`
+	EventsPerSecond         float64         `json:"events_per_second"`
+	SimSecondsPerWallSecond float64         `json:"sim_seconds_per_wall_second"`
+	Violations              int             `json:"violations"`
+	Losses                  []SummaryLoss   `json:"losses"`
+	Faults                  int             `json:"faults"`
+	Nemesis                 []string        `json:"nemesis,omitempty"`
+	Crash                   string          `json:"crash,omitempty"`
+	Expected                []SummaryCheck  `json:"expected"`
+	Producers               []ProducerStats `json:"producers"`
 }
 
 // SummaryWrites are the send figures.
@@ -99,6 +100,7 @@ func (res *Result) Summary(version string) Summary {
 		Verdict: res.Verdict, Converged: res.Converged, ConvergeDetail: res.ConvergeDetail,
 		FinalReads: res.FinalReadsDone, Violations: res.ViolationCount(), Losses: []SummaryLoss{},
 		Faults: len(res.Faults), Crash: res.CrashDetail, Expected: []SummaryCheck{},
+		Producers: append([]ProducerStats{}, res.Producers...),
 	}
 	if res.WallTime > 0 {
 		secs := res.WallTime.Seconds()

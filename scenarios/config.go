@@ -94,7 +94,7 @@ func (s *Scenario) ClusterConfig() cluster.Config {
 func (p Producer) producerConfig() producer.Config {
 	c := p.Config
 	pc := producer.DefaultConfig("", p.Topic)
-	pc.Rate, pc.Keys = p.Rate, p.Keys
+	pc.Rate, pc.Keys, pc.Payload = p.Rate, p.Keys, p.Payload
 	pc.Start, pc.Stop = p.Start, p.Stop
 	switch c.Get("acks") {
 	case "1":
@@ -130,6 +130,7 @@ func (c Consumer) readerConfig() kreader.Config {
 	rc.MaxPartitionFetchBytes = int(configInt(c.Config, "max.partition.fetch.bytes"))
 	rc.RequestTimeout = configMs(c.Config, "request.timeout.ms")
 	rc.RetryBackoff = configMs(c.Config, "retry.backoff.ms")
+	rc.MetadataMaxAge = configMs(c.Config, "metadata.max.age.ms")
 	return rc
 }
 
@@ -183,7 +184,8 @@ func (r *reader) crossCheck(s *Scenario, root *yaml.Node) {
 		for j := range count {
 			n := fmt.Sprintf("%s-%d", name, j)
 			if other, ok := names[n]; ok {
-				r.fail(root, fmt.Sprintf("%s[%d].name", path, i), "%s instance %q would have the name of %s", kind, n, other)
+				key := fmt.Sprintf("%s[%d].name", path, i)
+				r.fail(r.where(key, root), key, "%s instance %q would have the name of %s", kind, n, other)
 				return
 			}
 			names[n] = kind + " " + name

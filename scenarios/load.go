@@ -285,10 +285,12 @@ func (r *reader) cluster(f field, c *Cluster) {
 	}
 }
 
-// kafkaConfig reads a mapping of Kafka keys into cfg, which holds the defaults.
+// kafkaConfig reads a mapping of Kafka keys into cfg, which holds the
+// defaults, and remembers where each key was written.
 func (r *reader) kafkaConfig(f field, keys []kafkaKey, cfg *Config) {
 	table := keyTable(keys)
 	for _, g := range r.fields(f.value, f.path, keyNames(keys)) {
+		r.remember(g.path, g.key)
 		raw, ok := r.scalar(g)
 		if !ok {
 			continue
@@ -372,10 +374,10 @@ func (r *reader) topics(f field, s *Scenario) {
 		}
 		if minISR := int(configInt(t.Config, "min.insync.replicas")); minISR > t.ReplicationFactor {
 			key := path + ".config.min.insync.replicas"
-			at := item
 			if !t.Config.Explicit["min.insync.replicas"] {
 				key = "cluster.broker.min.insync.replicas"
 			}
+			at := r.where(key, item)
 			r.fail(at, key, "min.insync.replicas %d is more than topic %s's replication factor %d: acks=all writes could never succeed", minISR, t.Name, t.ReplicationFactor)
 		}
 		s.Topics = append(s.Topics, t)
@@ -447,10 +449,11 @@ func (r *reader) producers(f field, s *Scenario) {
 		p := Producer{Count: 1, Rate: defaultRatePerSe, Stop: s.Duration, Config: defaults(producerKeys)}
 		var topicNode, stopNode *yaml.Node
 		stopSet := false
-		for _, g := range r.fields(item, path, []string{"name", "count", "topic", "rate", "keys", "config", "start", "stop"}) {
+		for _, g := range r.fields(item, path, []string{"name", "count", "topic", "rate", "keys", "payload", "config", "start", "stop"}) {
 			switch g.name {
 			case "name":
 				p.Name = r.name(g, "producer name")
+				r.remember(g.path, g.key)
 			case "count":
 				if n, ok := r.int(g, 0, InstancesMax); ok {
 					p.Count = int(n)
@@ -464,6 +467,13 @@ func (r *reader) producers(f field, s *Scenario) {
 			case "keys":
 				if n, ok := r.int(g, 0, 1_000_000); ok {
 					p.Keys = int(n)
+				}
+			case "payload":
+				if v, ok := r.scalar(g); ok {
+					if len(v) > 1<<20 {
+						r.fail(g.value, g.path, "a payload of %d bytes is more than 1 MiB", len(v))
+					}
+					p.Payload = v
 				}
 			case "config":
 				r.kafkaConfig(g, producerKeys, &p.Config)
@@ -519,7 +529,7 @@ func (r *reader) producerRules(item *yaml.Node, path string, p *Producer) {
 			if acks == "all" {
 				why = "max.in.flight.requests.per.connection at most 5 and retries above 0"
 			}
-			r.fail(item, path+".config.enable.idempotence", "enable.idempotence=true needs %s (Kafka rejects this producer config)", why)
+			r.fail(r.where(path+".config.enable.idempotence", item), path+".config.enable.idempotence", "enable.idempotence=true needs %s (Kafka rejects this producer config)", why)
 		}
 		// Idempotence is on by default only where the rest allows it.
 		c.Set("enable.idempotence", "false")
@@ -527,7 +537,7 @@ func (r *reader) producerRules(item *yaml.Node, path string, p *Producer) {
 	delivery := configInt(*c, "delivery.timeout.ms")
 	if need := configInt(*c, "linger.ms") + configInt(*c, "request.timeout.ms"); delivery < need {
 		if c.Explicit["delivery.timeout.ms"] {
-			r.fail(item, path+".config.delivery.timeout.ms", "delivery.timeout.ms %d must be at least linger.ms + request.timeout.ms = %d (Kafka rejects this producer config)", delivery, need)
+			r.fail(r.where(path+".config.delivery.timeout.ms", item), path+".config.delivery.timeout.ms", "delivery.timeout.ms %d must be at least linger.ms + request.timeout.ms = %d (Kafka rejects this producer config)", delivery, need)
 		} else {
 			c.Set("delivery.timeout.ms", fmt.Sprint(need))
 		}
@@ -543,6 +553,7 @@ func (r *reader) consumers(f field, s *Scenario) {
 			switch g.name {
 			case "name":
 				c.Name = r.name(g, "consumer name")
+				r.remember(g.path, g.key)
 			case "count":
 				if n, ok := r.int(g, 0, InstancesMax); ok {
 					c.Count = int(n)
@@ -611,10 +622,14 @@ func (r *reader) bugs(f field, s *Scenario) {
 var ZooBugs = []string{"no-epoch-bump-on-abort", "delayed-end-txn", "no-generation-fencing", "grant-before-release"}
 
 // ExpectKeys are the keys an expect block may hold besides anomaly types.
-var ExpectKeys = []string{"violations", "availability", "converged", "lost-acked", "acked", "attempted", "invariants"}
+var ExpectKeys = []string{"violations", "availability", "converged", "lost-acked", "acked", "attempted", "invariants",
+	"bytes-per-record"}
 
 func (r *reader) expect(f field, s *Scenario) {
 	known := append(append([]string(nil), ExpectKeys...), checker.AnomalyTypes...)
+	for _, p := range s.Producers {
+		known = append(known, "bytes-per-record("+p.Name+")")
+	}
 	for _, g := range r.fields(f.value, f.path, known) {
 		e := Expectation{Key: g.name, Line: g.key.Line}
 		raw, ok := r.scalar(g)

@@ -77,6 +77,9 @@ func (s *Scenario) Resolved() ([]byte, error) {
 		put(m, "topic", str(p.Topic))
 		put(m, "rate", str(formatFloat(p.Rate)+"/s"))
 		put(m, "keys", plain(strconv.Itoa(p.Keys)))
+		if p.Payload != "" {
+			put(m, "payload", str(p.Payload))
+		}
 		put(m, "start", str(formatDuration(p.Start)))
 		put(m, "stop", str(formatDuration(p.Stop)))
 		put(m, "config", configNode(p.Config))

@@ -85,6 +85,8 @@ type Producer struct {
 	Rate float64
 	// Keys is the key space; zero sends null keys.
 	Keys int
+	// Payload follows the unique id in every value (a kafkasim extension).
+	Payload string
 	// Start and Stop bound when the instances send (kafkasim extensions;
 	// Stop defaults to the end of the fault phase).
 	Start, Stop time.Duration

@@ -62,6 +62,24 @@ const errorsMax = 20
 type reader struct {
 	file string
 	errs Errors
+	// at remembers where some keys were written, for checks that come
+	// later and compare several values.
+	at map[string]*yaml.Node
+}
+
+func (r *reader) remember(path string, n *yaml.Node) {
+	if r.at == nil {
+		r.at = map[string]*yaml.Node{}
+	}
+	r.at[path] = n
+}
+
+// where is the node a key was written at, or alt.
+func (r *reader) where(path string, alt *yaml.Node) *yaml.Node {
+	if n, ok := r.at[path]; ok {
+		return n
+	}
+	return alt
 }
 
 func (r *reader) fail(n *yaml.Node, key, format string, args ...any) {

@@ -140,6 +140,13 @@ func printRun(w io.Writer, res *runner.Result, dir string, determinism bool) {
 			fmt.Fprintf(w, "  %-20s %-9s %6s  e.g. %s\n", "", "", "", exampleText(a.Example))
 		}
 	}
+	for _, p := range res.Producers {
+		if p.Sent == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "  producer %s: %d records in %d batches, %d requests, %d bytes on the wire (%.1f bytes per record)\n",
+			p.Name, p.Sent, p.Batches, p.Requests, p.BytesSent, p.BytesPerRecord)
+	}
 	for _, l := range res.Losses {
 		fmt.Fprintf(w, "  god view: %s offsets %d..%d (%d records) lost at %v: %s\n", l.Partition, l.From, l.To-1, l.Records,
 			time.Duration(l.At).Round(time.Millisecond), lossCause(l.Cause))

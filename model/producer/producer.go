@@ -34,6 +34,9 @@ type Config struct {
 	Rate float64
 	// Keys is the key space ("k0".."k{Keys-1}"); zero sends null keys.
 	Keys int
+	// Payload follows the unique "<name>:<seq>" in every record's value,
+	// so that record sizes (and what compression makes of them) are real.
+	Payload string
 	// Start and Stop bound when the workload sends (virtual time).
 	Start, Stop time.Duration
 
@@ -164,11 +167,11 @@ type Producer struct {
 
 // Stats counts what the producer did.
 type Stats struct {
-	Sent, Acked, Failed, Indeterminate, Requests, Retries int
-	BytesSent                                             int64
-	RecordsBytes                                          int64
-	LatencySum                                            time.Duration
-	Latencies                                             []time.Duration
+	Sent, Acked, Failed, Indeterminate, Requests, Retries, Batches int
+	BytesSent                                                      int64
+	RecordsBytes                                                   int64
+	LatencySum                                                     time.Duration
+	Latencies                                                      []time.Duration
 }
 
 // New returns a constructor for a producer.
@@ -378,6 +381,9 @@ func (p *Producer) brokerIDs() []int32 {
 func (p *Producer) send() {
 	p.seq++
 	value := p.valuePrefix + ":" + strconv.Itoa(p.seq)
+	if p.cfg.Payload != "" {
+		value += " " + p.cfg.Payload
+	}
 	v := history.NoValue()
 	v.Topic, v.Value = p.cfg.Topic, value
 	rec := record.Record{Value: value, Timestamp: p.env.Now().Milliseconds()}

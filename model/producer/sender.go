@@ -130,6 +130,7 @@ func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
 			}
 			b.built = record.New(recs, prod, false, p.cfg.Compression)
 			p.Stats.RecordsBytes += int64(b.built.RecordsBytes())
+			p.Stats.Batches++
 		}
 		b.closed = true
 		b.inflight = true

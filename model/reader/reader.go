@@ -35,9 +35,12 @@ type Config struct {
 	MaxPartitionFetchBytes int
 	RequestTimeout         time.Duration
 	RetryBackoff           time.Duration
-	Brokers                []sim.NodeID
-	Recorder               *history.Recorder
-	Start, Stop            time.Duration
+	// MetadataMaxAge is metadata.max.age.ms (5 minutes): how soon the
+	// reader learns of partitions added to its topics.
+	MetadataMaxAge time.Duration
+	Brokers        []sim.NodeID
+	Recorder       *history.Recorder
+	Start, Stop    time.Duration
 	// NoEpochValidation is the bug zoo's no-consumer-epoch-validation.
 	NoEpochValidation bool
 }
@@ -47,7 +50,8 @@ type Config struct {
 func DefaultConfig(name string, topics []string) Config {
 	return Config{Name: name, Topics: topics, Isolation: "read_uncommitted", AutoOffsetReset: "earliest",
 		Processing: sim.Range{Min: time.Millisecond, Max: 5 * time.Millisecond}, FetchMaxWait: 500 * time.Millisecond,
-		MaxPollRecords: 500, MaxPartitionFetchBytes: 1 << 20, RequestTimeout: 30 * time.Second, RetryBackoff: 100 * time.Millisecond}
+		MaxPollRecords: 500, MaxPartitionFetchBytes: 1 << 20, RequestTimeout: 30 * time.Second, RetryBackoff: 100 * time.Millisecond,
+		MetadataMaxAge: 5 * time.Minute}
 }
 
 type partKey struct {
@@ -74,6 +78,7 @@ const (
 	timerPollTimeout
 	timerMetadata
 	timerRequest
+	timerMetadataAge
 )
 
 type rtimer struct {
@@ -135,6 +140,9 @@ func (r *Reader) Start(env sim.Env) {
 		r.rec.Invoke(r.cfg.Name, history.FRestart, history.NoValue())
 	}
 	r.refreshMetadata()
+	if r.cfg.MetadataMaxAge > 0 {
+		env.After(r.cfg.MetadataMaxAge, rtimer{kind: timerMetadataAge})
+	}
 	env.After(max(r.cfg.Start-env.WorldTime(), 0)+r.cfg.Processing.Draw(env.Rand()), rtimer{kind: timerPoll})
 }
 
@@ -196,6 +204,9 @@ func (r *Reader) Fire(t sim.Timer) {
 			r.metaCorr = 0
 			r.refreshMetadata()
 		}
+	case timerMetadataAge:
+		r.refreshMetadata()
+		r.env.After(r.cfg.MetadataMaxAge, rtimer{kind: timerMetadataAge})
 	case timerRequest:
 		if kind, ok := r.requests[rt.corr]; ok {
 			delete(r.requests, rt.corr)

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func kafkasim(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestBadScenarioExitsTwoAndWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("name: bad\ntopics:\n  - name: t\n    replicaton.factor: 3\n"), 0o644)
+	out := filepath.Join(dir, "runs")
+	code, _, stderr := kafkasim(t, "run", bad, "--out", out)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2; stderr %q", code, stderr)
+	}
+	if !strings.Contains(stderr, bad+":4:5: topics[0].replicaton.factor: unknown key") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+		t.Fatalf("want one line naming file, line and key; got %q", stderr)
+	}
+	if strings.Contains(stderr, "goroutine") {
+		t.Fatalf("a stack trace for a user error: %q", stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("the run store was created for a bad scenario: %v", err)
+	}
+	for _, args := range [][]string{{"run"}, {"run", bad, "--seed", "x"}, {"run", bad, "--nope"}, {"nope"}, {"run", filepath.Join(dir, "missing.yaml")}} {
+		if code, _, stderr := kafkasim(t, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2 (%s)", args, code, stderr)
+		}
+	}
+}
+
+// The main job end to end on the smallest bundled scenario: the run store,
+// --json, replay, check, describe.
+func TestRunReplayCheckDescribe(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := kafkasim(t, "run", "../../scenarios/batch-compression.yaml", "--out", out, "--json", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
+	}
+	var sum struct {
+		Scenario     string `json:"scenario"`
+		TraceHash    string `json:"trace_hash"`
+		Events       uint64 `json:"events"`
+		SimTimeNs    int64  `json:"sim_time_ns"`
+		WallTimeNs   int64  `json:"wall_time_ns"`
+		Expectations struct {
+			OK bool `json:"ok"`
+		} `json:"expectations"`
+		Writes struct {
+			Attempted int `json:"attempted"`
+		} `json:"writes"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatalf("--json is not summary.json: %v\n%s", err, stdout)
+	}
+	if sum.Scenario != "batch-compression" || len(sum.TraceHash) != 16 || sum.Events == 0 || sum.SimTimeNs == 0 || sum.WallTimeNs == 0 || !sum.Expectations.OK || sum.Writes.Attempted == 0 {
+		t.Fatalf("summary: %+v", sum)
+	}
+	dir := filepath.Join(out, "batch-compression", "seed-1")
+	for _, f := range []string{"scenario.yaml", "history.jsonl", "trace.jsonl.gz", "summary.json", "report.html", "throughput.png", "throughput.svg"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("run store lacks %s: %v", f, err)
+		}
+	}
+	if code, stdout, stderr := kafkasim(t, "replay", dir, "--quiet"); code != 0 || !strings.Contains(stdout, "reproduced, trace hash "+sum.TraceHash) {
+		t.Fatalf("replay: exit %d %s %s", code, stdout, stderr)
+	}
+	// A tampered hash is a determinism failure, exit 3.
+	summary := filepath.Join(dir, "summary.json")
+	data, _ := os.ReadFile(summary)
+	os.WriteFile(summary, bytes.Replace(data, []byte(sum.TraceHash), []byte("0000000000000000"), 1), 0o644)
+	if code, _, _ := kafkasim(t, "replay", dir, "--quiet"); code != 3 {
+		t.Fatalf("replay of a run whose hash differs: exit %d, want 3", code)
+	}
+	if code, stdout, stderr := kafkasim(t, "check", filepath.Join(dir, "history.jsonl"), "--config", filepath.Join(dir, "scenario.yaml")); code != 0 || !strings.Contains(stdout, "no violation") {
+		t.Fatalf("check: exit %d %s %s", code, stdout, stderr)
+	}
+	if code, stdout, _ := kafkasim(t, "describe", "topics", dir); code != 0 || !strings.Contains(stdout, "Topic: events") || !strings.Contains(stdout, "Partition: 0") {
+		t.Fatalf("describe topics: exit %d %s", code, stdout)
+	}
+}
+
+func TestCheckRejectsAMalformedHistory(t *testing.T) {
+	dir := t.TempDir()
+	h := filepath.Join(dir, "h.jsonl")
+	os.WriteFile(h, []byte(`{"index":0,"time":1,"process":"p-0","type":"invoke","f":"send","value":{"topic":"t","value":"a"}}`+"\n"+`{"index":1,"process":"p-0","f":"send"}`+"\n"), 0o644)
+	code, _, stderr := kafkasim(t, "check", h)
+	if code != 2 || !strings.Contains(stderr, h+":2: type: missing") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestCheckFailsOnAViolation(t *testing.T) {
+	dir := t.TempDir()
+	h := filepath.Join(dir, "h.jsonl")
+	// An acknowledged acks=all write that final reads do not hold.
+	os.WriteFile(h, []byte(strings.Join([]string{
+		`{"index":0,"time":1,"process":"p-0","type":"invoke","f":"send","value":{"topic":"t","value":"a"}}`,
+		`{"index":1,"time":2,"process":"p-0","type":"ok","f":"send","value":{"topic":"t","partition":0,"offset":0,"value":"a"}}`,
+		`{"index":2,"time":3,"process":"p-0","type":"invoke","f":"send","value":{"topic":"t","value":"b"}}`,
+		`{"index":3,"time":4,"process":"p-0","type":"ok","f":"send","value":{"topic":"t","partition":0,"offset":1,"value":"b"}}`,
+		`{"index":4,"time":5,"process":"c-0","type":"invoke","f":"poll","value":{"final":true}}`,
+		`{"index":5,"time":6,"process":"c-0","type":"ok","f":"poll","value":{"final":true,"records":[{"topic":"t","partition":0,"offset":1,"value":"b"}]}}`,
+	}, "\n")+"\n"), 0o644)
+	code, stdout, _ := kafkasim(t, "check", h)
+	if code != 1 || !strings.Contains(stdout, "lost-acked-write") {
+		t.Fatalf("exit %d, want 1: %s", code, stdout)
+	}
+}
+
+func TestScenariosValidateAndList(t *testing.T) {
+	code, stdout, stderr := kafkasim(t, "scenarios", "validate")
+	if code != 0 || !strings.Contains(stdout, "ok scenarios/acks1-leader-failover.yaml") {
+		t.Fatalf("validate: exit %d %s %s", code, stdout, stderr)
+	}
+	code, stdout, _ = kafkasim(t, "scenarios", "list")
+	if code != 0 || !strings.Contains(stdout, "scenarios/bugzoo/") {
+		t.Fatalf("list: exit %d %s", code, stdout)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "x.yaml"), []byte("cluster: { brokers: 0 }\n"), 0o644)
+	if code, _, stderr := kafkasim(t, "scenarios", "validate", dir); code != 2 || !strings.Contains(stderr, "x.yaml:1:") {
+		t.Fatalf("validate a bad file: exit %d %s", code, stderr)
+	}
+}

@@ -1,0 +1,155 @@
+package runner
+
+import (
+	"io/fs"
+	"strings"
+	"testing"
+
+	"kafkasim/scenarios"
+	"kafkasim/sim"
+)
+
+func bundled(t *testing.T) map[string]*scenarios.Scenario {
+	t.Helper()
+	out := map[string]*scenarios.Scenario{}
+	err := fs.WalkDir(scenarios.Bundled, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".yaml") {
+			return err
+		}
+		data, err := fs.ReadFile(scenarios.Bundled, p)
+		if err != nil {
+			return err
+		}
+		s, err := scenarios.Parse(p, data)
+		if err != nil {
+			t.Fatalf("bundled scenario %s: %v", p, err)
+		}
+		out[p] = s
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) < 10 {
+		t.Fatalf("only %d bundled scenarios", len(out))
+	}
+	return out
+}
+
+func run(t *testing.T, s *scenarios.Scenario) *Result {
+	t.Helper()
+	res, err := Run(s, Options{})
+	if err != nil {
+		t.Fatalf("%s: %v", s.Name, err)
+	}
+	return res
+}
+
+func explain(res *Result) string {
+	var b strings.Builder
+	b.WriteString(res.Headline() + "\n")
+	for _, e := range res.Expectations {
+		b.WriteString("  " + e.Key + " want " + e.Want + " got " + e.Got + "\n")
+	}
+	if res.Report != nil {
+		b.WriteString(res.Report.Summary())
+	}
+	return b.String()
+}
+
+// Every bundled scenario is a regression test: its expect block holds.
+func TestBundledScenariosHoldTheirExpectations(t *testing.T) {
+	for name, s := range bundled(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			res := run(t, s)
+			if res.Verdict != Pass {
+				t.Fatalf("%s seed %d: verdict %s\n%s", name, s.Seed, res.Verdict, explain(res))
+			}
+		})
+	}
+}
+
+// A bug-zoo scenario must owe its violations to the bug: the same schedule
+// with the bug off breaks nothing and heals.
+func TestBugZooSchedulesBreakNothingWithTheBugOff(t *testing.T) {
+	for name, s := range bundled(t) {
+		if !strings.HasPrefix(name, "bugzoo/") {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if len(s.Bugs) == 0 {
+				t.Fatalf("a bug-zoo scenario switches a bug on")
+			}
+			off := *s
+			off.Bugs = []string{}
+			res := run(t, &off)
+			if n := res.ViolationCount(); n > 0 || !res.Converged {
+				t.Fatalf("with the bug off: %d violations, converged %v (%s)\n%s", n, res.Converged, res.ConvergeDetail, explain(res))
+			}
+		})
+	}
+}
+
+type countingSink struct{ n int }
+
+func (c *countingSink) Record(sim.TraceRecord) { c.n++ }
+
+// The same seed gives the same trace hash, traced or not, and the
+// timeline's sampling does not change it.
+func TestRunsAreDeterministic(t *testing.T) {
+	s := bundled(t)["acks-all-safe.yaml"]
+	a := run(t, s)
+	sink := &countingSink{}
+	b, err := Run(s, Options{Trace: sink, SampleEvery: 7e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.TraceHash != b.TraceHash || a.Events != b.Events {
+		t.Fatalf("same seed, hashes %016x (%d events) and %016x (%d events)", a.TraceHash, a.Events, b.TraceHash, b.Events)
+	}
+	// Every delivered message is in the trace (dropped ones, and events
+	// for nodes that are down, are not delivered).
+	if delivered := b.Cluster.World.NetworkStats().Delivered; uint64(sink.n) < delivered {
+		t.Fatalf("the trace holds %d records for %d delivered messages", sink.n, delivered)
+	}
+	other := *s
+	other.Seed++
+	if c := run(t, &other); c.TraceHash == a.TraceHash {
+		t.Fatalf("seeds %d and %d gave the same hash", s.Seed, other.Seed)
+	}
+}
+
+func TestLeaderlessMetadataRegression(t *testing.T) {
+	s, err := scenarios.LoadFile("testdata/leaderless-metadata.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, s)
+	if res.Verdict != Pass {
+		t.Fatalf("verdict %s\n%s", res.Verdict, explain(res))
+	}
+}
+
+// A run whose producers cannot write after the heal is a liveness failure,
+// told apart from a correctness failure.
+func TestLivenessFailureIsToldApart(t *testing.T) {
+	s := *bundled(t)["acks-all-safe.yaml"]
+	s.Nemesis = nil
+	// Both followers of every partition down at the end, and not restarted
+	// (HealAll restarts them: so pause the whole cluster's brokers
+	// permanently by taking min.insync.replicas above what can heal in time).
+	s.Settle = 0
+	s.Faults = nil
+	for _, id := range []string{"broker-2", "broker-3"} {
+		s.Faults = append(s.Faults, scenarios.ScheduledFault{At: s.Duration - 1, Fault: sim.Fault{Kind: sim.FaultKill, Target: id}, Key: "kill", Path: "test"})
+	}
+	res := run(t, &s)
+	if res.Converged || res.Verdict != Liveness {
+		t.Fatalf("want a liveness failure, got verdict %s converged %v\n%s", res.Verdict, res.Converged, explain(res))
+	}
+	if res.ViolationCount() != 0 {
+		t.Fatalf("a liveness failure is not a violation: %s", explain(res))
+	}
+}

@@ -1,0 +1,198 @@
+package scenarios
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The resolved form of every scenario loads back to the same resolved form:
+// scenario.yaml in a run store is replayable as it is.
+func TestResolvedScenarioIsAValidScenario(t *testing.T) {
+	files := map[string][]byte{}
+	fs.WalkDir(Bundled, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files[p], _ = fs.ReadFile(Bundled, p)
+		}
+		return nil
+	})
+	spec, err := os.ReadFile("testdata/spec-example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["spec-example.yaml"] = spec
+	for name, data := range files {
+		s, err := Parse(name, data)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out, err := s.Resolved()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		again, err := Parse(name+" (resolved)", out)
+		if err != nil {
+			t.Fatalf("%s resolved does not load: %v\n%s", name, err, out)
+		}
+		out2, _ := again.Resolved()
+		if !bytes.Equal(out, out2) {
+			t.Fatalf("%s: resolving twice differs:\n%s\n---\n%s", name, out, out2)
+		}
+	}
+}
+
+func TestDefaultsAreKafkas(t *testing.T) {
+	s, err := Parse("min.yaml", []byte("name: min\ntopics: [{name: t}]\nproducers: [{}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.Producers[0]
+	want := map[string]string{"acks": "all", "enable.idempotence": "true", "linger.ms": "5", "batch.size": "16384",
+		"delivery.timeout.ms": "120000", "max.in.flight.requests.per.connection": "5", "retries": "2147483647"}
+	for k, v := range want {
+		if got := p.Config.Get(k); got != v {
+			t.Errorf("producer %s = %s, want Kafka's %s", k, got, v)
+		}
+	}
+	b := s.Cluster.Broker
+	for k, v := range map[string]string{"min.insync.replicas": "1", "unclean.leader.election.enable": "false",
+		"eligible.leader.replicas.enable": "true", "replica.lag.time.max.ms": "30000", "log.flush.interval.messages": never} {
+		if got := b.Get(k); got != v {
+			t.Errorf("broker %s = %s, want %s", k, got, v)
+		}
+	}
+	if s.Seed != 1 || s.Duration != time.Minute || s.Settle != 30*time.Second || p.Topic != "t" || p.Name != "p" {
+		t.Errorf("defaults: seed %d duration %v settle %v topic %q name %q", s.Seed, s.Duration, s.Settle, p.Topic, p.Name)
+	}
+	if len(s.Expect) != 2 || s.Expect[0].Key != "violations" || s.Expect[1].Key != "converged" {
+		t.Errorf("default expectations: %+v", s.Expect)
+	}
+	// acks=1 without an explicit enable.idempotence turns idempotence off,
+	// as Kafka does; an explicit true is an error.
+	s, err = Parse("a.yaml", []byte("topics: [{name: t}]\nproducers: [{config: {acks: 1}}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Producers[0].Config.Get("enable.idempotence"); got != "false" {
+		t.Errorf("acks=1: enable.idempotence %s, want false", got)
+	}
+}
+
+const base = `name: base
+duration: 30s
+cluster:
+  controllers: 3
+  brokers: 3
+  racks: [a, b, c]
+topics:
+  - name: orders
+    partitions: 3
+    replication.factor: 3
+    config: { min.insync.replicas: 2 }
+producers:
+  - name: p
+    topic: orders
+    rate: 100/s
+    config: { acks: all }
+consumers:
+  - name: c
+    topics: [orders]
+faults:
+  - at: 10s
+    crash: leader(orders-0)
+    restart-after: 5s
+expect:
+  lost-acked-write: 0
+`
+
+// Bad input: each is an error naming file, line and key, and nothing else
+// goes wrong.
+func TestBadScenariosNameFileLineAndKey(t *testing.T) {
+	cases := []struct {
+		name      string
+		from, to  string // a replacement in base
+		line      int
+		key, want string
+	}{
+		{"unknown key", "    replication.factor: 3", "    replicaton.factor: 3", 10, "topics[0].replicaton.factor", `did you mean "replication.factor"`},
+		{"wrong type", "  brokers: 3", "  brokers: three", 5, "cluster.brokers", "want an integer"},
+		{"out of range", "  brokers: 3", "  brokers: 65", 5, "cluster.brokers", "out of range"},
+		{"min isr above rf", "min.insync.replicas: 2", "min.insync.replicas: 4", 11, "topics[0].config.min.insync.replicas", "more than topic orders's replication factor 3"},
+		{"rf above brokers", "    replication.factor: 3", "    replication.factor: 4", 10, "topics[0].replication.factor", "more than the 3 brokers"},
+		{"missing node", "crash: leader(orders-0)", "crash: broker-9", 22, "faults[0].crash", "broker-9"},
+		{"missing topic in selector", "crash: leader(orders-0)", "crash: leader(payments-0)", 22, "faults[0].crash", "payments"},
+		{"escaping name", "name: base", "name: ../../etc", 1, "name", "not a valid scenario name"},
+		{"bad duration", "duration: 30s", "duration: 30", 2, "duration", "want a duration"},
+		{"too long", "duration: 30s", "duration: 25h", 2, "duration", "out of range"},
+		{"fault after the phase", "  - at: 10s", "  - at: 40s", 21, "faults[0].at", "after the fault phase"},
+		{"wrong undo key", "    restart-after: 5s", "    heal-after: 5s", 23, "faults[0].heal-after", "restart-after"},
+		{"unknown acks", "{ acks: all }", "{ acks: two }", 16, "producers[0].config.acks", "want one of all, 1, 0"},
+		{"kafka key not modelled", "{ acks: all }", "{ transactional.id: t1 }", 16, "producers[0].config.transactional.id", "transactions are not modelled"},
+		{"groups not modelled", "    topics: [orders]", "    group: g", 19, "consumers[0].group", "consumer groups are not modelled"},
+		{"unknown expectation", "  lost-acked-write: 0", "  lost-writes: 0", 25, "expect.lost-writes", "unknown key"},
+		{"bad comparison", "  lost-acked-write: 0", "  lost-acked-write: lots", 25, "expect.lost-acked-write", "comparison"},
+		{"unknown bug", "expect:", "bugs: [hw-truncaton]\nexpect:", 24, "bugs[0]", `did you mean "hw-truncation"`},
+		{"duplicate key", "  brokers: 3", "  brokers: 3\n  brokers: 4", 6, "cluster.brokers", "given twice"},
+		{"idempotence needs acks=all", "{ acks: all }", "{ acks: 1, enable.idempotence: true }", 16, "producers[0].config.enable.idempotence", "needs acks=all"},
+		{"client name collides", "  - name: p\n", "  - name: broker\n    count: 2\n", 13, "producers[0].name", "broker-1"},
+		// yaml.v3 places a flow error at the line its context began.
+		{"invalid yaml", "  racks: [a, b, c]", "  racks: [a, b, c", 5, "", "invalid YAML"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if !strings.Contains(base, c.from) {
+				t.Fatalf("base lacks %q", c.from)
+			}
+			_, err := Parse("bad.yaml", []byte(strings.Replace(base, c.from, c.to, 1)))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			var first *Error
+			var es Errors
+			switch {
+			case errors.As(err, &es):
+				first = es[0]
+			case errors.As(err, &first):
+			default:
+				t.Fatalf("error of type %T: %v", err, err)
+			}
+			if first.File != "bad.yaml" || (c.line > 0 && first.Line != c.line) || first.Key != c.key || !strings.Contains(first.Msg, c.want) {
+				t.Fatalf("got %q (line %d, key %q); want line %d, key %q, message containing %q", err, first.Line, first.Key, c.line, c.key, c.want)
+			}
+			if strings.Count(first.Error(), "\n") > 0 {
+				t.Fatalf("an error is one line: %q", first.Error())
+			}
+		})
+	}
+	if _, err := Parse("base.yaml", []byte(base)); err != nil {
+		t.Fatalf("the base scenario is valid: %v", err)
+	}
+}
+
+func TestFileLimits(t *testing.T) {
+	if _, err := Parse("big.yaml", bytes.Repeat([]byte("#"), FileBytesMax+1)); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Fatalf("a file over 1 MiB: %v", err)
+	}
+	if _, err := Parse("empty.yaml", nil); err == nil || !strings.Contains(err.Error(), "empty") {
+		t.Fatalf("an empty file: %v", err)
+	}
+	if _, err := LoadFile("testdata/does-not-exist.yaml"); err == nil || !strings.Contains(err.Error(), "testdata/does-not-exist.yaml") {
+		t.Fatalf("a missing file: %v", err)
+	}
+}
+
+func TestComparisons(t *testing.T) {
+	for s, x := range map[string][2]float64{">0": {1, 0}, "<=0.5": {0.5, 0.6}, ">= 0.99": {0.99, 0.98}, "3": {3, 4}, "!=2": {1, 2}} {
+		c, err := ParseComparison(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.Holds(x[0]) || c.Holds(x[1]) {
+			t.Errorf("%s: holds(%v)=%v holds(%v)=%v", s, x[0], c.Holds(x[0]), x[1], c.Holds(x[1]))
+		}
+	}
+}
