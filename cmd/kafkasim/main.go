@@ -39,6 +39,12 @@ func usage(format string, args ...any) error {
 }
 
 func main() {
+	// A run allocates steadily and keeps little: collect less often than
+	// Go's default (GOGC=100) unless the user chose. Memory is traded for
+	// about a tenth of the CPU time; behaviour is unaffected.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
