@@ -114,6 +114,7 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 		return nil, err
 	}
 	w := c.World
+	c.History.TraceSteps(w.Steps)
 	res = &Result{Scenario: s, Cluster: c}
 	defer func() {
 		// A panic inside the model is the simulator failing, not the
@@ -189,6 +190,7 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 	res.Invariants = invariants(c.Audit)
 	res.Producers = producerStats(s, c)
 	res.Report = checker.Check(c.History.Ops(), checkerConfig(s, c))
+	res.linkEvents()
 	res.Expectations = evaluate(s, res)
 	res.Verdict = verdict(res)
 	res.WallTime = now().Sub(start)
@@ -359,4 +361,25 @@ func producerStats(s *scenarios.Scenario, c *cluster.Cluster) []ProducerStats {
 		out = append(out, ps)
 	}
 	return out
+}
+
+// linkEvents points each example's operations into the trace: the step at
+// which each was recorded (the trace's "step" field).
+func (res *Result) linkEvents() {
+	h := res.Cluster.History
+	link := func(ex *checker.Example) {
+		ex.Events = ex.Events[:0]
+		for _, op := range ex.Ops {
+			if st := h.Step(op); st > 0 {
+				ex.Events = append(ex.Events, int64(st))
+			}
+		}
+	}
+	for i := range res.Report.Anomalies {
+		a := &res.Report.Anomalies[i]
+		link(&a.Example)
+		for j := range a.Examples {
+			link(&a.Examples[j])
+		}
+	}
 }

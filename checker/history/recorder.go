@@ -13,6 +13,22 @@ type Recorder struct {
 	chunks [][]Op
 	n      int64
 	clock  func() time.Duration
+	// steps, when set, is the trace step at each operation, so that a
+	// report can point from an operation into the trace.
+	stepOf func() uint64
+	steps  []uint64
+}
+
+// TraceSteps makes the recorder note, for every operation, the trace step
+// (events executed so far) when it was recorded.
+func (r *Recorder) TraceSteps(stepOf func() uint64) { r.stepOf = stepOf }
+
+// Step returns the trace step of operation i, or 0 when unknown.
+func (r *Recorder) Step(i int64) uint64 {
+	if i < 0 || i >= int64(len(r.steps)) {
+		return 0
+	}
+	return r.steps[i]
 }
 
 // NewRecorder records with times from clock.
@@ -24,6 +40,9 @@ func (r *Recorder) add(process string, t Type, f string, v Value) int64 {
 	}
 	last := &r.chunks[len(r.chunks)-1]
 	i := r.n
+	if r.stepOf != nil {
+		r.steps = append(r.steps, r.stepOf())
+	}
 	*last = append(*last, Op{Index: i, Time: int64(r.clock()), Process: process, Type: t, F: f, Value: v})
 	r.n++
 	return i

@@ -195,7 +195,7 @@ func lossCause(c string) string {
 	case "unclean-election":
 		return "a replica without the committed data was elected leader (unclean election)"
 	case "power-loss":
-		return "every replica that held it lost its page cache before the data reached disk"
+		return "the replica that led next had lost it from its page cache in a power loss before it reached disk"
 	}
 	return c
 }

@@ -69,6 +69,11 @@ type partitionAudit struct {
 	// or a recovery that lost page cache, happened since.
 	uncleanFrom   int64 // committed offsets at or above this may be lost (-1: none)
 	powerLossFrom int64
+	// shortSince: brokers whose log came back from a power loss shorter
+	// than what was committed (where it ended), and that have not joined
+	// the ISR since. Only such a broker can lack committed data the way
+	// Kafka permits; one that joined the ISR claimed to have caught up.
+	shortSince map[int32]int64
 	ackedUpTo     int64 // last offset acknowledged with acks=all, -1
 	// proposedShort: members a leader proposed for the ISR while their log
 	// ended before an acknowledged write (the log end they had then).
@@ -124,7 +129,7 @@ func (a *Audit) lose(tp metadata.TopicPartition, p *partitionAudit, i int, broke
 	}
 	cause := ""
 	switch {
-	case p.powerLossFrom >= 0 && from >= p.powerLossFrom:
+	case p.powerLossFrom >= 0 && from >= p.powerLossFrom && p.shortBelow(from):
 		// The data left page cache before it reached a disk; whatever
 		// election followed could only pick among what survived.
 		cause = "power-loss"
@@ -197,7 +202,22 @@ func (a *Audit) ReplicaRecovered(broker int32, tp metadata.TopicPartition, log *
 		if p.powerLossFrom < 0 || end < p.powerLossFrom {
 			p.powerLossFrom = end
 		}
+		if p.shortSince == nil {
+			p.shortSince = map[int32]int64{}
+		}
+		p.shortSince[broker] = end
 	}
+}
+
+// shortBelow reports whether a broker that lost page cache, and has not
+// rejoined the ISR since, ends at or below offset.
+func (p *partitionAudit) shortBelow(offset int64) bool {
+	for _, end := range p.shortSince { // kafkasim:orderless: an existence test
+		if end <= offset {
+			return true
+		}
+	}
+	return false
 }
 
 // PartitionLeader checks a new leader's log against what was committed. A
@@ -266,6 +286,7 @@ func (a *Audit) ISRProposed(leader int32, tp metadata.TopicPartition, member int
 // write the leader holds.
 func (a *Audit) ISRJoined(leader int32, tp metadata.TopicPartition, member int32) {
 	p := a.part(tp)
+	delete(p.shortSince, member)
 	if leo, short := p.proposedShort[member]; short {
 		delete(p.proposedShort, member)
 		a.report(AckedOnEveryISRMember, a.brokerNode(leader), "%s: broker %d joined the ISR with its log ending at %d, before acknowledged offset %d",
