@@ -74,7 +74,7 @@ type partitionAudit struct {
 	// the ISR since. Only such a broker can lack committed data the way
 	// Kafka permits; one that joined the ISR claimed to have caught up.
 	shortSince map[int32]int64
-	ackedUpTo     int64 // last offset acknowledged with acks=all, -1
+	ackedUpTo  int64 // last offset acknowledged with acks=all, -1
 	// proposedShort: members a leader proposed for the ISR while their log
 	// ended before an acknowledged write (the log end they had then).
 	proposedShort map[int32]int64
