@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"kafkasim/checker"
+	"kafkasim/checker/history"
 	"kafkasim/model/audit"
 	"kafkasim/model/cluster"
 	"kafkasim/model/reader"
@@ -40,6 +41,9 @@ const FinalReaderName = scenarios.FinalReaderName
 const (
 	FinalReadTimeMax = 2 * time.Minute
 	ProbeTimeMax     = time.Minute
+	// acksNoneProbeRounds is how many rounds of probes an acks=0
+	// producer writes.
+	acksNoneProbeRounds = 3
 )
 
 // Options configure a run.
@@ -84,6 +88,8 @@ type Result struct {
 	Verdict        string
 	// CrashDetail says how the simulator failed, when Verdict is Crash.
 	CrashDetail string
+
+	unconfirmed []string // acks=0 probe values the final reads must hold
 }
 
 // Invariant is one god-view invariant.
@@ -176,6 +182,11 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 		}
 	}
 	w.SetAfterEvent(nil)
+	if res.FinalReadsDone && res.Converged && len(res.unconfirmed) > 0 {
+		if missing := missingFromFinalReads(c, res.unconfirmed); missing != "" {
+			res.Converged, res.ConvergeDetail = false, "an acks=0 producer cannot write after the heal: its probe "+missing+" is not in the log"
+		}
+	}
 	if !res.FinalReadsDone && res.Converged {
 		pending := "the final reader is down"
 		if r := c.Reader(final); r != nil {
@@ -283,11 +294,47 @@ func invariants(a *audit.Audit) []Invariant {
 // is a liveness failure.
 func probeWrites(c *cluster.Cluster, res *Result) string {
 	w := c.World
+	acksNone := map[sim.NodeID]bool{}
+	i := 0
+	for _, spec := range res.Scenario.Producers {
+		for range spec.Count {
+			acksNone[c.Producers[i]] = spec.Config.Get("acks") == "0"
+			i++
+		}
+	}
 	var probing []sim.NodeID
+	anyAcksNone := false
 	for _, id := range c.Producers {
 		if p := c.Producer(id); p != nil && w.State(id) == sim.Running {
 			p.Probe()
 			probing = append(probing, id)
+			anyAcksNone = anyAcksNone || acksNone[id]
+		}
+	}
+	// An acks=0 probe sent on stale metadata is lost without a word (the
+	// broker closes the connection and the producer refreshes): probe such
+	// producers twice more, and judge them by the last round.
+	lastRound := map[sim.NodeID][]string{}
+	if anyAcksNone {
+		for round := 0; round < acksNoneProbeRounds-1; round++ {
+			if stopped := runPhase(w, w.Now()+2*time.Second, 0, nil); stopped != "" {
+				return stopped
+			}
+			for _, id := range probing {
+				if p := c.Producer(id); p != nil && acksNone[id] {
+					before := map[string]bool{}
+					for _, v := range p.ProbesUnknown() {
+						before[v] = true
+					}
+					p.Probe()
+					lastRound[id] = nil
+					for _, v := range p.ProbesUnknown() {
+						if !before[v] {
+							lastRound[id] = append(lastRound[id], v)
+						}
+					}
+				}
+			}
 		}
 	}
 	deadline := w.Now() + ProbeTimeMax
@@ -295,7 +342,7 @@ func probeWrites(c *cluster.Cluster, res *Result) string {
 		pending := false
 		for _, id := range probing {
 			if p := c.Producer(id); p != nil {
-				if _, _, n := p.ProbeOutcome(); n > 0 {
+				if _, _, _, n := p.ProbeOutcome(); n > 0 {
 					pending = true
 				}
 			}
@@ -312,11 +359,17 @@ func probeWrites(c *cluster.Cluster, res *Result) string {
 		if p == nil {
 			continue
 		}
-		acked, failed, pending := p.ProbeOutcome()
-		if (failed > 0 || pending > 0) && res.Converged {
+		acked, failed, unknown, pending := p.ProbeOutcome()
+		if acksNone[id] {
+			// acks=0 never says: the final reads must hold the probes.
+			// (The last round is already unknown: acks=0 completes at once.)
+			res.unconfirmed = append(res.unconfirmed, lastRound[id]...)
+			acked, unknown = acked+unknown, 0
+		}
+		if (failed > 0 || unknown > 0 || pending > 0) && res.Converged {
 			res.Converged = false
-			res.ConvergeDetail = fmt.Sprintf("%s cannot write after the heal: of %d probe writes, %d acknowledged, %d failed, %d without an answer after %v",
-				w.Name(id), acked+failed+pending, acked, failed, pending, ProbeTimeMax)
+			res.ConvergeDetail = fmt.Sprintf("%s cannot write after the heal: of %d probe writes, %d acknowledged, %d failed, %d unknown, %d without an answer after %v",
+				w.Name(id), acked+failed+unknown+pending, acked, failed, unknown, pending, ProbeTimeMax)
 		}
 	}
 	return ""
@@ -382,4 +435,26 @@ func (res *Result) linkEvents() {
 			link(&a.Examples[j])
 		}
 	}
+}
+
+// missingFromFinalReads returns the first value final reads do not hold.
+func missingFromFinalReads(c *cluster.Cluster, values []string) string {
+	want := map[string]bool{}
+	for _, v := range values {
+		want[v] = true
+	}
+	c.History.Each(func(op *history.Op) {
+		if op.Process != FinalReaderName+"-0" || op.F != history.FPoll || op.Type != history.OK {
+			return
+		}
+		for _, r := range op.Value.Records {
+			delete(want, r.Value)
+		}
+	})
+	for _, v := range values {
+		if want[v] {
+			return v
+		}
+	}
+	return ""
 }

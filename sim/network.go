@@ -304,6 +304,14 @@ func (net *network) reset(a, b NodeID, tellA, tellB bool, delayToA, delayToB tim
 	}
 }
 
+// close is a reset initiated by a: b is told after the link's latency,
+// unless the link is cut (then b finds out when its next send fails).
+func (net *network) close(a, b NodeID) {
+	ab := net.link(a, b)
+	delay := uniformDuration(&ab.rng, net.opts.Latency.Min, net.opts.Latency.Max) + ab.extraLatency
+	net.reset(a, b, false, ab.cuts == 0, 0, delay)
+}
+
 // refused answers a message that reached a machine whose process is gone:
 // its kernel resets the connection, and the sender learns it lost m once the
 // reset crosses back.

@@ -72,6 +72,11 @@ type Env interface {
 	// WorldTime is the simulation's virtual time, for history records only:
 	// behaviour must use Now, the node's own clock.
 	WorldTime() time.Duration
+	// CloseConnection closes this node's connection to a peer (as a Kafka
+	// broker does after an acks=0 produce fails): what is in flight either
+	// way is lost, and the peer learns of it once the close crosses the
+	// link.
+	CloseConnection(peer NodeID)
 }
 
 // ProcessState is a node's process state.
@@ -630,6 +635,13 @@ type nodeEnv struct {
 }
 
 func (e *nodeEnv) current() bool { return e.s.incarnation == e.incarnation && e.s.state != Down }
+
+func (e *nodeEnv) CloseConnection(peer NodeID) {
+	if !e.current() || peer == e.s.id || int(peer) < 0 || int(peer) >= len(e.w.nodes) {
+		return
+	}
+	e.w.net.close(e.s.id, peer)
+}
 
 func (e *nodeEnv) ID() NodeID         { return e.s.id }
 func (e *nodeEnv) Name() string       { return e.s.name }

@@ -54,7 +54,15 @@ func (rm *replicaManager) handleProduce(from sim.NodeID, m *proto.ProduceRequest
 		wait.parts = append(wait.parts, part)
 	}
 	if m.Acks == proto.AcksNone {
-		return // acks=0: no answer, ever
+		// acks=0: no answer, ever. On an error Kafka closes the connection
+		// instead, so that the producer refreshes its metadata.
+		for _, r := range resp.Partitions {
+			if r.Error != proto.None {
+				rm.n.env.CloseConnection(from)
+				break
+			}
+		}
+		return
 	}
 	if waiting == 0 {
 		rm.gate.Send(from, resp)

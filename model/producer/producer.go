@@ -233,6 +233,10 @@ func (p *Producer) Deliver(from sim.NodeID, m sim.Message) {
 		for _, c := range p.inflightFor(m.Peer) {
 			p.failRequest(c, proto.NetworkException)
 		}
+		// Kafka's NetworkClient asks for fresh metadata after a
+		// disconnection: the broker may be gone, or closed on us because
+		// it no longer leads (acks=0).
+		p.refreshMetadata()
 	}
 }
 
@@ -424,20 +428,34 @@ func (p *Producer) Probe() {
 	}
 }
 
-// ProbeOutcome counts the probes acknowledged, failed (or unknown), and
-// still pending.
-func (p *Producer) ProbeOutcome() (acked, failed, pending int) {
+// ProbeOutcome counts the probes acknowledged, failed, unknown (info:
+// with acks=0 every send is), and still pending.
+func (p *Producer) ProbeOutcome() (acked, failed, unknown, pending int) {
 	for _, t := range p.probes { // kafkasim:orderless: counts
 		switch t {
 		case history.OK:
 			acked++
 		case history.Invoke:
 			pending++
+		case history.Info:
+			unknown++
 		default:
 			failed++
 		}
 	}
-	return acked, failed, pending
+	return acked, failed, unknown, pending
+}
+
+// ProbesUnknown lists the values of probes whose outcome is unknown, sorted.
+func (p *Producer) ProbesUnknown() []string {
+	var out []string
+	for v, t := range p.probes { // kafkasim:orderless: sorted below
+		if t == history.Info {
+			out = append(out, v)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func (p *Producer) partitionFor(pr pendingRecord) int32 {

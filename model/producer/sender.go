@@ -46,8 +46,10 @@ func (p *Producer) runSender() {
 			}
 			continue
 		}
+		// max.in.flight.requests.per.connection counts requests: one
+		// request carries a ready batch of every partition the broker leads.
 		b := p.nextToSend(part, now)
-		if b == nil || p.perNode[info.leader]+len(byBroker[info.leader]) >= p.cfg.MaxInFlight {
+		if b == nil || p.perNode[info.leader] >= p.cfg.MaxInFlight {
 			continue
 		}
 		if _, seen := byBroker[info.leader]; !seen {
@@ -274,6 +276,16 @@ func (p *Producer) retryOrFail(b *pbatch, err proto.ErrorCode, maybe bool) {
 	case proto.NotLeaderOrFollower, proto.UnknownTopicOrPartition, proto.FencedLeaderEpoch, proto.UnknownLeaderEpoch,
 		proto.NetworkException, proto.KafkaStorageError:
 		p.refreshMetadata()
+	}
+	if err == proto.OutOfOrderSequenceNumber && p.cfg.EnableIdempotence && b.epoch == p.epoch && b.baseSeq >= 0 &&
+		b.baseSeq+int32(len(b.records))-1 <= p.partState(b.partition).lastAcked {
+		// The broker acknowledged later sequences of this epoch, which it
+		// accepts only in order: this batch is in the log, its answer was
+		// lost (a timed-out request). Its offset is unknown. (Kafka, whose
+		// broker answers one connection's requests in order, never gets
+		// here; the simulated broker does not keep that order.)
+		p.complete(b, history.Info, -1, "written before later sequences; offset unknown")
+		return
 	}
 	if err == proto.OutOfOrderSequenceNumber && p.cfg.EnableIdempotence && b.epoch == p.epoch &&
 		b.baseSeq == p.partState(b.partition).lastAcked+1 {

@@ -260,7 +260,11 @@ func (*InitProducerIDResponse) MessageName() string { return "InitProducerIdResp
 func (m *ProduceRequest) String() string {
 	s := fmt.Sprintf("Produce acks=%d", m.Acks)
 	for _, p := range m.Partitions {
-		s += fmt.Sprintf(" %s(%d records)", p.TopicPartition, len(p.Batch.Records))
+		s += fmt.Sprintf(" %s(%d records", p.TopicPartition, len(p.Batch.Records))
+		if b := p.Batch; b.ProducerID >= 0 {
+			s += fmt.Sprintf(", producer %d epoch %d seq %d", b.ProducerID, b.ProducerEpoch, b.BaseSequence)
+		}
+		s += ")"
 	}
 	return s
 }

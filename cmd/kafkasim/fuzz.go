@@ -1,0 +1,150 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"kafkasim/fuzz"
+	"kafkasim/model/cluster"
+	"kafkasim/scenarios"
+)
+
+func newFuzzCommand() *cobra.Command {
+	var (
+		base      string
+		runs      int
+		duration  time.Duration
+		parallel  int
+		shard     string
+		out       string
+		bugs      []string
+		seedStart uint64
+		quiet     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "fuzz [--base SCENARIO.yaml] [--runs N | --time DURATION] [--parallel P] [--shard K/N] [--out DIR]",
+		Short: "Search random configurations and fault schedules for broken guarantees; shrink every failure to a replayable scenario",
+		Long: `fuzz draws whole scenarios from seeds — cluster shape, topic, broker and client
+configurations, and a swarm fault schedule (per seed some fault kinds are off and
+the rest get very different rates) — runs each, and checks the property: no
+guarantee the configuration promises breaks (permitted anomalies are fine), no
+god-view invariant breaks, and the cluster heals once the faults stop.
+
+Every failure is shrunk (fewest faults, clients, brokers, shortest run that still
+fails the same way) and written to OUT as seed-<N>.yaml, a scenario that
+'kafkasim run' replays to the same failure, beside seed-<N>.drawn.yaml as drawn.
+OUT/summary.json holds the campaign: runs, failures, runs per second, time to
+first failure. Ctrl-C stops the campaign and keeps what was found.
+
+--base fuzzes around your own scenario (its cluster, topics and clients; fresh
+seeds and fault schedules). --bugs switches bug-zoo entries on. --shard K/N runs
+the seeds i with i mod N = K, so that N machines split one seed range.
+Exit 1 when a failure was found, 0 otherwise.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts := fuzz.Options{Runs: runs, Time: duration, Parallel: parallel, Out: out, SeedStart: seedStart}
+			if base != "" {
+				s, err := scenarios.LoadFile(base)
+				if err != nil {
+					return inputError(err)
+				}
+				opts.Base = s
+			}
+			for _, b := range bugs {
+				for _, one := range strings.Split(b, ",") {
+					one = strings.TrimSpace(one)
+					if one == "" {
+						continue
+					}
+					found := false
+					for _, k := range cluster.KnownBugs {
+						found = found || k == one
+					}
+					if !found {
+						return usage("--bugs: unknown or not modelled bug %q (modelled: %s)", one, strings.Join(cluster.KnownBugs, ", "))
+					}
+					opts.Bugs = append(opts.Bugs, one)
+				}
+			}
+			if shard != "" {
+				k, n, ok := strings.Cut(shard, "/")
+				ki, err1 := strconv.Atoi(k)
+				ni, err2 := strconv.Atoi(n)
+				if !ok || err1 != nil || err2 != nil || ni < 1 || ki < 0 || ki >= ni {
+					return usage("--shard %q: want K/N with 0 <= K < N", shard)
+				}
+				opts.ShardIndex, opts.ShardCount = ki, ni
+			}
+			if runs < 0 || duration < 0 || parallel < 0 {
+				return usage("--runs, --time and --parallel must not be negative")
+			}
+			if out == "" {
+				out = "runs/fuzz"
+				opts.Out = out
+			}
+			total := int64(runs)
+			if total == 0 && duration == 0 {
+				total = 100
+				opts.Runs = 100
+			}
+			bar := newProgress(cmd.ErrOrStderr(), quiet, "fuzz", "runs", max(total, 1))
+			opts.Progress = func(done, failures int) {
+				note := ""
+				if failures > 0 {
+					note = fmt.Sprintf("%d failures", failures)
+				}
+				bar.set(int64(done), max(total, int64(done)), note)
+			}
+			stop := make(chan struct{})
+			sig := make(chan os.Signal, 1)
+			signal.Notify(sig, os.Interrupt)
+			defer signal.Stop(sig)
+			go func() {
+				if _, ok := <-sig; ok {
+					close(stop)
+				}
+			}()
+			opts.Stop = stop
+			sum, err := fuzz.Campaign(opts)
+			bar.finish()
+			if err != nil {
+				return simulatorFailed("%v", err)
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "fuzz: %d runs in %v (%.2f runs/s, %.2f per core), %d failures", sum.Runs,
+				time.Duration(sum.WallNs).Round(time.Millisecond), sum.RunsPerSecond, sum.RunsPerSecondPerCore, sum.Failures)
+			if sum.TimeToFirstFailureNs >= 0 {
+				fmt.Fprintf(w, ", first after %v", time.Duration(sum.TimeToFirstFailureNs).Round(time.Millisecond))
+			}
+			if sum.Interrupted {
+				fmt.Fprint(w, " (interrupted)")
+			}
+			fmt.Fprintln(w)
+			for _, f := range sum.Found {
+				fmt.Fprintf(w, "  seed %d: %s — %s\n    %s (%d faults, drawn with %d; replays: %v)\n", f.Seed, f.Failure.Kind,
+					f.Failure.Detail, f.File, f.Faults, f.FaultsDrawn, f.Replays)
+			}
+			fmt.Fprintf(w, "  summary: %s/summary.json\n", out)
+			if sum.Failures > 0 {
+				return failed("fuzzing found %d failures", sum.Failures)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&base, "base", "", "fuzz around this scenario's cluster, topics and clients")
+	cmd.Flags().IntVar(&runs, "runs", 0, "number of runs (default 100 unless --time is given)")
+	cmd.Flags().DurationVar(&duration, "time", 0, "stop after this much wall time")
+	cmd.Flags().IntVar(&parallel, "parallel", 0, "runs at once (default: every core)")
+	cmd.Flags().StringVar(&shard, "shard", "", "K/N: run only the seeds i with i mod N = K")
+	cmd.Flags().StringVar(&out, "out", "runs/fuzz", "where counterexamples and summary.json go")
+	cmd.Flags().StringSliceVar(&bugs, "bugs", nil, "bug-zoo switches to turn on (comma separated)")
+	cmd.Flags().Uint64Var(&seedStart, "seed-start", 1, "the first seed of the range")
+	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress output")
+	return cmd
+}

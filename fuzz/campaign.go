@@ -1,0 +1,236 @@
+package fuzz
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"kafkasim/runner"
+	"kafkasim/scenarios"
+)
+
+// Options configure a campaign. Parallelism lives here, between runs: each
+// run is one goroutine's deterministic world.
+type Options struct {
+	// Base, when set, fixes the cluster, topics and clients; the fuzzer
+	// draws seeds and fault schedules around it.
+	Base *scenarios.Scenario
+	// Bugs are bug-zoo switches to turn on in every run.
+	Bugs []string
+	// Runs bounds the campaign by count, Time by wall time (one of them,
+	// or both: whichever ends first).
+	Runs int
+	Time time.Duration
+	// Parallel is the number of runs at once (default: every core).
+	Parallel int
+	// ShardIndex of ShardCount: this campaign runs seeds SeedStart+i with
+	// i % ShardCount == ShardIndex, so that machines split a seed range.
+	ShardIndex, ShardCount int
+	SeedStart              uint64
+	// Out is where counterexamples and the summary go.
+	Out string
+	// ShrinkRuns bounds the runs spent shrinking one failure; ShrinkMax
+	// bounds how many failures are shrunk (the rest are kept as drawn).
+	ShrinkRuns, ShrinkMax int
+	// Progress is called after every run.
+	Progress func(done, failures int)
+	// Stop, when closed, ends the campaign early; what was found is kept.
+	Stop <-chan struct{}
+}
+
+// Summary is the campaign's summary.json.
+type Summary struct {
+	Runs                 int       `json:"runs"`
+	Failures             int       `json:"failures"`
+	WallNs               int64     `json:"wall_ns"`
+	RunsPerSecond        float64   `json:"runs_per_second"`
+	RunsPerSecondPerCore float64   `json:"runs_per_second_per_core"`
+	Parallel             int       `json:"parallel"`
+	Shard                string    `json:"shard"`
+	SeedStart            uint64    `json:"seed_start"`
+	Bugs                 []string  `json:"bugs"`
+	Base                 string    `json:"base,omitempty"`
+	TimeToFirstFailureNs int64     `json:"time_to_first_failure_ns"` // -1: none
+	Found                []Found   `json:"found"`
+	Interrupted          bool      `json:"interrupted"`
+	Events               uint64    `json:"events"`
+	SimTimeNs            int64     `json:"sim_time_ns"`
+	started              time.Time `json:"-"`
+}
+
+// Found is one counterexample.
+type Found struct {
+	Seed    uint64   `json:"seed"`
+	Failure *Failure `json:"failure"`
+	// File is the shrunk scenario, Original the scenario as drawn.
+	File     string `json:"file"`
+	Original string `json:"original"`
+	// Faults before and after shrinking, runs spent shrinking, and
+	// whether the written file replays to the same failure.
+	FaultsDrawn int  `json:"faults_drawn"`
+	Faults      int  `json:"faults"`
+	ShrinkRuns  int  `json:"shrink_runs"`
+	Replays     bool `json:"replays"`
+}
+
+// runOne runs a scenario and judges it.
+func runOne(s *scenarios.Scenario) (*runner.Result, *Failure) {
+	res, err := runner.Run(s, runner.Options{})
+	if err != nil {
+		return nil, &Failure{Kind: "crash", Detail: err.Error()}
+	}
+	return res, Judge(res)
+}
+
+// Campaign runs the search.
+func Campaign(opts Options) (*Summary, error) {
+	if opts.Parallel <= 0 {
+		opts.Parallel = runtime.NumCPU()
+	}
+	if opts.ShardCount <= 0 {
+		opts.ShardCount = 1
+	}
+	if opts.ShrinkRuns <= 0 {
+		opts.ShrinkRuns = 150
+	}
+	if opts.ShrinkMax <= 0 {
+		opts.ShrinkMax = 5
+	}
+	if opts.Runs <= 0 && opts.Time <= 0 {
+		opts.Runs = 100
+	}
+	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
+		return nil, err
+	}
+	sum := &Summary{Parallel: opts.Parallel, Shard: fmt.Sprintf("%d/%d", opts.ShardIndex, opts.ShardCount),
+		SeedStart: opts.SeedStart, Bugs: append([]string{}, opts.Bugs...), TimeToFirstFailureNs: -1, Found: []Found{},
+		started: time.Now()}
+	if opts.Base != nil {
+		sum.Base = opts.Base.Name
+	}
+	deadline := time.Time{}
+	if opts.Time > 0 {
+		deadline = sum.started.Add(opts.Time)
+	}
+	seeds := make(chan uint64)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var genErr error
+	shrunk := 0
+	for range opts.Parallel {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for seed := range seeds {
+				s, err := Generate(seed, opts.Base, opts.Bugs)
+				if err != nil {
+					mu.Lock()
+					genErr = fmt.Errorf("seed %d: the generator drew an invalid scenario: %w", seed, err)
+					mu.Unlock()
+					continue
+				}
+				res, fail := runOne(s)
+				mu.Lock()
+				sum.Runs++
+				if res != nil {
+					sum.Events += res.Events
+					sum.SimTimeNs += int64(res.SimTime)
+				}
+				doShrink := false
+				if fail != nil {
+					sum.Failures++
+					if sum.TimeToFirstFailureNs < 0 {
+						sum.TimeToFirstFailureNs = int64(time.Since(sum.started))
+					}
+					doShrink = shrunk < opts.ShrinkMax
+					if doShrink {
+						shrunk++
+					}
+				}
+				runs, fails := sum.Runs, sum.Failures
+				mu.Unlock()
+				if opts.Progress != nil {
+					opts.Progress(runs, fails)
+				}
+				if fail == nil {
+					continue
+				}
+				found := record(opts, s, fail, doShrink)
+				mu.Lock()
+				sum.Found = append(sum.Found, found)
+				mu.Unlock()
+			}
+		}()
+	}
+	interrupted := false
+dispatch:
+	for i := 0; opts.Runs <= 0 || i < opts.Runs; i++ {
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			break
+		}
+		seed := opts.SeedStart + uint64(i)*uint64(opts.ShardCount) + uint64(opts.ShardIndex)
+		select {
+		case seeds <- seed:
+		case <-opts.Stop:
+			interrupted = true
+			break dispatch
+		}
+	}
+	close(seeds)
+	wg.Wait()
+	sum.Interrupted = interrupted
+	wall := time.Since(sum.started)
+	sum.WallNs = int64(wall)
+	if wall > 0 {
+		sum.RunsPerSecond = float64(sum.Runs) / wall.Seconds()
+		sum.RunsPerSecondPerCore = sum.RunsPerSecond / float64(min(opts.Parallel, runtime.NumCPU()))
+	}
+	sort.Slice(sum.Found, func(i, j int) bool { return sum.Found[i].Seed < sum.Found[j].Seed })
+	data, _ := json.MarshalIndent(sum, "", "  ")
+	if err := os.WriteFile(filepath.Join(opts.Out, "summary.json"), append(data, '\n'), 0o644); err != nil {
+		return sum, err
+	}
+	return sum, genErr
+}
+
+// record writes a counterexample: the scenario as drawn, and shrunk, each a
+// scenario file whose run fails (its expect block keeps the default: no
+// violation, converged).
+func record(opts Options, s *scenarios.Scenario, fail *Failure, shrink bool) Found {
+	f := Found{Seed: s.Seed, Failure: fail, FaultsDrawn: len(s.Faults), Faults: len(s.Faults)}
+	name := "seed-" + strconv.FormatUint(s.Seed, 10)
+	f.Original = filepath.Join(opts.Out, name+".drawn.yaml")
+	writeScenario(f.Original, s, fail, "as drawn")
+	final := s
+	if shrink {
+		final, f.ShrinkRuns = Shrink(s, fail, opts.ShrinkRuns, func(c *scenarios.Scenario) *Failure {
+			_, g := runOne(c)
+			return g
+		})
+		final.Name = s.Name + "-shrunk"
+	}
+	f.Faults = len(final.Faults)
+	f.File = filepath.Join(opts.Out, name+".yaml")
+	writeScenario(f.File, final, fail, fmt.Sprintf("shrunk from %d faults in %d runs", len(s.Faults), f.ShrinkRuns))
+	// The file must replay to the same failure.
+	if again, err := scenarios.LoadFile(f.File); err == nil {
+		_, g := runOne(again)
+		f.Replays = fail.same(g)
+	}
+	return f
+}
+
+func writeScenario(path string, s *scenarios.Scenario, fail *Failure, how string) {
+	data, err := s.Resolved()
+	if err != nil {
+		return
+	}
+	header := fmt.Sprintf("# kafkasim fuzz counterexample (%s): %s failure\n# %s\n# Replay: kafkasim run %s\n", how, fail.Kind, fail.Detail, path)
+	os.WriteFile(path, append([]byte(header), data...), 0o644)
+}
