@@ -21,6 +21,7 @@ type fetcher struct {
 	inflight    uint64                    // correlation id, 0 if none
 	backoffTill map[metadata.TopicPartition]bool
 	gen         uint64
+	sentEpoch   map[metadata.TopicPartition]int32
 }
 
 // fetcherTimer ends a fetch that got no answer (gen matches), or a
@@ -80,12 +81,14 @@ func (rm *replicaManager) sendFetch(f *fetcher) {
 		return
 	}
 	req := &proto.FetchRequest{ReplicaID: rm.id(), BrokerEpoch: rm.n.life.epoch, MaxWait: rm.cfg.ReplicaFetchWaitMax}
+	f.sentEpoch = map[metadata.TopicPartition]int32{}
 	for _, tp := range f.parts {
 		p := rm.parts[tp]
 		if p == nil || p.isLeader || p.failed || p.leader != f.leader || p.log == nil || f.backoffTill[tp] {
 			continue
 		}
 		lastEpoch := p.log.LatestEpoch()
+		f.sentEpoch[tp] = p.leaderEpoch
 		if rm.cfg.Bugs.HWTruncation {
 			lastEpoch = -1 // no epochs to compare: followers trust their high watermark
 		}
@@ -182,6 +185,10 @@ func (rm *replicaManager) processFetched(f *fetcher, p *partition, r proto.Fetch
 		}
 		return
 	case proto.FencedLeaderEpoch:
+		if e, ok := f.sentEpoch[p.tp]; ok && e != p.leaderEpoch {
+			rm.note("replication", "%s: FENCED_LEADER_EPOCH for epoch %d, now %d: fetch again", p.tp, e, p.leaderEpoch)
+			return
+		}
 		p.failed = true // our epoch is newer than the leader's: wait for metadata
 		return
 	default:

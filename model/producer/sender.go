@@ -89,6 +89,12 @@ func (p *Producer) nextToSend(part int32, now time.Duration) *pbatch {
 	if p.needBump && p.cfg.EnableIdempotence {
 		return nil
 	}
+	// Kafka's Sender mutes a partition while one of its batches is in
+	// flight when max.in.flight.requests.per.connection is 1
+	// (guaranteeMessageOrder), whichever broker it went to.
+	if p.cfg.MaxInFlight == 1 && st.inflight > 0 {
+		return nil
+	}
 	for _, b := range st.queue {
 		if b.inflight {
 			continue
@@ -157,6 +163,7 @@ func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
 			b.maybe = true
 			p.complete(b, history.Info, -1, "acks=0: no acknowledgement")
 		}
+		p.wakeSender(0) // nothing will answer: drain what else is ready
 		return
 	}
 	ir := &inflightReq{broker: broker, node: node, batches: batches}

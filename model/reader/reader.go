@@ -114,6 +114,7 @@ type Reader struct {
 	leaderlessAt time.Duration
 	stopped      bool
 	requests     map[uint64]string // other requests in flight: kind
+	fetchFrom    map[uint64]map[partKey]int64
 
 	// Stats for reports and tests.
 	Stats Stats
@@ -136,6 +137,7 @@ func (r *Reader) Start(env sim.Env) {
 	r.buf = map[partKey][]*record.Batch{}
 	r.fetching = map[int32]uint64{}
 	r.requests = map[uint64]string{}
+	r.fetchFrom = map[uint64]map[partKey]int64{}
 	if env.Incarnation() > 1 && r.rec != nil {
 		r.rec.Invoke(r.cfg.Name, history.FRestart, history.NoValue())
 	}
@@ -212,6 +214,7 @@ func (r *Reader) Fire(t sim.Timer) {
 			delete(r.requests, rt.corr)
 			if kind == "fetch" {
 				r.fetchDone(rt.corr)
+				delete(r.fetchFrom, rt.corr)
 				r.refreshMetadata()
 				return
 			}
@@ -554,6 +557,11 @@ func (r *Reader) fetchMissing() {
 		}
 		r.corr++
 		r.fetching[l] = r.corr
+		from := map[partKey]int64{}
+		for _, fp := range byLeader[l] {
+			from[partKey{fp.Topic, fp.Partition}] = fp.FetchOffset
+		}
+		r.fetchFrom[r.corr] = from
 		r.env.Send(node, &proto.FetchRequest{CorrelationID: r.corr, ReplicaID: -1, BrokerEpoch: -1, MaxWait: r.cfg.FetchMaxWait, Partitions: byLeader[l]})
 		r.env.After(r.cfg.FetchMaxWait+r.cfg.RequestTimeout/10, rtimer{kind: timerRequest, corr: r.corr})
 		r.requests[r.corr] = "fetch"
@@ -567,6 +575,8 @@ func (r *Reader) handleFetch(m *proto.FetchResponse) {
 	}
 	delete(r.requests, m.CorrelationID)
 	r.fetchDone(m.CorrelationID)
+	from := r.fetchFrom[m.CorrelationID]
+	delete(r.fetchFrom, m.CorrelationID)
 	refresh := false
 	for _, fp := range m.Partitions {
 		k := partKey{fp.Topic, fp.Partition}
@@ -589,6 +599,12 @@ func (r *Reader) handleFetch(m *proto.FetchResponse) {
 		}
 		if p.offset < 0 || p.validating || p.resetting || len(r.buf[k]) > 0 {
 			continue // the position moved since the fetch left
+		}
+		// Kafka's consumer discards a response fetched from an offset
+		// that is no longer its position (a seek since, say KIP-320's).
+		if off, ok := from[k]; ok && off != p.offset {
+			r.env.Note("reader", fmt.Sprintf("%s: discarding stale fetch from %d, position %d", k, off, p.offset))
+			continue
 		}
 		if len(fp.Batches) > 0 && fp.Batches[len(fp.Batches)-1].LastOffset() >= p.offset {
 			r.buf[k] = fp.Batches
