@@ -217,7 +217,18 @@ func record(opts Options, s *scenarios.Scenario, fail *Failure, shrink bool) Fou
 	}
 	f.Faults = len(final.Faults)
 	f.File = filepath.Join(opts.Out, name+".yaml")
-	writeScenario(f.File, final, fail, fmt.Sprintf("shrunk from %d faults in %d runs", len(s.Faults), f.ShrinkRuns))
+	how := fmt.Sprintf("shrunk from %d faults in %d runs", len(s.Faults), f.ShrinkRuns)
+	if !shrink {
+		how = fmt.Sprintf("not shrunk: only the first %d failures of a campaign are", opts.ShrinkMax)
+	}
+	// The header tells the failure the file itself shows (a shrunk
+	// scenario fails the same way, with other records).
+	_, own := runOne(final)
+	header := fail
+	if own != nil {
+		header = own
+	}
+	writeScenario(f.File, final, header, how)
 	// The file must replay to the same failure.
 	if again, err := scenarios.LoadFile(f.File); err == nil {
 		_, g := runOne(again)
