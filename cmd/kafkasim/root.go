@@ -19,6 +19,6 @@ the same seed gives the same run, every time.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usage("%v", err) })
-	root.AddCommand(newRunCommand(), newReplayCommand(), newFuzzCommand(), newCheckCommand(), newDescribeCommand(), newScenariosCommand(), newDemoCommand(), newVersionCommand())
+	root.AddCommand(newRunCommand(), newReplayCommand(), newFuzzCommand(), newSweepCommand(), newCheckCommand(), newDescribeCommand(), newScenariosCommand(), newDemoCommand(), newVersionCommand())
 	return root
 }

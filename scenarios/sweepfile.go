@@ -1,0 +1,393 @@
+package scenarios
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"kafkasim/checker"
+)
+
+// A sweep file (SPEC.md §6): a base scenario, axes, seeds per cell, plots.
+// It is read as strictly as a scenario, with the same file:line:column:
+// key errors.
+
+// SweepFile is a loaded sweep file.
+type SweepFile struct {
+	Name string
+	// BasePath is the base scenario's path (resolved against the sweep
+	// file's folder); Base the scenario loaded from it.
+	BasePath string
+	Base     *Scenario
+	Seeds    int
+	Axes     []SweepAxis
+	Plots    []SweepPlot
+	File     string
+}
+
+// SweepAxis is one axis: a Kafka key or a kafkasim field, and its values.
+type SweepAxis struct {
+	Name   string
+	Values []string
+	Line   int
+}
+
+// SweepPlot is one plot request.
+type SweepPlot struct {
+	Kind          string
+	X, Y, Z       string
+	Label, Series []string
+	Line          int
+}
+
+// Limits of a sweep, so that a typo cannot make one that never ends.
+const (
+	SweepSeedsMax = 10_000
+	SweepCellsMax = 10_000
+)
+
+// SweepFields are kafkasim's own axes (besides every Kafka key).
+var SweepFields = []string{"nemesis-intensity", "duration", "settle", "controllers", "brokers", "replication.factor",
+	"partitions", "rate", "keys", "seed-offset"}
+
+// SweepMetrics are what plots may show, besides axes and anomaly types.
+var SweepMetrics = []string{"availability", "lost-acked-fraction", "lost-acked", "unavailable-seconds",
+	"p99-produce-latency-ms", "records-per-second", "bytes-per-record", "violations"}
+
+// LoadSweepFile reads and validates a sweep file and its base scenario.
+func LoadSweepFile(path string) (*SweepFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read: %v", unwrapPathError(err))}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, FileBytesMax+1))
+	if err != nil || len(data) > FileBytesMax {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read, or larger than %d bytes", FileBytesMax)}
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, &Error{File: path, Msg: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	if len(doc.Content) == 0 {
+		return nil, &Error{File: path, Msg: "the file is empty"}
+	}
+	root := doc.Content[0]
+	r := &reader{file: path}
+	sw := &SweepFile{Seeds: 10, File: path}
+	var baseField field
+	hasBase := false
+	for _, g := range r.fields(root, "", []string{"name", "base", "seeds", "axes", "plots"}) {
+		switch g.name {
+		case "name":
+			sw.Name = r.name(g, "sweep name")
+		case "base":
+			baseField, hasBase = g, true
+			sw.BasePath = r.str(g)
+		case "seeds":
+			if n, ok := r.int(g, 1, SweepSeedsMax); ok {
+				sw.Seeds = int(n)
+			}
+		case "axes":
+			r.sweepAxes(g, sw)
+		case "plots":
+			r.sweepPlots(g, sw)
+		}
+	}
+	if sw.Name == "" && len(r.errs) == 0 {
+		sw.Name = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".yaml"), ".yml")
+		if !safeName.MatchString(sw.Name) {
+			r.fail(root, "name", "missing, and the file name cannot stand in for it")
+		}
+	}
+	if !hasBase {
+		r.fail(root, "base", "missing: the scenario the sweep varies, relative to this file")
+	}
+	if len(r.errs) > 0 {
+		return nil, r.errs
+	}
+	if !filepath.IsAbs(sw.BasePath) {
+		sw.BasePath = filepath.Join(filepath.Dir(path), sw.BasePath)
+	}
+	base, err := LoadFile(sw.BasePath)
+	if err != nil {
+		return nil, &Error{File: path, Line: baseField.key.Line, Column: baseField.key.Column, Key: "base", Msg: err.Error()}
+	}
+	sw.Base = base
+	cells := 1
+	for _, a := range sw.Axes {
+		cells *= len(a.Values)
+		if cells > SweepCellsMax {
+			return nil, &Error{File: path, Line: a.Line, Key: "axes", Msg: fmt.Sprintf("the grid has more than %d cells", SweepCellsMax)}
+		}
+	}
+	// Every axis value must apply to the base: a key nothing uses, or a
+	// value out of range, is an error now, not a failed run later.
+	for _, a := range sw.Axes {
+		for _, v := range a.Values {
+			c := *base
+			c.Topics = append([]Topic(nil), base.Topics...)
+			c.Producers = append([]Producer(nil), base.Producers...)
+			c.Consumers = append([]Consumer(nil), base.Consumers...)
+			if err := c.Apply(a.Name, v); err != nil {
+				return nil, &Error{File: path, Line: a.Line, Key: "axes." + a.Name, Msg: err.Error()}
+			}
+		}
+	}
+	return sw, nil
+}
+
+func (r *reader) sweepAxes(f field, sw *SweepFile) {
+	for _, g := range r.fields(f.value, f.path, nil) {
+		ok := contains(SweepFields, g.name) || knownKafkaKey(g.name)
+		if !ok {
+			msg := fmt.Sprintf("not a Kafka key kafkasim models, nor one of %s", strings.Join(SweepFields, ", "))
+			if s := suggest(g.name, append(append([]string{}, SweepFields...), allKafkaKeys()...)); s != "" {
+				msg = fmt.Sprintf("unknown axis (did you mean %q?)", s)
+			}
+			r.fail(g.key, g.path, "%s", msg)
+			continue
+		}
+		vals := r.strings(g)
+		if len(vals) == 0 {
+			r.fail(nodeOr(g.value, g.key), g.path, "an axis needs at least one value")
+			continue
+		}
+		sw.Axes = append(sw.Axes, SweepAxis{Name: g.name, Values: vals, Line: g.key.Line})
+	}
+}
+
+func (r *reader) sweepPlots(f field, sw *SweepFile) {
+	names := map[string]bool{}
+	for _, m := range SweepMetrics {
+		names[m] = true
+	}
+	for _, a := range sw.Axes {
+		names[a.Name] = true
+	}
+	for i, item := range r.list(f) {
+		path := index(f.path, i)
+		p := SweepPlot{Line: item.Line}
+		for _, g := range r.fields(item, path, []string{"kind", "x", "y", "z", "label", "series"}) {
+			switch g.name {
+			case "kind":
+				p.Kind = r.str(g)
+				if !contains([]string{"pareto", "heatmap", "lines"}, p.Kind) {
+					r.fail(g.value, g.path, "want pareto, heatmap or lines, got %q", p.Kind)
+				}
+			case "x", "y", "z":
+				v := r.str(g)
+				if !names[v] && !isAnomalyType(v) {
+					r.fail(g.value, g.path, "%q is neither an axis of this sweep nor a metric (%s)", v, strings.Join(SweepMetrics, ", "))
+				}
+				switch g.name {
+				case "x":
+					p.X = v
+				case "y":
+					p.Y = v
+				default:
+					p.Z = v
+				}
+			case "label", "series":
+				for j, v := range r.strings(g) {
+					if !names[v] {
+						r.fail(g.value, index(g.path, j), "%q is not an axis of this sweep", v)
+					}
+					if g.name == "label" {
+						p.Label = append(p.Label, v)
+					} else {
+						p.Series = append(p.Series, v)
+					}
+				}
+			}
+		}
+		switch {
+		case p.Kind == "":
+			r.fail(item, path+".kind", "missing: pareto, heatmap or lines")
+		case p.X == "" || p.Y == "":
+			r.fail(item, path, "a plot needs x and y")
+		case p.Kind == "heatmap" && p.Z == "":
+			r.fail(item, path+".z", "a heatmap needs z: the metric shown as colour")
+		}
+		sw.Plots = append(sw.Plots, p)
+	}
+}
+
+func isAnomalyType(s string) bool {
+	for _, t := range checker.AnomalyTypes {
+		if t == s {
+			return true
+		}
+	}
+	return false
+}
+
+func knownKafkaKey(k string) bool {
+	for _, t := range [][]kafkaKey{brokerKeys, topicKeys, producerKeys, consumerKeys} {
+		for _, key := range t {
+			if key.name == k {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func allKafkaKeys() []string {
+	var out []string
+	for _, t := range [][]kafkaKey{brokerKeys, topicKeys, producerKeys, consumerKeys} {
+		out = append(out, keyNames(t)...)
+	}
+	return out
+}
+
+// Apply sets one axis value on the scenario: a Kafka key on every broker,
+// topic, producer and consumer it belongs to (a broker key also moves the
+// topic configs that inherit it), or one of kafkasim's own fields. Topics,
+// producers and consumers must be copies the caller owns.
+func (s *Scenario) Apply(name, value string) error {
+	applied := false
+	setKey := func(keys []kafkaKey, cfg *Config) error {
+		k := keyTable(keys)[name]
+		if k == nil {
+			return nil
+		}
+		v, err := k.parse(value)
+		if err != nil {
+			return err
+		}
+		c := Config{Keys: append([]string(nil), cfg.Keys...), Values: map[string]string{}, Explicit: map[string]bool{}}
+		for key, val := range cfg.Values { // kafkasim:orderless: a copy
+			c.Values[key] = val
+		}
+		for key, e := range cfg.Explicit { // kafkasim:orderless: a copy
+			c.Explicit[key] = e
+		}
+		c.Set(name, v)
+		c.Explicit[name] = true
+		*cfg = c
+		applied = true
+		return nil
+	}
+	if err := setKey(brokerKeys, &s.Cluster.Broker); err != nil {
+		return err
+	}
+	for i := range s.Topics {
+		t := &s.Topics[i]
+		if err := setKey(topicKeys, &t.Config); err != nil {
+			return err
+		}
+		for tk, bk := range topicInherits { // kafkasim:orderless: each key sets its own field
+			if bk == name && !t.Config.Explicit[tk] {
+				c := t.Config
+				c.Values = copyMap(t.Config.Values)
+				c.Values[tk] = s.Cluster.Broker.Get(bk)
+				t.Config = c
+			}
+		}
+	}
+	for i := range s.Producers {
+		c := &s.Producers[i].Config
+		if err := setKey(producerKeys, c); err != nil {
+			return err
+		}
+		// Kafka's rule: idempotence is on by default only where acks=all
+		// (and the in-flight limit and retries) allow it.
+		if !c.Explicit["enable.idempotence"] && (c.Get("acks") != "all" ||
+			configInt(*c, "max.in.flight.requests.per.connection") > 5 || configInt(*c, "retries") == 0) {
+			c.Values = copyMap(c.Values)
+			c.Values["enable.idempotence"] = "false"
+		}
+	}
+	for i := range s.Consumers {
+		if err := setKey(consumerKeys, &s.Consumers[i].Config); err != nil {
+			return err
+		}
+	}
+	if knownKafkaKey(name) {
+		if !applied {
+			return fmt.Errorf("%s applies to nothing in the base scenario (no broker, topic or client it belongs to)", name)
+		}
+		return nil
+	}
+	num := func(lo, hi float64) (float64, error) {
+		x, err := strconv.ParseFloat(value, 64)
+		if err != nil || x < lo || x > hi {
+			return 0, fmt.Errorf("%s %q: want a number in %v..%v", name, value, lo, hi)
+		}
+		return x, nil
+	}
+	switch name {
+	case "nemesis-intensity":
+		x, err := num(0, 100)
+		s.NemesisIntensity = x
+		return err
+	case "duration", "settle":
+		d, err := parseDuration(value)
+		if err != nil || d < 0 || d > PhaseMax {
+			return fmt.Errorf("%s %q: want a duration up to %v", name, value, PhaseMax)
+		}
+		if name == "duration" {
+			for i := range s.Producers {
+				if s.Producers[i].Stop == s.Duration {
+					s.Producers[i].Stop = d
+				}
+			}
+			s.Duration = d
+		} else {
+			s.Settle = d
+		}
+		return nil
+	case "controllers":
+		x, err := num(1, ControllersMax)
+		s.Cluster.Controllers = int(x)
+		return err
+	case "brokers":
+		x, err := num(1, BrokersMax)
+		s.Cluster.Brokers = int(x)
+		return err
+	case "replication.factor", "partitions":
+		x, err := num(1, PartitionsMax)
+		for i := range s.Topics {
+			if s.Topics[i].Assignment != nil {
+				return fmt.Errorf("%s: topic %s has a replica-assignment", name, s.Topics[i].Name)
+			}
+			if name == "partitions" {
+				s.Topics[i].Partitions = int(x)
+			} else {
+				s.Topics[i].ReplicationFactor = int(x)
+			}
+		}
+		return err
+	case "rate":
+		x, err := num(0, rateMax)
+		for i := range s.Producers {
+			s.Producers[i].Rate = x
+		}
+		return err
+	case "keys":
+		x, err := num(0, 1_000_000)
+		for i := range s.Producers {
+			s.Producers[i].Keys = int(x)
+		}
+		return err
+	case "seed-offset":
+		x, err := num(0, 1e15)
+		s.Seed += uint64(x)
+		return err
+	}
+	return fmt.Errorf("unknown axis %q", name)
+}
+
+func copyMap(m map[string]string) map[string]string {
+	c := make(map[string]string, len(m))
+	for k, v := range m { // kafkasim:orderless: a copy
+		c[k] = v
+	}
+	return c
+}

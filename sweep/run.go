@@ -1,0 +1,489 @@
+package sweep
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"kafkasim/checker/history"
+	"kafkasim/runner"
+	"kafkasim/scenarios"
+)
+
+// Options configure a sweep run.
+type Options struct {
+	// Seeds overrides the file's seeds per cell when > 0.
+	Seeds    int
+	Parallel int
+	Out      string
+	// Progress is called after every run (done counts resumed runs too).
+	Progress func(done, total int)
+	// Stop, when closed, ends the sweep early; finished runs are kept and
+	// a later sweep resumes from them.
+	Stop <-chan struct{}
+}
+
+// Result is what a sweep produced.
+type Result struct {
+	Dir     string
+	Axes    []Axis
+	Cells   []Cell
+	Runs    int // runs executed now (not resumed)
+	Resumed int
+	Plots   []Plot
+	Notes   []string
+}
+
+// RunRecord is one run's figures, stored per run so that a sweep resumes.
+type RunRecord struct {
+	Cell      string             `json:"cell"`
+	Seed      uint64             `json:"seed"`
+	Verdict   string             `json:"verdict"`
+	TraceHash string             `json:"trace_hash"`
+	Metrics   map[string]float64 `json:"metrics"`
+}
+
+type cellPlan struct {
+	cell     *Cell
+	scenario *scenarios.Scenario
+}
+
+// Run runs a sweep file's grid.
+func Run(sw *scenarios.SweepFile, opts Options) (*Result, error) {
+	if opts.Parallel <= 0 {
+		opts.Parallel = runtime.NumCPU()
+	}
+	seeds := sw.Seeds
+	if opts.Seeds > 0 {
+		seeds = opts.Seeds
+	}
+	dir := filepath.Join(opts.Out, sw.Name)
+	if err := os.MkdirAll(filepath.Join(dir, "runs"), 0o755); err != nil {
+		return nil, err
+	}
+	res := &Result{Dir: dir}
+	for _, a := range sw.Axes {
+		res.Axes = append(res.Axes, Axis{Name: a.Name, Values: a.Values})
+	}
+	plans := grid(sw, res)
+	type job struct {
+		plan *cellPlan
+		seed uint64
+		path string
+	}
+	var jobs []job
+	records := map[string][]RunRecord{}
+	for _, p := range plans {
+		if p.cell.Invalid != "" {
+			continue
+		}
+		for i := range seeds {
+			seed := sw.Base.Seed + uint64(i)
+			path := filepath.Join(dir, "runs", slug(p.cell.ID), fmt.Sprintf("seed-%d.json", seed))
+			if rec, ok := readRecord(path); ok {
+				records[p.cell.ID] = append(records[p.cell.ID], rec)
+				res.Resumed++
+				continue
+			}
+			jobs = append(jobs, job{plan: p, seed: seed, path: path})
+		}
+	}
+	total := len(jobs) + res.Resumed
+	work := make(chan job)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var firstErr error
+	done := res.Resumed
+	for range opts.Parallel {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range work {
+				s := *j.plan.scenario
+				s.Seed = j.seed
+				r, err := runner.Run(&s, runner.Options{})
+				var rec RunRecord
+				if err == nil {
+					rec = record(j.plan.cell.ID, &s, r)
+					err = writeRecord(j.path, rec)
+				}
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = fmt.Errorf("cell %s seed %d: %w", j.plan.cell.ID, j.seed, err)
+				}
+				if err == nil {
+					records[j.plan.cell.ID] = append(records[j.plan.cell.ID], rec)
+					res.Runs++
+				}
+				done++
+				d := done
+				mu.Unlock()
+				if opts.Progress != nil {
+					opts.Progress(d, total)
+				}
+			}
+		}()
+	}
+	interrupted := false
+feed:
+	for _, j := range jobs {
+		select {
+		case work <- j:
+		case <-opts.Stop:
+			interrupted = true
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	if firstErr != nil {
+		return res, firstErr
+	}
+	if interrupted {
+		res.Notes = append(res.Notes, "interrupted: run the same command again to finish the remaining runs")
+	}
+	for _, p := range plans {
+		recs := records[p.cell.ID]
+		sort.Slice(recs, func(i, j int) bool { return recs[i].Seed < recs[j].Seed })
+		p.cell.Runs = len(recs)
+		if p.cell.Invalid == "" {
+			p.cell.Metrics = aggregate(recs)
+		}
+		res.Cells = append(res.Cells, *p.cell)
+	}
+	if err := writeCSVs(dir, res, records, plans); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// grid builds every cell: the product of the axes, each applied to a copy of
+// the base. A cell whose configuration is impossible (min.insync.replicas
+// above the replication factor) is kept, marked invalid, and not run.
+func grid(sw *scenarios.SweepFile, res *Result) []*cellPlan {
+	var plans []*cellPlan
+	var walk func(i int, values []string)
+	walk = func(i int, values []string) {
+		if i == len(sw.Axes) {
+			c := &Cell{Values: map[string]string{}}
+			var id []string
+			s := copyScenario(sw.Base)
+			var invalid error
+			for k, a := range sw.Axes {
+				c.Values[a.Name] = values[k]
+				id = append(id, a.Name+"="+values[k])
+				if invalid == nil {
+					invalid = s.Apply(a.Name, values[k])
+				}
+			}
+			c.ID = strings.Join(id, ",")
+			if c.ID == "" {
+				c.ID = "base"
+			}
+			s.Name = sw.Name
+			var norm *scenarios.Scenario
+			if invalid == nil {
+				norm, invalid = scenarios.Normalize(s)
+			}
+			if invalid != nil {
+				c.Invalid = firstLine(invalid.Error())
+				res.Notes = append(res.Notes, fmt.Sprintf("cell %s not run: %s", c.ID, c.Invalid))
+			}
+			plans = append(plans, &cellPlan{cell: c, scenario: norm})
+			return
+		}
+		for _, v := range sw.Axes[i].Values {
+			walk(i+1, append(append([]string{}, values...), v))
+		}
+	}
+	walk(0, nil)
+	return plans
+}
+
+func copyScenario(b *scenarios.Scenario) *scenarios.Scenario {
+	c := *b
+	c.Topics = append([]scenarios.Topic(nil), b.Topics...)
+	c.Producers = append([]scenarios.Producer(nil), b.Producers...)
+	c.Consumers = append([]scenarios.Consumer(nil), b.Consumers...)
+	c.Faults = append([]scenarios.ScheduledFault(nil), b.Faults...)
+	c.Nemesis = append([]scenarios.NemesisRule(nil), b.Nemesis...)
+	return &c
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// slug makes a cell id a safe folder name.
+func slug(id string) string {
+	var b strings.Builder
+	for _, r := range id {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_', r == '=':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+func readRecord(path string) (RunRecord, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return RunRecord{}, false
+	}
+	var r RunRecord
+	if json.Unmarshal(data, &r) != nil || r.Metrics == nil {
+		return RunRecord{}, false
+	}
+	return r, true
+}
+
+// writeRecord writes a run's figures atomically: a resumed sweep never sees
+// half a file.
+func writeRecord(path string, r RunRecord) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	data, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// record measures one run.
+func record(cell string, s *scenarios.Scenario, r *runner.Result) RunRecord {
+	m := map[string]float64{}
+	if r.Report != nil {
+		st := r.Report.Stats
+		m["availability"] = st.Availability
+		m["lost-acked"] = float64(st.LostAcked)
+		if st.Acked > 0 {
+			m["lost-acked-fraction"] = float64(st.LostAcked) / float64(st.Acked)
+		}
+		m["records-per-second"] = float64(st.Acked) / max(s.Duration.Seconds(), 1e-9)
+		for _, a := range r.Report.Anomalies {
+			m[a.Type] += float64(a.Count)
+		}
+	}
+	m["violations"] = float64(r.ViolationCount())
+	m["unavailable-seconds"] = unavailableSeconds(r)
+	m["p99-produce-latency-ms"] = p99Latency(r)
+	var bytes, sent float64
+	for _, p := range r.Producers {
+		bytes, sent = bytes+float64(p.BytesSent), sent+float64(p.Sent)
+	}
+	if sent > 0 {
+		m["bytes-per-record"] = bytes / sent
+	}
+	return RunRecord{Cell: cell, Seed: s.Seed, Verdict: r.Verdict, TraceHash: fmt.Sprintf("%016x", r.TraceHash), Metrics: m}
+}
+
+// unavailableSeconds is how long, over the run, some partition had no
+// leader, from the timeline's samples.
+func unavailableSeconds(r *runner.Result) float64 {
+	if r.Timeline == nil {
+		return 0
+	}
+	samples := r.Timeline.Samples
+	total := time.Duration(0)
+	for i := 0; i+1 < len(samples); i++ {
+		for _, p := range samples[i].Partitions {
+			if p.Leader < 0 {
+				total += samples[i+1].At - samples[i].At
+				break
+			}
+		}
+	}
+	return total.Seconds()
+}
+
+// p99Latency is the 99th percentile of acknowledged sends' latency, in ms.
+func p99Latency(r *runner.Result) float64 {
+	if r.Cluster == nil {
+		return 0
+	}
+	invoked := map[string]int64{}
+	var lat []float64
+	r.Cluster.History.Each(func(op *history.Op) {
+		if op.F != history.FSend {
+			return
+		}
+		switch op.Type {
+		case history.Invoke:
+			invoked[op.Value.Value] = op.Time
+		case history.OK:
+			if t, ok := invoked[op.Value.Value]; ok {
+				lat = append(lat, float64(op.Time-t)/1e6)
+			}
+		}
+	})
+	if len(lat) == 0 {
+		return 0
+	}
+	sort.Float64s(lat)
+	return lat[int(math.Ceil(0.99*float64(len(lat))))-1]
+}
+
+// aggregate is each metric's mean and 95% interval over a cell's runs.
+func aggregate(recs []RunRecord) map[string]Stat {
+	names := map[string]bool{}
+	for _, r := range recs {
+		for k := range r.Metrics { // kafkasim:orderless: a set
+			names[k] = true
+		}
+	}
+	out := map[string]Stat{}
+	for name := range names { // kafkasim:orderless: fills a map
+		xs := make([]float64, len(recs))
+		for i, r := range recs {
+			xs[i] = r.Metrics[name]
+		}
+		out[name] = meanCI(xs)
+	}
+	return out
+}
+
+// meanCI is the mean and its 95% confidence interval (Student's t).
+func meanCI(xs []float64) Stat {
+	n := len(xs)
+	if n == 0 {
+		return Stat{}
+	}
+	mean := 0.0
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(n)
+	if n == 1 {
+		return Stat{Mean: mean, Lo: mean, Hi: mean, N: 1}
+	}
+	ss := 0.0
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	sd := math.Sqrt(ss / float64(n-1))
+	h := tQuantile975(n-1) * sd / math.Sqrt(float64(n))
+	return Stat{Mean: mean, Lo: mean - h, Hi: mean + h, N: n}
+}
+
+// tQuantile975 is Student's t 97.5% quantile for df degrees of freedom.
+func tQuantile975(df int) float64 {
+	table := []float64{0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+		2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+		2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
+	if df < len(table) {
+		return table[df]
+	}
+	return 1.96 + 2.4/float64(df) // close to the table's tail
+}
+
+// writeCSVs writes runs.csv (one row per run) and cells.csv (one row per
+// cell: mean and interval of every metric).
+func writeCSVs(dir string, res *Result, records map[string][]RunRecord, plans []*cellPlan) error {
+	metrics := metricNames(records)
+	axes := make([]string, len(res.Axes))
+	for i, a := range res.Axes {
+		axes[i] = a.Name
+	}
+	runs := [][]string{append(append(append([]string{}, axes...), "seed", "verdict", "trace_hash"), metrics...)}
+	cells := [][]string{append(append([]string{}, axes...), "runs", "invalid")}
+	for _, m := range metrics {
+		cells[0] = append(cells[0], m+"_mean", m+"_lo", m+"_hi")
+	}
+	for _, p := range plans {
+		vals := make([]string, len(axes))
+		for i, a := range axes {
+			vals[i] = p.cell.Values[a]
+		}
+		for _, r := range records[p.cell.ID] {
+			row := append(append([]string{}, vals...), strconv.FormatUint(r.Seed, 10), r.Verdict, r.TraceHash)
+			for _, m := range metrics {
+				row = append(row, formatFloat(r.Metrics[m]))
+			}
+			runs = append(runs, row)
+		}
+		row := append(append([]string{}, vals...), strconv.Itoa(len(records[p.cell.ID])), p.cell.Invalid)
+		for _, m := range metrics {
+			st := statOf(res, p.cell.ID, m)
+			row = append(row, formatFloat(st.Mean), formatFloat(st.Lo), formatFloat(st.Hi))
+		}
+		cells = append(cells, row)
+	}
+	return errors.Join(writeCSV(filepath.Join(dir, "runs.csv"), runs), writeCSV(filepath.Join(dir, "cells.csv"), cells))
+}
+
+func statOf(res *Result, id, metric string) Stat {
+	for _, c := range res.Cells {
+		if c.ID == id {
+			return c.Metrics[metric]
+		}
+	}
+	return Stat{}
+}
+
+func metricNames(records map[string][]RunRecord) []string {
+	set := map[string]bool{}
+	for _, m := range Metrics {
+		set[m] = true
+	}
+	for _, rs := range records { // kafkasim:orderless: a set
+		for _, r := range rs {
+			for k := range r.Metrics { // kafkasim:orderless: a set
+				set[k] = true
+			}
+		}
+	}
+	out := append([]string{}, Metrics...)
+	var extra []string
+	for k := range set { // kafkasim:orderless: sorted below
+		if !contains(Metrics, k) {
+			extra = append(extra, k)
+		}
+	}
+	sort.Strings(extra)
+	return append(out, extra...)
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func formatFloat(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
+
+func writeCSV(path string, rows [][]string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	if err := w.WriteAll(rows); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
