@@ -2,6 +2,7 @@ package runner
 
 import (
 	"io/fs"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -121,14 +122,24 @@ func TestRunsAreDeterministic(t *testing.T) {
 	}
 }
 
-func TestLeaderlessMetadataRegression(t *testing.T) {
-	s, err := scenarios.LoadFile("testdata/leaderless-metadata.yaml")
-	if err != nil {
-		t.Fatal(err)
+// Regressions: scenarios that once failed (most found by kafkasim fuzz and
+// shrunk), each the proof of a fix. testdata/*.yaml must all pass.
+func TestRegressionScenarios(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.yaml")
+	if err != nil || len(files) < 5 {
+		t.Fatalf("regression scenarios: %v %v", files, err)
 	}
-	res := run(t, s)
-	if res.Verdict != Pass {
-		t.Fatalf("verdict %s\n%s", res.Verdict, explain(res))
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel()
+			s, err := scenarios.LoadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res := run(t, s); res.Verdict != Pass {
+				t.Fatalf("verdict %s\n%s", res.Verdict, explain(res))
+			}
+		})
 	}
 }
 

@@ -75,6 +75,8 @@ type partitionAudit struct {
 	// Kafka permits; one that joined the ISR claimed to have caught up.
 	shortSince map[int32]int64
 	ackedUpTo  int64 // last offset acknowledged with acks=all, -1
+	// leaderEpoch is the highest leader epoch a broker took up.
+	leaderEpoch int32
 	// proposedShort: members a leader proposed for the ISR while their log
 	// ended before an acknowledged write (the log end they had then).
 	proposedShort map[int32]int64
@@ -227,6 +229,13 @@ func (p *partitionAudit) shortBelow(offset int64) bool {
 // replica will truncate to its log.
 func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leaderEpoch int32, log *partlog.Log, unclean bool) {
 	p := a.part(tp)
+	if leaderEpoch < p.leaderEpoch {
+		// A broker catching up on metadata replays an election that a
+		// later one replaced: it leads a stale epoch for a moment, and no
+		// replica of the current epoch truncates to its log.
+		return
+	}
+	p.leaderEpoch = leaderEpoch
 	if unclean && (p.uncleanFrom < 0 || log.LEO() < p.uncleanFrom) {
 		p.uncleanFrom = log.LEO()
 	}
