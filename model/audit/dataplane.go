@@ -131,12 +131,14 @@ func (a *Audit) lose(tp metadata.TopicPartition, p *partitionAudit, i int, broke
 	}
 	cause := ""
 	switch {
+	case p.uncleanFrom >= 0 && from >= p.uncleanFrom:
+		// An unclean election chose a leader that may lack committed data,
+		// whatever the disks kept.
+		cause = "unclean-election"
 	case p.powerLossFrom >= 0 && from >= p.powerLossFrom && p.shortBelow(from):
 		// The data left page cache before it reached a disk; whatever
 		// election followed could only pick among what survived.
 		cause = "power-loss"
-	case p.uncleanFrom >= 0 && from >= p.uncleanFrom:
-		cause = "unclean-election"
 	}
 	if cause == "" {
 		a.report(invariant, a.brokerNode(broker), "%s: committed offsets %d..%d %s", tp, from, to-1, how)

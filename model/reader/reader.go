@@ -324,15 +324,20 @@ func (r *Reader) listOffsets(ts int64, forEnd bool) {
 		}
 		byLeader[p.leader] = append(byLeader[p.leader], proto.ListOffsetsPartition{
 			TopicPartition: proto.TopicPartition{Topic: k.topic, Partition: k.partition}, Timestamp: ts, CurrentLeaderEpoch: p.leaderEpoch})
-		if !forEnd {
-			p.resetting = true
-		}
 	}
 	slices.Sort(leaders)
 	for _, l := range leaders {
 		node, ok := r.brokers[l]
 		if !ok {
+			// The metadata names a leader it gives no address for: ask
+			// again later rather than wait for an answer that cannot come.
+			r.refreshMetadataSoon()
 			continue
+		}
+		if !forEnd {
+			for _, lp := range byLeader[l] {
+				r.pos[partKey{lp.Topic, lp.Partition}].resetting = true
+			}
 		}
 		r.corr++
 		kind := "reset"
@@ -762,4 +767,15 @@ func (r *Reader) refreshIfLeaderless() {
 			return
 		}
 	}
+}
+
+// refreshMetadataSoon asks for metadata after retry.backoff.ms, unless a
+// request is on its way.
+func (r *Reader) refreshMetadataSoon() {
+	if r.metaCorr != 0 {
+		return
+	}
+	r.corr++
+	r.metaCorr = r.corr
+	r.env.After(r.cfg.RetryBackoff, rtimer{kind: timerMetadata, corr: r.corr})
 }
