@@ -1,7 +1,8 @@
 package checker
 
 import (
-	"fmt"
+	"cmp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -9,8 +10,12 @@ import (
 	"kafkasim/checker/history"
 )
 
-// The history analysis: from every send and poll, a version order per
-// partition (offset -> values seen there), then the anomalies.
+// The history analysis. An analyzer takes a history one operation at a time
+// and keeps only compact facts about it (numbered processes, partitions and
+// values; one small record per send, per record read and per transaction),
+// never the operations themselves: a history can be streamed through it
+// (CheckReader). The checks that need the whole version order run once at
+// the end (finish).
 //
 // Where it is stronger than Jepsen's checker:
 //   - lost is told from unseen by final reads (SPEC.md §3): a final read
@@ -20,149 +25,617 @@ import (
 //     rule); otherwise it is unseen.
 //   - sends are matched to their completions by value, so a producer with
 //     many sends in flight (as Kafka's are) is checked correctly.
+//   - a consumer's session is per partition: an assign or a revoke resets
+//     only the partitions it names (see groups.go).
+//
+// Operations are taken in history order, which is index order (SPEC.md §3):
+// "before" and "after" between operations compare their indexes.
 
-type sendInfo struct {
-	value     string
-	process   string
-	topic     string
-	key       string
-	hasKey    bool
-	rank      int   // the send's place in its producer's order
-	invoke    int64 // op index
-	complete  int64 // op index, -1 while pending
-	typ       history.Type
-	partition int32
-	offset    int64
-	invokeAt  int64
-}
+// Observation flags.
+const (
+	obsRead  uint8 = 1 << iota // a poll saw it (else an acknowledgement placed it)
+	obsFinal                   // a final poll saw it
+	obsRC                      // a read_committed poll saw it
+)
 
+// observation is one value seen at one offset of a partition: by a poll, or
+// placed there by a send's acknowledgement.
 type observation struct {
-	value   string
-	op      int64
-	process string
-	final   bool
-	read    bool // a poll saw it (else an acknowledgement placed it)
+	off   int64
+	op    int64 // history index of the operation that saw it
+	val   int32
+	proc  int32
+	sess  int32 // reader session; -1 for an acknowledgement
+	flags uint8
 }
 
-type partitionOrder struct {
+type partState struct {
 	name     string
-	topic    string
-	versions map[int64][]observation // offset -> values observed (reads and acks)
-	offsets  []int64                 // known offsets, sorted (after build)
-	maxRead  int64                   // highest offset any read saw (-1)
-	finalEnd int64                   // one past the highest offset final reads saw (-1: none)
+	topic    int32
+	obs      []observation // sorted by (offset, value, op) in finish
+	offsets  []int64       // distinct known offsets, ascending (finish)
+	at       []int32       // index in obs of the first observation of offsets[i]
+	visRC    []bool        // offsets[i] holds a record read_committed readers must see
+	maxRead  int64         // highest offset any read saw (-1)
+	finalEnd int64         // one past the highest offset final reads saw (-1: none)
+	logStart int64         // log start offset when final reads began
+	// Linearizability: the reads of this partition, in history order.
+	lin linLog
 }
 
-type analysis struct {
-	ops        []history.Op
-	sends      map[string]*sendInfo
-	sendOrder  []*sendInfo
-	parts      map[string]*partitionOrder
-	partNames  []string
-	finalTopic map[string]bool // topics covered by final reads
-	// logStart is each partition's log start offset when final reads
-	// began: acknowledged records below it were deleted by retention.
-	logStart map[string]int64
-	findings []Finding
-	stats    Stats
-	ranks    map[string]int // sends so far per producer
+type valInfo struct {
+	send  int32 // index in sends, -1: nobody sent it
+	flags uint8 // obsRead | obsFinal | obsRC: how polls saw it
 }
 
-// Stats summarise a history (summary.json's writes and reads).
-type Stats struct {
-	Attempted     int     `json:"attempted"`
-	Acked         int     `json:"acked"`
-	Failed        int     `json:"failed"`
-	Indeterminate int     `json:"indeterminate"`
-	LostAcked     int     `json:"lost_acked"`
-	Availability  float64 `json:"availability"`
-	Polls         int     `json:"polls"`
-	Records       int     `json:"records"`
-	Duplicates    int     `json:"duplicates"`
-	// Deleted counts acknowledged records below the log start final reads
-	// began from: retention deleted them (an extension).
-	Deleted int `json:"deleted_by_retention"`
-	// Compacted counts acknowledged records of compacted topics that a
-	// later record with the same key superseded (an extension).
-	Compacted int `json:"compacted"`
+type sendRec struct {
+	val      int32
+	proc     int32
+	topic    int32
+	key      int32 // -1: null key
+	rank     int32 // the send's place in its producer's order
+	part     int32 // -1: unknown
+	txn      int32 // -1: not transactional
+	typ      history.Type
+	invoke   int64 // op index
+	complete int64 // op index, -1 while pending
+	offset   int64 // -1: unknown
+}
+
+// session is one reader's reading of one partition, from its first poll (or
+// an assign) to a crash, a restart or a revoke.
+type session struct {
+	proc, part int32
+	final, rc  bool
+	hasLast    bool
+	first      int64 // first offset read
+	max        int64 // highest offset read
+	last       int64 // last offset read (the position's predecessor)
+}
+
+// skipCandidate is a jump in a session's offsets, checked at the end
+// against the offsets known to exist.
+type skipCandidate struct {
+	part, proc int32
+	rc, intra  bool
+	prev, next int64
+	op         int64
+}
+
+type keyID struct{ producer, topic, key int32 }
+
+type keySeen struct {
+	rank int32
+	val  int32
+	part int32
+	op   int64
+}
+
+type procState struct {
+	name    string
+	sess    map[int32]int32 // partition -> open session
+	owned   map[int32]bool  // group member: partitions owned
+	group   string
+	pollIso string // isolation of the pending poll invocation
+	pollAt  int64  // op index of the pending poll invocation
+	pollFin bool
+	rank    int32
+	txn     int32     // open transaction, -1
+	reads   []readRef // transactional records read since this process's last transaction ended
+	readSet map[int64]bool
+	keySeen map[keyID]keySeen
+	commits []pendingCommit
+	fetches []pendingFetch
+}
+
+type partKey struct {
+	topic string
+	p     int32
+}
+
+type analyzer struct {
+	cfg *Config
+
+	procIDs  map[string]int32
+	procs    []*procState
+	partIDs  map[partKey]int32
+	parts    []*partState
+	partName map[string]int32
+	topicIDs map[string]int32
+	topics   []string
+	keyIDs   map[string]int32
+	keys     []string
+	valIDs   map[string]int32
+	vals     []valInfo
+	valNames []string
+
+	sends    []sendRec
+	sessions []session
+	skips    []skipCandidate
+	txns     []txnRec
+	txnReads []txnRead
+	groups   groupState
+
+	finalTopic map[int32]bool // topics covered by final reads
+	findings   []Finding
+	stats      Stats
+	lastIndex  int64
+	nOps       int64
+
+	lastPart   partKey // a one-entry cache for partID
+	lastPartID int32
+}
+
+func newAnalyzer(cfg *Config) *analyzer {
+	return &analyzer{cfg: cfg, procIDs: map[string]int32{}, partIDs: map[partKey]int32{}, partName: map[string]int32{},
+		topicIDs: map[string]int32{}, keyIDs: map[string]int32{}, valIDs: map[string]int32{}, finalTopic: map[int32]bool{},
+		groups: newGroupState(), lastPartID: -1}
 }
 
 func partName(topic string, p int32) string { return topic + "-" + strconv.Itoa(int(p)) }
 
-func analyze(ops []history.Op) *analysis {
-	a := &analysis{ops: ops, sends: map[string]*sendInfo{}, parts: map[string]*partitionOrder{}, finalTopic: map[string]bool{},
-		logStart: map[string]int64{}, ranks: map[string]int{}}
-	a.collect()
-	a.build()
-	a.checkOffsets()
-	a.checkSends()
-	a.checkPolls()
-	a.checkCoverage()
-	a.checkLost()
-	a.checkKeyOrder()
-	return a
-}
-
-func (a *analysis) part(topic string, p int32) *partitionOrder {
-	name := partName(topic, p)
-	po := a.parts[name]
-	if po == nil {
-		po = &partitionOrder{name: name, topic: topic, versions: map[int64][]observation{}, maxRead: -1, finalEnd: -1}
-		a.parts[name] = po
-		a.partNames = append(a.partNames, name)
+func (a *analyzer) proc(name string) (int32, *procState) {
+	if id, ok := a.procIDs[name]; ok {
+		return id, a.procs[id]
 	}
-	return po
+	id := int32(len(a.procs))
+	p := &procState{name: name, sess: map[int32]int32{}, txn: -1}
+	a.procIDs[name] = id
+	a.procs = append(a.procs, p)
+	return id, p
 }
 
-func (po *partitionOrder) observe(offset int64, o observation) {
-	for _, x := range po.versions[offset] {
-		if x.value == o.value && x.op == o.op {
+func (a *analyzer) topicID(name string) int32 {
+	if id, ok := a.topicIDs[name]; ok {
+		return id
+	}
+	id := int32(len(a.topics))
+	a.topicIDs[name] = id
+	a.topics = append(a.topics, name)
+	return id
+}
+
+func (a *analyzer) partID(topic string, p int32) int32 {
+	k := partKey{topic, p}
+	if a.lastPartID >= 0 && a.lastPart == k {
+		return a.lastPartID
+	}
+	id, ok := a.partIDs[k]
+	if !ok {
+		id = int32(len(a.parts))
+		name := partName(topic, p)
+		a.parts = append(a.parts, &partState{name: name, topic: a.topicID(topic), maxRead: -1, finalEnd: -1})
+		a.partIDs[k] = id
+		a.partName[name] = id
+	}
+	a.lastPart, a.lastPartID = k, id
+	return id
+}
+
+// partByName finds a partition by its "topic-partition" name, -1 if unknown.
+func (a *analyzer) partByName(name string) int32 {
+	if id, ok := a.partName[name]; ok {
+		return id
+	}
+	return -1
+}
+
+func (a *analyzer) keyID(k string) int32 {
+	if id, ok := a.keyIDs[k]; ok {
+		return id
+	}
+	id := int32(len(a.keys))
+	a.keyIDs[k] = id
+	a.keys = append(a.keys, k)
+	return id
+}
+
+func (a *analyzer) valID(v string) int32 {
+	if id, ok := a.valIDs[v]; ok {
+		return id
+	}
+	id := int32(len(a.vals))
+	a.valIDs[v] = id
+	a.vals = append(a.vals, valInfo{send: -1})
+	a.valNames = append(a.valNames, v)
+	return id
+}
+
+// add takes the next operation of the history.
+func (a *analyzer) add(o *history.Op) {
+	a.nOps++
+	a.lastIndex = max(a.lastIndex, o.Index)
+	pid, p := a.proc(o.Process)
+	switch o.F {
+	case history.FSend:
+		a.addSend(pid, p, o)
+	case history.FPoll:
+		if o.Type == history.Invoke {
+			p.pollIso, p.pollAt, p.pollFin = o.Value.Isolation, o.Index, o.Value.Final
 			return
 		}
+		if o.Type == history.OK {
+			a.addPoll(pid, p, o)
+		}
+		p.pollAt = -1
+	case history.FCrash, history.FRestart:
+		a.endProcess(p)
+	case history.FAssign, history.FRevoke:
+		a.addRebalance(p, o)
+	case history.FCommit:
+		a.addCommit(pid, p, o)
+	case history.FFetchCommitted:
+		a.addFetch(pid, p, o)
+	case history.FTxnBegin, history.FTxnCommit, history.FTxnAbort:
+		a.addTxnOp(pid, p, o)
 	}
-	po.versions[offset] = append(po.versions[offset], o)
 }
 
-// collect pairs sends with their completions (by value: values are unique)
-// and records every read.
-func (a *analysis) collect() {
-	for i := range a.ops {
-		o := &a.ops[i]
-		switch o.F {
-		case history.FSend:
-			a.collectSend(o)
-		case history.FPoll:
-			if o.Type == history.Invoke {
+// endProcess: a client process died or came back. Its sessions end, and a
+// transaction it had open can never commit.
+func (a *analyzer) endProcess(p *procState) {
+	clear(p.sess)
+	p.owned = nil
+	p.keySeen = nil
+	p.takeReads()
+	p.pollAt = -1
+	p.txn = -1 // an open transaction can no longer commit (resolveTxns)
+	a.groups.procEnded(p)
+}
+
+func (a *analyzer) addSend(pid int32, p *procState, o *history.Op) {
+	vi := a.valID(o.Value.Value)
+	if o.Type == history.Invoke {
+		if a.vals[vi].send >= 0 {
+			a.findings = append(a.findings, Finding{Type: Duplicate, Example: Example{Value: o.Value.Value, Process: o.Process, Ops: []int64{o.Index},
+				Detail: "the history sends this value twice: values must be unique"}})
+			return
+		}
+		key := int32(-1)
+		if o.Value.HasKey {
+			key = a.keyID(o.Value.Key)
+		}
+		s := sendRec{val: vi, proc: pid, topic: a.topicID(o.Value.Topic), key: key, rank: p.rank, part: -1, txn: -1,
+			typ: history.Info, invoke: o.Index, complete: -1, offset: -1}
+		p.rank++
+		if tid := txnIDOf(o); p.txn >= 0 || tid != "" {
+			s.txn = a.txnFor(pid, p, tid, o.Index)
+		}
+		a.vals[vi].send = int32(len(a.sends))
+		a.sends = append(a.sends, s)
+		if s.txn >= 0 {
+			a.txns[s.txn].sends = append(a.txns[s.txn].sends, a.vals[vi].send)
+		}
+		return
+	}
+	si := a.vals[vi].send
+	if si < 0 {
+		return // a completion without its invocation: nothing to check against
+	}
+	s := &a.sends[si]
+	if s.complete >= 0 || s.proc != pid {
+		return
+	}
+	s.complete, s.typ = o.Index, o.Type
+	if o.Value.Partition >= 0 {
+		s.part = a.partID(o.Value.Topic, o.Value.Partition)
+	}
+	if o.Type == history.OK {
+		s.offset = o.Value.Offset
+		if s.part < 0 || s.offset < 0 {
+			s.typ = history.Info // an ok without a position says nothing checkable
+		}
+	}
+}
+
+func (a *analyzer) isolation(p *procState, o *history.Op) string {
+	if o.Value.Isolation != "" {
+		return o.Value.Isolation
+	}
+	if p.pollIso != "" && p.pollAt >= 0 {
+		return p.pollIso
+	}
+	return a.cfg.consumer(p.name).Isolation
+}
+
+type pollPart struct {
+	part int32
+	sess int32
+	last int64
+	from int32 // first record of this partition in the read's records (linearizability)
+}
+
+func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
+	rc := a.isolation(p, o) == readCommitted
+	final := o.Value.Final || (p.pollAt >= 0 && p.pollFin)
+	a.stats.Polls++
+	invoke := o.Index
+	if p.pollAt >= 0 {
+		invoke = p.pollAt
+	}
+	if x := o.Value.Ext; x != nil && final {
+		names := make([]string, 0, len(x.LogStartOffsets))
+		for name := range x.LogStartOffsets { // kafkasim:orderless: sorted below
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			t, part, ok := splitPartition(name)
+			if !ok {
 				continue
 			}
-			if o.Type != history.OK {
+			po := a.parts[a.partID(t, part)]
+			po.logStart = max(po.logStart, x.LogStartOffsets[name])
+			a.finalTopic[po.topic] = true
+		}
+	}
+	var inPoll [8]pollPart
+	parts := inPoll[:0]
+	flags := obsRead
+	if final {
+		flags |= obsFinal
+	}
+	if rc {
+		flags |= obsRC
+	}
+	for i := range o.Value.Records {
+		r := &o.Value.Records[i]
+		a.stats.Records++
+		pi := a.partID(r.Topic, r.Partition)
+		po := a.parts[pi]
+		vi := a.valID(r.Value)
+		j := -1
+		for k := range parts {
+			if parts[k].part == pi {
+				j = k
+				break
+			}
+		}
+		if j >= 0 {
+			a.step(pi, parts[j].sess, pid, rc, parts[j].last, r.Offset, o, true)
+			parts[j].last = r.Offset
+		} else {
+			sid := a.session(pid, p, pi, final, rc)
+			s := &a.sessions[sid]
+			if s.hasLast {
+				a.step(pi, sid, pid, rc, s.last, r.Offset, o, false)
+			} else {
+				s.first, s.max = r.Offset, r.Offset
+			}
+			parts = append(parts, pollPart{part: pi, sess: sid, last: r.Offset, from: int32(len(po.lin.recs))})
+			j = len(parts) - 1
+		}
+		s := &a.sessions[parts[j].sess]
+		s.max = max(s.max, r.Offset)
+		po.obs = append(po.obs, observation{off: r.Offset, op: o.Index, val: vi, proc: pid, sess: parts[j].sess, flags: flags})
+		po.lin.recs = append(po.lin.recs, linRec{off: r.Offset, val: vi})
+		po.maxRead = max(po.maxRead, r.Offset)
+		if final {
+			po.finalEnd = max(po.finalEnd, r.Offset+1)
+			a.finalTopic[po.topic] = true
+		}
+		v := &a.vals[vi]
+		v.flags |= flags
+		if v.send < 0 {
+			continue // not sent yet (if ever): see lateTxnReads
+		}
+		s2 := &a.sends[v.send]
+		if !final && s2.key >= 0 {
+			a.keyOrder(p, pid, s2, r, pi, o)
+		}
+		if s2.txn >= 0 {
+			a.txnReads = append(a.txnReads, txnRead{txn: s2.txn, val: vi, op: o.Index, proc: pid, part: pi, off: r.Offset, rc: rc})
+			p.addRead(s2.txn, rc)
+		}
+	}
+	for _, pp := range parts {
+		s := &a.sessions[pp.sess]
+		s.last, s.hasLast = pp.last, true
+		po := a.parts[pp.part]
+		po.lin.reads = append(po.lin.reads, linRead{call: invoke, ret: o.Index, proc: pid, from: pp.from, to: int32(len(po.lin.recs)), rc: rc})
+	}
+}
+
+// session returns the reader's open session on a partition, opening one if
+// needed. Final reads start again from the beginning: a new session.
+func (a *analyzer) session(pid int32, p *procState, part int32, final, rc bool) int32 {
+	if sid, ok := p.sess[part]; ok && a.sessions[sid].final == final {
+		return sid
+	}
+	sid := int32(len(a.sessions))
+	a.sessions = append(a.sessions, session{proc: pid, part: part, final: final, rc: rc})
+	p.sess[part] = sid
+	return sid
+}
+
+// step checks one move of a reader's position: offsets increase within a
+// session; a jump is checked at the end against offsets known to exist.
+func (a *analyzer) step(part, sid, pid int32, rc bool, prev, next int64, o *history.Op, intra bool) {
+	switch {
+	case next <= prev:
+		typ := NonmonotonicPoll
+		if intra {
+			typ = IntNonmonotonicPoll
+		}
+		a.findings = append(a.findings, Finding{Type: typ, Example: Example{Partition: a.parts[part].name, Offset: next,
+			Process: o.Process, Ops: []int64{o.Index}, Detail: "offset " + itoa(next) + " after " + itoa(prev)}})
+	case next > prev+1:
+		a.skips = append(a.skips, skipCandidate{part: part, proc: pid, rc: rc, intra: intra, prev: prev, next: next, op: o.Index})
+	}
+}
+
+// keyOrder: a reader sees one producer's records of one key in the order
+// they were sent, as long as the key always goes to one partition (Kafka
+// orders records per partition only). A reader that sees a key's later
+// record, in one partition, before an earlier one in another, saw the key
+// move between partitions: adding partitions remaps keys.
+func (a *analyzer) keyOrder(p *procState, pid int32, s *sendRec, r *history.Record, part int32, o *history.Op) {
+	if p.keySeen == nil {
+		p.keySeen = map[keyID]keySeen{}
+	}
+	id := keyID{producer: s.proc, topic: a.parts[part].topic, key: s.key}
+	prev, ok := p.keySeen[id]
+	if ok && s.rank < prev.rank && part != prev.part {
+		key := a.keys[s.key]
+		a.findings = append(a.findings, Finding{Type: KeyOrder, Example: Example{Partition: a.parts[part].name, Offset: r.Offset,
+			Value: r.Value, Process: o.Process, Ops: []int64{prev.op, o.Index},
+			Detail: o.Process + " read " + r.Value + " (key " + key + ", " + a.parts[part].name + ") after " + a.valNames[prev.val] +
+				" (key " + key + ", " + a.parts[prev.part].name + "), which " + a.procs[s.proc].name + " sent later"}})
+		return
+	}
+	if !ok || s.rank > prev.rank {
+		p.keySeen[id] = keySeen{rank: s.rank, val: s.val, part: part, op: o.Index}
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// splitPartition splits "topic-partition".
+func splitPartition(name string) (string, int32, bool) {
+	i := strings.LastIndexByte(name, '-')
+	if i <= 0 {
+		return "", 0, false
+	}
+	n, err := strconv.ParseInt(name[i+1:], 10, 32)
+	if err != nil || n < 0 {
+		return "", 0, false
+	}
+	return name[:i], int32(n), true
+}
+
+func topicOf(partition string) string {
+	if i := strings.LastIndexByte(partition, '-'); i > 0 {
+		return partition[:i]
+	}
+	return partition
+}
+
+// finish runs the checks that need the whole history.
+func (a *analyzer) finish() {
+	if len(a.txns) > 0 {
+		a.lateTxnReads()
+	}
+	a.resolveTxns()
+	a.placeAcks()
+	a.build()
+	a.countStats()
+	a.checkOffsets()
+	a.checkSends()
+	a.checkSkips()
+	a.checkCoverage()
+	a.checkLost()
+	a.checkTxnReads()
+	a.checkCycles()
+}
+
+// placeAcks adds every acknowledged send's position to its partition's
+// observations.
+func (a *analyzer) placeAcks() {
+	for i := range a.sends {
+		s := &a.sends[i]
+		if s.typ == history.OK && s.part >= 0 && s.offset >= 0 {
+			po := a.parts[s.part]
+			po.obs = append(po.obs, observation{off: s.offset, op: s.complete, val: s.val, proc: s.proc, sess: -1})
+		}
+	}
+}
+
+// build sorts each partition's observations into its version order.
+func (a *analyzer) build() {
+	for _, po := range a.parts {
+		obs := po.obs
+		slices.SortFunc(obs, func(x, y observation) int {
+			if c := cmp.Compare(x.off, y.off); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(x.val, y.val); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(x.op, y.op); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.sess, y.sess)
+		})
+		// One poll that returned a record twice observed it once.
+		out := obs[:0]
+		for i := range obs {
+			if i > 0 && obs[i].off == obs[i-1].off && obs[i].val == obs[i-1].val && obs[i].op == obs[i-1].op && obs[i].sess == obs[i-1].sess {
 				continue
 			}
-			a.stats.Polls++
-			if x := o.Value.Ext; x != nil && o.Value.Final {
-				for name, off := range x.LogStartOffsets { // kafkasim:orderless: fills maps
-					a.logStart[name] = max(a.logStart[name], off)
-					a.finalTopic[topicOf(name)] = true
-				}
+			out = append(out, obs[i])
+		}
+		po.obs = out
+		po.offsets, po.at, po.visRC = po.offsets[:0], po.at[:0], po.visRC[:0]
+		for i := range out {
+			if i == 0 || out[i].off != out[i-1].off {
+				po.offsets = append(po.offsets, out[i].off)
+				po.at = append(po.at, int32(i))
+				po.visRC = append(po.visRC, false)
 			}
-			for _, r := range o.Value.Records {
-				a.stats.Records++
-				po := a.part(r.Topic, r.Partition)
-				po.observe(r.Offset, observation{value: r.Value, op: o.Index, process: o.Process, final: o.Value.Final, read: true})
-				po.maxRead = max(po.maxRead, r.Offset)
-				if o.Value.Final {
-					po.finalEnd = max(po.finalEnd, r.Offset+1)
-					a.finalTopic[r.Topic] = true
-				}
+			if a.visibleToRC(out[i].val) {
+				po.visRC[len(po.visRC)-1] = true
 			}
 		}
 	}
-	for _, s := range a.sendOrder {
+}
+
+// visibleToRC reports whether a read_committed reader must see the record of
+// value v when it passes its offset: it was not written in a transaction,
+// or its transaction committed.
+func (a *analyzer) visibleToRC(v int32) bool {
+	si := a.vals[v].send
+	if si < 0 {
+		return true
+	}
+	t := a.sends[si].txn
+	return t < 0 || a.txns[t].outcome == txnCommitted
+}
+
+// obsAt returns the observations at an offset of a partition.
+func (po *partState) obsAt(off int64) []observation {
+	i := sort.Search(len(po.offsets), func(i int) bool { return po.offsets[i] >= off })
+	if i == len(po.offsets) || po.offsets[i] != off {
+		return nil
+	}
+	end := len(po.obs)
+	if i+1 < len(po.at) {
+		end = int(po.at[i+1])
+	}
+	return po.obs[po.at[i]:end]
+}
+
+// knownBetween reports the first known offset strictly between lo and hi
+// (for a read_committed reader, the first that holds a record it must see).
+func (po *partState) knownBetween(lo, hi int64, rc bool) (int64, bool) {
+	i := sort.Search(len(po.offsets), func(i int) bool { return po.offsets[i] > lo })
+	for ; i < len(po.offsets) && po.offsets[i] < hi; i++ {
+		if !rc || po.visRC[i] {
+			return po.offsets[i], true
+		}
+	}
+	return 0, false
+}
+
+func (a *analyzer) countStats() {
+	for i := range a.sends {
+		s := &a.sends[i]
 		a.stats.Attempted++
-		switch s.typ {
+		outcome := s.typ
+		if s.txn >= 0 && s.typ != history.Fail {
+			switch a.txns[s.txn].outcome {
+			case txnCommitted:
+				if s.typ != history.OK {
+					outcome = history.Info
+				}
+			case txnAborted, txnNeverCommitted:
+				outcome = history.Fail
+			default:
+				outcome = history.Info
+			}
+		}
+		switch outcome {
 		case history.OK:
 			a.stats.Acked++
-			a.part(s.topic, s.partition).observe(s.offset, observation{value: s.value, op: s.complete, process: s.process})
 		case history.Fail:
 			a.stats.Failed++
 		default:
@@ -172,137 +645,151 @@ func (a *analysis) collect() {
 	if a.stats.Attempted > 0 {
 		a.stats.Availability = float64(a.stats.Acked) / float64(a.stats.Attempted)
 	}
-}
-
-func (a *analysis) collectSend(o *history.Op) {
-	v := o.Value.Value
-	if o.Type == history.Invoke {
-		if _, dup := a.sends[v]; dup {
-			a.findings = append(a.findings, Finding{Type: Duplicate, Example: Example{Value: v, Process: o.Process, Ops: []int64{o.Index},
-				Detail: "the history sends this value twice: values must be unique"}})
-			return
-		}
-		s := &sendInfo{value: v, process: o.Process, topic: o.Value.Topic, invoke: o.Index, complete: -1, typ: history.Info,
-			partition: -1, offset: -1, invokeAt: o.Time, key: o.Value.Key, hasKey: o.Value.HasKey, rank: a.ranks[o.Process]}
-		a.ranks[o.Process]++
-		a.sends[v] = s
-		a.sendOrder = append(a.sendOrder, s)
-		return
-	}
-	s, ok := a.sends[v]
-	if !ok || s.complete >= 0 {
-		return // a completion without its invocation: nothing to check against
-	}
-	s.complete, s.typ = o.Index, o.Type
-	if o.Value.Partition >= 0 {
-		s.partition = o.Value.Partition
-	}
-	if o.Type == history.OK {
-		s.offset = o.Value.Offset
-		if s.partition < 0 || s.offset < 0 {
-			s.typ = history.Info // an ok without a position says nothing checkable
+	for i := range a.txns {
+		switch a.txns[i].outcome {
+		case txnCommitted:
+			a.stats.TxnCommitted++
+		case txnAborted:
+			a.stats.TxnAborted++
+		case txnNeverCommitted:
+			a.stats.TxnNeverCommitted++
+		default:
+			a.stats.TxnIndeterminate++
 		}
 	}
-}
-
-func (a *analysis) build() {
-	sort.Strings(a.partNames)
-	for _, name := range a.partNames {
-		po := a.parts[name]
-		po.offsets = make([]int64, 0, len(po.versions))
-		for off := range po.versions { // kafkasim:orderless: sorted below
-			po.offsets = append(po.offsets, off)
-		}
-		sort.Slice(po.offsets, func(i, j int) bool { return po.offsets[i] < po.offsets[j] })
-	}
-}
-
-// knownBetween reports the first known offset strictly between lo and hi.
-func (po *partitionOrder) knownBetween(lo, hi int64) (int64, bool) {
-	i := sort.Search(len(po.offsets), func(i int) bool { return po.offsets[i] > lo })
-	if i < len(po.offsets) && po.offsets[i] < hi {
-		return po.offsets[i], true
-	}
-	return 0, false
 }
 
 // checkOffsets: two values at one offset; one value at two offsets; reads
 // of writes that definitely failed, or that nobody sent.
-func (a *analysis) checkOffsets() {
-	positions := map[string][]string{} // value -> "partition@offset" it was seen at
-	posOps := map[string][]int64{}
-	for _, name := range a.partNames {
-		po := a.parts[name]
+func (a *analyzer) checkOffsets() {
+	nPos := make([]int32, len(a.vals))
+	for _, pi := range a.sortedParts() {
+		po := a.parts[pi]
 		for _, off := range po.offsets {
-			obs := po.versions[off]
-			var distinct []string
-			var ops []int64
-			for _, o := range obs {
-				if !contains(distinct, o.value) {
-					distinct = append(distinct, o.value)
-				}
-				ops = append(ops, o.op)
-				key := fmt.Sprintf("%s@%d", name, off)
-				if !contains(positions[o.value], key) {
-					positions[o.value] = append(positions[o.value], key)
-					posOps[o.value] = append(posOps[o.value], o.op)
+			obs := po.obsAt(off)
+			distinct := 0
+			for i := range obs {
+				if i == 0 || obs[i].val != obs[i-1].val {
+					distinct++
+					nPos[obs[i].val]++
 				}
 			}
-			if len(distinct) > 1 {
-				sort.Strings(distinct)
-				a.findings = append(a.findings, Finding{Type: InconsistentOffsets, Example: Example{Partition: name, Offset: off,
-					Value: distinct[0], Ops: sortedUnique(ops), Detail: fmt.Sprintf("values %v at one offset", distinct)}})
+			if distinct > 1 {
+				var names []string
+				var ops []int64
+				for i := range obs {
+					if i == 0 || obs[i].val != obs[i-1].val {
+						names = append(names, a.valNames[obs[i].val])
+					}
+					ops = append(ops, obs[i].op)
+				}
+				sort.Strings(names)
+				a.findings = append(a.findings, Finding{Type: InconsistentOffsets, Example: Example{Partition: po.name, Offset: off,
+					Value: names[0], Ops: sortedUnique(ops), Detail: "values [" + strings.Join(capList(names, 8), " ") + "] at one offset"}})
 			}
 		}
 	}
-	values := make([]string, 0, len(positions))
-	for v := range positions { // kafkasim:orderless: sorted below
-		values = append(values, v)
-	}
-	sort.Strings(values)
-	for _, v := range values {
-		if ps := positions[v]; len(ps) > 1 {
-			a.stats.Duplicates++
-			p, off := splitPos(ps[0])
-			a.findings = append(a.findings, Finding{Type: Duplicate, Example: Example{Partition: p, Offset: off, Value: v,
-				Ops: sortedUnique(posOps[v]), Detail: fmt.Sprintf("one value at %d offsets: %v", len(ps), ps)}})
-		}
-		s, sent := a.sends[v]
+	// Values that need their positions and observers spelled out.
+	flagged := map[int32]bool{}
+	for v := range a.vals {
+		si := a.vals[v].send
 		switch {
-		case sent && s.typ == history.Fail:
-			p, off := splitPos(positions[v][0])
-			a.findings = append(a.findings, Finding{Type: AbortedRead, Example: Example{Partition: p, Offset: off, Value: v,
-				Process: s.process, Ops: append([]int64{s.invoke, s.complete}, posOps[v]...),
-				Detail: "read a record whose send definitely failed"}})
-		case !sent && len(a.sends) > 0:
-			p, off := splitPos(positions[v][0])
-			a.findings = append(a.findings, Finding{Type: PhantomRead, Example: Example{Partition: p, Offset: off, Value: v,
-				Ops: sortedUnique(posOps[v]), Detail: "read a record no process sent"}})
+		case nPos[v] > 1:
+			flagged[int32(v)] = true
+		case si >= 0 && a.sends[si].typ == history.Fail && nPos[v] > 0:
+			flagged[int32(v)] = true
+		case si < 0 && len(a.sends) > 0 && nPos[v] > 0:
+			flagged[int32(v)] = true
+		}
+	}
+	if len(flagged) == 0 {
+		return
+	}
+	type where struct {
+		pos  []string
+		part []string
+		off  []int64
+		ops  []int64
+	}
+	ws := map[int32]*where{}
+	for _, pi := range a.sortedParts() {
+		po := a.parts[pi]
+		for i := range po.obs {
+			ob := &po.obs[i]
+			if !flagged[ob.val] {
+				continue
+			}
+			w := ws[ob.val]
+			if w == nil {
+				w = &where{}
+				ws[ob.val] = w
+			}
+			pos := po.name + "@" + itoa(ob.off)
+			if len(w.pos) == 0 || w.pos[len(w.pos)-1] != pos {
+				w.pos = append(w.pos, pos)
+				w.part = append(w.part, po.name)
+				w.off = append(w.off, ob.off)
+			}
+			w.ops = append(w.ops, ob.op)
+		}
+	}
+	ids := make([]int32, 0, len(ws))
+	for v := range ws { // kafkasim:orderless: sorted below
+		ids = append(ids, v)
+	}
+	slices.Sort(ids)
+	for _, v := range ids {
+		w := ws[v]
+		name := a.valNames[v]
+		si := a.vals[v].send
+		if len(w.pos) > 1 {
+			a.stats.Duplicates++
+			ex := Example{Partition: w.part[0], Offset: w.off[0], Value: name, Ops: sortedUnique(append([]int64(nil), w.ops...)),
+				Detail: "one value at " + strconv.Itoa(len(w.pos)) + " offsets: [" + strings.Join(capList(w.pos, 8), " ") + "]"}
+			if si >= 0 {
+				ex.Process = a.procs[a.sends[si].proc].name
+			}
+			a.findings = append(a.findings, Finding{Type: Duplicate, Example: ex})
+		}
+		switch {
+		case si >= 0 && a.sends[si].typ == history.Fail:
+			s := &a.sends[si]
+			a.findings = append(a.findings, Finding{Type: AbortedRead, Example: Example{Partition: w.part[0], Offset: w.off[0], Value: name,
+				Process: a.procs[s.proc].name, Ops: append([]int64{s.invoke, s.complete}, capOps(sortedUnique(w.ops), 16)...),
+				Detail: "read a record whose send definitely failed"}, failedSend: true})
+		case si < 0:
+			a.findings = append(a.findings, Finding{Type: PhantomRead, Example: Example{Partition: w.part[0], Offset: w.off[0], Value: name,
+				Ops: capOps(sortedUnique(w.ops), 16), Detail: "read a record no process sent"}})
 		}
 	}
 }
 
-func splitPos(s string) (string, int64) {
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == '@' {
-			n, _ := strconv.ParseInt(s[i+1:], 10, 64)
-			return s[:i], n
-		}
+func capList(xs []string, n int) []string {
+	if len(xs) <= n {
+		return xs
 	}
-	return s, -1
+	return append(append([]string(nil), xs[:n]...), "…")
 }
 
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
+func capOps(xs []int64, n int) []int64 {
+	if len(xs) <= n {
+		return xs
 	}
-	return false
+	return xs[:n]
+}
+
+// sortedParts lists partitions by name.
+func (a *analyzer) sortedParts() []int32 {
+	ids := make([]int32, len(a.parts))
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	sort.Slice(ids, func(i, j int) bool { return a.parts[ids[i]].name < a.parts[ids[j]].name })
+	return ids
 }
 
 func sortedUnique(xs []int64) []int64 {
-	sort.Slice(xs, func(i, j int) bool { return xs[i] < xs[j] })
+	slices.Sort(xs)
 	out := xs[:0]
 	for i, x := range xs {
 		if i == 0 || x != xs[i-1] {
@@ -314,134 +801,200 @@ func sortedUnique(xs []int64) []int64 {
 
 // checkSends: a producer's successive acknowledged sends to one partition
 // must land at increasing offsets.
-func (a *analysis) checkSends() {
-	type key struct{ process, part string }
-	last := map[key]*sendInfo{}
-	for _, s := range a.sendOrder {
+func (a *analyzer) checkSends() {
+	type key struct{ proc, part int32 }
+	last := map[key]int32{}
+	for i := range a.sends {
+		s := &a.sends[i]
 		if s.typ != history.OK {
 			continue
 		}
-		k := key{s.process, partName(s.topic, s.partition)}
-		if prev, ok := last[k]; ok && s.offset <= prev.offset {
-			a.findings = append(a.findings, Finding{Type: NonmonotonicSend, Example: Example{Partition: k.part, Offset: s.offset,
-				Value: s.value, Process: s.process, Ops: []int64{prev.invoke, prev.complete, s.invoke, s.complete},
-				Detail: fmt.Sprintf("%s was sent after %s but landed at %d, not after %d", s.value, prev.value, s.offset, prev.offset)}})
-		}
-		last[k] = s // consecutive sends: one reordering is one finding
-	}
-}
-
-// checkPolls: within one poll, and between one consumer's consecutive polls,
-// offsets of a partition must increase and must not skip records that exist.
-func (a *analysis) checkPolls() {
-	type session struct {
-		last  map[string]int64
-		final bool
-	}
-	sessions := map[string]*session{}
-	for i := range a.ops {
-		o := &a.ops[i]
-		switch o.F {
-		case history.FRestart, history.FCrash, history.FAssign, history.FRevoke:
-			delete(sessions, o.Process) // a new session: positions may legitimately move
-			continue
-		case history.FPoll:
-		default:
-			continue
-		}
-		if o.Type != history.OK {
-			continue
-		}
-		s := sessions[o.Process]
-		if s == nil || s.final != o.Value.Final {
-			// Final reads start again from the beginning: a new session.
-			s = &session{last: map[string]int64{}, final: o.Value.Final}
-			sessions[o.Process] = s
-		}
-		inPoll := map[string]int64{}
-		for _, r := range o.Value.Records {
-			name := r.TopicPartition()
-			po := a.parts[name]
-			if prev, ok := inPoll[name]; ok {
-				a.checkStep(po, prev, r.Offset, o, IntNonmonotonicPoll, IntPollSkip)
-			} else if prev, ok := s.last[name]; ok {
-				a.checkStep(po, prev, r.Offset, o, NonmonotonicPoll, PollSkip)
+		k := key{s.proc, s.part}
+		if pi, ok := last[k]; ok {
+			prev := &a.sends[pi]
+			if s.offset <= prev.offset {
+				a.findings = append(a.findings, Finding{Type: NonmonotonicSend, Example: Example{Partition: a.parts[s.part].name, Offset: s.offset,
+					Value: a.valNames[s.val], Process: a.procs[s.proc].name, Ops: []int64{prev.invoke, prev.complete, s.invoke, s.complete},
+					Detail: a.valNames[s.val] + " was sent after " + a.valNames[prev.val] + " but landed at " + itoa(s.offset) + ", not after " + itoa(prev.offset)}})
 			}
-			inPoll[name] = r.Offset
 		}
-		for name, off := range inPoll { // kafkasim:orderless: fills a map
-			s.last[name] = off
+		last[k] = int32(i) // consecutive sends: one reordering is one finding
+	}
+}
+
+// checkSkips: a jump in a session's offsets over an offset known to hold a
+// record (that a read_committed reader must see, for one) is a skip.
+func (a *analyzer) checkSkips() {
+	for _, c := range a.skips {
+		po := a.parts[c.part]
+		missed, ok := po.knownBetween(c.prev, c.next, c.rc)
+		if !ok {
+			continue
+		}
+		typ := PollSkip
+		if c.intra {
+			typ = IntPollSkip
+		}
+		a.findings = append(a.findings, Finding{Type: typ, Example: Example{Partition: po.name, Offset: missed,
+			Process: a.procs[c.proc].name, Ops: []int64{c.op},
+			Detail: "jumped from " + itoa(c.prev) + " to " + itoa(c.next) + " over offset " + itoa(missed) + ", which exists"}})
+	}
+}
+
+// checkCoverage: a reader reads every record between where its session
+// started and how far it got. A record the final reads hold inside that
+// range that the session never read was skipped, even if its offset was read
+// once with another record (after a truncation the reader must go back:
+// KIP-320). For a group member a session runs from an assign to a revoke.
+func (a *analyzer) checkCoverage() {
+	type sv struct {
+		sess int32
+		off  int64
+		val  int32
+	}
+	var finals []observation
+	var reads []sv
+	for _, pi := range a.sortedParts() {
+		po := a.parts[pi]
+		if po.finalEnd < 0 {
+			continue
+		}
+		finals, reads = finals[:0], reads[:0]
+		for i := range po.obs {
+			ob := &po.obs[i]
+			if ob.flags&obsFinal != 0 {
+				if len(finals) == 0 || finals[len(finals)-1].off != ob.off || finals[len(finals)-1].val != ob.val {
+					finals = append(finals, *ob)
+				}
+			} else if ob.flags&obsRead != 0 {
+				reads = append(reads, sv{ob.sess, ob.off, ob.val})
+			}
+		}
+		if len(finals) == 0 || len(reads) == 0 {
+			continue
+		}
+		slices.SortFunc(reads, func(x, y sv) int {
+			if c := cmp.Compare(x.sess, y.sess); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(x.off, y.off); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.val, y.val)
+		})
+		for lo := 0; lo < len(reads); {
+			hi := lo
+			for hi < len(reads) && reads[hi].sess == reads[lo].sess {
+				hi++
+			}
+			run := reads[lo:hi]
+			sid := reads[lo].sess
+			lo = hi
+			s := &a.sessions[sid]
+			f := sort.Search(len(finals), func(i int) bool { return finals[i].off >= s.first })
+			r := 0
+			for ; f < len(finals) && finals[f].off <= s.max; f++ {
+				fin := &finals[f]
+				if s.rc && !a.visibleToRC(fin.val) {
+					continue
+				}
+				for r < len(run) && run[r].off < fin.off {
+					r++
+				}
+				found := false
+				for k := r; k < len(run) && run[k].off == fin.off; k++ {
+					if run[k].val == fin.val {
+						found = true
+						break
+					}
+				}
+				if !found {
+					// The value may sit at another offset too (a duplicate).
+					for k := range run {
+						if run[k].val == fin.val {
+							found = true
+							break
+						}
+					}
+				}
+				if found {
+					continue
+				}
+				name := a.procs[s.proc].name
+				a.findings = append(a.findings, Finding{Type: PollSkip, Example: Example{Partition: po.name, Offset: fin.off,
+					Value: a.valNames[fin.val], Process: name, Ops: []int64{fin.op},
+					Detail: name + " read " + po.name + " from " + itoa(s.first) + " to " + itoa(s.max) + " but never the record at " + itoa(fin.off) + " that the log holds"}})
+				break
+			}
 		}
 	}
 }
 
-func (a *analysis) checkStep(po *partitionOrder, prev, next int64, o *history.Op, nonmono, skip string) {
-	switch {
-	case next <= prev:
-		a.findings = append(a.findings, Finding{Type: nonmono, Example: Example{Partition: po.name, Offset: next,
-			Process: o.Process, Ops: []int64{o.Index}, Detail: fmt.Sprintf("offset %d after %d", next, prev)}})
-	case next > prev+1:
-		if missed, ok := po.knownBetween(prev, next); ok {
-			a.findings = append(a.findings, Finding{Type: skip, Example: Example{Partition: po.name, Offset: missed,
-				Process: o.Process, Ops: []int64{o.Index}, Detail: fmt.Sprintf("jumped from %d to %d over offset %d, which exists", prev, next, missed)}})
-		}
+// acked reports whether a send is an acknowledged write: its send was
+// acknowledged at a position and, inside a transaction, the transaction
+// committed.
+func (a *analyzer) acked(s *sendRec) bool {
+	if s.txn >= 0 {
+		return a.txns[s.txn].outcome == txnCommitted && s.typ == history.OK
 	}
+	return s.typ == history.OK
 }
 
 // checkLost: an acknowledged write is lost if final reads covered its
 // partition and did not see it; without final reads, if reads went past its
-// offset and nobody ever saw it (Jepsen's rule); otherwise it is unseen.
-func (a *analysis) checkLost() {
-	seen := map[string]bool{}
-	seenFinal := map[string]bool{}
-	for _, name := range a.partNames {
-		for _, obs := range a.parts[name].versions { // kafkasim:orderless: fills maps
-			for _, o := range obs {
-				if o.read {
-					seen[o.value] = true
-					if o.final {
-						seenFinal[o.value] = true
-					}
-				}
-			}
-		}
-	}
-	for _, s := range a.sendOrder {
-		if s.typ != history.OK {
+// offset and nobody ever saw it (Jepsen's rule); otherwise it is unseen. A
+// committed transaction's sends are acknowledged writes.
+func (a *analyzer) checkLost() {
+	for i := range a.sends {
+		s := &a.sends[i]
+		if !a.acked(s) {
 			continue
 		}
-		po := a.parts[partName(s.topic, s.partition)]
-		ex := Example{Partition: po.name, Offset: s.offset, Value: s.value, Process: s.process, Ops: []int64{s.invoke, s.complete}}
+		po := a.parts[s.part]
+		v := a.vals[s.val]
+		var typ, detail string
 		switch {
-		case a.finalTopic[s.topic] && s.offset < a.logStart[po.name] && !seenFinal[s.value]:
+		case a.finalTopic[po.topic] && s.offset < po.logStart && v.flags&obsFinal == 0:
 			// Below the log start: deleted by retention, not lost.
 			a.stats.Deleted++
-		case a.finalTopic[s.topic]:
-			if !seenFinal[s.value] {
-				a.stats.LostAcked++
-				ex.Detail = fmt.Sprintf("acknowledged at offset %d; final reads (to offset %d) do not hold it", s.offset, max(po.finalEnd, 0))
-				a.findings = append(a.findings, Finding{Type: LostAckedWrite, Example: ex})
+		case a.finalTopic[po.topic]:
+			if v.flags&obsFinal == 0 {
+				typ, detail = LostAckedWrite, "; final reads (to offset "+itoa(max(po.finalEnd, 0))+") do not hold it"
 			}
-		case seen[s.value]:
+		case v.flags&obsRead != 0:
 		case po.maxRead > s.offset:
-			a.stats.LostAcked++
-			ex.Detail = fmt.Sprintf("acknowledged at offset %d; reads went on to offset %d and never saw it", s.offset, po.maxRead)
-			a.findings = append(a.findings, Finding{Type: LostAckedWrite, Example: ex})
+			typ, detail = LostAckedWrite, "; reads went on to offset "+itoa(po.maxRead)+" and never saw it"
 		default:
-			ex.Detail = "acknowledged, never read (no final read covered it)"
-			a.findings = append(a.findings, Finding{Type: Unseen, Example: ex})
+			typ = Unseen
 		}
+		if typ == "" {
+			continue
+		}
+		ex := Example{Partition: po.name, Offset: s.offset, Value: a.valNames[s.val], Process: a.procs[s.proc].name, Ops: []int64{s.invoke, s.complete}}
+		what := "acknowledged at offset " + itoa(s.offset)
+		if s.txn >= 0 {
+			t := &a.txns[s.txn]
+			ex.Ops = append(ex.Ops, t.end)
+			what = "written at offset " + itoa(s.offset) + " in a transaction that committed (#" + itoa(t.end) + ")"
+		}
+		if typ == Unseen {
+			ex.Detail = "acknowledged, never read (no final read covered it)"
+		} else {
+			a.stats.LostAcked++
+			ex.Detail = what + detail
+		}
+		a.findings = append(a.findings, Finding{Type: typ, Example: ex})
 	}
 }
 
 // inFinalReads reports whether final reads saw a record at partition@offset.
-func (a *analysis) inFinalReads(partition string, offset int64) bool {
-	po := a.parts[partition]
-	if po == nil {
+func (a *analyzer) inFinalReads(partition string, offset int64) bool {
+	pi := a.partByName(partition)
+	if pi < 0 {
 		return false
 	}
-	for _, o := range po.versions[offset] {
-		if o.final {
+	for _, o := range a.parts[pi].obsAt(offset) {
+		if o.flags&obsFinal != 0 {
 			return true
 		}
 	}
@@ -449,198 +1002,75 @@ func (a *analysis) inFinalReads(partition string, offset int64) bool {
 }
 
 // readAt reports whether a poll saw value at partition@offset.
-func (a *analysis) readAt(partition string, offset int64, value string) bool {
-	if po := a.parts[partition]; po != nil {
-		for _, o := range po.versions[offset] {
-			if o.read && o.value == value {
-				return true
-			}
+func (a *analyzer) readAt(partition string, offset int64, value string) bool {
+	pi := a.partByName(partition)
+	vi, ok := a.valIDs[value]
+	if pi < 0 || !ok {
+		return false
+	}
+	for _, o := range a.parts[pi].obsAt(offset) {
+		if o.flags&obsRead != 0 && o.val == vi {
+			return true
 		}
 	}
 	return false
 }
 
 // readValuesAt counts the distinct values polls saw at partition@offset.
-func (a *analysis) readValuesAt(partition string, offset int64) int {
-	var vals []string
-	if po := a.parts[partition]; po != nil {
-		for _, o := range po.versions[offset] {
-			if o.read && !contains(vals, o.value) {
-				vals = append(vals, o.value)
-			}
+func (a *analyzer) readValuesAt(partition string, offset int64) int {
+	pi := a.partByName(partition)
+	if pi < 0 {
+		return 0
+	}
+	n := 0
+	last := int32(-1)
+	for _, o := range a.parts[pi].obsAt(offset) {
+		if o.flags&obsRead != 0 && o.val != last {
+			n++
+			last = o.val
 		}
 	}
-	return len(vals)
+	return n
 }
 
-// checkCoverage: an assign-mode reader reads every record between where it
-// started and how far it got. A record the final reads hold inside that range
-// that the reader never read was skipped, even if its offset was read once
-// with another record (after a truncation the reader must go back: KIP-320).
-func (a *analysis) checkCoverage() {
-	type span struct {
-		first, last int64
-		values      map[string]bool
+// logStartOf is a partition's log start offset when final reads began.
+func (a *analyzer) logStartOf(partition string) int64 {
+	if pi := a.partByName(partition); pi >= 0 {
+		return a.parts[pi].logStart
 	}
-	type session struct {
-		spans map[string]*span
-	}
-	grouped := map[string]bool{}
-	for i := range a.ops {
-		if f := a.ops[i].F; f == history.FAssign || f == history.FRevoke {
-			grouped[a.ops[i].Process] = true
-		}
-	}
-	var done []*session
-	var doneProc []string
-	open := map[string]*session{}
-	var procs []string
-	closeSession := func(proc string) {
-		if s, ok := open[proc]; ok {
-			done = append(done, s)
-			doneProc = append(doneProc, proc)
-			delete(open, proc)
-		}
-	}
-	for i := range a.ops {
-		o := &a.ops[i]
-		if grouped[o.Process] {
-			continue
-		}
-		switch o.F {
-		case history.FRestart, history.FCrash:
-			closeSession(o.Process)
-			continue
-		case history.FPoll:
-		default:
-			continue
-		}
-		if o.Type != history.OK || o.Value.Final {
-			continue
-		}
-		s := open[o.Process]
-		if s == nil {
-			s = &session{spans: map[string]*span{}}
-			open[o.Process] = s
-			procs = append(procs, o.Process)
-		}
-		for _, r := range o.Value.Records {
-			name := r.TopicPartition()
-			sp := s.spans[name]
-			if sp == nil {
-				sp = &span{first: r.Offset, last: r.Offset, values: map[string]bool{}}
-				s.spans[name] = sp
-			}
-			sp.last = max(sp.last, r.Offset)
-			sp.values[r.Value] = true
-		}
-	}
-	for _, p := range procs {
-		closeSession(p)
-	}
-	for i, s := range done {
-		names := make([]string, 0, len(s.spans))
-		for n := range s.spans { // kafkasim:orderless: sorted below
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, name := range names {
-			sp := s.spans[name]
-			po := a.parts[name]
-			if po == nil || po.finalEnd < 0 {
-				continue
-			}
-			lo := sort.Search(len(po.offsets), func(j int) bool { return po.offsets[j] >= sp.first })
-			for _, off := range po.offsets[lo:] {
-				if off > sp.last {
-					break
-				}
-				for _, ob := range po.versions[off] {
-					if ob.final && !sp.values[ob.value] {
-						a.findings = append(a.findings, Finding{Type: PollSkip, Example: Example{Partition: name, Offset: off,
-							Value: ob.value, Process: doneProc[i], Ops: []int64{ob.op},
-							Detail: fmt.Sprintf("%s read %s from %d to %d but never the record at %d that the log holds", doneProc[i], name, sp.first, sp.last, off)}})
-						break
-					}
-				}
-			}
-		}
-	}
+	return 0
 }
 
-// checkKeyOrder: a reader sees one producer's records of one key in the
-// order they were sent, as long as the key always goes to one partition
-// (Kafka orders records per partition only). A reader that sees a key's
-// later record, in one partition, before an earlier one in another, saw
-// the key move between partitions: adding partitions remaps keys.
-func (a *analysis) checkKeyOrder() {
-	type keyID struct{ producer, topic, key string }
-	type seen struct {
-		rank      int
-		value     string
-		partition int32
-		op        int64
+// senderOf names the process that sent value, if any.
+func (a *analyzer) senderOf(value string) (string, bool) {
+	vi, ok := a.valIDs[value]
+	if !ok || a.vals[vi].send < 0 {
+		return "", false
 	}
-	last := map[string]map[keyID]seen{} // reader -> key -> latest send read
-	for i := range a.ops {
-		o := &a.ops[i]
-		if o.F == history.FRestart || o.F == history.FCrash {
-			delete(last, o.Process) // a new session reads from scratch
-			continue
-		}
-		if o.F != history.FPoll || o.Type != history.OK || o.Value.Final {
-			continue
-		}
-		for _, r := range o.Value.Records {
-			s, ok := a.sends[r.Value]
-			if !ok || !s.hasKey {
-				continue
-			}
-			m := last[o.Process]
-			if m == nil {
-				m = map[keyID]seen{}
-				last[o.Process] = m
-			}
-			id := keyID{producer: s.process, topic: r.Topic, key: s.key}
-			prev, ok := m[id]
-			if ok && s.rank < prev.rank && r.Partition != prev.partition {
-				a.findings = append(a.findings, Finding{Type: KeyOrder, Example: Example{Partition: r.TopicPartition(), Offset: r.Offset,
-					Value: r.Value, Process: o.Process, Ops: []int64{prev.op, o.Index},
-					Detail: fmt.Sprintf("%s read %s (key %s, %s-%d) after %s (key %s, %s-%d), which %s sent later",
-						o.Process, r.Value, s.key, r.Topic, r.Partition, prev.value, s.key, r.Topic, prev.partition, s.process)}})
-				continue
-			}
-			if !ok || s.rank > prev.rank {
-				m[id] = seen{rank: s.rank, value: r.Value, partition: r.Partition, op: o.Index}
-			}
-		}
-	}
-}
-
-func topicOf(partition string) string {
-	if i := strings.LastIndexByte(partition, '-'); i > 0 {
-		return partition[:i]
-	}
-	return partition
+	return a.procs[a.sends[a.vals[vi].send].proc].name, true
 }
 
 // supersededInFinal reports whether final reads hold, after offset, a record
 // with the same key as the send of value.
-func (a *analysis) supersededInFinal(partition string, offset int64, value string) bool {
-	s, ok := a.sends[value]
-	po := a.parts[partition]
-	if !ok || !s.hasKey || po == nil {
+func (a *analyzer) supersededInFinal(partition string, offset int64, value string) bool {
+	vi, ok := a.valIDs[value]
+	pi := a.partByName(partition)
+	if !ok || pi < 0 || a.vals[vi].send < 0 {
 		return false
 	}
-	i := sort.Search(len(po.offsets), func(i int) bool { return po.offsets[i] > offset })
-	for _, off := range po.offsets[i:] {
-		for _, ob := range po.versions[off] {
-			if !ob.final {
-				continue
-			}
-			if later, ok := a.sends[ob.value]; ok && later.hasKey && later.key == s.key {
-				return true
-			}
+	s := &a.sends[a.vals[vi].send]
+	if s.key < 0 {
+		return false
+	}
+	po := a.parts[pi]
+	i := sort.Search(len(po.obs), func(i int) bool { return po.obs[i].off > offset })
+	for ; i < len(po.obs); i++ {
+		ob := &po.obs[i]
+		if ob.flags&obsFinal == 0 {
+			continue
+		}
+		if li := a.vals[ob.val].send; li >= 0 && a.sends[li].key == s.key {
+			return true
 		}
 	}
 	return false

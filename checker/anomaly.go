@@ -24,11 +24,15 @@ const (
 	PhantomRead         = "phantom-read"
 	G0                  = "G0"
 	G1c                 = "G1c"
+	NonmonotonicCommit  = "nonmonotonic-commit"
+	StaleOffsetFetch    = "stale-offset-fetch"
+	Nonlinearizable     = "nonlinearizable"
 )
 
 // AnomalyTypes lists every type the checker reports, for docs and validation.
 var AnomalyTypes = []string{LostAckedWrite, Unseen, Duplicate, InconsistentOffsets, NonmonotonicPoll, PollSkip,
-	IntNonmonotonicPoll, IntPollSkip, NonmonotonicSend, KeyOrder, AbortedRead, PrecommittedRead, UncommittedRead, PhantomRead, G0, G1c}
+	IntNonmonotonicPoll, IntPollSkip, NonmonotonicSend, KeyOrder, AbortedRead, PrecommittedRead, UncommittedRead, PhantomRead, G0, G1c,
+	NonmonotonicCommit, StaleOffsetFetch, Nonlinearizable}
 
 // Verdicts.
 const (
@@ -51,6 +55,15 @@ type Example struct {
 type Finding struct {
 	Type string
 	Example
+
+	iso        string // the isolation level of the reads involved
+	failedSend bool   // aborted-read: the send itself failed (not its transaction)
+	group      string // the consumer group of a committed offset
+	inTxn      bool   // a committed offset written by a transaction
+	// Cycles: the cycle orders events against real time; its edges.
+	impossible, viaWW, viaWR, viaRT bool
+	// Linearizability: the finding is about a committed-offset register.
+	register bool
 }
 
 // Anomaly is every finding of one type, with its verdict.
@@ -94,7 +107,10 @@ func (e Example) String() string {
 		s += " " + e.Value
 	}
 	if e.Detail != "" {
-		s += ": " + e.Detail
+		if s != "" {
+			s += ": "
+		}
+		s += e.Detail
 	}
 	return s
 }

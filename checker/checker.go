@@ -2,8 +2,11 @@ package checker
 
 import (
 	"fmt"
+	"io"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"kafkasim/checker/history"
 )
@@ -29,6 +32,20 @@ type Config struct {
 	// PartitionsAdded lists topics whose partition count grew during the
 	// run: their keys moved between partitions.
 	PartitionsAdded []string
+
+	// LinearizabilityBudget is the wall-clock time porcupine may take in
+	// all (0: DefaultLinearizabilityBudget). A partition whose check runs
+	// out of time is "unknown", never passed.
+	LinearizabilityBudget time.Duration
+	// LinearizabilityOpsMax skips the linearizability check of a partition
+	// (or committed-offset register) with more operations (0:
+	// DefaultLinearizabilityOpsMax; < 0: no limit).
+	LinearizabilityOpsMax int
+	// VisualizeOpsMax bounds the operations of one porcupine visualisation
+	// (0: DefaultVisualizeOpsMax).
+	VisualizeOpsMax int
+	// SkipLinearizability turns the porcupine checks off.
+	SkipLinearizability bool
 
 	permittedLoss map[string][]int64 // partition -> offsets of permitted lost writes
 	lossWhy       map[string]string
@@ -58,8 +75,13 @@ type ProducerGuarantees struct {
 // ConsumerGuarantees are one consumer group's settings.
 type ConsumerGuarantees struct {
 	Prefix          string
-	Isolation       string
-	AutoOffsetReset string
+	Isolation       string // isolation.level
+	AutoOffsetReset string // auto.offset.reset
+	// Commit is the scenario's commit mode: before-processing
+	// (at-most-once), after-processing (at-least-once), auto
+	// (enable.auto.commit, Kafka's default), or transactional (exactly-once,
+	// sendOffsetsToTransaction).
+	Commit string
 }
 
 // TopicGuarantees are a topic's durability settings.
@@ -89,19 +111,37 @@ type Report struct {
 	Anomalies []Anomaly `json:"anomalies"`
 	// Violations is the number of findings whose verdict is violation.
 	Violations int `json:"violations"`
+	// Assumed lists what the checker assumed because the configuration did
+	// not say (Kafka 4.2's defaults), one line per assumption.
+	Assumed []string `json:"assumed,omitempty"`
+	// Linearizability says which partitions and committed offsets were
+	// checked with porcupine, which were skipped and why, and which timed out.
+	Linearizability LinearizabilityStats `json:"linearizability"`
+	// Visualizations are porcupine's HTML pages for the partitions (and
+	// committed-offset registers) that are not linearizable.
+	Visualizations []Visualization `json:"-"`
+}
+
+// Visualization is porcupine's self-contained HTML page for one partition
+// ("orders-2") or committed-offset register ("billing/orders-2").
+type Visualization struct {
+	Partition string
+	HTML      []byte
 }
 
 // Count returns how many findings of a type the report holds.
 func (r *Report) Count(typ string) int {
+	n := 0
 	for _, a := range r.Anomalies {
 		if a.Type == typ {
-			return a.Count
+			n += a.Count
 		}
 	}
-	return 0
+	return n
 }
 
-// Anomaly returns the anomaly of a type, if any.
+// Anomaly returns the anomaly of a type, if any (the first verdict group:
+// violations come before permitted ones).
 func (r *Report) Anomaly(typ string) (Anomaly, bool) {
 	for _, a := range r.Anomalies {
 		if a.Type == typ {
@@ -113,23 +153,66 @@ func (r *Report) Anomaly(typ string) (Anomaly, bool) {
 
 // Check analyses a history against what cfg promises.
 func Check(ops []history.Op, cfg Config) *Report {
-	a := analyze(ops)
-	cfg.excuseCompacted(a)
-	rep := &Report{Stats: a.stats}
+	a := newAnalyzer(&cfg)
+	for i := range ops {
+		a.add(&ops[i])
+	}
+	return cfg.report(a)
+}
+
+// CheckReader decodes a history (SPEC.md §3 JSON Lines) and analyses it as
+// it goes, holding neither the raw JSON nor the decoded operations: only the
+// analysis's compact facts. A malformed line is a *history.ParseError.
+func CheckReader(r io.Reader, cfg Config) (*Report, error) {
+	a := newAnalyzer(&cfg)
+	d := history.NewDecoder(r)
+	for {
+		op, err := d.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		a.add(&op)
+	}
+	return cfg.report(a), nil
+}
+
+func (c *Config) report(a *analyzer) *Report {
+	a.finish()
+	c.excuseCompacted(a)
+	lin := c.checkLinearizability(a)
+	rep := &Report{Stats: a.stats, Assumed: c.assumed(a), Linearizability: lin.stats, Visualizations: lin.vis}
+	rep.Stats.Ops = a.nOps
 	groups := group(a.findings)
 	// Permitted losses first: other anomalies that follow from them (an
 	// offset reused after its record was lost) share their verdict.
-	cfg.permittedLoss = map[string][]int64{}
+	c.permittedLoss = map[string][]int64{}
 	for _, f := range groups[LostAckedWrite] {
-		if v, why := cfg.verdict(LostAckedWrite, f, a); v == Permitted {
-			cfg.permittedLoss[f.Partition] = append(cfg.permittedLoss[f.Partition], f.Offset)
-			if cfg.lossWhy == nil {
-				cfg.lossWhy = map[string]string{}
+		if v, why := decide(LostAckedWrite, c.facts(LostAckedWrite, f, a)); v == Permitted {
+			c.permittedLoss[f.Partition] = append(c.permittedLoss[f.Partition], f.Offset)
+			if c.lossWhy == nil {
+				c.lossWhy = map[string]string{}
 			}
-			if _, ok := cfg.lossWhy[f.Partition]; !ok {
-				cfg.lossWhy[f.Partition] = why
+			if _, ok := c.lossWhy[f.Partition]; !ok {
+				c.lossWhy[f.Partition] = why
 			}
 		}
+	}
+	// What each partition's findings about its log say, for its
+	// linearizability verdict (nonlinearizable comes last in AnomalyTypes).
+	type related struct{ verdict, typ, why string }
+	rel := map[string]related{}
+	verdictOf := func(typ string, f Finding) (string, string) {
+		fx := c.facts(typ, f, a)
+		if typ == Nonlinearizable && !f.register {
+			if r, ok := rel[f.Partition]; ok {
+				fx.Related, fx.RelatedType, fx.RelatedWhy = r.verdict, r.typ, r.why
+			}
+			fx.Acks = lin.weakestAcks(c, a, f.Partition)
+		}
+		return decide(typ, fx)
 	}
 	for _, typ := range AnomalyTypes {
 		fs := groups[typ]
@@ -142,7 +225,12 @@ func Check(ops []history.Op, cfg Config) *Report {
 		reasons := map[string]string{}
 		var order []string
 		for _, f := range fs {
-			v, why := cfg.verdict(typ, f, a)
+			v, why := verdictOf(typ, f)
+			if logAnomaly[typ] && f.Partition != "" {
+				if r, ok := rel[f.Partition]; !ok || (r.verdict == Permitted && v == Violation) {
+					rel[f.Partition] = related{v, typ, why}
+				}
+			}
 			key := v + "\x00" + why
 			if _, ok := byVerdict[key]; !ok {
 				order = append(order, key)
@@ -150,6 +238,10 @@ func Check(ops []history.Op, cfg Config) *Report {
 			}
 			byVerdict[key] = append(byVerdict[key], f)
 		}
+		// Violations first.
+		sort.SliceStable(order, func(i, j int) bool {
+			return strings.HasPrefix(order[i], Violation+"\x00") && !strings.HasPrefix(order[j], Violation+"\x00")
+		})
 		for _, key := range order {
 			v := strings.SplitN(key, "\x00", 2)[0]
 			group := byVerdict[key]
@@ -169,6 +261,11 @@ func Check(ops []history.Op, cfg Config) *Report {
 	return rep
 }
 
+// logAnomaly marks the anomalies that can make a partition's log fail
+// linearizability.
+var logAnomaly = map[string]bool{LostAckedWrite: true, Duplicate: true, InconsistentOffsets: true, NonmonotonicSend: true,
+	PollSkip: true, IntPollSkip: true, NonmonotonicPoll: true, IntNonmonotonicPoll: true, AbortedRead: true, PhantomRead: true}
+
 func (c *Config) producer(process string) ProducerGuarantees {
 	best := ProducerGuarantees{Acks: "all", Idempotence: true, MaxInFlight: 5, Retries: 1 << 30}
 	bestLen := -1
@@ -181,12 +278,21 @@ func (c *Config) producer(process string) ProducerGuarantees {
 }
 
 func (c *Config) consumer(process string) ConsumerGuarantees {
-	best := ConsumerGuarantees{Isolation: "read_uncommitted", AutoOffsetReset: "earliest"}
+	best := ConsumerGuarantees{Isolation: "read_uncommitted", AutoOffsetReset: "earliest", Commit: "auto"}
 	bestLen := -1
 	for _, g := range c.Consumers {
 		if (process == g.Prefix || strings.HasPrefix(process, g.Prefix+"-")) && len(g.Prefix) > bestLen {
 			best, bestLen = g, len(g.Prefix)
 		}
+	}
+	if best.Isolation == "" {
+		best.Isolation = "read_uncommitted"
+	}
+	if best.AutoOffsetReset == "" {
+		best.AutoOffsetReset = "earliest"
+	}
+	if best.Commit == "" {
+		best.Commit = "auto"
 	}
 	return best
 }
@@ -213,126 +319,19 @@ func (c *Config) loss(partition string, offset int64) (DataLoss, bool) {
 	return DataLoss{}, false
 }
 
-func lossReason(l DataLoss, t TopicGuarantees) (string, string) {
-	switch l.Cause {
-	case "unclean-election":
-		if t.Unclean {
-			return Permitted, "unclean.leader.election.enable=true let a replica that lacked committed data lead"
-		}
-		return Permitted, "every ISR and ELR member was lost; Kafka elected the last known leader (KIP-966 balanced recovery), which may lack committed data"
-	case "power-loss":
-		if t.FlushEveryMessage {
-			return Violation, "flush.messages=1 makes every acknowledged write durable before the acknowledgement; a power loss must not lose it"
-		}
-		return Permitted, "the default flush policy leaves acknowledged writes in page cache; a power loss of every replica holding them loses them"
+// Notes lists what a reader of the report should know besides its
+// anomalies: the defaults the checker assumed, and what the linearizability
+// checks could not decide.
+func (r *Report) Notes() []string {
+	out := append([]string(nil), r.Assumed...)
+	l := r.Linearizability
+	switch {
+	case l.Disabled:
+		out = append(out, "linearizability: not checked")
+	case l.Note != "":
+		out = append(out, "linearizability: "+strconv.Itoa(l.Checked)+" linearizable; "+l.Note)
 	}
-	return Permitted, "committed data was lost: " + l.Cause
-}
-
-// verdict decides whether a finding is a violation, and why, in words.
-func (c *Config) verdict(typ string, f Finding, a *analysis) (string, string) {
-	t := c.topic(topicOf(f.Partition))
-	switch typ {
-	case LostAckedWrite:
-		if l, ok := c.loss(f.Partition, f.Offset); ok {
-			return lossReason(l, t)
-		}
-		if a.readAt(f.Partition, f.Offset, f.Value) {
-			// A reader saw it: it was committed (readers stop at the high
-			// watermark), and committed data outlives the loss of a leader.
-			return Violation, "readers saw this record, so it was committed; committed data must not be lost without an unclean election or a power loss"
-		}
-		p := c.producer(f.Process)
-		switch p.Acks {
-		case "0":
-			return Permitted, "acks=0 waits for no acknowledgement"
-		case "1":
-			return Permitted, "acks=1 does not wait for followers: a leader that fails before they copy a record loses it"
-		}
-		if t.Unclean && c.UncleanElections > 0 {
-			return Permitted, "unclean.leader.election.enable=true and an unclean election happened"
-		}
-		if !t.FlushEveryMessage && c.PowerLosses > 0 && c.Losses == nil {
-			return Permitted, "the default flush policy leaves acknowledged writes in page cache, and power was lost"
-		}
-		return Violation, fmt.Sprintf("acks=all with min.insync.replicas=%d promises an acknowledged write survives while a replica that held it survives", t.MinInsyncReplicas)
-	case Unseen:
-		return Permitted, "readers had not reached it when the run ended, and no final read covered it"
-	case Duplicate:
-		if f.Partition == "" {
-			return Violation, "a history's values must be unique"
-		}
-		p := c.producer(f.Process)
-		if s, ok := a.sends[f.Value]; ok {
-			p = c.producer(s.process)
-		}
-		if !p.Idempotence {
-			return Permitted, "enable.idempotence=false: a retried batch that was already written is written again"
-		}
-		return Violation, "enable.idempotence=true promises each record is written once"
-	case InconsistentOffsets:
-		if l, ok := c.loss(f.Partition, f.Offset); ok {
-			return Permitted, "offsets were reused after committed data was lost (" + l.Cause + ")"
-		}
-		if a.readValuesAt(f.Partition, f.Offset) > 1 {
-			return Violation, "readers saw two different records at one offset: committed data changed"
-		}
-		if why, ok := c.lostHere(f.Partition, f.Offset); ok {
-			return Permitted, "the write acknowledged at this offset was lost, and the offset reused: " + why
-		}
-		return Violation, "an offset names one record forever: two readers saw different records at one offset"
-	case NonmonotonicSend:
-		if _, ok := c.loss(f.Partition, -1); ok {
-			return Permitted, "committed data was lost and offsets reused"
-		}
-		if why, ok := c.lostHere(f.Partition, -1); ok {
-			return Permitted, "acknowledged writes were lost and their offsets reused: " + why
-		}
-		p := c.producer(f.Process)
-		if !p.Idempotence && p.MaxInFlight > 1 && p.Retries > 0 {
-			return Permitted, "without idempotence, retries with max.in.flight.requests.per.connection > 1 can reorder a producer's writes"
-		}
-		return Violation, "a producer's writes to one partition land in the order they were sent"
-	case PollSkip, IntPollSkip:
-		// A reader may skip what was lost, never what is still in the log:
-		// KIP-320's validation finds a truncation and goes back to it.
-		if f.Offset < a.logStart[f.Partition] && !a.inFinalReads(f.Partition, f.Offset) {
-			return Permitted, "retention deleted the record before the reader reached it; the reader's position fell below the log start and auto.offset.reset moved it on"
-		}
-		if c.consumer(f.Process).AutoOffsetReset == "latest" {
-			return Permitted, "auto.offset.reset=latest moves a reader whose position fell out of range to the end, past records"
-		}
-		if a.inFinalReads(f.Partition, f.Offset) {
-			return Violation, "the reader jumped over a record that is still in the log (final reads hold it)"
-		}
-		if _, ok := c.loss(f.Partition, -1); ok {
-			return Permitted, "the skipped record was lost with committed data"
-		}
-		if why, ok := c.lostHere(f.Partition, -1); ok {
-			return Permitted, "the skipped record was lost: " + why
-		}
-		return Violation, "a reader sees a partition's records in offset order, without gaps, until its position is reset"
-	case NonmonotonicPoll, IntNonmonotonicPoll:
-		if _, ok := c.loss(f.Partition, -1); ok {
-			return Permitted, "the log was truncated under the reader after committed data was lost"
-		}
-		if why, ok := c.lostHere(f.Partition, -1); ok {
-			return Permitted, "the log was truncated under the reader after acknowledged writes were lost: " + why
-		}
-		return Violation, "a reader sees a partition's records in offset order, without gaps, until its position is reset"
-	case KeyOrder:
-		for _, t := range c.PartitionsAdded {
-			if t == topicOf(f.Partition) {
-				return Permitted, "partitions were added: the default partitioner (murmur2 of the key modulo the partition count) moved the key to another partition, and Kafka orders records per partition only"
-			}
-		}
-		return Violation, "the default partitioner sends a key to one partition while the partition count stays the same: one producer's records of a key are read in the order they were sent"
-	case AbortedRead:
-		return Violation, "a send that definitely failed must never be read"
-	case PhantomRead:
-		return Violation, "every record read must have been sent"
-	}
-	return Violation, "this anomaly breaks a Kafka guarantee"
+	return out
 }
 
 // Summary lists the anomalies in a line each, for terminals.
@@ -350,7 +349,7 @@ func (r *Report) Summary() string {
 // excuseCompacted drops lost-write findings for records the log cleaner was
 // allowed to remove: in a compacted topic, a record whose key has a later
 // record in the final reads is superseded, not lost.
-func (c *Config) excuseCompacted(a *analysis) {
+func (c *Config) excuseCompacted(a *analyzer) {
 	compact := map[string]bool{}
 	for _, t := range c.Topics {
 		if t.Compact {
@@ -370,4 +369,101 @@ func (c *Config) excuseCompacted(a *analysis) {
 		kept = append(kept, f)
 	}
 	a.findings = kept
+}
+
+// Stats summarise a history (summary.json's writes and reads).
+type Stats struct {
+	Attempted     int     `json:"attempted"`
+	Acked         int     `json:"acked"`
+	Failed        int     `json:"failed"`
+	Indeterminate int     `json:"indeterminate"`
+	LostAcked     int     `json:"lost_acked"`
+	Availability  float64 `json:"availability"`
+	Polls         int     `json:"polls"`
+	Records       int     `json:"records"`
+	Duplicates    int     `json:"duplicates"`
+	// Deleted counts acknowledged records below the log start final reads
+	// began from: retention deleted them (an extension).
+	Deleted int `json:"deleted_by_retention"`
+	// Compacted counts acknowledged records of compacted topics that a
+	// later record with the same key superseded (an extension).
+	Compacted int `json:"compacted"`
+	// Ops is the number of operations in the history.
+	Ops int64 `json:"ops"`
+	// Transactions by outcome (see txn.go), and offset commits invoked.
+	TxnCommitted      int `json:"txn_committed,omitempty"`
+	TxnAborted        int `json:"txn_aborted,omitempty"`
+	TxnIndeterminate  int `json:"txn_indeterminate,omitempty"`
+	TxnNeverCommitted int `json:"txn_never_committed,omitempty"`
+	Commits           int `json:"commits,omitempty"`
+}
+
+// assumed lists the Kafka defaults the checker judged by because the
+// configuration did not cover a process or topic of the history.
+func (c *Config) assumed(a *analyzer) []string {
+	var out []string
+	prodAssumed, consAssumed := map[string]bool{}, map[string]bool{}
+	matches := func(process, prefix string) bool {
+		return process == prefix || strings.HasPrefix(process, prefix+"-")
+	}
+	for i := range a.sends {
+		name := a.procs[a.sends[i].proc].name
+		if prodAssumed[name] {
+			continue
+		}
+		found := false
+		for _, p := range c.Producers {
+			found = found || matches(name, p.Prefix)
+		}
+		if !found {
+			prodAssumed[name] = true
+		}
+	}
+	for _, s := range a.sessions {
+		name := a.procs[s.proc].name
+		if consAssumed[name] {
+			continue
+		}
+		found := false
+		for _, g := range c.Consumers {
+			found = found || matches(name, g.Prefix)
+		}
+		if !found {
+			consAssumed[name] = true
+		}
+	}
+	topicAssumed := map[string]bool{}
+	for _, name := range a.topics {
+		if strings.HasPrefix(name, "__") {
+			continue
+		}
+		found := false
+		for _, t := range c.Topics {
+			found = found || t.Name == name
+		}
+		if !found {
+			topicAssumed[name] = true
+		}
+	}
+	list := func(m map[string]bool) string {
+		names := make([]string, 0, len(m))
+		for n := range m { // kafkasim:orderless: sorted below
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return strings.Join(capList(names, 8), ", ")
+	}
+	if len(prodAssumed) > 0 {
+		out = append(out, "producers "+list(prodAssumed)+": not configured; Kafka defaults assumed: acks=all, enable.idempotence=true, max.in.flight.requests.per.connection=5, retries=2147483647")
+	}
+	if len(consAssumed) > 0 {
+		out = append(out, "consumers "+list(consAssumed)+": not configured; assumed isolation.level=read_uncommitted (Kafka's default; a poll's own isolation field wins), enable.auto.commit=true (at-least-once), and auto.offset.reset=earliest (Kafka's default is latest, which would excuse every skip)")
+	}
+	if len(topicAssumed) > 0 {
+		out = append(out, "topics "+list(topicAssumed)+": not configured; Kafka defaults assumed: min.insync.replicas=1, unclean.leader.election.enable=false, flush left to the OS (log.flush.interval.messages=9223372036854775807)")
+	}
+	if c.Losses == nil && a.stats.Attempted > 0 {
+		out = append(out, "no god view: losses Kafka permits only after unclean elections or power loss count as violations unless the configuration permits them anyway")
+	}
+	return out
 }

@@ -263,17 +263,20 @@ func valueString(raw *json.RawMessage) (string, bool) {
 	return "", false
 }
 
-// Decoder reads a history line by line, validating each.
+// Decoder reads a history line by line, validating each. Lines of the
+// usual shape take a fast path (fastjson.go); others, and every malformed
+// line, go through encoding/json.
 type Decoder struct {
-	sc   *bufio.Scanner
-	line int
+	sc     *bufio.Scanner
+	line   int
+	intern interner
 }
 
 // NewDecoder reads from r.
 func NewDecoder(r io.Reader) *Decoder {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<16), LinesMaxBytes)
-	return &Decoder{sc: sc}
+	return &Decoder{sc: sc, intern: interner{m: map[string]string{}}}
 }
 
 // Next returns the next operation, io.EOF at the end, or a *ParseError.
@@ -284,6 +287,9 @@ func (d *Decoder) Next() (Op, error) {
 		b := bytes.TrimSpace(d.sc.Bytes())
 		if len(b) == 0 {
 			continue
+		}
+		if op, ok := parseFast(b, &d.intern); ok {
+			return op, nil
 		}
 		return parseLine(b, d.line)
 	}

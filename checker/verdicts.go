@@ -1,0 +1,430 @@
+package checker
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The verdict table: for each anomaly type, in order, the conditions under
+// which the configuration permits it and those under which it breaks a
+// guarantee. The first rule whose condition holds decides. VERDICTS.md is
+// this table rendered (VerdictsMarkdown; a test keeps the two in step).
+
+// Facts are what one finding's verdict depends on: what the configuration
+// promises for the processes, topic and group involved, and what happened
+// in the run.
+type Facts struct {
+	// Producer (of the record involved).
+	Acks              string // "all", "1", "0"
+	Idempotence       bool
+	ReorderingRetries bool // retries > 0 and max.in.flight.requests.per.connection > 1
+	// Topic.
+	MinInsyncReplicas int
+	Unclean           bool // unclean.leader.election.enable
+	ELR               bool // eligible.leader.replicas.enable
+	FlushEveryMessage bool // flush.messages=1
+	PartitionsAdded   bool
+	// Consumer.
+	Isolation       string // of the reads involved
+	AutoOffsetReset string
+	CommitMode      string // before-processing, after-processing, auto, transactional
+	// What happened (the simulator's god view, when there is one).
+	GodView          bool // the configuration carries the simulator's record of losses
+	Loss             *DataLoss
+	LostHere         string // an acknowledged write lost in this partition was permitted: why
+	UncleanElections int
+	PowerLosses      int
+	OffsetsLost      *DataLoss // a loss in __consumer_offsets
+	Bugs             []string
+	// The finding's own evidence.
+	ReadByPoll    bool // a poll read the record: it was committed
+	ReadValues    int  // distinct records polls saw at its offset
+	BelowLogStart bool // below the log start final reads began from
+	InFinalReads  bool // final reads hold a record at its offset
+	FailedSend    bool // aborted-read of a send that itself failed
+	SentTwice     bool // duplicate: the history sends one value twice
+	Impossible    bool // a cycle that orders events against real time
+	ViaWW         bool // a cycle with ww edges
+	Register      bool // nonlinearizable: a committed-offset register, not a log
+	// Related is the partition's other findings' strongest verdict (for
+	// nonlinearizable), RelatedType and RelatedWhy the finding behind it.
+	Related, RelatedType, RelatedWhy string
+}
+
+// Rule is one row of the verdict table.
+type Rule struct {
+	Anomaly string
+	// When is the condition, in words ("" for "otherwise").
+	When    string
+	Verdict string
+	// Because is the reason, in Kafka's words; Why, when set, words it with
+	// the configuration's values.
+	Because string
+	If      func(f *Facts) bool
+	Why     func(f *Facts) string
+}
+
+func lossCause(f *Facts) string {
+	if f.Loss != nil {
+		return f.Loss.Cause
+	}
+	return ""
+}
+
+// Guarantee is what one configuration setting promises, and the anomalies
+// that break the promise.
+type Guarantee struct {
+	Setting   string
+	Promises  string
+	Anomalies []string
+}
+
+// Guarantees is what each configuration promises (Kafka 4.2), the basis of
+// VerdictRules.
+var Guarantees = []Guarantee{
+	{"acks=all, min.insync.replicas=N", "a write is acknowledged once every in-sync replica has it, and only while at least N are in sync: it survives while any of them survives (unless an unclean election or a power loss takes it)", []string{LostAckedWrite, Nonlinearizable}},
+	{"acks=1", "a write is acknowledged once the leader has it: a leader that fails before its followers copy the write loses it", []string{LostAckedWrite}},
+	{"acks=0", "nothing: the producer does not wait for an acknowledgement", []string{LostAckedWrite}},
+	{"enable.idempotence=true (Kafka's default)", "each record is written once and a producer's records land in a partition in the order they were sent, across retries", []string{Duplicate, NonmonotonicSend}},
+	{"enable.idempotence=false", "retries may write a batch twice; with max.in.flight.requests.per.connection > 1 they may reorder batches", []string{Duplicate, NonmonotonicSend}},
+	{"unclean.leader.election.enable=false (default)", "only an in-sync (or, with ELR, eligible) replica becomes leader: committed data is kept", []string{LostAckedWrite, InconsistentOffsets}},
+	{"unclean.leader.election.enable=true", "availability first: an out-of-sync replica may lead, losing committed data", []string{LostAckedWrite, InconsistentOffsets}},
+	{"eligible.leader.replicas.enable=true (KIP-966)", "replicas that left the ISR while the high watermark could not advance stay eligible to lead cleanly; when every ISR and ELR member is lost, Kafka elects the last known leader, which may lack committed data", []string{LostAckedWrite}},
+	{"flush.messages=1", "every acknowledged write is on disk (fsync) before the acknowledgement: it survives power loss", []string{LostAckedWrite}},
+	{"default flush policy (log.flush.interval.messages=Long.MAX_VALUE)", "the OS writes the page cache back: a power loss of every replica holding an acknowledged write loses it", []string{LostAckedWrite}},
+	{"any configuration", "an offset names one record forever; a reader sees a partition's records in offset order without gaps until its position is reset (KIP-320 validates it after leader changes); every record read was sent; a key stays in one partition while the partition count stays the same", []string{InconsistentOffsets, PollSkip, NonmonotonicPoll, PhantomRead, KeyOrder}},
+	{"auto.offset.reset=latest", "a reader whose position falls out of range jumps to the end, past records", []string{PollSkip}},
+	{"retention (retention.ms / retention.bytes)", "records below the log start are deleted; a reader that falls behind them skips them", []string{PollSkip, LostAckedWrite}},
+	{"cleanup.policy=compact", "a record superseded by a later one with the same key may be removed", []string{LostAckedWrite}},
+	{"transactions (transactional.id)", "a transaction's records and offsets commit or abort together (atomic); transactions are not isolated from each other: records are ordered when appended, not when committed", []string{LostAckedWrite, G0, G1c}},
+	{"isolation.level=read_committed", "a poll returns only committed transactions' records (it stops at the last stable offset and filters aborted records), never before their commit", []string{AbortedRead, UncommittedRead, PrecommittedRead, G1c}},
+	{"isolation.level=read_uncommitted (default)", "a poll returns every record below the high watermark, those of open and aborted transactions too", []string{AbortedRead}},
+	{"commit: before-processing (at-most-once)", "no record is processed twice: committed offsets never go back (records may be skipped on a crash)", []string{NonmonotonicCommit}},
+	{"commit: after-processing, auto (at-least-once; auto is Kafka's default)", "no record is skipped; records may be processed again after a crash or a rebalance", []string{NonmonotonicCommit}},
+	{"commit: transactional (exactly-once)", "a record's output and its offset commit together: no record's output is committed twice", []string{NonmonotonicCommit}},
+	{"committed offsets (__consumer_offsets, acks=all)", "an acknowledged OffsetCommit is what the next OffsetFetch returns (a linearizable register per group and partition)", []string{StaleOffsetFetch, Nonlinearizable}},
+	{"bugs: [...] (BUGZOO.md)", "a historical Kafka bug switched back on breaks the guarantee it names: its violations are expected, and reported as violations naming the bug", nil},
+	{"faults that happened (the god view)", "losses the simulator saw in unclean elections or power losses, and partitions added, excuse the anomalies they explain, and only those", []string{LostAckedWrite, InconsistentOffsets, NonmonotonicSend, PollSkip, NonmonotonicPoll, KeyOrder, NonmonotonicCommit, Nonlinearizable}},
+}
+
+// VerdictRules is the verdict table.
+var VerdictRules = []Rule{
+	{LostAckedWrite, "the simulator saw an unclean election lose committed data, unclean.leader.election.enable=true", Permitted,
+		"unclean.leader.election.enable=true let a replica that lacked committed data lead",
+		func(f *Facts) bool { return lossCause(f) == "unclean-election" && f.Unclean }, nil},
+	{LostAckedWrite, "the simulator saw an unclean election lose committed data, unclean.leader.election.enable=false", Permitted,
+		"every ISR and ELR member was lost; Kafka elected the last known leader (KIP-966 balanced recovery), which may lack committed data",
+		func(f *Facts) bool { return lossCause(f) == "unclean-election" }, nil},
+	{LostAckedWrite, "the simulator saw a power loss lose it, flush.messages=1", Violation,
+		"flush.messages=1 makes every acknowledged write durable before the acknowledgement; a power loss must not lose it",
+		func(f *Facts) bool { return lossCause(f) == "power-loss" && f.FlushEveryMessage }, nil},
+	{LostAckedWrite, "the simulator saw a power loss lose it", Permitted,
+		"the default flush policy leaves acknowledged writes in page cache; a power loss of every replica holding them loses them",
+		func(f *Facts) bool { return lossCause(f) == "power-loss" }, nil},
+	{LostAckedWrite, "the simulator saw committed data lost another way", Permitted, "committed data was lost: CAUSE",
+		func(f *Facts) bool { return f.Loss != nil }, func(f *Facts) string { return "committed data was lost: " + f.Loss.Cause }},
+	{LostAckedWrite, "a poll read the record before it was lost", Violation,
+		"readers saw this record, so it was committed; committed data must not be lost without an unclean election or a power loss",
+		func(f *Facts) bool { return f.ReadByPoll }, nil},
+	{LostAckedWrite, "acks=0", Permitted, "acks=0 waits for no acknowledgement",
+		func(f *Facts) bool { return f.Acks == "0" }, nil},
+	{LostAckedWrite, "acks=1", Permitted, "acks=1 does not wait for followers: a leader that fails before they copy a record loses it",
+		func(f *Facts) bool { return f.Acks == "1" }, nil},
+	{LostAckedWrite, "unclean.leader.election.enable=true and an unclean election happened", Permitted,
+		"unclean.leader.election.enable=true and an unclean election happened",
+		func(f *Facts) bool { return f.Unclean && f.UncleanElections > 0 }, nil},
+	{LostAckedWrite, "no god view, the default flush policy, and power was lost", Permitted,
+		"the default flush policy leaves acknowledged writes in page cache, and power was lost",
+		func(f *Facts) bool { return !f.FlushEveryMessage && f.PowerLosses > 0 && !f.GodView }, nil},
+	{LostAckedWrite, "", Violation,
+		"acks=all with min.insync.replicas=N promises an acknowledged write survives while a replica that held it survives", nil,
+		func(f *Facts) string {
+			return "acks=all with min.insync.replicas=" + strconv.Itoa(f.MinInsyncReplicas) + " promises an acknowledged write survives while a replica that held it survives"
+		}},
+
+	{Unseen, "", Permitted, "readers had not reached it when the run ended, and no final read covered it", nil, nil},
+
+	{Duplicate, "the history sends one value twice", Violation, "a history's values must be unique",
+		func(f *Facts) bool { return f.SentTwice }, nil},
+	{Duplicate, "enable.idempotence=false", Permitted, "enable.idempotence=false: a retried batch that was already written is written again",
+		func(f *Facts) bool { return !f.Idempotence }, nil},
+	{Duplicate, "", Violation, "enable.idempotence=true promises each record is written once", nil, nil},
+
+	{InconsistentOffsets, "the simulator saw committed data lost in the partition", Permitted, "offsets were reused after committed data was lost (CAUSE)",
+		func(f *Facts) bool { return f.Loss != nil }, func(f *Facts) string {
+			return "offsets were reused after committed data was lost (" + f.Loss.Cause + ")"
+		}},
+	{InconsistentOffsets, "polls saw two records at the offset", Violation, "readers saw two different records at one offset: committed data changed",
+		func(f *Facts) bool { return f.ReadValues > 1 }, nil},
+	{InconsistentOffsets, "the write acknowledged at the offset was a permitted loss", Permitted, "the write acknowledged at this offset was lost, and the offset reused: WHY",
+		func(f *Facts) bool { return f.LostHere != "" }, func(f *Facts) string {
+			return "the write acknowledged at this offset was lost, and the offset reused: " + f.LostHere
+		}},
+	{InconsistentOffsets, "", Violation, "an offset names one record forever: two readers saw different records at one offset", nil, nil},
+
+	{NonmonotonicSend, "the simulator saw committed data lost in the partition", Permitted, "committed data was lost and offsets reused",
+		func(f *Facts) bool { return f.Loss != nil }, nil},
+	{NonmonotonicSend, "acknowledged writes to the partition were permitted losses", Permitted, "acknowledged writes were lost and their offsets reused: WHY",
+		func(f *Facts) bool { return f.LostHere != "" }, func(f *Facts) string { return "acknowledged writes were lost and their offsets reused: " + f.LostHere }},
+	{NonmonotonicSend, "enable.idempotence=false, retries > 0, max.in.flight.requests.per.connection > 1", Permitted,
+		"without idempotence, retries with max.in.flight.requests.per.connection > 1 can reorder a producer's writes",
+		func(f *Facts) bool { return !f.Idempotence && f.ReorderingRetries }, nil},
+	{NonmonotonicSend, "", Violation, "a producer's writes to one partition land in the order they were sent", nil, nil},
+
+	// Skips and order of polls: the same rules within a poll and between polls.
+	{PollSkip, "the record is below the log start and final reads do not hold it", Permitted,
+		"retention deleted the record before the reader reached it; the reader's position fell below the log start and auto.offset.reset moved it on",
+		func(f *Facts) bool { return f.BelowLogStart && !f.InFinalReads }, nil},
+	{PollSkip, "auto.offset.reset=latest", Permitted, "auto.offset.reset=latest moves a reader whose position fell out of range to the end, past records",
+		func(f *Facts) bool { return f.AutoOffsetReset == "latest" }, nil},
+	{PollSkip, "final reads hold the skipped record", Violation, "the reader jumped over a record that is still in the log (final reads hold it)",
+		func(f *Facts) bool { return f.InFinalReads }, nil},
+	{PollSkip, "the simulator saw committed data lost in the partition", Permitted, "the skipped record was lost with committed data",
+		func(f *Facts) bool { return f.Loss != nil }, nil},
+	{PollSkip, "acknowledged writes to the partition were permitted losses", Permitted, "the skipped record was lost: WHY",
+		func(f *Facts) bool { return f.LostHere != "" }, func(f *Facts) string { return "the skipped record was lost: " + f.LostHere }},
+	{PollSkip, "", Violation, "a reader sees a partition's records in offset order, without gaps, until its position is reset", nil, nil},
+
+	{NonmonotonicPoll, "the simulator saw committed data lost in the partition", Permitted, "the log was truncated under the reader after committed data was lost",
+		func(f *Facts) bool { return f.Loss != nil }, nil},
+	{NonmonotonicPoll, "acknowledged writes to the partition were permitted losses", Permitted,
+		"the log was truncated under the reader after acknowledged writes were lost: WHY",
+		func(f *Facts) bool { return f.LostHere != "" }, func(f *Facts) string {
+			return "the log was truncated under the reader after acknowledged writes were lost: " + f.LostHere
+		}},
+	{NonmonotonicPoll, "", Violation, "a reader sees a partition's records in offset order, without gaps, until its position is reset", nil, nil},
+
+	{KeyOrder, "partitions were added to the topic", Permitted,
+		"partitions were added: the default partitioner (murmur2 of the key modulo the partition count) moved the key to another partition, and Kafka orders records per partition only",
+		func(f *Facts) bool { return f.PartitionsAdded }, nil},
+	{KeyOrder, "", Violation,
+		"the default partitioner sends a key to one partition while the partition count stays the same: one producer's records of a key are read in the order they were sent", nil, nil},
+
+	{AbortedRead, "the send itself definitely failed", Violation, "a send that definitely failed must never be read",
+		func(f *Facts) bool { return f.FailedSend }, nil},
+	{AbortedRead, "isolation.level=read_uncommitted", Permitted,
+		"isolation.level=read_uncommitted returns every record below the high watermark, those of aborted transactions too",
+		func(f *Facts) bool { return f.Isolation != readCommitted }, nil},
+	{AbortedRead, "", Violation,
+		"isolation.level=read_committed never returns a record of an aborted transaction (the reader filters them with the aborted-transaction index)", nil, nil},
+
+	{UncommittedRead, "", Violation,
+		"isolation.level=read_committed returns only records of committed transactions: the reader stops at the last stable offset, which an open transaction holds back", nil, nil},
+
+	{PrecommittedRead, "", Violation,
+		"isolation.level=read_committed returns a transaction's records only after its commit: this read completed before the commit was invoked", nil, nil},
+
+	{PhantomRead, "", Violation, "every record read must have been sent", nil, nil},
+
+	{G0, "the cycle does not order events against real time", Permitted,
+		"Kafka transactions are atomic, not isolated: records are ordered when they are appended, not when their transaction commits, so concurrent transactions may interleave differently in different partitions (Jepsen's Kafka checker treats G0 as normal)",
+		func(f *Facts) bool { return !f.Impossible }, nil},
+	{G0, "", Violation,
+		"a transaction appends its records after it begins and before it commits: no execution orders these transactions' writes in a cycle with their real-time order", nil, nil},
+
+	{G1c, "the cycle does not order events against real time, and has ww edges", Permitted,
+		"Kafka transactions are atomic, not isolated: a transaction may read another's committed records while their writes interleave in the logs (Jepsen: G1c is normal with ww dependencies)",
+		func(f *Facts) bool { return !f.Impossible && f.ViaWW }, nil},
+	{G1c, "the cycle does not order events against real time", Permitted,
+		"isolation.level=read_uncommitted returns records of open transactions: two transactions may each read the other's records",
+		func(f *Facts) bool { return !f.Impossible }, nil},
+	{G1c, "", Violation,
+		"isolation.level=read_committed reads a transaction's records only after it commits: no execution orders these transactions in a cycle of reads and commits", nil, nil},
+
+	{NonmonotonicCommit, "the simulator saw committed data lost in the partition", Permitted,
+		"committed data was lost: the consumer's position fell out of range and auto.offset.reset moved it back",
+		func(f *Facts) bool { return f.Loss != nil }, nil},
+	{NonmonotonicCommit, "commit: before-processing (at-most-once)", Violation,
+		"at-most-once commits before processing: a committed offset that goes back re-delivers records the group already processed",
+		func(f *Facts) bool { return f.CommitMode == "before-processing" }, nil},
+	{NonmonotonicCommit, "commit: transactional (exactly-once), or the offsets were committed in a transaction", Violation,
+		"exactly-once commits offsets with the transaction's output: an offset that goes back has records processed again, their output committed twice",
+		func(f *Facts) bool { return f.CommitMode == "transactional" }, nil},
+	{NonmonotonicCommit, "", Permitted,
+		"at-least-once (commit after processing, or auto-commit): an offset that goes back re-delivers records already processed, duplicates that at-least-once accepts", nil, nil},
+
+	{StaleOffsetFetch, "the simulator saw __consumer_offsets lose committed data", Permitted, "__consumer_offsets lost committed data (CAUSE)",
+		func(f *Facts) bool { return f.OffsetsLost != nil }, func(f *Facts) string { return "__consumer_offsets lost committed data (" + f.OffsetsLost.Cause + ")" }},
+	{StaleOffsetFetch, "", Violation,
+		"the group coordinator acknowledges an OffsetCommit once __consumer_offsets holds it (acks=all): an OffsetFetch that begins after the acknowledgement returns it or a later commit", nil, nil},
+
+	{Nonlinearizable, "a committed-offset register, __consumer_offsets lost committed data", Permitted, "__consumer_offsets lost committed data (CAUSE)",
+		func(f *Facts) bool { return f.Register && f.OffsetsLost != nil }, func(f *Facts) string { return "__consumer_offsets lost committed data (" + f.OffsetsLost.Cause + ")" }},
+	{Nonlinearizable, "a committed-offset register", Violation,
+		"a group's committed offset for a partition is a linearizable register: a commit takes effect between its invocation and its acknowledgement, and every fetch returns the latest",
+		func(f *Facts) bool { return f.Register }, nil},
+	{Nonlinearizable, "the partition shows a violation too", Violation, "the partition also shows TYPE, a violation",
+		func(f *Facts) bool { return f.Related == Violation }, func(f *Facts) string { return "the partition also shows " + f.RelatedType + ", a violation" }},
+	{Nonlinearizable, "the partition shows only permitted anomalies", Permitted, "it follows from TYPE in this partition, which the configuration permits: WHY",
+		func(f *Facts) bool { return f.Related == Permitted }, func(f *Facts) string {
+			return "it follows from " + f.RelatedType + " in this partition, which the configuration permits: " + f.RelatedWhy
+		}},
+	{Nonlinearizable, "a producer of the partition has acks=0 or acks=1", Permitted,
+		"acks=1 (or 0) acknowledges a record before it is committed: a read after the acknowledgement may not see it yet, and a leader change may lose it",
+		func(f *Facts) bool { return f.Acks == "0" || f.Acks == "1" }, nil},
+	{Nonlinearizable, "the simulator saw committed data lost in the partition", Permitted, "committed data was lost (CAUSE): the log was truncated and rewritten",
+		func(f *Facts) bool { return f.Loss != nil }, func(f *Facts) string {
+			return "committed data was lost (" + f.Loss.Cause + "): the log was truncated and rewritten"
+		}},
+	{Nonlinearizable, "", Violation,
+		"with acks=all a record is committed before it is acknowledged and readers read only committed records: a partition's log behaves as one linearizable append-only sequence", nil, nil},
+}
+
+// decide applies the table to a finding's facts.
+func decide(typ string, f *Facts) (string, string) {
+	rtyp := typ
+	switch typ {
+	case IntPollSkip:
+		rtyp = PollSkip
+	case IntNonmonotonicPoll:
+		rtyp = NonmonotonicPoll
+	}
+	for i := range VerdictRules {
+		r := &VerdictRules[i]
+		if r.Anomaly != rtyp || (r.If != nil && !r.If(f)) {
+			continue
+		}
+		why := r.Because
+		if r.Why != nil {
+			why = r.Why(f)
+		}
+		if r.Verdict == Violation && len(f.Bugs) > 0 {
+			why += " (historical Kafka bugs switched on: " + strings.Join(f.Bugs, ", ") + ")"
+		}
+		return r.Verdict, why
+	}
+	return Violation, "this anomaly breaks a Kafka guarantee"
+}
+
+// facts gathers what a finding's verdict depends on.
+func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
+	t := c.topic(topicOf(f.Partition))
+	proc := f.Process
+	if typ == Duplicate || typ == NonmonotonicPoll || typ == PollSkip || typ == IntPollSkip || typ == IntNonmonotonicPoll {
+		// A reader found it; the producer of the record decides.
+		if p, ok := a.senderOf(f.Value); ok && typ == Duplicate {
+			proc = p
+		}
+	}
+	p := c.producer(proc)
+	cons := c.consumer(f.Process)
+	fx := &Facts{
+		Acks: p.Acks, Idempotence: p.Idempotence, ReorderingRetries: p.MaxInFlight > 1 && p.Retries > 0,
+		MinInsyncReplicas: t.MinInsyncReplicas, Unclean: t.Unclean, ELR: c.ELR, FlushEveryMessage: t.FlushEveryMessage,
+		Isolation: f.iso, AutoOffsetReset: cons.AutoOffsetReset, CommitMode: cons.Commit,
+		GodView: c.Losses != nil, UncleanElections: c.UncleanElections, PowerLosses: c.PowerLosses, Bugs: c.Bugs,
+		FailedSend: f.failedSend, Impossible: f.impossible, ViaWW: f.viaWW, Register: f.register,
+	}
+	if fx.Acks == "" {
+		fx.Acks = "all"
+	}
+	fx.SentTwice = typ == Duplicate && f.Partition == ""
+	for _, name := range c.PartitionsAdded {
+		if name == topicOf(f.Partition) {
+			fx.PartitionsAdded = true
+		}
+	}
+	if typ == NonmonotonicCommit && f.inTxn {
+		fx.CommitMode = "transactional"
+	}
+	switch typ {
+	case LostAckedWrite, InconsistentOffsets:
+		if l, ok := c.loss(f.Partition, f.Offset); ok {
+			fx.Loss = &l
+		}
+	case StaleOffsetFetch, Nonlinearizable:
+		if l, ok := c.offsetsLoss(); ok {
+			fx.OffsetsLost = &l
+		}
+		if l, ok := c.loss(f.Partition, -1); ok {
+			fx.Loss = &l
+		}
+	default:
+		if l, ok := c.loss(f.Partition, -1); ok {
+			fx.Loss = &l
+		}
+	}
+	switch typ {
+	case InconsistentOffsets:
+		fx.LostHere, _ = c.lostHere(f.Partition, f.Offset)
+	default:
+		fx.LostHere, _ = c.lostHere(f.Partition, -1)
+	}
+	switch typ {
+	case LostAckedWrite:
+		fx.ReadByPoll = a.readAt(f.Partition, f.Offset, f.Value)
+	case InconsistentOffsets:
+		fx.ReadValues = a.readValuesAt(f.Partition, f.Offset)
+	case PollSkip, IntPollSkip:
+		fx.InFinalReads = a.inFinalReads(f.Partition, f.Offset)
+		fx.BelowLogStart = f.Offset < a.logStartOf(f.Partition)
+	}
+	return fx
+}
+
+// offsetsLoss finds a loss in __consumer_offsets.
+func (c *Config) offsetsLoss() (DataLoss, bool) {
+	for _, l := range c.Losses {
+		if strings.HasPrefix(l.Partition, "__consumer_offsets-") {
+			return l, true
+		}
+	}
+	return DataLoss{}, false
+}
+
+// VerdictsMarkdown renders the verdict table (VERDICTS.md).
+func VerdictsMarkdown() string {
+	var b strings.Builder
+	b.WriteString("# Verdicts\n\n")
+	b.WriteString("<!-- Generated from checker/verdicts.go by `go test ./checker -run TestVerdictsMarkdown -update`; do not edit. -->\n\n")
+	b.WriteString("For every anomaly the checker finds (see `checker/anomaly.go`), the rules below decide, in order,\n")
+	b.WriteString("whether the configuration under test **permits** it (a cost it accepts: counted, explained, not\n")
+	b.WriteString("failed) or whether a guarantee it promises was broken (**violation**). The first rule whose\n")
+	b.WriteString("condition holds decides. Conditions read the configuration of the producer, topic, consumer\n")
+	b.WriteString("and group involved (Kafka 4.2's defaults where the configuration says nothing: see\n")
+	b.WriteString("`Report.Assumed`) and what happened in the run (the simulator's god view: losses it saw, unclean\n")
+	b.WriteString("elections, power losses). When historical Kafka bugs are switched on (`bugs:`), a violation's\n")
+	b.WriteString("reason names them.\n\n")
+	b.WriteString("`int-poll-skip` and `int-nonmonotonic-poll` (within one poll) follow the rules of `poll-skip` and\n")
+	b.WriteString("`nonmonotonic-poll`.\n\n")
+	b.WriteString("## What each configuration promises\n\n| setting | promises | anomalies that break it |\n| --- | --- | --- |\n")
+	for _, g := range Guarantees {
+		b.WriteString("| " + mdCell(g.Setting) + " | " + mdCell(g.Promises) + " | " + strings.Join(g.Anomalies, ", ") + " |\n")
+	}
+	b.WriteString("\n## Rules, by anomaly\n")
+	seen := map[string]bool{}
+	var order []string
+	for _, r := range VerdictRules {
+		if !seen[r.Anomaly] {
+			seen[r.Anomaly] = true
+			order = append(order, r.Anomaly)
+		}
+	}
+	for _, typ := range order {
+		b.WriteString("\n### " + typ + "\n\n| when | verdict | because |\n| --- | --- | --- |\n")
+		for _, r := range VerdictRules {
+			if r.Anomaly != typ {
+				continue
+			}
+			when := r.When
+			if when == "" {
+				when = "otherwise"
+			}
+			b.WriteString("| " + mdCell(when) + " | " + r.Verdict + " | " + mdCell(r.Because) + " |\n")
+		}
+	}
+	var missing []string
+	for _, typ := range AnomalyTypes {
+		if !seen[typ] && typ != IntPollSkip && typ != IntNonmonotonicPoll {
+			missing = append(missing, typ)
+		}
+	}
+	sort.Strings(missing)
+	for _, typ := range missing {
+		b.WriteString("\n### " + typ + "\n\nAlways a violation.\n")
+	}
+	return b.String()
+}
+
+func mdCell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }

@@ -1,0 +1,103 @@
+package checker
+
+import (
+	"flag"
+	"os"
+	"strings"
+	"testing"
+
+	"kafkasim/checker/history"
+)
+
+var update = flag.Bool("update", false, "rewrite VERDICTS.md from the verdict table")
+
+// VERDICTS.md is the verdict table, rendered.
+func TestVerdictsMarkdown(t *testing.T) {
+	want := VerdictsMarkdown()
+	if *update {
+		if err := os.WriteFile("VERDICTS.md", []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile("VERDICTS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Fatalf("VERDICTS.md is out of date: go test ./checker -run TestVerdictsMarkdown -update")
+	}
+}
+
+func TestEveryAnomalyHasAVerdict(t *testing.T) {
+	for _, typ := range AnomalyTypes {
+		if typ == IntPollSkip || typ == IntNonmonotonicPoll {
+			continue
+		}
+		var last *Rule
+		for i := range VerdictRules {
+			if VerdictRules[i].Anomaly == typ {
+				last = &VerdictRules[i]
+			}
+		}
+		if last == nil || last.If != nil || last.When != "" {
+			t.Errorf("%s: the table needs rules ending in an unconditional one", typ)
+		}
+	}
+	for _, r := range VerdictRules {
+		if r.Verdict != Violation && r.Verdict != Permitted || r.Because == "" || (r.If != nil) != (r.When != "") {
+			t.Errorf("%s: malformed rule %+v", r.Anomaly, r)
+		}
+	}
+}
+
+func TestVerdictsFollowTheConfiguration(t *testing.T) {
+	// The table decides by the facts, in order.
+	cases := []struct {
+		typ     string
+		f       Facts
+		verdict string
+		why     string
+	}{
+		{LostAckedWrite, Facts{Acks: "all", MinInsyncReplicas: 2}, Violation, "min.insync.replicas=2"},
+		{LostAckedWrite, Facts{Acks: "1"}, Permitted, "acks=1"},
+		{LostAckedWrite, Facts{Acks: "1", ReadByPoll: true}, Violation, "committed"},
+		{LostAckedWrite, Facts{Acks: "all", Loss: &DataLoss{Cause: "power-loss"}}, Permitted, "page cache"},
+		{LostAckedWrite, Facts{Acks: "all", Loss: &DataLoss{Cause: "power-loss"}, FlushEveryMessage: true}, Violation, "flush.messages=1"},
+		{AbortedRead, Facts{Isolation: "read_uncommitted"}, Permitted, "read_uncommitted"},
+		{AbortedRead, Facts{Isolation: readCommitted}, Violation, "read_committed"},
+		{AbortedRead, Facts{Isolation: "read_uncommitted", FailedSend: true}, Violation, "definitely failed"},
+		{NonmonotonicCommit, Facts{CommitMode: "after-processing"}, Permitted, "at-least-once"},
+		{NonmonotonicCommit, Facts{CommitMode: "before-processing"}, Violation, "at-most-once"},
+		{G0, Facts{}, Permitted, "not isolated"},
+		{G0, Facts{Impossible: true}, Violation, "real-time"},
+		{IntPollSkip, Facts{InFinalReads: true}, Violation, "still in the log"},
+		{Nonlinearizable, Facts{Acks: "all", Related: Permitted, RelatedType: Duplicate, RelatedWhy: "idempotence off"}, Permitted, "follows from duplicate"},
+		{Nonlinearizable, Facts{Acks: "1"}, Permitted, "acks=1"},
+		{Nonlinearizable, Facts{Acks: "all", Bugs: []string{"hw-truncation"}}, Violation, "hw-truncation"},
+	}
+	for _, c := range cases {
+		v, why := decide(c.typ, &c.f)
+		if v != c.verdict || !strings.Contains(why, c.why) {
+			t.Errorf("%s %+v: %s %q, want %s (%q)", c.typ, c.f, v, why, c.verdict, c.why)
+		}
+	}
+}
+
+func TestReportSaysWhatItAssumed(t *testing.T) {
+	h := &hb{}
+	h.send("p-0", "a", 0, 0, history.OK)
+	h.poll("c-0", true, rec{0, 0, "a"})
+	r := Check(h.ops, Config{})
+	all := strings.Join(r.Assumed, "\n")
+	for _, want := range []string{"producers p-0", "acks=all", "consumers c-0", "topics t", "no god view"} {
+		if !strings.Contains(all, want) {
+			t.Fatalf("assumed %q, want a mention of %q", all, want)
+		}
+	}
+	full := strict
+	full.Consumers = []ConsumerGuarantees{{Prefix: "c", Isolation: readCommitted}}
+	full.Losses = []DataLoss{}
+	if r := Check(h.ops, full); len(r.Assumed) != 0 {
+		t.Fatalf("a configuration that covers the history assumes nothing: %q", r.Assumed)
+	}
+}
