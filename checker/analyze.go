@@ -1033,6 +1033,31 @@ func (a *analyzer) readValuesAt(partition string, offset int64) int {
 	return n
 }
 
+// ackedCopyLostAt names the sender of a record acknowledged at
+// partition@offset that no poll saw there and final reads do not hold there:
+// that acknowledged copy is gone (the record may survive elsewhere, from
+// another attempt of its batch).
+func (a *analyzer) ackedCopyLostAt(partition string, offset int64) (string, bool) {
+	pi := a.partByName(partition)
+	if pi < 0 {
+		return "", false
+	}
+	obs := a.parts[pi].obsAt(offset)
+	for _, o := range obs {
+		if o.flags&obsRead != 0 || a.vals[o.val].send < 0 {
+			continue
+		}
+		kept := false
+		for _, x := range obs {
+			kept = kept || (x.val == o.val && x.flags&(obsRead|obsFinal) != 0)
+		}
+		if !kept {
+			return a.procs[a.sends[a.vals[o.val].send].proc].name, true
+		}
+	}
+	return "", false
+}
+
 // logStartOf is a partition's log start offset when final reads began.
 func (a *analyzer) logStartOf(partition string) int64 {
 	if pi := a.partByName(partition); pi >= 0 {

@@ -114,3 +114,21 @@ func TestKeyOrderAcrossPartitions(t *testing.T) {
 	ok.poll("c-0", false, rec{0, 0, "a"}, rec{1, 1, "c"}) // a new session, in order again
 	expectCount(t, Check(ok.ops, strict), KeyOrder, 0)
 }
+
+// A retried acks=1 batch: its first attempt survives at one offset, the
+// acknowledged copy at another was lost with its leader, and a later record
+// took that offset. Two values at one offset, permitted with acks=1; the
+// same history from an acks=all producer is a violation.
+func TestLostAcknowledgedCopyAtAReusedOffset(t *testing.T) {
+	h := &hb{}
+	h.send("p-0", "a", 0, 5, history.OK) // acknowledged at 5 (the retry)
+	h.send("p-0", "b", 0, 6, history.OK)
+	h.poll("c-0", false, rec{0, 3, "a"}, rec{0, 5, "x"})
+	h.finalFrom(map[string]int64{"t-0": 0}, rec{0, 3, "a"}, rec{0, 5, "x"}, rec{0, 6, "b"})
+	acks1 := strict
+	acks1.Producers = []ProducerGuarantees{{Prefix: "p", Acks: "1", Idempotence: false, MaxInFlight: 5, Retries: 100}}
+	r := Check(h.ops, acks1)
+	expectCount(t, r, InconsistentOffsets, 1)
+	expectVerdict(t, r, InconsistentOffsets, Permitted)
+	expectVerdict(t, Check(h.ops, strict), InconsistentOffsets, Violation)
+}

@@ -40,6 +40,10 @@ type Facts struct {
 	// The finding's own evidence.
 	ReadByPoll    bool // a poll read the record: it was committed
 	ReadValues    int  // distinct records polls saw at its offset
+	// AckedCopyLost is the acks setting of the producer of a record
+	// acknowledged at the offset that neither polls nor final reads hold
+	// there ("" when there is none).
+	AckedCopyLost string
 	BelowLogStart bool // below the log start final reads began from
 	InFinalReads  bool // final reads hold a record at its offset
 	FailedSend    bool // aborted-read of a send that itself failed
@@ -157,6 +161,11 @@ var VerdictRules = []Rule{
 		}},
 	{InconsistentOffsets, "polls saw two records at the offset", Violation, "readers saw two different records at one offset: committed data changed",
 		func(f *Facts) bool { return f.ReadValues > 1 }, nil},
+	{InconsistentOffsets, "a copy acknowledged at the offset with acks=0 or 1 is gone", Permitted,
+		"the copy acknowledged at this offset was lost with a leader that failed (acks=1 does not wait for followers) and the offset reused",
+		func(f *Facts) bool { return f.AckedCopyLost == "1" || f.AckedCopyLost == "0" }, func(f *Facts) string {
+			return "the copy acknowledged at this offset was lost with a leader that failed (acks=" + f.AckedCopyLost + " does not wait for followers) and the offset reused"
+		}},
 	{InconsistentOffsets, "the write acknowledged at the offset was a permitted loss", Permitted, "the write acknowledged at this offset was lost, and the offset reused: WHY",
 		func(f *Facts) bool { return f.LostHere != "" }, func(f *Facts) string {
 			return "the write acknowledged at this offset was lost, and the offset reused: " + f.LostHere
@@ -356,6 +365,9 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		fx.ReadByPoll = a.readAt(f.Partition, f.Offset, f.Value)
 	case InconsistentOffsets:
 		fx.ReadValues = a.readValuesAt(f.Partition, f.Offset)
+		if proc, ok := a.ackedCopyLostAt(f.Partition, f.Offset); ok {
+			fx.AckedCopyLost = c.producer(proc).Acks
+		}
 	case PollSkip, IntPollSkip:
 		fx.InFinalReads = a.inFinalReads(f.Partition, f.Offset)
 		fx.BelowLogStart = f.Offset < a.logStartOf(f.Partition)
