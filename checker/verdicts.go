@@ -38,8 +38,8 @@ type Facts struct {
 	OffsetsLost      *DataLoss // a loss in __consumer_offsets
 	Bugs             []string
 	// The finding's own evidence.
-	ReadByPoll    bool // a poll read the record: it was committed
-	ReadValues    int  // distinct records polls saw at its offset
+	ReadByPoll bool // a poll read the record: it was committed
+	ReadValues int  // distinct records polls saw at its offset
 	// AckedCopyLost is the acks setting of the producer of a record
 	// acknowledged at the offset that neither polls nor final reads hold
 	// there ("" when there is none).
