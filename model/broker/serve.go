@@ -223,7 +223,7 @@ func (rm *replicaManager) handleListOffsets(from sim.NodeID, m *proto.ListOffset
 		}
 		resp.Partitions = append(resp.Partitions, r)
 	}
-	rm.gate.Send(from, resp)
+	rm.n.env.Send(from, resp) // reports no state of its own that a pending fsync must make durable first
 }
 
 func (rm *replicaManager) handleOffsetsForLeaderEpoch(from sim.NodeID, m *proto.OffsetsForLeaderEpochRequest) {
@@ -243,7 +243,7 @@ func (rm *replicaManager) handleOffsetsForLeaderEpoch(from sim.NodeID, m *proto.
 		}
 		resp.Partitions = append(resp.Partitions, r)
 	}
-	rm.gate.Send(from, resp)
+	rm.n.env.Send(from, resp) // reports no state of its own that a pending fsync must make durable first
 }
 
 // handleMetadata answers from this broker's committed metadata: unfenced
@@ -275,7 +275,7 @@ func (rm *replicaManager) handleMetadata(from sim.NodeID, m *proto.MetadataReque
 		}
 		resp.Topics = append(resp.Topics, mt)
 	}
-	rm.gate.Send(from, resp)
+	rm.n.env.Send(from, resp) // reports no state of its own that a pending fsync must make durable first
 }
 
 // handleInitProducerID hands out a producer id, unique in the cluster: the
@@ -290,5 +290,5 @@ func (rm *replicaManager) handleInitProducerID(from sim.NodeID, m *proto.InitPro
 		rm.nextPID++
 		resp.ProducerID = rm.n.life.epoch<<20 | rm.nextPID
 	}
-	rm.gate.Send(from, resp)
+	rm.n.env.Send(from, resp) // reports no state of its own that a pending fsync must make durable first
 }
