@@ -250,6 +250,7 @@ func topicNames(s *scenarios.Scenario) []string {
 // happen that Kafka permits.
 func checkerConfig(s *scenarios.Scenario, c *cluster.Cluster) checker.Config {
 	cc := s.Guarantees()
+	cc.Consumers = append(cc.Consumers, checker.ConsumerGuarantees{Prefix: FinalReaderName, Isolation: "read_uncommitted", AutoOffsetReset: "earliest"})
 	cc.Losses = []checker.DataLoss{}
 	for _, l := range c.Audit.Losses() {
 		cc.Losses = append(cc.Losses, checker.DataLoss{Partition: l.Partition, From: l.From, To: l.To, Cause: l.Cause})

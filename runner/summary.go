@@ -38,6 +38,10 @@ type Summary struct {
 	Crash                   string          `json:"crash,omitempty"`
 	Expected                []SummaryCheck  `json:"expected"`
 	Producers               []ProducerStats `json:"producers"`
+	// Linearizability: the partitions and committed offsets porcupine
+	// checked, skipped or could not decide in its budget.
+	Linearizability *checker.LinearizabilityStats `json:"linearizability,omitempty"`
+	Notes           []string                      `json:"notes,omitempty"`
 }
 
 // SummaryWrites are the send figures.
@@ -115,6 +119,9 @@ func (res *Result) Summary(version string) Summary {
 		for _, a := range rep.Anomalies {
 			s.Anomalies = append(s.Anomalies, SummaryAnomaly{Type: a.Type, Verdict: a.Verdict, Count: a.Count, Because: a.Because, Example: a.Example})
 		}
+		lin := rep.Linearizability
+		s.Linearizability = &lin
+		s.Notes = rep.Notes()
 	}
 	for _, inv := range res.Invariants {
 		if inv.Count == 0 {
@@ -199,6 +206,11 @@ func (res *Result) ReportData(version string) *reports.Run {
 	if res.Cluster != nil {
 		r.Final = FinalState(res.Cluster)
 		r.Ops = res.Cluster.History.Ops()
+	}
+	if res.Report != nil {
+		for _, v := range res.Report.Visualizations {
+			r.Linearizability = append(r.Linearizability, reports.Visualization{Partition: v.Partition, HTML: v.HTML})
+		}
 	}
 	r.Config = configList(res)
 	return r

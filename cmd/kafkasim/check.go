@@ -51,11 +51,10 @@ Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 				}
 				cfg = s.Guarantees()
 			}
-			ops, err := readHistory(path)
+			rep, nops, err := checkHistory(path, cfg)
 			if err != nil {
 				return err
 			}
-			rep := checker.Check(ops, cfg)
 			var failures []string
 			if rep.Violations > 0 {
 				failures = append(failures, fmt.Sprintf("%d violations", rep.Violations))
@@ -73,7 +72,7 @@ Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 					Violations int               `json:"violations"`
 					OK         bool              `json:"ok"`
 					Failures   []string          `json:"failures"`
-				}{path, len(ops), rep.Stats, rep.Anomalies, rep.Violations, len(failures) == 0, append([]string{}, failures...)}
+				}{path, nops, rep.Stats, rep.Anomalies, rep.Violations, len(failures) == 0, append([]string{}, failures...)}
 				if out.Anomalies == nil {
 					out.Anomalies = []checker.Anomaly{}
 				}
@@ -84,12 +83,15 @@ Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 				}
 			} else {
 				st := rep.Stats
-				fmt.Fprintf(w, "%s: %d operations\n", path, len(ops))
+				fmt.Fprintf(w, "%s: %d operations\n", path, nops)
 				fmt.Fprintf(w, "  writes: %d attempted, %d acknowledged, %d failed, %d unknown (availability %.1f%%); %d acknowledged writes lost\n",
 					st.Attempted, st.Acked, st.Failed, st.Indeterminate, 100*st.Availability, st.LostAcked)
 				fmt.Fprintf(w, "  reads:  %d polls, %d records\n", st.Polls, st.Records)
 				for _, line := range splitLines(rep.Summary()) {
 					fmt.Fprintf(w, "  %s\n", line)
+				}
+				for _, n := range rep.Notes() {
+					fmt.Fprintf(w, "  note: %s\n", n)
 				}
 				if len(failures) == 0 {
 					fmt.Fprintln(w, "  OK: no violation")
@@ -106,31 +108,34 @@ Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 	return cmd
 }
 
-func readHistory(path string) ([]history.Op, error) {
+// checkHistory streams a history through the checker (a multi-gigabyte
+// file is never held as JSON), mapping malformed input to exit 2.
+func checkHistory(path string, cfg checker.Config) (*checker.Report, int, error) {
 	var r io.Reader
 	if path == "-" {
 		r = os.Stdin
 	} else {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, usage("%s: cannot read: %v", path, unwrapPath(err))
+			return nil, 0, usage("%s: cannot read: %v", path, unwrapPath(err))
 		}
 		defer f.Close()
 		r = f
 	}
-	ops, err := history.ReadAll(bufio.NewReaderSize(r, 1<<16))
+	rep, err := checker.CheckReader(bufio.NewReaderSize(r, 1<<16), cfg)
 	if err != nil {
 		var pe *history.ParseError
 		if errors.As(err, &pe) {
 			if pe.Field != "" {
-				return nil, usage("%s:%d: %s: %s", path, pe.Line, pe.Field, pe.Msg)
+				return nil, 0, usage("%s:%d: %s: %s", path, pe.Line, pe.Field, pe.Msg)
 			}
-			return nil, usage("%s:%d: %s", path, pe.Line, pe.Msg)
+			return nil, 0, usage("%s:%d: %s", path, pe.Line, pe.Msg)
 		}
-		return nil, usage("%s: %v", path, err)
+		return nil, 0, usage("%s: %v", path, err)
 	}
-	return ops, nil
+	return rep, int(rep.Stats.Ops), nil
 }
+
 
 func unwrapPath(err error) error {
 	var pe *os.PathError
