@@ -136,7 +136,6 @@ func checkHistory(path string, cfg checker.Config) (*checker.Report, int, error)
 	return rep, int(rep.Stats.Ops), nil
 }
 
-
 func unwrapPath(err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
