@@ -749,7 +749,11 @@ func (a *analyzer) checkOffsets() {
 			if si >= 0 {
 				ex.Process = a.procs[a.sends[si].proc].name
 			}
-			a.findings = append(a.findings, Finding{Type: Duplicate, Example: ex})
+			copies := make([]copyAt, len(w.pos))
+			for i := range w.pos {
+				copies[i] = copyAt{w.part[i], w.off[i]}
+			}
+			a.findings = append(a.findings, Finding{Type: Duplicate, Example: ex, copies: copies})
 		}
 		switch {
 		case si >= 0 && a.sends[si].typ == history.Fail:
@@ -995,6 +999,21 @@ func (a *analyzer) inFinalReads(partition string, offset int64) bool {
 	}
 	for _, o := range a.parts[pi].obsAt(offset) {
 		if o.flags&obsFinal != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// finalHolds reports whether final reads hold value at partition@offset.
+func (a *analyzer) finalHolds(partition string, offset int64, value string) bool {
+	pi := a.partByName(partition)
+	vi, ok := a.valIDs[value]
+	if pi < 0 || !ok {
+		return false
+	}
+	for _, o := range a.parts[pi].obsAt(offset) {
+		if o.flags&obsFinal != 0 && o.val == vi {
 			return true
 		}
 	}

@@ -64,6 +64,14 @@ type Finding struct {
 	impossible, viaWW, viaWR, viaRT bool
 	// Linearizability: the finding is about a committed-offset register.
 	register bool
+	// Duplicate: every position reads saw the value at.
+	copies []copyAt
+}
+
+// copyAt is one position of a record.
+type copyAt struct {
+	part string
+	off  int64
 }
 
 // Anomaly is every finding of one type, with its verdict.

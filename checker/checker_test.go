@@ -142,6 +142,33 @@ func TestDuplicate(t *testing.T) {
 	expectCount(t, Check(clean.ops, strict), Duplicate, 0)
 }
 
+// A power loss of every replica takes the log and the producer state built
+// from it: the retry of a batch whose written copy was lost (its answer never
+// came) is accepted as new, at a reused offset. The log holds it once.
+func TestDuplicateOfALostCopyAfterALoss(t *testing.T) {
+	cfg := strict
+	cfg.Losses = []DataLoss{{Partition: "t-0", From: 0, To: 3, Cause: "power-loss"}}
+	h := &hb{}
+	h.send("p-0", "a", 0, 0, history.OK)
+	h.send("p-0", "b", 0, 1, history.OK)
+	cv := history.NoValue()
+	cv.Topic, cv.Value = "t", "c"
+	h.add("p-0", history.Invoke, history.FSend, cv)
+	h.poll("c-0", false, rec{0, 0, "a"}, rec{0, 1, "b"}, rec{0, 2, "c"}) // c written at 2, its answer lost
+	cv.Partition, cv.Offset = 0, 0
+	h.add("p-0", history.OK, history.FSend, cv) // the retry, after the loss, lands at 0
+	h.poll("c-1", true, rec{0, 0, "c"})
+	r := Check(h.ops, cfg)
+	expectCount(t, r, Duplicate, 1)
+	expectVerdict(t, r, Duplicate, Permitted)
+	// Two copies still in the log: the loss explains only the third.
+	both := &hb{ops: append([]history.Op(nil), h.ops[:len(h.ops)-2]...), t: h.t}
+	both.poll("c-1", true, rec{0, 0, "c"}, rec{0, 1, "c"})
+	expectVerdict(t, Check(both.ops, cfg), Duplicate, Violation)
+	// Without the god view's loss, a violation.
+	expectVerdict(t, Check(h.ops, strict), Duplicate, Violation)
+}
+
 func TestInconsistentOffsets(t *testing.T) {
 	h := &hb{}
 	h.send("p-0", "a", 0, 0, history.OK)

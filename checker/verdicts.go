@@ -51,6 +51,9 @@ type Facts struct {
 	Impossible    bool // a cycle that orders events against real time
 	ViaWW         bool // a cycle with ww edges
 	Register      bool // nonlinearizable: a committed-offset register, not a log
+	// CopiesLost: a duplicate whose copies but one lie where the god view
+	// saw committed data lost (Loss), and final reads do not hold them.
+	CopiesLost bool
 	// Related is the partition's other findings' strongest verdict (for
 	// nonlinearizable), RelatedType and RelatedWhy the finding behind it.
 	Related, RelatedType, RelatedWhy string
@@ -109,7 +112,7 @@ var Guarantees = []Guarantee{
 	{"commit: transactional (exactly-once)", "a record's output and its offset commit together: no record's output is committed twice", []string{NonmonotonicCommit}},
 	{"committed offsets (__consumer_offsets, acks=all)", "an acknowledged OffsetCommit is what the next OffsetFetch returns (a linearizable register per group and partition)", []string{StaleOffsetFetch, Nonlinearizable}},
 	{"bugs: [...] (BUGZOO.md)", "a historical Kafka bug switched back on breaks the guarantee it names: its violations are expected, and reported as violations naming the bug", nil},
-	{"faults that happened (the god view)", "losses the simulator saw in unclean elections or power losses, and partitions added, excuse the anomalies they explain, and only those", []string{LostAckedWrite, InconsistentOffsets, NonmonotonicSend, PollSkip, NonmonotonicPoll, KeyOrder, NonmonotonicCommit, Nonlinearizable}},
+	{"faults that happened (the god view)", "losses the simulator saw in unclean elections or power losses, and partitions added, excuse the anomalies they explain, and only those", []string{LostAckedWrite, Duplicate, InconsistentOffsets, NonmonotonicSend, PollSkip, NonmonotonicPoll, KeyOrder, NonmonotonicCommit, Nonlinearizable}},
 }
 
 // VerdictRules is the verdict table.
@@ -153,6 +156,11 @@ var VerdictRules = []Rule{
 		func(f *Facts) bool { return f.SentTwice }, nil},
 	{Duplicate, "enable.idempotence=false", Permitted, "enable.idempotence=false: a retried batch that was already written is written again",
 		func(f *Facts) bool { return !f.Idempotence }, nil},
+	{Duplicate, "the simulator saw committed data lost where every copy but one was", Permitted,
+		"committed data was lost (CAUSE), and the producer state Kafka rebuilds from the log with it: the broker took the retry of a batch whose written copy was lost as new; one copy remains",
+		func(f *Facts) bool { return f.CopiesLost && f.Loss != nil }, func(f *Facts) string {
+			return "committed data was lost (" + f.Loss.Cause + "), and the producer state Kafka rebuilds from the log with it: the broker took the retry of a batch whose written copy was lost as new; one copy remains"
+		}},
 	{Duplicate, "", Violation, "enable.idempotence=true promises each record is written once", nil, nil},
 
 	{InconsistentOffsets, "the simulator saw committed data lost in the partition", Permitted, "offsets were reused after committed data was lost (CAUSE)",
@@ -342,6 +350,10 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		if l, ok := c.loss(f.Partition, f.Offset); ok {
 			fx.Loss = &l
 		}
+	case Duplicate:
+		if l, ok := c.copiesLost(f, a); ok {
+			fx.Loss, fx.CopiesLost = &l, true
+		}
 	case StaleOffsetFetch, Nonlinearizable:
 		if l, ok := c.offsetsLoss(); ok {
 			fx.OffsetsLost = &l
@@ -373,6 +385,26 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		fx.BelowLogStart = f.Offset < a.logStartOf(f.Partition)
 	}
 	return fx
+}
+
+// copiesLost finds the loss that took every copy of a duplicated record but
+// one: each copy final reads do not hold lies where the god view saw
+// committed data lost. Such a loss takes the producer's state with the log
+// (Kafka rebuilds it from the log), so a retry of a batch whose copy was
+// lost is written again, and the log holds it once.
+func (c *Config) copiesLost(f Finding, a *analyzer) (DataLoss, bool) {
+	var loss DataLoss
+	kept, lost := 0, 0
+	for _, at := range f.copies {
+		if a.finalHolds(at.part, at.off, f.Value) {
+			kept++
+		} else if l, ok := c.loss(at.part, at.off); ok {
+			loss, lost = l, lost+1
+		} else {
+			kept++
+		}
+	}
+	return loss, lost > 0 && kept <= 1
 }
 
 // offsetsLoss finds a loss in __consumer_offsets.

@@ -252,12 +252,21 @@ func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leader
 }
 
 // AckedAll checks that an acks=all write is on every ISR member.
-func (a *Audit) AckedAll(broker int32, tp metadata.TopicPartition, lastOffset int64, isr []int32, minISR int) {
+func (a *Audit) AckedAll(broker int32, tp metadata.TopicPartition, leaderEpoch int32, lastOffset int64, isr []int32, minISR int) {
 	p := a.part(tp)
 	if len(isr) < minISR || a.replicas == nil {
 		return
 	}
-	p.ackedUpTo = max(p.ackedUpTo, lastOffset)
+	// A leader deposed by an unclean election that has not learned it yet
+	// still acknowledges with the ISR it knows (Kafka's Partition checks its
+	// cached ISR; with min.insync.replicas=1 and itself alone in it, nothing
+	// stops it). The new epoch's log never had those writes: they are lost
+	// when the deposed leader truncates (committed-data-kept records the
+	// loss, permitted by the unclean election), and the new epoch's ISR
+	// owes them nothing.
+	if !(leaderEpoch < p.leaderEpoch && p.uncleanFrom >= 0 && lastOffset >= p.uncleanFrom) {
+		p.ackedUpTo = max(p.ackedUpTo, lastOffset)
+	}
 	leaderLog := a.replicas(broker, tp)
 	if leaderLog == nil {
 		return

@@ -130,7 +130,7 @@ func (rm *replicaManager) checkProduce(w *pendingProduce) {
 			if len(p.maximalISR()) >= p.effectiveMinISR() {
 				r.Error = proto.None
 				if a := rm.audit(); a != nil {
-					a.AckedAll(rm.id(), part.tp, part.required-1, slices.Clone(p.isr), p.effectiveMinISR())
+					a.AckedAll(rm.id(), part.tp, p.leaderEpoch, part.required-1, slices.Clone(p.isr), p.effectiveMinISR())
 				}
 			} else {
 				r.Error = proto.NotEnoughReplicasAfterAppend

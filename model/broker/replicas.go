@@ -26,9 +26,9 @@ type DataAuditor interface {
 	ReplicaTruncated(broker int32, tp metadata.TopicPartition, to int64, removed []*record.Batch, why string)
 	// ReplicaRecovered: a replica's log came back from disk at a restart.
 	ReplicaRecovered(broker int32, tp metadata.TopicPartition, log *partlog.Log, rec partlog.Recovery)
-	// AckedAll: a leader acknowledged an acks=all write up to lastOffset
-	// with isr as its ISR.
-	AckedAll(broker int32, tp metadata.TopicPartition, lastOffset int64, isr []int32, minISR int)
+	// AckedAll: a leader of leaderEpoch acknowledged an acks=all write up to
+	// lastOffset with isr as its ISR.
+	AckedAll(broker int32, tp metadata.TopicPartition, leaderEpoch int32, lastOffset int64, isr []int32, minISR int)
 	// ISRProposed: a leader asks to add member, whose log ends at memberLEO.
 	ISRProposed(leader int32, tp metadata.TopicPartition, member int32, memberLEO int64)
 	// ISRJoined: a replica joined a partition's ISR (the leader learned it).
