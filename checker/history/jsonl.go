@@ -345,6 +345,9 @@ func parseLine(b []byte, line int) (Op, error) {
 	op.Type = t
 	op.Value = NoValue()
 	if w.Value == nil {
+		if op.F == FSend {
+			return Op{}, &ParseError{Line: line, Field: "value", Msg: "a send needs a value"}
+		}
 		return op, nil
 	}
 	v := w.Value
