@@ -120,7 +120,9 @@ func (l *lifecycle) send() {
 		n.gate.Send(to, &proto.BrokerRegistrationRequest{CorrelationID: l.inflight, BrokerID: n.cfg.BrokerID,
 			IncarnationID: l.incarnation, Rack: n.cfg.Rack, PreviousBrokerEpoch: l.previousEpoch})
 	} else {
-		n.gate.Send(to, &proto.BrokerHeartbeatRequest{CorrelationID: l.inflight, BrokerID: n.cfg.BrokerID,
+		// A heartbeat reports the metadata the broker has applied, not
+		// what its disk holds: it does not wait behind pending fsyncs.
+		n.env.Send(to, &proto.BrokerHeartbeatRequest{CorrelationID: l.inflight, BrokerID: n.cfg.BrokerID,
 			BrokerEpoch: l.epoch, CurrentMetadataOffset: n.image.Offset - 1,
 			WantFence: l.state == StateStarting, WantShutDown: l.state == StatePendingControlledShutdown})
 	}
