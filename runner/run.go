@@ -41,6 +41,9 @@ const FinalReaderName = scenarios.FinalReaderName
 const (
 	FinalReadTimeMax = 2 * time.Minute
 	ProbeTimeMax     = time.Minute
+	// ConvergeGraceMax is how long past settle the runner waits for a
+	// cluster that has not quite converged.
+	ConvergeGraceMax = 15 * time.Second
 	// acksNoneProbeRounds is how many rounds of probes an acks=0
 	// producer writes.
 	acksNoneProbeRounds = 3
@@ -160,6 +163,16 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 		return res.crashed(w, stopped, now().Sub(start)), nil
 	}
 	res.Converged, res.ConvergeDetail = converged(c)
+	// A cluster still finishing its healing (a follower fetching its last
+	// batches, a reader a record behind a backlog the leader is still
+	// appending) gets a short grace, checked every second; one that is
+	// stuck stays unconverged.
+	for grace := time.Duration(0); !res.Converged && grace < ConvergeGraceMax; grace += time.Second {
+		if stopped := runPhase(w, w.Now()+time.Second, 0, nil); stopped != "" {
+			return res.crashed(w, stopped, now().Sub(start)), nil
+		}
+		res.Converged, res.ConvergeDetail = converged(c)
+	}
 	res.Timeline.sample()
 	// Every producer must be able to write again: one probe record to each
 	// partition, which must be acknowledged.

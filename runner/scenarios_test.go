@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"kafkasim/scenarios"
 	"kafkasim/sim"
@@ -148,14 +149,18 @@ func TestRegressionScenarios(t *testing.T) {
 func TestLivenessFailureIsToldApart(t *testing.T) {
 	s := *bundled(t)["acks-all-safe.yaml"]
 	s.Nemesis = nil
-	// Both followers of every partition down at the end, and not restarted
-	// (HealAll restarts them: so pause the whole cluster's brokers
-	// permanently by taking min.insync.replicas above what can heal in time).
-	s.Settle = 0
-	s.Faults = nil
-	for _, id := range []string{"broker-2", "broker-3"} {
-		s.Faults = append(s.Faults, scenarios.ScheduledFault{At: s.Duration - 1, Fault: sim.Fault{Kind: sim.FaultKill, Target: id}, Key: "kill", Path: "test"})
+	// A broker killed just before the heal restarts at once, but cannot
+	// register again while its old session lives: with a 90 s
+	// broker.session.timeout.ms the controller answers
+	// DUPLICATE_BROKER_REGISTRATION past settle and its grace.
+	s.Settle = 5 * time.Second
+	s.Cluster.Broker.Set("broker.session.timeout.ms", "90000")
+	s.Faults = []scenarios.ScheduledFault{{At: s.Duration - time.Second, Fault: sim.Fault{Kind: sim.FaultKill, Target: "broker-2"}, Key: "kill", Path: "test"}}
+	norm, err := scenarios.Normalize(&s)
+	if err != nil {
+		t.Fatal(err)
 	}
+	s = *norm
 	res := run(t, &s)
 	if res.Converged || res.Verdict != Liveness {
 		t.Fatalf("want a liveness failure, got verdict %s converged %v\n%s", res.Verdict, res.Converged, explain(res))

@@ -28,6 +28,40 @@ type pendingProduce struct {
 }
 
 func (rm *replicaManager) handleProduce(from sim.NodeID, m *proto.ProduceRequest) {
+	if q, busy := rm.muted[from]; busy {
+		rm.muted[from] = append(q, m)
+		return
+	}
+	before := rm.gate.Issued()
+	rm.handleProduceNow(from, m)
+	if rm.gate.Issued() == before {
+		return
+	}
+	// The handler flushed (or waits behind a flush): the connection stays
+	// muted until the flush is done.
+	if rm.muted == nil {
+		rm.muted = map[sim.NodeID][]*proto.ProduceRequest{}
+	}
+	rm.muted[from] = nil
+	rm.gate.Then(func() { rm.unmute(from) })
+}
+
+func (rm *replicaManager) unmute(from sim.NodeID) {
+	q, ok := rm.muted[from]
+	if !ok {
+		return
+	}
+	delete(rm.muted, from)
+	for i, m := range q {
+		rm.handleProduce(from, m)
+		if _, busy := rm.muted[from]; busy {
+			rm.muted[from] = append(rm.muted[from], q[i+1:]...)
+			return
+		}
+	}
+}
+
+func (rm *replicaManager) handleProduceNow(from sim.NodeID, m *proto.ProduceRequest) {
 	resp := &proto.ProduceResponse{CorrelationID: m.CorrelationID}
 	wait := &pendingProduce{from: from, resp: resp}
 	waiting := 0
@@ -98,12 +132,25 @@ func (rm *replicaManager) appendAsLeader(tp metadata.TopicPartition, pp proto.Pr
 		epoch = -1 // batches carry no leader epoch before KIP-101
 	}
 	stamped := pp.Batch.Stamped(p.log.LEO(), epoch)
+	before := rm.gate.Issued()
 	if err := p.log.Append(singleBatch(stamped), true); err != nil {
 		rm.note("storage", "%s: append failed: %v", tp, err)
 		return -1, -1, proto.KafkaStorageError
 	}
-	rm.wakeParked(tp)
-	p.maybeIncrementHW()
+	after := func() {
+		if p := rm.parts[tp]; p != nil && p.isLeader {
+			rm.wakeParked(tp)
+			p.maybeIncrementHW()
+		}
+	}
+	if rm.gate.Issued() != before {
+		// UnifiedLog.append flushed synchronously: Partition raises the
+		// high watermark, and the fetch purgatory sees the new data, once
+		// appendAsLeader returns.
+		rm.gate.Then(after)
+	} else {
+		after()
+	}
 	return stamped.BaseOffset, stamped.LastOffset(), proto.None
 }
 

@@ -10,8 +10,10 @@ import (
 
 	"kafkasim/model/metadata"
 	"kafkasim/model/partlog"
+	"kafkasim/model/proto"
 	"kafkasim/model/record"
 	"kafkasim/model/storage"
+	"kafkasim/sim"
 )
 
 // The replica manager: the partitions this broker hosts, as leader or
@@ -121,16 +123,20 @@ type replicaManager struct {
 	// with log.flush.interval.messages 1 a write is acknowledged (and a
 	// follower's fetch acknowledges it) only once fsynced, as Kafka's
 	// synchronous flush in the append path does.
-	gate       *storage.Gate
-	cfg        DataConfig
-	parts      map[metadata.TopicPartition]*partition
-	order      []metadata.TopicPartition // sorted keys of parts
-	ready      bool                      // metadata caught up: replicas follow it
-	hwCkpt     map[string]int64
-	startCkpt  map[string]int64
-	fetchers   map[int32]*fetcher
-	parked     []*parkedFetch
-	produces   []*pendingProduce
+	gate      *storage.Gate
+	cfg       DataConfig
+	parts     map[metadata.TopicPartition]*partition
+	order     []metadata.TopicPartition // sorted keys of parts
+	ready     bool                      // metadata caught up: replicas follow it
+	hwCkpt    map[string]int64
+	startCkpt map[string]int64
+	fetchers  map[int32]*fetcher
+	parked    []*parkedFetch
+	produces  []*pendingProduce
+	// muted: client connections whose produce request is still in its
+	// handler (its synchronous flush): Kafka's SocketServer reads no further
+	// request from them until it finishes.
+	muted      map[sim.NodeID][]*proto.ProduceRequest
 	alter      alterManager
 	nextPID    int64
 	correlator uint64

@@ -45,6 +45,7 @@ func (rm *replicaManager) deliver(from sim.NodeID, m sim.Message) bool {
 	case *proto.AlterPartitionResponse:
 		rm.alter.handleResponse(from, m)
 	case *sim.Disconnected:
+		delete(rm.muted, m.Peer)
 		rm.peerDisconnected(m.Peer)
 		return false // the lifecycle may care too
 	default:
@@ -121,7 +122,7 @@ func (rm *replicaManager) handleFetch(from sim.NodeID, m *proto.FetchRequest, de
 		rm.parked = append(rm.parked, p)
 		return
 	}
-	rm.gate.Send(from, resp)
+	rm.n.env.Send(from, resp)
 }
 
 func (rm *replicaManager) fetchPartition(m *proto.FetchRequest, fp proto.FetchPartition, follower bool) proto.FetchPartitionResponse {

@@ -111,6 +111,7 @@ type gated struct {
 	after uint64
 	to    sim.NodeID
 	m     sim.Message
+	then  func()
 }
 
 // fsyncToken is the timer value the gate's fsyncs come back with.
@@ -134,6 +135,9 @@ func (g *Gate) FsyncWith(name string, token any) {
 	g.env.Disk().Fsync(name, fsyncToken{gate: g, seq: g.issued, token: token})
 }
 
+// Issued counts the fsyncs asked for so far.
+func (g *Gate) Issued() uint64 { return g.issued }
+
 // Pending reports whether an fsync is still in flight.
 func (g *Gate) Pending() bool { return g.completed < g.issued }
 
@@ -145,6 +149,16 @@ func (g *Gate) Send(to sim.NodeID, m sim.Message) {
 		return
 	}
 	g.queue = append(g.queue, gated{after: g.issued, to: to, m: m})
+}
+
+// Then runs f once the fsyncs issued so far have completed (at once if none
+// is pending): the rest of a handler that flushed synchronously.
+func (g *Gate) Then(f func()) {
+	if g.completed >= g.issued {
+		f()
+		return
+	}
+	g.queue = append(g.queue, gated{after: g.issued, then: f})
 }
 
 // Fire handles an FsyncDone that belongs to the gate and reports whether it
@@ -167,7 +181,11 @@ func (g *Gate) Fire(t sim.Timer) bool {
 	n := 0
 	for _, q := range g.queue {
 		if q.after <= g.completed {
-			g.env.Send(q.to, q.m)
+			if q.then != nil {
+				q.then()
+			} else {
+				g.env.Send(q.to, q.m)
+			}
 			n++
 		} else {
 			break
