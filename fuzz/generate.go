@@ -27,7 +27,7 @@ const (
 
 // faultKinds the generator draws from; swarm testing switches some off per
 // seed.
-var faultKinds = []string{"crash", "kill", "shutdown", "pause", "partition", "isolate", "power-loss", "disconnect", "slow-network", "clock"}
+var faultKinds = []string{"crash", "kill", "shutdown", "pause", "partition", "isolate", "power-loss", "disconnect", "slow-network", "clock", "disk"}
 
 // Generate draws a scenario from a seed. With a base, the cluster, topics
 // and clients are the base's and only the seed and the fault schedule are
@@ -67,6 +67,11 @@ func drawCluster(rng *rand.Rand, seed uint64) *scenarios.Scenario {
 		set(b, "log.flush.interval.messages", "1")
 	}
 	set(b, "replica.lag.time.max.ms", strconv.Itoa([]int{5000, 10000, 30000}[rng.IntN(3)]))
+	if rng.IntN(6) == 0 {
+		// One batch per fetch: followers step through every offset while
+		// they catch up, which opens the windows of ISR-join races.
+		set(b, "replica.fetch.max.bytes", "1")
+	}
 	rf := 1 + rng.IntN(min(3, s.Cluster.Brokers))
 	if rng.IntN(3) > 0 {
 		rf = min(3, s.Cluster.Brokers) // most real topics replicate
@@ -160,6 +165,17 @@ func drawFaults(rng *rand.Rand, s *scenarios.Scenario) []scenarios.ScheduledFaul
 			f.Kind = sim.FaultDisconnect
 		case "slow-network":
 			f.Kind, f.For, f.Latency = sim.FaultSlowNetwork, down, time.Duration(10+rng.IntN(500))*time.Millisecond
+		case "disk":
+			// A disk replacement or a torn write: the node loses power
+			// first, and restarts after down.
+			f.Kind, f.For = sim.FaultDisk, down
+			// Brokers only: a controller whose disk is replaced refuses to
+			// start until it is formatted again, as in Kafka.
+			f.Target = fmt.Sprintf("broker-%d", 1+rng.IntN(s.Cluster.Brokers))
+			f.Disk = []sim.DiskFaultKind{sim.DiskWipe, sim.DiskTornWrite, sim.DiskCorrupt}[rng.IntN(3)]
+			if f.Disk == sim.DiskCorrupt {
+				f.For = 0
+			}
 		case "clock":
 			f.Kind, f.For = sim.FaultClock, down
 			f.ClockJump = time.Duration(rng.IntN(20000)-10000) * time.Millisecond
