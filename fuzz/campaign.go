@@ -79,6 +79,13 @@ type Found struct {
 	Replays     bool `json:"replays"`
 }
 
+// SeedAt is the seed of the campaign's i-th run: shard K of N takes the
+// seeds start + i·N + K, so N shards cover one range without overlap.
+func (o Options) SeedAt(i int) uint64 {
+	n := max(o.ShardCount, 1)
+	return o.SeedStart + uint64(i)*uint64(n) + uint64(o.ShardIndex)
+}
+
 // runOne runs a scenario and judges it.
 func runOne(s *scenarios.Scenario) (*runner.Result, *Failure) {
 	res, err := runner.Run(s, runner.Options{})
@@ -174,7 +181,7 @@ dispatch:
 		if !deadline.IsZero() && time.Now().After(deadline) {
 			break
 		}
-		seed := opts.SeedStart + uint64(i)*uint64(opts.ShardCount) + uint64(opts.ShardIndex)
+		seed := opts.SeedAt(i)
 		select {
 		case seeds <- seed:
 		case <-opts.Stop:

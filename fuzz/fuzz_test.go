@@ -118,4 +118,20 @@ func TestCampaignWritesItsSummaryAndShardsSplitSeeds(t *testing.T) {
 			t.Fatalf("counterexample %s does not load: %v", f.File, err)
 		}
 	}
+	// Three shards cover seeds 10..39 once each.
+	seen := map[uint64]int{}
+	for k := range 3 {
+		o := Options{SeedStart: 10, ShardIndex: k, ShardCount: 3}
+		for i := range 10 {
+			seen[o.SeedAt(i)]++
+		}
+	}
+	for seed := uint64(10); seed < 40; seed++ {
+		if seen[seed] != 1 {
+			t.Fatalf("seed %d ran %d times across the shards", seed, seen[seed])
+		}
+	}
+	if len(seen) != 30 {
+		t.Fatalf("the shards ran %d distinct seeds, want 30", len(seen))
+	}
 }

@@ -12,9 +12,10 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// writeImages draws the same picture onto a PNG and an SVG canvas and
-// writes both into dir under p's file names.
-func writeImages(dir string, p Plot, w, h vg.Length, drawTo func(draw.Canvas)) error {
+// WriteImages draws the same picture onto a PNG and an SVG canvas and
+// writes both into dir under p's file names (the run store's plots and the
+// sweeps' use it alike).
+func WriteImages(dir string, p Plot, w, h vg.Length, drawTo func(draw.Canvas)) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}

@@ -92,7 +92,7 @@ func saveFigure(dir string, f figure) (Plot, error) {
 		}
 	}
 	p := Plot{Name: f.name, Title: f.title, PNG: f.name + ".png", SVG: f.name + ".svg"}
-	if err := writeImages(dir, p, plotWidth, h, drawTo); err != nil {
+	if err := WriteImages(dir, p, plotWidth, h, drawTo); err != nil {
 		return Plot{}, fmt.Errorf("plot %s: %w", f.name, err)
 	}
 	return p, nil

@@ -149,7 +149,7 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 		res.NemesisPlan = plan
 	}
 	total := s.Duration + s.Settle
-	res.Timeline = newTimeline(c, s, opts, total)
+	res.Timeline = newTimeline(c, opts, total)
 	w.SetAfterEvent(res.Timeline.afterEvent)
 
 	// The safety phase: faults fire, clients run.

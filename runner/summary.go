@@ -2,7 +2,6 @@ package runner
 
 import (
 	"fmt"
-	"time"
 
 	"kafkasim/checker"
 	"kafkasim/reports"
@@ -250,6 +249,3 @@ func configList(res *Result) []reports.KeyValue {
 	}
 	return out
 }
-
-// durationSeconds formats a duration for plain-text output.
-func durationSeconds(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }

@@ -8,7 +8,6 @@ import (
 	"kafkasim/model/cluster"
 	"kafkasim/model/metadata"
 	"kafkasim/reports"
-	"kafkasim/scenarios"
 	"kafkasim/sim"
 )
 
@@ -20,7 +19,6 @@ type Timeline struct {
 	every    time.Duration
 	next     time.Duration
 	maxParts int
-	progress func(now, total time.Duration)
 	Samples  []reports.Sample
 	// Truncated is set when partitions beyond maxParts were left out.
 	Truncated bool
@@ -29,7 +27,7 @@ type Timeline struct {
 // SamplesTarget is about how many samples a run's timeline holds.
 const SamplesTarget = 400
 
-func newTimeline(c *cluster.Cluster, s *scenarios.Scenario, opts Options, total time.Duration) *Timeline {
+func newTimeline(c *cluster.Cluster, opts Options, total time.Duration) *Timeline {
 	every := opts.SampleEvery
 	if every <= 0 {
 		every = min(max(total/SamplesTarget, 100*time.Millisecond), 10*time.Second)

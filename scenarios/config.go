@@ -107,9 +107,8 @@ func (p Producer) producerConfig() producer.Config {
 	pc.EnableIdempotence = configBool(c, "enable.idempotence")
 	pc.LingerMs = configMs(c, "linger.ms")
 	pc.BatchSize = int(configInt(c, "batch.size"))
-	if c.Get("compression.type") == "gzip" {
-		pc.Compression = record.CompressionGzip
-	}
+	// The loader admits only the codecs record knows.
+	pc.Compression, _ = record.ParseCompression(c.Get("compression.type"))
 	pc.Retries = int(configInt(c, "retries"))
 	pc.RetryBackoff = configMs(c, "retry.backoff.ms")
 	pc.RetryBackoffMax = configMs(c, "retry.backoff.max.ms")

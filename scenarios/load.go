@@ -20,22 +20,31 @@ import (
 
 // Limits of SPEC.md §2: beyond them a scenario is an input error, not a slow run.
 const (
-	ControllersMax   = 7
-	BrokersMax       = 64
-	PartitionsMax    = 10_000
-	InstancesMax     = 256
-	PhaseMax         = 24 * time.Hour
-	FileBytesMax     = 1 << 20
-	DefaultDuration  = 60 * time.Second
-	DefaultSettle    = 30 * time.Second
-	NemesisRulesMax  = 64
-	FaultsMax        = 10_000
-	DefaultSeed      = 1
-	defaultRatePerSe = 100
+	ControllersMax       = 7
+	BrokersMax           = 64
+	PartitionsMax        = 10_000
+	InstancesMax         = 256
+	PhaseMax             = 24 * time.Hour
+	FileBytesMax         = 1 << 20
+	DefaultDuration      = 60 * time.Second
+	DefaultSettle        = 30 * time.Second
+	NemesisRulesMax      = 64
+	FaultsMax            = 10_000
+	DefaultSeed          = 1
+	defaultRatePerSecond = 100
 )
 
 // LoadFile reads and validates a scenario file.
 func LoadFile(path string) (*Scenario, error) {
+	data, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// readFile reads an input file of at most FileBytesMax bytes.
+func readFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read: %v", unwrapPathError(err))}
@@ -48,7 +57,7 @@ func LoadFile(path string) (*Scenario, error) {
 	if len(data) > FileBytesMax {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("file is larger than %d bytes", FileBytesMax)}
 	}
-	return Parse(path, data)
+	return data, nil
 }
 
 func unwrapPathError(err error) error {
@@ -63,6 +72,25 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // Parse validates a scenario given as bytes; file names it in errors.
 func Parse(file string, data []byte) (*Scenario, error) {
+	root, err := parseDocument(file, data)
+	if err != nil {
+		return nil, err
+	}
+	r := &reader{file: file}
+	s := r.scenario(root, file)
+	if len(r.errs) == 0 {
+		r.crossCheck(s, root)
+	}
+	if len(r.errs) > 0 {
+		return nil, r.errs
+	}
+	s.File = file
+	return s, nil
+}
+
+// parseDocument parses a file holding one YAML document and returns its
+// root node, or an error with the line YAML names.
+func parseDocument(file string, data []byte) (*yaml.Node, error) {
 	if len(data) > FileBytesMax {
 		return nil, &Error{File: file, Msg: fmt.Sprintf("file is larger than %d bytes", FileBytesMax)}
 	}
@@ -83,22 +111,13 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
-		return nil, &Error{File: file, Line: extra.Line, Msg: "a scenario file holds one YAML document; found a second"}
+		return nil, &Error{File: file, Line: extra.Line, Msg: "a file holds one YAML document; found a second"}
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
 		root = root.Content[0]
 	}
-	r := &reader{file: file}
-	s := r.scenario(root, file)
-	if len(r.errs) == 0 {
-		r.crossCheck(s, root)
-	}
-	if len(r.errs) > 0 {
-		return nil, r.errs
-	}
-	s.File = file
-	return s, nil
+	return root, nil
 }
 
 var topKeys = []string{"name", "description", "seed", "duration", "settle", "cluster", "topics", "producers",
@@ -314,7 +333,7 @@ func (r *reader) topics(f field, s *Scenario) {
 		t := Topic{Partitions: 1, ReplicationFactor: int(configInt(s.Cluster.Broker, "default.replication.factor"))}
 		t.Config = topicDefaults(s.Cluster.Broker)
 		var partitionsSet, rfSet bool
-		var assignNode, rfNode, partNode *yaml.Node
+		var rfNode, partNode *yaml.Node
 		errsBefore := len(r.errs)
 		fields := r.fields(item, path, []string{"name", "partitions", "replication.factor", "config", "replica-assignment"})
 		for _, g := range fields {
@@ -344,7 +363,6 @@ func (r *reader) topics(f field, s *Scenario) {
 			case "config":
 				r.kafkaConfig(g, topicKeys, &t.Config)
 			case "replica-assignment":
-				assignNode = g.value
 				t.Assignment = r.assignment(g, s.Cluster.Brokers)
 			}
 		}
@@ -361,7 +379,6 @@ func (r *reader) topics(f field, s *Scenario) {
 				r.fail(rfNode, path+".replication.factor", "replication factor %d, but replica-assignment gives %d replicas a partition", t.ReplicationFactor, rf)
 			}
 			t.ReplicationFactor = rf
-			_ = assignNode
 		}
 		if len(r.errs) > errsBefore {
 			// The checks below compare values; one that failed to parse
@@ -446,7 +463,7 @@ func (r *reader) topicNamed(s *Scenario, name string) *Topic {
 func (r *reader) producers(f field, s *Scenario) {
 	for i, item := range r.list(f) {
 		path := index(f.path, i)
-		p := Producer{Count: 1, Rate: defaultRatePerSe, Stop: s.Duration, Config: defaults(producerKeys)}
+		p := Producer{Count: 1, Rate: defaultRatePerSecond, Stop: s.Duration, Config: defaults(producerKeys)}
 		var topicNode, stopNode *yaml.Node
 		stopSet := false
 		for _, g := range r.fields(item, path, []string{"name", "count", "topic", "rate", "keys", "payload", "config", "start", "stop"}) {

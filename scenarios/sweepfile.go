@@ -2,13 +2,9 @@ package scenarios
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 
 	"kafkasim/checker"
 )
@@ -61,23 +57,14 @@ var SweepMetrics = []string{"availability", "lost-acked-fraction", "lost-acked",
 
 // LoadSweepFile reads and validates a sweep file and its base scenario.
 func LoadSweepFile(path string) (*SweepFile, error) {
-	f, err := os.Open(path)
+	data, err := readFile(path)
 	if err != nil {
-		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read: %v", unwrapPathError(err))}
+		return nil, err
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, FileBytesMax+1))
-	if err != nil || len(data) > FileBytesMax {
-		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read, or larger than %d bytes", FileBytesMax)}
+	root, err := parseDocument(path, data)
+	if err != nil {
+		return nil, err
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &Error{File: path, Msg: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
-	}
-	if len(doc.Content) == 0 {
-		return nil, &Error{File: path, Msg: "the file is empty"}
-	}
-	root := doc.Content[0]
 	r := &reader{file: path}
 	sw := &SweepFile{Seeds: 10, File: path}
 	var baseField field

@@ -3,10 +3,7 @@ package sweep
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -16,20 +13,15 @@ import (
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
+
+	"kafkasim/reports"
 )
 
-// Plot is one figure of a sweep (SPEC.md §6), written as both PNG and SVG.
-type Plot struct {
-	// Name is a slug of the plot's kind and fields
-	// ("pareto-lost-acked-fraction-vs-availability"), unique within a
-	// sweep; the files are Name.png and Name.svg.
-	Name  string
-	Title string
-	PNG   string // file names relative to the sweep's directory
-	SVG   string
-}
+// Plot is one figure of a sweep (SPEC.md §6), written as both PNG and SVG:
+// Name is a slug of the plot's kind and fields
+// ("pareto-lost-acked-fraction-vs-availability"), unique within a sweep,
+// and the files are Name.png and Name.svg.
+type Plot = reports.Plot
 
 // WritePlots draws each plot of a sweep into dir as NAME.png and NAME.svg
 // and returns them in the order of specs.
@@ -82,7 +74,7 @@ func WritePlots(dir string, axes []Axis, cells []Cell, specs []PlotSpec) ([]Plot
 			continue
 		}
 		p := Plot{Name: names[i], Title: fig.title, PNG: names[i] + ".png", SVG: names[i] + ".svg"}
-		if err := plotWriteImages(dir, p, fig.w, fig.h, fig.draw); err != nil {
+		if err := reports.WriteImages(dir, p, fig.w, fig.h, fig.draw); err != nil {
 			errs = append(errs, fmt.Errorf("plot %d (%s %s): %w", i+1, s.Kind, names[i], err))
 			continue
 		}
@@ -506,50 +498,4 @@ func plotWithLegend(c draw.Canvas, p *plot.Plot, l plot.Legend, width vg.Length)
 // plotFont is the default font at size points.
 func plotFont(size float64) font.Font {
 	return font.From(plot.DefaultFont, vg.Points(size))
-}
-
-// plotWriteImages draws the same picture onto a PNG and an SVG canvas and
-// writes both into dir under p's file names.
-func plotWriteImages(dir string, p Plot, w, h vg.Length, drawTo func(draw.Canvas)) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	png := vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
-	if err := plotDrawSafely(draw.New(png), drawTo); err != nil {
-		return err
-	}
-	svg := vgsvg.New(w, h)
-	if err := plotDrawSafely(draw.New(svg), drawTo); err != nil {
-		return err
-	}
-	if err := plotWriteFile(filepath.Join(dir, p.PNG), png); err != nil {
-		return err
-	}
-	return plotWriteFile(filepath.Join(dir, p.SVG), svg)
-}
-
-// plotDrawSafely turns a panic inside the plotting library (it panics on
-// some degenerate ranges) into an error.
-func plotDrawSafely(c draw.Canvas, drawTo func(draw.Canvas)) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("drawing: %v", v)
-		}
-	}()
-	drawTo(c)
-	return nil
-}
-
-func plotWriteFile(path string, w io.WriterTo) (err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	_, err = w.WriteTo(f)
-	return err
 }

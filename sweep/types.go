@@ -3,6 +3,8 @@
 // availability, latency, throughput.
 package sweep
 
+import "kafkasim/scenarios"
+
 // Axis is one dimension of the grid: a Kafka configuration key (applied to
 // every broker, topic, producer or consumer it belongs to) or one of
 // kafkasim's own fields, with the values to try, as written.
@@ -46,6 +48,6 @@ type PlotSpec struct {
 	Title string
 }
 
-// Metrics lists the metric names every run reports, besides anomaly counts.
-var Metrics = []string{"availability", "lost-acked-fraction", "lost-acked", "unavailable-seconds",
-	"p99-produce-latency-ms", "records-per-second", "bytes-per-record", "violations"}
+// Metrics lists the metric names every run reports, besides anomaly counts;
+// the sweep file's loader checks plots against the same list.
+var Metrics = scenarios.SweepMetrics

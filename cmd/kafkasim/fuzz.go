@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/signal"
@@ -101,16 +102,10 @@ Exit 1 when a failure was found, 0 otherwise.`,
 				}
 				bar.set(int64(done), max(total, int64(done)), note)
 			}
-			stop := make(chan struct{})
-			sig := make(chan os.Signal, 1)
-			signal.Notify(sig, os.Interrupt)
-			defer signal.Stop(sig)
-			go func() {
-				if _, ok := <-sig; ok {
-					close(stop)
-				}
-			}()
-			opts.Stop = stop
+			// Ctrl-C stops dispatching; what finished is kept.
+			interrupted, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stopSignals()
+			opts.Stop = interrupted.Done()
 			sum, err := fuzz.Campaign(opts)
 			bar.finish()
 			if err != nil {

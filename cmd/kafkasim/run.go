@@ -137,7 +137,7 @@ func printRun(w io.Writer, res *runner.Result, dir string, determinism bool) {
 		fmt.Fprintf(w, "  reads:  %d polls, %d records\n", st.Polls, st.Records)
 		for _, a := range rep.Anomalies {
 			fmt.Fprintf(w, "  %-20s %-9s %6d  %s\n", a.Type, a.Verdict, a.Count, a.Because)
-			fmt.Fprintf(w, "  %-20s %-9s %6s  e.g. %s\n", "", "", "", exampleText(a.Example))
+			fmt.Fprintf(w, "  %-20s %-9s %6s  e.g. %s\n", "", "", "", a.Example)
 		}
 	}
 	for _, p := range res.Producers {
@@ -187,8 +187,6 @@ func printRun(w io.Writer, res *runner.Result, dir string, determinism bool) {
 		res.SimTime.Round(time.Millisecond), res.WallTime.Round(time.Millisecond), rate)
 	fmt.Fprintf(w, "  run store: %s (open report.html)\n", dir)
 }
-
-func exampleText(e interface{ String() string }) string { return e.String() }
 
 func lossCause(c string) string {
 	switch c {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"os/signal"
@@ -48,16 +49,10 @@ stopped. A cell whose configuration is impossible is reported and skipped.`,
 				cells *= len(a.Values)
 			}
 			bar := newProgress(cmd.ErrOrStderr(), quiet, "sweep "+sw.Name, "runs", int64(cells*n))
-			stop := make(chan struct{})
-			sig := make(chan os.Signal, 1)
-			signal.Notify(sig, os.Interrupt)
-			defer signal.Stop(sig)
-			go func() {
-				if _, ok := <-sig; ok {
-					close(stop)
-				}
-			}()
-			res, err := sweep.Run(sw, sweep.Options{Seeds: seeds, Parallel: parallel, Out: out, Stop: stop,
+			// Ctrl-C stops dispatching; what finished is kept.
+			interrupted, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stopSignals()
+			res, err := sweep.Run(sw, sweep.Options{Seeds: seeds, Parallel: parallel, Out: out, Stop: interrupted.Done(),
 				Progress: func(done, total int) { bar.set(int64(done), int64(total), "") }})
 			bar.finish()
 			if err != nil {

@@ -201,18 +201,30 @@ func (rm *replicaManager) fetchPartition(m *proto.FetchRequest, fp proto.FetchPa
 	return r
 }
 
+// leaderChecked finds a partition this broker leads and checks the
+// client's view of its leader epoch (ListOffsets and OffsetsForLeaderEpoch
+// carry it, as KIP-320 asks).
+func (rm *replicaManager) leaderChecked(tp proto.TopicPartition, currentLeaderEpoch int32) (*partition, proto.ErrorCode) {
+	p := rm.parts[metadata.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}]
+	switch {
+	case p == nil || !p.isLeader || p.log == nil:
+		return nil, proto.NotLeaderOrFollower
+	case currentLeaderEpoch >= 0 && currentLeaderEpoch < p.leaderEpoch:
+		return nil, proto.FencedLeaderEpoch
+	case currentLeaderEpoch > p.leaderEpoch:
+		return nil, proto.UnknownLeaderEpoch
+	}
+	return p, proto.None
+}
+
 func (rm *replicaManager) handleListOffsets(from sim.NodeID, m *proto.ListOffsetsRequest) {
 	resp := &proto.ListOffsetsResponse{CorrelationID: m.CorrelationID}
 	for _, q := range m.Partitions {
 		r := proto.ListOffsetsPartitionResponse{TopicPartition: q.TopicPartition, Offset: -1, LeaderEpoch: -1}
-		p := rm.parts[metadata.TopicPartition{Topic: q.Topic, Partition: q.Partition}]
+		p, err := rm.leaderChecked(q.TopicPartition, q.CurrentLeaderEpoch)
 		switch {
-		case p == nil || !p.isLeader || p.log == nil:
-			r.Error = proto.NotLeaderOrFollower
-		case q.CurrentLeaderEpoch >= 0 && q.CurrentLeaderEpoch < p.leaderEpoch:
-			r.Error = proto.FencedLeaderEpoch
-		case q.CurrentLeaderEpoch > p.leaderEpoch:
-			r.Error = proto.UnknownLeaderEpoch
+		case err != proto.None:
+			r.Error = err
 		case q.Timestamp == proto.ListEarliest:
 			r.Offset, r.LeaderEpoch = p.log.LogStartOffset(), p.leaderEpoch
 		case p.epochStart > p.hw:
@@ -231,15 +243,9 @@ func (rm *replicaManager) handleOffsetsForLeaderEpoch(from sim.NodeID, m *proto.
 	resp := &proto.OffsetsForLeaderEpochResponse{CorrelationID: m.CorrelationID}
 	for _, q := range m.Partitions {
 		r := proto.OffsetsForLeaderEpochPartitionResponse{TopicPartition: q.TopicPartition, LeaderEpoch: -1, EndOffset: -1}
-		p := rm.parts[metadata.TopicPartition{Topic: q.Topic, Partition: q.Partition}]
-		switch {
-		case p == nil || !p.isLeader || p.log == nil:
-			r.Error = proto.NotLeaderOrFollower
-		case q.CurrentLeaderEpoch >= 0 && q.CurrentLeaderEpoch < p.leaderEpoch:
-			r.Error = proto.FencedLeaderEpoch
-		case q.CurrentLeaderEpoch > p.leaderEpoch:
-			r.Error = proto.UnknownLeaderEpoch
-		default:
+		if p, err := rm.leaderChecked(q.TopicPartition, q.CurrentLeaderEpoch); err != proto.None {
+			r.Error = err
+		} else {
 			r.LeaderEpoch, r.EndOffset = p.log.Epochs().EndOffsetFor(q.LeaderEpoch, p.log.LEO())
 		}
 		resp.Partitions = append(resp.Partitions, r)

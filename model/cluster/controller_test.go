@@ -20,16 +20,6 @@ func (p *probeClient) Start(env sim.Env)                   { p.env = env }
 func (p *probeClient) Deliver(_ sim.NodeID, m sim.Message) { p.got = append(p.got, m) }
 func (p *probeClient) Fire(sim.Timer)                      {}
 func (p *probeClient) last() sim.Message                   { return p.got[len(p.got)-1] }
-func (p *probeClient) ask(w *sim.World, to sim.NodeID, m sim.Message) sim.Message {
-	n := len(p.got)
-	p.env.Send(to, m)
-	w.RunFor(time.Second)
-	if len(p.got) == n {
-		return nil
-	}
-	return p.last()
-}
-
 func settledCluster(t *testing.T, cfg Config) (*Cluster, *probeClient) {
 	t.Helper()
 	c, err := Build(cfg)

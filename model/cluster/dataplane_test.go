@@ -3,7 +3,6 @@ package cluster
 import (
 	"kafkasim/checker/history"
 	"testing"
-	"time"
 
 	"pgregory.net/rapid"
 
@@ -50,8 +49,6 @@ func TestDataPlaneSafetyUnderFaults(t *testing.T) {
 		}
 	})
 }
-
-var _ = time.Second
 
 // sendErrors counts the errors failed sends completed with, for messages.
 func sendErrors(run workloadRun) map[string]int {

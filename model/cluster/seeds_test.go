@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"kafkasim/checker"
 	"kafkasim/model/metadata"
 	"kafkasim/model/proto"
 	"kafkasim/model/record"
@@ -192,5 +191,3 @@ func TestBatchingCompressesRepeatedRecords(t *testing.T) {
 		t.Fatalf("the compressed batch decodes back: %v", err)
 	}
 }
-
-var _ = checker.Check

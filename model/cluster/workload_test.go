@@ -1,11 +1,9 @@
 package cluster
 
 import (
-	"strconv"
 	"time"
 
 	"kafkasim/checker"
-	"kafkasim/model/broker"
 	"kafkasim/model/producer"
 	"kafkasim/model/proto"
 	"kafkasim/model/reader"
@@ -156,7 +154,3 @@ func (wl workload) checkerConfig(c *Cluster, cfg Config) checker.Config {
 	}
 	return cc
 }
-
-func defaultDataConfig() broker.DataConfig { return broker.DefaultDataConfig() }
-
-func itoa(i int) string { return strconv.Itoa(i) }

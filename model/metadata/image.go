@@ -2,8 +2,8 @@ package metadata
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 )
 
 // Broker is a broker's registration as the metadata log describes it.
@@ -120,24 +120,10 @@ func (im *Image) Partition(tp TopicPartition) *Partition {
 }
 
 // BrokerIDs lists registered brokers in id order.
-func (im *Image) BrokerIDs() []int32 {
-	ids := make([]int32, 0, len(im.Brokers))
-	for id := range im.Brokers { // kafkasim:orderless: sorted below
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
-}
+func (im *Image) BrokerIDs() []int32 { return slices.Sorted(maps.Keys(im.Brokers)) }
 
 // TopicNames lists topics by name.
-func (im *Image) TopicNames() []string {
-	names := make([]string, 0, len(im.Topics))
-	for n := range im.Topics { // kafkasim:orderless: sorted below
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func (im *Image) TopicNames() []string { return slices.Sorted(maps.Keys(im.Topics)) }
 
 // Partitions lists every partition, by topic then number.
 func (im *Image) Partitions() []*Partition {

@@ -14,6 +14,7 @@ package producer
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -295,11 +296,7 @@ func (p *Producer) refreshMetadata() {
 		return
 	}
 	target := p.cfg.Brokers[p.bootstrap%len(p.cfg.Brokers)]
-	ids := make([]int32, 0, len(p.brokers))
-	for id := range p.brokers { // kafkasim:orderless: sorted below
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
+	ids := p.brokerIDs()
 	if len(ids) > 0 {
 		target = p.brokers[ids[p.bootstrap%len(ids)]]
 	}
@@ -371,14 +368,7 @@ func (p *Producer) handleInitPID(m *proto.InitProducerIDResponse) {
 	p.wakeSender(0)
 }
 
-func (p *Producer) brokerIDs() []int32 {
-	ids := make([]int32, 0, len(p.brokers))
-	for id := range p.brokers { // kafkasim:orderless: sorted below
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
-}
+func (p *Producer) brokerIDs() []int32 { return slices.Sorted(maps.Keys(p.brokers)) }
 
 // --- the application's send and the accumulator --------------------------
 

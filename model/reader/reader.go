@@ -8,6 +8,7 @@ package reader
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -223,14 +224,7 @@ func (r *Reader) Fire(t sim.Timer) {
 	}
 }
 
-func (r *Reader) brokerIDs() []int32 {
-	ids := make([]int32, 0, len(r.brokers))
-	for id := range r.brokers { // kafkasim:orderless: sorted below
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
-}
+func (r *Reader) brokerIDs() []int32 { return slices.Sorted(maps.Keys(r.brokers)) }
 
 func (r *Reader) refreshMetadata() {
 	if r.metaCorr != 0 || len(r.cfg.Brokers) == 0 {
