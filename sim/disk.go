@@ -38,6 +38,7 @@ package sim
 //     must be down; it restarts with nothing.
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -132,6 +133,8 @@ type badRange struct {
 // DiskStats counts a disk's work.
 type DiskStats struct {
 	Writes, BytesWritten, Fsyncs, Writebacks, TornWrites, Corruptions uint64
+	// Wipes counts the times the disk was replaced by an empty one.
+	Wipes uint64
 }
 
 // Disk is one node's storage. Its methods are called by the node that owns it,
@@ -162,6 +165,9 @@ type Disk struct {
 	fsyncSlowFactor int64
 	bad             []badRange
 	stats           DiskStats
+	// memo holds what the node derived from its files (a log's decoded
+	// batches), across process crashes; see Memo.
+	memo map[string]any
 }
 
 func newDisk(w *World, owner NodeID, opts DiskOptions, rng *rand.Rand) *Disk {
@@ -202,6 +208,61 @@ func (d *Disk) List(prefix string) []string {
 	return names
 }
 
+// Memo returns what the node last stored under key with SetMemo (nil if
+// nothing), even across its crashes and power losses; a wipe clears it. It
+// is a shortcut only, for work derived from file bytes (decoding a log
+// segment on restart): a user must check, with Equal, that the bytes it came
+// from are still the file's, so that the shortcut never changes a result.
+func (d *Disk) Memo(key string) any { return d.memo[key] }
+
+// SetMemo stores v under key (see Memo).
+func (d *Disk) SetMemo(key string, v any) {
+	if d.memo == nil {
+		d.memo = map[string]any{}
+	}
+	d.memo[key] = v
+}
+
+// Readable reports whether the whole of a file reads without error.
+func (d *Disk) Readable(name string) bool {
+	f, ok := d.cache[name]
+	if !ok {
+		return false
+	}
+	for _, r := range d.bad {
+		if r.name == name && r.off < f.size && r.end > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Equal reports whether a file holds exactly data at off (false when the
+// range is not all in the file, or does not read), comparing in place.
+func (d *Disk) Equal(name string, off int64, data []byte) bool {
+	f, ok := d.cache[name]
+	if !ok || off < 0 || off+int64(len(data)) > f.size {
+		return false
+	}
+	end := off + int64(len(data))
+	for _, r := range d.bad {
+		if r.name == name && r.off < end && off < r.end {
+			return false
+		}
+	}
+	for len(data) > 0 {
+		pi, po := int(off/pageBytes), int(off%pageBytes)
+		chunk := f.pages[pi].b[po:f.validLen(pi)]
+		n := min(len(chunk), len(data))
+		if !bytes.Equal(chunk[:n], data[:n]) {
+			return false
+		}
+		data = data[n:]
+		off += int64(n)
+	}
+	return true
+}
+
 // Read returns a copy of up to n bytes of a file from off. Reading past the end
 // returns what there is.
 func (d *Disk) Read(name string, off int64, n int) ([]byte, error) {
@@ -239,8 +300,10 @@ func (d *Disk) Write(name string, off int64, data []byte) error {
 	return d.write(name, off, append([]byte(nil), data...))
 }
 
-// WriteOwned is Write for a buffer the caller hands over and never touches
-// again: it saves a copy on the hot path of log appends.
+// WriteOwned is Write for a buffer nobody changes again (the caller's own,
+// or bytes shared read-only, such as a record batch's wire form): the disk
+// keeps it as is, never writes into it, and saves a copy on the hot path of
+// log appends.
 func (d *Disk) WriteOwned(name string, off int64, data []byte) error { return d.write(name, off, data) }
 
 func (d *Disk) write(name string, off int64, data []byte) error {
@@ -564,11 +627,13 @@ func (d *Disk) powerLoss() {
 
 // wipe replaces the disk with an empty one.
 func (d *Disk) wipe() {
+	d.stats.Wipes++
 	d.clearPending()
 	d.cache = map[string]*file{}
 	d.durable = map[string]*file{}
 	d.used = 0
 	d.bad = nil
+	d.memo = nil
 	d.tornArmed = false
 	d.fullAt = -1
 	d.fsyncSlowFactor = 1

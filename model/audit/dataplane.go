@@ -37,7 +37,7 @@ type Loss struct {
 	Partition string
 	From, To  int64 // offsets [From, To) lost
 	Records   int
-	Cause     string // "unclean-election" or "power-loss"
+	Cause     string // "unclean-election", "power-loss" or "disk-wipe"
 }
 
 type batchKey struct {
@@ -74,7 +74,12 @@ type partitionAudit struct {
 	// the ISR since. Only such a broker can lack committed data the way
 	// Kafka permits; one that joined the ISR claimed to have caught up.
 	shortSince map[int32]int64
-	ackedUpTo  int64 // last offset acknowledged with acks=all, -1
+	// wiped: brokers of shortSince that came back on a replaced (wiped)
+	// disk, which lost what they had fsynced too; diskWipes is each
+	// broker's disk wipe count when its replica was last opened.
+	wiped     map[int32]bool
+	diskWipes map[int32]uint64
+	ackedUpTo int64 // last offset acknowledged with acks=all, -1
 	// leaderEpoch is the highest leader epoch a broker took up.
 	leaderEpoch int32
 	// proposedShort: members a leader proposed for the ISR while their log
@@ -113,6 +118,21 @@ func (p *partitionAudit) committedAt(offset int64) (int, bool) {
 	return i, i < len(p.committed) && p.committed[i].base <= offset
 }
 
+// committedNear is committedAt for a scan in offset order: hint is where the
+// previous offset was found, and the answer is almost always at or just
+// after it.
+func (p *partitionAudit) committedNear(offset int64, hint int) (int, bool) {
+	for i := max(hint, 0); i < len(p.committed) && i < hint+4; i++ {
+		if p.committed[i].last >= offset {
+			if i == 0 || p.committed[i-1].last < offset {
+				return i, p.committed[i].base <= offset
+			}
+			break
+		}
+	}
+	return p.committedAt(offset)
+}
+
 func (p *partitionAudit) committedEnd() int64 {
 	if len(p.committed) == 0 {
 		return 0
@@ -139,6 +159,11 @@ func (a *Audit) lose(tp metadata.TopicPartition, p *partitionAudit, i int, broke
 		// The data left page cache before it reached a disk; whatever
 		// election followed could only pick among what survived.
 		cause = "power-loss"
+		if end, short := p.shortSince[broker]; short && end <= from && p.wiped[broker] {
+			// The replica that lacks it lost its whole disk: no flush
+			// policy keeps data through that.
+			cause = "disk-wipe"
+		}
 	}
 	if cause == "" {
 		a.report(invariant, a.brokerNode(broker), "%s: committed offsets %d..%d %s", tp, from, to-1, how)
@@ -161,12 +186,11 @@ func (a *Audit) ReplicaHW(broker int32, tp metadata.TopicPartition, leaderEpoch 
 		return
 	}
 	p.hwChecked[broker] = hw
-	for _, b := range log.Read(from, hw, 1<<62) {
-		if b.BaseOffset >= hw {
-			break
-		}
+	hint := -1
+	log.Scan(from, hw, func(b *record.Batch) bool {
 		k := keyOf(b)
-		i, found := p.committedAt(b.BaseOffset)
+		i, found := p.committedNear(b.BaseOffset, hint)
+		hint = i
 		switch {
 		case found && p.committed[i].same(k):
 		case found || (i < len(p.committed) && p.committed[i].base <= k.last):
@@ -176,7 +200,8 @@ func (a *Audit) ReplicaHW(broker int32, tp metadata.TopicPartition, leaderEpoch 
 		case b.BaseOffset >= p.committedEnd():
 			p.committed = append(p.committed, k)
 		}
-	}
+		return true
+	})
 }
 
 // ReplicaTruncated checks that no committed batch is thrown away.
@@ -202,6 +227,12 @@ func (a *Audit) ReplicaTruncated(broker int32, tp metadata.TopicPartition, to in
 func (a *Audit) ReplicaRecovered(broker int32, tp metadata.TopicPartition, log *partlog.Log, rec partlog.Recovery) {
 	p := a.part(tp)
 	p.hwChecked[broker] = min(p.hwChecked[broker], log.LEO())
+	wipes := a.w.Disk(a.brokerNode(broker)).Stats().Wipes
+	before, opened := p.diskWipes[broker]
+	if p.diskWipes == nil {
+		p.diskWipes = map[int32]uint64{}
+	}
+	p.diskWipes[broker] = wipes
 	if end := log.LEO(); end < p.committedEnd() {
 		if p.powerLossFrom < 0 || end < p.powerLossFrom {
 			p.powerLossFrom = end
@@ -210,6 +241,10 @@ func (a *Audit) ReplicaRecovered(broker int32, tp metadata.TopicPartition, log *
 			p.shortSince = map[int32]int64{}
 		}
 		p.shortSince[broker] = end
+		if p.wiped == nil {
+			p.wiped = map[int32]bool{}
+		}
+		p.wiped[broker] = opened && wipes > before
 	}
 }
 
@@ -316,6 +351,7 @@ func (a *Audit) ISRProposed(leader int32, tp metadata.TopicPartition, member int
 func (a *Audit) ISRJoined(leader int32, tp metadata.TopicPartition, member int32) {
 	p := a.part(tp)
 	delete(p.shortSince, member)
+	delete(p.wiped, member)
 	if leo, short := p.proposedShort[member]; short {
 		delete(p.proposedShort, member)
 		a.report(AckedOnEveryISRMember, a.brokerNode(leader), "%s: broker %d joined the ISR with its log ending at %d, before acknowledged offset %d",
@@ -329,15 +365,14 @@ func (a *Audit) ISRJoined(leader int32, tp metadata.TopicPartition, member int32
 	if ll == nil || ml == nil {
 		return
 	}
-	for _, b := range ll.Read(0, p.ackedUpTo+1, 1<<62) {
-		if b.BaseOffset > p.ackedUpTo {
-			break
-		}
-		got := ml.BatchAt(b.BaseOffset)
-		if got == nil || !keyOf(got).same(keyOf(b)) {
+	cursor := ml.Cursor(0)
+	ll.Scan(0, p.ackedUpTo+1, func(b *record.Batch) bool {
+		got := cursor.At(b.BaseOffset)
+		if got != b && (got == nil || !keyOf(got).same(keyOf(b))) {
 			a.report(AckedOnEveryISRMember, a.brokerNode(leader), "%s: broker %d joined the ISR without acknowledged offset %d",
 				tp, member, b.BaseOffset)
-			return
+			return false
 		}
-	}
+		return true
+	})
 }

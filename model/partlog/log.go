@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,19 +52,33 @@ func DefaultConfig() Config {
 }
 
 type segment struct {
-	base      int64
-	file      string
-	size      int64
-	batches   []*record.Batch
+	base    int64
+	file    string
+	size    int64
+	batches []*record.Batch
+	// positions and lasts are, per batch, where it starts in the file and
+	// its last offset: lookups search lasts, which sit together in memory.
 	positions []int64
+	lasts     []int64
 	dirty     bool // written since its last fsync
 }
 
 func (s *segment) next() int64 {
-	if len(s.batches) == 0 {
+	if len(s.lasts) == 0 {
 		return s.base
 	}
-	return s.batches[len(s.batches)-1].NextOffset()
+	return s.lasts[len(s.lasts)-1] + 1
+}
+
+func (s *segment) add(b *record.Batch, pos int64) {
+	s.batches = append(s.batches, b)
+	s.positions = append(s.positions, pos)
+	s.lasts = append(s.lasts, b.LastOffset())
+}
+
+func (s *segment) cut(n int) {
+	clear(s.batches[n:])
+	s.batches, s.positions, s.lasts = s.batches[:n], s.positions[:n], s.lasts[:n]
 }
 
 // Log is one partition replica's log.
@@ -119,14 +134,18 @@ func Open(disk *sim.Disk, gate *storage.Gate, dir string, cfg Config, logStart i
 			continue
 		}
 		seg := &segment{base: base, file: f}
-		data, err := disk.ReadFile(f)
-		pos := int64(0)
+		pos := l.recallSegment(seg, &rec)
+		size, _ := disk.Size(f)
+		// The rest of the file is decoded and checked batch by batch. (A
+		// file that does not read keeps size 0 and stops recovery here.)
+		data, err := disk.Read(f, pos, int(size-pos))
 		if err != nil {
 			rec.CorruptionReason = err.Error()
 			broken = true
 		}
-		for !broken && pos < int64(len(data)) {
-			b, n, derr := record.Decode(data[pos:])
+		end := pos + int64(len(data))
+		for !broken && pos < end {
+			b, n, derr := record.Decode(data[len(data)-int(end-pos):])
 			// Offsets only grow (compaction leaves gaps, never overlaps).
 			expected := l.nextOffsetAfter(seg)
 			if derr != nil || (expected >= 0 && b.BaseOffset < expected) {
@@ -138,21 +157,35 @@ func Open(disk *sim.Disk, gate *storage.Gate, dir string, cfg Config, logStart i
 				}
 				break
 			}
-			seg.batches = append(seg.batches, b)
-			seg.positions = append(seg.positions, pos)
+			seg.add(b, pos)
 			pos += int64(n)
 			rec.Batches++
 		}
-		if int64(len(data)) > pos {
-			rec.TruncatedBytes += int64(len(data)) - pos
+		if end > pos {
+			rec.TruncatedBytes += end - pos
 			rec.TruncatedAt = seg.next()
 			disk.Truncate(f, pos)
 		}
 		seg.size = pos
-		l.segs = append(l.segs, seg)
+		// What recovery found may still sit in page cache only (a killed
+		// process leaves it there): the next flush must fsync it, as
+		// Kafka's flushes cover everything past the recovery point of an
+		// unclean shutdown.
+		seg.dirty = pos > 0
+		if n := len(l.segs); n > 0 && len(seg.batches) == 0 && seg.base < l.segs[n-1].next() {
+			// A segment file that overlaps the log before it (one a
+			// truncation removed, back after a power loss, as the removal
+			// was never made durable) holds nothing the log can keep: an
+			// empty segment there would put the log end back.
+			disk.Remove(f)
+			rec.DeletedSegments++
+			broken = true
+			continue
+		}
+		l.addSegment(seg)
 	}
 	if len(l.segs) == 0 {
-		l.segs = []*segment{{base: logStart, file: SegmentFile(dir, logStart)}}
+		l.addSegment(&segment{base: logStart, file: SegmentFile(dir, logStart)})
 	}
 	if l.start < l.segs[0].base {
 		l.start = l.segs[0].base
@@ -169,13 +202,44 @@ func Open(disk *sim.Disk, gate *storage.Gate, dir string, cfg Config, logStart i
 		}
 	}
 	l.epochs.TruncateFromEnd(l.LEO() + 1)
-	for _, b := range l.Batches(0) {
+	l.each(0, func(b *record.Batch) {
 		if b.PartitionLeaderEpoch >= 0 {
 			l.epochs.Assign(b.PartitionLeaderEpoch, b.BaseOffset)
 		}
-	}
+	})
 	l.rebuildProducers()
 	return l, rec
+}
+
+// recallSegment takes, from the disk's memo of the segment as this node last
+// held it in memory, the batches whose bytes the file still holds exactly,
+// from the start: decoding them again would give the same batches. It
+// returns where in the file it stopped. A file that does not read in whole
+// takes the slow path, as it must fail the same way.
+func (l *Log) recallSegment(seg *segment, rec *Recovery) int64 {
+	old, _ := l.disk.Memo(seg.file).(*segment)
+	if old == nil || !l.disk.Readable(seg.file) {
+		return 0
+	}
+	var pos int64
+	for i, b := range old.batches {
+		wire := b.Wire()
+		expected := l.nextOffsetAfter(seg)
+		if old.positions[i] != pos || (expected >= 0 && b.BaseOffset < expected) || !l.disk.Equal(seg.file, pos, wire) {
+			break
+		}
+		seg.add(b, pos)
+		pos += int64(len(wire))
+		rec.Batches++
+	}
+	return pos
+}
+
+// addSegment appends a segment, and leaves it in the disk's memo for a
+// restart to recall.
+func (l *Log) addSegment(seg *segment) {
+	l.segs = append(l.segs, seg)
+	l.disk.SetMemo(seg.file, seg)
 }
 
 func (l *Log) nextOffsetAfter(seg *segment) int64 {
@@ -212,14 +276,63 @@ func (l *Log) LatestEpoch() int32 { return l.epochs.LatestEpoch() }
 // Batches lists the batches from the one holding offset from, oldest first.
 func (l *Log) Batches(from int64) []*record.Batch {
 	var out []*record.Batch
-	for _, s := range l.segs {
-		for _, b := range s.batches {
-			if b.LastOffset() >= from {
-				out = append(out, b)
+	l.each(from, func(b *record.Batch) { out = append(out, b) })
+	return out
+}
+
+// each calls f for the batches from the one holding offset from, oldest
+// first.
+func (l *Log) each(from int64, f func(b *record.Batch)) {
+	si, bi := l.find(from)
+	for ; si < len(l.segs); si, bi = si+1, 0 {
+		for _, b := range l.segs[si].batches[bi:] {
+			f(b)
+		}
+	}
+}
+
+// Cursor walks a log's batches in offset order.
+type Cursor struct {
+	l      *Log
+	si, bi int
+}
+
+// Cursor starts a walk at the batch holding offset from.
+func (l *Log) Cursor(from int64) Cursor {
+	si, bi := l.find(from)
+	return Cursor{l: l, si: si, bi: bi}
+}
+
+// At moves forward to the batch holding offset and returns it, or nil when
+// no batch holds it. Offsets must not go back between calls.
+func (c *Cursor) At(offset int64) *record.Batch {
+	for c.si < len(c.l.segs) {
+		s := c.l.segs[c.si]
+		for ; c.bi < len(s.batches); c.bi++ {
+			if s.lasts[c.bi] >= offset {
+				if b := s.batches[c.bi]; b.BaseOffset <= offset {
+					return b
+				}
+				return nil
+			}
+		}
+		c.si, c.bi = c.si+1, 0
+	}
+	return nil
+}
+
+// Scan calls f for the batches from the one holding offset from up to (not
+// including) the first that starts at or after upTo, oldest first, until f
+// returns false. Unlike Read it allocates nothing.
+func (l *Log) Scan(from, upTo int64, f func(b *record.Batch) bool) {
+	si, bi := l.find(from)
+	for ; si < len(l.segs); si, bi = si+1, 0 {
+		for _, b := range l.segs[si].batches[bi:] {
+			if b.BaseOffset >= upTo || !f(b) {
+				return
 			}
 		}
 	}
-	return out
 }
 
 // SizeBytes is the log's size on disk.
@@ -242,7 +355,7 @@ func (l *Log) find(offset int64) (int, int) {
 		return si, 0
 	}
 	s := l.segs[si]
-	bi := sort.Search(len(s.batches), func(i int) bool { return s.batches[i].LastOffset() >= offset })
+	bi, _ := slices.BinarySearch(s.lasts, offset)
 	return si, bi
 }
 
@@ -295,12 +408,11 @@ func (l *Log) Append(batches []*record.Batch, asLeader bool) error {
 		if seg.size > 0 && seg.size+int64(b.SizeBytes()) > l.cfg.SegmentBytes {
 			seg = l.roll()
 		}
-		data := b.Encode(make([]byte, 0, b.SizeBytes()))
+		data := b.Wire()
 		if err := l.disk.WriteOwned(seg.file, seg.size, data); err != nil {
 			return err
 		}
-		seg.batches = append(seg.batches, b)
-		seg.positions = append(seg.positions, seg.size)
+		seg.add(b, seg.size)
 		seg.size += int64(len(data))
 		seg.dirty = true
 		if b.PartitionLeaderEpoch >= 0 && l.epochs.Assign(b.PartitionLeaderEpoch, b.BaseOffset) {
@@ -335,16 +447,19 @@ func (l *Log) writeEpochCheckpoint() {
 	}
 }
 
-// roll starts a new segment at the log end; the old one is flushed (Kafka
-// flushes a segment when it rolls).
+// roll starts a new segment at the log end. The segments before it are
+// flushed, as Kafka's roll flushes everything below the new segment's base
+// offset (not only the segment it closes: after an unclean restart older
+// ones may not be durable either).
 func (l *Log) roll() *segment {
-	old := l.segs[len(l.segs)-1]
-	if old.dirty {
-		l.gate.Fsync(old.file)
-		old.dirty = false
+	for _, s := range l.segs {
+		if s.dirty {
+			l.gate.Fsync(s.file)
+			s.dirty = false
+		}
 	}
 	seg := &segment{base: l.LEO(), file: SegmentFile(l.dir, l.LEO())}
-	l.segs = append(l.segs, seg)
+	l.addSegment(seg)
 	return seg
 }
 
@@ -374,8 +489,7 @@ func (l *Log) TruncateTo(offset int64) {
 		if bi < len(s.batches) {
 			pos = s.positions[bi]
 		}
-		s.batches = s.batches[:bi]
-		s.positions = s.positions[:bi]
+		s.cut(bi)
 		s.size = pos
 		s.dirty = true
 		l.disk.Truncate(s.file, pos)
@@ -399,7 +513,8 @@ func (l *Log) TruncateFullyAndStartAt(offset int64) {
 	for _, s := range l.segs {
 		l.disk.Remove(s.file)
 	}
-	l.segs = []*segment{{base: offset, file: SegmentFile(l.dir, offset)}}
+	l.segs = nil
+	l.addSegment(&segment{base: offset, file: SegmentFile(l.dir, offset)})
 	l.start = offset
 	l.epochs = EpochCache{}
 	l.writeEpochCheckpoint()
@@ -421,9 +536,7 @@ func (l *Log) rebuildProducers() {
 	if l.cfg.UntrackedProducers {
 		return
 	}
-	for _, b := range l.Batches(0) {
-		l.producers.Update(b)
-	}
+	l.each(0, l.producers.Update)
 }
 
 // DeleteOldSegments applies retention: whole segments, oldest first, only
@@ -468,16 +581,14 @@ func (l *Log) Compact(hw int64) int {
 	}
 	limit := min(l.segs[len(l.segs)-1].base, hw)
 	latest := map[string]int64{}
-	for _, b := range l.Batches(0) {
-		if b.BaseOffset >= limit {
-			break
-		}
+	l.Scan(0, limit, func(b *record.Batch) bool {
 		for _, r := range b.Records {
 			if r.HasKey {
 				latest[r.Key] = b.BaseOffset + int64(r.OffsetDelta)
 			}
 		}
-	}
+		return true
+	})
 	removed := 0
 	for _, s := range l.segs[:len(l.segs)-1] {
 		if s.base >= limit {
@@ -506,12 +617,11 @@ func (l *Log) Compact(hw int64) int {
 		// Rewrite the segment: a cleaned copy replaces it, as the cleaner's
 		// .cleaned/.swap files do.
 		var data []byte
-		s.positions = s.positions[:0]
+		s.cut(0)
 		for _, b := range kept {
-			s.positions = append(s.positions, int64(len(data)))
+			s.add(b, int64(len(data)))
 			data = b.Encode(data)
 		}
-		s.batches = kept
 		s.size = int64(len(data))
 		tmp := s.file + ".cleaned"
 		if l.disk.WriteFile(tmp, data) == nil {

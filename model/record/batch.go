@@ -78,9 +78,36 @@ type Batch struct {
 	BaseTimestamp        int64
 	MaxTimestamp         int64
 	Records              []Record
-	// body is the encoded batch from attributes to the end; crc covers it.
-	body []byte
+	// wire is the encoded batch: the header, then from attributes to the
+	// end the body, which crc covers. Replicas write these very bytes to
+	// their disks (nobody changes them), so appending costs no encoding.
+	wire []byte
 	crc  uint32
+}
+
+// The header is 21 bytes (baseOffset, batchLength, partitionLeaderEpoch,
+// magic, crc); the leader epoch sits at byte 12.
+const (
+	wireHeaderBytes = 21
+	headerEpochAt   = 12
+)
+
+func (b *Batch) body() []byte { return b.wire[wireHeaderBytes:] }
+
+// putHeader writes the header fields into wire[:21].
+func (b *Batch) putHeader(h []byte) {
+	binary.BigEndian.PutUint64(h[0:], uint64(b.BaseOffset))
+	binary.BigEndian.PutUint32(h[8:], uint32(len(b.wire)-12)) // batchLength: bytes after this field
+	binary.BigEndian.PutUint32(h[headerEpochAt:], uint32(b.PartitionLeaderEpoch))
+	h[16] = 2 // magic
+	binary.BigEndian.PutUint32(h[17:], b.crc)
+}
+
+// headerCurrent reports whether wire's header still says what the fields do
+// (they are exported; a caller may have set them).
+func (b *Batch) headerCurrent() bool {
+	return int64(binary.BigEndian.Uint64(b.wire[0:])) == b.BaseOffset &&
+		int32(binary.BigEndian.Uint32(b.wire[headerEpochAt:])) == b.PartitionLeaderEpoch
 }
 
 // NoProducer marks a batch from a producer without idempotence.
@@ -120,12 +147,23 @@ func (b *Batch) Compacted(keep func(r Record, offset int64) bool) *Batch {
 	}
 	c := build(kept, b.LastOffsetDelta, Producer{ID: b.ProducerID, Epoch: b.ProducerEpoch, BaseSequence: b.BaseSequence}, b.Transactional, b.Compression)
 	c.BaseOffset, c.PartitionLeaderEpoch = b.BaseOffset, b.PartitionLeaderEpoch
+	c.putHeader(c.wire)
 	return c
 }
 
 func build(records []Record, lastOffsetDelta int32, p Producer, transactional bool, codec Compression) *Batch {
 	if p.ID == NoProducer {
 		p.Epoch, p.BaseSequence = -1, -1
+	}
+	// A null key or value has no bytes: the fields say what decoding the
+	// wire form gives back, so a decoded copy equals the original.
+	for i := range records {
+		if !records[i].HasKey {
+			records[i].Key = ""
+		}
+		if records[i].Tombstone {
+			records[i].Value = ""
+		}
 	}
 	b := &Batch{LastOffsetDelta: lastOffsetDelta, PartitionLeaderEpoch: -1, ProducerID: p.ID,
 		ProducerEpoch: p.Epoch, BaseSequence: p.BaseSequence, Transactional: transactional, Compression: codec, Records: records}
@@ -135,17 +173,21 @@ func build(records []Record, lastOffsetDelta int32, p Producer, transactional bo
 			b.MaxTimestamp = max(b.MaxTimestamp, r.Timestamp)
 		}
 	}
-	b.body = b.encodeBody()
-	b.crc = storage.Checksum(b.body)
+	b.wire = b.encodeWire()
+	b.crc = storage.Checksum(b.body())
+	b.putHeader(b.wire)
 	return b
 }
 
 // Stamped returns a copy with the offsets and leader epoch a leader assigns.
-// The CRC does not cover them, so the body is shared.
+// The CRC does not cover them: the body is the same, only the header changes.
 func (b *Batch) Stamped(baseOffset int64, leaderEpoch int32) *Batch {
 	c := *b
 	c.BaseOffset = baseOffset
 	c.PartitionLeaderEpoch = leaderEpoch
+	c.wire = make([]byte, len(b.wire))
+	copy(c.wire[wireHeaderBytes:], b.body())
+	c.putHeader(c.wire)
 	return &c
 }
 
@@ -168,10 +210,10 @@ func (b *Batch) LastSequence() int32 {
 }
 
 // SizeBytes is the batch's encoded size: header plus records section.
-func (b *Batch) SizeBytes() int { return 21 + len(b.body) }
+func (b *Batch) SizeBytes() int { return len(b.wire) }
 
 // RecordsBytes is the size of the (possibly compressed) records section.
-func (b *Batch) RecordsBytes() int { return len(b.body) - (HeaderBytes - 21) }
+func (b *Batch) RecordsBytes() int { return len(b.wire) - HeaderBytes }
 
 // CRC is the batch's CRC32C.
 func (b *Batch) CRC() uint32 { return b.crc }
@@ -187,37 +229,70 @@ func (b *Batch) attributes() uint16 {
 	return a
 }
 
-// encodeBody writes attributes .. end, compressing the records section.
-func (b *Batch) encodeBody() []byte {
-	var recs []byte
-	for _, r := range b.Records {
-		recs = appendRecord(recs, r, int64(r.OffsetDelta), r.Timestamp-b.BaseTimestamp)
+// encodeWire lays out the batch: room for the header, then attributes ..
+// end, compressing the records section.
+func (b *Batch) encodeWire() []byte {
+	size := 0
+	if b.Compression != CompressionGzip {
+		for _, r := range b.Records {
+			size += recordSize(r, int64(r.OffsetDelta), r.Timestamp-b.BaseTimestamp)
+		}
 	}
+	out := make([]byte, HeaderBytes, HeaderBytes+size)
+	body := out[wireHeaderBytes:]
+	binary.BigEndian.PutUint16(body[0:], b.attributes())
+	binary.BigEndian.PutUint32(body[2:], uint32(b.LastOffsetDelta))
+	binary.BigEndian.PutUint64(body[6:], uint64(b.BaseTimestamp))
+	binary.BigEndian.PutUint64(body[14:], uint64(b.MaxTimestamp))
+	binary.BigEndian.PutUint64(body[22:], uint64(b.ProducerID))
+	binary.BigEndian.PutUint16(body[30:], uint16(b.ProducerEpoch))
+	binary.BigEndian.PutUint32(body[32:], uint32(b.BaseSequence))
+	binary.BigEndian.PutUint32(body[36:], uint32(len(b.Records)))
 	if b.Compression == CompressionGzip {
-		recs = gzipBytes(recs)
+		var recs []byte
+		for _, r := range b.Records {
+			recs = appendRecord(recs, r, int64(r.OffsetDelta), r.Timestamp-b.BaseTimestamp)
+		}
+		return append(out, gzipBytes(recs)...)
 	}
-	out := make([]byte, HeaderBytes-21, HeaderBytes-21+len(recs))
-	binary.BigEndian.PutUint16(out[0:], b.attributes())
-	binary.BigEndian.PutUint32(out[2:], uint32(b.LastOffsetDelta))
-	binary.BigEndian.PutUint64(out[6:], uint64(b.BaseTimestamp))
-	binary.BigEndian.PutUint64(out[14:], uint64(b.MaxTimestamp))
-	binary.BigEndian.PutUint64(out[22:], uint64(b.ProducerID))
-	binary.BigEndian.PutUint16(out[30:], uint16(b.ProducerEpoch))
-	binary.BigEndian.PutUint32(out[32:], uint32(b.BaseSequence))
-	binary.BigEndian.PutUint32(out[36:], uint32(len(b.Records)))
-	return append(out, recs...)
+	for _, r := range b.Records {
+		out = appendRecord(out, r, int64(r.OffsetDelta), r.Timestamp-b.BaseTimestamp)
+	}
+	return out
+}
+
+// recordBodySize is the size of a record after its length varint.
+func recordBodySize(r Record, offsetDelta, timestampDelta int64) int {
+	n := 1 + varintSize(timestampDelta) + varintSize(offsetDelta) + 1 // attributes, deltas, no headers
+	n += fieldSize(r.Key, r.HasKey) + fieldSize(r.Value, !r.Tombstone)
+	return n
+}
+
+func recordSize(r Record, offsetDelta, timestampDelta int64) int {
+	n := recordBodySize(r, offsetDelta, timestampDelta)
+	return varintSize(int64(n)) + n
+}
+
+func fieldSize(s string, present bool) int {
+	if !present {
+		return varintSize(-1)
+	}
+	return varintSize(int64(len(s))) + len(s)
+}
+
+func varintSize(v int64) int {
+	var b [binary.MaxVarintLen64]byte
+	return binary.PutVarint(b[:], v)
 }
 
 func appendRecord(buf []byte, r Record, offsetDelta, timestampDelta int64) []byte {
-	var body []byte
-	body = append(body, 0) // attributes
-	body = binary.AppendVarint(body, timestampDelta)
-	body = binary.AppendVarint(body, offsetDelta)
-	body = appendField(body, r.Key, r.HasKey)
-	body = appendField(body, r.Value, !r.Tombstone)
-	body = binary.AppendUvarint(body, 0) // no headers
-	buf = binary.AppendVarint(buf, int64(len(body)))
-	return append(buf, body...)
+	buf = binary.AppendVarint(buf, int64(recordBodySize(r, offsetDelta, timestampDelta)))
+	buf = append(buf, 0) // attributes
+	buf = binary.AppendVarint(buf, timestampDelta)
+	buf = binary.AppendVarint(buf, offsetDelta)
+	buf = appendField(buf, r.Key, r.HasKey)
+	buf = appendField(buf, r.Value, !r.Tombstone)
+	return binary.AppendUvarint(buf, 0) // no headers
 }
 
 func appendField(buf []byte, s string, present bool) []byte {
@@ -236,16 +311,22 @@ func gzipBytes(b []byte) []byte {
 	return out.Bytes()
 }
 
-// Encode writes the batch's full v2 bytes: header then body.
+// Encode appends the batch's full v2 bytes, header then body, to buf.
 func (b *Batch) Encode(buf []byte) []byte {
-	var h [21]byte
-	binary.BigEndian.PutUint64(h[0:], uint64(b.BaseOffset))
-	binary.BigEndian.PutUint32(h[8:], uint32(len(b.body)+21-12)) // batchLength: bytes after this field
-	binary.BigEndian.PutUint32(h[12:], uint32(b.PartitionLeaderEpoch))
-	h[16] = 2 // magic
-	binary.BigEndian.PutUint32(h[17:], b.crc)
-	buf = append(buf, h[:]...)
-	return append(buf, b.body...)
+	if !b.headerCurrent() {
+		var h [wireHeaderBytes]byte
+		b.putHeader(h[:])
+		return append(append(buf, h[:]...), b.body()...)
+	}
+	return append(buf, b.wire...)
+}
+
+// Wire is the batch's full v2 bytes, shared: the caller must not change them.
+func (b *Batch) Wire() []byte {
+	if !b.headerCurrent() {
+		return b.Encode(nil)
+	}
+	return b.wire
 }
 
 // Decoding errors.
@@ -269,17 +350,17 @@ func Decode(data []byte) (*Batch, int, error) {
 	if data[16] != 2 {
 		return nil, 0, ErrCorrupt
 	}
-	body := data[21:size]
 	crc := binary.BigEndian.Uint32(data[17:])
-	if storage.Checksum(body) != crc {
+	if storage.Checksum(data[wireHeaderBytes:size]) != crc {
 		return nil, 0, ErrCorrupt
 	}
 	b := &Batch{
 		BaseOffset:           int64(binary.BigEndian.Uint64(data[0:])),
-		PartitionLeaderEpoch: int32(binary.BigEndian.Uint32(data[12:])),
-		body:                 append([]byte(nil), body...),
+		PartitionLeaderEpoch: int32(binary.BigEndian.Uint32(data[headerEpochAt:])),
+		wire:                 append([]byte(nil), data[:size]...),
 		crc:                  crc,
 	}
+	body := b.body()
 	attrs := binary.BigEndian.Uint16(body[0:])
 	b.Compression = Compression(attrs & 7)
 	b.Transactional = attrs&(1<<4) != 0
@@ -291,7 +372,7 @@ func Decode(data []byte) (*Batch, int, error) {
 	b.ProducerEpoch = int16(binary.BigEndian.Uint16(body[30:]))
 	b.BaseSequence = int32(binary.BigEndian.Uint32(body[32:]))
 	count := int(binary.BigEndian.Uint32(body[36:]))
-	recs := b.body[HeaderBytes-21:]
+	recs := b.wire[HeaderBytes:]
 	if b.Compression == CompressionGzip {
 		r, err := gzip.NewReader(bytes.NewReader(recs))
 		if err != nil {
