@@ -44,6 +44,10 @@ const (
 	// ConvergeGraceMax is how long past settle the runner waits for a
 	// cluster that has not quite converged.
 	ConvergeGraceMax = 15 * time.Second
+	// ConvergeCatchUpMax bounds how long past settle the runner waits for
+	// followers out of the ISR that are still fetching their way back
+	// (their log ends reach new highs every few seconds).
+	ConvergeCatchUpMax = 3 * time.Minute
 	// acksNoneProbeRounds is how many rounds of probes an acks=0
 	// producer writes.
 	acksNoneProbeRounds = 3
@@ -167,11 +171,23 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 	// batches, a reader a record behind a backlog the leader is still
 	// appending) gets a short grace, checked every second; one that is
 	// stuck stays unconverged.
-	for grace := time.Duration(0); !res.Converged && grace < ConvergeGraceMax; grace += time.Second {
+	// A follower out of the ISR whose log end keeps reaching new highs is
+	// catching up (one batch per round trip with replica.fetch.max.bytes
+	// small, an fsync per batch with log.flush.interval.messages=1): such a
+	// second does not count against the grace, up to ConvergeCatchUpMax.
+	caught := catchUp{}
+	caught.progressed(c)
+	catchUpEnd := w.Now() + ConvergeCatchUpMax
+	for stalled := time.Duration(0); !res.Converged && stalled < ConvergeGraceMax; {
 		if stopped := runPhase(w, w.Now()+time.Second, 0, nil); stopped != "" {
 			return res.crashed(w, stopped, now().Sub(start)), nil
 		}
 		res.Converged, res.ConvergeDetail = converged(c)
+		if caught.progressed(c) && w.Now() < catchUpEnd {
+			stalled = 0
+		} else {
+			stalled += time.Second
+		}
 	}
 	res.Timeline.sample()
 	// Every producer must be able to write again: one probe record to each

@@ -174,6 +174,48 @@ func converged(c *cluster.Cluster) (bool, string) {
 	return true, ""
 }
 
+// catchUp remembers the highest log end each out-of-ISR replica has reached.
+type catchUp map[string]int64
+
+// progressed reports whether some replica outside its partition's ISR, on a
+// running broker, has a log end beyond any it had before: a follower still
+// fetching its backlog. A follower stuck, or truncating and refetching the
+// same offsets, makes no progress.
+func (m catchUp) progressed(c *cluster.Cluster) bool {
+	im := c.Metadata()
+	if im == nil {
+		return false
+	}
+	moved := false
+	for _, p := range im.Partitions() {
+		if len(p.ISR) >= len(p.Replicas) {
+			continue
+		}
+		for _, r := range p.Replicas {
+			if slices.Contains(p.ISR, r) {
+				continue
+			}
+			b := c.Broker(r)
+			if b == nil || c.World.State(c.BrokerNode(r)) != sim.Running {
+				continue
+			}
+			v := b.Partition(p.TopicPartition)
+			if v == nil || v.Log() == nil {
+				continue
+			}
+			key := fmt.Sprintf("%s/%d", p.TopicPartition, r)
+			leo := v.Log().LEO()
+			if best, ok := m[key]; !ok || leo > best {
+				if ok {
+					moved = true
+				}
+				m[key] = leo
+			}
+		}
+	}
+	return moved
+}
+
 func keysOf(m map[metadata.TopicPartition]int64) []metadata.TopicPartition {
 	keys := make([]metadata.TopicPartition, 0, len(m))
 	for k := range m {

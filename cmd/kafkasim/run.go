@@ -194,6 +194,8 @@ func lossCause(c string) string {
 		return "a replica without the committed data was elected leader (unclean election)"
 	case "power-loss":
 		return "the replica that led next had lost it from its page cache in a power loss before it reached disk"
+	case "disk-wipe":
+		return "the replica that led next came back on a wiped (replaced) disk, without what it had fsynced"
 	}
 	return c
 }
