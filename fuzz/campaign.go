@@ -42,6 +42,9 @@ type Options struct {
 	Progress func(done, failures int)
 	// Stop, when closed, ends the campaign early; what was found is kept.
 	Stop <-chan struct{}
+	// MaxFailures, when positive, ends the campaign once it has found that
+	// many failures (runs already started finish).
+	MaxFailures int
 }
 
 // Summary is the campaign's summary.json.
@@ -56,6 +59,7 @@ type Summary struct {
 	SeedStart            uint64    `json:"seed_start"`
 	Bugs                 []string  `json:"bugs"`
 	Base                 string    `json:"base,omitempty"`
+	MaxFailures          int       `json:"max_failures,omitempty"`
 	TimeToFirstFailureNs int64     `json:"time_to_first_failure_ns"` // -1: none
 	Found                []Found   `json:"found"`
 	Interrupted          bool      `json:"interrupted"`
@@ -121,6 +125,7 @@ func Campaign(opts Options) (*Summary, error) {
 	if opts.Base != nil {
 		sum.Base = opts.Base.Name
 	}
+	sum.MaxFailures = max(opts.MaxFailures, 0)
 	deadline := time.Time{}
 	if opts.Time > 0 {
 		deadline = sum.started.Add(opts.Time)
@@ -180,6 +185,14 @@ dispatch:
 	for i := 0; opts.Runs <= 0 || i < opts.Runs; i++ {
 		if !deadline.IsZero() && time.Now().After(deadline) {
 			break
+		}
+		if opts.MaxFailures > 0 {
+			mu.Lock()
+			enough := sum.Failures >= opts.MaxFailures
+			mu.Unlock()
+			if enough {
+				break
+			}
 		}
 		seed := opts.SeedAt(i)
 		select {

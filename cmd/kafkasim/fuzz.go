@@ -27,9 +27,10 @@ func newFuzzCommand() *cobra.Command {
 		bugs      []string
 		seedStart uint64
 		quiet     bool
+		maxFails  int
 	)
 	cmd := &cobra.Command{
-		Use:   "fuzz [--base SCENARIO.yaml] [--runs N | --time DURATION] [--parallel P] [--shard K/N] [--out DIR]",
+		Use:   "fuzz [--base SCENARIO.yaml] [--runs N | --time DURATION] [--parallel P] [--shard K/N] [--max-failures N] [--out DIR]",
 		Short: "Search random configurations and fault schedules for broken guarantees; shrink every failure to a replayable scenario",
 		Long: `fuzz draws whole scenarios from seeds — cluster shape, topic, broker and client
 configurations, and a swarm fault schedule (per seed some fault kinds are off and
@@ -41,7 +42,8 @@ Every failure is shrunk (fewest faults, clients, brokers, shortest run that stil
 fails the same way) and written to OUT as seed-<N>.yaml, a scenario that
 'kafkasim run' replays to the same failure, beside seed-<N>.drawn.yaml as drawn.
 OUT/summary.json holds the campaign: runs, failures, runs per second, time to
-first failure. Ctrl-C stops the campaign and keeps what was found.
+first failure. Ctrl-C stops the campaign and keeps what was found; so does
+--max-failures N once N failures are found.
 
 --base fuzzes around your own scenario (its cluster, topics and clients; fresh
 seeds and fault schedules). --bugs switches bug-zoo entries on. --shard K/N runs
@@ -49,7 +51,7 @@ the seeds i with i mod N = K, so that N machines split one seed range.
 Exit 1 when a failure was found, 0 otherwise.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts := fuzz.Options{Runs: runs, Time: duration, Parallel: parallel, Out: out, SeedStart: seedStart}
+			opts := fuzz.Options{Runs: runs, Time: duration, Parallel: parallel, Out: out, SeedStart: seedStart, MaxFailures: maxFails}
 			if base != "" {
 				s, err := scenarios.LoadFile(base)
 				if err != nil {
@@ -82,8 +84,8 @@ Exit 1 when a failure was found, 0 otherwise.`,
 				}
 				opts.ShardIndex, opts.ShardCount = ki, ni
 			}
-			if runs < 0 || duration < 0 || parallel < 0 {
-				return usage("--runs, --time and --parallel must not be negative")
+			if runs < 0 || duration < 0 || parallel < 0 || opts.MaxFailures < 0 {
+				return usage("--runs, --time, --parallel and --max-failures must not be negative")
 			}
 			if out == "" {
 				out = "runs/fuzz"
@@ -141,5 +143,6 @@ Exit 1 when a failure was found, 0 otherwise.`,
 	cmd.Flags().StringSliceVar(&bugs, "bugs", nil, "bug-zoo switches to turn on (comma separated)")
 	cmd.Flags().Uint64Var(&seedStart, "seed-start", 1, "the first seed of the range")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress output")
+	cmd.Flags().IntVar(&maxFails, "max-failures", 0, "stop once this many failures are found (0: never)")
 	return cmd
 }

@@ -103,7 +103,14 @@ func (rm *replicaManager) handleProduceNow(from sim.NodeID, m *proto.ProduceRequ
 		return
 	}
 	wait.timer = rm.n.env.After(m.Timeout, produceTimeout{req: wait})
-	rm.produces = append(rm.produces, wait)
+	if rm.produces == nil {
+		rm.produces = map[metadata.TopicPartition][]*pendingProduce{}
+	}
+	for _, part := range wait.parts {
+		if !part.done {
+			rm.produces[part.tp] = append(rm.produces[part.tp], wait)
+		}
+	}
 	rm.checkProduce(wait)
 }
 
@@ -177,7 +184,7 @@ func (rm *replicaManager) checkProduce(w *pendingProduce) {
 			if len(p.maximalISR()) >= p.effectiveMinISR() {
 				r.Error = proto.None
 				if a := rm.audit(); a != nil {
-					a.AckedAll(rm.id(), part.tp, p.leaderEpoch, part.required-1, slices.Clone(p.isr), p.effectiveMinISR())
+					a.AckedAll(rm.id(), part.tp, p.leaderEpoch, part.required-1, p.isr, p.effectiveMinISR())
 				}
 			} else {
 				r.Error = proto.NotEnoughReplicasAfterAppend
@@ -195,19 +202,38 @@ func (rm *replicaManager) finishProduce(w *pendingProduce) {
 	w.closed = true
 	rm.n.env.Cancel(w.timer)
 	rm.gate.Send(w.from, w.resp)
-	rm.produces = slices.DeleteFunc(rm.produces, func(x *pendingProduce) bool { return x == w })
 }
 
-// completeProduces re-checks every waiting produce for p (the high watermark
-// moved, or the ISR changed).
-func (rm *replicaManager) completeProduces(p *partition) {
-	for _, w := range slices.Clone(rm.produces) {
-		for _, part := range w.parts {
-			if part.tp == p.tp && !part.done {
-				rm.checkProduce(w)
-				break
-			}
+// waitsOn reports whether w still waits for partition tp.
+func (w *pendingProduce) waitsOn(tp metadata.TopicPartition) bool {
+	if w.closed {
+		return false
+	}
+	for _, part := range w.parts {
+		if part.tp == tp && !part.done {
+			return true
 		}
+	}
+	return false
+}
+
+// completeProduces re-checks, oldest first, every waiting produce for p (the
+// high watermark moved, or the ISR changed).
+func (rm *replicaManager) completeProduces(p *partition) {
+	waiting := rm.produces[p.tp]
+	if len(waiting) == 0 {
+		return
+	}
+	for _, w := range slices.Clone(waiting) {
+		if w.waitsOn(p.tp) {
+			rm.checkProduce(w)
+		}
+	}
+	waiting = slices.DeleteFunc(rm.produces[p.tp], func(w *pendingProduce) bool { return !w.waitsOn(p.tp) })
+	if len(waiting) == 0 {
+		delete(rm.produces, p.tp)
+	} else {
+		rm.produces[p.tp] = waiting
 	}
 }
 

@@ -132,7 +132,9 @@ type replicaManager struct {
 	startCkpt map[string]int64
 	fetchers  map[int32]*fetcher
 	parked    []*parkedFetch
-	produces  []*pendingProduce
+	// produces: the acks=all writes waiting for the high watermark, per
+	// partition they wait on, oldest first (a finished one leaves lazily).
+	produces map[metadata.TopicPartition][]*pendingProduce
 	// muted: client connections whose produce request is still in its
 	// handler (its synchronous flush): Kafka's SocketServer reads no further
 	// request from them until it finishes.
