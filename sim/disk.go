@@ -165,6 +165,7 @@ type Disk struct {
 	fsyncSlowFactor int64
 	bad             []badRange
 	stats           DiskStats
+	opBlock []pendingOp // see queue
 	// memo holds what the node derived from its files (a log's decoded
 	// batches), across process crashes; see Memo.
 	memo map[string]any
@@ -435,7 +436,13 @@ func (d *Disk) queue(op pendingOp) {
 	d.opSeq++
 	op.seq = d.opSeq
 	op.at = d.w.sched.now
-	p := &op
+	// Operations are carved from blocks: one allocation per block, not per
+	// write (a block is freed once all its operations are settled).
+	if len(d.opBlock) == cap(d.opBlock) {
+		d.opBlock = make([]pendingOp, 0, 256)
+	}
+	d.opBlock = append(d.opBlock, op)
+	p := &d.opBlock[len(d.opBlock)-1]
 	d.pending = append(d.pending, p)
 	d.live++
 	d.byFile[op.name] = append(d.byFile[op.name], p)

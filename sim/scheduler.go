@@ -170,6 +170,12 @@ type Scheduler struct {
 	handler Handler
 	limits  Limits
 
+	// cancelled counts the cancelled events still in the heap (roughly: a
+	// held event cancelled counts too); when they are most of it, the heap
+	// is rebuilt without them (request timeouts are nearly all cancelled,
+	// and would otherwise fill the heap for as long as the timeout).
+	cancelled int
+
 	steps        uint64
 	instantSteps uint64
 	halted       bool
@@ -198,8 +204,8 @@ func (s *Scheduler) Now() time.Duration { return s.now }
 // Steps is the number of events executed so far.
 func (s *Scheduler) Steps() uint64 { return s.steps }
 
-// Pending is the number of events waiting in the queue (cancelled ones included
-// until they reach the front).
+// Pending is the number of events waiting in the queue (cancelled ones may be
+// included until they reach the front or the queue is compacted).
 func (s *Scheduler) Pending() int { return len(s.heap) }
 
 // TraceHash is the running hash of every executed event.
@@ -238,16 +244,61 @@ func (s *Scheduler) Schedule(e Event) EventID {
 
 // Cancel removes a scheduled event; cancelling one that already fired or was
 // cancelled is a no-op. Cancelled events stay in the heap until they reach the
-// front, where they are dropped without being executed or traced.
+// front, where they are dropped without being executed or traced, or until
+// they make up most of the heap, which is then rebuilt without them.
 func (s *Scheduler) Cancel(id EventID) {
 	if !id.Valid() || int(id.slot) >= len(s.slab) {
 		return
 	}
 	e := &s.slab[id.slot]
-	if e.Seq == id.seq {
+	if e.Seq == id.seq && e.Kind != eventCancelled {
 		e.Kind = eventCancelled
 		e.Payload = nil
+		s.cancelled++
+		if s.cancelled > 4096 && s.cancelled > len(s.heap)/2 {
+			s.compact()
+		}
 	}
+}
+
+// compact drops the cancelled events from the heap and rebuilds it. The
+// order events fire in is the (time, sequence) order, whatever the heap's
+// layout.
+func (s *Scheduler) compact() {
+	kept := s.heap[:0]
+	for _, h := range s.heap {
+		if s.slab[h.slot].Kind == eventCancelled {
+			s.release(h.slot)
+			continue
+		}
+		kept = append(kept, h)
+	}
+	clear(s.heap[len(kept):])
+	s.heap = kept
+	for i := len(s.heap)/2 - 1; i >= 0; i-- {
+		s.siftDown(i)
+	}
+	s.cancelled = 0
+}
+
+func (s *Scheduler) siftDown(i int) {
+	n := len(s.heap)
+	h := s.heap[i]
+	for {
+		child := 2*i + 1
+		if child >= n {
+			break
+		}
+		if r := child + 1; r < n && s.heap[r].before(s.heap[child]) {
+			child = r
+		}
+		if !s.heap[child].before(h) {
+			break
+		}
+		s.heap[i] = s.heap[child]
+		i = child
+	}
+	s.heap[i] = h
 }
 
 // Halt stops the current run after the event being handled.
@@ -273,6 +324,7 @@ func (s *Scheduler) RunUntil(deadline time.Duration) RunResult {
 		s.pop()
 		if s.slab[top.slot].Kind == eventCancelled {
 			s.release(top.slot)
+			s.cancelled = max(s.cancelled-1, 0)
 			continue
 		}
 		if top.at != s.now {

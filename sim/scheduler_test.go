@@ -255,3 +255,46 @@ func BenchmarkSchedulerNoop(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(h.s.Steps()-start)/b.Elapsed().Seconds(), "events/s")
 }
+
+// Request timeouts are nearly all cancelled: once cancelled events are most
+// of the heap it is rebuilt without them, and what runs is unchanged — the
+// events not cancelled, in (time, sequence) order, including those
+// scheduled and cancelled by handlers while the run goes on.
+func TestSchedulerCompactsCancelledEvents(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		h := newRecording(Limits{})
+		n := rapid.IntRange(5000, 20000).Draw(t, "n")
+		keep := rapid.IntRange(1, 10).Draw(t, "keep_one_in")
+		ids := make([]EventID, n)
+		times := make([]time.Duration, n)
+		for i := range ids {
+			times[i] = time.Duration(rapid.IntRange(0, 1000).Draw(t, "at"))
+			ids[i] = h.s.Schedule(Event{At: times[i], Kind: EventCall, Arg: uint64(i)})
+		}
+		cancelled := map[uint64]bool{}
+		for i := range ids {
+			if i%keep != 0 {
+				h.s.Cancel(ids[i])
+				cancelled[uint64(i)] = true
+			}
+		}
+		if want := n - len(cancelled); len(cancelled) > 4096 && h.s.Pending() > 2*want+4096 {
+			t.Fatalf("%d cancelled of %d, and the heap still holds %d", len(cancelled), n, h.s.Pending())
+		}
+		h.s.RunUntilIdle()
+		if len(h.order)+len(cancelled) != n {
+			t.Fatalf("ran %d + cancelled %d != scheduled %d", len(h.order), len(cancelled), n)
+		}
+		for k, arg := range h.order {
+			if cancelled[arg] {
+				t.Fatalf("cancelled event %d ran", arg)
+			}
+			if k > 0 {
+				prev := h.order[k-1]
+				if times[prev] > times[arg] || (times[prev] == times[arg] && prev > arg) {
+					t.Fatalf("event %d (t=%v) ran before event %d (t=%v)", prev, times[prev], arg, times[arg])
+				}
+			}
+		}
+	})
+}

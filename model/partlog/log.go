@@ -375,8 +375,21 @@ func (l *Log) BatchAt(offset int64) *record.Batch {
 // including) upTo, and up to maxBytes (at least one batch, as Kafka's
 // minOneMessage).
 func (l *Log) Read(from, upTo int64, maxBytes int) []*record.Batch {
-	var out []*record.Batch
-	size := 0
+	// Count first, so that the answer takes one allocation of its size.
+	n, size := 0, 0
+	l.Scan(from, upTo, func(b *record.Batch) bool {
+		if n > 0 && size+b.SizeBytes() > maxBytes {
+			return false
+		}
+		n++
+		size += b.SizeBytes()
+		return true
+	})
+	if n == 0 {
+		return nil
+	}
+	out := make([]*record.Batch, 0, n)
+	size = 0
 	si, bi := l.find(from)
 	for ; si < len(l.segs); si, bi = si+1, 0 {
 		s := l.segs[si]

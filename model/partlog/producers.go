@@ -72,10 +72,10 @@ func (p *ProducerState) Check(b *record.Batch) (*BatchMeta, proto.ErrorCode) {
 		return nil, proto.None
 	}
 	if b.ProducerEpoch == e.Epoch {
-		for i := range e.Batches {
-			m := e.Batches[i]
+		for _, m := range e.Batches {
 			if m.FirstSeq == b.BaseSequence && m.LastSeq == b.LastSequence() {
-				return &m, proto.None
+				dup := m // a copy: later batches shift e.Batches
+				return &dup, proto.None
 			}
 		}
 	}
