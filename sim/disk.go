@@ -165,7 +165,7 @@ type Disk struct {
 	fsyncSlowFactor int64
 	bad             []badRange
 	stats           DiskStats
-	opBlock []pendingOp // see queue
+	opBlock         []pendingOp // see queue
 	// memo holds what the node derived from its files (a log's decoded
 	// batches), across process crashes; see Memo.
 	memo map[string]any
