@@ -80,20 +80,22 @@ type Send struct {
 // small in memory.
 type Value struct {
 	Topic     string
-	Partition int32 // -1: not set
 	Key       string
-	HasKey    bool
 	Value     string
 	Offset    int64 // -1: not set
 	Isolation string
-	Final     bool
 	Records   []Record
-	// HasRecords marks a completed poll: records present even when empty.
-	HasRecords bool
 	// Error is the error an operation failed with (an extension: SPEC
 	// readers ignore unknown fields).
 	Error string
 	Ext   *Ext
+	// The small fields sit together, so that an operation (of which a
+	// history holds millions) packs into fewer bytes.
+	Partition int32 // -1: not set
+	HasKey    bool
+	Final     bool
+	// HasRecords marks a completed poll: records present even when empty.
+	HasRecords bool
 }
 
 // Ext holds the fields of group and transaction operations.
@@ -128,9 +130,9 @@ type Op struct {
 	Index   int64
 	Time    int64 // nanoseconds
 	Process string
-	Type    Type
 	F       string
 	Value   Value
+	Type    Type
 }
 
 // String is a short human form, for reports.

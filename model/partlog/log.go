@@ -221,6 +221,8 @@ func (l *Log) recallSegment(seg *segment, rec *Recovery) int64 {
 	if old == nil || !l.disk.Readable(seg.file) {
 		return 0
 	}
+	n := len(old.batches)
+	seg.batches, seg.positions, seg.lasts = make([]*record.Batch, 0, n), make([]int64, 0, n), make([]int64, 0, n)
 	var pos int64
 	for i, b := range old.batches {
 		wire := b.Wire()

@@ -480,7 +480,7 @@ func (r *Reader) poll() {
 	}
 	r.refreshIfLeaderless()
 	r.polling = true
-	r.pollRecs = nil
+	r.pollRecs = r.pollRecs[:0]
 	v := history.NoValue()
 	v.Isolation = r.cfg.Isolation
 	v.Final = r.final
@@ -631,11 +631,6 @@ func (r *Reader) fetchDone(corr uint64) {
 
 // take adds a batch's records at or after the position, up to max.poll.records.
 func (r *Reader) take(k partKey, p *position, b *record.Batch) {
-	if r.pollRecs == nil {
-		// A poll's records go into the history as they are: size the
-		// slice once rather than growing it batch by batch.
-		r.pollRecs = make([]history.Record, 0, min(r.cfg.MaxPollRecords, max(4*len(b.Records), 64)))
-	}
 	for _, rec := range b.Records {
 		off := b.BaseOffset + int64(rec.OffsetDelta)
 		if off < p.offset {
@@ -664,7 +659,9 @@ func (r *Reader) finishPoll() {
 	v := history.NoValue()
 	v.Isolation = r.cfg.Isolation
 	v.Final = r.final
-	v.Records = r.pollRecs
+	// pollRecs is scratch, reused poll after poll; the history keeps an
+	// exact copy.
+	v.Records = slices.Clone(r.pollRecs)
 	v.HasRecords = true
 	if r.final && len(r.finalStarts) > 0 {
 		v.X().LogStartOffsets = r.finalStarts
@@ -674,7 +671,7 @@ func (r *Reader) finishPoll() {
 		r.rec.Complete(r.cfg.Name, history.OK, history.FPoll, v)
 	}
 	r.Stats.Records += len(r.pollRecs)
-	r.pollRecs = nil
+	r.pollRecs = r.pollRecs[:0]
 	if r.final {
 		r.checkFinal()
 	}
