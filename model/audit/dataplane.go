@@ -43,8 +43,8 @@ type Loss struct {
 type batchKey struct {
 	base    int64
 	last    int64
-	epoch   int32
 	pid     int64
+	epoch   int32
 	seq     int32
 	crc     uint32
 	thinned bool
@@ -65,6 +65,9 @@ func (k batchKey) same(o batchKey) bool {
 type partitionAudit struct {
 	committed []batchKey // committed batches, by offset
 	hwChecked map[int32]int64
+	// hwHint is, per broker, where in committed its last check ended: the
+	// next one starts there.
+	hwHint map[int32]int
 	// permitted says a committed batch may now vanish: an unclean election,
 	// or a recovery that lost page cache, happened since.
 	uncleanFrom   int64 // committed offsets at or above this may be lost (-1: none)
@@ -186,7 +189,10 @@ func (a *Audit) ReplicaHW(broker int32, tp metadata.TopicPartition, leaderEpoch 
 		return
 	}
 	p.hwChecked[broker] = hw
-	hint := -1
+	hint, ok := p.hwHint[broker]
+	if !ok {
+		hint = -1
+	}
 	log.Scan(from, hw, func(b *record.Batch) bool {
 		k := keyOf(b)
 		i, found := p.committedNear(b.BaseOffset, hint)
@@ -202,6 +208,10 @@ func (a *Audit) ReplicaHW(broker int32, tp metadata.TopicPartition, leaderEpoch 
 		}
 		return true
 	})
+	if p.hwHint == nil {
+		p.hwHint = map[int32]int{}
+	}
+	p.hwHint[broker] = hint
 }
 
 // ReplicaTruncated checks that no committed batch is thrown away.

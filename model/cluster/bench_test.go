@@ -1,6 +1,9 @@
 package cluster
 
 import (
+	"os"
+	"runtime"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -40,9 +43,17 @@ func BenchmarkIdleClusterHour(b *testing.B) {
 // brokers, a topic of 12 partitions with RF 3, 4 producers at 2,000 records/s
 // each, 2 readers, 5 simulated minutes with a crash every 30 s, history
 // recording included.
+//
+// It runs with the garbage collector set as the kafkasim command sets it
+// (GOGC=400 unless GOGC is set), and reports bytes allocated per event.
 func BenchmarkDataPlaneFiveMinutes(b *testing.B) {
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
 	var events uint64
 	var simTime time.Duration
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	for range b.N {
 		cfg := dataPlaneBenchConfig(1)
 		c, err := Build(cfg)
@@ -61,9 +72,11 @@ func BenchmarkDataPlaneFiveMinutes(b *testing.B) {
 		}
 	}
 	secs := b.Elapsed().Seconds()
+	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(events)/secs, "events/s")
 	b.ReportMetric(simTime.Seconds()/secs, "sim-s/s")
 	b.ReportMetric(float64(events)/float64(b.N), "events/run")
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(events), "B/event")
 }
 
 func dataPlaneBenchConfig(seed uint64) Config {
