@@ -147,6 +147,14 @@ func converged(c *cluster.Cluster) (bool, string) {
 			return false, fmt.Sprintf("broker-%d does not lead %s yet", p.Leader, p.TopicPartition)
 		}
 		hw[p.TopicPartition] = v.HighWatermark()
+		// Replication has drained: a high watermark behind the log end is
+		// a follower still copying a backlog (one batch per round trip
+		// with replica.fetch.max.bytes small, an fsync per batch with
+		// log.flush.interval.messages=1), and an acks=all probe written
+		// now would wait behind all of it.
+		if leo := v.Log().LEO(); v.HighWatermark() < leo {
+			return false, fmt.Sprintf("%s's high watermark %d is behind its log end %d: its followers are still catching up", p.TopicPartition, v.HighWatermark(), leo)
+		}
 	}
 	for _, id := range c.Producers {
 		p := c.Producer(id)
@@ -188,11 +196,20 @@ func (m catchUp) progressed(c *cluster.Cluster) bool {
 	}
 	moved := false
 	for _, p := range im.Partitions() {
-		if len(p.ISR) >= len(p.Replicas) {
+		// Every follower counts while the leader's high watermark trails
+		// its log end (followers in the ISR still copying a backlog);
+		// otherwise only those out of the ISR.
+		draining := false
+		if b := c.Broker(p.Leader); b != nil && c.World.State(c.BrokerNode(p.Leader)) == sim.Running {
+			if v := b.Partition(p.TopicPartition); v != nil && v.IsLeader() && v.Log() != nil {
+				draining = v.HighWatermark() < v.Log().LEO()
+			}
+		}
+		if len(p.ISR) >= len(p.Replicas) && !draining {
 			continue
 		}
 		for _, r := range p.Replicas {
-			if slices.Contains(p.ISR, r) {
+			if r == p.Leader || (slices.Contains(p.ISR, r) && !draining) {
 				continue
 			}
 			b := c.Broker(r)
