@@ -100,6 +100,9 @@ type partitionState struct {
 	nextSeq   int32
 	lastAcked int32 // last sequence acknowledged in the current epoch, -1
 	inflight  int
+	// batchRecords is how many records the partition's last batch held:
+	// the next batch's record slice starts that large.
+	batchRecords int
 }
 
 type inflightReq struct {
@@ -138,6 +141,11 @@ type Producer struct {
 
 	valuePrefix string
 	seq         int
+	// expireFloor: no queued batch was created before it, so none can
+	// expire before expireFloor + delivery.timeout.ms (valid while
+	// haveFloor; a batch created since lowers it).
+	expireFloor time.Duration
+	haveFloor   bool
 
 	brokers   map[int32]sim.NodeID
 	parts     []partitionInfo
@@ -492,10 +500,14 @@ func (p *Producer) append(pr pendingRecord) {
 		if !last.closed && last.attempts == 0 && !last.inflight && last.bytes+size <= p.cfg.BatchSize {
 			b = last
 		}
+		st.batchRecords = len(last.records)
 	}
 	if b == nil {
-		b = &pbatch{partition: part, created: p.env.Now(), baseSeq: -1}
+		b = &pbatch{partition: part, created: p.env.Now(), baseSeq: -1, records: make([]pendingRecord, 0, max(st.batchRecords, 1))}
 		st.queue = append(st.queue, b)
+		if p.haveFloor && b.created < p.expireFloor {
+			p.expireFloor = b.created
+		}
 	}
 	b.records = append(b.records, pr)
 	b.bytes += size

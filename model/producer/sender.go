@@ -1,6 +1,7 @@
 package producer
 
 import (
+	"math"
 	"slices"
 	"time"
 
@@ -389,6 +390,10 @@ func (p *Producer) complete(b *pbatch, t history.Type, base int64, why string) {
 // expire fails batches past delivery.timeout.ms that are not in flight
 // (oldest first: the first that has time left ends the look).
 func (p *Producer) expire(now time.Duration) {
+	if p.haveFloor && now-p.expireFloor < p.cfg.DeliveryTimeout {
+		return // nothing queued is old enough
+	}
+	defer p.setExpireFloor()
 	for _, st := range p.state {
 		for i := 0; i < len(st.queue); {
 			b := st.queue[i]
@@ -400,6 +405,17 @@ func (p *Producer) expire(now time.Duration) {
 				break
 			}
 			p.settleFailed(b, "delivery.timeout.ms expired") // removes it from the queue
+		}
+	}
+}
+
+// setExpireFloor finds the oldest batch queued (every batch: a clock that
+// jumped back may have put an older creation time behind a newer one).
+func (p *Producer) setExpireFloor() {
+	p.haveFloor, p.expireFloor = true, time.Duration(math.MaxInt64)
+	for _, st := range p.state {
+		for _, b := range st.queue {
+			p.expireFloor = min(p.expireFloor, b.created)
 		}
 	}
 }

@@ -659,9 +659,13 @@ func (r *Reader) finishPoll() {
 	v := history.NoValue()
 	v.Isolation = r.cfg.Isolation
 	v.Final = r.final
-	// pollRecs is scratch, reused poll after poll; the history keeps an
-	// exact copy.
-	v.Records = slices.Clone(r.pollRecs)
+	// The history keeps the poll's slice. It was sized like the last poll,
+	// so it is rarely much larger than what it holds; when it is, the
+	// history gets an exact copy.
+	v.Records = r.pollRecs
+	if cap(v.Records) > 2*len(v.Records)+16 {
+		v.Records = slices.Clone(v.Records)
+	}
 	v.HasRecords = true
 	if r.final && len(r.finalStarts) > 0 {
 		v.X().LogStartOffsets = r.finalStarts
@@ -671,7 +675,7 @@ func (r *Reader) finishPoll() {
 		r.rec.Complete(r.cfg.Name, history.OK, history.FPoll, v)
 	}
 	r.Stats.Records += len(r.pollRecs)
-	r.pollRecs = r.pollRecs[:0]
+	r.pollRecs = make([]history.Record, 0, min(len(r.pollRecs)+len(r.pollRecs)/4+4, r.cfg.MaxPollRecords))
 	if r.final {
 		r.checkFinal()
 	}
