@@ -927,7 +927,8 @@ func (a *analyzer) checkCoverage() {
 				name := a.procs[s.proc].name
 				a.findings = append(a.findings, Finding{Type: PollSkip, Example: Example{Partition: po.name, Offset: fin.off,
 					Value: a.valNames[fin.val], Process: name, Ops: []int64{fin.op},
-					Detail: name + " read " + po.name + " from " + itoa(s.first) + " to " + itoa(s.max) + " but never the record at " + itoa(fin.off) + " that the log holds"}})
+					Detail: name + " read " + po.name + " from " + itoa(s.first) + " to " + itoa(s.max) + " but never the record at " + itoa(fin.off) + " that the log holds"},
+					readOther: r < len(run) && run[r].off == fin.off})
 				break
 			}
 		}

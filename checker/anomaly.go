@@ -66,6 +66,8 @@ type Finding struct {
 	register bool
 	// Duplicate: every position reads saw the value at.
 	copies []copyAt
+	// Poll-skip: the reader read another record at the skipped offset.
+	readOther bool
 }
 
 // copyAt is one position of a record.

@@ -103,6 +103,11 @@ type DataLoss struct {
 	Partition string
 	From, To  int64 // offsets [From, To)
 	Cause     string
+	// LeaderEnd: a loss at an election, the new leader's log end then
+	// (0: unknown). Its records in [From, LeaderEnd) came from older epochs
+	// and replaced committed ones below the end offset KIP-320 validation
+	// reports: a reader that read the lost records goes on past them.
+	LeaderEnd int64
 }
 
 // Report is the checker's result.
@@ -317,6 +322,17 @@ func (c *Config) loss(partition string, offset int64) (DataLoss, bool) {
 		}
 	}
 	return DataLoss{}, false
+}
+
+// replacedUnderReader reports whether a loss at an election put the new
+// leader's older-epoch record at offset where committed data stood.
+func (c *Config) replacedUnderReader(partition string, offset int64) bool {
+	for _, l := range c.Losses {
+		if l.Partition == partition && l.From <= offset && offset < l.LeaderEnd {
+			return true
+		}
+	}
+	return false
 }
 
 // Notes lists what a reader of the report should know besides its

@@ -304,3 +304,29 @@ func TestSkippingARecordThatSurvivedIsAViolationEvenAfterALoss(t *testing.T) {
 	expectCount(t, r, PollSkip, 0)
 	expectVerdict(t, r, NonmonotonicPoll, Permitted)
 }
+
+// A reader read committed records that an unclean election lost; the new
+// leader already held other records there, of an older epoch, below the end
+// offset it gives for the reader's epoch: KIP-320 validation finds no
+// truncation and the reader goes on past them (fuzz seed 204388).
+func TestSkippingARecordTheNewLeaderHeldBelowTheReadersEpochIsPermitted(t *testing.T) {
+	cfg := strict
+	cfg.Losses = []DataLoss{{Partition: "t-0", From: 2, To: 4, Cause: "unclean-election", LeaderEnd: 4}}
+	h := &hb{}
+	h.send("p-0", "a", 0, 0, history.OK)
+	h.send("p-0", "b", 0, 1, history.OK)
+	h.send("p-0", "e", 0, 2, history.Info) // to the deposed leader, never committed
+	h.send("p-0", "f", 0, 3, history.Info)
+	h.send("p-0", "c", 0, 2, history.OK) // the leader of the next epoch
+	h.send("p-0", "d", 0, 3, history.OK)
+	h.poll("c-0", false, rec{0, 0, "a"}, rec{0, 1, "b"}, rec{0, 2, "c"}, rec{0, 3, "d"})
+	h.send("p-0", "g", 0, 4, history.OK)
+	h.poll("c-0", false, rec{0, 4, "g"})
+	h.poll("c-1", true, rec{0, 0, "a"}, rec{0, 1, "b"}, rec{0, 2, "e"}, rec{0, 3, "f"}, rec{0, 4, "g"})
+	r := Check(h.ops, cfg)
+	expectVerdict(t, r, PollSkip, Permitted)
+	// Without the new leader's log end the skip stays a violation.
+	cfg.Losses[0].LeaderEnd = 0
+	r = Check(h.ops, cfg)
+	expectVerdict(t, r, PollSkip, Violation)
+}

@@ -54,6 +54,10 @@ type Facts struct {
 	// CopiesLost: a duplicate whose copies but one lie where the god view
 	// saw committed data lost (Loss), and final reads do not hold them.
 	CopiesLost bool
+	// ReadLostHere: poll-skip where the reader read another record at the
+	// offset, and the god view saw the committed data there lost at an
+	// election whose new leader already held the skipped record.
+	ReadLostHere bool
 	// Related is the partition's other findings' strongest verdict (for
 	// nonlinearizable), RelatedType and RelatedWhy the finding behind it.
 	Related, RelatedType, RelatedWhy string
@@ -198,6 +202,9 @@ var VerdictRules = []Rule{
 		func(f *Facts) bool { return f.BelowLogStart && !f.InFinalReads }, nil},
 	{PollSkip, "auto.offset.reset=latest", Permitted, "auto.offset.reset=latest moves a reader whose position fell out of range to the end, past records",
 		func(f *Facts) bool { return f.AutoOffsetReset == "latest" }, nil},
+	{PollSkip, "the reader read another record at the offset, lost when a leader that held the skipped record (from an older epoch) was elected", Permitted,
+		"the reader read the committed record lost there; the new leader's older-epoch record that replaced it lies below the end offset it gives for the reader's epoch, so KIP-320 validation finds nothing to rewind",
+		func(f *Facts) bool { return f.ReadLostHere }, nil},
 	{PollSkip, "final reads hold the skipped record", Violation, "the reader jumped over a record that is still in the log (final reads hold it)",
 		func(f *Facts) bool { return f.InFinalReads }, nil},
 	{PollSkip, "the simulator saw committed data lost in the partition", Permitted, "the skipped record was lost with committed data",
@@ -385,6 +392,7 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		}
 	case PollSkip, IntPollSkip:
 		fx.InFinalReads = a.inFinalReads(f.Partition, f.Offset)
+		fx.ReadLostHere = f.readOther && c.replacedUnderReader(f.Partition, f.Offset)
 		fx.BelowLogStart = f.Offset < a.logStartOf(f.Partition)
 	}
 	return fx

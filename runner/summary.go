@@ -91,6 +91,9 @@ type SummaryLoss struct {
 	To        int64  `json:"to"`
 	Records   int    `json:"records"`
 	Cause     string `json:"cause"`
+	// LeaderEnd: for a loss at an election, the new leader's log end then
+	// (its older-epoch records below it replaced committed ones).
+	LeaderEnd int64 `json:"leader_end,omitempty"`
 }
 
 // Summary builds summary.json's content.
@@ -130,7 +133,7 @@ func (res *Result) Summary(version string) Summary {
 		}
 	}
 	for _, l := range res.Losses {
-		s.Losses = append(s.Losses, SummaryLoss{AtNs: l.At, Partition: l.Partition, From: l.From, To: l.To, Records: l.Records, Cause: l.Cause})
+		s.Losses = append(s.Losses, SummaryLoss{AtNs: l.At, Partition: l.Partition, From: l.From, To: l.To, Records: l.Records, Cause: l.Cause, LeaderEnd: l.LeaderEnd})
 	}
 	for _, r := range res.NemesisPlan.Rules {
 		state := "off"

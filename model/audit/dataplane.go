@@ -38,6 +38,11 @@ type Loss struct {
 	From, To  int64 // offsets [From, To) lost
 	Records   int
 	Cause     string // "unclean-election", "power-loss" or "disk-wipe"
+	// LeaderEnd: a loss at an election, the new leader's log end then.
+	// Its records in [From, LeaderEnd) are older epochs' (never committed)
+	// that now stand where committed ones stood; a reader's KIP-320
+	// validation cannot see that divergence. 0 otherwise.
+	LeaderEnd int64
 }
 
 type batchKey struct {
@@ -145,7 +150,7 @@ func (p *partitionAudit) committedEnd() int64 {
 
 // lose drops committed batches from index i on; if Kafka permits the loss it
 // is recorded as one, otherwise as a violation of invariant.
-func (a *Audit) lose(tp metadata.TopicPartition, p *partitionAudit, i int, broker int32, invariant, how string) {
+func (a *Audit) lose(tp metadata.TopicPartition, p *partitionAudit, i int, broker int32, leaderEnd int64, invariant, how string) {
 	lost := p.committed[i:]
 	from, to := lost[0].base, lost[len(lost)-1].last+1
 	records := 0
@@ -171,7 +176,7 @@ func (a *Audit) lose(tp metadata.TopicPartition, p *partitionAudit, i int, broke
 	if cause == "" {
 		a.report(invariant, a.brokerNode(broker), "%s: committed offsets %d..%d %s", tp, from, to-1, how)
 	} else {
-		a.losses = append(a.losses, Loss{At: int64(a.w.Now()), Partition: tp.String(), From: from, To: to, Records: records, Cause: cause})
+		a.losses = append(a.losses, Loss{At: int64(a.w.Now()), Partition: tp.String(), From: from, To: to, Records: records, Cause: cause, LeaderEnd: leaderEnd})
 		a.w.Note("data-loss", fmt.Sprintf("%s: committed offsets %d..%d lost (%s): %s", tp, from, to-1, cause, how))
 	}
 	p.committed = p.committed[:i]
@@ -200,7 +205,7 @@ func (a *Audit) ReplicaHW(broker int32, tp metadata.TopicPartition, leaderEpoch 
 		switch {
 		case found && p.committed[i].same(k):
 		case found || (i < len(p.committed) && p.committed[i].base <= k.last):
-			a.lose(tp, p, i, broker, PartitionReplicasAgree,
+			a.lose(tp, p, i, broker, 0, PartitionReplicasAgree,
 				fmt.Sprintf("differ on broker %d below its high watermark %d (leader epoch %d here)", broker, hw, k.epoch))
 			p.committed = append(p.committed, k)
 		case b.BaseOffset >= p.committedEnd():
@@ -225,7 +230,7 @@ func (a *Audit) ReplicaTruncated(broker int32, tp metadata.TopicPartition, to in
 			continue
 		}
 		if i, found := p.committedAt(b.BaseOffset); found && p.committed[i].same(keyOf(b)) {
-			a.lose(tp, p, i, broker, CommittedDataKept, fmt.Sprintf("truncated on broker %d (%s)", broker, why))
+			a.lose(tp, p, i, broker, 0, CommittedDataKept, fmt.Sprintf("truncated on broker %d (%s)", broker, why))
 			return
 		}
 	}
@@ -283,16 +288,30 @@ func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leader
 		return
 	}
 	p.leaderEpoch = leaderEpoch
-	if unclean && (p.uncleanFrom < 0 || log.LEO() < p.uncleanFrom) {
-		p.uncleanFrom = log.LEO()
-	}
+	lost := -1 // the first committed batch the new leader lacks
 	for i, k := range p.committed {
 		b := log.BatchAt(k.base)
 		if b == nil || !keyOf(b).same(k) {
-			a.lose(tp, p, i, broker, CommittedDataKept,
-				fmt.Sprintf("missing from the log of broker %d, elected leader in epoch %d", broker, leaderEpoch))
-			return
+			lost = i
+			break
 		}
+	}
+	if unclean {
+		// An unclean leader's log is authoritative from where it stops
+		// agreeing with what was committed: its end, or below it where it
+		// holds a divergent tail of an older epoch (writes it took as a
+		// deposed leader, never committed) in place of committed batches.
+		from := log.LEO()
+		if lost >= 0 {
+			from = min(from, p.committed[lost].base)
+		}
+		if p.uncleanFrom < 0 || from < p.uncleanFrom {
+			p.uncleanFrom = from
+		}
+	}
+	if lost >= 0 {
+		a.lose(tp, p, lost, broker, log.LEO(), CommittedDataKept,
+			fmt.Sprintf("missing from the log of broker %d, elected leader in epoch %d", broker, leaderEpoch))
 	}
 }
 

@@ -1,0 +1,78 @@
+package audit
+
+import (
+	"testing"
+
+	"kafkasim/model/metadata"
+	"kafkasim/model/partlog"
+	"kafkasim/model/record"
+	"kafkasim/model/storage"
+	"kafkasim/sim"
+)
+
+type diskNode struct {
+	env  sim.Env
+	gate *storage.Gate
+}
+
+func (n *diskNode) Start(env sim.Env)               { n.env, n.gate = env, storage.NewGate(env) }
+func (n *diskNode) Deliver(sim.NodeID, sim.Message) {}
+func (n *diskNode) Fire(t sim.Timer)                { n.gate.Fire(t) }
+
+// replicaLogs builds a world of brokers 1 and 2, each with a log of orders-0
+// holding one single-record batch per value, of the given leader epochs.
+func replicaLogs(t *testing.T, logs ...[]struct {
+	v     string
+	epoch int32
+}) (*Audit, []*partlog.Log) {
+	t.Helper()
+	w := sim.NewWorld(sim.DefaultOptions(1))
+	nodes := make([]*diskNode, len(logs))
+	for i := range logs {
+		i := i
+		w.AddNode(sim.NodeSpec{Name: "broker-" + string(rune('1'+i)), Role: "broker", New: func() sim.Node { nodes[i] = &diskNode{}; return nodes[i] }})
+	}
+	w.Start()
+	w.RunUntil(0)
+	var out []*partlog.Log
+	for i, batches := range logs {
+		l, _ := partlog.Open(nodes[i].env.Disk(), nodes[i].gate, "data/orders-0", partlog.DefaultConfig(), 0)
+		for _, b := range batches {
+			rb := record.New([]record.Record{{Value: b.v}}, record.Producer{ID: record.NoProducer}, false, record.CompressionNone).Stamped(l.LEO(), b.epoch)
+			if err := l.Append([]*record.Batch{rb}, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out = append(out, l)
+	}
+	return New(w), out
+}
+
+type vb = struct {
+	v     string
+	epoch int32
+}
+
+// An unclean leader that holds an older epoch's divergent tail (writes it
+// took as a deposed leader, never committed) in place of committed batches
+// below its log end: the committed batches are lost to the unclean
+// election, from where it diverges, not from its log end (fuzz seed 204388).
+func TestUncleanLeaderWithDivergentTailLosesFromTheDivergence(t *testing.T) {
+	tp := metadata.TopicPartition{Topic: "orders", Partition: 0}
+	for _, unclean := range []bool{true, false} {
+		a, logs := replicaLogs(t,
+			[]vb{{"a", 0}, {"b", 0}, {"x", 1}},           // broker 1 led epoch 1 and committed x at 2
+			[]vb{{"a", 0}, {"b", 0}, {"y", 0}, {"z", 0}}) // broker 2, deposed in epoch 0, took y and z
+		a.ReplicaHW(1, tp, 1, true, 3, logs[0])
+		a.PartitionLeader(2, tp, 2, logs[1], unclean)
+		if !unclean {
+			expect(t, a, CommittedDataKept, 1)
+			continue
+		}
+		expect(t, a, CommittedDataKept, 0)
+		ls := a.Losses()
+		if len(ls) != 1 || ls[0].From != 2 || ls[0].To != 3 || ls[0].Cause != "unclean-election" || ls[0].LeaderEnd != 4 {
+			t.Fatalf("losses %+v, want offset 2 lost to the unclean election with the leader ending at 4", ls)
+		}
+	}
+}
