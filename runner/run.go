@@ -86,6 +86,9 @@ type Result struct {
 	// if not, what was missing.
 	Converged      bool
 	ConvergeDetail string
+	// Stuck are replicas convergence did not wait for: kept out of their
+	// ISR by a corrupt leader epoch, as Kafka keeps them (StuckReplicas).
+	Stuck          []string
 	FinalReadsDone bool
 	Faults         []sim.FaultRecord
 	NemesisPlan    sim.NemesisPlan
@@ -227,6 +230,7 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 	res.Faults = w.FaultLog()
 	res.Violations = c.Audit.Violations()
 	res.Losses = c.Audit.Losses()
+	res.Stuck = StuckReplicas(c)
 	res.Invariants = invariants(c.Audit)
 	res.Producers = producerStats(s, c)
 	res.Report = checker.Check(c.History.Ops(), checkerConfig(s, c))

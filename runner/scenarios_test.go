@@ -169,3 +169,18 @@ func TestLivenessFailureIsToldApart(t *testing.T) {
 		t.Fatalf("a liveness failure is not a violation: %s", explain(res))
 	}
 }
+
+// A bit flip that raises a batch's partition leader epoch (outside the CRC)
+// keeps that replica out of the ISR, as in Kafka; the run reports it and
+// still passes. The scenario's flip must keep landing there: if the model's
+// event order moves it, the scenario no longer tests this.
+func TestFlippedLeaderEpochReplicaIsStuck(t *testing.T) {
+	s, err := scenarios.LoadFile("testdata/flipped-leader-epoch-keeps-follower-out.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, s)
+	if res.Verdict != Pass || len(res.Stuck) != 1 || !strings.Contains(res.Stuck[0], "orders-0: broker-2") {
+		t.Fatalf("verdict %s, stuck %q\n%s", res.Verdict, res.Stuck, explain(res))
+	}
+}

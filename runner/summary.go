@@ -27,6 +27,7 @@ type Summary struct {
 	Verdict                 string          `json:"verdict"`
 	Converged               bool            `json:"converged"`
 	ConvergeDetail          string          `json:"converge_detail,omitempty"`
+	Stuck                   []string        `json:"stuck_replicas,omitempty"`
 	FinalReads              bool            `json:"final_reads"`
 	EventsPerSecond         float64         `json:"events_per_second"`
 	SimSecondsPerWallSecond float64         `json:"sim_seconds_per_wall_second"`
@@ -103,7 +104,7 @@ func (res *Result) Summary(version string) Summary {
 		TraceHash: fmt.Sprintf("%016x", res.TraceHash), Events: res.Events,
 		SimTimeNs: int64(res.SimTime), WallTimeNs: int64(res.WallTime),
 		Anomalies: []SummaryAnomaly{}, Invariants: map[string]string{},
-		Verdict: res.Verdict, Converged: res.Converged, ConvergeDetail: res.ConvergeDetail,
+		Verdict: res.Verdict, Converged: res.Converged, ConvergeDetail: res.ConvergeDetail, Stuck: res.Stuck,
 		FinalReads: res.FinalReadsDone, Violations: res.ViolationCount(), Losses: []SummaryLoss{},
 		Faults: len(res.Faults), Crash: res.CrashDetail, Expected: []SummaryCheck{},
 		Producers: append([]ProducerStats{}, res.Producers...),

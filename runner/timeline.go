@@ -136,7 +136,11 @@ func converged(c *cluster.Cluster) (bool, string) {
 			return false, fmt.Sprintf("%s has no leader", p.TopicPartition)
 		}
 		if len(p.ISR) < len(p.Replicas) {
-			return false, fmt.Sprintf("%s's ISR %v is not its whole replica set %v", p.TopicPartition, p.ISR, p.Replicas)
+			for _, r := range p.Replicas {
+				if !slices.Contains(p.ISR, r) && corruptEpoch(c, p, r) < 0 {
+					return false, fmt.Sprintf("%s's ISR %v is not its whole replica set %v", p.TopicPartition, p.ISR, p.Replicas)
+				}
+			}
 		}
 		b := c.Broker(p.Leader)
 		if b == nil {
@@ -248,4 +252,51 @@ func keysOf(m map[metadata.TopicPartition]int64) []metadata.TopicPartition {
 		return int(a.Partition - b.Partition)
 	})
 	return keys
+}
+
+// corruptEpoch is, for a replica outside p's ISR, a leader epoch its log holds
+// that the controller never issued (above p's leader epoch), or -1. Only a
+// bit flip in a batch's partition leader epoch, a header field outside the
+// CRC, puts one there: recovery takes it into the leader-epoch cache (Kafka's
+// LogSegment.recover assigns every epoch above the cache's latest), the
+// follower fetches with it as its last fetched epoch, and the leader, which
+// cannot find where that epoch ends, answers OFFSET_OUT_OF_RANGE; the
+// follower resumes at its own log end with the same epoch, for ever. Kafka
+// keeps such a replica out of the ISR until an operator steps in, so the run
+// does not wait for it.
+func corruptEpoch(c *cluster.Cluster, p *metadata.Partition, r int32) int32 {
+	b := c.Broker(r)
+	if b == nil || c.World.State(c.BrokerNode(r)) != sim.Running || c.World.Disk(c.BrokerNode(r)).Stats().Corruptions == 0 {
+		return -1
+	}
+	v := b.Partition(p.TopicPartition)
+	if v == nil || v.IsLeader() || v.Log() == nil {
+		return -1
+	}
+	if e := v.Log().LatestEpoch(); e > p.LeaderEpoch {
+		return e
+	}
+	return -1
+}
+
+// StuckReplicas lists the replicas kept out of their ISR by a corrupt leader
+// epoch (see corruptEpoch): a cost of undetected disk corruption Kafka has
+// too, not a failure to heal.
+func StuckReplicas(c *cluster.Cluster) []string {
+	im := c.Metadata()
+	if im == nil {
+		return nil
+	}
+	var out []string
+	for _, p := range im.Partitions() {
+		for _, r := range p.Replicas {
+			if slices.Contains(p.ISR, r) {
+				continue
+			}
+			if e := corruptEpoch(c, p, r); e >= 0 {
+				out = append(out, fmt.Sprintf("%s: broker-%d stays out of the ISR: a bit flip gave its log leader epoch %d, above the %d the controller issued (OFFSET_OUT_OF_RANGE on every fetch, as in Kafka)", p.TopicPartition, r, e, p.LeaderEpoch))
+			}
+		}
+	}
+	return out
 }

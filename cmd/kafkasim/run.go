@@ -151,6 +151,9 @@ func printRun(w io.Writer, res *runner.Result, dir string, determinism bool) {
 		fmt.Fprintf(w, "  god view: %s offsets %d..%d (%d records) lost at %v: %s\n", l.Partition, l.From, l.To-1, l.Records,
 			time.Duration(l.At).Round(time.Millisecond), lossCause(l.Cause))
 	}
+	for _, st := range res.Stuck {
+		fmt.Fprintf(w, "  god view: %s\n", st)
+	}
 	broken := 0
 	for _, inv := range res.Invariants {
 		if inv.Count > 0 {

@@ -194,17 +194,23 @@ func Open(disk *sim.Disk, gate *storage.Gate, dir string, cfg Config, logStart i
 		l.start = l.LEO()
 	}
 	l.RecoveryPoint = l.LEO()
-	// The epoch cache: the checkpoint, cut back to what the log holds, then
+	// The epoch cache: the checkpoint, cut back to what the log holds (as
+	// Kafka's loader, entries starting at or past the log end go), then
 	// every batch's epoch (Kafka re-assigns epochs during recovery).
 	if data, err := storage.ReadCheckpoint(disk, EpochCheckpointFile(dir)); err == nil {
 		if c, err := DecodeEpochCache(data); err == nil {
 			l.epochs = *c
 		}
 	}
-	l.epochs.TruncateFromEnd(l.LEO() + 1)
+	l.epochs.TruncateFromEnd(l.LEO())
 	l.each(0, func(b *record.Batch) {
-		if b.PartitionLeaderEpoch >= 0 {
-			l.epochs.Assign(b.PartitionLeaderEpoch, b.BaseOffset)
+		// As LogSegment.recover: only an epoch newer than the cache's latest
+		// is assigned. The partition leader epoch is outside the CRC, so a
+		// flipped bit there goes undetected; an older epoch after it must not
+		// wipe the cache (a lower epoch would drop every entry at or above
+		// it, the true start of its own epoch included).
+		if e := b.PartitionLeaderEpoch; e >= 0 && e > l.epochs.LatestEpoch() {
+			l.epochs.Assign(e, b.BaseOffset)
 		}
 	})
 	l.rebuildProducers()

@@ -265,3 +265,43 @@ func checkLookups(t *rapid.T, l *Log) {
 		}
 	}
 }
+
+// TestRecoveryEpochCacheSurvivesFlippedLeaderEpoch: the partition leader
+// epoch sits outside a batch's CRC, so recovery keeps a batch whose epoch a
+// bit flip raised. As Kafka's LogSegment.recover, it assigns only epochs above
+// the cache's latest: the raised epoch enters the cache, and the epoch-0
+// batches after it do not wipe it (and the true start of epoch 0) out.
+func TestRecoveryEpochCacheSurvivesFlippedLeaderEpoch(t *testing.T) {
+	b := newLogBench(1, DefaultConfig(), true)
+	var pos int64
+	for i := range 4 {
+		bt := record.New([]record.Record{{Value: fmt.Sprintf("v%d", i)}}, record.Producer{ID: record.NoProducer}, false, record.CompressionNone).Stamped(b.log.LEO(), 0)
+		if i == 2 {
+			pos = b.log.SizeBytes()
+		}
+		if err := b.log.Append([]*record.Batch{bt}, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	disk := b.node.env.Disk()
+	seg := SegmentFile(testDir, 0)
+	// Batch 2's epoch 0 becomes 256: byte 14 of its header, bit 0.
+	data, err := disk.Read(seg, pos+14, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := disk.Write(seg, pos+14, []byte{data[0] ^ 1}); err != nil {
+		t.Fatal(err)
+	}
+	b.crash(false)
+	if b.rec.TruncatedBytes != 0 || b.log.LEO() != 4 {
+		t.Fatalf("the flip is outside the CRC: want the whole log back, got %+v, log end %d", b.rec, b.log.LEO())
+	}
+	if got := b.log.BatchAt(2).PartitionLeaderEpoch; got != 256 {
+		t.Fatalf("batch 2's epoch %d, want the flipped 256", got)
+	}
+	want := []EpochEntry{{0, 0}, {256, 2}}
+	if got := b.log.Epochs().Entries(); !slices.Equal(got, want) {
+		t.Fatalf("epoch cache %v, want %v (Kafka's recovery)", got, want)
+	}
+}
