@@ -36,6 +36,9 @@ const (
 	obsRead  uint8 = 1 << iota // a poll saw it (else an acknowledgement placed it)
 	obsFinal                   // a final poll saw it
 	obsRC                      // a read_committed poll saw it
+	// valInfo only: a poll that finished before the final reads began saw
+	// it (it was committed before the final reads took their ends).
+	obsBeforeFinal
 )
 
 // observation is one value seen at one offset of a partition: by a poll, or
@@ -157,6 +160,7 @@ type analyzer struct {
 	groups   groupState
 
 	finalTopic map[int32]bool // topics covered by final reads
+	finalBegin int64          // op index of the first final poll (-1: none yet)
 	findings   []Finding
 	stats      Stats
 	lastIndex  int64
@@ -169,7 +173,7 @@ type analyzer struct {
 func newAnalyzer(cfg *Config) *analyzer {
 	return &analyzer{cfg: cfg, procIDs: map[string]int32{}, partIDs: map[partKey]int32{}, partName: map[string]int32{},
 		topicIDs: map[string]int32{}, keyIDs: map[string]int32{}, valIDs: map[string]int32{}, finalTopic: map[int32]bool{},
-		groups: newGroupState(), lastPartID: -1}
+		groups: newGroupState(), lastPartID: -1, finalBegin: -1}
 }
 
 func partName(topic string, p int32) string { return topic + "-" + strconv.Itoa(int(p)) }
@@ -252,6 +256,9 @@ func (a *analyzer) add(o *history.Op) {
 	case history.FPoll:
 		if o.Type == history.Invoke {
 			p.pollIso, p.pollAt, p.pollFin = o.Value.Isolation, o.Index, o.Value.Final
+			if o.Value.Final && a.finalBegin < 0 {
+				a.finalBegin = o.Index
+			}
 			return
 		}
 		if o.Type == history.OK {
@@ -353,6 +360,9 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 	if p.pollAt >= 0 {
 		invoke = p.pollAt
 	}
+	if final && a.finalBegin < 0 {
+		a.finalBegin = invoke
+	}
 	if x := o.Value.Ext; x != nil && final {
 		names := make([]string, 0, len(x.LogStartOffsets))
 		for name := range x.LogStartOffsets { // kafkasim:orderless: sorted below
@@ -377,6 +387,10 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 	}
 	if rc {
 		flags |= obsRC
+	}
+	early := uint8(0)
+	if !final && a.finalBegin < 0 {
+		early = obsBeforeFinal
 	}
 	for i := range o.Value.Records {
 		r := &o.Value.Records[i]
@@ -415,7 +429,7 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 			a.finalTopic[po.topic] = true
 		}
 		v := &a.vals[vi]
-		v.flags |= flags
+		v.flags |= flags | early
 		if v.send < 0 {
 			continue // not sent yet (if ever): see lateTxnReads
 		}
@@ -962,6 +976,12 @@ func (a *analyzer) checkLost() {
 		case a.finalTopic[po.topic] && s.offset < po.logStart && v.flags&obsFinal == 0:
 			// Below the log start: deleted by retention, not lost.
 			a.stats.Deleted++
+		case a.finalTopic[po.topic] && v.flags&obsFinal == 0 && a.pastFinalReads(s, v):
+			// Beyond the final reads' end, and only acknowledged or read
+			// after they began: the high watermark they read to had not
+			// reached it yet (a follower still copying, a retry still
+			// being written). They say nothing about it.
+			typ, detail = Unseen, "; past the final reads' end (offset "+itoa(max(po.finalEnd, 0))+"), acknowledged or read only after they began"
 		case a.finalTopic[po.topic]:
 			if v.flags&obsFinal == 0 {
 				typ, detail = LostAckedWrite, "; final reads (to offset "+itoa(max(po.finalEnd, 0))+") do not hold it"
@@ -982,7 +1002,9 @@ func (a *analyzer) checkLost() {
 			ex.Ops = append(ex.Ops, t.end)
 			what = "written at offset " + itoa(s.offset) + " in a transaction that committed (#" + itoa(t.end) + ")"
 		}
-		if typ == Unseen {
+		if typ == Unseen && detail != "" {
+			ex.Detail = what + detail
+		} else if typ == Unseen {
 			ex.Detail = "acknowledged, never read (no final read covered it)"
 		} else {
 			a.stats.LostAcked++
@@ -990,6 +1012,18 @@ func (a *analyzer) checkLost() {
 		}
 		a.findings = append(a.findings, Finding{Type: typ, Example: ex})
 	}
+}
+
+// pastFinalReads reports whether an acknowledged write final reads did not
+// hold lies at or beyond their end in its partition, with nothing from
+// before they began to show that it was committed by then: it was
+// acknowledged after they began, or polls read it only after they began.
+func (a *analyzer) pastFinalReads(s *sendRec, v valInfo) bool {
+	po := a.parts[s.part]
+	if a.finalBegin < 0 || s.offset < max(po.finalEnd, 0) || v.flags&obsBeforeFinal != 0 {
+		return false
+	}
+	return s.complete > a.finalBegin || v.flags&obsRead != 0
 }
 
 // inFinalReads reports whether final reads saw a record at partition@offset.

@@ -198,6 +198,20 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 	if stopped := probeWrites(c, res); stopped != "" {
 		return res.crashed(w, stopped, now().Sub(start)), nil
 	}
+	// Final reads end at the high watermark: it must be at the log end
+	// (the probes replicated) and stay there, or the final reads end below
+	// acknowledged records that are only not yet committed, which readers
+	// still polling read a moment later (and the checker calls lost).
+	ok, why := drained(c)
+	for waited := time.Duration(0); res.Converged && !ok && waited < ConvergeGraceMax; waited += time.Second {
+		if stopped := runPhase(w, w.Now()+time.Second, 0, nil); stopped != "" {
+			return res.crashed(w, stopped, now().Sub(start)), nil
+		}
+		ok, why = drained(c)
+	}
+	if !ok && res.Converged {
+		res.Converged, res.ConvergeDetail = false, "after the probes: "+why
+	}
 	// Final reads.
 	final := c.Readers[len(c.Readers)-1]
 	if r := c.Reader(final); r != nil {

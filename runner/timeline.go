@@ -151,14 +151,14 @@ func converged(c *cluster.Cluster) (bool, string) {
 			return false, fmt.Sprintf("broker-%d does not lead %s yet", p.Leader, p.TopicPartition)
 		}
 		hw[p.TopicPartition] = v.HighWatermark()
-		// Replication has drained: a high watermark behind the log end is
-		// a follower still copying a backlog (one batch per round trip
-		// with replica.fetch.max.bytes small, an fsync per batch with
-		// log.flush.interval.messages=1), and an acks=all probe written
-		// now would wait behind all of it.
-		if leo := v.Log().LEO(); v.HighWatermark() < leo {
-			return false, fmt.Sprintf("%s's high watermark %d is behind its log end %d: its followers are still catching up", p.TopicPartition, v.HighWatermark(), leo)
-		}
+	}
+	// Replication has drained: a high watermark behind the log end is
+	// a follower still copying a backlog (one batch per round trip
+	// with replica.fetch.max.bytes small, an fsync per batch with
+	// log.flush.interval.messages=1), and an acks=all probe written
+	// now would wait behind all of it.
+	if ok, why := drained(c); !ok {
+		return false, why
 	}
 	for _, id := range c.Producers {
 		p := c.Producer(id)
@@ -181,6 +181,33 @@ func converged(c *cluster.Cluster) (bool, string) {
 			if pos := r.Position(tp.Topic, tp.Partition); pos < hw[tp] {
 				return false, fmt.Sprintf("%s has not caught up on %s: at %d, high watermark %d", w.Name(id), tp, pos, hw[tp])
 			}
+		}
+	}
+	return true, ""
+}
+
+// drained reports whether every partition's leader has its high watermark
+// at its log end: nothing written is still waiting to be committed, so with
+// the producers done the high watermark cannot move. Final reads read to
+// the high watermark; taken while it still moves, they end below records
+// that readers polling on read a moment later (and the checker would call
+// those records lost).
+func drained(c *cluster.Cluster) (bool, string) {
+	im := c.Metadata()
+	if im == nil {
+		return false, "no committed metadata"
+	}
+	for _, p := range im.Partitions() {
+		b := c.Broker(p.Leader)
+		if b == nil || c.World.State(c.BrokerNode(p.Leader)) != sim.Running {
+			return false, fmt.Sprintf("%s's leader broker-%d is down", p.TopicPartition, p.Leader)
+		}
+		v := b.Partition(p.TopicPartition)
+		if v == nil || !v.IsLeader() || v.Log() == nil {
+			return false, fmt.Sprintf("broker-%d does not lead %s yet", p.Leader, p.TopicPartition)
+		}
+		if leo := v.Log().LEO(); v.HighWatermark() < leo {
+			return false, fmt.Sprintf("%s's high watermark %d is behind its log end %d: its followers are still catching up", p.TopicPartition, v.HighWatermark(), leo)
 		}
 	}
 	return true, ""
