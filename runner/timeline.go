@@ -234,6 +234,16 @@ func (m catchUp) progressed(c *cluster.Cluster) bool {
 		if b := c.Broker(p.Leader); b != nil && c.World.State(c.BrokerNode(p.Leader)) == sim.Running {
 			if v := b.Partition(p.TopicPartition); v != nil && v.IsLeader() && v.Log() != nil {
 				draining = v.HighWatermark() < v.Log().LEO()
+				// A leader still appending a backlog (acks=0 requests
+				// queued behind flush-every-message fsyncs; the model has
+				// no TCP flow control) moves its high watermark on its own.
+				key := fmt.Sprintf("%s/hw", p.TopicPartition)
+				if hw := v.HighWatermark(); draining {
+					if best, ok := m[key]; !ok || hw > best {
+						moved = moved || ok
+						m[key] = hw
+					}
+				}
 			}
 		}
 		if len(p.ISR) >= len(p.Replicas) && !draining {
