@@ -140,6 +140,14 @@ func Campaign(opts Options) (*Summary, error) {
 		go func() {
 			defer wg.Done()
 			for seed := range seeds {
+				if opts.MaxFailures > 0 {
+					mu.Lock()
+					enough := sum.Failures >= opts.MaxFailures
+					mu.Unlock()
+					if enough {
+						continue // handed out before the last failure was counted
+					}
+				}
 				s, err := Generate(seed, opts.Base, opts.Bugs)
 				if err != nil {
 					mu.Lock()

@@ -1,0 +1,57 @@
+package fuzz
+
+import (
+	"strings"
+	"testing"
+
+	"kafkasim/sim"
+)
+
+// The swarm's other axes are drawn too: partitions of every shape, fast
+// fail-overs, disk replacements, faults that follow earlier ones; and a
+// disk replacement's shutdown and wipe hit the same broker.
+func TestGeneratorDrawsEveryShapeAndMotif(t *testing.T) {
+	seen := map[string]bool{}
+	for seed := uint64(1); seed <= 300; seed++ {
+		s, err := Generate(seed, nil, nil)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if s.Cluster.Controllers == 5 {
+			seen["5 controllers"] = true
+		}
+		leaderStops := 0
+		for i, f := range s.Faults {
+			switch {
+			case f.Fault.Kind == sim.FaultPartition && len(f.Fault.Groups[1]) == 1 && f.Fault.Groups[1][0] == "role(broker)":
+				seen["from-brokers"] = true
+			case f.Fault.Kind == sim.FaultPartition && len(f.Fault.Groups[1]) == 1 && f.Fault.Groups[1][0] == "role(controller)":
+				seen["from-controllers"] = true
+			case f.Fault.Kind == sim.FaultPartition && strings.HasPrefix(f.Fault.Groups[1][0], "controller-"):
+				seen["quorum"] = true
+			case f.Fault.Kind == sim.FaultDisk && f.Fault.Disk == sim.DiskWipe && f.Fault.For == 0:
+				seen["disk replacement"] = true
+				ok := false
+				for _, g := range s.Faults[:i] {
+					ok = ok || (g.Fault.Kind == sim.FaultShutdown && g.Fault.Target == f.Fault.Target && g.At <= f.At && f.At <= g.At+g.Fault.For)
+				}
+				if !ok {
+					t.Errorf("seed %d: wipe of %s at %v outside a shutdown of it", seed, f.Fault.Target, f.At)
+				}
+			case strings.HasPrefix(f.Fault.Target, "leader(") && (f.Fault.Kind == sim.FaultShutdown || f.Fault.Kind == sim.FaultKill || f.Fault.Kind == sim.FaultCrash):
+				leaderStops++
+			}
+			if f.Fault.Kind == sim.FaultSlowNetwork && f.Fault.Latency > 500*1e6+10*1e6 {
+				seen["slow links of seconds"] = true
+			}
+		}
+		if leaderStops >= 2 {
+			seen["fail-overs"] = true
+		}
+	}
+	for _, k := range []string{"5 controllers", "from-brokers", "from-controllers", "quorum", "disk replacement", "fail-overs", "slow links of seconds"} {
+		if !seen[k] {
+			t.Errorf("300 seeds never drew %s", k)
+		}
+	}
+}
