@@ -206,11 +206,23 @@ func drained(c *cluster.Cluster) (bool, string) {
 		if v == nil || !v.IsLeader() || v.Log() == nil {
 			return false, fmt.Sprintf("broker-%d does not lead %s yet", p.Leader, p.TopicPartition)
 		}
-		if leo := v.Log().LEO(); v.HighWatermark() < leo {
+		if leo := v.Log().LEO(); v.HighWatermark() < leo && !hasStuckReplica(c, p) {
 			return false, fmt.Sprintf("%s's high watermark %d is behind its log end %d: its followers are still catching up", p.TopicPartition, v.HighWatermark(), leo)
 		}
 	}
 	return true, ""
+}
+
+// hasStuckReplica reports whether a replica of p is kept out of its ISR by a
+// corrupt leader epoch (see corruptEpoch): with min.insync.replicas at the
+// replication factor the high watermark then stays where it is, as in Kafka.
+func hasStuckReplica(c *cluster.Cluster, p *metadata.Partition) bool {
+	for _, r := range p.Replicas {
+		if !slices.Contains(p.ISR, r) && corruptEpoch(c, p, r) >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // catchUp remembers the highest log end each out-of-ISR replica has reached.

@@ -194,21 +194,27 @@ func Open(disk *sim.Disk, gate *storage.Gate, dir string, cfg Config, logStart i
 		l.start = l.LEO()
 	}
 	l.RecoveryPoint = l.LEO()
-	// The epoch cache: the checkpoint, cut back to what the log holds (as
-	// Kafka's loader, entries starting at or past the log end go), then
-	// every batch's epoch (Kafka re-assigns epochs during recovery).
+	// The epoch cache: the checkpoint, cut back (as Kafka's loader,
+	// entries starting at or past the log end go), then rebuilt from the
+	// batches the log holds. The checkpoint may be newer than the log: a
+	// follower's truncation is not fsynced, its epoch checkpoint is, so a
+	// power loss can bring back older-epoch batches under entries of a
+	// later epoch. Only entries for offsets below the first batch (which
+	// retention deleted) are taken from it; the rest comes from the batches,
+	// an epoch assigned where it first exceeds the latest (as
+	// LogSegment.recover: the partition leader epoch is outside the CRC, so
+	// a flipped bit may raise one, and the older epochs after it must not
+	// wipe the cache).
 	if data, err := storage.ReadCheckpoint(disk, EpochCheckpointFile(dir)); err == nil {
 		if c, err := DecodeEpochCache(data); err == nil {
 			l.epochs = *c
 		}
 	}
 	l.epochs.TruncateFromEnd(l.LEO())
+	if first := l.BatchAt(l.firstOffset()); first != nil {
+		l.epochs.TruncateFromEnd(first.BaseOffset)
+	}
 	l.each(0, func(b *record.Batch) {
-		// As LogSegment.recover: only an epoch newer than the cache's latest
-		// is assigned. The partition leader epoch is outside the CRC, so a
-		// flipped bit there goes undetected; an older epoch after it must not
-		// wipe the cache (a lower epoch would drop every entry at or above
-		// it, the true start of its own epoch included).
 		if e := b.PartitionLeaderEpoch; e >= 0 && e > l.epochs.LatestEpoch() {
 			l.epochs.Assign(e, b.BaseOffset)
 		}
@@ -258,6 +264,16 @@ func (l *Log) nextOffsetAfter(seg *segment) int64 {
 		return l.segs[len(l.segs)-1].next()
 	}
 	return -1
+}
+
+// firstOffset is the base of the log's first batch, or its end when empty.
+func (l *Log) firstOffset() int64 {
+	for _, s := range l.segs {
+		if len(s.batches) > 0 {
+			return s.batches[0].BaseOffset
+		}
+	}
+	return l.LEO()
 }
 
 // Dir is the log's folder.
