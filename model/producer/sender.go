@@ -28,7 +28,9 @@ func (p *Producer) runSender() {
 		p.scheduleNext(now)
 		return
 	}
-	byBroker := map[int32][]*pbatch{}
+	// Batches by leader, in the order leaders were first met (sorted
+	// below): a producer talks to a handful of brokers.
+	var byBroker [][]*pbatch
 	var brokers []int32
 	for i := range p.state {
 		part := int32(i)
@@ -53,15 +55,22 @@ func (p *Producer) runSender() {
 		if b == nil || p.perNode[info.leader] >= p.cfg.MaxInFlight {
 			continue
 		}
-		if _, seen := byBroker[info.leader]; !seen {
-			brokers = append(brokers, info.leader)
+		i := slices.Index(brokers, info.leader)
+		if i < 0 {
+			i = len(brokers)
+			brokers, byBroker = append(brokers, info.leader), append(byBroker, nil)
 		}
 		b.leaderSeen = info.leaderEpoch
-		byBroker[info.leader] = append(byBroker[info.leader], b)
+		byBroker[i] = append(byBroker[i], b)
 	}
-	slices.Sort(brokers)
-	for _, id := range brokers {
-		p.sendRequest(id, byBroker[id])
+	for i := 1; i < len(brokers); i++ { // by broker id; a handful at most
+		for j := i; j > 0 && brokers[j] < brokers[j-1]; j-- {
+			brokers[j], brokers[j-1] = brokers[j-1], brokers[j]
+			byBroker[j], byBroker[j-1] = byBroker[j-1], byBroker[j]
+		}
+	}
+	for i, id := range brokers {
+		p.sendRequest(id, byBroker[i])
 	}
 	p.scheduleNext(now)
 }
@@ -212,12 +221,8 @@ func (p *Producer) handleProduceResponse(m *proto.ProduceResponse) {
 		return // answered after we gave up on it: the batches were settled
 	}
 	p.finishRequest(m.CorrelationID, ir)
-	results := map[int32]proto.ProducePartitionResponse{}
-	for _, r := range m.Partitions {
-		results[r.Partition] = r
-	}
 	for _, b := range ir.batches {
-		r, ok := results[b.partition]
+		r, ok := resultFor(m, b.partition)
 		if !ok {
 			p.retryOrFail(b, proto.NetworkException, true)
 			continue
@@ -229,6 +234,17 @@ func (p *Producer) handleProduceResponse(m *proto.ProduceResponse) {
 		p.retryOrFail(b, r.Error, mayHaveAppended(r.Error))
 	}
 	p.runSender()
+}
+
+// resultFor is the response's answer for a partition (the last, should a
+// broker answer one twice).
+func resultFor(m *proto.ProduceResponse, partition int32) (proto.ProducePartitionResponse, bool) {
+	for i := len(m.Partitions) - 1; i >= 0; i-- {
+		if m.Partitions[i].Partition == partition {
+			return m.Partitions[i], true
+		}
+	}
+	return proto.ProducePartitionResponse{}, false
 }
 
 func (p *Producer) finishRequest(corr uint64, ir *inflightReq) {
