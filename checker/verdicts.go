@@ -116,7 +116,7 @@ var Guarantees = []Guarantee{
 	{"commit: transactional (exactly-once)", "a record's output and its offset commit together: no record's output is committed twice", []string{NonmonotonicCommit}},
 	{"committed offsets (__consumer_offsets, acks=all)", "an acknowledged OffsetCommit is what the next OffsetFetch returns (a linearizable register per group and partition)", []string{StaleOffsetFetch, Nonlinearizable}},
 	{"bugs: [...] (BUGZOO.md)", "a historical Kafka bug switched back on breaks the guarantee it names: its violations are expected, and reported as violations naming the bug", nil},
-	{"faults that happened (the god view)", "losses the simulator saw in unclean elections, power losses or disk wipes, and partitions added, excuse the anomalies they explain, and only those", []string{LostAckedWrite, Duplicate, InconsistentOffsets, NonmonotonicSend, PollSkip, NonmonotonicPoll, KeyOrder, NonmonotonicCommit, Nonlinearizable}},
+	{"faults that happened (the god view)", "losses the simulator saw in unclean elections, power losses, disk wipes or disk corruption, and partitions added, excuse the anomalies they explain, and only those", []string{LostAckedWrite, Duplicate, InconsistentOffsets, NonmonotonicSend, PollSkip, NonmonotonicPoll, KeyOrder, NonmonotonicCommit, Nonlinearizable}},
 }
 
 // VerdictRules is the verdict table.
@@ -133,6 +133,9 @@ var VerdictRules = []Rule{
 	{LostAckedWrite, "the simulator saw a disk wipe lose it", Permitted,
 		"the replica that led next came back on a replaced (wiped) disk: what it had fsynced was gone too, and no flush policy keeps data through that",
 		func(f *Facts) bool { return lossCause(f) == "disk-wipe" }, nil},
+	{LostAckedWrite, "the simulator saw a disk corruption lose it", Permitted,
+		"the replica that led next had cut its log at a corrupt batch at recovery (a bit flip or an unreadable range): what it had fsynced from there on was gone, and no flush policy keeps data through that",
+		func(f *Facts) bool { return lossCause(f) == "disk-corruption" }, nil},
 	{LostAckedWrite, "the simulator saw a power loss lose it", Permitted,
 		"the default flush policy leaves acknowledged writes in page cache; a power loss of every replica holding them loses them",
 		func(f *Facts) bool { return lossCause(f) == "power-loss" }, nil},

@@ -199,6 +199,8 @@ func lossCause(c string) string {
 		return "the replica that led next had lost it from its page cache in a power loss before it reached disk"
 	case "disk-wipe":
 		return "the replica that led next came back on a wiped (replaced) disk, without what it had fsynced"
+	case "disk-corruption":
+		return "the replica that led next had cut its log at a corrupt batch at recovery, with what it had fsynced after it"
 	}
 	return c
 }

@@ -37,7 +37,7 @@ type Loss struct {
 	Partition string
 	From, To  int64 // offsets [From, To) lost
 	Records   int
-	Cause     string // "unclean-election", "power-loss" or "disk-wipe"
+	Cause     string // "unclean-election", "power-loss", "disk-wipe" or "disk-corruption"
 	// LeaderEnd: a loss at an election, the new leader's log end then.
 	// Its records in [From, LeaderEnd) are older epochs' (never committed)
 	// that now stand where committed ones stood; a reader's KIP-320
@@ -82,12 +82,14 @@ type partitionAudit struct {
 	// the ISR since. Only such a broker can lack committed data the way
 	// Kafka permits; one that joined the ISR claimed to have caught up.
 	shortSince map[int32]int64
-	// wiped: brokers of shortSince that came back on a replaced (wiped)
-	// disk, which lost what they had fsynced too; diskWipes is each
-	// broker's disk wipe count when its replica was last opened.
-	wiped     map[int32]bool
-	diskWipes map[int32]uint64
-	ackedUpTo int64 // last offset acknowledged with acks=all, -1
+	// diskCause: brokers of shortSince whose log came back short because
+	// of their disk, not only their page cache: "disk-wipe" (replaced) or
+	// "disk-corruption" (recovery cut a batch that failed its checks);
+	// they lost what they had fsynced too. diskFaults is each broker's
+	// disk wipe and corruption counts when its replica was last opened.
+	diskCause  map[int32]string
+	diskFaults map[int32][2]uint64
+	ackedUpTo  int64 // last offset acknowledged with acks=all, -1
 	// leaderEpoch is the highest leader epoch a broker took up.
 	leaderEpoch int32
 	// proposedShort: members a leader proposed for the ISR while their log
@@ -167,10 +169,10 @@ func (a *Audit) lose(tp metadata.TopicPartition, p *partitionAudit, i int, broke
 		// The data left page cache before it reached a disk; whatever
 		// election followed could only pick among what survived.
 		cause = "power-loss"
-		if end, short := p.shortSince[broker]; short && end <= from && p.wiped[broker] {
-			// The replica that lacks it lost its whole disk: no flush
-			// policy keeps data through that.
-			cause = "disk-wipe"
+		if end, short := p.shortSince[broker]; short && end <= from && p.diskCause[broker] != "" {
+			// The replica that lacks it lost data from its disk (replaced,
+			// or corrupt): no flush policy keeps data through that.
+			cause = p.diskCause[broker]
 		}
 	}
 	if cause == "" {
@@ -242,12 +244,13 @@ func (a *Audit) ReplicaTruncated(broker int32, tp metadata.TopicPartition, to in
 func (a *Audit) ReplicaRecovered(broker int32, tp metadata.TopicPartition, log *partlog.Log, rec partlog.Recovery) {
 	p := a.part(tp)
 	p.hwChecked[broker] = min(p.hwChecked[broker], log.LEO())
-	wipes := a.w.Disk(a.brokerNode(broker)).Stats().Wipes
-	before, opened := p.diskWipes[broker]
-	if p.diskWipes == nil {
-		p.diskWipes = map[int32]uint64{}
+	stats := a.w.Disk(a.brokerNode(broker)).Stats()
+	now := [2]uint64{stats.Wipes, stats.Corruptions}
+	before, opened := p.diskFaults[broker]
+	if p.diskFaults == nil {
+		p.diskFaults = map[int32][2]uint64{}
 	}
-	p.diskWipes[broker] = wipes
+	p.diskFaults[broker] = now
 	if end := log.LEO(); end < p.committedEnd() {
 		if p.powerLossFrom < 0 || end < p.powerLossFrom {
 			p.powerLossFrom = end
@@ -256,10 +259,20 @@ func (a *Audit) ReplicaRecovered(broker int32, tp metadata.TopicPartition, log *
 			p.shortSince = map[int32]int64{}
 		}
 		p.shortSince[broker] = end
-		if p.wiped == nil {
-			p.wiped = map[int32]bool{}
+		if p.diskCause == nil {
+			p.diskCause = map[int32]string{}
 		}
-		p.wiped[broker] = opened && wipes > before
+		switch {
+		case opened && now[0] > before[0]:
+			p.diskCause[broker] = "disk-wipe"
+		case rec.CorruptionReason != "" && (rec.CorruptionReason != record.ErrTruncated.Error() || (opened && now[1] > before[1])):
+			// Recovery cut the log at a batch that failed its checks
+			// (not a torn tail a power loss left): a bit flip or an
+			// unreadable range took the batches from there on.
+			p.diskCause[broker] = "disk-corruption"
+		default:
+			delete(p.diskCause, broker)
+		}
 	}
 }
 
@@ -380,7 +393,7 @@ func (a *Audit) ISRProposed(leader int32, tp metadata.TopicPartition, member int
 func (a *Audit) ISRJoined(leader int32, tp metadata.TopicPartition, member int32) {
 	p := a.part(tp)
 	delete(p.shortSince, member)
-	delete(p.wiped, member)
+	delete(p.diskCause, member)
 	if leo, short := p.proposedShort[member]; short {
 		delete(p.proposedShort, member)
 		a.report(AckedOnEveryISRMember, a.brokerNode(leader), "%s: broker %d joined the ISR with its log ending at %d, before acknowledged offset %d",
