@@ -210,7 +210,8 @@ func (d *Disk) List(prefix string) []string {
 }
 
 // Memo returns what the node last stored under key with SetMemo (nil if
-// nothing), even across its crashes and power losses; a wipe clears it. It
+// nothing), even across its crashes and power losses; removing or renaming
+// the file of that name drops it, and a wipe clears it all. It
 // is a shortcut only, for work derived from file bytes (decoding a log
 // segment on restart): a user must check, with Equal, that the bytes it came
 // from are still the file's, so that the shortcut never changes a result.
@@ -361,6 +362,8 @@ func (d *Disk) Rename(from, to string) error {
 		return fmt.Errorf("rename %s: %w", from, ErrNotExist)
 	}
 	op := pendingOp{kind: opRename, name: from, to: to}
+	delete(d.memo, from) // what was derived from either name no longer holds
+	delete(d.memo, to)
 	d.applyCache(&op)
 	d.dropBad(to)
 	for i := range d.bad {
@@ -378,6 +381,7 @@ func (d *Disk) Remove(name string) error {
 		return fmt.Errorf("remove %s: %w", name, ErrNotExist)
 	}
 	op := pendingOp{kind: opRemove, name: name}
+	delete(d.memo, name)
 	d.applyCache(&op)
 	d.dropBad(name)
 	d.queue(op)
