@@ -982,6 +982,8 @@ func (a *analyzer) checkLost() {
 			// reached it yet (a follower still copying, a retry still
 			// being written). They say nothing about it.
 			typ, detail = Unseen, "; past the final reads' end (offset "+itoa(max(po.finalEnd, 0))+"), acknowledged or read only after they began"
+		case a.finalTopic[po.topic] && v.flags&obsFinal == 0 && a.cfg.heldBack(po.name, s.offset):
+			typ, detail = Unseen, "; in the leader's log above a high watermark that cannot advance (a replica stuck by undetected disk corruption keeps the ISR below min.insync.replicas)"
 		case a.finalTopic[po.topic]:
 			if v.flags&obsFinal == 0 {
 				typ, detail = LostAckedWrite, "; final reads (to offset "+itoa(max(po.finalEnd, 0))+") do not hold it"

@@ -32,6 +32,11 @@ type Config struct {
 	// PartitionsAdded lists topics whose partition count grew during the
 	// run: their keys moved between partitions.
 	PartitionsAdded []string
+	// HeldBack lists, from the god view, records at the end of a leader's
+	// log that its high watermark cannot reach (a replica stuck by
+	// undetected corruption keeps the ISR below min.insync.replicas): they
+	// are in the log, but no reader may see them.
+	HeldBack []HeldBack
 
 	// LinearizabilityBudget is the wall-clock time porcupine may take in
 	// all (0: DefaultLinearizabilityBudget). A partition whose check runs
@@ -108,6 +113,22 @@ type DataLoss struct {
 	// and replaced committed ones below the end offset KIP-320 validation
 	// reports: a reader that read the lost records goes on past them.
 	LeaderEnd int64
+}
+
+// HeldBack is a partition's offsets [From, To) present in its leader's log
+// above a high watermark that cannot advance.
+type HeldBack struct {
+	Partition string
+	From, To  int64
+}
+
+func (c *Config) heldBack(partition string, offset int64) bool {
+	for _, h := range c.HeldBack {
+		if h.Partition == partition && h.From <= offset && offset < h.To {
+			return true
+		}
+	}
+	return false
 }
 
 // Report is the checker's result.

@@ -358,3 +358,28 @@ func TestSkippingARecordTheNewLeaderHeldBelowTheReadersEpochIsPermitted(t *testi
 	r = Check(h.ops, cfg)
 	expectVerdict(t, r, PollSkip, Violation)
 }
+
+// A record the god view sees in the leader's log above a high watermark
+// that cannot advance (a stuck replica keeps the ISR below min ISR) is
+// unseen, not lost, even though a poll read it before the final reads
+// (under the old leader, whose high watermark had passed it); without that
+// god view the same history is a lost write.
+func TestHeldBackAboveAStuckHighWatermarkIsUnseen(t *testing.T) {
+	h := &hb{}
+	h.send("p-0", "a", 0, 0, history.OK)
+	h.send("p-0", "b", 0, 1, history.OK)
+	h.poll("c-0", false, rec{0, 0, "a"}, rec{0, 1, "b"})
+	h.poll("c-1", true, rec{0, 0, "a"})
+	cfg := strict
+	cfg.HeldBack = []HeldBack{{Partition: "t-0", From: 1, To: 2}}
+	r := Check(h.ops, cfg)
+	expectCount(t, r, LostAckedWrite, 0)
+	expectCount(t, r, Unseen, 1)
+	if r.Violations != 0 {
+		t.Fatalf("no violation, got\n%s", r.Summary())
+	}
+	cfg.HeldBack = []HeldBack{{Partition: "t-0", From: 2, To: 3}} // not where b is
+	r = Check(h.ops, cfg)
+	expectCount(t, r, LostAckedWrite, 1)
+	expectVerdict(t, r, LostAckedWrite, Violation)
+}

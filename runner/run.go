@@ -313,6 +313,7 @@ func checkerConfig(s *scenarios.Scenario, c *cluster.Cluster) checker.Config {
 			cc.UncleanElections++
 		}
 	}
+	cc.HeldBack = heldBack(c)
 	for _, r := range c.World.FaultLog() {
 		if r.Undo || r.Skipped != "" {
 			continue

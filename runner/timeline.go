@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"kafkasim/checker"
 	"kafkasim/model/cluster"
 	"kafkasim/model/metadata"
 	"kafkasim/reports"
@@ -326,6 +327,31 @@ func corruptEpoch(c *cluster.Cluster, p *metadata.Partition, r int32) int32 {
 		return e
 	}
 	return -1
+}
+
+// heldBack lists, for partitions with a stuck replica, what their leader's
+// log holds above its high watermark: with the ISR kept below
+// min.insync.replicas the high watermark cannot reach it, so no reader sees
+// it, and the final reads end below it.
+func heldBack(c *cluster.Cluster) []checker.HeldBack {
+	im := c.Metadata()
+	if im == nil {
+		return nil
+	}
+	var out []checker.HeldBack
+	for _, p := range im.Partitions() {
+		if !hasStuckReplica(c, p) {
+			continue
+		}
+		b := c.Broker(p.Leader)
+		if b == nil || c.World.State(c.BrokerNode(p.Leader)) != sim.Running {
+			continue
+		}
+		if v := b.Partition(p.TopicPartition); v != nil && v.IsLeader() && v.Log() != nil && v.HighWatermark() < v.Log().LEO() {
+			out = append(out, checker.HeldBack{Partition: p.TopicPartition.String(), From: v.HighWatermark(), To: v.Log().LEO()})
+		}
+	}
+	return out
 }
 
 // StuckReplicas lists the replicas kept out of their ISR by a corrupt leader

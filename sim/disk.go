@@ -41,6 +41,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"strings"
@@ -167,8 +168,16 @@ type Disk struct {
 	stats           DiskStats
 	opBlock         []pendingOp // see queue
 	// memo holds what the node derived from its files (a log's decoded
-	// batches), across process crashes; see Memo.
-	memo map[string]any
+	// batches), across process crashes; see Memo. unchangedBelow holds,
+	// per memo key, the offset below which the file's bytes have not
+	// changed except by the node's own writes since SetMemo (a power loss
+	// undoing pending writes, or a bit flip, lowers it).
+	memo           map[string]any
+	unchangedBelow map[string]int64
+	// flipped: files a bit flip hit, and the lowest offset. A flip of bytes
+	// only the cache held yet leaves the durable copy clean once the write
+	// settles, so a later power loss changes those bytes back.
+	flipped map[string]int64
 }
 
 func newDisk(w *World, owner NodeID, opts DiskOptions, rng *rand.Rand) *Disk {
@@ -217,12 +226,39 @@ func (d *Disk) List(prefix string) []string {
 // from are still the file's, so that the shortcut never changes a result.
 func (d *Disk) Memo(key string) any { return d.memo[key] }
 
-// SetMemo stores v under key (see Memo).
+// SetMemo stores v under key (see Memo), taken to agree with the file of
+// that name as it is now.
 func (d *Disk) SetMemo(key string, v any) {
 	if d.memo == nil {
-		d.memo = map[string]any{}
+		d.memo, d.unchangedBelow = map[string]any{}, map[string]int64{}
 	}
 	d.memo[key] = v
+	delete(d.unchangedBelow, key)
+}
+
+// UnchangedBelow is the offset below which a memo's file still holds what
+// the node itself last wrote there, since SetMemo: only a power loss (which
+// undoes the writes not yet durable) or a bit flip change bytes behind the
+// node's back. A user of the memo may skip checking bytes below it.
+func (d *Disk) UnchangedBelow(key string) int64 {
+	if _, ok := d.memo[key]; !ok {
+		return 0
+	}
+	if low, ok := d.unchangedBelow[key]; ok {
+		return low
+	}
+	return math.MaxInt64
+}
+
+// changedFrom notes that a file's bytes from off on changed behind its
+// node's back.
+func (d *Disk) changedFrom(name string, off int64) {
+	if _, ok := d.memo[name]; !ok {
+		return
+	}
+	if low, ok := d.unchangedBelow[name]; !ok || off < low {
+		d.unchangedBelow[name] = off
+	}
 }
 
 // Readable reports whether the whole of a file reads without error.
@@ -364,6 +400,12 @@ func (d *Disk) Rename(from, to string) error {
 	op := pendingOp{kind: opRename, name: from, to: to}
 	delete(d.memo, from) // what was derived from either name no longer holds
 	delete(d.memo, to)
+	delete(d.unchangedBelow, from)
+	delete(d.unchangedBelow, to)
+	if off, ok := d.flipped[from]; ok {
+		delete(d.flipped, from)
+		d.flipped[to] = off
+	}
 	d.applyCache(&op)
 	d.dropBad(to)
 	for i := range d.bad {
@@ -382,6 +424,8 @@ func (d *Disk) Remove(name string) error {
 	}
 	op := pendingOp{kind: opRemove, name: name}
 	delete(d.memo, name)
+	delete(d.unchangedBelow, name)
+	delete(d.flipped, name)
 	d.applyCache(&op)
 	d.dropBad(name)
 	d.queue(op)
@@ -627,6 +671,24 @@ func (d *Disk) powerLoss() {
 			break
 		}
 	}
+	// What the page cache held beyond the durable copy is undone: a file
+	// changes from the lowest offset an operation not yet durable touched,
+	// or a bit flip hit.
+	for name, off := range d.flipped { // kafkasim:orderless: a minimum per key
+		d.changedFrom(name, off)
+	}
+	for _, op := range d.pending[d.head:] {
+		if op.done {
+			continue
+		}
+		switch op.kind {
+		case opWrite, opTruncate:
+			d.changedFrom(op.name, op.off)
+		default:
+			d.changedFrom(op.name, 0)
+			d.changedFrom(op.to, 0)
+		}
+	}
 	d.clearPending()
 	d.cache = make(map[string]*file, len(d.durable))
 	d.used = 0
@@ -644,7 +706,7 @@ func (d *Disk) wipe() {
 	d.durable = map[string]*file{}
 	d.used = 0
 	d.bad = nil
-	d.memo = nil
+	d.memo, d.unchangedBelow, d.flipped = nil, nil, nil
 	d.tornArmed = false
 	d.fullAt = -1
 	d.fsyncSlowFactor = 1
@@ -674,6 +736,13 @@ func (d *Disk) corrupt(name string) (string, int64, bool) {
 	bit := byte(1) << d.rng.IntN(8)
 	pi, po := int(off/pageBytes), int(off%pageBytes)
 	f.pages[pi].b[po] ^= bit
+	d.changedFrom(name, off)
+	if d.flipped == nil {
+		d.flipped = map[string]int64{}
+	}
+	if low, ok := d.flipped[name]; !ok || off < low {
+		d.flipped[name] = off
+	}
 	// A page both copies share flips once.
 	if df := d.durable[name]; df != nil && off < df.size && !f.sharedWith(df, pi) {
 		df.pages[pi].b[po] ^= bit

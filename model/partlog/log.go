@@ -235,15 +235,22 @@ func (l *Log) recallSegment(seg *segment, rec *Recovery) int64 {
 	}
 	n := len(old.batches)
 	seg.batches, seg.positions, seg.lasts = make([]*record.Batch, 0, n), make([]int64, 0, n), make([]int64, 0, n)
+	// Below unchanged, the file holds what the node wrote, which is what
+	// the memo holds: only the rest needs comparing.
+	unchanged := min(l.disk.UnchangedBelow(seg.file), old.size)
+	size, _ := l.disk.Size(seg.file)
 	var pos int64
 	for i, b := range old.batches {
-		wire := b.Wire()
 		expected := l.nextOffsetAfter(seg)
-		if old.positions[i] != pos || (expected >= 0 && b.BaseOffset < expected) || !l.disk.Equal(seg.file, pos, wire) {
+		if old.positions[i] != pos || (expected >= 0 && b.BaseOffset < expected) {
+			break
+		}
+		end := pos + int64(b.SizeBytes())
+		if end > size || (end > unchanged && !l.disk.Equal(seg.file, pos, b.Wire())) {
 			break
 		}
 		seg.add(b, pos)
-		pos += int64(len(wire))
+		pos = end
 		rec.Batches++
 	}
 	return pos
