@@ -138,7 +138,7 @@ func converged(c *cluster.Cluster) (bool, string) {
 		}
 		if len(p.ISR) < len(p.Replicas) {
 			for _, r := range p.Replicas {
-				if !slices.Contains(p.ISR, r) && corruptEpoch(c, p, r) < 0 {
+				if !slices.Contains(p.ISR, r) && stuckBy(c, p, r) == "" {
 					return false, fmt.Sprintf("%s's ISR %v is not its whole replica set %v", p.TopicPartition, p.ISR, p.Replicas)
 				}
 			}
@@ -215,11 +215,11 @@ func drained(c *cluster.Cluster) (bool, string) {
 }
 
 // hasStuckReplica reports whether a replica of p is kept out of its ISR by a
-// corrupt leader epoch (see corruptEpoch): with min.insync.replicas at the
+// disk corruption (see stuckBy): with min.insync.replicas at the
 // replication factor the high watermark then stays where it is, as in Kafka.
 func hasStuckReplica(c *cluster.Cluster, p *metadata.Partition) bool {
 	for _, r := range p.Replicas {
-		if !slices.Contains(p.ISR, r) && corruptEpoch(c, p, r) >= 0 {
+		if !slices.Contains(p.ISR, r) && stuckBy(c, p, r) != "" {
 			return true
 		}
 	}
@@ -304,29 +304,44 @@ func keysOf(m map[metadata.TopicPartition]int64) []metadata.TopicPartition {
 	return keys
 }
 
-// corruptEpoch is, for a replica outside p's ISR, a leader epoch its log holds
-// that the controller never issued (above p's leader epoch), or -1. Only a
-// bit flip in a batch's partition leader epoch, a header field outside the
-// CRC, puts one there: recovery takes it into the leader-epoch cache (Kafka's
-// LogSegment.recover assigns every epoch above the cache's latest), the
-// follower fetches with it as its last fetched epoch, and the leader, which
-// cannot find where that epoch ends, answers OFFSET_OUT_OF_RANGE; the
-// follower resumes at its own log end with the same epoch, for ever. Kafka
-// keeps such a replica out of the ISR until an operator steps in, so the run
-// does not wait for it.
-func corruptEpoch(c *cluster.Cluster, p *metadata.Partition, r int32) int32 {
+// stuckBy says why a replica outside p's ISR can never rejoin it without an
+// operator, or "". Both causes are undetected disk corruption (a bit flip in
+// a batch header field the CRC does not cover), so its disk must have had a
+// flip:
+//   - its log holds a leader epoch the controller never issued (above p's):
+//     recovery takes it into the leader-epoch cache (Kafka's
+//     LogSegment.recover assigns every epoch above the cache's latest), the
+//     follower fetches with it as its last fetched epoch, and the leader,
+//     which cannot find where that epoch ends, answers OFFSET_OUT_OF_RANGE;
+//     the follower resumes at its own log end with the same epoch, for ever;
+//   - its log ends inside one of the leader's batches (a flipped base
+//     offset moved a batch boundary): every fetch returns that batch, which
+//     starts below the follower's log end and cannot be appended (Kafka's
+//     UnexpectedAppendOffsetException marks the partition failed).
+//
+// Kafka keeps such a replica out of the ISR until an operator steps in, so
+// the run does not wait for it.
+func stuckBy(c *cluster.Cluster, p *metadata.Partition, r int32) string {
 	b := c.Broker(r)
 	if b == nil || c.World.State(c.BrokerNode(r)) != sim.Running || c.World.Disk(c.BrokerNode(r)).Stats().Corruptions == 0 {
-		return -1
+		return ""
 	}
 	v := b.Partition(p.TopicPartition)
 	if v == nil || v.IsLeader() || v.Log() == nil {
-		return -1
+		return ""
 	}
 	if e := v.Log().LatestEpoch(); e > p.LeaderEpoch {
-		return e
+		return fmt.Sprintf("a bit flip gave its log leader epoch %d, above the %d the controller issued (OFFSET_OUT_OF_RANGE on every fetch, as in Kafka)", e, p.LeaderEpoch)
 	}
-	return -1
+	if lb := c.Broker(p.Leader); lb != nil && c.World.State(c.BrokerNode(p.Leader)) == sim.Running {
+		if lv := lb.Partition(p.TopicPartition); lv != nil && lv.IsLeader() && lv.Log() != nil {
+			end := v.Log().LEO()
+			if batch := lv.Log().BatchAt(end); batch != nil && batch.BaseOffset < end {
+				return fmt.Sprintf("a bit flip left its log ending at %d, inside the leader's batch %d..%d, which it cannot append (Kafka marks the partition failed)", end, batch.BaseOffset, batch.LastOffset())
+			}
+		}
+	}
+	return ""
 }
 
 // heldBack lists, for partitions with a stuck replica, what their leader's
@@ -354,9 +369,8 @@ func heldBack(c *cluster.Cluster) []checker.HeldBack {
 	return out
 }
 
-// StuckReplicas lists the replicas kept out of their ISR by a corrupt leader
-// epoch (see corruptEpoch): a cost of undetected disk corruption Kafka has
-// too, not a failure to heal.
+// StuckReplicas lists the replicas kept out of their ISR by undetected disk
+// corruption (see stuckBy): a cost Kafka has too, not a failure to heal.
 func StuckReplicas(c *cluster.Cluster) []string {
 	im := c.Metadata()
 	if im == nil {
@@ -368,8 +382,8 @@ func StuckReplicas(c *cluster.Cluster) []string {
 			if slices.Contains(p.ISR, r) {
 				continue
 			}
-			if e := corruptEpoch(c, p, r); e >= 0 {
-				out = append(out, fmt.Sprintf("%s: broker-%d stays out of the ISR: a bit flip gave its log leader epoch %d, above the %d the controller issued (OFFSET_OUT_OF_RANGE on every fetch, as in Kafka)", p.TopicPartition, r, e, p.LeaderEpoch))
+			if why := stuckBy(c, p, r); why != "" {
+				out = append(out, fmt.Sprintf("%s: broker-%d stays out of the ISR: %s", p.TopicPartition, r, why))
 			}
 		}
 	}
