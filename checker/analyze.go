@@ -83,6 +83,7 @@ type sendRec struct {
 	invoke   int64 // op index
 	complete int64 // op index, -1 while pending
 	offset   int64 // -1: unknown
+	doneAt   int64 // the completion's time (ns)
 }
 
 // session is one reader's reading of one partition, from its first poll (or
@@ -323,7 +324,7 @@ func (a *analyzer) addSend(pid int32, p *procState, o *history.Op) {
 	if s.complete >= 0 || s.proc != pid {
 		return
 	}
-	s.complete, s.typ = o.Index, o.Type
+	s.complete, s.typ, s.doneAt = o.Index, o.Type, o.Time
 	if o.Value.Partition >= 0 {
 		s.part = a.partID(o.Value.Topic, o.Value.Partition)
 	}
@@ -1012,7 +1013,7 @@ func (a *analyzer) checkLost() {
 			a.stats.LostAcked++
 			ex.Detail = what + detail
 		}
-		a.findings = append(a.findings, Finding{Type: typ, Example: ex})
+		a.findings = append(a.findings, Finding{Type: typ, Example: ex, ackedAt: s.doneAt})
 	}
 }
 

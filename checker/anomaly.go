@@ -68,6 +68,8 @@ type Finding struct {
 	copies []copyAt
 	// Poll-skip: the reader read another record at the skipped offset.
 	readOther bool
+	// Lost-acked-write: when the write was acknowledged (ns; 0 unknown).
+	ackedAt int64
 }
 
 // copyAt is one position of a record.

@@ -108,6 +108,9 @@ type DataLoss struct {
 	Partition string
 	From, To  int64 // offsets [From, To)
 	Cause     string
+	// At is when the loss happened (ns of the run; 0: unknown): a write
+	// acknowledged after it was not taken by it.
+	At int64
 	// LeaderEnd: a loss at an election, the new leader's log end then
 	// (0: unknown). Its records in [From, LeaderEnd) came from older epochs
 	// and replaced committed ones below the end offset KIP-320 validation
@@ -334,6 +337,20 @@ func (c *Config) topic(name string) TopicGuarantees {
 
 // loss finds a permitted loss covering partition at offset (offset < 0: any
 // offset of the partition).
+// lossAfter is loss for a write acknowledged at ackedAt: the first loss at
+// or after the acknowledgement that reaches the offset (an earlier one did
+// not take it), or loss's answer when times are unknown.
+func (c *Config) lossAfter(partition string, offset, ackedAt int64) (DataLoss, bool) {
+	if ackedAt > 0 {
+		for _, l := range c.Losses {
+			if l.Partition == partition && offset >= l.From && l.At > 0 && l.At >= ackedAt {
+				return l, true
+			}
+		}
+	}
+	return c.loss(partition, offset)
+}
+
 func (c *Config) loss(partition string, offset int64) (DataLoss, bool) {
 	for _, l := range c.Losses {
 		// Offsets at or after a loss's start may have been lost with it (the

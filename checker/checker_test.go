@@ -383,3 +383,27 @@ func TestHeldBackAboveAStuckHighWatermarkIsUnseen(t *testing.T) {
 	expectCount(t, r, LostAckedWrite, 1)
 	expectVerdict(t, r, LostAckedWrite, Violation)
 }
+
+// A write acknowledged after a loss was not taken by it: its verdict follows
+// the loss that came after its acknowledgement (here a disk wipe, permitted
+// even with flush.messages=1), not an earlier power loss that reached the
+// same offset (which with flush.messages=1 would be a violation).
+func TestLostWriteIsJudgedByTheLossAfterItsAcknowledgement(t *testing.T) {
+	h := &hb{}
+	h.send("p-0", "a", 0, 0, history.OK) // acknowledged at t=2000
+	h.send("p-0", "b", 0, 1, history.OK) // at t=4000
+	h.send("p-0", "c", 0, 2, history.OK)
+	h.poll("c-1", true, rec{0, 2, "c"})
+	cfg := strict
+	cfg.Topics = []TopicGuarantees{{Name: "t", ReplicationFactor: 3, MinInsyncReplicas: 2, FlushEveryMessage: true}}
+	cfg.Losses = []DataLoss{
+		{Partition: "t-0", From: 1, To: 2, Cause: "power-loss", At: 1500},
+		{Partition: "t-0", From: 0, To: 2, Cause: "disk-wipe", At: 5000},
+	}
+	r := Check(h.ops, cfg)
+	expectCount(t, r, LostAckedWrite, 2)
+	expectVerdict(t, r, LostAckedWrite, Permitted)
+	cfg.Losses[1].At = 0 // times unknown: the first loss reaching b decides, a violation
+	r = Check(h.ops, cfg)
+	expectVerdict(t, r, LostAckedWrite, Violation)
+}

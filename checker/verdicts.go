@@ -359,7 +359,11 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		fx.CommitMode = "transactional"
 	}
 	switch typ {
-	case LostAckedWrite, InconsistentOffsets:
+	case LostAckedWrite:
+		if l, ok := c.lossAfter(f.Partition, f.Offset, f.ackedAt); ok {
+			fx.Loss = &l
+		}
+	case InconsistentOffsets:
 		if l, ok := c.loss(f.Partition, f.Offset); ok {
 			fx.Loss = &l
 		}

@@ -321,6 +321,9 @@ func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leader
 		if p.uncleanFrom < 0 || from < p.uncleanFrom {
 			p.uncleanFrom = from
 		}
+		// What was acknowledged past where its log stops agreeing is
+		// gone: followers that truncate to it owe those writes nothing.
+		p.ackedUpTo = min(p.ackedUpTo, from-1)
 	}
 	if lost >= 0 {
 		a.lose(tp, p, lost, broker, log.LEO(), CommittedDataKept,
