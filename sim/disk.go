@@ -178,6 +178,7 @@ type Disk struct {
 	// only the cache held yet leaves the durable copy clean once the write
 	// settles, so a later power loss changes those bytes back.
 	flipped map[string]int64
+	flips   []Flip
 }
 
 func newDisk(w *World, owner NodeID, opts DiskOptions, rng *rand.Rand) *Disk {
@@ -260,6 +261,16 @@ func (d *Disk) changedFrom(name string, off int64) {
 		d.unchangedBelow[name] = off
 	}
 }
+
+// Flip is where a bit flip landed (a god-view fact, for audits).
+type Flip struct {
+	File   string
+	Offset int64
+}
+
+// Flips lists every bit flip the disk suffered, oldest first (a wipe
+// clears them with the disk).
+func (d *Disk) Flips() []Flip { return d.flips }
 
 // Readable reports whether the whole of a file reads without error.
 func (d *Disk) Readable(name string) bool {
@@ -706,7 +717,7 @@ func (d *Disk) wipe() {
 	d.durable = map[string]*file{}
 	d.used = 0
 	d.bad = nil
-	d.memo, d.unchangedBelow, d.flipped = nil, nil, nil
+	d.memo, d.unchangedBelow, d.flipped, d.flips = nil, nil, nil, nil
 	d.tornArmed = false
 	d.fullAt = -1
 	d.fsyncSlowFactor = 1
@@ -737,6 +748,7 @@ func (d *Disk) corrupt(name string) (string, int64, bool) {
 	pi, po := int(off/pageBytes), int(off%pageBytes)
 	f.pages[pi].b[po] ^= bit
 	d.changedFrom(name, off)
+	d.flips = append(d.flips, Flip{File: name, Offset: off})
 	if d.flipped == nil {
 		d.flipped = map[string]int64{}
 	}

@@ -122,6 +122,22 @@ func (a *Audit) brokerNode(b int32) sim.NodeID {
 	return id
 }
 
+// flipped reports whether broker's replica of tp holds a batch whose header
+// a bit flip changed where the CRC does not look (a base offset, a leader
+// epoch): corruption nothing in Kafka detects. What such a replica breaks is
+// a cost of that corruption, not a broken guarantee.
+func (a *Audit) flipped(broker int32, tp metadata.TopicPartition) bool {
+	if a.replicas == nil {
+		return false
+	}
+	flips := a.w.Disk(a.brokerNode(broker)).Flips()
+	if len(flips) == 0 {
+		return false
+	}
+	l := a.replicas(broker, tp)
+	return l != nil && l.HeaderFlipped(flips)
+}
+
 // committedAt finds the committed batch holding offset.
 func (p *partitionAudit) committedAt(offset int64) (int, bool) {
 	i := sort.Search(len(p.committed), func(i int) bool { return p.committed[i].last >= offset })
@@ -174,6 +190,9 @@ func (a *Audit) lose(tp metadata.TopicPartition, p *partitionAudit, i int, broke
 			// or corrupt): no flush policy keeps data through that.
 			cause = p.diskCause[broker]
 		}
+	}
+	if cause == "" && a.flipped(broker, tp) {
+		cause = "disk-corruption"
 	}
 	if cause == "" {
 		a.report(invariant, a.brokerNode(broker), "%s: committed offsets %d..%d %s", tp, from, to-1, how)
@@ -367,7 +386,7 @@ func (a *Audit) AckedAll(broker int32, tp metadata.TopicPartition, leaderEpoch i
 			continue
 		}
 		got := l.BatchAt(lastOffset)
-		if got == nil || want == nil || !keyOf(got).same(keyOf(want)) {
+		if (got == nil || want == nil || !keyOf(got).same(keyOf(want))) && !a.flipped(r, tp) && !a.flipped(broker, tp) {
 			a.report(AckedOnEveryISRMember, a.brokerNode(broker), "%s offset %d acknowledged with acks=all, but broker %d of ISR %v does not hold it",
 				tp, lastOffset, r, isr)
 			return
@@ -397,7 +416,7 @@ func (a *Audit) ISRJoined(leader int32, tp metadata.TopicPartition, member int32
 	p := a.part(tp)
 	delete(p.shortSince, member)
 	delete(p.diskCause, member)
-	if leo, short := p.proposedShort[member]; short {
+	if leo, short := p.proposedShort[member]; short && !a.flipped(member, tp) && !a.flipped(leader, tp) {
 		delete(p.proposedShort, member)
 		a.report(AckedOnEveryISRMember, a.brokerNode(leader), "%s: broker %d joined the ISR with its log ending at %d, before acknowledged offset %d",
 			tp, member, leo, p.ackedUpTo)
@@ -407,7 +426,7 @@ func (a *Audit) ISRJoined(leader int32, tp metadata.TopicPartition, member int32
 		return
 	}
 	ll, ml := a.replicas(leader, tp), a.replicas(member, tp)
-	if ll == nil || ml == nil {
+	if ll == nil || ml == nil || a.flipped(member, tp) || a.flipped(leader, tp) {
 		return
 	}
 	cursor := ml.Cursor(0)

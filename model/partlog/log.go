@@ -273,6 +273,24 @@ func (l *Log) nextOffsetAfter(seg *segment) int64 {
 	return -1
 }
 
+// HeaderFlipped reports whether one of flips landed in the header of a batch
+// the log holds, in the bytes the CRC does not cover (base offset, length,
+// partition leader epoch): corruption no check can find, in Kafka either.
+func (l *Log) HeaderFlipped(flips []sim.Flip) bool {
+	for _, f := range flips {
+		for _, s := range l.segs {
+			if s.file != f.File {
+				continue
+			}
+			i := sort.Search(len(s.positions), func(i int) bool { return s.positions[i] > f.Offset }) - 1
+			if i >= 0 && f.Offset-s.positions[i] < 16 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // firstOffset is the base of the log's first batch, or its end when empty.
 func (l *Log) firstOffset() int64 {
 	for _, s := range l.segs {

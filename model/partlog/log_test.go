@@ -305,3 +305,28 @@ func TestRecoveryEpochCacheSurvivesFlippedLeaderEpoch(t *testing.T) {
 		t.Fatalf("epoch cache %v, want %v (Kafka's recovery)", got, want)
 	}
 }
+
+// HeaderFlipped tells a flip in the bytes a batch's CRC does not cover
+// (base offset, length, leader epoch) from one in the bytes it does.
+func TestHeaderFlipped(t *testing.T) {
+	b := newLogBench(1, DefaultConfig(), false)
+	for i := range 3 {
+		recs := []record.Record{{Value: fmt.Sprintf("v%d", i)}}
+		if err := b.log.Append([]*record.Batch{record.New(recs, record.Producer{ID: record.NoProducer}, false, record.CompressionNone).Stamped(b.log.LEO(), 0)}, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := SegmentFile(testDir, 0)
+	second := int64(b.log.Batches(0)[0].SizeBytes())
+	for _, c := range []struct {
+		off  int64
+		want bool
+	}{{0, true}, {15, true}, {16, false}, {21, false}, {second + 3, true}, {second + 12, true}, {second + 30, false}} {
+		if got := b.log.HeaderFlipped([]sim.Flip{{File: file, Offset: c.off}}); got != c.want {
+			t.Errorf("flip at %d: header %v, want %v", c.off, got, c.want)
+		}
+	}
+	if b.log.HeaderFlipped([]sim.Flip{{File: "elsewhere", Offset: 0}}) {
+		t.Error("a flip in another file counted")
+	}
+}
