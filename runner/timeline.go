@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"kafkasim/checker"
+	"kafkasim/model/broker"
 	"kafkasim/model/cluster"
 	"kafkasim/model/metadata"
 	"kafkasim/reports"
@@ -317,28 +318,41 @@ func keysOf(m map[metadata.TopicPartition]int64) []metadata.TopicPartition {
 //   - its log ends inside one of the leader's batches (a flipped base
 //     offset moved a batch boundary): every fetch returns that batch, which
 //     starts below the follower's log end and cannot be appended (Kafka's
-//     UnexpectedAppendOffsetException marks the partition failed).
+//     UnexpectedAppendOffsetException marks the partition failed);
+//   - the leader's log holds such a flipped batch (the god view knows where
+//     each flip landed): the follower cannot copy past it (the model stops
+//     there; Kafka would copy the batch at its wrong offset, a gap).
 //
 // Kafka keeps such a replica out of the ISR until an operator steps in, so
 // the run does not wait for it.
 func stuckBy(c *cluster.Cluster, p *metadata.Partition, r int32) string {
 	b := c.Broker(r)
-	if b == nil || c.World.State(c.BrokerNode(r)) != sim.Running || c.World.Disk(c.BrokerNode(r)).Stats().Corruptions == 0 {
+	if b == nil || c.World.State(c.BrokerNode(r)) != sim.Running {
 		return ""
 	}
 	v := b.Partition(p.TopicPartition)
 	if v == nil || v.IsLeader() || v.Log() == nil {
 		return ""
 	}
+	var lv *broker.PartitionView
+	if lb := c.Broker(p.Leader); lb != nil && c.World.State(c.BrokerNode(p.Leader)) == sim.Running {
+		if x := lb.Partition(p.TopicPartition); x != nil && x.IsLeader() && x.Log() != nil {
+			lv = x
+		}
+	}
+	if lv != nil && lv.Log().HeaderFlipped(c.World.Disk(c.BrokerNode(p.Leader)).Flips()) {
+		return fmt.Sprintf("the leader broker-%d holds a batch whose header a bit flip changed outside the CRC (an offset or an epoch): its followers cannot copy past it", p.Leader)
+	}
+	if c.World.Disk(c.BrokerNode(r)).Stats().Corruptions == 0 {
+		return ""
+	}
 	if e := v.Log().LatestEpoch(); e > p.LeaderEpoch {
 		return fmt.Sprintf("a bit flip gave its log leader epoch %d, above the %d the controller issued (OFFSET_OUT_OF_RANGE on every fetch, as in Kafka)", e, p.LeaderEpoch)
 	}
-	if lb := c.Broker(p.Leader); lb != nil && c.World.State(c.BrokerNode(p.Leader)) == sim.Running {
-		if lv := lb.Partition(p.TopicPartition); lv != nil && lv.IsLeader() && lv.Log() != nil {
-			end := v.Log().LEO()
-			if batch := lv.Log().BatchAt(end); batch != nil && batch.BaseOffset < end {
-				return fmt.Sprintf("a bit flip left its log ending at %d, inside the leader's batch %d..%d, which it cannot append (Kafka marks the partition failed)", end, batch.BaseOffset, batch.LastOffset())
-			}
+	if lv != nil {
+		end := v.Log().LEO()
+		if batch := lv.Log().BatchAt(end); batch != nil && batch.BaseOffset < end {
+			return fmt.Sprintf("a bit flip left its log ending at %d, inside the leader's batch %d..%d, which it cannot append (Kafka marks the partition failed)", end, batch.BaseOffset, batch.LastOffset())
 		}
 	}
 	return ""
