@@ -59,9 +59,16 @@ func TestSweepShapesFollowKafkasDesign(t *testing.T) {
 			t.Errorf("min ISR %s: acks=all lost %.4f without any power loss", m, lost(aAll))
 		}
 	}
+	// Availability is a mean over seeds, so the claim is statistical: min
+	// ISR 2 must not be significantly more available than min ISR 1 — its
+	// 95% interval must not lie wholly above min ISR 1's. (When no fault
+	// leaves a single replica in the ISR the two are equal in expectation,
+	// and a point comparison would only test the noise.)
 	if m1, m2 := cellOf(res, map[string]string{"acks": "all", "min.insync.replicas": "1"}),
-		cellOf(res, map[string]string{"acks": "all", "min.insync.replicas": "2"}); avail(m2) > avail(m1)+1e-9 {
-		t.Errorf("min ISR 2 accepted %.4f > min ISR 1 %.4f", avail(m2), avail(m1))
+		cellOf(res, map[string]string{"acks": "all", "min.insync.replicas": "2"}); m2.Metrics["availability"].Lo > m1.Metrics["availability"].Hi+1e-9 {
+		t.Errorf("min ISR 2 accepted %.4f [%.4f, %.4f], significantly more than min ISR 1 %.4f [%.4f, %.4f]",
+			avail(m2), m2.Metrics["availability"].Lo, m2.Metrics["availability"].Hi,
+			avail(m1), m1.Metrics["availability"].Lo, m1.Metrics["availability"].Hi)
 	}
 	// Resuming: a second run finds every record and runs nothing.
 	again, err := Run(sw, Options{Seeds: 4, Parallel: 2, Out: out})
