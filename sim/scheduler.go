@@ -444,23 +444,8 @@ func (s *Scheduler) pop() {
 	n := len(s.heap) - 1
 	last := s.heap[n]
 	s.heap = s.heap[:n]
-	if n == 0 {
-		return
+	if n > 0 {
+		s.heap[0] = last
+		s.siftDown(0)
 	}
-	i := 0
-	for {
-		child := 2*i + 1
-		if child >= n {
-			break
-		}
-		if r := child + 1; r < n && s.heap[r].before(s.heap[child]) {
-			child = r
-		}
-		if !s.heap[child].before(last) {
-			break
-		}
-		s.heap[i] = s.heap[child]
-		i = child
-	}
-	s.heap[i] = last
 }

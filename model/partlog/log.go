@@ -210,10 +210,7 @@ func Open(disk *sim.Disk, gate *storage.Gate, dir string, cfg Config, logStart i
 			l.epochs = *c
 		}
 	}
-	l.epochs.TruncateFromEnd(l.LEO())
-	if first := l.BatchAt(l.firstOffset()); first != nil {
-		l.epochs.TruncateFromEnd(first.BaseOffset)
-	}
+	l.epochs.TruncateFromEnd(l.firstOffset())
 	l.each(0, func(b *record.Batch) {
 		if e := b.PartitionLeaderEpoch; e >= 0 && e > l.epochs.LatestEpoch() {
 			l.epochs.Assign(e, b.BaseOffset)
