@@ -270,7 +270,7 @@ func (a *Audit) ReplicaRecovered(broker int32, tp metadata.TopicPartition, log *
 		p.diskFaults = map[int32][2]uint64{}
 	}
 	p.diskFaults[broker] = now
-	if end := log.LEO(); end < p.committedEnd() {
+	if end := p.agreesUpTo(log); end < p.committedEnd() {
 		if p.powerLossFrom < 0 || end < p.powerLossFrom {
 			p.powerLossFrom = end
 		}
@@ -293,6 +293,27 @@ func (a *Audit) ReplicaRecovered(broker int32, tp metadata.TopicPartition, log *
 			delete(p.diskCause, broker)
 		}
 	}
+}
+
+// agreesUpTo is where a recovered log stops agreeing with what was
+// committed: its end, or below it where it holds an older epoch's batch in
+// place of a committed one. A power loss brings such a tail back when it
+// undoes a truncation that never reached disk (Kafka does not fsync a
+// truncation either): the writes a deposed leader took, never committed,
+// stand again where the epochs after it committed theirs. A batch the log
+// lacks below its end (below its start, or removed by compaction) is no
+// disagreement.
+func (p *partitionAudit) agreesUpTo(log *partlog.Log) int64 {
+	end := log.LEO()
+	i, _ := p.committedAt(log.LogStartOffset())
+	cursor := log.Cursor(log.LogStartOffset())
+	for ; i < len(p.committed) && p.committed[i].base < end; i++ {
+		k := p.committed[i]
+		if b := cursor.At(k.base); b != nil && !keyOf(b).same(k) {
+			return k.base
+		}
+	}
+	return end
 }
 
 // shortBelow reports whether a broker that lost page cache, and has not

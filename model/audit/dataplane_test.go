@@ -76,3 +76,23 @@ func TestUncleanLeaderWithDivergentTailLosesFromTheDivergence(t *testing.T) {
 		}
 	}
 }
+
+// A replica whose recovery after a power loss brought back an older epoch's
+// batch in place of a committed one (the truncation that removed it never
+// reached disk), elected cleanly as the only ISR member: the committed data
+// is lost to the power loss from where its log stops agreeing, below its log
+// end (fuzz seed 602490).
+func TestRecoveredOlderEpochTailIsPowerLoss(t *testing.T) {
+	tp := metadata.TopicPartition{Topic: "orders", Partition: 0}
+	a, logs := replicaLogs(t,
+		[]vb{{"a", 0}, {"b", 0}, {"x", 1}}, // broker 1 led epoch 1 and committed x at 2
+		[]vb{{"a", 0}, {"b", 0}, {"y", 0}}) // broker 2's disk: y, taken in epoch 0, truncated in page cache only
+	a.ReplicaHW(1, tp, 1, true, 3, logs[0])
+	a.ReplicaRecovered(2, tp, logs[1], partlog.Recovery{TruncatedAt: -1})
+	a.PartitionLeader(2, tp, 2, logs[1], false)
+	expect(t, a, CommittedDataKept, 0)
+	ls := a.Losses()
+	if len(ls) != 1 || ls[0].From != 2 || ls[0].To != 3 || ls[0].Cause != "power-loss" || ls[0].LeaderEnd != 3 {
+		t.Fatalf("losses %+v, want offset 2 lost to the power loss with the leader ending at 3", ls)
+	}
+}
