@@ -141,6 +141,9 @@ type Producer struct {
 
 	valuePrefix string
 	seq         int
+	// keyNames caches "k<n>" for the first keyNamesMax keys: a key is
+	// drawn per record, and its name is the same string every time.
+	keyNames []string
 	// expireFloor: no queued batch was created before it, so none can
 	// expire before expireFloor + delivery.timeout.ms (valid while
 	// haveFloor; a batch created since lowers it).
@@ -382,7 +385,7 @@ func (p *Producer) brokerIDs() []int32 { return slices.Sorted(maps.Keys(p.broker
 
 func (p *Producer) send() {
 	p.seq++
-	value := p.valuePrefix + ":" + strconv.Itoa(p.seq)
+	value := p.nextValue()
 	if p.cfg.Payload != "" {
 		value += " " + p.cfg.Payload
 	}
@@ -390,7 +393,7 @@ func (p *Producer) send() {
 	v.Topic, v.Value = p.cfg.Topic, value
 	rec := record.Record{Value: value, Timestamp: p.env.Now().Milliseconds()}
 	if p.cfg.Keys > 0 {
-		k := "k" + strconv.Itoa(p.env.Rand().IntN(p.cfg.Keys))
+		k := p.keyName(p.env.Rand().IntN(p.cfg.Keys))
 		rec.Key, rec.HasKey = k, true
 		v.Key, v.HasKey = k, true
 	}
@@ -400,6 +403,32 @@ func (p *Producer) send() {
 	// blocks send() for up to max.block.ms), its delivery timeout running.
 	pr := pendingRecord{value: value, record: rec, partition: -1}
 	p.append(pr)
+}
+
+// keyNamesMax bounds the key-name cache (a workload may draw from millions
+// of keys; names above the bound are built each time).
+const keyNamesMax = 1 << 12
+
+func (p *Producer) keyName(n int) string {
+	if n >= keyNamesMax {
+		return "k" + strconv.Itoa(n)
+	}
+	if p.keyNames == nil {
+		p.keyNames = make([]string, min(p.cfg.Keys, keyNamesMax))
+	}
+	if p.keyNames[n] == "" {
+		p.keyNames[n] = "k" + strconv.Itoa(n)
+	}
+	return p.keyNames[n]
+}
+
+// nextValue is the value of send number p.seq, "<prefix>:<seq>", built in
+// one allocation.
+func (p *Producer) nextValue() string {
+	var buf [64]byte
+	b := append(buf[:0], p.valuePrefix...)
+	b = append(b, ':')
+	return string(strconv.AppendInt(b, int64(p.seq), 10))
 }
 
 // Probe sends one record without a key to every partition, now, whether or
@@ -412,7 +441,7 @@ func (p *Producer) Probe() {
 	}
 	for i := range n {
 		p.seq++
-		value := p.valuePrefix + ":" + strconv.Itoa(p.seq)
+		value := p.nextValue()
 		v := history.NoValue()
 		v.Topic, v.Value = p.cfg.Topic, value
 		p.record(history.Invoke, history.FSend, v)

@@ -132,7 +132,8 @@ func (p *Producer) nextToSend(part int32, now time.Duration) *pbatch {
 
 func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
 	p.corr++
-	req := &proto.ProduceRequest{CorrelationID: p.corr, Acks: p.cfg.Acks, Timeout: p.cfg.RequestTimeout}
+	req := &proto.ProduceRequest{CorrelationID: p.corr, Acks: p.cfg.Acks, Timeout: p.cfg.RequestTimeout,
+		Partitions: make([]proto.ProducePartition, 0, len(batches))}
 	for _, b := range batches {
 		st := p.partState(b.partition)
 		if b.built == nil {
