@@ -76,6 +76,7 @@ type partitionAudit struct {
 	// permitted says a committed batch may now vanish: an unclean election,
 	// or a recovery that lost page cache, happened since.
 	uncleanFrom   int64 // committed offsets at or above this may be lost (-1: none)
+	uncleanEpoch  int32 // the latest unclean election's leader epoch: leaders of earlier ones are deposed
 	powerLossFrom int64
 	// shortSince: brokers whose log came back from a power loss shorter
 	// than what was committed (where it ended), and that have not joined
@@ -350,6 +351,7 @@ func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leader
 		}
 	}
 	if unclean {
+		p.uncleanEpoch = leaderEpoch
 		// An unclean leader's log is authoritative from where it stops
 		// agreeing with what was committed: its end, or below it where it
 		// holds a divergent tail of an older epoch (writes it took as a
@@ -383,10 +385,16 @@ func (a *Audit) AckedAll(broker int32, tp metadata.TopicPartition, leaderEpoch i
 	// stops it). The new epoch's log never had those writes: they are lost
 	// when the deposed leader truncates (committed-data-kept records the
 	// loss, permitted by the unclean election), and the new epoch's ISR
-	// owes them nothing.
-	if !(leaderEpoch < p.leaderEpoch && p.uncleanFrom >= 0 && lastOffset >= p.uncleanFrom) {
-		p.ackedUpTo = max(p.ackedUpTo, lastOffset)
+	// owes them nothing. Nor does its own ISR: it counts each member by
+	// the position that member last fetched from, and a member may have
+	// truncated to the unclean leader's log since (a fetch that waited at
+	// a paused leader moves its high watermark after the member followed
+	// the new epoch; Kafka's Partition takes it as long as its metadata
+	// knows no newer broker epoch).
+	if leaderEpoch < p.uncleanEpoch && p.uncleanFrom >= 0 && lastOffset >= p.uncleanFrom {
+		return
 	}
+	p.ackedUpTo = max(p.ackedUpTo, lastOffset)
 	leaderLog := a.replicas(broker, tp)
 	if leaderLog == nil {
 		return
