@@ -64,6 +64,9 @@ func (rm *replicaManager) writeOffsetCheckpoint(file string, value func(*partiti
 }
 
 func (rm *replicaManager) tick(kind tickKind) {
+	if rm.stopped {
+		return // the scheduler is shut down: no retention, flush or checkpoint after the final ones
+	}
 	env := rm.n.env
 	switch kind {
 	case tickISRShrink:
@@ -99,9 +102,19 @@ func (rm *replicaManager) tick(kind tickKind) {
 	}
 }
 
-// shutdown flushes every log and writes every checkpoint: what a clean
-// shutdown leaves behind.
+// shutdown is the final step of a clean shutdown, in the order of Kafka's
+// BrokerServer.shutdown: the socket server stops processing requests, the
+// metadata publishers and the scheduler stop, ReplicaManager.shutdown stops
+// the replica fetchers, and only then LogManager.shutdown flushes every log
+// and writes the checkpoints (the clean-shutdown marker follows). From here
+// on nothing writes to a log: a write after the final flush would sit in page
+// cache only, behind a marker saying the logs were closed cleanly, and a power
+// loss would undo it.
 func (rm *replicaManager) shutdown() {
+	rm.stopped = true
+	// The fetchers are gone: a fetch answer or timeout still on its way
+	// finds none and is dropped.
+	rm.fetchers = map[int32]*fetcher{}
 	for _, tp := range rm.order {
 		if p := rm.parts[tp]; p.log != nil {
 			p.log.Flush()

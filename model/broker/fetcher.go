@@ -155,8 +155,8 @@ func (rm *replicaManager) handleFetchResponse(from sim.NodeID, m *proto.FetchRes
 	for _, r := range m.Partitions {
 		tp := metadata.TopicPartition{Topic: r.Topic, Partition: r.Partition}
 		p := rm.parts[tp]
-		if p == nil || p.isLeader || p.leader != f.leader || p.log == nil {
-			continue
+		if p == nil || p.isLeader || p.leader != f.leader || p.log == nil || !slices.Contains(f.parts, tp) {
+			continue // no longer fetched from f: Kafka's fetcher drops what it removed meanwhile
 		}
 		rm.processFetched(f, p, r)
 	}

@@ -52,6 +52,14 @@ func (rm *replicaManager) unmute(from sim.NodeID) {
 		return
 	}
 	delete(rm.muted, from)
+	if rm.stopped {
+		// Requests no longer processed (see deliver): what waited unread
+		// goes with the closed connection.
+		if len(q) > 0 {
+			rm.n.env.CloseConnection(from)
+		}
+		return
+	}
 	for i, m := range q {
 		rm.handleProduce(from, m)
 		if _, busy := rm.muted[from]; busy {

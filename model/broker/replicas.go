@@ -128,6 +128,7 @@ type replicaManager struct {
 	parts     map[metadata.TopicPartition]*partition
 	order     []metadata.TopicPartition // sorted keys of parts
 	ready     bool                      // metadata caught up: replicas follow it
+	stopped   bool                      // the final step of a clean shutdown has begun: see shutdown
 	hwCkpt    map[string]int64
 	startCkpt map[string]int64
 	fetchers  map[int32]*fetcher
@@ -214,8 +215,8 @@ func (rm *replicaManager) setCaughtUp() {
 
 // metadataApplied reacts to one committed metadata batch.
 func (rm *replicaManager) metadataApplied(batch metadata.Batch) {
-	if !rm.ready {
-		return
+	if !rm.ready || rm.stopped {
+		return // not caught up yet, or the metadata publishers are closed
 	}
 	im := rm.image()
 	for _, r := range batch {
@@ -266,7 +267,22 @@ func (rm *replicaManager) apply(reg *metadata.Partition) {
 		rm.makeFollower(p, reg)
 	default:
 		p.isr = slices.Clone(reg.ISR)
+		if rm.stopsFetching(reg) {
+			rm.stopFetching(p)
+		}
 	}
+}
+
+// stopsFetching: during a controlled shutdown a follower stops fetching a
+// partition that has no leader or whose ISR it has left (Kafka's
+// ReplicaManager.applyLocalFollowersDelta with isInControlledShutdown). The
+// controller takes a broker that asked to shut down out of every ISR, so it
+// soon fetches nothing: what it would copy now is not needed by anyone, and
+// would still be arriving when the logs are flushed for the last time.
+func (rm *replicaManager) stopsFetching(reg *metadata.Partition) bool {
+	st := rm.n.life.state
+	return (st == StatePendingControlledShutdown || st == StateShuttingDown) &&
+		(reg.Leader == metadata.NoLeader || !slices.Contains(reg.ISR, rm.id()))
 }
 
 func (rm *replicaManager) openLog(p *partition) {
@@ -400,7 +416,7 @@ func (rm *replicaManager) makeFollower(p *partition, reg *metadata.Partition) {
 		rm.truncate(p, p.hw, "become follower: truncate to high watermark (hw-truncation)")
 	}
 	rm.stopFetching(p)
-	if reg.Leader != metadata.NoLeader {
+	if reg.Leader != metadata.NoLeader && !rm.stopsFetching(reg) {
 		rm.startFetching(p, reg.Leader)
 	}
 }

@@ -27,6 +27,17 @@ type parkedTimeout struct{ p *parkedFetch }
 
 // deliver routes the data-plane messages; it reports whether m was one.
 func (rm *replicaManager) deliver(from sim.NodeID, m sim.Message) bool {
+	if rm.stopped {
+		switch m.(type) {
+		case *proto.ProduceRequest, *proto.FetchRequest, *proto.ListOffsetsRequest, *proto.OffsetsForLeaderEpochRequest,
+			*proto.MetadataRequest, *proto.InitProducerIDRequest:
+			// The socket server has stopped processing requests (Kafka's
+			// SocketServer.stopProcessingRequests): the connection closes
+			// and the client tries another broker.
+			rm.n.env.CloseConnection(from)
+			return true
+		}
+	}
 	switch m := m.(type) {
 	case *proto.ProduceRequest:
 		rm.handleProduce(from, m)
