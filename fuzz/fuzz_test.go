@@ -3,9 +3,11 @@ package fuzz
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"kafkasim/scenarios"
 	"kafkasim/sim"
@@ -101,6 +103,14 @@ func TestCampaignWritesItsSummaryAndShardsSplitSeeds(t *testing.T) {
 	}
 	if sum.Runs != 4 || sum.Shard != "1/3" || sum.RunsPerSecond <= 0 {
 		t.Fatalf("summary: %+v", sum)
+	}
+	if _, measured := processCPU(); measured {
+		// Four runs take a CPU-second or so; the rate per CPU-second is
+		// the runs over exactly that time.
+		cpu := time.Duration(sum.CPUNs)
+		if cpu <= 0 || math.Abs(sum.RunsPerCPUSecond-4/cpu.Seconds()) > 1e-9*sum.RunsPerCPUSecond {
+			t.Fatalf("CPU figures: %v used, %.3f runs per CPU-second", cpu, sum.RunsPerCPUSecond)
+		}
 	}
 	data, err := os.ReadFile(filepath.Join(out, "summary.json"))
 	if err != nil {

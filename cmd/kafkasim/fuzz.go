@@ -114,8 +114,8 @@ Exit 1 when a failure was found, 0 otherwise.`,
 				return simulatorFailed("%v", err)
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "fuzz: %d runs in %v (%.2f runs/s, %.2f per core), %d failures", sum.Runs,
-				time.Duration(sum.WallNs).Round(time.Millisecond), sum.RunsPerSecond, sum.RunsPerSecondPerCore, sum.Failures)
+			fmt.Fprintf(w, "fuzz: %d runs in %v (%.2f runs/s, %.2f per core, %.2f per CPU-second), %d failures", sum.Runs,
+				time.Duration(sum.WallNs).Round(time.Millisecond), sum.RunsPerSecond, sum.RunsPerSecondPerCore, sum.RunsPerCPUSecond, sum.Failures)
 			if sum.TimeToFirstFailureNs >= 0 {
 				fmt.Fprintf(w, ", first after %v", time.Duration(sum.TimeToFirstFailureNs).Round(time.Millisecond))
 			}
