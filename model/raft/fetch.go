@@ -43,7 +43,15 @@ func (r *Raft) fetchFailed() {
 }
 
 func (r *Raft) handleFetchResponse(from sim.NodeID, m *FetchResponse) {
-	if !r.fetchInFlight || from != r.fetchTarget || m.FetchOffset != r.fetchOffset {
+	// The echoes stand in for Kafka's correlation ids (a response the request
+	// manager no longer expects is dropped). A fetch in flight was sent at this
+	// replica's current epoch — every change of epoch ends it — so an answer
+	// asked at another epoch is to a fetch given up on, even from the same
+	// target at the same offset: an observer that timed out on its epoch-5
+	// leader and went round the voters to epoch 6 must not take that leader's
+	// late answer, follow epoch 5 again and truncate to its divergence (fuzz
+	// seed 705884).
+	if !r.fetchInFlight || from != r.fetchTarget || m.FetchOffset != r.fetchOffset || m.RequestedEpoch != r.epoch {
 		return // an answer to a fetch this replica gave up on
 	}
 	r.fetchInFlight = false

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"kafkasim/model/proto"
 	"kafkasim/model/storage"
 	"kafkasim/sim"
 )
@@ -244,4 +245,63 @@ func TestDivergentFollowerTruncatesInSeveralRounds(t *testing.T) {
 			t.Fatalf("entry %d still differs after truncation", off)
 		}
 	}
+}
+
+// TestObserverDropsAnAnswerToAFetchOfAnEarlierEpoch replays fuzz seed 705884
+// at one observer, with the voters' answers written by hand: it follows the
+// leader of epoch 5 and fetches at offset 5; that fetch times out, the observer
+// goes round the voters, learns epoch 6 and fetches from the same voter at the
+// same offset again. The late answer to the epoch-5 fetch (a divergence, from
+// a leader the quorum has since replaced) must be dropped, as Kafka drops a
+// response whose correlation id it no longer expects: the observer stays at
+// epoch 6 and keeps its log.
+func TestObserverDropsAnAnswerToAFetchOfAnEarlierEpoch(t *testing.T) {
+	w := sim.NewWorld(sim.DefaultOptions(1))
+	voters := []sim.NodeID{0, 1, 2}
+	for i := range voters {
+		w.AddNode(sim.NodeSpec{Name: fmt.Sprintf("c%d", i), New: func() sim.Node { return idle{} }})
+	}
+	obs := &voter{cfg: DefaultConfig(voters)}
+	id := w.AddNode(sim.NodeSpec{Name: "observer", New: func() sim.Node { return obs }})
+	l, _ := OpenLog(w.Disk(id), "__cluster_metadata-0/log", id, nil)
+	for off, e := range []int32{1, 1, 4, 4, 4} {
+		l.Append(Entry{Offset: int64(off), Epoch: e, Data: []byte{byte(off), byte(e)}})
+	}
+	w.Start()
+	w.RunFor(time.Millisecond)
+	r := obs.r
+	answer := func(from sim.NodeID, m *FetchResponse) {
+		w.At(w.Now(), func() { r.Deliver(from, m) })
+		w.RunFor(time.Millisecond)
+	}
+	inFlight := func(step string, target sim.NodeID, epoch int32) {
+		t.Helper()
+		if !r.fetchInFlight || r.fetchTarget != target || r.epoch != epoch || r.fetchOffset != 5 {
+			t.Fatalf("%s: want a fetch to %d at epoch %d offset 5 in flight, have in flight %v to %d at epoch %d offset %d",
+				step, target, epoch, r.fetchInFlight, r.fetchTarget, r.epoch, r.fetchOffset)
+		}
+	}
+	inFlight("boot", 0, 4)
+	answer(0, &FetchResponse{Error: proto.FencedLeaderEpoch, LeaderID: 1, LeaderEpoch: 5, RequestedEpoch: 4, FetchOffset: 5})
+	inFlight("following epoch 5", 1, 5)
+	w.RunFor(r.cfg.FetchTimeout) // the leader of epoch 5 does not answer in time
+	inFlight("looking for the leader again", 1, 5)
+	answer(1, &FetchResponse{Error: proto.FencedLeaderEpoch, LeaderID: sim.NoNode, LeaderEpoch: 6, RequestedEpoch: 5, FetchOffset: 5})
+	inFlight("epoch 6", 2, 6)
+	answer(2, &FetchResponse{Error: proto.NotLeaderOrFollower, LeaderID: sim.NoNode, LeaderEpoch: 6, RequestedEpoch: 6, FetchOffset: 5})
+	w.RunFor(r.cfg.RetryBackoff)
+	answer(0, &FetchResponse{Error: proto.NotLeaderOrFollower, LeaderID: sim.NoNode, LeaderEpoch: 6, RequestedEpoch: 6, FetchOffset: 5})
+	w.RunFor(r.cfg.RetryBackoff)
+	inFlight("epoch 6, round the voters", 1, 6)
+
+	// The answer to the first fetch to 1, asked at epoch 5, arrives now.
+	answer(1, &FetchResponse{Error: proto.None, LeaderID: 1, LeaderEpoch: 5, RequestedEpoch: 5, FetchOffset: 5,
+		Diverging: &DivergingEpoch{Epoch: 1, EndOffset: 2}})
+	if r.Epoch() != 6 || r.Leader() != sim.NoNode {
+		t.Fatalf("a late answer to an epoch-5 fetch moved the observer from epoch 6 to epoch %d (leader %d)", r.Epoch(), r.Leader())
+	}
+	if r.Log().EndOffset() != 5 {
+		t.Fatalf("the observer truncated to %d on the divergence a replaced leader sent to an abandoned fetch", r.Log().EndOffset())
+	}
+	inFlight("after the stale answer", 1, 6)
 }
