@@ -294,6 +294,17 @@ func (r *Raft) changed(oldRole Role, oldEpoch int32, oldLeader sim.NodeID) {
 // state, and reports the change afterwards.
 func (r *Raft) transition(role Role, epoch int32, leader sim.NodeID, body func()) {
 	oldRole, oldEpoch, oldLeader := r.role, r.epoch, r.leader
+	if epoch < r.epoch {
+		// Kafka's QuorumState refuses every transition to an earlier epoch
+		// (IllegalStateException, and the node halts): whatever asked for
+		// it answered something this replica has moved past.
+		r.fatal = fmt.Sprintf("asked to become %s of epoch %d, at epoch %d", role, epoch, r.epoch)
+		r.env.Note("raft", "fatal: "+r.fatal)
+		if r.cfg.Audit != nil {
+			r.cfg.Audit.Fatal(r.id, r.fatal)
+		}
+		return
+	}
 	if r.role == Leader && (role != Leader || epoch != r.epoch) {
 		r.ls.stop()
 		r.ls = nil

@@ -305,3 +305,33 @@ func TestObserverDropsAnAnswerToAFetchOfAnEarlierEpoch(t *testing.T) {
 	}
 	inFlight("after the stale answer", 1, 6)
 }
+
+// A replica never moves to an earlier epoch: Kafka's QuorumState refuses the
+// transition and the node halts. The model reports it as fatal (the audit's
+// raft-fatal) and stays where it is, whatever message asked for it — the
+// guard behind every handler's own epoch check.
+func TestTransitionToAnEarlierEpochIsFatal(t *testing.T) {
+	w := sim.NewWorld(sim.DefaultOptions(1))
+	voters := []sim.NodeID{0, 1, 2}
+	for i := range voters {
+		w.AddNode(sim.NodeSpec{Name: fmt.Sprintf("c%d", i), New: func() sim.Node { return idle{} }})
+	}
+	obs := &voter{cfg: DefaultConfig(voters)}
+	w.AddNode(sim.NodeSpec{Name: "observer", New: func() sim.Node { return obs }})
+	w.Start()
+	w.RunFor(time.Millisecond)
+	r := obs.r
+	w.At(w.Now(), func() { r.learn(6, sim.NoNode) })
+	w.RunFor(time.Millisecond)
+	if r.Epoch() != 6 || r.Fatal() != "" {
+		t.Fatalf("learning epoch 6: at epoch %d, fatal %q", r.Epoch(), r.Fatal())
+	}
+	w.At(w.Now(), func() { r.learn(5, 1) })
+	w.RunFor(time.Millisecond)
+	if r.Epoch() != 6 || r.Leader() != sim.NoNode {
+		t.Fatalf("asked to follow 1 in epoch 5 at epoch 6, it moved to epoch %d (leader %d)", r.Epoch(), r.Leader())
+	}
+	if r.Fatal() == "" {
+		t.Fatal("a transition to an earlier epoch must be fatal, as Kafka's QuorumState makes it")
+	}
+}
