@@ -96,3 +96,30 @@ func TestRecoveredOlderEpochTailIsPowerLoss(t *testing.T) {
 		t.Fatalf("losses %+v, want offset 2 lost to the power loss with the leader ending at 3", ls)
 	}
 }
+
+// A leader deposed by an unclean election that has not learned it yet
+// acknowledges, with the ISR it still knows, a write its followers no longer
+// hold (they truncated to the unclean leader's log; fetches that waited at the
+// deposed leader moved its high watermark). The write is lost with the
+// election, which the topic permits: no ISR owes it, neither the new epoch's
+// nor the stale one (fuzz seed 601822). Without an unclean election the same
+// acknowledgement breaks acked-on-every-isr-member.
+func TestDeposedLeaderAckAfterUncleanElectionIsOwedByNoISR(t *testing.T) {
+	tp := metadata.TopicPartition{Topic: "orders", Partition: 0}
+	for _, unclean := range []bool{true, false} {
+		a, logs := replicaLogs(t,
+			[]vb{{"a", 0}, {"b", 0}, {"y", 0}}, // broker 1 led epoch 0; y is the write it acknowledges late
+			[]vb{{"a", 0}})                     // broker 2 holds what the new epoch's log holds
+		a.SetReplicas(func(broker int32, _ metadata.TopicPartition) *partlog.Log { return logs[broker-1] })
+		a.ReplicaHW(1, tp, 0, true, 2, logs[0]) // a and b committed in epoch 0
+		if unclean {
+			a.PartitionLeader(2, tp, 1, logs[1], true) // broker 2 elected uncleanly: b lost from offset 1
+		}
+		a.AckedAll(1, tp, 0, 2, []int32{1, 2}, 1) // the deposed leader acknowledges y at 2
+		if unclean {
+			expect(t, a, AckedOnEveryISRMember, 0)
+			continue
+		}
+		expect(t, a, AckedOnEveryISRMember, 1)
+	}
+}
