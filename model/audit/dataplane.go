@@ -75,9 +75,11 @@ type partitionAudit struct {
 	hwHint map[int32]int
 	// permitted says a committed batch may now vanish: an unclean election,
 	// or a recovery that lost page cache, happened since.
-	uncleanFrom   int64 // committed offsets at or above this may be lost (-1: none)
-	uncleanEpoch  int32 // the latest unclean election's leader epoch: leaders of earlier ones are deposed
-	powerLossFrom int64
+	uncleanFrom int64 // committed offsets at or above this may be lost (-1: none)
+	// uncleanElections: each unclean election's leader epoch and where its
+	// loss began; a leader of an earlier epoch is deposed by it.
+	uncleanElections []uncleanElection
+	powerLossFrom    int64
 	// shortSince: brokers whose log came back from a power loss shorter
 	// than what was committed (where it ended), and that have not joined
 	// the ISR since. Only such a broker can lack committed data the way
@@ -87,9 +89,10 @@ type partitionAudit struct {
 	// of their disk, not only their page cache: "disk-wipe" (replaced) or
 	// "disk-corruption" (recovery cut a batch that failed its checks);
 	// they lost what they had fsynced too. diskFaults is each broker's
-	// disk wipe and corruption counts when its replica was last opened.
+	// disk wipe, corruption and power-loss counts when its replica was last
+	// opened.
 	diskCause  map[int32]string
-	diskFaults map[int32][2]uint64
+	diskFaults map[int32][3]uint64
 	ackedUpTo  int64 // last offset acknowledged with acks=all, -1
 	// leaderEpoch is the highest leader epoch a broker took up.
 	leaderEpoch int32
@@ -259,19 +262,26 @@ func (a *Audit) ReplicaTruncated(broker int32, tp metadata.TopicPartition, to in
 }
 
 // ReplicaRecovered notes a replica whose log came back shorter than what was
-// committed: its page cache was lost. Committed data from there on may now be
-// lost, if no other copy survives.
+// committed (or disagreeing with it) because recovery lost data: a power loss
+// took its page cache, its disk was replaced or corrupt. Committed data from
+// there on may now be lost, if no other copy survives.
 func (a *Audit) ReplicaRecovered(broker int32, tp metadata.TopicPartition, log *partlog.Log, rec partlog.Recovery) {
 	p := a.part(tp)
 	p.hwChecked[broker] = min(p.hwChecked[broker], log.LEO())
 	stats := a.w.Disk(a.brokerNode(broker)).Stats()
-	now := [2]uint64{stats.Wipes, stats.Corruptions}
+	now := [3]uint64{stats.Wipes, stats.Corruptions, a.w.ProcessStats(a.brokerNode(broker)).PowerLosses}
 	before, opened := p.diskFaults[broker]
 	if p.diskFaults == nil {
-		p.diskFaults = map[int32][2]uint64{}
+		p.diskFaults = map[int32][3]uint64{}
 	}
 	p.diskFaults[broker] = now
-	if end := p.agreesUpTo(log); end < p.committedEnd() {
+	// Only a recovery that lost something makes a replica short: a power
+	// loss (page cache gone), a wipe, corruption, or a cut at recovery. A
+	// process killed or shut down comes back with the log it left, which
+	// was already as long as it was; calling it short would excuse, as a
+	// power loss, committed data some other broker loses later.
+	lostData := now != before || rec.CorruptionReason != "" || rec.TruncatedAt >= 0
+	if end := p.agreesUpTo(log); lostData && end < p.committedEnd() {
 		if p.powerLossFrom < 0 || end < p.powerLossFrom {
 			p.powerLossFrom = end
 		}
@@ -351,7 +361,6 @@ func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leader
 		}
 	}
 	if unclean {
-		p.uncleanEpoch = leaderEpoch
 		// An unclean leader's log is authoritative from where it stops
 		// agreeing with what was committed: its end, or below it where it
 		// holds a divergent tail of an older epoch (writes it took as a
@@ -363,6 +372,7 @@ func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leader
 		if p.uncleanFrom < 0 || from < p.uncleanFrom {
 			p.uncleanFrom = from
 		}
+		p.uncleanElections = append(p.uncleanElections, uncleanElection{epoch: leaderEpoch, from: from})
 		// What was acknowledged past where its log stops agreeing is
 		// gone: followers that truncate to it owe those writes nothing.
 		p.ackedUpTo = min(p.ackedUpTo, from-1)
@@ -371,6 +381,23 @@ func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leader
 		a.lose(tp, p, lost, broker, log.LEO(), CommittedDataKept,
 			fmt.Sprintf("missing from the log of broker %d, elected leader in epoch %d", broker, leaderEpoch))
 	}
+}
+
+type uncleanElection struct {
+	epoch int32
+	from  int64
+}
+
+// deposedLoses reports whether an unclean election of a later epoch than
+// leaderEpoch lost offset: a write a leader of leaderEpoch acknowledged there
+// went with that election.
+func (p *partitionAudit) deposedLoses(leaderEpoch int32, offset int64) bool {
+	for _, e := range p.uncleanElections {
+		if e.epoch > leaderEpoch && e.from <= offset {
+			return true
+		}
+	}
+	return false
 }
 
 // AckedAll checks that an acks=all write is on every ISR member.
@@ -391,7 +418,7 @@ func (a *Audit) AckedAll(broker int32, tp metadata.TopicPartition, leaderEpoch i
 	// a paused leader moves its high watermark after the member followed
 	// the new epoch; Kafka's Partition takes it as long as its metadata
 	// knows no newer broker epoch).
-	if leaderEpoch < p.uncleanEpoch && p.uncleanFrom >= 0 && lastOffset >= p.uncleanFrom {
+	if p.deposedLoses(leaderEpoch, lastOffset) {
 		return
 	}
 	p.ackedUpTo = max(p.ackedUpTo, lastOffset)
