@@ -175,6 +175,7 @@ type Scheduler struct {
 	// is rebuilt without them (request timeouts are nearly all cancelled,
 	// and would otherwise fill the heap for as long as the timeout).
 	cancelled int
+	iterating bool // inside forEachPending: compaction waits
 
 	steps        uint64
 	instantSteps uint64
@@ -255,9 +256,13 @@ func (s *Scheduler) Cancel(id EventID) {
 		e.Kind = eventCancelled
 		e.Payload = nil
 		s.cancelled++
-		if s.cancelled > 4096 && s.cancelled > len(s.heap)/2 {
-			s.compact()
-		}
+		s.maybeCompact()
+	}
+}
+
+func (s *Scheduler) maybeCompact() {
+	if !s.iterating && s.cancelled > 4096 && s.cancelled > len(s.heap)/2 {
+		s.compact()
 	}
 }
 
@@ -275,6 +280,8 @@ func (s *Scheduler) compact() {
 	}
 	clear(s.heap[len(kept):])
 	s.heap = kept
+	// (n-2)/arity is the last element's parent; with n < 2 Go's division
+	// truncates to 0, hence the guard.
 	for i := (len(s.heap) - 2) / heapArity; len(s.heap) > 1 && i >= 0; i-- {
 		s.siftDown(i)
 	}
@@ -426,12 +433,18 @@ func (s *Scheduler) release(slot uint32) {
 // particular order; f may cancel the event it is given. Callers that act on
 // what they find must sort it first.
 func (s *Scheduler) forEachPending(f func(id EventID, e *Event)) {
+	// f may cancel events (a cut drops what is in flight): the heap must
+	// not be compacted under the loop, or events would be skipped or seen
+	// twice. Compaction waits for the loop's end.
+	s.iterating = true
 	for _, h := range s.heap {
 		e := &s.slab[h.slot]
 		if e.Kind != eventCancelled {
 			f(EventID{slot: h.slot, seq: e.Seq}, e)
 		}
 	}
+	s.iterating = false
+	s.maybeCompact()
 }
 
 func (s *Scheduler) push(h heapEntry) {
