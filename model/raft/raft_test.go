@@ -297,6 +297,9 @@ func TestObserverDropsAnAnswerToAFetchOfAnEarlierEpoch(t *testing.T) {
 	// The answer to the first fetch to 1, asked at epoch 5, arrives now.
 	answer(1, &FetchResponse{Error: proto.None, LeaderID: 1, LeaderEpoch: 5, RequestedEpoch: 5, FetchOffset: 5,
 		Diverging: &DivergingEpoch{Epoch: 1, EndOffset: 2}})
+	if r.Fatal() != "" {
+		t.Fatalf("a late answer to an abandoned fetch must be dropped before it asks for anything: %s", r.Fatal())
+	}
 	if r.Epoch() != 6 || r.Leader() != sim.NoNode {
 		t.Fatalf("a late answer to an epoch-5 fetch moved the observer from epoch 6 to epoch %d (leader %d)", r.Epoch(), r.Leader())
 	}
