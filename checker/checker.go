@@ -335,8 +335,6 @@ func (c *Config) topic(name string) TopicGuarantees {
 	return TopicGuarantees{Name: name, ReplicationFactor: 1, MinInsyncReplicas: 1}
 }
 
-// loss finds a permitted loss covering partition at offset (offset < 0: any
-// offset of the partition).
 // lossAfter is loss for a write acknowledged at ackedAt: the first loss at
 // or after the acknowledgement that reaches the offset (an earlier one did
 // not take it), or loss's answer when times are unknown.
@@ -351,6 +349,8 @@ func (c *Config) lossAfter(partition string, offset, ackedAt int64) (DataLoss, b
 	return c.loss(partition, offset)
 }
 
+// loss finds a permitted loss covering partition at offset (offset < 0: any
+// offset of the partition).
 func (c *Config) loss(partition string, offset int64) (DataLoss, bool) {
 	for _, l := range c.Losses {
 		// Offsets at or after a loss's start may have been lost with it (the

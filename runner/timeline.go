@@ -230,6 +230,16 @@ func hasStuckReplica(c *cluster.Cluster, p *metadata.Partition) bool {
 // catchUp remembers the highest log end each out-of-ISR replica has reached.
 type catchUp map[string]int64
 
+// rise records x under key and reports whether it beat an earlier record
+// (the first record of a key is no progress: nothing to compare it with).
+func (m catchUp) rise(key string, x int64) bool {
+	best, ok := m[key]
+	if !ok || x > best {
+		m[key] = x
+	}
+	return ok && x > best
+}
+
 // progressed reports whether some replica outside its partition's ISR, on a
 // running broker, has a log end beyond any it had before: a follower still
 // fetching its backlog. A follower stuck, or truncating and refetching the
@@ -245,19 +255,13 @@ func (m catchUp) progressed(c *cluster.Cluster) bool {
 		// its log end (followers in the ISR still copying a backlog);
 		// otherwise only those out of the ISR.
 		draining := false
-		if b := c.Broker(p.Leader); b != nil && c.World.State(c.BrokerNode(p.Leader)) == sim.Running {
-			if v := b.Partition(p.TopicPartition); v != nil && v.IsLeader() && v.Log() != nil {
-				draining = v.HighWatermark() < v.Log().LEO()
-				// A leader still appending a backlog (acks=0 requests
-				// queued behind flush-every-message fsyncs; the model has
-				// no TCP flow control) moves its high watermark on its own.
-				key := fmt.Sprintf("%s/hw", p.TopicPartition)
-				if hw := v.HighWatermark(); draining {
-					if best, ok := m[key]; !ok || hw > best {
-						moved = moved || ok
-						m[key] = hw
-					}
-				}
+		if v := leaderView(c, p); v != nil {
+			draining = v.HighWatermark() < v.Log().LEO()
+			// A leader still appending a backlog (acks=0 requests queued
+			// behind flush-every-message fsyncs; the model has no TCP flow
+			// control) moves its high watermark on its own.
+			if draining && m.rise(fmt.Sprintf("%s/hw", p.TopicPartition), v.HighWatermark()) {
+				moved = true
 			}
 		}
 		if len(p.ISR) >= len(p.Replicas) && !draining {
@@ -275,13 +279,8 @@ func (m catchUp) progressed(c *cluster.Cluster) bool {
 			if v == nil || v.Log() == nil {
 				continue
 			}
-			key := fmt.Sprintf("%s/%d", p.TopicPartition, r)
-			leo := v.Log().LEO()
-			if best, ok := m[key]; !ok || leo > best {
-				if ok {
-					moved = true
-				}
-				m[key] = leo
+			if m.rise(fmt.Sprintf("%s/%d", p.TopicPartition, r), v.Log().LEO()) {
+				moved = true
 			}
 		}
 	}
@@ -306,9 +305,8 @@ func keysOf(m map[metadata.TopicPartition]int64) []metadata.TopicPartition {
 }
 
 // stuckBy says why a replica outside p's ISR can never rejoin it without an
-// operator, or "". Both causes are undetected disk corruption (a bit flip in
-// a batch header field the CRC does not cover), so its disk must have had a
-// flip:
+// operator, or "". Every cause is undetected disk corruption (a bit flip in
+// a batch header field the CRC does not cover), on its disk or the leader's:
 //   - its log holds a leader epoch the controller never issued (above p's):
 //     recovery takes it into the leader-epoch cache (Kafka's
 //     LogSegment.recover assigns every epoch above the cache's latest), the
@@ -334,12 +332,7 @@ func stuckBy(c *cluster.Cluster, p *metadata.Partition, r int32) string {
 	if v == nil || v.IsLeader() || v.Log() == nil {
 		return ""
 	}
-	var lv *broker.PartitionView
-	if lb := c.Broker(p.Leader); lb != nil && c.World.State(c.BrokerNode(p.Leader)) == sim.Running {
-		if x := lb.Partition(p.TopicPartition); x != nil && x.IsLeader() && x.Log() != nil {
-			lv = x
-		}
-	}
+	lv := leaderView(c, p)
 	if lv != nil && lv.Log().HeaderFlipped(c.World.Disk(c.BrokerNode(p.Leader)).Flips()) {
 		return fmt.Sprintf("the leader broker-%d holds a batch whose header a bit flip changed outside the CRC (an offset or an epoch): its followers cannot copy past it", p.Leader)
 	}
@@ -358,6 +351,19 @@ func stuckBy(c *cluster.Cluster, p *metadata.Partition, r int32) string {
 	return ""
 }
 
+// leaderView is p's partition on its leader, if that broker runs, leads it
+// and has its log open; nil otherwise.
+func leaderView(c *cluster.Cluster, p *metadata.Partition) *broker.PartitionView {
+	b := c.Broker(p.Leader)
+	if b == nil || c.World.State(c.BrokerNode(p.Leader)) != sim.Running {
+		return nil
+	}
+	if v := b.Partition(p.TopicPartition); v != nil && v.IsLeader() && v.Log() != nil {
+		return v
+	}
+	return nil
+}
+
 // heldBack lists, for partitions with a stuck replica, what their leader's
 // log holds above its high watermark: with the ISR kept below
 // min.insync.replicas the high watermark cannot reach it, so no reader sees
@@ -372,11 +378,7 @@ func heldBack(c *cluster.Cluster) []checker.HeldBack {
 		if !hasStuckReplica(c, p) {
 			continue
 		}
-		b := c.Broker(p.Leader)
-		if b == nil || c.World.State(c.BrokerNode(p.Leader)) != sim.Running {
-			continue
-		}
-		if v := b.Partition(p.TopicPartition); v != nil && v.IsLeader() && v.Log() != nil && v.HighWatermark() < v.Log().LEO() {
+		if v := leaderView(c, p); v != nil && v.HighWatermark() < v.Log().LEO() {
 			out = append(out, checker.HeldBack{Partition: p.TopicPartition.String(), From: v.HighWatermark(), To: v.Log().LEO()})
 		}
 	}

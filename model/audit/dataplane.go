@@ -75,7 +75,6 @@ type partitionAudit struct {
 	hwHint map[int32]int
 	// permitted says a committed batch may now vanish: an unclean election,
 	// or a recovery that lost page cache, happened since.
-	uncleanFrom int64 // committed offsets at or above this may be lost (-1: none)
 	// uncleanElections: each unclean election's leader epoch and where its
 	// loss began; a leader of an earlier epoch is deposed by it.
 	uncleanElections []uncleanElection
@@ -115,7 +114,7 @@ func (a *Audit) part(tp metadata.TopicPartition) *partitionAudit {
 	}
 	p := a.parts[tp]
 	if p == nil {
-		p = &partitionAudit{hwChecked: map[int32]int64{}, uncleanFrom: -1, powerLossFrom: -1, ackedUpTo: -1}
+		p = &partitionAudit{hwChecked: map[int32]int64{}, powerLossFrom: -1, ackedUpTo: -1}
 		a.parts[tp] = p
 	}
 	return p
@@ -181,7 +180,7 @@ func (a *Audit) lose(tp metadata.TopicPartition, p *partitionAudit, i int, broke
 	}
 	cause := ""
 	switch {
-	case p.uncleanFrom >= 0 && from >= p.uncleanFrom:
+	case p.uncleanLoses(from):
 		// An unclean election chose a leader that may lack committed data,
 		// whatever the disks kept.
 		cause = "unclean-election"
@@ -369,9 +368,6 @@ func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leader
 		if lost >= 0 {
 			from = min(from, p.committed[lost].base)
 		}
-		if p.uncleanFrom < 0 || from < p.uncleanFrom {
-			p.uncleanFrom = from
-		}
 		p.uncleanElections = append(p.uncleanElections, uncleanElection{epoch: leaderEpoch, from: from})
 		// What was acknowledged past where its log stops agreeing is
 		// gone: followers that truncate to it owe those writes nothing.
@@ -386,6 +382,17 @@ func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leader
 type uncleanElection struct {
 	epoch int32
 	from  int64
+}
+
+// uncleanLoses reports whether an unclean election may have lost committed
+// data at offset: its leader's log stopped agreeing at or below it.
+func (p *partitionAudit) uncleanLoses(offset int64) bool {
+	for _, e := range p.uncleanElections {
+		if e.from <= offset {
+			return true
+		}
+	}
+	return false
 }
 
 // deposedLoses reports whether an unclean election of a later epoch than

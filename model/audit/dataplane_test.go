@@ -81,39 +81,32 @@ func TestUncleanLeaderWithDivergentTailLosesFromTheDivergence(t *testing.T) {
 // batch in place of a committed one (the truncation that removed it never
 // reached disk), elected cleanly as the only ISR member: the committed data
 // is lost to the power loss from where its log stops agreeing, below its log
-// end (fuzz seed 602490).
-func TestRecoveredOlderEpochTailIsPowerLoss(t *testing.T) {
+// end (fuzz seed 602490). After a restart that lost nothing (killed, page
+// cache kept) the tail is what the broker held before, and a committed batch
+// another broker then truncates is a violation, not a power loss.
+func TestRecoveredOlderEpochTailIsPowerLossOnlyAfterOne(t *testing.T) {
 	tp := metadata.TopicPartition{Topic: "orders", Partition: 0}
-	a, logs := replicaLogs(t,
-		[]vb{{"a", 0}, {"b", 0}, {"x", 1}}, // broker 1 led epoch 1 and committed x at 2
-		[]vb{{"a", 0}, {"b", 0}, {"y", 0}}) // broker 2's disk: y, taken in epoch 0, truncated in page cache only
-	a.ReplicaHW(1, tp, 1, true, 3, logs[0])
-	a.w.Crash(a.brokerNode(2), true) // the power loss
-	a.ReplicaRecovered(2, tp, logs[1], partlog.Recovery{TruncatedAt: -1})
-	a.PartitionLeader(2, tp, 2, logs[1], false)
-	expect(t, a, CommittedDataKept, 0)
-	ls := a.Losses()
-	if len(ls) != 1 || ls[0].From != 2 || ls[0].To != 3 || ls[0].Cause != "power-loss" || ls[0].LeaderEnd != 3 {
-		t.Fatalf("losses %+v, want offset 2 lost to the power loss with the leader ending at 3", ls)
-	}
-}
-
-// The same logs after a restart that lost nothing (the process was killed,
-// page cache kept): broker 2's older-epoch tail is what it held before, not
-// something recovery brought back, and a committed batch another broker then
-// truncates is a violation, not a power loss.
-func TestRecoveryThatLostNothingExcusesNoLoss(t *testing.T) {
-	tp := metadata.TopicPartition{Topic: "orders", Partition: 0}
-	a, logs := replicaLogs(t,
-		[]vb{{"a", 0}, {"b", 0}, {"x", 1}},
-		[]vb{{"a", 0}, {"b", 0}, {"y", 0}})
-	a.ReplicaHW(1, tp, 1, true, 3, logs[0])
-	a.w.Crash(a.brokerNode(2), false) // killed: page cache kept
-	a.ReplicaRecovered(2, tp, logs[1], partlog.Recovery{TruncatedAt: -1})
-	a.ReplicaTruncated(1, tp, 2, logs[0].Batches(2), "a truncation nothing permits")
-	expect(t, a, CommittedDataKept, 1)
-	if ls := a.Losses(); len(ls) != 0 {
-		t.Fatalf("losses %+v: nothing lost page cache, so nothing may be excused", ls)
+	for _, powerLoss := range []bool{true, false} {
+		a, logs := replicaLogs(t,
+			[]vb{{"a", 0}, {"b", 0}, {"x", 1}}, // broker 1 led epoch 1 and committed x at 2
+			[]vb{{"a", 0}, {"b", 0}, {"y", 0}}) // broker 2: y, taken in epoch 0, truncated in page cache only
+		a.ReplicaHW(1, tp, 1, true, 3, logs[0])
+		a.w.Crash(a.brokerNode(2), powerLoss)
+		a.ReplicaRecovered(2, tp, logs[1], partlog.Recovery{TruncatedAt: -1})
+		if !powerLoss {
+			a.ReplicaTruncated(1, tp, 2, logs[0].Batches(2), "a truncation nothing permits")
+			expect(t, a, CommittedDataKept, 1)
+			if ls := a.Losses(); len(ls) != 0 {
+				t.Fatalf("losses %+v: nothing lost page cache, so nothing may be excused", ls)
+			}
+			continue
+		}
+		a.PartitionLeader(2, tp, 2, logs[1], false)
+		expect(t, a, CommittedDataKept, 0)
+		ls := a.Losses()
+		if len(ls) != 1 || ls[0].From != 2 || ls[0].To != 3 || ls[0].Cause != "power-loss" || ls[0].LeaderEnd != 3 {
+			t.Fatalf("losses %+v, want offset 2 lost to the power loss with the leader ending at 3", ls)
+		}
 	}
 }
 

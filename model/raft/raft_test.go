@@ -247,6 +247,26 @@ func TestDivergentFollowerTruncatesInSeveralRounds(t *testing.T) {
 	}
 }
 
+// observerOfIdleVoters starts an observer of three voters that answer
+// nothing (a test answers for them), its log holding one entry per given
+// epoch, and returns it running.
+func observerOfIdleVoters(epochs ...int32) (*sim.World, *Raft) {
+	w := sim.NewWorld(sim.DefaultOptions(1))
+	voters := []sim.NodeID{0, 1, 2}
+	for i := range voters {
+		w.AddNode(sim.NodeSpec{Name: fmt.Sprintf("c%d", i), New: func() sim.Node { return idle{} }})
+	}
+	obs := &voter{cfg: DefaultConfig(voters)}
+	id := w.AddNode(sim.NodeSpec{Name: "observer", New: func() sim.Node { return obs }})
+	l, _ := OpenLog(w.Disk(id), "__cluster_metadata-0/log", id, nil)
+	for off, e := range epochs {
+		l.Append(Entry{Offset: int64(off), Epoch: e, Data: []byte{byte(off), byte(e)}})
+	}
+	w.Start()
+	w.RunFor(time.Millisecond)
+	return w, obs.r
+}
+
 // TestObserverDropsAnAnswerToAFetchOfAnEarlierEpoch replays fuzz seed 705884
 // at one observer, with the voters' answers written by hand: it follows the
 // leader of epoch 5 and fetches at offset 5; that fetch times out, the observer
@@ -256,20 +276,7 @@ func TestDivergentFollowerTruncatesInSeveralRounds(t *testing.T) {
 // response whose correlation id it no longer expects: the observer stays at
 // epoch 6 and keeps its log.
 func TestObserverDropsAnAnswerToAFetchOfAnEarlierEpoch(t *testing.T) {
-	w := sim.NewWorld(sim.DefaultOptions(1))
-	voters := []sim.NodeID{0, 1, 2}
-	for i := range voters {
-		w.AddNode(sim.NodeSpec{Name: fmt.Sprintf("c%d", i), New: func() sim.Node { return idle{} }})
-	}
-	obs := &voter{cfg: DefaultConfig(voters)}
-	id := w.AddNode(sim.NodeSpec{Name: "observer", New: func() sim.Node { return obs }})
-	l, _ := OpenLog(w.Disk(id), "__cluster_metadata-0/log", id, nil)
-	for off, e := range []int32{1, 1, 4, 4, 4} {
-		l.Append(Entry{Offset: int64(off), Epoch: e, Data: []byte{byte(off), byte(e)}})
-	}
-	w.Start()
-	w.RunFor(time.Millisecond)
-	r := obs.r
+	w, r := observerOfIdleVoters(1, 1, 4, 4, 4)
 	answer := func(from sim.NodeID, m *FetchResponse) {
 		w.At(w.Now(), func() { r.Deliver(from, m) })
 		w.RunFor(time.Millisecond)
@@ -314,16 +321,7 @@ func TestObserverDropsAnAnswerToAFetchOfAnEarlierEpoch(t *testing.T) {
 // raft-fatal) and stays where it is, whatever message asked for it — the
 // guard behind every handler's own epoch check.
 func TestTransitionToAnEarlierEpochIsFatal(t *testing.T) {
-	w := sim.NewWorld(sim.DefaultOptions(1))
-	voters := []sim.NodeID{0, 1, 2}
-	for i := range voters {
-		w.AddNode(sim.NodeSpec{Name: fmt.Sprintf("c%d", i), New: func() sim.Node { return idle{} }})
-	}
-	obs := &voter{cfg: DefaultConfig(voters)}
-	w.AddNode(sim.NodeSpec{Name: "observer", New: func() sim.Node { return obs }})
-	w.Start()
-	w.RunFor(time.Millisecond)
-	r := obs.r
+	w, r := observerOfIdleVoters()
 	w.At(w.Now(), func() { r.learn(6, sim.NoNode) })
 	w.RunFor(time.Millisecond)
 	if r.Epoch() != 6 || r.Fatal() != "" {
