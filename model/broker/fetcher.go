@@ -21,7 +21,16 @@ type fetcher struct {
 	inflight    uint64                    // correlation id, 0 if none
 	backoffTill map[metadata.TopicPartition]bool
 	gen         uint64
-	sentEpoch   map[metadata.TopicPartition]int32
+	// sent is what the fetch in flight asked for, per partition: an answer
+	// counts only for a partition still at that position.
+	sent map[metadata.TopicPartition]sentFetch
+}
+
+// sentFetch is one partition of the fetch in flight: the leader epoch the
+// follower knew and the offset it fetched from.
+type sentFetch struct {
+	leaderEpoch int32
+	offset      int64
 }
 
 // fetcherTimer ends a fetch that got no answer (gen matches), or a
@@ -81,14 +90,14 @@ func (rm *replicaManager) sendFetch(f *fetcher) {
 		return
 	}
 	req := &proto.FetchRequest{ReplicaID: rm.id(), BrokerEpoch: rm.n.life.epoch, MaxWait: rm.cfg.ReplicaFetchWaitMax}
-	f.sentEpoch = map[metadata.TopicPartition]int32{}
+	f.sent = map[metadata.TopicPartition]sentFetch{}
 	for _, tp := range f.parts {
 		p := rm.parts[tp]
 		if p == nil || p.isLeader || p.failed || p.leader != f.leader || p.log == nil || f.backoffTill[tp] {
 			continue
 		}
 		lastEpoch := p.log.LatestEpoch()
-		f.sentEpoch[tp] = p.leaderEpoch
+		f.sent[tp] = sentFetch{leaderEpoch: p.leaderEpoch, offset: p.log.LEO()}
 		if rm.cfg.Bugs.HWTruncation {
 			lastEpoch = -1 // no epochs to compare: followers trust their high watermark
 		}
@@ -158,6 +167,14 @@ func (rm *replicaManager) handleFetchResponse(from sim.NodeID, m *proto.FetchRes
 		if p == nil || p.isLeader || p.leader != f.leader || p.log == nil || !slices.Contains(f.parts, tp) {
 			continue // no longer fetched from f: Kafka's fetcher drops what it removed meanwhile
 		}
+		if s, ok := f.sent[tp]; !ok || s.offset != p.log.LEO() || f.backoffTill[tp] {
+			// The log moved since the fetch was sent (truncated on a leader
+			// change, cut by recovery): the answer is for a position this
+			// replica no longer holds. Kafka's fetcher processes an answer
+			// only if the partition is ready to fetch and its fetch offset
+			// is the one requested.
+			continue
+		}
 		rm.processFetched(f, p, r)
 	}
 	rm.sendFetch(f)
@@ -185,7 +202,7 @@ func (rm *replicaManager) processFetched(f *fetcher, p *partition, r proto.Fetch
 		}
 		return
 	case proto.FencedLeaderEpoch:
-		if e, ok := f.sentEpoch[p.tp]; ok && e != p.leaderEpoch {
+		if e := f.sent[p.tp].leaderEpoch; e != p.leaderEpoch {
 			rm.note("replication", "%s: FENCED_LEADER_EPOCH for epoch %d, now %d: fetch again", p.tp, e, p.leaderEpoch)
 			return
 		}

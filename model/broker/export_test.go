@@ -1,0 +1,23 @@
+package broker
+
+import "kafkasim/model/metadata"
+
+// FetchInFlight reports the offset the fetch in flight from leader asked
+// for tp, if one is in flight and covers it.
+func (n *Node) FetchInFlight(leader int32, tp metadata.TopicPartition) (int64, bool) {
+	if n.rm == nil {
+		return 0, false
+	}
+	f := n.rm.fetchers[leader]
+	if f == nil || f.inflight == 0 {
+		return 0, false
+	}
+	s, ok := f.sent[tp]
+	return s.offset, ok
+}
+
+// TruncateReplica cuts this broker's replica of tp to offset, as a follower
+// does when a fetch answer says its log diverges.
+func (n *Node) TruncateReplica(tp metadata.TopicPartition, offset int64) {
+	n.rm.truncate(n.rm.parts[tp], offset, "test")
+}

@@ -1,0 +1,61 @@
+package broker_test
+
+import (
+	"testing"
+	"time"
+
+	"kafkasim/model/cluster"
+	"kafkasim/model/metadata"
+	"kafkasim/model/producer"
+)
+
+// A fetch answer counts only for a partition still at the offset it asked
+// from (Kafka's AbstractFetcherThread: "the current offset is the same as the
+// offset requested"). Here the follower's log is cut while its fetch is in
+// flight; the answer, for the old log end, must be dropped and the follower
+// fetch again from its new end at once — not try to append it, find the
+// offsets do not line up, and back off for replica.fetch.backoff.ms.
+func TestFetchAnswerForAMovedLogIsDropped(t *testing.T) {
+	cfg := cluster.DefaultConfig(7)
+	cfg.Controllers, cfg.Brokers = 1, 2
+	cfg.Topics = []cluster.TopicSpec{{Name: "orders", Partitions: 1, ReplicationFactor: 2, Assignment: [][]int32{{1, 2}}}}
+	pc := producer.DefaultConfig("", "orders")
+	pc.Rate, pc.Keys = 200, 10
+	cfg.Producers = []cluster.ProducerSpec{{Name: "p", Count: 1, Config: pc}}
+	c, err := cluster.Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := metadata.TopicPartition{Topic: "orders", Partition: 0}
+	w := c.World
+	var cutAt time.Duration
+	var cutFrom, cutTo int64
+	w.SetAfterEvent(func() {
+		if cutAt > 0 || w.Now() < 5*time.Second {
+			return
+		}
+		follower := c.Broker(2)
+		off, ok := follower.FetchInFlight(1, tp)
+		v := follower.Partition(tp)
+		if !ok || v == nil || off != v.Log().LEO() || off < 50 {
+			return
+		}
+		cutAt, cutFrom, cutTo = w.Now(), off, off-20
+		follower.TruncateReplica(tp, cutTo)
+	})
+	w.Start()
+	w.RunUntil(5 * time.Second)
+	for cutAt == 0 && w.Now() < 10*time.Second {
+		w.RunUntil(w.Now() + time.Millisecond)
+	}
+	if cutAt == 0 {
+		t.Fatal("the follower never had a fetch in flight at its log end")
+	}
+	// replica.fetch.backoff.ms is 1 s: well before that the follower must
+	// have fetched back what was cut, and more.
+	w.RunUntil(cutAt + 300*time.Millisecond)
+	if leo := c.Broker(2).Partition(tp).Log().LEO(); leo <= cutFrom {
+		t.Fatalf("cut from %d to %d at %v: 300 ms later the follower's log ends at %d (it backed off on the stale answer)",
+			cutFrom, cutTo, cutAt, leo)
+	}
+}
