@@ -43,6 +43,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -268,8 +269,9 @@ type Flip struct {
 	Offset int64
 }
 
-// Flips lists every bit flip the disk suffered, oldest first (a wipe
-// clears them with the disk).
+// Flips lists every bit flip in the disk's files, oldest first, by the
+// files' current names: a rename carries a file's flips along, a removal or
+// a wipe clears them.
 func (d *Disk) Flips() []Flip { return d.flips }
 
 // Readable reports whether the whole of a file reads without error.
@@ -413,9 +415,18 @@ func (d *Disk) Rename(from, to string) error {
 	delete(d.memo, to)
 	delete(d.unchangedBelow, from)
 	delete(d.unchangedBelow, to)
+	delete(d.flipped, to)
 	if off, ok := d.flipped[from]; ok {
 		delete(d.flipped, from)
 		d.flipped[to] = off
+	}
+	// The flips follow the bytes they hit: those of the file replaced at to
+	// are gone with it, those of from are now to's.
+	d.flips = slices.DeleteFunc(d.flips, func(f Flip) bool { return f.File == to })
+	for i := range d.flips {
+		if d.flips[i].File == from {
+			d.flips[i].File = to
+		}
 	}
 	d.applyCache(&op)
 	d.dropBad(to)
@@ -437,6 +448,7 @@ func (d *Disk) Remove(name string) error {
 	delete(d.memo, name)
 	delete(d.unchangedBelow, name)
 	delete(d.flipped, name)
+	d.flips = slices.DeleteFunc(d.flips, func(f Flip) bool { return f.File == name })
 	d.applyCache(&op)
 	d.dropBad(name)
 	d.queue(op)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -443,5 +444,42 @@ func TestRenamedFileDoesNotWriteThroughTheOldNamesDurableCopy(t *testing.T) {
 	}
 	if disk.Exists("seg.deleted") {
 		t.Fatal("the rename was never made durable, yet seg.deleted survived")
+	}
+}
+
+// The list of flips names files as they are now: a segment renamed after a
+// flip (compaction's swap) keeps its flip under the new name, and a file
+// removed or replaced takes its flips with it.
+func TestFlipsFollowTheirFile(t *testing.T) {
+	w, disk, _ := diskWorld(t, DefaultDiskOptions())
+	disk.WriteFile("a.cleaned", bytes.Repeat([]byte{0x55}, 100))
+	disk.WriteFile("a", bytes.Repeat([]byte{0x66}, 100))
+	disk.WriteFile("b", bytes.Repeat([]byte{0x77}, 100))
+	for _, f := range []string{"a", "a.cleaned", "b"} {
+		if err := w.InjectFault(Fault{Kind: FaultDisk, Disk: DiskCorrupt, Target: "n", File: f}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := func() []string {
+		var out []string
+		for _, f := range disk.Flips() {
+			out = append(out, f.File)
+		}
+		return out
+	}
+	if got := files(); !slices.Equal(got, []string{"a", "a.cleaned", "b"}) {
+		t.Fatalf("flips after three corruptions: %v", got)
+	}
+	if err := disk.Rename("a.cleaned", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if got := files(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("after a.cleaned replaced a: flips in %v, want the cleaned file's under a, and b's", got)
+	}
+	if err := disk.Remove("b"); err != nil {
+		t.Fatal(err)
+	}
+	if got := files(); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("after b was removed: flips in %v, want [a]", got)
 	}
 }
