@@ -11,7 +11,12 @@
 //     within one incarnation;
 //   - replicas-agree-below-hw: an entry below any replica's high watermark is
 //     the same entry on every replica whose high watermark passed it;
-//   - committed-entry-kept: no replica ever truncates a committed entry;
+//   - committed-entry-kept: no replica truncates a committed entry that it
+//     knew was committed (below its own high watermark) or that the leader
+//     it follows must hold (one of an epoch at or after the commit's: Raft's
+//     leader completeness). A replica still following a deposed leader of
+//     an earlier epoch may drop an entry committed since, and fetch it again
+//     from the new leader: Raft permits that;
 //   - raft-fatal: no replica meets a state Kafka treats as fatal (a
 //     divergence below its high watermark);
 //   - single-leader-per-partition-epoch: one partition leader per leader
@@ -85,7 +90,10 @@ type Audit struct {
 	epochs      map[sim.NodeID]int32
 	hws         map[sim.NodeID]hwMark
 	committed   []raft.Entry
-	partLeaders map[epochLeader]int32
+	// commitEpochs: for each committed entry, the epoch of the replica whose
+	// high watermark passed it first (the leader that committed it).
+	commitEpochs []int32
+	partLeaders  map[epochLeader]int32
 
 	replicas func(broker int32, tp metadata.TopicPartition) *partlog.Log
 	parts    map[metadata.TopicPartition]*partitionAudit
@@ -167,7 +175,7 @@ func (a *Audit) BecameLeader(node sim.NodeID, epoch int32) {
 }
 
 // HighWatermark checks monotonicity and records or compares committed entries.
-func (a *Audit) HighWatermark(node sim.NodeID, hw int64, log *raft.Log) {
+func (a *Audit) HighWatermark(node sim.NodeID, epoch int32, hw int64, log *raft.Log) {
 	inc := a.w.Incarnation(node)
 	prev, ok := a.hws[node]
 	from := int64(0)
@@ -190,19 +198,24 @@ func (a *Audit) HighWatermark(node sim.NodeID, hw int64, log *raft.Log) {
 		}
 		if off == int64(len(a.committed)) {
 			a.committed = append(a.committed, e)
+			a.commitEpochs = append(a.commitEpochs, epoch)
 		}
 	}
 }
 
-// Appended is part of raft.LogObserver; appends need no check of their own.
-func (a *Audit) Appended(sim.NodeID, []raft.Entry) {}
-
-// Truncated checks that no committed entry is thrown away.
-func (a *Audit) Truncated(node sim.NodeID, to int64, removed []raft.Entry) {
+// Diverged checks that a replica repairing its log keeps every committed
+// entry it must hold: one below its own high watermark (it knew it was
+// committed), or one committed in an epoch not after the one it is in (the
+// leader it follows was elected after the commit and holds the entry).
+func (a *Audit) Diverged(node sim.NodeID, epoch int32, hw, to int64, removed []raft.Entry) {
 	for i, e := range removed {
 		off := to + int64(i)
-		if off < int64(len(a.committed)) && a.committed[off].Same(e) {
-			a.report(CommittedEntryKept, node, "truncated committed metadata entry %d (epoch %d)", off, e.Epoch)
+		if off >= int64(len(a.committed)) || !a.committed[off].Same(e) {
+			continue
+		}
+		if off < hw || epoch >= a.commitEpochs[off] {
+			a.report(CommittedEntryKept, node, "truncated committed metadata entry %d (epoch %d, committed in epoch %d) in epoch %d",
+				off, e.Epoch, a.commitEpochs[off], epoch)
 			return
 		}
 	}

@@ -28,7 +28,7 @@ func newAudit(t *testing.T) (*Audit, *sim.World) {
 // logWith builds a replica log holding entries of the given epochs.
 func logWith(t *testing.T, w *sim.World, node sim.NodeID, epochs ...int32) *raft.Log {
 	t.Helper()
-	l, _ := raft.OpenLog(w.Disk(node), "log", node, nil)
+	l, _ := raft.OpenLog(w.Disk(node), "log")
 	for i, e := range epochs {
 		if err := l.Append(raft.Entry{Offset: int64(i), Epoch: e, Data: []byte{byte(e)}}); err != nil {
 			t.Fatal(err)
@@ -67,37 +67,45 @@ func TestEpochMonotonic(t *testing.T) {
 func TestMetadataHWMonotonicPerIncarnation(t *testing.T) {
 	a, w := newAudit(t)
 	l := logWith(t, w, 0, 1, 1, 1)
-	a.HighWatermark(0, 2, l)
-	a.HighWatermark(0, 3, l)
+	a.HighWatermark(0, 2, 2, l)
+	a.HighWatermark(0, 2, 3, l)
 	expect(t, a, MetadataHWMonotonic, 0)
-	a.HighWatermark(0, 1, l)
+	a.HighWatermark(0, 2, 1, l)
 	expect(t, a, MetadataHWMonotonic, 1)
 	w.Crash(0, true)
 	w.Restart(0)
-	a.HighWatermark(0, 1, l) // a restarted replica learns its high watermark again
+	a.HighWatermark(0, 2, 1, l) // a restarted replica learns its high watermark again
 	expect(t, a, MetadataHWMonotonic, 1)
 }
 
 func TestReplicasAgreeBelowHW(t *testing.T) {
 	a, w := newAudit(t)
-	a.HighWatermark(0, 2, logWith(t, w, 0, 1, 2))
-	a.HighWatermark(1, 2, logWith(t, w, 1, 1, 2))
+	a.HighWatermark(0, 2, 2, logWith(t, w, 0, 1, 2))
+	a.HighWatermark(1, 2, 2, logWith(t, w, 1, 1, 2))
 	expect(t, a, ReplicasAgreeBelowHW, 0)
-	a.HighWatermark(2, 2, logWith(t, w, 2, 1, 3))
+	a.HighWatermark(2, 2, 2, logWith(t, w, 2, 1, 3))
 	expect(t, a, ReplicasAgreeBelowHW, 1)
 }
 
 func TestCommittedEntryKept(t *testing.T) {
 	a, w := newAudit(t)
 	l := logWith(t, w, 0, 1, 1, 2)
-	a.HighWatermark(0, 2, l)
+	a.HighWatermark(0, 2, 2, l) // entries 0 and 1 committed in epoch 2
 	// Truncating an uncommitted entry, or a different entry at a committed
 	// offset, is how followers repair their logs.
-	a.Truncated(1, 2, []raft.Entry{l.Entry(2)})
-	a.Truncated(1, 1, []raft.Entry{{Offset: 1, Epoch: 7}})
+	a.Diverged(1, 2, 1, 2, []raft.Entry{l.Entry(2)})
+	a.Diverged(1, 2, 1, 1, []raft.Entry{{Offset: 1, Epoch: 7}})
+	// A replica still in epoch 1, following a deposed leader that never had
+	// entry 1, drops it above its own high watermark: it fetches it again
+	// from the leader of epoch 2.
+	a.Diverged(1, 1, 1, 1, []raft.Entry{l.Entry(1), l.Entry(2)})
 	expect(t, a, CommittedEntryKept, 0)
-	a.Truncated(1, 1, []raft.Entry{l.Entry(1), l.Entry(2)})
+	// Below its own high watermark it knew the entry was committed.
+	a.Diverged(1, 1, 2, 1, []raft.Entry{l.Entry(1), l.Entry(2)})
 	expect(t, a, CommittedEntryKept, 1)
+	// In the commit's epoch, its leader must hold the entry.
+	a.Diverged(1, 2, 1, 1, []raft.Entry{l.Entry(1), l.Entry(2)})
+	expect(t, a, CommittedEntryKept, 2)
 }
 
 func TestRaftFatal(t *testing.T) {

@@ -136,6 +136,13 @@ func (r *Raft) truncateToDivergence(d DivergingEpoch) {
 		return
 	}
 	r.env.Note("raft", fmt.Sprintf("truncate metadata log to %d (diverging epoch %d ends at %d)", to, d.Epoch, d.EndOffset))
+	if r.cfg.Audit != nil {
+		removed := make([]Entry, 0, r.log.EndOffset()-max(to, 0))
+		for off := max(to, 0); off < r.log.EndOffset(); off++ {
+			removed = append(removed, r.log.Entry(off))
+		}
+		r.cfg.Audit.Diverged(r.id, r.epoch, r.hw, to, removed)
+	}
 	r.log.TruncateTo(to)
 	r.truncations++ // fsyncs issued before this no longer describe the log
 	r.durableEnd = min(r.durableEnd, to)
@@ -151,7 +158,7 @@ func (r *Raft) advanceHighWatermark(hw int64) {
 	}
 	r.hw = hw
 	if r.cfg.Audit != nil {
-		r.cfg.Audit.HighWatermark(r.id, hw, r.log)
+		r.cfg.Audit.HighWatermark(r.id, r.epoch, hw, r.log)
 	}
 	if r.cfg.OnCommit != nil {
 		r.cfg.OnCommit(hw)

@@ -24,22 +24,14 @@ func (e Entry) Same(o Entry) bool {
 	return e.Offset == o.Offset && e.Epoch == o.Epoch && e.Control == o.Control && string(e.Data) == string(o.Data)
 }
 
-// LogObserver sees every change of a log; the god-view audit implements it.
-type LogObserver interface {
-	Appended(node sim.NodeID, entries []Entry)
-	Truncated(node sim.NodeID, to int64, removed []Entry)
-}
-
 // Log is the metadata log of one replica: entries in memory, mirrored as
 // checksummed frames in one file on the node's disk.
 type Log struct {
-	disk     *sim.Disk
-	file     string
-	node     sim.NodeID
-	entries  []Entry
-	starts   []int64 // file position of each entry's frame
-	size     int64
-	observer LogObserver
+	disk    *sim.Disk
+	file    string
+	entries []Entry
+	starts  []int64 // file position of each entry's frame
+	size    int64
 }
 
 const entryHeaderBytes = 13
@@ -70,8 +62,8 @@ func decodeEntry(b []byte) (Entry, bool) {
 // OpenLog recovers a log from disk: it keeps the longest prefix of valid
 // frames whose offsets run 0, 1, 2, ... and truncates the file after it (a
 // torn or corrupt tail). It reports how many bytes were cut.
-func OpenLog(disk *sim.Disk, file string, node sim.NodeID, observer LogObserver) (*Log, int64) {
-	l := &Log{disk: disk, file: file, node: node, observer: observer}
+func OpenLog(disk *sim.Disk, file string) (*Log, int64) {
+	l := &Log{disk: disk, file: file}
 	data, err := disk.ReadFile(file)
 	if err != nil {
 		return l, 0
@@ -143,9 +135,6 @@ func (l *Log) Append(entries ...Entry) error {
 		pos += int64(storage.FrameHeaderBytes + entryHeaderBytes + len(e.Data))
 	}
 	l.size = pos
-	if l.observer != nil {
-		l.observer.Appended(l.node, entries)
-	}
 	return nil
 }
 
@@ -155,15 +144,11 @@ func (l *Log) TruncateTo(to int64) {
 		return
 	}
 	to = max(to, 0)
-	removed := append([]Entry(nil), l.entries[to:]...)
 	l.size = l.starts[to]
 	l.entries = l.entries[:to]
 	l.starts = l.starts[:to]
 	if err := l.disk.Truncate(l.file, l.size); err != nil {
 		panic(fmt.Sprintf("raft: truncating log: %v", err))
-	}
-	if l.observer != nil {
-		l.observer.Truncated(l.node, to, removed)
 	}
 }
 

@@ -87,13 +87,17 @@ func DefaultConfig(voters []sim.NodeID) Config {
 
 // Auditor sees what the god-view invariants check.
 type Auditor interface {
-	LogObserver
 	// EpochPersisted: the replica's quorum state, at epoch, is durable.
 	EpochPersisted(node sim.NodeID, epoch int32)
 	// BecameLeader: the replica leads epoch.
 	BecameLeader(node sim.NodeID, epoch int32)
-	// HighWatermark: the replica's high watermark advanced to hw.
-	HighWatermark(node sim.NodeID, hw int64, log *Log)
+	// HighWatermark: the replica, in epoch, advanced its high watermark to
+	// hw.
+	HighWatermark(node sim.NodeID, epoch int32, hw int64, log *Log)
+	// Diverged: the replica, in epoch with its high watermark at hw, is
+	// about to truncate its log to to, removing removed, because the leader
+	// it follows says the logs diverge there.
+	Diverged(node sim.NodeID, epoch int32, hw, to int64, removed []Entry)
 	// Fatal: the replica met a state Kafka treats as fatal.
 	Fatal(node sim.NodeID, what string)
 }
@@ -170,7 +174,7 @@ func New(env sim.Env, gate *storage.Gate, cfg Config) *Raft {
 // Start recovers the log and the quorum state and takes up the role they imply.
 func (r *Raft) Start() {
 	var cut int64
-	r.log, cut = OpenLog(r.env.Disk(), r.cfg.Dir+"/log", r.id, r.cfg.Audit)
+	r.log, cut = OpenLog(r.env.Disk(), r.cfg.Dir+"/log")
 	if cut > 0 {
 		r.env.Note("raft", fmt.Sprintf("recovery cut %d bytes of torn metadata log", cut))
 	}

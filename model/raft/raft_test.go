@@ -168,7 +168,7 @@ func TestLogRecoveryCutsATornTail(t *testing.T) {
 	w.Start()
 	w.RunUntil(0)
 	d := w.Disk(0)
-	l, _ := OpenLog(d, "log", 0, nil)
+	l, _ := OpenLog(d, "log")
 	for i := range 5 {
 		l.Append(Entry{Offset: int64(i), Epoch: 1, Data: []byte("durable")})
 	}
@@ -178,12 +178,12 @@ func TestLogRecoveryCutsATornTail(t *testing.T) {
 	if err := w.InjectFault(sim.Fault{Kind: sim.FaultDisk, Disk: sim.DiskTornWrite, Target: "n"}); err != nil {
 		t.Fatal(err)
 	}
-	got, cut := OpenLog(d, "log", 0, nil)
+	got, cut := OpenLog(d, "log")
 	if got.EndOffset() != 5 || got.LastEpoch() != 1 || cut == 0 {
 		t.Fatalf("recovery should keep the 5 durable entries and cut the torn one: end %d cut %d", got.EndOffset(), cut)
 	}
 	got.Append(Entry{Offset: 5, Epoch: 3, Data: []byte("after")})
-	again, cut := OpenLog(d, "log", 0, nil)
+	again, cut := OpenLog(d, "log")
 	if again.EndOffset() != 6 || cut != 0 || string(again.Entry(5).Data) != "after" {
 		t.Fatal("appending after recovery must continue the log cleanly")
 	}
@@ -192,7 +192,7 @@ func TestLogRecoveryCutsATornTail(t *testing.T) {
 func TestEndOffsetForEpoch(t *testing.T) {
 	w := sim.NewWorld(sim.DefaultOptions(1))
 	w.AddNode(sim.NodeSpec{Name: "n", New: func() sim.Node { return idle{} }})
-	l, _ := OpenLog(w.Disk(0), "log", 0, nil)
+	l, _ := OpenLog(w.Disk(0), "log")
 	for i, e := range []int32{1, 1, 3, 3, 5} {
 		l.Append(Entry{Offset: int64(i), Epoch: e})
 	}
@@ -222,7 +222,7 @@ func TestDivergentFollowerTruncatesInSeveralRounds(t *testing.T) {
 	q := newQuorum(5, 3, 0, func(w *sim.World, ids []sim.NodeID) {
 		for i, es := range epochs {
 			d := w.Disk(ids[i])
-			l, _ := OpenLog(d, "__cluster_metadata-0/log", ids[i], nil)
+			l, _ := OpenLog(d, "__cluster_metadata-0/log")
 			for off, e := range es {
 				// The same (offset, epoch) is the same entry on every replica.
 				l.Append(Entry{Offset: int64(off), Epoch: e, Data: []byte{byte(off), byte(e)}})
@@ -258,7 +258,7 @@ func observerOfIdleVoters(epochs ...int32) (*sim.World, *Raft) {
 	}
 	obs := &voter{cfg: DefaultConfig(voters)}
 	id := w.AddNode(sim.NodeSpec{Name: "observer", New: func() sim.Node { return obs }})
-	l, _ := OpenLog(w.Disk(id), "__cluster_metadata-0/log", id, nil)
+	l, _ := OpenLog(w.Disk(id), "__cluster_metadata-0/log")
 	for off, e := range epochs {
 		l.Append(Entry{Offset: int64(off), Epoch: e, Data: []byte{byte(off), byte(e)}})
 	}
