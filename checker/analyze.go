@@ -92,9 +92,13 @@ type session struct {
 	proc, part int32
 	final, rc  bool
 	hasLast    bool
-	first      int64 // first offset read
-	max        int64 // highest offset read
-	last       int64 // last offset read (the position's predecessor)
+	// fromStart: the reader began at the log start (assign mode, no group,
+	// auto.offset.reset=earliest): it read every offset below first that
+	// existed, as far as readAcross is concerned.
+	fromStart bool
+	first     int64 // first offset read
+	max       int64 // highest offset read
+	last      int64 // last offset read (the position's predecessor)
 }
 
 // skipCandidate is a jump in a session's offsets, checked at the end
@@ -123,13 +127,17 @@ type procState struct {
 	pollIso string // isolation of the pending poll invocation
 	pollAt  int64  // op index of the pending poll invocation
 	pollFin bool
-	rank    int32
-	txn     int32     // open transaction, -1
-	reads   []readRef // transactional records read since this process's last transaction ended
-	readSet map[int64]bool
-	keySeen map[keyID]keySeen
-	commits []pendingCommit
-	fetches []pendingFetch
+	// finalPolls counts the final polls that completed, finalRecs whether
+	// any of them returned a record: what the process's final reads cover.
+	finalPolls int
+	finalRecs  bool
+	rank       int32
+	txn        int32     // open transaction, -1
+	reads      []readRef // transactional records read since this process's last transaction ended
+	readSet    map[int64]bool
+	keySeen    map[keyID]keySeen
+	commits    []pendingCommit
+	fetches    []pendingFetch
 }
 
 type partKey struct {
@@ -160,8 +168,16 @@ type analyzer struct {
 	txnReads []txnRead
 	groups   groupState
 
-	finalTopic map[int32]bool // topics covered by final reads
-	finalBegin int64          // op index of the first final poll (-1: none yet)
+	// What final reads cover: whole topics (a reader without an assignment
+	// that returned their records reads every partition of them), single
+	// partitions (those a final reader was assigned, or returned records
+	// of), or everything (a final reader without an assignment that
+	// returned nothing at all: every partition it read was empty).
+	finalTopic map[int32]bool
+	finalPart  map[int32]bool
+	finalAll   bool
+	spans      map[int32][]readSpan // readAcross's index, built at first use
+	finalBegin int64                // op index of the first final poll (-1: none yet)
 	findings   []Finding
 	stats      Stats
 	lastIndex  int64
@@ -173,7 +189,7 @@ type analyzer struct {
 
 func newAnalyzer(cfg *Config) *analyzer {
 	return &analyzer{cfg: cfg, procIDs: map[string]int32{}, partIDs: map[partKey]int32{}, partName: map[string]int32{},
-		topicIDs: map[string]int32{}, keyIDs: map[string]int32{}, valIDs: map[string]int32{}, finalTopic: map[int32]bool{},
+		topicIDs: map[string]int32{}, keyIDs: map[string]int32{}, valIDs: map[string]int32{}, finalTopic: map[int32]bool{}, finalPart: map[int32]bool{},
 		groups: newGroupState(), lastPartID: -1, finalBegin: -1}
 }
 
@@ -364,6 +380,12 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 	if final && a.finalBegin < 0 {
 		a.finalBegin = invoke
 	}
+	if final {
+		p.finalPolls++
+		for part := range p.owned { // kafkasim:orderless: sets flags
+			a.finalPart[part] = true
+		}
+	}
 	if x := o.Value.Ext; x != nil && final {
 		names := make([]string, 0, len(x.LogStartOffsets))
 		for name := range x.LogStartOffsets { // kafkasim:orderless: sorted below
@@ -378,6 +400,7 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 			po := a.parts[a.partID(t, part)]
 			po.logStart = max(po.logStart, x.LogStartOffsets[name])
 			a.finalTopic[po.topic] = true
+			a.finalPart[a.partID(t, part)] = true
 		}
 	}
 	var inPoll [8]pollPart
@@ -427,7 +450,11 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 		po.maxRead = max(po.maxRead, r.Offset)
 		if final {
 			po.finalEnd = max(po.finalEnd, r.Offset+1)
-			a.finalTopic[po.topic] = true
+			a.finalPart[pi] = true
+			if len(p.owned) == 0 {
+				a.finalTopic[po.topic] = true
+			}
+			p.finalRecs = true
 		}
 		v := &a.vals[vi]
 		v.flags |= flags | early
@@ -458,7 +485,8 @@ func (a *analyzer) session(pid int32, p *procState, part int32, final, rc bool) 
 		return sid
 	}
 	sid := int32(len(a.sessions))
-	a.sessions = append(a.sessions, session{proc: pid, part: part, final: final, rc: rc})
+	fromStart := p.group == "" && p.owned == nil && a.cfg.consumer(p.name).AutoOffsetReset != "latest"
+	a.sessions = append(a.sessions, session{proc: pid, part: part, final: final, rc: rc, fromStart: fromStart})
 	p.sess[part] = sid
 	return sid
 }
@@ -965,6 +993,11 @@ func (a *analyzer) acked(s *sendRec) bool {
 // offset and nobody ever saw it (Jepsen's rule); otherwise it is unseen. A
 // committed transaction's sends are acknowledged writes.
 func (a *analyzer) checkLost() {
+	for _, p := range a.procs {
+		if p.finalPolls > 0 && !p.finalRecs && len(p.owned) == 0 {
+			a.finalAll = true
+		}
+	}
 	for i := range a.sends {
 		s := &a.sends[i]
 		if !a.acked(s) {
@@ -972,25 +1005,26 @@ func (a *analyzer) checkLost() {
 		}
 		po := a.parts[s.part]
 		v := a.vals[s.val]
+		covered := a.finalAll || a.finalTopic[po.topic] || a.finalPart[s.part]
 		var typ, detail string
 		switch {
-		case a.finalTopic[po.topic] && s.offset < po.logStart && v.flags&obsFinal == 0:
+		case covered && s.offset < po.logStart && v.flags&obsFinal == 0:
 			// Below the log start: deleted by retention, not lost.
 			a.stats.Deleted++
-		case a.finalTopic[po.topic] && v.flags&obsFinal == 0 && a.pastFinalReads(s, v):
+		case covered && v.flags&obsFinal == 0 && a.pastFinalReads(s, v):
 			// Beyond the final reads' end, and only acknowledged or read
 			// after they began: the high watermark they read to had not
 			// reached it yet (a follower still copying, a retry still
 			// being written). They say nothing about it.
 			typ, detail = Unseen, "; past the final reads' end (offset "+itoa(max(po.finalEnd, 0))+"), acknowledged or read only after they began"
-		case a.finalTopic[po.topic] && v.flags&obsFinal == 0 && a.cfg.heldBack(po.name, s.offset):
+		case covered && v.flags&obsFinal == 0 && a.cfg.heldBack(po.name, s.offset):
 			typ, detail = Unseen, "; in the leader's log above a high watermark that cannot advance (a replica stuck by undetected disk corruption keeps the ISR below min.insync.replicas)"
-		case a.finalTopic[po.topic]:
+		case covered:
 			if v.flags&obsFinal == 0 {
 				typ, detail = LostAckedWrite, "; final reads (to offset "+itoa(max(po.finalEnd, 0))+") do not hold it"
 			}
 		case v.flags&obsRead != 0:
-		case po.maxRead > s.offset:
+		case a.readAcross(s.part, s.offset):
 			typ, detail = LostAckedWrite, "; reads went on to offset "+itoa(po.maxRead)+" and never saw it"
 		default:
 			typ = Unseen
@@ -1016,6 +1050,41 @@ func (a *analyzer) checkLost() {
 		a.findings = append(a.findings, Finding{Type: typ, Example: ex, ackedAt: s.doneAt})
 	}
 }
+
+// readAcross reports whether a reader read partition part from at or below
+// offset on past it, in one session (Jepsen's rule for a write nobody read:
+// reads went past it); one that began at the log start (auto.offset.reset
+// earliest, no group) read from below every offset. A reader that started
+// above it (auto.offset.reset=latest, a group's committed offset) says
+// nothing about it.
+func (a *analyzer) readAcross(part int32, offset int64) bool {
+	if a.spans == nil {
+		a.spans = map[int32][]readSpan{}
+		for i := range a.sessions {
+			s := &a.sessions[i]
+			first := s.first
+			if s.fromStart {
+				first = -1
+			}
+			a.spans[s.part] = append(a.spans[s.part], readSpan{first: first, max: s.max})
+		}
+		for _, spans := range a.spans { // kafkasim:orderless: each list on its own
+			slices.SortFunc(spans, func(x, y readSpan) int { return cmp.Compare(x.first, y.first) })
+			spans[0].reach = spans[0].max
+			for i := 1; i < len(spans); i++ {
+				spans[i].reach = max(spans[i-1].reach, spans[i].max)
+			}
+		}
+	}
+	spans := a.spans[part]
+	i := sort.Search(len(spans), func(i int) bool { return spans[i].first > offset })
+	return i > 0 && spans[i-1].reach > offset
+}
+
+// readSpan is one reader session's range of a partition: first and highest
+// offset read; reach is the highest of the sessions that start at or
+// before first.
+type readSpan struct{ first, max, reach int64 }
 
 // pastFinalReads reports whether an acknowledged write final reads did not
 // hold lies at or beyond their end in its partition, with nothing from

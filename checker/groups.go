@@ -14,12 +14,11 @@ import (
 // revoke resets the member's session only for the partitions involved:
 //   - revoke: the listed partitions are forgotten;
 //   - assign: "partitions" is what the member owns after it (SPEC.md §3).
-//     A listed partition the member did not own starts a new session; a
-//     partition it owned that is not listed was taken away (as by a
-//     revoke); a listed partition it already owned keeps its session
-//     (cooperative rebalancing keeps its position; under the eager protocol
-//     Kafka's ConsumerRebalanceListener revokes every partition first, and
-//     a recorder records that revoke).
+//     Every listed partition starts a new session, as SPEC.md §3 lets the
+//     position jump at an assign: under the eager protocol the member starts
+//     again from the committed offset even where it keeps a partition, and a
+//     recorder need not record the revoke that came first; a partition it
+//     owned that is not listed was taken away (as by a revoke).
 // A member's session for a partition runs from the assign to the revoke, and
 // within it the member reads the partition in order without gaps
 // (nonmonotonic-poll, poll-skip).
@@ -162,10 +161,8 @@ func (a *analyzer) addRebalance(p *procState, o *history.Op) {
 		}
 	}
 	for _, part := range listed {
-		if !p.owned[part] {
-			delete(p.sess, part)
-			p.owned[part] = true
-		}
+		delete(p.sess, part)
+		p.owned[part] = true
 	}
 }
 

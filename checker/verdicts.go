@@ -141,6 +141,9 @@ var VerdictRules = []Rule{
 		func(f *Facts) bool { return lossCause(f) == "power-loss" }, nil},
 	{LostAckedWrite, "the simulator saw committed data lost another way", Permitted, "committed data was lost: CAUSE",
 		func(f *Facts) bool { return f.Loss != nil }, func(f *Facts) string { return "committed data was lost: " + f.Loss.Cause }},
+	{LostAckedWrite, "no god view, unclean.leader.election.enable=true", Permitted,
+		"unclean.leader.election.enable=true lets a replica that lacks committed data lead; the history alone cannot tell whether one did, and the configuration does not promise that committed data survives",
+		func(f *Facts) bool { return f.Unclean && !f.GodView }, nil},
 	{LostAckedWrite, "a poll read the record before it was lost", Violation,
 		"readers saw this record, so it was committed; committed data must not be lost without an unclean election or a power loss",
 		func(f *Facts) bool { return f.ReadByPoll }, nil},
@@ -177,6 +180,9 @@ var VerdictRules = []Rule{
 		func(f *Facts) bool { return f.Loss != nil }, func(f *Facts) string {
 			return "offsets were reused after committed data was lost (" + f.Loss.Cause + ")"
 		}},
+	{InconsistentOffsets, "no god view, unclean.leader.election.enable=true", Permitted,
+		"unclean.leader.election.enable=true lets a replica that lacks committed data lead and reuse its offsets; the history alone cannot tell whether one did",
+		func(f *Facts) bool { return f.Unclean && !f.GodView }, nil},
 	{InconsistentOffsets, "polls saw two records at the offset", Violation, "readers saw two different records at one offset: committed data changed",
 		func(f *Facts) bool { return f.ReadValues > 1 }, nil},
 	{InconsistentOffsets, "a copy acknowledged at the offset with acks=0 or 1 is gone", Permitted,

@@ -2,7 +2,6 @@ package history
 
 import (
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -17,7 +16,12 @@ type scanner struct {
 	b      []byte
 	i      int
 	intern *interner
+	depth  int // objects and arrays open around the scanner
 }
+
+// depthMax bounds the nesting the fast path follows (recursively); deeper
+// lines go to encoding/json, which rejects nesting beyond its own bound.
+const depthMax = 1000
 
 // interner shares the strings a history repeats (processes, topics, keys,
 // and the values every reader reads again), up to a bound.
@@ -235,15 +239,17 @@ func (s *scanner) elem(first bool) (done, ok bool) {
 
 // object skips an object.
 func (s *scanner) object() bool {
-	if !s.eat('{') {
+	if s.depth >= depthMax || !s.eat('{') {
 		return false
 	}
+	s.depth++
 	for first := true; ; first = false {
 		_, done, ok := s.key(first)
 		if !ok || (!done && !s.skip()) {
 			return false
 		}
 		if done {
+			s.depth--
 			return true
 		}
 	}
@@ -251,15 +257,17 @@ func (s *scanner) object() bool {
 
 // array skips an array.
 func (s *scanner) array() bool {
-	if !s.eat('[') {
+	if s.depth >= depthMax || !s.eat('[') {
 		return false
 	}
+	s.depth++
 	for first := true; ; first = false {
 		done, ok := s.elem(first)
 		if !ok || (!done && !s.skip()) {
 			return false
 		}
 		if done {
+			s.depth--
 			return true
 		}
 	}
@@ -319,7 +327,7 @@ func (s *scanner) record(full bool) (Record, bool) {
 			rec.Value, ok = s.strOrNumber()
 			hasValue = true
 		default:
-			ok = !knownFold(string(k), recordFields) && s.skip()
+			ok = s.skip()
 		}
 		if !ok {
 			return rec, false
@@ -445,7 +453,7 @@ func (s *scanner) value(op *Op) (bool, bool) {
 		case "error":
 			v.Error, ok = s.str()
 		default:
-			ok = !knownFold(string(k), valueFields) && s.skip()
+			ok = s.skip()
 		}
 		if !ok {
 			return false, false
@@ -507,13 +515,13 @@ func parseFast(b []byte, in *interner) (Op, bool) {
 			hasValue = true
 			sendValue, ok = s.value(&op)
 		default:
-			ok = !knownFold(string(k), topFields) && s.skip()
+			ok = s.skip()
 		}
 		if !ok {
 			return Op{}, false
 		}
 	}
-	if !hasIndex || !hasType || !hasF || !hasProc {
+	if !hasIndex || !hasType || !hasF || !hasProc || op.Process == "" {
 		return Op{}, false
 	}
 	s.ws()
@@ -531,19 +539,10 @@ func parseFast(b []byte, in *interner) (Op, bool) {
 	return op, true
 }
 
+// The fields SPEC.md §3 names, exactly as spelled: any other key (another
+// case included) is a recorder's own and is ignored.
 var (
 	topFields    = []string{"index", "time", "process", "type", "f", "value"}
 	valueFields  = []string{"topic", "partition", "key", "value", "offset", "transactional_id", "isolation", "group", "final", "records", "offsets", "log_start_offsets", "generation", "member_epoch", "member_id", "partitions", "sends", "error"}
 	recordFields = []string{"topic", "partition", "offset", "key", "value"}
 )
-
-// knownFold reports a key that matches a field only case-insensitively:
-// encoding/json would decode it into that field.
-func knownFold(k string, fields []string) bool {
-	for _, f := range fields {
-		if strings.EqualFold(k, f) {
-			return true
-		}
-	}
-	return false
-}

@@ -129,6 +129,14 @@ func TestFastPathAgrees(t *testing.T) {
 		if op.F == FSend && op.Value.Value == "" {
 			continue
 		}
+		if op.F == FSend && op.Type != Invoke {
+			// A send completes what its process invoked.
+			inv := op
+			inv.Type, inv.Value.Partition, inv.Value.Offset = Invoke, -1, -1
+			inv.Index = int64(len(ops))
+			ops = append(ops, inv)
+		}
+		op.Index = int64(len(ops))
 		ops = append(ops, op)
 	}
 	if err := Write(&buf, ops); err != nil {

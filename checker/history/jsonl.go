@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 )
@@ -246,6 +248,29 @@ type wireOp struct {
 	Value   *wireValue      `json:"value"`
 }
 
+// jsonKind names what a Go type decodes from, in JSON's words.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer of " + strconv.Itoa(t.Bits()) + " bits"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return t.String()
+}
+
 // valueString accepts a JSON string, or a number (recorders that write
 // integer values), as the record's value.
 func valueString(raw *json.RawMessage) (string, bool) {
@@ -270,13 +295,67 @@ type Decoder struct {
 	sc     *bufio.Scanner
 	line   int
 	intern interner
+	// What the lines so far imply for the next: indexes increase, and a
+	// send completes once, in the process that invoked it.
+	lastIndex int64
+	sends     map[string]*sendPair
+}
+
+// sendPair is where a send stands: invoked by process, completed or not.
+type sendPair struct {
+	process string
+	done    bool
 }
 
 // NewDecoder reads from r.
 func NewDecoder(r io.Reader) *Decoder {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<16), LinesMaxBytes)
-	return &Decoder{sc: sc, intern: interner{m: map[string]string{}}}
+	return &Decoder{sc: sc, intern: interner{m: map[string]string{}}, lastIndex: -1 << 63, sends: map[string]*sendPair{}}
+}
+
+// follows checks what a line must be given the lines before it (SPEC.md §3:
+// one history, in order, in invocation/completion pairs) and the ranges of
+// its numbers.
+func (d *Decoder) follows(op *Op) error {
+	fail := func(field, format string, args ...any) error {
+		return &ParseError{Line: d.line, Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	if op.Index <= d.lastIndex {
+		return fail("index", "%d does not follow the previous line's %d: a history's lines are in increasing index order", op.Index, d.lastIndex)
+	}
+	d.lastIndex = op.Index
+	v := &op.Value
+	if v.Partition < -1 {
+		return fail("value.partition", "%d is negative", v.Partition)
+	}
+	if v.Offset < -1 {
+		return fail("value.offset", "%d is negative", v.Offset)
+	}
+	for i, r := range v.Records {
+		if r.Partition < 0 || r.Offset < 0 {
+			return fail(fmt.Sprintf("value.records[%d]", i), "partition %d, offset %d: neither may be negative", r.Partition, r.Offset)
+		}
+	}
+	if op.F != FSend {
+		return nil
+	}
+	p := d.sends[v.Value]
+	switch {
+	case op.Type == Invoke:
+		// A value sent again is the checker's to report (values must be
+		// unique), not a malformed line: the new send is the one to pair.
+		d.sends[v.Value] = &sendPair{process: op.Process}
+	case p == nil:
+		return fail("type", "%s of a send of %q that was never invoked: operations come in invocation/completion pairs", op.Type, v.Value)
+	case p.process != op.Process:
+		return fail("process", "%s completes a send of %q that process %s invoked", op.Process, v.Value, p.process)
+	case p.done:
+		return fail("type", "%s of a send of %q that already completed", op.Type, v.Value)
+	default:
+		p.done = true
+	}
+	return nil
 }
 
 // Next returns the next operation, io.EOF at the end, or a *ParseError.
@@ -288,10 +367,17 @@ func (d *Decoder) Next() (Op, error) {
 		if len(b) == 0 {
 			continue
 		}
-		if op, ok := parseFast(b, &d.intern); ok {
-			return op, nil
+		op, ok := parseFast(b, &d.intern)
+		if !ok {
+			var err error
+			if op, err = parseLine(b, d.line); err != nil {
+				return Op{}, err
+			}
 		}
-		return parseLine(b, d.line)
+		if err := d.follows(&op); err != nil {
+			return Op{}, err
+		}
+		return op, nil
 	}
 	if err := d.sc.Err(); err != nil {
 		if err == bufio.ErrTooLong {
@@ -302,15 +388,85 @@ func (d *Decoder) Next() (Op, error) {
 	return Op{}, io.EOF
 }
 
+// exact rewrites a line so that encoding/json, which matches keys without
+// regard to case, sees SPEC.md §3's fields only as spelled: any other key is
+// a recorder's own and is dropped (an "OFFSET" must not stand in for
+// "offset"), and an "error" that is not a string (a Jepsen-style error
+// object) becomes its JSON text. A line that is not an object is returned as
+// is, for Unmarshal to word the error.
+func exact(b []byte) []byte {
+	top, ok := exactObject(b, topFields)
+	if !ok {
+		return b
+	}
+	if v, found := top["value"]; found {
+		if m, ok := exactObject(v, valueFields); ok {
+			for _, list := range []string{"records", "sends"} {
+				if r, found := m[list]; found {
+					m[list] = exactList(r)
+				}
+			}
+			if e, found := m["error"]; found && len(e) > 0 && e[0] != '"' && string(e) != "null" {
+				var buf bytes.Buffer
+				if json.Compact(&buf, e) == nil {
+					m["error"], _ = json.Marshal(buf.String())
+				}
+			}
+			if out, err := json.Marshal(m); err == nil {
+				top["value"] = out
+			}
+		}
+	}
+	out, err := json.Marshal(top)
+	if err != nil {
+		return b
+	}
+	return out
+}
+
+// exactObject decodes an object and keeps only the fields named.
+func exactObject(raw []byte, fields []string) (map[string]json.RawMessage, bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || m == nil {
+		return nil, false
+	}
+	for k := range m { // kafkasim:orderless: deletes from the map
+		if !slices.Contains(fields, k) {
+			delete(m, k)
+		}
+	}
+	return m, true
+}
+
+// exactList applies exactObject to each record of a list.
+func exactList(raw json.RawMessage) json.RawMessage {
+	var elems []json.RawMessage
+	if json.Unmarshal(raw, &elems) != nil || elems == nil {
+		return raw
+	}
+	for i, e := range elems {
+		if m, ok := exactObject(e, recordFields); ok {
+			if out, err := json.Marshal(m); err == nil {
+				elems[i] = out
+			}
+		}
+	}
+	out, err := json.Marshal(elems)
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
 func parseLine(b []byte, line int) (Op, error) {
 	var w wireOp
-	if err := json.Unmarshal(b, &w); err != nil {
+	if err := json.Unmarshal(exact(b), &w); err != nil {
 		msg := err.Error()
 		if se, ok := err.(*json.SyntaxError); ok {
 			msg = fmt.Sprintf("invalid JSON at column %d: %v", se.Offset, err)
 		}
 		if te, ok := err.(*json.UnmarshalTypeError); ok {
-			return Op{}, &ParseError{Line: line, Field: te.Field, Msg: fmt.Sprintf("expected %s, got %s", te.Type, te.Value)}
+			return Op{}, &ParseError{Line: line, Field: te.Field, Msg: fmt.Sprintf("expected %s, got %s", jsonKind(te.Type), te.Value)}
 		}
 		return Op{}, &ParseError{Line: line, Msg: msg}
 	}
@@ -322,7 +478,7 @@ func parseLine(b []byte, line int) (Op, error) {
 		return Op{}, missing("type")
 	case w.F == nil:
 		return Op{}, missing("f")
-	case len(w.Process) == 0:
+	case len(w.Process) == 0 || string(w.Process) == "null":
 		return Op{}, missing("process")
 	}
 	op := Op{Index: *w.Index, F: *w.F}
@@ -336,6 +492,9 @@ func parseLine(b []byte, line int) (Op, error) {
 			return Op{}, &ParseError{Line: line, Field: "process", Msg: "must be a string or a number"}
 		}
 		proc = n.String()
+	}
+	if proc == "" {
+		return Op{}, &ParseError{Line: line, Field: "process", Msg: "empty"}
 	}
 	op.Process = proc
 	t, ok := ParseType(*w.Type)

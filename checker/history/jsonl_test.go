@@ -63,3 +63,61 @@ func TestNumericValuesAndProcessesAreAccepted(t *testing.T) {
 		t.Fatalf("got %+v, %v", ops, err)
 	}
 }
+
+// SPEC.md §3: unknown fields are ignored. A key is SPEC's only as spelled:
+// "OFFSET" or "Partition" is a recorder's own, not "offset" or "partition";
+// an error that is not a string (Jepsen writes objects) is kept as its text.
+func TestUnknownFieldsAreIgnoredExactly(t *testing.T) {
+	in := `{"index":0,"process":"p-0","type":"invoke","f":"send","value":{"topic":"t","value":"v"}}
+{"index":1,"process":"p-0","type":"ok","f":"send","value":{"topic":"t","partition":0,"value":"v","offset":0,"OFFSET":7,"Partition":"t-0","error":{"class":"TimeoutException"}},"Index":9}
+{"index":2,"process":"p-0","type":"invoke","f":"send","value":{"topic":"t","value":"w"}}
+{"index":3,"process":"p-0","type":"info","f":"send","value":{"topic":"t","value":"w","error":["not-enough-replicas"]}}
+{"index":4,"process":"c","type":"ok","f":"poll","value":{"records":[{"topic":"t","partition":0,"offset":0,"value":"v","Offset":5,"VALUE":"x"}]}}
+`
+	ops, err := ReadAll(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := ops[1].Value; v.Offset != 0 || v.Partition != 0 || v.Error != `{"class":"TimeoutException"}` || ops[1].Index != 1 {
+		t.Fatalf("ack decoded as %+v (index %d)", v, ops[1].Index)
+	}
+	if e := ops[3].Value.Error; e != `["not-enough-replicas"]` {
+		t.Fatalf("error %q", e)
+	}
+	if r := ops[4].Value.Records[0]; r.Offset != 0 || r.Value != "v" {
+		t.Fatalf("record %+v", r)
+	}
+}
+
+// What a line must be given the lines before it, and the ranges of its
+// numbers: each a one-line error naming the line and field.
+func TestLinesFollowTheirHistory(t *testing.T) {
+	inv := `{"index":0,"process":"p-0","type":"invoke","f":"send","value":{"topic":"t","value":"v"}}` + "\n"
+	cases := []struct {
+		in, want string
+	}{
+		{`{"index":0,"process":"p-0","type":"ok","f":"send","value":{"topic":"t","partition":0,"value":"v","offset":0}}`, "line 1: type: ok of a send of \"v\" that was never invoked"},
+		{inv + `{"index":1,"process":"p-1","type":"ok","f":"send","value":{"topic":"t","partition":0,"value":"v","offset":0}}`, "line 2: process: p-1 completes a send of \"v\" that process p-0 invoked"},
+		{inv + `{"index":1,"process":"p-0","type":"fail","f":"send","value":{"topic":"t","value":"v"}}` + "\n" +
+			`{"index":2,"process":"p-0","type":"ok","f":"send","value":{"topic":"t","partition":0,"value":"v","offset":0}}`, "line 3: type: ok of a send of \"v\" that already completed"},
+		{inv + `{"index":0,"process":"c","type":"invoke","f":"poll","value":{}}`, "line 2: index: 0 does not follow the previous line's 0"},
+		{`{"index":0,"process":"c","type":"ok","f":"poll","value":{"records":[{"topic":"t","partition":-3,"offset":-7,"value":"v"}]}}`, "line 1: value.records[0]: partition -3, offset -7"},
+		{`{"index":0,"process":null,"type":"ok","f":"crash"}`, "line 1: process: missing"},
+		{`{"index":0,"process":"","type":"ok","f":"crash"}`, "line 1: process: empty"},
+		{`[1,2]`, "line 1: expected an object, got array"},
+		{`{"index":0,"process":"c","type":"ok","f":"poll","value":{},"x":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`, "line 1"},
+	}
+	for _, c := range cases {
+		_, err := ReadAll(strings.NewReader(c.in))
+		var pe *ParseError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%.120q: got %v, want an error containing %q", c.in, err, c.want)
+		}
+	}
+	// Deep nesting within encoding/json's bound is an unknown field like any
+	// other.
+	deep := `{"index":0,"process":"c","type":"ok","f":"poll","value":{},"x":` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `}`
+	if _, err := ReadAll(strings.NewReader(deep)); err != nil {
+		t.Fatalf("5,000 nested lists: %v", err)
+	}
+}

@@ -1,0 +1,119 @@
+package checker
+
+import (
+	"testing"
+
+	"kafkasim/checker/history"
+)
+
+// Jepsen's rule for a write nobody read — reads went on past it — holds
+// only for a reader that read across its offset. One that started above it
+// (auto.offset.reset=latest, or a committed offset after a restart) says
+// nothing about it.
+func TestReadsPastAWriteMeanOneReaderReadAcrossIt(t *testing.T) {
+	h := &hb{}
+	h.send("p-0", "a", 0, 0, history.OK)
+	h.poll("c-0", false) // nothing yet
+	h.send("p-0", "b", 0, 1, history.OK)
+	h.poll("c-0", false, rec{0, 1, "b"})
+	// With auto.offset.reset=latest, c-0 began at the log end, past a.
+	latest := strict
+	latest.Consumers = []ConsumerGuarantees{{Prefix: "c", AutoOffsetReset: "latest"}}
+	r := Check(h.ops, latest)
+	expectCount(t, r, LostAckedWrite, 0)
+	expectCount(t, r, Unseen, 1)
+	// With earliest (the readers' default here), it began at the log start
+	// and read past a without seeing it.
+	r = Check(h.ops, strict)
+	expectCount(t, r, LostAckedWrite, 1)
+	expectVerdict(t, r, LostAckedWrite, Violation)
+	// A group member starts at the group's committed offset: only a
+	// session that read across a's offset says a is gone.
+	g := &hb{}
+	g.send("p-0", "a", 0, 0, history.OK)
+	g.send("p-0", "b", 0, 1, history.OK)
+	g.rebalance("c-0", history.FAssign, "g", "t-0")
+	g.poll("c-0", false, rec{0, 1, "b"})
+	r = Check(g.ops, strict)
+	expectCount(t, r, LostAckedWrite, 0)
+	g.send("p-0", "c", 0, 2, history.OK)
+	g.poll("c-1", false, rec{0, 1, "b"}, rec{0, 2, "c"}) // no group, earliest: read from the log start, never saw a
+	r = Check(g.ops, strict)
+	expectCount(t, r, LostAckedWrite, 1)
+	if a, _ := r.Anomaly(LostAckedWrite); a.Example.Value != "a" {
+		t.Fatalf("lost %s, want a", a.Example.Value)
+	}
+}
+
+// Final reads cover what their reader was assigned, or, without an
+// assignment, every partition of the topics they returned records of — or,
+// when they returned nothing at all, everything.
+func TestWhatFinalReadsCover(t *testing.T) {
+	assigned := func(h *hb, parts ...string) {
+		h.rebalance("final", history.FAssign, "", parts...)
+	}
+	// Assigned t-0 only: a write to t-1 is not theirs to judge.
+	h := &hb{}
+	h.send("p-0", "a", 0, 0, history.OK)
+	h.send("p-0", "b", 1, 0, history.OK)
+	assigned(h, "t-0")
+	h.poll("final", true, rec{0, 0, "a"})
+	r := Check(h.ops, strict)
+	expectCount(t, r, LostAckedWrite, 0)
+	expectCount(t, r, Unseen, 1)
+	// Assigned both: the write to t-1 is lost, though nothing of t-1 came
+	// back.
+	h = &hb{}
+	h.send("p-0", "a", 0, 0, history.OK)
+	h.send("p-0", "b", 1, 0, history.OK)
+	assigned(h, "t-0", "t-1")
+	h.poll("final", true, rec{0, 0, "a"})
+	r = Check(h.ops, strict)
+	expectCount(t, r, LostAckedWrite, 1)
+	// No assignment, nothing returned: every partition was empty.
+	h = &hb{}
+	h.send("p-0", "a", 0, 0, history.OK)
+	h.poll("final", true)
+	r = Check(h.ops, strict)
+	expectCount(t, r, LostAckedWrite, 1)
+	expectVerdict(t, r, LostAckedWrite, Violation)
+	// No assignment, records of the topic: the whole topic is covered.
+	h = &hb{}
+	h.send("p-0", "a", 0, 0, history.OK)
+	h.send("p-0", "b", 1, 0, history.OK)
+	h.poll("final", true, rec{0, 0, "a"})
+	r = Check(h.ops, strict)
+	expectCount(t, r, LostAckedWrite, 1)
+}
+
+// Without the simulator's record of what happened, unclean.leader.election
+// .enable=true means the configuration does not promise committed data
+// survives: a loss is a cost of it. With acks=all and unclean elections off
+// the same history breaks a guarantee.
+func TestUncleanElectionPermitsLossWithoutAGodView(t *testing.T) {
+	h := &hb{}
+	h.send("p-0", "a", 0, 0, history.OK)
+	h.poll("c-0", false, rec{0, 0, "a"})
+	h.send("p-0", "b", 0, 1, history.OK)
+	h.poll("final", true, rec{0, 0, "x"}, rec{0, 1, "b"})
+	r := Check(h.ops, strict)
+	expectVerdict(t, r, LostAckedWrite, Violation)
+	expectVerdict(t, r, InconsistentOffsets, Violation)
+	unclean := strict
+	unclean.Topics = []TopicGuarantees{{Name: "t", ReplicationFactor: 3, MinInsyncReplicas: 2, Unclean: true}}
+	r = Check(h.ops, unclean)
+	expectVerdict(t, r, LostAckedWrite, Permitted)
+	expectVerdict(t, r, InconsistentOffsets, Permitted)
+}
+
+// A history of reads alone: nothing shows who wrote what was read, so the
+// logs are not judged (no phantom read, no linearizability).
+func TestReadsAloneAreNotJudged(t *testing.T) {
+	h := &hb{}
+	h.poll("c-0", false, rec{0, 0, "old-1"}, rec{0, 1, "old-2"})
+	h.poll("c-1", false, rec{0, 0, "old-1"})
+	r := Check(h.ops, strict)
+	if len(r.Anomalies) != 0 {
+		t.Fatalf("reads alone: %s", r.Summary())
+	}
+}
