@@ -237,15 +237,15 @@ func (rm *replicaManager) processFetched(f *fetcher, p *partition, r proto.Fetch
 			batches = batches[i:]
 		}
 		if len(batches) > 0 {
-			if batches[0].BaseOffset != p.log.LEO() {
-				if p.log.LEO() == p.log.LogStartOffset() && len(p.log.Batches(0)) == 0 {
-					p.log.TruncateFullyAndStartAt(batches[0].BaseOffset)
-				} else {
-					rm.note("replication", "%s: leader sent %d at our end %d", p.tp, batches[0].BaseOffset, p.log.LEO())
-					rm.backoff(f, p.tp)
-					return
-				}
+			if batches[0].BaseOffset < p.log.LEO() {
+				// Our log ends inside the leader's batch: Kafka's follower
+				// cannot append it either (UnexpectedAppendOffsetException).
+				rm.note("replication", "%s: leader sent %d at our end %d", p.tp, batches[0].BaseOffset, p.log.LEO())
+				rm.backoff(f, p.tp)
+				return
 			}
+			// A batch above our log end follows a gap compaction left in
+			// the leader's log: copied as is.
 			if err := p.log.Append(batches, false); err != nil {
 				rm.note("storage", "%s: follower append failed: %v", p.tp, err)
 				rm.backoff(f, p.tp)

@@ -5,6 +5,7 @@ import (
 
 	"kafkasim/model/metadata"
 	"kafkasim/model/proto"
+	"kafkasim/model/record"
 	"kafkasim/sim"
 )
 
@@ -134,6 +135,10 @@ func (rm *replicaManager) appendAsLeader(tp metadata.TopicPartition, pp proto.Pr
 	}
 	if acks == proto.AcksAll && len(p.isr) < p.effectiveMinISR() {
 		return -1, -1, proto.NotEnoughReplicas
+	}
+	if p.log.Compacted() && slices.ContainsFunc(pp.Batch.Records, func(r record.Record) bool { return !r.HasKey }) {
+		// LogValidator: "Compacted topic cannot accept message without key".
+		return -1, -1, proto.InvalidRecord
 	}
 	dup, err := p.log.Producers().Check(pp.Batch)
 	if err != proto.None {

@@ -103,6 +103,17 @@ type Config struct {
 	Readers   []ReaderSpec
 }
 
+// compacted reports whether topic's cleanup.policy (its own, or the
+// brokers' log.cleanup.policy) compacts it.
+func (cfg Config) compacted(topic string) bool {
+	for _, t := range cfg.Topics {
+		if v, ok := t.Configs["cleanup.policy"]; ok && t.Name == topic {
+			return strings.HasPrefix(v, "compact")
+		}
+	}
+	return cfg.Data.Log.Compact
+}
+
 // ProducerSpec is a group of producer instances sharing a configuration.
 type ProducerSpec struct {
 	Name   string
@@ -257,6 +268,7 @@ func Build(cfg Config) (*Cluster, error) {
 			pc.Name = fmt.Sprintf("%s-%d", ps.Name, i)
 			pc.Brokers = c.Brokers
 			pc.Recorder = c.History
+			pc.ProbeKeys = cfg.compacted(pc.Topic)
 			c.Producers = append(c.Producers, w.AddNode(sim.NodeSpec{Name: pc.Name, Role: "producer", New: producer.New(pc)}))
 		}
 	}

@@ -458,9 +458,15 @@ var ErrOffsetMismatch = errors.New("batch does not continue the log")
 // them, or a follower copies them), rolling segments as they fill, and
 // updates the epoch cache and producer state. fromLeader says whether this
 // replica leads (for producer-state tracking under the bug switch).
+// Compacted reports cleanup.policy=compact.
+func (l *Log) Compacted() bool { return l.cfg.Compact }
+
 func (l *Log) Append(batches []*record.Batch, asLeader bool) error {
 	for _, b := range batches {
-		if b.BaseOffset != l.LEO() {
+		// A leader writes at its log end; a follower copies the leader's
+		// batches, which may skip offsets compaction removed (Kafka's
+		// appendAsFollower refuses only offsets below the log end).
+		if b.BaseOffset < l.LEO() || (asLeader && b.BaseOffset != l.LEO()) {
 			return fmt.Errorf("%w: %d at end offset %d", ErrOffsetMismatch, b.BaseOffset, l.LEO())
 		}
 		seg := l.segs[len(l.segs)-1]

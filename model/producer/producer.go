@@ -35,6 +35,9 @@ type Config struct {
 	Rate float64
 	// Keys is the key space ("k0".."k{Keys-1}"); zero sends null keys.
 	Keys int
+	// ProbeKeys gives the probes keys ("kafkasim-probe-<partition>"): a
+	// compacted topic refuses records without one.
+	ProbeKeys bool
 	// Payload follows the unique "<name>:<seq>" in every record's value,
 	// so that record sizes (and what compression makes of them) are real.
 	Payload string
@@ -431,7 +434,8 @@ func (p *Producer) nextValue() string {
 	return string(strconv.AppendInt(b, int64(p.seq), 10))
 }
 
-// Probe sends one record without a key to every partition, now, whether or
+// Probe sends one record without a key (with one, to a compacted topic) to
+// every partition, now, whether or
 // not the workload has stopped: after the heal, the proof that the producer
 // can write again. ProbeOutcome tells how the probes ended.
 func (p *Producer) Probe() {
@@ -444,6 +448,11 @@ func (p *Producer) Probe() {
 		value := p.nextValue()
 		v := history.NoValue()
 		v.Topic, v.Value = p.cfg.Topic, value
+		r := record.Record{Value: value, Timestamp: p.env.Now().Milliseconds()}
+		if p.cfg.ProbeKeys {
+			r.Key, r.HasKey = "kafkasim-probe-"+strconv.Itoa(i), true
+			v.Key, v.HasKey = r.Key, true
+		}
 		p.record(history.Invoke, history.FSend, v)
 		p.Stats.Sent++
 		p.probes[value] = history.Invoke
@@ -451,7 +460,7 @@ func (p *Producer) Probe() {
 		if !p.metaValid {
 			part = -1
 		}
-		p.append(pendingRecord{value: value, record: record.Record{Value: value, Timestamp: p.env.Now().Milliseconds()}, partition: part})
+		p.append(pendingRecord{value: value, record: r, partition: part})
 	}
 }
 

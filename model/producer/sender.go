@@ -278,7 +278,7 @@ func mayHaveAppended(err proto.ErrorCode) bool {
 	switch err {
 	case proto.NotEnoughReplicas, proto.UnknownTopicOrPartition, proto.InvalidProducerEpoch,
 		proto.OutOfOrderSequenceNumber, proto.InvalidRequiredAcks, proto.KafkaStorageError, proto.UnknownLeaderEpoch,
-		proto.FencedLeaderEpoch:
+		proto.FencedLeaderEpoch, proto.InvalidRecord:
 		return false
 	}
 	return true // REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND, network errors

@@ -42,10 +42,11 @@ const (
 	IneligibleReplica            ErrorCode = 107
 	NewLeaderElected             ErrorCode = 108
 	BrokerNotAvailable           ErrorCode = 8
+	InvalidRecord                ErrorCode = 87
 )
 
 var errorNames = map[ErrorCode]string{
-	None: "NONE", OffsetOutOfRange: "OFFSET_OUT_OF_RANGE", CorruptMessage: "CORRUPT_MESSAGE",
+	None: "NONE", OffsetOutOfRange: "OFFSET_OUT_OF_RANGE", CorruptMessage: "CORRUPT_MESSAGE", InvalidRecord: "INVALID_RECORD",
 	UnknownTopicOrPartition: "UNKNOWN_TOPIC_OR_PARTITION", NotLeaderOrFollower: "NOT_LEADER_OR_FOLLOWER",
 	RequestTimedOut: "REQUEST_TIMED_OUT", NetworkException: "NETWORK_EXCEPTION", NotController: "NOT_CONTROLLER",
 	InvalidRequest: "INVALID_REQUEST", NotEnoughReplicas: "NOT_ENOUGH_REPLICAS",
