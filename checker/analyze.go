@@ -176,8 +176,9 @@ type analyzer struct {
 	finalTopic map[int32]bool
 	finalPart  map[int32]bool
 	finalAll   bool
-	spans      map[int32][]readSpan // readAcross's index, built at first use
-	finalBegin int64                // op index of the first final poll (-1: none yet)
+	spans      map[int32][]readSpan    // readAcross's index, built at first use
+	compaction map[int32]*compactIndex // compactable's index, built at first use
+	finalBegin int64                   // op index of the first final poll (-1: none yet)
 	findings   []Finding
 	stats      Stats
 	lastIndex  int64
@@ -875,6 +876,11 @@ func (a *analyzer) checkSkips() {
 	for _, c := range a.skips {
 		po := a.parts[c.part]
 		missed, ok := po.knownBetween(c.prev, c.next, c.rc)
+		for ok && a.compactable(c.part, missed) {
+			// The cleaner may have removed it before the reader got
+			// there: look for a record it could not have removed.
+			missed, ok = po.knownBetween(missed, c.next, c.rc)
+		}
 		if !ok {
 			continue
 		}
@@ -976,6 +982,70 @@ func (a *analyzer) checkCoverage() {
 			}
 		}
 	}
+}
+
+// compactable reports whether the cleaner of a compacted topic may have
+// removed the record at partition part's offset: every record known there
+// has a key that a record at a higher offset has too.
+func (a *analyzer) compactable(part int32, offset int64) bool {
+	if a.compaction == nil {
+		a.compaction = map[int32]*compactIndex{}
+		compact := map[string]bool{}
+		for _, t := range a.cfg.Topics {
+			compact[t.Name] = t.Compact
+		}
+		for pi, po := range a.parts {
+			if !compact[topicOf(po.name)] {
+				continue
+			}
+			ci := &compactIndex{keyAt: map[int64]int32{}, last: map[int32]int64{}}
+			note := func(off int64, key int32) {
+				if k, ok := ci.keyAt[off]; !ok || k == key {
+					ci.keyAt[off] = key
+				} else {
+					ci.keyAt[off] = -1 // two different records known there
+				}
+				if key >= 0 {
+					ci.last[key] = max(ci.last[key], off)
+				}
+			}
+			for i := range po.obs {
+				key := int32(-1)
+				if si := a.vals[po.obs[i].val].send; si >= 0 {
+					key = a.sends[si].key
+				}
+				note(po.obs[i].off, key)
+			}
+			a.compaction[int32(pi)] = ci
+		}
+		for i := range a.sends {
+			s := &a.sends[i]
+			if ci := a.compaction[s.part]; s.part >= 0 && ci != nil && s.typ == history.OK && s.offset >= 0 {
+				note := s.key
+				if k, ok := ci.keyAt[s.offset]; ok && k != note {
+					note = -1
+				}
+				ci.keyAt[s.offset] = note
+				if s.key >= 0 {
+					ci.last[s.key] = max(ci.last[s.key], s.offset)
+				}
+			}
+		}
+	}
+	ci := a.compaction[part]
+	if ci == nil {
+		return false
+	}
+	key, ok := ci.keyAt[offset]
+	return ok && key >= 0 && ci.last[key] > offset
+}
+
+// compactIndex is what compactable knows of one compacted partition: the key
+// of the record at each known offset (-1: none, or records that disagree),
+// and each key's highest known offset.
+type compactIndex struct {
+	keyAt map[int64]int32
+	last  map[int32]int64
 }
 
 // acked reports whether a send is an acknowledged write: its send was

@@ -117,3 +117,31 @@ func TestReadsAloneAreNotJudged(t *testing.T) {
 		t.Fatalf("reads alone: %s", r.Summary())
 	}
 }
+
+// In a compacted topic the cleaner removes a record once a later one has its
+// key: a reader that gets there afterwards jumps over its offset. Over a
+// record whose key never comes again, the jump is a skip.
+func TestSkipsOverCompactedRecords(t *testing.T) {
+	build := func(laterKey string) *Report {
+		h := &hb{}
+		for i, k := range []string{"k0", "k1", "k2", laterKey} {
+			v := history.NoValue()
+			v.Topic, v.Value, v.Key, v.HasKey = "t", "v"+itoa(int64(i)), k, true
+			h.add("p-0", history.Invoke, history.FSend, v)
+			v.Partition, v.Offset = 0, int64(i)
+			h.add("p-0", history.OK, history.FSend, v)
+		}
+		h.poll("c-0", false, rec{0, 0, "v0"}, rec{0, 1, "v1"}, rec{0, 2, "v2"}, rec{0, 3, "v3"})
+		h.poll("c-1", false, rec{0, 0, "v0"})
+		h.poll("c-1", false, rec{0, 2, "v2"}, rec{0, 3, "v3"}) // jumps over offset 1 (k1)
+		cfg := strict
+		cfg.Topics = []TopicGuarantees{{Name: "t", ReplicationFactor: 3, MinInsyncReplicas: 2, Compact: true}}
+		return Check(h.ops, cfg)
+	}
+	if r := build("k1"); r.Count(PollSkip) != 0 {
+		t.Fatalf("k1 comes again at 3: the cleaner may have removed offset 1\n%s", r.Summary())
+	}
+	r := build("k9")
+	expectCount(t, r, PollSkip, 1)
+	expectVerdict(t, r, PollSkip, Violation)
+}
