@@ -133,6 +133,7 @@ func converged(c *cluster.Cluster) (bool, string) {
 		return false, "no committed metadata"
 	}
 	hw := map[metadata.TopicPartition]int64{}
+	empty := map[metadata.TopicPartition]bool{} // nothing below the high watermark to read
 	for _, p := range im.Partitions() {
 		if p.Leader == metadata.NoLeader {
 			return false, fmt.Sprintf("%s has no leader", p.TopicPartition)
@@ -153,6 +154,7 @@ func converged(c *cluster.Cluster) (bool, string) {
 			return false, fmt.Sprintf("broker-%d does not lead %s yet", p.Leader, p.TopicPartition)
 		}
 		hw[p.TopicPartition] = v.HighWatermark()
+		empty[p.TopicPartition] = v.HighWatermark() <= v.Log().LogStartOffset()
 	}
 	// Replication has drained: a high watermark behind the log end is
 	// a follower still copying a backlog (one batch per round trip
@@ -177,7 +179,10 @@ func converged(c *cluster.Cluster) (bool, string) {
 			return false, fmt.Sprintf("%s is %v", w.Name(id), w.State(id))
 		}
 		for _, tp := range keysOf(hw) {
-			if !r.Reads(tp.Topic) {
+			if !r.Reads(tp.Topic) || empty[tp] {
+				// A reader that has not found a partition with nothing
+				// to read (one added since its last metadata refresh)
+				// has nothing to catch up on.
 				continue
 			}
 			if pos := r.Position(tp.Topic, tp.Partition); pos < hw[tp] {
