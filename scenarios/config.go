@@ -205,9 +205,25 @@ func (r *reader) crossCheck(s *Scenario, root *yaml.Node) {
 		return
 	}
 	w := c.World
+	// leader(T-P) may name a partition an add-partitions fault creates:
+	// selectors are resolved when their fault fires.
+	grown := map[string]int{}
+	for _, f := range s.Faults {
+		if op, ok := f.Fault.Custom.(cluster.AddPartitions); ok {
+			grown[op.Topic] = max(grown[op.Topic], op.Count)
+		}
+	}
+	validate := func(sel string) error {
+		if arg, ok := sim.ParseCall(sel, "leader"); ok {
+			if tp, err := cluster.ParseTopicPartition(arg); err == nil && int(tp.Partition) < grown[tp.Topic] {
+				return nil
+			}
+		}
+		return w.ValidateSelector(sel)
+	}
 	for _, f := range s.Faults {
 		for _, sel := range f.Fault.Selectors() {
-			if err := w.ValidateSelector(sel); err != nil {
+			if err := validate(sel); err != nil {
 				r.errs = append(r.errs, &Error{File: r.file, Line: f.Line, Key: f.Path, Msg: err.Error()})
 			}
 		}
@@ -218,7 +234,7 @@ func (r *reader) crossCheck(s *Scenario, root *yaml.Node) {
 			sels = append(sels, n.Rule.Among)
 		}
 		for _, sel := range sels {
-			if err := w.ValidateSelector(sel); err != nil {
+			if err := validate(sel); err != nil {
 				r.errs = append(r.errs, &Error{File: r.file, Line: n.Line, Key: n.Path, Msg: err.Error()})
 			}
 		}

@@ -238,11 +238,20 @@ func (r *reader) groups(f field) [][]string {
 		return nil
 	}
 	var out [][]string
+	seen := map[string]int{}
 	for i, it := range items {
 		g := r.strings(field{value: it, key: it, path: index(f.path, i)})
 		if len(g) == 0 {
 			r.fail(it, index(f.path, i), "an empty group")
 			return nil
+		}
+		for _, sel := range g {
+			if j, dup := seen[sel]; dup && j != i {
+				// A node on both sides of a cut is cut from itself.
+				r.fail(it, index(f.path, i), "%s is in group %d too: a node is on one side of a partition", sel, j)
+				return nil
+			}
+			seen[sel] = i
 		}
 		out = append(out, g)
 	}
@@ -380,7 +389,8 @@ func (r *reader) nemesis(f field, s *Scenario) {
 			r.fail(ef.value, ef.path, "the gap between faults must be positive")
 			continue
 		}
-		var downSet bool
+		var downSet, latencySet bool
+		errsBefore := len(r.errs)
 		for _, g := range fields {
 			switch g.name {
 			case "down", "restart-after", "resume-after", "heal-after":
@@ -412,8 +422,17 @@ func (r *reader) nemesis(f field, s *Scenario) {
 			case "among":
 				rule.Among = r.str(g)
 			case "latency":
-				if v, ok := r.duration(g, time.Microsecond, time.Hour); ok {
-					rule.Fault.Latency = v
+				latencySet = true
+				if v, ok := r.rangeOf(g, time.Hour); ok {
+					if v.Min < time.Microsecond {
+						r.fail(g.value, g.path, "%v: a slow network adds at least 1us", v.Min)
+						continue
+					}
+					// One latency, or a range each fault draws from.
+					rule.Fault.Latency = v.Min
+					if v.Max > v.Min {
+						rule.Latency = v
+					}
 				}
 			case "disk":
 				k := r.str(g)
@@ -454,7 +473,7 @@ func (r *reader) nemesis(f field, s *Scenario) {
 			r.fail(item, path+".disk", "missing: which disk fault (%s)", strings.Join(diskKinds, ", "))
 			continue
 		}
-		if kind == "slow-network" && rule.Fault.Latency == 0 {
+		if kind == "slow-network" && !latencySet {
 			r.fail(item, path+".latency", "missing: the delay a slow network adds")
 			continue
 		}
@@ -463,6 +482,9 @@ func (r *reader) nemesis(f field, s *Scenario) {
 		}
 		if !downSet {
 			rule.Down = sim.Range{Min: time.Second, Max: 10 * time.Second}
+		}
+		if len(r.errs) > errsBefore {
+			continue // the rule is already wrong where it says so
 		}
 		if err := rule.Validate(); err != nil {
 			r.fail(kf.value, path, "%v", err)

@@ -124,6 +124,7 @@ func TestBadScenariosNameFileLineAndKey(t *testing.T) {
 		{"min isr above rf", "min.insync.replicas: 2", "min.insync.replicas: 4", 11, "topics[0].config.min.insync.replicas", "more than topic orders's replication factor 3"},
 		{"rf above brokers", "    replication.factor: 3", "    replication.factor: 4", 10, "topics[0].replication.factor", "more than the 3 brokers"},
 		{"missing node", "crash: leader(orders-0)", "crash: broker-9", 22, "faults[0].crash", "broker-9"},
+		{"node on both sides of a cut", "crash: leader(orders-0)\n    restart-after: 5s", "partition: [[broker-1], [broker-1, broker-2]]\n    heal-after: 5s", 22, "faults[0].partition[1]", "broker-1 is in group 0 too"},
 		{"missing topic in selector", "crash: leader(orders-0)", "crash: leader(payments-0)", 22, "faults[0].crash", "payments"},
 		{"escaping name", "name: base", "name: ../../etc", 1, "name", "not a valid scenario name"},
 		{"bad duration", "duration: 30s", "duration: 30", 2, "duration", "want a duration"},
@@ -194,5 +195,47 @@ func TestComparisons(t *testing.T) {
 		if !c.Holds(x[0]) || c.Holds(x[1]) {
 			t.Errorf("%s: holds(%v)=%v holds(%v)=%v", s, x[0], c.Holds(x[0]), x[1], c.Holds(x[1]))
 		}
+	}
+}
+
+// A selector is resolved when its fault fires: leader(T-P) may name a
+// partition an add-partitions fault creates before then, but not one that
+// never exists.
+func TestLeaderOfAnAddedPartition(t *testing.T) {
+	grown := strings.Replace(base, "  - at: 10s\n    crash: leader(orders-0)",
+		"  - { at: 5s, add-partitions: { topic: orders, count: 8 } }\n  - at: 10s\n    crash: leader(orders-7)", 1)
+	if grown == base {
+		t.Fatal("base lacks the fault")
+	}
+	if _, err := Parse("grown.yaml", []byte(grown)); err != nil {
+		t.Fatalf("leader(orders-7) after growing to 8 partitions: %v", err)
+	}
+	beyond := strings.Replace(grown, "leader(orders-7)", "leader(orders-8)", 1)
+	if _, err := Parse("beyond.yaml", []byte(beyond)); err == nil || !strings.Contains(err.Error(), "orders-8") {
+		t.Fatalf("leader(orders-8) of 8 partitions: got %v", err)
+	}
+}
+
+// A nemesis's slow network takes a latency or a range each fault draws
+// from; a bad one is one error, not two.
+func TestNemesisLatencyRange(t *testing.T) {
+	withNemesis := func(latency string) string {
+		return strings.Replace(base, "expect:", "nemesis:\n  - { fault: slow-network, latency: "+latency+", every: 1s..3s, down: 1s }\nexpect:", 1)
+	}
+	s, err := Parse("range.yaml", []byte(withNemesis("400ms..900ms")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := s.Nemesis[0].Rule; r.Latency.Min != 400*time.Millisecond || r.Latency.Max != 900*time.Millisecond {
+		t.Fatalf("latency %+v", r.Latency)
+	}
+	out, err := s.Resolved()
+	if err != nil || !strings.Contains(string(out), "latency: 400ms..900ms") {
+		t.Fatalf("resolved scenario lacks the range (%v):\n%s", err, out)
+	}
+	_, err = Parse("bad.yaml", []byte(withNemesis("fast")))
+	var es Errors
+	if !errors.As(err, &es) || len(es) != 1 || es[0].Key != "nemesis[0].latency" {
+		t.Fatalf("want one error at nemesis[0].latency, got %v", err)
 	}
 }

@@ -211,7 +211,9 @@ func nemesisNode(n NemesisRule) *yaml.Node {
 	if r.Among != "" {
 		put(m, "among", str(r.Among))
 	}
-	if r.Fault.Latency > 0 {
+	if r.Latency.Max > r.Latency.Min {
+		put(m, "latency", str(formatRange(r.Latency)))
+	} else if r.Fault.Latency > 0 {
 		put(m, "latency", str(formatDuration(r.Fault.Latency)))
 	}
 	if r.Fault.Disk != "" {

@@ -52,6 +52,9 @@ type NemesisRule struct {
 	Every Range
 	// Down is how long each fault lasts before it is undone.
 	Down Range
+	// Latency, when a range, is the latency each slow-network fault draws
+	// (Fault.Latency otherwise).
+	Latency Range
 }
 
 // NemesisOptions configure the nemesis of a world.
@@ -193,6 +196,9 @@ func (fs *faultState) nemesisFire(e *Event) {
 	rng := n.streams[rule]
 	f := p.Rule.Fault
 	f.For = p.Rule.Down.Draw(rng)
+	if p.Rule.Latency.Max > p.Rule.Latency.Min {
+		f.Latency = p.Rule.Latency.Draw(rng)
+	}
 	origin := fmt.Sprintf("nemesis/%d", rule)
 	if f.Kind == FaultPartition && p.Rule.Shape != "" {
 		groups, oneWay, err := fs.drawShape(p.Rule, rng)
