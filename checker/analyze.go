@@ -84,6 +84,10 @@ type sendRec struct {
 	complete int64 // op index, -1 while pending
 	offset   int64 // -1: unknown
 	doneAt   int64 // the completion's time (ns)
+	// noAck: an acks=0 send the producer reported done, as Kafka's does
+	// (the callback succeeds with offset -1): acknowledged without a
+	// position, judged by the final reads alone.
+	noAck bool
 }
 
 // session is one reader's reading of one partition, from its first poll (or
@@ -178,11 +182,14 @@ type analyzer struct {
 	finalAll   bool
 	spans      map[int32][]readSpan    // readAcross's index, built at first use
 	compaction map[int32]*compactIndex // compactable's index, built at first use
-	finalBegin int64                   // op index of the first final poll (-1: none yet)
-	findings   []Finding
-	stats      Stats
-	lastIndex  int64
-	nOps       int64
+	// readOffsets: where polls first read each value (checkLostNoAck's
+	// index, built at first use).
+	readOffsets map[int32]int64
+	finalBegin  int64 // op index of the first final poll (-1: none yet)
+	findings    []Finding
+	stats       Stats
+	lastIndex   int64
+	nOps        int64
 
 	lastPart   partKey // a one-entry cache for partID
 	lastPartID int32
@@ -351,6 +358,7 @@ func (a *analyzer) addSend(pid int32, p *procState, o *history.Op) {
 			s.typ = history.Info // an ok without a position says nothing checkable
 		}
 	}
+	s.noAck = s.typ == history.Info && s.txn < 0 && a.cfg.producer(p.name).Acks == "0"
 }
 
 func (a *analyzer) isolation(p *procState, o *history.Op) string {
@@ -677,10 +685,10 @@ func (a *analyzer) countStats() {
 				outcome = history.Info
 			}
 		}
-		switch outcome {
-		case history.OK:
+		switch {
+		case outcome == history.OK || s.noAck:
 			a.stats.Acked++
-		case history.Fail:
+		case outcome == history.Fail:
 			a.stats.Failed++
 		default:
 			a.stats.Indeterminate++
@@ -1070,6 +1078,10 @@ func (a *analyzer) checkLost() {
 	}
 	for i := range a.sends {
 		s := &a.sends[i]
+		if s.noAck {
+			a.checkLostNoAck(s)
+			continue
+		}
 		if !a.acked(s) {
 			continue
 		}
@@ -1119,6 +1131,42 @@ func (a *analyzer) checkLost() {
 		}
 		a.findings = append(a.findings, Finding{Type: typ, Example: ex, ackedAt: s.doneAt})
 	}
+}
+
+// checkLostNoAck judges an acks=0 send by the final reads: if they cover
+// where it went and do not hold it, it was lost (acks=0 permits that).
+func (a *analyzer) checkLostNoAck(s *sendRec) {
+	v := a.vals[s.val]
+	covered := a.finalAll || a.finalTopic[s.topic]
+	ex := Example{Value: a.valNames[s.val], Process: a.procs[s.proc].name, Offset: -1, Ops: []int64{s.invoke, s.complete}}
+	if s.part >= 0 {
+		covered = covered || a.finalPart[s.part]
+		ex.Partition = a.parts[s.part].name
+	}
+	if !covered || v.flags&obsFinal != 0 {
+		return
+	}
+	a.stats.LostAcked++
+	ex.Detail = "sent with acks=0 (done without an acknowledgement or an offset); final reads do not hold it"
+	if v.flags&obsRead != 0 {
+		// A poll read it, so it was committed: judged at the offset it was
+		// read at, like any committed record lost.
+		if a.readOffsets == nil {
+			a.readOffsets = map[int32]int64{}
+			for _, po := range a.parts {
+				for i := range po.obs {
+					if ob := &po.obs[i]; ob.flags&obsRead != 0 {
+						if _, seen := a.readOffsets[ob.val]; !seen {
+							a.readOffsets[ob.val] = ob.off
+						}
+					}
+				}
+			}
+		}
+		ex.Offset = a.readOffsets[s.val]
+		ex.Detail = "sent with acks=0, read at offset " + itoa(ex.Offset) + "; final reads do not hold it"
+	}
+	a.findings = append(a.findings, Finding{Type: LostAckedWrite, Example: ex, ackedAt: s.doneAt, noAck: ex.Offset < 0})
 }
 
 // readAcross reports whether a reader read partition part from at or below

@@ -68,8 +68,10 @@ type Finding struct {
 	copies []copyAt
 	// Poll-skip: the reader read another record at the skipped offset.
 	readOther bool
-	// Lost-acked-write: when the write was acknowledged (ns; 0 unknown).
+	// Lost-acked-write: when the write was acknowledged (ns; 0 unknown);
+	// noAck: an acks=0 send nobody read, whose offset nobody knows.
 	ackedAt int64
+	noAck   bool
 }
 
 // copyAt is one position of a record.

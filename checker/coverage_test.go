@@ -145,3 +145,43 @@ func TestSkipsOverCompactedRecords(t *testing.T) {
 	expectCount(t, r, PollSkip, 1)
 	expectVerdict(t, r, PollSkip, Violation)
 }
+
+// acks=0: Kafka's producer reports a send done as soon as it is on the wire
+// (offset -1). The history says info; the send counts as acknowledged for
+// availability, and the final reads judge it: missing from them, it was
+// lost, which acks=0 permits — unless a poll read it first (then it was
+// committed, and committed data must not vanish).
+func TestAcksZeroSendsAreJudgedByFinalReads(t *testing.T) {
+	cfg := strict
+	cfg.Producers = []ProducerGuarantees{{Prefix: "p", Acks: "0"}}
+	h := &hb{}
+	for _, v := range []string{"a", "b", "c"} {
+		s := history.NoValue()
+		s.Topic, s.Value = "t", v
+		h.add("p-0", history.Invoke, history.FSend, s)
+		s.Partition = 0
+		h.add("p-0", history.Info, history.FSend, s)
+	}
+	h.poll("c-0", false, rec{0, 0, "a"}, rec{0, 1, "b"})
+	h.poll("final", true, rec{0, 0, "a"})
+	r := Check(h.ops, cfg)
+	if r.Stats.Acked != 3 || r.Stats.Availability != 1 {
+		t.Fatalf("acked %d, availability %v; want 3 and 1", r.Stats.Acked, r.Stats.Availability)
+	}
+	expectCount(t, r, LostAckedWrite, 2)
+	var permitted, violated int
+	for _, a := range r.Anomalies {
+		if a.Type != LostAckedWrite {
+			continue
+		}
+		switch a.Verdict {
+		case Permitted:
+			permitted += a.Count
+		case Violation:
+			violated += a.Count
+		}
+	}
+	if permitted != 1 || violated != 1 {
+		t.Fatalf("c (never read) should be a permitted loss and b (read) a violation; got %d permitted, %d violations\n%s", permitted, violated, r.Summary())
+	}
+}

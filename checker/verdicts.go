@@ -366,7 +366,9 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 	}
 	switch typ {
 	case LostAckedWrite:
-		if l, ok := c.lossAfter(f.Partition, f.Offset, f.ackedAt); ok {
+		// An acks=0 write nobody read may never have reached a broker: no
+		// loss the simulator saw explains it, acks=0 does.
+		if l, ok := c.lossAfter(f.Partition, f.Offset, f.ackedAt); ok && !f.noAck {
 			fx.Loss = &l
 		}
 	case InconsistentOffsets:
