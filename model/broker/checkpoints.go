@@ -46,6 +46,9 @@ func readOffsetCheckpoint(d *sim.Disk, file string) map[string]int64 {
 }
 
 func (rm *replicaManager) writeOffsetCheckpoint(file string, value func(*partition) int64) {
+	if rm.dirFailed {
+		return
+	}
 	var b strings.Builder
 	n := 0
 	var lines strings.Builder
@@ -59,8 +62,20 @@ func (rm *replicaManager) writeOffsetCheckpoint(file string, value func(*partiti
 	}
 	fmt.Fprintf(&b, "0\n%d\n%s", n, lines.String())
 	if err := storage.WriteCheckpoint(rm.n.gate, file, []byte(b.String()), nil); err != nil {
-		rm.note("storage", "checkpoint %s: %v", file, err)
+		rm.logDirFailed(fmt.Sprintf("checkpoint %s: %v", file, err))
 	}
+}
+
+// logDirFailed ends the broker the way Kafka 4's does when a write to its log
+// directory fails (disk full, I/O error): the directory goes offline, and
+// since it also holds the metadata log ("Shutdown broker because the
+// metadata log dir has failed") the broker halts — no controlled shutdown,
+// no clean-shutdown file, so its next start counts as unclean.
+func (rm *replicaManager) logDirFailed(why string) {
+	rm.note("storage", "fatal: log directory failed: %s", why)
+	// What the handler that failed still does writes nothing.
+	rm.stopped, rm.dirFailed = true, true
+	rm.n.env.Exit()
 }
 
 func (rm *replicaManager) tick(kind tickKind) {

@@ -162,6 +162,9 @@ func (rm *replicaManager) handleFetchResponse(from sim.NodeID, m *proto.FetchRes
 	f.inflight = 0
 	f.gen++
 	for _, r := range m.Partitions {
+		if rm.stopped {
+			return // the log directory failed on an earlier partition
+		}
 		tp := metadata.TopicPartition{Topic: r.Topic, Partition: r.Partition}
 		p := rm.parts[tp]
 		if p == nil || p.isLeader || p.leader != f.leader || p.log == nil || !slices.Contains(f.parts, tp) {
@@ -247,8 +250,7 @@ func (rm *replicaManager) processFetched(f *fetcher, p *partition, r proto.Fetch
 			// A batch above our log end follows a gap compaction left in
 			// the leader's log: copied as is.
 			if err := p.log.Append(batches, false); err != nil {
-				rm.note("storage", "%s: follower append failed: %v", p.tp, err)
-				rm.backoff(f, p.tp)
+				rm.logDirFailed(fmt.Sprintf("%s: follower append failed: %v", p.tp, err))
 				return
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"kafkasim/model/cluster"
 	"kafkasim/model/metadata"
 	"kafkasim/model/producer"
+	"kafkasim/sim"
 )
 
 // A fetch answer counts only for a partition still at the offset it asked
@@ -57,5 +58,40 @@ func TestFetchAnswerForAMovedLogIsDropped(t *testing.T) {
 	if leo := c.Broker(2).Partition(tp).Log().LEO(); leo <= cutFrom {
 		t.Fatalf("cut from %d to %d at %v: 300 ms later the follower's log ends at %d (it backed off on the stale answer)",
 			cutFrom, cutTo, cutAt, leo)
+	}
+}
+
+// A write to the log directory that fails (here: the disk is full) takes the
+// directory offline, and with it the metadata log Kafka 4 keeps there: the
+// broker halts at once — no controlled shutdown, no clean-shutdown file, so
+// its next start counts as unclean — instead of serving on with every
+// append failing.
+func TestLogDirFailureHaltsTheBroker(t *testing.T) {
+	cfg := cluster.DefaultConfig(3)
+	cfg.Controllers, cfg.Brokers = 1, 2
+	cfg.Topics = []cluster.TopicSpec{{Name: "orders", Partitions: 1, ReplicationFactor: 2, Assignment: [][]int32{{1, 2}}}}
+	pc := producer.DefaultConfig("", "orders")
+	pc.Rate, pc.Keys = 200, 10
+	cfg.Producers = []cluster.ProducerSpec{{Name: "p", Count: 1, Config: pc}}
+	c, err := cluster.Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := c.World
+	w.Start()
+	w.RunUntil(5 * time.Second)
+	leader := c.BrokerNode(1)
+	if w.State(leader) != sim.Running {
+		t.Fatal("broker-1 is not running before the fault")
+	}
+	if err := w.InjectFault(sim.Fault{Kind: sim.FaultDisk, Disk: sim.DiskFull, Target: "broker-1"}); err != nil {
+		t.Fatal(err)
+	}
+	w.RunUntil(w.Now() + 100*time.Millisecond)
+	if w.State(leader) == sim.Running {
+		t.Fatal("broker-1 serves on 100 ms after its disk filled")
+	}
+	if w.Disk(leader).Exists("meta/clean-shutdown") {
+		t.Fatal("a halted broker left a clean-shutdown file")
 	}
 }

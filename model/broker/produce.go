@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"fmt"
 	"slices"
 
 	"kafkasim/model/metadata"
@@ -127,7 +128,7 @@ func (rm *replicaManager) handleProduceNow(from sim.NodeID, m *proto.ProduceRequ
 // base and last offsets (the original ones for a duplicate).
 func (rm *replicaManager) appendAsLeader(tp metadata.TopicPartition, pp proto.ProducePartition, acks int16) (int64, int64, proto.ErrorCode) {
 	p := rm.parts[tp]
-	if p == nil || !p.isLeader || p.log == nil {
+	if rm.stopped || p == nil || !p.isLeader || p.log == nil {
 		if rm.image().Partition(tp) == nil {
 			return -1, -1, proto.UnknownTopicOrPartition
 		}
@@ -154,7 +155,7 @@ func (rm *replicaManager) appendAsLeader(tp metadata.TopicPartition, pp proto.Pr
 	stamped := pp.Batch.Stamped(p.log.LEO(), epoch)
 	before := rm.gate.Issued()
 	if err := p.log.Append(singleBatch(stamped), true); err != nil {
-		rm.note("storage", "%s: append failed: %v", tp, err)
+		rm.logDirFailed(fmt.Sprintf("%s: append failed: %v", tp, err))
 		return -1, -1, proto.KafkaStorageError
 	}
 	after := func() {

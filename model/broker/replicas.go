@@ -129,6 +129,7 @@ type replicaManager struct {
 	order     []metadata.TopicPartition // sorted keys of parts
 	ready     bool                      // metadata caught up: replicas follow it
 	stopped   bool                      // the final step of a clean shutdown has begun: see shutdown
+	dirFailed bool                      // a write to the log directory failed: the broker halts
 	hwCkpt    map[string]int64
 	startCkpt map[string]int64
 	fetchers  map[int32]*fetcher
