@@ -77,6 +77,18 @@ func TestWhatFinalReadsCover(t *testing.T) {
 	r = Check(h.ops, strict)
 	expectCount(t, r, LostAckedWrite, 1)
 	expectVerdict(t, r, LostAckedWrite, Violation)
+	// The same with a second topic in the history: what it read is
+	// unknown, so nothing is lost, only unseen.
+	v := history.NoValue()
+	v.Topic, v.Value = "u", "z"
+	h.ops = append(h.ops[: len(h.ops)-2 : len(h.ops)-2])
+	h.add("p-0", history.Invoke, history.FSend, v)
+	v.Partition, v.Offset = 0, 0
+	h.add("p-0", history.OK, history.FSend, v)
+	h.poll("final", true)
+	r = Check(h.ops, strict)
+	expectCount(t, r, LostAckedWrite, 0)
+	expectCount(t, r, Unseen, 2)
 	// No assignment, records of the topic: the whole topic is covered.
 	h = &hb{}
 	h.send("p-0", "a", 0, 0, history.OK)
