@@ -352,7 +352,11 @@ func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leader
 	}
 	p.leaderEpoch = leaderEpoch
 	lost := -1 // the first committed batch the new leader lacks
+	start := log.LogStartOffset()
 	for i, k := range p.committed {
+		if k.last < start {
+			continue // deleted by retention, as Kafka permits: not lost
+		}
 		b := log.BatchAt(k.base)
 		if b == nil || !keyOf(b).same(k) {
 			lost = i
@@ -492,8 +496,11 @@ func (a *Audit) ISRJoined(leader int32, tp metadata.TopicPartition, member int32
 	if ll == nil || ml == nil || a.flipped(member, tp) || a.flipped(leader, tp) {
 		return
 	}
-	cursor := ml.Cursor(0)
-	ll.Scan(0, p.ackedUpTo+1, func(b *record.Batch) bool {
+	// Below either log's start, retention deleted what was there (each
+	// broker deletes on its own schedule): nothing to compare.
+	from := max(ml.LogStartOffset(), ll.LogStartOffset())
+	cursor := ml.Cursor(from)
+	ll.Scan(from, p.ackedUpTo+1, func(b *record.Batch) bool {
 		got := cursor.At(b.BaseOffset)
 		if got != b && (got == nil || !keyOf(got).same(keyOf(b))) {
 			a.report(AckedOnEveryISRMember, a.brokerNode(leader), "%s: broker %d joined the ISR without acknowledged offset %d",

@@ -26,6 +26,15 @@ func replicaLogs(t *testing.T, logs ...[]struct {
 	epoch int32
 }) (*Audit, []*partlog.Log) {
 	t.Helper()
+	return replicaLogsWith(t, partlog.DefaultConfig(), logs...)
+}
+
+// replicaLogsWith is replicaLogs with a log configuration.
+func replicaLogsWith(t *testing.T, cfg partlog.Config, logs ...[]struct {
+	v     string
+	epoch int32
+}) (*Audit, []*partlog.Log) {
+	t.Helper()
 	w := sim.NewWorld(sim.DefaultOptions(1))
 	nodes := make([]*diskNode, len(logs))
 	for i := range logs {
@@ -36,7 +45,7 @@ func replicaLogs(t *testing.T, logs ...[]struct {
 	w.RunUntil(0)
 	var out []*partlog.Log
 	for i, batches := range logs {
-		l, _ := partlog.Open(nodes[i].env.Disk(), nodes[i].gate, "data/orders-0", partlog.DefaultConfig(), 0)
+		l, _ := partlog.Open(nodes[i].env.Disk(), nodes[i].gate, "data/orders-0", cfg, 0)
 		for _, b := range batches {
 			rb := record.New([]record.Record{{Value: b.v}}, record.Producer{ID: record.NoProducer}, false, record.CompressionNone).Stamped(l.LEO(), b.epoch)
 			if err := l.Append([]*record.Batch{rb}, true); err != nil {
@@ -161,4 +170,37 @@ func TestDeposedLeaderAckBelowTheLaterElectionsLossIsChecked(t *testing.T) {
 		a.AckedAll(1, tp, 2, 3, []int32{1, 2}, 1)
 		expect(t, a, AckedOnEveryISRMember, 1)
 	}
+}
+
+// Retention deletes old segments on each broker on its own schedule: a
+// committed batch below a replica's log start is deleted, as Kafka permits,
+// not lost — neither when that replica is elected leader nor when it joins
+// the ISR (fuzz --base retention-slow-consumer, seed 3).
+func TestBatchesBelowTheLogStartWereDeletedNotLost(t *testing.T) {
+	tp := metadata.TopicPartition{Topic: "orders", Partition: 0}
+	cfg := partlog.DefaultConfig()
+	cfg.SegmentBytes = 1 // a segment per batch
+	a, logs := replicaLogsWith(t, cfg,
+		[]vb{{"a", 0}, {"b", 0}, {"c", 0}, {"d", 0}},
+		[]vb{{"a", 0}, {"b", 0}, {"c", 0}, {"d", 0}})
+	a.SetReplicas(func(b int32, _ metadata.TopicPartition) *partlog.Log { return logs[b-1] })
+	a.ReplicaHW(1, tp, 0, true, 4, logs[0])
+	a.AckedAll(1, tp, 0, 3, []int32{1}, 1)
+	// Broker 2's retention ran: its first two segments are gone.
+	logs[1].MaybeIncrementLogStartOffset(2)
+	logs[1].DeleteOldSegments(4, 0)
+	if logs[1].LogStartOffset() != 2 || logs[1].BatchAt(0) != nil {
+		t.Fatalf("broker 2's log starts at %d and still holds offset 0", logs[1].LogStartOffset())
+	}
+	a.ISRJoined(1, tp, 2)
+	expect(t, a, AckedOnEveryISRMember, 0)
+	a.PartitionLeader(2, tp, 1, logs[1], false)
+	expect(t, a, CommittedDataKept, 0)
+	if len(a.Losses()) != 0 {
+		t.Fatalf("losses %+v", a.Losses())
+	}
+	// What broker 2 lacks above its log start is lost as ever.
+	logs[1].TruncateTo(3)
+	a.PartitionLeader(2, tp, 2, logs[1], false)
+	expect(t, a, CommittedDataKept, 1)
 }
