@@ -89,6 +89,9 @@ type Found struct {
 	Faults      int  `json:"faults"`
 	ShrinkRuns  int  `json:"shrink_runs"`
 	Replays     bool `json:"replays"`
+	// ReplayChecked is false when the campaign's time ran out (or it was
+	// interrupted) before the written file was run again (an extension).
+	ReplayChecked bool `json:"replay_checked"`
 }
 
 // SeedAt is the seed of the campaign's i-th run: shard K of N takes the
@@ -138,6 +141,20 @@ func Campaign(opts Options) (*Summary, error) {
 	deadline := time.Time{}
 	if opts.Time > 0 {
 		deadline = sum.started.Add(opts.Time)
+	}
+	// stopped: the campaign's time is up or it was interrupted. Shrinking
+	// stops there too and keeps what it has (the campaign ends within a run
+	// or two of either).
+	stopped := func() bool {
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			return true
+		}
+		select {
+		case <-opts.Stop:
+			return true
+		default:
+			return false
+		}
 	}
 	seeds := make(chan uint64)
 	var mu sync.Mutex
@@ -190,7 +207,7 @@ func Campaign(opts Options) (*Summary, error) {
 				if fail == nil {
 					continue
 				}
-				found := record(opts, s, fail, doShrink)
+				found := record(opts, s, fail, doShrink, stopped)
 				mu.Lock()
 				sum.Found = append(sum.Found, found)
 				mu.Unlock()
@@ -243,14 +260,14 @@ dispatch:
 // record writes a counterexample: the scenario as drawn, and shrunk, each a
 // scenario file whose run fails (its expect block keeps the default: no
 // violation, converged).
-func record(opts Options, s *scenarios.Scenario, fail *Failure, shrink bool) Found {
+func record(opts Options, s *scenarios.Scenario, fail *Failure, shrink bool, stop func() bool) Found {
 	f := Found{Seed: s.Seed, Failure: fail, FaultsDrawn: len(s.Faults), Faults: len(s.Faults)}
 	name := "seed-" + strconv.FormatUint(s.Seed, 10)
 	f.Original = filepath.Join(opts.Out, name+".drawn.yaml")
 	writeScenario(f.Original, s, fail, "as drawn")
 	final := s
 	if shrink {
-		final, f.ShrinkRuns = Shrink(s, fail, opts.ShrinkRuns, func(c *scenarios.Scenario) *Failure {
+		final, f.ShrinkRuns = Shrink(s, fail, opts.ShrinkRuns, stop, func(c *scenarios.Scenario) *Failure {
 			_, g := runOne(c)
 			return g
 		})
@@ -259,8 +276,17 @@ func record(opts Options, s *scenarios.Scenario, fail *Failure, shrink bool) Fou
 	f.Faults = len(final.Faults)
 	f.File = filepath.Join(opts.Out, name+".yaml")
 	how := fmt.Sprintf("shrunk from %d faults in %d runs", len(s.Faults), f.ShrinkRuns)
+	if shrink && stop() {
+		how += ", cut short when the campaign's time ran out or it was interrupted"
+	}
 	if !shrink {
 		how = fmt.Sprintf("not shrunk: only the first %d failures of a campaign are", opts.ShrinkMax)
+	}
+	if stop() {
+		// Out of time: the file as it stands, not run again (a failing
+		// run can take seconds: a liveness failure waits out its healing).
+		writeScenario(f.File, final, fail, how)
+		return f
 	}
 	// The header tells the failure the file itself shows (a shrunk
 	// scenario fails the same way, with other records).
@@ -273,7 +299,7 @@ func record(opts Options, s *scenarios.Scenario, fail *Failure, shrink bool) Fou
 	// The file must replay to the same failure.
 	if again, err := scenarios.LoadFile(f.File); err == nil {
 		_, g := runOne(again)
-		f.Replays = fail.same(g)
+		f.Replays, f.ReplayChecked = fail.same(g), true
 	}
 	return f
 }

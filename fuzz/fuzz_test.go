@@ -74,7 +74,7 @@ func TestShrinkIsOneMinimal(t *testing.T) {
 	}
 	runs := 0
 	judge := func(c *scenarios.Scenario) *Failure { runs++; _, f := runOne(c); return f }
-	small, _ := Shrink(s, want, 60, judge)
+	small, _ := Shrink(s, want, 60, nil, judge)
 	if len(small.Faults) >= len(s.Faults) {
 		t.Fatalf("shrinking kept %d of %d faults", len(small.Faults), len(s.Faults))
 	}

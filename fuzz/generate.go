@@ -47,6 +47,10 @@ func Generate(seed uint64, base *scenarios.Scenario, bugs []string) (*scenarios.
 	if base != nil {
 		c := *base
 		c.Faults = nil
+		// The fuzzer's property (no violation, the cluster heals) is what a
+		// counterexample breaks: the base's own expectations (a teaching
+		// scenario's "poll-skip: >0") are not carried over.
+		c.Expect = nil
 		c.Name = base.Name + "-fuzz-" + strconv.FormatUint(seed, 10)
 		s = &c
 	} else {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"kafkasim/scenarios"
 	"kafkasim/sim"
 )
 
@@ -52,6 +53,28 @@ func TestGeneratorDrawsEveryShapeAndMotif(t *testing.T) {
 	for _, k := range []string{"5 controllers", "from-brokers", "from-controllers", "quorum", "disk replacement", "fail-overs", "slow links of seconds"} {
 		if !seen[k] {
 			t.Errorf("300 seeds never drew %s", k)
+		}
+	}
+}
+
+// Around a base, the fuzzer's property is what a counterexample breaks: the
+// base's own expectations (a teaching scenario's "poll-skip: >0") are not
+// carried into the scenarios it draws.
+func TestBaseExpectationsAreNotCarriedOver(t *testing.T) {
+	base, err := scenarios.LoadFile("../scenarios/retention-slow-consumer.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(base.Expect) == 0 {
+		t.Fatal("the base has no expectations to leave behind")
+	}
+	s, err := Generate(3, base, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range s.Expect {
+		if e.Key != "violations" && e.Key != "converged" {
+			t.Fatalf("drawn scenario expects %s %s from the base", e.Key, e.Cmp.Text)
 		}
 	}
 }

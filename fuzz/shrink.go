@@ -81,10 +81,10 @@ func firstLine(s string) string {
 // candidate is a real run; budget bounds how many. The result is
 // 1-minimal in its faults: removing any one of them makes it pass (or fail
 // differently).
-func Shrink(s *scenarios.Scenario, want *Failure, budget int, run func(*scenarios.Scenario) *Failure) (*scenarios.Scenario, int) {
+func Shrink(s *scenarios.Scenario, want *Failure, budget int, stop func() bool, run func(*scenarios.Scenario) *Failure) (*scenarios.Scenario, int) {
 	runs := 0
 	try := func(c *scenarios.Scenario) bool {
-		if runs >= budget {
+		if runs >= budget || (stop != nil && stop()) {
 			return false
 		}
 		n, err := scenarios.Normalize(c)
@@ -95,7 +95,7 @@ func Shrink(s *scenarios.Scenario, want *Failure, budget int, run func(*scenario
 		return want.same(run(n))
 	}
 	cur := clone(s)
-	for progress := true; progress && runs < budget; {
+	for progress := true; progress && runs < budget && (stop == nil || !stop()); {
 		progress = false
 		// Faults: halves first, then one at a time, until none can go.
 		for chunk := max(len(cur.Faults)/2, 1); chunk >= 1 && len(cur.Faults) > 0; chunk /= 2 {

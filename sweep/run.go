@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"kafkasim/checker"
 	"kafkasim/checker/history"
 	"kafkasim/runner"
 	"kafkasim/scenarios"
@@ -88,7 +89,8 @@ func Run(sw *scenarios.SweepFile, opts Options) (*Result, error) {
 			continue
 		}
 		for i := range seeds {
-			seed := sw.Base.Seed + uint64(i)
+			// The cell's seed: the base's, moved by a seed-offset axis.
+			seed := p.scenario.Seed + uint64(i)
 			path := filepath.Join(dir, "runs", slug(p.cell.ID), fmt.Sprintf("seed-%d.json", seed))
 			if rec, ok := readRecord(path); ok {
 				records[p.cell.ID] = append(records[p.cell.ID], rec)
@@ -273,6 +275,11 @@ func writeRecord(path string, r RunRecord) error {
 // record measures one run.
 func record(cell string, s *scenarios.Scenario, r *runner.Result) RunRecord {
 	m := map[string]float64{}
+	// Every anomaly type's count is a metric (SPEC.md §6), zero included:
+	// a plot of one that never happened is a line at zero, not an error.
+	for _, t := range checker.AnomalyTypes {
+		m[t] = 0
+	}
 	if r.Report != nil {
 		st := r.Report.Stats
 		m["availability"] = st.Availability
@@ -358,7 +365,14 @@ func aggregate(recs []RunRecord) map[string]Stat {
 		for i, r := range recs {
 			xs[i] = r.Metrics[name]
 		}
-		out[name] = meanCI(xs)
+		st := meanCI(xs)
+		// The interval stays within what the metric can be: every metric
+		// is at least 0, and the fractions at most 1.
+		st.Lo = max(st.Lo, 0)
+		if name == "availability" || name == "lost-acked-fraction" {
+			st.Hi = min(st.Hi, 1)
+		}
+		out[name] = st
 	}
 	return out
 }

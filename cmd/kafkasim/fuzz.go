@@ -96,6 +96,9 @@ Exit 1 when a failure was found, 0 otherwise.`,
 				total = 100
 				opts.Runs = 100
 			}
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return usage("--out: cannot write counterexamples under %s: %v", out, err)
+			}
 			bar := newProgress(cmd.ErrOrStderr(), quiet, "fuzz", "runs", max(total, 1))
 			opts.Progress = func(done, failures int) {
 				note := ""
@@ -124,8 +127,12 @@ Exit 1 when a failure was found, 0 otherwise.`,
 			}
 			fmt.Fprintln(w)
 			for _, f := range sum.Found {
-				fmt.Fprintf(w, "  seed %d: %s — %s\n    %s (%d faults, drawn with %d; replays: %v)\n", f.Seed, f.Failure.Kind,
-					f.Failure.Detail, f.File, f.Faults, f.FaultsDrawn, f.Replays)
+				replays := fmt.Sprint(f.Replays)
+				if !f.ReplayChecked {
+					replays = "not checked, time ran out"
+				}
+				fmt.Fprintf(w, "  seed %d: %s — %s\n    %s (%d faults, drawn with %d; replays: %s)\n", f.Seed, f.Failure.Kind,
+					f.Failure.Detail, f.File, f.Faults, f.FaultsDrawn, replays)
 			}
 			fmt.Fprintf(w, "  summary: %s/summary.json\n", out)
 			if sum.Failures > 0 {

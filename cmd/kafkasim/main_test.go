@@ -77,6 +77,14 @@ func TestRunReplayCheckDescribe(t *testing.T) {
 	if code, stdout, stderr := kafkasim(t, "replay", dir, "--quiet"); code != 0 || !strings.Contains(stdout, "reproduced, trace hash "+sum.TraceHash) {
 		t.Fatalf("replay: exit %d %s %s", code, stdout, stderr)
 	}
+	// Reproduced, but its (edited) expectations fail: exit 1, as run says.
+	scenario := filepath.Join(dir, "scenario.yaml")
+	orig, _ := os.ReadFile(scenario)
+	os.WriteFile(scenario, bytes.Replace(orig, []byte("  violations: 0\n"), []byte("  violations: \">0\"\n"), 1), 0o644)
+	if code, stdout, stderr := kafkasim(t, "replay", dir, "--quiet"); code != 1 || !strings.Contains(stdout, "reproduced") {
+		t.Fatalf("replay of a run that fails its expectations: exit %d, want 1 (%s %s)", code, stdout, stderr)
+	}
+	os.WriteFile(scenario, orig, 0o644)
 	// A tampered hash is a determinism failure, exit 3.
 	summary := filepath.Join(dir, "summary.json")
 	data, _ := os.ReadFile(summary)
@@ -133,5 +141,22 @@ func TestScenariosValidateAndList(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "x.yaml"), []byte("cluster: { brokers: 0 }\n"), 0o644)
 	if code, _, stderr := kafkasim(t, "scenarios", "validate", dir); code != 2 || !strings.Contains(stderr, "x.yaml:1:") {
 		t.Fatalf("validate a bad file: exit %d %s", code, stderr)
+	}
+}
+
+// An output folder that cannot be written is bad input (exit 2), for every
+// command that writes one.
+func TestUnwritableOutIsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "afile")
+	os.WriteFile(file, []byte("x"), 0o644)
+	for _, args := range [][]string{
+		{"run", "../../scenarios/batch-compression.yaml", "--quiet", "--out", file},
+		{"fuzz", "--runs", "1", "--quiet", "--out", file},
+		{"sweep", "../../sweeps/durability-vs-availability.yaml", "--quiet", "--seeds", "1", "--out", file},
+	} {
+		if code, _, stderr := kafkasim(t, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2 (%s)", args, code, stderr)
+		}
 	}
 }

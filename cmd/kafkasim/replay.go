@@ -21,7 +21,8 @@ func newReplayCommand() *cobra.Command {
 		Short: "Re-run a stored run from its resolved scenario and seed; fail if the trace hash differs",
 		Long: `replay loads RUN_DIR/scenario.yaml (the resolved scenario, seed included) and
 runs it again, then compares the trace hash with RUN_DIR/summary.json. The same
-hash means the same events in the same order: the run is reproduced. A different
+hash means the same events in the same order: the run is reproduced, and exits
+as kafkasim run would (0 when every expectation held, 1 otherwise). A different
 hash is a determinism failure (exit 3). The stored run is left as it is.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -49,10 +50,12 @@ hash is a determinism failure (exit 3). The stored run is left as it is.`,
 			}
 			got := fmt.Sprintf("%016x", res.TraceHash)
 			if got != want {
-				return simulatorFailed("replay of %s did not reproduce the run: trace hash %s, stored %s", dir, got, want)
+				return simulatorFailed("replay of %s did not reproduce the run: trace hash %s, stored %s (if its scenario.yaml was edited since, run that with kafkasim run instead)", dir, got, want)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s seed %d: reproduced, trace hash %s (%d events, verdict %s)\n", s.Name, s.Seed, got, res.Events, res.Verdict)
-			return nil
+			// The run is reproduced; its expectations decide the exit code,
+			// as they do for kafkasim run.
+			return exitFor(res)
 		},
 	}
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress output")

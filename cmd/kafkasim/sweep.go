@@ -48,6 +48,9 @@ stopped. A cell whose configuration is impossible is reported and skipped.`,
 			for _, a := range sw.Axes {
 				cells *= len(a.Values)
 			}
+			if err := os.MkdirAll(filepath.Join(out, sw.Name), 0o755); err != nil {
+				return usage("--out: cannot write the sweep under %s: %v", out, err)
+			}
 			bar := newProgress(cmd.ErrOrStderr(), quiet, "sweep "+sw.Name, "runs", int64(cells*n))
 			// Ctrl-C stops dispatching; what finished is kept.
 			interrupted, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt)

@@ -1,0 +1,56 @@
+package sweep
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"kafkasim/scenarios"
+)
+
+// A seed-offset axis moves the seeds a cell runs (the worker used to run
+// every cell at the base's seeds), and every anomaly type's count is a
+// metric of every cell — zero where it never happened — so a plot of one
+// that never happened draws zeros instead of failing.
+func TestSeedOffsetAndZeroAnomalyCounts(t *testing.T) {
+	base, err := scenarios.LoadFile("../scenarios/batch-compression.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := &scenarios.SweepFile{Name: "offset", Base: base, Seeds: 1,
+		Axes: []scenarios.SweepAxis{{Name: "seed-offset", Values: []string{"0", "100"}}}}
+	out := t.TempDir()
+	res, err := Run(sw, Options{Parallel: 1, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(res.Dir, "runs.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("runs.csv:\n%s", data)
+	}
+	head := strings.Split(lines[0], ",")
+	col := func(name string) int {
+		for i, h := range head {
+			if h == name {
+				return i
+			}
+		}
+		t.Fatalf("runs.csv has no column %q: %s", name, lines[0])
+		return -1
+	}
+	a, b := strings.Split(lines[1], ","), strings.Split(lines[2], ",")
+	if a[col("seed")] == b[col("seed")] || a[col("trace_hash")] == b[col("trace_hash")] {
+		t.Fatalf("seed-offset 0 and 100 ran the same seed:\n%s", data)
+	}
+	if a[col("nonmonotonic-send")] != "0" {
+		t.Fatalf("nonmonotonic-send = %q, want 0", a[col("nonmonotonic-send")])
+	}
+	if _, err := WritePlots(res.Dir, res.Axes, res.Cells, []PlotSpec{{Kind: "lines", X: "seed-offset", Y: "nonmonotonic-send"}}); err != nil {
+		t.Fatalf("a plot of a count that is zero everywhere: %v", err)
+	}
+}
