@@ -27,9 +27,11 @@ func DescribeTopics(w io.Writer, final []PartitionState) error {
 		fmt.Fprintf(bw, "Topic: %s\tPartitionCount: %d\tReplicationFactor: %d\n",
 			ps[i].Topic, j-i, len(ps[i].Replicas))
 		for _, p := range ps[i:j] {
-			fmt.Fprintf(bw, "\tTopic: %s\tPartition: %d\tLeader: %s\tLeaderEpoch: %d\tReplicas: %s\tIsr: %s\tElr: %s\tHW: %d\tLEO: %d\tLogStartOffset: %d\n",
+			// LSO: the last stable offset; with no transactions in the
+			// model nothing holds it below the high watermark.
+			fmt.Fprintf(bw, "\tTopic: %s\tPartition: %d\tLeader: %s\tLeaderEpoch: %d\tReplicas: %s\tIsr: %s\tElr: %s\tHW: %d\tLSO: %d\tLEO: %d\tLogStartOffset: %d\n",
 				p.Topic, p.Partition, leaderName(p.Leader), p.LeaderEpoch,
-				joinIDs(p.Replicas), joinIDs(p.ISR), joinIDs(p.ELR), p.HW, p.LEO, p.LogStartOffset)
+				joinIDs(p.Replicas), joinIDs(p.ISR), joinIDs(p.ELR), p.HW, p.HW, p.LEO, p.LogStartOffset)
 		}
 		i = j
 	}

@@ -20,11 +20,11 @@ func TestDescribeTopics(t *testing.T) {
 	}
 	want := []string{
 		"Topic: orders\tPartitionCount: 3\tReplicationFactor: 3",
-		"\tTopic: orders\tPartition: 0\tLeader: 2\tLeaderEpoch: 4\tReplicas: 2,3,1\tIsr: 2,3\tElr: 1\tHW: 812\tLEO: 815\tLogStartOffset: 0",
-		"\tTopic: orders\tPartition: 2\tLeader: 3\tLeaderEpoch: 0\tReplicas: 3,1,2\tIsr: 3,1,2\tElr: \tHW: 800\tLEO: 800\tLogStartOffset: 0",
-		"\tTopic: orders\tPartition: 10\tLeader: 1\tLeaderEpoch: 2\tReplicas: 1,2,3\tIsr: 1,2,3\tElr: \tHW: 5\tLEO: 5\tLogStartOffset: 2",
+		"\tTopic: orders\tPartition: 0\tLeader: 2\tLeaderEpoch: 4\tReplicas: 2,3,1\tIsr: 2,3\tElr: 1\tHW: 812\tLSO: 812\tLEO: 815\tLogStartOffset: 0",
+		"\tTopic: orders\tPartition: 2\tLeader: 3\tLeaderEpoch: 0\tReplicas: 3,1,2\tIsr: 3,1,2\tElr: \tHW: 800\tLSO: 800\tLEO: 800\tLogStartOffset: 0",
+		"\tTopic: orders\tPartition: 10\tLeader: 1\tLeaderEpoch: 2\tReplicas: 1,2,3\tIsr: 1,2,3\tElr: \tHW: 5\tLSO: 5\tLEO: 5\tLogStartOffset: 2",
 		"Topic: payments\tPartitionCount: 1\tReplicationFactor: 1",
-		"\tTopic: payments\tPartition: 0\tLeader: none\tLeaderEpoch: 7\tReplicas: 1\tIsr: \tElr: \tHW: 0\tLEO: 0\tLogStartOffset: 0",
+		"\tTopic: payments\tPartition: 0\tLeader: none\tLeaderEpoch: 7\tReplicas: 1\tIsr: \tElr: \tHW: 0\tLSO: 0\tLEO: 0\tLogStartOffset: 0",
 	}
 	got := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
 	if len(got) != len(want) {

@@ -145,6 +145,19 @@ func (r *reader) sweepAxes(f field, sw *SweepFile) {
 			r.fail(nodeOr(g.value, g.key), g.path, "an axis needs at least one value")
 			continue
 		}
+		seen := map[string]int{}
+		dup := false
+		for j, v := range vals {
+			if k, ok := seen[v]; ok {
+				r.fail(g.value, index(g.path, j), "%q is value %d too: a cell would run twice", v, k)
+				dup = true
+				break
+			}
+			seen[v] = j
+		}
+		if dup {
+			continue
+		}
 		sw.Axes = append(sw.Axes, SweepAxis{Name: g.name, Values: vals, Line: g.key.Line})
 	}
 }
@@ -352,6 +365,8 @@ func (s *Scenario) Apply(name, value string) error {
 		}
 		return err
 	case "rate":
+		// Written as in a scenario ("50/s") or as a bare number.
+		value = strings.TrimSuffix(value, "/s")
 		x, err := num(0, rateMax)
 		for i := range s.Producers {
 			s.Producers[i].Rate = x

@@ -46,8 +46,9 @@ first failure. Ctrl-C stops the campaign and keeps what was found; so does
 --max-failures N once N failures are found.
 
 --base fuzzes around your own scenario (its cluster, topics and clients; fresh
-seeds and fault schedules). --bugs switches bug-zoo entries on. --shard K/N runs
-the seeds i with i mod N = K, so that N machines split one seed range.
+seeds and fault schedules). --bugs switches bug-zoo entries on. --shard K/N (0 <= K < N)
+runs the seeds start+K, start+N+K, start+2N+K, ..., so that N machines split one
+seed range without overlap.
 Exit 1 when a failure was found, 0 otherwise.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

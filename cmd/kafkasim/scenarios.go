@@ -17,6 +17,13 @@ func newScenariosCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "scenarios list|validate [PATH...]",
 		Short: "List the bundled scenarios, or validate scenario files without running them",
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usage("scenarios: unknown command %q (want list or validate)", args[0])
+			}
+			return cmd.Help()
+		},
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "list [PATH...]",
