@@ -81,7 +81,7 @@ func TestWhatFinalReadsCover(t *testing.T) {
 	// unknown, so nothing is lost, only unseen.
 	v := history.NoValue()
 	v.Topic, v.Value = "u", "z"
-	h.ops = append(h.ops[: len(h.ops)-2 : len(h.ops)-2])
+	h.ops = h.ops[:len(h.ops)-2] // drop the final poll
 	h.add("p-0", history.Invoke, history.FSend, v)
 	v.Partition, v.Offset = 0, 0
 	h.add("p-0", history.OK, history.FSend, v)
