@@ -54,3 +54,30 @@ func TestSeedOffsetAndZeroAnomalyCounts(t *testing.T) {
 		t.Fatalf("a plot of a count that is zero everywhere: %v", err)
 	}
 }
+
+// A resumed sweep reuses a run's record only while its cell's scenario is
+// the one that run ran: change the base and the cells run again.
+func TestResumeRerunsChangedCells(t *testing.T) {
+	base, err := scenarios.LoadFile("../scenarios/batch-compression.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := &scenarios.SweepFile{Name: "resume", Base: base, Seeds: 1,
+		Axes: []scenarios.SweepAxis{{Name: "compression.type", Values: []string{"none", "gzip"}}}}
+	out := t.TempDir()
+	if _, err := Run(sw, Options{Parallel: 1, Out: out}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Run(sw, Options{Parallel: 1, Out: out})
+	if err != nil || again.Runs != 0 || again.Resumed != 2 {
+		t.Fatalf("unchanged: %d runs, %d resumed (%v); want 0 and 2", again.Runs, again.Resumed, err)
+	}
+	changed := *base
+	changed.Producers = append([]scenarios.Producer{}, base.Producers...)
+	changed.Producers[0].Rate *= 2
+	sw.Base = &changed
+	third, err := Run(sw, Options{Parallel: 1, Out: out})
+	if err != nil || third.Runs != 2 || third.Resumed != 0 {
+		t.Fatalf("base changed: %d runs, %d resumed (%v); want 2 and 0", third.Runs, third.Resumed, err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"os"
 	"path/filepath"
@@ -52,6 +53,28 @@ type RunRecord struct {
 	Verdict   string             `json:"verdict"`
 	TraceHash string             `json:"trace_hash"`
 	Metrics   map[string]float64 `json:"metrics"`
+	// Scenario digests the resolved scenario the run ran: a resumed sweep
+	// reuses a record only if its cell's scenario is still that one (the
+	// base or the sweep file may have changed since).
+	Scenario string `json:"scenario_digest"`
+}
+
+// digestAt is the digest of s run at seed.
+func digestAt(s *scenarios.Scenario, seed uint64) string {
+	c := *s
+	c.Seed = seed
+	return scenarioDigest(&c)
+}
+
+// scenarioDigest is a short digest of a scenario as resolved.
+func scenarioDigest(s *scenarios.Scenario) string {
+	data, err := s.Resolved()
+	if err != nil {
+		return ""
+	}
+	h := fnv.New64a()
+	h.Write(data)
+	return fmt.Sprintf("%016x", h.Sum64())
 }
 
 type cellPlan struct {
@@ -92,7 +115,7 @@ func Run(sw *scenarios.SweepFile, opts Options) (*Result, error) {
 			// The cell's seed: the base's, moved by a seed-offset axis.
 			seed := p.scenario.Seed + uint64(i)
 			path := filepath.Join(dir, "runs", slug(p.cell.ID), fmt.Sprintf("seed-%d.json", seed))
-			if rec, ok := readRecord(path); ok {
+			if rec, ok := readRecord(path); ok && rec.Scenario == digestAt(p.scenario, seed) {
 				records[p.cell.ID] = append(records[p.cell.ID], rec)
 				res.Resumed++
 				continue
@@ -117,6 +140,7 @@ func Run(sw *scenarios.SweepFile, opts Options) (*Result, error) {
 				var rec RunRecord
 				if err == nil {
 					rec = record(j.plan.cell.ID, &s, r)
+					rec.Scenario = scenarioDigest(&s)
 					err = writeRecord(j.path, rec)
 				}
 				mu.Lock()
@@ -198,7 +222,7 @@ func grid(sw *scenarios.SweepFile, res *Result) []*cellPlan {
 				norm, invalid = scenarios.Normalize(s)
 			}
 			if invalid != nil {
-				c.Invalid = firstLine(invalid.Error())
+				c.Invalid = cellProblem(invalid)
 				res.Notes = append(res.Notes, fmt.Sprintf("cell %s not run: %s", c.ID, c.Invalid))
 			}
 			plans = append(plans, &cellPlan{cell: c, scenario: norm})
@@ -303,6 +327,24 @@ func record(cell string, s *scenarios.Scenario, r *runner.Result) RunRecord {
 		m["bytes-per-record"] = bytes / sent
 	}
 	return RunRecord{Cell: cell, Seed: s.Seed, Verdict: r.Verdict, TraceHash: fmt.Sprintf("%016x", r.TraceHash), Metrics: m}
+}
+
+// cellProblem words why a cell cannot run: the key and the message, not the
+// place in the scenario the cell resolved to (a file that does not exist).
+func cellProblem(err error) string {
+	var es scenarios.Errors
+	var e *scenarios.Error
+	switch {
+	case errors.As(err, &es) && len(es) > 0:
+		e = es[0]
+	case errors.As(err, &e):
+	default:
+		return firstLine(err.Error())
+	}
+	if e.Key == "" {
+		return e.Msg
+	}
+	return e.Key + ": " + e.Msg
 }
 
 // unavailableSeconds is how long, over the run, some partition had no
@@ -438,6 +480,10 @@ func writeCSVs(dir string, res *Result, records map[string][]RunRecord, plans []
 		}
 		row := append(append([]string{}, vals...), strconv.Itoa(len(records[p.cell.ID])), p.cell.Invalid)
 		for _, m := range metrics {
+			if len(records[p.cell.ID]) == 0 {
+				row = append(row, "", "", "") // no run, no figure: not a zero
+				continue
+			}
 			st := statOf(res, p.cell.ID, m)
 			row = append(row, formatFloat(st.Mean), formatFloat(st.Lo), formatFloat(st.Hi))
 		}
