@@ -301,10 +301,13 @@ type Decoder struct {
 	sends     map[string]*sendPair
 }
 
-// sendPair is where a send stands: invoked by process, completed or not.
+// sendPair is where a send stands: invoked by process, completed or not;
+// shared when more than one process sent the value (the checker reports
+// that: values must be unique), and then not paired here.
 type sendPair struct {
 	process string
 	done    bool
+	shared  bool
 }
 
 // NewDecoder reads from r.
@@ -344,8 +347,11 @@ func (d *Decoder) follows(op *Op) error {
 	switch {
 	case op.Type == Invoke:
 		// A value sent again is the checker's to report (values must be
-		// unique), not a malformed line: the new send is the one to pair.
-		d.sends[v.Value] = &sendPair{process: op.Process}
+		// unique), not a malformed line: the new send is the one to pair,
+		// unless another process sent it too.
+		shared := p != nil && (p.shared || p.process != op.Process)
+		d.sends[v.Value] = &sendPair{process: op.Process, shared: shared}
+	case p != nil && p.shared:
 	case p == nil:
 		return fail("type", "%s of a send of %q that was never invoked: operations come in invocation/completion pairs", op.Type, v.Value)
 	case p.process != op.Process:

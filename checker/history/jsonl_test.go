@@ -121,3 +121,16 @@ func TestLinesFollowTheirHistory(t *testing.T) {
 		t.Fatalf("5,000 nested lists: %v", err)
 	}
 }
+
+// A value two processes sent is the checker's to report (values must be
+// unique), not a malformed line: its completions are not paired.
+func TestAValueSentByTwoProcessesIsNotMalformed(t *testing.T) {
+	in := `{"index":0,"process":"p-0","type":"invoke","f":"send","value":{"topic":"t","value":"v"}}
+{"index":1,"process":"p-1","type":"invoke","f":"send","value":{"topic":"t","value":"v"}}
+{"index":2,"process":"p-0","type":"ok","f":"send","value":{"topic":"t","partition":0,"value":"v","offset":0}}
+{"index":3,"process":"p-1","type":"ok","f":"send","value":{"topic":"t","partition":0,"value":"v","offset":1}}
+`
+	if ops, err := ReadAll(strings.NewReader(in)); err != nil || len(ops) != 4 {
+		t.Fatalf("%d ops, %v", len(ops), err)
+	}
+}
