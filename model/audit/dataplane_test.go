@@ -204,3 +204,37 @@ func TestBatchesBelowTheLogStartWereDeletedNotLost(t *testing.T) {
 	a.PartitionLeader(2, tp, 2, logs[1], false)
 	expect(t, a, CommittedDataKept, 1)
 }
+
+// In a compacted topic the cleaner removes batches whose records all have
+// later ones of the same key: a gap inside a replica's log is not a loss —
+// not when that replica leads, joins the ISR, or acknowledges (fuzz seeds
+// 69, 198, 598 with compaction drawn). Past the log's end it still is.
+func TestCompactionGapsAreNotLosses(t *testing.T) {
+	tp := metadata.TopicPartition{Topic: "orders", Partition: 0}
+	cfg := partlog.DefaultConfig()
+	cfg.Compact = true
+	a, logs := replicaLogsWith(t, cfg,
+		[]vb{{"a", 0}, {"b", 0}, {"c", 0}, {"d", 0}},
+		[]vb{{"a", 0}, {"b", 0}, {"c", 0}, {"d", 0}})
+	a.SetReplicas(func(b int32, _ metadata.TopicPartition) *partlog.Log { return logs[b-1] })
+	a.ReplicaHW(1, tp, 0, true, 4, logs[0])
+	// Broker 2's copy as its cleaner left it: offsets 1 and 2 gone.
+	kept := []*record.Batch{logs[1].BatchAt(0), logs[1].BatchAt(3)}
+	logs[1].TruncateTo(0)
+	if err := logs[1].Append(kept, false); err != nil {
+		t.Fatal(err)
+	}
+	if logs[1].BatchAt(1) != nil || logs[1].LEO() != 4 {
+		t.Fatalf("broker 2's log: end %d, offset 1 %v", logs[1].LEO(), logs[1].BatchAt(1))
+	}
+	a.AckedAll(1, tp, 0, 3, []int32{1, 2}, 2)
+	a.AckedAll(1, tp, 0, 1, []int32{1, 2}, 2) // a retry answered with its old offset, now cleaned
+	a.ISRJoined(1, tp, 2)
+	a.PartitionLeader(2, tp, 1, logs[1], false)
+	expect(t, a, AckedOnEveryISRMember, 0)
+	expect(t, a, CommittedDataKept, 0)
+	// A compacted log that ends early lost what lies past its end.
+	logs[1].TruncateTo(3)
+	a.PartitionLeader(2, tp, 2, logs[1], false)
+	expect(t, a, CommittedDataKept, 1)
+}

@@ -147,3 +147,18 @@ func DecodeEpochCache(data []byte) (*EpochCache, error) {
 	}
 	return c, nil
 }
+
+// startEarlier moves an epoch's start back to where checkpointed (the
+// leader-epoch checkpoint) says it starts, when that is earlier and still
+// after the epoch before it: compaction removes an epoch's first batches,
+// not the start the epoch had.
+func (c *EpochCache) startEarlier(checkpointed []EpochEntry) {
+	for i := range c.entries {
+		for _, ck := range checkpointed {
+			if ck.Epoch == c.entries[i].Epoch && ck.StartOffset < c.entries[i].StartOffset &&
+				(i == 0 || ck.StartOffset > c.entries[i-1].StartOffset) {
+				c.entries[i].StartOffset = ck.StartOffset
+			}
+		}
+	}
+}

@@ -204,10 +204,13 @@ func Open(disk *sim.Disk, gate *storage.Gate, dir string, cfg Config, logStart i
 	// an epoch assigned where it first exceeds the latest (as
 	// LogSegment.recover: the partition leader epoch is outside the CRC, so
 	// a flipped bit may raise one, and the older epochs after it must not
-	// wipe the cache).
+	// wipe the cache). An epoch whose first batches the cleaner removed
+	// starts where the checkpoint says, not at its first batch left.
+	var checkpointed []EpochEntry
 	if data, err := storage.ReadCheckpoint(disk, EpochCheckpointFile(dir)); err == nil {
 		if c, err := DecodeEpochCache(data); err == nil {
 			l.epochs = *c
+			checkpointed = slices.Clone(c.Entries())
 		}
 	}
 	l.epochs.TruncateFromEnd(l.firstOffset())
@@ -216,6 +219,7 @@ func Open(disk *sim.Disk, gate *storage.Gate, dir string, cfg Config, logStart i
 			l.epochs.Assign(e, b.BaseOffset)
 		}
 	})
+	l.epochs.startEarlier(checkpointed)
 	l.rebuildProducers()
 	return l, rec
 }
@@ -545,6 +549,12 @@ func (l *Log) Flush() {
 func (l *Log) TruncateTo(offset int64) {
 	if offset >= l.LEO() {
 		l.epochs.TruncateFromEnd(offset)
+		return
+	}
+	if offset < l.segs[0].base {
+		// Below everything the log still holds (retention took the rest):
+		// Kafka's UnifiedLog.truncateTo starts the log again there.
+		l.TruncateFullyAndStartAt(offset)
 		return
 	}
 	si, bi := l.find(offset)

@@ -330,3 +330,64 @@ func TestHeaderFlipped(t *testing.T) {
 		t.Error("a flip in another file counted")
 	}
 }
+
+// Truncating below the first segment a log still holds (retention deleted
+// the ones before) starts the log again at the target, as Kafka's
+// UnifiedLog.truncateTo does: a follower of a leader whose log ends below
+// its own log start must be able to follow it (it looped for ever at its
+// log start, out of range).
+func TestTruncateBelowTheFirstSegmentStartsAgain(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.SegmentBytes = 1 // a segment per batch
+	b := newLogBench(1, cfg, false)
+	for i := range 6 {
+		bt := record.New([]record.Record{{Value: fmt.Sprintf("v%d", i)}}, record.Producer{ID: record.NoProducer}, false, record.CompressionNone).Stamped(b.log.LEO(), 0)
+		if err := b.log.Append([]*record.Batch{bt}, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.log.MaybeIncrementLogStartOffset(4)
+	b.log.DeleteOldSegments(6, 0)
+	if b.log.LogStartOffset() != 4 {
+		t.Fatalf("log start %d, want 4", b.log.LogStartOffset())
+	}
+	b.log.TruncateTo(2)
+	if b.log.LEO() != 2 || b.log.LogStartOffset() != 2 || len(b.log.Batches(0)) != 0 {
+		t.Fatalf("after truncating to 2: log start %d, end %d, %d batches; want an empty log at 2",
+			b.log.LogStartOffset(), b.log.LEO(), len(b.log.Batches(0)))
+	}
+}
+
+// The cleaner removes an epoch's first batches, not the start the epoch
+// had: after a restart the epoch still starts where the leader-epoch
+// checkpoint says (a follower asking where the epoch before it ends must
+// hear that offset, not the first batch compaction left — fuzz seed 2083).
+func TestEpochStartSurvivesCompactionAcrossARestart(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.SegmentBytes = 1 // a segment per batch
+	cfg.Compact = true
+	b := newLogBench(1, cfg, false)
+	for i, e := range []int32{0, 0, 0, 0, 1, 1, 1, 1} {
+		r := record.Record{Key: "b" + fmt.Sprint(i), HasKey: true, Value: fmt.Sprintf("v%d", i)}
+		if i >= 4 {
+			r.Key = "a" // epoch 1's records share a key: the cleaner keeps the latest
+		}
+		if e == 1 && i == 4 {
+			b.log.AssignEpoch(1)
+		}
+		bt := record.New([]record.Record{r}, record.Producer{ID: record.NoProducer}, false, record.CompressionNone).Stamped(b.log.LEO(), e)
+		if err := b.log.Append([]*record.Batch{bt}, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.log.Compact(8)
+	if b.log.BatchAt(4) != nil {
+		t.Fatal("the cleaner kept offset 4")
+	}
+	b.wait(time.Second)
+	b.crash(false)
+	want := []EpochEntry{{0, 0}, {1, 4}}
+	if got := b.log.Epochs().Entries(); !slices.Equal(got, want) {
+		t.Fatalf("epoch cache after the restart %v, want %v", got, want)
+	}
+}
