@@ -1094,8 +1094,10 @@ func (a *analyzer) checkLost() {
 		covered := a.finalAll || a.finalTopic[po.topic] || a.finalPart[s.part]
 		var typ, detail string
 		switch {
-		case covered && s.offset < po.logStart && v.flags&obsFinal == 0:
-			// Below the log start: deleted by retention, not lost.
+		case covered && s.offset < po.logStart && v.flags&obsFinal == 0 && !a.reusedOffset(po.name, s.offset, a.valNames[s.val]):
+			// Below the log start: deleted by retention, not lost (unless a
+			// record sent after it took its offset: then it was lost
+			// first, whatever retention did later).
 			a.stats.Deleted++
 		case covered && v.flags&obsFinal == 0 && a.pastFinalReads(s, v):
 			// Beyond the final reads' end, and only acknowledged or read
@@ -1150,7 +1152,6 @@ func (a *analyzer) checkLostNoAck(s *sendRec) {
 	if !covered || v.flags&obsFinal != 0 {
 		return
 	}
-	a.stats.LostAcked++
 	ex.Detail = "sent with acks=0 (done without an acknowledgement or an offset); final reads do not hold it"
 	if v.flags&obsRead != 0 {
 		// A poll read it, so it was committed: judged at the offset it was
@@ -1169,7 +1170,12 @@ func (a *analyzer) checkLostNoAck(s *sendRec) {
 		}
 		ex.Offset = a.readOffsets[s.val]
 		ex.Detail = "sent with acks=0, read at offset " + itoa(ex.Offset) + "; final reads do not hold it"
+		if s.part >= 0 && ex.Offset < a.parts[s.part].logStart {
+			a.stats.Deleted++ // below the log start: deleted by retention, not lost
+			return
+		}
 	}
+	a.stats.LostAcked++
 	a.findings = append(a.findings, Finding{Type: LostAckedWrite, Example: ex, ackedAt: s.doneAt, noAck: ex.Offset < 0})
 }
 
@@ -1325,6 +1331,36 @@ func (a *analyzer) senderOf(value string) (string, bool) {
 
 // supersededInFinal reports whether final reads hold, after offset, a record
 // with the same key as the send of value.
+// reusedOffset reports whether another record took value's offset after it:
+// seen there (acknowledged or read) later than value was last seen there.
+// The cleaner never reuses an offset, so value was lost some other way (a
+// leader failed before its followers copied it). A record that held the
+// offset before value (one lost that way, whose offset value then took)
+// says nothing about value.
+func (a *analyzer) reusedOffset(partition string, offset int64, value string) bool {
+	pi := a.partByName(partition)
+	vi, ok := a.valIDs[value]
+	if pi < 0 || !ok || offset < 0 {
+		return false
+	}
+	obs := a.parts[pi].obsAt(offset)
+	last := int64(-1)
+	if si := a.vals[vi].send; si >= 0 {
+		last = a.sends[si].complete
+	}
+	for _, o := range obs {
+		if o.val == vi {
+			last = max(last, o.op)
+		}
+	}
+	for _, o := range obs {
+		if o.val != vi && o.op > last {
+			return true
+		}
+	}
+	return false
+}
+
 func (a *analyzer) supersededInFinal(partition string, offset int64, value string) bool {
 	vi, ok := a.valIDs[value]
 	pi := a.partByName(partition)

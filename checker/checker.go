@@ -415,7 +415,8 @@ func (c *Config) excuseCompacted(a *analyzer) {
 	}
 	kept := a.findings[:0]
 	for _, f := range a.findings {
-		if f.Type == LostAckedWrite && compact[topicOf(f.Partition)] && a.supersededInFinal(f.Partition, f.Offset, f.Value) {
+		if f.Type == LostAckedWrite && compact[topicOf(f.Partition)] && a.supersededInFinal(f.Partition, f.Offset, f.Value) &&
+			!a.reusedOffset(f.Partition, f.Offset, f.Value) {
 			a.stats.LostAcked--
 			a.stats.Compacted++
 			continue

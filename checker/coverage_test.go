@@ -197,3 +197,34 @@ func TestAcksZeroSendsAreJudgedByFinalReads(t *testing.T) {
 		t.Fatalf("c (never read) should be a permitted loss and b (read) a violation; got %d permitted, %d violations\n%s", permitted, violated, r.Summary())
 	}
 }
+
+// The cleaner never reuses an offset: a write whose offset a later one took
+// was lost (acks=1 here: permitted), even in a compacted topic where a later
+// record of its key exists; the later one at that offset, superseded in turn,
+// was compacted. Retention likewise deletes only what was still there.
+func TestAReusedOffsetIsALossNotCompactionOrRetention(t *testing.T) {
+	cfg := strict
+	cfg.Producers = []ProducerGuarantees{{Prefix: "p", Acks: "1"}}
+	cfg.Topics = []TopicGuarantees{{Name: "t", ReplicationFactor: 3, MinInsyncReplicas: 1, Compact: true}}
+	h := &hb{}
+	send := func(v string, off int64) {
+		s := history.NoValue()
+		s.Topic, s.Value, s.Key, s.HasKey = "t", v, "k", true
+		h.add("p-0", history.Invoke, history.FSend, s)
+		s.Partition, s.Offset = 0, off
+		h.add("p-0", history.OK, history.FSend, s)
+	}
+	send("a", 0)
+	send("b", 0) // a's leader failed before its followers copied it: b took offset 0
+	send("c", 1)
+	h.poll("final", true, rec{0, 1, "c"})
+	r := Check(h.ops, cfg)
+	expectCount(t, r, LostAckedWrite, 1)
+	expectVerdict(t, r, LostAckedWrite, Permitted)
+	if a, _ := r.Anomaly(LostAckedWrite); a.Example.Value != "a" {
+		t.Fatalf("lost %s, want a", a.Example.Value)
+	}
+	if r.Stats.Compacted != 1 {
+		t.Fatalf("compacted %d, want 1 (b, superseded by c)", r.Stats.Compacted)
+	}
+}
