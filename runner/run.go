@@ -214,6 +214,19 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 	}
 	// Final reads.
 	final := c.Readers[len(c.Readers)-1]
+	// The final reader must know every partition, those added during the
+	// run too (its metadata may be older than the add): it asks again
+	// until it does, for a few seconds at most.
+	for waited := time.Duration(0); waited < 5*time.Second; waited += 100 * time.Millisecond {
+		r := c.Reader(final)
+		if r == nil || knowsAll(c, r) {
+			break
+		}
+		r.RefreshMetadata()
+		if stopped := runPhase(w, w.Now()+100*time.Millisecond, 0, nil); stopped != "" {
+			return res.crashed(w, stopped, now().Sub(start)), nil
+		}
+	}
 	if r := c.Reader(final); r != nil {
 		r.StartFinal()
 	}
@@ -349,6 +362,21 @@ func invariants(a *audit.Audit) []Invariant {
 // probeWrites has every running producer write one record to each partition
 // and waits for the outcomes. A producer that cannot write after the heal
 // is a liveness failure.
+// knowsAll reports whether a reader's metadata has every partition of the
+// topics it reads.
+func knowsAll(c *cluster.Cluster, r *reader.Reader) bool {
+	im := c.Metadata()
+	if im == nil {
+		return true
+	}
+	for _, p := range im.Partitions() {
+		if r.Reads(p.Topic) && !r.Knows(p.Topic, p.Partition) {
+			return false
+		}
+	}
+	return true
+}
+
 func probeWrites(c *cluster.Cluster, res *Result) string {
 	w := c.World
 	acksNone := map[sim.NodeID]bool{}

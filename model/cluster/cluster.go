@@ -366,6 +366,17 @@ func (c *Cluster) ResolveTarget(selector string) ([]sim.NodeID, error) {
 	return nil, sim.ErrUnknownSelector
 }
 
+// CreatedPartitions is how many partitions topic had when it was created
+// (an add-partitions fault may add more).
+func (c *Cluster) CreatedPartitions(topic string) int {
+	for _, t := range c.cfg.Topics {
+		if t.Name == topic {
+			return max(t.Partitions, len(t.Assignment))
+		}
+	}
+	return 0
+}
+
 // ValidateSelector checks the model's selectors before a run.
 func (c *Cluster) ValidateSelector(selector string) error {
 	if selector == "active-controller" {

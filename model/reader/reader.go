@@ -706,6 +706,14 @@ func (r *Reader) Position(topic string, partition int32) int64 {
 	return p.offset
 }
 
+// RefreshMetadata asks for metadata now (unless a request is on its way).
+func (r *Reader) RefreshMetadata() { r.refreshMetadata() }
+
+// Knows reports whether the reader's metadata has the partition.
+func (r *Reader) Knows(topic string, partition int32) bool {
+	return r.pos[partKey{topic: topic, partition: partition}] != nil
+}
+
 // Reads reports whether the reader reads a topic.
 func (r *Reader) Reads(topic string) bool { return slices.Contains(r.cfg.Topics, topic) }
 
