@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"kafkasim/model/cluster"
 	"kafkasim/scenarios"
 	"kafkasim/sim"
 )
@@ -33,7 +34,7 @@ const (
 
 // faultKinds the generator draws from; swarm testing switches some off per
 // seed.
-var faultKinds = []string{"crash", "kill", "shutdown", "pause", "partition", "isolate", "power-loss", "disconnect", "slow-network", "clock", "disk"}
+var faultKinds = []string{"crash", "kill", "shutdown", "pause", "partition", "isolate", "power-loss", "disconnect", "slow-network", "clock", "disk", "add-partitions"}
 
 // Generate draws a scenario from a seed. With a base, the cluster, topics
 // and clients are the base's and only the seed and the fault schedule are
@@ -97,6 +98,19 @@ func drawCluster(rng *rand.Rand, seed uint64, focus string) *scenarios.Scenario 
 	}
 	t := s.NewTopic("orders", 1+rng.IntN(partitionsMax), rf)
 	set(&t.Config, "min.insync.replicas", strconv.Itoa(1+rng.IntN(rf)))
+	// Now and then the log forgets: retention deletes old segments, or
+	// the cleaner compacts them (or both). Segments must roll for either to
+	// act within a run: the smallest segments Kafka allows, values padded
+	// to a kilobyte, and the cleaner and retention checked every second.
+	policy := []string{"", "", "", "", "", "", "delete", "compact", "compact,delete"}[rng.IntN(9)]
+	if policy != "" {
+		set(&t.Config, "cleanup.policy", policy)
+		set(&t.Config, "segment.bytes", strconv.Itoa(1<<20))
+		if policy != "compact" {
+			set(&t.Config, "retention.ms", strconv.Itoa(5000+1000*rng.IntN(16)))
+		}
+		set(b, "log.retention.check.interval.ms", "1000")
+	}
 	s.Topics = []scenarios.Topic{t}
 	for i := range 1 + rng.IntN(2) {
 		p := s.NewProducer(fmt.Sprintf("p%d", i+1), "orders", 1+rng.IntN(2), float64(50+rng.IntN(producerRateMax-50)), rng.IntN(30))
@@ -110,6 +124,15 @@ func drawCluster(rng *rand.Rand, seed uint64, focus string) *scenarios.Scenario 
 		set(c, "max.in.flight.requests.per.connection", strconv.Itoa(1+rng.IntN(5)))
 		set(c, "request.timeout.ms", "10000")
 		set(c, "delivery.timeout.ms", strconv.Itoa([]int{15000, 30000, 120000}[rng.IntN(3)]))
+		if policy != "" {
+			// A kilobyte a record rolls a 1 MiB segment every few seconds
+			// at these rates; a compacted topic refuses records without a
+			// key.
+			p.Payload = strings.Repeat("x", 1000)
+			if strings.HasPrefix(policy, "compact") && p.Keys == 0 {
+				p.Keys = 1 + rng.IntN(30)
+			}
+		}
 		s.Producers = append(s.Producers, p)
 	}
 	if oneBatchFetch {
@@ -216,6 +239,8 @@ func retarget(group []scenarios.ScheduledFault, t string) []scenarios.ScheduledF
 	for i := range group {
 		f := &group[i].Fault
 		switch {
+		case f.Kind == sim.FaultCustom:
+			// An admin operation has no node to aim at.
 		case f.Kind == sim.FaultPartition:
 			if len(f.Groups[0]) == 1 && !strings.HasPrefix(f.Groups[0][0], "controller-") {
 				f.Groups = [][]string{{t}, f.Groups[1]}
@@ -339,6 +364,13 @@ func drawFault(rng *rand.Rand, pl plan, s *scenarios.Scenario, at time.Duration)
 			at += time.Duration(500+rng.IntN(10000)) * time.Millisecond
 		}
 		return out
+	}
+	if kind == "add-partitions" {
+		// An operator grows the topic (keys move to other partitions). A
+		// count not above the topic's by then is refused and logged.
+		t := s.Topics[0]
+		op := cluster.AddPartitions{Topic: t.Name, Count: t.Partitions + 1 + rng.IntN(2)}
+		return []scenarios.ScheduledFault{{At: at, Fault: sim.Fault{Kind: sim.FaultCustom, Custom: op}, Key: "add-partitions"}}
 	}
 	f := sim.Fault{Target: pl.targets.draw(rng)}
 	down := time.Duration(100+rng.IntN(pl.downMax)) * time.Millisecond

@@ -21,6 +21,17 @@ func TestGeneratorDrawsEveryShapeAndMotif(t *testing.T) {
 		if s.Cluster.Controllers == 5 {
 			seen["5 controllers"] = true
 		}
+		switch policy := s.Topics[0].Config.Get("cleanup.policy"); {
+		case strings.HasPrefix(policy, "compact"):
+			seen["compaction"] = true
+			for _, p := range s.Producers {
+				if p.Keys == 0 {
+					t.Errorf("seed %d: a producer without keys writes to a compacted topic", seed)
+				}
+			}
+		case policy == "delete" && s.Topics[0].Config.Get("retention.ms") != s.Cluster.Broker.Get("log.retention.ms"):
+			seen["retention"] = true
+		}
 		leaderStops := 0
 		for i, f := range s.Faults {
 			switch {
@@ -42,6 +53,9 @@ func TestGeneratorDrawsEveryShapeAndMotif(t *testing.T) {
 			case strings.HasPrefix(f.Fault.Target, "leader(") && (f.Fault.Kind == sim.FaultShutdown || f.Fault.Kind == sim.FaultKill || f.Fault.Kind == sim.FaultCrash):
 				leaderStops++
 			}
+			if f.Key == "add-partitions" {
+				seen["add-partitions"] = true
+			}
 			if f.Fault.Kind == sim.FaultSlowNetwork && f.Fault.Latency > 500*1e6+10*1e6 {
 				seen["slow links of seconds"] = true
 			}
@@ -50,7 +64,8 @@ func TestGeneratorDrawsEveryShapeAndMotif(t *testing.T) {
 			seen["fail-overs"] = true
 		}
 	}
-	for _, k := range []string{"5 controllers", "from-brokers", "from-controllers", "quorum", "disk replacement", "fail-overs", "slow links of seconds"} {
+	for _, k := range []string{"5 controllers", "from-brokers", "from-controllers", "quorum", "disk replacement", "fail-overs", "slow links of seconds",
+		"compaction", "retention", "add-partitions"} {
 		if !seen[k] {
 			t.Errorf("300 seeds never drew %s", k)
 		}
