@@ -28,8 +28,9 @@ type Options struct {
 	Seeds    int
 	Parallel int
 	Out      string
-	// Progress is called after every run (done counts resumed runs too).
-	Progress func(done, total int)
+	// Progress is called after every run (done counts resumed runs too;
+	// failed, the runs so far whose verdict was not a pass).
+	Progress func(done, total, failed int)
 	// Stop, when closed, ends the sweep early; finished runs are kept and
 	// a later sweep resumes from them.
 	Stop <-chan struct{}
@@ -129,6 +130,7 @@ func Run(sw *scenarios.SweepFile, opts Options) (*Result, error) {
 	var wg sync.WaitGroup
 	var firstErr error
 	done := res.Resumed
+	failed := 0
 	for range opts.Parallel {
 		wg.Add(1)
 		go func() {
@@ -150,12 +152,15 @@ func Run(sw *scenarios.SweepFile, opts Options) (*Result, error) {
 				if err == nil {
 					records[j.plan.cell.ID] = append(records[j.plan.cell.ID], rec)
 					res.Runs++
+					if rec.Verdict != runner.Pass {
+						failed++
+					}
 				}
 				done++
-				d := done
+				d, f := done, failed
 				mu.Unlock()
 				if opts.Progress != nil {
-					opts.Progress(d, total)
+					opts.Progress(d, total, f)
 				}
 			}
 		}()

@@ -56,7 +56,13 @@ stopped. A cell whose configuration is impossible is reported and skipped.`,
 			interrupted, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stopSignals()
 			res, err := sweep.Run(sw, sweep.Options{Seeds: seeds, Parallel: parallel, Out: out, Stop: interrupted.Done(),
-				Progress: func(done, total int) { bar.set(int64(done), int64(total), "") }})
+				Progress: func(done, total, failed int) {
+					note := ""
+					if failed > 0 {
+						note = fmt.Sprintf("%d failed", failed)
+					}
+					bar.set(int64(done), int64(total), note)
+				}})
 			bar.finish()
 			if err != nil {
 				return simulatorFailed("%v", err)
