@@ -1230,14 +1230,19 @@ func (a *analyzer) pastFinalReads(s *sendRec, v valInfo) bool {
 	return s.complete > a.finalBegin || v.flags&obsRead != 0
 }
 
-// inFinalReads reports whether final reads saw a record at partition@offset.
-func (a *analyzer) inFinalReads(partition string, offset int64) bool {
+// inFinalReadsBefore reports whether final reads hold, at partition@offset,
+// a record sent before operation op: one that was there when op ran, not
+// one that took the offset later (after a loss reset the log).
+func (a *analyzer) inFinalReadsBefore(partition string, offset, op int64) bool {
 	pi := a.partByName(partition)
 	if pi < 0 {
 		return false
 	}
 	for _, o := range a.parts[pi].obsAt(offset) {
-		if o.flags&obsFinal != 0 {
+		if o.flags&obsFinal == 0 {
+			continue
+		}
+		if si := a.vals[o.val].send; si < 0 || a.sends[si].invoke < op {
 			return true
 		}
 	}

@@ -256,3 +256,22 @@ func TestFinalReadsHoldWhatAnotherReplicaCleaned(t *testing.T) {
 		t.Fatalf("k1 never comes again: jumping over offset 1 is a skip\n%s", r.Summary())
 	}
 }
+
+// A skip is over the record that was at the offset then: one that took the
+// offset later, after a loss emptied the log, is not "still in the log"
+// (fuzz seed 1003856). acks=1 lost the skipped record: permitted.
+func TestASkipIsJudgedByWhatWasThereThen(t *testing.T) {
+	cfg := strict
+	cfg.Producers = []ProducerGuarantees{{Prefix: "p", Acks: "1"}}
+	h := &hb{}
+	h.send("p-0", "a", 0, 0, history.OK)
+	h.send("p-0", "b", 0, 1, history.OK)
+	h.send("p-0", "c", 0, 2, history.OK)
+	h.poll("c-0", false, rec{0, 0, "a"}, rec{0, 2, "c"}) // b was gone from the leader it read
+	h.send("p-0", "d", 0, 1, history.OK)                 // the log was lost and its offsets reused
+	h.poll("final", true, rec{0, 1, "d"})
+	r := Check(h.ops, cfg)
+	if a, ok := r.Anomaly(IntPollSkip); ok && a.Verdict == Violation {
+		t.Fatalf("the skip over b is judged by d, which came later\n%s", r.Summary())
+	}
+}

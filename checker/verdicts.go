@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -406,7 +407,14 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 			fx.AckedCopyLost = c.producer(proc).Acks
 		}
 	case PollSkip, IntPollSkip:
-		fx.InFinalReads = a.inFinalReads(f.Partition, f.Offset)
+		// The skip's operation: what final reads hold there must have been
+		// sent before it (a record that took the offset after a loss is
+		// not the one skipped).
+		skipOp := int64(math.MaxInt64)
+		if len(f.Ops) > 0 {
+			skipOp = f.Ops[len(f.Ops)-1]
+		}
+		fx.InFinalReads = a.inFinalReadsBefore(f.Partition, f.Offset, skipOp)
 		fx.ReadLostHere = f.readOther && c.replacedUnderReader(f.Partition, f.Offset)
 		fx.BelowLogStart = f.Offset < a.logStartOf(f.Partition)
 	}

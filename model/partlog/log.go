@@ -664,6 +664,17 @@ func (l *Log) Compact(hw int64) int {
 		}
 		return true
 	})
+	// Each producer's last batch stays as it is (Kafka's cleaner keeps it
+	// too): the producer state rebuilt from the log after a restart must
+	// still know the producer's last sequence, or a retry of a batch the
+	// cleaner removed would be appended again.
+	lastOfProducer := map[int64]int64{}
+	l.Scan(0, l.LEO(), func(b *record.Batch) bool {
+		if b.ProducerID >= 0 {
+			lastOfProducer[b.ProducerID] = b.BaseOffset
+		}
+		return true
+	})
 	removed := 0
 	for _, s := range l.segs[:len(l.segs)-1] {
 		if s.base >= limit {
@@ -672,6 +683,10 @@ func (l *Log) Compact(hw int64) int {
 		changed := false
 		var kept []*record.Batch
 		for _, b := range s.batches {
+			if b.ProducerID >= 0 && lastOfProducer[b.ProducerID] == b.BaseOffset {
+				kept = append(kept, b)
+				continue
+			}
 			c := b.Compacted(func(r record.Record, off int64) bool {
 				return !r.HasKey || off >= limit || latest[r.Key] == off
 			})

@@ -391,3 +391,37 @@ func TestEpochStartSurvivesCompactionAcrossARestart(t *testing.T) {
 		t.Fatalf("epoch cache after the restart %v, want %v", got, want)
 	}
 }
+
+// The cleaner keeps each producer's last batch as it is (Kafka's does): the
+// producer state rebuilt from the log after a restart must still know the
+// producer's last sequence, or a retry of a batch the cleaner removed would
+// be appended twice (fuzz seed 1001912).
+func TestCompactionKeepsEachProducersLastBatch(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.SegmentBytes = 1
+	cfg.Compact = true
+	b := newLogBench(1, cfg, false)
+	for i := range 4 {
+		r := record.Record{Key: "a", HasKey: true, Value: fmt.Sprintf("v%d", i)}
+		pid := record.Producer{ID: record.NoProducer}
+		if i == 1 {
+			pid = record.Producer{ID: 7, Epoch: 0, BaseSequence: 0}
+		}
+		bt := record.New([]record.Record{r}, pid, false, record.CompressionNone).Stamped(b.log.LEO(), 0)
+		if err := b.log.Append([]*record.Batch{bt}, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.log.Compact(4)
+	if b.log.BatchAt(0) != nil {
+		t.Fatal("the cleaner kept a superseded record of no producer")
+	}
+	if bt := b.log.BatchAt(1); bt == nil || bt.ProducerID != 7 || len(bt.Records) != 1 {
+		t.Fatalf("producer 7's last batch: %+v", bt)
+	}
+	b.wait(time.Second)
+	b.crash(false)
+	if e := b.log.Producers().Entry(7); e == nil || len(e.Batches) != 1 || e.Batches[0].LastSeq != 0 || e.Batches[0].FirstOffset != 1 {
+		t.Fatalf("producer 7 after a restart: %+v", e)
+	}
+}
