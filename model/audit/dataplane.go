@@ -3,6 +3,7 @@ package audit
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"kafkasim/model/metadata"
 	"kafkasim/model/partlog"
@@ -98,6 +99,10 @@ type partitionAudit struct {
 	// proposedShort: members a leader proposed for the ISR while their log
 	// ended before an acknowledged write (the log end they had then).
 	proposedShort map[int32]int64
+	// epochCheckpointRead: a replica recovered from a leader-epoch
+	// checkpoint a bit flip had hit; the file may be rewritten since, its
+	// numbers live on in that replica's epoch cache.
+	epochCheckpointRead bool
 }
 
 // SetReplicas gives the audit its god view of replica logs.
@@ -133,12 +138,42 @@ func (a *Audit) flipped(broker int32, tp metadata.TopicPartition) bool {
 	if a.replicas == nil {
 		return false
 	}
+	if a.part(tp).epochCheckpointRead || a.epochCheckpointFlipped(tp) {
+		return true
+	}
 	flips := a.w.Disk(a.brokerNode(broker)).Flips()
 	if len(flips) == 0 {
 		return false
 	}
 	l := a.replicas(broker, tp)
 	return l != nil && l.HeaderFlipped(flips)
+}
+
+// epochCheckpointFlipped reports whether a bit flip hit tp's
+// leader-epoch-checkpoint on any broker: a number changed there (the file has
+// no checksum, in Kafka either) can make that replica, as leader, tell its
+// followers a wrong end for an epoch, and what they then keep or drop is a
+// cost of the corruption.
+func (a *Audit) epochCheckpointFlipped(tp metadata.TopicPartition) bool {
+	for b := int32(1); ; b++ {
+		id, ok := a.w.Lookup(fmt.Sprintf("broker-%d", b))
+		if !ok {
+			return false
+		}
+		if epochCheckpointFlippedOn(a.w.Disk(id), tp) {
+			return true
+		}
+	}
+}
+
+func epochCheckpointFlippedOn(d *sim.Disk, tp metadata.TopicPartition) bool {
+	suffix := "/" + tp.String() + "/leader-epoch-checkpoint"
+	for _, f := range d.Flips() {
+		if strings.HasSuffix(f.File, suffix) {
+			return true
+		}
+	}
+	return false
 }
 
 // committedAt finds the committed batch holding offset.
@@ -218,6 +253,14 @@ func (a *Audit) ReplicaHW(broker int32, tp metadata.TopicPartition, leaderEpoch 
 		return
 	}
 	p.hwChecked[broker] = hw
+	if p.deposedBy(leaderEpoch) {
+		// A replica still in an epoch an unclean election of a later one
+		// deposed (a leader that was paused, or a follower of it): its high
+		// watermark moves by the stale ISR it knows, over batches the
+		// unclean leader's log — now the partition's — never had. They go
+		// when it learns the new epoch and truncates (fuzz seed 2002125).
+		return
+	}
 	hint, ok := p.hwHint[broker]
 	if !ok {
 		hint = -1
@@ -278,6 +321,9 @@ func (a *Audit) ReplicaTruncated(broker int32, tp metadata.TopicPartition, to in
 func (a *Audit) ReplicaRecovered(broker int32, tp metadata.TopicPartition, log *partlog.Log, rec partlog.Recovery) {
 	p := a.part(tp)
 	p.hwChecked[broker] = min(p.hwChecked[broker], log.LEO())
+	if epochCheckpointFlippedOn(a.w.Disk(a.brokerNode(broker)), tp) {
+		p.epochCheckpointRead = true
+	}
 	stats := a.w.Disk(a.brokerNode(broker)).Stats()
 	now := [3]uint64{stats.Wipes, stats.Corruptions, a.w.ProcessStats(a.brokerNode(broker)).PowerLosses}
 	before, opened := p.diskFaults[broker]
@@ -411,6 +457,17 @@ type uncleanElection struct {
 func (p *partitionAudit) uncleanLoses(offset int64) bool {
 	for _, e := range p.uncleanElections {
 		if e.from <= offset {
+			return true
+		}
+	}
+	return false
+}
+
+// deposedBy reports whether an unclean election of a later epoch than
+// leaderEpoch happened.
+func (p *partitionAudit) deposedBy(leaderEpoch int32) bool {
+	for _, e := range p.uncleanElections {
+		if e.epoch > leaderEpoch {
 			return true
 		}
 	}

@@ -149,14 +149,16 @@ func DecodeEpochCache(data []byte) (*EpochCache, error) {
 }
 
 // startEarlier moves an epoch's start back to where checkpointed (the
-// leader-epoch checkpoint) says it starts, when that is earlier and still
-// after the epoch before it: compaction removes an epoch's first batches,
-// not the start the epoch had.
-func (c *EpochCache) startEarlier(checkpointed []EpochEntry) {
+// leader-epoch checkpoint) says it starts, when that is earlier, after the
+// epoch before it, and the log holds no batch in between (batchIn reports
+// one): compaction removes an epoch's first batches, not the start the
+// epoch had. A checkpoint that says otherwise (a bit flip in it) is not
+// taken over the batches.
+func (c *EpochCache) startEarlier(checkpointed []EpochEntry, batchIn func(from, to int64) bool) {
 	for i := range c.entries {
 		for _, ck := range checkpointed {
 			if ck.Epoch == c.entries[i].Epoch && ck.StartOffset < c.entries[i].StartOffset &&
-				(i == 0 || ck.StartOffset > c.entries[i-1].StartOffset) {
+				(i == 0 || ck.StartOffset > c.entries[i-1].StartOffset) && !batchIn(ck.StartOffset, c.entries[i].StartOffset) {
 				c.entries[i].StartOffset = ck.StartOffset
 			}
 		}

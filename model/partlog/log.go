@@ -219,7 +219,11 @@ func Open(disk *sim.Disk, gate *storage.Gate, dir string, cfg Config, logStart i
 			l.epochs.Assign(e, b.BaseOffset)
 		}
 	})
-	l.epochs.startEarlier(checkpointed)
+	l.epochs.startEarlier(checkpointed, func(from, to int64) bool {
+		found := false
+		l.Scan(from, to, func(*record.Batch) bool { found = true; return false })
+		return found
+	})
 	l.rebuildProducers()
 	return l, rec
 }
