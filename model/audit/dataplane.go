@@ -103,6 +103,8 @@ type partitionAudit struct {
 	// checkpoint a bit flip had hit; the file may be rewritten since, its
 	// numbers live on in that replica's epoch cache.
 	epochCheckpointRead bool
+	// expiredBelow: the highest log start any replica reported (ReplicaHW).
+	expiredBelow int64
 }
 
 // SetReplicas gives the audit its god view of replica logs.
@@ -253,6 +255,11 @@ func (a *Audit) ReplicaHW(broker int32, tp metadata.TopicPartition, leaderEpoch 
 		return
 	}
 	p.hwChecked[broker] = hw
+	// The furthest any replica's retention has gone: committed batches
+	// below it have expired, and a stale copy below it elsewhere (kept by
+	// a follower that a leader whose cache starts past its epoch told to
+	// truncate there, as Kafka's does) is unreadable and will expire too.
+	p.expiredBelow = max(p.expiredBelow, log.LogStartOffset())
 	if p.deposedBy(leaderEpoch) {
 		// A replica still in an epoch an unclean election of a later one
 		// deposed (a leader that was paused, or a follower of it): its high
@@ -271,6 +278,7 @@ func (a *Audit) ReplicaHW(broker int32, tp metadata.TopicPartition, leaderEpoch 
 		hint = i
 		switch {
 		case found && p.committed[i].same(k):
+		case k.last < p.expiredBelow:
 		case found || (i < len(p.committed) && p.committed[i].base <= k.last):
 			a.lose(tp, p, i, broker, 0, PartitionReplicasAgree,
 				fmt.Sprintf("differ on broker %d below its high watermark %d (leader epoch %d here)", broker, hw, k.epoch))
