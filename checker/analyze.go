@@ -1012,36 +1012,19 @@ func (a *analyzer) compactable(part int32, offset int64) bool {
 				continue
 			}
 			ci := &compactIndex{keyAt: map[int64]int32{}, last: map[int32]int64{}}
-			note := func(off int64, key int32) {
-				if k, ok := ci.keyAt[off]; !ok || k == key {
-					ci.keyAt[off] = key
-				} else {
-					ci.keyAt[off] = -1 // two different records known there
-				}
-				if key >= 0 {
-					ci.last[key] = max(ci.last[key], off)
-				}
-			}
 			for i := range po.obs {
 				key := int32(-1)
 				if si := a.vals[po.obs[i].val].send; si >= 0 {
 					key = a.sends[si].key
 				}
-				note(po.obs[i].off, key)
+				ci.note(po.obs[i].off, key)
 			}
 			a.compaction[int32(pi)] = ci
 		}
 		for i := range a.sends {
 			s := &a.sends[i]
 			if ci := a.compaction[s.part]; s.part >= 0 && ci != nil && s.typ == history.OK && s.offset >= 0 {
-				note := s.key
-				if k, ok := ci.keyAt[s.offset]; ok && k != note {
-					note = -1
-				}
-				ci.keyAt[s.offset] = note
-				if s.key >= 0 {
-					ci.last[s.key] = max(ci.last[s.key], s.offset)
-				}
+				ci.note(s.offset, s.key)
 			}
 		}
 	}
@@ -1059,6 +1042,18 @@ func (a *analyzer) compactable(part int32, offset int64) bool {
 type compactIndex struct {
 	keyAt map[int64]int32
 	last  map[int32]int64
+}
+
+// note records a record of key (-1: none) seen at off.
+func (ci *compactIndex) note(off int64, key int32) {
+	if k, ok := ci.keyAt[off]; !ok || k == key {
+		ci.keyAt[off] = key
+	} else {
+		ci.keyAt[off] = -1 // two different records known there
+	}
+	if key >= 0 {
+		ci.last[key] = max(ci.last[key], off)
+	}
 }
 
 // acked reports whether a send is an acknowledged write: its send was
@@ -1338,8 +1333,6 @@ func (a *analyzer) senderOf(value string) (string, bool) {
 	return a.procs[a.sends[a.vals[vi].send].proc].name, true
 }
 
-// supersededInFinal reports whether final reads hold, after offset, a record
-// with the same key as the send of value.
 // reusedOffset reports whether another record took value's offset after it:
 // seen there (acknowledged or read) later than value was last seen there.
 // The cleaner never reuses an offset, so value was lost some other way (a
@@ -1370,6 +1363,8 @@ func (a *analyzer) reusedOffset(partition string, offset int64, value string) bo
 	return false
 }
 
+// supersededInFinal reports whether final reads hold, after offset, a record
+// with the same key as the send of value.
 func (a *analyzer) supersededInFinal(partition string, offset int64, value string) bool {
 	vi, ok := a.valIDs[value]
 	pi := a.partByName(partition)

@@ -137,18 +137,12 @@ func TestSkipsOverCompactedRecords(t *testing.T) {
 	build := func(laterKey string) *Report {
 		h := &hb{}
 		for i, k := range []string{"k0", "k1", "k2", laterKey} {
-			v := history.NoValue()
-			v.Topic, v.Value, v.Key, v.HasKey = "t", "v"+itoa(int64(i)), k, true
-			h.add("p-0", history.Invoke, history.FSend, v)
-			v.Partition, v.Offset = 0, int64(i)
-			h.add("p-0", history.OK, history.FSend, v)
+			h.sendKeyed("v"+itoa(int64(i)), k, int64(i))
 		}
 		h.poll("c-0", false, rec{0, 0, "v0"}, rec{0, 1, "v1"}, rec{0, 2, "v2"}, rec{0, 3, "v3"})
 		h.poll("c-1", false, rec{0, 0, "v0"})
 		h.poll("c-1", false, rec{0, 2, "v2"}, rec{0, 3, "v3"}) // jumps over offset 1 (k1)
-		cfg := strict
-		cfg.Topics = []TopicGuarantees{{Name: "t", ReplicationFactor: 3, MinInsyncReplicas: 2, Compact: true}}
-		return Check(h.ops, cfg)
+		return Check(h.ops, compacted(strict))
 	}
 	if r := build("k1"); r.Count(PollSkip) != 0 {
 		t.Fatalf("k1 comes again at 3: the cleaner may have removed offset 1\n%s", r.Summary())
@@ -203,20 +197,12 @@ func TestAcksZeroSendsAreJudgedByFinalReads(t *testing.T) {
 // record of its key exists; the later one at that offset, superseded in turn,
 // was compacted. Retention likewise deletes only what was still there.
 func TestAReusedOffsetIsALossNotCompactionOrRetention(t *testing.T) {
-	cfg := strict
+	cfg := compacted(strict)
 	cfg.Producers = []ProducerGuarantees{{Prefix: "p", Acks: "1"}}
-	cfg.Topics = []TopicGuarantees{{Name: "t", ReplicationFactor: 3, MinInsyncReplicas: 1, Compact: true}}
 	h := &hb{}
-	send := func(v string, off int64) {
-		s := history.NoValue()
-		s.Topic, s.Value, s.Key, s.HasKey = "t", v, "k", true
-		h.add("p-0", history.Invoke, history.FSend, s)
-		s.Partition, s.Offset = 0, off
-		h.add("p-0", history.OK, history.FSend, s)
-	}
-	send("a", 0)
-	send("b", 0) // a's leader failed before its followers copied it: b took offset 0
-	send("c", 1)
+	h.sendKeyed("a", "k", 0)
+	h.sendKeyed("b", "k", 0) // a's leader failed before its followers copied it: b took offset 0
+	h.sendKeyed("c", "k", 1)
 	h.poll("final", true, rec{0, 1, "c"})
 	r := Check(h.ops, cfg)
 	expectCount(t, r, LostAckedWrite, 1)
@@ -237,17 +223,11 @@ func TestFinalReadsHoldWhatAnotherReplicaCleaned(t *testing.T) {
 	build := func(laterKey string) *Report {
 		h := &hb{}
 		for i, k := range []string{"k0", "k1", "k2", laterKey} {
-			v := history.NoValue()
-			v.Topic, v.Value, v.Key, v.HasKey = "t", "v"+itoa(int64(i)), k, true
-			h.add("p-0", history.Invoke, history.FSend, v)
-			v.Partition, v.Offset = 0, int64(i)
-			h.add("p-0", history.OK, history.FSend, v)
+			h.sendKeyed("v"+itoa(int64(i)), k, int64(i))
 		}
 		h.poll("c-0", false, rec{0, 0, "v0"}, rec{0, 2, "v2"}, rec{0, 3, "v3"}) // the old leader had cleaned offset 1
 		h.poll("final", true, rec{0, 0, "v0"}, rec{0, 1, "v1"}, rec{0, 2, "v2"}, rec{0, 3, "v3"})
-		cfg := strict
-		cfg.Topics = []TopicGuarantees{{Name: "t", ReplicationFactor: 3, MinInsyncReplicas: 2, Compact: true}}
-		return Check(h.ops, cfg)
+		return Check(h.ops, compacted(strict))
 	}
 	if r := build("k1"); r.Count(PollSkip)+r.Count(IntPollSkip) != 0 {
 		t.Fatalf("k1 comes again at 3: a cleaner may have removed offset 1\n%s", r.Summary())
@@ -274,4 +254,19 @@ func TestASkipIsJudgedByWhatWasThereThen(t *testing.T) {
 	if a, ok := r.Anomaly(IntPollSkip); ok && a.Verdict == Violation {
 		t.Fatalf("the skip over b is judged by d, which came later\n%s", r.Summary())
 	}
+}
+
+// sendKeyed records p-0 sending value with key, acknowledged at t-0@offset.
+func (h *hb) sendKeyed(value, key string, offset int64) {
+	v := history.NoValue()
+	v.Topic, v.Value, v.Key, v.HasKey = "t", value, key, true
+	h.add("p-0", history.Invoke, history.FSend, v)
+	v.Partition, v.Offset = 0, offset
+	h.add("p-0", history.OK, history.FSend, v)
+}
+
+// compacted is cfg with topic t compacted.
+func compacted(cfg Config) Config {
+	cfg.Topics = []TopicGuarantees{{Name: "t", ReplicationFactor: 3, MinInsyncReplicas: 2, Compact: true}}
+	return cfg
 }

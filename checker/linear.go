@@ -446,15 +446,16 @@ func (a *analyzer) linJobs(c *Config, opsMax int, st *LinearizabilityStats) []*l
 		compact[t.Name] = t.Compact
 	}
 	var jobs []*linJob
-	for _, pi := range a.sortedParts() {
-		if len(a.sends) == 0 {
-			// A history of reads alone (a recorder around consumers
-			// only): what they read was written by nobody the history
-			// shows, so no order of its operations explains it; the logs
-			// are not judged (phantom-read stays silent for the same
-			// reason), committed offsets still are.
-			break
-		}
+	parts := a.sortedParts()
+	if len(a.sends) == 0 {
+		// A history of reads alone (a recorder around consumers only):
+		// what they read was written by nobody the history shows, so no
+		// order of its operations explains it; the logs are not judged
+		// (phantom-read stays silent for the same reason), committed
+		// offsets still are.
+		parts = nil
+	}
+	for _, pi := range parts {
 		po := a.parts[pi]
 		// Where polls first saw each value whose send did not say where it
 		// went.

@@ -175,11 +175,10 @@ type Disk struct {
 	// undoing pending writes, or a bit flip, lowers it).
 	memo           map[string]any
 	unchangedBelow map[string]int64
-	// flipped: files a bit flip hit, and the lowest offset. A flip of bytes
-	// only the cache held yet leaves the durable copy clean once the write
-	// settles, so a later power loss changes those bytes back.
-	flipped map[string]int64
-	flips   []Flip
+	// flips: where bit flips landed, by the files' current names. A flip
+	// of bytes only the cache held yet leaves the durable copy clean once
+	// the write settles, so a later power loss changes those bytes back.
+	flips []Flip
 }
 
 func newDisk(w *World, owner NodeID, opts DiskOptions, rng *rand.Rand) *Disk {
@@ -415,11 +414,6 @@ func (d *Disk) Rename(from, to string) error {
 	delete(d.memo, to)
 	delete(d.unchangedBelow, from)
 	delete(d.unchangedBelow, to)
-	delete(d.flipped, to)
-	if off, ok := d.flipped[from]; ok {
-		delete(d.flipped, from)
-		d.flipped[to] = off
-	}
 	// The flips follow the bytes they hit: those of the file replaced at to
 	// are gone with it, those of from are now to's.
 	d.flips = slices.DeleteFunc(d.flips, func(f Flip) bool { return f.File == to })
@@ -447,7 +441,6 @@ func (d *Disk) Remove(name string) error {
 	op := pendingOp{kind: opRemove, name: name}
 	delete(d.memo, name)
 	delete(d.unchangedBelow, name)
-	delete(d.flipped, name)
 	d.flips = slices.DeleteFunc(d.flips, func(f Flip) bool { return f.File == name })
 	d.applyCache(&op)
 	d.dropBad(name)
@@ -697,8 +690,8 @@ func (d *Disk) powerLoss() {
 	// What the page cache held beyond the durable copy is undone: a file
 	// changes from the lowest offset an operation not yet durable touched,
 	// or a bit flip hit.
-	for name, off := range d.flipped { // kafkasim:orderless: a minimum per key
-		d.changedFrom(name, off)
+	for _, f := range d.flips {
+		d.changedFrom(f.File, f.Offset)
 	}
 	for _, op := range d.pending[d.head:] {
 		if op.done {
@@ -729,7 +722,7 @@ func (d *Disk) wipe() {
 	d.durable = map[string]*file{}
 	d.used = 0
 	d.bad = nil
-	d.memo, d.unchangedBelow, d.flipped, d.flips = nil, nil, nil, nil
+	d.memo, d.unchangedBelow, d.flips = nil, nil, nil
 	d.tornArmed = false
 	d.fullAt = -1
 	d.fsyncSlowFactor = 1
@@ -761,12 +754,6 @@ func (d *Disk) corrupt(name string) (string, int64, bool) {
 	f.pages[pi].b[po] ^= bit
 	d.changedFrom(name, off)
 	d.flips = append(d.flips, Flip{File: name, Offset: off})
-	if d.flipped == nil {
-		d.flipped = map[string]int64{}
-	}
-	if low, ok := d.flipped[name]; !ok || off < low {
-		d.flipped[name] = off
-	}
 	// A page both copies share flips once.
 	if df := d.durable[name]; df != nil && off < df.size && !f.sharedWith(df, pi) {
 		df.pages[pi].b[po] ^= bit

@@ -14,12 +14,7 @@ import (
 // metric of every cell — zero where it never happened — so a plot of one
 // that never happened draws zeros instead of failing.
 func TestSeedOffsetAndZeroAnomalyCounts(t *testing.T) {
-	base, err := scenarios.LoadFile("../scenarios/batch-compression.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sw := &scenarios.SweepFile{Name: "offset", Base: base, Seeds: 1,
-		Axes: []scenarios.SweepAxis{{Name: "seed-offset", Values: []string{"0", "100"}}}}
+	sw := smallSweep(t, "offset", "seed-offset", "0", "100")
 	out := t.TempDir()
 	res, err := Run(sw, Options{Parallel: 1, Out: out})
 	if err != nil {
@@ -58,12 +53,7 @@ func TestSeedOffsetAndZeroAnomalyCounts(t *testing.T) {
 // A resumed sweep reuses a run's record only while its cell's scenario is
 // the one that run ran: change the base and the cells run again.
 func TestResumeRerunsChangedCells(t *testing.T) {
-	base, err := scenarios.LoadFile("../scenarios/batch-compression.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sw := &scenarios.SweepFile{Name: "resume", Base: base, Seeds: 1,
-		Axes: []scenarios.SweepAxis{{Name: "compression.type", Values: []string{"none", "gzip"}}}}
+	sw := smallSweep(t, "resume", "compression.type", "none", "gzip")
 	out := t.TempDir()
 	if _, err := Run(sw, Options{Parallel: 1, Out: out}); err != nil {
 		t.Fatal(err)
@@ -72,12 +62,23 @@ func TestResumeRerunsChangedCells(t *testing.T) {
 	if err != nil || again.Runs != 0 || again.Resumed != 2 {
 		t.Fatalf("unchanged: %d runs, %d resumed (%v); want 0 and 2", again.Runs, again.Resumed, err)
 	}
-	changed := *base
-	changed.Producers = append([]scenarios.Producer{}, base.Producers...)
+	changed := *sw.Base
+	changed.Producers = append([]scenarios.Producer{}, sw.Base.Producers...)
 	changed.Producers[0].Rate *= 2
 	sw.Base = &changed
 	third, err := Run(sw, Options{Parallel: 1, Out: out})
 	if err != nil || third.Runs != 2 || third.Resumed != 0 {
 		t.Fatalf("base changed: %d runs, %d resumed (%v); want 2 and 0", third.Runs, third.Resumed, err)
 	}
+}
+
+// smallSweep is a sweep of one axis over the smallest bundled scenario, one
+// seed per cell.
+func smallSweep(t *testing.T, name, axis string, values ...string) *scenarios.SweepFile {
+	t.Helper()
+	base, err := scenarios.LoadFile("../scenarios/batch-compression.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &scenarios.SweepFile{Name: name, Base: base, Seeds: 1, Axes: []scenarios.SweepAxis{{Name: axis, Values: values}}}
 }

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -246,6 +247,14 @@ func (a *Audit) lose(tp metadata.TopicPartition, p *partitionAudit, i int, broke
 	}
 }
 
+// cleaned reports whether a batch at offset that log lacks is a gap its
+// cleaner left: the log compacts and offset lies inside it (every record of
+// the batch had a later one with its key). What compaction must keep, each
+// key's latest record, the checker judges from the history.
+func cleaned(log *partlog.Log, offset int64) bool {
+	return log.Compacted() && offset < log.LEO()
+}
+
 // ReplicaHW checks the batches a replica's high watermark passed.
 func (a *Audit) ReplicaHW(broker int32, tp metadata.TopicPartition, leaderEpoch int32, leader bool, hw int64, log *partlog.Log) {
 	p := a.part(tp)
@@ -423,12 +432,8 @@ func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leader
 			continue // deleted by retention, as Kafka permits: not lost
 		}
 		b := log.BatchAt(k.base)
-		if b == nil && log.Compacted() && k.base < log.LEO() {
-			// A gap inside a compacted log is the cleaner's: every record
-			// of the batch had a later one with its key. What compaction
-			// must keep (each key's latest record) the checker judges
-			// from the history; a different batch here is still a loss.
-			continue
+		if b == nil && cleaned(log, k.base) {
+			continue // a different batch here is still a loss
 		}
 		if b == nil || !keyOf(b).same(k) {
 			lost = i
@@ -474,12 +479,7 @@ func (p *partitionAudit) uncleanLoses(offset int64) bool {
 // deposedBy reports whether an unclean election of a later epoch than
 // leaderEpoch happened.
 func (p *partitionAudit) deposedBy(leaderEpoch int32) bool {
-	for _, e := range p.uncleanElections {
-		if e.epoch > leaderEpoch {
-			return true
-		}
-	}
-	return false
+	return p.deposedLoses(leaderEpoch, math.MaxInt64)
 }
 
 // deposedLoses reports whether an unclean election of a later epoch than
@@ -542,12 +542,8 @@ func (a *Audit) AckedAll(broker int32, tp metadata.TopicPartition, leaderEpoch i
 			// its old offset): deleted, not missing.
 			continue
 		}
-		if (got == nil && l.Compacted() && lastOffset < l.LEO()) || (want == nil && leaderLog.Compacted() && lastOffset < leaderLog.LEO()) {
-			// The cleaner removed the write before its acknowledgement
-			// went out (a later record of its key superseded it): a
-			// compacted log keeps each key's latest record, not every
-			// record (see PartitionLeader).
-			continue
+		if (got == nil && cleaned(l, lastOffset)) || (want == nil && cleaned(leaderLog, lastOffset)) {
+			continue // the cleaner removed it before the acknowledgement went out
 		}
 		if (got == nil || want == nil || !keyOf(got).same(keyOf(want))) && !a.flipped(r, tp) && !a.flipped(broker, tp) {
 			a.report(AckedOnEveryISRMember, a.brokerNode(broker), "%s offset %d acknowledged with acks=all, but broker %d of ISR %v does not hold it",
@@ -598,8 +594,8 @@ func (a *Audit) ISRJoined(leader int32, tp metadata.TopicPartition, member int32
 	cursor := ml.Cursor(from)
 	ll.Scan(from, p.ackedUpTo+1, func(b *record.Batch) bool {
 		got := cursor.At(b.BaseOffset)
-		if got == nil && ml.Compacted() && b.BaseOffset < ml.LEO() {
-			return true // the member's cleaner removed it (see PartitionLeader)
+		if got == nil && cleaned(ml, b.BaseOffset) {
+			return true // the member's cleaner removed it
 		}
 		if got != b && (got == nil || !keyOf(got).same(keyOf(b))) {
 			a.report(AckedOnEveryISRMember, a.brokerNode(leader), "%s: broker %d joined the ISR without acknowledged offset %d",

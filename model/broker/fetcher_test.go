@@ -17,16 +17,7 @@ import (
 // fetch again from its new end at once — not try to append it, find the
 // offsets do not line up, and back off for replica.fetch.backoff.ms.
 func TestFetchAnswerForAMovedLogIsDropped(t *testing.T) {
-	cfg := cluster.DefaultConfig(7)
-	cfg.Controllers, cfg.Brokers = 1, 2
-	cfg.Topics = []cluster.TopicSpec{{Name: "orders", Partitions: 1, ReplicationFactor: 2, Assignment: [][]int32{{1, 2}}}}
-	pc := producer.DefaultConfig("", "orders")
-	pc.Rate, pc.Keys = 200, 10
-	cfg.Producers = []cluster.ProducerSpec{{Name: "p", Count: 1, Config: pc}}
-	c, err := cluster.Build(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := ordersOnTwoBrokers(t, 7)
 	tp := metadata.TopicPartition{Topic: "orders", Partition: 0}
 	w := c.World
 	var cutAt time.Duration
@@ -67,16 +58,7 @@ func TestFetchAnswerForAMovedLogIsDropped(t *testing.T) {
 // its next start counts as unclean — instead of serving on with every
 // append failing.
 func TestLogDirFailureHaltsTheBroker(t *testing.T) {
-	cfg := cluster.DefaultConfig(3)
-	cfg.Controllers, cfg.Brokers = 1, 2
-	cfg.Topics = []cluster.TopicSpec{{Name: "orders", Partitions: 1, ReplicationFactor: 2, Assignment: [][]int32{{1, 2}}}}
-	pc := producer.DefaultConfig("", "orders")
-	pc.Rate, pc.Keys = 200, 10
-	cfg.Producers = []cluster.ProducerSpec{{Name: "p", Count: 1, Config: pc}}
-	c, err := cluster.Build(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := ordersOnTwoBrokers(t, 3)
 	w := c.World
 	w.Start()
 	w.RunUntil(5 * time.Second)
@@ -94,4 +76,22 @@ func TestLogDirFailureHaltsTheBroker(t *testing.T) {
 	if w.Disk(leader).Exists("meta/clean-shutdown") {
 		t.Fatal("a halted broker left a clean-shutdown file")
 	}
+}
+
+// ordersOnTwoBrokers builds one controller, brokers 1 and 2, partition
+// orders-0 led by broker 1 and followed by broker 2, and a producer writing
+// 200 records a second to it.
+func ordersOnTwoBrokers(t *testing.T, seed uint64) *cluster.Cluster {
+	t.Helper()
+	cfg := cluster.DefaultConfig(seed)
+	cfg.Controllers, cfg.Brokers = 1, 2
+	cfg.Topics = []cluster.TopicSpec{{Name: "orders", Partitions: 1, ReplicationFactor: 2, Assignment: [][]int32{{1, 2}}}}
+	pc := producer.DefaultConfig("", "orders")
+	pc.Rate, pc.Keys = 200, 10
+	cfg.Producers = []cluster.ProducerSpec{{Name: "p", Count: 1, Config: pc}}
+	c, err := cluster.Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -659,23 +659,20 @@ func (l *Log) Compact(hw int64) int {
 		return 0
 	}
 	limit := min(l.segs[len(l.segs)-1].base, hw)
-	latest := map[string]int64{}
-	l.Scan(0, limit, func(b *record.Batch) bool {
-		for _, r := range b.Records {
-			if r.HasKey {
-				latest[r.Key] = b.BaseOffset + int64(r.OffsetDelta)
-			}
-		}
-		return true
-	})
 	// Each producer's last batch stays as it is (Kafka's cleaner keeps it
 	// too): the producer state rebuilt from the log after a restart must
 	// still know the producer's last sequence, or a retry of a batch the
 	// cleaner removed would be appended again.
+	latest := map[string]int64{}
 	lastOfProducer := map[int64]int64{}
 	l.Scan(0, l.LEO(), func(b *record.Batch) bool {
 		if b.ProducerID >= 0 {
 			lastOfProducer[b.ProducerID] = b.BaseOffset
+		}
+		for _, r := range b.Records {
+			if r.HasKey && b.BaseOffset < limit {
+				latest[r.Key] = b.BaseOffset + int64(r.OffsetDelta)
+			}
 		}
 		return true
 	})
