@@ -72,6 +72,8 @@ type Event struct {
 	// Held marks an event that waited while its node was paused: it was
 	// already accepted by the node's kernel, so partitions no longer stop it.
 	Held bool
+	// far marks an event waiting in the far queue rather than the heap.
+	far bool
 }
 
 // EventID names a scheduled event so that it can be cancelled.
@@ -158,13 +160,15 @@ func (a heapEntry) before(b heapEntry) bool {
 	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
 }
 
-// Scheduler is a discrete-event scheduler over virtual time. Events are kept
-// in a binary heap of small (time, sequence, slot) entries; their bodies live
-// in a slab with a free list, so that the steady state allocates nothing.
+// Scheduler is a discrete-event scheduler over virtual time. Events of the
+// next second or so are kept in a binary heap of small (time, sequence, slot)
+// entries, later ones in the far queue's buckets (farqueue.go); their bodies
+// live in a slab with a free list, so that the steady state allocates nothing.
 type Scheduler struct {
 	now     time.Duration
 	seq     uint64
 	heap    []heapEntry
+	far     farQueue // events beyond the heap's horizon (farqueue.go)
 	slab    []Event
 	free    []uint32
 	handler Handler
@@ -196,7 +200,7 @@ func NewScheduler(h Handler, limits Limits) *Scheduler {
 	if limits.StepsPerInstantMax == 0 {
 		limits.StepsPerInstantMax = DefaultStepsPerInstantMax
 	}
-	return &Scheduler{handler: h, limits: limits, trace: newTraceHash()}
+	return &Scheduler{handler: h, limits: limits, trace: newTraceHash(), far: newFarQueue()}
 }
 
 // Now is the current virtual time.
@@ -207,7 +211,7 @@ func (s *Scheduler) Steps() uint64 { return s.steps }
 
 // Pending is the number of events waiting in the queue (cancelled ones may be
 // included until they reach the front or the queue is compacted).
-func (s *Scheduler) Pending() int { return len(s.heap) }
+func (s *Scheduler) Pending() int { return len(s.heap) + s.far.entries }
 
 // TraceHash is the running hash of every executed event.
 func (s *Scheduler) TraceHash() uint64 { return s.trace.Sum() }
@@ -239,7 +243,7 @@ func (s *Scheduler) Schedule(e Event) EventID {
 		slot = uint32(len(s.slab))
 		s.slab = append(s.slab, e)
 	}
-	s.push(heapEntry{at: e.At, seq: e.Seq, slot: slot})
+	s.enqueue(heapEntry{at: e.At, seq: e.Seq, slot: slot})
 	return EventID{slot: slot, seq: e.Seq}
 }
 
@@ -255,6 +259,10 @@ func (s *Scheduler) Cancel(id EventID) {
 	if e.Seq == id.seq && e.Kind != eventCancelled {
 		e.Kind = eventCancelled
 		e.Payload = nil
+		if e.far {
+			s.cancelFar()
+			return
+		}
 		s.cancelled++
 		s.maybeCompact()
 	}
@@ -327,7 +335,7 @@ func (s *Scheduler) Halt(detail string) {
 // the queue is empty only if deadline is negative (run until idle), when a
 // limit is exceeded, or when a handler halts it.
 func (s *Scheduler) RunUntil(deadline time.Duration) RunResult {
-	for len(s.heap) > 0 {
+	for s.settle(); len(s.heap) > 0; s.settle() {
 		if s.halted {
 			s.halted = false
 			return RunResult{Reason: StopHalted, Now: s.now, Steps: s.steps, Detail: s.haltDetail}
@@ -414,7 +422,7 @@ func (s *Scheduler) Release(h Held, at time.Duration) {
 	}
 	e.At = max(at, s.now)
 	e.Held = true
-	s.push(heapEntry{at: e.At, seq: e.Seq, slot: h.slot})
+	s.enqueue(heapEntry{at: e.At, seq: e.Seq, slot: h.slot})
 }
 
 // Discard frees a held event without running it.
@@ -443,8 +451,17 @@ func (s *Scheduler) forEachPending(f func(id EventID, e *Event)) {
 			f(EventID{slot: h.slot, seq: e.Seq}, e)
 		}
 	}
+	for _, k := range s.far.order {
+		for _, h := range s.far.buckets[k] {
+			e := &s.slab[h.slot]
+			if e.Kind != eventCancelled {
+				f(EventID{slot: h.slot, seq: e.Seq}, e)
+			}
+		}
+	}
 	s.iterating = false
 	s.maybeCompact()
+	s.maybeCompactFar()
 }
 
 func (s *Scheduler) push(h heapEntry) {
