@@ -89,7 +89,8 @@ func (rm *replicaManager) sendFetch(f *fetcher) {
 	if f.inflight != 0 || len(f.parts) == 0 {
 		return
 	}
-	req := &proto.FetchRequest{ReplicaID: rm.id(), BrokerEpoch: rm.n.life.epoch, MaxWait: rm.cfg.ReplicaFetchWaitMax}
+	req := &proto.FetchRequest{ReplicaID: rm.id(), BrokerEpoch: rm.n.life.epoch, MaxWait: rm.cfg.ReplicaFetchWaitMax,
+		Partitions: make([]proto.FetchPartition, 0, len(f.parts))}
 	f.sent = map[metadata.TopicPartition]sentFetch{}
 	for _, tp := range f.parts {
 		p := rm.parts[tp]

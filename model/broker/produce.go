@@ -72,8 +72,9 @@ func (rm *replicaManager) unmute(from sim.NodeID) {
 }
 
 func (rm *replicaManager) handleProduceNow(from sim.NodeID, m *proto.ProduceRequest) {
-	resp := &proto.ProduceResponse{CorrelationID: m.CorrelationID}
-	wait := &pendingProduce{from: from, resp: resp}
+	resp := &proto.ProduceResponse{CorrelationID: m.CorrelationID,
+		Partitions: make([]proto.ProducePartitionResponse, 0, len(m.Partitions))}
+	wait := &pendingProduce{from: from, resp: resp, parts: make([]producePart, 0, len(m.Partitions))}
 	waiting := 0
 	for _, pp := range m.Partitions {
 		tp := metadata.TopicPartition{Topic: pp.Topic, Partition: pp.Partition}

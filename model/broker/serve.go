@@ -117,7 +117,8 @@ func (rm *replicaManager) wakeParked(tp metadata.TopicPartition) {
 // handleFetch answers a fetch, or parks it until deadline if nothing is there
 // yet (fetch.max.wait.ms / replica.fetch.wait.max.ms).
 func (rm *replicaManager) handleFetch(from sim.NodeID, m *proto.FetchRequest, deadline time.Duration) {
-	resp := &proto.FetchResponse{CorrelationID: m.CorrelationID}
+	resp := &proto.FetchResponse{CorrelationID: m.CorrelationID,
+		Partitions: make([]proto.FetchPartitionResponse, 0, len(m.Partitions))}
 	follower := m.ReplicaID >= 0
 	anything := false
 	for _, fp := range m.Partitions {
