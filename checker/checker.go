@@ -402,7 +402,9 @@ func (r *Report) Summary() string {
 
 // excuseCompacted drops lost-write findings for records the log cleaner was
 // allowed to remove: in a compacted topic, a record whose key has a later
-// record in the final reads is superseded, not lost.
+// record in the final reads is superseded, not lost; so is one whose key has
+// a later committed record that is itself missing from the final reads (see
+// supersededByLost).
 func (c *Config) excuseCompacted(a *analyzer) {
 	compact := map[string]bool{}
 	for _, t := range c.Topics {
@@ -415,7 +417,8 @@ func (c *Config) excuseCompacted(a *analyzer) {
 	}
 	kept := a.findings[:0]
 	for _, f := range a.findings {
-		if f.Type == LostAckedWrite && compact[topicOf(f.Partition)] && a.supersededInFinal(f.Partition, f.Offset, f.Value) &&
+		if f.Type == LostAckedWrite && compact[topicOf(f.Partition)] &&
+			(a.supersededInFinal(f.Partition, f.Offset, f.Value) || c.supersededByLost(a, f.Partition, f.Offset, f.Value)) &&
 			!a.reusedOffset(f.Partition, f.Offset, f.Value) {
 			a.stats.LostAcked--
 			a.stats.Compacted++
@@ -424,6 +427,52 @@ func (c *Config) excuseCompacted(a *analyzer) {
 		kept = append(kept, f)
 	}
 	a.findings = kept
+}
+
+// supersededByLost reports whether a committed record with the same key as
+// the send of value stood after offset and is missing from the final reads
+// itself: committed because a poll read it (polls read below the high
+// watermark) or because the god view saw committed data lost where it was
+// acknowledged. Kafka's cleaner removes a record once a later one of its key
+// is below the high watermark; when that later record is lost afterwards (a
+// corrupt batch cut at recovery, an unclean election), the older one is gone
+// with it, on the replica whose cleaner ran. The later record's loss is
+// judged on its own: a violation there still fails the run. A record whose
+// own offset is unknown (acks=0, never read), or inside a loss the god view
+// saw, is judged as lost: that loss, or acks=0, explains it.
+func (c *Config) supersededByLost(a *analyzer, partition string, offset int64, value string) bool {
+	vi, ok := a.valIDs[value]
+	pi := a.partByName(partition)
+	if !ok || pi < 0 || a.vals[vi].send < 0 || offset < 0 || c.lostAt(partition, offset) {
+		return false
+	}
+	key := a.sends[a.vals[vi].send].key
+	if key < 0 {
+		return false
+	}
+	po := a.parts[pi]
+	for i := sort.Search(len(po.obs), func(i int) bool { return po.obs[i].off > offset }); i < len(po.obs); i++ {
+		ob := &po.obs[i]
+		later := a.vals[ob.val].send
+		if ob.val == vi || later < 0 || a.sends[later].key != key || a.vals[ob.val].flags&obsFinal != 0 {
+			continue
+		}
+		if ob.flags&obsRead != 0 || c.lostAt(partition, ob.off) {
+			return true
+		}
+	}
+	return false
+}
+
+// lostAt reports whether the god view saw committed data at offset of
+// partition lost.
+func (c *Config) lostAt(partition string, offset int64) bool {
+	for _, l := range c.Losses {
+		if l.Partition == partition && l.From <= offset && offset < l.To {
+			return true
+		}
+	}
+	return false
 }
 
 // Stats summarise a history (summary.json's writes and reads).

@@ -288,6 +288,7 @@ func (a *Audit) ReplicaHW(broker int32, tp metadata.TopicPartition, leaderEpoch 
 		switch {
 		case found && p.committed[i].same(k):
 		case k.last < p.expiredBelow:
+		case found && a.hiddenInCleanedEpochStart(tp, leaderEpoch, p.committed[i], k):
 		case found || (i < len(p.committed) && p.committed[i].base <= k.last):
 			a.lose(tp, p, i, broker, 0, PartitionReplicasAgree,
 				fmt.Sprintf("differ on broker %d below its high watermark %d (leader epoch %d here)", broker, hw, k.epoch))
@@ -301,6 +302,41 @@ func (a *Audit) ReplicaHW(broker int32, tp metadata.TopicPartition, leaderEpoch 
 		p.hwHint = map[int32]int{}
 	}
 	p.hwHint[broker] = hint
+}
+
+// hiddenInCleanedEpochStart reports whether a follower's batch k, in place of
+// the committed batch c, sits where its leader (of leaderEpoch) cannot see
+// the divergence: the leader's log compacts, holds nothing there (its cleaner
+// removed c, or the cleaner of the replica it copied from did), and its epoch
+// cache says k's older epoch runs on past k. That is how Kafka's follower
+// builds its cache, from the first batch of each epoch it copies: a follower
+// that copied c's epoch only after the cleaner had removed its first batches
+// starts that epoch late, and as leader tells a replica still holding an
+// older epoch's batch there that its epoch ends later; KIP-101's check
+// cannot find it (fuzz seed 3009859). The stale batch is left for the history
+// checker to judge if a reader ever meets it.
+func (a *Audit) hiddenInCleanedEpochStart(tp metadata.TopicPartition, leaderEpoch int32, c, k batchKey) bool {
+	if a.replicas == nil || k.epoch >= c.epoch {
+		return false
+	}
+	leader, ok := a.partLeaders[epochLeader{epoch: leaderEpoch, tp: tp}]
+	if !ok {
+		return false
+	}
+	l := a.replicas(leader, tp)
+	if l == nil || !l.Compacted() || k.last >= l.LEO() {
+		return false
+	}
+	held := false
+	l.Scan(k.base, k.last+1, func(b *record.Batch) bool {
+		held = b.LastOffset() >= k.base
+		return !held
+	})
+	if held {
+		return false
+	}
+	e, end := l.Epochs().EndOffsetFor(k.epoch, l.LEO())
+	return e == k.epoch && end > k.last
 }
 
 // ReplicaTruncated checks that no committed batch is thrown away.

@@ -256,10 +256,16 @@ func (rm *replicaManager) processFetched(f *fetcher, p *partition, r proto.Fetch
 			}
 		}
 	}
-	p.setFollowerHW(r.HighWatermark)
-	if r.LogStartOffset > p.log.LogStartOffset() && r.LogStartOffset <= p.hw {
+	// The leader's log start is taken together with its high watermark, as
+	// Kafka's processPartitionData does in one step (a log start past the
+	// new high watermark is refused). It goes first so that the god view,
+	// which checks what the new high watermark passes, sees a stale copy
+	// below it (kept by a replica a leader whose epoch cache starts past its
+	// epoch told to truncate there) as expired, as any reader does.
+	if hw := min(r.HighWatermark, p.log.LEO()); r.LogStartOffset > p.log.LogStartOffset() && r.LogStartOffset <= hw {
 		p.log.MaybeIncrementLogStartOffset(r.LogStartOffset)
 	}
+	p.setFollowerHW(r.HighWatermark)
 }
 
 // truncateToDivergence cuts the log where the leader says it diverges: to the
