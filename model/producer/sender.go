@@ -319,14 +319,6 @@ func (p *Producer) retryOrFail(b *pbatch, err proto.ErrorCode, maybe bool) {
 		// start the sequences again (KIP-360). Otherwise an earlier batch is
 		// missing, and this one waits for it, or for its delivery timeout.
 		p.needBump = true
-		// Nor does the leader hold this batch: it looks for a duplicate
-		// among its last five batches first, and with the batch before
-		// this one acknowledged at most four later ones can follow it. So
-		// it is sent again under the new epoch, as Kafka's
-		// startSequencesAtBeginning rewrites it, whatever an earlier
-		// attempt met (NOT_LEADER_OR_FOLLOWER from a deposed leader, a
-		// timeout): given up, it would never be written.
-		b.maybe = false
 	}
 	if retriable(err) && b.attempts <= p.cfg.Retries && now-b.created < p.cfg.DeliveryTimeout {
 		b.retryAt = now + p.backoff(b.attempts)
