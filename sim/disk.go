@@ -12,6 +12,12 @@ package sim
 //     A rename concerns both of its names, so fsyncing the new name after a
 //     rename persists the rename; the renamed file's data is durable only if
 //     it was fsynced itself (the classic empty-file-after-crash is possible);
+//   - or an fsync that also flushes the file's directory completes (FsyncDir:
+//     what Kafka's checkpoint files do after their atomic rename): it makes
+//     durable, besides, every rename and removal of a file in that directory
+//     issued before it, with the earlier operations on the files concerned
+//     (a directory fsync persists entries, not the data of files created
+//     since: those are durable only with their data);
 //   - or background writeback reaches it: an operation older than
 //     DiskOptions.WritebackDelay is written back (Linux's dirty_expire), oldest
 //     first. A writeback delay of zero disables writeback.
@@ -39,6 +45,7 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -101,6 +108,8 @@ type FsyncDone struct {
 	File  string
 	Token any // what the node passed to Fsync
 	Err   error
+	// Dir: the fsync flushed File's directory too (FsyncDir).
+	Dir bool
 }
 
 type opKind uint8
@@ -451,7 +460,17 @@ func (d *Disk) Remove(name string) error {
 // Fsync asks for a file's pending operations to be made durable. When they are,
 // the node's Fire receives FsyncDone carrying token. If the node crashes first,
 // nothing is delivered (and a power loss loses the operations).
-func (d *Disk) Fsync(name string, token any) {
+func (d *Disk) Fsync(name string, token any) { d.fsync(name, false, token) }
+
+// FsyncDir is Fsync of name followed by an fsync of its directory (the part
+// of name before its last slash), as one operation of the device: when it
+// completes, every rename and removal of a file in that directory issued
+// before it is durable too. Kafka flushes the directory after the atomic
+// rename of each checkpoint file (Utils.atomicMoveWithFallback), which makes
+// durable the segment files a truncation removed in that partition's folder.
+func (d *Disk) FsyncDir(name string, token any) { d.fsync(name, true, token) }
+
+func (d *Disk) fsync(name string, dir bool, token any) {
 	w := d.w
 	issued := d.opSeq
 	latency := d.opts.FsyncLatency.Draw(d.rng) * time.Duration(d.fsyncSlowFactor)
@@ -460,7 +479,7 @@ func (d *Disk) Fsync(name string, token any) {
 	d.stats.Fsyncs++
 	slot := w.nodes[d.owner]
 	w.sched.Schedule(Event{At: done, Kind: EventFsync, Node: d.owner, Incarnation: slot.incarnation,
-		Arg: issued, Payload: &FsyncDone{File: name, Token: token}})
+		Arg: issued, Payload: &FsyncDone{File: name, Token: token, Dir: dir}})
 }
 
 // Preload writes a file straight to durable storage, before a run starts: what
@@ -630,6 +649,62 @@ func (d *Disk) fsyncDone(issued uint64, name string) {
 		clear(q[:n])
 		d.byFile[name] = q[n:]
 	}
+}
+
+// dirSyncDone makes durable the renames and removals of files in name's
+// directory issued before the fsync, each with the operations issued before
+// it on the files it concerns (in order: what a rename moves, or a removal
+// ends, must be in place first).
+func (d *Disk) dirSyncDone(issued uint64, name string) {
+	dir := parentDir(name)
+	for _, op := range d.pending[d.head:] {
+		if op.seq > issued {
+			break
+		}
+		if op.done || (op.kind != opRename && op.kind != opRemove) {
+			continue
+		}
+		if parentDir(op.name) == dir || (op.kind == opRename && parentDir(op.to) == dir) {
+			d.settleThrough(op)
+		}
+	}
+}
+
+// settleThrough makes op durable after every operation issued before it on
+// the files it concerns, and on the files those renamed, in issue order.
+func (d *Disk) settleThrough(op *pendingOp) {
+	names := []string{op.name}
+	if op.kind == opRename {
+		names = append(names, op.to)
+	}
+	var ops []*pendingOp
+	for i := 0; i < len(names); i++ {
+		for _, q := range d.byFile[names[i]] {
+			if q == nil || q.done || q.seq > op.seq || slices.Contains(ops, q) {
+				continue
+			}
+			ops = append(ops, q)
+			if q.kind == opRename {
+				for _, n := range []string{q.name, q.to} {
+					if !slices.Contains(names, n) {
+						names = append(names, n)
+					}
+				}
+			}
+		}
+	}
+	slices.SortFunc(ops, func(a, b *pendingOp) int { return cmp.Compare(a.seq, b.seq) })
+	for _, q := range ops {
+		d.settle(q)
+	}
+}
+
+// parentDir is the directory part of a file name ("" at the top).
+func parentDir(name string) string {
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		return name[:i]
+	}
+	return ""
 }
 
 func (d *Disk) writeback() {

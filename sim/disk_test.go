@@ -483,3 +483,49 @@ func TestFlipsFollowTheirFile(t *testing.T) {
 		t.Fatalf("after b was removed: flips in %v, want [a]", got)
 	}
 }
+
+// A directory fsync (Kafka's checkpoint writes flush their folder) makes the
+// earlier removals and renames of files in that folder durable, and nothing
+// else: a removal elsewhere, or a new file's data, stays pending.
+func TestDirectoryFsyncPersistsRemovalsInItsFolder(t *testing.T) {
+	w, disk, _ := diskWorld(t, DefaultDiskOptions())
+	for _, f := range []string{"p/0.log", "p/9.log", "q/0.log"} {
+		disk.WriteFile(f, []byte("old"))
+		disk.Fsync(f, nil)
+	}
+	w.RunFor(time.Second)
+	// A truncation removes p/9.log (and q/0.log elsewhere), then writes its
+	// new copy and the epoch checkpoint.
+	disk.Write("p/9.log", 0, []byte("more"))
+	disk.Remove("p/9.log")
+	disk.Remove("q/0.log")
+	disk.WriteFile("p/9.log", []byte("new"))
+	disk.WriteFile("p/cp.tmp", []byte("cp"))
+	disk.Fsync("p/cp.tmp", nil)
+	disk.Rename("p/cp.tmp", "p/cp")
+	disk.FsyncDir("p/cp", nil)
+	w.RunFor(time.Second)
+	w.Crash(0, true)
+	if got, err := disk.ReadFile("p/cp"); string(got) != "cp" {
+		t.Fatalf("the checkpoint: %q %v", got, err)
+	}
+	if disk.Exists("p/9.log") {
+		got, _ := disk.ReadFile("p/9.log")
+		t.Fatalf("a removal in the flushed folder came back after a power loss: %q", got)
+	}
+	if !disk.Exists("q/0.log") || !disk.Exists("p/0.log") {
+		t.Fatal("a removal in another folder must stay pending, and untouched files stay")
+	}
+	w.Restart(0)
+	// A plain fsync of the checkpoint does not flush its folder.
+	disk.Remove("p/0.log")
+	disk.WriteFile("p/cp.tmp", []byte("cp2"))
+	disk.Fsync("p/cp.tmp", nil)
+	disk.Rename("p/cp.tmp", "p/cp")
+	disk.Fsync("p/cp", nil)
+	w.RunFor(time.Second)
+	w.Crash(0, true)
+	if !disk.Exists("p/0.log") {
+		t.Fatal("a file fsync persisted another file's removal")
+	}
+}

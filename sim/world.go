@@ -365,6 +365,9 @@ func (w *World) handle(e *Event) {
 		done := e.Payload.(*FsyncDone)
 		if !e.Held {
 			s.disk.fsyncDone(e.Arg, done.File)
+			if done.Dir {
+				s.disk.dirSyncDone(e.Arg, done.File)
+			}
 		}
 		if s := w.live(e); s != nil {
 			w.record(e, "fsync "+done.File)

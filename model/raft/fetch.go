@@ -69,6 +69,18 @@ func (r *Raft) handleFetchResponse(from sim.NodeID, m *FetchResponse) {
 		r.fetchFailed()
 		return
 	default:
+		if m.LeaderEpoch > r.epoch && m.Error != proto.UnknownLeaderEpoch {
+			// Whatever the error (INVALID_REQUEST to a log holding a later
+			// epoch than it asks at), an answer from a later epoch moves
+			// this replica there, as Kafka's maybeHandleCommonResponse
+			// does: going round the voters at the old epoch gets the same
+			// answer from each, for ever.
+			r.learn(m.LeaderEpoch, m.LeaderID)
+			if r.role == Follower || r.observer {
+				r.fetch()
+			}
+			return
+		}
 		r.fetchFailed()
 		return
 	}

@@ -3,6 +3,7 @@ package raft
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"kafkasim/model/storage"
 	"kafkasim/sim"
@@ -106,7 +107,7 @@ func (l *Log) LastEpoch() int32 {
 func (l *Log) Entry(offset int64) Entry { return l.entries[offset] }
 
 // Entries returns up to max entries from offset on (shared, not copied:
-// entries are never modified in place).
+// entries are never modified in place, nor written over after a truncation).
 func (l *Log) Entries(from int64, max int) []Entry {
 	if from >= int64(len(l.entries)) {
 		return nil
@@ -145,7 +146,10 @@ func (l *Log) TruncateTo(to int64) {
 	}
 	to = max(to, 0)
 	l.size = l.starts[to]
-	l.entries = l.entries[:to]
+	// Clipped: the next append must not write over the entries removed, as
+	// a fetch answer sent (or held for an fsync) before the truncation
+	// still holds them (Entries shares the array; Kafka sends copies).
+	l.entries = slices.Clip(l.entries[:to])
 	l.starts = l.starts[:to]
 	if err := l.disk.Truncate(l.file, l.size); err != nil {
 		panic(fmt.Sprintf("raft: truncating log: %v", err))

@@ -336,3 +336,46 @@ func TestTransitionToAnEarlierEpochIsFatal(t *testing.T) {
 		t.Fatal("a transition to an earlier epoch must be fatal, as Kafka's QuorumState makes it")
 	}
 }
+
+// Entries handed out before a truncation keep what they held: a fetch answer
+// a deposed leader built (or held for an fsync) and delivers after it
+// truncated and took the new leader's entry at that offset must still carry
+// its own epoch's entry (fuzz seed 3009899: an observer appended the new
+// epoch's entry while following the old, and fetched at an epoch below its
+// log's for ever).
+func TestEntriesSentBeforeATruncationKeepTheirContents(t *testing.T) {
+	w := sim.NewWorld(sim.DefaultOptions(1))
+	w.AddNode(sim.NodeSpec{Name: "n", New: func() sim.Node { return idle{} }})
+	l, _ := OpenLog(w.Disk(0), "log")
+	for i, e := range []int32{1, 1, 1} {
+		l.Append(Entry{Offset: int64(i), Epoch: e, Data: []byte("old")})
+	}
+	sent := l.Entries(2, 10)
+	l.TruncateTo(2)
+	l.Append(Entry{Offset: 2, Epoch: 2, Data: []byte("new")})
+	if len(sent) != 1 || sent[0].Epoch != 1 || string(sent[0].Data) != "old" {
+		t.Fatalf("an answer built before the truncation now carries %+v", sent)
+	}
+	if l.Entry(2).Epoch != 2 {
+		t.Fatalf("the log holds %+v at 2", l.Entry(2))
+	}
+}
+
+// An observer told by a voter that its fetch is invalid (it asks at an
+// epoch below its log's last) learns the later epoch and leader the answer
+// names, as Kafka's maybeHandleCommonResponse does for any error, instead of
+// going round the voters at its old epoch for ever.
+func TestObserverLearnsALaterEpochFromAnInvalidRequestAnswer(t *testing.T) {
+	w, r := observerOfIdleVoters(1, 1, 1)
+	if !r.fetchInFlight || r.fetchTarget != 0 || r.epoch != 1 {
+		t.Fatalf("want a fetch to 0 at epoch 1 in flight: %v to %d at epoch %d", r.fetchInFlight, r.fetchTarget, r.epoch)
+	}
+	w.At(w.Now(), func() {
+		r.Deliver(0, &FetchResponse{Error: proto.InvalidRequest, LeaderID: 2, LeaderEpoch: 2, RequestedEpoch: 1, FetchOffset: 3})
+	})
+	w.RunFor(time.Millisecond)
+	if r.Epoch() != 2 || r.Leader() != 2 || !r.fetchInFlight || r.fetchTarget != 2 {
+		t.Fatalf("after INVALID_REQUEST naming leader 2 of epoch 2: epoch %d leader %d, fetch in flight %v to %d",
+			r.Epoch(), r.Leader(), r.fetchInFlight, r.fetchTarget)
+	}
+}

@@ -59,7 +59,10 @@ func ScanFrames(data []byte) (payloads [][]byte, starts []int64, valid int64) {
 var ErrCorrupt = errors.New("checkpoint failed its checksum")
 
 // WriteCheckpoint replaces a checkpoint file the safe way: write name.tmp,
-// fsync it, rename it over name, fsync name. The gate holds back messages
+// fsync it, rename it over name, fsync name and its directory (Kafka's
+// CheckpointFile.write: Utils.atomicMoveWithFallback flushes the parent
+// directory, which makes every earlier removal of a file in it durable: the
+// segments a truncation deleted stay deleted). The gate holds back messages
 // sent after this call until the final fsync completes, and hands token to
 // OnDurable then.
 func WriteCheckpoint(g *Gate, name string, payload []byte, token any) error {
@@ -71,7 +74,8 @@ func WriteCheckpoint(g *Gate, name string, payload []byte, token any) error {
 	if err := g.disk().Rename(tmp, name); err != nil {
 		return err
 	}
-	g.FsyncWith(name, token)
+	g.issued++
+	g.env.Disk().FsyncDir(name, fsyncToken{gate: g, seq: g.issued, token: token})
 	return nil
 }
 
