@@ -68,8 +68,12 @@ type position struct {
 	leader      int32
 	leaderEpoch int32
 	validating  bool
-	resetting   bool
-	end         int64 // final reads: the end to reach (-1: unknown)
+	// validateAfter is when a validation may be sent (again): a request in
+	// flight waits for its answer or timeout, a failed one for
+	// retry.backoff.ms (Kafka's SubscriptionState nextRetryTimeMs).
+	validateAfter time.Duration
+	resetting     bool
+	end           int64 // final reads: the end to reach (-1: unknown)
 }
 
 type timerKind uint8
@@ -284,7 +288,7 @@ func (r *Reader) handleMetadata(m *proto.MetadataResponse) {
 				// KIP-320: the leader changed; before fetching again, ask the
 				// new leader whether our position's epoch still ends where we
 				// think, or the log was truncated under us.
-				p.validating = true
+				p.validating, p.validateAfter = true, 0
 			}
 		}
 	}
@@ -406,7 +410,7 @@ func (r *Reader) validate() {
 	var leaders []int32
 	for _, k := range r.keys {
 		p := r.pos[k]
-		if !p.validating || p.leader < 0 {
+		if !p.validating || p.leader < 0 || r.env.Now() < p.validateAfter {
 			continue
 		}
 		if _, ok := byLeader[p.leader]; !ok {
@@ -420,6 +424,9 @@ func (r *Reader) validate() {
 		node, ok := r.brokers[l]
 		if !ok {
 			continue
+		}
+		for _, vp := range byLeader[l] {
+			r.pos[partKey{vp.Topic, vp.Partition}].validateAfter = r.env.Now() + r.cfg.RequestTimeout/10
 		}
 		r.corr++
 		r.requests[r.corr] = "validate"
@@ -439,7 +446,10 @@ func (r *Reader) handleValidation(m *proto.OffsetsForLeaderEpochResponse) {
 			continue
 		}
 		if vp.Error != proto.None {
-			r.refreshMetadata() // validated again once the metadata settles
+			// Validated again once the metadata settles, and not before
+			// retry.backoff.ms.
+			p.validateAfter = r.env.Now() + r.cfg.RetryBackoff
+			r.refreshMetadata()
 			continue
 		}
 		p.validating = false
