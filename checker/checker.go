@@ -37,6 +37,11 @@ type Config struct {
 	// undetected corruption keeps the ISR below min.insync.replicas): they
 	// are in the log, but no reader may see them.
 	HeldBack []HeldBack
+	// Forgotten lists, from the god view, committed idempotent batches whose
+	// retry a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER: its producer
+	// state (rebuilt at a restart) no longer held them, and the producer
+	// bumped its epoch and wrote them again.
+	Forgotten []ForgottenBatch
 
 	// LinearizabilityBudget is the wall-clock time porcupine may take in
 	// all (0: DefaultLinearizabilityBudget). A partition whose check runs
@@ -123,6 +128,23 @@ type DataLoss struct {
 type HeldBack struct {
 	Partition string
 	From, To  int64
+}
+
+// ForgottenBatch is a committed batch, offsets [From, To) of Partition, that a
+// leader's producer state no longer held when the producer retried it.
+type ForgottenBatch struct {
+	Partition string
+	From, To  int64
+}
+
+// forgotten reports whether a leader forgot the committed batch at offset.
+func (c *Config) forgotten(partition string, offset int64) bool {
+	for _, f := range c.Forgotten {
+		if f.Partition == partition && f.From <= offset && offset < f.To {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *Config) heldBack(partition string, offset int64) bool {

@@ -55,6 +55,10 @@ type Facts struct {
 	// CopiesLost: a duplicate whose copies but one lie where the god view
 	// saw committed data lost (Loss), and final reads do not hold them.
 	CopiesLost bool
+	// Forgotten: a duplicate one of whose copies is a committed batch whose
+	// retry a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER (god view): its
+	// producer state, rebuilt at a restart, no longer held it.
+	Forgotten bool
 	// ReadLostHere: poll-skip where the reader read another record at the
 	// offset, and the god view saw the committed data there lost at an
 	// election whose new leader already held the skipped record.
@@ -117,7 +121,7 @@ var Guarantees = []Guarantee{
 	{"commit: transactional (exactly-once)", "a record's output and its offset commit together: no record's output is committed twice", []string{NonmonotonicCommit}},
 	{"committed offsets (__consumer_offsets, acks=all)", "an acknowledged OffsetCommit is what the next OffsetFetch returns (a linearizable register per group and partition)", []string{StaleOffsetFetch, Nonlinearizable}},
 	{"bugs: [...] (BUGZOO.md)", "a historical Kafka bug switched back on breaks the guarantee it names: its violations are expected, and reported as violations naming the bug", nil},
-	{"faults that happened (the god view)", "losses the simulator saw in unclean elections, power losses, disk wipes or disk corruption, and partitions added, excuse the anomalies they explain, and only those", []string{LostAckedWrite, Duplicate, InconsistentOffsets, NonmonotonicSend, PollSkip, NonmonotonicPoll, KeyOrder, NonmonotonicCommit, Nonlinearizable}},
+	{"faults that happened (the god view)", "losses the simulator saw in unclean elections, power losses, disk wipes or disk corruption, committed batches a leader's producer state forgot, and partitions added, excuse the anomalies they explain, and only those", []string{LostAckedWrite, Duplicate, InconsistentOffsets, NonmonotonicSend, PollSkip, NonmonotonicPoll, KeyOrder, NonmonotonicCommit, Nonlinearizable}},
 }
 
 // VerdictRules is the verdict table.
@@ -178,6 +182,9 @@ var VerdictRules = []Rule{
 		func(f *Facts) bool { return f.CopiesLost && f.Loss != nil }, func(f *Facts) string {
 			return "committed data was lost (" + f.Loss.Cause + "), and the producer state Kafka rebuilds from the log with it: the broker took the retry of a batch whose written copy was lost as new; one copy remains"
 		}},
+	{Duplicate, "the simulator saw a leader answer OUT_OF_ORDER_SEQUENCE_NUMBER to a retry of the committed batch holding a copy", Permitted,
+		"the leader's producer state, rebuilt at a restart, no longer held the committed batch (Kafka's producer-state snapshot keeps each producer's last batch only, and the cleaner may have removed the rest from the log it replays): it answered OUT_OF_ORDER_SEQUENCE_NUMBER to the retry, and the producer, finding a gap at its next sequence, bumped its epoch and sent the batch again under new sequences (KIP-360)",
+		func(f *Facts) bool { return f.Forgotten }, nil},
 	{Duplicate, "", Violation, "enable.idempotence=true promises each record is written once", nil, nil},
 
 	{InconsistentOffsets, "the simulator saw committed data lost in the partition", Permitted, "offsets were reused after committed data was lost (CAUSE)",
@@ -382,6 +389,9 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 	case Duplicate:
 		if l, ok := c.copiesLost(f, a); ok {
 			fx.Loss, fx.CopiesLost = &l, true
+		}
+		for _, at := range f.copies {
+			fx.Forgotten = fx.Forgotten || c.forgotten(at.part, at.off)
 		}
 	case StaleOffsetFetch, Nonlinearizable:
 		if l, ok := c.offsetsLoss(); ok {

@@ -327,6 +327,9 @@ func checkerConfig(s *scenarios.Scenario, c *cluster.Cluster) checker.Config {
 		}
 	}
 	cc.HeldBack = heldBack(c)
+	for _, f := range c.Audit.ForgottenBatches() {
+		cc.Forgotten = append(cc.Forgotten, checker.ForgottenBatch{Partition: f.Partition, From: f.From, To: f.To})
+	}
 	for _, r := range c.World.FaultLog() {
 		if r.Undo || r.Skipped != "" {
 			continue

@@ -98,6 +98,8 @@ type Audit struct {
 	replicas func(broker int32, tp metadata.TopicPartition) *partlog.Log
 	parts    map[metadata.TopicPartition]*partitionAudit
 	losses   []Loss
+	// forgotten: committed batches a leader's producer state forgot.
+	forgotten []Forgotten
 }
 
 type hwMark struct {

@@ -53,13 +53,14 @@ type batchKey struct {
 	pid     int64
 	epoch   int32
 	seq     int32
+	pepoch  int16 // the producer epoch
 	crc     uint32
 	thinned bool
 }
 
 func keyOf(b *record.Batch) batchKey {
 	return batchKey{base: b.BaseOffset, last: b.LastOffset(), epoch: b.PartitionLeaderEpoch, pid: b.ProducerID,
-		seq: b.BaseSequence, crc: b.CRC(), thinned: len(b.Records) < b.Count()}
+		seq: b.BaseSequence, pepoch: b.ProducerEpoch, crc: b.CRC(), thinned: len(b.Records) < b.Count()}
 }
 
 func (k batchKey) same(o batchKey) bool {
@@ -115,6 +116,45 @@ func (a *Audit) SetReplicas(lookup func(broker int32, tp metadata.TopicPartition
 
 // Losses are the permitted losses of committed data, in order.
 func (a *Audit) Losses() []Loss { return a.losses }
+
+// Forgotten is a committed idempotent batch whose retry a leader answered
+// OUT_OF_ORDER_SEQUENCE_NUMBER: its producer state no longer held the batch.
+// Kafka's does that after a restart: the producer-state snapshot keeps each
+// producer's last batch only, and the log it replays after the snapshot may
+// have lost the batch to the cleaner. The producer then bumps its epoch and
+// sends the batch again under new sequences (KIP-360): it is written twice.
+type Forgotten struct {
+	At        int64 // virtual nanoseconds
+	Partition string
+	From, To  int64 // the committed batch's offsets [From, To)
+}
+
+// ForgottenBatches are the committed batches leaders forgot, in order.
+func (a *Audit) ForgottenBatches() []Forgotten { return a.forgotten }
+
+// OutOfOrderSequence is told that a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER
+// to batch b: if b is a retry of a committed batch (same producer id, epoch
+// and sequences), the leader's producer state forgot it, and that is
+// recorded.
+func (a *Audit) OutOfOrderSequence(broker int32, tp metadata.TopicPartition, b *record.Batch) {
+	if b.ProducerID < 0 {
+		return
+	}
+	p := a.part(tp)
+	for i := len(p.committed) - 1; i >= 0; i-- {
+		k := p.committed[i]
+		if k.pid != b.ProducerID || k.pepoch != b.ProducerEpoch || k.seq != b.BaseSequence || k.last-k.base != int64(b.LastOffsetDelta) {
+			continue
+		}
+		f := Forgotten{At: int64(a.w.Now()), Partition: tp.String(), From: k.base, To: k.last + 1}
+		if n := len(a.forgotten); n == 0 || a.forgotten[n-1].Partition != f.Partition || a.forgotten[n-1].From != f.From {
+			a.forgotten = append(a.forgotten, f)
+			a.w.Note("producer-state", fmt.Sprintf("%s: broker %d answered OUT_OF_ORDER_SEQUENCE_NUMBER to a retry of committed offsets %d..%d (producer %d, sequence %d): its producer state no longer held them",
+				tp, broker, f.From, f.To-1, b.ProducerID, b.BaseSequence))
+		}
+		return
+	}
+}
 
 func (a *Audit) part(tp metadata.TopicPartition) *partitionAudit {
 	if a.parts == nil {

@@ -286,3 +286,34 @@ func TestStaleBatchInACleanedEpochStart(t *testing.T) {
 		expect(t, a, PartitionReplicasAgree, want)
 	}
 }
+
+// A leader that answers OUT_OF_ORDER_SEQUENCE_NUMBER to the retry of a
+// committed idempotent batch forgot it (its producer state was rebuilt at a
+// restart): the audit records that batch, and only a retry of a committed
+// batch (same producer id, epoch and sequences) counts.
+func TestOutOfOrderRetryOfACommittedBatchIsRecorded(t *testing.T) {
+	tp := metadata.TopicPartition{Topic: "orders", Partition: 0}
+	a, logs := replicaLogs(t, []vb{{"a", 0}})
+	l := logs[0]
+	idem := func(seq int32, v ...string) *record.Batch {
+		rs := make([]record.Record, len(v))
+		for i := range v {
+			rs[i] = record.Record{Value: v[i]}
+		}
+		return record.New(rs, record.Producer{ID: 7, Epoch: 0, BaseSequence: seq}, false, record.CompressionNone)
+	}
+	if err := l.Append([]*record.Batch{idem(0, "b", "c").Stamped(l.LEO(), 0), idem(2, "d").Stamped(l.LEO()+2, 0)}, true); err != nil {
+		t.Fatal(err)
+	}
+	a.ReplicaHW(1, tp, 0, true, l.LEO(), l)
+	a.OutOfOrderSequence(1, tp, idem(5, "e"))                                                                                                                // a gap, nothing written
+	a.OutOfOrderSequence(1, tp, idem(0, "b"))                                                                                                                // other sequences
+	a.OutOfOrderSequence(1, tp, record.New([]record.Record{{Value: "d"}}, record.Producer{ID: 7, Epoch: 1, BaseSequence: 2}, false, record.CompressionNone)) // another epoch
+	if f := a.ForgottenBatches(); len(f) != 0 {
+		t.Fatalf("forgotten %+v, want none", f)
+	}
+	a.OutOfOrderSequence(1, tp, idem(0, "b", "c"))
+	if f := a.ForgottenBatches(); len(f) != 1 || f[0].Partition != "orders-0" || f[0].From != 1 || f[0].To != 3 {
+		t.Fatalf("forgotten %+v, want orders-0 offsets [1, 3)", f)
+	}
+}

@@ -144,6 +144,9 @@ func (rm *replicaManager) appendAsLeader(tp metadata.TopicPartition, pp proto.Pr
 	}
 	dup, err := p.log.Producers().Check(pp.Batch)
 	if err != proto.None {
+		if a := rm.audit(); a != nil && err == proto.OutOfOrderSequenceNumber {
+			a.OutOfOrderSequence(rm.id(), tp, pp.Batch)
+		}
 		return -1, -1, err
 	}
 	if dup != nil {

@@ -38,6 +38,9 @@ type DataAuditor interface {
 	// PartitionLeader: a broker leads tp in leaderEpoch; unclean when it was
 	// elected without the committed data (leaderRecoveryState RECOVERING).
 	PartitionLeader(broker int32, tp metadata.TopicPartition, leaderEpoch int32, log *partlog.Log, unclean bool)
+	// OutOfOrderSequence: a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER to
+	// batch b.
+	OutOfOrderSequence(broker int32, tp metadata.TopicPartition, b *record.Batch)
 }
 
 type followerState struct {

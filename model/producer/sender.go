@@ -319,6 +319,17 @@ func (p *Producer) retryOrFail(b *pbatch, err proto.ErrorCode, maybe bool) {
 		// start the sequences again (KIP-360). Otherwise an earlier batch is
 		// missing, and this one waits for it, or for its delivery timeout.
 		p.needBump = true
+		// Nor does the leader's producer state hold this batch: it looks
+		// for a duplicate among its last five batches first, and with the
+		// batch before this one acknowledged at most four later ones can
+		// follow it. So it is sent again under the new epoch, as Kafka's
+		// startSequencesAtBeginning rewrites it, whatever an earlier
+		// attempt met (NOT_LEADER_OR_FOLLOWER from a deposed leader, a
+		// timeout): given up, it would never be written. (A state rebuilt
+		// at a restart may have forgotten a batch the log holds: then
+		// Kafka writes it twice, and so does the model; the audit records
+		// the forgotten batch.)
+		b.maybe = false
 	}
 	if retriable(err) && b.attempts <= p.cfg.Retries && now-b.created < p.cfg.DeliveryTimeout {
 		b.retryAt = now + p.backoff(b.attempts)
