@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -42,7 +43,7 @@ Every failure is shrunk (fewest faults, clients, brokers, shortest run that stil
 fails the same way) and written to OUT as seed-<N>.yaml, a scenario that
 'kafkasim run' replays to the same failure, beside seed-<N>.drawn.yaml as drawn.
 OUT/summary.json holds the campaign: runs, failures, runs per second, time to
-first failure. Ctrl-C stops the campaign and keeps what was found; so does
+first failure. Ctrl-C (or SIGTERM) stops the campaign and keeps what was found; so does
 --max-failures N once N failures are found.
 
 --base fuzzes around your own scenario (its cluster, topics and clients; fresh
@@ -102,14 +103,12 @@ Exit 1 when a failure was found, 0 otherwise.`,
 			}
 			bar := newProgress(cmd.ErrOrStderr(), quiet, "fuzz", "runs", max(total, 1))
 			opts.Progress = func(done, failures int) {
-				note := ""
-				if failures > 0 {
-					note = fmt.Sprintf("%d failures", failures)
-				}
-				bar.set(int64(done), max(total, int64(done)), note)
+				bar.set(int64(done), max(total, int64(done)), fmt.Sprintf("%d failures", failures))
 			}
-			// Ctrl-C stops dispatching; what finished is kept.
-			interrupted, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt)
+			// Ctrl-C stops dispatching; what finished is kept. So does
+			// SIGTERM: a cancelled CI job or a Kubernetes pod being
+			// stopped gets it first.
+			interrupted, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stopSignals()
 			opts.Stop = interrupted.Done()
 			sum, err := fuzz.Campaign(opts)

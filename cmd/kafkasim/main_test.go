@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func kafkasim(t *testing.T, args ...string) (int, string, string) {
@@ -158,5 +161,53 @@ func TestUnwritableOutIsBadInput(t *testing.T) {
 		if code, _, stderr := kafkasim(t, args...); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, code, stderr)
 		}
+	}
+}
+
+// TestMain lets a test run kafkasim as a child process (to signal it): with
+// KAFKASIM_CHILD_ARGS set, the test binary is kafkasim.
+func TestMain(m *testing.M) {
+	if args := os.Getenv("KAFKASIM_CHILD_ARGS"); args != "" {
+		os.Exit(run(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// A cancelled CI job or a stopped Kubernetes pod gets SIGTERM, not Ctrl-C:
+// the campaign must stop as for Ctrl-C and keep what it did (summary.json
+// says interrupted), not die with nothing written.
+func TestFuzzStopsOnSIGTERMAndKeepsItsSummary(t *testing.T) {
+	out := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "KAFKASIM_CHILD_ARGS="+strings.Join(
+		[]string{"fuzz", "--time", "10m", "--parallel", "1", "--quiet", "--out", out}, "\x1f"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if code != 0 && code != 1 {
+		t.Fatalf("exit %d after SIGTERM, want 0 or 1 (a campaign's result); stderr %s", code, stderr.String())
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatalf("no campaign summary after SIGTERM: %v; stderr %s", err, stderr.String())
+	}
+	var sum struct {
+		Interrupted bool `json:"interrupted"`
+	}
+	if err := json.Unmarshal(raw, &sum); err != nil || !sum.Interrupted {
+		t.Fatalf("summary %s does not say the campaign was interrupted (%v)", raw, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -52,16 +53,12 @@ stopped. A cell whose configuration is impossible is reported and skipped.`,
 				return usage("--out: cannot write the sweep under %s: %v", out, err)
 			}
 			bar := newProgress(cmd.ErrOrStderr(), quiet, "sweep "+sw.Name, "runs", int64(cells*n))
-			// Ctrl-C stops dispatching; what finished is kept.
-			interrupted, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt)
+			// Ctrl-C (or SIGTERM) stops dispatching; what finished is kept.
+			interrupted, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stopSignals()
 			res, err := sweep.Run(sw, sweep.Options{Seeds: seeds, Parallel: parallel, Out: out, Stop: interrupted.Done(),
 				Progress: func(done, total, failed int) {
-					note := ""
-					if failed > 0 {
-						note = fmt.Sprintf("%d failed", failed)
-					}
-					bar.set(int64(done), int64(total), note)
+					bar.set(int64(done), int64(total), fmt.Sprintf("%d failed", failed))
 				}})
 			bar.finish()
 			if err != nil {
