@@ -589,7 +589,11 @@ func (c *Config) assumed(a *analyzer) []string {
 		out = append(out, "topics "+list(topicAssumed)+": not configured; Kafka defaults assumed: min.insync.replicas=1, unclean.leader.election.enable=false, flush left to the OS (log.flush.interval.messages=9223372036854775807)")
 	}
 	if c.Losses == nil && a.stats.Attempted > 0 {
-		out = append(out, "no god view: losses Kafka permits only after unclean elections or power loss count as violations unless the configuration permits them anyway")
+		if c.PowerLosses > 0 {
+			out = append(out, "no god view: the scenario's faults may lose brokers' page cache, so with the default flush policy every lost or rewritten record is taken for a permitted power loss; losses Kafka permits only after unclean elections count as violations unless the configuration permits them anyway")
+		} else {
+			out = append(out, "no god view: losses Kafka permits only after unclean elections or power loss count as violations unless the configuration permits them anyway")
+		}
 	}
 	return out
 }

@@ -67,6 +67,15 @@ func TestVerdictsFollowTheConfiguration(t *testing.T) {
 		{LostAckedWrite, Facts{Acks: "0", Loss: &DataLoss{Cause: "power-loss"}, FlushEveryMessage: true, ReadByPoll: true}, Permitted, "acks=0 is never acknowledged"},
 		{LostAckedWrite, Facts{Acks: "0", Loss: &DataLoss{Cause: "unclean-election"}, FlushEveryMessage: true, ReadByPoll: true}, Permitted, "last known leader"},
 		{LostAckedWrite, Facts{Acks: "0", FlushEveryMessage: true, ReadByPoll: true, GodView: true}, Violation, "committed"},
+		// Without the god view a power loss may have taken any record, read
+		// or not, unless every acknowledged write was flushed first.
+		{LostAckedWrite, Facts{Acks: "all", MinInsyncReplicas: 2, ReadByPoll: true, PowerLosses: 1}, Permitted, "power was lost"},
+		{LostAckedWrite, Facts{Acks: "all", MinInsyncReplicas: 2, ReadByPoll: true, PowerLosses: 1, FlushEveryMessage: true}, Violation, "committed"},
+		{LostAckedWrite, Facts{Acks: "all", MinInsyncReplicas: 2, ReadByPoll: true, PowerLosses: 1, GodView: true}, Violation, "committed"},
+		{LostAckedWrite, Facts{Acks: "all", MinInsyncReplicas: 2, ReadByPoll: true}, Violation, "committed"},
+		{InconsistentOffsets, Facts{ReadValues: 2, PowerLosses: 1}, Permitted, "power was lost"},
+		{InconsistentOffsets, Facts{ReadValues: 2, PowerLosses: 1, FlushEveryMessage: true}, Violation, "committed data changed"},
+		{InconsistentOffsets, Facts{ReadValues: 2, PowerLosses: 1, GodView: true}, Violation, "committed data changed"},
 		{AbortedRead, Facts{Isolation: "read_uncommitted"}, Permitted, "read_uncommitted"},
 		{AbortedRead, Facts{Isolation: readCommitted}, Violation, "read_committed"},
 		{AbortedRead, Facts{Isolation: "read_uncommitted", FailedSend: true}, Violation, "definitely failed"},

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -155,6 +156,33 @@ func (s *Scenario) Guarantees() checker.Config {
 			Compact:           strings.HasPrefix(t.Config.Get("cleanup.policy"), "compact")})
 	}
 	return cc
+}
+
+// ScheduledFaultFacts is what the scenario's faults may do that Kafka
+// permits to cost data or order, for checking a history without the
+// simulator's god view (kafkasim check --config): the topics an
+// add-partitions fault grows, and how many faults may lose brokers' page
+// cache (crash, power loss, a torn write or a wiped disk, scheduled or drawn
+// by the nemesis). The runner counts what did happen instead.
+func (s *Scenario) ScheduledFaultFacts() (partitionsAdded []string, powerLosses int) {
+	losesPageCache := func(f sim.Fault) bool {
+		return f.Kind == sim.FaultCrash || f.Kind == sim.FaultPowerLoss ||
+			f.Kind == sim.FaultDisk && (f.Disk == sim.DiskTornWrite || f.Disk == sim.DiskWipe)
+	}
+	for _, f := range s.Faults {
+		if op, ok := f.Fault.Custom.(cluster.AddPartitions); ok && !slices.Contains(partitionsAdded, op.Topic) {
+			partitionsAdded = append(partitionsAdded, op.Topic)
+		}
+		if losesPageCache(f.Fault) {
+			powerLosses++
+		}
+	}
+	for _, r := range s.Nemesis {
+		if losesPageCache(r.Rule.Fault) {
+			powerLosses++
+		}
+	}
+	return partitionsAdded, powerLosses
 }
 
 // NemesisOptions is the nemesis of the fault phase.

@@ -34,7 +34,11 @@ consumers' and topics' settings from the scenario, and checks the scenario's
 expectations that a history can show (violations, anomaly counts, availability).
 A history from outside the simulator carries no god view: losses that Kafka
 permits only after power loss or unclean elections cannot be told apart from
-violations unless the configuration permits them anyway (acks=1, say).
+violations unless the configuration permits them anyway (acks=1, say). The
+scenario's faults count as what may have happened: a crash, power loss, torn
+write or wiped disk (scheduled or in a nemesis rule) with the default flush
+policy permits lost and rewritten records, even ones readers saw; an
+add-partitions fault permits key-order.
 
 Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 2 for an unreadable or malformed history or scenario.`,
@@ -50,6 +54,12 @@ Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 					return inputError(err)
 				}
 				cfg = s.Guarantees()
+				// What the scenario's faults may cost (the runner counts
+				// what did happen; a history alone cannot say), and
+				// kafkasim's final reader, as a run configures it.
+				cfg.PartitionsAdded, cfg.PowerLosses = s.ScheduledFaultFacts()
+				cfg.Consumers = append(cfg.Consumers, checker.ConsumerGuarantees{Prefix: scenarios.FinalReaderName,
+					Isolation: "read_uncommitted", AutoOffsetReset: "earliest"})
 			}
 			rep, nops, err := checkHistory(path, cfg)
 			if err != nil {

@@ -211,3 +211,67 @@ func TestFuzzStopsOnSIGTERMAndKeepsItsSummary(t *testing.T) {
 		t.Fatalf("summary %s does not say the campaign was interrupted (%v)", raw, err)
 	}
 }
+
+// check --config judges a history by what the scenario's faults may cost,
+// as a run does by what they did: partitions added move keys (key-order is
+// permitted), and a power loss with the default flush policy may lose a
+// record readers saw. Without those faults, both stay violations.
+func TestCheckConfigTakesTheScenarioFaults(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o644)
+		return p
+	}
+	keyOrder := write("keyorder.jsonl", strings.Join([]string{
+		`{"index":0,"time":1,"process":"p-0","type":"invoke","f":"send","value":{"topic":"t","key":"k","value":"p-0:1"}}`,
+		`{"index":1,"time":2,"process":"p-0","type":"ok","f":"send","value":{"topic":"t","key":"k","value":"p-0:1","partition":0,"offset":0}}`,
+		`{"index":2,"time":3,"process":"p-0","type":"invoke","f":"send","value":{"topic":"t","key":"k","value":"p-0:2"}}`,
+		`{"index":3,"time":4,"process":"p-0","type":"ok","f":"send","value":{"topic":"t","key":"k","value":"p-0:2","partition":1,"offset":0}}`,
+		`{"index":4,"time":5,"process":"c-0","type":"invoke","f":"poll","value":{}}`,
+		`{"index":5,"time":6,"process":"c-0","type":"ok","f":"poll","value":{"records":[{"topic":"t","partition":1,"offset":0,"key":"k","value":"p-0:2"}]}}`,
+		`{"index":6,"time":7,"process":"c-0","type":"invoke","f":"poll","value":{}}`,
+		`{"index":7,"time":8,"process":"c-0","type":"ok","f":"poll","value":{"records":[{"topic":"t","partition":0,"offset":0,"key":"k","value":"p-0:1"}]}}`,
+	}, "\n")+"\n")
+	// p-0:1 was read, then power was lost and final reads do not hold it.
+	lostRead := write("lostread.jsonl", strings.Join([]string{
+		`{"index":0,"time":1,"process":"p-0","type":"invoke","f":"send","value":{"topic":"t","value":"p-0:1"}}`,
+		`{"index":1,"time":2,"process":"p-0","type":"ok","f":"send","value":{"topic":"t","partition":0,"offset":0,"value":"p-0:1"}}`,
+		`{"index":2,"time":3,"process":"c-0","type":"invoke","f":"poll","value":{}}`,
+		`{"index":3,"time":4,"process":"c-0","type":"ok","f":"poll","value":{"records":[{"topic":"t","partition":0,"offset":0,"value":"p-0:1"}]}}`,
+		`{"index":4,"time":5,"process":"f-0","type":"invoke","f":"poll","value":{"final":true}}`,
+		`{"index":5,"time":6,"process":"f-0","type":"ok","f":"poll","value":{"final":true,"records":[]}}`,
+	}, "\n")+"\n")
+	scenario := func(name, faults string) string {
+		return write(name, `name: `+name+`
+duration: 10s
+cluster: { brokers: 3 }
+topics:
+  - { name: t, partitions: 1, replication.factor: 3 }
+producers:
+  - { name: p, topic: t, keys: 1, config: { acks: all } }
+consumers:
+  - { name: c, topics: [t], config: { auto.offset.reset: earliest } }
+  - { name: f, topics: [t], config: { auto.offset.reset: earliest } }
+`+faults)
+	}
+	added := scenario("added", "faults:\n  - { at: 5s, add-partitions: { topic: t, count: 2 } }\n")
+	powerLoss := scenario("powerloss", "faults:\n  - { at: 5s, power-loss: broker-1, restart-after: 1s }\n")
+	calm := scenario("calm", "")
+	for _, c := range []struct {
+		history, config string
+		code            int
+		want            string
+	}{
+		{keyOrder, added, 0, "key-order              permitted"},
+		{keyOrder, calm, 1, "key-order              violation"},
+		{lostRead, powerLoss, 0, "lost-acked-write       permitted"},
+		{lostRead, calm, 1, "lost-acked-write       violation"},
+	} {
+		code, stdout, stderr := kafkasim(t, "check", c.history, "--config", c.config)
+		if code != c.code || !strings.Contains(stdout, c.want) {
+			t.Errorf("check %s --config %s: exit %d (want %d), want %q in:\n%s%s",
+				filepath.Base(c.history), filepath.Base(c.config), code, c.code, c.want, stdout, stderr)
+		}
+	}
+}
