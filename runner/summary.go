@@ -5,6 +5,7 @@ import (
 
 	"kafkasim/checker"
 	"kafkasim/reports"
+	"kafkasim/sim"
 )
 
 // Summary is summary.json (SPEC.md §5). Fields past the SPEC's are
@@ -97,6 +98,19 @@ type SummaryLoss struct {
 	LeaderEnd int64 `json:"leader_end,omitempty"`
 }
 
+// injectedFaults counts the faults that acted: scheduled and nemesis faults,
+// not their undoing, not one that found no node, not the settle phase's
+// heal.
+func injectedFaults(log []sim.FaultRecord) int {
+	n := 0
+	for _, r := range log {
+		if !r.Undo && r.Skipped == "" && r.Origin != "heal" {
+			n++
+		}
+	}
+	return n
+}
+
 // Summary builds summary.json's content.
 func (res *Result) Summary(version string) Summary {
 	s := Summary{
@@ -106,7 +120,7 @@ func (res *Result) Summary(version string) Summary {
 		Anomalies: []SummaryAnomaly{}, Invariants: map[string]string{},
 		Verdict: res.Verdict, Converged: res.Converged, ConvergeDetail: res.ConvergeDetail, Stuck: res.Stuck,
 		FinalReads: res.FinalReadsDone, Violations: res.ViolationCount(), Losses: []SummaryLoss{},
-		Faults: len(res.Faults), Crash: res.CrashDetail, Expected: []SummaryCheck{},
+		Faults: injectedFaults(res.Faults), Crash: res.CrashDetail, Expected: []SummaryCheck{},
 		Producers: append([]ProducerStats{}, res.Producers...),
 	}
 	if res.WallTime > 0 {
