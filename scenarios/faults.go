@@ -232,6 +232,10 @@ func (r *reader) signedDuration(f field, hi time.Duration) (time.Duration, bool)
 
 // groups reads a partition's sides: [[broker-1], [rest]].
 func (r *reader) groups(f field) [][]string {
+	if v := f.value; v != nil && v.Kind != yaml.SequenceNode && !(v.Kind == yaml.ScalarNode && v.Tag == "!!null") {
+		r.list(f) // one error, "want a list", not a second about its length
+		return nil
+	}
 	items := r.list(f)
 	if len(items) < 2 {
 		r.fail(nodeOr(f.value, f.key), f.path, "want at least two groups, e.g. [[broker-1], [rest]]")

@@ -239,3 +239,21 @@ func TestNemesisLatencyRange(t *testing.T) {
 		t.Fatalf("want one error at nemesis[0].latency, got %v", err)
 	}
 }
+
+// One problem, one error: a partition's groups given as a mapping are not a
+// list, and that is all there is to say about them.
+func TestPartitionGroupsOfTheWrongTypeGiveOneError(t *testing.T) {
+	src := "name: p\nfaults:\n  - { at: 1s, partition: { one-way: [[broker-1], [broker-2]] }, heal-after: 1s }\n"
+	_, err := Parse("p.yaml", []byte(src))
+	var es Errors
+	if !errors.As(err, &es) && err != nil {
+		es = Errors{}
+		var one *Error
+		if errors.As(err, &one) {
+			es = Errors{one}
+		}
+	}
+	if len(es) != 1 || es[0].Key != "faults[0].partition" || !strings.Contains(es[0].Msg, "want a list") {
+		t.Fatalf("want one error at faults[0].partition saying it wants a list; got %v", err)
+	}
+}
