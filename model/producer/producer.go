@@ -67,6 +67,15 @@ func DefaultConfig(name, topic string) Config {
 		DeliveryTimeout: 120 * time.Second, RequestTimeout: 30 * time.Second, MaxInFlight: 5, MetadataMaxAge: 5 * time.Minute}
 }
 
+// LostRequestWait is the longest the producer waits on a request that gets
+// no answer (its broker's machine went down, peers not told) before it
+// tries again: request.timeout.ms, then at most retry.backoff.max.ms of
+// backoff. A retry that succeeds needs nothing more (delivery.timeout.ms
+// only bounds retries that keep failing).
+func (c Config) LostRequestWait() time.Duration {
+	return c.RequestTimeout + max(c.RetryBackoff, c.RetryBackoffMax)
+}
+
 type pendingRecord struct {
 	value  string
 	record record.Record
