@@ -211,7 +211,9 @@ func (p *Producer) Start(env sim.Env) {
 	if inc := env.Incarnation(); inc > 1 {
 		// Values stay unique across restarts: the counter starts again.
 		p.valuePrefix = fmt.Sprintf("%s/%d", p.cfg.Name, inc)
-		p.record(history.Invoke, history.FRestart, history.NoValue())
+		if p.rec != nil {
+			p.rec.Restarted(p.cfg.Name) // the world recorded the death (Recorder.Died)
+		}
 	}
 	p.pid, p.epoch = record.NoProducer, -1
 	p.state = nil

@@ -151,7 +151,7 @@ func (r *Reader) Start(env sim.Env) {
 	r.requests = map[uint64]string{}
 	r.fetchFrom = map[uint64]map[partKey]int64{}
 	if env.Incarnation() > 1 && r.rec != nil {
-		r.rec.Invoke(r.cfg.Name, history.FRestart, history.NoValue())
+		r.rec.Restarted(r.cfg.Name) // the world recorded the death (Recorder.Died)
 	}
 	r.refreshMetadata()
 	if r.cfg.MetadataMaxAge > 0 {
