@@ -430,3 +430,38 @@ func TestLostWriteIsJudgedByTheLossAfterItsAcknowledgement(t *testing.T) {
 	r = Check(h.ops, cfg)
 	expectVerdict(t, r, LostAckedWrite, Violation)
 }
+
+// A producer process that died completes its open sends info (the world
+// records it): each may or may not have happened, so one that final reads
+// hold and one they do not are both fine, and neither is a failed write. A
+// reader that died and came back (crash and restart pairs) may start over.
+func TestSendsOfADeadProcessAreIndeterminate(t *testing.T) {
+	h := &hb{}
+	h.send("p-0", "a", 0, 0, history.OK)
+	for _, v := range []string{"b", "c"} {
+		x := history.NoValue()
+		x.Topic, x.Value = "t", v
+		h.add("p-0", history.Invoke, history.FSend, x)
+	}
+	h.poll("c-0", false, rec{0, 0, "a"}, rec{0, 1, "b"})
+	for _, v := range []string{"b", "c"} {
+		x := history.NoValue()
+		x.Topic, x.Value, x.Error = "t", v, "process died: killed"
+		h.add("p-0", history.Info, history.FSend, x)
+	}
+	for _, proc := range []string{"p-0", "c-0"} {
+		crash := history.NoValue()
+		crash.Error = "process died: killed"
+		h.add(proc, history.Invoke, history.FCrash, crash)
+		h.add(proc, history.OK, history.FCrash, crash)
+		h.add(proc, history.Invoke, history.FRestart, history.NoValue())
+		h.add(proc, history.OK, history.FRestart, history.NoValue())
+	}
+	h.send("p-0", "d", 0, 2, history.OK)
+	h.poll("c-0", false, rec{0, 0, "a"}) // a restarted reader may start over
+	h.poll("f-0", true, rec{0, 0, "a"}, rec{0, 1, "b"}, rec{0, 2, "d"})
+	r := Check(h.ops, strict)
+	if len(r.Anomalies) != 0 || r.Stats.Indeterminate != 2 || r.Stats.Failed != 0 {
+		t.Fatalf("sends of a dead process are indeterminate: %+v\n%s", r.Stats, r.Summary())
+	}
+}

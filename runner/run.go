@@ -42,8 +42,16 @@ const (
 	FinalReadTimeMax = 2 * time.Minute
 	ProbeTimeMax     = time.Minute
 	// ConvergeGraceMax is how long past settle the runner waits for a
-	// cluster that has not quite converged.
+	// cluster that has not quite converged, at least: the grace grows to
+	// cover the configuration's own longest wait on a lost request (see
+	// recoveryWait), plus ConvergeMargin.
 	ConvergeGraceMax = 15 * time.Second
+	// ConvergeMargin is what the grace adds to the longest configured
+	// wait: the retry itself, a metadata refresh, replication.
+	ConvergeMargin = 5 * time.Second
+	// ConvergeWaitCap bounds the configured wait the grace covers, so that
+	// a request.timeout.ms of days does not run for days.
+	ConvergeWaitCap = 10 * time.Minute
 	// ConvergeCatchUpMax bounds how long past settle the runner waits for
 	// followers out of the ISR that are still fetching their way back
 	// (their log ends reach new highs every few seconds).
@@ -86,6 +94,11 @@ type Result struct {
 	// if not, what was missing.
 	Converged      bool
 	ConvergeDetail string
+	// ConvergeGrace is how long past settle the runner waited at most for
+	// convergence (not counting seconds a follower gained while catching
+	// up), and ConvergeBasis how that was computed.
+	ConvergeGrace time.Duration
+	ConvergeBasis string
 	// Stuck are replicas convergence did not wait for: kept out of their
 	// ISR by a corrupt leader epoch, as Kafka keeps them (StuckReplicas).
 	Stuck          []string
@@ -178,10 +191,15 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 	// catching up (one batch per round trip with replica.fetch.max.bytes
 	// small, an fsync per batch with log.flush.interval.messages=1): such a
 	// second does not count against the grace, up to ConvergeCatchUpMax.
+	// The grace covers the longest wait the configuration itself puts on
+	// the way back: a request sent to a machine that went down silently
+	// is answered by nobody, and its client waits its own timeout (which
+	// may have started just before the heal) before it retries.
+	res.ConvergeGrace, res.ConvergeBasis = convergeGrace(cfg)
 	caught := catchUp{}
 	caught.progressed(c)
 	catchUpEnd := w.Now() + ConvergeCatchUpMax
-	for stalled := time.Duration(0); !res.Converged && stalled < ConvergeGraceMax; {
+	for stalled := time.Duration(0); !res.Converged && stalled < res.ConvergeGrace; {
 		if stopped := runPhase(w, w.Now()+time.Second, 0, nil); stopped != "" {
 			return res.crashed(w, stopped, now().Sub(start)), nil
 		}
@@ -274,6 +292,46 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 	res.Verdict = verdict(res)
 	res.WallTime = now().Sub(start)
 	return res, nil
+}
+
+// convergeGrace is how long past settle the runner waits for convergence:
+// ConvergeGraceMax, or the longest wait the configuration puts on the way
+// back from a fault plus ConvergeMargin when that is longer. The waits are
+// the clients' and followers' timeouts on a request nobody answers (a
+// crashed machine tells no peer): each producer's request.timeout.ms plus
+// its retry backoff, each reader's fetch timeout, the followers'
+// replica.socket.timeout.ms, the brokers' session timeout and the quorum's
+// fetch timeout. The basis says which wait decided.
+func convergeGrace(cfg cluster.Config) (time.Duration, string) {
+	var longest time.Duration
+	why := ""
+	consider := func(d time.Duration, what string) {
+		if d > longest {
+			longest, why = d, what
+		}
+	}
+	for _, p := range cfg.Producers {
+		consider(p.Config.LostRequestWait(), fmt.Sprintf("producer %s: request.timeout.ms %v + retry backoff %v",
+			p.Name, p.Config.RequestTimeout, max(p.Config.RetryBackoff, p.Config.RetryBackoffMax)))
+	}
+	for _, r := range cfg.Readers {
+		if r.Name == FinalReaderName {
+			continue // it starts after settle
+		}
+		consider(r.Config.LostRequestWait(), fmt.Sprintf("consumer %s: fetch.max.wait.ms %v + request.timeout.ms/10 %v + retry.backoff.ms %v",
+			r.Name, r.Config.FetchMaxWait, r.Config.RequestTimeout/10, r.Config.RetryBackoff))
+	}
+	consider(cfg.Data.LostFetchWait(), fmt.Sprintf("followers: replica.socket.timeout.ms %v + replica.fetch.backoff.ms %v",
+		cfg.Data.ReplicaSocketTimeout, cfg.Data.ReplicaFetchBackoff))
+	consider(cfg.Broker.SessionTimeout, fmt.Sprintf("broker.session.timeout.ms %v", cfg.Broker.SessionTimeout))
+	consider(cfg.Quorum.FetchTimeout, fmt.Sprintf("controller.quorum.fetch.timeout.ms %v", cfg.Quorum.FetchTimeout))
+	if longest > ConvergeWaitCap {
+		longest, why = ConvergeWaitCap, fmt.Sprintf("%s, capped at %v", why, ConvergeWaitCap)
+	}
+	if longest+ConvergeMargin <= ConvergeGraceMax {
+		return ConvergeGraceMax, fmt.Sprintf("%v (the longest configured wait, %s, + %v margin, is shorter)", ConvergeGraceMax, why, ConvergeMargin)
+	}
+	return longest + ConvergeMargin, fmt.Sprintf("%s + %v margin", why, ConvergeMargin)
 }
 
 // runPhase runs the world until t, reporting progress each simulated
@@ -425,7 +483,8 @@ func probeWrites(c *cluster.Cluster, res *Result) string {
 			}
 		}
 	}
-	deadline := w.Now() + ProbeTimeMax
+	probeMax := max(ProbeTimeMax, res.ConvergeGrace)
+	deadline := w.Now() + probeMax
 	for w.Now() < deadline {
 		pending := false
 		for _, id := range probing {
@@ -457,7 +516,7 @@ func probeWrites(c *cluster.Cluster, res *Result) string {
 		if (failed > 0 || unknown > 0 || pending > 0) && res.Converged {
 			res.Converged = false
 			res.ConvergeDetail = fmt.Sprintf("%s cannot write after the heal: of %d probe writes, %d acknowledged, %d failed, %d unknown, %d without an answer after %v",
-				w.Name(id), acked+failed+unknown+pending, acked, failed, unknown, pending, ProbeTimeMax)
+				w.Name(id), acked+failed+unknown+pending, acked, failed, unknown, pending, probeMax)
 		}
 	}
 	return ""

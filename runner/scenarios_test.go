@@ -149,13 +149,16 @@ func TestRegressionScenarios(t *testing.T) {
 func TestLivenessFailureIsToldApart(t *testing.T) {
 	s := *bundled(t)["acks-all-safe.yaml"]
 	s.Nemesis = nil
-	// A broker killed just before the heal restarts at once, but cannot
-	// register again while its old session lives: with a 90 s
-	// broker.session.timeout.ms the controller answers
-	// DUPLICATE_BROKER_REGISTRATION past settle and its grace.
+	// A controller whose disk is wiped refuses to start again until an
+	// operator formats it: the cluster cannot heal, however long the
+	// runner waits. (A wait the configuration itself imposes, such as a
+	// long broker.session.timeout.ms, is no longer one: the grace covers
+	// it.)
 	s.Settle = 5 * time.Second
-	s.Cluster.Broker.Set("broker.session.timeout.ms", "90000")
-	s.Faults = []scenarios.ScheduledFault{{At: s.Duration - time.Second, Fault: sim.Fault{Kind: sim.FaultKill, Target: "broker-2"}, Key: "kill", Path: "test"}}
+	s.Faults = []scenarios.ScheduledFault{
+		{At: s.Duration - 2*time.Second, Fault: sim.Fault{Kind: sim.FaultDisk, Disk: sim.DiskWipe, Target: "controller-2"}, Key: "disk", Path: "test"},
+		{At: s.Duration - time.Second, Fault: sim.Fault{Kind: sim.FaultKill, Target: "controller-2"}, Key: "kill", Path: "test"},
+	}
 	norm, err := scenarios.Normalize(&s)
 	if err != nil {
 		t.Fatal(err)
@@ -164,6 +167,9 @@ func TestLivenessFailureIsToldApart(t *testing.T) {
 	res := run(t, &s)
 	if res.Converged || res.Verdict != Liveness {
 		t.Fatalf("want a liveness failure, got verdict %s converged %v\n%s", res.Verdict, res.Converged, explain(res))
+	}
+	if !strings.Contains(res.ConvergeDetail, "controller-2") {
+		t.Fatalf("want the wiped controller-2 blamed, got %q", res.ConvergeDetail)
 	}
 	if res.ViolationCount() != 0 {
 		t.Fatalf("a liveness failure is not a violation: %s", explain(res))

@@ -25,9 +25,13 @@ type Summary struct {
 	Expectations SummaryExpectations `json:"expectations"`
 
 	// Extensions.
-	Verdict                 string          `json:"verdict"`
-	Converged               bool            `json:"converged"`
-	ConvergeDetail          string          `json:"converge_detail,omitempty"`
+	Verdict        string `json:"verdict"`
+	Converged      bool   `json:"converged"`
+	ConvergeDetail string `json:"converge_detail,omitempty"`
+	// ConvergeGraceNs is how long past settle convergence was waited for
+	// at most, and ConvergeGraceBasis how it was computed.
+	ConvergeGraceNs         int64           `json:"converge_grace_ns,omitempty"`
+	ConvergeGraceBasis      string          `json:"converge_grace_basis,omitempty"`
 	Stuck                   []string        `json:"stuck_replicas,omitempty"`
 	FinalReads              bool            `json:"final_reads"`
 	EventsPerSecond         float64         `json:"events_per_second"`
@@ -119,6 +123,7 @@ func (res *Result) Summary(version string) Summary {
 		SimTimeNs: int64(res.SimTime), WallTimeNs: int64(res.WallTime),
 		Anomalies: []SummaryAnomaly{}, Invariants: map[string]string{},
 		Verdict: res.Verdict, Converged: res.Converged, ConvergeDetail: res.ConvergeDetail, Stuck: res.Stuck,
+		ConvergeGraceNs: int64(res.ConvergeGrace), ConvergeGraceBasis: res.ConvergeBasis,
 		FinalReads: res.FinalReadsDone, Violations: res.ViolationCount(), Losses: []SummaryLoss{},
 		Faults: injectedFaults(res.Faults), Crash: res.CrashDetail, Expected: []SummaryCheck{},
 		Producers: append([]ProducerStats{}, res.Producers...),

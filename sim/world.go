@@ -165,6 +165,7 @@ type World struct {
 	faults faultState
 	trace  TraceSink
 	after  func()
+	onStop func(id NodeID, how string)
 }
 
 // NewWorld creates an empty world at virtual time zero.
@@ -324,6 +325,11 @@ func (w *World) nameOrEmpty(id NodeID) string {
 // nodes directly.
 func (w *World) SetAfterEvent(f func()) { w.after = f }
 
+// SetOnStop sets a function called whenever a node's process stops (it
+// crashed, was killed, lost power or exited), at the simulated time it
+// stops, with how it stopped: the dead process cannot say so itself.
+func (w *World) SetOnStop(f func(id NodeID, how string)) { w.onStop = f }
+
 // HandleEvent executes one event; the scheduler calls it.
 func (w *World) HandleEvent(e *Event) {
 	w.handle(e)
@@ -458,6 +464,8 @@ const (
 	stopPowerLoss                 // machine crash: page cache lost, peers not told
 )
 
+var stopHow = [...]string{stopExit: "exited", stopKill: "killed", stopPowerLoss: "machine down"}
+
 // kill stops a process in the given way.
 func (w *World) kill(s *nodeSlot, mode stopMode) {
 	if s.state == Down {
@@ -483,6 +491,9 @@ func (w *World) kill(s *nodeSlot, mode stopMode) {
 		w.net.crashed(s.id)
 	case stopExit:
 		w.net.crashed(s.id)
+	}
+	if w.onStop != nil {
+		w.onStop(s.id, stopHow[mode])
 	}
 	if s.restartOnExit {
 		s.restartOnExit = false

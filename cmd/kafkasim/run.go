@@ -166,6 +166,9 @@ func printRun(w io.Writer, res *runner.Result, dir string, determinism bool) {
 	}
 	if !res.Converged && res.Verdict != runner.Crash {
 		fmt.Fprintf(w, "  not converged after settle: %s\n", res.ConvergeDetail)
+		if res.ConvergeGrace > 0 {
+			fmt.Fprintf(w, "  (waited up to %v past settle: %s)\n", res.ConvergeGrace, res.ConvergeBasis)
+		}
 	}
 	var exp []string
 	for _, e := range res.Expectations {

@@ -74,6 +74,13 @@ type DataBugs struct {
 	ProducerStateNotReplicated bool // producer-state-not-replicated
 }
 
+// LostFetchWait is the longest a follower waits on a fetch that gets no
+// answer (its leader's machine went down) before it fetches again:
+// replica.socket.timeout.ms, then replica.fetch.backoff.ms.
+func (c DataConfig) LostFetchWait() time.Duration {
+	return c.ReplicaSocketTimeout + c.ReplicaFetchBackoff
+}
+
 // DefaultDataConfig has Kafka's defaults.
 func DefaultDataConfig() DataConfig {
 	return DataConfig{

@@ -282,6 +282,18 @@ func Build(cfg Config) (*Cluster, error) {
 			c.Readers = append(c.Readers, w.AddNode(sim.NodeSpec{Name: rc.Name, Role: "consumer", New: reader.New(rc)}))
 		}
 	}
+	// A client process that dies cannot record it: the world tells the
+	// history, which completes what the client had open as indeterminate
+	// and records the crash, at the simulated time of the death.
+	clients := map[sim.NodeID]bool{}
+	for _, id := range append(slices.Clone(c.Producers), c.Readers...) {
+		clients[id] = true
+	}
+	w.SetOnStop(func(id sim.NodeID, how string) {
+		if clients[id] {
+			c.History.Died(w.Name(id), "process died: "+how)
+		}
+	})
 	w.SetResolver(c)
 	w.SetCustomFaultHandler(c.customFault)
 	return c, nil

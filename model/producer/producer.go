@@ -67,6 +67,15 @@ func DefaultConfig(name, topic string) Config {
 		DeliveryTimeout: 120 * time.Second, RequestTimeout: 30 * time.Second, MaxInFlight: 5, MetadataMaxAge: 5 * time.Minute}
 }
 
+// LostRequestWait is the longest the producer waits on a request that gets
+// no answer (its broker's machine went down, peers not told) before it
+// tries again: request.timeout.ms, then at most retry.backoff.max.ms of
+// backoff. A retry that succeeds needs nothing more (delivery.timeout.ms
+// only bounds retries that keep failing).
+func (c Config) LostRequestWait() time.Duration {
+	return c.RequestTimeout + max(c.RetryBackoff, c.RetryBackoffMax)
+}
+
 type pendingRecord struct {
 	value  string
 	record record.Record
@@ -202,7 +211,9 @@ func (p *Producer) Start(env sim.Env) {
 	if inc := env.Incarnation(); inc > 1 {
 		// Values stay unique across restarts: the counter starts again.
 		p.valuePrefix = fmt.Sprintf("%s/%d", p.cfg.Name, inc)
-		p.record(history.Invoke, history.FRestart, history.NoValue())
+		if p.rec != nil {
+			p.rec.Restarted(p.cfg.Name) // the world recorded the death (Recorder.Died)
+		}
 	}
 	p.pid, p.epoch = record.NoProducer, -1
 	p.state = nil

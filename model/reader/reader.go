@@ -55,6 +55,13 @@ func DefaultConfig(name string, topics []string) Config {
 		MetadataMaxAge: 5 * time.Minute}
 }
 
+// LostRequestWait is the longest the reader waits on a request that gets no
+// answer before it asks again: a fetch's fetch.max.wait.ms plus a tenth of
+// request.timeout.ms (the timers below), then retry.backoff.ms.
+func (c Config) LostRequestWait() time.Duration {
+	return c.FetchMaxWait + c.RequestTimeout/10 + c.RetryBackoff
+}
+
 type partKey struct {
 	topic     string
 	partition int32
@@ -144,7 +151,7 @@ func (r *Reader) Start(env sim.Env) {
 	r.requests = map[uint64]string{}
 	r.fetchFrom = map[uint64]map[partKey]int64{}
 	if env.Incarnation() > 1 && r.rec != nil {
-		r.rec.Invoke(r.cfg.Name, history.FRestart, history.NoValue())
+		r.rec.Restarted(r.cfg.Name) // the world recorded the death (Recorder.Died)
 	}
 	r.refreshMetadata()
 	if r.cfg.MetadataMaxAge > 0 {

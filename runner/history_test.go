@@ -1,0 +1,76 @@
+package runner
+
+import (
+	"testing"
+	"time"
+
+	"kafkasim/checker/history"
+	"kafkasim/scenarios"
+)
+
+// A client process that dies (killed, or its machine crashed) keeps the
+// history in pairs (SPEC.md §3): every operation it had open completes info
+// before a crash pair recorded at the time of the death, and its restart is
+// a pair.
+func TestClientDeathKeepsTheHistoryInPairs(t *testing.T) {
+	s, err := scenarios.LoadFile("testdata/client-death-completes-open-operations.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, s)
+	if res.Verdict != Pass {
+		t.Fatalf("verdict %s\n%s", res.Verdict, explain(res))
+	}
+	deaths := map[string]time.Duration{"p-0": 5 * time.Second, "p-1": 7 * time.Second, "c-0": 8 * time.Second}
+	type key struct{ process, f, value string }
+	open := map[key][]int64{}
+	crashes, restarts, infos := map[string]int{}, map[string]int{}, map[string]int{}
+	for _, o := range res.Cluster.History.Ops() {
+		died, watched := deaths[o.Process]
+		if !watched {
+			continue
+		}
+		k := key{o.Process, o.F, ""}
+		if o.F == history.FSend {
+			k.value = o.Value.Value
+		}
+		switch {
+		case o.F == history.FCrash || o.F == history.FRestart:
+			at := died
+			if o.F == history.FRestart {
+				at += time.Second
+				restarts[o.Process]++
+			} else {
+				crashes[o.Process]++
+				if o.Type == history.Invoke {
+					for k, ids := range open {
+						if k.process == o.Process && len(ids) > 0 {
+							t.Fatalf("%s crashed with %s %q (#%d) still open", o.Process, k.f, k.value, ids[0])
+						}
+					}
+				}
+			}
+			if o.Time != int64(at) {
+				t.Fatalf("%v at %v, want %v", o, time.Duration(o.Time), at)
+			}
+		case o.Type == history.Invoke:
+			open[k] = append(open[k], o.Index)
+		default:
+			if len(open[k]) == 0 {
+				t.Fatalf("%v completes nothing open", o)
+			}
+			open[k] = open[k][1:]
+			if o.Type == history.Info && o.Time == int64(died) && o.Value.Error == "process died: "+map[string]string{"p-0": "killed", "p-1": "machine down", "c-0": "killed"}[o.Process] {
+				infos[o.Process]++
+			}
+		}
+	}
+	for p := range deaths {
+		if crashes[p] != 2 || restarts[p] != 2 {
+			t.Errorf("%s: %d crash and %d restart operations, want a pair of each", p, crashes[p], restarts[p])
+		}
+	}
+	if infos["p-0"] == 0 {
+		t.Errorf("p-0 died cut off with sends pending, but none completed info at its death")
+	}
+}
