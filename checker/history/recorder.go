@@ -20,21 +20,24 @@ type Recorder struct {
 	// report can point from an operation into the trace.
 	stepOf func() uint64
 	steps  []uint64
-	// open are the operations invoked and not yet completed, so that a
-	// process's death can complete them (Died).
-	open map[openKey]openOps
+	// byProcess lists each process's operations since it last died: Died
+	// pairs them to find the ones still open. Deaths are rare, so the
+	// pairing waits for one, and recording an operation stays an append.
+	byProcess map[string][]int64
 }
 
-// openKey names an open operation: a send by its value (values are unique),
-// any other by its process and function.
+// openKey names an open operation of a process: a send by its value
+// (values are unique), any other by its function.
 type openKey struct {
-	process, f, value string
+	f, value string
 }
 
-// openOps are the invocations open under one key, oldest first.
-type openOps struct {
-	first int64
-	more  []int64
+func keyOf(op *Op) openKey {
+	k := openKey{f: op.F}
+	if op.F == FSend {
+		k.value = op.Value.Value
+	}
+	return k
 }
 
 // TraceSteps makes the recorder note, for every operation, the trace step
@@ -62,44 +65,19 @@ func (r *Recorder) add(process string, t Type, f string, v Value) int64 {
 		r.steps = append(r.steps, r.stepOf())
 	}
 	*last = append(*last, Op{Index: i, Time: int64(r.clock()), Process: process, Type: t, F: f, Value: v})
+	if r.byProcess == nil {
+		r.byProcess = map[string][]int64{}
+	}
+	r.byProcess[process] = append(r.byProcess[process], i)
 	r.n++
 	return i
 }
 
-func keyOf(process, f string, v *Value) openKey {
-	k := openKey{process: process, f: f}
-	if f == FSend {
-		k.value = v.Value
-	}
-	return k
-}
-
 // Invoke records the start of an operation and returns its index.
-func (r *Recorder) Invoke(process, f string, v Value) int64 {
-	i := r.add(process, Invoke, f, v)
-	if r.open == nil {
-		r.open = map[openKey]openOps{}
-	}
-	k := keyOf(process, f, &v)
-	if o, ok := r.open[k]; ok {
-		o.more = append(o.more, i)
-		r.open[k] = o
-	} else {
-		r.open[k] = openOps{first: i}
-	}
-	return i
-}
+func (r *Recorder) Invoke(process, f string, v Value) int64 { return r.add(process, Invoke, f, v) }
 
 // Complete records an operation's end: ok, fail or info.
 func (r *Recorder) Complete(process string, t Type, f string, v Value) int64 {
-	k := keyOf(process, f, &v)
-	if o, ok := r.open[k]; ok {
-		if len(o.more) == 0 {
-			delete(r.open, k)
-		} else {
-			r.open[k] = openOps{first: o.more[0], more: o.more[1:]}
-		}
-	}
 	return r.add(process, t, f, v)
 }
 
@@ -113,15 +91,8 @@ func (r *Recorder) op(i int64) *Op { return &r.chunks[i/recorderChunk][i%recorde
 // invoked, and a crash operation pair follows. It returns how many
 // operations it completed.
 func (r *Recorder) Died(process, why string) int {
-	var open []int64
-	for k, o := range r.open { // kafkasim:orderless: sorted below
-		if k.process == process {
-			open = append(open, o.first)
-			open = append(open, o.more...)
-			delete(r.open, k)
-		}
-	}
-	sort.Slice(open, func(i, j int) bool { return open[i] < open[j] })
+	open := r.openOf(process)
+	delete(r.byProcess, process) // all its operations are complete below
 	for _, i := range open {
 		inv := r.op(i)
 		v := inv.Value
@@ -135,6 +106,27 @@ func (r *Recorder) Died(process, why string) int {
 	return len(open)
 }
 
+// openOf pairs a process's operations since it last died and returns the
+// invocations without a completion, in the order they were invoked.
+func (r *Recorder) openOf(process string) []int64 {
+	pending := map[openKey][]int64{}
+	for _, i := range r.byProcess[process] {
+		op := r.op(i)
+		k := keyOf(op)
+		if op.Type == Invoke {
+			pending[k] = append(pending[k], i)
+		} else if l := pending[k]; len(l) > 0 {
+			pending[k] = l[1:]
+		}
+	}
+	var open []int64
+	for _, l := range pending { // kafkasim:orderless: sorted below
+		open = append(open, l...)
+	}
+	sort.Slice(open, func(i, j int) bool { return open[i] < open[j] })
+	return open
+}
+
 // Restarted records a client process coming back, as an operation pair.
 func (r *Recorder) Restarted(process string) {
 	r.add(process, Invoke, FRestart, NoValue())
@@ -144,8 +136,8 @@ func (r *Recorder) Restarted(process string) {
 // Open is how many operations are invoked and not yet completed.
 func (r *Recorder) Open() int {
 	n := 0
-	for _, o := range r.open { // kafkasim:orderless: a count
-		n += 1 + len(o.more)
+	for p := range r.byProcess { // kafkasim:orderless: a count
+		n += len(r.openOf(p))
 	}
 	return n
 }
