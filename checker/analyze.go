@@ -912,14 +912,19 @@ func (a *analyzer) checkSkips() {
 // started and how far it got. A record the final reads hold inside that
 // range that the session never read was skipped, even if its offset was read
 // once with another record (after a truncation the reader must go back:
-// KIP-320). A record inside a jump that checkSkips reported is that jump's
-// skip: one jump is one finding, which this check names the record of. For a
-// group member a session runs from an assign to a revoke.
+// KIP-320), if the session read on past that offset once the record could be
+// there: a session that read the offset's earlier record and got no further
+// before this one was sent skipped nothing (the earlier record's fate is the
+// lost-write and inconsistent-offsets rules' to judge). A record inside a
+// jump that checkSkips reported is that jump's skip: one jump is one finding,
+// which this check names the record of. For a group member a session runs
+// from an assign to a revoke.
 func (a *analyzer) checkCoverage() {
 	type sv struct {
 		sess int32
 		off  int64
 		val  int32
+		op   int64 // the poll that read it
 	}
 	// The jumps checkSkips reported, by session.
 	jumps := map[int32][]int32{}
@@ -930,6 +935,7 @@ func (a *analyzer) checkCoverage() {
 	}
 	var finals []observation
 	var reads []sv
+	var lastOp []int64 // lastOp[k]: the latest poll among run[k:], built when needed
 	for _, pi := range a.sortedParts() {
 		po := a.parts[pi]
 		if po.finalEnd < 0 {
@@ -943,7 +949,7 @@ func (a *analyzer) checkCoverage() {
 					finals = append(finals, *ob)
 				}
 			} else if ob.flags&obsRead != 0 {
-				reads = append(reads, sv{ob.sess, ob.off, ob.val})
+				reads = append(reads, sv{ob.sess, ob.off, ob.val, ob.op})
 			}
 		}
 		if len(finals) == 0 || len(reads) == 0 {
@@ -956,7 +962,10 @@ func (a *analyzer) checkCoverage() {
 			if c := cmp.Compare(x.off, y.off); c != 0 {
 				return c
 			}
-			return cmp.Compare(x.val, y.val)
+			if c := cmp.Compare(x.val, y.val); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.op, y.op)
 		})
 		for lo := 0; lo < len(reads); {
 			hi := lo
@@ -969,6 +978,7 @@ func (a *analyzer) checkCoverage() {
 			s := &a.sessions[sid]
 			js := jumps[sid]
 			slices.SortFunc(js, func(x, y int32) int { return cmp.Compare(a.skips[x].prev, a.skips[y].prev) })
+			lastOp = lastOp[:0]
 			f := sort.Search(len(finals), func(i int) bool { return finals[i].off >= s.first })
 			r := 0
 			for ; f < len(finals) && finals[f].off <= s.max; f++ {
@@ -1011,6 +1021,26 @@ func (a *analyzer) checkCoverage() {
 						f++
 					}
 					continue
+				}
+				if readOther {
+					if len(lastOp) == 0 {
+						lastOp = slices.Grow(lastOp, len(run))[:len(run)]
+						for k := len(run) - 1; k >= 0; k-- {
+							lastOp[k] = run[k].op
+							if k+1 < len(run) {
+								lastOp[k] = max(lastOp[k], lastOp[k+1])
+							}
+						}
+					}
+					k := r
+					for k < len(run) && run[k].off == fin.off {
+						k++
+					}
+					// (Without its send, when the record got there is
+					// unknown: a skip.)
+					if si := a.vals[fin.val].send; si >= 0 && (k == len(run) || lastOp[k] < a.sends[si].invoke) {
+						continue // it read no further once the record was sent
+					}
 				}
 				name := a.procs[s.proc].name
 				a.findings = append(a.findings, Finding{Type: PollSkip, Example: Example{Partition: po.name, Offset: fin.off,

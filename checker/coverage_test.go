@@ -333,3 +333,35 @@ func TestAJumpIsJudgedByTheRecordStillInTheLog(t *testing.T) {
 		t.Fatalf("skipped %s, want t-0@2 c", a.Example)
 	}
 }
+
+// A reader that read an offset's record and got no further before a
+// loss put another record there did not skip that one: it read the offset
+// (the record it read was lost, which the lost-write and
+// inconsistent-offsets rules judge). Reading on past the offset once the
+// new record was there, without going back to it (KIP-320), is a skip.
+func TestAReaderThatReadAnOffsetBeforeItWasReusedDidNotSkipIt(t *testing.T) {
+	build := func(readOn bool) *Report {
+		h := &hb{}
+		h.send("p-0", "a", 0, 0, history.OK)
+		h.send("p-0", "b", 0, -1, history.Info)
+		h.poll("c-0", false, rec{0, 0, "a"}, rec{0, 1, "b"})
+		h.send("p-1", "x", 0, 1, history.OK) // b was lost and its offset reused
+		h.send("p-1", "y", 0, 2, history.OK)
+		final := []rec{{0, 0, "a"}, {0, 1, "x"}}
+		if readOn {
+			h.poll("c-0", false, rec{0, 2, "y"})
+			final = append(final, rec{0, 2, "y"})
+		}
+		h.poll("final", true, final...)
+		return Check(h.ops, strict)
+	}
+	r := build(false)
+	expectCount(t, r, PollSkip, 0)
+	expectCount(t, r, InconsistentOffsets, 1)
+	r = build(true)
+	expectCount(t, r, PollSkip, 1)
+	expectVerdict(t, r, PollSkip, Violation)
+	if a, _ := r.Anomaly(PollSkip); a.Example.Offset != 1 || a.Example.Value != "x" {
+		t.Fatalf("skipped %s, want t-0@1 x", a.Example)
+	}
+}
