@@ -108,10 +108,13 @@ type session struct {
 // skipCandidate is a jump in a session's offsets, checked at the end
 // against the offsets known to exist.
 type skipCandidate struct {
-	part, proc int32
-	rc, intra  bool
-	prev, next int64
-	op         int64
+	part, proc, sess int32
+	rc, intra        bool
+	prev, next       int64
+	op               int64
+	// finding: the index in findings of the skip checkSkips reported for
+	// this jump (-1: none); checkCoverage adds to it, not beside it.
+	finding int32
 }
 
 type keyID struct{ producer, topic, key int32 }
@@ -513,7 +516,7 @@ func (a *analyzer) step(part, sid, pid int32, rc bool, prev, next int64, o *hist
 		a.findings = append(a.findings, Finding{Type: typ, Example: Example{Partition: a.parts[part].name, Offset: next,
 			Process: o.Process, Ops: []int64{o.Index}, Detail: "offset " + itoa(next) + " after " + itoa(prev)}})
 	case next > prev+1:
-		a.skips = append(a.skips, skipCandidate{part: part, proc: pid, rc: rc, intra: intra, prev: prev, next: next, op: o.Index})
+		a.skips = append(a.skips, skipCandidate{part: part, proc: pid, sess: sid, rc: rc, intra: intra, prev: prev, next: next, op: o.Index, finding: -1})
 	}
 }
 
@@ -882,7 +885,8 @@ func (a *analyzer) checkSends() {
 // checkSkips: a jump in a session's offsets over an offset known to hold a
 // record (that a read_committed reader must see, for one) is a skip.
 func (a *analyzer) checkSkips() {
-	for _, c := range a.skips {
+	for i := range a.skips {
+		c := &a.skips[i]
 		po := a.parts[c.part]
 		missed, ok := po.knownBetween(c.prev, c.next, c.rc)
 		for ok && a.compactable(c.part, missed) {
@@ -897,6 +901,7 @@ func (a *analyzer) checkSkips() {
 		if c.intra {
 			typ = IntPollSkip
 		}
+		c.finding = int32(len(a.findings))
 		a.findings = append(a.findings, Finding{Type: typ, Example: Example{Partition: po.name, Offset: missed,
 			Process: a.procs[c.proc].name, Ops: []int64{c.op},
 			Detail: "jumped from " + itoa(c.prev) + " to " + itoa(c.next) + " over offset " + itoa(missed) + ", which exists"}})
@@ -907,15 +912,30 @@ func (a *analyzer) checkSkips() {
 // started and how far it got. A record the final reads hold inside that
 // range that the session never read was skipped, even if its offset was read
 // once with another record (after a truncation the reader must go back:
-// KIP-320). For a group member a session runs from an assign to a revoke.
+// KIP-320), if the session read on past that offset once the record could be
+// there: a session that read the offset's earlier record and got no further
+// before this one was sent skipped nothing (the earlier record's fate is the
+// lost-write and inconsistent-offsets rules' to judge). A record inside a
+// jump that checkSkips reported is that jump's skip: one jump is one finding,
+// which this check names the record of. For a group member a session runs
+// from an assign to a revoke.
 func (a *analyzer) checkCoverage() {
 	type sv struct {
 		sess int32
 		off  int64
 		val  int32
+		op   int64 // the poll that read it
+	}
+	// The jumps checkSkips reported, by session.
+	jumps := map[int32][]int32{}
+	for i := range a.skips {
+		if c := &a.skips[i]; c.finding >= 0 {
+			jumps[c.sess] = append(jumps[c.sess], int32(i))
+		}
 	}
 	var finals []observation
 	var reads []sv
+	var lastOp []int64 // lastOp[k]: the latest poll among run[k:], built when needed
 	for _, pi := range a.sortedParts() {
 		po := a.parts[pi]
 		if po.finalEnd < 0 {
@@ -929,7 +949,7 @@ func (a *analyzer) checkCoverage() {
 					finals = append(finals, *ob)
 				}
 			} else if ob.flags&obsRead != 0 {
-				reads = append(reads, sv{ob.sess, ob.off, ob.val})
+				reads = append(reads, sv{ob.sess, ob.off, ob.val, ob.op})
 			}
 		}
 		if len(finals) == 0 || len(reads) == 0 {
@@ -942,7 +962,10 @@ func (a *analyzer) checkCoverage() {
 			if c := cmp.Compare(x.off, y.off); c != 0 {
 				return c
 			}
-			return cmp.Compare(x.val, y.val)
+			if c := cmp.Compare(x.val, y.val); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.op, y.op)
 		})
 		for lo := 0; lo < len(reads); {
 			hi := lo
@@ -953,6 +976,9 @@ func (a *analyzer) checkCoverage() {
 			sid := reads[lo].sess
 			lo = hi
 			s := &a.sessions[sid]
+			js := jumps[sid]
+			slices.SortFunc(js, func(x, y int32) int { return cmp.Compare(a.skips[x].prev, a.skips[y].prev) })
+			lastOp = lastOp[:0]
 			f := sort.Search(len(finals), func(i int) bool { return finals[i].off >= s.first })
 			r := 0
 			for ; f < len(finals) && finals[f].off <= s.max; f++ {
@@ -986,15 +1012,71 @@ func (a *analyzer) checkCoverage() {
 					// still holds.)
 					continue
 				}
+				readOther := r < len(run) && run[r].off == fin.off
+				if j := a.jumpOver(js, fin.off); j != nil {
+					a.nameSkipped(j, fin)
+					// The records after it that the jump passed over are
+					// its too.
+					for f+1 < len(finals) && finals[f+1].off < j.next {
+						f++
+					}
+					continue
+				}
+				if readOther {
+					if len(lastOp) == 0 {
+						lastOp = slices.Grow(lastOp, len(run))[:len(run)]
+						for k := len(run) - 1; k >= 0; k-- {
+							lastOp[k] = run[k].op
+							if k+1 < len(run) {
+								lastOp[k] = max(lastOp[k], lastOp[k+1])
+							}
+						}
+					}
+					k := r
+					for k < len(run) && run[k].off == fin.off {
+						k++
+					}
+					// (Without its send, when the record got there is
+					// unknown: a skip.)
+					if si := a.vals[fin.val].send; si >= 0 && (k == len(run) || lastOp[k] < a.sends[si].invoke) {
+						continue // it read no further once the record was sent
+					}
+				}
 				name := a.procs[s.proc].name
 				a.findings = append(a.findings, Finding{Type: PollSkip, Example: Example{Partition: po.name, Offset: fin.off,
 					Value: a.valNames[fin.val], Process: name, Ops: []int64{fin.op},
 					Detail: name + " read " + po.name + " from " + itoa(s.first) + " to " + itoa(s.max) + " but never the record at " + itoa(fin.off) + " that the log holds"},
-					readOther: r < len(run) && run[r].off == fin.off})
+					readOther: readOther})
 				break
 			}
 		}
 	}
+}
+
+// jumpOver finds the reported jump, among js (indices in skips, in order of
+// where they jumped from), that passed over offset off; nil if none.
+func (a *analyzer) jumpOver(js []int32, off int64) *skipCandidate {
+	i := sort.Search(len(js), func(i int) bool { return a.skips[js[i]].prev >= off })
+	if i == 0 {
+		return nil
+	}
+	if c := &a.skips[js[i-1]]; off < c.next {
+		return c
+	}
+	return nil
+}
+
+// nameSkipped puts the record the final reads hold at fin into the finding of
+// jump c, which passed over it: the jump skipped a record still in the log
+// (checkSkips knew only that the offset existed, perhaps by a record since
+// lost, which would excuse the skip). The jump did not read the offset, so
+// the finding keeps readOther false, whatever the session read there
+// another time.
+func (a *analyzer) nameSkipped(c *skipCandidate, fin *observation) {
+	f := &a.findings[c.finding]
+	name := a.procs[c.proc].name
+	f.Offset, f.Value = fin.off, a.valNames[fin.val]
+	f.Detail = name + " jumped from " + itoa(c.prev) + " to " + itoa(c.next) + " over the record at " + itoa(fin.off) + " that the log holds"
 }
 
 // compactable reports whether the cleaner of a compacted topic may have

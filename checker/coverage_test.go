@@ -270,3 +270,98 @@ func compacted(cfg Config) Config {
 	cfg.Topics = []TopicGuarantees{{Name: "t", ReplicationFactor: 3, MinInsyncReplicas: 2, Compact: true}}
 	return cfg
 }
+
+// One jump over a record is one skip, whichever checks see it: the step
+// across it (checkSkips) and the record the final reads hold that the
+// session never read (checkCoverage) are the same finding, of the kind of
+// the step: int-poll-skip within one poll, poll-skip across polls.
+func TestOneJumpIsOneSkip(t *testing.T) {
+	build := func(polls ...[]rec) *Report {
+		h := &hb{}
+		for i, v := range []string{"a", "b", "c", "d"} {
+			h.send("p-0", v, 0, int64(i), history.OK)
+		}
+		for _, recs := range polls {
+			h.poll("c-0", false, recs...)
+		}
+		h.poll("final", true, rec{0, 0, "a"}, rec{0, 1, "b"}, rec{0, 2, "c"}, rec{0, 3, "d"})
+		return Check(h.ops, strict)
+	}
+	r := build([]rec{{0, 0, "a"}}, []rec{{0, 2, "c"}, {0, 3, "d"}})
+	expectCount(t, r, PollSkip, 1)
+	expectCount(t, r, IntPollSkip, 0)
+	expectVerdict(t, r, PollSkip, Violation)
+	if a, _ := r.Anomaly(PollSkip); a.Example.Offset != 1 || a.Example.Value != "b" || a.Example.Process != "c-0" {
+		t.Fatalf("skipped %s, want t-0@1 b by c-0", a.Example)
+	}
+	r = build([]rec{{0, 0, "a"}, {0, 2, "c"}, {0, 3, "d"}})
+	expectCount(t, r, IntPollSkip, 1)
+	expectCount(t, r, PollSkip, 0)
+	// Over two records, still one jump.
+	r = build([]rec{{0, 0, "a"}}, []rec{{0, 3, "d"}})
+	expectCount(t, r, PollSkip, 1)
+	// Two jumps, one within a poll and one across polls, are two skips.
+	h := &hb{}
+	for i, v := range []string{"a", "b", "c", "d", "e"} {
+		h.send("p-0", v, 0, int64(i), history.OK)
+	}
+	h.poll("c-0", false, rec{0, 0, "a"}, rec{0, 2, "c"})
+	h.poll("c-0", false, rec{0, 4, "e"})
+	h.poll("final", true, rec{0, 0, "a"}, rec{0, 1, "b"}, rec{0, 2, "c"}, rec{0, 3, "d"}, rec{0, 4, "e"})
+	r = Check(h.ops, strict)
+	expectCount(t, r, IntPollSkip, 1)
+	expectCount(t, r, PollSkip, 1)
+}
+
+// A jump over an offset whose acknowledged record is gone (acks=1 lost it:
+// permitted) and over one the final reads still hold is one skip, judged by
+// the record still in the log.
+func TestAJumpIsJudgedByTheRecordStillInTheLog(t *testing.T) {
+	cfg := strict
+	cfg.Producers = []ProducerGuarantees{{Prefix: "p", Acks: "1"}}
+	h := &hb{}
+	for i, v := range []string{"a", "b", "c", "d"} {
+		h.send("p-0", v, 0, int64(i), history.OK)
+	}
+	h.poll("c-0", false, rec{0, 0, "a"})
+	h.poll("c-0", false, rec{0, 3, "d"})
+	h.poll("final", true, rec{0, 0, "a"}, rec{0, 2, "c"}, rec{0, 3, "d"}) // b is gone
+	r := Check(h.ops, cfg)
+	expectCount(t, r, PollSkip, 1)
+	expectVerdict(t, r, PollSkip, Violation)
+	if a, _ := r.Anomaly(PollSkip); a.Example.Offset != 2 || a.Example.Value != "c" {
+		t.Fatalf("skipped %s, want t-0@2 c", a.Example)
+	}
+}
+
+// A reader that read an offset's record and got no further before a
+// loss put another record there did not skip that one: it read the offset
+// (the record it read was lost, which the lost-write and
+// inconsistent-offsets rules judge). Reading on past the offset once the
+// new record was there, without going back to it (KIP-320), is a skip.
+func TestAReaderThatReadAnOffsetBeforeItWasReusedDidNotSkipIt(t *testing.T) {
+	build := func(readOn bool) *Report {
+		h := &hb{}
+		h.send("p-0", "a", 0, 0, history.OK)
+		h.send("p-0", "b", 0, -1, history.Info)
+		h.poll("c-0", false, rec{0, 0, "a"}, rec{0, 1, "b"})
+		h.send("p-1", "x", 0, 1, history.OK) // b was lost and its offset reused
+		h.send("p-1", "y", 0, 2, history.OK)
+		final := []rec{{0, 0, "a"}, {0, 1, "x"}}
+		if readOn {
+			h.poll("c-0", false, rec{0, 2, "y"})
+			final = append(final, rec{0, 2, "y"})
+		}
+		h.poll("final", true, final...)
+		return Check(h.ops, strict)
+	}
+	r := build(false)
+	expectCount(t, r, PollSkip, 0)
+	expectCount(t, r, InconsistentOffsets, 1)
+	r = build(true)
+	expectCount(t, r, PollSkip, 1)
+	expectVerdict(t, r, PollSkip, Violation)
+	if a, _ := r.Anomaly(PollSkip); a.Example.Offset != 1 || a.Example.Value != "x" {
+		t.Fatalf("skipped %s, want t-0@1 x", a.Example)
+	}
+}

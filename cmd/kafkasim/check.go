@@ -13,6 +13,7 @@ import (
 
 	"kafkasim/checker"
 	"kafkasim/checker/history"
+	"kafkasim/runner"
 	"kafkasim/scenarios"
 )
 
@@ -67,10 +68,19 @@ Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 			}
 			var failures []string
 			if rep.Violations > 0 {
-				failures = append(failures, fmt.Sprintf("%d violations", rep.Violations))
+				failures = append(failures, countOf(rep.Violations, "violation"))
 			}
+			var expected []runner.ExpectationResult
 			if s != nil {
-				failures = checkExpectations(s, rep)
+				// The scenario's expectations decide instead: they say how
+				// many violations to expect (0 unless it says otherwise).
+				expected = checkExpectations(s, rep)
+				failures = nil
+				for _, e := range expected {
+					if !e.OK {
+						failures = append(failures, fmt.Sprintf("%s: want %s, got %s", e.Key, e.Want, e.Got))
+					}
+				}
 			}
 			w := cmd.OutOrStdout()
 			if asJSON {
@@ -103,9 +113,18 @@ Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 				for _, n := range rep.Notes() {
 					fmt.Fprintf(w, "  note: %s\n", n)
 				}
-				if len(failures) == 0 {
-					fmt.Fprintln(w, "  OK: no violation")
+				var exp []string
+				for _, e := range expected {
+					mark := "ok"
+					if !e.OK {
+						mark = "FAILED"
+					}
+					exp = append(exp, fmt.Sprintf("%s %s (got %s) %s", e.Key, e.Want, e.Got, mark))
 				}
+				if len(exp) > 0 {
+					fmt.Fprintf(w, "  expect: %s\n", strings.Join(exp, "; "))
+				}
+				fmt.Fprintf(w, "  %s\n", checkVerdict(rep.Violations, s != nil, failures))
 			}
 			if len(failures) > 0 {
 				return failed("%s: %s", path, joinSemi(failures))
@@ -154,9 +173,34 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// checkExpectations evaluates the expectations a history alone can show.
-func checkExpectations(s *scenarios.Scenario, rep *checker.Report) []string {
-	var failures []string
+// checkVerdict is check's last line. It says what is true: without a
+// scenario, whether the history shows no violation; with one, whether its
+// expectations held, and how many violations there were, which they may
+// expect (a bug zoo scenario's history, say).
+func checkVerdict(violations int, withScenario bool, failures []string) string {
+	switch {
+	case len(failures) > 0:
+		return "FAIL: " + joinSemi(failures)
+	case violations == 0 && withScenario:
+		return "OK: no violation; expectations held"
+	case violations == 0:
+		return "OK: no violation"
+	}
+	return "OK: expectations held (" + countOf(violations, "violation") + ", as expected)"
+}
+
+// countOf says "1 violation", "2 violations".
+func countOf(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// checkExpectations evaluates the expectations a history alone can show, as
+// run lists them.
+func checkExpectations(s *scenarios.Scenario, rep *checker.Report) []runner.ExpectationResult {
+	var out []runner.ExpectationResult
 	for _, e := range s.Expect {
 		if e.Bool != nil || e.Key == "invariants" || strings.HasPrefix(e.Key, "bytes-per-record") {
 			continue // needs the run, not just its history
@@ -176,11 +220,9 @@ func checkExpectations(s *scenarios.Scenario, rep *checker.Report) []string {
 		default:
 			got = float64(rep.Count(e.Key))
 		}
-		if !e.Cmp.Holds(got) {
-			failures = append(failures, fmt.Sprintf("%s: want %s, got %v", e.Key, e.Cmp.Text, got))
-		}
+		out = append(out, runner.ExpectationResult{Key: e.Key, Want: e.Cmp.Text, Got: fmt.Sprint(got), OK: e.Cmp.Holds(got)})
 	}
-	return failures
+	return out
 }
 
 func splitLines(s string) []string {

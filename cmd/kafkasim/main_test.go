@@ -113,10 +113,10 @@ func TestCheckRejectsAMalformedHistory(t *testing.T) {
 	}
 }
 
-func TestCheckFailsOnAViolation(t *testing.T) {
-	dir := t.TempDir()
-	h := filepath.Join(dir, "h.jsonl")
-	// An acknowledged acks=all write that final reads do not hold.
+// lostWriteHistory writes a history of one acknowledged acks=all write that
+// final reads do not hold: one violation.
+func lostWriteHistory(t *testing.T) string {
+	h := filepath.Join(t.TempDir(), "h.jsonl")
 	os.WriteFile(h, []byte(strings.Join([]string{
 		`{"index":0,"time":1,"process":"p-0","type":"invoke","f":"send","value":{"topic":"t","value":"a"}}`,
 		`{"index":1,"time":2,"process":"p-0","type":"ok","f":"send","value":{"topic":"t","partition":0,"offset":0,"value":"a"}}`,
@@ -125,9 +125,35 @@ func TestCheckFailsOnAViolation(t *testing.T) {
 		`{"index":4,"time":5,"process":"c-0","type":"invoke","f":"poll","value":{"final":true}}`,
 		`{"index":5,"time":6,"process":"c-0","type":"ok","f":"poll","value":{"final":true,"records":[{"topic":"t","partition":0,"offset":1,"value":"b"}]}}`,
 	}, "\n")+"\n"), 0o644)
-	code, stdout, _ := kafkasim(t, "check", h)
-	if code != 1 || !strings.Contains(stdout, "lost-acked-write") {
+	return h
+}
+
+func TestCheckFailsOnAViolation(t *testing.T) {
+	code, stdout, _ := kafkasim(t, "check", lostWriteHistory(t))
+	if code != 1 || !strings.Contains(stdout, "lost-acked-write") || !strings.Contains(stdout, "FAIL: 1 violation") {
 		t.Fatalf("exit %d, want 1: %s", code, stdout)
+	}
+}
+
+// With a scenario whose expectations allow the violations found, check
+// passes, and its last line says so rather than "no violation"; as run
+// does, it lists how each expectation fared.
+func TestCheckVerdictSaysWhatIsTrue(t *testing.T) {
+	h := lostWriteHistory(t)
+	scenario := func(expect string) string {
+		f := filepath.Join(t.TempDir(), "s.yaml")
+		os.WriteFile(f, []byte("name: s\ntopics:\n  - { name: t, partitions: 1, replication.factor: 3 }\n"+
+			"producers:\n  - { name: p, topic: t, config: { acks: all } }\nexpect:\n"+expect), 0o644)
+		return f
+	}
+	code, stdout, stderr := kafkasim(t, "check", h, "--config", scenario("  violations: 1\n"))
+	if code != 0 || strings.Contains(stdout, "no violation") || !strings.Contains(stdout, "OK: expectations held (1 violation, as expected)") ||
+		!strings.Contains(stdout, "expect: violations 1 (got 1) ok") {
+		t.Fatalf("exit %d, want 0 and the violation owned up to:\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = kafkasim(t, "check", h, "--config", scenario("  availability: 1\n"))
+	if code != 1 || !strings.Contains(stdout, "FAIL: violations: want 0, got 1") || strings.Contains(stdout, "OK") {
+		t.Fatalf("exit %d, want 1 (violations: 0 unless the scenario says otherwise):\n%s%s", code, stdout, stderr)
 	}
 }
 
