@@ -287,6 +287,42 @@ func (a *Audit) lose(tp metadata.TopicPartition, p *partitionAudit, i int, broke
 	}
 }
 
+// deposedExposed records, as lost with the unclean election that deposed
+// it, what a leader of leaderEpoch exposed below its high watermark (moving
+// from from to hw) past where the unclean leader's log stops: readers saw
+// those records and producers had them acknowledged, and they go when the
+// deposed leader learns the new epoch. Adjacent ranges join one loss.
+func (a *Audit) deposedExposed(tp metadata.TopicPartition, p *partitionAudit, leaderEpoch int32, from, hw int64, log *partlog.Log) {
+	for _, e := range p.uncleanElections {
+		if e.epoch > leaderEpoch {
+			from = max(from, e.from)
+		}
+	}
+	if from >= hw {
+		return
+	}
+	records := 0
+	log.Scan(from, hw, func(b *record.Batch) bool {
+		for _, r := range b.Records {
+			if off := b.BaseOffset + int64(r.OffsetDelta); off >= from && off < hw {
+				records++
+			}
+		}
+		return true
+	})
+	if records == 0 {
+		return
+	}
+	if n := len(a.losses); n > 0 {
+		if l := &a.losses[n-1]; l.Partition == tp.String() && l.Cause == "unclean-election" && l.To == from {
+			l.To, l.Records = hw, l.Records+records
+			return
+		}
+	}
+	a.losses = append(a.losses, Loss{At: int64(a.w.Now()), Partition: tp.String(), From: from, To: hw, Records: records, Cause: "unclean-election"})
+	a.w.Note("data-loss", fmt.Sprintf("%s: offsets %d..%d exposed by the deposed leader of epoch %d lost (unclean-election)", tp, from, hw-1, leaderEpoch))
+}
+
 // cleaned reports whether a batch at offset that log lacks is a gap its
 // cleaner left: the log compacts and offset lies inside it (every record of
 // the batch had a later one with its key). What compaction must keep, each
@@ -315,6 +351,13 @@ func (a *Audit) ReplicaHW(broker int32, tp metadata.TopicPartition, leaderEpoch 
 		// watermark moves by the stale ISR it knows, over batches the
 		// unclean leader's log — now the partition's — never had. They go
 		// when it learns the new epoch and truncates (fuzz seed 2002125).
+		// A deposed leader exposes them to readers and acknowledges them
+		// meanwhile (its metadata, caught up late, may even shrink its ISR
+		// to the members it still has: fuzz seed 4000806), so they are
+		// recorded as lost with the election that deposed it.
+		if leader {
+			a.deposedExposed(tp, p, leaderEpoch, from, hw, log)
+		}
 		return
 	}
 	hint, ok := p.hwHint[broker]
