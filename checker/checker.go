@@ -42,6 +42,10 @@ type Config struct {
 	// state (rebuilt at a restart) no longer held them, and the producer
 	// bumped its epoch and wrote them again.
 	Forgotten []ForgottenBatch
+	// Resurrected lists, from the god view, offset ranges an unclean
+	// election made the log although they were never committed (the new
+	// leader's own writes of an earlier epoch, never acknowledged).
+	Resurrected []ForgottenBatch
 
 	// LinearizabilityBudget is the wall-clock time porcupine may take in
 	// all (0: DefaultLinearizabilityBudget). A partition whose check runs
@@ -139,7 +143,17 @@ type ForgottenBatch struct {
 
 // forgotten reports whether a leader forgot the committed batch at offset.
 func (c *Config) forgotten(partition string, offset int64) bool {
-	for _, f := range c.Forgotten {
+	return inRanges(c.Forgotten, partition, offset)
+}
+
+// resurrected reports whether an unclean election made offset's entry, never
+// committed, part of the log.
+func (c *Config) resurrected(partition string, offset int64) bool {
+	return inRanges(c.Resurrected, partition, offset)
+}
+
+func inRanges(ranges []ForgottenBatch, partition string, offset int64) bool {
+	for _, f := range ranges {
 		if f.Partition == partition && f.From <= offset && offset < f.To {
 			return true
 		}

@@ -59,6 +59,9 @@ type Facts struct {
 	// retry a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER (god view): its
 	// producer state, rebuilt at a restart, no longer held it.
 	Forgotten bool
+	// Resurrected: a duplicate one of whose copies is an entry an unclean
+	// election made the log although it was never committed.
+	Resurrected bool
 	// ReadLostHere: poll-skip where the reader read another record at the
 	// offset, and the god view saw the committed data there lost at an
 	// election whose new leader already held the skipped record.
@@ -185,6 +188,9 @@ var VerdictRules = []Rule{
 	{Duplicate, "the simulator saw a leader answer OUT_OF_ORDER_SEQUENCE_NUMBER to a retry of the committed batch holding a copy", Permitted,
 		"the leader's producer state, rebuilt at a restart, no longer held the committed batch (Kafka's producer-state snapshot keeps each producer's last batch only, and the cleaner may have removed the rest from the log it replays): it answered OUT_OF_ORDER_SEQUENCE_NUMBER to the retry, and the producer, finding a gap at its next sequence, bumped its epoch and sent the batch again under new sequences (KIP-360)",
 		func(f *Facts) bool { return f.Forgotten }, nil},
+	{Duplicate, "the simulator saw an unclean election make a never-committed copy part of the log", Permitted,
+		"an unclean election made the new leader's own never-committed writes of an earlier epoch the log; the producer had not had that copy acknowledged, had sent it again under a bumped producer epoch (KIP-360), and idempotence cannot match sequences across producer epochs",
+		func(f *Facts) bool { return f.Resurrected }, nil},
 	{Duplicate, "", Violation, "enable.idempotence=true promises each record is written once", nil, nil},
 
 	{InconsistentOffsets, "the simulator saw committed data lost in the partition", Permitted, "offsets were reused after committed data was lost (CAUSE)",
@@ -395,6 +401,7 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		}
 		for _, at := range f.copies {
 			fx.Forgotten = fx.Forgotten || c.forgotten(at.part, at.off)
+			fx.Resurrected = fx.Resurrected || c.resurrected(at.part, at.off)
 		}
 	case StaleOffsetFetch, Nonlinearizable:
 		if l, ok := c.offsetsLoss(); ok {

@@ -132,6 +132,16 @@ type Forgotten struct {
 // ForgottenBatches are the committed batches leaders forgot, in order.
 func (a *Audit) ForgottenBatches() []Forgotten { return a.forgotten }
 
+// ResurrectedRanges are, per unclean election, the offsets [From, To) of
+// the new leader's log that were never committed — writes it took in an
+// earlier epoch that no producer had acknowledged — which the election made
+// the partition's log. A producer that had given such a write up (it
+// retried elsewhere, was told OUT_OF_ORDER_SEQUENCE_NUMBER by a leader that
+// lacked it, bumped its epoch and sent it again) finds it written twice:
+// idempotence cannot match sequences across producer epochs (fuzz seed
+// 4008635).
+func (a *Audit) ResurrectedRanges() []Forgotten { return a.resurrected }
+
 // OutOfOrderSequence is told that a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER
 // to batch b: if b is a retry of a committed batch (same producer id, epoch
 // and sequences), the leader's producer state forgot it, and that is
@@ -569,6 +579,15 @@ func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leader
 			from = min(from, p.committed[lost].base)
 		}
 		p.uncleanElections = append(p.uncleanElections, uncleanElection{epoch: leaderEpoch, from: from})
+		// Its entries past what was committed (from the first committed
+		// batch it lacks, if any) were never committed: they become the log.
+		start := p.committedEnd()
+		if lost >= 0 {
+			start = p.committed[lost].base
+		}
+		if start < log.LEO() {
+			a.resurrected = append(a.resurrected, Forgotten{At: int64(a.w.Now()), Partition: tp.String(), From: start, To: log.LEO()})
+		}
 		// What was acknowledged past where its log stops agreeing is
 		// gone: followers that truncate to it owe those writes nothing.
 		p.ackedUpTo = min(p.ackedUpTo, from-1)
