@@ -45,7 +45,7 @@ type Config struct {
 	// Resurrected lists, from the god view, offset ranges an unclean
 	// election made the log although they were never committed (the new
 	// leader's own writes of an earlier epoch, never acknowledged).
-	Resurrected []ForgottenBatch
+	Resurrected []OffsetRange
 
 	// LinearizabilityBudget is the wall-clock time porcupine may take in
 	// all (0: DefaultLinearizabilityBudget). A partition whose check runs
@@ -127,19 +127,21 @@ type DataLoss struct {
 	LeaderEnd int64
 }
 
-// HeldBack is a partition's offsets [From, To) present in its leader's log
-// above a high watermark that cannot advance.
-type HeldBack struct {
+// OffsetRange is a partition's offsets [From, To) that the god view says
+// something of (held back, forgotten by a leader, resurrected by an unclean
+// election).
+type OffsetRange struct {
 	Partition string
 	From, To  int64
 }
 
-// ForgottenBatch is a committed batch, offsets [From, To) of Partition, that a
-// leader's producer state no longer held when the producer retried it.
-type ForgottenBatch struct {
-	Partition string
-	From, To  int64
-}
+// HeldBack is a partition's offsets present in its leader's log above a high
+// watermark that cannot advance.
+type HeldBack = OffsetRange
+
+// ForgottenBatch is a committed batch that a leader's producer state no
+// longer held when the producer retried it.
+type ForgottenBatch = OffsetRange
 
 // forgotten reports whether a leader forgot the committed batch at offset.
 func (c *Config) forgotten(partition string, offset int64) bool {
@@ -152,18 +154,13 @@ func (c *Config) resurrected(partition string, offset int64) bool {
 	return inRanges(c.Resurrected, partition, offset)
 }
 
-func inRanges(ranges []ForgottenBatch, partition string, offset int64) bool {
-	for _, f := range ranges {
-		if f.Partition == partition && f.From <= offset && offset < f.To {
-			return true
-		}
-	}
-	return false
+func (c *Config) heldBack(partition string, offset int64) bool {
+	return inRanges(c.HeldBack, partition, offset)
 }
 
-func (c *Config) heldBack(partition string, offset int64) bool {
-	for _, h := range c.HeldBack {
-		if h.Partition == partition && h.From <= offset && offset < h.To {
+func inRanges(ranges []OffsetRange, partition string, offset int64) bool {
+	for _, r := range ranges {
+		if r.Partition == partition && r.From <= offset && offset < r.To {
 			return true
 		}
 	}

@@ -389,7 +389,7 @@ func checkerConfig(s *scenarios.Scenario, c *cluster.Cluster) checker.Config {
 		cc.Forgotten = append(cc.Forgotten, checker.ForgottenBatch{Partition: f.Partition, From: f.From, To: f.To})
 	}
 	for _, r := range c.Audit.ResurrectedRanges() {
-		cc.Resurrected = append(cc.Resurrected, checker.ForgottenBatch{Partition: r.Partition, From: r.From, To: r.To})
+		cc.Resurrected = append(cc.Resurrected, checker.OffsetRange{Partition: r.Partition, From: r.From, To: r.To})
 	}
 	for _, r := range c.World.FaultLog() {
 		if r.Undo || r.Skipped != "" {

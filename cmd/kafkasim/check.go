@@ -113,17 +113,7 @@ Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 				for _, n := range rep.Notes() {
 					fmt.Fprintf(w, "  note: %s\n", n)
 				}
-				var exp []string
-				for _, e := range expected {
-					mark := "ok"
-					if !e.OK {
-						mark = "FAILED"
-					}
-					exp = append(exp, fmt.Sprintf("%s %s (got %s) %s", e.Key, e.Want, e.Got, mark))
-				}
-				if len(exp) > 0 {
-					fmt.Fprintf(w, "  expect: %s\n", strings.Join(exp, "; "))
-				}
+				printExpectations(w, expected)
 				fmt.Fprintf(w, "  %s\n", checkVerdict(rep.Violations, s != nil, failures))
 			}
 			if len(failures) > 0 {

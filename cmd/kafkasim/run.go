@@ -170,17 +170,7 @@ func printRun(w io.Writer, res *runner.Result, dir string, determinism bool) {
 			fmt.Fprintf(w, "  (waited up to %v past settle: %s)\n", res.ConvergeGrace, res.ConvergeBasis)
 		}
 	}
-	var exp []string
-	for _, e := range res.Expectations {
-		mark := "ok"
-		if !e.OK {
-			mark = "FAILED"
-		}
-		exp = append(exp, fmt.Sprintf("%s %s (got %s) %s", e.Key, e.Want, e.Got, mark))
-	}
-	if len(exp) > 0 {
-		fmt.Fprintf(w, "  expect: %s\n", strings.Join(exp, "; "))
-	}
+	printExpectations(w, res.Expectations)
 	rate := ""
 	if res.WallTime > 0 {
 		rate = fmt.Sprintf(" (%.0f events/s, %.1f simulated s per wall s)", float64(res.Events)/res.WallTime.Seconds(), res.SimTime.Seconds()/res.WallTime.Seconds())
@@ -220,4 +210,20 @@ func firstLines(s string, n int) string {
 func fileExists(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.Mode().IsRegular()
+}
+
+// printExpectations writes the "expect:" line of a run's or a check's text
+// summary: each expectation, what it got, ok or FAILED.
+func printExpectations(w io.Writer, es []runner.ExpectationResult) {
+	var exp []string
+	for _, e := range es {
+		mark := "ok"
+		if !e.OK {
+			mark = "FAILED"
+		}
+		exp = append(exp, fmt.Sprintf("%s %s (got %s) %s", e.Key, e.Want, e.Got, mark))
+	}
+	if len(exp) > 0 {
+		fmt.Fprintf(w, "  expect: %s\n", strings.Join(exp, "; "))
+	}
 }

@@ -102,7 +102,7 @@ type Audit struct {
 	forgotten []Forgotten
 	// resurrected: entries an unclean leader held that were never
 	// committed, which its election made the partition's log.
-	resurrected []Forgotten
+	resurrected []OffsetRange
 }
 
 type hwMark struct {

@@ -123,10 +123,14 @@ func (a *Audit) Losses() []Loss { return a.losses }
 // producer's last batch only, and the log it replays after the snapshot may
 // have lost the batch to the cleaner. The producer then bumps its epoch and
 // sends the batch again under new sequences (KIP-360): it is written twice.
-type Forgotten struct {
+type Forgotten = OffsetRange
+
+// OffsetRange is a partition's offsets [From, To) the audit records
+// something of, and when.
+type OffsetRange struct {
 	At        int64 // virtual nanoseconds
 	Partition string
-	From, To  int64 // the committed batch's offsets [From, To)
+	From, To  int64
 }
 
 // ForgottenBatches are the committed batches leaders forgot, in order.
@@ -140,7 +144,7 @@ func (a *Audit) ForgottenBatches() []Forgotten { return a.forgotten }
 // lacked it, bumped its epoch and sent it again) finds it written twice:
 // idempotence cannot match sequences across producer epochs (fuzz seed
 // 4008635).
-func (a *Audit) ResurrectedRanges() []Forgotten { return a.resurrected }
+func (a *Audit) ResurrectedRanges() []OffsetRange { return a.resurrected }
 
 // OutOfOrderSequence is told that a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER
 // to batch b: if b is a retry of a committed batch (same producer id, epoch
@@ -586,7 +590,7 @@ func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leader
 			start = p.committed[lost].base
 		}
 		if start < log.LEO() {
-			a.resurrected = append(a.resurrected, Forgotten{At: int64(a.w.Now()), Partition: tp.String(), From: start, To: log.LEO()})
+			a.resurrected = append(a.resurrected, OffsetRange{At: int64(a.w.Now()), Partition: tp.String(), From: start, To: log.LEO()})
 		}
 		// What was acknowledged past where its log stops agreeing is
 		// gone: followers that truncate to it owe those writes nothing.
