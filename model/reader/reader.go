@@ -70,8 +70,10 @@ type partKey struct {
 func (k partKey) String() string { return k.topic + "-" + strconv.Itoa(int(k.partition)) }
 
 type position struct {
-	offset      int64 // -1: unknown, needs a reset
-	offsetEpoch int32 // epoch of the last record consumed (-1: none)
+	key         partKey
+	buf         []*record.Batch // fetched, not yet returned
+	offset      int64           // -1: unknown, needs a reset
+	offsetEpoch int32           // epoch of the last record consumed (-1: none)
 	leader      int32
 	leaderEpoch int32
 	validating  bool
@@ -106,15 +108,14 @@ type Reader struct {
 
 	brokers  map[int32]sim.NodeID
 	pos      map[partKey]*position
-	keys     []partKey
+	parts    []*position // by key: the order partitions are read in
 	metaCorr uint64
 	corr     uint64
 
 	polling   bool
 	pollWait  uint64 // the timer of a poll waiting for fetches, 0 if none
 	pollRecs  []history.Record
-	buf       map[partKey][]*record.Batch // fetched, not yet returned
-	fetching  map[int32]uint64            // leader -> fetch in flight
+	fetching  map[int32]uint64 // leader -> fetch in flight
 	pollStart time.Duration
 	final     bool
 	finalDone bool
@@ -125,8 +126,8 @@ type Reader struct {
 	// partition had no leader.
 	leaderlessAt time.Duration
 	stopped      bool
-	requests     map[uint64]string // other requests in flight: kind
-	fetchFrom    map[uint64]map[partKey]int64
+	requests     map[uint64]string                 // other requests in flight: kind
+	fetchFrom    map[uint64][]proto.FetchPartition // fetch in flight: what it asked for
 
 	// Stats for reports and tests.
 	Stats Stats
@@ -146,10 +147,9 @@ func (r *Reader) Start(env sim.Env) {
 	r.rec = r.cfg.Recorder
 	r.brokers = map[int32]sim.NodeID{}
 	r.pos = map[partKey]*position{}
-	r.buf = map[partKey][]*record.Batch{}
 	r.fetching = map[int32]uint64{}
 	r.requests = map[uint64]string{}
-	r.fetchFrom = map[uint64]map[partKey]int64{}
+	r.fetchFrom = map[uint64][]proto.FetchPartition{}
 	if env.Incarnation() > 1 && r.rec != nil {
 		r.rec.Restarted(r.cfg.Name) // the world recorded the death (Recorder.Died)
 	}
@@ -167,12 +167,11 @@ func (r *Reader) Start(env sim.Env) {
 func (r *Reader) StartFinal() {
 	r.final = true
 	r.finalDone = false
-	for _, k := range r.keys {
-		p := r.pos[k]
+	for _, p := range r.parts {
 		p.end = -1
 		p.offset, p.offsetEpoch, p.validating, p.resetting = -1, -1, false, false
+		p.buf = nil
 	}
-	clear(r.buf)
 	r.listOffsets(proto.ListEarliest, false)
 	r.listOffsets(proto.ListLatest, true)
 }
@@ -270,17 +269,17 @@ func (r *Reader) handleMetadata(m *proto.MetadataResponse) {
 			k := partKey{t.Name, mp.Partition}
 			p := r.pos[k]
 			if p == nil {
-				p = &position{offset: -1, offsetEpoch: -1, leader: -1, leaderEpoch: -1, end: -1}
+				p = &position{key: k, offset: -1, offsetEpoch: -1, leader: -1, leaderEpoch: -1, end: -1}
 				r.pos[k] = p
-				r.keys = append(r.keys, k)
-				slices.SortFunc(r.keys, func(a, b partKey) int {
-					if a.topic != b.topic {
-						if a.topic < b.topic {
+				r.parts = append(r.parts, p)
+				slices.SortFunc(r.parts, func(a, b *position) int {
+					if a.key.topic != b.key.topic {
+						if a.key.topic < b.key.topic {
 							return -1
 						}
 						return 1
 					}
-					return int(a.partition - b.partition)
+					return int(a.key.partition - b.key.partition)
 				})
 			}
 			if mp.LeaderEpoch < p.leaderEpoch {
@@ -289,7 +288,7 @@ func (r *Reader) handleMetadata(m *proto.MetadataResponse) {
 			changed := mp.Leader != p.leader || mp.LeaderEpoch != p.leaderEpoch
 			p.leader, p.leaderEpoch = mp.Leader, mp.LeaderEpoch
 			if changed {
-				delete(r.buf, k) // fetched from the old leader: fetch again
+				p.buf = nil // fetched from the old leader: fetch again
 			}
 			if changed && p.offset >= 0 && p.offsetEpoch >= 0 && !r.cfg.NoEpochValidation && mp.Leader >= 0 {
 				// KIP-320: the leader changed; before fetching again, ask the
@@ -316,8 +315,7 @@ func (r *Reader) resetPositions() {
 func (r *Reader) listOffsets(ts int64, forEnd bool) {
 	byLeader := map[int32][]proto.ListOffsetsPartition{}
 	var leaders []int32
-	for _, k := range r.keys {
-		p := r.pos[k]
+	for _, p := range r.parts {
 		if p.leader < 0 {
 			continue
 		}
@@ -328,7 +326,7 @@ func (r *Reader) listOffsets(ts int64, forEnd bool) {
 			leaders = append(leaders, p.leader)
 		}
 		byLeader[p.leader] = append(byLeader[p.leader], proto.ListOffsetsPartition{
-			TopicPartition: proto.TopicPartition{Topic: k.topic, Partition: k.partition}, Timestamp: ts, CurrentLeaderEpoch: p.leaderEpoch})
+			TopicPartition: proto.TopicPartition{Topic: p.key.topic, Partition: p.key.partition}, Timestamp: ts, CurrentLeaderEpoch: p.leaderEpoch})
 	}
 	slices.Sort(leaders)
 	for _, l := range leaders {
@@ -360,8 +358,8 @@ func (r *Reader) listOffsets(ts int64, forEnd bool) {
 // once fresh metadata arrives.
 func (r *Reader) requestFailed(kind string) {
 	if kind == "reset" {
-		for _, k := range r.keys {
-			r.pos[k].resetting = false
+		for _, p := range r.parts {
+			p.resetting = false
 		}
 	}
 	r.refreshMetadata()
@@ -394,7 +392,7 @@ func (r *Reader) handleListOffsets(m *proto.ListOffsetsResponse) {
 		}
 		if p.offset < 0 {
 			p.offset, p.offsetEpoch = lp.Offset, -1
-			delete(r.buf, partKey{lp.Topic, lp.Partition})
+			p.buf = nil
 			r.Stats.Resets++
 			if r.final {
 				// Final reads start at the log start: what lies below it
@@ -415,8 +413,7 @@ func (r *Reader) handleListOffsets(m *proto.ListOffsetsResponse) {
 func (r *Reader) validate() {
 	byLeader := map[int32][]proto.OffsetsForLeaderEpochPartition{}
 	var leaders []int32
-	for _, k := range r.keys {
-		p := r.pos[k]
+	for _, p := range r.parts {
 		if !p.validating || p.leader < 0 || r.env.Now() < p.validateAfter {
 			continue
 		}
@@ -424,7 +421,7 @@ func (r *Reader) validate() {
 			leaders = append(leaders, p.leader)
 		}
 		byLeader[p.leader] = append(byLeader[p.leader], proto.OffsetsForLeaderEpochPartition{
-			TopicPartition: proto.TopicPartition{Topic: k.topic, Partition: k.partition}, CurrentLeaderEpoch: p.leaderEpoch, LeaderEpoch: p.offsetEpoch})
+			TopicPartition: proto.TopicPartition{Topic: p.key.topic, Partition: p.key.partition}, CurrentLeaderEpoch: p.leaderEpoch, LeaderEpoch: p.offsetEpoch})
 	}
 	slices.Sort(leaders)
 	for _, l := range leaders {
@@ -471,7 +468,7 @@ func (r *Reader) handleValidation(m *proto.OffsetsForLeaderEpochResponse) {
 			// offset known to diverge (Kafka does not skip ahead).
 			r.env.Note("reader", fmt.Sprintf("%s truncated at %d below position %d: seeking back", partKey{vp.Topic, vp.Partition}, vp.EndOffset, p.offset))
 			p.offset, p.offsetEpoch = vp.EndOffset, vp.LeaderEpoch
-			delete(r.buf, partKey{vp.Topic, vp.Partition})
+			p.buf = nil
 			r.Stats.Truncations++
 		}
 	}
@@ -524,20 +521,19 @@ func (r *Reader) poll() {
 // drain moves buffered records at or after each position into the poll, up
 // to max.poll.records, partitions in order.
 func (r *Reader) drain() {
-	for _, k := range r.keys {
+	for _, p := range r.parts {
 		if len(r.pollRecs) >= r.cfg.MaxPollRecords {
 			return
 		}
-		p := r.pos[k]
-		for len(r.buf[k]) > 0 && len(r.pollRecs) < r.cfg.MaxPollRecords {
-			b := r.buf[k][0]
-			r.take(k, p, b)
+		for len(p.buf) > 0 && len(r.pollRecs) < r.cfg.MaxPollRecords {
+			b := p.buf[0]
+			r.take(p, b)
 			if p.offset > b.LastOffset() {
-				r.buf[k] = r.buf[k][1:]
+				p.buf = p.buf[1:]
 			}
 		}
-		if len(r.buf[k]) == 0 {
-			delete(r.buf, k)
+		if len(p.buf) == 0 {
+			p.buf = nil
 		}
 	}
 }
@@ -547,9 +543,8 @@ func (r *Reader) drain() {
 func (r *Reader) fetchMissing() {
 	byLeader := map[int32][]proto.FetchPartition{}
 	var leaders []int32
-	for _, k := range r.keys {
-		p := r.pos[k]
-		if p.leader < 0 || p.offset < 0 || p.validating || p.resetting || len(r.buf[k]) > 0 {
+	for _, p := range r.parts {
+		if p.leader < 0 || p.offset < 0 || p.validating || p.resetting || len(p.buf) > 0 {
 			continue
 		}
 		if _, busy := r.fetching[p.leader]; busy {
@@ -562,7 +557,7 @@ func (r *Reader) fetchMissing() {
 			leaders = append(leaders, p.leader)
 		}
 		byLeader[p.leader] = append(byLeader[p.leader], proto.FetchPartition{
-			TopicPartition: proto.TopicPartition{Topic: k.topic, Partition: k.partition}, FetchOffset: p.offset,
+			TopicPartition: proto.TopicPartition{Topic: p.key.topic, Partition: p.key.partition}, FetchOffset: p.offset,
 			CurrentLeaderEpoch: p.leaderEpoch, LastFetchedEpoch: -1, MaxBytes: r.cfg.MaxPartitionFetchBytes})
 	}
 	slices.Sort(leaders)
@@ -573,11 +568,7 @@ func (r *Reader) fetchMissing() {
 		}
 		r.corr++
 		r.fetching[l] = r.corr
-		from := map[partKey]int64{}
-		for _, fp := range byLeader[l] {
-			from[partKey{fp.Topic, fp.Partition}] = fp.FetchOffset
-		}
-		r.fetchFrom[r.corr] = from
+		r.fetchFrom[r.corr] = byLeader[l]
 		r.env.Send(node, &proto.FetchRequest{CorrelationID: r.corr, ReplicaID: -1, BrokerEpoch: -1, MaxWait: r.cfg.FetchMaxWait, Partitions: byLeader[l]})
 		r.env.After(r.cfg.FetchMaxWait+r.cfg.RequestTimeout/10, rtimer{kind: timerRequest, corr: r.corr})
 		r.requests[r.corr] = "fetch"
@@ -605,7 +596,7 @@ func (r *Reader) handleFetch(m *proto.FetchResponse) {
 		case proto.OffsetOutOfRange:
 			if r.cfg.AutoOffsetReset != "none" {
 				p.offset, p.offsetEpoch = -1, -1
-				delete(r.buf, k)
+				p.buf = nil
 			}
 			refresh = true
 			continue
@@ -613,17 +604,17 @@ func (r *Reader) handleFetch(m *proto.FetchResponse) {
 			refresh = true
 			continue
 		}
-		if p.offset < 0 || p.validating || p.resetting || len(r.buf[k]) > 0 {
+		if p.offset < 0 || p.validating || p.resetting || len(p.buf) > 0 {
 			continue // the position moved since the fetch left
 		}
 		// Kafka's consumer discards a response fetched from an offset
 		// that is no longer its position (a seek since, say KIP-320's).
-		if off, ok := from[k]; ok && off != p.offset {
+		if off, ok := fetchedFrom(from, k); ok && off != p.offset {
 			r.env.Note("reader", fmt.Sprintf("%s: discarding stale fetch from %d, position %d", k, off, p.offset))
 			continue
 		}
 		if len(fp.Batches) > 0 && fp.Batches[len(fp.Batches)-1].LastOffset() >= p.offset {
-			r.buf[k] = fp.Batches
+			p.buf = fp.Batches
 		}
 	}
 	if refresh {
@@ -638,6 +629,17 @@ func (r *Reader) handleFetch(m *proto.FetchResponse) {
 	r.fetchMissing()
 }
 
+// fetchedFrom is the offset a fetch asked for in a partition (a fetch names
+// a handful of partitions: a scan beats a map).
+func fetchedFrom(asked []proto.FetchPartition, k partKey) (int64, bool) {
+	for _, fp := range asked {
+		if fp.Partition == k.partition && fp.Topic == k.topic {
+			return fp.FetchOffset, true
+		}
+	}
+	return 0, false
+}
+
 func (r *Reader) fetchDone(corr uint64) {
 	for l, c := range r.fetching { // kafkasim:orderless: deletes the one match
 		if c == corr {
@@ -647,7 +649,7 @@ func (r *Reader) fetchDone(corr uint64) {
 }
 
 // take adds a batch's records at or after the position, up to max.poll.records.
-func (r *Reader) take(k partKey, p *position, b *record.Batch) {
+func (r *Reader) take(p *position, b *record.Batch) {
 	for _, rec := range b.Records {
 		off := b.BaseOffset + int64(rec.OffsetDelta)
 		if off < p.offset {
@@ -656,7 +658,7 @@ func (r *Reader) take(k partKey, p *position, b *record.Batch) {
 		if len(r.pollRecs) >= r.cfg.MaxPollRecords {
 			return
 		}
-		r.pollRecs = append(r.pollRecs, history.Record{Topic: k.topic, Partition: k.partition, Offset: off, Key: rec.Key, HasKey: rec.HasKey, Value: rec.Value})
+		r.pollRecs = append(r.pollRecs, history.Record{Topic: p.key.topic, Partition: p.key.partition, Offset: off, Key: rec.Key, HasKey: rec.HasKey, Value: rec.Value})
 		p.offset = off + 1
 		p.offsetEpoch = b.PartitionLeaderEpoch
 	}
@@ -704,8 +706,7 @@ func (r *Reader) checkFinal() {
 	if !r.final {
 		return
 	}
-	for _, k := range r.keys {
-		p := r.pos[k]
+	for _, p := range r.parts {
 		if p.end < 0 || p.offset < p.end {
 			return
 		}
@@ -738,13 +739,12 @@ func (r *Reader) Reads(topic string) bool { return slices.Contains(r.cfg.Topics,
 // a liveness failure's message.
 func (r *Reader) FinalPending() string {
 	var parts []string
-	for _, k := range r.keys {
-		p := r.pos[k]
+	for _, p := range r.parts {
 		if p.end < 0 || p.offset < p.end {
-			parts = append(parts, fmt.Sprintf("%s at %d of %d (leader %d, validating %v, resetting %v)", k, p.offset, p.end, p.leader, p.validating, p.resetting))
+			parts = append(parts, fmt.Sprintf("%s at %d of %d (leader %d, validating %v, resetting %v)", p.key, p.offset, p.end, p.leader, p.validating, p.resetting))
 		}
 	}
-	if len(r.keys) == 0 {
+	if len(r.parts) == 0 {
 		return "no partitions assigned"
 	}
 	return strings.Join(parts, "; ")
@@ -755,8 +755,8 @@ func (r *Reader) FinalPending() string {
 // learned them from fresh metadata) or whose first answer was an error.
 func (r *Reader) askFinalEnds() {
 	missing := false
-	for _, k := range r.keys {
-		if p := r.pos[k]; p.end < 0 && p.leader >= 0 {
+	for _, p := range r.parts {
+		if p.end < 0 && p.leader >= 0 {
 			missing = true
 		}
 	}
@@ -779,8 +779,7 @@ func (r *Reader) refreshIfLeaderless() {
 	if now < r.leaderlessAt+r.cfg.RetryBackoff {
 		return
 	}
-	for _, k := range r.keys {
-		p := r.pos[k]
+	for _, p := range r.parts {
 		if _, known := r.brokers[p.leader]; p.leader < 0 || !known {
 			r.leaderlessAt = now
 			r.refreshMetadata()
