@@ -12,7 +12,7 @@ func (n *Node) FetchInFlight(leader int32, tp metadata.TopicPartition) (int64, b
 	if f == nil || f.inflight == 0 {
 		return 0, false
 	}
-	s, ok := f.sent[tp]
+	s, ok := f.sentFor(tp)
 	return s.offset, ok
 }
 

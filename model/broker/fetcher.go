@@ -23,14 +23,26 @@ type fetcher struct {
 	gen         uint64
 	// sent is what the fetch in flight asked for, per partition: an answer
 	// counts only for a partition still at that position.
-	sent map[metadata.TopicPartition]sentFetch
+	sent []sentFetch
 }
 
 // sentFetch is one partition of the fetch in flight: the leader epoch the
 // follower knew and the offset it fetched from.
 type sentFetch struct {
+	tp          metadata.TopicPartition
 	leaderEpoch int32
 	offset      int64
+}
+
+// sentFor is what the fetch in flight asked for tp (a fetch names the
+// handful of partitions one leader leads for us: a scan beats a map).
+func (f *fetcher) sentFor(tp metadata.TopicPartition) (sentFetch, bool) {
+	for _, s := range f.sent {
+		if s.tp == tp {
+			return s, true
+		}
+	}
+	return sentFetch{}, false
 }
 
 // fetcherTimer ends a fetch that got no answer (gen matches), or a
@@ -91,14 +103,14 @@ func (rm *replicaManager) sendFetch(f *fetcher) {
 	}
 	req := &proto.FetchRequest{ReplicaID: rm.id(), BrokerEpoch: rm.n.life.epoch, MaxWait: rm.cfg.ReplicaFetchWaitMax,
 		Partitions: make([]proto.FetchPartition, 0, len(f.parts))}
-	f.sent = map[metadata.TopicPartition]sentFetch{}
+	f.sent = f.sent[:0]
 	for _, tp := range f.parts {
 		p := rm.parts[tp]
 		if p == nil || p.isLeader || p.failed || p.leader != f.leader || p.log == nil || f.backoffTill[tp] {
 			continue
 		}
 		lastEpoch := p.log.LatestEpoch()
-		f.sent[tp] = sentFetch{leaderEpoch: p.leaderEpoch, offset: p.log.LEO()}
+		f.sent = append(f.sent, sentFetch{tp: tp, leaderEpoch: p.leaderEpoch, offset: p.log.LEO()})
 		if rm.cfg.Bugs.HWTruncation {
 			lastEpoch = -1 // no epochs to compare: followers trust their high watermark
 		}
@@ -151,9 +163,10 @@ func (rm *replicaManager) peerDisconnected(peer sim.NodeID) {
 }
 
 func (rm *replicaManager) handleFetchResponse(from sim.NodeID, m *proto.FetchResponse) {
+	// Correlation ids are never reused, so at most one fetcher matches.
 	var f *fetcher
-	for _, id := range sortedKeys(rm.fetchers) {
-		if x := rm.fetchers[id]; x.inflight == m.CorrelationID && x.node == from {
+	for _, x := range rm.fetchers { // kafkasim:orderless: finds the one match
+		if x.inflight == m.CorrelationID && x.node == from {
 			f = x
 		}
 	}
@@ -171,7 +184,7 @@ func (rm *replicaManager) handleFetchResponse(from sim.NodeID, m *proto.FetchRes
 		if p == nil || p.isLeader || p.leader != f.leader || p.log == nil || !slices.Contains(f.parts, tp) {
 			continue // no longer fetched from f: Kafka's fetcher drops what it removed meanwhile
 		}
-		if s, ok := f.sent[tp]; !ok || s.offset != p.log.LEO() || f.backoffTill[tp] {
+		if s, ok := f.sentFor(tp); !ok || s.offset != p.log.LEO() || f.backoffTill[tp] {
 			// The log moved since the fetch was sent (truncated on a leader
 			// change, cut by recovery): the answer is for a position this
 			// replica no longer holds. Kafka's fetcher processes an answer
@@ -206,8 +219,8 @@ func (rm *replicaManager) processFetched(f *fetcher, p *partition, r proto.Fetch
 		}
 		return
 	case proto.FencedLeaderEpoch:
-		if e := f.sent[p.tp].leaderEpoch; e != p.leaderEpoch {
-			rm.note("replication", "%s: FENCED_LEADER_EPOCH for epoch %d, now %d: fetch again", p.tp, e, p.leaderEpoch)
+		if s, _ := f.sentFor(p.tp); s.leaderEpoch != p.leaderEpoch {
+			rm.note("replication", "%s: FENCED_LEADER_EPOCH for epoch %d, now %d: fetch again", p.tp, s.leaderEpoch, p.leaderEpoch)
 			return
 		}
 		p.failed = true // our epoch is newer than the leader's: wait for metadata

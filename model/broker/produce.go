@@ -16,17 +16,35 @@ import (
 type produceTimeout struct{ req *pendingProduce }
 
 type producePart struct {
-	tp       metadata.TopicPartition
+	tp metadata.TopicPartition
+	// p is the replica the write went to (partitions are never replaced:
+	// one lookup serves the whole wait).
+	p        *partition
 	required int64 // the high watermark that commits this partition's write
 	done     bool
 }
 
 type pendingProduce struct {
 	from   sim.NodeID
-	resp   *proto.ProduceResponse
-	parts  []producePart // parallel to resp.Partitions
+	resp   proto.ProduceResponse // the answer, sent when every part is done
+	parts  []producePart         // parallel to resp.Partitions
 	timer  sim.TimerID
 	closed bool
+	// A request names a handful of partitions: the answer and the wait
+	// fit here, so that a produce allocates once.
+	partsInline [4]producePart
+	respInline  [4]proto.ProducePartitionResponse
+}
+
+func newPendingProduce(from sim.NodeID, correlationID uint64, n int) *pendingProduce {
+	w := &pendingProduce{from: from}
+	w.resp.CorrelationID = correlationID
+	if n <= len(w.partsInline) {
+		w.parts, w.resp.Partitions = w.partsInline[:0], w.respInline[:0]
+	} else {
+		w.parts, w.resp.Partitions = make([]producePart, 0, n), make([]proto.ProducePartitionResponse, 0, n)
+	}
+	return w
 }
 
 func (rm *replicaManager) handleProduce(from sim.NodeID, m *proto.ProduceRequest) {
@@ -72,9 +90,8 @@ func (rm *replicaManager) unmute(from sim.NodeID) {
 }
 
 func (rm *replicaManager) handleProduceNow(from sim.NodeID, m *proto.ProduceRequest) {
-	resp := &proto.ProduceResponse{CorrelationID: m.CorrelationID,
-		Partitions: make([]proto.ProducePartitionResponse, 0, len(m.Partitions))}
-	wait := &pendingProduce{from: from, resp: resp, parts: make([]producePart, 0, len(m.Partitions))}
+	wait := newPendingProduce(from, m.CorrelationID, len(m.Partitions))
+	resp := &wait.resp
 	waiting := 0
 	for _, pp := range m.Partitions {
 		tp := metadata.TopicPartition{Topic: pp.Topic, Partition: pp.Partition}
@@ -83,11 +100,13 @@ func (rm *replicaManager) handleProduceNow(from sim.NodeID, m *proto.ProduceRequ
 		if m.Acks != proto.AcksNone && m.Acks != proto.AcksLeader && m.Acks != proto.AcksAll {
 			r.Error = proto.InvalidRequiredAcks
 		} else {
-			base, last, err := rm.appendAsLeader(tp, pp, m.Acks)
+			p := rm.parts[tp]
+			base, last, err := rm.appendAsLeader(tp, p, pp, m.Acks)
 			r.Error, r.BaseOffset = err, base
-			if p := rm.parts[tp]; p != nil && p.log != nil {
+			if p != nil && p.log != nil {
 				r.LogStartOffset = p.log.LogStartOffset()
 			}
+			part.p = p
 			if err == proto.None && m.Acks == proto.AcksAll {
 				part.required = last + 1
 				part.done = false
@@ -114,12 +133,9 @@ func (rm *replicaManager) handleProduceNow(from sim.NodeID, m *proto.ProduceRequ
 		return
 	}
 	wait.timer = rm.n.env.After(m.Timeout, produceTimeout{req: wait})
-	if rm.produces == nil {
-		rm.produces = map[metadata.TopicPartition][]*pendingProduce{}
-	}
 	for _, part := range wait.parts {
 		if !part.done {
-			rm.produces[part.tp] = append(rm.produces[part.tp], wait)
+			part.p.produces = append(part.p.produces, wait)
 		}
 	}
 	rm.checkProduce(wait)
@@ -127,8 +143,7 @@ func (rm *replicaManager) handleProduceNow(from sim.NodeID, m *proto.ProduceRequ
 
 // appendAsLeader validates and appends one partition's batch; it returns the
 // base and last offsets (the original ones for a duplicate).
-func (rm *replicaManager) appendAsLeader(tp metadata.TopicPartition, pp proto.ProducePartition, acks int16) (int64, int64, proto.ErrorCode) {
-	p := rm.parts[tp]
+func (rm *replicaManager) appendAsLeader(tp metadata.TopicPartition, p *partition, pp proto.ProducePartition, acks int16) (int64, int64, proto.ErrorCode) {
 	if rm.stopped || p == nil || !p.isLeader || p.log == nil {
 		if rm.image().Partition(tp) == nil {
 			return -1, -1, proto.UnknownTopicOrPartition
@@ -163,7 +178,7 @@ func (rm *replicaManager) appendAsLeader(tp metadata.TopicPartition, pp proto.Pr
 		return -1, -1, proto.KafkaStorageError
 	}
 	after := func() {
-		if p := rm.parts[tp]; p != nil && p.isLeader {
+		if p.isLeader {
 			rm.wakeParked(tp)
 			p.maybeIncrementHW()
 		}
@@ -193,7 +208,7 @@ func (rm *replicaManager) checkProduce(w *pendingProduce) {
 			continue
 		}
 		r := &w.resp.Partitions[i]
-		p := rm.parts[part.tp]
+		p := part.p
 		switch {
 		case p == nil || !p.isLeader:
 			r.Error, part.done = proto.NotLeaderOrFollower, true
@@ -219,7 +234,7 @@ func (rm *replicaManager) checkProduce(w *pendingProduce) {
 func (rm *replicaManager) finishProduce(w *pendingProduce) {
 	w.closed = true
 	rm.n.env.Cancel(w.timer)
-	rm.gate.Send(w.from, w.resp)
+	rm.gate.Send(w.from, &w.resp)
 }
 
 // waitsOn reports whether w still waits for partition tp.
@@ -238,20 +253,19 @@ func (w *pendingProduce) waitsOn(tp metadata.TopicPartition) bool {
 // completeProduces re-checks, oldest first, every waiting produce for p (the
 // high watermark moved, or the ISR changed).
 func (rm *replicaManager) completeProduces(p *partition) {
-	waiting := rm.produces[p.tp]
-	if len(waiting) == 0 {
+	if len(p.produces) == 0 {
 		return
 	}
-	for _, w := range slices.Clone(waiting) {
+	// checkProduce answers and forgets; it never comes back here, so the
+	// list is not changed under this loop.
+	for _, w := range p.produces {
 		if w.waitsOn(p.tp) {
 			rm.checkProduce(w)
 		}
 	}
-	waiting = slices.DeleteFunc(rm.produces[p.tp], func(w *pendingProduce) bool { return !w.waitsOn(p.tp) })
-	if len(waiting) == 0 {
-		delete(rm.produces, p.tp)
-	} else {
-		rm.produces[p.tp] = waiting
+	p.produces = slices.DeleteFunc(p.produces, func(w *pendingProduce) bool { return !w.waitsOn(p.tp) })
+	if len(p.produces) == 0 {
+		p.produces = nil
 	}
 }
 

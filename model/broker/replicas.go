@@ -62,6 +62,9 @@ type partition struct {
 	rm  *replicaManager
 	tp  metadata.TopicPartition
 	log *partlog.Log
+	// produces are the acks=all writes waiting for the high watermark to
+	// pass them, oldest first.
+	produces []*pendingProduce
 
 	leader         int32
 	leaderEpoch    int32
@@ -137,9 +140,6 @@ type replicaManager struct {
 	startCkpt map[string]int64
 	fetchers  map[int32]*fetcher
 	parked    []*parkedFetch
-	// produces: the acks=all writes waiting for the high watermark, per
-	// partition they wait on, oldest first (a finished one leaves lazily).
-	produces map[metadata.TopicPartition][]*pendingProduce
 	// muted: client connections whose produce request is still in its
 	// handler (its synchronous flush): Kafka's SocketServer reads no further
 	// request from them until it finishes.
