@@ -404,6 +404,28 @@ func (l *Log) Segments() int { return len(l.segs) }
 // find locates the batch holding offset: segment index and batch index, or
 // the position where it would be.
 func (l *Log) find(offset int64) (int, int) {
+	// Most lookups are near the log end (a high watermark, a fetch
+	// position): look at the last segment's last few batches first.
+	// Offsets grow along the log, so a batch of the last segment whose
+	// predecessor there ends below offset is the answer for the whole log.
+	if n := len(l.segs); n > 0 {
+		lasts := l.segs[n-1].lasts
+		if k := len(lasts); k > 0 {
+			if offset > lasts[k-1] {
+				return n, 0
+			}
+			for i := k - 1; i > 0 && i >= k-8; i-- {
+				if lasts[i-1] < offset {
+					return n - 1, i
+				}
+			}
+		}
+	}
+	return l.findBySearch(offset)
+}
+
+// findBySearch is find by binary search over the whole log.
+func (l *Log) findBySearch(offset int64) (int, int) {
 	si := sort.Search(len(l.segs), func(i int) bool { return l.segs[i].next() > offset })
 	if si == len(l.segs) {
 		return si, 0

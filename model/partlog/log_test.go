@@ -241,6 +241,10 @@ func checkLookups(t *rapid.T, l *Log) {
 	slices.Sort(probes)
 	c := l.Cursor(0)
 	for _, off := range slices.Compact(probes) {
+		si, bi := l.find(off)
+		if wsi, wbi := l.findBySearch(off); si != wsi || bi != wbi {
+			t.Fatalf("find(%d) = %d, %d; by search %d, %d", off, si, bi, wsi, wbi)
+		}
 		if got, want := l.BatchAt(off), holder(off); got != want {
 			t.Fatalf("BatchAt(%d) = %v, want %v", off, got, want)
 		}
