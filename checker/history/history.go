@@ -52,13 +52,16 @@ const (
 )
 
 // Record is one record a poll returned.
+//
+// The strings come first and the small fields last, so that a record (of
+// which a history holds millions) packs into 64 bytes.
 type Record struct {
 	Topic     string
-	Partition int32
-	Offset    int64
 	Key       string
-	HasKey    bool // false: a null key
 	Value     string
+	Offset    int64
+	Partition int32
+	HasKey    bool // false: a null key
 }
 
 // TopicPartition is the "topic-partition" key of a record.
@@ -67,11 +70,11 @@ func (r Record) TopicPartition() string { return r.Topic + "-" + strconv.Itoa(in
 // Send is one send inside a transaction.
 type Send struct {
 	Topic     string
-	Partition int32 // -1: unknown
 	Key       string
-	HasKey    bool
 	Value     string
 	Offset    int64 // -1: unknown
+	Partition int32 // -1: unknown
+	HasKey    bool
 }
 
 // Value is an operation's value; which fields are set depends on F. The

@@ -1,29 +1,172 @@
 package history
 
 import (
+	"math"
 	"sort"
 	"time"
 )
 
 // recorderChunk is how many operations a recorder stores per block: growing
 // a history never copies what is already recorded.
-const recorderChunk = 1 << 15
+const (
+	chunkShift    = 15
+	recorderChunk = 1 << chunkShift
+	chunkMask     = recorderChunk - 1
+)
+
+// maxOps bounds a recorder's history: operation numbers are kept in 32 bits
+// (a history that long would hold hundreds of gigabytes).
+const maxOps = math.MaxUint32
 
 // Recorder collects a run's history. Clients of the model record through it;
 // times come from the world's virtual clock (not a node's drifting one), so a
 // history's times are simulated nanoseconds since the start.
+//
+// A history holds millions of operations, so the recorder stores each in a
+// compact slot (see slot) and builds Op values only when asked for them.
 type Recorder struct {
-	chunks [][]Op
+	chunks [][]slot
 	n      int64
 	clock  func() time.Duration
 	// steps, when set, is the trace step at each operation, so that a
 	// report can point from an operation into the trace.
 	stepOf func() uint64
-	steps  []uint64
-	// byProcess lists each process's operations since it last died: Died
-	// pairs them to find the ones still open. Deaths are rare, so the
-	// pairing waits for one, and recording an operation stays an append.
-	byProcess map[string][]int64
+	steps  [][]uint64
+	nsteps int64
+	// side holds the rarer, larger parts of operations: a poll's records,
+	// an error, an Ext, and names the small tables have no room for.
+	side  [][]rare
+	nside int64
+	// procs, fs, topics and isolations number the strings operations
+	// name, so that a slot holds small numbers instead of strings.
+	procs, fs, topics, isolations table
+	// since lists, per process number, the process's operations since it
+	// last died: Died pairs them to find the ones still open. Deaths are
+	// rare, so the pairing waits for one, and recording an operation stays
+	// an append.
+	since []opList
+}
+
+// opList is a list of operation numbers, in blocks so that growing it never
+// copies.
+type opList struct{ blocks [][]uint32 }
+
+// grow adds i in a new block, twice the size of the last, up to 8,192.
+func (l *opList) grow(i uint32) {
+	size := 64
+	if n := len(l.blocks); n > 0 {
+		size = min(2*cap(l.blocks[n-1]), 1<<13)
+	}
+	b := make([]uint32, 1, size)
+	b[0] = i
+	l.blocks = append(l.blocks, b)
+}
+
+// slot is an operation as the recorder stores it: Index is its position,
+// Process, F, Topic and Isolation are numbers in the recorder's tables, the
+// type and the flags share bits, and what is rarely set sits in a side
+// entry. It packs into 64 bytes (an Op takes 184).
+type slot struct {
+	time      int64
+	offset    int64
+	key       string
+	value     string
+	partition int32
+	side      uint32 // 0: none; else 1 + its index in Recorder.side
+	process   uint32
+	topic     uint16
+	bits      uint16
+}
+
+// slot.bits: the type, the flags, and the numbers of F and Isolation.
+const (
+	bitsType         = 0x3
+	bitHasKey        = 1 << 2
+	bitFinal         = 1 << 3
+	bitHasRecords    = 1 << 4
+	bitEmptyRecords  = 1 << 5 // Records is non-nil and empty
+	fShift           = 6
+	isolationShift   = 11
+	smallFieldMask   = 0x1f
+	fSpilled         = smallFieldMask // F is in the side entry
+	isolationSpilled = smallFieldMask // Isolation is in the side entry
+	topicSpilled     = math.MaxUint16 // Topic is in the side entry
+)
+
+// rare is the side entry of an operation with records, an error, an Ext, or
+// a name or type a slot has no room for.
+type rare struct {
+	records []Record
+	err     string
+	ext     *Ext
+	spill   *spill
+}
+
+// spill holds an operation's F, Topic, Isolation and Type when one of them
+// does not fit its slot.
+type spill struct {
+	f, topic, isolation string
+	typ                 Type
+}
+
+// emptyRecords is what an operation recorded with non-nil, empty records
+// gets back.
+var emptyRecords = []Record{}
+
+// table numbers strings, in the order they are first seen. A lookup tries
+// the last string found, then the first few by scanning, then a map: the
+// tables are small and lookups mostly hit the first two.
+type table struct {
+	names []string
+	ids   map[string]uint32 // names past the scanned ones
+	// last and lastName are the last string found and its number.
+	last     uint32
+	lastName string
+}
+
+// scanned is how many of a table's names a lookup scans before its map.
+const scanned = 8
+
+// id returns s's number; when s is new and the table already holds limit
+// names, it returns limit and does not add s.
+func (t *table) id(s string, limit uint32) uint32 {
+	if s == t.lastName && t.names != nil {
+		return t.last
+	}
+	return t.find(s, limit)
+}
+
+func (t *table) find(s string, limit uint32) uint32 {
+	n := min(len(t.names), scanned)
+	for i, name := range t.names[:n] {
+		if name == s {
+			t.last, t.lastName = uint32(i), s
+			return uint32(i)
+		}
+	}
+	return t.slow(s, limit)
+}
+
+func (t *table) slow(s string, limit uint32) uint32 {
+	if len(t.names) > scanned {
+		if id, ok := t.ids[s]; ok {
+			t.last, t.lastName = id, s
+			return id
+		}
+	}
+	id := uint32(len(t.names))
+	if id >= limit {
+		return limit
+	}
+	t.names = append(t.names, s)
+	if id >= scanned {
+		if t.ids == nil {
+			t.ids = map[string]uint32{}
+		}
+		t.ids[s] = id
+	}
+	t.last, t.lastName = id, s
+	return id
 }
 
 // openKey names an open operation of a process: a send by its value
@@ -46,43 +189,151 @@ func (r *Recorder) TraceSteps(stepOf func() uint64) { r.stepOf = stepOf }
 
 // Step returns the trace step of operation i, or 0 when unknown.
 func (r *Recorder) Step(i int64) uint64 {
-	if i < 0 || i >= int64(len(r.steps)) {
+	if i < 0 || i >= r.nsteps {
 		return 0
 	}
-	return r.steps[i]
+	return r.steps[i>>chunkShift][i&chunkMask]
 }
 
 // NewRecorder records with times from clock.
 func NewRecorder(clock func() time.Duration) *Recorder { return &Recorder{clock: clock} }
 
-func (r *Recorder) add(process string, t Type, f string, v Value) int64 {
-	if len(r.chunks) == 0 || len(r.chunks[len(r.chunks)-1]) == recorderChunk {
-		r.chunks = append(r.chunks, make([]Op, 0, recorderChunk))
-	}
-	last := &r.chunks[len(r.chunks)-1]
+func (r *Recorder) add(process string, t Type, f string, v *Value) int64 {
 	i := r.n
+	if i >= maxOps {
+		panic("history: more operations than a recorder holds")
+	}
+	c := int(i >> chunkShift)
+	if c == len(r.chunks) {
+		r.chunks = append(r.chunks, make([]slot, recorderChunk))
+	}
 	if r.stepOf != nil {
-		r.steps = append(r.steps, r.stepOf())
+		j := r.nsteps
+		if int(j>>chunkShift) == len(r.steps) {
+			r.steps = append(r.steps, make([]uint64, recorderChunk))
+		}
+		r.steps[j>>chunkShift][j&chunkMask] = r.stepOf()
+		r.nsteps++
 	}
-	*last = append(*last, Op{Index: i, Time: int64(r.clock()), Process: process, Type: t, F: f, Value: v})
-	if r.byProcess == nil {
-		r.byProcess = map[string][]int64{}
+	pid := r.procs.id(process, math.MaxUint32)
+	if int(pid) == len(r.since) {
+		r.since = append(r.since, opList{})
 	}
-	r.byProcess[process] = append(r.byProcess[process], i)
+	if l, n := &r.since[pid], len(r.since[pid].blocks); n > 0 && len(l.blocks[n-1]) < cap(l.blocks[n-1]) {
+		l.blocks[n-1] = append(l.blocks[n-1], uint32(i))
+	} else {
+		l.grow(uint32(i))
+	}
+
+	fid := r.fs.id(f, fSpilled)
+	iso := r.isolations.id(v.Isolation, isolationSpilled)
+	topic := r.topics.id(v.Topic, topicSpilled)
+	bits := uint16(t)&bitsType | uint16(fid)<<fShift | uint16(iso)<<isolationShift
+	if v.HasKey {
+		bits |= bitHasKey
+	}
+	if v.Final {
+		bits |= bitFinal
+	}
+	if v.HasRecords {
+		bits |= bitHasRecords
+	}
+	if v.Records != nil && len(v.Records) == 0 {
+		bits |= bitEmptyRecords
+	}
+	s := &r.chunks[c][i&chunkMask]
+	*s = slot{
+		time:      int64(r.clock()),
+		offset:    v.Offset,
+		key:       v.Key,
+		value:     v.Value,
+		partition: v.Partition,
+		process:   pid,
+		topic:     uint16(topic),
+		bits:      bits,
+	}
+	spilled := t > bitsType || fid == fSpilled || iso == isolationSpilled || topic == topicSpilled
+	if len(v.Records) > 0 || v.Error != "" || v.Ext != nil || spilled {
+		s.side = r.addRare(v, spilled, t, f)
+	}
 	r.n++
 	return i
 }
 
+// proc returns a process's number.
+func (r *Recorder) proc(process string) uint32 {
+	pid := r.procs.id(process, math.MaxUint32)
+	if int(pid) == len(r.since) {
+		r.since = append(r.since, opList{})
+	}
+	return pid
+}
+
+// addRare stores an operation's side entry and returns 1 + its index.
+func (r *Recorder) addRare(v *Value, spilled bool, t Type, f string) uint32 {
+	j := r.nside
+	if int(j>>chunkShift) == len(r.side) {
+		r.side = append(r.side, make([]rare, 0, 1<<10))
+	}
+	c := &r.side[j>>chunkShift]
+	e := rare{err: v.Error, ext: v.Ext}
+	if len(v.Records) > 0 {
+		e.records = v.Records
+	}
+	if spilled {
+		e.spill = &spill{f: f, topic: v.Topic, isolation: v.Isolation, typ: t}
+	}
+	*c = append(*c, e) // grows to recorderChunk, then a new block
+	r.nside++
+	return uint32(j + 1)
+}
+
+// load builds operation i into op.
+func (r *Recorder) load(i int64, op *Op) {
+	s := &r.chunks[i>>chunkShift][i&chunkMask]
+	b := s.bits
+	*op = Op{
+		Index:   i,
+		Time:    s.time,
+		Process: r.procs.names[s.process],
+		Type:    Type(b & bitsType),
+		Value: Value{
+			Key:        s.key,
+			Value:      s.value,
+			Offset:     s.offset,
+			Partition:  s.partition,
+			HasKey:     b&bitHasKey != 0,
+			Final:      b&bitFinal != 0,
+			HasRecords: b&bitHasRecords != 0,
+		},
+	}
+	if b&bitEmptyRecords != 0 {
+		op.Value.Records = emptyRecords
+	}
+	if s.side != 0 {
+		j := int64(s.side - 1)
+		e := &r.side[j>>chunkShift][j&chunkMask]
+		if e.records != nil {
+			op.Value.Records = e.records
+		}
+		op.Value.Error, op.Value.Ext = e.err, e.ext
+		if sp := e.spill; sp != nil {
+			op.F, op.Value.Topic, op.Value.Isolation, op.Type = sp.f, sp.topic, sp.isolation, sp.typ
+			return
+		}
+	}
+	op.F = r.fs.names[(b>>fShift)&smallFieldMask]
+	op.Value.Isolation = r.isolations.names[(b>>isolationShift)&smallFieldMask]
+	op.Value.Topic = r.topics.names[s.topic]
+}
+
 // Invoke records the start of an operation and returns its index.
-func (r *Recorder) Invoke(process, f string, v Value) int64 { return r.add(process, Invoke, f, v) }
+func (r *Recorder) Invoke(process, f string, v Value) int64 { return r.add(process, Invoke, f, &v) }
 
 // Complete records an operation's end: ok, fail or info.
 func (r *Recorder) Complete(process string, t Type, f string, v Value) int64 {
-	return r.add(process, t, f, v)
+	return r.add(process, t, f, &v)
 }
-
-// op returns operation i.
-func (r *Recorder) op(i int64) *Op { return &r.chunks[i/recorderChunk][i%recorderChunk] }
 
 // Died records that a client process died (crashed, was killed, lost power
 // or exited), as its world sees it: every operation it had open completes
@@ -91,32 +342,37 @@ func (r *Recorder) op(i int64) *Op { return &r.chunks[i/recorderChunk][i%recorde
 // invoked, and a crash operation pair follows. It returns how many
 // operations it completed.
 func (r *Recorder) Died(process, why string) int {
-	open := r.openOf(process)
-	delete(r.byProcess, process) // all its operations are complete below
+	pid := r.proc(process)
+	open := r.openOf(pid)
+	r.since[pid] = opList{} // all its operations are complete below
+	var inv Op
 	for _, i := range open {
-		inv := r.op(i)
+		r.load(i, &inv)
 		v := inv.Value
 		v.Error = why
-		r.add(process, Info, inv.F, v)
+		r.add(process, Info, inv.F, &v)
 	}
 	crash := NoValue()
 	crash.Error = why
-	r.add(process, Invoke, FCrash, crash)
-	r.add(process, OK, FCrash, crash)
+	r.add(process, Invoke, FCrash, &crash)
+	r.add(process, OK, FCrash, &crash)
 	return len(open)
 }
 
 // openOf pairs a process's operations since it last died and returns the
 // invocations without a completion, in the order they were invoked.
-func (r *Recorder) openOf(process string) []int64 {
+func (r *Recorder) openOf(pid uint32) []int64 {
 	pending := map[openKey][]int64{}
-	for _, i := range r.byProcess[process] {
-		op := r.op(i)
-		k := keyOf(op)
-		if op.Type == Invoke {
-			pending[k] = append(pending[k], i)
-		} else if l := pending[k]; len(l) > 0 {
-			pending[k] = l[1:]
+	var op Op
+	for _, b := range r.since[pid].blocks {
+		for _, i := range b {
+			r.load(int64(i), &op)
+			k := keyOf(&op)
+			if op.Type == Invoke {
+				pending[k] = append(pending[k], int64(i))
+			} else if l := pending[k]; len(l) > 0 {
+				pending[k] = l[1:]
+			}
 		}
 	}
 	var open []int64
@@ -129,34 +385,37 @@ func (r *Recorder) openOf(process string) []int64 {
 
 // Restarted records a client process coming back, as an operation pair.
 func (r *Recorder) Restarted(process string) {
-	r.add(process, Invoke, FRestart, NoValue())
-	r.add(process, OK, FRestart, NoValue())
+	v := NoValue()
+	r.add(process, Invoke, FRestart, &v)
+	v = NoValue()
+	r.add(process, OK, FRestart, &v)
 }
 
 // Open is how many operations are invoked and not yet completed.
 func (r *Recorder) Open() int {
 	n := 0
-	for p := range r.byProcess { // kafkasim:orderless: a count
-		n += len(r.openOf(p))
+	for pid := range r.since {
+		n += len(r.openOf(uint32(pid)))
 	}
 	return n
 }
 
-// Ops returns the whole history as one slice (a copy of the blocks).
+// Ops returns the whole history as one slice (a copy).
 func (r *Recorder) Ops() []Op {
-	out := make([]Op, 0, r.n)
-	for _, c := range r.chunks {
-		out = append(out, c...)
+	out := make([]Op, r.n)
+	for i := range out {
+		r.load(int64(i), &out[i])
 	}
 	return out
 }
 
-// Each calls f for every operation in order, without copying.
+// Each calls f for every operation in order. The Op f gets is rebuilt for
+// each call: f must not keep the pointer (nor write through it).
 func (r *Recorder) Each(f func(op *Op)) {
-	for _, c := range r.chunks {
-		for i := range c {
-			f(&c[i])
-		}
+	var op Op
+	for i, n := int64(0), r.n; i < n; i++ {
+		r.load(i, &op)
+		f(&op)
 	}
 }
 

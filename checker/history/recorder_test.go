@@ -1,8 +1,14 @@
 package history
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"sort"
+	"strconv"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 func sendValue(v string) Value {
@@ -93,5 +99,313 @@ func TestDiedCompletesOpenOperationsAndRecordsTheCrash(t *testing.T) {
 		if n != 0 {
 			t.Fatalf("%s: %d unpaired", k, n)
 		}
+	}
+}
+
+// refRecorder is the recorder as it was before it stored operations
+// compactly: Op values in a slice, and each process's operations since it
+// last died. The compact recorder must give back exactly what it gives.
+type refRecorder struct {
+	ops       []Op
+	clock     func() time.Duration
+	stepOf    func() uint64
+	steps     []uint64
+	byProcess map[string][]int64
+}
+
+func (r *refRecorder) add(process string, t Type, f string, v Value) int64 {
+	i := int64(len(r.ops))
+	if r.stepOf != nil {
+		r.steps = append(r.steps, r.stepOf())
+	}
+	r.ops = append(r.ops, Op{Index: i, Time: int64(r.clock()), Process: process, Type: t, F: f, Value: v})
+	if r.byProcess == nil {
+		r.byProcess = map[string][]int64{}
+	}
+	r.byProcess[process] = append(r.byProcess[process], i)
+	return i
+}
+
+func (r *refRecorder) step(i int64) uint64 {
+	if i < 0 || i >= int64(len(r.steps)) {
+		return 0
+	}
+	return r.steps[i]
+}
+
+func (r *refRecorder) died(process, why string) int {
+	open := r.openOf(process)
+	delete(r.byProcess, process)
+	for _, i := range open {
+		v := r.ops[i].Value
+		v.Error = why
+		r.add(process, Info, r.ops[i].F, v)
+	}
+	crash := NoValue()
+	crash.Error = why
+	r.add(process, Invoke, FCrash, crash)
+	r.add(process, OK, FCrash, crash)
+	return len(open)
+}
+
+func (r *refRecorder) openOf(process string) []int64 {
+	pending := map[openKey][]int64{}
+	for _, i := range r.byProcess[process] {
+		k := keyOf(&r.ops[i])
+		if r.ops[i].Type == Invoke {
+			pending[k] = append(pending[k], i)
+		} else if l := pending[k]; len(l) > 0 {
+			pending[k] = l[1:]
+		}
+	}
+	var open []int64
+	for _, l := range pending {
+		open = append(open, l...)
+	}
+	sort.Slice(open, func(i, j int) bool { return open[i] < open[j] })
+	return open
+}
+
+func (r *refRecorder) open() int {
+	n := 0
+	for p := range r.byProcess {
+		n += len(r.openOf(p))
+	}
+	return n
+}
+
+// bothRecorders records into a compact recorder and a reference one at once.
+type bothRecorders struct {
+	t    *testing.T
+	now  time.Duration
+	step uint64
+	r    *Recorder
+	ref  *refRecorder
+}
+
+func newBoth(t *testing.T) *bothRecorders {
+	b := &bothRecorders{t: t}
+	clock := func() time.Duration { return b.now }
+	b.r = NewRecorder(clock)
+	b.ref = &refRecorder{clock: clock}
+	return b
+}
+
+func (b *bothRecorders) invoke(process, f string, v Value) {
+	if i, j := b.r.Invoke(process, f, v), b.ref.add(process, Invoke, f, v); i != j {
+		b.t.Fatalf("invoke: index %d, want %d", i, j)
+	}
+}
+
+func (b *bothRecorders) complete(process string, t Type, f string, v Value) {
+	if i, j := b.r.Complete(process, t, f, v), b.ref.add(process, t, f, v); i != j {
+		b.t.Fatalf("complete: index %d, want %d", i, j)
+	}
+}
+
+func (b *bothRecorders) died(process, why string) {
+	if n, m := b.r.Died(process, why), b.ref.died(process, why); n != m {
+		b.t.Fatalf("died %s: completed %d, want %d", process, n, m)
+	}
+}
+
+func (b *bothRecorders) restarted(process string) {
+	b.r.Restarted(process)
+	b.ref.add(process, Invoke, FRestart, NoValue())
+	b.ref.add(process, OK, FRestart, NoValue())
+}
+
+// check compares the whole history, field by field, through Ops and Each,
+// and the steps and open counts.
+func (b *bothRecorders) check() {
+	t := b.t
+	want := b.ref.ops
+	got := b.r.Ops()
+	if b.r.Len() != len(want) || len(got) != len(want) {
+		t.Fatalf("%d operations (Len %d), want %d", len(got), b.r.Len(), len(want))
+	}
+	for i := range want {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Fatalf("operation %d:\n got %#v\nwant %#v", i, got[i], want[i])
+		}
+		if g, w := got[i].Value.Records, want[i].Value.Records; len(w) > 0 && &g[0] != &w[0] {
+			t.Fatalf("operation %d: records not the slice recorded", i)
+		}
+		if got[i].Value.Ext != want[i].Value.Ext {
+			t.Fatalf("operation %d: Ext not the one recorded", i)
+		}
+		if g, w := b.r.Step(int64(i)), b.ref.step(int64(i)); g != w {
+			t.Fatalf("operation %d: step %d, want %d", i, g, w)
+		}
+	}
+	for _, i := range []int64{-1, int64(len(want)), int64(len(want)) + 1} {
+		if g, w := b.r.Step(i), b.ref.step(i); g != w {
+			t.Fatalf("step of %d: %d, want %d", i, g, w)
+		}
+	}
+	n := 0
+	b.r.Each(func(op *Op) {
+		if !reflect.DeepEqual(*op, want[n]) {
+			t.Fatalf("Each, operation %d:\n got %#v\nwant %#v", n, *op, want[n])
+		}
+		n++
+	})
+	if n != len(want) {
+		t.Fatalf("Each visited %d operations, want %d", n, len(want))
+	}
+	if g, w := b.r.Open(), b.ref.open(); g != w {
+		t.Fatalf("open %d, want %d", g, w)
+	}
+}
+
+// The compact recorder is lossless: a long random mix of sends (keyed and
+// null-keyed, acknowledged, failed, indeterminate), polls with and without
+// records, group and transaction operations with an Ext, errors, deaths with
+// operations open and restarts, over more processes than a table scans and
+// more operations than a block holds, reads back exactly as a recorder of
+// plain Op values records it, index, time and trace step included.
+func TestRecorderIsLossless(t *testing.T) {
+	b := newBoth(t)
+	rng := rand.New(rand.NewPCG(1, 2))
+	b.r.TraceSteps(func() uint64 { return b.step })
+	b.ref.stepOf = b.r.stepOf
+	var procs []string
+	for i := range 6 {
+		procs = append(procs, fmt.Sprintf("p-%d", i))
+	}
+	for i := range 6 {
+		procs = append(procs, fmt.Sprintf("c-%d", i))
+	}
+	topics := []string{"orders", "payments", "audit"}
+	isolations := []string{"read_committed", "read_uncommitted"}
+	fs := []string{FCommit, FFetchCommitted, FAssign, FRevoke, FTxnBegin, FTxnCommit, FTxnAbort, FSideEffect}
+	type open struct {
+		proc string
+		v    Value
+	}
+	var sends []open
+	seq := 0
+	for range 120_000 {
+		b.now += time.Duration(rng.IntN(1000))
+		b.step += uint64(rng.IntN(3))
+		p := procs[rng.IntN(len(procs))]
+		switch k := rng.IntN(100); {
+		case k < 35: // a send
+			v := NoValue()
+			v.Topic = topics[rng.IntN(len(topics))]
+			if rng.IntN(3) > 0 {
+				v.Key, v.HasKey = fmt.Sprintf("k%d", rng.IntN(50)), true
+			} else if rng.IntN(2) == 0 {
+				v.Key = "" // a null key
+			}
+			v.Value = fmt.Sprintf("%s:%d", p, seq)
+			seq++
+			b.invoke(p, FSend, v)
+			sends = append(sends, open{p, v})
+		case k < 65 && len(sends) > 0: // a send completes
+			j := rng.IntN(len(sends))
+			s := sends[j]
+			sends = append(sends[:j], sends[j+1:]...)
+			v := s.v
+			switch rng.IntN(4) {
+			case 0:
+				v.Error = "NOT_LEADER_OR_FOLLOWER"
+				b.complete(s.proc, Fail, FSend, v)
+			case 1:
+				v.Error = "request timed out"
+				b.complete(s.proc, Info, FSend, v)
+			default:
+				v.Partition, v.Offset = int32(rng.IntN(12)), int64(rng.IntN(1e6))
+				b.complete(s.proc, OK, FSend, v)
+			}
+		case k < 85: // a poll, invoked and completed
+			v := NoValue()
+			v.Isolation = isolations[rng.IntN(len(isolations))]
+			v.Final = rng.IntN(10) == 0
+			b.invoke(p, FPoll, v)
+			switch rng.IntN(3) {
+			case 0: // no records
+			case 1:
+				v.Records = []Record{}
+			default:
+				v.Records = make([]Record, rng.IntN(5), 8)
+				for j := range v.Records {
+					v.Records[j] = Record{Topic: topics[rng.IntN(len(topics))], Partition: int32(rng.IntN(12)),
+						Offset: int64(rng.IntN(1e6)), Key: "k", HasKey: rng.IntN(2) == 0, Value: fmt.Sprint(j)}
+				}
+			}
+			v.HasRecords = true
+			if v.Final && rng.IntN(2) == 0 {
+				v.X().LogStartOffsets = map[string]int64{"orders-0": 3}
+			}
+			if rng.IntN(20) == 0 {
+				v.Error = "coordinator not available"
+				b.complete(p, Fail, FPoll, v)
+			} else {
+				b.complete(p, OK, FPoll, v)
+			}
+		case k < 95: // a group or transaction operation
+			f := fs[rng.IntN(len(fs))]
+			v := NoValue()
+			x := v.X()
+			x.Group, x.Generation, x.MemberID = "billing", int32(rng.IntN(9)), p+"-member"
+			x.Offsets = map[string]int64{"orders-1": int64(rng.IntN(100))}
+			x.Partitions = []string{"orders-1", "orders-2"}
+			x.TransactionalID = "t-" + p
+			x.Sends = []Send{{Topic: "orders", Partition: -1, Value: "s", Offset: -1}}
+			b.invoke(p, f, v)
+			if rng.IntN(4) > 0 {
+				b.complete(p, Type(1+rng.IntN(3)), f, v)
+			}
+		case k < 98:
+			b.died(p, "process died: killed")
+			kept := sends[:0]
+			for _, s := range sends {
+				if s.proc != p {
+					kept = append(kept, s)
+				}
+			}
+			sends = kept
+		default:
+			b.restarted(p)
+		}
+	}
+	b.died("never-seen", "process died: machine down")
+	if b.r.Len() <= 2*recorderChunk || b.r.nside <= recorderChunk {
+		t.Fatalf("%d operations, %d side entries: too few to cross blocks", b.r.Len(), b.r.nside)
+	}
+	b.check()
+}
+
+// Names and types past what a slot has room for (more functions,
+// isolations or topics than its fields number, a type outside the four)
+// read back exactly too.
+func TestRecorderSpillsWhatASlotCannotHold(t *testing.T) {
+	b := newBoth(t)
+	for i := range 70_000 {
+		v := NoValue()
+		v.Topic = "topic-" + strconv.Itoa(i)
+		v.Isolation = "iso-" + strconv.Itoa(i%40)
+		v.Value = strconv.Itoa(i)
+		b.invoke("p-0", "f-"+strconv.Itoa(i%45), v)
+		if i%1000 == 0 {
+			b.complete("p-0", Type(4+i%3), "f-"+strconv.Itoa(i%45), v)
+		}
+	}
+	b.check()
+	b.died("p-0", "gone")
+	b.check()
+}
+
+// A slot and a record pack as small as the recorder's comment says.
+func TestCompactSizes(t *testing.T) {
+	if s := unsafe.Sizeof(slot{}); s != 64 {
+		t.Errorf("slot: %d bytes, want 64", s)
+	}
+	if s := unsafe.Sizeof(Record{}); s != 64 {
+		t.Errorf("Record: %d bytes, want 64", s)
+	}
+	if s := unsafe.Sizeof(Send{}); s != 64 {
+		t.Errorf("Send: %d bytes, want 64", s)
 	}
 }
