@@ -48,6 +48,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"kafkasim/internal/grow"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -526,7 +527,7 @@ func (d *Disk) queue(op pendingOp) {
 	}
 	d.opBlock = append(d.opBlock, op)
 	p := &d.opBlock[len(d.opBlock)-1]
-	d.pending = append(d.pending, p)
+	d.pending = grow.Append(d.pending, p)
 	d.live++
 	d.byFile[op.name] = append(d.byFile[op.name], p)
 	if op.kind == opRename {

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"kafkasim/internal/grow"
 	"math"
 	"sort"
 	"strings"
@@ -389,9 +390,9 @@ func (a *Audit) ReplicaHW(broker int32, tp metadata.TopicPartition, leaderEpoch 
 		case found || (i < len(p.committed) && p.committed[i].base <= k.last):
 			a.lose(tp, p, i, broker, 0, PartitionReplicasAgree,
 				fmt.Sprintf("differ on broker %d below its high watermark %d (leader epoch %d here)", broker, hw, k.epoch))
-			p.committed = append(p.committed, k)
+			p.committed = grow.Append(p.committed, k)
 		case b.BaseOffset >= p.committedEnd():
-			p.committed = append(p.committed, k)
+			p.committed = grow.Append(p.committed, k)
 		}
 		return true
 	})

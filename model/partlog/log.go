@@ -12,6 +12,7 @@ package partlog
 import (
 	"errors"
 	"fmt"
+	"kafkasim/internal/grow"
 	"math"
 	"slices"
 	"sort"
@@ -71,9 +72,9 @@ func (s *segment) next() int64 {
 }
 
 func (s *segment) add(b *record.Batch, pos int64) {
-	s.batches = append(s.batches, b)
-	s.positions = append(s.positions, pos)
-	s.lasts = append(s.lasts, b.LastOffset())
+	s.batches = grow.Append(s.batches, b)
+	s.positions = grow.Append(s.positions, pos)
+	s.lasts = grow.Append(s.lasts, b.LastOffset())
 }
 
 func (s *segment) cut(n int) {

@@ -1,6 +1,7 @@
 package producer
 
 import (
+	"kafkasim/internal/grow"
 	"math"
 	"slices"
 	"time"
@@ -397,7 +398,7 @@ func (p *Producer) complete(b *pbatch, t history.Type, base int64, why string) {
 			v.Partition, v.Offset = b.partition, base+int64(i)
 			p.Stats.Acked++
 			p.Stats.LatencySum += latency
-			p.Stats.Latencies = append(p.Stats.Latencies, latency)
+			p.Stats.Latencies = grow.Append(p.Stats.Latencies, latency)
 		case history.Fail:
 			v.Error = why
 			p.Stats.Failed++
