@@ -678,13 +678,9 @@ func (r *Reader) finishPoll() {
 	v := history.NoValue()
 	v.Isolation = r.cfg.Isolation
 	v.Final = r.final
-	// The history keeps the poll's slice. It was sized like the last poll,
-	// so it is rarely much larger than what it holds; when it is, the
-	// history gets an exact copy.
-	v.Records = r.pollRecs
-	if cap(v.Records) > 2*len(v.Records)+16 {
-		v.Records = slices.Clone(v.Records)
-	}
+	// The history keeps an exact copy; the poll buffer is reused, so it
+	// stops growing once it has held the largest poll.
+	v.Records = slices.Clone(r.pollRecs)
 	v.HasRecords = true
 	if r.final && len(r.finalStarts) > 0 {
 		v.X().LogStartOffsets = r.finalStarts
@@ -694,7 +690,7 @@ func (r *Reader) finishPoll() {
 		r.rec.Complete(r.cfg.Name, history.OK, history.FPoll, v)
 	}
 	r.Stats.Records += len(r.pollRecs)
-	r.pollRecs = make([]history.Record, 0, min(len(r.pollRecs)+len(r.pollRecs)/4+4, r.cfg.MaxPollRecords))
+	r.pollRecs = r.pollRecs[:0]
 	if r.final {
 		r.checkFinal()
 	}
