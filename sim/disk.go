@@ -177,7 +177,12 @@ type Disk struct {
 	fsyncSlowFactor int64
 	bad             []badRange
 	stats           DiskStats
-	opBlock         []pendingOp // see queue
+	// opBlock is the block operations are carved from; blocks holds the
+	// blocks with operations still pending, oldest first (opBlock last),
+	// and spare the blocks whose operations all left the queue, for reuse.
+	opBlock []pendingOp
+	blocks  [][]pendingOp
+	spare   [][]pendingOp
 	// memo holds what the node derived from its files (a log's decoded
 	// batches), across process crashes; see Memo. unchangedBelow holds,
 	// per memo key, the offset below which the file's bytes have not
@@ -521,9 +526,15 @@ func (d *Disk) queue(op pendingOp) {
 	op.seq = d.opSeq
 	op.at = d.w.sched.now
 	// Operations are carved from blocks: one allocation per block, not per
-	// write (a block is freed once all its operations are settled).
+	// write, and a block is reused once all its operations have left the
+	// queue (they leave in issue order; see releaseBlocks).
 	if len(d.opBlock) == cap(d.opBlock) {
-		d.opBlock = make([]pendingOp, 0, 256)
+		if n := len(d.spare); n > 0 {
+			d.opBlock, d.spare = d.spare[n-1], d.spare[:n-1]
+		} else {
+			d.opBlock = make([]pendingOp, 0, opBlockOps)
+		}
+		d.blocks = append(d.blocks, d.opBlock)
 	}
 	d.opBlock = append(d.opBlock, op)
 	p := &d.opBlock[len(d.opBlock)-1]
@@ -536,6 +547,25 @@ func (d *Disk) queue(op pendingOp) {
 	if d.opts.WritebackDelay > 0 && !d.writebackArmed {
 		d.armWriteback(op.at + d.opts.WritebackDelay)
 	}
+}
+
+// opBlockOps is how many operations a block holds (tests shrink it, so
+// that blocks are reused within a few operations).
+var opBlockOps = 256
+
+// releaseBlocks makes the oldest block spare once op, which just left the
+// queue, was its last: operations leave in issue order, so the block's
+// others left before it, and nothing points into it any more (the queue
+// and the per-file queues dropped them).
+func (d *Disk) releaseBlocks(op *pendingOp) {
+	if len(d.blocks) < 2 || op != &d.blocks[0][:opBlockOps][opBlockOps-1] {
+		return
+	}
+	b := d.blocks[0][:opBlockOps]
+	clear(b) // no names or data kept alive
+	d.spare = append(d.spare, b[:0])
+	d.blocks[0] = nil
+	d.blocks = d.blocks[1:]
 }
 
 func (d *Disk) armWriteback(at time.Duration) {
@@ -726,6 +756,7 @@ func (d *Disk) writeback() {
 		}
 		d.pending[d.head] = nil
 		d.head++
+		d.releaseBlocks(op)
 	}
 	if d.head > 1024 && d.head*2 > len(d.pending) {
 		d.pending = append(d.pending[:0], d.pending[d.head:]...)
@@ -742,6 +773,23 @@ func (d *Disk) clearPending() {
 	d.head = 0
 	d.live = 0
 	clear(d.byFile)
+	// Every block holds only dropped operations now; the one being carved
+	// goes on being carved unless it is full (its last operation will
+	// never leave the queue to release it).
+	keep := 0
+	if len(d.opBlock) < cap(d.opBlock) {
+		keep = 1
+	}
+	n := len(d.blocks) - keep
+	for _, b := range d.blocks[:n] {
+		clear(b[:cap(b)])
+		d.spare = append(d.spare, b[:0])
+	}
+	d.blocks = append(d.blocks[:0], d.blocks[n:]...)
+	clear(d.blocks[len(d.blocks) : n+keep])
+	if keep == 0 {
+		d.opBlock = nil
+	}
 }
 
 // powerLoss drops the page cache: pending operations are lost, except that a
