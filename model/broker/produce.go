@@ -32,8 +32,8 @@ type pendingProduce struct {
 	closed bool
 	// A request names a handful of partitions: the answer and the wait
 	// fit here, so that a produce allocates once.
-	partsInline [4]producePart
-	respInline  [4]proto.ProducePartitionResponse
+	partsInline [2]producePart
+	respInline  [2]proto.ProducePartitionResponse
 }
 
 func newPendingProduce(from sim.NodeID, correlationID uint64, n int) *pendingProduce {
