@@ -77,8 +77,7 @@ func (c Config) LostRequestWait() time.Duration {
 }
 
 type pendingRecord struct {
-	value  string
-	record record.Record
+	record record.Record // its Value is the history's value
 	// partition is an explicit partition (a probe's), or -1.
 	partition int32
 }
@@ -105,6 +104,9 @@ type pbatch struct {
 	maybe      bool          // some attempt may have been appended
 	closed     bool          // full: no more records
 	leaderSeen int32         // the leader epoch of the last attempt's target
+	// first holds the records of a batch of one (most are, at a modest
+	// rate: linger.ms expires before a second record comes).
+	first [1]pendingRecord
 }
 
 type partitionState struct {
@@ -415,7 +417,7 @@ func (p *Producer) send() {
 	p.Stats.Sent++
 	// Before any metadata arrives the record waits unpartitioned (Kafka
 	// blocks send() for up to max.block.ms), its delivery timeout running.
-	pr := pendingRecord{value: value, record: rec, partition: -1}
+	pr := pendingRecord{record: rec, partition: -1}
 	p.append(pr)
 }
 
@@ -471,7 +473,7 @@ func (p *Producer) Probe() {
 		if !p.metaValid {
 			part = -1
 		}
-		p.append(pendingRecord{value: value, record: r, partition: part})
+		p.append(pendingRecord{record: r, partition: part})
 	}
 }
 
@@ -552,7 +554,12 @@ func (p *Producer) append(pr pendingRecord) {
 		st.batchRecords = len(last.records)
 	}
 	if b == nil {
-		b = &pbatch{partition: part, created: p.env.Now(), baseSeq: -1, records: make([]pendingRecord, 0, max(st.batchRecords, 1))}
+		b = &pbatch{partition: part, created: p.env.Now(), baseSeq: -1}
+		if st.batchRecords > 1 {
+			b.records = make([]pendingRecord, 0, st.batchRecords)
+		} else {
+			b.records = b.first[:0]
+		}
 		st.queue = append(st.queue, b)
 		if p.haveFloor && b.created < p.expireFloor {
 			p.expireFloor = b.created

@@ -392,7 +392,7 @@ func (p *Producer) complete(b *pbatch, t history.Type, base int64, why string) {
 	latency := p.env.Now() - b.created
 	for i, pr := range b.records {
 		v := history.NoValue()
-		v.Topic, v.Key, v.HasKey, v.Value = p.cfg.Topic, pr.record.Key, pr.record.HasKey, pr.value
+		v.Topic, v.Key, v.HasKey, v.Value = p.cfg.Topic, pr.record.Key, pr.record.HasKey, pr.record.Value
 		switch t {
 		case history.OK:
 			v.Partition, v.Offset = b.partition, base+int64(i)
@@ -410,8 +410,8 @@ func (p *Producer) complete(b *pbatch, t history.Type, base int64, why string) {
 			p.Stats.Indeterminate++
 		}
 		p.record(t, history.FSend, v)
-		if _, ok := p.probes[pr.value]; ok {
-			p.probes[pr.value] = t
+		if _, ok := p.probes[pr.record.Value]; ok {
+			p.probes[pr.record.Value] = t
 		}
 	}
 }
