@@ -59,7 +59,9 @@ type segment struct {
 	batches []*record.Batch
 	// positions and lasts are, per batch, where it starts in the file and
 	// its last offset: lookups search lasts, which sit together in memory.
-	positions []int64
+	// A position fits 32 bits: segment.bytes is at most 2^31-1, and a
+	// segment ends with the first batch that passes it.
+	positions []uint32
 	lasts     []int64
 	dirty     bool // written since its last fsync
 }
@@ -73,7 +75,10 @@ func (s *segment) next() int64 {
 
 func (s *segment) add(b *record.Batch, pos int64) {
 	s.batches = grow.Append(s.batches, b)
-	s.positions = grow.Append(s.positions, pos)
+	if pos > math.MaxUint32 {
+		panic(fmt.Sprintf("partlog: %s: a batch at position %d, past what segment.bytes allows", s.file, pos))
+	}
+	s.positions = grow.Append(s.positions, uint32(pos))
 	s.lasts = grow.Append(s.lasts, b.LastOffset())
 }
 
@@ -240,7 +245,7 @@ func (l *Log) recallSegment(seg *segment, rec *Recovery) int64 {
 		return 0
 	}
 	n := len(old.batches)
-	seg.batches, seg.positions, seg.lasts = make([]*record.Batch, 0, n), make([]int64, 0, n), make([]int64, 0, n)
+	seg.batches, seg.positions, seg.lasts = make([]*record.Batch, 0, n), make([]uint32, 0, n), make([]int64, 0, n)
 	// Below unchanged, the file holds what the node wrote, which is what
 	// the memo holds: only the rest needs comparing.
 	unchanged := min(l.disk.UnchangedBelow(seg.file), old.size)
@@ -248,7 +253,7 @@ func (l *Log) recallSegment(seg *segment, rec *Recovery) int64 {
 	var pos int64
 	for i, b := range old.batches {
 		expected := l.nextOffsetAfter(seg)
-		if old.positions[i] != pos || (expected >= 0 && b.BaseOffset < expected) {
+		if int64(old.positions[i]) != pos || (expected >= 0 && b.BaseOffset < expected) {
 			break
 		}
 		end := pos + int64(b.SizeBytes())
@@ -288,8 +293,8 @@ func (l *Log) HeaderFlipped(flips []sim.Flip) bool {
 			if s.file != f.File {
 				continue
 			}
-			i := sort.Search(len(s.positions), func(i int) bool { return s.positions[i] > f.Offset }) - 1
-			if i >= 0 && f.Offset-s.positions[i] < 16 {
+			i := sort.Search(len(s.positions), func(i int) bool { return int64(s.positions[i]) > f.Offset }) - 1
+			if i >= 0 && f.Offset-int64(s.positions[i]) < 16 {
 				return true
 			}
 		}
@@ -589,7 +594,7 @@ func (l *Log) TruncateTo(offset int64) {
 		s := l.segs[si]
 		pos := s.size
 		if bi < len(s.batches) {
-			pos = s.positions[bi]
+			pos = int64(s.positions[bi])
 		}
 		s.cut(bi)
 		s.size = pos
