@@ -91,8 +91,12 @@ const (
 )
 
 type pbatch struct {
-	partition  int32
-	records    []pendingRecord
+	partition int32
+	// records are the batch's records, handed to record.New as they are
+	// (it numbers them); explicit holds, in a batch still waiting for a
+	// partition (partition -1), each record's explicit partition or -1.
+	records    []record.Record
+	explicit   []int32
 	bytes      int
 	created    time.Duration
 	attempts   int
@@ -104,9 +108,6 @@ type pbatch struct {
 	maybe      bool          // some attempt may have been appended
 	closed     bool          // full: no more records
 	leaderSeen int32         // the leader epoch of the last attempt's target
-	// first holds the records of a batch of one (most are, at a modest
-	// rate: linger.ms expires before a second record comes).
-	first [1]pendingRecord
 }
 
 type partitionState struct {
@@ -554,18 +555,18 @@ func (p *Producer) append(pr pendingRecord) {
 		st.batchRecords = len(last.records)
 	}
 	if b == nil {
-		b = &pbatch{partition: part, created: p.env.Now(), baseSeq: -1}
-		if st.batchRecords > 1 {
-			b.records = make([]pendingRecord, 0, st.batchRecords)
-		} else {
-			b.records = b.first[:0]
-		}
+		// The record slice becomes the built batch's, which the logs keep:
+		// its own allocation, so that they keep nothing else of the batch.
+		b = &pbatch{partition: part, created: p.env.Now(), baseSeq: -1, records: make([]record.Record, 0, max(st.batchRecords, 1))}
 		st.queue = append(st.queue, b)
 		if p.haveFloor && b.created < p.expireFloor {
 			p.expireFloor = b.created
 		}
 	}
-	b.records = append(b.records, pr)
+	b.records = append(b.records, pr.record)
+	if part < 0 {
+		b.explicit = append(b.explicit, pr.partition)
+	}
 	b.bytes += size
 	if b.bytes+size > p.cfg.BatchSize {
 		b.closed = true

@@ -85,8 +85,8 @@ func (p *Producer) partitionPending() {
 	}
 	p.pending = nil
 	for _, b := range st.queue {
-		for _, pr := range b.records {
-			p.append(pr)
+		for i, r := range b.records {
+			p.append(pendingRecord{record: r, partition: b.explicit[i]})
 		}
 	}
 }
@@ -144,11 +144,7 @@ func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
 				st.nextSeq += int32(len(b.records))
 				prod = record.Producer{ID: p.pid, Epoch: p.epoch, BaseSequence: b.baseSeq}
 			}
-			recs := make([]record.Record, len(b.records))
-			for i, pr := range b.records {
-				recs[i] = pr.record
-			}
-			b.built = record.New(recs, prod, false, p.cfg.Compression)
+			b.built = record.New(b.records, prod, false, p.cfg.Compression)
 			p.Stats.RecordsBytes += int64(b.built.RecordsBytes())
 			p.Stats.Batches++
 		}
@@ -390,9 +386,9 @@ func (p *Producer) complete(b *pbatch, t history.Type, base int64, why string) {
 	st := p.partState(b.partition)
 	st.queue = slices.DeleteFunc(st.queue, func(x *pbatch) bool { return x == b })
 	latency := p.env.Now() - b.created
-	for i, pr := range b.records {
+	for i, r := range b.records {
 		v := history.NoValue()
-		v.Topic, v.Key, v.HasKey, v.Value = p.cfg.Topic, pr.record.Key, pr.record.HasKey, pr.record.Value
+		v.Topic, v.Key, v.HasKey, v.Value = p.cfg.Topic, r.Key, r.HasKey, r.Value
 		switch t {
 		case history.OK:
 			v.Partition, v.Offset = b.partition, base+int64(i)
@@ -410,8 +406,8 @@ func (p *Producer) complete(b *pbatch, t history.Type, base int64, why string) {
 			p.Stats.Indeterminate++
 		}
 		p.record(t, history.FSend, v)
-		if _, ok := p.probes[pr.record.Value]; ok {
-			p.probes[pr.record.Value] = t
+		if _, ok := p.probes[r.Value]; ok {
+			p.probes[r.Value] = t
 		}
 	}
 }
