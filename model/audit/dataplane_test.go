@@ -45,7 +45,7 @@ func replicaLogsWith(t *testing.T, cfg partlog.Config, logs ...[]struct {
 	w.RunUntil(0)
 	var out []*partlog.Log
 	for i, batches := range logs {
-		l, _ := partlog.Open(nodes[i].env.Disk(), nodes[i].gate, "data/orders-0", cfg, 0)
+		l, _ := partlog.Open(nodes[i].env.Disk(), nodes[i].gate, "data/orders-0", cfg, partlog.Checkpoints{})
 		for _, b := range batches {
 			rb := record.New([]record.Record{{Value: b.v}}, record.Producer{ID: record.NoProducer}, false, record.CompressionNone).Stamped(l.LEO(), b.epoch)
 			if err := l.Append([]*record.Batch{rb}, true); err != nil {

@@ -137,6 +137,13 @@ type replicaManager struct {
 	startCkpt map[string]int64
 	fetchers  map[int32]*fetcher
 	parked    []*parkedFetch
+
+	// recoveryCkpt is the recovery-point-offset-checkpoint read at start;
+	// cleanStart: the clean-shutdown marker was on disk then (the logs load
+	// without recovery). Both are for opening logs (partlog.Checkpoints).
+	recoveryCkpt map[string]int64
+	cleanStart   bool
+
 	// produces: the acks=all writes waiting for the high watermark, per
 	// partition they wait on, oldest first (a finished one leaves lazily).
 	produces map[metadata.TopicPartition][]*pendingProduce
@@ -154,6 +161,8 @@ func newReplicaManager(n *Node) *replicaManager {
 	rm.alter.rm = rm
 	rm.hwCkpt = readOffsetCheckpoint(n.env.Disk(), hwCheckpointFile)
 	rm.startCkpt = readOffsetCheckpoint(n.env.Disk(), logStartCheckpointFile)
+	rm.recoveryCkpt = readOffsetCheckpoint(n.env.Disk(), recoveryCheckpointFile)
+	rm.cleanStart = n.env.Disk().Exists(cleanShutdownFile)
 	env := n.env
 	env.After(rm.cfg.ReplicaLagTimeMax/2, rmTick{tickISRShrink})
 	env.After(rm.cfg.HWCheckpointInterval, rmTick{tickHWCheckpoint})
@@ -292,7 +301,8 @@ func (rm *replicaManager) stopsFetching(reg *metadata.Partition) bool {
 func (rm *replicaManager) openLog(p *partition) {
 	dir := dataDir + "/" + p.tp.String()
 	cfg := rm.logConfig(p.tp.Topic)
-	log, rec := partlog.Open(rm.n.env.Disk(), rm.gate, dir, cfg, rm.startCkpt[p.tp.String()])
+	log, rec := partlog.Open(rm.n.env.Disk(), rm.gate, dir, cfg, partlog.Checkpoints{
+		LogStart: rm.startCkpt[p.tp.String()], RecoveryPoint: rm.recoveryCkpt[p.tp.String()], Clean: rm.cleanStart})
 	p.log = log
 	p.hw = min(rm.hwCkpt[p.tp.String()], log.LEO())
 	if rec.TruncatedBytes > 0 || rec.DeletedSegments > 0 {
