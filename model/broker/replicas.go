@@ -41,6 +41,9 @@ type DataAuditor interface {
 	// OutOfOrderSequence: a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER to
 	// batch b.
 	OutOfOrderSequence(broker int32, tp metadata.TopicPartition, b *record.Batch)
+	// UnknownProducer: a leader whose producer state knows nothing of b's
+	// producer is about to append b; its log starts at logStart.
+	UnknownProducer(broker int32, tp metadata.TopicPartition, b *record.Batch, logStart int64)
 }
 
 type followerState struct {
