@@ -42,6 +42,11 @@ type Config struct {
 	// state (rebuilt at a restart) no longer held them, and the producer
 	// bumped its epoch and wrote them again.
 	Forgotten []ForgottenBatch
+	// ForgottenProducers lists, from the god view, committed idempotent
+	// batches whose retry a leader took as new: retention had deleted them
+	// below its log start, and its producer state, reloaded without a
+	// snapshot that still had their producer, no longer knew the producer.
+	ForgottenProducers []OffsetRange
 	// Resurrected lists, from the god view, offset ranges an unclean
 	// election made the log although they were never committed (the new
 	// leader's own writes of an earlier epoch, never acknowledged).
@@ -128,8 +133,8 @@ type DataLoss struct {
 }
 
 // OffsetRange is a partition's offsets [From, To) that the god view says
-// something of (held back, forgotten by a leader, resurrected by an unclean
-// election).
+// something of (held back, forgotten by a leader, of a producer a leader
+// forgot, resurrected by an unclean election).
 type OffsetRange struct {
 	Partition string
 	From, To  int64
@@ -146,6 +151,12 @@ type ForgottenBatch = OffsetRange
 // forgotten reports whether a leader forgot the committed batch at offset.
 func (c *Config) forgotten(partition string, offset int64) bool {
 	return inRanges(c.Forgotten, partition, offset)
+}
+
+// forgottenProducer reports whether a leader took a retry of the committed
+// batch at offset as new, its producer forgotten.
+func (c *Config) forgottenProducer(partition string, offset int64) bool {
+	return inRanges(c.ForgottenProducers, partition, offset)
 }
 
 // resurrected reports whether an unclean election made offset's entry, never

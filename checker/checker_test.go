@@ -220,6 +220,29 @@ func TestDuplicateOfABatchALeaderForgot(t *testing.T) {
 	expectVerdict(t, Check(h.ops, strict), Duplicate, Violation)
 }
 
+// A leader whose producer state forgot a producer (retention deleted its
+// batches below the log start and a reload found no snapshot that still had
+// it) takes the producer's retry of a committed batch as new, at any
+// sequence, as Kafka does. The god view names that batch: only a duplicate
+// with a copy there is permitted.
+func TestDuplicateOfABatchWhoseProducerALeaderForgot(t *testing.T) {
+	h := &hb{}
+	h.send("p-0", "a", 0, 0, history.OK)
+	h.send("p-0", "b", 0, 2, history.OK)
+	h.poll("c-0", false, rec{0, 0, "a"}, rec{0, 1, "b"}, rec{0, 2, "b"})
+	cfg := strict
+	cfg.Losses = []DataLoss{}
+	cfg.ForgottenProducers = []OffsetRange{{Partition: "t-0", From: 1, To: 2}}
+	r := Check(h.ops, cfg)
+	expectCount(t, r, Duplicate, 1)
+	expectVerdict(t, r, Duplicate, Permitted)
+	// A batch elsewhere (another offset, another partition) excuses
+	// nothing, nor does a history without the god view.
+	cfg.ForgottenProducers = []OffsetRange{{Partition: "t-0", From: 0, To: 1}, {Partition: "t-1", From: 1, To: 2}}
+	expectVerdict(t, Check(h.ops, cfg), Duplicate, Violation)
+	expectVerdict(t, Check(h.ops, strict), Duplicate, Violation)
+}
+
 func TestInconsistentOffsets(t *testing.T) {
 	h := &hb{}
 	h.send("p-0", "a", 0, 0, history.OK)

@@ -59,6 +59,11 @@ type Facts struct {
 	// retry a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER (god view): its
 	// producer state, rebuilt at a restart, no longer held it.
 	Forgotten bool
+	// ForgottenProducer: a duplicate one of whose copies is a committed
+	// batch whose retry a leader took as new (god view): retention had
+	// deleted it, and the leader's producer state no longer knew its
+	// producer.
+	ForgottenProducer bool
 	// Resurrected: a duplicate one of whose copies is an entry an unclean
 	// election made the log although it was never committed.
 	Resurrected bool
@@ -188,6 +193,9 @@ var VerdictRules = []Rule{
 	{Duplicate, "the simulator saw a leader answer OUT_OF_ORDER_SEQUENCE_NUMBER to a retry of the committed batch holding a copy", Permitted,
 		"the leader's producer state, rebuilt at a restart, no longer held the committed batch (Kafka's producer-state snapshot keeps each producer's last batch only, and the cleaner may have removed the rest from the log it replays): it answered OUT_OF_ORDER_SEQUENCE_NUMBER to the retry, and the producer, finding a gap at its next sequence, bumped its epoch and sent the batch again under new sequences (KIP-360)",
 		func(f *Facts) bool { return f.Forgotten }, nil},
+	{Duplicate, "the simulator saw a leader take a retry of the committed batch holding a copy as new, retention having deleted that batch and the leader's producer state its producer", Permitted,
+		"retention had deleted the committed batch below the log start, and the leader's producer state no longer knew its producer: Kafka keeps such a producer in memory and in its producer-state snapshots, but a reload that finds no snapshot still holding it (after an unclean shutdown it deletes those at or below the log start, and those past the segment it recovers, a clean shutdown's among them) rebuilds from the log alone, and a producer it does not know may write at any sequence (KIP-360): the retry was written again",
+		func(f *Facts) bool { return f.ForgottenProducer }, nil},
 	{Duplicate, "the simulator saw an unclean election make a never-committed copy part of the log", Permitted,
 		"an unclean election made the new leader's own never-committed writes of an earlier epoch the log; the producer had not had that copy acknowledged, had sent it again under a bumped producer epoch (KIP-360), and idempotence cannot match sequences across producer epochs",
 		func(f *Facts) bool { return f.Resurrected }, nil},
@@ -401,6 +409,7 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		}
 		for _, at := range f.copies {
 			fx.Forgotten = fx.Forgotten || c.forgotten(at.part, at.off)
+			fx.ForgottenProducer = fx.ForgottenProducer || c.forgottenProducer(at.part, at.off)
 			fx.Resurrected = fx.Resurrected || c.resurrected(at.part, at.off)
 		}
 	case StaleOffsetFetch, Nonlinearizable:

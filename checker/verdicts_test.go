@@ -84,6 +84,8 @@ func TestVerdictsFollowTheConfiguration(t *testing.T) {
 		{Duplicate, Facts{Idempotence: true, GodView: true}, Violation, "written once"},
 		{Duplicate, Facts{Idempotence: true, GodView: true, Forgotten: true}, Permitted, "OUT_OF_ORDER_SEQUENCE_NUMBER"},
 		{Duplicate, Facts{Idempotence: true, GodView: true, Forgotten: true, SentTwice: true}, Violation, "unique"},
+		{Duplicate, Facts{Idempotence: true, GodView: true, ForgottenProducer: true}, Permitted, "any sequence"},
+		{Duplicate, Facts{Idempotence: true, GodView: true, ForgottenProducer: true, SentTwice: true}, Violation, "unique"},
 		{Duplicate, Facts{Idempotence: true, GodView: true, Resurrected: true}, Permitted, "never-committed"},
 		{Duplicate, Facts{Idempotence: true, GodView: true, Resurrected: true, SentTwice: true}, Violation, "unique"},
 		{G0, Facts{}, Permitted, "not isolated"},

@@ -388,6 +388,9 @@ func checkerConfig(s *scenarios.Scenario, c *cluster.Cluster) checker.Config {
 	for _, f := range c.Audit.ForgottenBatches() {
 		cc.Forgotten = append(cc.Forgotten, checker.ForgottenBatch{Partition: f.Partition, From: f.From, To: f.To})
 	}
+	for _, f := range c.Audit.ForgottenProducers() {
+		cc.ForgottenProducers = append(cc.ForgottenProducers, checker.OffsetRange{Partition: f.Partition, From: f.From, To: f.To})
+	}
 	for _, r := range c.Audit.ResurrectedRanges() {
 		cc.Resurrected = append(cc.Resurrected, checker.OffsetRange{Partition: r.Partition, From: r.From, To: r.To})
 	}

@@ -100,6 +100,9 @@ type Audit struct {
 	losses   []Loss
 	// forgotten: committed batches a leader's producer state forgot.
 	forgotten []Forgotten
+	// forgottenProducers: committed batches whose retry a leader took as
+	// new, its producer state having forgotten their producer.
+	forgottenProducers []ProducerForgotten
 	// resurrected: entries an unclean leader held that were never
 	// committed, which its election made the partition's log.
 	resurrected []OffsetRange

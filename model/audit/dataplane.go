@@ -171,6 +171,52 @@ func (a *Audit) OutOfOrderSequence(broker int32, tp metadata.TopicPartition, b *
 	}
 }
 
+// ProducerForgotten is a committed idempotent batch whose retry a leader took
+// as new: retention had deleted the batch below the leader's log start, and
+// the leader's producer state no longer knew its producer at all. Kafka's
+// keeps a producer whose batches retention deleted in memory (KIP-360) and
+// in the snapshots it takes, but loses it when it reloads producer state
+// from the log without a snapshot that still has it — after an unclean
+// shutdown, the snapshots at or below the log start, or past the segment
+// being recovered, are deleted first (a clean restart's snapshot is past the
+// active segment's base) — or when it copied the log from past the batch (a
+// new follower). Then it takes a batch of a producer it does not know at any
+// sequence (ProducerAppendInfo.checkSequence), and the retry is written twice.
+type ProducerForgotten = OffsetRange
+
+// ForgottenProducers are the committed batches whose retry a leader took as
+// new because retention and a reload of producer state forgot the producer,
+// in order.
+func (a *Audit) ForgottenProducers() []ProducerForgotten { return a.forgottenProducers }
+
+// UnknownProducer is told that a leader whose producer state holds nothing of
+// batch b's producer is about to append b, whose log starts at logStart: if
+// b is a retry of a committed batch (same producer id, epoch and sequences)
+// that lies below logStart, retention and a reload forgot the producer, and
+// that is recorded.
+func (a *Audit) UnknownProducer(broker int32, tp metadata.TopicPartition, b *record.Batch, logStart int64) {
+	if b.ProducerID < 0 {
+		return
+	}
+	p := a.part(tp)
+	for i := len(p.committed) - 1; i >= 0; i-- {
+		k := p.committed[i]
+		if k.pid != b.ProducerID || k.pepoch != b.ProducerEpoch || k.seq != b.BaseSequence || k.last-k.base != int64(b.LastOffsetDelta) {
+			continue
+		}
+		if k.last >= logStart {
+			return // the leader's log holds it: retention did not forget it
+		}
+		f := ProducerForgotten{At: int64(a.w.Now()), Partition: tp.String(), From: k.base, To: k.last + 1}
+		if n := len(a.forgottenProducers); n == 0 || a.forgottenProducers[n-1].Partition != f.Partition || a.forgottenProducers[n-1].From != f.From {
+			a.forgottenProducers = append(a.forgottenProducers, f)
+			a.w.Note("producer-state", fmt.Sprintf("%s: broker %d took a retry of committed offsets %d..%d (producer %d, sequence %d) as new: retention deleted them below its log start %d, and its producer state no longer knew the producer",
+				tp, broker, f.From, f.To-1, b.ProducerID, b.BaseSequence, logStart))
+		}
+		return
+	}
+}
+
 func (a *Audit) part(tp metadata.TopicPartition) *partitionAudit {
 	if a.parts == nil {
 		a.parts = map[metadata.TopicPartition]*partitionAudit{}

@@ -45,7 +45,7 @@ func replicaLogsWith(t *testing.T, cfg partlog.Config, logs ...[]struct {
 	w.RunUntil(0)
 	var out []*partlog.Log
 	for i, batches := range logs {
-		l, _ := partlog.Open(nodes[i].env.Disk(), nodes[i].gate, "data/orders-0", cfg, 0)
+		l, _ := partlog.Open(nodes[i].env.Disk(), nodes[i].gate, "data/orders-0", cfg, partlog.Checkpoints{})
 		for _, b := range batches {
 			rb := record.New([]record.Record{{Value: b.v}}, record.Producer{ID: record.NoProducer}, false, record.CompressionNone).Stamped(l.LEO(), b.epoch)
 			if err := l.Append([]*record.Batch{rb}, true); err != nil {
@@ -315,5 +315,42 @@ func TestOutOfOrderRetryOfACommittedBatchIsRecorded(t *testing.T) {
 	a.OutOfOrderSequence(1, tp, idem(0, "b", "c"))
 	if f := a.ForgottenBatches(); len(f) != 1 || f[0].Partition != "orders-0" || f[0].From != 1 || f[0].To != 3 {
 		t.Fatalf("forgotten %+v, want orders-0 offsets [1, 3)", f)
+	}
+}
+
+// A leader whose producer state knows nothing of a producer takes its retry
+// of a committed batch as new: that is Kafka's behaviour only when
+// retention deleted the batch below the leader's log start (a reload found
+// no snapshot that still had the producer). The audit records the batch
+// then, and only for a retry of a committed batch (same producer id, epoch
+// and sequences).
+func TestRetryOfABatchRetentionDeletedTakenAsNewIsRecorded(t *testing.T) {
+	tp := metadata.TopicPartition{Topic: "orders", Partition: 0}
+	a, logs := replicaLogs(t, []vb{{"a", 0}})
+	l := logs[0]
+	idem := func(seq int32, v ...string) *record.Batch {
+		rs := make([]record.Record, len(v))
+		for i := range v {
+			rs[i] = record.Record{Value: v[i]}
+		}
+		return record.New(rs, record.Producer{ID: 7, Epoch: 0, BaseSequence: seq}, false, record.CompressionNone)
+	}
+	if err := l.Append([]*record.Batch{idem(0, "b", "c").Stamped(l.LEO(), 0), idem(2, "d").Stamped(l.LEO()+2, 0)}, true); err != nil {
+		t.Fatal(err)
+	}
+	a.ReplicaHW(1, tp, 0, true, l.LEO(), l)
+	a.UnknownProducer(1, tp, idem(0, "b", "c"), 2)                                                                                                                         // the log still holds offsets 1..2
+	a.UnknownProducer(1, tp, idem(5, "e"), 4)                                                                                                                              // a new batch
+	a.UnknownProducer(1, tp, idem(0, "b"), 4)                                                                                                                              // other sequences
+	a.UnknownProducer(1, tp, record.New([]record.Record{{Value: "b"}, {Value: "c"}}, record.Producer{ID: 7, Epoch: 1, BaseSequence: 0}, false, record.CompressionNone), 4) // another epoch
+	if f := a.ForgottenProducers(); len(f) != 0 {
+		t.Fatalf("forgotten producers %+v, want none", f)
+	}
+	a.UnknownProducer(1, tp, idem(0, "b", "c"), 3)
+	if f := a.ForgottenProducers(); len(f) != 1 || f[0].Partition != "orders-0" || f[0].From != 1 || f[0].To != 3 {
+		t.Fatalf("forgotten producers %+v, want orders-0 offsets [1, 3)", f)
+	}
+	if f := a.ForgottenBatches(); len(f) != 0 {
+		t.Fatalf("forgotten batches %+v, want none", f)
 	}
 }

@@ -133,6 +133,7 @@ func (rm *replicaManager) shutdown() {
 	for _, tp := range rm.order {
 		if p := rm.parts[tp]; p.log != nil {
 			p.log.Flush()
+			p.log.Close() // a producer-state snapshot at the log end
 		}
 	}
 	rm.writeOffsetCheckpoint(hwCheckpointFile, func(p *partition) int64 { return p.hw })

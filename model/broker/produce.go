@@ -167,6 +167,9 @@ func (rm *replicaManager) appendAsLeader(tp metadata.TopicPartition, p *partitio
 	if dup != nil {
 		return dup.FirstOffset, dup.LastOffset, proto.None
 	}
+	if a := rm.audit(); a != nil && pp.Batch.ProducerID >= 0 && !rm.cfg.Bugs.ProducerStateNotReplicated && p.log.Producers().Entry(pp.Batch.ProducerID) == nil {
+		a.UnknownProducer(rm.id(), tp, pp.Batch, p.log.LogStartOffset())
+	}
 	epoch := p.leaderEpoch
 	if rm.cfg.Bugs.HWTruncation {
 		epoch = -1 // batches carry no leader epoch before KIP-101

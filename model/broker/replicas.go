@@ -41,6 +41,9 @@ type DataAuditor interface {
 	// OutOfOrderSequence: a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER to
 	// batch b.
 	OutOfOrderSequence(broker int32, tp metadata.TopicPartition, b *record.Batch)
+	// UnknownProducer: a leader whose producer state knows nothing of b's
+	// producer is about to append b; its log starts at logStart.
+	UnknownProducer(broker int32, tp metadata.TopicPartition, b *record.Batch, logStart int64)
 }
 
 type followerState struct {
@@ -140,6 +143,13 @@ type replicaManager struct {
 	startCkpt map[string]int64
 	fetchers  map[int32]*fetcher
 	parked    []*parkedFetch
+
+	// recoveryCkpt is the recovery-point-offset-checkpoint read at start;
+	// cleanStart: the clean-shutdown marker was on disk then (the logs load
+	// without recovery). Both are for opening logs (partlog.Checkpoints).
+	recoveryCkpt map[string]int64
+	cleanStart   bool
+
 	// muted: client connections whose produce request is still in its
 	// handler (its synchronous flush): Kafka's SocketServer reads no further
 	// request from them until it finishes.
@@ -154,6 +164,8 @@ func newReplicaManager(n *Node) *replicaManager {
 	rm.alter.rm = rm
 	rm.hwCkpt = readOffsetCheckpoint(n.env.Disk(), hwCheckpointFile)
 	rm.startCkpt = readOffsetCheckpoint(n.env.Disk(), logStartCheckpointFile)
+	rm.recoveryCkpt = readOffsetCheckpoint(n.env.Disk(), recoveryCheckpointFile)
+	rm.cleanStart = n.env.Disk().Exists(cleanShutdownFile)
 	env := n.env
 	env.After(rm.cfg.ReplicaLagTimeMax/2, rmTick{tickISRShrink})
 	env.After(rm.cfg.HWCheckpointInterval, rmTick{tickHWCheckpoint})
@@ -292,7 +304,8 @@ func (rm *replicaManager) stopsFetching(reg *metadata.Partition) bool {
 func (rm *replicaManager) openLog(p *partition) {
 	dir := dataDir + "/" + p.tp.String()
 	cfg := rm.logConfig(p.tp.Topic)
-	log, rec := partlog.Open(rm.n.env.Disk(), rm.gate, dir, cfg, rm.startCkpt[p.tp.String()])
+	log, rec := partlog.Open(rm.n.env.Disk(), rm.gate, dir, cfg, partlog.Checkpoints{
+		LogStart: rm.startCkpt[p.tp.String()], RecoveryPoint: rm.recoveryCkpt[p.tp.String()], Clean: rm.cleanStart})
 	p.log = log
 	p.hw = min(rm.hwCkpt[p.tp.String()], log.LEO())
 	if rec.TruncatedBytes > 0 || rec.DeletedSegments > 0 {

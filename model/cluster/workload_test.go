@@ -147,6 +147,21 @@ func (wl workload) checkerConfig(c *Cluster, cfg Config) checker.Config {
 	for _, l := range c.Audit.Losses() {
 		cc.Losses = append(cc.Losses, checker.DataLoss{Partition: l.Partition, From: l.From, To: l.To, Cause: l.Cause})
 	}
+	// The duplicates the god view saw Kafka's producer state allow, as the
+	// runner tells its checker: a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER
+	// to the retry of a committed batch its producer state no longer held (a
+	// producer-state snapshot keeps each producer's last batch only), took
+	// the retry of a batch retention deleted from a producer it forgot, or an
+	// unclean election resurrected a copy.
+	for _, f := range c.Audit.ForgottenBatches() {
+		cc.Forgotten = append(cc.Forgotten, checker.ForgottenBatch{Partition: f.Partition, From: f.From, To: f.To})
+	}
+	for _, f := range c.Audit.ForgottenProducers() {
+		cc.ForgottenProducers = append(cc.ForgottenProducers, checker.OffsetRange{Partition: f.Partition, From: f.From, To: f.To})
+	}
+	for _, r := range c.Audit.ResurrectedRanges() {
+		cc.Resurrected = append(cc.Resurrected, checker.OffsetRange{Partition: r.Partition, From: r.From, To: r.To})
+	}
 	for _, r := range c.World.FaultLog() {
 		if !r.Undo && r.Skipped == "" && (r.Fault.Kind == sim.FaultCrash || r.Fault.Kind == sim.FaultPowerLoss) {
 			cc.PowerLosses++

@@ -42,8 +42,9 @@ type Config struct {
 	// lives in the log: batches carry no leader epoch (Kafka before KIP-101).
 	NoLeaderEpochs bool
 	// UntrackedProducers is the bug zoo's producer-state-not-replicated:
-	// producer state is not kept from replicated batches nor rebuilt from
-	// the log, only from what this replica appended as leader.
+	// producer state is not kept from replicated batches, nor snapshotted
+	// and rebuilt after a restart, only from what this replica appended as
+	// leader.
 	UntrackedProducers bool
 }
 
@@ -97,6 +98,11 @@ type Log struct {
 	start     int64
 	epochs    EpochCache
 	producers *ProducerState
+	// snaps: the offsets of the producer-state snapshots the log keeps, in
+	// order; lastSnap: where the last one was taken, or what stands for it
+	// (Kafka's lastSnapOffset). See snapshots.go.
+	snaps     []int64
+	lastSnap  int64
 	unflushed int64
 	// RecoveryPoint is the offset up to which the log is known flushed.
 	RecoveryPoint int64
@@ -117,11 +123,23 @@ func SegmentFile(dir string, base int64) string { return fmt.Sprintf("%s/%020d.l
 // EpochCheckpointFile is the partition's leader-epoch-checkpoint.
 func EpochCheckpointFile(dir string) string { return dir + "/leader-epoch-checkpoint" }
 
+// Checkpoints are what the broker knows of a log it opens at startup.
+type Checkpoints struct {
+	// LogStart and RecoveryPoint are the log's entries in the broker's
+	// log-start-offset-checkpoint and recovery-point-offset-checkpoint (0
+	// when none).
+	LogStart, RecoveryPoint int64
+	// Clean: the broker's last stop was a clean shutdown (the marker file
+	// was there), so Kafka recovers no segment.
+	Clean bool
+}
+
 // Open loads a log from disk, validating every batch (CRC, offsets): it keeps
 // the longest valid prefix, truncates the segment where it ends and deletes
-// the segments after it. logStart is the log start offset from the broker's
-// checkpoint (or 0).
-func Open(disk *sim.Disk, gate *storage.Gate, dir string, cfg Config, logStart int64) (*Log, Recovery) {
+// the segments after it. It loads producer state as Kafka's LogLoader does,
+// from the producer-state snapshots and the checkpoints (snapshots.go).
+func Open(disk *sim.Disk, gate *storage.Gate, dir string, cfg Config, ck Checkpoints) (*Log, Recovery) {
+	logStart := ck.LogStart
 	l := &Log{disk: disk, gate: gate, dir: dir, cfg: cfg, start: logStart}
 	rec := Recovery{TruncatedAt: -1}
 	var files []string
@@ -230,7 +248,7 @@ func Open(disk *sim.Disk, gate *storage.Gate, dir string, cfg Config, logStart i
 		l.Scan(from, to, func(*record.Batch) bool { found = true; return false })
 		return found
 	})
-	l.rebuildProducers()
+	l.loadProducers(ck)
 	return l, rec
 }
 
@@ -507,7 +525,10 @@ func (l *Log) Append(batches []*record.Batch, asLeader bool) error {
 		}
 		seg := l.segs[len(l.segs)-1]
 		if seg.size > 0 && seg.size+int64(b.SizeBytes()) > l.cfg.SegmentBytes {
-			seg = l.roll()
+			var err error
+			if seg, err = l.roll(); err != nil {
+				return err
+			}
 		}
 		data := b.Wire()
 		if err := l.disk.WriteOwned(seg.file, seg.size, data); err != nil {
@@ -551,8 +572,10 @@ func (l *Log) writeEpochCheckpoint() {
 // roll starts a new segment at the log end. The segments before it are
 // flushed, as Kafka's roll flushes everything below the new segment's base
 // offset (not only the segment it closes: after an unclean restart older
-// ones may not be durable either).
-func (l *Log) roll() *segment {
+// ones may not be durable either), and a producer-state snapshot is taken at
+// the new segment's base offset (UnifiedLog.roll). A snapshot that fails to
+// write fails the append, as Kafka's takes the log directory offline.
+func (l *Log) roll() (*segment, error) {
 	for _, s := range l.segs {
 		if s.dirty {
 			l.gate.Fsync(s.file)
@@ -561,7 +584,16 @@ func (l *Log) roll() *segment {
 	}
 	seg := &segment{base: l.LEO(), file: SegmentFile(l.dir, l.LEO())}
 	l.addSegment(seg)
-	return seg
+	l.RecoveryPoint = max(l.RecoveryPoint, seg.base)
+	return seg, l.takeSnapshot()
+}
+
+// Close is what closing the log in a clean shutdown writes besides the final
+// flush: a producer-state snapshot at the log end (UnifiedLog.close), which
+// the next start loads instead of replaying the log. A snapshot that fails
+// to write is left out (the next start replays more).
+func (l *Log) Close() {
+	l.takeSnapshot()
 }
 
 // Flush fsyncs every segment written since its last flush.
@@ -612,10 +644,11 @@ func (l *Log) TruncateTo(offset int64) {
 	l.epochs.TruncateFromEnd(l.LEO())
 	l.writeEpochCheckpoint()
 	l.RecoveryPoint = min(l.RecoveryPoint, l.LEO())
-	l.rebuildProducers()
+	l.rebuildProducerState(l.start, l.LEO(), l.producers.Len() > 0)
 }
 
-// TruncateFullyAndStartAt empties the log and restarts it at offset.
+// TruncateFullyAndStartAt empties the log and restarts it at offset: no
+// producer state, no snapshot.
 func (l *Log) TruncateFullyAndStartAt(offset int64) {
 	for _, s := range l.segs {
 		l.disk.Remove(s.file)
@@ -626,24 +659,22 @@ func (l *Log) TruncateFullyAndStartAt(offset int64) {
 	l.epochs = EpochCache{}
 	l.writeEpochCheckpoint()
 	l.RecoveryPoint = offset
-	l.rebuildProducers()
+	for len(l.snaps) > 0 {
+		l.removeSnapshot(l.snaps[0])
+	}
+	l.producers, l.lastSnap = NewProducerState(), offset
 }
 
 // MaybeIncrementLogStartOffset raises the log start offset (retention, or a
-// follower following its leader's).
+// follower following its leader's). Producer state keeps the producers
+// whose batches are now below it (ProducerStateManager's
+// onLogStartOffsetIncremented drops none).
 func (l *Log) MaybeIncrementLogStartOffset(offset int64) {
 	if offset > l.start && offset <= l.LEO() {
 		l.start = offset
 		l.epochs.TruncateFromStart(offset)
+		l.lastSnap = l.latestSnapshot()
 	}
-}
-
-func (l *Log) rebuildProducers() {
-	l.producers = NewProducerState()
-	if l.cfg.UntrackedProducers {
-		return
-	}
-	l.each(0, l.producers.Update)
 }
 
 // DeleteOldSegments applies retention: whole segments, oldest first, only
@@ -668,6 +699,7 @@ func (l *Log) DeleteOldSegments(hw int64, nowMs int64) int {
 			break
 		}
 		l.disk.Remove(s.file)
+		l.removeSnapshot(s.base)
 		size -= s.size
 		l.segs = l.segs[1:]
 		deleted++

@@ -31,7 +31,8 @@ type logBench struct {
 	node   *logNode
 	log    *Log
 	cfg    Config
-	forget bool // reopen without the disk's memo (the slow path only)
+	forget bool        // reopen without the disk's memo (the slow path only)
+	ck     Checkpoints // what the next reopen is told
 	rec    Recovery
 }
 
@@ -55,7 +56,7 @@ func (b *logBench) reopen() {
 			disk.SetMemo(f, nil)
 		}
 	}
-	b.log, b.rec = Open(disk, b.node.gate, testDir, b.cfg, 0)
+	b.log, b.rec = Open(disk, b.node.gate, testDir, b.cfg, b.ck)
 }
 
 func (b *logBench) crash(losePageCache bool) {

@@ -23,7 +23,8 @@ type ProducerEntry struct {
 
 // ProducerState is the idempotent producers' state of one partition replica
 // (Kafka's ProducerStateManager): kept from every batch appended, as leader
-// or follower, and rebuilt from the log after recovery or truncation.
+// or follower, and rebuilt after recovery or truncation from the latest
+// producer-state snapshot and the log after it (snapshots.go).
 type ProducerState struct {
 	entries map[int64]*ProducerEntry
 }
