@@ -187,6 +187,7 @@ type Producer struct {
 	stickyN  int
 	probes   map[string]history.Type // probe value -> outcome (Invoke: pending)
 	senderAt time.Duration           // a sender wake-up is scheduled for this time (0: none)
+	sender   sim.TimerID             // that wake-up
 
 	// Stats for reports and tests.
 	Stats Stats
@@ -596,8 +597,14 @@ func (p *Producer) wakeSender(after time.Duration) {
 	if p.senderAt != 0 && p.senderAt <= at {
 		return
 	}
+	// One wake-up at a time, the earliest asked for (Kafka's sender polls
+	// with the nearest deadline): the one it replaces would only find the
+	// work done, as every wake-up ends by asking for the next (scheduleNext).
+	if p.senderAt != 0 {
+		p.env.Cancel(p.sender)
+	}
 	p.senderAt = at
-	p.env.After(after, ptimer{kind: timerSender})
+	p.sender = p.env.After(after, ptimer{kind: timerSender})
 }
 
 // Unresolved is the number of records sent whose outcome the producer does
