@@ -233,6 +233,15 @@ func Check(ops []history.Op, cfg Config) *Report {
 	return cfg.report(a)
 }
 
+// CheckEach analyses the operations each passes, in order (a
+// history.Recorder's Each): the analysis keeps none of the *Op it is given,
+// so the caller may reuse one for every operation.
+func CheckEach(each func(func(*history.Op)), cfg Config) *Report {
+	a := newAnalyzer(&cfg)
+	each(a.add)
+	return cfg.report(a)
+}
+
 // CheckReader decodes a history (SPEC.md §3 JSON Lines) and analyses it as
 // it goes, holding neither the raw JSON nor the decoded operations: only the
 // analysis's compact facts. A malformed line is a *history.ParseError.

@@ -86,9 +86,6 @@ type Result struct {
 	SimTime   time.Duration
 	WallTime  time.Duration
 	Report    *checker.Report
-	// ops is the history as the checker read it, kept for the report
-	// (building it again would hold two copies at once).
-	ops []history.Op
 	// Invariants are the god-view invariants with their status.
 	Invariants []Invariant
 	Violations []audit.Violation
@@ -289,8 +286,7 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 	}
 	res.Invariants = invariants(c.Audit)
 	res.Producers = producerStats(s, c)
-	res.ops = c.History.Ops()
-	res.Report = checker.Check(res.ops, checkerConfig(s, c))
+	res.Report = checker.CheckEach(c.History.Each, checkerConfig(s, c))
 	res.linkEvents()
 	res.Expectations = evaluate(s, res)
 	res.Verdict = verdict(res)

@@ -3,10 +3,12 @@ package runner
 import (
 	"io/fs"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"kafkasim/checker"
 	"kafkasim/scenarios"
 	"kafkasim/sim"
 )
@@ -137,8 +139,23 @@ func TestRegressionScenarios(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res := run(t, s); res.Verdict != Pass {
+			res := run(t, s)
+			if res.Verdict != Pass {
 				t.Fatalf("verdict %s\n%s", res.Verdict, explain(res))
+			}
+			// The runner checks the history as the recorder streams it,
+			// through one reused *Op: the report must be the one the
+			// built operations give (less the trace events the runner
+			// links to each example afterwards).
+			for i := range res.Report.Anomalies {
+				a := &res.Report.Anomalies[i]
+				a.Example.Events = nil
+				for j := range a.Examples {
+					a.Examples[j].Events = nil
+				}
+			}
+			if want := checker.Check(res.Cluster.History.Ops(), checkerConfig(s, res.Cluster)); !reflect.DeepEqual(want, res.Report) {
+				t.Fatalf("the streamed check differs from the check of the built operations:\nstreamed:\n%s\nbuilt:\n%s", res.Report.Summary(), want.Summary())
 			}
 		})
 	}

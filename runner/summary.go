@@ -227,10 +227,7 @@ func (res *Result) ReportData(version string) *reports.Run {
 	}
 	if res.Cluster != nil {
 		r.Final = FinalState(res.Cluster)
-		r.Ops = res.ops
-		if r.Ops == nil {
-			r.Ops = res.Cluster.History.Ops()
-		}
+		r.Ops = res.Cluster.History.Ops()
 	}
 	if res.Report != nil {
 		for _, v := range res.Report.Visualizations {
