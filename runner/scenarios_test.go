@@ -144,18 +144,14 @@ func TestRegressionScenarios(t *testing.T) {
 				t.Fatalf("verdict %s\n%s", res.Verdict, explain(res))
 			}
 			// The runner checks the history as the recorder streams it,
-			// through one reused *Op: the report must be the one the
-			// built operations give (less the trace events the runner
-			// links to each example afterwards).
-			for i := range res.Report.Anomalies {
-				a := &res.Report.Anomalies[i]
-				a.Example.Events = nil
-				for j := range a.Examples {
-					a.Examples[j].Events = nil
-				}
-			}
-			if want := checker.Check(res.Cluster.History.Ops(), checkerConfig(s, res.Cluster)); !reflect.DeepEqual(want, res.Report) {
-				t.Fatalf("the streamed check differs from the check of the built operations:\nstreamed:\n%s\nbuilt:\n%s", res.Report.Summary(), want.Summary())
+			// through one reused *Op: the analysis must be the one the
+			// built operations give. (Porcupine is off here: its time
+			// limit can end two checks of one history differently.)
+			cfg := checkerConfig(s, res.Cluster)
+			cfg.SkipLinearizability = true
+			streamed := checker.CheckEach(res.Cluster.History.Each, cfg)
+			if built := checker.Check(res.Cluster.History.Ops(), cfg); !reflect.DeepEqual(built, streamed) {
+				t.Fatalf("the streamed check differs from the check of the built operations:\nstreamed:\n%s\nbuilt:\n%s", streamed.Summary(), built.Summary())
 			}
 		})
 	}
