@@ -106,6 +106,7 @@ type pbatch struct {
 	inflight   bool
 	retryAt    time.Duration // not before
 	maybe      bool          // some attempt may have been appended
+	rewrite    bool          // resent under the next epoch even if maybe (sender.go: retryOrFail)
 	closed     bool          // full: no more records
 	leaderSeen int32         // the leader epoch of the last attempt's target
 }

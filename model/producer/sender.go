@@ -316,17 +316,20 @@ func (p *Producer) retryOrFail(b *pbatch, err proto.ErrorCode, maybe bool) {
 		// start the sequences again (KIP-360). Otherwise an earlier batch is
 		// missing, and this one waits for it, or for its delivery timeout.
 		p.needBump = true
-		// Nor does the leader's producer state hold this batch: it looks
-		// for a duplicate among its last five batches first, and with the
-		// batch before this one acknowledged at most four later ones can
-		// follow it. So it is sent again under the new epoch, as Kafka's
+		// It is sent again under the new epoch, as Kafka's
 		// startSequencesAtBeginning rewrites it, whatever an earlier
 		// attempt met (NOT_LEADER_OR_FOLLOWER from a deposed leader, a
-		// timeout): given up, it would never be written. (A state rebuilt
-		// at a restart may have forgotten a batch the log holds: then
-		// Kafka writes it twice, and so does the model; the audit records
-		// the forgotten batch.)
-		b.maybe = false
+		// timeout): given up, it would never be written.
+		//
+		// The answer does not say the batch is not in the log, so an
+		// earlier attempt that may have been appended still may: a leader
+		// whose producer state was loaded from a snapshot knows only each
+		// producer's last batch (as Kafka's does), and answers a retry of an
+		// earlier batch it holds as out of order. Should the rewritten batch
+		// then expire, its send is indeterminate, not failed (fuzz seed
+		// 4005450); should it be written, Kafka writes it twice, and so does
+		// the model (the audit records the forgotten batch).
+		b.rewrite = true
 	}
 	if retriable(err) && b.attempts <= p.cfg.Retries && now-b.created < p.cfg.DeliveryTimeout {
 		b.retryAt = now + p.backoff(b.attempts)
@@ -464,7 +467,7 @@ func (p *Producer) maybeBumpEpoch() {
 	for _, st := range p.state {
 		st.nextSeq, st.lastAcked = 0, -1
 		for _, b := range slices.Clone(st.queue) {
-			if b.attempts > 0 && b.maybe {
+			if b.attempts > 0 && b.maybe && !b.rewrite {
 				// It may be in the log under the old epoch; sending it again
 				// under the new one could write it twice. Give it up.
 				p.complete(b, history.Info, -1, "unresolved sequence: producer epoch bumped")
@@ -472,6 +475,7 @@ func (p *Producer) maybeBumpEpoch() {
 			}
 			b.built = nil
 			b.baseSeq = -1
+			b.rewrite = false
 		}
 	}
 }

@@ -1,0 +1,95 @@
+package producer_test
+
+import (
+	"testing"
+	"time"
+
+	"kafkasim/checker/history"
+	"kafkasim/model/producer"
+	"kafkasim/model/proto"
+	"kafkasim/sim"
+)
+
+// scriptedBroker leads orders-0 and answers the produce attempts of one
+// batch from a script; attempts past its end get the script's last answer.
+type scriptedBroker struct {
+	env      sim.Env
+	answers  []proto.ErrorCode
+	attempts []attemptSeen
+}
+
+type attemptSeen struct {
+	epoch int16
+	seq   int32
+}
+
+func (b *scriptedBroker) Start(env sim.Env) { b.env = env }
+func (b *scriptedBroker) Fire(sim.Timer)    {}
+
+func (b *scriptedBroker) Deliver(from sim.NodeID, m sim.Message) {
+	switch m := m.(type) {
+	case *proto.MetadataRequest:
+		b.env.Send(from, &proto.MetadataResponse{CorrelationID: m.CorrelationID,
+			Brokers: []proto.MetadataBroker{{ID: 1, Node: b.env.ID()}},
+			Topics: []proto.MetadataTopic{{Name: "orders",
+				Partitions: []proto.MetadataPartition{{Partition: 0, Leader: 1, Replicas: []int32{1}, ISR: []int32{1}}}}}})
+	case *proto.InitProducerIDRequest:
+		b.env.Send(from, &proto.InitProducerIDResponse{CorrelationID: m.CorrelationID, ProducerID: 7})
+	case *proto.ProduceRequest:
+		resp := &proto.ProduceResponse{CorrelationID: m.CorrelationID}
+		for _, pp := range m.Partitions {
+			b.attempts = append(b.attempts, attemptSeen{pp.Batch.ProducerEpoch, pp.Batch.BaseSequence})
+			answer := b.answers[min(len(b.attempts), len(b.answers))-1]
+			resp.Partitions = append(resp.Partitions, proto.ProducePartitionResponse{TopicPartition: pp.TopicPartition,
+				Error: answer, BaseOffset: -1})
+		}
+		b.env.Send(from, resp)
+	}
+}
+
+// An out-of-order answer to the very sequence the leader should expect
+// next makes the idempotent producer bump its epoch and send the batch again
+// from sequence 0 (KIP-360), but it does not say the batch is not in the
+// log: a leader whose producer state came from a snapshot knows only each
+// producer's last batch, and takes a retry of an earlier one it holds as out
+// of order. So a batch an earlier attempt may have written stays
+// indeterminate: when its delivery timeout ends it is info, never fail
+// (fuzz seed 4005450: fail, and the record was read at offset 39).
+func TestOutOfOrderRetryOfAMaybeWrittenBatchStaysIndeterminate(t *testing.T) {
+	w := sim.NewWorld(sim.DefaultOptions(1))
+	broker := &scriptedBroker{answers: []proto.ErrorCode{
+		proto.RequestTimedOut,          // may have been appended
+		proto.OutOfOrderSequenceNumber, // the next sequence expected: bump, rewrite
+		proto.NotEnoughReplicas,        // not appended, retriable: until the delivery timeout
+	}}
+	bid := w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return broker }})
+	rec := history.NewRecorder(w.Now)
+	cfg := producer.DefaultConfig("p-0", "orders")
+	cfg.Brokers, cfg.Recorder = []sim.NodeID{bid}, rec
+	cfg.DeliveryTimeout, cfg.RequestTimeout = 3*time.Second, time.Second
+	pid := w.AddNode(sim.NodeSpec{Name: "p-0", Role: "producer", New: producer.New(cfg)})
+	w.Start()
+	w.RunUntil(100 * time.Millisecond)
+	p := w.Node(pid).(*producer.Producer)
+	p.Probe()
+	w.RunUntil(10 * time.Second)
+
+	if len(broker.attempts) < 3 {
+		t.Fatalf("the broker saw %d attempts, want at least 3: %+v", len(broker.attempts), broker.attempts)
+	}
+	if a := broker.attempts[2]; a.epoch != 1 || a.seq != 0 {
+		t.Errorf("the attempt after the out-of-order answer went as epoch %d sequence %d, want epoch 1 sequence 0 (rewritten)", a.epoch, a.seq)
+	}
+	var sends []history.Op
+	for _, op := range rec.Ops() {
+		if op.F == history.FSend && op.Type != history.Invoke {
+			sends = append(sends, op)
+		}
+	}
+	if len(sends) != 1 {
+		t.Fatalf("%d sends completed, want 1: %v", len(sends), sends)
+	}
+	if sends[0].Type != history.Info {
+		t.Errorf("the send ended %s (%s), want info: its first attempt may have been written", sends[0].Type, sends[0].Value.Error)
+	}
+}
