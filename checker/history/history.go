@@ -64,6 +64,23 @@ type Record struct {
 	HasKey    bool // false: a null key
 }
 
+// RecordSource holds records a poll returned, so that a recorder can keep
+// a reference instead of a copy of each (a simulated reader's source is the
+// record batch it fetched, which model/record.Batch implements). What it
+// returns for an index must never change.
+type RecordSource interface {
+	// PolledRecord is record i of the source: its offset, key and value.
+	PolledRecord(i int) (offset int64, key string, hasKey bool, value string)
+}
+
+// RecordSpan is records [Lo, Hi) of Src, read from Topic's Partition.
+type RecordSpan struct {
+	Src       RecordSource
+	Topic     string
+	Partition int32
+	Lo, Hi    int32
+}
+
 // TopicPartition is the "topic-partition" key of a record.
 func (r Record) TopicPartition() string { return r.Topic + "-" + strconv.Itoa(int(r.Partition)) }
 

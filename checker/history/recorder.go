@@ -2,6 +2,7 @@ package history
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"time"
 )
@@ -97,6 +98,7 @@ const (
 // a name or type a slot has no room for.
 type rare struct {
 	records []Record
+	spans   []RecordSpan // a poll's records, by reference (CompletePoll)
 	err     string
 	ext     *Ext
 	spill   *spill
@@ -107,6 +109,22 @@ type rare struct {
 type spill struct {
 	f, topic, isolation string
 	typ                 Type
+}
+
+// spannedRecords builds the records of a poll recorded by CompletePoll.
+func (e *rare) spannedRecords() []Record {
+	n := 0
+	for _, sp := range e.spans {
+		n += int(sp.Hi - sp.Lo)
+	}
+	out := make([]Record, 0, n)
+	for _, sp := range e.spans {
+		for i := sp.Lo; i < sp.Hi; i++ {
+			off, key, hasKey, value := sp.Src.PolledRecord(int(i))
+			out = append(out, Record{Topic: sp.Topic, Key: key, Value: value, Offset: off, Partition: sp.Partition, HasKey: hasKey})
+		}
+	}
+	return out
 }
 
 // emptyRecords is what an operation recorded with non-nil, empty records
@@ -198,7 +216,7 @@ func (r *Recorder) Step(i int64) uint64 {
 // NewRecorder records with times from clock.
 func NewRecorder(clock func() time.Duration) *Recorder { return &Recorder{clock: clock} }
 
-func (r *Recorder) add(process string, t Type, f string, v *Value) int64 {
+func (r *Recorder) add(process string, t Type, f string, v *Value, spans []RecordSpan) int64 {
 	i := r.n
 	if i >= maxOps {
 		panic("history: more operations than a recorder holds")
@@ -253,8 +271,8 @@ func (r *Recorder) add(process string, t Type, f string, v *Value) int64 {
 		bits:      bits,
 	}
 	spilled := t > bitsType || fid == fSpilled || iso == isolationSpilled || topic == topicSpilled
-	if len(v.Records) > 0 || v.Error != "" || v.Ext != nil || spilled {
-		s.side = r.addRare(v, spilled, t, f)
+	if len(v.Records) > 0 || len(spans) > 0 || v.Error != "" || v.Ext != nil || spilled {
+		s.side = r.addRare(v, spans, spilled, t, f)
 	}
 	r.n++
 	return i
@@ -270,7 +288,7 @@ func (r *Recorder) proc(process string) uint32 {
 }
 
 // addRare stores an operation's side entry and returns 1 + its index.
-func (r *Recorder) addRare(v *Value, spilled bool, t Type, f string) uint32 {
+func (r *Recorder) addRare(v *Value, spans []RecordSpan, spilled bool, t Type, f string) uint32 {
 	j := r.nside
 	if int(j>>chunkShift) == len(r.side) {
 		r.side = append(r.side, make([]rare, 0, 1<<10))
@@ -279,6 +297,9 @@ func (r *Recorder) addRare(v *Value, spilled bool, t Type, f string) uint32 {
 	e := rare{err: v.Error, ext: v.Ext}
 	if len(v.Records) > 0 {
 		e.records = v.Records
+	}
+	if len(spans) > 0 {
+		e.spans = slices.Clone(spans)
 	}
 	if spilled {
 		e.spill = &spill{f: f, topic: v.Topic, isolation: v.Isolation, typ: t}
@@ -316,6 +337,9 @@ func (r *Recorder) load(i int64, op *Op) {
 		if e.records != nil {
 			op.Value.Records = e.records
 		}
+		if e.spans != nil {
+			op.Value.Records = e.spannedRecords()
+		}
 		op.Value.Error, op.Value.Ext = e.err, e.ext
 		if sp := e.spill; sp != nil {
 			op.F, op.Value.Topic, op.Value.Isolation, op.Type = sp.f, sp.topic, sp.isolation, sp.typ
@@ -328,11 +352,26 @@ func (r *Recorder) load(i int64, op *Op) {
 }
 
 // Invoke records the start of an operation and returns its index.
-func (r *Recorder) Invoke(process, f string, v Value) int64 { return r.add(process, Invoke, f, &v) }
+func (r *Recorder) Invoke(process, f string, v Value) int64 {
+	return r.add(process, Invoke, f, &v, nil)
+}
 
 // Complete records an operation's end: ok, fail or info.
 func (r *Recorder) Complete(process string, t Type, f string, v Value) int64 {
-	return r.add(process, t, f, &v)
+	return r.add(process, t, f, &v, nil)
+}
+
+// CompletePoll records a poll's end whose records are spans of sources
+// (v.Records must be empty): the recorder keeps the spans, not a copy of
+// each record, and builds the records when the operation is read. An
+// operation recorded so reads back as if Complete had been given the
+// records.
+func (r *Recorder) CompletePoll(process string, t Type, v Value, spans []RecordSpan) int64 {
+	v.HasRecords = true
+	if len(spans) == 0 {
+		v.Records = emptyRecords
+	}
+	return r.add(process, t, FPoll, &v, spans)
 }
 
 // Died records that a client process died (crashed, was killed, lost power
@@ -350,12 +389,12 @@ func (r *Recorder) Died(process, why string) int {
 		r.load(i, &inv)
 		v := inv.Value
 		v.Error = why
-		r.add(process, Info, inv.F, &v)
+		r.add(process, Info, inv.F, &v, nil)
 	}
 	crash := NoValue()
 	crash.Error = why
-	r.add(process, Invoke, FCrash, &crash)
-	r.add(process, OK, FCrash, &crash)
+	r.add(process, Invoke, FCrash, &crash, nil)
+	r.add(process, OK, FCrash, &crash, nil)
 	return len(open)
 }
 
@@ -386,9 +425,9 @@ func (r *Recorder) openOf(pid uint32) []int64 {
 // Restarted records a client process coming back, as an operation pair.
 func (r *Recorder) Restarted(process string) {
 	v := NoValue()
-	r.add(process, Invoke, FRestart, &v)
+	r.add(process, Invoke, FRestart, &v, nil)
 	v = NoValue()
-	r.add(process, OK, FRestart, &v)
+	r.add(process, OK, FRestart, &v, nil)
 }
 
 // Open is how many operations are invoked and not yet completed.

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -407,5 +408,73 @@ func TestCompactSizes(t *testing.T) {
 	}
 	if s := unsafe.Sizeof(Send{}); s != 64 {
 		t.Errorf("Send: %d bytes, want 64", s)
+	}
+}
+
+// fakeSource is a record batch as a poll sees it: records at offsets
+// base, base+2, ... (a thinned batch has gaps).
+type fakeSource struct {
+	base int64
+	recs []Record
+}
+
+func (f *fakeSource) PolledRecord(i int) (int64, string, bool, string) {
+	r := f.recs[i]
+	return f.base + 2*int64(i), r.Key, r.HasKey, r.Value
+}
+
+// A poll recorded as spans of its sources reads back, through Ops, Each and
+// the JSON Lines, exactly as the same poll recorded with its records.
+func TestPollSpansReadBackAsRecords(t *testing.T) {
+	src := &fakeSource{base: 40, recs: []Record{{Key: "k1", HasKey: true, Value: "a"}, {Value: "b"}, {Key: "k2", HasKey: true, Value: "c"}, {Value: "d"}}}
+	other := &fakeSource{base: 7, recs: []Record{{Key: "x", HasKey: true, Value: "e"}}}
+	polls := [][]RecordSpan{
+		{{Src: src, Topic: "orders", Partition: 3, Lo: 1, Hi: 4}, {Src: other, Topic: "billing", Partition: 0, Lo: 0, Hi: 1}},
+		nil, // an empty poll
+		{{Src: src, Topic: "orders", Partition: 3, Lo: 0, Hi: 1}},
+	}
+	var now time.Duration
+	spanned, copied := NewRecorder(func() time.Duration { return now }), NewRecorder(func() time.Duration { return now })
+	for i, spans := range polls {
+		now += time.Millisecond
+		v := NoValue()
+		v.Isolation, v.Final = "read_committed", i == 2
+		for _, r := range []*Recorder{spanned, copied} {
+			r.Invoke("c-0", FPoll, v)
+		}
+		spanned.CompletePoll("c-0", OK, v, spans)
+		recs := []Record{}
+		for _, sp := range spans {
+			for j := sp.Lo; j < sp.Hi; j++ {
+				off, key, hasKey, value := sp.Src.PolledRecord(int(j))
+				recs = append(recs, Record{Topic: sp.Topic, Partition: sp.Partition, Offset: off, Key: key, HasKey: hasKey, Value: value})
+			}
+		}
+		v.Records, v.HasRecords = recs, true
+		copied.Complete("c-0", OK, FPoll, v)
+	}
+	want, got := copied.Ops(), spanned.Ops()
+	if !reflect.DeepEqual(want, got) {
+		t.Fatalf("spanned polls read back as\n%+v\nwant\n%+v", got, want)
+	}
+	if r := got[1].Value.Records; len(r) != 4 || r[0].Offset != 42 || r[0].Value != "b" || r[0].HasKey || r[3].Topic != "billing" || r[3].Offset != 7 {
+		t.Fatalf("first poll's records %+v", r)
+	}
+	i := 0
+	spanned.Each(func(op *Op) {
+		if !reflect.DeepEqual(*op, want[i]) {
+			t.Fatalf("Each gave op %d as %+v, want %+v", i, *op, want[i])
+		}
+		i++
+	})
+	var wantJSON, gotJSON strings.Builder
+	if err := Write(&wantJSON, want); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(&gotJSON, got); err != nil {
+		t.Fatal(err)
+	}
+	if gotJSON.String() != wantJSON.String() {
+		t.Fatalf("JSON Lines differ:\n%s\nwant\n%s", gotJSON.String(), wantJSON.String())
 	}
 }

@@ -112,9 +112,12 @@ type Reader struct {
 	metaCorr uint64
 	corr     uint64
 
-	polling   bool
-	pollWait  uint64 // the timer of a poll waiting for fetches, 0 if none
-	pollRecs  []history.Record
+	polling  bool
+	pollWait uint64 // the timer of a poll waiting for fetches, 0 if none
+	// pollSpans are the records of the poll under way, as spans of the
+	// batches they come from; pollN counts them.
+	pollSpans []history.RecordSpan
+	pollN     int
 	fetching  map[int32]uint64 // leader -> fetch in flight
 	pollStart time.Duration
 	final     bool
@@ -494,7 +497,7 @@ func (r *Reader) poll() {
 	}
 	r.refreshIfLeaderless()
 	r.polling = true
-	r.pollRecs = r.pollRecs[:0]
+	r.pollSpans, r.pollN = r.pollSpans[:0], 0
 	v := history.NoValue()
 	v.Isolation = r.cfg.Isolation
 	v.Final = r.final
@@ -504,7 +507,7 @@ func (r *Reader) poll() {
 	r.Stats.Polls++
 	r.drain()
 	r.fetchMissing()
-	if len(r.pollRecs) > 0 {
+	if r.pollN > 0 {
 		r.finishPoll()
 		return
 	}
@@ -522,10 +525,10 @@ func (r *Reader) poll() {
 // to max.poll.records, partitions in order.
 func (r *Reader) drain() {
 	for _, p := range r.parts {
-		if len(r.pollRecs) >= r.cfg.MaxPollRecords {
+		if r.pollN >= r.cfg.MaxPollRecords {
 			return
 		}
-		for len(p.buf) > 0 && len(r.pollRecs) < r.cfg.MaxPollRecords {
+		for len(p.buf) > 0 && r.pollN < r.cfg.MaxPollRecords {
 			b := p.buf[0]
 			r.take(p, b)
 			if p.offset > b.LastOffset() {
@@ -622,7 +625,7 @@ func (r *Reader) handleFetch(m *proto.FetchResponse) {
 	}
 	if r.polling && r.pollWait != 0 {
 		r.drain()
-		if len(r.pollRecs) > 0 || len(r.fetching) == 0 {
+		if r.pollN > 0 || len(r.fetching) == 0 {
 			r.finishPoll()
 		}
 	}
@@ -650,20 +653,21 @@ func (r *Reader) fetchDone(corr uint64) {
 
 // take adds a batch's records at or after the position, up to max.poll.records.
 func (r *Reader) take(p *position, b *record.Batch) {
-	for _, rec := range b.Records {
-		off := b.BaseOffset + int64(rec.OffsetDelta)
-		if off < p.offset {
-			continue
-		}
-		if len(r.pollRecs) >= r.cfg.MaxPollRecords {
-			return
-		}
-		r.pollRecs = append(r.pollRecs, history.Record{Topic: p.key.topic, Partition: p.key.partition, Offset: off, Key: rec.Key, HasKey: rec.HasKey, Value: rec.Value})
-		p.offset = off + 1
+	// The records at or past the position, up to max.poll.records: offsets
+	// grow within a batch, so they are one run of its records.
+	lo := 0
+	for lo < len(b.Records) && b.BaseOffset+int64(b.Records[lo].OffsetDelta) < p.offset {
+		lo++
+	}
+	hi := min(len(b.Records), lo+r.cfg.MaxPollRecords-r.pollN)
+	if hi > lo {
+		r.pollSpans = append(r.pollSpans, history.RecordSpan{Src: b, Topic: p.key.topic, Partition: p.key.partition, Lo: int32(lo), Hi: int32(hi)})
+		r.pollN += hi - lo
+		p.offset = b.BaseOffset + int64(b.Records[hi-1].OffsetDelta) + 1
 		p.offsetEpoch = b.PartitionLeaderEpoch
 	}
 	// A thinned (compacted) batch may end before its last offset.
-	if p.offset <= b.LastOffset() && len(r.pollRecs) < r.cfg.MaxPollRecords {
+	if p.offset <= b.LastOffset() && r.pollN < r.cfg.MaxPollRecords {
 		p.offset = b.LastOffset() + 1
 		p.offsetEpoch = b.PartitionLeaderEpoch
 	}
@@ -678,19 +682,17 @@ func (r *Reader) finishPoll() {
 	v := history.NoValue()
 	v.Isolation = r.cfg.Isolation
 	v.Final = r.final
-	// The history keeps an exact copy; the poll buffer is reused, so it
-	// stops growing once it has held the largest poll.
-	v.Records = slices.Clone(r.pollRecs)
-	v.HasRecords = true
 	if r.final && len(r.finalStarts) > 0 {
 		v.X().LogStartOffsets = r.finalStarts
 		r.finalStarts = nil
 	}
 	if r.rec != nil {
-		r.rec.Complete(r.cfg.Name, history.OK, history.FPoll, v)
+		// The history keeps the spans (the batches are never changed),
+		// not a copy of each record.
+		r.rec.CompletePoll(r.cfg.Name, history.OK, v, r.pollSpans)
 	}
-	r.Stats.Records += len(r.pollRecs)
-	r.pollRecs = r.pollRecs[:0]
+	r.Stats.Records += r.pollN
+	r.pollSpans, r.pollN = r.pollSpans[:0], 0
 	if r.final {
 		r.checkFinal()
 	}

@@ -191,6 +191,14 @@ func (b *Batch) Stamped(baseOffset int64, leaderEpoch int32) *Batch {
 	return &c
 }
 
+// PolledRecord is record i's offset, key and value: a batch is what a
+// reader's poll returns records from, and the history keeps a reference
+// to it (history.RecordSource) rather than a copy of each.
+func (b *Batch) PolledRecord(i int) (offset int64, key string, hasKey bool, value string) {
+	r := &b.Records[i]
+	return b.BaseOffset + int64(r.OffsetDelta), r.Key, r.HasKey, r.Value
+}
+
 // LastOffset is the offset of the batch's last record.
 func (b *Batch) LastOffset() int64 { return b.BaseOffset + int64(b.LastOffsetDelta) }
 
