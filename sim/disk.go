@@ -558,8 +558,13 @@ var opBlockOps = 256
 // others left before it, and nothing points into it any more (the queue
 // and the per-file queues dropped them).
 func (d *Disk) releaseBlocks(op *pendingOp) {
-	if len(d.blocks) < 2 || op != &d.blocks[0][:opBlockOps][opBlockOps-1] {
+	if len(d.blocks) == 0 || op != &d.blocks[0][:opBlockOps][opBlockOps-1] {
 		return
+	}
+	if len(d.blocks) == 1 {
+		// The block being carved, full and now empty of pending
+		// operations: the next one takes a spare.
+		d.opBlock = nil
 	}
 	b := d.blocks[0][:opBlockOps]
 	clear(b) // no names or data kept alive

@@ -533,3 +533,39 @@ func TestDirectoryFsyncPersistsRemovalsInItsFolder(t *testing.T) {
 		t.Fatal("a file fsync persisted another file's removal")
 	}
 }
+
+// Operation blocks are reused however the queue drains: a queue that
+// empties exactly at a block's end, again and again, keeps a bounded number
+// of blocks (a block the drain left first in line once held every later
+// one for good).
+func TestOperationBlocksAreReusedWhenTheQueueDrainsAtABlockEnd(t *testing.T) {
+	defer func(n int) { opBlockOps = n }(opBlockOps)
+	for _, size := range []int{1, 2, 4} {
+		opBlockOps = size
+		opts := DefaultOptions(1)
+		opts.Disk.WritebackDelay = 10 * time.Millisecond
+		w := NewWorld(opts)
+		w.AddNode(NodeSpec{Name: "n", New: func() Node { return &probe{} }})
+		w.Start()
+		w.RunUntil(0)
+		disk := w.Disk(0)
+		for round := range 50 {
+			for i := range size {
+				if err := disk.Write("a", int64(round*size+i), []byte{byte(i)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w.RunFor(time.Second) // the writeback drains the queue
+			if n := disk.PendingOps(); n != 0 {
+				t.Fatalf("blocks of %d: %d operations pending after the writeback", size, n)
+			}
+		}
+		if held := len(disk.blocks) + len(disk.spare); held > 2 {
+			t.Fatalf("blocks of %d: %d blocks held after 50 drains (%d in use, %d spare), want at most 2", size, held, len(disk.blocks), len(disk.spare))
+		}
+		got, _ := disk.ReadFile("a")
+		if len(got) != 50*size {
+			t.Fatalf("blocks of %d: file holds %d bytes, want %d", size, len(got), 50*size)
+		}
+	}
+}
