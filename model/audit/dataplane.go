@@ -190,11 +190,15 @@ type ProducerForgotten = OffsetRange
 func (a *Audit) ForgottenProducers() []ProducerForgotten { return a.forgottenProducers }
 
 // UnknownProducer is told that a leader whose producer state holds nothing of
-// batch b's producer is about to append b, whose log starts at logStart: if
-// b is a retry of a committed batch (same producer id, epoch and sequences)
-// that lies below logStart, retention and a reload forgot the producer, and
-// that is recorded.
-func (a *Audit) UnknownProducer(broker int32, tp metadata.TopicPartition, b *record.Batch, logStart int64) {
+// batch b's producer is about to append b; its log starts at logStart and its
+// producer state was last rebuilt from rebuiltFrom (partlog's
+// ProducersRebuiltFrom). If b is a retry of a committed batch (same producer
+// id, epoch and sequences) that lies below both, retention deleted the batch
+// and a reload (or a log copied from past it) forgot the producer, as Kafka's
+// can, and that is recorded. Anything else (a batch the log still holds, or
+// one the last rebuild replayed) is a producer state lost some other way: not
+// excused.
+func (a *Audit) UnknownProducer(broker int32, tp metadata.TopicPartition, b *record.Batch, logStart, rebuiltFrom int64) {
 	if b.ProducerID < 0 {
 		return
 	}
@@ -204,14 +208,14 @@ func (a *Audit) UnknownProducer(broker int32, tp metadata.TopicPartition, b *rec
 		if k.pid != b.ProducerID || k.pepoch != b.ProducerEpoch || k.seq != b.BaseSequence || k.last-k.base != int64(b.LastOffsetDelta) {
 			continue
 		}
-		if k.last >= logStart {
-			return // the leader's log holds it: retention did not forget it
+		if k.last >= logStart || k.last >= rebuiltFrom {
+			return // the log holds it, or the last rebuild replayed it
 		}
 		f := ProducerForgotten{At: int64(a.w.Now()), Partition: tp.String(), From: k.base, To: k.last + 1}
 		if n := len(a.forgottenProducers); n == 0 || a.forgottenProducers[n-1].Partition != f.Partition || a.forgottenProducers[n-1].From != f.From {
 			a.forgottenProducers = append(a.forgottenProducers, f)
-			a.w.Note("producer-state", fmt.Sprintf("%s: broker %d took a retry of committed offsets %d..%d (producer %d, sequence %d) as new: retention deleted them below its log start %d, and its producer state no longer knew the producer",
-				tp, broker, f.From, f.To-1, b.ProducerID, b.BaseSequence, logStart))
+			a.w.Note("producer-state", fmt.Sprintf("%s: broker %d took a retry of committed offsets %d..%d (producer %d, sequence %d) as new: retention deleted them below its log start %d, and its producer state, rebuilt from offset %d, no longer knew the producer",
+				tp, broker, f.From, f.To-1, b.ProducerID, b.BaseSequence, logStart, rebuiltFrom))
 		}
 		return
 	}

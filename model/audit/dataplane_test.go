@@ -339,14 +339,15 @@ func TestRetryOfABatchRetentionDeletedTakenAsNewIsRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.ReplicaHW(1, tp, 0, true, l.LEO(), l)
-	a.UnknownProducer(1, tp, idem(0, "b", "c"), 2)                                                                                                                         // the log still holds offsets 1..2
-	a.UnknownProducer(1, tp, idem(5, "e"), 4)                                                                                                                              // a new batch
-	a.UnknownProducer(1, tp, idem(0, "b"), 4)                                                                                                                              // other sequences
-	a.UnknownProducer(1, tp, record.New([]record.Record{{Value: "b"}, {Value: "c"}}, record.Producer{ID: 7, Epoch: 1, BaseSequence: 0}, false, record.CompressionNone), 4) // another epoch
+	a.UnknownProducer(1, tp, idem(0, "b", "c"), 2, 10)                                                                                                                         // the log still holds offsets 1..2
+	a.UnknownProducer(1, tp, idem(5, "e"), 4, 10)                                                                                                                              // a new batch
+	a.UnknownProducer(1, tp, idem(0, "b"), 4, 10)                                                                                                                              // other sequences
+	a.UnknownProducer(1, tp, record.New([]record.Record{{Value: "b"}, {Value: "c"}}, record.Producer{ID: 7, Epoch: 1, BaseSequence: 0}, false, record.CompressionNone), 4, 10) // another epoch
+	a.UnknownProducer(1, tp, idem(0, "b", "c"), 4, 2)                                                                                                                          // below the log start, but the last rebuild replayed it: state lost some other way
 	if f := a.ForgottenProducers(); len(f) != 0 {
 		t.Fatalf("forgotten producers %+v, want none", f)
 	}
-	a.UnknownProducer(1, tp, idem(0, "b", "c"), 3)
+	a.UnknownProducer(1, tp, idem(0, "b", "c"), 3, 10)
 	if f := a.ForgottenProducers(); len(f) != 1 || f[0].Partition != "orders-0" || f[0].From != 1 || f[0].To != 3 {
 		t.Fatalf("forgotten producers %+v, want orders-0 offsets [1, 3)", f)
 	}

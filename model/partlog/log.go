@@ -101,9 +101,13 @@ type Log struct {
 	// snaps: the offsets of the producer-state snapshots the log keeps, in
 	// order; lastSnap: where the last one was taken, or what stands for it
 	// (Kafka's lastSnapOffset). See snapshots.go.
-	snaps     []int64
-	lastSnap  int64
-	unflushed int64
+	snaps    []int64
+	lastSnap int64
+	// producersFrom is where the producer state was last rebuilt from:
+	// what lies below it the state knows only through the snapshot it
+	// loaded (see ProducersRebuiltFrom).
+	producersFrom int64
+	unflushed     int64
 	// RecoveryPoint is the offset up to which the log is known flushed.
 	RecoveryPoint int64
 }
@@ -662,8 +666,15 @@ func (l *Log) TruncateFullyAndStartAt(offset int64) {
 	for len(l.snaps) > 0 {
 		l.removeSnapshot(l.snaps[0])
 	}
-	l.producers, l.lastSnap = NewProducerState(), offset
+	l.producers, l.lastSnap, l.producersFrom = NewProducerState(), offset, offset
 }
+
+// ProducersRebuiltFrom is the offset the producer state was last rebuilt
+// from (a restart or truncation replays the log from the snapshot it loads,
+// or from the log start; a log emptied to restart at an offset starts there).
+// A producer whose batches all lie below it is known only if that snapshot
+// held it; appends since the rebuild, and retention, forget no producer.
+func (l *Log) ProducersRebuiltFrom() int64 { return l.producersFrom }
 
 // MaybeIncrementLogStartOffset raises the log start offset (retention, or a
 // follower following its leader's). Producer state keeps the producers

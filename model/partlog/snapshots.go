@@ -237,6 +237,10 @@ func (l *Log) rebuildProducerState(logStart, last int64, replay bool) {
 		l.removeSnapshot(off)
 	}
 	l.lastSnap = mapEnd
+	l.producersFrom = max(mapEnd, logStart)
+	if !replay {
+		l.producersFrom = last
+	}
 	n := len(l.segs)
 	for i, s := range l.segs {
 		// segments.values(mapEnd, last): from the last segment starting at

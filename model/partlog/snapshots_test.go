@@ -44,6 +44,11 @@ func retentionBench(t *testing.T) (*logBench, *record.Batch) {
 	if dup, err := b.log.Producers().Check(mine); err != proto.None || dup == nil || dup.FirstOffset != 0 {
 		t.Fatalf("retry before the restart: %+v %v", dup, err)
 	}
+	// Nor does retention move where the state was rebuilt from: a producer
+	// it lost now would be lost some other way (the audit excuses none).
+	if from := b.log.ProducersRebuiltFrom(); from != 0 {
+		t.Fatalf("producer state rebuilt from %d after retention, want 0 (the open)", from)
+	}
 	return b, mine
 }
 
@@ -90,6 +95,11 @@ func TestUncleanRestartForgetsAProducerRetentionDeletedOnlyWithAFreshCheckpoint(
 		dup, err := b.log.Producers().Check(mine)
 		if err != proto.None || (dup != nil) != c.remember {
 			t.Errorf("%+v: retry after an unclean restart: %+v %v, want remembered %v", c.ck, dup, err, c.remember)
+		}
+		// Forgotten, the batch lies below where the state was rebuilt from:
+		// what the audit requires to excuse the duplicate that follows.
+		if from := b.log.ProducersRebuiltFrom(); !c.remember && from <= mine.LastOffset() {
+			t.Errorf("%+v: producer state rebuilt from %d, want past the forgotten batch at %d", c.ck, from, mine.LastOffset())
 		}
 	}
 }
