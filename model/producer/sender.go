@@ -144,6 +144,10 @@ func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
 				st.nextSeq += int32(len(b.records))
 				prod = record.Producer{ID: p.pid, Epoch: p.epoch, BaseSequence: b.baseSeq}
 			}
+			// The records become the batch's (shared with the logs and the
+			// history, which require them never to change): record.New
+			// numbers them in place, and a rebuild after an epoch bump
+			// writes the same numbers again.
 			b.built = record.New(b.records, prod, false, p.cfg.Compression)
 			p.Stats.RecordsBytes += int64(b.built.RecordsBytes())
 			p.Stats.Batches++
