@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"kafkasim/internal/grow"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -59,6 +60,24 @@ type batchKey struct {
 	thinned bool
 }
 
+// outOfOrderRetry identifies a retried batch a leader answered
+// OUT_OF_ORDER_SEQUENCE_NUMBER: its producer id, epoch, first sequence and
+// length, and the broker that answered.
+type outOfOrderRetry struct {
+	pid       int64
+	seq       int32
+	lastDelta int32
+	pepoch    int16
+	broker    int32
+}
+
+// outOfOrderMax bounds the retries an audit partition remembers.
+const outOfOrderMax = 256
+
+func (r outOfOrderRetry) matches(k batchKey) bool {
+	return k.pid == r.pid && k.pepoch == r.pepoch && k.seq == r.seq && k.last-k.base == int64(r.lastDelta)
+}
+
 func keyOf(b *record.Batch) batchKey {
 	return batchKey{base: b.BaseOffset, last: b.LastOffset(), epoch: b.PartitionLeaderEpoch, pid: b.ProducerID,
 		seq: b.BaseSequence, pepoch: b.ProducerEpoch, crc: b.CRC(), thinned: len(b.Records) < b.Count()}
@@ -73,7 +92,12 @@ func (k batchKey) same(o batchKey) bool {
 
 type partitionAudit struct {
 	committed []batchKey // committed batches, by offset
-	hwChecked map[int32]int64
+	// outOfOrder: retries a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER
+	// while no committed batch matched them yet (the batch may be in the
+	// log, not yet committed); a batch committed later that matches one
+	// was forgotten the same way (fuzz seed 2217). Oldest first, bounded.
+	outOfOrder []outOfOrderRetry
+	hwChecked  map[int32]int64
 	// hwHint is, per broker, where in committed its last check ended: the
 	// next one starts there.
 	hwHint map[int32]int
@@ -156,18 +180,42 @@ func (a *Audit) OutOfOrderSequence(broker int32, tp metadata.TopicPartition, b *
 		return
 	}
 	p := a.part(tp)
+	r := outOfOrderRetry{pid: b.ProducerID, seq: b.BaseSequence, lastDelta: b.LastOffsetDelta, pepoch: b.ProducerEpoch, broker: broker}
 	for i := len(p.committed) - 1; i >= 0; i-- {
-		k := p.committed[i]
-		if k.pid != b.ProducerID || k.pepoch != b.ProducerEpoch || k.seq != b.BaseSequence || k.last-k.base != int64(b.LastOffsetDelta) {
-			continue
+		if k := p.committed[i]; r.matches(k) {
+			a.forgetCommitted(tp, r, k)
+			return
 		}
-		f := Forgotten{At: int64(a.w.Now()), Partition: tp.String(), From: k.base, To: k.last + 1}
-		if n := len(a.forgotten); n == 0 || a.forgotten[n-1].Partition != f.Partition || a.forgotten[n-1].From != f.From {
-			a.forgotten = append(a.forgotten, f)
-			a.w.Note("producer-state", fmt.Sprintf("%s: broker %d answered OUT_OF_ORDER_SEQUENCE_NUMBER to a retry of committed offsets %d..%d (producer %d, sequence %d): its producer state no longer held them",
-				tp, broker, f.From, f.To-1, b.ProducerID, b.BaseSequence))
+	}
+	// Not committed yet: the leader's log may hold it all the same, and a
+	// later high watermark commit it (outOfOrderCommitted).
+	if len(p.outOfOrder) == outOfOrderMax {
+		p.outOfOrder = p.outOfOrder[1:]
+	}
+	p.outOfOrder = append(p.outOfOrder, r)
+}
+
+// outOfOrderCommitted is told that batch k was just committed: if a leader
+// had answered OUT_OF_ORDER_SEQUENCE_NUMBER to a retry of it, the leader's
+// producer state had forgotten it, and that is recorded.
+func (a *Audit) outOfOrderCommitted(tp metadata.TopicPartition, p *partitionAudit, k batchKey) {
+	for i, r := range p.outOfOrder {
+		if r.matches(k) {
+			p.outOfOrder = slices.Delete(p.outOfOrder, i, i+1)
+			a.forgetCommitted(tp, r, k)
+			return
 		}
-		return
+	}
+}
+
+// forgetCommitted records committed batch k as one a leader's producer state
+// forgot (it answered OUT_OF_ORDER_SEQUENCE_NUMBER to retry r of it).
+func (a *Audit) forgetCommitted(tp metadata.TopicPartition, r outOfOrderRetry, k batchKey) {
+	f := Forgotten{At: int64(a.w.Now()), Partition: tp.String(), From: k.base, To: k.last + 1}
+	if n := len(a.forgotten); n == 0 || a.forgotten[n-1].Partition != f.Partition || a.forgotten[n-1].From != f.From {
+		a.forgotten = append(a.forgotten, f)
+		a.w.Note("producer-state", fmt.Sprintf("%s: broker %d answered OUT_OF_ORDER_SEQUENCE_NUMBER to a retry of committed offsets %d..%d (producer %d, sequence %d): its producer state no longer held them",
+			tp, r.broker, f.From, f.To-1, r.pid, r.seq))
 	}
 }
 
@@ -441,8 +489,14 @@ func (a *Audit) ReplicaHW(broker int32, tp metadata.TopicPartition, leaderEpoch 
 			a.lose(tp, p, i, broker, 0, PartitionReplicasAgree,
 				fmt.Sprintf("differ on broker %d below its high watermark %d (leader epoch %d here)", broker, hw, k.epoch))
 			p.committed = grow.Append(p.committed, k)
+			if len(p.outOfOrder) > 0 {
+				a.outOfOrderCommitted(tp, p, k)
+			}
 		case b.BaseOffset >= p.committedEnd():
 			p.committed = grow.Append(p.committed, k)
+			if len(p.outOfOrder) > 0 {
+				a.outOfOrderCommitted(tp, p, k)
+			}
 		}
 		return true
 	})

@@ -355,3 +355,36 @@ func TestRetryOfABatchRetentionDeletedTakenAsNewIsRecorded(t *testing.T) {
 		t.Fatalf("forgotten batches %+v, want none", f)
 	}
 }
+
+// The leader may answer OUT_OF_ORDER_SEQUENCE_NUMBER to the retry of a batch
+// its log holds before the high watermark reaches it: the batch is recorded
+// as forgotten when it is committed (fuzz seed 2217: a leader restarted
+// cleanly, its snapshot holding each producer's last batch only, answered
+// the retry of an earlier, not yet committed one; the producer rewrote it
+// under a new epoch, and both copies were committed). A retry that matches
+// no batch committed later records nothing.
+func TestOutOfOrderRetryOfABatchCommittedLaterIsRecorded(t *testing.T) {
+	tp := metadata.TopicPartition{Topic: "orders", Partition: 0}
+	a, logs := replicaLogs(t, []vb{{"a", 0}})
+	l := logs[0]
+	idem := func(seq int32, v ...string) *record.Batch {
+		rs := make([]record.Record, len(v))
+		for i := range v {
+			rs[i] = record.Record{Value: v[i]}
+		}
+		return record.New(rs, record.Producer{ID: 7, Epoch: 0, BaseSequence: seq}, false, record.CompressionNone)
+	}
+	if err := l.Append([]*record.Batch{idem(0, "b", "c").Stamped(l.LEO(), 0), idem(2, "d").Stamped(l.LEO()+2, 0)}, true); err != nil {
+		t.Fatal(err)
+	}
+	a.ReplicaHW(1, tp, 0, true, 1, l) // only offset 0 is committed
+	a.OutOfOrderSequence(1, tp, idem(0, "b", "c"))
+	a.OutOfOrderSequence(1, tp, idem(7, "x")) // matches nothing, ever
+	if f := a.ForgottenBatches(); len(f) != 0 {
+		t.Fatalf("forgotten %+v before the batch is committed, want none", f)
+	}
+	a.ReplicaHW(1, tp, 0, true, l.LEO(), l)
+	if f := a.ForgottenBatches(); len(f) != 1 || f[0].Partition != "orders-0" || f[0].From != 1 || f[0].To != 3 {
+		t.Fatalf("forgotten %+v, want orders-0 offsets [1, 3)", f)
+	}
+}
