@@ -197,50 +197,42 @@ func TestDuplicateOfALostCopyAfterALoss(t *testing.T) {
 	expectVerdict(t, Check(h.ops, strict), Duplicate, Violation)
 }
 
-// A leader whose producer state, rebuilt at a restart, no longer holds a
-// committed batch answers its retry OUT_OF_ORDER_SEQUENCE_NUMBER; the
-// producer bumps its epoch and writes it again (fuzz seed 1001912 with the
-// fix for 3009149). The god view names the forgotten batch: only a duplicate
-// with a copy there is permitted.
+// A duplicate the god view explains by a leader's producer state is
+// permitted only with a copy in the range it names:
+//   - forgotten batches: a leader whose state, rebuilt at a restart, no
+//     longer holds a committed batch answers its retry
+//     OUT_OF_ORDER_SEQUENCE_NUMBER; the producer bumps its epoch and writes it
+//     again (fuzz seed 1001912 with the fix for 3009149);
+//   - forgotten producers: a leader whose state forgot a producer (retention
+//     deleted its batches below the log start and a reload found no snapshot
+//     that still had it) takes the retry of a committed batch as new, at any
+//     sequence, as Kafka does (fuzz seed 4009935).
 func TestDuplicateOfABatchALeaderForgot(t *testing.T) {
 	h := &hb{}
 	h.send("p-0", "a", 0, 0, history.OK)
 	h.send("p-0", "b", 0, 2, history.OK)
 	h.poll("c-0", false, rec{0, 0, "a"}, rec{0, 1, "b"}, rec{0, 2, "b"})
-	cfg := strict
-	cfg.Losses = []DataLoss{}
-	cfg.Forgotten = []ForgottenBatch{{Partition: "t-0", From: 1, To: 2}}
-	r := Check(h.ops, cfg)
-	expectCount(t, r, Duplicate, 1)
-	expectVerdict(t, r, Duplicate, Permitted)
-	// A forgotten batch elsewhere (another offset, another partition)
-	// excuses nothing, nor does a history without the god view.
-	cfg.Forgotten = []ForgottenBatch{{Partition: "t-0", From: 0, To: 1}, {Partition: "t-1", From: 1, To: 2}}
-	expectVerdict(t, Check(h.ops, cfg), Duplicate, Violation)
-	expectVerdict(t, Check(h.ops, strict), Duplicate, Violation)
-}
-
-// A leader whose producer state forgot a producer (retention deleted its
-// batches below the log start and a reload found no snapshot that still had
-// it) takes the producer's retry of a committed batch as new, at any
-// sequence, as Kafka does. The god view names that batch: only a duplicate
-// with a copy there is permitted.
-func TestDuplicateOfABatchWhoseProducerALeaderForgot(t *testing.T) {
-	h := &hb{}
-	h.send("p-0", "a", 0, 0, history.OK)
-	h.send("p-0", "b", 0, 2, history.OK)
-	h.poll("c-0", false, rec{0, 0, "a"}, rec{0, 1, "b"}, rec{0, 2, "b"})
-	cfg := strict
-	cfg.Losses = []DataLoss{}
-	cfg.ForgottenProducers = []OffsetRange{{Partition: "t-0", From: 1, To: 2}}
-	r := Check(h.ops, cfg)
-	expectCount(t, r, Duplicate, 1)
-	expectVerdict(t, r, Duplicate, Permitted)
-	// A batch elsewhere (another offset, another partition) excuses
-	// nothing, nor does a history without the god view.
-	cfg.ForgottenProducers = []OffsetRange{{Partition: "t-0", From: 0, To: 1}, {Partition: "t-1", From: 1, To: 2}}
-	expectVerdict(t, Check(h.ops, cfg), Duplicate, Violation)
-	expectVerdict(t, Check(h.ops, strict), Duplicate, Violation)
+	for _, c := range []struct {
+		name string
+		set  func(cfg *Config, ranges []OffsetRange)
+	}{
+		{"forgotten batches", func(cfg *Config, r []OffsetRange) { cfg.Forgotten = r }},
+		{"forgotten producers", func(cfg *Config, r []OffsetRange) { cfg.ForgottenProducers = r }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := strict
+			cfg.Losses = []DataLoss{}
+			c.set(&cfg, []OffsetRange{{Partition: "t-0", From: 1, To: 2}})
+			r := Check(h.ops, cfg)
+			expectCount(t, r, Duplicate, 1)
+			expectVerdict(t, r, Duplicate, Permitted)
+			// A range elsewhere (another offset, another partition) excuses
+			// nothing, nor does a history without the god view.
+			c.set(&cfg, []OffsetRange{{Partition: "t-0", From: 0, To: 1}, {Partition: "t-1", From: 1, To: 2}})
+			expectVerdict(t, Check(h.ops, cfg), Duplicate, Violation)
+			expectVerdict(t, Check(h.ops, strict), Duplicate, Violation)
+		})
+	}
 }
 
 func TestInconsistentOffsets(t *testing.T) {

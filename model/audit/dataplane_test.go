@@ -287,24 +287,34 @@ func TestStaleBatchInACleanedEpochStart(t *testing.T) {
 	}
 }
 
+// idem is a batch of producer 7, epoch 0, from sequence seq, of values v.
+func idem(seq int32, v ...string) *record.Batch {
+	rs := make([]record.Record, len(v))
+	for i := range v {
+		rs[i] = record.Record{Value: v[i]}
+	}
+	return record.New(rs, record.Producer{ID: 7, Epoch: 0, BaseSequence: seq}, false, record.CompressionNone)
+}
+
+// idempotentLog is orders-0 on one replica: "a" of no producer at offset 0,
+// then producer 7's sequences 0–1 ("b", "c") at offsets 1–2 and sequence 2
+// ("d") at offset 3, none committed yet.
+func idempotentLog(t *testing.T) (*Audit, *partlog.Log, metadata.TopicPartition) {
+	t.Helper()
+	a, logs := replicaLogs(t, []vb{{"a", 0}})
+	l := logs[0]
+	if err := l.Append([]*record.Batch{idem(0, "b", "c").Stamped(l.LEO(), 0), idem(2, "d").Stamped(l.LEO()+2, 0)}, true); err != nil {
+		t.Fatal(err)
+	}
+	return a, l, metadata.TopicPartition{Topic: "orders", Partition: 0}
+}
+
 // A leader that answers OUT_OF_ORDER_SEQUENCE_NUMBER to the retry of a
 // committed idempotent batch forgot it (its producer state was rebuilt at a
 // restart): the audit records that batch, and only a retry of a committed
 // batch (same producer id, epoch and sequences) counts.
 func TestOutOfOrderRetryOfACommittedBatchIsRecorded(t *testing.T) {
-	tp := metadata.TopicPartition{Topic: "orders", Partition: 0}
-	a, logs := replicaLogs(t, []vb{{"a", 0}})
-	l := logs[0]
-	idem := func(seq int32, v ...string) *record.Batch {
-		rs := make([]record.Record, len(v))
-		for i := range v {
-			rs[i] = record.Record{Value: v[i]}
-		}
-		return record.New(rs, record.Producer{ID: 7, Epoch: 0, BaseSequence: seq}, false, record.CompressionNone)
-	}
-	if err := l.Append([]*record.Batch{idem(0, "b", "c").Stamped(l.LEO(), 0), idem(2, "d").Stamped(l.LEO()+2, 0)}, true); err != nil {
-		t.Fatal(err)
-	}
+	a, l, tp := idempotentLog(t)
 	a.ReplicaHW(1, tp, 0, true, l.LEO(), l)
 	a.OutOfOrderSequence(1, tp, idem(5, "e"))                                                                                                                // a gap, nothing written
 	a.OutOfOrderSequence(1, tp, idem(0, "b"))                                                                                                                // other sequences
@@ -325,19 +335,7 @@ func TestOutOfOrderRetryOfACommittedBatchIsRecorded(t *testing.T) {
 // then, and only for a retry of a committed batch (same producer id, epoch
 // and sequences).
 func TestRetryOfABatchRetentionDeletedTakenAsNewIsRecorded(t *testing.T) {
-	tp := metadata.TopicPartition{Topic: "orders", Partition: 0}
-	a, logs := replicaLogs(t, []vb{{"a", 0}})
-	l := logs[0]
-	idem := func(seq int32, v ...string) *record.Batch {
-		rs := make([]record.Record, len(v))
-		for i := range v {
-			rs[i] = record.Record{Value: v[i]}
-		}
-		return record.New(rs, record.Producer{ID: 7, Epoch: 0, BaseSequence: seq}, false, record.CompressionNone)
-	}
-	if err := l.Append([]*record.Batch{idem(0, "b", "c").Stamped(l.LEO(), 0), idem(2, "d").Stamped(l.LEO()+2, 0)}, true); err != nil {
-		t.Fatal(err)
-	}
+	a, l, tp := idempotentLog(t)
 	a.ReplicaHW(1, tp, 0, true, l.LEO(), l)
 	a.UnknownProducer(1, tp, idem(0, "b", "c"), 2, 10)                                                                                                                         // the log still holds offsets 1..2
 	a.UnknownProducer(1, tp, idem(5, "e"), 4, 10)                                                                                                                              // a new batch
@@ -364,19 +362,7 @@ func TestRetryOfABatchRetentionDeletedTakenAsNewIsRecorded(t *testing.T) {
 // under a new epoch, and both copies were committed). A retry that matches
 // no batch committed later records nothing.
 func TestOutOfOrderRetryOfABatchCommittedLaterIsRecorded(t *testing.T) {
-	tp := metadata.TopicPartition{Topic: "orders", Partition: 0}
-	a, logs := replicaLogs(t, []vb{{"a", 0}})
-	l := logs[0]
-	idem := func(seq int32, v ...string) *record.Batch {
-		rs := make([]record.Record, len(v))
-		for i := range v {
-			rs[i] = record.Record{Value: v[i]}
-		}
-		return record.New(rs, record.Producer{ID: 7, Epoch: 0, BaseSequence: seq}, false, record.CompressionNone)
-	}
-	if err := l.Append([]*record.Batch{idem(0, "b", "c").Stamped(l.LEO(), 0), idem(2, "d").Stamped(l.LEO()+2, 0)}, true); err != nil {
-		t.Fatal(err)
-	}
+	a, l, tp := idempotentLog(t)
 	a.ReplicaHW(1, tp, 0, true, 1, l) // only offset 0 is committed
 	a.OutOfOrderSequence(1, tp, idem(0, "b", "c"))
 	a.OutOfOrderSequence(1, tp, idem(7, "x")) // matches nothing, ever
