@@ -167,8 +167,12 @@ type Disk struct {
 	head    int
 	live    int
 	byFile  map[string][]*pendingOp
-	opSeq   uint64
-	used    int64
+	// names holds the pending renames and removals, oldest first (some
+	// may be done): what a directory fsync looks through, instead of
+	// every pending write.
+	names []*pendingOp
+	opSeq uint64
+	used  int64
 
 	busyUntil       time.Duration
 	writebackArmed  bool
@@ -544,6 +548,9 @@ func (d *Disk) queue(op pendingOp) {
 	if op.kind == opRename {
 		d.byFile[op.to] = append(d.byFile[op.to], p)
 	}
+	if op.kind == opRename || op.kind == opRemove {
+		d.names = append(d.names, p)
+	}
 	if d.opts.WritebackDelay > 0 && !d.writebackArmed {
 		d.armWriteback(op.at + d.opts.WritebackDelay)
 	}
@@ -693,16 +700,34 @@ func (d *Disk) fsyncDone(issued uint64, name string) {
 // ends, must be in place first).
 func (d *Disk) dirSyncDone(issued uint64, name string) {
 	dir := parentDir(name)
-	for _, op := range d.pending[d.head:] {
+	for _, op := range d.names {
 		if op.seq > issued {
 			break
 		}
-		if op.done || (op.kind != opRename && op.kind != opRemove) {
+		if op.done {
 			continue
 		}
 		if parentDir(op.name) == dir || (op.kind == opRename && parentDir(op.to) == dir) {
 			d.settleThrough(op)
 		}
+	}
+	// Done ones go: writeback skips what it finds gone (see dropName).
+	kept := d.names[:0]
+	for _, op := range d.names {
+		if !op.done {
+			kept = append(kept, op)
+		}
+	}
+	clear(d.names[len(kept):])
+	d.names = kept
+}
+
+// dropName removes op, leaving the queue, from the front of names if it is
+// there: both are in issue order, so an op still in names is at its front.
+func (d *Disk) dropName(op *pendingOp) {
+	if len(d.names) > 0 && d.names[0] == op {
+		d.names[0] = nil
+		d.names = d.names[1:]
 	}
 }
 
@@ -759,6 +784,9 @@ func (d *Disk) writeback() {
 		if op.kind == opRename {
 			d.dropFront(op.to, op)
 		}
+		if op.kind == opRename || op.kind == opRemove {
+			d.dropName(op)
+		}
 		d.pending[d.head] = nil
 		d.head++
 		d.releaseBlocks(op)
@@ -778,6 +806,8 @@ func (d *Disk) clearPending() {
 	d.head = 0
 	d.live = 0
 	clear(d.byFile)
+	clear(d.names)
+	d.names = d.names[:0]
 	// Every block holds only dropped operations now; the one being carved
 	// goes on being carved unless it is full (its last operation will
 	// never leave the queue to release it).

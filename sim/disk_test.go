@@ -569,3 +569,74 @@ func TestOperationBlocksAreReusedWhenTheQueueDrainsAtABlockEnd(t *testing.T) {
 		}
 	}
 }
+
+// A directory fsync looks through the pending renames and removals only
+// (Disk.names), not every pending write. Under random writes, renames,
+// removals, file and directory fsyncs, waits and power losses, with small
+// operation blocks that are reused quickly: names holds exactly the pending
+// renames and removals not yet durable, in issue order (besides durable
+// ones not dropped yet), and nothing that left the queue.
+func TestDirectoryFsyncIndexHoldsThePendingNamespaceOperations(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		defer func(n int) { opBlockOps = n }(opBlockOps)
+		opBlockOps = rapid.SampledFrom([]int{1, 2, 3, 256}).Draw(t, "op_block_ops")
+		opts := DefaultOptions(Seed(rapid.Uint64().Draw(t, "seed")))
+		opts.Disk.WritebackDelay = time.Duration(rapid.SampledFrom([]int{0, 20, 200}).Draw(t, "writeback_ms")) * time.Millisecond
+		w := NewWorld(opts)
+		w.AddNode(NodeSpec{Name: "n", New: func() Node { return &probe{} }})
+		w.Start()
+		w.RunUntil(0)
+		disk := w.Disk(0)
+		files := []string{"p/a", "p/b", "q/a", "q/b"}
+		for step := range rapid.IntRange(1, 80).Draw(t, "steps") {
+			file := rapid.SampledFrom(files).Draw(t, "file")
+			switch rapid.IntRange(0, 6).Draw(t, "action") {
+			case 0:
+				disk.WriteFile(file, []byte{byte(step)})
+			case 1:
+				if disk.Exists(file) {
+					disk.Rename(file, rapid.SampledFrom(files).Draw(t, "to"))
+				}
+			case 2:
+				if disk.Exists(file) {
+					disk.Remove(file)
+				}
+			case 3:
+				disk.Fsync(file, nil)
+			case 4:
+				disk.FsyncDir(file, nil)
+			case 5:
+				w.RunFor(time.Duration(rapid.IntRange(0, 100).Draw(t, "wait_ms")) * time.Millisecond)
+			case 6:
+				if rapid.IntRange(0, 4).Draw(t, "power_loss") == 0 {
+					w.Crash(0, true)
+					w.Restart(0)
+					w.RunFor(0)
+				}
+			}
+			queued := map[*pendingOp]bool{}
+			var want []*pendingOp
+			for _, op := range disk.pending[disk.head:] {
+				queued[op] = true
+				if (op.kind == opRename || op.kind == opRemove) && !op.done {
+					want = append(want, op)
+				}
+			}
+			i := 0
+			for j, op := range disk.names {
+				if !queued[op] {
+					t.Fatalf("step %d: names[%d] (%v %s) is no longer queued", step, j, op.kind, op.name)
+				}
+				if j > 0 && disk.names[j-1].seq >= op.seq {
+					t.Fatalf("step %d: names out of issue order at %d", step, j)
+				}
+				if i < len(want) && want[i] == op {
+					i++
+				}
+			}
+			if i != len(want) {
+				t.Fatalf("step %d: a pending %v of %s is missing from names", step, want[i].kind, want[i].name)
+			}
+		}
+	})
+}
