@@ -174,7 +174,7 @@ func (rm *replicaManager) appendAsLeader(tp metadata.TopicPartition, p *partitio
 	if rm.cfg.Bugs.HWTruncation {
 		epoch = -1 // batches carry no leader epoch before KIP-101
 	}
-	stamped := pp.Batch.Stamped(p.log.LEO(), epoch)
+	stamped := pp.Batch.Stamp(p.log.LEO(), epoch)
 	before := rm.gate.Issued()
 	if err := p.log.Append(singleBatch(stamped), true); err != nil {
 		rm.logDirFailed(fmt.Sprintf("%s: append failed: %v", tp, err))

@@ -83,6 +83,9 @@ type Batch struct {
 	// their disks (nobody changes them), so appending costs no encoding.
 	wire []byte
 	crc  uint32
+	// stamped: a leader took the batch into its log (Stamp), so it may not
+	// change again.
+	stamped bool
 }
 
 // The header is 21 bytes (baseOffset, batchLength, partitionLeaderEpoch,
@@ -189,6 +192,26 @@ func (b *Batch) Stamped(baseOffset int64, leaderEpoch int32) *Batch {
 	copy(c.wire[wireHeaderBytes:], b.body())
 	c.putHeader(c.wire)
 	return &c
+}
+
+// Stamp gives a produced batch the offsets and leader epoch its leader
+// assigns, for the leader's log: in place the first time, as Kafka's leader
+// assigns offsets in the request's own buffer and appends that buffer; a
+// copy when a log holds the batch already (a retry, after a leader change
+// or without idempotence), so that a batch in a log never changes. The
+// producer keeps its pointer but reads only what a stamp leaves alone: the
+// records, the producer fields, the sizes and the CRC.
+func (b *Batch) Stamp(baseOffset int64, leaderEpoch int32) *Batch {
+	if b.stamped {
+		c := b.Stamped(baseOffset, leaderEpoch)
+		c.stamped = true
+		return c
+	}
+	b.stamped = true
+	b.BaseOffset = baseOffset
+	b.PartitionLeaderEpoch = leaderEpoch
+	b.putHeader(b.wire)
+	return b
 }
 
 // PolledRecord is record i's offset, key and value: a batch is what a

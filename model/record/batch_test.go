@@ -93,3 +93,35 @@ func TestDecodeFindsDamage(t *testing.T) {
 		}
 	}
 }
+
+// A leader stamps the batch a producer sent in place, once; a second stamp
+// (a retry the log holds already) copies, and leaves the first log's batch
+// as it was.
+func TestStampIsInPlaceOnceThenCopies(t *testing.T) {
+	b := New([]Record{{Key: "k", HasKey: true, Value: "v"}}, Producer{ID: 7, Epoch: 1, BaseSequence: 3}, false, CompressionNone)
+	crc := b.CRC()
+	first := b.Stamp(100, 5)
+	if first != b {
+		t.Fatal("the first stamp copied the batch")
+	}
+	second := first.Stamp(200, 6)
+	if second == first {
+		t.Fatal("the second stamp changed the batch in place")
+	}
+	for _, c := range []struct {
+		b     *Batch
+		base  int64
+		epoch int32
+	}{{first, 100, 5}, {second, 200, 6}} {
+		d, _, err := Decode(c.b.Wire())
+		if err != nil || d.BaseOffset != c.base || d.PartitionLeaderEpoch != c.epoch || c.b.BaseOffset != c.base || c.b.PartitionLeaderEpoch != c.epoch {
+			t.Fatalf("stamped at %d/%d: fields %d/%d, wire decodes to %+v, %v", c.base, c.epoch, c.b.BaseOffset, c.b.PartitionLeaderEpoch, d, err)
+		}
+		if d.CRC() != crc || d.ProducerID != 7 || d.BaseSequence != 3 {
+			t.Fatalf("a stamp changed what the CRC covers: %+v", d)
+		}
+	}
+	if third := second.Stamp(300, 7); third == second {
+		t.Fatal("a copy a log holds was stamped in place")
+	}
+}
