@@ -166,7 +166,7 @@ type Disk struct {
 	pending []*pendingOp
 	head    int
 	live    int
-	byFile  map[string][]*pendingOp
+	byFile  map[string]*fileOps
 	// names holds the pending renames and removals, oldest first (some
 	// may be done): what a directory fsync looks through, instead of
 	// every pending write.
@@ -201,7 +201,7 @@ type Disk struct {
 }
 
 func newDisk(w *World, owner NodeID, opts DiskOptions, rng *rand.Rand) *Disk {
-	return &Disk{w: w, owner: owner, opts: opts, rng: rng, byFile: map[string][]*pendingOp{},
+	return &Disk{w: w, owner: owner, opts: opts, rng: rng, byFile: map[string]*fileOps{},
 		cache: map[string]*file{}, durable: map[string]*file{}, fullAt: -1, fsyncSlowFactor: 1}
 }
 
@@ -544,9 +544,9 @@ func (d *Disk) queue(op pendingOp) {
 	p := &d.opBlock[len(d.opBlock)-1]
 	d.pending = grow.Append(d.pending, p)
 	d.live++
-	d.byFile[op.name] = append(d.byFile[op.name], p)
+	d.fileOps(op.name).push(p)
 	if op.kind == opRename {
-		d.byFile[op.to] = append(d.byFile[op.to], p)
+		d.fileOps(op.to).push(p)
 	}
 	if op.kind == opRename || op.kind == opRemove {
 		d.names = append(d.names, p)
@@ -664,15 +664,50 @@ func (d *Disk) settle(op *pendingOp) {
 	}
 }
 
+// fileOps is one file's queue of pending operations, oldest first from
+// head on. Operations join at the back and leave at the front; the slice is
+// reused (compacted in place) rather than resliced, so that a file written
+// all the time does not reallocate its queue all the time.
+type fileOps struct {
+	ops  []*pendingOp
+	head int
+}
+
+func (q *fileOps) pending() []*pendingOp { return q.ops[q.head:] }
+
+func (q *fileOps) push(op *pendingOp) { q.ops = append(q.ops, op) }
+
+// drop removes the first n pending operations.
+func (q *fileOps) drop(n int) {
+	clear(q.ops[q.head : q.head+n])
+	q.head += n
+	switch {
+	case q.head == len(q.ops):
+		q.ops, q.head = q.ops[:0], 0
+	case q.head >= 64 && 2*q.head >= len(q.ops):
+		k := copy(q.ops, q.ops[q.head:])
+		clear(q.ops[k:])
+		q.ops, q.head = q.ops[:k], 0
+	}
+}
+
+// fileOps returns name's queue, making it if need be. Queues stay once made
+// (a file's name is written again and again: segments, checkpoints and their
+// temporary files), empty when nothing of theirs is pending.
+func (d *Disk) fileOps(name string) *fileOps {
+	q := d.byFile[name]
+	if q == nil {
+		q = &fileOps{}
+		d.byFile[name] = q
+	}
+	return q
+}
+
 // dropFront removes op from the front of a file's queue, if it is there.
 func (d *Disk) dropFront(name string, op *pendingOp) {
-	q := d.byFile[name]
-	if len(q) > 0 && q[0] == op {
-		q[0] = nil
-		if len(q) == 1 {
-			delete(d.byFile, name)
-		} else {
-			d.byFile[name] = q[1:]
+	if q := d.byFile[name]; q != nil {
+		if p := q.pending(); len(p) > 0 && p[0] == op {
+			q.drop(1)
 		}
 	}
 }
@@ -681,17 +716,16 @@ func (d *Disk) dropFront(name string, op *pendingOp) {
 // fsync.
 func (d *Disk) fsyncDone(issued uint64, name string) {
 	q := d.byFile[name]
+	if q == nil {
+		return
+	}
+	p := q.pending()
 	n := 0
-	for n < len(q) && q[n].seq <= issued {
-		d.settle(q[n])
+	for n < len(p) && p[n].seq <= issued {
+		d.settle(p[n])
 		n++
 	}
-	if n == len(q) {
-		delete(d.byFile, name)
-	} else if n > 0 {
-		clear(q[:n])
-		d.byFile[name] = q[n:]
-	}
+	q.drop(n)
 }
 
 // dirSyncDone makes durable the renames and removals of files in name's
@@ -740,8 +774,12 @@ func (d *Disk) settleThrough(op *pendingOp) {
 	}
 	var ops []*pendingOp
 	for i := 0; i < len(names); i++ {
-		for _, q := range d.byFile[names[i]] {
-			if q == nil || q.done || q.seq > op.seq || slices.Contains(ops, q) {
+		fq := d.byFile[names[i]]
+		if fq == nil {
+			continue
+		}
+		for _, q := range fq.pending() {
+			if q.done || q.seq > op.seq || slices.Contains(ops, q) {
 				continue
 			}
 			ops = append(ops, q)

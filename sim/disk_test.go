@@ -640,3 +640,37 @@ func TestDirectoryFsyncIndexHoldsThePendingNamespaceOperations(t *testing.T) {
 		}
 	})
 }
+
+// A file's queue of pending operations, which reuses its slice, behaves as
+// a plain first-in first-out list through any mix of pushes and drops (long
+// enough to compact in place, again and again).
+func TestFileOpsQueueIsFirstInFirstOut(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var q fileOps
+		var want []*pendingOp
+		for range rapid.IntRange(1, 60).Draw(t, "rounds") {
+			for range rapid.IntRange(0, 200).Draw(t, "pushes") {
+				op := &pendingOp{}
+				q.push(op)
+				want = append(want, op)
+			}
+			n := rapid.IntRange(0, len(want)).Draw(t, "drops")
+			q.drop(n)
+			want = want[n:]
+			got := q.pending()
+			if len(got) != len(want) {
+				t.Fatalf("%d pending, want %d", len(got), len(want))
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("pending[%d] is not the operation pushed there", i)
+				}
+			}
+			for i := range q.ops[:q.head] {
+				if q.ops[i] != nil {
+					t.Fatalf("a dropped operation is still referenced at %d", i)
+				}
+			}
+		}
+	})
+}
