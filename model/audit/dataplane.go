@@ -665,11 +665,12 @@ func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leader
 	p.leaderEpoch = leaderEpoch
 	lost := -1 // the first committed batch the new leader lacks
 	start := log.LogStartOffset()
+	cursor := log.Cursor(start) // committed batches are in offset order
 	for i, k := range p.committed {
 		if k.last < start {
 			continue // deleted by retention, as Kafka permits: not lost
 		}
-		b := log.BatchAt(k.base)
+		b := cursor.At(k.base)
 		if b == nil && cleaned(log, k.base) {
 			continue // a different batch here is still a loss
 		}
