@@ -25,6 +25,7 @@ var faultKinds = map[string]sim.FaultKind{
 	"heal":           sim.FaultHeal,
 	"disconnect":     sim.FaultDisconnect,
 	"slow-network":   sim.FaultSlowNetwork,
+	"stall":          sim.FaultStall,
 	"clock":          sim.FaultClock,
 	"power-loss":     sim.FaultPowerLoss,
 	"disk":           sim.FaultDisk,
@@ -33,16 +34,16 @@ var faultKinds = map[string]sim.FaultKind{
 
 // faultKindOrder lists them for messages, in the order SPEC.md gives them.
 var faultKindOrder = []string{"crash", "kill", "shutdown", "restart", "pause", "resume", "partition", "isolate", "heal",
-	"disconnect", "slow-network", "clock", "power-loss", "disk", "add-partitions"}
+	"disconnect", "slow-network", "stall", "clock", "power-loss", "disk", "add-partitions"}
 
 // undoKey is the key that sets how long a fault of each kind lasts.
 var undoKey = map[string]string{
 	"crash": "restart-after", "kill": "restart-after", "shutdown": "restart-after", "power-loss": "restart-after",
 	"pause": "resume-after", "partition": "heal-after", "isolate": "heal-after", "slow-network": "heal-after",
-	"clock": "heal-after", "disk": "heal-after",
+	"stall": "heal-after", "clock": "heal-after", "disk": "heal-after",
 }
 
-var faultParams = []string{"at", "restart-after", "resume-after", "heal-after", "one-way", "peer", "latency", "offset", "drift-ppm"}
+var faultParams = []string{"at", "restart-after", "resume-after", "heal-after", "one-way", "peer", "latency", "messages", "offset", "drift-ppm"}
 
 func (r *reader) faults(f field, s *Scenario) {
 	items := r.list(f)
@@ -124,6 +125,10 @@ func (r *reader) faults(f field, s *Scenario) {
 				if kind.name != "slow-network" {
 					r.fail(g.key, g.path, "latency applies to slow-network only")
 				}
+			case "messages":
+				if kind.name != "stall" {
+					r.fail(g.key, g.path, "messages applies to stall only")
+				}
 			case "offset", "drift-ppm":
 				if kind.name != "clock" {
 					r.fail(g.key, g.path, "%s applies to clock only", g.name)
@@ -181,6 +186,24 @@ func (r *reader) fault(kind field, params map[string]field, s *Scenario) []sim.F
 		if v, ok := r.duration(g, time.Microsecond, time.Hour); ok {
 			base.Latency = v
 		}
+	case "stall":
+		g, ok := params["messages"]
+		if !ok {
+			r.fail(kind.key, kind.path, "stall needs messages: the requests or answers the target holds, e.g. [AlterPartition]")
+			return nil
+		}
+		names := r.strings(g)
+		for i, name := range names {
+			if !cluster.KnownMessageName(name) {
+				r.fail(g.value, index(g.path, i), "unknown message %q: want one of %s", name, strings.Join(cluster.MessageNames, ", "))
+				return nil
+			}
+		}
+		if len(names) == 0 {
+			r.fail(nodeOr(g.value, g.key), g.path, "stall needs at least one message name")
+			return nil
+		}
+		base.Messages = names
 	case "clock":
 		if g, ok := params["offset"]; ok {
 			if v, ok := r.signedDuration(g, PhaseMax); ok {

@@ -187,6 +187,13 @@ func faultNode(f ScheduledFault) *yaml.Node {
 		}
 	case "slow-network":
 		put(m, "latency", str(formatDuration(ft.Latency)))
+	case "stall":
+		names := seq()
+		names.Style = yaml.FlowStyle
+		for _, n := range ft.Messages {
+			names.Content = append(names.Content, str(n))
+		}
+		put(m, "messages", names)
 	case "clock":
 		put(m, "offset", str(formatDuration(ft.ClockJump)))
 		put(m, "drift-ppm", plain(strconv.FormatInt(ft.DriftPPM, 10)))

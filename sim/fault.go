@@ -52,6 +52,11 @@ const (
 	FaultDisconnect FaultKind = "disconnect"
 	// FaultSlowNetwork adds Latency to every link to and from the targets.
 	FaultSlowNetwork FaultKind = "slow-network"
+	// FaultStall holds the messages named in Messages that the targets send,
+	// until the fault heals: a request or answer stuck in its sender (a
+	// thread blocked, a queue not drained), FoundationDB-style. Other
+	// traffic on the same links goes on (network.go).
+	FaultStall FaultKind = "stall"
 	// FaultClock jumps the targets' clocks by ClockJump and sets their drift.
 	FaultClock FaultKind = "clock"
 	// FaultDisk injects Disk into the targets' disks.
@@ -64,7 +69,7 @@ const (
 // FaultKinds lists every kind the world knows.
 var FaultKinds = []FaultKind{FaultCrash, FaultKill, FaultPowerLoss, FaultShutdown, FaultRestart,
 	FaultPause, FaultResume, FaultPartition, FaultIsolate, FaultHeal, FaultDisconnect,
-	FaultSlowNetwork, FaultClock, FaultDisk, FaultCustom}
+	FaultSlowNetwork, FaultStall, FaultClock, FaultDisk, FaultCustom}
 
 // DiskFaultKind names a disk fault.
 type DiskFaultKind string
@@ -104,6 +109,10 @@ type Fault struct {
 	For time.Duration
 	// Latency is the extra latency of a slow network.
 	Latency time.Duration
+	// Messages are the names a stall holds: a message matches a name it
+	// equals, or extends with a parenthesis ("Fetch" holds "Fetch(replica)"
+	// too).
+	Messages []string
 	// ClockJump and DriftPPM are a clock fault's jump and new drift.
 	ClockJump time.Duration
 	DriftPPM  int64
@@ -146,6 +155,9 @@ func (f Fault) String() string {
 	if f.Kind == FaultDisconnect && f.Peer != "" {
 		b.WriteString(" from " + f.Peer)
 	}
+	if f.Kind == FaultStall {
+		b.WriteString(" [" + strings.Join(f.Messages, " ") + "]")
+	}
 	if f.Latency > 0 {
 		fmt.Fprintf(&b, " +%v", f.Latency)
 	}
@@ -175,6 +187,8 @@ func (f Fault) Validate() error {
 		return fmt.Errorf("one-way partition: want exactly two groups, got %d", len(f.Groups))
 	case f.Kind == FaultSlowNetwork && f.Latency <= 0:
 		return fmt.Errorf("slow-network: latency must be positive")
+	case f.Kind == FaultStall && len(f.Messages) == 0:
+		return fmt.Errorf("stall: needs the names of the messages to hold")
 	case f.Kind == FaultClock && (f.DriftPPM > DriftPPMMax || f.DriftPPM < -DriftPPMMax/2):
 		return fmt.Errorf("clock: drift %d ppm out of range %d..%d", f.DriftPPM, -DriftPPMMax/2, DriftPPMMax)
 	case f.Kind == FaultDisk:
@@ -513,6 +527,12 @@ func (fs *faultState) act(f Fault, targets []NodeID, rng *rand.Rand) (undo func(
 			w.AddLatency(targets, all, -f.Latency)
 			w.AddLatency(all, targets, -f.Latency)
 			return "latency restored"
+		}, "", ""
+	case FaultStall:
+		id := w.net.stall(targets, f.Messages)
+		return func() string {
+			sent, dropped := w.net.release(id)
+			return fmt.Sprintf("%d held messages sent on, %d dropped with their connection", sent, dropped)
 		}, "", ""
 	case FaultClock:
 		for _, id := range targets {

@@ -25,6 +25,14 @@ package sim
 //     resets nothing: peers find out only by timing out.
 //   - Slow links and latency spikes: extra latency on chosen links (or all),
 //     added and later removed by a fault.
+//   - Stall: messages of chosen names that chosen nodes send are held in the
+//     sender until the stall heals, then sent (FoundationDB-style stalls of
+//     chosen requests: a handler thread blocked, a request queue not
+//     drained). Other traffic on the same links goes on past them, as on
+//     Kafka's separate connections per purpose (the AlterPartition channel
+//     is not the heartbeat's). A held message dies with its sender's
+//     process or with its connection (a reset lists it as unsent, as one in
+//     flight), and is dropped if its destination restarted meanwhile.
 //   - Loss, duplication, reordering: per-message probabilities, off by default
 //     because TCP never shows them; they exist for robustness testing. A
 //     reordered message skips the FIFO rule; a duplicate is delivered twice
@@ -39,6 +47,7 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"time"
 )
@@ -97,6 +106,8 @@ type NetworkStats struct {
 	Sent, Delivered                        uint64
 	DroppedCut, DroppedLoss, DroppedDown   uint64
 	DroppedDisconnect, Duplicated, Reorder uint64
+	// Stalled counts the messages a stall held (each once, however long).
+	Stalled uint64
 }
 
 type link struct {
@@ -117,6 +128,26 @@ type network struct {
 	cuts  map[CutID][][2]NodeID
 	next  CutID
 	stats NetworkStats
+	// stalls in force, oldest first; nextStall numbers them.
+	stalls    []*stall
+	nextStall int
+}
+
+// A stall holds the messages under names that nodes of from send.
+type stall struct {
+	id    int
+	from  []NodeID
+	names []string
+	held  []heldMessage
+}
+
+// heldMessage is a message a stall holds, with what it was sent under: the
+// link's generation and both ends' incarnations.
+type heldMessage struct {
+	from, to       NodeID
+	m              Message
+	gen            uint32
+	fromInc, toInc uint32
 }
 
 func (net *network) grow(nodes int) {
@@ -153,6 +184,15 @@ func (net *network) send(from, to NodeID, m Message) {
 	}
 	l := net.link(from, to)
 	l.open = true
+	if len(net.stalls) > 0 && net.hold(from, to, l, m) {
+		return
+	}
+	net.transmit(from, to, l, m)
+}
+
+// transmit puts a message on a link: dropped if the link is cut or loses it,
+// else scheduled (and maybe duplicated).
+func (net *network) transmit(from, to NodeID, l *link, m Message) {
 	if l.cuts > 0 {
 		net.stats.DroppedCut++
 		return
@@ -257,8 +297,89 @@ func (net *network) addLatency(froms, tos []NodeID, extra time.Duration) {
 	}
 }
 
-// inFlight collects the messages in flight on a→b and cancels them, in the
-// order they were sent.
+// stall starts holding what the nodes of from send under names.
+func (net *network) stall(from []NodeID, names []string) int {
+	net.nextStall++
+	net.stalls = append(net.stalls, &stall{id: net.nextStall, from: slices.Clone(from), names: slices.Clone(names)})
+	return net.nextStall
+}
+
+// hold keeps m in the first stall in force that matches it.
+func (net *network) hold(from, to NodeID, l *link, m Message) bool {
+	name := m.MessageName()
+	for _, s := range net.stalls {
+		if slices.Contains(s.from, from) && stallMatches(s.names, name) {
+			w := net.w
+			s.held = append(s.held, heldMessage{from: from, to: to, m: m, gen: l.gen,
+				fromInc: w.nodes[from].incarnation, toInc: w.nodes[to].incarnation})
+			net.stats.Stalled++
+			return true
+		}
+	}
+	return false
+}
+
+// stallMatches reports whether a message name is one of names, or one of
+// them with a qualifier: "Fetch" matches "Fetch(replica)".
+func stallMatches(names []string, name string) bool {
+	for _, n := range names {
+		if name == n || (len(name) > len(n) && name[len(n)] == '(' && name[:len(n)] == n) {
+			return true
+		}
+	}
+	return false
+}
+
+// release ends a stall: what it held is sent now, in the order it was sent,
+// unless its sender's process or its connection died meanwhile, or its
+// destination restarted (a stall still in force may take it over).
+func (net *network) release(id int) (sent, dropped int) {
+	i := slices.IndexFunc(net.stalls, func(s *stall) bool { return s.id == id })
+	if i < 0 {
+		return 0, 0
+	}
+	s := net.stalls[i]
+	net.stalls = slices.Delete(net.stalls, i, i+1)
+	w := net.w
+	for _, h := range s.held {
+		src := w.nodes[h.from]
+		l := net.link(h.from, h.to)
+		switch {
+		case src.incarnation != h.fromInc || src.state == Down || l.gen != h.gen:
+			net.stats.DroppedDisconnect++
+			dropped++
+		case w.nodes[h.to].incarnation != h.toInc:
+			net.stats.DroppedDown++
+			dropped++
+		case net.hold(h.from, h.to, l, h.m):
+			net.stats.Stalled-- // held on by another stall, not newly
+		default:
+			net.transmit(h.from, h.to, l, h.m)
+			sent++
+		}
+	}
+	return sent, dropped
+}
+
+// dropHeld takes the messages stalls hold on a→b's current connection out
+// of them, in stall order.
+func (net *network) dropHeld(a, b NodeID, gen uint32) []Message {
+	var out []Message
+	for _, s := range net.stalls {
+		s.held = slices.DeleteFunc(s.held, func(h heldMessage) bool {
+			if h.from == a && h.to == b && h.gen == gen {
+				out = append(out, h.m)
+				return true
+			}
+			return false
+		})
+	}
+	net.stats.DroppedDisconnect += uint64(len(out))
+	return out
+}
+
+// dropInFlight collects the messages in flight on a→b and cancels them, in
+// the order they were sent, then those stalls hold on the connection.
 func (net *network) dropInFlight(a, b NodeID) []Message {
 	type pending struct {
 		seq uint64
@@ -278,6 +399,9 @@ func (net *network) dropInFlight(a, b NodeID) []Message {
 		out[i] = p.m
 	}
 	net.stats.DroppedDisconnect += uint64(len(found))
+	if len(net.stalls) > 0 {
+		out = append(out, net.dropHeld(a, b, l.gen)...)
+	}
 	return out
 }
 

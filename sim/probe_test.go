@@ -14,6 +14,15 @@ type probeMsg struct {
 
 func (*probeMsg) MessageName() string { return "Probe" }
 
+// namedMsg is a test message under any name (a stall picks messages by
+// name).
+type namedMsg struct {
+	Name string
+	N    int
+}
+
+func (m *namedMsg) MessageName() string { return m.Name }
+
 type delivery struct {
 	from NodeID
 	n    int
@@ -25,6 +34,7 @@ type probe struct {
 	env        Env
 	deliveries []delivery
 	notices    []*Disconnected
+	named      []string // "<name>#<n>@<time>" of each namedMsg received
 	fired      []Timer
 	firedAt    []time.Duration
 	next       map[NodeID]int
@@ -37,6 +47,8 @@ func (p *probe) Deliver(from NodeID, m Message) {
 		p.deliveries = append(p.deliveries, delivery{from: from, n: m.N, at: p.env.Now()})
 	case *Disconnected:
 		p.notices = append(p.notices, m)
+	case *namedMsg:
+		p.named = append(p.named, fmt.Sprintf("%s#%d@%v", m.Name, m.N, p.env.Now()))
 	}
 }
 func (p *probe) Fire(t Timer) {

@@ -1,0 +1,48 @@
+package runner
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"kafkasim/model/cluster"
+	"kafkasim/sim"
+)
+
+// nameSink collects the names of the messages a run delivers (a message's
+// description starts with its name).
+type nameSink struct{ names map[string]bool }
+
+func (s *nameSink) Record(r sim.TraceRecord) {
+	if r.Kind == "deliver" {
+		name, _, _ := strings.Cut(r.Detail, " ")
+		if name == "PreVote" {
+			name = "Vote" // KIP-996: a Vote request with the pre-vote flag set
+		}
+		s.names[name] = true
+	}
+}
+
+// cluster.MessageNames, which a stall fault's messages are checked against,
+// names every message the bundled scenarios send, and every name in it but
+// the CreatePartitions pair (no bundled scenario grows a topic by request)
+// is sent by one of them.
+func TestMessageNamesAreWhatTheClusterSends(t *testing.T) {
+	sink := &nameSink{names: map[string]bool{}}
+	for name, s := range bundled(t) {
+		if _, err := Run(s, Options{Trace: sink}); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(sink.names)) {
+		if !cluster.KnownMessageName(name) {
+			t.Errorf("the cluster sends %q, which cluster.MessageNames lacks", name)
+		}
+	}
+	for _, name := range cluster.MessageNames {
+		if !sink.names[name] && !strings.HasPrefix(name, "CreatePartitions") {
+			t.Errorf("cluster.MessageNames lists %q, which no bundled scenario sends", name)
+		}
+	}
+}
