@@ -278,7 +278,9 @@ func (rm *replicaManager) apply(reg *metadata.Partition) {
 	case reg.Leader == rm.id() && (newEpoch || !p.isLeader):
 		rm.makeLeader(p, reg)
 	case reg.Leader == rm.id():
-		p.isr = slices.Clone(reg.ISR)
+		// The leader may learn a change it asked for from the metadata
+		// log before (or instead of) the AlterPartition answer.
+		p.leaderLearnsISR(reg.ISR)
 		p.maybeIncrementHW()
 	case newEpoch || p.isLeader || p.leader != reg.Leader:
 		rm.makeFollower(p, reg)
@@ -560,18 +562,24 @@ func (rm *replicaManager) shrinkISRs() {
 	}
 }
 
-// committedISRChanged is the AlterPartition answer for p: the new ISR is
-// committed.
-func (p *partition) committedISRChanged(isr []int32, partitionEpoch int32) {
-	rm := p.rm
+// leaderLearnsISR sets the ISR a leader learned was committed, telling the
+// audit of each replica that joined.
+func (p *partition) leaderLearnsISR(isr []int32) {
 	for _, r := range isr {
 		if !slices.Contains(p.isr, r) {
-			if a := rm.audit(); a != nil {
-				a.ISRJoined(rm.id(), p.tp, r)
+			if a := p.rm.audit(); a != nil {
+				a.ISRJoined(p.rm.id(), p.tp, r)
 			}
 		}
 	}
 	p.isr = slices.Clone(isr)
+}
+
+// committedISRChanged is the AlterPartition answer for p: the new ISR is
+// committed.
+func (p *partition) committedISRChanged(isr []int32, partitionEpoch int32) {
+	rm := p.rm
+	p.leaderLearnsISR(isr)
 	p.partitionEpoch = partitionEpoch
 	p.pending = nil
 	p.maybeIncrementHW()
