@@ -34,7 +34,18 @@ const (
 
 // faultKinds the generator draws from; swarm testing switches some off per
 // seed.
-var faultKinds = []string{"crash", "kill", "shutdown", "pause", "partition", "isolate", "power-loss", "disconnect", "slow-network", "clock", "disk", "add-partitions"}
+var faultKinds = []string{"crash", "kill", "shutdown", "pause", "partition", "isolate", "power-loss", "disconnect", "slow-network", "stall", "clock", "disk", "add-partitions"}
+
+// stallMessages are the APIs a stall holds, by focus: any, the data
+// plane's (replication, produce, ISR changes, broker liveness), or the
+// quorum's.
+var stallMessages = map[string][]string{
+	"": cluster.MessageNames,
+	"data": {"AlterPartition", "AlterPartitionResponse", "Fetch(replica)", "FetchResponse", "Produce", "ProduceResponse",
+		"OffsetsForLeaderEpoch", "OffsetsForLeaderEpochResponse", "BrokerHeartbeat", "BrokerRegistration", "Fetch(metadata)"},
+	"quorum": {"Vote", "VoteResponse", "BeginQuorumEpoch", "BeginQuorumEpochResponse", "EndQuorumEpoch",
+		"Fetch(metadata)", "FetchResponse(metadata)"},
+}
 
 // Generate draws a scenario from a seed. With a base, the cluster, topics
 // and clients are the base's and only the seed and the fault schedule are
@@ -307,13 +318,13 @@ func drawPlan(rng *rand.Rand, s *scenarios.Scenario, focus string) plan {
 	pl.oneWayPercent = 33
 	switch pl.focus {
 	case "data":
-		pl.kinds, pl.weights = focusKinds(rng, pl.kinds, pl.weights, "shutdown", "partition", "disk", "crash", "kill", "failovers")
+		pl.kinds, pl.weights = focusKinds(rng, pl.kinds, pl.weights, "shutdown", "partition", "disk", "crash", "kill", "failovers", "stall")
 		pl.shapes, pl.shapeWeights = focusKinds(rng, pl.shapes, pl.shapeWeights, "from-brokers", "from-controllers")
 		pl.shapeWeights[slices.Index(pl.shapes, "from-brokers")] += 8
 		pl.follow = []int{40, 70}[rng.IntN(2)]
 		pl.repeat = []int{15, 30}[rng.IntN(2)]
 	case "quorum":
-		pl.kinds, pl.weights = focusKinds(rng, pl.kinds, pl.weights, "partition", "slow-network", "shutdown", "crash")
+		pl.kinds, pl.weights = focusKinds(rng, pl.kinds, pl.weights, "partition", "slow-network", "shutdown", "crash", "stall")
 		pl.shapes, pl.shapeWeights = []string{"quorum", "from-controllers"}, []int{3, 1}
 		pl.latencyMax = []int{1000, 3000}[rng.IntN(2)]
 		pl.downMax = []int{4000, 15000}[rng.IntN(2)]
@@ -400,6 +411,17 @@ func drawFault(rng *rand.Rand, pl plan, s *scenarios.Scenario, at time.Duration)
 		f.Kind = sim.FaultDisconnect
 	case "slow-network":
 		f.Kind, f.For, f.Latency = sim.FaultSlowNetwork, down, time.Duration(10+rng.IntN(pl.latencyMax))*time.Millisecond
+	case "stall":
+		// One or two APIs the target holds back (a blocked channel,
+		// a request queue not drained) while the rest of its traffic
+		// flows.
+		pool := stallMessages[pl.focus]
+		f.Kind, f.For = sim.FaultStall, down
+		for range 1 + rng.IntN(2) {
+			if m := pool[rng.IntN(len(pool))]; !slices.Contains(f.Messages, m) {
+				f.Messages = append(f.Messages, m)
+			}
+		}
 	case "disk":
 		// Brokers only: a controller whose disk is replaced refuses to
 		// start until it is formatted again, as in Kafka.
