@@ -875,11 +875,27 @@ func (a *analyzer) checkSends() {
 			if s.offset <= prev.offset {
 				a.findings = append(a.findings, Finding{Type: NonmonotonicSend, Example: Example{Partition: a.parts[s.part].name, Offset: s.offset,
 					Value: a.valNames[s.val], Process: a.procs[s.proc].name, Ops: []int64{prev.invoke, prev.complete, s.invoke, s.complete},
-					Detail: a.valNames[s.val] + " was sent after " + a.valNames[prev.val] + " but landed at " + itoa(s.offset) + ", not after " + itoa(prev.offset)}})
+					Detail: a.valNames[s.val] + " was sent after " + a.valNames[prev.val] + " but landed at " + itoa(s.offset) + ", not after " + itoa(prev.offset)},
+					firstOfProducer: a.firstOfProducer(s)})
 			}
 		}
 		last[k] = int32(i) // consecutive sends: one reordering is one finding
 	}
+}
+
+// firstOfProducer reports whether no record of s's producer, acknowledged or
+// read, lies below s in its partition: s's batch was the first of its
+// producer that the partition's log held.
+func (a *analyzer) firstOfProducer(s *sendRec) bool {
+	for _, o := range a.parts[s.part].obs {
+		if o.off >= s.offset {
+			return true
+		}
+		if si := a.vals[o.val].send; si >= 0 && a.sends[si].proc == s.proc {
+			return false
+		}
+	}
+	return true
 }
 
 // checkSkips: a jump in a session's offsets over an offset known to hold a

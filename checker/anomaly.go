@@ -72,6 +72,9 @@ type Finding struct {
 	// noAck: an acks=0 send nobody read, whose offset nobody knows.
 	ackedAt int64
 	noAck   bool
+	// Nonmonotonic-send: no record of the producer, acknowledged or read,
+	// lies below the one that landed first (the later send's).
+	firstOfProducer bool
 }
 
 // copyAt is one position of a record.

@@ -47,6 +47,12 @@ type Config struct {
 	// below its log start, and its producer state, reloaded without a
 	// snapshot that still had their producer, no longer knew the producer.
 	ForgottenProducers []OffsetRange
+	// UnknownProducerAppends lists, from the god view, idempotent batches a
+	// leader appended at a sequence other than 0 from a producer its
+	// producer state held nothing of (Kafka takes those at any sequence,
+	// KIP-360): an earlier batch of the producer, refused without being
+	// appended while this one was in flight, can land only after it.
+	UnknownProducerAppends []OffsetRange
 	// Resurrected lists, from the god view, offset ranges an unclean
 	// election made the log although they were never committed (the new
 	// leader's own writes of an earlier epoch, never acknowledged).
@@ -157,6 +163,12 @@ func (c *Config) forgotten(partition string, offset int64) bool {
 // batch at offset as new, its producer forgotten.
 func (c *Config) forgottenProducer(partition string, offset int64) bool {
 	return inRanges(c.ForgottenProducers, partition, offset)
+}
+
+// unknownProducerAppend reports whether a leader appended the batch at
+// offset from a producer it held no state for, at a sequence other than 0.
+func (c *Config) unknownProducerAppend(partition string, offset int64) bool {
+	return inRanges(c.UnknownProducerAppends, partition, offset)
 }
 
 // resurrected reports whether an unclean election made offset's entry, never

@@ -291,6 +291,7 @@ func TestPollSkipOverOffsetsThatDoNotExistIsFine(t *testing.T) {
 
 func TestNonmonotonicSend(t *testing.T) {
 	h := &hb{}
+	h.send("p-0", "z", 0, 0, history.OK)
 	h.send("p-0", "a", 0, 5, history.OK)
 	h.send("p-0", "b", 0, 3, history.OK)
 	h.send("p-1", "c", 0, 4, history.OK) // another producer may interleave
@@ -300,6 +301,42 @@ func TestNonmonotonicSend(t *testing.T) {
 	cfg := strict
 	cfg.Producers = []ProducerGuarantees{{Prefix: "p", Acks: "1", Idempotence: false, MaxInFlight: 5, Retries: 3}}
 	expectVerdict(t, Check(h.ops, cfg), NonmonotonicSend, Permitted)
+}
+
+// A leader that holds no state for an idempotent producer takes its batch
+// at any sequence (KIP-360): when the producer's first batch in a partition
+// (a partition just added, say) is refused without being appended
+// (NOT_ENOUGH_REPLICAS) and the next one, in flight beside it, is taken,
+// the first lands after it, once an epoch bump restarts its sequences (fuzz
+// seed 438). From the history alone, that is told by no record of the
+// producer lying below the one that landed first; with the god view, by the
+// simulator seeing the leader append it from a producer it did not know, at
+// a sequence other than 0.
+func TestNonmonotonicSendOfAProducersFirstBatch(t *testing.T) {
+	h := &hb{}
+	h.send("p-0", "a", 0, 5, history.OK)
+	h.send("p-0", "b", 0, 0, history.OK)
+	h.send("p-1", "c", 0, 1, history.OK) // another producer's records below are no evidence
+	expectVerdict(t, Check(h.ops, strict), NonmonotonicSend, Permitted)
+	one := strict
+	one.Producers = []ProducerGuarantees{{Prefix: "p", Acks: "all", Idempotence: true, MaxInFlight: 1, Retries: 100}}
+	expectVerdict(t, Check(h.ops, one), NonmonotonicSend, Violation) // one batch in flight per partition
+	god := strict
+	god.Losses = []DataLoss{}
+	expectVerdict(t, Check(h.ops, god), NonmonotonicSend, Violation) // the simulator saw nothing of the kind
+	god.UnknownProducerAppends = []OffsetRange{{Partition: "t-0", From: 0, To: 1}}
+	expectVerdict(t, Check(h.ops, god), NonmonotonicSend, Permitted)
+	god.UnknownProducerAppends = []OffsetRange{{Partition: "t-0", From: 5, To: 6}} // the earlier send's batch: not the one
+	expectVerdict(t, Check(h.ops, god), NonmonotonicSend, Violation)
+
+	// A record of the producer read below the one that landed first: the
+	// leader knew the producer.
+	h2 := &hb{}
+	h2.send("p-0", "y", 0, -1, history.Info)
+	h2.send("p-0", "a", 0, 5, history.OK)
+	h2.send("p-0", "b", 0, 3, history.OK)
+	h2.poll("c-0", false, rec{0, 2, "y"})
+	expectVerdict(t, Check(h2.ops, strict), NonmonotonicSend, Violation)
 }
 
 func TestAbortedAndPhantomReads(t *testing.T) {

@@ -64,6 +64,13 @@ type Facts struct {
 	// deleted it, and the leader's producer state no longer knew its
 	// producer.
 	ForgottenProducer bool
+	// UnknownProducer: a nonmonotonic-send whose record that landed first
+	// (the later send's) a leader appended, at a sequence other than 0, from
+	// a producer its producer state held nothing of (god view).
+	UnknownProducer bool
+	// FirstOfProducer: a nonmonotonic-send whose record that landed first
+	// has no record of its producer, acknowledged or read, below it.
+	FirstOfProducer bool
 	// Resurrected: a duplicate one of whose copies is an entry an unclean
 	// election made the log although it was never committed.
 	Resurrected bool
@@ -75,6 +82,11 @@ type Facts struct {
 	// nonlinearizable), RelatedType and RelatedWhy the finding behind it.
 	Related, RelatedType, RelatedWhy string
 }
+
+// unknownProducerReorder is why an idempotent producer's earlier batch may
+// land after a later one that a leader holding no state for the producer
+// appended.
+const unknownProducerReorder = "Kafka 4.2's broker takes a batch from a producer it holds no state for at any sequence (ProducerAppendInfo.checkSequence, KIP-360; KAFKA-15591), so an earlier batch of the producer, in flight beside it and refused without being appended (NOT_ENOUGH_REPLICAS, NOT_LEADER_OR_FOLLOWER), is out of order from then on and can be written only after it, once a producer epoch bump restarts its sequences"
 
 // Rule is one row of the verdict table.
 type Rule struct {
@@ -231,6 +243,12 @@ var VerdictRules = []Rule{
 	{NonmonotonicSend, "enable.idempotence=false, retries > 0, max.in.flight.requests.per.connection > 1", Permitted,
 		"without idempotence, retries with max.in.flight.requests.per.connection > 1 can reorder a producer's writes",
 		func(f *Facts) bool { return !f.Idempotence && f.ReorderingRetries }, nil},
+	{NonmonotonicSend, "enable.idempotence=true, max.in.flight.requests.per.connection > 1, retries > 0, and the simulator saw the leader append the record that landed first from a producer it held no state for, at a sequence other than 0", Permitted,
+		"the leader held no state for the producer when it appended the record that landed first: " + unknownProducerReorder,
+		func(f *Facts) bool { return f.Idempotence && f.ReorderingRetries && f.UnknownProducer }, nil},
+	{NonmonotonicSend, "no god view, enable.idempotence=true, max.in.flight.requests.per.connection > 1, retries > 0, and no record of the producer lies below the one that landed first", Permitted,
+		"the record that landed first was in its producer's first batch in the partition's log, appended when the leader held no state for the producer: " + unknownProducerReorder,
+		func(f *Facts) bool { return !f.GodView && f.Idempotence && f.ReorderingRetries && f.FirstOfProducer }, nil},
 	{NonmonotonicSend, "", Violation, "a producer's writes to one partition land in the order they were sent", nil, nil},
 
 	// Skips and order of polls: the same rules within a poll and between polls.
@@ -412,6 +430,12 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 			fx.ForgottenProducer = fx.ForgottenProducer || c.forgottenProducer(at.part, at.off)
 			fx.Resurrected = fx.Resurrected || c.resurrected(at.part, at.off)
 		}
+	case NonmonotonicSend:
+		if l, ok := c.loss(f.Partition, -1); ok {
+			fx.Loss = &l
+		}
+		fx.UnknownProducer = c.unknownProducerAppend(f.Partition, f.Offset)
+		fx.FirstOfProducer = f.firstOfProducer
 	case StaleOffsetFetch, Nonlinearizable:
 		if l, ok := c.offsetsLoss(); ok {
 			fx.OffsetsLost = &l

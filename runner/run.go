@@ -391,6 +391,9 @@ func checkerConfig(s *scenarios.Scenario, c *cluster.Cluster) checker.Config {
 	for _, f := range c.Audit.ForgottenProducers() {
 		cc.ForgottenProducers = append(cc.ForgottenProducers, checker.OffsetRange{Partition: f.Partition, From: f.From, To: f.To})
 	}
+	for _, u := range c.Audit.UnknownProducerAppends() {
+		cc.UnknownProducerAppends = append(cc.UnknownProducerAppends, checker.OffsetRange{Partition: u.Partition, From: u.From, To: u.To})
+	}
 	for _, r := range c.Audit.ResurrectedRanges() {
 		cc.Resurrected = append(cc.Resurrected, checker.OffsetRange{Partition: r.Partition, From: r.From, To: r.To})
 	}

@@ -103,6 +103,9 @@ type Audit struct {
 	// forgottenProducers: committed batches whose retry a leader took as
 	// new, its producer state having forgotten their producer.
 	forgottenProducers []ProducerForgotten
+	// unknownProducerAppends: batches a leader appended at a sequence other
+	// than 0 from a producer its producer state held nothing of.
+	unknownProducerAppends []OffsetRange
 	// resurrected: entries an unclean leader held that were never
 	// committed, which its election made the partition's log.
 	resurrected []OffsetRange

@@ -237,18 +237,34 @@ type ProducerForgotten = OffsetRange
 // in order.
 func (a *Audit) ForgottenProducers() []ProducerForgotten { return a.forgottenProducers }
 
+// UnknownProducerAppends are the batches leaders appended, at a sequence
+// other than 0, from a producer their producer state held nothing of, in
+// order. Kafka 4.2's broker (ProducerAppendInfo.checkSequence) takes
+// such a batch at any sequence (KIP-360): when an earlier batch of the same
+// producer, in flight beside it, was refused without being appended
+// (NOT_ENOUGH_REPLICAS, NOT_LEADER_OR_FOLLOWER), that one can be written only
+// after it, under a new producer epoch (KAFKA-15591).
+func (a *Audit) UnknownProducerAppends() []OffsetRange { return a.unknownProducerAppends }
+
 // UnknownProducer is told that a leader whose producer state holds nothing of
-// batch b's producer is about to append b; its log starts at logStart and its
-// producer state was last rebuilt from rebuiltFrom (partlog's
-// ProducersRebuiltFrom). If b is a retry of a committed batch (same producer
-// id, epoch and sequences) that lies below both, retention deleted the batch
-// and a reload (or a log copied from past it) forgot the producer, as Kafka's
-// can, and that is recorded. Anything else (a batch the log still holds, or
-// one the last rebuild replayed) is a producer state lost some other way: not
-// excused.
-func (a *Audit) UnknownProducer(broker int32, tp metadata.TopicPartition, b *record.Batch, logStart, rebuiltFrom int64) {
+// batch b's producer is about to append b at offset base; its log starts at
+// logStart and its producer state was last rebuilt from rebuiltFrom
+// (partlog's ProducersRebuiltFrom). A batch at a sequence other than 0 is
+// recorded (UnknownProducerAppends). If b is a retry of a committed batch
+// (same producer id, epoch and sequences) that lies below both, retention
+// deleted the batch and a reload (or a log copied from past it) forgot the
+// producer, as Kafka's can, and that is recorded. Anything else (a batch the
+// log still holds, or one the last rebuild replayed) is a producer state lost
+// some other way: not excused.
+func (a *Audit) UnknownProducer(broker int32, tp metadata.TopicPartition, b *record.Batch, base, logStart, rebuiltFrom int64) {
 	if b.ProducerID < 0 {
 		return
+	}
+	if b.BaseSequence != 0 {
+		u := OffsetRange{At: int64(a.w.Now()), Partition: tp.String(), From: base, To: base + int64(b.LastOffsetDelta) + 1}
+		a.unknownProducerAppends = append(a.unknownProducerAppends, u)
+		a.w.Note("producer-state", fmt.Sprintf("%s: broker %d appended offsets %d..%d (producer %d, epoch %d, sequence %d) from a producer its producer state held nothing of",
+			tp, broker, u.From, u.To-1, b.ProducerID, b.ProducerEpoch, b.BaseSequence))
 	}
 	p := a.part(tp)
 	for i := len(p.committed) - 1; i >= 0; i-- {

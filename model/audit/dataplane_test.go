@@ -337,20 +337,36 @@ func TestOutOfOrderRetryOfACommittedBatchIsRecorded(t *testing.T) {
 func TestRetryOfABatchRetentionDeletedTakenAsNewIsRecorded(t *testing.T) {
 	a, l, tp := idempotentLog(t)
 	a.ReplicaHW(1, tp, 0, true, l.LEO(), l)
-	a.UnknownProducer(1, tp, idem(0, "b", "c"), 2, 10)                                                                                                                         // the log still holds offsets 1..2
-	a.UnknownProducer(1, tp, idem(5, "e"), 4, 10)                                                                                                                              // a new batch
-	a.UnknownProducer(1, tp, idem(0, "b"), 4, 10)                                                                                                                              // other sequences
-	a.UnknownProducer(1, tp, record.New([]record.Record{{Value: "b"}, {Value: "c"}}, record.Producer{ID: 7, Epoch: 1, BaseSequence: 0}, false, record.CompressionNone), 4, 10) // another epoch
-	a.UnknownProducer(1, tp, idem(0, "b", "c"), 4, 2)                                                                                                                          // below the log start, but the last rebuild replayed it: state lost some other way
+	a.UnknownProducer(1, tp, idem(0, "b", "c"), l.LEO(), 2, 10)                                                                                                                         // the log still holds offsets 1..2
+	a.UnknownProducer(1, tp, idem(5, "e"), l.LEO(), 4, 10)                                                                                                                              // a new batch
+	a.UnknownProducer(1, tp, idem(0, "b"), l.LEO(), 4, 10)                                                                                                                              // other sequences
+	a.UnknownProducer(1, tp, record.New([]record.Record{{Value: "b"}, {Value: "c"}}, record.Producer{ID: 7, Epoch: 1, BaseSequence: 0}, false, record.CompressionNone), l.LEO(), 4, 10) // another epoch
+	a.UnknownProducer(1, tp, idem(0, "b", "c"), l.LEO(), 4, 2)                                                                                                                          // below the log start, but the last rebuild replayed it: state lost some other way
 	if f := a.ForgottenProducers(); len(f) != 0 {
 		t.Fatalf("forgotten producers %+v, want none", f)
 	}
-	a.UnknownProducer(1, tp, idem(0, "b", "c"), 3, 10)
+	a.UnknownProducer(1, tp, idem(0, "b", "c"), l.LEO(), 3, 10)
 	if f := a.ForgottenProducers(); len(f) != 1 || f[0].Partition != "orders-0" || f[0].From != 1 || f[0].To != 3 {
 		t.Fatalf("forgotten producers %+v, want orders-0 offsets [1, 3)", f)
 	}
 	if f := a.ForgottenBatches(); len(f) != 0 {
 		t.Fatalf("forgotten batches %+v, want none", f)
+	}
+}
+
+// A leader whose producer state knows nothing of a producer takes its batch
+// at any sequence (KIP-360): the audit records where it appended one at a
+// sequence other than 0 (an earlier batch of the producer may land after
+// it), and nothing for a batch at sequence 0.
+func TestUnknownProducerAppendAtALaterSequenceIsRecorded(t *testing.T) {
+	a, l, tp := idempotentLog(t)
+	a.UnknownProducer(1, tp, idem(0, "x", "y"), l.LEO(), 0, 0)
+	if u := a.UnknownProducerAppends(); len(u) != 0 {
+		t.Fatalf("unknown-producer appends %+v, want none", u)
+	}
+	a.UnknownProducer(1, tp, idem(527, "x", "y"), 7, 0, 0)
+	if u := a.UnknownProducerAppends(); len(u) != 1 || u[0].Partition != "orders-0" || u[0].From != 7 || u[0].To != 9 {
+		t.Fatalf("unknown-producer appends %+v, want orders-0 offsets [7, 9)", u)
 	}
 }
 

@@ -168,7 +168,7 @@ func (rm *replicaManager) appendAsLeader(tp metadata.TopicPartition, p *partitio
 		return dup.FirstOffset, dup.LastOffset, proto.None
 	}
 	if a := rm.audit(); a != nil && pp.Batch.ProducerID >= 0 && !rm.cfg.Bugs.ProducerStateNotReplicated && p.log.Producers().Entry(pp.Batch.ProducerID) == nil {
-		a.UnknownProducer(rm.id(), tp, pp.Batch, p.log.LogStartOffset(), p.log.ProducersRebuiltFrom())
+		a.UnknownProducer(rm.id(), tp, pp.Batch, p.log.LEO(), p.log.LogStartOffset(), p.log.ProducersRebuiltFrom())
 	}
 	epoch := p.leaderEpoch
 	if rm.cfg.Bugs.HWTruncation {

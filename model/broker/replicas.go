@@ -42,9 +42,9 @@ type DataAuditor interface {
 	// batch b.
 	OutOfOrderSequence(broker int32, tp metadata.TopicPartition, b *record.Batch)
 	// UnknownProducer: a leader whose producer state knows nothing of b's
-	// producer is about to append b; its log starts at logStart, and its
-	// producer state was rebuilt from rebuiltFrom.
-	UnknownProducer(broker int32, tp metadata.TopicPartition, b *record.Batch, logStart, rebuiltFrom int64)
+	// producer is about to append b at offset base; its log starts at
+	// logStart, and its producer state was rebuilt from rebuiltFrom.
+	UnknownProducer(broker int32, tp metadata.TopicPartition, b *record.Batch, base, logStart, rebuiltFrom int64)
 }
 
 type followerState struct {
