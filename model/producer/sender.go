@@ -106,11 +106,15 @@ func (p *Producer) nextToSend(part int32, now time.Duration) *pbatch {
 	if p.cfg.MaxInFlight == 1 && st.inflight > 0 {
 		return nil
 	}
-	for _, b := range st.queue {
+	for i, b := range st.queue {
 		if b.inflight {
 			continue
 		}
-		ready := b.closed || now-b.created >= p.cfg.LingerMs || len(st.queue) > 1
+		// Kafka's RecordAccumulator.ready: a batch goes before its linger
+		// is up when it is full or another batch waits behind it in the
+		// partition's deque, which holds the batches not yet sent (one in
+		// flight has left it).
+		ready := b.closed || now-b.created >= p.cfg.LingerMs || unsentAfter(st.queue[i+1:])
 		if b.attempts > 0 {
 			if now < b.retryAt {
 				return nil
@@ -182,6 +186,16 @@ func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
 	ir.timer = p.env.After(p.cfg.RequestTimeout, ptimer{kind: timerRequest, corr: p.corr})
 	p.inflight[p.corr] = ir
 	p.perNode[broker]++
+}
+
+// unsentAfter reports whether a batch not in flight is among batches.
+func unsentAfter(batches []*pbatch) bool {
+	for _, b := range batches {
+		if !b.inflight {
+			return true
+		}
+	}
+	return false
 }
 
 // scheduleNext wakes the sender for the next linger expiry, retry or expiry.

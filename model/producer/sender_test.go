@@ -21,6 +21,7 @@ type scriptedBroker struct {
 type attemptSeen struct {
 	epoch int16
 	seq   int32
+	at    time.Duration
 }
 
 func (b *scriptedBroker) Start(env sim.Env) { b.env = env }
@@ -38,7 +39,7 @@ func (b *scriptedBroker) Deliver(from sim.NodeID, m sim.Message) {
 	case *proto.ProduceRequest:
 		resp := &proto.ProduceResponse{CorrelationID: m.CorrelationID}
 		for _, pp := range m.Partitions {
-			b.attempts = append(b.attempts, attemptSeen{pp.Batch.ProducerEpoch, pp.Batch.BaseSequence})
+			b.attempts = append(b.attempts, attemptSeen{pp.Batch.ProducerEpoch, pp.Batch.BaseSequence, b.env.Now()})
 			answer := b.answers[min(len(b.attempts), len(b.answers))-1]
 			resp.Partitions = append(resp.Partitions, proto.ProducePartitionResponse{TopicPartition: pp.TopicPartition,
 				Error: answer, BaseOffset: -1})
@@ -91,5 +92,81 @@ func TestOutOfOrderRetryOfAMaybeWrittenBatchStaysIndeterminate(t *testing.T) {
 	}
 	if sends[0].Type != history.Info {
 		t.Errorf("the send ended %s (%s), want info: its first attempt may have been written", sends[0].Type, sends[0].Value.Error)
+	}
+}
+
+// delayedBroker leads some partitions of orders (two partitions, led by
+// broker ids 1 and 2 on nodes 0 and 1) and answers each produce request
+// after a delay, or never.
+type delayedBroker struct {
+	env      sim.Env
+	delay    time.Duration // zero: never answers
+	attempts []attemptSeen
+}
+
+type answerLater struct {
+	to   sim.NodeID
+	resp *proto.ProduceResponse
+}
+
+func (b *delayedBroker) Start(env sim.Env) { b.env = env }
+func (b *delayedBroker) Fire(t sim.Timer) {
+	if a, ok := t.(answerLater); ok {
+		b.env.Send(a.to, a.resp)
+	}
+}
+
+func (b *delayedBroker) Deliver(from sim.NodeID, m sim.Message) {
+	switch m := m.(type) {
+	case *proto.MetadataRequest:
+		b.env.Send(from, &proto.MetadataResponse{CorrelationID: m.CorrelationID,
+			Brokers: []proto.MetadataBroker{{ID: 1, Node: 0}, {ID: 2, Node: 1}},
+			Topics: []proto.MetadataTopic{{Name: "orders", Partitions: []proto.MetadataPartition{
+				{Partition: 0, Leader: 1, Replicas: []int32{1}, ISR: []int32{1}},
+				{Partition: 1, Leader: 2, Replicas: []int32{2}, ISR: []int32{2}}}}}})
+	case *proto.InitProducerIDRequest:
+		b.env.Send(from, &proto.InitProducerIDResponse{CorrelationID: m.CorrelationID, ProducerID: 7})
+	case *proto.ProduceRequest:
+		resp := &proto.ProduceResponse{CorrelationID: m.CorrelationID}
+		for _, pp := range m.Partitions {
+			b.attempts = append(b.attempts, attemptSeen{pp.Batch.ProducerEpoch, pp.Batch.BaseSequence, b.env.Now()})
+			resp.Partitions = append(resp.Partitions, proto.ProducePartitionResponse{TopicPartition: pp.TopicPartition, BaseOffset: int64(len(b.attempts))})
+		}
+		if b.delay > 0 {
+			b.env.After(b.delay, answerLater{from, resp})
+		}
+	}
+}
+
+// A batch waits for linger.ms unless it is full or another batch waits
+// behind it to be sent (Kafka's RecordAccumulator.ready); a batch in flight
+// has left the accumulator's deque and does not count. Here partition 0's
+// first batch stays in flight, and the answer for partition 1 wakes the
+// sender 6 ms after partition 0's second batch was made: that batch still
+// waits for its linger.
+func TestLingerWaitsWhileAnEarlierBatchIsInFlight(t *testing.T) {
+	w := sim.NewWorld(sim.DefaultOptions(1))
+	silent, slow := &delayedBroker{}, &delayedBroker{delay: 80 * time.Millisecond}
+	b1 := w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return silent }})
+	b2 := w.AddNode(sim.NodeSpec{Name: "broker-2", Role: "broker", New: func() sim.Node { return slow }})
+	cfg := producer.DefaultConfig("p-0", "orders")
+	cfg.Brokers, cfg.Recorder = []sim.NodeID{b1, b2}, history.NewRecorder(w.Now)
+	cfg.LingerMs = 20 * time.Millisecond
+	pid := w.AddNode(sim.NodeSpec{Name: "p-0", Role: "producer", New: producer.New(cfg)})
+	w.Start()
+	w.RunUntil(100 * time.Millisecond)
+	p := w.Node(pid).(*producer.Producer)
+	p.Probe() // a record for each partition
+	w.RunUntil(200 * time.Millisecond)
+	if len(silent.attempts) != 1 || len(slow.attempts) != 1 {
+		t.Fatalf("first batches: %+v and %+v, want one each", silent.attempts, slow.attempts)
+	}
+	p.Probe()
+	w.RunUntil(400 * time.Millisecond)
+	if len(silent.attempts) != 2 {
+		t.Fatalf("partition 0 saw %d batches, want 2: %+v", len(silent.attempts), silent.attempts)
+	}
+	if wait := silent.attempts[1].at - 200*time.Millisecond; wait < cfg.LingerMs {
+		t.Errorf("partition 0's second batch reached its leader %v after its record, before linger.ms (%v) was up", wait, cfg.LingerMs)
 	}
 }
