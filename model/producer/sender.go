@@ -35,8 +35,8 @@ func (p *Producer) runSender() {
 	var brokers []int32
 	for i := range p.state {
 		part := int32(i)
-		if int(part) >= len(p.parts) {
-			continue
+		if int(part) >= len(p.parts) || len(p.state[part].queue) == 0 {
+			continue // nothing to send, nor to find a leader for
 		}
 		info := p.parts[part]
 		_, known := p.brokers[info.leader]
@@ -45,9 +45,7 @@ func (p *Producer) runSender() {
 			// data to send has no known leader; without it a producer whose
 			// last metadata showed no leader would wait for
 			// metadata.max.age.ms.
-			if len(p.state[part].queue) > 0 {
-				p.refreshMetadataSoon()
-			}
+			p.refreshMetadataSoon()
 			continue
 		}
 		// max.in.flight.requests.per.connection counts requests: one
