@@ -91,7 +91,7 @@ func (a *alterManager) timer(t alterTimer) {
 // requeue puts items back unless a newer proposal for their partition exists.
 func (a *alterManager) requeue(items []alterItem) {
 	for _, it := range items {
-		p := a.rm.parts[it.tp]
+		p := a.rm.parts.get(it.tp)
 		if p == nil || p.pending == nil || p.pending.seq != it.seq || !p.isLeader {
 			continue
 		}
@@ -124,7 +124,7 @@ func (a *alterManager) handleResponse(from sim.NodeID, m *proto.AlterPartitionRe
 			break
 		}
 		it := items[i]
-		p := a.rm.parts[it.tp]
+		p := a.rm.parts.get(it.tp)
 		if p == nil || p.pending == nil || p.pending.seq != it.seq || !p.isLeader {
 			continue // a leader change or a newer proposal overtook it
 		}

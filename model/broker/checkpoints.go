@@ -53,7 +53,7 @@ func (rm *replicaManager) writeOffsetCheckpoint(file string, value func(*partiti
 	n := 0
 	var lines strings.Builder
 	for _, tp := range rm.order {
-		p := rm.parts[tp]
+		p := rm.parts.get(tp)
 		if p.log == nil {
 			continue
 		}
@@ -96,7 +96,7 @@ func (rm *replicaManager) tick(kind tickKind) {
 		env.After(rm.cfg.OffsetCheckpointInterval, rmTick{tickOffsetCheckpoint})
 	case tickFlush:
 		for _, tp := range rm.order {
-			if p := rm.parts[tp]; p.log != nil {
+			if p := rm.parts.get(tp); p.log != nil {
 				p.log.Flush()
 			}
 		}
@@ -104,7 +104,7 @@ func (rm *replicaManager) tick(kind tickKind) {
 	case tickRetention:
 		nowMs := env.Now().Milliseconds()
 		for _, tp := range rm.order {
-			p := rm.parts[tp]
+			p := rm.parts.get(tp)
 			if p.log == nil {
 				continue
 			}
@@ -131,7 +131,7 @@ func (rm *replicaManager) shutdown() {
 	// finds none and is dropped.
 	rm.fetchers = map[int32]*fetcher{}
 	for _, tp := range rm.order {
-		if p := rm.parts[tp]; p.log != nil {
+		if p := rm.parts.get(tp); p.log != nil {
 			p.log.Flush()
 			p.log.Close() // a producer-state snapshot at the log end
 		}

@@ -19,5 +19,5 @@ func (n *Node) FetchInFlight(leader int32, tp metadata.TopicPartition) (int64, b
 // TruncateReplica cuts this broker's replica of tp to offset, as a follower
 // does when a fetch answer says its log diverges.
 func (n *Node) TruncateReplica(tp metadata.TopicPartition, offset int64) {
-	n.rm.truncate(n.rm.parts[tp], offset, "test")
+	n.rm.truncate(n.rm.parts.get(tp), offset, "test")
 }

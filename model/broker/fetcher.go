@@ -105,7 +105,7 @@ func (rm *replicaManager) sendFetch(f *fetcher) {
 		Partitions: make([]proto.FetchPartition, 0, len(f.parts))}
 	f.sent = f.sent[:0]
 	for _, tp := range f.parts {
-		p := rm.parts[tp]
+		p := rm.parts.get(tp)
 		if p == nil || p.isLeader || p.failed || p.leader != f.leader || p.log == nil || f.backoffTill[tp] {
 			continue
 		}
@@ -180,7 +180,7 @@ func (rm *replicaManager) handleFetchResponse(from sim.NodeID, m *proto.FetchRes
 			return // the log directory failed on an earlier partition
 		}
 		tp := metadata.TopicPartition{Topic: r.Topic, Partition: r.Partition}
-		p := rm.parts[tp]
+		p := rm.parts.get(tp)
 		if p == nil || p.isLeader || p.leader != f.leader || p.log == nil || !slices.Contains(f.parts, tp) {
 			continue // no longer fetched from f: Kafka's fetcher drops what it removed meanwhile
 		}

@@ -100,7 +100,7 @@ func (rm *replicaManager) handleProduceNow(from sim.NodeID, m *proto.ProduceRequ
 		if m.Acks != proto.AcksNone && m.Acks != proto.AcksLeader && m.Acks != proto.AcksAll {
 			r.Error = proto.InvalidRequiredAcks
 		} else {
-			p := rm.parts[tp]
+			p := rm.parts.get(tp)
 			base, last, err := rm.appendAsLeader(tp, p, pp, m.Acks)
 			r.Error, r.BaseOffset = err, base
 			if p != nil && p.log != nil {

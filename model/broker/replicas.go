@@ -135,7 +135,7 @@ type replicaManager struct {
 	// synchronous flush in the append path does.
 	gate      *storage.Gate
 	cfg       DataConfig
-	parts     map[metadata.TopicPartition]*partition
+	parts     partitionTable
 	order     []metadata.TopicPartition // sorted keys of parts
 	ready     bool                      // metadata caught up: replicas follow it
 	stopped   bool                      // the final step of a clean shutdown has begun: see shutdown
@@ -161,7 +161,7 @@ type replicaManager struct {
 }
 
 func newReplicaManager(n *Node) *replicaManager {
-	rm := &replicaManager{n: n, cfg: n.cfg.Data, gate: storage.NewGate(n.env), parts: map[metadata.TopicPartition]*partition{}, fetchers: map[int32]*fetcher{}}
+	rm := &replicaManager{n: n, cfg: n.cfg.Data, gate: storage.NewGate(n.env), parts: newPartitionTable(), fetchers: map[int32]*fetcher{}}
 	rm.alter.rm = rm
 	rm.hwCkpt = readOffsetCheckpoint(n.env.Disk(), hwCheckpointFile)
 	rm.startCkpt = readOffsetCheckpoint(n.env.Disk(), logStartCheckpointFile)
@@ -192,8 +192,8 @@ func (n *Node) Partition(tp metadata.TopicPartition) *PartitionView {
 	if n.rm == nil {
 		return nil
 	}
-	p, ok := n.rm.parts[tp]
-	if !ok || p.log == nil {
+	p := n.rm.parts.get(tp)
+	if p == nil || p.log == nil {
 		return nil
 	}
 	return &PartitionView{p: p}
@@ -251,10 +251,10 @@ func (rm *replicaManager) apply(reg *metadata.Partition) {
 	if reg == nil || !slices.Contains(reg.Replicas, rm.id()) {
 		return
 	}
-	p := rm.parts[reg.TopicPartition]
+	p := rm.parts.get(reg.TopicPartition)
 	if p == nil {
 		p = &partition{rm: rm, tp: reg.TopicPartition, leader: metadata.NoLeader, leaderEpoch: -1, partitionEpoch: -1}
-		rm.parts[reg.TopicPartition] = p
+		rm.parts.put(reg.TopicPartition, p)
 		i := sort.Search(len(rm.order), func(i int) bool { return !rm.order[i].Less(reg.TopicPartition) })
 		rm.order = slices.Insert(rm.order, i, reg.TopicPartition)
 	}
@@ -544,7 +544,7 @@ func (p *partition) maybeExpandISR(f *followerState) {
 func (rm *replicaManager) shrinkISRs() {
 	now := rm.now()
 	for _, tp := range rm.order {
-		p := rm.parts[tp]
+		p := rm.parts.get(tp)
 		if !p.isLeader || p.pending != nil {
 			continue
 		}

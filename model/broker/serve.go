@@ -140,7 +140,7 @@ func (rm *replicaManager) handleFetch(from sim.NodeID, m *proto.FetchRequest, de
 func (rm *replicaManager) fetchPartition(m *proto.FetchRequest, fp proto.FetchPartition, follower bool) proto.FetchPartitionResponse {
 	tp := metadata.TopicPartition{Topic: fp.Topic, Partition: fp.Partition}
 	r := proto.FetchPartitionResponse{TopicPartition: fp.TopicPartition, HighWatermark: -1, LogStartOffset: -1, LogEndOffset: -1}
-	p := rm.parts[tp]
+	p := rm.parts.get(tp)
 	switch {
 	case p == nil || p.log == nil:
 		r.Error = proto.NotLeaderOrFollower
@@ -217,7 +217,7 @@ func (rm *replicaManager) fetchPartition(m *proto.FetchRequest, fp proto.FetchPa
 // client's view of its leader epoch (ListOffsets and OffsetsForLeaderEpoch
 // carry it, as KIP-320 asks).
 func (rm *replicaManager) leaderChecked(tp proto.TopicPartition, currentLeaderEpoch int32) (*partition, proto.ErrorCode) {
-	p := rm.parts[metadata.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}]
+	p := rm.parts.get(metadata.TopicPartition{Topic: tp.Topic, Partition: tp.Partition})
 	switch {
 	case p == nil || !p.isLeader || p.log == nil:
 		return nil, proto.NotLeaderOrFollower
