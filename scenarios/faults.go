@@ -192,7 +192,11 @@ func (r *reader) fault(kind field, params map[string]field, s *Scenario) []sim.F
 			r.fail(kind.key, kind.path, "stall needs messages: the requests or answers the target holds, e.g. [AlterPartition]")
 			return nil
 		}
+		before := len(r.errs)
 		names := r.strings(g)
+		if len(r.errs) > before {
+			return nil // not a list of names: said once
+		}
 		for i, name := range names {
 			if !cluster.KnownMessageName(name) {
 				r.fail(g.value, index(g.path, i), "unknown message %q: want one of %s", name, strings.Join(cluster.MessageNames, ", "))

@@ -133,6 +133,7 @@ func TestBadScenariosNameFileLineAndKey(t *testing.T) {
 		{"wrong undo key", "    restart-after: 5s", "    heal-after: 5s", 23, "faults[0].heal-after", "restart-after"},
 		{"stall without messages", "crash: leader(orders-0)\n    restart-after: 5s", "stall: leader(orders-0)\n    heal-after: 5s", 22, "faults[0].stall", "stall needs messages"},
 		{"unknown stalled message", "crash: leader(orders-0)\n    restart-after: 5s", "stall: leader(orders-0)\n    messages: [AlterPartiton]\n    heal-after: 5s", 23, "faults[0].messages[0]", `unknown message "AlterPartiton"`},
+		{"stalled messages not a list", "crash: leader(orders-0)\n    restart-after: 5s", "stall: leader(orders-0)\n    messages: {a: b}\n    heal-after: 5s", 23, "faults[0].messages", "want a list"},
 		{"messages on another fault", "    restart-after: 5s", "    restart-after: 5s\n    messages: [Produce]", 24, "faults[0].messages", "applies to stall only"},
 		{"unknown acks", "{ acks: all }", "{ acks: two }", 16, "producers[0].config.acks", "want one of all, 1, 0"},
 		{"kafka key not modelled", "{ acks: all }", "{ transactional.id: t1 }", 16, "producers[0].config.transactional.id", "transactions are not modelled"},

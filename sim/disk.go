@@ -691,9 +691,9 @@ func (q *fileOps) drop(n int) {
 	}
 }
 
-// fileOps returns name's queue, making it if need be. Queues stay once made
-// (a file's name is written again and again: segments, checkpoints and their
-// temporary files), empty when nothing of theirs is pending.
+// fileOps returns name's queue, making it if need be. A queue goes when it
+// empties (dropOps), so that the index does not keep every file name a run
+// ever wrote.
 func (d *Disk) fileOps(name string) *fileOps {
 	q := d.byFile[name]
 	if q == nil {
@@ -707,8 +707,17 @@ func (d *Disk) fileOps(name string) *fileOps {
 func (d *Disk) dropFront(name string, op *pendingOp) {
 	if q := d.byFile[name]; q != nil {
 		if p := q.pending(); len(p) > 0 && p[0] == op {
-			q.drop(1)
+			d.dropOps(name, q, 1)
 		}
+	}
+}
+
+// dropOps removes the first n operations of name's queue, and the queue
+// once it is empty.
+func (d *Disk) dropOps(name string, q *fileOps, n int) {
+	q.drop(n)
+	if len(q.pending()) == 0 {
+		delete(d.byFile, name)
 	}
 }
 
@@ -725,7 +734,7 @@ func (d *Disk) fsyncDone(issued uint64, name string) {
 		d.settle(p[n])
 		n++
 	}
-	q.drop(n)
+	d.dropOps(name, q, n)
 }
 
 // dirSyncDone makes durable the renames and removals of files in name's

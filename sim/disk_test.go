@@ -674,3 +674,20 @@ func TestFileOpsQueueIsFirstInFirstOut(t *testing.T) {
 		}
 	})
 }
+
+// Per-file queues go once empty: a run that writes many files (segments,
+// checkpoints, their temporary files) does not keep an entry for each.
+func TestFileQueuesGoOnceEmpty(t *testing.T) {
+	w, disk, _ := diskWorld(t, DiskOptions{WriteLatency: Fixed(0), FsyncLatency: Fixed(time.Millisecond), WritebackDelay: 10 * time.Millisecond})
+	for i := range 100 {
+		name := fmt.Sprintf("p/%d.log", i)
+		disk.WriteFile(name, []byte("x"))
+		if i%2 == 0 {
+			disk.Fsync(name, nil) // some leave by fsync, the rest by writeback
+		}
+	}
+	w.RunFor(time.Second)
+	if n := len(disk.byFile); n != 0 || disk.PendingOps() != 0 {
+		t.Fatalf("%d file queues and %d operations left after everything settled", n, disk.PendingOps())
+	}
+}

@@ -648,7 +648,7 @@ func each(ids []NodeID, do func(NodeID) bool) []NodeID {
 
 // HealAll ends the fault phase and puts the world back together for the
 // liveness phase: no more injected faults, every cut healed, extra latency
-// removed, paused nodes resumed, down nodes restarted, clocks reset, and disk
+// removed, every stall ended (what it held sent on), paused nodes resumed, down nodes restarted, clocks reset, and disk
 // space and fsync speed restored. Damage already done (lost writes, corrupt
 // bytes, wiped disks) stays: recovering from it is the system's job.
 func (w *World) HealAll() {
@@ -658,6 +658,7 @@ func (w *World) HealAll() {
 	for i := range w.net.links {
 		w.net.links[i].extraLatency = 0
 	}
+	released := w.net.releaseAll()
 	var resumed, restarted []NodeID
 	for _, s := range w.nodes {
 		switch s.state {
@@ -680,5 +681,13 @@ func (w *World) HealAll() {
 		s.disk.fsyncSlowFactor = 1
 	}
 	w.faults.logRecord(FaultRecord{At: w.sched.now, Fault: Fault{Kind: FaultHeal, Target: "all"}, Origin: "heal",
-		Detail: fmt.Sprintf("liveness phase: resumed %v, restarted %v", w.faults.names(resumed), w.faults.names(restarted))})
+		Detail: fmt.Sprintf("liveness phase: resumed %v, restarted %v%s", w.faults.names(resumed), w.faults.names(restarted), stalledSent(released))})
+}
+
+// stalledSent words what the heal's end of the stalls sent on, if anything.
+func stalledSent(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d stalled messages sent on", n)
 }

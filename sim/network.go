@@ -361,6 +361,17 @@ func (net *network) release(id int) (sent, dropped int) {
 	return sent, dropped
 }
 
+// releaseAll ends every stall in force, oldest first (the heal before the
+// liveness phase), and returns how many held messages it sent on.
+func (net *network) releaseAll() int {
+	n := 0
+	for len(net.stalls) > 0 {
+		sent, _ := net.release(net.stalls[0].id)
+		n += sent
+	}
+	return n
+}
+
 // dropHeld takes the messages stalls hold on a→b's current connection out
 // of them, in stall order.
 func (net *network) dropHeld(a, b NodeID, gen uint32) []Message {

@@ -97,3 +97,33 @@ func TestStallNeedsMessageNames(t *testing.T) {
 		t.Fatal("a stall without message names validated")
 	}
 }
+
+// The heal before the liveness phase ends every stall, one without a
+// duration too: what they held is sent on, and nothing is held after it.
+func TestHealAllEndsEveryStall(t *testing.T) {
+	w, probes := probeWorld(3, 3, NetworkOptions{Latency: Fixed(10 * time.Millisecond)})
+	if err := w.ScheduleFault(time.Second, Fault{Kind: FaultStall, Target: "node-0", Messages: []string{"AlterPartition"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.ScheduleFault(time.Second, Fault{Kind: FaultStall, Target: "node-1", Messages: []string{"Vote"}, For: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	w.RunUntil(2 * time.Second)
+	probes[0].env.Send(2, &namedMsg{Name: "AlterPartition", N: 1})
+	probes[1].env.Send(2, &namedMsg{Name: "Vote", N: 1})
+	w.RunUntil(3 * time.Second)
+	if len(probes[2].named) != 0 {
+		t.Fatalf("the stalls let %v through", probes[2].named)
+	}
+	w.HealAll()
+	w.RunUntil(4 * time.Second)
+	want := []string{"AlterPartition#1@3.01s", "Vote#1@3.01s"}
+	if !slices.Equal(probes[2].named, want) {
+		t.Fatalf("after the heal node-2 got %v, want %v", probes[2].named, want)
+	}
+	probes[0].env.Send(2, &namedMsg{Name: "AlterPartition", N: 2})
+	w.RunUntil(5 * time.Second)
+	if got := probes[2].named[len(probes[2].named)-1]; got != "AlterPartition#2@4.01s" {
+		t.Fatalf("a send after the heal went %s", got)
+	}
+}

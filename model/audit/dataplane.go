@@ -74,6 +74,20 @@ type outOfOrderRetry struct {
 // outOfOrderMax bounds the retries an audit partition remembers.
 const outOfOrderMax = 256
 
+// unknownAppend is a batch a leader appended from a producer it held no
+// state for: where, and whose.
+type unknownAppend struct {
+	base, last int64
+	pid        int64
+	seq        int32
+	pepoch     int16
+	broker     int32
+}
+
+func (u unknownAppend) matches(k batchKey) bool {
+	return k.base == u.base && k.last == u.last && k.pid == u.pid && k.pepoch == u.pepoch && k.seq == u.seq
+}
+
 func (r outOfOrderRetry) matches(k batchKey) bool {
 	return k.pid == r.pid && k.pepoch == r.pepoch && k.seq == r.seq && k.last-k.base == int64(r.lastDelta)
 }
@@ -97,7 +111,11 @@ type partitionAudit struct {
 	// log, not yet committed); a batch committed later that matches one
 	// was forgotten the same way (fuzz seed 2217). Oldest first, bounded.
 	outOfOrder []outOfOrderRetry
-	hwChecked  map[int32]int64
+	// unknownAppends: batches a leader appended at a sequence other than
+	// 0 from a producer it held no state for, until they commit (then
+	// they are recorded) or age out (outOfOrderMax bounds them too).
+	unknownAppends []unknownAppend
+	hwChecked      map[int32]int64
 	// hwHint is, per broker, where in committed its last check ended: the
 	// next one starts there.
 	hwHint map[int32]int
@@ -195,6 +213,33 @@ func (a *Audit) OutOfOrderSequence(broker int32, tp metadata.TopicPartition, b *
 	p.outOfOrder = append(p.outOfOrder, r)
 }
 
+// committedNow notes that batch k was just committed, for the records that
+// wait on a commit.
+func (a *Audit) committedNow(tp metadata.TopicPartition, p *partitionAudit, k batchKey) {
+	if len(p.outOfOrder) > 0 {
+		a.outOfOrderCommitted(tp, p, k)
+	}
+	if len(p.unknownAppends) > 0 {
+		a.unknownAppendCommitted(tp, p, k)
+	}
+}
+
+// unknownAppendCommitted records batch k, just committed, if a leader
+// appended it from a producer it held no state for (UnknownProducerAppends).
+func (a *Audit) unknownAppendCommitted(tp metadata.TopicPartition, p *partitionAudit, k batchKey) {
+	for i, u := range p.unknownAppends {
+		if !u.matches(k) {
+			continue
+		}
+		p.unknownAppends = slices.Delete(p.unknownAppends, i, i+1)
+		r := OffsetRange{At: int64(a.w.Now()), Partition: tp.String(), From: k.base, To: k.last + 1}
+		a.unknownProducerAppends = append(a.unknownProducerAppends, r)
+		a.w.Note("producer-state", fmt.Sprintf("%s: committed offsets %d..%d (producer %d, epoch %d, sequence %d), which broker %d appended from a producer its producer state held nothing of",
+			tp, r.From, r.To-1, k.pid, k.pepoch, k.seq, u.broker))
+		return
+	}
+}
+
 // outOfOrderCommitted is told that batch k was just committed: if a leader
 // had answered OUT_OF_ORDER_SEQUENCE_NUMBER to a retry of it, the leader's
 // producer state had forgotten it, and that is recorded.
@@ -260,13 +305,16 @@ func (a *Audit) UnknownProducer(broker int32, tp metadata.TopicPartition, b *rec
 	if b.ProducerID < 0 {
 		return
 	}
-	if b.BaseSequence != 0 {
-		u := OffsetRange{At: int64(a.w.Now()), Partition: tp.String(), From: base, To: base + int64(b.LastOffsetDelta) + 1}
-		a.unknownProducerAppends = append(a.unknownProducerAppends, u)
-		a.w.Note("producer-state", fmt.Sprintf("%s: broker %d appended offsets %d..%d (producer %d, epoch %d, sequence %d) from a producer its producer state held nothing of",
-			tp, broker, u.From, u.To-1, b.ProducerID, b.ProducerEpoch, b.BaseSequence))
-	}
 	p := a.part(tp)
+	if b.BaseSequence != 0 {
+		// Recorded once this very batch commits (unknownAppendCommitted):
+		// an append that fails, or is truncated away, excuses nothing.
+		if len(p.unknownAppends) == outOfOrderMax {
+			p.unknownAppends = p.unknownAppends[1:]
+		}
+		p.unknownAppends = append(p.unknownAppends, unknownAppend{base: base, last: base + int64(b.LastOffsetDelta),
+			pid: b.ProducerID, seq: b.BaseSequence, pepoch: b.ProducerEpoch, broker: broker})
+	}
 	for i := len(p.committed) - 1; i >= 0; i-- {
 		k := p.committed[i]
 		if k.pid != b.ProducerID || k.pepoch != b.ProducerEpoch || k.seq != b.BaseSequence || k.last-k.base != int64(b.LastOffsetDelta) {
@@ -505,14 +553,10 @@ func (a *Audit) ReplicaHW(broker int32, tp metadata.TopicPartition, leaderEpoch 
 			a.lose(tp, p, i, broker, 0, PartitionReplicasAgree,
 				fmt.Sprintf("differ on broker %d below its high watermark %d (leader epoch %d here)", broker, hw, k.epoch))
 			p.committed = grow.Append(p.committed, k)
-			if len(p.outOfOrder) > 0 {
-				a.outOfOrderCommitted(tp, p, k)
-			}
+			a.committedNow(tp, p, k)
 		case b.BaseOffset >= p.committedEnd():
 			p.committed = grow.Append(p.committed, k)
-			if len(p.outOfOrder) > 0 {
-				a.outOfOrderCommitted(tp, p, k)
-			}
+			a.committedNow(tp, p, k)
 		}
 		return true
 	})

@@ -355,18 +355,31 @@ func TestRetryOfABatchRetentionDeletedTakenAsNewIsRecorded(t *testing.T) {
 }
 
 // A leader whose producer state knows nothing of a producer takes its batch
-// at any sequence (KIP-360): the audit records where it appended one at a
-// sequence other than 0 (an earlier batch of the producer may land after
-// it), and nothing for a batch at sequence 0.
+// at any sequence (KIP-360): the audit records a batch it appended at a
+// sequence other than 0 once that very batch commits (an earlier batch of
+// the producer may land after it) — not a batch at sequence 0, not another
+// batch committed at the same offsets, not one that never commits.
 func TestUnknownProducerAppendAtALaterSequenceIsRecorded(t *testing.T) {
-	a, l, tp := idempotentLog(t)
+	a, l, tp := idempotentLog(t) // offsets 0..3
 	a.UnknownProducer(1, tp, idem(0, "x", "y"), l.LEO(), 0, 0)
-	if u := a.UnknownProducerAppends(); len(u) != 0 {
-		t.Fatalf("unknown-producer appends %+v, want none", u)
+	a.UnknownProducer(1, tp, idem(527, "x", "y"), l.LEO(), 0, 0) // announced at 4..5, never appended
+	if err := l.Append([]*record.Batch{idem(5, "p", "q").Stamped(l.LEO(), 0)}, true); err != nil {
+		t.Fatal(err)
 	}
-	a.UnknownProducer(1, tp, idem(527, "x", "y"), 7, 0, 0)
-	if u := a.UnknownProducerAppends(); len(u) != 1 || u[0].Partition != "orders-0" || u[0].From != 7 || u[0].To != 9 {
-		t.Fatalf("unknown-producer appends %+v, want orders-0 offsets [7, 9)", u)
+	a.ReplicaHW(1, tp, 0, true, l.LEO(), l)
+	if u := a.UnknownProducerAppends(); len(u) != 0 {
+		t.Fatalf("unknown-producer appends %+v, want none: another batch committed at those offsets", u)
+	}
+	a.UnknownProducer(1, tp, idem(527, "x", "y"), l.LEO(), 0, 0)
+	if err := l.Append([]*record.Batch{idem(527, "x", "y").Stamped(l.LEO(), 0)}, true); err != nil {
+		t.Fatal(err)
+	}
+	if u := a.UnknownProducerAppends(); len(u) != 0 {
+		t.Fatalf("unknown-producer appends %+v, want none before the commit", u)
+	}
+	a.ReplicaHW(1, tp, 0, true, l.LEO(), l)
+	if u := a.UnknownProducerAppends(); len(u) != 1 || u[0].Partition != "orders-0" || u[0].From != 6 || u[0].To != 8 {
+		t.Fatalf("unknown-producer appends %+v, want orders-0 offsets [6, 8)", u)
 	}
 }
 
