@@ -60,10 +60,10 @@ type batchKey struct {
 	thinned bool
 }
 
-// outOfOrderRetry identifies a retried batch a leader answered
-// OUT_OF_ORDER_SEQUENCE_NUMBER: its producer id, epoch, first sequence and
-// length, and the broker that answered.
-type outOfOrderRetry struct {
+// batchRetry identifies a batch a producer sent again (one a leader answered
+// OUT_OF_ORDER_SEQUENCE_NUMBER, or took from a producer it held no state
+// for): its producer id, epoch, first sequence and length, and the broker.
+type batchRetry struct {
 	pid       int64
 	seq       int32
 	lastDelta int32
@@ -71,8 +71,12 @@ type outOfOrderRetry struct {
 	broker    int32
 }
 
-// outOfOrderMax bounds the retries an audit partition remembers.
-const outOfOrderMax = 256
+func retryOf(b *record.Batch, broker int32) batchRetry {
+	return batchRetry{pid: b.ProducerID, seq: b.BaseSequence, lastDelta: b.LastOffsetDelta, pepoch: b.ProducerEpoch, broker: broker}
+}
+
+// waitingMax bounds what an audit partition keeps waiting for a commit.
+const waitingMax = 256
 
 // unknownAppend is a batch a leader appended from a producer it held no
 // state for: where, and whose.
@@ -88,7 +92,7 @@ func (u unknownAppend) matches(k batchKey) bool {
 	return k.base == u.base && k.last == u.last && k.pid == u.pid && k.pepoch == u.pepoch && k.seq == u.seq
 }
 
-func (r outOfOrderRetry) matches(k batchKey) bool {
+func (r batchRetry) matches(k batchKey) bool {
 	return k.pid == r.pid && k.pepoch == r.pepoch && k.seq == r.seq && k.last-k.base == int64(r.lastDelta)
 }
 
@@ -110,10 +114,10 @@ type partitionAudit struct {
 	// while no committed batch matched them yet (the batch may be in the
 	// log, not yet committed); a batch committed later that matches one
 	// was forgotten the same way (fuzz seed 2217). Oldest first, bounded.
-	outOfOrder []outOfOrderRetry
+	outOfOrder []batchRetry
 	// unknownAppends: batches a leader appended at a sequence other than
 	// 0 from a producer it held no state for, until they commit (then
-	// they are recorded) or age out (outOfOrderMax bounds them too).
+	// they are recorded) or age out (waitingMax).
 	unknownAppends []unknownAppend
 	hwChecked      map[int32]int64
 	// hwHint is, per broker, where in committed its last check ended: the
@@ -198,7 +202,7 @@ func (a *Audit) OutOfOrderSequence(broker int32, tp metadata.TopicPartition, b *
 		return
 	}
 	p := a.part(tp)
-	r := outOfOrderRetry{pid: b.ProducerID, seq: b.BaseSequence, lastDelta: b.LastOffsetDelta, pepoch: b.ProducerEpoch, broker: broker}
+	r := retryOf(b, broker)
 	for i := len(p.committed) - 1; i >= 0; i-- {
 		if k := p.committed[i]; r.matches(k) {
 			a.forgetCommitted(tp, r, k)
@@ -207,7 +211,7 @@ func (a *Audit) OutOfOrderSequence(broker int32, tp metadata.TopicPartition, b *
 	}
 	// Not committed yet: the leader's log may hold it all the same, and a
 	// later high watermark commit it (outOfOrderCommitted).
-	if len(p.outOfOrder) == outOfOrderMax {
+	if len(p.outOfOrder) == waitingMax {
 		p.outOfOrder = p.outOfOrder[1:]
 	}
 	p.outOfOrder = append(p.outOfOrder, r)
@@ -255,7 +259,7 @@ func (a *Audit) outOfOrderCommitted(tp metadata.TopicPartition, p *partitionAudi
 
 // forgetCommitted records committed batch k as one a leader's producer state
 // forgot (it answered OUT_OF_ORDER_SEQUENCE_NUMBER to retry r of it).
-func (a *Audit) forgetCommitted(tp metadata.TopicPartition, r outOfOrderRetry, k batchKey) {
+func (a *Audit) forgetCommitted(tp metadata.TopicPartition, r batchRetry, k batchKey) {
 	f := Forgotten{At: int64(a.w.Now()), Partition: tp.String(), From: k.base, To: k.last + 1}
 	if n := len(a.forgotten); n == 0 || a.forgotten[n-1].Partition != f.Partition || a.forgotten[n-1].From != f.From {
 		a.forgotten = append(a.forgotten, f)
@@ -309,15 +313,16 @@ func (a *Audit) UnknownProducer(broker int32, tp metadata.TopicPartition, b *rec
 	if b.BaseSequence != 0 {
 		// Recorded once this very batch commits (unknownAppendCommitted):
 		// an append that fails, or is truncated away, excuses nothing.
-		if len(p.unknownAppends) == outOfOrderMax {
+		if len(p.unknownAppends) == waitingMax {
 			p.unknownAppends = p.unknownAppends[1:]
 		}
 		p.unknownAppends = append(p.unknownAppends, unknownAppend{base: base, last: base + int64(b.LastOffsetDelta),
 			pid: b.ProducerID, seq: b.BaseSequence, pepoch: b.ProducerEpoch, broker: broker})
 	}
+	r := retryOf(b, broker)
 	for i := len(p.committed) - 1; i >= 0; i-- {
 		k := p.committed[i]
-		if k.pid != b.ProducerID || k.pepoch != b.ProducerEpoch || k.seq != b.BaseSequence || k.last-k.base != int64(b.LastOffsetDelta) {
+		if !r.matches(k) {
 			continue
 		}
 		if k.last >= logStart || k.last >= rebuiltFrom {

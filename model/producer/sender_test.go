@@ -10,11 +10,17 @@ import (
 	"kafkasim/sim"
 )
 
-// scriptedBroker leads orders-0 and answers the produce attempts of one
-// batch from a script; attempts past its end get the script's last answer.
-type scriptedBroker struct {
+// testBroker stands for the brokers of topic orders: with brokers = n > 0
+// it is one of n brokers (ids 1..n on nodes 0..n-1), partition i led by
+// broker i+1; with none, it alone leads partition 0. It answers each produce
+// from a script (attempts past its end get its last answer; no script:
+// NONE), after delay, or never when silent.
+type testBroker struct {
 	env      sim.Env
+	brokers  int
 	answers  []proto.ErrorCode
+	delay    time.Duration
+	silent   bool
 	attempts []attemptSeen
 }
 
@@ -24,27 +30,59 @@ type attemptSeen struct {
 	at    time.Duration
 }
 
-func (b *scriptedBroker) Start(env sim.Env) { b.env = env }
-func (b *scriptedBroker) Fire(sim.Timer)    {}
+type answerLater struct {
+	to   sim.NodeID
+	resp *proto.ProduceResponse
+}
 
-func (b *scriptedBroker) Deliver(from sim.NodeID, m sim.Message) {
+func (b *testBroker) Start(env sim.Env) { b.env = env }
+func (b *testBroker) Fire(t sim.Timer) {
+	if a, ok := t.(answerLater); ok {
+		b.env.Send(a.to, a.resp)
+	}
+}
+
+func (b *testBroker) metadata(corr uint64) *proto.MetadataResponse {
+	m := &proto.MetadataResponse{CorrelationID: corr, Topics: []proto.MetadataTopic{{Name: "orders"}}}
+	if b.brokers == 0 {
+		m.Brokers = []proto.MetadataBroker{{ID: 1, Node: b.env.ID()}}
+		m.Topics[0].Partitions = []proto.MetadataPartition{{Partition: 0, Leader: 1, Replicas: []int32{1}, ISR: []int32{1}}}
+		return m
+	}
+	for i := range b.brokers {
+		id := int32(i + 1)
+		m.Brokers = append(m.Brokers, proto.MetadataBroker{ID: id, Node: sim.NodeID(i)})
+		m.Topics[0].Partitions = append(m.Topics[0].Partitions, proto.MetadataPartition{Partition: int32(i), Leader: id, Replicas: []int32{id}, ISR: []int32{id}})
+	}
+	return m
+}
+
+func (b *testBroker) Deliver(from sim.NodeID, m sim.Message) {
 	switch m := m.(type) {
 	case *proto.MetadataRequest:
-		b.env.Send(from, &proto.MetadataResponse{CorrelationID: m.CorrelationID,
-			Brokers: []proto.MetadataBroker{{ID: 1, Node: b.env.ID()}},
-			Topics: []proto.MetadataTopic{{Name: "orders",
-				Partitions: []proto.MetadataPartition{{Partition: 0, Leader: 1, Replicas: []int32{1}, ISR: []int32{1}}}}}})
+		b.env.Send(from, b.metadata(m.CorrelationID))
 	case *proto.InitProducerIDRequest:
 		b.env.Send(from, &proto.InitProducerIDResponse{CorrelationID: m.CorrelationID, ProducerID: 7})
 	case *proto.ProduceRequest:
 		resp := &proto.ProduceResponse{CorrelationID: m.CorrelationID}
 		for _, pp := range m.Partitions {
 			b.attempts = append(b.attempts, attemptSeen{pp.Batch.ProducerEpoch, pp.Batch.BaseSequence, b.env.Now()})
-			answer := b.answers[min(len(b.attempts), len(b.answers))-1]
-			resp.Partitions = append(resp.Partitions, proto.ProducePartitionResponse{TopicPartition: pp.TopicPartition,
-				Error: answer, BaseOffset: -1})
+			r := proto.ProducePartitionResponse{TopicPartition: pp.TopicPartition, BaseOffset: int64(len(b.attempts))}
+			if len(b.answers) > 0 {
+				r.Error = b.answers[min(len(b.attempts), len(b.answers))-1]
+			}
+			if r.Error != proto.None {
+				r.BaseOffset = -1
+			}
+			resp.Partitions = append(resp.Partitions, r)
 		}
-		b.env.Send(from, resp)
+		switch {
+		case b.silent:
+		case b.delay > 0:
+			b.env.After(b.delay, answerLater{from, resp})
+		default:
+			b.env.Send(from, resp)
+		}
 	}
 }
 
@@ -58,7 +96,7 @@ func (b *scriptedBroker) Deliver(from sim.NodeID, m sim.Message) {
 // (fuzz seed 4005450: fail, and the record was read at offset 39).
 func TestOutOfOrderRetryOfAMaybeWrittenBatchStaysIndeterminate(t *testing.T) {
 	w := sim.NewWorld(sim.DefaultOptions(1))
-	broker := &scriptedBroker{answers: []proto.ErrorCode{
+	broker := &testBroker{answers: []proto.ErrorCode{
 		proto.RequestTimedOut,          // may have been appended
 		proto.OutOfOrderSequenceNumber, // the next sequence expected: bump, rewrite
 		proto.NotEnoughReplicas,        // not appended, retriable: until the delivery timeout
@@ -95,49 +133,6 @@ func TestOutOfOrderRetryOfAMaybeWrittenBatchStaysIndeterminate(t *testing.T) {
 	}
 }
 
-// delayedBroker leads some partitions of orders (two partitions, led by
-// broker ids 1 and 2 on nodes 0 and 1) and answers each produce request
-// after a delay, or never.
-type delayedBroker struct {
-	env      sim.Env
-	delay    time.Duration // zero: never answers
-	attempts []attemptSeen
-}
-
-type answerLater struct {
-	to   sim.NodeID
-	resp *proto.ProduceResponse
-}
-
-func (b *delayedBroker) Start(env sim.Env) { b.env = env }
-func (b *delayedBroker) Fire(t sim.Timer) {
-	if a, ok := t.(answerLater); ok {
-		b.env.Send(a.to, a.resp)
-	}
-}
-
-func (b *delayedBroker) Deliver(from sim.NodeID, m sim.Message) {
-	switch m := m.(type) {
-	case *proto.MetadataRequest:
-		b.env.Send(from, &proto.MetadataResponse{CorrelationID: m.CorrelationID,
-			Brokers: []proto.MetadataBroker{{ID: 1, Node: 0}, {ID: 2, Node: 1}},
-			Topics: []proto.MetadataTopic{{Name: "orders", Partitions: []proto.MetadataPartition{
-				{Partition: 0, Leader: 1, Replicas: []int32{1}, ISR: []int32{1}},
-				{Partition: 1, Leader: 2, Replicas: []int32{2}, ISR: []int32{2}}}}}})
-	case *proto.InitProducerIDRequest:
-		b.env.Send(from, &proto.InitProducerIDResponse{CorrelationID: m.CorrelationID, ProducerID: 7})
-	case *proto.ProduceRequest:
-		resp := &proto.ProduceResponse{CorrelationID: m.CorrelationID}
-		for _, pp := range m.Partitions {
-			b.attempts = append(b.attempts, attemptSeen{pp.Batch.ProducerEpoch, pp.Batch.BaseSequence, b.env.Now()})
-			resp.Partitions = append(resp.Partitions, proto.ProducePartitionResponse{TopicPartition: pp.TopicPartition, BaseOffset: int64(len(b.attempts))})
-		}
-		if b.delay > 0 {
-			b.env.After(b.delay, answerLater{from, resp})
-		}
-	}
-}
-
 // A batch waits for linger.ms unless it is full or another batch waits
 // behind it to be sent (Kafka's RecordAccumulator.ready); a batch in flight
 // has left the accumulator's deque and does not count. Here partition 0's
@@ -146,7 +141,7 @@ func (b *delayedBroker) Deliver(from sim.NodeID, m sim.Message) {
 // waits for its linger.
 func TestLingerWaitsWhileAnEarlierBatchIsInFlight(t *testing.T) {
 	w := sim.NewWorld(sim.DefaultOptions(1))
-	silent, slow := &delayedBroker{}, &delayedBroker{delay: 80 * time.Millisecond}
+	silent, slow := &testBroker{brokers: 2, silent: true}, &testBroker{brokers: 2, delay: 80 * time.Millisecond}
 	b1 := w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return silent }})
 	b2 := w.AddNode(sim.NodeSpec{Name: "broker-2", Role: "broker", New: func() sim.Node { return slow }})
 	cfg := producer.DefaultConfig("p-0", "orders")
