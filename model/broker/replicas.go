@@ -199,6 +199,18 @@ func (n *Node) Partition(tp metadata.TopicPartition) *PartitionView {
 	return &PartitionView{p: p}
 }
 
+// PartitionLog returns a hosted partition's log (god view), or nil: what
+// the audit asks for after every acknowledgement, without Partition's view.
+func (n *Node) PartitionLog(tp metadata.TopicPartition) *partlog.Log {
+	if n.rm == nil {
+		return nil
+	}
+	if p := n.rm.parts.get(tp); p != nil {
+		return p.log
+	}
+	return nil
+}
+
 // PartitionView is a read-only look at a replica.
 type PartitionView struct{ p *partition }
 

@@ -431,10 +431,7 @@ func (c *Cluster) replicaLog(b int32, tp metadata.TopicPartition) *partlog.Log {
 	if n == nil {
 		return nil
 	}
-	if v := n.Partition(tp); v != nil {
-		return v.Log()
-	}
-	return nil
+	return n.PartitionLog(tp)
 }
 
 // Producer returns a producer instance if it is up.
