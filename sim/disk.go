@@ -502,6 +502,7 @@ func (d *Disk) Preload(name string, data []byte) {
 	f.write(0, data, nil)
 	d.durable[name] = f
 	d.cache[name] = f.shallowCopy()
+	d.cache[name].stableFrom = d.opSeq + 1
 	d.used += f.size
 }
 
@@ -587,20 +588,25 @@ func (d *Disk) armWriteback(at time.Duration) {
 
 // applyCache performs op in the page cache, keeping d.used in step.
 func (d *Disk) applyCache(op *pendingOp) {
+	seq := d.opSeq + 1 // op's, once queued
 	switch op.kind {
 	case opWrite:
 		f := d.cache[op.name]
 		if f == nil {
-			f = &file{}
+			f = &file{stableFrom: seq}
 			d.cache[op.name] = f
 		}
 		before := f.size
+		if op.off < before && len(op.data) > 0 {
+			f.stableFrom = seq
+		}
 		f.write(op.off, op.data, d.durable[op.name])
 		d.used += f.size - before
 	case opTruncate:
 		f := d.cache[op.name]
 		d.used -= f.size - op.off
 		f.truncate(op.off)
+		f.stableFrom = seq
 	case opRename:
 		f := d.cache[op.name]
 		if old := d.cache[op.to]; old != nil {
@@ -616,6 +622,7 @@ func (d *Disk) applyCache(op *pendingOp) {
 				}
 			}
 		}
+		f.stableFrom = seq
 		d.cache[op.to] = f
 		delete(d.cache, op.name)
 	case opRemove:
@@ -633,7 +640,7 @@ func (d *Disk) applyDurable(op *pendingOp) {
 			f = &file{}
 			d.durable[op.name] = f
 		}
-		f.settleWrite(op.off, op.data, d.cache[op.name])
+		f.settleWrite(op.off, op.data, d.cache[op.name], op.seq)
 	case opTruncate:
 		if f := d.durable[op.name]; f != nil {
 			f.truncate(op.off)
@@ -647,6 +654,18 @@ func (d *Disk) applyDurable(op *pendingOp) {
 		f := d.durable[op.name]
 		if f == nil {
 			f = &file{}
+		}
+		// Nor may the moved durable file share pages with the cached copy
+		// of its old name (a write made durable there may have adopted a
+		// page of a file created since under that name): that file would
+		// change its bytes in place.
+		if c := d.cache[op.name]; c != nil {
+			for i := range f.pages {
+				if f.sharedWith(c, i) {
+					f = f.deepCopy()
+					break
+				}
+			}
 		}
 		d.durable[op.to] = f
 		delete(d.durable, op.name)
@@ -915,7 +934,9 @@ func (d *Disk) powerLoss() {
 	d.cache = make(map[string]*file, len(d.durable))
 	d.used = 0
 	for name, f := range d.durable { // kafkasim:orderless: fills a map
-		d.cache[name] = f.shallowCopy()
+		c := f.shallowCopy()
+		c.stableFrom = d.opSeq + 1
+		d.cache[name] = c
 		d.used += f.size
 	}
 }
@@ -958,6 +979,7 @@ func (d *Disk) corrupt(name string) (string, int64, bool) {
 	bit := byte(1) << d.rng.IntN(8)
 	pi, po := int(off/pageBytes), int(off%pageBytes)
 	f.pages[pi].b[po] ^= bit
+	f.stableFrom = d.opSeq + 1
 	d.changedFrom(name, off)
 	d.flips = append(d.flips, Flip{File: name, Offset: off})
 	// A page both copies share flips once.

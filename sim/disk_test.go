@@ -451,6 +451,35 @@ func TestRenamedFileDoesNotWriteThroughTheOldNamesDurableCopy(t *testing.T) {
 	}
 }
 
+// The durable side of a rename must not carry pages it shares with a file
+// created since under the old name: a write made durable under the old name
+// adopts the new file's page when the bytes agree, and the rename then moved
+// that page to the new name, where a later durable write changed it in place
+// — and with it the other file's cached bytes.
+func TestDurableRenameDoesNotShareTheNewFileAtItsOldName(t *testing.T) {
+	w, disk, _ := diskWorld(t, DiskOptions{})
+	disk.Write("a", 0, []byte("abc"))
+	disk.Rename("a", "b")
+	disk.Write("a", 0, []byte("abc")) // a new file, the same bytes
+	disk.Write("b", 1, []byte("X"))
+	disk.Fsync("a", nil) // the first write (adopting the new file's page), the rename, the second write
+	w.RunFor(time.Second)
+	disk.Fsync("b", nil)
+	w.RunFor(time.Second)
+	if got, _ := disk.ReadFile("a"); string(got) != "abc" {
+		t.Fatalf("a = %q, want %q: a durable write to b changed it", got, "abc")
+	}
+	if got, _ := disk.ReadFile("b"); string(got) != "aXc" {
+		t.Fatalf("b = %q, want %q", got, "aXc")
+	}
+	w.Crash(0, true)
+	for name, want := range map[string]string{"a": "abc", "b": "aXc"} {
+		if got, _ := disk.ReadFile(name); string(got) != want {
+			t.Fatalf("after power loss %s = %q, want %q", name, got, want)
+		}
+	}
+}
+
 // The list of flips names files as they are now: a segment renamed after a
 // flip (compaction's swap) keeps its flip under the new name, and a file
 // removed or replaced takes its flips with it.
@@ -690,4 +719,74 @@ func TestFileQueuesGoOnceEmpty(t *testing.T) {
 	if n := len(disk.byFile); n != 0 || disk.PendingOps() != 0 {
 		t.Fatalf("%d file queues and %d operations left after everything settled", n, disk.PendingOps())
 	}
+}
+
+// A write is made durable without comparing bytes when the cached file has
+// only grown since the write was issued (file.stableFrom). Any operation
+// that changes or replaces a cached file's bytes — an overwrite, a
+// truncation, a rename onto its name, a removal and a new file, a bit flip,
+// a power loss — must end that trust: with verifyStableFiles the disk
+// compares anyway and panics where the trust was wrong.
+func TestStableCacheFilesHoldTheirWrites(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		defer func(v bool) { verifyStableFiles = v }(verifyStableFiles)
+		verifyStableFiles = true
+		opts := DefaultOptions(Seed(rapid.Uint64().Draw(t, "seed")))
+		opts.Disk.WritebackDelay = time.Duration(rapid.SampledFrom([]int{0, 20, 200}).Draw(t, "writeback_ms")) * time.Millisecond
+		w := NewWorld(opts)
+		w.AddNode(NodeSpec{Name: "n", New: func() Node { return &probe{} }})
+		w.Start()
+		w.RunUntil(0)
+		disk := w.Disk(0)
+		files := []string{"p/a", "p/b", "p/c"}
+		for range rapid.IntRange(1, 100).Draw(t, "steps") {
+			file := rapid.SampledFrom(files).Draw(t, "file")
+			size, _ := disk.Size(file)
+			switch rapid.IntRange(0, 9).Draw(t, "action") {
+			case 0, 1, 2: // mostly appends, as a log does
+				off := size
+				if size > 0 && rapid.IntRange(0, 3).Draw(t, "overwrite") == 0 {
+					off = rapid.Int64Range(0, size-1).Draw(t, "off")
+				}
+				if err := disk.Write(file, off, diskTestData(t)); err != nil {
+					t.Fatal(err)
+				}
+			case 3: // a truncation, often grown back past where it cut
+				if size > 0 {
+					to := rapid.Int64Range(0, size).Draw(t, "truncate_to")
+					disk.Truncate(file, to)
+					if rapid.Bool().Draw(t, "regrow") {
+						disk.Write(file, to, diskTestData(t))
+					}
+				}
+			case 4:
+				if disk.Exists(file) {
+					disk.Rename(file, rapid.SampledFrom(files).Draw(t, "to"))
+				}
+			case 5:
+				if disk.Exists(file) {
+					disk.Remove(file)
+				}
+			case 6:
+				if size > 0 {
+					disk.corrupt(file)
+				}
+			case 7:
+				if rapid.Bool().Draw(t, "dir") {
+					disk.FsyncDir(file, nil)
+				} else {
+					disk.Fsync(file, nil)
+				}
+			case 8:
+				w.RunFor(time.Duration(rapid.IntRange(0, 100).Draw(t, "wait_ms")) * time.Millisecond)
+			case 9:
+				if rapid.IntRange(0, 3).Draw(t, "power_loss") == 0 {
+					w.Crash(0, true)
+					w.Restart(0)
+					w.RunFor(0)
+				}
+			}
+		}
+		w.RunFor(time.Second) // settle what is left
+	})
 }
