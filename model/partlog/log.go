@@ -83,6 +83,14 @@ func (s *segment) add(b *record.Batch, pos int64) {
 	s.lasts = grow.Append(s.lasts, b.LastOffset())
 }
 
+// end is where batch i ends in the file.
+func (s *segment) end(i int) int64 {
+	if i+1 < len(s.batches) {
+		return int64(s.positions[i+1])
+	}
+	return int64(s.positions[i]) + int64(s.batches[i].SizeBytes())
+}
+
 func (s *segment) cut(n int) {
 	clear(s.batches[n:])
 	s.batches, s.positions, s.lasts = s.batches[:n], s.positions[:n], s.lasts[:n]
@@ -272,8 +280,26 @@ func (l *Log) recallSegment(seg *segment, rec *Recovery) int64 {
 	// the memo holds: only the rest needs comparing.
 	unchanged := min(l.disk.UnchangedBelow(seg.file), old.size)
 	size, _ := l.disk.Size(seg.file)
+	// A memo's batches lie end to end in offset order (Append and recovery
+	// put them so): those wholly below unchanged are taken at once, once
+	// the first is seen to start where it should. The rest go one by one.
+	k := 0
+	if n > 0 && old.positions[0] == 0 {
+		if expected := l.nextOffsetAfter(seg); expected < 0 || old.batches[0].BaseOffset >= expected {
+			limit := min(unchanged, size)
+			k = sort.Search(n, func(i int) bool { return old.end(i) > limit })
+		}
+	}
+	seg.batches = append(seg.batches, old.batches[:k]...)
+	seg.positions = append(seg.positions, old.positions[:k]...)
+	seg.lasts = append(seg.lasts, old.lasts[:k]...)
+	rec.Batches += k
 	var pos int64
-	for i, b := range old.batches {
+	if k > 0 {
+		pos = old.end(k - 1)
+	}
+	for i := k; i < n; i++ {
+		b := old.batches[i]
 		expected := l.nextOffsetAfter(seg)
 		if int64(old.positions[i]) != pos || (expected >= 0 && b.BaseOffset < expected) {
 			break
