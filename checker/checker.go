@@ -59,17 +59,24 @@ type Config struct {
 	Resurrected []OffsetRange
 
 	// LinearizabilityBudget is the wall-clock time porcupine may take in
-	// all (0: DefaultLinearizabilityBudget). A partition whose check runs
-	// out of time is "unknown", never passed.
+	// all, searching committed-offset registers and visualising failures
+	// (0: DefaultLinearizabilityBudget). A register whose check runs out of
+	// time is "unknown", never passed. (Partition logs are decided by the
+	// direct check, which needs no budget.)
 	LinearizabilityBudget time.Duration
-	// LinearizabilityOpsMax skips the linearizability check of a partition
-	// (or committed-offset register) with more operations (0:
+	// LinearizabilityOpsMax skips the linearizability check of a
+	// committed-offset register with more operations (0:
 	// DefaultLinearizabilityOpsMax; < 0: no limit).
 	LinearizabilityOpsMax int
 	// VisualizeOpsMax bounds the operations of one porcupine visualisation
 	// (0: DefaultVisualizeOpsMax).
 	VisualizeOpsMax int
-	// SkipLinearizability turns the porcupine checks off.
+	// CrossCheckLogs has porcupine also search every partition's log the
+	// direct check passed, within the budget, and name any it finds
+	// illegal in LinearizabilityStats.Disagreed: the simulator's own tests
+	// hold the direct check to porcupine on real histories with it.
+	CrossCheckLogs bool
+	// SkipLinearizability turns the linearizability checks off.
 	SkipLinearizability bool
 
 	permittedLoss map[string][]int64 // partition -> offsets of permitted lost writes

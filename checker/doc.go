@@ -1,5 +1,7 @@
 // Package checker reads client histories (SPEC.md §3), finds the anomalies a
-// Kafka user cares about, checks linearizability with porcupine, and decides
+// Kafka user cares about, checks linearizability (each partition's log by a
+// direct check held to porcupine's search, committed offsets with porcupine),
+// and decides
 // for each anomaly whether the configuration permits it or a guarantee broke.
 //
 // Check takes a history in memory; CheckReader decodes one from JSON Lines
@@ -18,8 +20,9 @@
 //     what no execution can produce.
 //   - groups.go: per-partition sessions of group members (assign, revoke),
 //     committed offsets that go back, fetches of stale committed offsets.
-//   - linear.go: porcupine models of each partition's log and each group's
-//     committed offsets, with HTML visualisations of failures.
+//   - linear.go: the models of each partition's log (decided directly, in
+//     O(n log n)) and each group's committed offsets (porcupine), with
+//     porcupine's HTML visualisations of failures.
 //   - verdicts.go: what each configuration promises, and the verdict table
 //     (rendered in VERDICTS.md).
 package checker

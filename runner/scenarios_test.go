@@ -148,6 +148,13 @@ func TestRegressionScenarios(t *testing.T) {
 			// built operations give. (Porcupine is off here: its time
 			// limit can end two checks of one history differently.)
 			cfg := checkerConfig(s, res.Cluster)
+			// The direct check that decides each partition's log passed
+			// them: porcupine's search, where it finishes, must agree.
+			cross := cfg
+			cross.CrossCheckLogs = true
+			if lin := checker.Check(res.Cluster.History.Ops(), cross).Linearizability; len(lin.Disagreed) > 0 {
+				t.Fatalf("porcupine finds no linearization of %v, which the direct check passed", lin.Disagreed)
+			}
 			cfg.SkipLinearizability = true
 			streamed := checker.CheckEach(res.Cluster.History.Each, cfg)
 			if built := checker.Check(res.Cluster.History.Ops(), cfg); !reflect.DeepEqual(built, streamed) {
