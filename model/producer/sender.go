@@ -50,8 +50,11 @@ func (p *Producer) runSender() {
 		}
 		// max.in.flight.requests.per.connection counts requests: one
 		// request carries a ready batch of every partition the broker leads.
+		if p.perNode[info.leader] >= p.cfg.MaxInFlight {
+			continue
+		}
 		b := p.nextToSend(part, now)
-		if b == nil || p.perNode[info.leader] >= p.cfg.MaxInFlight {
+		if b == nil {
 			continue
 		}
 		i := slices.Index(brokers, info.leader)
@@ -199,32 +202,29 @@ func unsentAfter(batches []*pbatch) bool {
 // scheduleNext wakes the sender for the next linger expiry, retry or expiry.
 // Batches queue oldest first, so each partition needs a look at a few.
 func (p *Producer) scheduleNext(now time.Duration) {
-	next := time.Duration(-1)
-	consider := func(t time.Duration) {
-		if t > now && (next < 0 || t < next) {
-			next = t
-		}
-	}
+	next := time.Duration(math.MaxInt64)
 	for _, st := range p.state {
 		if len(st.queue) == 0 {
 			continue
 		}
-		consider(st.queue[0].created + p.cfg.DeliveryTimeout)
+		if t := st.queue[0].created + p.cfg.DeliveryTimeout; t > now && t < next {
+			next = t
+		}
 		for _, b := range st.queue {
 			if b.inflight {
 				continue
 			}
-			if b.attempts > 0 {
-				consider(b.retryAt)
+			if t := b.retryAt; b.attempts > 0 && t > now && t < next {
+				next = t
 			}
 			break
 		}
 		last := st.queue[len(st.queue)-1]
-		if !last.inflight && last.attempts == 0 {
-			consider(last.created + p.cfg.LingerMs)
+		if t := last.created + p.cfg.LingerMs; !last.inflight && last.attempts == 0 && t > now && t < next {
+			next = t
 		}
 	}
-	if next > 0 {
+	if next < math.MaxInt64 && next > 0 {
 		p.wakeSender(next - now)
 	}
 }
