@@ -131,6 +131,9 @@ type pendingOp struct {
 	off  int64  // write offset, or truncate size
 	data []byte
 	done bool // made durable (by an fsync) ahead of its turn
+	// q and qTo are the per-file queues the operation joined (for name,
+	// and a rename's to), so that leaving them needs no lookup.
+	q, qTo *fileOps
 }
 
 func (op *pendingOp) concerns(name string) bool {
@@ -379,12 +382,16 @@ func (d *Disk) write(name string, off int64, data []byte) error {
 	if off < 0 {
 		return fmt.Errorf("write %s at %d: negative offset", name, off)
 	}
-	old, _ := d.Size(name)
+	f := d.cache[name]
+	var old int64
+	if f != nil {
+		old = f.size
+	}
 	if grow := max(off+int64(len(data))-old, 0); grow > 0 && d.full(grow) {
 		return fmt.Errorf("write %s: %w", name, ErrNoSpace)
 	}
 	op := pendingOp{kind: opWrite, name: name, off: off, data: data}
-	d.applyCache(&op)
+	d.applyCacheWrite(&op, f)
 	d.clearBad(name, off, off+int64(len(data)))
 	d.queue(op)
 	d.stats.Writes++
@@ -545,9 +552,11 @@ func (d *Disk) queue(op pendingOp) {
 	p := &d.opBlock[len(d.opBlock)-1]
 	d.pending = grow.Append(d.pending, p)
 	d.live++
-	d.fileOps(op.name).push(p)
+	p.q = d.fileOps(op.name)
+	p.q.push(p)
 	if op.kind == opRename {
-		d.fileOps(op.to).push(p)
+		p.qTo = d.fileOps(op.to)
+		p.qTo.push(p)
 	}
 	if op.kind == opRename || op.kind == opRemove {
 		d.names = append(d.names, p)
@@ -591,17 +600,7 @@ func (d *Disk) applyCache(op *pendingOp) {
 	seq := d.opSeq + 1 // op's, once queued
 	switch op.kind {
 	case opWrite:
-		f := d.cache[op.name]
-		if f == nil {
-			f = &file{stableFrom: seq}
-			d.cache[op.name] = f
-		}
-		before := f.size
-		if op.off < before && len(op.data) > 0 {
-			f.stableFrom = seq
-		}
-		f.write(op.off, op.data, d.durable[op.name])
-		d.used += f.size - before
+		d.applyCacheWrite(op, d.cache[op.name])
 	case opTruncate:
 		f := d.cache[op.name]
 		d.used -= f.size - op.off
@@ -629,6 +628,22 @@ func (d *Disk) applyCache(op *pendingOp) {
 		d.used -= d.cache[op.name].size
 		delete(d.cache, op.name)
 	}
+}
+
+// applyCacheWrite performs a write in the page cache; f is the cached file
+// of its name (nil: none yet).
+func (d *Disk) applyCacheWrite(op *pendingOp, f *file) {
+	seq := d.opSeq + 1 // op's, once queued
+	if f == nil {
+		f = &file{stableFrom: seq}
+		d.cache[op.name] = f
+	}
+	before := f.size
+	if op.off < before && len(op.data) > 0 {
+		f.stableFrom = seq
+	}
+	f.write(op.off, op.data, d.durable[op.name])
+	d.used += f.size - before
 }
 
 // applyDurable performs op on the durable copy.
@@ -722,12 +737,12 @@ func (d *Disk) fileOps(name string) *fileOps {
 	return q
 }
 
-// dropFront removes op from the front of a file's queue, if it is there.
-func (d *Disk) dropFront(name string, op *pendingOp) {
-	if q := d.byFile[name]; q != nil {
-		if p := q.pending(); len(p) > 0 && p[0] == op {
-			d.dropOps(name, q, 1)
-		}
+// dropFront removes op from the front of q, name's queue it joined, if it
+// is there. (A queue that emptied left the index and is never pushed to
+// again; one that holds op is still name's.)
+func (d *Disk) dropFront(name string, q *fileOps, op *pendingOp) {
+	if p := q.pending(); len(p) > 0 && p[0] == op {
+		d.dropOps(name, q, 1)
 	}
 }
 
@@ -846,9 +861,9 @@ func (d *Disk) writeback() {
 			d.settle(op)
 			d.stats.Writebacks++
 		}
-		d.dropFront(op.name, op)
+		d.dropFront(op.name, op.q, op)
 		if op.kind == opRename {
-			d.dropFront(op.to, op)
+			d.dropFront(op.to, op.qTo, op)
 		}
 		if op.kind == opRename || op.kind == opRemove {
 			d.dropName(op)
