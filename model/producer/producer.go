@@ -119,6 +119,11 @@ type partitionState struct {
 	// batchRecords is how many records the partition's last batch held:
 	// the next batch's record slice starts that large.
 	batchRecords int
+	// wakes are the times the sender must look at this partition again
+	// (scheduleNext; none: 0), recomputed when stale: whenever a batch
+	// joins or leaves the queue, is sent, comes back or gets a retry time.
+	wakes [3]time.Duration
+	stale bool
 }
 
 type inflightReq struct {
@@ -561,6 +566,7 @@ func (p *Producer) append(pr pendingRecord) {
 		// its own allocation, so that they keep nothing else of the batch.
 		b = &pbatch{partition: part, created: p.env.Now(), baseSeq: -1, records: make([]record.Record, 0, max(st.batchRecords, 1))}
 		st.queue = append(st.queue, b)
+		st.stale = true
 		if p.haveFloor && b.created < p.expireFloor {
 			p.expireFloor = b.created
 		}

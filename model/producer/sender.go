@@ -160,6 +160,7 @@ func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
 		b.closed = true
 		b.inflight = true
 		b.attempts++
+		st.stale = true
 		if b.attempts > 1 {
 			p.Stats.Retries++
 		}
@@ -175,7 +176,9 @@ func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
 		// acks=0: the send is done once it is on the wire; nobody will say
 		// whether it arrived.
 		for _, b := range batches {
-			p.partState(b.partition).inflight--
+			st := p.partState(b.partition)
+			st.inflight--
+			st.stale = true
 			b.inflight = false
 			b.maybe = true
 			p.complete(b, history.Info, -1, "acks=0: no acknowledgement")
@@ -200,33 +203,46 @@ func unsentAfter(batches []*pbatch) bool {
 }
 
 // scheduleNext wakes the sender for the next linger expiry, retry or expiry.
-// Batches queue oldest first, so each partition needs a look at a few.
 func (p *Producer) scheduleNext(now time.Duration) {
 	next := time.Duration(math.MaxInt64)
 	for _, st := range p.state {
-		if len(st.queue) == 0 {
-			continue
+		if st.stale {
+			st.wakes = p.wakesOf(st)
+			st.stale = false
 		}
-		if t := st.queue[0].created + p.cfg.DeliveryTimeout; t > now && t < next {
-			next = t
-		}
-		for _, b := range st.queue {
-			if b.inflight {
-				continue
-			}
-			if t := b.retryAt; b.attempts > 0 && t > now && t < next {
+		for _, t := range st.wakes {
+			if t > now && t < next {
 				next = t
 			}
-			break
-		}
-		last := st.queue[len(st.queue)-1]
-		if t := last.created + p.cfg.LingerMs; !last.inflight && last.attempts == 0 && t > now && t < next {
-			next = t
 		}
 	}
-	if next < math.MaxInt64 && next > 0 {
+	if next < math.MaxInt64 {
 		p.wakeSender(next - now)
 	}
+}
+
+// wakesOf are the times a partition's queue asks the sender to look again:
+// its oldest batch's delivery timeout, the retry of the first batch not in
+// flight, the linger of its last batch. Batches queue oldest first, so a
+// few of them tell.
+func (p *Producer) wakesOf(st *partitionState) (w [3]time.Duration) {
+	if len(st.queue) == 0 {
+		return w
+	}
+	w[0] = st.queue[0].created + p.cfg.DeliveryTimeout
+	for _, b := range st.queue {
+		if b.inflight {
+			continue
+		}
+		if b.attempts > 0 {
+			w[1] = b.retryAt
+		}
+		break
+	}
+	if last := st.queue[len(st.queue)-1]; !last.inflight && last.attempts == 0 {
+		w[2] = last.created + p.cfg.LingerMs
+	}
+	return w
 }
 
 func (p *Producer) handleProduceResponse(m *proto.ProduceResponse) {
@@ -267,7 +283,9 @@ func (p *Producer) finishRequest(corr uint64, ir *inflightReq) {
 	p.perNode[ir.broker]--
 	for _, b := range ir.batches {
 		b.inflight = false
-		p.partState(b.partition).inflight--
+		st := p.partState(b.partition)
+		st.inflight--
+		st.stale = true
 	}
 }
 
@@ -349,6 +367,7 @@ func (p *Producer) retryOrFail(b *pbatch, err proto.ErrorCode, maybe bool) {
 	}
 	if retriable(err) && b.attempts <= p.cfg.Retries && now-b.created < p.cfg.DeliveryTimeout {
 		b.retryAt = now + p.backoff(b.attempts)
+		p.partState(b.partition).stale = true
 		return
 	}
 	p.settleFailed(b, err.String())
@@ -404,6 +423,7 @@ func (p *Producer) acked(b *pbatch, base int64) {
 func (p *Producer) complete(b *pbatch, t history.Type, base int64, why string) {
 	st := p.partState(b.partition)
 	st.queue = slices.DeleteFunc(st.queue, func(x *pbatch) bool { return x == b })
+	st.stale = true
 	latency := p.env.Now() - b.created
 	for i, r := range b.records {
 		v := history.NoValue()
