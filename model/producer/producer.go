@@ -204,8 +204,6 @@ type Stats struct {
 	Sent, Acked, Failed, Indeterminate, Requests, Retries, Batches int
 	BytesSent                                                      int64
 	RecordsBytes                                                   int64
-	LatencySum                                                     time.Duration
-	Latencies                                                      []time.Duration
 }
 
 // New returns a constructor for a producer.

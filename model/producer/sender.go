@@ -1,7 +1,6 @@
 package producer
 
 import (
-	"kafkasim/internal/grow"
 	"math"
 	"slices"
 	"time"
@@ -424,7 +423,6 @@ func (p *Producer) complete(b *pbatch, t history.Type, base int64, why string) {
 	st := p.partState(b.partition)
 	st.queue = slices.DeleteFunc(st.queue, func(x *pbatch) bool { return x == b })
 	st.stale = true
-	latency := p.env.Now() - b.created
 	for i, r := range b.records {
 		v := history.NoValue()
 		v.Topic, v.Key, v.HasKey, v.Value = p.cfg.Topic, r.Key, r.HasKey, r.Value
@@ -432,8 +430,6 @@ func (p *Producer) complete(b *pbatch, t history.Type, base int64, why string) {
 		case history.OK:
 			v.Partition, v.Offset = b.partition, base+int64(i)
 			p.Stats.Acked++
-			p.Stats.LatencySum += latency
-			p.Stats.Latencies = grow.Append(p.Stats.Latencies, latency)
 		case history.Fail:
 			v.Error = why
 			p.Stats.Failed++
