@@ -21,10 +21,10 @@ import (
 // and it never looks at which bugs are switched on.
 
 // storyPercent is the share of seeds, per story, that play it.
-var storyPercent = map[string]int{"replace": 8, "elections": 8}
+var storyPercent = map[string]int{"replace": 8}
 
 // stories in the order their shares are laid out.
-var stories = []string{"replace", "elections"}
+var stories = []string{"replace"}
 
 func drawStory(rng *rand.Rand) string {
 	x := rng.IntN(100)
@@ -167,93 +167,6 @@ func drawReplaceStory(rng *rand.Rand, s *scenarios.Scenario) []scenarios.Schedul
 	slices.SortStableFunc(out, func(a, b scenarios.ScheduledFault) int { return int(a.At - b.At) })
 	for i := range out {
 		out[i].At = min(out[i].At, s.Duration-time.Second)
-		out[i].Path = fmt.Sprintf("faults[%d]", i)
-	}
-	return out
-}
-
-// fitElections shapes a drawn cluster for the elections story: five voters,
-// and now and then a longer election timeout (slow voters then still get
-// their votes in).
-func fitElections(rng *rand.Rand, s *scenarios.Scenario) {
-	s.Cluster.Controllers = 5
-	if rng.IntN(2) == 0 {
-		set(&s.Cluster.Broker, "controller.quorum.election.timeout.ms", strconv.Itoa([]int{2000, 5000}[rng.IntN(2)]))
-	}
-}
-
-// drawElectionsStory: the quorum splits again and again, in pieces of two
-// and three voters (often the active controller and one other against the
-// rest), each split starting about when the last one heals, while one voter
-// or two answer seconds late and brokers shut down and come back, so that
-// the controllers append metadata records while cut off. Elections follow
-// one another with the metadata log replicated to some voters only: Raft's
-// Figure 8 needs three such elections in a row.
-func drawElectionsStory(rng *rand.Rand, s *scenarios.Scenario) []scenarios.ScheduledFault {
-	n := s.Cluster.Controllers
-	names := make([]string, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("controller-%d", i+1)
-	}
-	var out []scenarios.ScheduledFault
-	add := func(at time.Duration, key string, f sim.Fault) {
-		if at < s.Duration-time.Second {
-			out = append(out, scenarios.ScheduledFault{At: at / time.Millisecond * time.Millisecond, Fault: f, Key: key})
-		}
-	}
-	// Slow voters.
-	for range 1 + rng.IntN(3) {
-		at := between(rng, time.Second, s.Duration/2)
-		add(at, "slow-network", sim.Fault{Kind: sim.FaultSlowNetwork, Target: names[rng.IntN(n)],
-			Latency: between(rng, 300*time.Millisecond, 3*time.Second), For: between(rng, 3*time.Second, 20*time.Second)})
-	}
-	// Splits, one after another.
-	at := between(rng, 2*time.Second, 6*time.Second)
-	for at < s.Duration-2*time.Second {
-		d := between(rng, 500*time.Millisecond, 6*time.Second)
-		perm := rng.Perm(n)
-		var f sim.Fault
-		switch x := rng.IntN(10); {
-		case x < 4 && n > 1:
-			// The active controller and one other against the rest.
-			f = sim.Fault{Kind: sim.FaultPartition, Groups: [][]string{{"active-controller", names[perm[0]]}, {"role(controller)"}}}
-		case x < 8 && n > 2:
-			k := 1 + rng.IntN(n/2)
-			var a, b []string
-			for i, j := range perm {
-				if i < k {
-					a = append(a, names[j])
-				} else {
-					b = append(b, names[j])
-				}
-			}
-			f = sim.Fault{Kind: sim.FaultPartition, Groups: [][]string{a, b}}
-		default:
-			// One voter's answers to another stop (its requests still
-			// arrive): a lost fetch response, a lost vote.
-			src := names[perm[0]]
-			if rng.IntN(2) == 0 {
-				src = "active-controller"
-			}
-			f = sim.Fault{Kind: sim.FaultPartition, Groups: [][]string{{src}, {names[perm[1]]}}, OneWay: true}
-			d = between(rng, 300*time.Millisecond, 2500*time.Millisecond)
-		}
-		f.For = d
-		add(at, "partition", f)
-		if rng.IntN(2) == 0 {
-			// Metadata to append while cut off: a broker shuts down (or
-			// its session ends) and comes back.
-			k := []string{"shutdown", "shutdown", "crash"}[rng.IntN(3)]
-			add(at+between(rng, 0, 1500*time.Millisecond), k, sim.Fault{Kind: sim.FaultKind(k), Target: "random-broker",
-				For: between(rng, 500*time.Millisecond, 4*time.Second)})
-		}
-		at += d + between(rng, 0, 1500*time.Millisecond)
-		if len(out) >= 3*faultsMax {
-			break
-		}
-	}
-	slices.SortStableFunc(out, func(a, b scenarios.ScheduledFault) int { return int(a.At - b.At) })
-	for i := range out {
 		out[i].Path = fmt.Sprintf("faults[%d]", i)
 	}
 	return out

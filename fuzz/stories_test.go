@@ -34,10 +34,9 @@ func TestGeneratorIsBlindToBugs(t *testing.T) {
 	}
 }
 
-// Both stories are drawn, and each plays its plot: in a replacement, a
-// follower of orders-0 falls behind, the leader's ISR changes are held from
-// before the follower is back until after its disk was replaced and it
-// restarted; in the elections story five voters split again and again.
+// The replacement story is drawn, and plays its plot: a follower of
+// orders-0 falls behind, the leader's ISR changes are held from before the
+// follower is back until after its disk was replaced and it restarted.
 func TestGeneratorTellsStories(t *testing.T) {
 	told := map[string]int{}
 	for seed := uint64(1); seed <= 400; seed++ {
@@ -45,22 +44,10 @@ func TestGeneratorTellsStories(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
-		switch s.Description {
-		case "Drawn by kafkasim fuzz, focus: replace.":
+		if s.Description == "Drawn by kafkasim fuzz, focus: replace." {
 			told["replace"]++
 			if !playsReplacement(s.Faults, s.Topics[0].Assignment[0]) {
 				t.Errorf("seed %d: a replacement story without its plot: %v", seed, s.Faults)
-			}
-		case "Drawn by kafkasim fuzz, focus: elections.":
-			told["elections"]++
-			splits := 0
-			for _, f := range s.Faults {
-				if f.Fault.Kind == sim.FaultPartition {
-					splits++
-				}
-			}
-			if s.Cluster.Controllers != 5 || splits < 3 {
-				t.Errorf("seed %d: an elections story with %d voters and %d splits", seed, s.Cluster.Controllers, splits)
 			}
 		}
 	}
