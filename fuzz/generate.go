@@ -55,6 +55,12 @@ func Generate(seed uint64, base *scenarios.Scenario, bugs []string) (*scenarios.
 	// The seed's focus: faults anywhere, or mostly on the data plane
 	// (partition leaders and their followers), or on the quorum.
 	focus := []string{"", "", "", "data", "data", "quorum"}[rng.IntN(6)]
+	// Some seeds play a whole fault story instead (see stories). A stream
+	// of its own decides which, so that the other seeds draw exactly what
+	// they drew before the stories existed.
+	if story := drawStory(rand.New(rand.NewPCG(seed, 0x2545f4914f6cdd1d))); story != "" {
+		focus = story
+	}
 	var s *scenarios.Scenario
 	if base != nil {
 		c := *base
@@ -67,10 +73,24 @@ func Generate(seed uint64, base *scenarios.Scenario, bugs []string) (*scenarios.
 		s = &c
 	} else {
 		s = drawCluster(rng, seed, focus)
+		if focus == "replace" {
+			fitReplace(rng, s)
+		}
+	}
+	// Around a base too small for the story, the seed keeps a focus.
+	if focus == "replace" && (len(s.Topics) == 0 || s.Cluster.Brokers < 2 || s.Topics[0].ReplicationFactor < 2) {
+		focus = "data"
 	}
 	s.Seed = seed
+	if base == nil {
+		s.Description = "Drawn by kafkasim fuzz, focus: " + map[string]string{"": "faults anywhere"}[focus] + focus + "."
+	}
 	s.Bugs = append([]string{}, bugs...)
-	s.Faults = drawFaults(rng, s, focus)
+	if focus == "replace" {
+		s.Faults = drawReplaceStory(rng, s)
+	} else {
+		s.Faults = drawFaults(rng, s, focus)
+	}
 	return scenarios.Normalize(s)
 }
 
