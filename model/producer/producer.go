@@ -149,9 +149,19 @@ const (
 	timerInitPID
 )
 
-type ptimer struct {
-	kind timerKind
-	corr uint64
+// ptimer is a producer's timer: its kind, and the correlation id it is
+// for, packed in one word, so that the sender's wake-ups and the workload's
+// sends (which carry none) are boxed without an allocation.
+type ptimer uint64
+
+func newTimer(kind timerKind, corr uint64) ptimer { return ptimer(uint64(kind) | corr<<8) }
+
+func (t ptimer) kind() timerKind { return timerKind(t & 0xff) }
+func (t ptimer) corr() uint64    { return uint64(t) >> 8 }
+
+// String is how the trace shows the timer.
+func (t ptimer) String() string {
+	return fmt.Sprintf("producer.ptimer {kind:%d corr:%d}", t.kind(), t.corr())
 }
 
 // Producer is one producer instance.
@@ -161,6 +171,7 @@ type Producer struct {
 	rec *history.Recorder
 
 	valuePrefix string
+	values      valueBlock // the block values are cut from (nextValue)
 	seq         int
 	// keyNames caches "k<n>" for the first keyNamesMax keys: a key is
 	// drawn per record, and its name is the same string every time.
@@ -188,12 +199,15 @@ type Producer struct {
 	pending  *partitionState
 	inflight map[uint64]*inflightReq
 	perNode  map[int32]int
-	corr     uint64
-	sticky   int32
-	stickyN  int
-	probes   map[string]history.Type // probe value -> outcome (Invoke: pending)
-	senderAt time.Duration           // a sender wake-up is scheduled for this time (0: none)
-	sender   sim.TimerID             // that wake-up
+	// sendBatches and sendBrokers are runSender's scratch space.
+	sendBatches [][]*pbatch
+	sendBrokers []int32
+	corr        uint64
+	sticky      int32
+	stickyN     int
+	probes      map[string]history.Type // probe value -> outcome (Invoke: pending)
+	senderAt    time.Duration           // a sender wake-up is scheduled for this time (0: none)
+	sender      sim.TimerID             // that wake-up
 
 	// Stats for reports and tests.
 	Stats Stats
@@ -231,10 +245,10 @@ func (p *Producer) Start(env sim.Env) {
 	p.brokers = map[int32]sim.NodeID{}
 	p.sticky = -1
 	p.refreshMetadata()
-	env.After(p.cfg.MetadataMaxAge, ptimer{kind: timerMetadataAge})
+	env.After(p.cfg.MetadataMaxAge, newTimer(timerMetadataAge, 0))
 	if p.cfg.Rate > 0 {
 		start := max(p.cfg.Start-env.WorldTime(), 0)
-		env.After(start+p.interval(), ptimer{kind: timerSend})
+		env.After(start+p.interval(), newTimer(timerSend, 0))
 	}
 }
 
@@ -280,31 +294,31 @@ func (p *Producer) Fire(t sim.Timer) {
 	if !ok {
 		return
 	}
-	switch pt.kind {
+	switch pt.kind() {
 	case timerSend:
 		now := p.env.WorldTime()
 		if p.cfg.Stop > 0 && now >= p.cfg.Stop {
 			return
 		}
 		p.send()
-		p.env.After(p.interval(), ptimer{kind: timerSend})
+		p.env.After(p.interval(), newTimer(timerSend, 0))
 	case timerSender:
 		p.senderAt = 0
 		p.runSender()
 	case timerRequest:
-		if _, ok := p.inflight[pt.corr]; ok {
-			p.failRequest(pt.corr, proto.RequestTimedOut)
+		if _, ok := p.inflight[pt.corr()]; ok {
+			p.failRequest(pt.corr(), proto.RequestTimedOut)
 		}
 	case timerMetadata:
-		if pt.corr == p.metaCorr {
+		if pt.corr() == p.metaCorr {
 			p.metaCorr = 0
 			p.refreshMetadata()
 		}
 	case timerMetadataAge:
 		p.refreshMetadata()
-		p.env.After(p.cfg.MetadataMaxAge, ptimer{kind: timerMetadataAge})
+		p.env.After(p.cfg.MetadataMaxAge, newTimer(timerMetadataAge, 0))
 	case timerInitPID:
-		if pt.corr == p.pidCorr {
+		if pt.corr() == p.pidCorr {
 			p.pidCorr = 0
 			p.initProducerID()
 		}
@@ -337,7 +351,7 @@ func (p *Producer) refreshMetadata() {
 	p.corr++
 	p.metaCorr = p.corr
 	p.env.Send(target, &proto.MetadataRequest{CorrelationID: p.corr, Topics: []string{p.cfg.Topic}})
-	p.env.After(p.cfg.RequestTimeout/10, ptimer{kind: timerMetadata, corr: p.corr})
+	p.env.After(p.cfg.RequestTimeout/10, newTimer(timerMetadata, p.corr))
 }
 
 func (p *Producer) handleMetadata(m *proto.MetadataResponse) {
@@ -349,7 +363,7 @@ func (p *Producer) handleMetadata(m *proto.MetadataResponse) {
 		p.metaValid = false
 		p.corr++
 		p.metaCorr = p.corr
-		p.env.After(p.cfg.RetryBackoff, ptimer{kind: timerMetadata, corr: p.corr})
+		p.env.After(p.cfg.RetryBackoff, newTimer(timerMetadata, p.corr))
 		return
 	}
 	p.brokers = map[int32]sim.NodeID{}
@@ -386,7 +400,7 @@ func (p *Producer) initProducerID() {
 	p.corr++
 	p.pidCorr = p.corr
 	p.env.Send(p.brokers[ids[int(p.corr)%len(ids)]], &proto.InitProducerIDRequest{CorrelationID: p.corr})
-	p.env.After(p.cfg.RequestTimeout/10, ptimer{kind: timerInitPID, corr: p.corr})
+	p.env.After(p.cfg.RequestTimeout/10, newTimer(timerInitPID, p.corr))
 }
 
 func (p *Producer) handleInitPID(m *proto.InitProducerIDResponse) {
@@ -407,10 +421,7 @@ func (p *Producer) brokerIDs() []int32 { return slices.Sorted(maps.Keys(p.broker
 
 func (p *Producer) send() {
 	p.seq++
-	value := p.nextValue()
-	if p.cfg.Payload != "" {
-		value += " " + p.cfg.Payload
-	}
+	value := p.nextValue(p.cfg.Payload)
 	v := history.NoValue()
 	v.Topic, v.Value = p.cfg.Topic, value
 	rec := record.Record{Value: value, Timestamp: p.env.Now().Milliseconds()}
@@ -444,13 +455,52 @@ func (p *Producer) keyName(n int) string {
 	return p.keyNames[n]
 }
 
-// nextValue is the value of send number p.seq, "<prefix>:<seq>", built in
-// one allocation.
-func (p *Producer) nextValue() string {
-	var buf [64]byte
-	b := append(buf[:0], p.valuePrefix...)
+// valuesPerBlock is how many consecutive values nextValue builds at once.
+const valuesPerBlock = 256
+
+// valueBlock holds the values of sends base .. base+valuesPerBlock-1, end
+// to end in one string: ends[i] is where value base+i ends.
+type valueBlock struct {
+	base int
+	s    string
+	ends [valuesPerBlock]int32
+}
+
+// nextValue is the value of send number p.seq, "<prefix>:<seq>", followed by
+// " <payload>" when there is one. The workload's values are cut from a
+// string of the next valuesPerBlock values, built at once: one allocation
+// per block, not per send (a value lives as long as the history that
+// records it, and so does its block).
+func (p *Producer) nextValue(payload string) string {
+	if payload != p.cfg.Payload {
+		return string(p.appendValue(nil, p.seq, payload))
+	}
+	vb := &p.values
+	i := p.seq - vb.base
+	if vb.s == "" || i < 0 || i >= valuesPerBlock {
+		b := make([]byte, 0, valuesPerBlock*(len(p.valuePrefix)+8+len(payload)))
+		for k := range valuesPerBlock {
+			b = p.appendValue(b, p.seq+k, payload)
+			vb.ends[k] = int32(len(b))
+		}
+		vb.base, vb.s, i = p.seq, string(b), 0
+	}
+	start := int32(0)
+	if i > 0 {
+		start = vb.ends[i-1]
+	}
+	return vb.s[start:vb.ends[i]]
+}
+
+func (p *Producer) appendValue(b []byte, seq int, payload string) []byte {
+	b = append(b, p.valuePrefix...)
 	b = append(b, ':')
-	return string(strconv.AppendInt(b, int64(p.seq), 10))
+	b = strconv.AppendInt(b, int64(seq), 10)
+	if payload != "" {
+		b = append(b, ' ')
+		b = append(b, payload...)
+	}
+	return b
 }
 
 // Probe sends one record without a key (with one, to a compacted topic) to
@@ -464,7 +514,7 @@ func (p *Producer) Probe() {
 	}
 	for i := range n {
 		p.seq++
-		value := p.nextValue()
+		value := p.nextValue("")
 		v := history.NoValue()
 		v.Topic, v.Value = p.cfg.Topic, value
 		r := record.Record{Value: value, Timestamp: p.env.Now().Milliseconds()}
@@ -609,7 +659,7 @@ func (p *Producer) wakeSender(after time.Duration) {
 		p.env.Cancel(p.sender)
 	}
 	p.senderAt = at
-	p.sender = p.env.After(after, ptimer{kind: timerSender})
+	p.sender = p.env.After(after, newTimer(timerSender, 0))
 }
 
 // Unresolved is the number of records sent whose outcome the producer does

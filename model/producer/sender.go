@@ -30,8 +30,9 @@ func (p *Producer) runSender() {
 	}
 	// Batches by leader, in the order leaders were first met (sorted
 	// below): a producer talks to a handful of brokers.
-	var byBroker [][]*pbatch
-	var brokers []int32
+	// (Scratch slices the producer keeps: the batch lists themselves are
+	// new for each request, which keeps them.)
+	byBroker, brokers := p.sendBatches[:0], p.sendBrokers[:0]
 	for i := range p.state {
 		part := int32(i)
 		if int(part) >= len(p.parts) || len(p.state[part].queue) == 0 {
@@ -73,6 +74,8 @@ func (p *Producer) runSender() {
 	for i, id := range brokers {
 		p.sendRequest(id, byBroker[i])
 	}
+	clear(byBroker)
+	p.sendBatches, p.sendBrokers = byBroker, brokers
 	p.scheduleNext(now)
 }
 
@@ -186,7 +189,7 @@ func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
 		return
 	}
 	ir := &inflightReq{broker: broker, node: node, batches: batches}
-	ir.timer = p.env.After(p.cfg.RequestTimeout, ptimer{kind: timerRequest, corr: p.corr})
+	ir.timer = p.env.After(p.cfg.RequestTimeout, newTimer(timerRequest, p.corr))
 	p.inflight[p.corr] = ir
 	p.perNode[broker]++
 }
@@ -520,5 +523,5 @@ func (p *Producer) refreshMetadataSoon() {
 	}
 	p.corr++
 	p.metaCorr = p.corr
-	p.env.After(p.cfg.RetryBackoff, ptimer{kind: timerMetadata, corr: p.corr})
+	p.env.After(p.cfg.RetryBackoff, newTimer(timerMetadata, p.corr))
 }
