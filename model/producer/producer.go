@@ -18,6 +18,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"kafkasim/checker/history"
@@ -473,34 +474,35 @@ type valueBlock struct {
 // records it, and so does its block).
 func (p *Producer) nextValue(payload string) string {
 	if payload != p.cfg.Payload {
-		return string(p.appendValue(nil, p.seq, payload))
+		v := p.valuePrefix + ":" + strconv.Itoa(p.seq)
+		if payload != "" {
+			v += " " + payload
+		}
+		return v
 	}
 	vb := &p.values
 	i := p.seq - vb.base
 	if vb.s == "" || i < 0 || i >= valuesPerBlock {
-		b := make([]byte, 0, valuesPerBlock*(len(p.valuePrefix)+8+len(payload)))
+		var sb strings.Builder // its String does not copy
+		sb.Grow(valuesPerBlock * (len(p.valuePrefix) + 9 + len(payload)))
+		var num [24]byte
 		for k := range valuesPerBlock {
-			b = p.appendValue(b, p.seq+k, payload)
-			vb.ends[k] = int32(len(b))
+			sb.WriteString(p.valuePrefix)
+			sb.WriteByte(':')
+			sb.Write(strconv.AppendInt(num[:0], int64(p.seq+k), 10))
+			if payload != "" {
+				sb.WriteByte(' ')
+				sb.WriteString(payload)
+			}
+			vb.ends[k] = int32(sb.Len())
 		}
-		vb.base, vb.s, i = p.seq, string(b), 0
+		vb.base, vb.s, i = p.seq, sb.String(), 0
 	}
 	start := int32(0)
 	if i > 0 {
 		start = vb.ends[i-1]
 	}
 	return vb.s[start:vb.ends[i]]
-}
-
-func (p *Producer) appendValue(b []byte, seq int, payload string) []byte {
-	b = append(b, p.valuePrefix...)
-	b = append(b, ':')
-	b = strconv.AppendInt(b, int64(seq), 10)
-	if payload != "" {
-		b = append(b, ' ')
-		b = append(b, payload...)
-	}
-	return b
 }
 
 // Probe sends one record without a key (with one, to a compacted topic) to
