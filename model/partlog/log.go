@@ -91,9 +91,12 @@ func (s *segment) end(i int) int64 {
 	return int64(s.positions[i]) + int64(s.batches[i].SizeBytes())
 }
 
+// cut keeps the first n batches. Reads hand out views of the batch array
+// (Read), which must never change below its length: the kept batches move
+// to a fresh array, the old one staying as the views saw it.
 func (s *segment) cut(n int) {
-	clear(s.batches[n:])
-	s.batches, s.positions, s.lasts = s.batches[:n], s.positions[:n], s.lasts[:n]
+	s.batches = append(make([]*record.Batch, 0, n), s.batches[:n]...)
+	s.positions, s.lasts = s.positions[:n], s.lasts[:n]
 }
 
 // Log is one partition replica's log.
@@ -505,32 +508,34 @@ func (l *Log) BatchAt(offset int64) *record.Batch {
 // including) upTo, and up to maxBytes (at least one batch, as Kafka's
 // minOneMessage).
 func (l *Log) Read(from, upTo int64, maxBytes int) []*record.Batch {
-	// Count first, so that the answer takes one allocation of its size.
-	n, size := 0, 0
-	l.Scan(from, upTo, func(b *record.Batch) bool {
-		if n > 0 && size+b.SizeBytes() > maxBytes {
-			return false
-		}
-		n++
-		size += b.SizeBytes()
-		return true
-	})
-	if n == 0 {
-		return nil
-	}
-	out := make([]*record.Batch, 0, n)
-	size = 0
 	si, bi := l.find(from)
-	for ; si < len(l.segs); si, bi = si+1, 0 {
+	var out []*record.Batch
+	size := 0
+	for first := si; si < len(l.segs); si, bi = si+1, 0 {
 		s := l.segs[si]
+		start := bi
 		for ; bi < len(s.batches); bi++ {
 			b := s.batches[bi]
-			if b.BaseOffset >= upTo || (len(out) > 0 && size+b.SizeBytes() > maxBytes) {
-				return out
+			if b.BaseOffset >= upTo || ((out != nil || bi > start) && size+b.SizeBytes() > maxBytes) {
+				break
 			}
-			out = append(out, b)
 			size += b.SizeBytes()
 		}
+		if si == first && (bi < len(s.batches) || si == len(l.segs)-1) {
+			// Within one segment: a view of its batches (they never
+			// change below the array's length: segment.cut), no copy.
+			if bi == start {
+				return nil
+			}
+			return s.batches[start:bi:bi]
+		}
+		out = append(out, s.batches[start:bi]...)
+		if bi < len(s.batches) {
+			break
+		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

@@ -115,6 +115,10 @@ func TestLogAgainstOracleAndWithoutMemo(t *testing.T) {
 		truncated := false
 		epoch := int32(0)
 		for step := range rapid.IntRange(1, 60).Draw(t, "steps") {
+			// A read's answer is a view of the log's batches (Read): what
+			// the log does next must not change it.
+			view := fast.log.Read(rapid.Int64Range(0, fast.log.LEO()).Draw(t, fmt.Sprintf("view%d", step)), math.MaxInt64, math.MaxInt)
+			saw := slices.Clone(view)
 			switch op := rapid.IntRange(0, 9).Draw(t, fmt.Sprintf("op%d", step)); {
 			case op <= 4:
 				bt := drawBatch(t, step, fast.log.LEO(), epoch)
@@ -192,6 +196,9 @@ func TestLogAgainstOracleAndWithoutMemo(t *testing.T) {
 					epoch++
 				}
 			}
+			if !slices.Equal(view, saw) {
+				t.Fatalf("step %d: a read's batches changed under it", step)
+			}
 			fw, sw := fast.wires(), slow.wires()
 			if len(fw) != len(sw) {
 				t.Fatalf("step %d: with the memo the log holds %d batches, without %d", step, len(fw), len(sw))
@@ -251,6 +258,25 @@ func checkLookups(t *rapid.T, l *Log) {
 		}
 		if got, want := c.At(off), holder(off); got != want {
 			t.Fatalf("Cursor.At(%d) = %v, want %v", off, got, want)
+		}
+		// Read within bounds: up to an offset, and a byte budget (at least
+		// one batch, as Kafka's minOneMessage).
+		upTo := rapid.SampledFrom(probes).Draw(t, "read_up_to")
+		maxBytes := rapid.SampledFrom([]int{1, 100, 300, 1000, math.MaxInt}).Draw(t, "read_max_bytes")
+		var bounded []*record.Batch
+		size := 0
+		for _, b := range all {
+			if b.LastOffset() < off {
+				continue
+			}
+			if b.BaseOffset >= upTo || (len(bounded) > 0 && size+b.SizeBytes() > maxBytes) {
+				break
+			}
+			bounded = append(bounded, b)
+			size += b.SizeBytes()
+		}
+		if got := l.Read(off, upTo, maxBytes); !slices.Equal(got, bounded) {
+			t.Fatalf("Read(%d, %d, %d) gave %d batches, want %d", off, upTo, maxBytes, len(got), len(bounded))
 		}
 		var scanned []*record.Batch
 		l.Scan(off, math.MaxInt64, func(b *record.Batch) bool { scanned = append(scanned, b); return true })
