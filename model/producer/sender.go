@@ -140,8 +140,14 @@ func (p *Producer) nextToSend(part int32, now time.Duration) *pbatch {
 
 func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
 	p.corr++
-	req := &proto.ProduceRequest{CorrelationID: p.corr, Acks: p.cfg.Acks, Timeout: p.cfg.RequestTimeout,
-		Partitions: make([]proto.ProducePartition, 0, len(batches))}
+	// The request, its partitions (a handful) and its in-flight record in
+	// one allocation.
+	sr := &sentRequest{}
+	req := &sr.req
+	*req = proto.ProduceRequest{CorrelationID: p.corr, Acks: p.cfg.Acks, Timeout: p.cfg.RequestTimeout, Partitions: sr.parts[:0]}
+	if len(batches) > len(sr.parts) {
+		req.Partitions = make([]proto.ProducePartition, 0, len(batches))
+	}
 	for _, b := range batches {
 		st := p.partState(b.partition)
 		if b.built == nil {
@@ -188,10 +194,19 @@ func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
 		p.wakeSender(0) // nothing will answer: drain what else is ready
 		return
 	}
-	ir := &inflightReq{broker: broker, node: node, batches: batches}
+	ir := &sr.ir
+	*ir = inflightReq{broker: broker, node: node, batches: batches}
 	ir.timer = p.env.After(p.cfg.RequestTimeout, newTimer(timerRequest, p.corr))
 	p.inflight[p.corr] = ir
 	p.perNode[broker]++
+}
+
+// sentRequest is a produce request and what the producer keeps of it while
+// it is in flight.
+type sentRequest struct {
+	req   proto.ProduceRequest
+	ir    inflightReq
+	parts [2]proto.ProducePartition
 }
 
 // unsentAfter reports whether a batch not in flight is among batches.
