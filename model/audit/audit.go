@@ -95,9 +95,10 @@ type Audit struct {
 	commitEpochs []int32
 	partLeaders  map[epochLeader]int32
 
-	replicas func(broker int32, tp metadata.TopicPartition) *partlog.Log
-	parts    map[metadata.TopicPartition]*partitionAudit
-	losses   []Loss
+	replicas  func(broker int32, tp metadata.TopicPartition) *partlog.Log
+	parts     map[string]*topicAudit // by topic (part)
+	lastTopic *topicAudit
+	losses    []Loss
 	// forgotten: committed batches a leader's producer state forgot.
 	forgotten []Forgotten
 	// forgottenProducers: committed batches whose retry a leader took as

@@ -338,14 +338,35 @@ func (a *Audit) UnknownProducer(broker int32, tp metadata.TopicPartition, b *rec
 	}
 }
 
+// topicAudit holds a topic's partitions by number.
+type topicAudit struct {
+	name  string
+	parts []*partitionAudit
+}
+
+// part is a partition's audit state. It is asked for after every
+// acknowledgement and high-watermark move: partitions are found by topic
+// (the last one at hand) and number, with no hashing of the pair.
 func (a *Audit) part(tp metadata.TopicPartition) *partitionAudit {
-	if a.parts == nil {
-		a.parts = map[metadata.TopicPartition]*partitionAudit{}
+	t := a.lastTopic
+	if t == nil || t.name != tp.Topic {
+		if a.parts == nil {
+			a.parts = map[string]*topicAudit{}
+		}
+		t = a.parts[tp.Topic]
+		if t == nil {
+			t = &topicAudit{name: tp.Topic}
+			a.parts[tp.Topic] = t
+		}
+		a.lastTopic = t
 	}
-	p := a.parts[tp]
+	for int(tp.Partition) >= len(t.parts) {
+		t.parts = append(t.parts, nil)
+	}
+	p := t.parts[tp.Partition]
 	if p == nil {
 		p = &partitionAudit{hwChecked: map[int32]int64{}, powerLossFrom: -1, ackedUpTo: -1}
-		a.parts[tp] = p
+		t.parts[tp.Partition] = p
 	}
 	return p
 }
