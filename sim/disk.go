@@ -131,9 +131,9 @@ type pendingOp struct {
 	off  int64  // write offset, or truncate size
 	data []byte
 	done bool // made durable (by an fsync) ahead of its turn
-	// q and qTo are the per-file queues the operation joined (for name,
-	// and a rename's to), so that leaving them needs no lookup.
-	q, qTo *fileOps
+	// e and eTo are the entries of name and of a rename's to: the
+	// operation waits in their queues, and settles without a lookup.
+	e, eTo *fileEntry
 }
 
 func (op *pendingOp) concerns(name string) bool {
@@ -160,8 +160,10 @@ type Disk struct {
 	opts  DiskOptions
 	rng   *rand.Rand
 
-	cache   map[string]*file // what reads see
-	durable map[string]*file // what survives a power loss
+	// files holds, by name, the page cache's copy (what reads see), the
+	// durable copy (what survives a power loss) and the operations pending
+	// on it. An entry goes once all three are gone.
+	files map[string]*fileEntry
 	// pending holds the operations not yet durable, oldest first, from head
 	// on (some may be done already: an fsync took them out of turn). byFile
 	// holds the same operations per file they concern, so that an fsync
@@ -169,7 +171,6 @@ type Disk struct {
 	pending []*pendingOp
 	head    int
 	live    int
-	byFile  map[string]*fileOps
 	// names holds the pending renames and removals, oldest first (some
 	// may be done): what a directory fsync looks through, instead of
 	// every pending write.
@@ -204,23 +205,50 @@ type Disk struct {
 }
 
 func newDisk(w *World, owner NodeID, opts DiskOptions, rng *rand.Rand) *Disk {
-	return &Disk{w: w, owner: owner, opts: opts, rng: rng, byFile: map[string]*fileOps{},
-		cache: map[string]*file{}, durable: map[string]*file{}, fullAt: -1, fsyncSlowFactor: 1}
+	return &Disk{w: w, owner: owner, opts: opts, rng: rng, files: map[string]*fileEntry{}, fullAt: -1, fsyncSlowFactor: 1}
+}
+
+// fileEntry is what the disk holds under one name.
+type fileEntry struct {
+	cache, durable *file
+	ops            fileOps // pending operations that concern the name
+}
+
+// cached is the page cache's copy of a file, or nil.
+func (d *Disk) cached(name string) *file {
+	if e := d.files[name]; e != nil {
+		return e.cache
+	}
+	return nil
+}
+
+// entry returns name's entry, making it if need be.
+func (d *Disk) entry(name string) *fileEntry {
+	e := d.files[name]
+	if e == nil {
+		e = &fileEntry{}
+		d.files[name] = e
+	}
+	return e
+}
+
+// tidy drops name's entry once it holds nothing.
+func (d *Disk) tidy(name string, e *fileEntry) {
+	if e.cache == nil && e.durable == nil && len(e.ops.pending()) == 0 && d.files[name] == e {
+		delete(d.files, name)
+	}
 }
 
 // Stats returns the disk's counters.
 func (d *Disk) Stats() DiskStats { return d.stats }
 
 // Exists reports whether a file exists in the page cache.
-func (d *Disk) Exists(name string) bool {
-	_, ok := d.cache[name]
-	return ok
-}
+func (d *Disk) Exists(name string) bool { return d.cached(name) != nil }
 
 // Size returns a file's size, or false if it does not exist.
 func (d *Disk) Size(name string) (int64, bool) {
-	f, ok := d.cache[name]
-	if !ok {
+	f := d.cached(name)
+	if f == nil {
 		return 0, false
 	}
 	return f.size, true
@@ -232,8 +260,8 @@ func (d *Disk) UsedBytes() int64 { return d.used }
 // List returns the names of the files that start with prefix, sorted.
 func (d *Disk) List(prefix string) []string {
 	var names []string
-	for name := range d.cache { // kafkasim:orderless: sorted below
-		if strings.HasPrefix(name, prefix) {
+	for name, e := range d.files { // kafkasim:orderless: sorted below
+		if e.cache != nil && strings.HasPrefix(name, prefix) {
 			names = append(names, name)
 		}
 	}
@@ -297,8 +325,8 @@ func (d *Disk) Flips() []Flip { return d.flips }
 
 // Readable reports whether the whole of a file reads without error.
 func (d *Disk) Readable(name string) bool {
-	f, ok := d.cache[name]
-	if !ok {
+	f := d.cached(name)
+	if f == nil {
 		return false
 	}
 	for _, r := range d.bad {
@@ -312,8 +340,8 @@ func (d *Disk) Readable(name string) bool {
 // Equal reports whether a file holds exactly data at off (false when the
 // range is not all in the file, or does not read), comparing in place.
 func (d *Disk) Equal(name string, off int64, data []byte) bool {
-	f, ok := d.cache[name]
-	if !ok || off < 0 || off+int64(len(data)) > f.size {
+	f := d.cached(name)
+	if f == nil || off < 0 || off+int64(len(data)) > f.size {
 		return false
 	}
 	end := off + int64(len(data))
@@ -338,8 +366,8 @@ func (d *Disk) Equal(name string, off int64, data []byte) bool {
 // Read returns a copy of up to n bytes of a file from off. Reading past the end
 // returns what there is.
 func (d *Disk) Read(name string, off int64, n int) ([]byte, error) {
-	f, ok := d.cache[name]
-	if !ok {
+	f := d.cached(name)
+	if f == nil {
 		return nil, fmt.Errorf("read %s: %w", name, ErrNotExist)
 	}
 	if off < 0 || n < 0 {
@@ -359,8 +387,8 @@ func (d *Disk) Read(name string, off int64, n int) ([]byte, error) {
 
 // ReadFile returns a copy of a whole file.
 func (d *Disk) ReadFile(name string) ([]byte, error) {
-	f, ok := d.cache[name]
-	if !ok {
+	f := d.cached(name)
+	if f == nil {
 		return nil, fmt.Errorf("read %s: %w", name, ErrNotExist)
 	}
 	return d.Read(name, 0, int(f.size))
@@ -382,16 +410,19 @@ func (d *Disk) write(name string, off int64, data []byte) error {
 	if off < 0 {
 		return fmt.Errorf("write %s at %d: negative offset", name, off)
 	}
-	f := d.cache[name]
+	e := d.files[name]
 	var old int64
-	if f != nil {
-		old = f.size
+	if e != nil && e.cache != nil {
+		old = e.cache.size
 	}
 	if grow := max(off+int64(len(data))-old, 0); grow > 0 && d.full(grow) {
 		return fmt.Errorf("write %s: %w", name, ErrNoSpace)
 	}
-	op := pendingOp{kind: opWrite, name: name, off: off, data: data}
-	d.applyCacheWrite(&op, f)
+	if e == nil {
+		e = d.entry(name)
+	}
+	op := pendingOp{kind: opWrite, name: name, off: off, data: data, e: e}
+	d.applyCacheWrite(&op)
 	d.clearBad(name, off, off+int64(len(data)))
 	d.queue(op)
 	d.stats.Writes++
@@ -423,7 +454,7 @@ func (d *Disk) Truncate(name string, size int64) error {
 	if size < 0 || size > old {
 		return fmt.Errorf("truncate %s to %d: file has %d bytes", name, size, old)
 	}
-	op := pendingOp{kind: opTruncate, name: name, off: size}
+	op := pendingOp{kind: opTruncate, name: name, off: size, e: d.files[name]}
 	d.applyCache(&op)
 	d.clearBad(name, size, 1<<62)
 	d.queue(op)
@@ -432,10 +463,10 @@ func (d *Disk) Truncate(name string, size int64) error {
 
 // Rename moves a file, replacing any file at the new name.
 func (d *Disk) Rename(from, to string) error {
-	if _, ok := d.cache[from]; !ok {
+	if d.cached(from) == nil {
 		return fmt.Errorf("rename %s: %w", from, ErrNotExist)
 	}
-	op := pendingOp{kind: opRename, name: from, to: to}
+	op := pendingOp{kind: opRename, name: from, to: to, e: d.files[from], eTo: d.entry(to)}
 	delete(d.memo, from) // what was derived from either name no longer holds
 	delete(d.memo, to)
 	delete(d.unchangedBelow, from)
@@ -461,10 +492,10 @@ func (d *Disk) Rename(from, to string) error {
 
 // Remove deletes a file.
 func (d *Disk) Remove(name string) error {
-	if _, ok := d.cache[name]; !ok {
+	if d.cached(name) == nil {
 		return fmt.Errorf("remove %s: %w", name, ErrNotExist)
 	}
-	op := pendingOp{kind: opRemove, name: name}
+	op := pendingOp{kind: opRemove, name: name, e: d.files[name]}
 	delete(d.memo, name)
 	delete(d.unchangedBelow, name)
 	d.flips = slices.DeleteFunc(d.flips, func(f Flip) bool { return f.File == name })
@@ -502,25 +533,26 @@ func (d *Disk) fsync(name string, dir bool, token any) {
 // Preload writes a file straight to durable storage, before a run starts: what
 // an installer or kafka-storage format leaves on a disk.
 func (d *Disk) Preload(name string, data []byte) {
-	if old, ok := d.cache[name]; ok {
-		d.used -= old.size
+	e := d.entry(name)
+	if e.cache != nil {
+		d.used -= e.cache.size
 	}
 	f := &file{}
 	f.write(0, data, nil)
-	d.durable[name] = f
-	d.cache[name] = f.shallowCopy()
-	d.cache[name].stableFrom = d.opSeq + 1
+	e.durable = f
+	e.cache = f.shallowCopy()
+	e.cache.stableFrom = d.opSeq + 1
 	d.used += f.size
 }
 
 // Durable returns a copy of a file as it would be after a power loss now, for
 // tests and god-view checks.
 func (d *Disk) Durable(name string) ([]byte, bool) {
-	f, ok := d.durable[name]
-	if !ok {
+	e := d.files[name]
+	if e == nil || e.durable == nil {
 		return nil, false
 	}
-	return f.read(0, int(f.size)), true
+	return e.durable.read(0, int(e.durable.size)), true
 }
 
 // PendingOps is the number of operations not yet durable.
@@ -552,11 +584,9 @@ func (d *Disk) queue(op pendingOp) {
 	p := &d.opBlock[len(d.opBlock)-1]
 	d.pending = grow.Append(d.pending, p)
 	d.live++
-	p.q = d.fileOps(op.name)
-	p.q.push(p)
+	p.e.ops.push(p)
 	if op.kind == opRename {
-		p.qTo = d.fileOps(op.to)
-		p.qTo.push(p)
+		p.eTo.ops.push(p)
 	}
 	if op.kind == opRename || op.kind == opRemove {
 		d.names = append(d.names, p)
@@ -600,20 +630,20 @@ func (d *Disk) applyCache(op *pendingOp) {
 	seq := d.opSeq + 1 // op's, once queued
 	switch op.kind {
 	case opWrite:
-		d.applyCacheWrite(op, d.cache[op.name])
+		d.applyCacheWrite(op)
 	case opTruncate:
-		f := d.cache[op.name]
+		f := op.e.cache
 		d.used -= f.size - op.off
 		f.truncate(op.off)
 		f.stableFrom = seq
 	case opRename:
-		f := d.cache[op.name]
-		if old := d.cache[op.to]; old != nil {
+		f := op.e.cache
+		if old := op.eTo.cache; old != nil {
 			d.used -= old.size
 		}
 		// The moved file must not share pages with the durable copy of
 		// its old name: sharing is only ever between same-name copies.
-		if durable := d.durable[op.name]; durable != nil {
+		if durable := op.e.durable; durable != nil {
 			for i := range f.pages {
 				if f.sharedWith(durable, i) {
 					f = f.deepCopy()
@@ -622,51 +652,52 @@ func (d *Disk) applyCache(op *pendingOp) {
 			}
 		}
 		f.stableFrom = seq
-		d.cache[op.to] = f
-		delete(d.cache, op.name)
+		op.eTo.cache = f
+		op.e.cache = nil
 	case opRemove:
-		d.used -= d.cache[op.name].size
-		delete(d.cache, op.name)
+		d.used -= op.e.cache.size
+		op.e.cache = nil
 	}
 }
 
-// applyCacheWrite performs a write in the page cache; f is the cached file
-// of its name (nil: none yet).
-func (d *Disk) applyCacheWrite(op *pendingOp, f *file) {
+// applyCacheWrite performs a write in the page cache.
+func (d *Disk) applyCacheWrite(op *pendingOp) {
 	seq := d.opSeq + 1 // op's, once queued
+	f := op.e.cache
 	if f == nil {
 		f = &file{stableFrom: seq}
-		d.cache[op.name] = f
+		op.e.cache = f
 	}
 	before := f.size
 	if op.off < before && len(op.data) > 0 {
 		f.stableFrom = seq
 	}
-	f.write(op.off, op.data, d.durable[op.name])
+	f.write(op.off, op.data, op.e.durable)
 	d.used += f.size - before
 }
 
 // applyDurable performs op on the durable copy.
 func (d *Disk) applyDurable(op *pendingOp) {
+	e := op.e
 	switch op.kind {
 	case opWrite:
-		f := d.durable[op.name]
+		f := e.durable
 		if f == nil {
 			f = &file{}
-			d.durable[op.name] = f
+			e.durable = f
 		}
-		f.settleWrite(op.off, op.data, d.cache[op.name], op.seq)
+		f.settleWrite(op.off, op.data, e.cache, op.seq)
 	case opTruncate:
-		if f := d.durable[op.name]; f != nil {
+		if f := e.durable; f != nil {
 			f.truncate(op.off)
 		} else {
-			d.durable[op.name] = &file{}
+			e.durable = &file{}
 		}
 	case opRename:
 		// A durable rename whose source's creation is not durable still
 		// leaves a (zero-length) file: the directory entry is metadata,
 		// the data is not. This is the classic empty-file-after-crash.
-		f := d.durable[op.name]
+		f := e.durable
 		if f == nil {
 			f = &file{}
 		}
@@ -674,7 +705,7 @@ func (d *Disk) applyDurable(op *pendingOp) {
 		// of its old name (a write made durable there may have adopted a
 		// page of a file created since under that name): that file would
 		// change its bytes in place.
-		if c := d.cache[op.name]; c != nil {
+		if c := e.cache; c != nil {
 			for i := range f.pages {
 				if f.sharedWith(c, i) {
 					f = f.deepCopy()
@@ -682,10 +713,10 @@ func (d *Disk) applyDurable(op *pendingOp) {
 				}
 			}
 		}
-		d.durable[op.to] = f
-		delete(d.durable, op.name)
+		op.eTo.durable = f
+		e.durable = nil
 	case opRemove:
-		delete(d.durable, op.name)
+		e.durable = nil
 	}
 }
 
@@ -725,50 +756,37 @@ func (q *fileOps) drop(n int) {
 	}
 }
 
-// fileOps returns name's queue, making it if need be. A queue goes when it
-// empties (dropOps), so that the index does not keep every file name a run
-// ever wrote.
-func (d *Disk) fileOps(name string) *fileOps {
-	q := d.byFile[name]
-	if q == nil {
-		q = &fileOps{}
-		d.byFile[name] = q
-	}
-	return q
-}
-
-// dropFront removes op from the front of q, name's queue it joined, if it
-// is there. (A queue that emptied left the index and is never pushed to
-// again; one that holds op is still name's.)
-func (d *Disk) dropFront(name string, q *fileOps, op *pendingOp) {
-	if p := q.pending(); len(p) > 0 && p[0] == op {
-		d.dropOps(name, q, 1)
+// dropFront removes op from the front of name's queue (e's), if it is
+// there.
+func (d *Disk) dropFront(name string, e *fileEntry, op *pendingOp) {
+	if p := e.ops.pending(); len(p) > 0 && p[0] == op {
+		d.dropOps(name, e, 1)
 	}
 }
 
-// dropOps removes the first n operations of name's queue, and the queue
-// once it is empty.
-func (d *Disk) dropOps(name string, q *fileOps, n int) {
-	q.drop(n)
-	if len(q.pending()) == 0 {
-		delete(d.byFile, name)
+// dropOps removes the first n operations of name's queue (e's), and the
+// entry once it holds nothing.
+func (d *Disk) dropOps(name string, e *fileEntry, n int) {
+	e.ops.drop(n)
+	if len(e.ops.pending()) == 0 {
+		d.tidy(name, e)
 	}
 }
 
 // fsyncDone makes durable, in order, the operations on name issued before the
 // fsync.
 func (d *Disk) fsyncDone(issued uint64, name string) {
-	q := d.byFile[name]
-	if q == nil {
+	e := d.files[name]
+	if e == nil {
 		return
 	}
-	p := q.pending()
+	p := e.ops.pending()
 	n := 0
 	for n < len(p) && p[n].seq <= issued {
 		d.settle(p[n])
 		n++
 	}
-	d.dropOps(name, q, n)
+	d.dropOps(name, e, n)
 }
 
 // dirSyncDone makes durable the renames and removals of files in name's
@@ -817,11 +835,11 @@ func (d *Disk) settleThrough(op *pendingOp) {
 	}
 	var ops []*pendingOp
 	for i := 0; i < len(names); i++ {
-		fq := d.byFile[names[i]]
-		if fq == nil {
+		fe := d.files[names[i]]
+		if fe == nil {
 			continue
 		}
-		for _, q := range fq.pending() {
+		for _, q := range fe.ops.pending() {
 			if q.done || q.seq > op.seq || slices.Contains(ops, q) {
 				continue
 			}
@@ -861,9 +879,9 @@ func (d *Disk) writeback() {
 			d.settle(op)
 			d.stats.Writebacks++
 		}
-		d.dropFront(op.name, op.q, op)
+		d.dropFront(op.name, op.e, op)
 		if op.kind == opRename {
-			d.dropFront(op.to, op.qTo, op)
+			d.dropFront(op.to, op.eTo, op)
 		}
 		if op.kind == opRename || op.kind == opRemove {
 			d.dropName(op)
@@ -886,7 +904,9 @@ func (d *Disk) clearPending() {
 	d.pending = d.pending[:0]
 	d.head = 0
 	d.live = 0
-	clear(d.byFile)
+	for _, e := range d.files { // kafkasim:orderless: empties every queue
+		e.ops = fileOps{}
+	}
 	clear(d.names)
 	d.names = d.names[:0]
 	// Every block holds only dropped operations now; the one being carved
@@ -946,13 +966,16 @@ func (d *Disk) powerLoss() {
 		}
 	}
 	d.clearPending()
-	d.cache = make(map[string]*file, len(d.durable))
 	d.used = 0
-	for name, f := range d.durable { // kafkasim:orderless: fills a map
-		c := f.shallowCopy()
-		c.stableFrom = d.opSeq + 1
-		d.cache[name] = c
-		d.used += f.size
+	for name, e := range d.files { // kafkasim:orderless: each entry on its own
+		e.cache = nil
+		if f := e.durable; f != nil {
+			c := f.shallowCopy()
+			c.stableFrom = d.opSeq + 1
+			e.cache = c
+			d.used += f.size
+		}
+		d.tidy(name, e)
 	}
 }
 
@@ -960,8 +983,7 @@ func (d *Disk) powerLoss() {
 func (d *Disk) wipe() {
 	d.stats.Wipes++
 	d.clearPending()
-	d.cache = map[string]*file{}
-	d.durable = map[string]*file{}
+	d.files = map[string]*fileEntry{}
 	d.used = 0
 	d.bad = nil
 	d.memo, d.unchangedBelow, d.flips = nil, nil, nil
@@ -977,7 +999,7 @@ func (d *Disk) corrupt(name string) (string, int64, bool) {
 	if name == "" {
 		var names []string
 		for _, n := range d.List("") {
-			if d.cache[n].size > 0 {
+			if d.cached(n).size > 0 {
 				names = append(names, n)
 			}
 		}
@@ -986,7 +1008,7 @@ func (d *Disk) corrupt(name string) (string, int64, bool) {
 		}
 		name = names[d.rng.IntN(len(names))]
 	}
-	f := d.cache[name]
+	f := d.cached(name)
 	if f == nil || f.size == 0 {
 		return "", 0, false
 	}
@@ -998,7 +1020,7 @@ func (d *Disk) corrupt(name string) (string, int64, bool) {
 	d.changedFrom(name, off)
 	d.flips = append(d.flips, Flip{File: name, Offset: off})
 	// A page both copies share flips once.
-	if df := d.durable[name]; df != nil && off < df.size && !f.sharedWith(df, pi) {
+	if df := d.files[name].durable; df != nil && off < df.size && !f.sharedWith(df, pi) {
 		df.pages[pi].b[po] ^= bit
 	}
 	d.stats.Corruptions++

@@ -704,9 +704,10 @@ func TestFileOpsQueueIsFirstInFirstOut(t *testing.T) {
 	})
 }
 
-// Per-file queues go once empty: a run that writes many files (segments,
-// checkpoints, their temporary files) does not keep an entry for each.
-func TestFileQueuesGoOnceEmpty(t *testing.T) {
+// Entries go once they hold nothing: a run that writes and removes many
+// files (segments, checkpoints, their temporary files) does not keep an
+// entry for each, and no queue keeps operations that settled.
+func TestFileEntriesGoOnceEmpty(t *testing.T) {
 	w, disk, _ := diskWorld(t, DiskOptions{WriteLatency: Fixed(0), FsyncLatency: Fixed(time.Millisecond), WritebackDelay: 10 * time.Millisecond})
 	for i := range 100 {
 		name := fmt.Sprintf("p/%d.log", i)
@@ -716,8 +717,24 @@ func TestFileQueuesGoOnceEmpty(t *testing.T) {
 		}
 	}
 	w.RunFor(time.Second)
-	if n := len(disk.byFile); n != 0 || disk.PendingOps() != 0 {
-		t.Fatalf("%d file queues and %d operations left after everything settled", n, disk.PendingOps())
+	for name, e := range disk.files {
+		if n := len(e.ops.pending()); n != 0 {
+			t.Fatalf("%s keeps %d operations after everything settled", name, n)
+		}
+	}
+	if n := len(disk.files); n != 100 || disk.PendingOps() != 0 {
+		t.Fatalf("%d entries and %d operations for 100 files after everything settled", n, disk.PendingOps())
+	}
+	for i := range 100 {
+		name := fmt.Sprintf("p/%d.log", i)
+		disk.Remove(name)
+		if i%2 == 0 {
+			disk.FsyncDir(name, nil)
+		}
+	}
+	w.RunFor(time.Second)
+	if n := len(disk.files); n != 0 || disk.PendingOps() != 0 {
+		t.Fatalf("%d entries and %d operations left after every file was removed", n, disk.PendingOps())
 	}
 }
 
