@@ -25,6 +25,9 @@ const DriftPPMMax = 1_000_000
 // Now is the local time at virtual time v.
 func (c *Clock) Now(v time.Duration) time.Duration {
 	elapsed := v - c.baseVirtual
+	if c.driftPPM == 0 {
+		return c.baseLocal + elapsed
+	}
 	return c.baseLocal + elapsed + time.Duration(int64(elapsed)/1_000_000*c.driftPPM+int64(elapsed)%1_000_000*c.driftPPM/1_000_000)
 }
 
