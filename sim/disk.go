@@ -165,9 +165,9 @@ type Disk struct {
 	// on it. An entry goes once all three are gone.
 	files map[string]*fileEntry
 	// pending holds the operations not yet durable, oldest first, from head
-	// on (some may be done already: an fsync took them out of turn). byFile
-	// holds the same operations per file they concern, so that an fsync
-	// touches only its file's.
+	// on (some may be done already: an fsync took them out of turn). Each
+	// entry's queue holds the same operations for the names they concern,
+	// so that an fsync touches only its file's.
 	pending []*pendingOp
 	head    int
 	live    int
