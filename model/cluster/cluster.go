@@ -65,6 +65,9 @@ type QuorumSettings struct {
 	ElectionTimeout time.Duration
 	FetchTimeout    time.Duration
 	FetchMaxBatches int
+	// MaxIdleInterval is metadata.max.idle.interval.ms: how often the
+	// active controller appends a NoOp record (default 500 ms; 0 none).
+	MaxIdleInterval time.Duration
 }
 
 // TopicSpec is a topic to create at start.
@@ -138,7 +141,7 @@ func DefaultConfig(seed uint64) Config {
 		Disk:        sim.DefaultDiskOptions(),
 		Broker: BrokerSettings{ELREnabled: true, MinInsyncReplicas: 1, DefaultReplicationFactor: 1,
 			HeartbeatInterval: 2 * time.Second, SessionTimeout: 9 * time.Second},
-		Quorum: QuorumSettings{ElectionTimeout: time.Second, FetchTimeout: 2 * time.Second},
+		Quorum: QuorumSettings{ElectionTimeout: time.Second, FetchTimeout: 2 * time.Second, MaxIdleInterval: 500 * time.Millisecond},
 		Data:   broker.DefaultDataConfig(),
 	}
 }
@@ -217,6 +220,7 @@ func Build(cfg Config) (*Cluster, error) {
 		if cfg.Broker.SessionTimeout > 0 {
 			cc.SessionTimeout = cfg.Broker.SessionTimeout
 		}
+		cc.MaxIdleInterval = cfg.Quorum.MaxIdleInterval
 		cc.BugStaleAlterPartition = bugs[BugStaleAlterPartition]
 		cc.Audit = c.Audit
 		id := w.AddNode(sim.NodeSpec{Name: ControllerName(i), Role: "controller", Rack: rack(i), New: controller.New(cc)})
