@@ -195,7 +195,7 @@ func fitElections(rng *rand.Rand, s *scenarios.Scenario) {
 // process stopped. A schedule of times cannot aim at "the leader elected
 // next": elections take a random election timeout or two, and a new leader's
 // first fetches reach its voters within milliseconds. The faults last a few
-// seconds each; a few unrelated data-plane faults fall around them.
+// seconds each; one to three unrelated data-plane faults fall around them.
 func drawElectionsStory(rng *rand.Rand, s *scenarios.Scenario) []scenarios.ScheduledFault {
 	n := s.Cluster.Controllers
 	ctl := func(i int) string { return fmt.Sprintf("controller-%d", i+1) }
@@ -238,7 +238,7 @@ func drawElectionsStory(rng *rand.Rand, s *scenarios.Scenario) []scenarios.Sched
 	}
 	// A few unrelated data-plane faults around it.
 	pl := drawPlan(rng, s, "data")
-	for range rng.IntN(3) {
+	for range 1 + rng.IntN(3) {
 		at := time.Duration(rng.Int64N(int64(s.Duration-time.Second))) / time.Millisecond * time.Millisecond
 		out = append(out, drawFault(rng, pl, s, at)...)
 	}
