@@ -73,22 +73,31 @@ func Generate(seed uint64, base *scenarios.Scenario, bugs []string) (*scenarios.
 		s = &c
 	} else {
 		s = drawCluster(rng, seed, focus)
-		if focus == "replace" {
+		switch focus {
+		case "replace":
 			fitReplace(rng, s)
+		case "elections":
+			fitElections(rng, s)
 		}
 	}
 	// Around a base too small for the story, the seed keeps a focus.
 	if focus == "replace" && (len(s.Topics) == 0 || s.Cluster.Brokers < 2 || s.Topics[0].ReplicationFactor < 2) {
 		focus = "data"
 	}
+	if focus == "elections" && s.Cluster.Controllers < 3 {
+		focus = "quorum"
+	}
 	s.Seed = seed
 	if base == nil {
 		s.Description = "Drawn by kafkasim fuzz, focus: " + map[string]string{"": "faults anywhere"}[focus] + focus + "."
 	}
 	s.Bugs = append([]string{}, bugs...)
-	if focus == "replace" {
+	switch focus {
+	case "replace":
 		s.Faults = drawReplaceStory(rng, s)
-	} else {
+	case "elections":
+		s.Faults = drawElectionsStory(rng, s)
+	default:
 		s.Faults = drawFaults(rng, s, focus)
 	}
 	return scenarios.Normalize(s)

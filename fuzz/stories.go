@@ -21,10 +21,11 @@ import (
 // and it never looks at which bugs are switched on.
 
 // storyPercent is the share of seeds, per story, that play it.
-var storyPercent = map[string]int{"replace": 8}
+var storyPercent = map[string]int{"replace": 8, "elections": 10}
 
-// stories in the order their shares are laid out.
-var stories = []string{"replace"}
+// stories in the order their shares are laid out (a story added later goes
+// last, so that the seeds of the earlier ones still play them).
+var stories = []string{"replace", "elections"}
 
 func drawStory(rng *rand.Rand) string {
 	x := rng.IntN(100)
@@ -161,6 +162,83 @@ func drawReplaceStory(rng *rand.Rand, s *scenarios.Scenario) []scenarios.Schedul
 	// A few unrelated data-plane faults around it.
 	pl := drawPlan(rng, s, "data")
 	for range rng.IntN(3) {
+		at := time.Duration(rng.Int64N(int64(s.Duration-time.Second))) / time.Millisecond * time.Millisecond
+		out = append(out, drawFault(rng, pl, s, at)...)
+	}
+	slices.SortStableFunc(out, func(a, b scenarios.ScheduledFault) int { return int(a.At - b.At) })
+	for i := range out {
+		out[i].At = min(out[i].At, s.Duration-time.Second)
+		out[i].Path = fmt.Sprintf("faults[%d]", i)
+	}
+	return out
+}
+
+// fitElections shapes a drawn cluster for the elections story: five voters
+// (room for a minority of two on either side of a split) and a run long
+// enough for several elections and the healing after them.
+func fitElections(rng *rand.Rand, s *scenarios.Scenario) {
+	s.Cluster.Controllers = 5
+	s.Duration = 35*time.Second + time.Duration(rng.IntN(11))*time.Second
+	for i := range s.Producers {
+		s.Producers[i].Stop = s.Duration
+	}
+}
+
+// drawElectionsStory: the controllers' network flaps while the quorum
+// elects. The active controller is cut from the other controllers,
+// together with another voter, for a few seconds; then each of the
+// next two or three KRaft leaders the quorum elects is hit the moment it
+// takes office (after-elections: the fault fires right after the election,
+// before the new leader's first messages arrive): cut off from the other
+// controllers, its links to some voters cut one way (its requests and
+// answers to them lost, theirs to it delivered), its links slowed, or the
+// process stopped. A schedule of times cannot aim at "the leader elected
+// next": elections take a random election timeout or two, and a new leader's
+// first fetches reach its voters within milliseconds. The faults last a few
+// seconds each; one to three unrelated data-plane faults fall around them.
+func drawElectionsStory(rng *rand.Rand, s *scenarios.Scenario) []scenarios.ScheduledFault {
+	n := s.Cluster.Controllers
+	ctl := func(i int) string { return fmt.Sprintf("controller-%d", i+1) }
+	var out []scenarios.ScheduledFault
+	add := func(at time.Duration, elections int, key string, f sim.Fault) {
+		out = append(out, scenarios.ScheduledFault{At: at / time.Millisecond * time.Millisecond, AfterElections: elections, Fault: f, Key: key})
+	}
+	ms := func(d time.Duration) time.Duration { return d / time.Millisecond * time.Millisecond }
+	// 1. The active controller cut off with another voter (drawn by name:
+	// now and then the active controller itself, which is then alone).
+	t0 := between(rng, 3*time.Second, 8*time.Second)
+	side := []string{"active-controller", ctl(rng.IntN(n))}
+	add(t0, 0, "partition", sim.Fault{Kind: sim.FaultPartition, Groups: [][]string{side, {"role(controller)"}}, For: between(rng, 3*time.Second, 8*time.Second)})
+	// 2. The next leaders, each hit as it takes office.
+	steps := 2 + rng.IntN(2)
+	for k := 1; k <= steps; k++ {
+		d := ms(between(rng, 4*time.Second, 15*time.Second))
+		// The first leader is mostly cut off entirely, the later ones
+		// mostly one way.
+		x := rng.IntN(8)
+		switch {
+		case k == 1 && x < 7 || k > 1 && x == 6:
+			add(t0, k, "partition", sim.Fault{Kind: sim.FaultPartition, Groups: [][]string{{"active-controller"}, {"role(controller)"}}, For: d})
+		case k == 1 || x < 6:
+			// One way: the new leader's messages to n-1 voters named at
+			// random (itself among them, now and then, which leaves it
+			// fewer) are lost; theirs reach it.
+			names := make([]string, n-1)
+			for i, j := range rng.Perm(n)[:n-1] {
+				names[i] = ctl(j)
+			}
+			add(t0, k, "partition", sim.Fault{Kind: sim.FaultPartition, Groups: [][]string{{"active-controller"}, names}, OneWay: true, For: d})
+		case rng.IntN(2) == 0:
+			add(t0, k, "slow-network", sim.Fault{Kind: sim.FaultSlowNetwork, Target: "active-controller",
+				Latency: ms(between(rng, 100*time.Millisecond, time.Second)), For: d})
+		default:
+			kind := []string{"shutdown", "kill", "crash"}[rng.IntN(3)]
+			add(t0, k, kind, sim.Fault{Kind: sim.FaultKind(kind), Target: "active-controller", For: d})
+		}
+	}
+	// A few unrelated data-plane faults around it.
+	pl := drawPlan(rng, s, "data")
+	for range 1 + rng.IntN(3) {
 		at := time.Duration(rng.Int64N(int64(s.Duration-time.Second))) / time.Millisecond * time.Millisecond
 		out = append(out, drawFault(rng, pl, s, at)...)
 	}

@@ -34,9 +34,11 @@ func TestGeneratorIsBlindToBugs(t *testing.T) {
 	}
 }
 
-// The replacement story is drawn, and plays its plot: a follower of
-// orders-0 falls behind, the leader's ISR changes are held from before the
-// follower is back until after its disk was replaced and it restarted.
+// The stories are drawn, and play their plots. The replacement: a follower
+// of orders-0 falls behind, the leader's ISR changes are held from before
+// the follower is back until after its disk was replaced and it restarted.
+// The elections: five voters; the active controller is cut off with another
+// voter, and the next two or three leaders are each hit as they take office.
 func TestGeneratorTellsStories(t *testing.T) {
 	told := map[string]int{}
 	for seed := uint64(1); seed <= 400; seed++ {
@@ -48,6 +50,12 @@ func TestGeneratorTellsStories(t *testing.T) {
 			told["replace"]++
 			if !playsReplacement(s.Faults, s.Topics[0].Assignment[0]) {
 				t.Errorf("seed %d: a replacement story without its plot: %v", seed, s.Faults)
+			}
+		}
+		if s.Description == "Drawn by kafkasim fuzz, focus: elections." {
+			told["elections"]++
+			if s.Cluster.Controllers != 5 || !playsElections(s.Faults) {
+				t.Errorf("seed %d: an elections story without its plot: %d controllers, %v", seed, s.Cluster.Controllers, s.Faults)
 			}
 		}
 	}
@@ -88,6 +96,28 @@ func playsReplacement(faults []scenarios.ScheduledFault, replicas []int32) bool 
 				}
 			}
 		}
+	}
+	return false
+}
+
+// playsElections: at some time the active controller and another voter are
+// cut from the controllers, and faults armed then wait for the first and the
+// second election after it, each aimed at the new leader.
+func playsElections(faults []scenarios.ScheduledFault) bool {
+	for _, c := range faults {
+		f := c.Fault
+		if c.AfterElections != 0 || f.Kind != sim.FaultPartition || len(f.Groups[0]) != 2 || f.Groups[0][0] != "active-controller" ||
+			f.Groups[1][0] != "role(controller)" {
+			continue
+		}
+		armed := map[int]bool{}
+		for _, g := range faults {
+			aimed := g.Fault.Target == "active-controller" || g.Fault.Kind == sim.FaultPartition && g.Fault.Groups[0][0] == "active-controller"
+			if g.AfterElections > 0 && g.At == c.At && aimed {
+				armed[g.AfterElections] = true
+			}
+		}
+		return armed[1] && armed[2]
 	}
 	return false
 }

@@ -157,7 +157,11 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 		}
 	}()
 	for _, f := range s.Faults {
-		if err := w.ScheduleFault(f.At, f.Fault); err != nil {
+		schedule := func() error { return w.ScheduleFault(f.At, f.Fault) }
+		if f.AfterElections > 0 {
+			schedule = func() error { return c.ScheduleFaultAfterElections(f.At, f.AfterElections, f.Fault) }
+		}
+		if err := schedule(); err != nil {
 			return nil, fmt.Errorf("%s: %v", f.Path, err)
 		}
 	}

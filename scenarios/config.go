@@ -39,6 +39,7 @@ func (s *Scenario) ClusterConfig() cluster.Config {
 	}
 	cfg.Quorum.ElectionTimeout = configMs(b, "controller.quorum.election.timeout.ms")
 	cfg.Quorum.FetchTimeout = configMs(b, "controller.quorum.fetch.timeout.ms")
+	cfg.Quorum.MaxIdleInterval = configMs(b, "metadata.max.idle.interval.ms")
 	d := broker.DefaultDataConfig()
 	d.ReplicaLagTimeMax = configMs(b, "replica.lag.time.max.ms")
 	d.ReplicaFetchWaitMax = configMs(b, "replica.fetch.wait.max.ms")

@@ -43,7 +43,7 @@ var undoKey = map[string]string{
 	"stall": "heal-after", "clock": "heal-after", "disk": "heal-after",
 }
 
-var faultParams = []string{"at", "restart-after", "resume-after", "heal-after", "one-way", "peer", "latency", "messages", "offset", "drift-ppm"}
+var faultParams = []string{"at", "after-elections", "restart-after", "resume-after", "heal-after", "one-way", "peer", "latency", "messages", "offset", "drift-ppm"}
 
 func (r *reader) faults(f field, s *Scenario) {
 	items := r.list(f)
@@ -96,6 +96,14 @@ func (r *reader) faults(f field, s *Scenario) {
 			r.fail(at.value, at.path, "%v is after the fault phase ends (duration %v); faults stop and everything heals then", when, s.Duration)
 			continue
 		}
+		elections := 0
+		if g, ok := byName["after-elections"]; ok {
+			n, ok := r.int(g, 1, ElectionsMax)
+			if !ok {
+				continue
+			}
+			elections = int(n)
+		}
 		// Parameters that do not apply to the kind are errors, not silence.
 		var forDur time.Duration
 		for _, g := range fields {
@@ -141,7 +149,7 @@ func (r *reader) faults(f field, s *Scenario) {
 				r.fail(kind.value, kind.path, "%v", err)
 				continue
 			}
-			s.Faults = append(s.Faults, ScheduledFault{At: when, Fault: ft, Line: kind.key.Line, Path: kind.path, Key: kind.name})
+			s.Faults = append(s.Faults, ScheduledFault{At: when, Fault: ft, AfterElections: elections, Line: kind.key.Line, Path: kind.path, Key: kind.name})
 		}
 	}
 	sort.SliceStable(s.Faults, func(i, j int) bool { return s.Faults[i].At < s.Faults[j].At })

@@ -59,6 +59,7 @@ var brokerKeys = []kafkaKey{
 	{name: "broker.session.timeout.ms", kind: kindMs, def: "9000", min: 1, max: math.MaxInt32},
 	{name: "controller.quorum.election.timeout.ms", kind: kindMs, def: "1000", min: 1, max: math.MaxInt32},
 	{name: "controller.quorum.fetch.timeout.ms", kind: kindMs, def: "2000", min: 1, max: math.MaxInt32},
+	{name: "metadata.max.idle.interval.ms", kind: kindMs, def: "500", min: 0, max: math.MaxInt32},
 }
 
 // topicKeys default to the broker key in inherit (Kafka's

@@ -20,16 +20,18 @@ import (
 
 // Limits of SPEC.md §2: beyond them a scenario is an input error, not a slow run.
 const (
-	ControllersMax       = 7
-	BrokersMax           = 64
-	PartitionsMax        = 10_000
-	InstancesMax         = 256
-	PhaseMax             = 24 * time.Hour
-	FileBytesMax         = 1 << 20
-	DefaultDuration      = 60 * time.Second
-	DefaultSettle        = 30 * time.Second
-	NemesisRulesMax      = 64
-	FaultsMax            = 10_000
+	ControllersMax  = 7
+	BrokersMax      = 64
+	PartitionsMax   = 10_000
+	InstancesMax    = 256
+	PhaseMax        = 24 * time.Hour
+	FileBytesMax    = 1 << 20
+	DefaultDuration = 60 * time.Second
+	DefaultSettle   = 30 * time.Second
+	NemesisRulesMax = 64
+	FaultsMax       = 10_000
+	// ElectionsMax bounds a fault's after-elections.
+	ElectionsMax         = 1000
 	DefaultSeed          = 1
 	defaultRatePerSecond = 100
 )

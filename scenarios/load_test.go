@@ -134,6 +134,8 @@ func TestBadScenariosNameFileLineAndKey(t *testing.T) {
 		{"stall without messages", "crash: leader(orders-0)\n    restart-after: 5s", "stall: leader(orders-0)\n    heal-after: 5s", 22, "faults[0].stall", "stall needs messages"},
 		{"unknown stalled message", "crash: leader(orders-0)\n    restart-after: 5s", "stall: leader(orders-0)\n    messages: [AlterPartiton]\n    heal-after: 5s", 23, "faults[0].messages[0]", `unknown message "AlterPartiton"`},
 		{"stalled messages not a list", "crash: leader(orders-0)\n    restart-after: 5s", "stall: leader(orders-0)\n    messages: {a: b}\n    heal-after: 5s", 23, "faults[0].messages", "want a list"},
+		{"after-elections not a number", "    restart-after: 5s", "    restart-after: 5s\n    after-elections: next", 24, "faults[0].after-elections", "want an integer"},
+		{"after-elections zero", "    restart-after: 5s", "    restart-after: 5s\n    after-elections: 0", 24, "faults[0].after-elections", "out of range"},
 		{"messages on another fault", "    restart-after: 5s", "    restart-after: 5s\n    messages: [Produce]", 24, "faults[0].messages", "applies to stall only"},
 		{"unknown acks", "{ acks: all }", "{ acks: two }", 16, "producers[0].config.acks", "want one of all, 1, 0"},
 		{"kafka key not modelled", "{ acks: all }", "{ transactional.id: t1 }", 16, "producers[0].config.transactional.id", "transactions are not modelled"},
@@ -259,5 +261,33 @@ func TestPartitionGroupsOfTheWrongTypeGiveOneError(t *testing.T) {
 	}
 	if len(es) != 1 || es[0].Key != "faults[0].partition" || !strings.Contains(es[0].Msg, "want a list") {
 		t.Fatalf("want one error at faults[0].partition saying it wants a list; got %v", err)
+	}
+}
+
+// after-elections arms a fault at `at` and fires it at the N-th KRaft
+// election after; the resolved file keeps it.
+func TestAfterElectionsIsReadAndWritten(t *testing.T) {
+	armed := strings.Replace(base, "    restart-after: 5s", "    restart-after: 5s\n    after-elections: 2", 1)
+	s, err := Parse("armed.yaml", []byte(armed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Faults) != 1 || s.Faults[0].AfterElections != 2 || s.Faults[0].At != 10*time.Second {
+		t.Fatalf("faults %+v: want one armed at 10s for the second election", s.Faults)
+	}
+	out, err := s.Resolved()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "after-elections: 2") {
+		t.Fatalf("the resolved file lost after-elections:\n%s", out)
+	}
+	again, err := Parse("resolved.yaml", out)
+	if err != nil || again.Faults[0].AfterElections != 2 {
+		t.Fatalf("the resolved file does not load back: %v", err)
+	}
+	plain, _ := Parse("base.yaml", []byte(base))
+	if plain.Faults[0].AfterElections != 0 {
+		t.Fatal("a fault without after-elections waits for elections")
 	}
 }

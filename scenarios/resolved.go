@@ -140,6 +140,9 @@ func (s *Scenario) Resolved() ([]byte, error) {
 func faultNode(f ScheduledFault) *yaml.Node {
 	m := mapping()
 	put(m, "at", str(formatDuration(f.At)))
+	if f.AfterElections > 0 {
+		put(m, "after-elections", plain(strconv.Itoa(f.AfterElections)))
+	}
 	ft := f.Fault
 	switch f.Key {
 	case "partition", "isolate":

@@ -108,6 +108,10 @@ type Consumer struct {
 type ScheduledFault struct {
 	At    time.Duration
 	Fault sim.Fault
+	// AfterElections, when positive, makes At the moment the fault is
+	// armed: it fires when the AfterElections-th KRaft leader elected after
+	// At takes office (an extension: `after-elections: N`).
+	AfterElections int
 	// Line and Path are where it was written, for messages about it.
 	Line int
 	Path string

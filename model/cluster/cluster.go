@@ -65,6 +65,9 @@ type QuorumSettings struct {
 	ElectionTimeout time.Duration
 	FetchTimeout    time.Duration
 	FetchMaxBatches int
+	// MaxIdleInterval is metadata.max.idle.interval.ms: how often the
+	// active controller appends a NoOp record (default 500 ms; 0 none).
+	MaxIdleInterval time.Duration
 }
 
 // TopicSpec is a topic to create at start.
@@ -138,7 +141,7 @@ func DefaultConfig(seed uint64) Config {
 		Disk:        sim.DefaultDiskOptions(),
 		Broker: BrokerSettings{ELREnabled: true, MinInsyncReplicas: 1, DefaultReplicationFactor: 1,
 			HeartbeatInterval: 2 * time.Second, SessionTimeout: 9 * time.Second},
-		Quorum: QuorumSettings{ElectionTimeout: time.Second, FetchTimeout: 2 * time.Second},
+		Quorum: QuorumSettings{ElectionTimeout: time.Second, FetchTimeout: 2 * time.Second, MaxIdleInterval: 500 * time.Millisecond},
 		Data:   broker.DefaultDataConfig(),
 	}
 }
@@ -155,6 +158,59 @@ type Cluster struct {
 	Readers     []sim.NodeID
 	// History is what the clients recorded.
 	History *history.Recorder
+	// electionWaits are faults waiting for KRaft elections (see
+	// ScheduleFaultAfterElections), in the order they were armed.
+	electionWaits []*electionWait
+}
+
+type electionWait struct {
+	left  int
+	fault sim.Fault
+}
+
+// electionTap passes a replica's audit calls on and counts its elections
+// for the faults that wait for them.
+type electionTap struct {
+	raft.Auditor
+	c *Cluster
+}
+
+func (t electionTap) BecameLeader(node sim.NodeID, epoch int32) {
+	t.Auditor.BecameLeader(node, epoch)
+	t.c.elected()
+}
+
+// ScheduleFaultAfterElections arms f at at: it fires when the n-th KRaft
+// leader elected after that takes office — at once, after the event that
+// elected it and before any message the new leader sent arrives — rather
+// than at a time. Selectors resolve when it fires (active-controller is the
+// new leader). A fault still waiting when the fault phase ends never fires.
+func (c *Cluster) ScheduleFaultAfterElections(at time.Duration, n int, f sim.Fault) error {
+	if n < 1 {
+		return fmt.Errorf("after %d elections: want at least 1", n)
+	}
+	if err := f.Validate(); err != nil {
+		return err
+	}
+	c.World.At(at, func() { c.electionWaits = append(c.electionWaits, &electionWait{left: n, fault: f}) })
+	return nil
+}
+
+func (c *Cluster) elected() {
+	kept := c.electionWaits[:0]
+	for _, w := range c.electionWaits {
+		if w.left--; w.left > 0 {
+			kept = append(kept, w)
+			continue
+		}
+		// Scheduled for now, behind the election's own event: the fault
+		// log has it, and it is dropped once the fault phase has ended.
+		if err := c.World.ScheduleFault(c.World.Now(), w.fault); err != nil {
+			panic(err) // validated when armed
+		}
+	}
+	clear(c.electionWaits[len(kept):])
+	c.electionWaits = kept
 }
 
 // ControllerName and BrokerName are the node names scenarios use.
@@ -204,7 +260,7 @@ func Build(cfg Config) (*Cluster, error) {
 			rc.FetchMaxEntries = cfg.Quorum.FetchMaxBatches
 		}
 		rc.BugCommitPriorEpoch = bugs[BugKRaftCommitPriorEpoch]
-		rc.Audit = c.Audit
+		rc.Audit = electionTap{Auditor: c.Audit, c: c}
 		return rc
 	}
 	for i := 1; i <= cfg.Controllers; i++ {
@@ -217,6 +273,7 @@ func Build(cfg Config) (*Cluster, error) {
 		if cfg.Broker.SessionTimeout > 0 {
 			cc.SessionTimeout = cfg.Broker.SessionTimeout
 		}
+		cc.MaxIdleInterval = cfg.Quorum.MaxIdleInterval
 		cc.BugStaleAlterPartition = bugs[BugStaleAlterPartition]
 		cc.Audit = c.Audit
 		id := w.AddNode(sim.NodeSpec{Name: ControllerName(i), Role: "controller", Rack: rack(i), New: controller.New(cc)})

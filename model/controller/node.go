@@ -33,6 +33,11 @@ type Config struct {
 	// FenceCheckInterval is how often stale brokers are looked for; at most
 	// one is fenced each time, as Kafka's controller does.
 	FenceCheckInterval time.Duration
+	// MaxIdleInterval is metadata.max.idle.interval.ms (500 ms): the active
+	// controller appends a NoOpRecord this often (KIP-835), so that the
+	// metadata log and its high watermark keep moving while nothing else
+	// is written; 0 writes none.
+	MaxIdleInterval time.Duration
 	// BugStaleAlterPartition switches on the bug zoo's
 	// stale-alter-partition: AlterPartition is not checked against the
 	// broker epochs of the new ISR members (KIP-903).
@@ -50,10 +55,12 @@ func DefaultConfig(voters []sim.NodeID) Config {
 		DefaultReplicationFactor: 1,
 		SessionTimeout:           9 * time.Second,
 		FenceCheckInterval:       250 * time.Millisecond,
+		MaxIdleInterval:          500 * time.Millisecond,
 	}
 }
 
 type fenceTick struct{ gen uint64 }
+type noOpTick struct{ gen uint64 }
 type exitTimer struct{}
 
 type pendingReply struct {
@@ -200,6 +207,10 @@ func (n *Node) Fire(t sim.Timer) {
 			n.fenceOneStaleBroker()
 			n.env.After(n.cfg.FenceCheckInterval, fenceTick{gen: n.leaderGen})
 		}
+	case noOpTick:
+		if t.gen == n.leaderGen && n.Active() {
+			n.writeNoOp()
+		}
 	case exitTimer:
 		n.env.Exit()
 	}
@@ -289,6 +300,19 @@ func (n *Node) becomeActive() {
 	}
 	n.env.Note("controller", fmt.Sprintf("active controller (epoch %d)", n.raft.Epoch()))
 	n.env.After(n.cfg.FenceCheckInterval, fenceTick{gen: n.leaderGen})
+	if n.cfg.MaxIdleInterval > 0 {
+		n.env.After(n.cfg.MaxIdleInterval, noOpTick{gen: n.leaderGen})
+	}
+}
+
+// writeNoOp appends a NoOpRecord and schedules the next one, as Kafka's
+// QuorumController does with its periodic writeNoOpRecord task: every
+// metadata.max.idle.interval.ms while active, whatever else was written.
+// Nobody waits for its commit; a controller that cannot append (it is
+// stepping down) writes nothing.
+func (n *Node) writeNoOp() {
+	n.propose(metadata.Batch{{NoOp: &metadata.NoOpRecord{}}})
+	n.env.After(n.cfg.MaxIdleInterval, noOpTick{gen: n.leaderGen})
 }
 
 func (n *Node) resign() {
