@@ -466,6 +466,9 @@ func (d *Disk) Rename(from, to string) error {
 	if d.cached(from) == nil {
 		return fmt.Errorf("rename %s: %w", from, ErrNotExist)
 	}
+	if from == to {
+		return nil // rename(2) onto itself changes nothing
+	}
 	op := pendingOp{kind: opRename, name: from, to: to, e: d.files[from], eTo: d.entry(to)}
 	delete(d.memo, from) // what was derived from either name no longer holds
 	delete(d.memo, to)

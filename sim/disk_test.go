@@ -451,6 +451,22 @@ func TestRenamedFileDoesNotWriteThroughTheOldNamesDurableCopy(t *testing.T) {
 	}
 }
 
+// A file renamed onto its own name stays, as rename(2) leaves it.
+func TestRenameOntoItselfChangesNothing(t *testing.T) {
+	w, disk, _ := diskWorld(t, DiskOptions{WritebackDelay: 10 * time.Millisecond})
+	disk.Write("a", 0, []byte("hello"))
+	if err := disk.Rename("a", "a"); err != nil {
+		t.Fatal(err)
+	}
+	w.RunFor(time.Second)
+	if got, err := disk.ReadFile("a"); err != nil || string(got) != "hello" || disk.UsedBytes() != 5 {
+		t.Fatalf("after renaming a onto itself: %q, %v, %d bytes used", got, err, disk.UsedBytes())
+	}
+	if got, ok := disk.Durable("a"); !ok || string(got) != "hello" {
+		t.Fatalf("durable a = %q, %v", got, ok)
+	}
+}
+
 // The durable side of a rename must not carry pages it shares with a file
 // created since under the old name: a write made durable under the old name
 // adopts the new file's page when the bytes agree, and the rename then moved
