@@ -160,17 +160,7 @@ func drawReplaceStory(rng *rand.Rand, s *scenarios.Scenario) []scenarios.Schedul
 			sim.Fault{Kind: sim.FaultKind(k), Target: leader, For: between(rng, 500*time.Millisecond, 10*time.Second)})
 	}
 	// A few unrelated data-plane faults around it.
-	pl := drawPlan(rng, s, "data")
-	for range rng.IntN(3) {
-		at := time.Duration(rng.Int64N(int64(s.Duration-time.Second))) / time.Millisecond * time.Millisecond
-		out = append(out, drawFault(rng, pl, s, at)...)
-	}
-	slices.SortStableFunc(out, func(a, b scenarios.ScheduledFault) int { return int(a.At - b.At) })
-	for i := range out {
-		out[i].At = min(out[i].At, s.Duration-time.Second)
-		out[i].Path = fmt.Sprintf("faults[%d]", i)
-	}
-	return out
+	return withDataFaults(rng, s, out, 0)
 }
 
 // fitElections shapes a drawn cluster for the elections story: five voters
@@ -237,8 +227,16 @@ func drawElectionsStory(rng *rand.Rand, s *scenarios.Scenario) []scenarios.Sched
 		}
 	}
 	// A few unrelated data-plane faults around it.
+	return withDataFaults(rng, s, out, 1)
+}
+
+// withDataFaults adds least to least+2 draws of data-plane swarm faults to
+// a story's faults, at random times of the run, and puts them all in
+// order, each before the fault phase ends and named by its place in the
+// list.
+func withDataFaults(rng *rand.Rand, s *scenarios.Scenario, out []scenarios.ScheduledFault, least int) []scenarios.ScheduledFault {
 	pl := drawPlan(rng, s, "data")
-	for range 1 + rng.IntN(3) {
+	for range least + rng.IntN(3) {
 		at := time.Duration(rng.Int64N(int64(s.Duration-time.Second))) / time.Millisecond * time.Millisecond
 		out = append(out, drawFault(rng, pl, s, at)...)
 	}

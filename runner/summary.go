@@ -43,8 +43,9 @@ type Summary struct {
 	Crash                   string          `json:"crash,omitempty"`
 	Expected                []SummaryCheck  `json:"expected"`
 	Producers               []ProducerStats `json:"producers"`
-	// Linearizability: the partitions and committed offsets porcupine
-	// checked, skipped or could not decide in its budget.
+	// Linearizability: the partitions (decided by the direct check) and
+	// committed offsets (porcupine: checked, skipped or undecided in its
+	// budget).
 	Linearizability *checker.LinearizabilityStats `json:"linearizability,omitempty"`
 	Notes           []string                      `json:"notes,omitempty"`
 }

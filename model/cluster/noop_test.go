@@ -29,17 +29,26 @@ func countNoOps(t *testing.T, log *raft.Log) (n int, epochs map[int32]int) {
 	return n, epochs
 }
 
-// KIP-835: the active controller appends a NoOp record every
-// metadata.max.idle.interval.ms (500 ms), whatever else it writes; the
-// records commit, and the brokers' metadata follows them.
-func TestActiveControllerWritesNoOpRecords(t *testing.T) {
+// noOpCluster is a started default cluster with one topic and the given
+// metadata.max.idle.interval.ms.
+func noOpCluster(t *testing.T, interval time.Duration) *Cluster {
+	t.Helper()
 	cfg := DefaultConfig(1)
+	cfg.Quorum.MaxIdleInterval = interval
 	cfg.Topics = []TopicSpec{{Name: "orders", Partitions: 1, ReplicationFactor: 3}}
 	c, err := Build(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.World.Start()
+	return c
+}
+
+// KIP-835: the active controller appends a NoOp record every
+// metadata.max.idle.interval.ms (500 ms), whatever else it writes; the
+// records commit, and the brokers' metadata follows them.
+func TestActiveControllerWritesNoOpRecords(t *testing.T) {
+	c := noOpCluster(t, 500*time.Millisecond)
 	c.World.RunUntil(5 * time.Second)
 	n0, _ := countNoOps(t, c.Controller(c.Controllers[0]).Raft().Log())
 	c.World.RunUntil(15 * time.Second)
@@ -70,14 +79,7 @@ func TestActiveControllerWritesNoOpRecords(t *testing.T) {
 
 // metadata.max.idle.interval.ms 0 writes no NoOp records, as in Kafka.
 func TestNoOpRecordsOffAtZero(t *testing.T) {
-	cfg := DefaultConfig(1)
-	cfg.Quorum.MaxIdleInterval = 0
-	cfg.Topics = []TopicSpec{{Name: "orders", Partitions: 1, ReplicationFactor: 3}}
-	c, err := Build(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.World.Start()
+	c := noOpCluster(t, 0)
 	c.World.RunUntil(15 * time.Second)
 	for _, id := range c.Controllers {
 		if n, _ := countNoOps(t, c.Controller(id).Raft().Log()); n != 0 {
