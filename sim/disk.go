@@ -350,17 +350,13 @@ func (d *Disk) Equal(name string, off int64, data []byte) bool {
 			return false
 		}
 	}
-	for len(data) > 0 {
-		pi, po := int(off/pageBytes), int(off%pageBytes)
-		chunk := f.pages[pi].b[po:f.validLen(pi)]
-		n := min(len(chunk), len(data))
-		if !bytes.Equal(chunk[:n], data[:n]) {
-			return false
-		}
-		data = data[n:]
-		off += int64(n)
-	}
-	return true
+	equal := true
+	f.each(off, end, func(b []byte) bool {
+		equal = bytes.Equal(b, data[:len(b)])
+		data = data[len(b):]
+		return equal
+	})
+	return equal
 }
 
 // Read returns a copy of up to n bytes of a file from off. Reading past the end
@@ -541,10 +537,9 @@ func (d *Disk) Preload(name string, data []byte) {
 		d.used -= e.cache.size
 	}
 	f := &file{}
-	f.write(0, data, nil)
+	f.write(0, append([]byte(nil), data...))
 	e.durable = f
-	e.cache = f.shallowCopy()
-	e.cache.stableFrom = d.opSeq + 1
+	e.cache = f.handOver()
 	d.used += f.size
 }
 
@@ -630,7 +625,6 @@ func (d *Disk) armWriteback(at time.Duration) {
 
 // applyCache performs op in the page cache, keeping d.used in step.
 func (d *Disk) applyCache(op *pendingOp) {
-	seq := d.opSeq + 1 // op's, once queued
 	switch op.kind {
 	case opWrite:
 		d.applyCacheWrite(op)
@@ -638,23 +632,11 @@ func (d *Disk) applyCache(op *pendingOp) {
 		f := op.e.cache
 		d.used -= f.size - op.off
 		f.truncate(op.off)
-		f.stableFrom = seq
 	case opRename:
 		f := op.e.cache
 		if old := op.eTo.cache; old != nil {
 			d.used -= old.size
 		}
-		// The moved file must not share pages with the durable copy of
-		// its old name: sharing is only ever between same-name copies.
-		if durable := op.e.durable; durable != nil {
-			for i := range f.pages {
-				if f.sharedWith(durable, i) {
-					f = f.deepCopy()
-					break
-				}
-			}
-		}
-		f.stableFrom = seq
 		op.eTo.cache = f
 		op.e.cache = nil
 	case opRemove:
@@ -665,17 +647,13 @@ func (d *Disk) applyCache(op *pendingOp) {
 
 // applyCacheWrite performs a write in the page cache.
 func (d *Disk) applyCacheWrite(op *pendingOp) {
-	seq := d.opSeq + 1 // op's, once queued
 	f := op.e.cache
 	if f == nil {
-		f = &file{stableFrom: seq}
+		f = &file{}
 		op.e.cache = f
 	}
 	before := f.size
-	if op.off < before && len(op.data) > 0 {
-		f.stableFrom = seq
-	}
-	f.write(op.off, op.data, op.e.durable)
+	f.write(op.off, op.data)
 	d.used += f.size - before
 }
 
@@ -689,7 +667,7 @@ func (d *Disk) applyDurable(op *pendingOp) {
 			f = &file{}
 			e.durable = f
 		}
-		f.settleWrite(op.off, op.data, e.cache, op.seq)
+		f.settleWrite(op.off, op.data, e.cache)
 	case opTruncate:
 		if f := e.durable; f != nil {
 			f.truncate(op.off)
@@ -703,18 +681,6 @@ func (d *Disk) applyDurable(op *pendingOp) {
 		f := e.durable
 		if f == nil {
 			f = &file{}
-		}
-		// Nor may the moved durable file share pages with the cached copy
-		// of its old name (a write made durable there may have adopted a
-		// page of a file created since under that name): that file would
-		// change its bytes in place.
-		if c := e.cache; c != nil {
-			for i := range f.pages {
-				if f.sharedWith(c, i) {
-					f = f.deepCopy()
-					break
-				}
-			}
 		}
 		op.eTo.durable = f
 		e.durable = nil
@@ -973,9 +939,7 @@ func (d *Disk) powerLoss() {
 	for name, e := range d.files { // kafkasim:orderless: each entry on its own
 		e.cache = nil
 		if f := e.durable; f != nil {
-			c := f.shallowCopy()
-			c.stableFrom = d.opSeq + 1
-			e.cache = c
+			e.cache = f.handOver()
 			d.used += f.size
 		}
 		d.tidy(name, e)
@@ -1017,14 +981,17 @@ func (d *Disk) corrupt(name string) (string, int64, bool) {
 	}
 	off := d.rng.Int64N(f.size)
 	bit := byte(1) << d.rng.IntN(8)
-	pi, po := int(off/pageBytes), int(off%pageBytes)
-	f.pages[pi].b[po] ^= bit
-	f.stableFrom = d.opSeq + 1
+	before, after := f.flip(off, bit)
 	d.changedFrom(name, off)
 	d.flips = append(d.flips, Flip{File: name, Offset: off})
-	// A page both copies share flips once.
-	if df := d.files[name].durable; df != nil && off < df.size && !f.sharedWith(df, pi) {
-		df.pages[pi].b[po] ^= bit
+	// The medium flips too: where the durable copy holds the very bytes
+	// the cache did, it takes the same flipped copy.
+	if df := d.files[name].durable; df != nil && off < df.size {
+		if i := df.extentAt(off); df.start(i) == f.start(f.extentAt(off)) && sameBytes(df.at(i).b, before) {
+			df.swap(i, after)
+		} else {
+			df.flip(off, bit)
+		}
 	}
 	d.stats.Corruptions++
 	return name, off, true

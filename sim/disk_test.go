@@ -154,6 +154,10 @@ func TestPowerLossLosesExactlyTheNonDurableWrites(t *testing.T) {
 	})
 }
 
+// pageBytes scales the tests' writes: several of them cross the larger
+// pages a page cache keeps (folios of up to 64 KiB).
+const pageBytes = 64 << 10
+
 // diskTestData is a write: usually a few random bytes, sometimes a run
 // spanning pages, patterned so that misplaced bytes show.
 func diskTestData(t *rapid.T) []byte {
@@ -754,16 +758,17 @@ func TestFileEntriesGoOnceEmpty(t *testing.T) {
 	}
 }
 
-// A write is made durable without comparing bytes when the cached file has
-// only grown since the write was issued (file.stableFrom). Any operation
-// that changes or replaces a cached file's bytes — an overwrite, a
-// truncation, a rename onto its name, a removal and a new file, a bit flip,
-// a power loss — must end that trust: with verifyStableFiles the disk
-// compares anyway and panics where the trust was wrong.
-func TestStableCacheFilesHoldTheirWrites(t *testing.T) {
+// A write is made durable by taking the cache's extent for it when the
+// durable copy holds a prefix of the cache's extent list and the next extent
+// is the write's own buffer (settleWrite). Any operation that changes or
+// replaces a cached file's bytes — an overwrite, a truncation, a rename onto
+// its name, a removal and a new file, a bit flip, a power loss — must keep
+// that from taking wrong bytes: with verifyAdoptions the disk also writes
+// the data the plain way and panics where the two differ.
+func TestAdoptedWritesHoldTheirBytes(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		defer func(v bool) { verifyStableFiles = v }(verifyStableFiles)
-		verifyStableFiles = true
+		defer func(v bool) { verifyAdoptions = v }(verifyAdoptions)
+		verifyAdoptions = true
 		opts := DefaultOptions(Seed(rapid.Uint64().Draw(t, "seed")))
 		opts.Disk.WritebackDelay = time.Duration(rapid.SampledFrom([]int{0, 20, 200}).Draw(t, "writeback_ms")) * time.Millisecond
 		w := NewWorld(opts)

@@ -1,133 +1,178 @@
 package sim
 
-import "bytes"
+import (
+	"bytes"
+	"math/bits"
+	"sort"
+)
 
-// A file's bytes, in pages of up to pageBytes. The page cache's copy of a
-// file and its durable copy share pages while they agree, which is most of
-// the time (a log segment's durable copy is a prefix of the cached one): so
-// making a write durable costs a comparison, not a copy, and a power loss
-// rebuilds the cache without copying data.
+// A file's bytes, as a list of extents: runs of bytes that nobody changes
+// once written (a write's own buffer, handed over by WriteOwned or copied
+// by Write, or a stretch of the shared zeros a gap reads as). Writing costs
+// no copy of the data — a log's record batches reach every replica's disk
+// as the very bytes the batch holds — and the page cache's copy of a file
+// and its durable copy share extents, and the blocks holding them.
 //
-// Sharing rules. A page is only ever shared between the cached and the
-// durable copy of the same name, at the same index (a rename in the cache
-// gives the moved file private pages). A file's valid bytes on page i are
-// the first validLen(i); bytes beyond that are not its business, and the
-// slice may be longer because the other copy appended in place. A file may
-// change a shared page in place only from an offset at which the other copy
-// holds no bytes; otherwise it copies the page first (own).
+// The list is kept in blocks that never move: block j holds firstBlock<<j
+// extents, so a list that grows to millions of extents is never copied.
+//
+// Sharing rules.
+//   - Extent bytes are never written: a bit flip copies its extent first.
+//   - A block element a file can see is never changed. A file writes into a
+//     block only past its own length, and only into a block that is its
+//     own (mine: its last block, which no other file has ever been given
+//     sight of past this file's length). Otherwise it copies the block
+//     first.
+//   - A file handing its list to another gives the block pointers in a
+//     clipped slice, so that neither appends over the other's.
+//
+// So two files sharing a block see the same elements below the shorter
+// length, which is what lets the durable copy make a write durable by
+// counting one more element of a block it shares with the cache
+// (settleWrite).
 
-const pageBytes = 64 << 10
-
-type page struct{ b []byte }
+// extent is a run of a file's bytes ending at file offset end.
+type extent struct {
+	b   []byte
+	end int64
+}
 
 type file struct {
-	pages []*page
-	size  int64
-	// stableFrom (page-cache copies only): the disk operation sequence
-	// from which on this file, under its current name, only grew — no
-	// byte it held changed (an overwrite, a truncation, a bit flip, a
-	// rename onto the name moves it up). A write issued at or after it
-	// still finds its own bytes in the cache, so making it durable needs
-	// no comparison (settleWrite).
-	stableFrom uint64
+	blocks [][]extent // all full but the last
+	n      int        // extents
+	size   int64
+	// mine says the last block is this file's to append into.
+	mine bool
 }
 
-func (f *file) validLen(i int) int {
-	return int(min(max(f.size-int64(i)*pageBytes, 0), pageBytes))
+// firstBlock is how many extents the first block holds; each next one
+// holds twice as many.
+const firstBlock = 4
+
+// blockOf returns the block and the place in it of extent i.
+func blockOf(i int) (j, k int) {
+	j = bits.Len(uint(i/firstBlock+1)) - 1
+	return j, i - firstBlock*(1<<j-1)
 }
 
-func (f *file) shallowCopy() *file {
-	return &file{pages: append([]*page(nil), f.pages...), size: f.size}
+// zeros backs the gaps a write past a file's end leaves (never written).
+var zeros [64 << 10]byte
+
+func (f *file) at(i int) *extent {
+	j, k := blockOf(i)
+	return &f.blocks[j][k]
 }
 
-// deepCopy gives a file private pages.
-func (f *file) deepCopy() *file {
-	c := &file{pages: make([]*page, len(f.pages)), size: f.size}
-	for i, p := range f.pages {
-		c.pages[i] = &page{b: append([]byte(nil), p.b[:f.validLen(i)]...)}
+// start is where extent i begins.
+func (f *file) start(i int) int64 {
+	if i == 0 {
+		return 0
 	}
-	return c
+	return f.at(i - 1).end
+}
+
+// extentAt is the index of the extent holding off (f.n past the end).
+func (f *file) extentAt(off int64) int {
+	return sort.Search(f.n, func(i int) bool { return f.at(i).end > off })
+}
+
+// handOver returns a file with f's bytes, sharing its blocks, which takes
+// over appending into the last one: f must not append again without
+// copying it (the cache rebuilt from the durable copy is the one that
+// grows).
+func (f *file) handOver() *file {
+	g := &file{blocks: f.blocks[:len(f.blocks):len(f.blocks)], n: f.n, size: f.size, mine: f.mine}
+	f.mine = false
+	return g
+}
+
+// each calls fn with f's bytes in [off, end), extent by extent, until fn
+// returns false (the caller checked the range).
+func (f *file) each(off, end int64, fn func(b []byte) bool) {
+	for i := f.extentAt(off); off < end; i++ {
+		s, e := f.start(i), f.at(i)
+		b := e.b[off-s : min(end, e.end)-s]
+		if !fn(b) {
+			return
+		}
+		off += int64(len(b))
+	}
 }
 
 // read copies n bytes from off (the caller checked the range).
 func (f *file) read(off int64, n int) []byte {
 	out := make([]byte, 0, n)
-	for n > 0 {
-		pi, po := int(off/pageBytes), int(off%pageBytes)
-		chunk := f.pages[pi].b[po:f.validLen(pi)]
-		if len(chunk) > n {
-			chunk = chunk[:n]
-		}
-		out = append(out, chunk...)
-		n -= len(chunk)
-		off += int64(len(chunk))
+	f.each(off, off+int64(n), func(b []byte) bool { out = append(out, b...); return true })
+	return out
+}
+
+// add appends b, which nobody writes again, at f's end.
+func (f *file) add(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	j, k := blockOf(f.n)
+	switch {
+	case k == 0:
+		f.blocks = append(f.blocks, make([]extent, firstBlock<<j))
+		f.mine = true
+	case !f.mine:
+		own := make([]extent, firstBlock<<j)
+		copy(own, f.blocks[j][:k])
+		f.blocks = append(f.blocks[:j:j], own)
+		f.mine = true
+	}
+	f.size += int64(len(b))
+	f.blocks[j][k] = extent{b: b, end: f.size}
+	f.n++
+}
+
+// extents returns f's extents in one new slice.
+func (f *file) extents() []extent {
+	out := make([]extent, 0, f.n)
+	for j := 0; len(out) < f.n; j++ {
+		out = append(out, f.blocks[j][:min(len(f.blocks[j]), f.n-len(out))]...)
 	}
 	return out
 }
 
-func (f *file) sharedWith(g *file, i int) bool {
-	return g != nil && i < len(g.pages) && i < len(f.pages) && f.pages[i] == g.pages[i]
-}
-
-// writable readies page i for f to change from offset from on: it copies
-// the page if other shares it and holds bytes there, and trims the slice to
-// f's valid bytes so that appends land where f expects them.
-func (f *file) writable(other *file, i int, from int64) *page {
-	n := f.validLen(i)
-	if f.sharedWith(other, i) && other.size > from {
-		f.pages[i] = &page{b: append(make([]byte, 0, min(2*n+1, pageBytes)), f.pages[i].b[:n]...)}
-	}
-	p := f.pages[i]
-	p.b = p.b[:n]
-	return p
-}
-
-// appendAt adds data at the end of f, page by page.
-func (f *file) appendAt(data []byte, other *file) {
-	for len(data) > 0 {
-		pi := int(f.size / pageBytes)
-		if pi == len(f.pages) {
-			f.pages = append(f.pages, &page{b: make([]byte, 0, min(len(data), pageBytes))})
-		}
-		p := f.writable(other, pi, f.size)
-		n := min(len(data), pageBytes-len(p.b))
-		if need := len(p.b) + n; need > cap(p.b) {
-			// Grow by four (a log's page fills by many small appends),
-			// straight to a whole page past the first.
-			c := min(pageBytes, max(need, 4*cap(p.b), 512))
-			if pi > 0 {
-				c = pageBytes
-			}
-			p.b = append(make([]byte, 0, c), p.b...)
-		}
-		p.b = append(p.b, data[:n]...)
-		data = data[n:]
-		f.size += int64(n)
+// rebuild makes f hold exts, in blocks of its own.
+func (f *file) rebuild(exts []extent) {
+	f.blocks, f.n, f.size, f.mine = nil, 0, 0, false
+	for _, e := range exts {
+		f.add(e.b)
 	}
 }
 
-// verifyStableFiles makes settleWrite compare even where the cached file
-// is stable, and panic if the bytes differ (tests set it).
-var verifyStableFiles = false
-
-var zeroPage [pageBytes]byte
-
-// write stores data at off, zero-filling any gap, never changing bytes
-// other still holds.
-func (f *file) write(off int64, data []byte, other *file) {
+// write stores data (which nobody writes again) at off, zero-filling any
+// gap.
+func (f *file) write(off int64, data []byte) {
 	for f.size < off {
-		f.appendAt(zeroPage[:min(off-f.size, pageBytes)], other)
+		f.add(zeros[:min(off-f.size, int64(len(zeros)))])
 	}
-	inside := data[:min(int64(len(data)), f.size-off)]
-	tail := data[len(inside):]
-	for len(inside) > 0 {
-		pi, po := int(off/pageBytes), int(off%pageBytes)
-		p := f.writable(other, pi, off)
-		n := copy(p.b[po:], inside)
-		inside = inside[n:]
-		off += int64(n)
+	if off == f.size {
+		f.add(data)
+		return
 	}
-	f.appendAt(tail, other)
+	// An overwrite (logs never do one): the bytes around the write are
+	// cut from the old extents, into a new list.
+	old := f.extents()
+	end := off + int64(len(data))
+	i, j := f.extentAt(off), f.extentAt(end)
+	out := make([]extent, 0, i+2+len(old)-j)
+	out = append(out, old[:i]...)
+	if s := f.start(i); s < off {
+		out = append(out, extent{b: old[i].b[:off-s]})
+	}
+	out = append(out, extent{b: data})
+	if j < len(old) {
+		if s := f.start(j); s < end {
+			out = append(out, extent{b: old[j].b[end-s:]})
+			j++
+		}
+		out = append(out, old[j:]...)
+	}
+	f.rebuild(out)
 }
 
 // truncate cuts f to size (not beyond its end).
@@ -135,59 +180,86 @@ func (f *file) truncate(size int64) {
 	if size >= f.size {
 		return
 	}
-	keep := int((size + pageBytes - 1) / pageBytes)
-	clear(f.pages[keep:])
-	f.pages = f.pages[:keep]
-	// The last page keeps its bytes (only f's valid length shrinks), so a
-	// sharer loses nothing.
-	f.size = size
+	i := f.extentAt(size)
+	s := f.start(i)
+	cut := f.at(i).b[:size-s]
+	f.n, f.size = i, s
+	if i == 0 {
+		f.blocks = nil
+	} else {
+		j, _ := blockOf(i - 1)
+		f.blocks = f.blocks[: j+1 : j+1]
+	}
+	// Another copy may still see the extents dropped from the last block.
+	f.mine = false
+	f.add(cut)
+}
+
+// flip flips a bit of the byte at off, in a copy of its extent, and
+// returns the extent's bytes before and after, so that the other copy of
+// the file can take the same flipped bytes where it shares them.
+func (f *file) flip(off int64, bit byte) (before, after []byte) {
+	i := f.extentAt(off)
+	before = f.at(i).b
+	after = append([]byte(nil), before...)
+	after[off-f.start(i)] ^= bit
+	f.swap(i, after)
+	return before, after
+}
+
+// swap replaces extent i's bytes (as long), in a new list.
+func (f *file) swap(i int, b []byte) {
+	exts := f.extents()
+	exts[i].b = b
+	f.rebuild(exts)
+}
+
+// sameBytes reports whether a and b are the very same bytes (not a copy).
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // settleWrite makes a write durable in d, the durable copy, given c, the
-// cached copy of the same name, and seq, the write's operation sequence.
-// Where c's pages hold exactly what d would after the write, d adopts them
-// instead of writing its own.
-func (d *file) settleWrite(off int64, data []byte, c *file, seq uint64) {
-	end := off + int64(len(data))
-	if c != nil && len(data) > 0 && off <= d.size && end <= c.size && d.canAdopt(off, data, c, seq >= c.stableFrom) {
-		last := int((end - 1) / pageBytes)
-		for pi := int(off / pageBytes); pi <= last; pi++ {
-			if pi < len(d.pages) {
-				d.pages[pi] = c.pages[pi]
-			} else {
-				d.pages = append(d.pages, c.pages[pi])
-			}
+// cached copy of the same name. When c's next extent past d's is the
+// write's own buffer, in a block d shares (or would start), d counts it in;
+// otherwise it writes the data itself.
+func (d *file) settleWrite(off int64, data []byte, c *file) {
+	k := d.n
+	if c != nil && off == d.size && k < c.n && c.start(k) == off && sameBytes(c.at(k).b, data) {
+		j, _ := blockOf(k)
+		switch {
+		case j < len(d.blocks) && &d.blocks[j][0] == &c.blocks[j][0]:
+			d.adopt(off, data, c.at(k).end, nil)
+			return
+		case j == len(d.blocks):
+			d.adopt(off, data, c.at(k).end, c.blocks[j])
+			return
 		}
-		d.size = max(d.size, end)
-		return
 	}
-	d.write(off, data, c)
+	d.write(off, data)
 }
 
-// canAdopt reports whether taking c's pages over [off, off+len(data)) gives d
-// the right bytes: each page must be one d shares already or holds no bytes
-// of, and c must hold data there (known without looking when c is stable
-// since the write).
-func (d *file) canAdopt(off int64, data []byte, c *file, stable bool) bool {
-	end := off + int64(len(data))
-	for pi := int(off / pageBytes); int64(pi)*pageBytes < end; pi++ {
-		base := int64(pi) * pageBytes
-		if d.validLen(pi) > 0 && !d.sharedWith(c, pi) {
-			return false
-		}
-		if stable && !verifyStableFiles {
-			continue
-		}
-		lo, hi := max(off, base), min(end, base+pageBytes)
-		if !bytes.Equal(c.pages[pi].b[lo-base:hi-base], data[lo-off:hi-off]) {
-			if stable {
-				panic("sim: a page-cache file taken as stable no longer holds a write issued since")
-			}
-			return false
-		}
+// adopt counts in the next extent of a block shared with the cache
+// (appending the block first when it is a new one).
+func (d *file) adopt(off int64, data []byte, end int64, block []extent) {
+	var want []byte
+	if verifyAdoptions {
+		ref := &file{}
+		ref.rebuild(d.extents())
+		ref.write(off, data)
+		want = ref.read(0, int(ref.size))
 	}
-	// A page d does not have yet may hold, below off, bytes of c that d
-	// must not see; off <= d.size rules that out except on the page
-	// holding d's end, which d then has (validLen > 0) and shares.
-	return true
+	if block != nil {
+		d.blocks = append(d.blocks[:len(d.blocks):len(d.blocks)], block)
+		d.mine = false
+	}
+	d.n++
+	d.size = end
+	if verifyAdoptions && !bytes.Equal(d.read(0, int(d.size)), want) {
+		panic("sim: a durable copy adopted an extent that does not hold the write")
+	}
 }
+
+// verifyAdoptions makes settleWrite check each extent it adopts against a
+// plain write of the data, and panic if the bytes differ (tests set it).
+var verifyAdoptions = false
