@@ -180,21 +180,24 @@ func (rm *replicaManager) appendAsLeader(tp metadata.TopicPartition, p *partitio
 		rm.logDirFailed(fmt.Sprintf("%s: append failed: %v", tp, err))
 		return -1, -1, proto.KafkaStorageError
 	}
-	after := func() {
-		if p.isLeader {
-			rm.wakeParked(tp)
-			p.maybeIncrementHW()
-		}
-	}
 	if rm.gate.Issued() != before {
 		// UnifiedLog.append flushed synchronously: Partition raises the
 		// high watermark, and the fetch purgatory sees the new data, once
 		// appendAsLeader returns.
-		rm.gate.Then(after)
+		rm.gate.Then(func() { rm.appended(tp, p) })
 	} else {
-		after()
+		rm.appended(tp, p)
 	}
 	return stamped.BaseOffset, stamped.LastOffset(), proto.None
+}
+
+// appended lets the fetches parked on a leader's partition see a write, and
+// the high watermark move past it.
+func (rm *replicaManager) appended(tp metadata.TopicPartition, p *partition) {
+	if p.isLeader {
+		rm.wakeParked(tp)
+		p.maybeIncrementHW()
+	}
 }
 
 // checkProduce completes the partitions of a waiting produce whose write the

@@ -30,8 +30,8 @@ func (p *Producer) runSender() {
 	}
 	// Batches by leader, in the order leaders were first met (sorted
 	// below): a producer talks to a handful of brokers.
-	// (Scratch slices the producer keeps: the batch lists themselves are
-	// new for each request, which keeps them.)
+	// (Scratch slices the producer keeps, batch lists included: a request
+	// keeps a copy of its list.)
 	byBroker, brokers := p.sendBatches[:0], p.sendBrokers[:0]
 	for i := range p.state {
 		part := int32(i)
@@ -60,7 +60,13 @@ func (p *Producer) runSender() {
 		i := slices.Index(brokers, info.leader)
 		if i < 0 {
 			i = len(brokers)
-			brokers, byBroker = append(brokers, info.leader), append(byBroker, nil)
+			brokers = append(brokers, info.leader)
+			if i < cap(byBroker) {
+				byBroker = byBroker[:i+1]
+				byBroker[i] = byBroker[i][:0] // a list from last time
+			} else {
+				byBroker = append(byBroker, nil)
+			}
 		}
 		b.leaderSeen = info.leaderEpoch
 		byBroker[i] = append(byBroker[i], b)
@@ -74,7 +80,9 @@ func (p *Producer) runSender() {
 	for i, id := range brokers {
 		p.sendRequest(id, byBroker[i])
 	}
-	clear(byBroker)
+	for i := range byBroker {
+		clear(byBroker[i])
+	}
 	p.sendBatches, p.sendBrokers = byBroker, brokers
 	p.scheduleNext(now)
 }
@@ -195,7 +203,7 @@ func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
 		return
 	}
 	ir := &sr.ir
-	*ir = inflightReq{broker: broker, node: node, batches: batches}
+	*ir = inflightReq{broker: broker, node: node, batches: append(sr.batches[:0:len(sr.batches)], batches...)}
 	ir.timer = p.env.After(p.cfg.RequestTimeout, newTimer(timerRequest, p.corr))
 	p.inflight[p.corr] = ir
 	p.perNode[broker]++
@@ -207,6 +215,8 @@ type sentRequest struct {
 	req   proto.ProduceRequest
 	ir    inflightReq
 	parts [2]proto.ProducePartition
+	// batches backs ir.batches when they are few.
+	batches [2]*pbatch
 }
 
 // unsentAfter reports whether a batch not in flight is among batches.

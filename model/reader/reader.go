@@ -131,6 +131,8 @@ type Reader struct {
 	stopped      bool
 	requests     map[uint64]string                 // other requests in flight: kind
 	fetchFrom    map[uint64][]proto.FetchPartition // fetch in flight: what it asked for
+	// leaderScratch is fetchMissing's list of leaders.
+	leaderScratch []int32
 
 	// Stats for reports and tests.
 	Stats Stats
@@ -544,38 +546,55 @@ func (r *Reader) drain() {
 // fetchMissing sends a fetch to each leader without one in flight, for the
 // partitions with a valid position and an empty buffer.
 func (r *Reader) fetchMissing() {
-	byLeader := map[int32][]proto.FetchPartition{}
-	var leaders []int32
+	leaders := r.leaderScratch[:0]
 	for _, p := range r.parts {
-		if p.leader < 0 || p.offset < 0 || p.validating || p.resetting || len(p.buf) > 0 {
-			continue
-		}
-		if _, busy := r.fetching[p.leader]; busy {
-			continue
-		}
-		if r.final && p.end >= 0 && p.offset >= p.end {
-			continue
-		}
-		if _, ok := byLeader[p.leader]; !ok {
+		if r.wantsFetch(p) && !slices.Contains(leaders, p.leader) {
 			leaders = append(leaders, p.leader)
 		}
-		byLeader[p.leader] = append(byLeader[p.leader], proto.FetchPartition{
-			TopicPartition: proto.TopicPartition{Topic: p.key.topic, Partition: p.key.partition}, FetchOffset: p.offset,
-			CurrentLeaderEpoch: p.leaderEpoch, LastFetchedEpoch: -1, MaxBytes: r.cfg.MaxPartitionFetchBytes})
 	}
 	slices.Sort(leaders)
+	r.leaderScratch = leaders
 	for _, l := range leaders {
 		node, ok := r.brokers[l]
 		if !ok {
 			continue
 		}
+		// A handful of partitions per leader: counted first, so that the
+		// request's list (which it keeps) is allocated once.
+		n := 0
+		for _, p := range r.parts {
+			if p.leader == l && r.wantsFetch(p) {
+				n++
+			}
+		}
+		parts := make([]proto.FetchPartition, 0, n)
+		for _, p := range r.parts {
+			if p.leader == l && r.wantsFetch(p) {
+				parts = append(parts, proto.FetchPartition{
+					TopicPartition: proto.TopicPartition{Topic: p.key.topic, Partition: p.key.partition}, FetchOffset: p.offset,
+					CurrentLeaderEpoch: p.leaderEpoch, LastFetchedEpoch: -1, MaxBytes: r.cfg.MaxPartitionFetchBytes})
+			}
+		}
 		r.corr++
 		r.fetching[l] = r.corr
-		r.fetchFrom[r.corr] = byLeader[l]
-		r.env.Send(node, &proto.FetchRequest{CorrelationID: r.corr, ReplicaID: -1, BrokerEpoch: -1, MaxWait: r.cfg.FetchMaxWait, Partitions: byLeader[l]})
+		r.fetchFrom[r.corr] = parts
+		r.env.Send(node, &proto.FetchRequest{CorrelationID: r.corr, ReplicaID: -1, BrokerEpoch: -1, MaxWait: r.cfg.FetchMaxWait, Partitions: parts})
 		r.env.After(r.cfg.FetchMaxWait+r.cfg.RequestTimeout/10, rtimer{kind: timerRequest, corr: r.corr})
 		r.requests[r.corr] = "fetch"
 	}
+}
+
+// wantsFetch reports whether p needs a fetch: a valid position, nothing
+// buffered, its leader's fetch not in flight, and (in the final read) not
+// yet at the end.
+func (r *Reader) wantsFetch(p *position) bool {
+	if p.leader < 0 || p.offset < 0 || p.validating || p.resetting || len(p.buf) > 0 {
+		return false
+	}
+	if _, busy := r.fetching[p.leader]; busy {
+		return false
+	}
+	return !r.final || p.end < 0 || p.offset < p.end
 }
 
 func (r *Reader) handleFetch(m *proto.FetchResponse) {
