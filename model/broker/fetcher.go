@@ -97,12 +97,27 @@ func sortedKeys(m map[int32]*fetcher) []int32 {
 	return keys
 }
 
+// fetchRequestBox is a follower's fetch and, when they are few (a broker
+// follows a handful of partitions of each leader), its partitions: one
+// allocation.
+type fetchRequestBox struct {
+	req   proto.FetchRequest
+	parts [2]proto.FetchPartition
+}
+
 func (rm *replicaManager) sendFetch(f *fetcher) {
 	if f.inflight != 0 || len(f.parts) == 0 {
 		return
 	}
-	req := &proto.FetchRequest{ReplicaID: rm.id(), BrokerEpoch: rm.n.life.epoch, MaxWait: rm.cfg.ReplicaFetchWaitMax,
-		Partitions: make([]proto.FetchPartition, 0, len(f.parts))}
+	var req *proto.FetchRequest
+	if n := len(f.parts); n <= len(fetchRequestBox{}.parts) {
+		box := &fetchRequestBox{}
+		req = &box.req
+		req.Partitions = box.parts[:0]
+	} else {
+		req = &proto.FetchRequest{Partitions: make([]proto.FetchPartition, 0, n)}
+	}
+	req.ReplicaID, req.BrokerEpoch, req.MaxWait = rm.id(), rm.n.life.epoch, rm.cfg.ReplicaFetchWaitMax
 	f.sent = f.sent[:0]
 	for _, tp := range f.parts {
 		p := rm.parts.get(tp)

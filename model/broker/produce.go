@@ -16,9 +16,8 @@ import (
 type produceTimeout struct{ req *pendingProduce }
 
 type producePart struct {
-	tp metadata.TopicPartition
 	// p is the replica the write went to (partitions are never replaced:
-	// one lookup serves the whole wait).
+	// one lookup serves the whole wait, and names the partition).
 	p        *partition
 	required int64 // the high watermark that commits this partition's write
 	done     bool
@@ -96,7 +95,7 @@ func (rm *replicaManager) handleProduceNow(from sim.NodeID, m *proto.ProduceRequ
 	for _, pp := range m.Partitions {
 		tp := metadata.TopicPartition{Topic: pp.Topic, Partition: pp.Partition}
 		r := proto.ProducePartitionResponse{TopicPartition: pp.TopicPartition, BaseOffset: -1, LogStartOffset: -1}
-		part := producePart{tp: tp, done: true}
+		part := producePart{done: true}
 		if m.Acks != proto.AcksNone && m.Acks != proto.AcksLeader && m.Acks != proto.AcksAll {
 			r.Error = proto.InvalidRequiredAcks
 		} else {
@@ -223,7 +222,7 @@ func (rm *replicaManager) checkProduce(w *pendingProduce) {
 			if len(p.maximalISR()) >= p.effectiveMinISR() {
 				r.Error = proto.None
 				if a := rm.audit(); a != nil {
-					a.AckedAll(rm.id(), part.tp, p.leaderEpoch, part.required-1, p.isr, p.effectiveMinISR())
+					a.AckedAll(rm.id(), p.tp, p.leaderEpoch, part.required-1, p.isr, p.effectiveMinISR())
 				}
 			} else {
 				r.Error = proto.NotEnoughReplicasAfterAppend
@@ -243,13 +242,13 @@ func (rm *replicaManager) finishProduce(w *pendingProduce) {
 	rm.gate.Send(w.from, &w.resp)
 }
 
-// waitsOn reports whether w still waits for partition tp.
-func (w *pendingProduce) waitsOn(tp metadata.TopicPartition) bool {
+// waitsOn reports whether w still waits for partition p.
+func (w *pendingProduce) waitsOn(p *partition) bool {
 	if w.closed {
 		return false
 	}
 	for _, part := range w.parts {
-		if part.tp == tp && !part.done {
+		if part.p == p && !part.done {
 			return true
 		}
 	}
@@ -265,11 +264,11 @@ func (rm *replicaManager) completeProduces(p *partition) {
 	// checkProduce answers and forgets; it never comes back here, so the
 	// list is not changed under this loop.
 	for _, w := range p.produces {
-		if w.waitsOn(p.tp) {
+		if w.waitsOn(p) {
 			rm.checkProduce(w)
 		}
 	}
-	p.produces = slices.DeleteFunc(p.produces, func(w *pendingProduce) bool { return !w.waitsOn(p.tp) })
+	p.produces = slices.DeleteFunc(p.produces, func(w *pendingProduce) bool { return !w.waitsOn(p) })
 	if len(p.produces) == 0 {
 		p.produces = nil
 	}

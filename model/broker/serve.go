@@ -114,11 +114,25 @@ func (rm *replicaManager) wakeParked(tp metadata.TopicPartition) {
 	}
 }
 
+// fetchResponseBox is a fetch's answer and, when they are few, its
+// partitions: one allocation.
+type fetchResponseBox struct {
+	resp  proto.FetchResponse
+	parts [2]proto.FetchPartitionResponse
+}
+
 // handleFetch answers a fetch, or parks it until deadline if nothing is there
 // yet (fetch.max.wait.ms / replica.fetch.wait.max.ms).
 func (rm *replicaManager) handleFetch(from sim.NodeID, m *proto.FetchRequest, deadline time.Duration) {
-	resp := &proto.FetchResponse{CorrelationID: m.CorrelationID,
-		Partitions: make([]proto.FetchPartitionResponse, 0, len(m.Partitions))}
+	var resp *proto.FetchResponse
+	if n := len(m.Partitions); n <= len(fetchResponseBox{}.parts) {
+		box := &fetchResponseBox{}
+		resp = &box.resp
+		resp.Partitions = box.parts[:0]
+	} else {
+		resp = &proto.FetchResponse{Partitions: make([]proto.FetchPartitionResponse, 0, n)}
+	}
+	resp.CorrelationID = m.CorrelationID
 	follower := m.ReplicaID >= 0
 	anything := false
 	for _, fp := range m.Partitions {
