@@ -115,21 +115,32 @@ func (rm *replicaManager) wakeParked(tp metadata.TopicPartition) {
 }
 
 // fetchResponseBox is a fetch's answer and, when they are few, its
-// partitions: one allocation.
+// partitions: one allocation (two sizes: a follower fetches one or two
+// partitions from each leader, a reader a few more).
 type fetchResponseBox struct {
 	resp  proto.FetchResponse
 	parts [2]proto.FetchPartitionResponse
+}
+
+type fetchResponseBox4 struct {
+	resp  proto.FetchResponse
+	parts [4]proto.FetchPartitionResponse
 }
 
 // handleFetch answers a fetch, or parks it until deadline if nothing is there
 // yet (fetch.max.wait.ms / replica.fetch.wait.max.ms).
 func (rm *replicaManager) handleFetch(from sim.NodeID, m *proto.FetchRequest, deadline time.Duration) {
 	var resp *proto.FetchResponse
-	if n := len(m.Partitions); n <= len(fetchResponseBox{}.parts) {
+	switch n := len(m.Partitions); {
+	case n <= len(fetchResponseBox{}.parts):
 		box := &fetchResponseBox{}
 		resp = &box.resp
 		resp.Partitions = box.parts[:0]
-	} else {
+	case n <= len(fetchResponseBox4{}.parts):
+		box := &fetchResponseBox4{}
+		resp = &box.resp
+		resp.Partitions = box.parts[:0]
+	default:
 		resp = &proto.FetchResponse{Partitions: make([]proto.FetchPartitionResponse, 0, n)}
 	}
 	resp.CorrelationID = m.CorrelationID

@@ -161,6 +161,8 @@ func (t ptimer) kind() timerKind { return timerKind(t & 0xff) }
 func (t ptimer) corr() uint64    { return uint64(t) >> 8 }
 
 // String is how the trace shows the timer.
+// (A request's timeout comes as a pointer into the request's own
+// allocation, sentRequest: *ptimer shows the same.)
 func (t ptimer) String() string {
 	return fmt.Sprintf("producer.ptimer {kind:%d corr:%d}", t.kind(), t.corr())
 }
@@ -292,6 +294,9 @@ func (p *Producer) Deliver(from sim.NodeID, m sim.Message) {
 // Fire handles timers.
 func (p *Producer) Fire(t sim.Timer) {
 	pt, ok := t.(ptimer)
+	if p, boxed := t.(*ptimer); boxed {
+		pt, ok = *p, true
+	}
 	if !ok {
 		return
 	}

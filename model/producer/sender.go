@@ -204,7 +204,8 @@ func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
 	}
 	ir := &sr.ir
 	*ir = inflightReq{broker: broker, node: node, batches: append(sr.batches[:0:len(sr.batches)], batches...)}
-	ir.timer = p.env.After(p.cfg.RequestTimeout, newTimer(timerRequest, p.corr))
+	sr.timeout = newTimer(timerRequest, p.corr)
+	ir.timer = p.env.After(p.cfg.RequestTimeout, &sr.timeout)
 	p.inflight[p.corr] = ir
 	p.perNode[broker]++
 }
@@ -217,6 +218,7 @@ type sentRequest struct {
 	parts [2]proto.ProducePartition
 	// batches backs ir.batches when they are few.
 	batches [2]*pbatch
+	timeout ptimer
 }
 
 // unsentAfter reports whether a batch not in flight is among batches.

@@ -100,6 +100,18 @@ type rtimer struct {
 	corr uint64
 }
 
+// A fetch's timer may come as a pointer into the fetch's own allocation
+// (fetchBox); the trace shows it as it shows an rtimer.
+func (t *rtimer) String() string { return fmt.Sprintf("reader.rtimer %+v", *t) }
+
+// fetchBox is a reader's fetch, its partitions when they are few, and its
+// timer: one allocation.
+type fetchBox struct {
+	req   proto.FetchRequest
+	parts [2]proto.FetchPartition
+	timer rtimer
+}
+
 // Reader is one reader instance.
 type Reader struct {
 	cfg Config
@@ -206,6 +218,9 @@ func (r *Reader) Deliver(from sim.NodeID, m sim.Message) {
 // Fire handles timers.
 func (r *Reader) Fire(t sim.Timer) {
 	rt, ok := t.(rtimer)
+	if p, boxed := t.(*rtimer); boxed {
+		rt, ok = *p, true
+	}
 	if !ok {
 		return
 	}
@@ -567,7 +582,11 @@ func (r *Reader) fetchMissing() {
 				n++
 			}
 		}
-		parts := make([]proto.FetchPartition, 0, n)
+		box := &fetchBox{}
+		parts := box.parts[:0]
+		if n > len(box.parts) {
+			parts = make([]proto.FetchPartition, 0, n)
+		}
 		for _, p := range r.parts {
 			if p.leader == l && r.wantsFetch(p) {
 				parts = append(parts, proto.FetchPartition{
@@ -578,8 +597,10 @@ func (r *Reader) fetchMissing() {
 		r.corr++
 		r.fetching[l] = r.corr
 		r.fetchFrom[r.corr] = parts
-		r.env.Send(node, &proto.FetchRequest{CorrelationID: r.corr, ReplicaID: -1, BrokerEpoch: -1, MaxWait: r.cfg.FetchMaxWait, Partitions: parts})
-		r.env.After(r.cfg.FetchMaxWait+r.cfg.RequestTimeout/10, rtimer{kind: timerRequest, corr: r.corr})
+		box.req = proto.FetchRequest{CorrelationID: r.corr, ReplicaID: -1, BrokerEpoch: -1, MaxWait: r.cfg.FetchMaxWait, Partitions: parts}
+		r.env.Send(node, &box.req)
+		box.timer = rtimer{kind: timerRequest, corr: r.corr}
+		r.env.After(r.cfg.FetchMaxWait+r.cfg.RequestTimeout/10, &box.timer)
 		r.requests[r.corr] = "fetch"
 	}
 }
