@@ -5,22 +5,22 @@ import (
 	"time"
 )
 
-// The far queue keeps events that fire later than the heap's horizon out of
-// the heap.
+// The far queue keeps events that fire later than the near queue's horizon
+// out of it.
 //
 // Why: nearly every request arms a timeout of tens of seconds and cancels it
-// a few milliseconds later. In the binary heap those timeouts made up most of
-// the entries (about 67,000 of them in issue 4's benchmark), and every push
-// and pop paid for their levels. Here they wait in buckets of about a second
-// of virtual time; a bucket enters the heap only when the clock reaches it,
-// and the cancelled entries in it are dropped then, without ever touching the
-// heap.
+// a few milliseconds later. In one queue those timeouts made up most of the
+// entries (about 67,000 of them in issue 4's benchmark), and every push and
+// pop paid for them. Here they wait in buckets of about a second of virtual
+// time; a bucket enters the near queue only when the clock reaches it, and
+// the cancelled entries in it are dropped then, without ever touching the
+// near queue.
 //
-// Invariant: every queued event earlier than horizon is in the heap; every
-// event in a far bucket is at or after horizon. The heap's top is therefore
-// the earliest event once settle has run, and the order of execution — by
-// (time, sequence) — is exactly the one a single heap gives: the trace hash
-// does not depend on this structure.
+// Invariant: every queued event earlier than horizon is in the near queue;
+// every event in a far bucket is at or after horizon. The near queue's
+// earliest is therefore the earliest event once settle has run, and the
+// order of execution — by (time, sequence) — is exactly the one a single
+// queue gives: the trace hash does not depend on this structure.
 
 // farBucketShift sets a far bucket's width: 2^30 ns, about 1.07 s.
 const farBucketShift = 30
@@ -53,14 +53,14 @@ func (o *bucketOrder) Pop() any {
 	return x
 }
 
-// enqueue puts h into the heap or into its far bucket.
+// enqueue puts h into the near queue or into its far bucket.
 func (s *Scheduler) enqueue(h heapEntry) {
 	if h.at >= s.far.horizon {
 		s.raiseHorizon()
 	}
 	if h.at < s.far.horizon {
 		s.slab[h.slot].far = false
-		s.push(h)
+		s.near.push(h)
 		return
 	}
 	s.slab[h.slot].far = true
@@ -80,7 +80,7 @@ func (s *Scheduler) enqueue(h heapEntry) {
 
 // raiseHorizon moves the horizon up to the end of the current instant's
 // bucket when no far bucket lies below that: after an idle stretch, events a
-// few milliseconds ahead then go straight to the heap again.
+// few milliseconds ahead then go straight to the near queue again.
 func (s *Scheduler) raiseHorizon() {
 	k := int64(s.now >> farBucketShift)
 	if len(s.far.order) > 0 && s.far.order[0] <= k {
@@ -91,12 +91,12 @@ func (s *Scheduler) raiseHorizon() {
 	}
 }
 
-// settle moves far buckets into the heap until it holds an event, which is
-// then the earliest queued (every heap entry is before the horizon, every far
-// one at or after it).
+// settle moves far buckets into the near queue until it holds an event,
+// which is then the earliest queued (every near entry is before the horizon,
+// every far one at or after it).
 func (s *Scheduler) settle() {
 	f := &s.far
-	for len(f.order) > 0 && len(s.heap) == 0 {
+	for len(f.order) > 0 && s.near.len() == 0 {
 		k := heap.Pop(&f.order).(int64)
 		b := f.buckets[k]
 		delete(f.buckets, k)
@@ -110,7 +110,7 @@ func (s *Scheduler) settle() {
 				continue
 			}
 			e.far = false
-			s.push(h)
+			s.near.push(h)
 		}
 		clear(b)
 		f.spare = append(f.spare, b[:0])

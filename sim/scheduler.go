@@ -72,7 +72,7 @@ type Event struct {
 	// Held marks an event that waited while its node was paused: it was
 	// already accepted by the node's kernel, so partitions no longer stop it.
 	Held bool
-	// far marks an event waiting in the far queue rather than the heap.
+	// far marks an event waiting in the far queue rather than the near queue.
 	far bool
 }
 
@@ -156,28 +156,25 @@ type heapEntry struct {
 	slot uint32
 }
 
-func (a heapEntry) before(b heapEntry) bool {
-	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
-}
-
 // Scheduler is a discrete-event scheduler over virtual time. Events of the
-// next second or so are kept in a binary heap of small (time, sequence, slot)
-// entries, later ones in the far queue's buckets (farqueue.go); their bodies
-// live in a slab with a free list, so that the steady state allocates nothing.
+// next second or so are kept in the near queue (a radix heap of small (time,
+// sequence, slot) entries, nearqueue.go), later ones in the far queue's
+// buckets (farqueue.go); their bodies live in a slab with a free list, so
+// that the steady state allocates nothing.
 type Scheduler struct {
 	now     time.Duration
 	seq     uint64
-	heap    []heapEntry
-	far     farQueue // events beyond the heap's horizon (farqueue.go)
+	near    nearQueue // events before the far queue's horizon (nearqueue.go)
+	far     farQueue  // events beyond it (farqueue.go)
 	slab    []Event
 	free    []uint32
 	handler Handler
 	limits  Limits
 
-	// cancelled counts the cancelled events still in the heap (roughly: a
-	// held event cancelled counts too); when they are most of it, the heap
-	// is rebuilt without them (request timeouts are nearly all cancelled,
-	// and would otherwise fill the heap for as long as the timeout).
+	// cancelled counts the cancelled events still in the near queue
+	// (roughly: a held event cancelled counts too); when they are most of
+	// it, it is rebuilt without them (request timeouts are nearly all cancelled,
+	// and would otherwise fill the near queue for as long as the timeout).
 	cancelled int
 	iterating bool // inside forEachPending: compaction waits
 
@@ -211,7 +208,7 @@ func (s *Scheduler) Steps() uint64 { return s.steps }
 
 // Pending is the number of events waiting in the queue (cancelled ones may be
 // included until they reach the front or the queue is compacted).
-func (s *Scheduler) Pending() int { return len(s.heap) + s.far.entries }
+func (s *Scheduler) Pending() int { return s.near.len() + s.far.entries }
 
 // TraceHash is the running hash of every executed event.
 func (s *Scheduler) TraceHash() uint64 { return s.trace.Sum() }
@@ -248,9 +245,9 @@ func (s *Scheduler) Schedule(e Event) EventID {
 }
 
 // Cancel removes a scheduled event; cancelling one that already fired or was
-// cancelled is a no-op. Cancelled events stay in the heap until they reach the
+// cancelled is a no-op. Cancelled events stay queued until they reach the
 // front, where they are dropped without being executed or traced, or until
-// they make up most of the heap, which is then rebuilt without them.
+// they make up most of the near queue, which is then rebuilt without them.
 func (s *Scheduler) Cancel(id EventID) {
 	if !id.Valid() || int(id.slot) >= len(s.slab) {
 		return
@@ -269,59 +266,21 @@ func (s *Scheduler) Cancel(id EventID) {
 }
 
 func (s *Scheduler) maybeCompact() {
-	if !s.iterating && s.cancelled > 4096 && s.cancelled > len(s.heap)/2 {
+	if !s.iterating && s.cancelled > 4096 && s.cancelled > s.near.len()/2 {
 		s.compact()
 	}
 }
 
-// compact drops the cancelled events from the heap and rebuilds it. The
-// order events fire in is the (time, sequence) order, whatever the heap's
-// layout.
+// compact drops the cancelled events from the near queue.
 func (s *Scheduler) compact() {
-	kept := s.heap[:0]
-	for _, h := range s.heap {
+	s.near.filter(func(h heapEntry) bool {
 		if s.slab[h.slot].Kind == eventCancelled {
 			s.release(h.slot)
-			continue
+			return false
 		}
-		kept = append(kept, h)
-	}
-	clear(s.heap[len(kept):])
-	s.heap = kept
-	// (n-2)/arity is the last element's parent; with n < 2 Go's division
-	// truncates to 0, hence the guard.
-	for i := (len(s.heap) - 2) / heapArity; len(s.heap) > 1 && i >= 0; i-- {
-		s.siftDown(i)
-	}
+		return true
+	})
 	s.cancelled = 0
-}
-
-// heapArity is the heap's branching factor. A 4-ary heap (half the levels)
-// was tried: 18% slower on BenchmarkSchedulerNoop and no faster on the data
-// plane, so the heap stays binary.
-const heapArity = 2
-
-func (s *Scheduler) siftDown(i int) {
-	n := len(s.heap)
-	h := s.heap[i]
-	for {
-		first := heapArity*i + 1
-		if first >= n {
-			break
-		}
-		child := first
-		for c := first + 1; c < min(first+heapArity, n); c++ {
-			if s.heap[c].before(s.heap[child]) {
-				child = c
-			}
-		}
-		if !s.heap[child].before(h) {
-			break
-		}
-		s.heap[i] = s.heap[child]
-		i = child
-	}
-	s.heap[i] = h
 }
 
 // Halt stops the current run after the event being handled.
@@ -335,16 +294,16 @@ func (s *Scheduler) Halt(detail string) {
 // the queue is empty only if deadline is negative (run until idle), when a
 // limit is exceeded, or when a handler halts it.
 func (s *Scheduler) RunUntil(deadline time.Duration) RunResult {
-	for s.settle(); len(s.heap) > 0; s.settle() {
+	for s.settle(); s.near.len() > 0; s.settle() {
 		if s.halted {
 			s.halted = false
 			return RunResult{Reason: StopHalted, Now: s.now, Steps: s.steps, Detail: s.haltDetail}
 		}
-		top := s.heap[0]
+		top := s.near.min()
 		if deadline >= 0 && top.at > deadline {
 			break
 		}
-		s.pop()
+		s.near.popMin()
 		if s.slab[top.slot].Kind == eventCancelled {
 			s.release(top.slot)
 			s.cancelled = max(s.cancelled-1, 0)
@@ -355,12 +314,12 @@ func (s *Scheduler) RunUntil(deadline time.Duration) RunResult {
 			s.instantSteps = 0
 		}
 		if s.steps >= s.limits.StepsMax {
-			s.push(top)
+			s.near.push(top)
 			return RunResult{Reason: StopStepBudget, Now: s.now, Steps: s.steps,
 				Detail: fmt.Sprintf("step budget of %d events exhausted at %v", s.limits.StepsMax, s.now)}
 		}
 		if s.instantSteps >= s.limits.StepsPerInstantMax {
-			s.push(top)
+			s.near.push(top)
 			return RunResult{Reason: StopStuckInstant, Now: s.now, Steps: s.steps,
 				Detail: fmt.Sprintf("%d events ran at %v without virtual time advancing (a zero-delay loop)",
 					s.instantSteps, s.now)}
@@ -386,7 +345,7 @@ func (s *Scheduler) RunUntil(deadline time.Duration) RunResult {
 	if deadline > s.now {
 		s.now = deadline
 	}
-	if len(s.heap) == 0 {
+	if s.near.len() == 0 {
 		return RunResult{Reason: StopIdle, Now: s.now, Steps: s.steps}
 	}
 	return RunResult{Reason: StopDeadline, Now: s.now, Steps: s.steps}
@@ -441,16 +400,16 @@ func (s *Scheduler) release(slot uint32) {
 // particular order; f may cancel the event it is given. Callers that act on
 // what they find must sort it first.
 func (s *Scheduler) forEachPending(f func(id EventID, e *Event)) {
-	// f may cancel events (a cut drops what is in flight): the heap must
+	// f may cancel events (a cut drops what is in flight): the queues must
 	// not be compacted under the loop, or events would be skipped or seen
 	// twice. Compaction waits for the loop's end.
 	s.iterating = true
-	for _, h := range s.heap {
+	s.near.each(func(h heapEntry) {
 		e := &s.slab[h.slot]
 		if e.Kind != eventCancelled {
 			f(EventID{slot: h.slot, seq: e.Seq}, e)
 		}
-	}
+	})
 	for _, k := range s.far.order {
 		for _, h := range s.far.buckets[k] {
 			e := &s.slab[h.slot]
@@ -462,28 +421,4 @@ func (s *Scheduler) forEachPending(f func(id EventID, e *Event)) {
 	s.iterating = false
 	s.maybeCompact()
 	s.maybeCompactFar()
-}
-
-func (s *Scheduler) push(h heapEntry) {
-	s.heap = append(s.heap, h)
-	i := len(s.heap) - 1
-	for i > 0 {
-		parent := (i - 1) / heapArity
-		if !h.before(s.heap[parent]) {
-			break
-		}
-		s.heap[i] = s.heap[parent]
-		i = parent
-	}
-	s.heap[i] = h
-}
-
-func (s *Scheduler) pop() {
-	n := len(s.heap) - 1
-	last := s.heap[n]
-	s.heap = s.heap[:n]
-	if n > 0 {
-		s.heap[0] = last
-		s.siftDown(0)
-	}
 }
