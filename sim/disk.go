@@ -709,7 +709,7 @@ type fileOps struct {
 
 func (q *fileOps) pending() []*pendingOp { return q.ops[q.head:] }
 
-func (q *fileOps) push(op *pendingOp) { q.ops = append(q.ops, op) }
+func (q *fileOps) push(op *pendingOp) { q.ops = grow.Append(q.ops, op) }
 
 // drop removes the first n pending operations.
 func (q *fileOps) drop(n int) {

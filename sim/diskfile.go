@@ -14,7 +14,8 @@ import (
 // and its durable copy share extents, and the blocks holding them.
 //
 // The list is kept in blocks that never move: block j holds firstBlock<<j
-// extents, so a list that grows to millions of extents is never copied.
+// extents up to maxBlock, so a list that grows to millions of extents is
+// never copied, and a small file's list stays small.
 //
 // Sharing rules.
 //   - Extent bytes are never written: a bit flip copies its extent first.
@@ -46,14 +47,27 @@ type file struct {
 }
 
 // firstBlock is how many extents the first block holds; each next one
-// holds twice as many.
-const firstBlock = 4
+// holds twice as many, up to maxBlock (32 KiB of extents: a block half
+// empty wastes little).
+const (
+	firstBlock     = 4
+	maxBlockShift  = 8
+	maxBlock       = firstBlock << maxBlockShift
+	growingExtents = firstBlock * (2<<maxBlockShift - 1) // in the blocks that double
+)
 
 // blockOf returns the block and the place in it of extent i.
 func blockOf(i int) (j, k int) {
+	if i >= growingExtents {
+		i -= growingExtents
+		return maxBlockShift + 1 + i/maxBlock, i % maxBlock
+	}
 	j = bits.Len(uint(i/firstBlock+1)) - 1
 	return j, i - firstBlock*(1<<j-1)
 }
+
+// blockLen is how many extents block j holds.
+func blockLen(j int) int { return firstBlock << min(j, maxBlockShift) }
 
 // zeros backs the gaps a write past a file's end leaves (never written).
 var zeros [64 << 10]byte
@@ -114,10 +128,10 @@ func (f *file) add(b []byte) {
 	j, k := blockOf(f.n)
 	switch {
 	case k == 0:
-		f.blocks = append(f.blocks, make([]extent, firstBlock<<j))
+		f.blocks = append(f.blocks, make([]extent, blockLen(j)))
 		f.mine = true
 	case !f.mine:
-		own := make([]extent, firstBlock<<j)
+		own := make([]extent, blockLen(j))
 		copy(own, f.blocks[j][:k])
 		f.blocks = append(f.blocks[:j:j], own)
 		f.mine = true

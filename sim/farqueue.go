@@ -2,6 +2,7 @@ package sim
 
 import (
 	"container/heap"
+	"kafkasim/internal/grow"
 	"time"
 )
 
@@ -74,7 +75,7 @@ func (s *Scheduler) enqueue(h heapEntry) {
 		}
 		heap.Push(&f.order, k)
 	}
-	f.buckets[k] = append(b, h)
+	f.buckets[k] = grow.Append(b, h)
 	f.entries++
 }
 

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"kafkasim/internal/grow"
 	"time"
 )
 
@@ -238,7 +239,7 @@ func (s *Scheduler) Schedule(e Event) EventID {
 		s.slab[slot] = e
 	} else {
 		slot = uint32(len(s.slab))
-		s.slab = append(s.slab, e)
+		s.slab = grow.Append(s.slab, e)
 	}
 	s.enqueue(heapEntry{at: e.At, seq: e.Seq, slot: slot})
 	return EventID{slot: slot, seq: e.Seq}
