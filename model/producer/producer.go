@@ -125,6 +125,20 @@ type partitionState struct {
 	// joins or leaves the queue, is sent, comes back or gets a retry time.
 	wakes [3]time.Duration
 	stale bool
+	// version counts the changes to the partition's queue and its
+	// batches' states (changed). idleVersion, idleBump and idleUntil: at
+	// that version, and that p.bumps, the sender found nothing it could
+	// send before idleUntil, so it need not look until then.
+	version, idleVersion uint64
+	idleBump             uint64
+	idleUntil            time.Duration
+}
+
+// changed notes that the partition's queue or a batch in it changed: its
+// wake-up times are stale, and the sender must look at it again.
+func (st *partitionState) changed() {
+	st.stale = true
+	st.version++
 }
 
 type inflightReq struct {
@@ -195,6 +209,9 @@ type Producer struct {
 	epoch    int16
 	pidCorr  uint64
 	needBump bool
+	// bumps counts the epoch bumps done (maybeBumpEpoch): one lets every
+	// partition send again.
+	bumps uint64
 
 	// parts' accumulator state by partition; pending holds records sent
 	// before any metadata (partition -1).
@@ -621,7 +638,7 @@ func (p *Producer) append(pr pendingRecord) {
 		// its own allocation, so that they keep nothing else of the batch.
 		b = &pbatch{partition: part, created: p.env.Now(), baseSeq: -1, records: make([]record.Record, 0, max(st.batchRecords, 1))}
 		st.queue = append(st.queue, b)
-		st.stale = true
+		st.changed()
 		if p.haveFloor && b.created < p.expireFloor {
 			p.expireFloor = b.created
 		}
@@ -633,6 +650,7 @@ func (p *Producer) append(pr pendingRecord) {
 	b.bytes += size
 	if b.bytes+size > p.cfg.BatchSize {
 		b.closed = true
+		st.version++ // it may go before its linger is up
 	}
 	if b.closed {
 		p.wakeSender(0)

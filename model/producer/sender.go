@@ -53,8 +53,13 @@ func (p *Producer) runSender() {
 		if p.perNode[info.leader] >= p.cfg.MaxInFlight {
 			continue
 		}
-		b := p.nextToSend(part, now)
+		st := p.state[part]
+		if st.idleVersion == st.version && st.idleBump == p.bumps && now < st.idleUntil {
+			continue // nothing changed since it had nothing ready before then
+		}
+		b, until := p.nextToSend(part, now)
 		if b == nil {
+			st.idleVersion, st.idleBump, st.idleUntil = st.version, p.bumps, until
 			continue
 		}
 		i := slices.Index(brokers, info.leader)
@@ -105,17 +110,21 @@ func (p *Producer) partitionPending() {
 // nextToSend picks the batch of a partition that may go now, if any: a
 // retry's backoff must be over; an idempotent producer sends a partition's
 // batches in sequence order and resends a retried batch only when nothing of
-// that partition is in flight, so the broker sees sequences in order.
-func (p *Producer) nextToSend(part int32, now time.Duration) *pbatch {
+// that partition is in flight, so the broker sees sequences in order. With
+// none, it says until when none can be ready unless the partition changes
+// (its version) or the epoch is bumped: a linger or a backoff running out
+// is the only thing time changes here.
+func (p *Producer) nextToSend(part int32, now time.Duration) (*pbatch, time.Duration) {
+	const never = time.Duration(math.MaxInt64)
 	st := p.state[part]
 	if p.needBump && p.cfg.EnableIdempotence {
-		return nil
+		return nil, never
 	}
 	// Kafka's Sender mutes a partition while one of its batches is in
 	// flight when max.in.flight.requests.per.connection is 1
 	// (guaranteeMessageOrder), whichever broker it went to.
 	if p.cfg.MaxInFlight == 1 && st.inflight > 0 {
-		return nil
+		return nil, never
 	}
 	for i, b := range st.queue {
 		if b.inflight {
@@ -128,22 +137,22 @@ func (p *Producer) nextToSend(part int32, now time.Duration) *pbatch {
 		ready := b.closed || now-b.created >= p.cfg.LingerMs || unsentAfter(st.queue[i+1:])
 		if b.attempts > 0 {
 			if now < b.retryAt {
-				return nil
+				return nil, b.retryAt
 			}
 			if p.cfg.EnableIdempotence && st.inflight > 0 {
-				return nil
+				return nil, never
 			}
-			return b
+			return b, 0
 		}
 		if !ready {
-			return nil
+			return nil, b.created + p.cfg.LingerMs
 		}
 		if p.cfg.EnableIdempotence && st.inflight >= p.cfg.MaxInFlight {
-			return nil
+			return nil, never
 		}
-		return b
+		return b, 0
 	}
-	return nil
+	return nil, never
 }
 
 func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
@@ -176,7 +185,7 @@ func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
 		b.closed = true
 		b.inflight = true
 		b.attempts++
-		st.stale = true
+		st.changed()
 		if b.attempts > 1 {
 			p.Stats.Retries++
 		}
@@ -194,7 +203,7 @@ func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
 		for _, b := range batches {
 			st := p.partState(b.partition)
 			st.inflight--
-			st.stale = true
+			st.changed()
 			b.inflight = false
 			b.maybe = true
 			p.complete(b, history.Info, -1, "acks=0: no acknowledgement")
@@ -314,7 +323,7 @@ func (p *Producer) finishRequest(corr uint64, ir *inflightReq) {
 		b.inflight = false
 		st := p.partState(b.partition)
 		st.inflight--
-		st.stale = true
+		st.changed()
 	}
 }
 
@@ -396,7 +405,7 @@ func (p *Producer) retryOrFail(b *pbatch, err proto.ErrorCode, maybe bool) {
 	}
 	if retriable(err) && b.attempts <= p.cfg.Retries && now-b.created < p.cfg.DeliveryTimeout {
 		b.retryAt = now + p.backoff(b.attempts)
-		p.partState(b.partition).stale = true
+		p.partState(b.partition).changed()
 		return
 	}
 	p.settleFailed(b, err.String())
@@ -452,7 +461,7 @@ func (p *Producer) acked(b *pbatch, base int64) {
 func (p *Producer) complete(b *pbatch, t history.Type, base int64, why string) {
 	st := p.partState(b.partition)
 	st.queue = slices.DeleteFunc(st.queue, func(x *pbatch) bool { return x == b })
-	st.stale = true
+	st.changed()
 	for i, r := range b.records {
 		v := history.NoValue()
 		v.Topic, v.Key, v.HasKey, v.Value = p.cfg.Topic, r.Key, r.HasKey, r.Value
@@ -518,6 +527,7 @@ func (p *Producer) maybeBumpEpoch() {
 		return
 	}
 	p.needBump = false
+	p.bumps++
 	if !p.cfg.EnableIdempotence || p.pid == record.NoProducer {
 		return
 	}
