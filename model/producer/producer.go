@@ -151,6 +151,9 @@ type inflightReq struct {
 type partitionInfo struct {
 	leader      int32
 	leaderEpoch int32
+	// known: the leader is a broker the metadata listed (the sender's
+	// check, made once per metadata rather than per look).
+	known bool
 }
 
 type timerKind uint8
@@ -404,6 +407,10 @@ func (p *Producer) handleMetadata(m *proto.MetadataResponse) {
 		if i < len(p.parts) && parts[i].leaderEpoch < p.parts[i].leaderEpoch {
 			parts[i] = p.parts[i]
 		}
+	}
+	for i := range parts {
+		_, listed := p.brokers[parts[i].leader]
+		parts[i].known = parts[i].leader >= 0 && listed
 	}
 	p.parts = parts
 	p.metaValid = true

@@ -33,14 +33,16 @@ func (p *Producer) runSender() {
 	// (Scratch slices the producer keeps, batch lists included: a request
 	// keeps a copy of its list.)
 	byBroker, brokers := p.sendBatches[:0], p.sendBrokers[:0]
+	// Whether each leader met has room for a request: the counts change
+	// only when the requests go, after this loop.
+	var room leaderRoom
 	for i := range p.state {
 		part := int32(i)
 		if int(part) >= len(p.parts) || len(p.state[part].queue) == 0 {
 			continue // nothing to send, nor to find a leader for
 		}
 		info := p.parts[part]
-		_, known := p.brokers[info.leader]
-		if info.leader < 0 || !known {
+		if !info.known {
 			// Kafka's sender asks for fresh metadata when a partition with
 			// data to send has no known leader; without it a producer whose
 			// last metadata showed no leader would wait for
@@ -50,7 +52,7 @@ func (p *Producer) runSender() {
 		}
 		// max.in.flight.requests.per.connection counts requests: one
 		// request carries a ready batch of every partition the broker leads.
-		if p.perNode[info.leader] >= p.cfg.MaxInFlight {
+		if !room.has(p, info.leader) {
 			continue
 		}
 		st := p.state[part]
@@ -90,6 +92,28 @@ func (p *Producer) runSender() {
 	}
 	p.sendBatches, p.sendBrokers = byBroker, brokers
 	p.scheduleNext(now)
+}
+
+// leaderRoom remembers, for the few leaders one pass of the sender meets,
+// whether each may take another request (max.in.flight.requests.per.connection).
+type leaderRoom struct {
+	ids  [8]int32
+	room [8]bool
+	n    int
+}
+
+func (r *leaderRoom) has(p *Producer, leader int32) bool {
+	for i := range r.n {
+		if r.ids[i] == leader {
+			return r.room[i]
+		}
+	}
+	ok := p.perNode[leader] < p.cfg.MaxInFlight
+	if r.n < len(r.ids) {
+		r.ids[r.n], r.room[r.n] = leader, ok
+		r.n++
+	}
+	return ok
 }
 
 // partitionPending gives their partitions to the records sent before any
