@@ -29,8 +29,12 @@ import (
 // event, when the world's owner then schedules something sooner) makes the
 // queue rebuild itself around the new earliest time.
 type nearQueue struct {
-	last    time.Duration
+	last time.Duration
+	// buckets[i] holds lens[i] entries, in a slice as long as its
+	// capacity: queuing writes an entry, not the slice, so that it
+	// costs no write barrier while the collector marks.
 	buckets [65][]heapEntry
+	lens    [65]int
 	// head is where bucket 0's entries still queued start.
 	head int
 	// mask has bit i-1 set when bucket i > 0 holds entries.
@@ -41,6 +45,9 @@ type nearQueue struct {
 func (q *nearQueue) len() int { return q.n }
 
 func (q *nearQueue) bucketOf(at time.Duration) int { return bits.Len64(uint64(at ^ q.last)) }
+
+// bucket returns bucket i's entries.
+func (q *nearQueue) bucket(i int) []heapEntry { return q.buckets[i][:q.lens[i]] }
 
 // push queues h.
 func (q *nearQueue) push(h heapEntry) {
@@ -54,36 +61,37 @@ func (q *nearQueue) push(h heapEntry) {
 // place files h in its bucket (h.at >= q.last).
 func (q *nearQueue) place(h heapEntry) {
 	i := q.bucketOf(h.at)
+	if q.lens[i] == len(q.buckets[i]) {
+		q.grow(i)
+	}
+	b := q.buckets[i]
+	j := q.lens[i]
+	q.lens[i]++
 	if i > 0 {
-		q.buckets[i] = q.grown(q.buckets[i], h)
+		b[j] = h
 		q.mask |= 1 << (i - 1)
 		return
 	}
-	b := q.grown(q.buckets[0], h)
-	j := len(b) - 1
 	for j > q.head && h.seq < b[j-1].seq {
 		b[j] = b[j-1]
 		j--
 	}
 	b[j] = h
-	q.buckets[0] = b
 }
 
-// grown appends h to b. A bucket that runs out of room grows to hold the
-// whole queue (up to 4,096 entries), so that bucket sizes settle within a
-// few growths and the steady state allocates nothing.
-func (q *nearQueue) grown(b []heapEntry, h heapEntry) []heapEntry {
-	if len(b) == cap(b) {
-		n := make([]heapEntry, len(b), max(2*cap(b), min(q.n, 4096), 8))
-		copy(n, b)
-		b = n
-	}
-	return append(b, h)
+// grow makes room in bucket i. A bucket that runs out of room grows to hold
+// the whole queue (up to 4,096 entries), so that bucket sizes settle within
+// a few growths and the steady state allocates nothing.
+func (q *nearQueue) grow(i int) {
+	b := q.buckets[i]
+	n := make([]heapEntry, max(2*len(b), min(q.n, 4096), 8))
+	copy(n, b)
+	q.buckets[i] = n
 }
 
 // min returns the earliest entry; the queue must not be empty.
 func (q *nearQueue) min() heapEntry {
-	if q.head == len(q.buckets[0]) {
+	if q.head == q.lens[0] {
 		q.refill()
 	}
 	return q.buckets[0][q.head]
@@ -95,8 +103,8 @@ func (q *nearQueue) popMin() heapEntry {
 	h := q.min()
 	q.head++
 	q.n--
-	if q.head == len(q.buckets[0]) {
-		q.buckets[0], q.head = q.buckets[0][:0], 0
+	if q.head == q.lens[0] {
+		q.lens[0], q.head = 0, 0
 	}
 	return h
 }
@@ -104,18 +112,18 @@ func (q *nearQueue) popMin() heapEntry {
 // refill moves the lowest non-empty bucket's earliest time into last and
 // redistributes the bucket, which fills bucket 0 (empty before).
 func (q *nearQueue) refill() {
-	q.buckets[0], q.head = q.buckets[0][:0], 0
+	q.lens[0], q.head = 0, 0
 	i := bits.TrailingZeros64(q.mask) + 1
-	b := q.buckets[i]
+	b := q.bucket(i)
 	earliest := b[0].at
 	for _, h := range b[1:] {
 		earliest = min(earliest, h.at)
 	}
 	q.last = earliest
-	q.buckets[i] = b[:0]
+	q.lens[i] = 0
 	q.mask &^= 1 << (i - 1)
 	// Every entry lands in a bucket below i (they all agree with the new
-	// last above bit i-1), so b's array is not appended to meanwhile.
+	// last above bit i-1), so b's entries are not written over meanwhile.
 	for _, h := range b {
 		q.place(h)
 	}
@@ -125,27 +133,20 @@ func (q *nearQueue) refill() {
 func (q *nearQueue) rebase(at time.Duration) {
 	var all []heapEntry
 	q.each(func(h heapEntry) { all = append(all, h) })
-	q.clear()
+	q.lens, q.head, q.mask = [65]int{}, 0, 0
 	q.last = at
 	for _, h := range all {
 		q.place(h)
 	}
 }
 
-func (q *nearQueue) clear() {
-	for i := range q.buckets {
-		q.buckets[i] = q.buckets[i][:0]
-	}
-	q.head, q.mask = 0, 0
-}
-
 // each calls f for every entry, in no particular order.
 func (q *nearQueue) each(f func(h heapEntry)) {
-	for _, h := range q.buckets[0][q.head:] {
+	for _, h := range q.bucket(0)[q.head:] {
 		f(h)
 	}
 	for m := q.mask; m != 0; m &= m - 1 {
-		for _, h := range q.buckets[bits.TrailingZeros64(m)+1] {
+		for _, h := range q.bucket(bits.TrailingZeros64(m) + 1) {
 			f(h)
 		}
 	}
@@ -154,26 +155,28 @@ func (q *nearQueue) each(f func(h heapEntry)) {
 // filter keeps the entries keep says to (bucket 0 stays in order).
 func (q *nearQueue) filter(keep func(h heapEntry) bool) {
 	b0 := q.buckets[0]
-	kept := b0[:0]
-	for _, h := range b0[q.head:] {
+	k := 0
+	for _, h := range b0[q.head:q.lens[0]] {
 		if keep(h) {
-			kept = append(kept, h)
+			b0[k] = h
+			k++
 		}
 	}
-	q.buckets[0], q.head = kept, 0
-	q.n = len(kept)
+	q.lens[0], q.head = k, 0
+	q.n = k
 	for m := q.mask; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros64(m) + 1
 		b := q.buckets[i]
-		k := b[:0]
-		for _, h := range b {
+		k := 0
+		for _, h := range b[:q.lens[i]] {
 			if keep(h) {
-				k = append(k, h)
+				b[k] = h
+				k++
 			}
 		}
-		q.buckets[i] = k
-		q.n += len(k)
-		if len(k) == 0 {
+		q.lens[i] = k
+		q.n += k
+		if k == 0 {
 			q.mask &^= 1 << (i - 1)
 		}
 	}
