@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -213,11 +212,6 @@ type Producer struct {
 	epoch    int16
 	pidCorr  uint64
 	needBump bool
-	// queued has bit i set while partition i's queue holds batches (the
-	// first 64 partitions; with more, the sender looks at every queue);
-	// visit is the sender's scratch list of them (queuedParts).
-	queued uint64
-	visit  []int32
 	// bumps counts the epoch bumps done (maybeBumpEpoch): one lets every
 	// partition send again.
 	bumps uint64
@@ -652,7 +646,6 @@ func (p *Producer) append(pr pendingRecord) {
 		b = &pbatch{partition: part, created: p.env.Now(), baseSeq: -1, records: make([]record.Record, 0, max(st.batchRecords, 1))}
 		st.queue = append(st.queue, b)
 		st.changed()
-		p.queuedChanged(part, st)
 		if p.haveFloor && b.created < p.expireFloor {
 			p.expireFloor = b.created
 		}
@@ -672,52 +665,6 @@ func (p *Producer) append(pr pendingRecord) {
 		p.wakeSender(p.cfg.LingerMs)
 	}
 }
-
-// queuedChanged keeps queued in step with partition part's queue.
-func (p *Producer) queuedChanged(part int32, st *partitionState) {
-	if part < 0 || part >= 64 {
-		return
-	}
-	if len(st.queue) > 0 {
-		p.queued |= 1 << part
-	} else {
-		p.queued &^= 1 << part
-	}
-}
-
-// queuedParts lists, in order, the partitions whose queues hold batches:
-// the only ones the sender has anything to do for.
-func (p *Producer) queuedParts() []int32 {
-	v := p.visit[:0]
-	if len(p.state) <= 64 {
-		for m := p.queued; m != 0; m &= m - 1 {
-			v = append(v, int32(bits.TrailingZeros64(m)))
-		}
-	} else {
-		for i, st := range p.state {
-			if len(st.queue) > 0 {
-				v = append(v, int32(i))
-			}
-		}
-	}
-	p.visit = v
-	if verifyQueued {
-		var all []int32
-		for i, st := range p.state {
-			if len(st.queue) > 0 {
-				all = append(all, int32(i))
-			}
-		}
-		if !slices.Equal(v, all) {
-			panic(fmt.Sprintf("producer: queued partitions %v, but the queues say %v", v, all))
-		}
-	}
-	return v
-}
-
-// verifyQueued makes queuedParts check its list against every queue, and
-// panic where they differ (tests set it).
-var verifyQueued = false
 
 func (p *Producer) partState(part int32) *partitionState {
 	if part < 0 {

@@ -36,9 +36,10 @@ func (p *Producer) runSender() {
 	// Whether each leader met has room for a request: the counts change
 	// only when the requests go, after this loop.
 	var room leaderRoom
-	for _, part := range p.queuedParts() { // the others have nothing to send, nor to find a leader for
-		if int(part) >= len(p.parts) {
-			continue
+	for i := range p.state {
+		part := int32(i)
+		if int(part) >= len(p.parts) || len(p.state[part].queue) == 0 {
+			continue // nothing to send, nor to find a leader for
 		}
 		info := p.parts[part]
 		if !info.known {
@@ -266,8 +267,7 @@ func unsentAfter(batches []*pbatch) bool {
 // scheduleNext wakes the sender for the next linger expiry, retry or expiry.
 func (p *Producer) scheduleNext(now time.Duration) {
 	next := time.Duration(math.MaxInt64)
-	for _, part := range p.queuedParts() { // an empty queue asks for no wake-up
-		st := p.state[part]
+	for _, st := range p.state {
 		if st.stale {
 			st.wakes = p.wakesOf(st)
 			st.stale = false
@@ -486,7 +486,6 @@ func (p *Producer) complete(b *pbatch, t history.Type, base int64, why string) {
 	st := p.partState(b.partition)
 	st.queue = slices.DeleteFunc(st.queue, func(x *pbatch) bool { return x == b })
 	st.changed()
-	p.queuedChanged(b.partition, st)
 	for i, r := range b.records {
 		v := history.NoValue()
 		v.Topic, v.Key, v.HasKey, v.Value = p.cfg.Topic, r.Key, r.HasKey, r.Value

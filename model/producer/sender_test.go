@@ -1,7 +1,6 @@
 package producer_test
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -164,43 +163,5 @@ func TestLingerWaitsWhileAnEarlierBatchIsInFlight(t *testing.T) {
 	}
 	if wait := silent.attempts[1].at - 200*time.Millisecond; wait < cfg.LingerMs || wait > cfg.LingerMs+10*time.Millisecond {
 		t.Errorf("partition 0's second batch reached its leader %v after its record, want linger.ms (%v) plus the network", wait, cfg.LingerMs)
-	}
-}
-
-// The sender visits only the partitions whose queues hold batches: with a
-// check of that list against every queue at each visit, a producer keeps
-// sending to a handful of partitions (the list from a bit set) and to more
-// than 64 (the list from the queues), through answers, retries and a
-// leader that stops answering.
-func TestSenderVisitsEveryQueuedPartition(t *testing.T) {
-	defer func(v bool) { *producer.VerifyQueued = v }(*producer.VerifyQueued)
-	*producer.VerifyQueued = true
-	for _, partitions := range []int{5, 70} {
-		w := sim.NewWorld(sim.DefaultOptions(sim.Seed(partitions)))
-		var nodes []sim.NodeID
-		var brokers []*testBroker
-		for i := range partitions {
-			b := &testBroker{brokers: partitions, delay: time.Duration(1+i%7) * time.Millisecond}
-			if i%4 == 1 {
-				b.answers = []proto.ErrorCode{proto.NotLeaderOrFollower, proto.None}
-			}
-			b.silent = i == 2
-			brokers = append(brokers, b)
-			nodes = append(nodes, w.AddNode(sim.NodeSpec{Name: fmt.Sprintf("broker-%d", i+1), Role: "broker", New: func() sim.Node { return b }}))
-		}
-		cfg := producer.DefaultConfig("p-0", "orders")
-		cfg.Brokers, cfg.Recorder = nodes, history.NewRecorder(w.Now)
-		cfg.Rate, cfg.Keys = 3000, 500
-		cfg.DeliveryTimeout, cfg.RequestTimeout = 2*time.Second, time.Second
-		w.AddNode(sim.NodeSpec{Name: "p-0", Role: "producer", New: producer.New(cfg)})
-		w.Start()
-		w.RunUntil(5 * time.Second)
-		sent := 0
-		for _, b := range brokers {
-			sent += len(b.attempts)
-		}
-		if sent < 1000 {
-			t.Errorf("%d partitions: %d batches sent, want many", partitions, sent)
-		}
 	}
 }

@@ -1,4 +1,0 @@
-package producer
-
-// VerifyQueued lets the tests check the sender's list of queued partitions.
-var VerifyQueued = &verifyQueued
