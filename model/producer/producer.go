@@ -122,15 +122,16 @@ type partitionState struct {
 	batchRecords int
 	// wakes are the times the sender must look at this partition again
 	// (scheduleNext; none: 0), recomputed when stale: whenever a batch
-	// joins or leaves the queue, is sent, comes back or gets a retry time.
+	// joins or leaves the queue, is sent, comes back or gets a retry time;
+	// kept in ascending order.
 	wakes [3]time.Duration
 	stale bool
 	// version counts the changes to the partition's queue and its
-	// batches' states (changed). idleVersion, idleBump and idleUntil: at
-	// that version, and that p.bumps, the sender found nothing it could
+	// batches' states (changed). idleVersion, idleGen and idleUntil: at
+	// that version, and that p.sendGen, the sender found nothing it could
 	// send before idleUntil, so it need not look until then.
 	version, idleVersion uint64
-	idleBump             uint64
+	idleGen              uint64
 	idleUntil            time.Duration
 }
 
@@ -212,9 +213,10 @@ type Producer struct {
 	epoch    int16
 	pidCorr  uint64
 	needBump bool
-	// bumps counts the epoch bumps done (maybeBumpEpoch): one lets every
-	// partition send again.
-	bumps uint64
+	// sendGen counts what may change every partition's sending at once:
+	// epoch bumps (maybeBumpEpoch) and metadata answers (a leader found or
+	// lost).
+	sendGen uint64
 
 	// parts' accumulator state by partition; pending holds records sent
 	// before any metadata (partition -1).
@@ -413,6 +415,7 @@ func (p *Producer) handleMetadata(m *proto.MetadataResponse) {
 		parts[i].known = parts[i].leader >= 0 && listed
 	}
 	p.parts = parts
+	p.sendGen++
 	p.metaValid = true
 	p.partitionPending()
 	if p.cfg.EnableIdempotence && p.pid == record.NoProducer && p.pidCorr == 0 {

@@ -36,10 +36,15 @@ func (p *Producer) runSender() {
 	// Whether each leader met has room for a request: the counts change
 	// only when the requests go, after this loop.
 	var room leaderRoom
-	for i := range p.state {
+	for i, st := range p.state {
 		part := int32(i)
-		if int(part) >= len(p.parts) || len(p.state[part].queue) == 0 {
+		if int(part) >= len(p.parts) || len(st.queue) == 0 {
 			continue // nothing to send, nor to find a leader for
+		}
+		if st.idleVersion == st.version && st.idleGen == p.sendGen && now < st.idleUntil {
+			// Nothing changed since it had nothing ready before then, nor
+			// did the metadata: its leader is known, as it was.
+			continue
 		}
 		info := p.parts[part]
 		if !info.known {
@@ -55,13 +60,9 @@ func (p *Producer) runSender() {
 		if !room.has(p, info.leader) {
 			continue
 		}
-		st := p.state[part]
-		if st.idleVersion == st.version && st.idleBump == p.bumps && now < st.idleUntil {
-			continue // nothing changed since it had nothing ready before then
-		}
 		b, until := p.nextToSend(part, now)
 		if b == nil {
-			st.idleVersion, st.idleBump, st.idleUntil = st.version, p.bumps, until
+			st.idleVersion, st.idleGen, st.idleUntil = st.version, p.sendGen, until
 			continue
 		}
 		i := slices.Index(brokers, info.leader)
@@ -269,12 +270,24 @@ func (p *Producer) scheduleNext(now time.Duration) {
 	next := time.Duration(math.MaxInt64)
 	for _, st := range p.state {
 		if st.stale {
-			st.wakes = p.wakesOf(st)
+			w := p.wakesOf(st)
+			// In order, so that the first one still ahead is the one.
+			if w[0] > w[1] {
+				w[0], w[1] = w[1], w[0]
+			}
+			if w[1] > w[2] {
+				w[1], w[2] = w[2], w[1]
+			}
+			if w[0] > w[1] {
+				w[0], w[1] = w[1], w[0]
+			}
+			st.wakes = w
 			st.stale = false
 		}
 		for _, t := range st.wakes {
-			if t > now && t < next {
-				next = t
+			if t > now {
+				next = min(next, t)
+				break
 			}
 		}
 	}
@@ -554,7 +567,7 @@ func (p *Producer) maybeBumpEpoch() {
 		return
 	}
 	p.needBump = false
-	p.bumps++
+	p.sendGen++
 	if !p.cfg.EnableIdempotence || p.pid == record.NoProducer {
 		return
 	}
