@@ -148,22 +148,16 @@ const scanned = 8
 // id returns s's number; when s is new and the table already holds limit
 // names, it returns limit and does not add s.
 func (t *table) id(s string, limit uint32) uint32 {
-	if maybeSame(s, t.lastName) && s == t.lastName && t.names != nil {
+	if s == t.lastName && t.names != nil {
 		return t.last
 	}
 	return t.find(s, limit)
 }
 
-// maybeSame is a cheap first look before comparing two strings: names in a
-// table often share their length and differ at the end ("p-0", "p-1").
-func maybeSame(a, b string) bool {
-	return len(a) == len(b) && (len(a) == 0 || a[len(a)-1] == b[len(b)-1])
-}
-
 func (t *table) find(s string, limit uint32) uint32 {
 	n := min(len(t.names), scanned)
 	for i, name := range t.names[:n] {
-		if maybeSame(name, s) && name == s {
+		if name == s {
 			t.last, t.lastName = uint32(i), s
 			return uint32(i)
 		}
