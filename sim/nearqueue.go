@@ -10,20 +10,24 @@ import (
 //
 // Why: virtual time never goes back, so every event queued fires at or
 // after the last one taken out; a radix heap uses that. Bucket i > 0 holds
-// the events whose time first differs from last (the time of the event last
-// taken out) at bit i-1, bucket 0 those at last itself. Queuing an event is
-// an append; taking the earliest out is a pop from bucket 0, or, when it is
-// empty, a scan of the lowest non-empty bucket for its earliest time, which
-// becomes last, and a redistribution of that bucket into lower ones. An
-// event only ever moves down, so each moves a few times at most. In issue
-// 4's benchmark this replaced a binary heap of about a thousand entries
-// whose every pop walked ten levels.
+// the events whose time first differs from last (the earliest time the
+// queue has taken up) at bit i-1. Bucket 0 is the run: the earliest events,
+// sorted by (time, sequence), every one at or before runMax, and every
+// event in the other buckets after it. Queuing an event appends it to its
+// bucket, or inserts it in the run when it is not after runMax; taking the
+// earliest out pops the run, or, when it is empty, takes up the lowest
+// non-empty bucket: its earliest time becomes last, and the bucket becomes
+// the run, sorted — or, when it is large, its events at last do and the
+// others are redistributed into lower buckets. An event only ever moves
+// down, so each moves a few times at most (a bucket taken up holds four
+// events on average in issue 4's benchmark). This replaced a binary heap of
+// about a thousand entries whose every pop walked ten levels.
 //
-// Order: bucket 0 is kept sorted by sequence, so that events of one instant
-// leave in the order they were scheduled (a held event released keeps its
-// old sequence, so it may have to be inserted before others). The order of
-// execution — (time, sequence) — is exactly the one a heap gives; the
-// trace hash does not depend on this structure.
+// Order: the run is sorted by time, then sequence, so that events of one
+// instant leave in the order they were scheduled (a held event released
+// keeps its old sequence, so it may have to be inserted before others). The
+// order of execution — (time, sequence) — is exactly the one a heap gives;
+// the trace hash does not depend on this structure.
 //
 // An event queued before last (possible only after a look at the earliest
 // event, when the world's owner then schedules something sooner) makes the
@@ -35,12 +39,18 @@ type nearQueue struct {
 	// costs no write barrier while the collector marks.
 	buckets [65][]heapEntry
 	lens    [65]int
-	// head is where bucket 0's entries still queued start.
-	head int
+	// head is where the run's entries still queued start; runMax is the
+	// latest time it may hold.
+	head   int
+	runMax time.Duration
 	// mask has bit i-1 set when bucket i > 0 holds entries.
 	mask uint64
 	n    int
 }
+
+// runBucketMax is the most entries a bucket taken up becomes the run
+// whole, sorted; a larger one is redistributed.
+const runBucketMax = 16
 
 func (q *nearQueue) len() int { return q.n }
 
@@ -58,25 +68,40 @@ func (q *nearQueue) push(h heapEntry) {
 	q.place(h)
 }
 
-// place files h in its bucket (h.at >= q.last).
+// place files h (h.at >= q.last): in the run when it is not after it,
+// else in its bucket.
 func (q *nearQueue) place(h heapEntry) {
+	if h.at == q.last || (q.head < q.lens[0] && h.at <= q.runMax) {
+		q.insertRun(h)
+		return
+	}
 	i := q.bucketOf(h.at)
 	if q.lens[i] == len(q.buckets[i]) {
 		q.grow(i)
 	}
-	b := q.buckets[i]
-	j := q.lens[i]
+	q.buckets[i][q.lens[i]] = h
 	q.lens[i]++
-	if i > 0 {
-		b[j] = h
-		q.mask |= 1 << (i - 1)
-		return
+	q.mask |= 1 << (i - 1)
+}
+
+// insertRun puts h in its place in the run.
+func (q *nearQueue) insertRun(h heapEntry) {
+	if q.head == q.lens[0] {
+		q.lens[0], q.head = 0, 0
+		q.runMax = h.at
 	}
-	for j > q.head && h.seq < b[j-1].seq {
+	if q.lens[0] == len(q.buckets[0]) {
+		q.grow(0)
+	}
+	b := q.buckets[0]
+	j := q.lens[0]
+	q.lens[0]++
+	for j > q.head && h.before(b[j-1]) {
 		b[j] = b[j-1]
 		j--
 	}
 	b[j] = h
+	q.runMax = max(q.runMax, h.at)
 }
 
 // grow makes room in bucket i. A bucket that runs out of room grows to hold
@@ -109,8 +134,9 @@ func (q *nearQueue) popMin() heapEntry {
 	return h
 }
 
-// refill moves the lowest non-empty bucket's earliest time into last and
-// redistributes the bucket, which fills bucket 0 (empty before).
+// refill takes up the lowest non-empty bucket (the run is empty): its
+// earliest time becomes last, and it becomes the run, or, when large, its
+// entries at last do and the others go to lower buckets.
 func (q *nearQueue) refill() {
 	q.lens[0], q.head = 0, 0
 	i := bits.TrailingZeros64(q.mask) + 1
@@ -122,8 +148,15 @@ func (q *nearQueue) refill() {
 	q.last = earliest
 	q.lens[i] = 0
 	q.mask &^= 1 << (i - 1)
-	// Every entry lands in a bucket below i (they all agree with the new
-	// last above bit i-1), so b's entries are not written over meanwhile.
+	// Every entry is after the run or lands in a bucket below i (they all
+	// agree with the new last above bit i-1), so b's entries are not
+	// written over meanwhile; the other buckets hold later entries still.
+	if len(b) <= runBucketMax {
+		for _, h := range b {
+			q.insertRun(h)
+		}
+		return
+	}
 	for _, h := range b {
 		q.place(h)
 	}
@@ -152,7 +185,7 @@ func (q *nearQueue) each(f func(h heapEntry)) {
 	}
 }
 
-// filter keeps the entries keep says to (bucket 0 stays in order).
+// filter keeps the entries keep says to (the run stays in order).
 func (q *nearQueue) filter(keep func(h heapEntry) bool) {
 	b0 := q.buckets[0]
 	k := 0
@@ -180,4 +213,9 @@ func (q *nearQueue) filter(keep func(h heapEntry) bool) {
 			q.mask &^= 1 << (i - 1)
 		}
 	}
+}
+
+// before orders entries by time, then sequence.
+func (a heapEntry) before(b heapEntry) bool {
+	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
 }
