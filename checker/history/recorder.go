@@ -217,6 +217,11 @@ func (r *Recorder) Step(i int64) uint64 {
 func NewRecorder(clock func() time.Duration) *Recorder { return &Recorder{clock: clock} }
 
 func (r *Recorder) add(process string, t Type, f string, v *Value, spans []RecordSpan) int64 {
+	return r.addAs(r.proc(process), t, f, v, spans)
+}
+
+// addAs records an operation of the process numbered pid (see proc).
+func (r *Recorder) addAs(pid uint32, t Type, f string, v *Value, spans []RecordSpan) int64 {
 	i := r.n
 	if i >= maxOps {
 		panic("history: more operations than a recorder holds")
@@ -232,10 +237,6 @@ func (r *Recorder) add(process string, t Type, f string, v *Value, spans []Recor
 		}
 		r.steps[j>>chunkShift][j&chunkMask] = r.stepOf()
 		r.nsteps++
-	}
-	pid := r.procs.id(process, math.MaxUint32)
-	if int(pid) == len(r.since) {
-		r.since = append(r.since, opList{})
 	}
 	if l, n := &r.since[pid], len(r.since[pid].blocks); n > 0 && len(l.blocks[n-1]) < cap(l.blocks[n-1]) {
 		l.blocks[n-1] = append(l.blocks[n-1], uint32(i))
@@ -351,6 +352,32 @@ func (r *Recorder) load(i int64, op *Op) {
 	op.Value.Topic = r.topics.names[s.topic]
 }
 
+// Proc is a client process's handle on the recorder: what it records
+// through the handle is the same as through the recorder, without looking
+// the process's name up for every operation.
+type Proc struct {
+	r   *Recorder
+	pid uint32
+}
+
+// Proc returns process's handle.
+func (r *Recorder) Proc(process string) Proc { return Proc{r: r, pid: r.proc(process)} }
+
+// Invoke is Recorder.Invoke for the handle's process.
+func (p Proc) Invoke(f string, v Value) int64 { return p.r.addAs(p.pid, Invoke, f, &v, nil) }
+
+// Complete is Recorder.Complete for the handle's process.
+func (p Proc) Complete(t Type, f string, v Value) int64 { return p.r.addAs(p.pid, t, f, &v, nil) }
+
+// CompletePoll is Recorder.CompletePoll for the handle's process.
+func (p Proc) CompletePoll(t Type, v Value, spans []RecordSpan) int64 {
+	v.HasRecords = true
+	if len(spans) == 0 {
+		v.Records = emptyRecords
+	}
+	return p.r.addAs(p.pid, t, FPoll, &v, spans)
+}
+
 // Invoke records the start of an operation and returns its index.
 func (r *Recorder) Invoke(process, f string, v Value) int64 {
 	return r.add(process, Invoke, f, &v, nil)
@@ -367,11 +394,7 @@ func (r *Recorder) Complete(process string, t Type, f string, v Value) int64 {
 // operation recorded so reads back as if Complete had been given the
 // records.
 func (r *Recorder) CompletePoll(process string, t Type, v Value, spans []RecordSpan) int64 {
-	v.HasRecords = true
-	if len(spans) == 0 {
-		v.Records = emptyRecords
-	}
-	return r.add(process, t, FPoll, &v, spans)
+	return r.Proc(process).CompletePoll(t, v, spans)
 }
 
 // Died records that a client process died (crashed, was killed, lost power

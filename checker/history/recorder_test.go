@@ -478,3 +478,34 @@ func TestPollSpansReadBackAsRecords(t *testing.T) {
 		t.Fatalf("JSON Lines differ:\n%s\nwant\n%s", gotJSON.String(), wantJSON.String())
 	}
 }
+
+// A process's handle records exactly what the recorder records given the
+// process's name, interleaved with other processes and across a death.
+func TestProcHandleRecordsAsTheName(t *testing.T) {
+	byName, byHandle := NewRecorder(func() time.Duration { return 5 }), NewRecorder(func() time.Duration { return 5 })
+	h := byHandle.Proc("p-1")
+	for i := range 200 {
+		v := NoValue()
+		v.Topic, v.Key, v.HasKey, v.Value = "orders", "k", true, strconv.Itoa(i)
+		byName.Invoke("p-1", FSend, v)
+		h.Invoke(FSend, v)
+		byName.Invoke("c-0", FPoll, NoValue())
+		byHandle.Invoke("c-0", FPoll, NoValue())
+		if i%3 == 0 {
+			v.Offset, v.Partition = int64(i), 2
+			byName.Complete("p-1", OK, FSend, v)
+			h.Complete(OK, FSend, v)
+		}
+		src := &fakeSource{base: int64(i), recs: []Record{{Value: "x"}}}
+		byName.CompletePoll("c-0", OK, NoValue(), []RecordSpan{{Src: src, Topic: "orders", Partition: 1, Lo: 0, Hi: 1}})
+		byHandle.Proc("c-0").CompletePoll(OK, NoValue(), []RecordSpan{{Src: src, Topic: "orders", Partition: 1, Lo: 0, Hi: 1}})
+		if i == 150 {
+			byName.Died("p-1", "killed")
+			byHandle.Died("p-1", "killed")
+		}
+	}
+	a, b := byName.Ops(), byHandle.Ops()
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("recorded through the handle: %d operations differing from the %d recorded by name", len(b), len(a))
+	}
+}

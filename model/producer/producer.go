@@ -190,6 +190,8 @@ type Producer struct {
 	cfg Config
 	env sim.Env
 	rec *history.Recorder
+	// hist is the producer's handle on rec (when rec is set).
+	hist history.Proc
 
 	valuePrefix string
 	values      valueBlock // the block values are cut from (nextValue)
@@ -254,6 +256,9 @@ func New(cfg Config) func() sim.Node {
 func (p *Producer) Start(env sim.Env) {
 	p.env = env
 	p.rec = p.cfg.Recorder
+	if p.rec != nil {
+		p.hist = p.rec.Proc(p.cfg.Name)
+	}
 	p.valuePrefix = p.cfg.Name
 	if inc := env.Incarnation(); inc > 1 {
 		// Values stay unique across restarts: the counter starts again.
@@ -280,9 +285,9 @@ func (p *Producer) Start(env sim.Env) {
 func (p *Producer) record(t history.Type, f string, v history.Value) {
 	if p.rec != nil {
 		if t == history.Invoke {
-			p.rec.Invoke(p.cfg.Name, f, v)
+			p.hist.Invoke(f, v)
 		} else {
-			p.rec.Complete(p.cfg.Name, t, f, v)
+			p.hist.Complete(t, f, v)
 		}
 	}
 }

@@ -117,6 +117,8 @@ type Reader struct {
 	cfg Config
 	env sim.Env
 	rec *history.Recorder
+	// hist is the reader's handle on rec (when rec is set).
+	hist history.Proc
 
 	brokers  map[int32]sim.NodeID
 	pos      map[partKey]*position
@@ -162,6 +164,9 @@ func New(cfg Config) func() sim.Node { return func() sim.Node { return &Reader{c
 func (r *Reader) Start(env sim.Env) {
 	r.env = env
 	r.rec = r.cfg.Recorder
+	if r.rec != nil {
+		r.hist = r.rec.Proc(r.cfg.Name)
+	}
 	r.brokers = map[int32]sim.NodeID{}
 	r.pos = map[partKey]*position{}
 	r.fetching = map[int32]uint64{}
@@ -519,7 +524,7 @@ func (r *Reader) poll() {
 	v.Isolation = r.cfg.Isolation
 	v.Final = r.final
 	if r.rec != nil {
-		r.rec.Invoke(r.cfg.Name, history.FPoll, v)
+		r.hist.Invoke(history.FPoll, v)
 	}
 	r.Stats.Polls++
 	r.drain()
@@ -729,7 +734,7 @@ func (r *Reader) finishPoll() {
 	if r.rec != nil {
 		// The history keeps the spans (the batches are never changed),
 		// not a copy of each record.
-		r.rec.CompletePoll(r.cfg.Name, history.OK, v, r.pollSpans)
+		r.hist.CompletePoll(history.OK, v, r.pollSpans)
 	}
 	r.Stats.Records += r.pollN
 	r.pollSpans, r.pollN = r.pollSpans[:0], 0
