@@ -981,17 +981,11 @@ func (d *Disk) corrupt(name string) (string, int64, bool) {
 	}
 	off := d.rng.Int64N(f.size)
 	bit := byte(1) << d.rng.IntN(8)
-	before, after := f.flip(off, bit)
+	f.flip(off, bit)
 	d.changedFrom(name, off)
 	d.flips = append(d.flips, Flip{File: name, Offset: off})
-	// The medium flips too: where the durable copy holds the very bytes
-	// the cache did, it takes the same flipped copy.
 	if df := d.files[name].durable; df != nil && off < df.size {
-		if i := df.extentAt(off); df.start(i) == f.start(f.extentAt(off)) && sameBytes(df.at(i).b, before) {
-			df.swap(i, after)
-		} else {
-			df.flip(off, bit)
-		}
+		df.flip(off, bit) // on the medium too
 	}
 	d.stats.Corruptions++
 	return name, off, true

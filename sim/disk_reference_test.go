@@ -408,12 +408,7 @@ func TestDiskAgreesWithAPlainReference(t *testing.T) {
 			WritebackDelay:       time.Duration(rapid.SampledFrom([]int{0, 50, 500}).Draw(t, "writeback_ms")) * time.Millisecond,
 			TornWriteProbability: rapid.SampledFrom([]float64{0, 0.5, 1}).Draw(t, "torn_probability"),
 		}
-		w := NewWorld(opts)
-		var p *probe
-		w.AddNode(NodeSpec{Name: "n", New: func() Node { p = &probe{}; return p }})
-		w.Start()
-		w.RunUntil(0)
-		disk := w.Disk(0)
+		w, disk, p := diskProbeWorld(opts)
 		ref := &diskRef{t: t, cache: map[string][]byte{}, durable: map[string][]byte{},
 			writeLatency: opts.Disk.WriteLatency.Min, fsyncLatency: opts.Disk.FsyncLatency.Min,
 			writeback: opts.Disk.WritebackDelay}
@@ -425,8 +420,8 @@ func TestDiskAgreesWithAPlainReference(t *testing.T) {
 		run := func(d time.Duration) {
 			w.RunFor(d)
 			want := ref.advance(w.Now())
-			got, at := p.fired[seen:], p.firedAt[seen:]
-			seen = len(p.fired)
+			got, at := (*p).fired[seen:], (*p).firedAt[seen:]
+			seen = len((*p).fired)
 			if len(got) != len(want) {
 				t.Fatalf("%d fsyncs completed by %v, want %d", len(got), w.Now(), len(want))
 			}

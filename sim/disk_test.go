@@ -53,12 +53,7 @@ func TestPowerLossLosesExactlyTheNonDurableWrites(t *testing.T) {
 		// block reused while an operation in it was pending would show.
 		defer func(n int) { opBlockOps = n }(opBlockOps)
 		opBlockOps = rapid.SampledFrom([]int{1, 2, 3, 256}).Draw(t, "op_block_ops")
-		w := NewWorld(opts)
-		var p *probe
-		w.AddNode(NodeSpec{Name: "n", New: func() Node { p = &probe{}; return p }})
-		w.Start()
-		w.RunUntil(0)
-		disk := w.Disk(0)
+		w, disk, p := diskProbeWorld(opts)
 		files := []string{"a", "b", "c"}
 		want := map[string][]byte{} // what survived the rounds before
 		rounds := rapid.IntRange(1, 3).Draw(t, "rounds")
@@ -112,7 +107,7 @@ func TestPowerLossLosesExactlyTheNonDurableWrites(t *testing.T) {
 				}
 			}
 			durable := make([]bool, len(ops))
-			for _, tok := range p.fired {
+			for _, tok := range (*p).fired {
 				done, ok := tok.(*FsyncDone)
 				if !ok {
 					continue
@@ -194,12 +189,18 @@ func diskWorld(t *testing.T, opts DiskOptions) (*World, *Disk, **probe) {
 	t.Helper()
 	o := DefaultOptions(42)
 	o.Disk = opts
-	w := NewWorld(o)
-	var p *probe
-	w.AddNode(NodeSpec{Name: "n", New: func() Node { p = &probe{}; return p }})
+	return diskProbeWorld(o)
+}
+
+// diskProbeWorld starts a world of one probe node, "n", at time zero, and
+// returns it with the node's disk; *p is the node's current probe (a
+// restart makes another).
+func diskProbeWorld(o Options) (w *World, disk *Disk, p **probe) {
+	w, p = NewWorld(o), new(*probe)
+	w.AddNode(NodeSpec{Name: "n", New: func() Node { *p = &probe{}; return *p }})
 	w.Start()
 	w.RunUntil(0)
-	return w, w.Disk(0), &p
+	return w, w.Disk(0), p
 }
 
 func TestProcessCrashKeepsThePageCache(t *testing.T) {
@@ -275,11 +276,7 @@ func TestRenameBeforeFsyncCanLeaveAnEmptyFile(t *testing.T) {
 func TestTornWriteLeavesAPrefix(t *testing.T) {
 	for seed := range 20 {
 		o := DefaultOptions(Seed(seed))
-		w := NewWorld(o)
-		w.AddNode(NodeSpec{Name: "n", New: func() Node { return &probe{} }})
-		w.Start()
-		w.RunUntil(0)
-		disk := w.Disk(0)
+		w, disk, _ := diskProbeWorld(o)
 		disk.Append("log", []byte("durable|"))
 		disk.Fsync("log", nil)
 		w.RunFor(time.Second)
@@ -593,11 +590,7 @@ func TestOperationBlocksAreReusedWhenTheQueueDrainsAtABlockEnd(t *testing.T) {
 		opBlockOps = size
 		opts := DefaultOptions(1)
 		opts.Disk.WritebackDelay = 10 * time.Millisecond
-		w := NewWorld(opts)
-		w.AddNode(NodeSpec{Name: "n", New: func() Node { return &probe{} }})
-		w.Start()
-		w.RunUntil(0)
-		disk := w.Disk(0)
+		w, disk, _ := diskProbeWorld(opts)
 		for round := range 50 {
 			for i := range size {
 				if err := disk.Write("a", int64(round*size+i), []byte{byte(i)}); err != nil {
@@ -631,11 +624,7 @@ func TestDirectoryFsyncIndexHoldsThePendingNamespaceOperations(t *testing.T) {
 		opBlockOps = rapid.SampledFrom([]int{1, 2, 3, 256}).Draw(t, "op_block_ops")
 		opts := DefaultOptions(Seed(rapid.Uint64().Draw(t, "seed")))
 		opts.Disk.WritebackDelay = time.Duration(rapid.SampledFrom([]int{0, 20, 200}).Draw(t, "writeback_ms")) * time.Millisecond
-		w := NewWorld(opts)
-		w.AddNode(NodeSpec{Name: "n", New: func() Node { return &probe{} }})
-		w.Start()
-		w.RunUntil(0)
-		disk := w.Disk(0)
+		w, disk, _ := diskProbeWorld(opts)
 		files := []string{"p/a", "p/b", "q/a", "q/b"}
 		for step := range rapid.IntRange(1, 80).Draw(t, "steps") {
 			file := rapid.SampledFrom(files).Draw(t, "file")
@@ -771,11 +760,7 @@ func TestAdoptedWritesHoldTheirBytes(t *testing.T) {
 		verifyAdoptions = true
 		opts := DefaultOptions(Seed(rapid.Uint64().Draw(t, "seed")))
 		opts.Disk.WritebackDelay = time.Duration(rapid.SampledFrom([]int{0, 20, 200}).Draw(t, "writeback_ms")) * time.Millisecond
-		w := NewWorld(opts)
-		w.AddNode(NodeSpec{Name: "n", New: func() Node { return &probe{} }})
-		w.Start()
-		w.RunUntil(0)
-		disk := w.Disk(0)
+		w, disk, _ := diskProbeWorld(opts)
 		files := []string{"p/a", "p/b", "p/c"}
 		for range rapid.IntRange(1, 100).Draw(t, "steps") {
 			file := rapid.SampledFrom(files).Draw(t, "file")

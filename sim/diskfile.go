@@ -209,22 +209,13 @@ func (f *file) truncate(size int64) {
 	f.add(cut)
 }
 
-// flip flips a bit of the byte at off, in a copy of its extent, and
-// returns the extent's bytes before and after, so that the other copy of
-// the file can take the same flipped bytes where it shares them.
-func (f *file) flip(off int64, bit byte) (before, after []byte) {
+// flip flips a bit of the byte at off, in a copy of its extent (the
+// extent's bytes may be shared), in a new list.
+func (f *file) flip(off int64, bit byte) {
 	i := f.extentAt(off)
-	before = f.at(i).b
-	after = append([]byte(nil), before...)
-	after[off-f.start(i)] ^= bit
-	f.swap(i, after)
-	return before, after
-}
-
-// swap replaces extent i's bytes (as long), in a new list.
-func (f *file) swap(i int, b []byte) {
 	exts := f.extents()
-	exts[i].b = b
+	exts[i].b = append([]byte(nil), exts[i].b...)
+	exts[i].b[off-f.start(i)] ^= bit
 	f.rebuild(exts)
 }
 

@@ -34,7 +34,9 @@ func TestExtentBlocksNumberEveryExtentOnce(t *testing.T) {
 // losses there keep the bytes an oracle says.
 func TestLongFilesKeepTheirBytes(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		w, disk, _ := diskWorldRapid(t)
+		o := DefaultOptions(Seed(rapid.Uint64().Draw(t, "seed")))
+		o.Disk.WritebackDelay = 0
+		w, disk, _ := diskProbeWorld(o)
 		var cache, durable []byte
 		var fsynced int // cache length covered by the last fsync issued
 		for range rapid.IntRange(1, 6).Draw(t, "rounds") {
@@ -71,15 +73,4 @@ func TestLongFilesKeepTheirBytes(t *testing.T) {
 			}
 		}
 	})
-}
-
-func diskWorldRapid(t *rapid.T) (*World, *Disk, *probe) {
-	o := DefaultOptions(Seed(rapid.Uint64().Draw(t, "seed")))
-	o.Disk.WritebackDelay = 0
-	w := NewWorld(o)
-	var p *probe
-	w.AddNode(NodeSpec{Name: "n", New: func() Node { p = &probe{}; return p }})
-	w.Start()
-	w.RunUntil(0)
-	return w, w.Disk(0), p
 }

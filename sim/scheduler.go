@@ -174,8 +174,8 @@ type Scheduler struct {
 
 	// cancelled counts the cancelled events still in the near queue
 	// (roughly: a held event cancelled counts too); when they are most of
-	// it, it is rebuilt without them (request timeouts are nearly all cancelled,
-	// and would otherwise fill the near queue for as long as the timeout).
+	// it, it is rebuilt without them (request timeouts are nearly all
+	// cancelled, and would otherwise fill it for as long as the timeout).
 	cancelled int
 	iterating bool // inside forEachPending: compaction waits
 

@@ -270,18 +270,8 @@ func (p *Producer) scheduleNext(now time.Duration) {
 	next := time.Duration(math.MaxInt64)
 	for _, st := range p.state {
 		if st.stale {
-			w := p.wakesOf(st)
-			// In order, so that the first one still ahead is the one.
-			if w[0] > w[1] {
-				w[0], w[1] = w[1], w[0]
-			}
-			if w[1] > w[2] {
-				w[1], w[2] = w[2], w[1]
-			}
-			if w[0] > w[1] {
-				w[0], w[1] = w[1], w[0]
-			}
-			st.wakes = w
+			st.wakes = p.wakesOf(st)
+			slices.Sort(st.wakes[:]) // the first one still ahead is the one
 			st.stale = false
 		}
 		for _, t := range st.wakes {

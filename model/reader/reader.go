@@ -579,19 +579,8 @@ func (r *Reader) fetchMissing() {
 		if !ok {
 			continue
 		}
-		// A handful of partitions per leader: counted first, so that the
-		// request's list (which it keeps) is allocated once.
-		n := 0
-		for _, p := range r.parts {
-			if p.leader == l && r.wantsFetch(p) {
-				n++
-			}
-		}
 		box := &fetchBox{}
-		parts := box.parts[:0]
-		if n > len(box.parts) {
-			parts = make([]proto.FetchPartition, 0, n)
-		}
+		parts := box.parts[:0] // the request keeps the list
 		for _, p := range r.parts {
 			if p.leader == l && r.wantsFetch(p) {
 				parts = append(parts, proto.FetchPartition{
