@@ -41,6 +41,8 @@ type Recorder struct {
 	// procs, fs, topics and isolations number the strings operations
 	// name, so that a slot holds small numbers instead of strings.
 	procs, fs, topics, isolations table
+	// text holds the operations' keys and values (see textOf).
+	text textArena
 	// since lists, per process number, the process's operations since it
 	// last died: Died pairs them to find the ones still open. Deaths are
 	// rare, so the pairing waits for one, and recording an operation stays
@@ -65,19 +67,26 @@ func (l *opList) grow(i uint32) {
 
 // slot is an operation as the recorder stores it: Index is its position,
 // Process, F, Topic and Isolation are numbers in the recorder's tables, the
-// type and the flags share bits, and what is rarely set sits in a side
-// entry. It packs into 64 bytes (an Op takes 184).
+// key and the value are bytes in the text arena, the type and the flags
+// share bits, and what is rarely set sits in a side entry. It packs into 40
+// bytes (an Op takes 184) and holds no pointer, so that the collector never
+// scans the history's slots and recording one needs no write barrier.
 type slot struct {
 	time      int64
 	offset    int64
-	key       string
-	value     string
+	text      uint32 // where the key, then the value, start in the text arena
+	keyLen    uint16 // textSpilled: key and value are in the side entry
+	valueLen  uint16
 	partition int32
 	side      uint32 // 0: none; else 1 + its index in Recorder.side
 	process   uint32
 	topic     uint16
 	bits      uint16
 }
+
+// textSpilled in slot.keyLen says that the key and the value are in the
+// side entry's spill: too long for a slot's lengths, or the arena is full.
+const textSpilled = math.MaxUint16
 
 // slot.bits: the type, the flags, and the numbers of F and Isolation.
 const (
@@ -105,10 +114,12 @@ type rare struct {
 }
 
 // spill holds an operation's F, Topic, Isolation and Type when one of them
-// does not fit its slot.
+// does not fit its slot, and its key and value when they do not fit the
+// text arena.
 type spill struct {
 	f, topic, isolation string
 	typ                 Type
+	key, value          string
 }
 
 // spannedRecords builds the records of a poll recorded by CompletePoll.
@@ -260,18 +271,20 @@ func (r *Recorder) addAs(pid uint32, t Type, f string, v *Value, spans []RecordS
 	if v.Records != nil && len(v.Records) == 0 {
 		bits |= bitEmptyRecords
 	}
+	text, keyLen, valueLen := r.text.put(v.Key, v.Value)
 	s := &r.chunks[c][i&chunkMask]
 	*s = slot{
 		time:      int64(r.clock()),
 		offset:    v.Offset,
-		key:       v.Key,
-		value:     v.Value,
+		text:      text,
+		keyLen:    keyLen,
+		valueLen:  valueLen,
 		partition: v.Partition,
 		process:   pid,
 		topic:     uint16(topic),
 		bits:      bits,
 	}
-	spilled := t > bitsType || fid == fSpilled || iso == isolationSpilled || topic == topicSpilled
+	spilled := t > bitsType || fid == fSpilled || iso == isolationSpilled || topic == topicSpilled || keyLen == textSpilled
 	if len(v.Records) > 0 || len(spans) > 0 || v.Error != "" || v.Ext != nil || spilled {
 		s.side = r.addRare(v, spans, spilled, t, f)
 	}
@@ -303,7 +316,7 @@ func (r *Recorder) addRare(v *Value, spans []RecordSpan, spilled bool, t Type, f
 		e.spans = slices.Clone(spans)
 	}
 	if spilled {
-		e.spill = &spill{f: f, topic: v.Topic, isolation: v.Isolation, typ: t}
+		e.spill = &spill{f: f, topic: v.Topic, isolation: v.Isolation, typ: t, key: v.Key, value: v.Value}
 	}
 	*c = append(*c, e) // grows to recorderChunk, then a new block
 	r.nside++
@@ -320,8 +333,6 @@ func (r *Recorder) load(i int64, op *Op) {
 		Process: r.procs.names[s.process],
 		Type:    Type(b & bitsType),
 		Value: Value{
-			Key:        s.key,
-			Value:      s.value,
 			Offset:     s.offset,
 			Partition:  s.partition,
 			HasKey:     b&bitHasKey != 0,
@@ -331,6 +342,9 @@ func (r *Recorder) load(i int64, op *Op) {
 	}
 	if b&bitEmptyRecords != 0 {
 		op.Value.Records = emptyRecords
+	}
+	if s.keyLen != textSpilled {
+		op.Value.Key, op.Value.Value = r.text.get(s.text, s.keyLen, s.valueLen)
 	}
 	if s.side != 0 {
 		j := int64(s.side - 1)
@@ -344,6 +358,9 @@ func (r *Recorder) load(i int64, op *Op) {
 		op.Value.Error, op.Value.Ext = e.err, e.ext
 		if sp := e.spill; sp != nil {
 			op.F, op.Value.Topic, op.Value.Isolation, op.Type = sp.f, sp.topic, sp.isolation, sp.typ
+			if s.keyLen == textSpilled {
+				op.Value.Key, op.Value.Value = sp.key, sp.value
+			}
 			return
 		}
 	}

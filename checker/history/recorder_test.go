@@ -400,8 +400,8 @@ func TestRecorderSpillsWhatASlotCannotHold(t *testing.T) {
 
 // A slot and a record pack as small as the recorder's comment says.
 func TestCompactSizes(t *testing.T) {
-	if s := unsafe.Sizeof(slot{}); s != 64 {
-		t.Errorf("slot: %d bytes, want 64", s)
+	if s := unsafe.Sizeof(slot{}); s != 40 {
+		t.Errorf("slot: %d bytes, want 40", s)
 	}
 	if s := unsafe.Sizeof(Record{}); s != 64 {
 		t.Errorf("Record: %d bytes, want 64", s)
@@ -507,5 +507,113 @@ func TestProcHandleRecordsAsTheName(t *testing.T) {
 	a, b := byName.Ops(), byHandle.Ops()
 	if !reflect.DeepEqual(a, b) {
 		t.Fatalf("recorded through the handle: %d operations differing from the %d recorded by name", len(b), len(a))
+	}
+}
+
+// Keys and values of every length read back exactly: empty ones, ones too
+// long for a slot's lengths (kept in the side entry), ones that cross from
+// one arena chunk to the next, and ones recorded once the arena is full;
+// strings read back early stay as they were while the arena grows; and a
+// completion carrying its invocation's key and value shares its bytes.
+func TestRecorderTextArena(t *testing.T) {
+	defer func(n int) { textMaxChunks = n }(textMaxChunks)
+	textMaxChunks = 4
+	b := newBoth(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	text := func() string {
+		switch k := rng.IntN(100); {
+		case k < 10:
+			return ""
+		case k < 13:
+			return strings.Repeat(string(rune('a'+rng.IntN(26))), textSpilled-1+rng.IntN(3))
+		case k < 40:
+			return strings.Repeat("x", rng.IntN(30_000))
+		default:
+			return fmt.Sprintf("v-%d-%d", rng.IntN(1e6), rng.IntN(1e6))
+		}
+	}
+	type early struct {
+		i          int
+		key, value string
+	}
+	var seen []early
+	for i := 0; b.r.Len() < 4_000 || len(b.r.text.chunks) < textMaxChunks; i++ {
+		if i > 100_000 {
+			t.Fatalf("the arena never filled: %d chunks", len(b.r.text.chunks))
+		}
+		v := NoValue()
+		v.Key, v.HasKey, v.Value = text(), true, text()
+		b.invoke("p", FSend, v)
+		v.Partition, v.Offset = 1, int64(i)
+		b.complete("p", OK, FSend, v)
+		if i%50 == 0 {
+			ops := b.r.Ops()
+			op := ops[len(ops)-1]
+			seen = append(seen, early{len(ops) - 1, op.Value.Key, op.Value.Value})
+		}
+	}
+	b.check()
+	ops := b.ref.ops
+	for _, e := range seen {
+		if e.key != ops[e.i].Value.Key || e.value != ops[e.i].Value.Value {
+			t.Fatalf("operation %d read early changed since", e.i)
+		}
+	}
+	// Past the full arena every key and value spills, and still reads back.
+	v := NoValue()
+	v.Value = "after the arena filled " + strings.Repeat("y", textChunkBytes)
+	b.invoke("p", FSend, v)
+	b.check()
+}
+
+// A send's completion shares its invocation's bytes: one completed before
+// the next send always does; of a thousand sends all in flight at once, all
+// but the few whose recent entries collide (the arena remembers by hash,
+// two entries a hash)
+// do.
+func TestRecorderCompletionsShareInvocationText(t *testing.T) {
+	arenaBytes := func(r *Recorder) int {
+		n := 0
+		for _, c := range r.text.chunks {
+			n += len(c)
+		}
+		return n
+	}
+	r := NewRecorder(func() time.Duration { return 0 })
+	want := 0
+	for i := range 1000 {
+		v := NoValue()
+		v.Key, v.HasKey, v.Value = "k"+strconv.Itoa(i%7), true, "p-0:"+strconv.Itoa(i)
+		want += len(v.Key) + len(v.Value)
+		r.Invoke("p-0", FSend, v)
+		v.Partition, v.Offset = 0, int64(i)
+		r.Complete("p-0", OK, FSend, v)
+	}
+	if got := arenaBytes(r); got != want {
+		t.Fatalf("one send in flight: the arena holds %d bytes, want %d (the invocations' alone)", got, want)
+	}
+
+	r = NewRecorder(func() time.Duration { return 0 })
+	var values []Value
+	want = 0
+	for i := range 1000 {
+		v := NoValue()
+		v.Key, v.HasKey, v.Value = "k"+strconv.Itoa(i%7), true, "p-0:"+strconv.Itoa(i)
+		want += len(v.Key) + len(v.Value)
+		r.Invoke("p-0", FSend, v)
+		values = append(values, v)
+	}
+	for i, v := range values {
+		v.Partition, v.Offset = 0, int64(i)
+		r.Complete("p-0", OK, FSend, v)
+	}
+	if got := arenaBytes(r); got < want || got > want+want/100 {
+		t.Fatalf("a thousand in flight: the arena holds %d bytes, want %d (the invocations') and at most 1%% more", got, want)
+	}
+	ops := r.Ops()
+	for i, v := range values {
+		if c := ops[1000+i].Value; c.Key != v.Key || c.Value != v.Value || c.Offset != int64(i) {
+			t.Fatalf("completion %d: %+v", i, c)
+		}
 	}
 }
