@@ -117,9 +117,9 @@ type partitionState struct {
 	nextSeq   int32
 	lastAcked int32 // last sequence acknowledged in the current epoch, -1
 	inflight  int
-	// batchRecords is how many records the partition's last batch held:
-	// the next batch's record slice starts that large.
-	batchRecords int
+	// block is where the partition's batches take their records from, one
+	// batch after the other (see appendRecord).
+	block []record.Record
 	// wakes are the times the sender must look at this partition again
 	// (scheduleNext; none: 0), recomputed when stale: whenever a batch
 	// joins or leaves the queue, is sent, comes back or gets a retry time;
@@ -646,19 +646,16 @@ func (p *Producer) append(pr pendingRecord) {
 		if !last.closed && last.attempts == 0 && !last.inflight && last.bytes+size <= p.cfg.BatchSize {
 			b = last
 		}
-		st.batchRecords = len(last.records)
 	}
 	if b == nil {
-		// The record slice becomes the built batch's, which the logs keep:
-		// its own allocation, so that they keep nothing else of the batch.
-		b = &pbatch{partition: part, created: p.env.Now(), baseSeq: -1, records: make([]record.Record, 0, max(st.batchRecords, 1))}
+		b = &pbatch{partition: part, created: p.env.Now(), baseSeq: -1}
 		st.queue = append(st.queue, b)
 		st.changed()
 		if p.haveFloor && b.created < p.expireFloor {
 			p.expireFloor = b.created
 		}
 	}
-	b.records = append(b.records, pr.record)
+	b.records = st.appendRecord(b.records, pr.record)
 	if part < 0 {
 		b.explicit = append(b.explicit, pr.partition)
 	}
@@ -672,6 +669,29 @@ func (p *Producer) append(pr pendingRecord) {
 	} else {
 		p.wakeSender(p.cfg.LingerMs)
 	}
+}
+
+// recordBlockLen is how many records a partition's record block holds.
+const recordBlockLen = 256
+
+// appendRecord appends r to recs, the records of the partition's open
+// batch. A partition's batches take their records from its block one after
+// the other, and only the newest one grows, so it grows in place: a
+// thousand small batches make a handful of allocations and no garbage. The
+// record slices become the built batches', which the logs keep (with the
+// block, whose batches are all of this partition and producer): each is
+// capped at its length, so nothing appended later reaches it.
+func (st *partitionState) appendRecord(recs []record.Record, r record.Record) []record.Record {
+	n, used := len(recs), len(st.block)
+	last := n == 0 || (used > 0 && &st.block[used-1] == &recs[n-1])
+	if last && used < cap(st.block) {
+		st.block = append(st.block, r)
+		return st.block[used-n : used+1 : used+1]
+	}
+	// A new block, the batch's records moved to its start.
+	st.block = make([]record.Record, 0, max(recordBlockLen, 2*(n+1)))
+	st.block = append(append(st.block, recs...), r)
+	return st.block[: n+1 : n+1]
 }
 
 func (p *Producer) partState(part int32) *partitionState {
