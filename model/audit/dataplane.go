@@ -2,10 +2,9 @@ package audit
 
 import (
 	"fmt"
-	"kafkasim/internal/grow"
+	"kafkasim/internal/chunked"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	"kafkasim/model/metadata"
@@ -109,7 +108,7 @@ func (k batchKey) same(o batchKey) bool {
 }
 
 type partitionAudit struct {
-	committed []batchKey // committed batches, by offset
+	committed chunked.List[batchKey] // committed batches, by offset
 	// outOfOrder: retries a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER
 	// while no committed batch matched them yet (the batch may be in the
 	// log, not yet committed); a batch committed later that matches one
@@ -203,8 +202,8 @@ func (a *Audit) OutOfOrderSequence(broker int32, tp metadata.TopicPartition, b *
 	}
 	p := a.part(tp)
 	r := retryOf(b, broker)
-	for i := len(p.committed) - 1; i >= 0; i-- {
-		if k := p.committed[i]; r.matches(k) {
+	for i := p.committed.Len() - 1; i >= 0; i-- {
+		if k := *p.committed.At(i); r.matches(k) {
 			a.forgetCommitted(tp, r, k)
 			return
 		}
@@ -320,8 +319,8 @@ func (a *Audit) UnknownProducer(broker int32, tp metadata.TopicPartition, b *rec
 			pid: b.ProducerID, seq: b.BaseSequence, pepoch: b.ProducerEpoch, broker: broker})
 	}
 	r := retryOf(b, broker)
-	for i := len(p.committed) - 1; i >= 0; i-- {
-		k := p.committed[i]
+	for i := p.committed.Len() - 1; i >= 0; i-- {
+		k := *p.committed.At(i)
 		if !r.matches(k) {
 			continue
 		}
@@ -424,18 +423,18 @@ func epochCheckpointFlippedOn(d *sim.Disk, tp metadata.TopicPartition) bool {
 
 // committedAt finds the committed batch holding offset.
 func (p *partitionAudit) committedAt(offset int64) (int, bool) {
-	i := sort.Search(len(p.committed), func(i int) bool { return p.committed[i].last >= offset })
-	return i, i < len(p.committed) && p.committed[i].base <= offset
+	i := p.committed.Search(func(k *batchKey) bool { return k.last >= offset })
+	return i, i < p.committed.Len() && p.committed.At(i).base <= offset
 }
 
 // committedNear is committedAt for a scan in offset order: hint is where the
 // previous offset was found, and the answer is almost always at or just
 // after it.
 func (p *partitionAudit) committedNear(offset int64, hint int) (int, bool) {
-	for i := max(hint, 0); i < len(p.committed) && i < hint+4; i++ {
-		if p.committed[i].last >= offset {
-			if i == 0 || p.committed[i-1].last < offset {
-				return i, p.committed[i].base <= offset
+	for i := max(hint, 0); i < p.committed.Len() && i < hint+4; i++ {
+		if p.committed.At(i).last >= offset {
+			if i == 0 || p.committed.At(i-1).last < offset {
+				return i, p.committed.At(i).base <= offset
 			}
 			break
 		}
@@ -444,19 +443,19 @@ func (p *partitionAudit) committedNear(offset int64, hint int) (int, bool) {
 }
 
 func (p *partitionAudit) committedEnd() int64 {
-	if len(p.committed) == 0 {
+	if p.committed.Len() == 0 {
 		return 0
 	}
-	return p.committed[len(p.committed)-1].last + 1
+	return p.committed.Last().last + 1
 }
 
 // lose drops committed batches from index i on; if Kafka permits the loss it
 // is recorded as one, otherwise as a violation of invariant.
 func (a *Audit) lose(tp metadata.TopicPartition, p *partitionAudit, i int, broker int32, leaderEnd int64, invariant, how string) {
-	lost := p.committed[i:]
-	from, to := lost[0].base, lost[len(lost)-1].last+1
+	from, to := p.committed.At(i).base, p.committed.Last().last+1
 	records := 0
-	for _, k := range lost {
+	for j := i; j < p.committed.Len(); j++ {
+		k := p.committed.At(j)
 		records += int(k.last - k.base + 1)
 	}
 	cause := ""
@@ -484,7 +483,7 @@ func (a *Audit) lose(tp metadata.TopicPartition, p *partitionAudit, i int, broke
 		a.losses = append(a.losses, Loss{At: int64(a.w.Now()), Partition: tp.String(), From: from, To: to, Records: records, Cause: cause, LeaderEnd: leaderEnd})
 		a.w.Note("data-loss", fmt.Sprintf("%s: committed offsets %d..%d lost (%s): %s", tp, from, to-1, cause, how))
 	}
-	p.committed = p.committed[:i]
+	p.committed.Truncate(i)
 	if p.ackedUpTo >= from {
 		p.ackedUpTo = from - 1
 	}
@@ -572,16 +571,16 @@ func (a *Audit) ReplicaHW(broker int32, tp metadata.TopicPartition, leaderEpoch 
 		i, found := p.committedNear(b.BaseOffset, hint)
 		hint = i
 		switch {
-		case found && p.committed[i].same(k):
+		case found && p.committed.At(i).same(k):
 		case k.last < p.expiredBelow:
-		case found && a.hiddenInCleanedEpochStart(tp, leaderEpoch, p.committed[i], k):
-		case found || (i < len(p.committed) && p.committed[i].base <= k.last):
+		case found && a.hiddenInCleanedEpochStart(tp, leaderEpoch, *p.committed.At(i), k):
+		case found || (i < p.committed.Len() && p.committed.At(i).base <= k.last):
 			a.lose(tp, p, i, broker, 0, PartitionReplicasAgree,
 				fmt.Sprintf("differ on broker %d below its high watermark %d (leader epoch %d here)", broker, hw, k.epoch))
-			p.committed = grow.Append(p.committed, k)
+			p.committed.Append(k)
 			a.committedNow(tp, p, k)
 		case b.BaseOffset >= p.committedEnd():
-			p.committed = grow.Append(p.committed, k)
+			p.committed.Append(k)
 			a.committedNow(tp, p, k)
 		}
 		return true
@@ -648,7 +647,7 @@ func (a *Audit) ReplicaTruncated(broker int32, tp metadata.TopicPartition, to in
 		if b.LastOffset() < to {
 			continue
 		}
-		if i, found := p.committedAt(b.BaseOffset); found && p.committed[i].same(keyOf(b)) {
+		if i, found := p.committedAt(b.BaseOffset); found && p.committed.At(i).same(keyOf(b)) {
 			a.lose(tp, p, i, broker, 0, CommittedDataKept, fmt.Sprintf("truncated on broker %d (%s)", broker, why))
 			return
 		}
@@ -715,8 +714,8 @@ func (p *partitionAudit) agreesUpTo(log *partlog.Log) int64 {
 	end := log.LEO()
 	i, _ := p.committedAt(log.LogStartOffset())
 	cursor := log.Cursor(log.LogStartOffset())
-	for ; i < len(p.committed) && p.committed[i].base < end; i++ {
-		k := p.committed[i]
+	for ; i < p.committed.Len() && p.committed.At(i).base < end; i++ {
+		k := *p.committed.At(i)
 		if b := cursor.At(k.base); b != nil && !keyOf(b).same(k) {
 			return k.base
 		}
@@ -752,7 +751,8 @@ func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leader
 	lost := -1 // the first committed batch the new leader lacks
 	start := log.LogStartOffset()
 	cursor := log.Cursor(start) // committed batches are in offset order
-	for i, k := range p.committed {
+	for i := range p.committed.Len() {
+		k := *p.committed.At(i)
 		if k.last < start {
 			continue // deleted by retention, as Kafka permits: not lost
 		}
@@ -772,14 +772,14 @@ func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leader
 		// deposed leader, never committed) in place of committed batches.
 		from := log.LEO()
 		if lost >= 0 {
-			from = min(from, p.committed[lost].base)
+			from = min(from, p.committed.At(lost).base)
 		}
 		p.uncleanElections = append(p.uncleanElections, uncleanElection{epoch: leaderEpoch, from: from})
 		// Its entries past what was committed (from the first committed
 		// batch it lacks, if any) were never committed: they become the log.
 		start := p.committedEnd()
 		if lost >= 0 {
-			start = p.committed[lost].base
+			start = p.committed.At(lost).base
 		}
 		if start < log.LEO() {
 			a.resurrected = append(a.resurrected, OffsetRange{At: int64(a.w.Now()), Partition: tp.String(), From: start, To: log.LEO()})
