@@ -12,7 +12,6 @@ package partlog
 import (
 	"errors"
 	"fmt"
-	"kafkasim/internal/grow"
 	"math"
 	"slices"
 	"sort"
@@ -54,50 +53,38 @@ func DefaultConfig() Config {
 }
 
 type segment struct {
-	base    int64
-	file    string
-	size    int64
-	batches []*record.Batch
-	// positions and lasts are, per batch, where it starts in the file and
-	// its last offset: lookups search lasts, which sit together in memory.
-	// A position fits 32 bits: segment.bytes is at most 2^31-1, and a
-	// segment ends with the first batch that passes it.
-	positions []uint32
-	lasts     []int64
-	dirty     bool // written since its last fsync
+	base  int64
+	file  string
+	size  int64
+	idx   batchIndex // its batches, where each starts, and their last offsets
+	dirty bool       // written since its last fsync
 }
 
 func (s *segment) next() int64 {
-	if len(s.lasts) == 0 {
+	if s.idx.len() == 0 {
 		return s.base
 	}
-	return s.lasts[len(s.lasts)-1] + 1
+	return s.idx.last(s.idx.len()-1) + 1
 }
 
 func (s *segment) add(b *record.Batch, pos int64) {
-	s.batches = grow.Append(s.batches, b)
 	if pos > math.MaxUint32 {
 		panic(fmt.Sprintf("partlog: %s: a batch at position %d, past what segment.bytes allows", s.file, pos))
 	}
-	s.positions = grow.Append(s.positions, uint32(pos))
-	s.lasts = grow.Append(s.lasts, b.LastOffset())
+	s.idx.add(b, uint32(pos))
 }
 
 // end is where batch i ends in the file.
 func (s *segment) end(i int) int64 {
-	if i+1 < len(s.batches) {
-		return int64(s.positions[i+1])
+	if i+1 < s.idx.len() {
+		return s.idx.position(i + 1)
 	}
-	return int64(s.positions[i]) + int64(s.batches[i].SizeBytes())
+	return s.idx.position(i) + int64(s.idx.batch(i).SizeBytes())
 }
 
-// cut keeps the first n batches. Reads hand out views of the batch array
-// (Read), which must never change below its length: the kept batches move
-// to a fresh array, the old one staying as the views saw it.
-func (s *segment) cut(n int) {
-	s.batches = append(make([]*record.Batch, 0, n), s.batches[:n]...)
-	s.positions, s.lasts = s.positions[:n], s.lasts[:n]
-}
+// cut keeps the first n batches (views Read handed out stay as they were:
+// batchIndex.cut).
+func (s *segment) cut(n int) { s.idx.cut(n) }
 
 // Log is one partition replica's log.
 type Log struct {
@@ -211,7 +198,7 @@ func Open(disk *sim.Disk, gate *storage.Gate, dir string, cfg Config, ck Checkpo
 		// Kafka's flushes cover everything past the recovery point of an
 		// unclean shutdown.
 		seg.dirty = pos > 0
-		if n := len(l.segs); n > 0 && len(seg.batches) == 0 && seg.base < l.segs[n-1].next() {
+		if n := len(l.segs); n > 0 && seg.idx.len() == 0 && seg.base < l.segs[n-1].next() {
 			// A segment file that overlaps the log before it (one a
 			// truncation removed, back after a power loss, as the removal
 			// was never made durable) holds nothing the log can keep: an
@@ -277,8 +264,8 @@ func (l *Log) recallSegment(seg *segment, rec *Recovery) int64 {
 	if old == nil || !l.disk.Readable(seg.file) {
 		return 0
 	}
-	n := len(old.batches)
-	seg.batches, seg.positions, seg.lasts = make([]*record.Batch, 0, n), make([]uint32, 0, n), make([]int64, 0, n)
+	n := old.idx.len()
+	seg.idx = batchIndex{}
 	// Below unchanged, the file holds what the node wrote, which is what
 	// the memo holds: only the rest needs comparing.
 	unchanged := min(l.disk.UnchangedBelow(seg.file), old.size)
@@ -287,24 +274,24 @@ func (l *Log) recallSegment(seg *segment, rec *Recovery) int64 {
 	// put them so): those wholly below unchanged are taken at once, once
 	// the first is seen to start where it should. The rest go one by one.
 	k := 0
-	if n > 0 && old.positions[0] == 0 {
-		if expected := l.nextOffsetAfter(seg); expected < 0 || old.batches[0].BaseOffset >= expected {
+	if n > 0 && old.idx.position(0) == 0 {
+		if expected := l.nextOffsetAfter(seg); expected < 0 || old.idx.batch(0).BaseOffset >= expected {
 			limit := min(unchanged, size)
 			k = sort.Search(n, func(i int) bool { return old.end(i) > limit })
 		}
 	}
-	seg.batches = append(seg.batches, old.batches[:k]...)
-	seg.positions = append(seg.positions, old.positions[:k]...)
-	seg.lasts = append(seg.lasts, old.lasts[:k]...)
+	for i := range k {
+		seg.idx.add(old.idx.batch(i), uint32(old.idx.position(i)))
+	}
 	rec.Batches += k
 	var pos int64
 	if k > 0 {
 		pos = old.end(k - 1)
 	}
 	for i := k; i < n; i++ {
-		b := old.batches[i]
+		b := old.idx.batch(i)
 		expected := l.nextOffsetAfter(seg)
-		if int64(old.positions[i]) != pos || (expected >= 0 && b.BaseOffset < expected) {
+		if old.idx.position(i) != pos || (expected >= 0 && b.BaseOffset < expected) {
 			break
 		}
 		end := pos + int64(b.SizeBytes())
@@ -326,7 +313,7 @@ func (l *Log) addSegment(seg *segment) {
 }
 
 func (l *Log) nextOffsetAfter(seg *segment) int64 {
-	if len(seg.batches) > 0 {
+	if seg.idx.len() > 0 {
 		return seg.next()
 	}
 	if len(l.segs) > 0 {
@@ -344,8 +331,8 @@ func (l *Log) HeaderFlipped(flips []sim.Flip) bool {
 			if s.file != f.File {
 				continue
 			}
-			i := sort.Search(len(s.positions), func(i int) bool { return int64(s.positions[i]) > f.Offset }) - 1
-			if i >= 0 && f.Offset-int64(s.positions[i]) < 16 {
+			i := sort.Search(s.idx.len(), func(i int) bool { return s.idx.position(i) > f.Offset }) - 1
+			if i >= 0 && f.Offset-s.idx.position(i) < 16 {
 				return true
 			}
 		}
@@ -356,8 +343,8 @@ func (l *Log) HeaderFlipped(flips []sim.Flip) bool {
 // firstOffset is the base of the log's first batch, or its end when empty.
 func (l *Log) firstOffset() int64 {
 	for _, s := range l.segs {
-		if len(s.batches) > 0 {
-			return s.batches[0].BaseOffset
+		if s.idx.len() > 0 {
+			return s.idx.batch(0).BaseOffset
 		}
 	}
 	return l.LEO()
@@ -396,9 +383,7 @@ func (l *Log) Batches(from int64) []*record.Batch {
 func (l *Log) each(from int64, f func(b *record.Batch)) {
 	si, bi := l.find(from)
 	for ; si < len(l.segs); si, bi = si+1, 0 {
-		for _, b := range l.segs[si].batches[bi:] {
-			f(b)
-		}
+		l.segs[si].idx.each(bi, func(b *record.Batch) bool { f(b); return true })
 	}
 }
 
@@ -419,9 +404,9 @@ func (l *Log) Cursor(from int64) Cursor {
 func (c *Cursor) At(offset int64) *record.Batch {
 	for c.si < len(c.l.segs) {
 		s := c.l.segs[c.si]
-		for ; c.bi < len(s.batches); c.bi++ {
-			if s.lasts[c.bi] >= offset {
-				if b := s.batches[c.bi]; b.BaseOffset <= offset {
+		for ; c.bi < s.idx.len(); c.bi++ {
+			if s.idx.last(c.bi) >= offset {
+				if b := s.idx.batch(c.bi); b.BaseOffset <= offset {
 					return b
 				}
 				return nil
@@ -438,10 +423,8 @@ func (c *Cursor) At(offset int64) *record.Batch {
 func (l *Log) Scan(from, upTo int64, f func(b *record.Batch) bool) {
 	si, bi := l.find(from)
 	for ; si < len(l.segs); si, bi = si+1, 0 {
-		for _, b := range l.segs[si].batches[bi:] {
-			if b.BaseOffset >= upTo || !f(b) {
-				return
-			}
+		if !l.segs[si].idx.each(bi, func(b *record.Batch) bool { return b.BaseOffset < upTo && f(b) }) {
+			return
 		}
 	}
 }
@@ -466,13 +449,13 @@ func (l *Log) find(offset int64) (int, int) {
 	// Offsets grow along the log, so a batch of the last segment whose
 	// predecessor there ends below offset is the answer for the whole log.
 	if n := len(l.segs); n > 0 {
-		lasts := l.segs[n-1].lasts
-		if k := len(lasts); k > 0 {
-			if offset > lasts[k-1] {
+		idx := &l.segs[n-1].idx
+		if k := idx.len(); k > 0 {
+			if offset > idx.last(k-1) {
 				return n, 0
 			}
 			for i := k - 1; i > 0 && i >= k-8; i-- {
-				if lasts[i-1] < offset {
+				if idx.last(i-1) < offset {
 					return n - 1, i
 				}
 			}
@@ -488,17 +471,16 @@ func (l *Log) findBySearch(offset int64) (int, int) {
 		return si, 0
 	}
 	s := l.segs[si]
-	bi, _ := slices.BinarySearch(s.lasts, offset)
-	return si, bi
+	return si, s.idx.search(offset)
 }
 
 // BatchAt returns the batch holding offset, or nil.
 func (l *Log) BatchAt(offset int64) *record.Batch {
 	si, bi := l.find(offset)
-	if si == len(l.segs) || bi == len(l.segs[si].batches) {
+	if si == len(l.segs) || bi == l.segs[si].idx.len() {
 		return nil
 	}
-	if b := l.segs[si].batches[bi]; b.BaseOffset <= offset {
+	if b := l.segs[si].idx.batch(bi); b.BaseOffset <= offset {
 		return b
 	}
 	return nil
@@ -514,23 +496,21 @@ func (l *Log) Read(from, upTo int64, maxBytes int) []*record.Batch {
 	for first := si; si < len(l.segs); si, bi = si+1, 0 {
 		s := l.segs[si]
 		start := bi
-		for ; bi < len(s.batches); bi++ {
-			b := s.batches[bi]
+		for ; bi < s.idx.len(); bi++ {
+			b := s.idx.batch(bi)
 			if b.BaseOffset >= upTo || ((out != nil || bi > start) && size+b.SizeBytes() > maxBytes) {
 				break
 			}
 			size += b.SizeBytes()
 		}
-		if si == first && (bi < len(s.batches) || si == len(l.segs)-1) {
-			// Within one segment: a view of its batches (they never
-			// change below the array's length: segment.cut), no copy.
-			if bi == start {
-				return nil
-			}
-			return s.batches[start:bi:bi]
+		if si == first && (bi < s.idx.len() || si == len(l.segs)-1) {
+			// Within one segment: a view of its batches when they share
+			// a block (they never change below the view's length:
+			// batchIndex.cut), else a copy.
+			return s.idx.view(start, bi)
 		}
-		out = append(out, s.batches[start:bi]...)
-		if bi < len(s.batches) {
+		out = s.idx.appendTo(out, start, bi)
+		if bi < s.idx.len() {
 			break
 		}
 	}
@@ -660,8 +640,8 @@ func (l *Log) TruncateTo(offset int64) {
 	if si < len(l.segs) {
 		s := l.segs[si]
 		pos := s.size
-		if bi < len(s.batches) {
-			pos = int64(s.positions[bi])
+		if bi < s.idx.len() {
+			pos = s.idx.position(bi)
 		}
 		s.cut(bi)
 		s.size = pos
@@ -671,7 +651,7 @@ func (l *Log) TruncateTo(offset int64) {
 			l.disk.Remove(later.file)
 		}
 		l.segs = l.segs[:si+1]
-		if len(s.batches) == 0 && si > 0 {
+		if s.idx.len() == 0 && si > 0 {
 			l.disk.Remove(s.file)
 			l.segs = l.segs[:si]
 		}
@@ -731,8 +711,8 @@ func (l *Log) DeleteOldSegments(hw int64, nowMs int64) int {
 			break
 		}
 		var largest int64
-		for _, b := range s.batches {
-			largest = max(largest, b.MaxTimestamp)
+		for i := range s.idx.len() {
+			largest = max(largest, s.idx.batch(i).MaxTimestamp)
 		}
 		byTime := l.cfg.RetentionTime >= 0 && nowMs-largest > l.cfg.RetentionTime.Milliseconds()
 		bySize := l.cfg.RetentionBytes >= 0 && size-s.size >= l.cfg.RetentionBytes
@@ -785,7 +765,8 @@ func (l *Log) Compact(hw int64) int {
 		}
 		changed := false
 		var kept []*record.Batch
-		for _, b := range s.batches {
+		for i := range s.idx.len() {
+			b := s.idx.batch(i)
 			if b.ProducerID >= 0 && lastOfProducer[b.ProducerID] == b.BaseOffset {
 				kept = append(kept, b)
 				continue

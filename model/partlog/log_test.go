@@ -290,7 +290,11 @@ func checkLookups(t *rapid.T, l *Log) {
 		if len(scanned) != len(want) || len(read) != len(want) {
 			var segs []string
 			for _, sg := range l.segs {
-				segs = append(segs, fmt.Sprintf("[base %d lasts %v]", sg.base, sg.lasts))
+				lasts := make([]int64, sg.idx.len())
+				for i := range lasts {
+					lasts[i] = sg.idx.last(i)
+				}
+				segs = append(segs, fmt.Sprintf("[base %d lasts %v]", sg.base, lasts))
 			}
 			t.Fatalf("from %d: Scan gave %d batches, Read %d, want %d; segments %v", off, len(scanned), len(read), len(want), segs)
 		}

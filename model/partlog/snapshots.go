@@ -185,8 +185,8 @@ func (l *Log) loadProducers(ck Checkpoints) {
 		first := max(sort.Search(len(l.segs), func(i int) bool { return l.segs[i].base > ck.RecoveryPoint })-1, 0)
 		for _, s := range l.segs[first:] {
 			l.rebuildProducerState(ck.LogStart, s.base, true)
-			for _, b := range s.batches {
-				l.producers.Update(b)
+			for i := range s.idx.len() {
+				l.producers.Update(s.idx.batch(i))
 			}
 			l.takeSnapshotAt(s.next())
 		}
@@ -252,8 +252,8 @@ func (l *Log) rebuildProducerState(logStart, last int64, replay bool) {
 		if i >= n-2 {
 			l.takeSnapshotAt(from)
 		}
-		j, _ := slices.BinarySearch(s.lasts, from)
-		for _, b := range s.batches[j:] {
+		for j := s.idx.search(from); j < s.idx.len(); j++ {
+			b := s.idx.batch(j)
 			if b.BaseOffset >= last {
 				break
 			}

@@ -1,0 +1,155 @@
+package partlog
+
+import (
+	"sort"
+
+	"kafkasim/model/record"
+)
+
+// A segment's index lists, per batch, the batch, where it starts in the file
+// and its last offset. A replica's segment grows to hundreds of thousands of
+// batches in a run, so the index lives in blocks that never move: each entry
+// is allocated once (a doubling slice allocated twice the final size, half
+// of it garbage). The first block grows by doubling from a few entries, so
+// that a small segment stays small.
+//
+// Reads hand out views of a block's batches (view), which must never change
+// below their length: a cut copies the block it keeps part of, and appends
+// only ever write past every view.
+
+const (
+	indexBlockShift = 12
+	indexBlockLen   = 1 << indexBlockShift
+	indexBlockMask  = indexBlockLen - 1
+	indexFirstLen   = 8
+)
+
+type indexBlock struct {
+	batches []*record.Batch
+	// positions and lasts sit apart from the batches, so that a search
+	// over lasts reads nothing else. A position fits 32 bits: segment.bytes
+	// is at most 2^31-1, and a segment ends with the first batch past it.
+	positions []uint32
+	lasts     []int64
+}
+
+type batchIndex struct {
+	blocks []indexBlock
+	n      int
+}
+
+func (x *batchIndex) len() int { return x.n }
+
+func (x *batchIndex) block(i int) *indexBlock { return &x.blocks[i>>indexBlockShift] }
+
+func (x *batchIndex) batch(i int) *record.Batch {
+	return x.block(i).batches[i&indexBlockMask]
+}
+
+func (x *batchIndex) position(i int) int64 {
+	return int64(x.block(i).positions[i&indexBlockMask])
+}
+
+func (x *batchIndex) last(i int) int64 { return x.block(i).lasts[i&indexBlockMask] }
+
+func (x *batchIndex) add(b *record.Batch, pos uint32) {
+	k := x.n >> indexBlockShift
+	if k == len(x.blocks) {
+		size := indexBlockLen
+		if k == 0 {
+			size = indexFirstLen
+		}
+		x.blocks = append(x.blocks, indexBlock{
+			batches:   make([]*record.Batch, 0, size),
+			positions: make([]uint32, 0, size),
+			lasts:     make([]int64, 0, size),
+		})
+	}
+	blk := &x.blocks[k]
+	// Only the first block ever grows (by append's doubling).
+	blk.batches = append(blk.batches, b)
+	blk.positions = append(blk.positions, pos)
+	blk.lasts = append(blk.lasts, b.LastOffset())
+	x.n++
+}
+
+// search is the first i whose last offset is at least offset (len if
+// none): the batch holding offset, or where it would be.
+func (x *batchIndex) search(offset int64) int {
+	// The block first (by its last entry), then within it.
+	k := sort.Search(len(x.blocks), func(k int) bool {
+		// Only the last block can be empty (after a cut): it ends the
+		// search as if it held everything past.
+		l := x.blocks[k].lasts
+		return len(l) == 0 || l[len(l)-1] >= offset
+	})
+	if k == len(x.blocks) {
+		return x.n
+	}
+	l := x.blocks[k].lasts
+	return k<<indexBlockShift + sort.Search(len(l), func(i int) bool { return l[i] >= offset })
+}
+
+// view returns batches [from, to): a view of the block when they share one
+// (capped, so an append never reaches it), else a copy.
+func (x *batchIndex) view(from, to int) []*record.Batch {
+	if from >= to {
+		return nil
+	}
+	if k := from >> indexBlockShift; (to-1)>>indexBlockShift == k {
+		b := x.blocks[k].batches
+		lo, hi := from&indexBlockMask, (to-1)&indexBlockMask+1
+		return b[lo:hi:hi]
+	}
+	return x.appendTo(make([]*record.Batch, 0, to-from), from, to)
+}
+
+// appendTo appends batches [from, to) to out.
+func (x *batchIndex) appendTo(out []*record.Batch, from, to int) []*record.Batch {
+	for from < to {
+		k := from >> indexBlockShift
+		end := min(to, (k+1)<<indexBlockShift)
+		out = append(out, x.blocks[k].batches[from&indexBlockMask:end-k<<indexBlockShift]...)
+		from = end
+	}
+	return out
+}
+
+// each calls f for batches from, from+1, ... until f returns false; it
+// returns false if f did.
+func (x *batchIndex) each(from int, f func(b *record.Batch) bool) bool {
+	for k := from >> indexBlockShift; k < len(x.blocks); k++ {
+		b := x.blocks[k].batches
+		lo := 0
+		if k == from>>indexBlockShift {
+			lo = from & indexBlockMask
+		}
+		for _, batch := range b[lo:] {
+			if !f(batch) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// cut keeps the first n entries. The block holding entry n moves to fresh
+// arrays with what it keeps: views handed out of it stay as they were, and
+// the blocks past it go.
+func (x *batchIndex) cut(n int) {
+	if n >= x.n {
+		return
+	}
+	k := n >> indexBlockShift
+	keep := n & indexBlockMask
+	clear(x.blocks[k+1:])
+	x.blocks = x.blocks[:k+1]
+	old := x.blocks[k]
+	size := cap(old.batches)
+	x.blocks[k] = indexBlock{
+		batches:   append(make([]*record.Batch, 0, size), old.batches[:keep]...),
+		positions: append(make([]uint32, 0, size), old.positions[:keep]...),
+		lasts:     append(make([]int64, 0, size), old.lasts[:keep]...),
+	}
+	x.n = n
+}
