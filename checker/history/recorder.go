@@ -2,7 +2,6 @@ package history
 
 import (
 	"math"
-	"slices"
 	"sort"
 	"time"
 )
@@ -41,8 +40,13 @@ type Recorder struct {
 	// procs, fs, topics and isolations number the strings operations
 	// name, so that a slot holds small numbers instead of strings.
 	procs, fs, topics, isolations table
-	// text holds the operations' keys and values (see textOf).
+	// text holds the operations' keys and values (see text.go).
 	text textArena
+	// spans holds polls' record spans, by reference (CompletePoll), in
+	// blocks of recorderChunk; spanTopics numbers their topics.
+	spans      [][]spanSlot
+	nspans     int64
+	spanTopics table
 	// since lists, per process number, the process's operations since it
 	// last died: Died pairs them to find the ones still open. Deaths are
 	// rare, so the pairing waits for one, and recording an operation stays
@@ -107,10 +111,20 @@ const (
 // a name or type a slot has no room for.
 type rare struct {
 	records []Record
-	spans   []RecordSpan // a poll's records, by reference (CompletePoll)
-	err     string
-	ext     *Ext
-	spill   *spill
+	// spanFrom and spanN: a poll's records, by reference (CompletePoll),
+	// are spans spanFrom .. spanFrom+spanN-1 of the recorder's.
+	spanFrom, spanN uint32
+	err             string
+	ext             *Ext
+	spill           *spill
+}
+
+// spanSlot is a RecordSpan as the recorder keeps it, its topic numbered.
+type spanSlot struct {
+	src       RecordSource
+	topic     uint32
+	partition int32
+	lo, hi    int32
 }
 
 // spill holds an operation's F, Topic, Isolation and Type when one of them
@@ -123,19 +137,51 @@ type spill struct {
 }
 
 // spannedRecords builds the records of a poll recorded by CompletePoll.
-func (e *rare) spannedRecords() []Record {
+func (r *Recorder) spannedRecords(e *rare) []Record {
+	from, to := int64(e.spanFrom), int64(e.spanFrom)+int64(e.spanN)
 	n := 0
-	for _, sp := range e.spans {
-		n += int(sp.Hi - sp.Lo)
+	for j := from; j < to; j++ {
+		sp := &r.spans[j>>chunkShift][j&chunkMask]
+		n += int(sp.hi - sp.lo)
 	}
 	out := make([]Record, 0, n)
-	for _, sp := range e.spans {
-		for i := sp.Lo; i < sp.Hi; i++ {
-			off, key, hasKey, value := sp.Src.PolledRecord(int(i))
-			out = append(out, Record{Topic: sp.Topic, Key: key, Value: value, Offset: off, Partition: sp.Partition, HasKey: hasKey})
+	for j := from; j < to; j++ {
+		sp := &r.spans[j>>chunkShift][j&chunkMask]
+		topic := r.spanTopics.names[sp.topic]
+		for i := sp.lo; i < sp.hi; i++ {
+			off, key, hasKey, value := sp.src.PolledRecord(int(i))
+			out = append(out, Record{Topic: topic, Key: key, Value: value, Offset: off, Partition: sp.partition, HasKey: hasKey})
 		}
 	}
 	return out
+}
+
+// addSpans keeps spans and returns where the first is.
+func (r *Recorder) addSpans(spans []RecordSpan) uint32 {
+	if r.nspans+int64(len(spans)) > maxOps {
+		panic("history: more poll spans than a recorder holds")
+	}
+	from := uint32(r.nspans)
+	for _, sp := range spans {
+		j := r.nspans
+		if int(j>>chunkShift) == len(r.spans) {
+			r.spans = append(r.spans, make([]spanSlot, 0, blockCap(len(r.spans))))
+		}
+		c := &r.spans[j>>chunkShift]
+		*c = append(*c, spanSlot{src: sp.Src, topic: r.spanTopics.id(sp.Topic, math.MaxUint32), partition: sp.Partition, lo: sp.Lo, hi: sp.Hi})
+		r.nspans++
+	}
+	return from
+}
+
+// blockCap is the capacity block k of a side list starts with: the first
+// grows from 1,024 entries by doubling (a short history stays small), the
+// others hold recorderChunk from the start (no growth garbage).
+func blockCap(k int) int {
+	if k == 0 {
+		return 1 << 10
+	}
+	return recorderChunk
 }
 
 // emptyRecords is what an operation recorded with non-nil, empty records
@@ -305,7 +351,7 @@ func (r *Recorder) proc(process string) uint32 {
 func (r *Recorder) addRare(v *Value, spans []RecordSpan, spilled bool, t Type, f string) uint32 {
 	j := r.nside
 	if int(j>>chunkShift) == len(r.side) {
-		r.side = append(r.side, make([]rare, 0, 1<<10))
+		r.side = append(r.side, make([]rare, 0, blockCap(len(r.side))))
 	}
 	c := &r.side[j>>chunkShift]
 	e := rare{err: v.Error, ext: v.Ext}
@@ -313,12 +359,12 @@ func (r *Recorder) addRare(v *Value, spans []RecordSpan, spilled bool, t Type, f
 		e.records = v.Records
 	}
 	if len(spans) > 0 {
-		e.spans = slices.Clone(spans)
+		e.spanFrom, e.spanN = r.addSpans(spans), uint32(len(spans))
 	}
 	if spilled {
 		e.spill = &spill{f: f, topic: v.Topic, isolation: v.Isolation, typ: t, key: v.Key, value: v.Value}
 	}
-	*c = append(*c, e) // grows to recorderChunk, then a new block
+	*c = append(*c, e) // only the first block grows
 	r.nside++
 	return uint32(j + 1)
 }
@@ -352,8 +398,8 @@ func (r *Recorder) load(i int64, op *Op) {
 		if e.records != nil {
 			op.Value.Records = e.records
 		}
-		if e.spans != nil {
-			op.Value.Records = e.spannedRecords()
+		if e.spanN > 0 {
+			op.Value.Records = r.spannedRecords(e)
 		}
 		op.Value.Error, op.Value.Ext = e.err, e.ext
 		if sp := e.spill; sp != nil {

@@ -617,3 +617,40 @@ func TestRecorderCompletionsShareInvocationText(t *testing.T) {
 		}
 	}
 }
+
+// Polls past a block of spans (and of side entries) read back exactly as
+// the same polls recorded with their records, with topics past what a
+// slot's table holds.
+func TestManyPollSpansReadBackAsRecords(t *testing.T) {
+	spanned, copied := NewRecorder(func() time.Duration { return 1 }), NewRecorder(func() time.Duration { return 1 })
+	rng := rand.New(rand.NewPCG(5, 6))
+	src := &fakeSource{base: 10, recs: []Record{{Key: "k1", HasKey: true, Value: "a"}, {Value: "b"}, {Key: "k2", HasKey: true, Value: "c"}}}
+	for range recorderChunk + 5000 {
+		var spans []RecordSpan
+		for range rng.IntN(3) {
+			lo := int32(rng.IntN(3))
+			spans = append(spans, RecordSpan{Src: src, Topic: "t-" + strconv.Itoa(rng.IntN(70_000)), Partition: int32(rng.IntN(4)), Lo: lo, Hi: lo + 1 + int32(rng.IntN(3-int(lo)))})
+		}
+		v := NoValue()
+		spanned.CompletePoll("c-0", OK, v, spans)
+		recs := []Record{}
+		for _, sp := range spans {
+			for j := sp.Lo; j < sp.Hi; j++ {
+				off, key, hasKey, value := sp.Src.PolledRecord(int(j))
+				recs = append(recs, Record{Topic: sp.Topic, Partition: sp.Partition, Offset: off, Key: key, HasKey: hasKey, Value: value})
+			}
+		}
+		v.Records, v.HasRecords = recs, true
+		copied.Complete("c-0", OK, FPoll, v)
+	}
+	if spanned.nspans <= recorderChunk {
+		t.Fatalf("%d spans: too few to cross a block", spanned.nspans)
+	}
+	if want, got := copied.Ops(), spanned.Ops(); !reflect.DeepEqual(want, got) {
+		for i := range want {
+			if !reflect.DeepEqual(want[i], got[i]) {
+				t.Fatalf("poll %d reads back as\n%+v\nwant\n%+v", i, got[i], want[i])
+			}
+		}
+	}
+}
