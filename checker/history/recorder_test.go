@@ -513,8 +513,7 @@ func TestProcHandleRecordsAsTheName(t *testing.T) {
 // Keys and values of every length read back exactly: empty ones, ones too
 // long for a slot's lengths (kept in the side entry), ones that cross from
 // one arena chunk to the next, and ones recorded once the arena is full;
-// strings read back early stay as they were while the arena grows; and a
-// completion carrying its invocation's key and value shares its bytes.
+// and strings read back early stay as they were while the arena grows.
 func TestRecorderTextArena(t *testing.T) {
 	defer func(n int) { textMaxChunks = n }(textMaxChunks)
 	textMaxChunks = 4
@@ -564,58 +563,6 @@ func TestRecorderTextArena(t *testing.T) {
 	v.Value = "after the arena filled " + strings.Repeat("y", textChunkBytes)
 	b.invoke("p", FSend, v)
 	b.check()
-}
-
-// A send's completion shares its invocation's bytes: one completed before
-// the next send always does; of a thousand sends all in flight at once, all
-// but the few whose recent entries collide (the arena remembers by hash,
-// two entries a hash)
-// do.
-func TestRecorderCompletionsShareInvocationText(t *testing.T) {
-	arenaBytes := func(r *Recorder) int {
-		n := 0
-		for _, c := range r.text.chunks {
-			n += len(c)
-		}
-		return n
-	}
-	r := NewRecorder(func() time.Duration { return 0 })
-	want := 0
-	for i := range 1000 {
-		v := NoValue()
-		v.Key, v.HasKey, v.Value = "k"+strconv.Itoa(i%7), true, "p-0:"+strconv.Itoa(i)
-		want += len(v.Key) + len(v.Value)
-		r.Invoke("p-0", FSend, v)
-		v.Partition, v.Offset = 0, int64(i)
-		r.Complete("p-0", OK, FSend, v)
-	}
-	if got := arenaBytes(r); got != want {
-		t.Fatalf("one send in flight: the arena holds %d bytes, want %d (the invocations' alone)", got, want)
-	}
-
-	r = NewRecorder(func() time.Duration { return 0 })
-	var values []Value
-	want = 0
-	for i := range 1000 {
-		v := NoValue()
-		v.Key, v.HasKey, v.Value = "k"+strconv.Itoa(i%7), true, "p-0:"+strconv.Itoa(i)
-		want += len(v.Key) + len(v.Value)
-		r.Invoke("p-0", FSend, v)
-		values = append(values, v)
-	}
-	for i, v := range values {
-		v.Partition, v.Offset = 0, int64(i)
-		r.Complete("p-0", OK, FSend, v)
-	}
-	if got := arenaBytes(r); got < want || got > want+want/100 {
-		t.Fatalf("a thousand in flight: the arena holds %d bytes, want %d (the invocations') and at most 1%% more", got, want)
-	}
-	ops := r.Ops()
-	for i, v := range values {
-		if c := ops[1000+i].Value; c.Key != v.Key || c.Value != v.Value || c.Offset != int64(i) {
-			t.Fatalf("completion %d: %+v", i, c)
-		}
-	}
 }
 
 // Polls past a block of spans (and of side entries) read back exactly as

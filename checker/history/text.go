@@ -5,8 +5,9 @@ import "unsafe"
 // The text arena holds the keys and values of a recorder's operations, so
 // that a slot refers to them by position instead of holding two strings:
 // a history of millions of operations then has no pointer for the
-// collector to follow, and a send's completion shares its invocation's
-// bytes instead of copying them.
+// collector to follow. A send's completion copies its invocation's bytes
+// again: finding them (a table of recent texts) cost a cache miss per
+// operation, more than the 15 or so bytes it saved.
 //
 // Bytes are appended and never written again; a string handed out by get
 // points into them (unsafe.String), which is sound because nothing ever
@@ -20,9 +21,6 @@ const (
 	textChunkBytes = 1 << textChunkShift
 	textChunkMask  = textChunkBytes - 1
 	textFirstBytes = 4 << 10
-	// textRecentShift: the arena remembers 16,384 recent texts to share
-	// (a cluster's producers have thousands of sends in flight).
-	textRecentShift = 14
 )
 
 // textMaxChunks keeps positions within 32 bits (tests lower it, to fill an
@@ -31,16 +29,6 @@ var textMaxChunks = 1 << (32 - textChunkShift)
 
 type textArena struct {
 	chunks [][]byte
-	// recent remembers, by a hash of the value, where a recent key and
-	// value were written: a send's completion finds its invocation's
-	// bytes there. A miss only costs a copy.
-	recent []textRef
-}
-
-// textRef is a key and value in the arena; len 0 means none remembered.
-type textRef struct {
-	pos              uint32
-	keyLen, valueLen uint16
 }
 
 // put stores key and value and returns where. It returns keyLen textSpilled
@@ -53,19 +41,6 @@ func (a *textArena) put(key, value string) (pos uint32, keyLen, valueLen uint16)
 	}
 	if len(key) >= textSpilled || len(value) >= textSpilled {
 		return 0, textSpilled, 0
-	}
-	if a.recent == nil {
-		a.recent = make([]textRef, 1<<textRecentShift)
-	}
-	// Each hash has a pair of entries, the most recent first.
-	h := textHash(key, value) &^ 1
-	for _, ref := range a.recent[h : h+2] {
-		// An empty entry cannot match: n > 0.
-		if ref.keyLen == uint16(len(key)) && ref.valueLen == uint16(len(value)) {
-			if k, v := a.get(ref.pos, ref.keyLen, ref.valueLen); k == key && v == value {
-				return ref.pos, ref.keyLen, ref.valueLen
-			}
-		}
 	}
 	c := len(a.chunks) - 1
 	if c < 0 || len(a.chunks[c])+n > textChunkBytes {
@@ -83,9 +58,7 @@ func (a *textArena) put(key, value string) (pos uint32, keyLen, valueLen uint16)
 	pos = uint32(c<<textChunkShift | len(chunk))
 	chunk = append(chunk, key...) // only the first chunk ever grows
 	a.chunks[c] = append(chunk, value...)
-	ref := textRef{pos: pos, keyLen: uint16(len(key)), valueLen: uint16(len(value))}
-	a.recent[h+1], a.recent[h] = a.recent[h], ref
-	return pos, ref.keyLen, ref.valueLen
+	return pos, uint16(len(key)), uint16(len(value))
 }
 
 // get returns the key and value stored at pos.
@@ -101,21 +74,4 @@ func (a *textArena) get(pos uint32, keyLen, valueLen uint16) (key, value string)
 		value = unsafe.String(&b[keyLen], int(valueLen))
 	}
 	return key, value
-}
-
-// textHash picks the recent entry of a key and value: FNV-1a over the
-// value's last 16 bytes (a workload's values differ at their end) and the
-// lengths.
-func textHash(key, value string) uint32 {
-	h := uint32(2166136261)
-	tail := value
-	if len(tail) > 16 {
-		tail = tail[len(tail)-16:]
-	}
-	for i := 0; i < len(tail); i++ {
-		h = (h ^ uint32(tail[i])) * 16777619
-	}
-	h = (h ^ uint32(len(key))) * 16777619
-	h = (h ^ uint32(len(value))) * 16777619
-	return (h ^ h>>textRecentShift) & (1<<textRecentShift - 1)
 }
