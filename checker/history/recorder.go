@@ -426,11 +426,13 @@ type Proc struct {
 // Proc returns process's handle.
 func (r *Recorder) Proc(process string) Proc { return Proc{r: r, pid: r.proc(process)} }
 
-// Invoke is Recorder.Invoke for the handle's process.
-func (p Proc) Invoke(f string, v Value) int64 { return p.r.addAs(p.pid, Invoke, f, &v, nil) }
+// Invoke is Recorder.Invoke for the handle's process. It reads v and
+// keeps nothing of the Value itself (a pointer, so that a client's
+// millions of operations copy no Value on the way).
+func (p Proc) Invoke(f string, v *Value) int64 { return p.r.addAs(p.pid, Invoke, f, v, nil) }
 
-// Complete is Recorder.Complete for the handle's process.
-func (p Proc) Complete(t Type, f string, v Value) int64 { return p.r.addAs(p.pid, t, f, &v, nil) }
+// Complete is Recorder.Complete for the handle's process (v as in Invoke).
+func (p Proc) Complete(t Type, f string, v *Value) int64 { return p.r.addAs(p.pid, t, f, v, nil) }
 
 // CompletePoll is Recorder.CompletePoll for the handle's process.
 func (p Proc) CompletePoll(t Type, v Value, spans []RecordSpan) int64 {

@@ -488,13 +488,13 @@ func TestProcHandleRecordsAsTheName(t *testing.T) {
 		v := NoValue()
 		v.Topic, v.Key, v.HasKey, v.Value = "orders", "k", true, strconv.Itoa(i)
 		byName.Invoke("p-1", FSend, v)
-		h.Invoke(FSend, v)
+		h.Invoke(FSend, &v)
 		byName.Invoke("c-0", FPoll, NoValue())
 		byHandle.Invoke("c-0", FPoll, NoValue())
 		if i%3 == 0 {
 			v.Offset, v.Partition = int64(i), 2
 			byName.Complete("p-1", OK, FSend, v)
-			h.Complete(OK, FSend, v)
+			h.Complete(OK, FSend, &v)
 		}
 		src := &fakeSource{base: int64(i), recs: []Record{{Value: "x"}}}
 		byName.CompletePoll("c-0", OK, NoValue(), []RecordSpan{{Src: src, Topic: "orders", Partition: 1, Lo: 0, Hi: 1}})

@@ -282,7 +282,7 @@ func (p *Producer) Start(env sim.Env) {
 	}
 }
 
-func (p *Producer) record(t history.Type, f string, v history.Value) {
+func (p *Producer) record(t history.Type, f string, v *history.Value) {
 	if p.rec != nil {
 		if t == history.Invoke {
 			p.hist.Invoke(f, v)
@@ -468,7 +468,7 @@ func (p *Producer) send() {
 		rec.Key, rec.HasKey = k, true
 		v.Key, v.HasKey = k, true
 	}
-	p.record(history.Invoke, history.FSend, v)
+	p.record(history.Invoke, history.FSend, &v)
 	p.Stats.Sent++
 	// Before any metadata arrives the record waits unpartitioned (Kafka
 	// blocks send() for up to max.block.ms), its delivery timeout running.
@@ -561,7 +561,7 @@ func (p *Producer) Probe() {
 			r.Key, r.HasKey = "kafkasim-probe-"+strconv.Itoa(i), true
 			v.Key, v.HasKey = r.Key, true
 		}
-		p.record(history.Invoke, history.FSend, v)
+		p.record(history.Invoke, history.FSend, &v)
 		p.Stats.Sent++
 		p.probes[value] = history.Invoke
 		part := int32(i)

@@ -506,7 +506,7 @@ func (p *Producer) complete(b *pbatch, t history.Type, base int64, why string) {
 			v.Error = why
 			p.Stats.Indeterminate++
 		}
-		p.record(t, history.FSend, v)
+		p.record(t, history.FSend, &v)
 		if p.probes == nil {
 			continue // no probes: spare a lookup per record
 		}

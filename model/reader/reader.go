@@ -524,7 +524,7 @@ func (r *Reader) poll() {
 	v.Isolation = r.cfg.Isolation
 	v.Final = r.final
 	if r.rec != nil {
-		r.hist.Invoke(history.FPoll, v)
+		r.hist.Invoke(history.FPoll, &v)
 	}
 	r.Stats.Polls++
 	r.drain()
