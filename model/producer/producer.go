@@ -110,7 +110,12 @@ type pbatch struct {
 	rewrite    bool          // resent under the next epoch even if maybe (sender.go: retryOrFail)
 	closed     bool          // full: no more records
 	leaderSeen int32         // the leader epoch of the last attempt's target
+	// request is the correlation id of the request it is in flight in.
+	request uint64
 }
+
+// spareBatchesMax bounds the settled batches a producer keeps for reuse.
+const spareBatchesMax = 64
 
 type partitionState struct {
 	queue     []*pbatch // oldest first
@@ -226,6 +231,11 @@ type Producer struct {
 	pending  *partitionState
 	inflight map[uint64]*inflightReq
 	perNode  map[int32]int
+	// spareBatches are settled batches, for new ones to reuse: nothing
+	// refers to a batch once complete has settled it (its request left
+	// the in-flight table first, and the logs keep the built batch and
+	// its records, not it), and a producer settles hundreds of thousands.
+	spareBatches []*pbatch
 	// sendBatches and sendBrokers are runSender's scratch space.
 	sendBatches [][]*pbatch
 	sendBrokers []int32
@@ -648,7 +658,7 @@ func (p *Producer) append(pr pendingRecord) {
 		}
 	}
 	if b == nil {
-		b = &pbatch{partition: part, created: p.env.Now(), baseSeq: -1}
+		b = p.newBatch(part)
 		st.queue = append(st.queue, b)
 		st.changed()
 		if p.haveFloor && b.created < p.expireFloor {
@@ -669,6 +679,18 @@ func (p *Producer) append(pr pendingRecord) {
 	} else {
 		p.wakeSender(p.cfg.LingerMs)
 	}
+}
+
+// newBatch is an empty batch of partition part, created now.
+func (p *Producer) newBatch(part int32) *pbatch {
+	var b *pbatch
+	if n := len(p.spareBatches); n > 0 {
+		b, p.spareBatches = p.spareBatches[n-1], p.spareBatches[:n-1]
+	} else {
+		b = new(pbatch)
+	}
+	*b = pbatch{partition: part, created: p.env.Now(), baseSeq: -1}
+	return b
 }
 
 // recordBlockLen is how many records a partition's record block holds.

@@ -1,6 +1,7 @@
 package producer
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -209,6 +210,7 @@ func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
 		}
 		b.closed = true
 		b.inflight = true
+		b.request = p.corr
 		b.attempts++
 		st.changed()
 		if b.attempts > 1 {
@@ -347,6 +349,9 @@ func (p *Producer) finishRequest(corr uint64, ir *inflightReq) {
 	p.env.Cancel(ir.timer)
 	p.perNode[ir.broker]--
 	for _, b := range ir.batches {
+		if !b.inflight || b.request != corr {
+			panic(fmt.Sprintf("producer %s: a batch of request %d is not in flight in it (in flight: %v, in request %d)", p.cfg.Name, corr, b.inflight, b.request))
+		}
 		b.inflight = false
 		st := p.partState(b.partition)
 		st.inflight--
@@ -513,6 +518,10 @@ func (p *Producer) complete(b *pbatch, t history.Type, base int64, why string) {
 		if _, ok := p.probes[r.Value]; ok {
 			p.probes[r.Value] = t
 		}
+	}
+	if len(p.spareBatches) < spareBatchesMax {
+		*b = pbatch{} // what it held goes with it
+		p.spareBatches = append(p.spareBatches, b)
 	}
 }
 

@@ -165,3 +165,51 @@ func TestLingerWaitsWhileAnEarlierBatchIsInFlight(t *testing.T) {
 		t.Errorf("partition 0's second batch reached its leader %v after its record, want linger.ms (%v) plus the network", wait, cfg.LingerMs)
 	}
 }
+
+// Every answer comes after its request timed out: the producer settles each
+// batch when its delivery timeout ends (info: an attempt may have been
+// written) and makes its next batches from the settled ones, while the late
+// answers keep arriving for requests long given up. They change nothing:
+// each send completes exactly once, info, none acknowledged.
+func TestLateAnswersAfterBatchesAreSettledAndReused(t *testing.T) {
+	w := sim.NewWorld(sim.DefaultOptions(3))
+	broker := &testBroker{delay: 150 * time.Millisecond}
+	bid := w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return broker }})
+	rec := history.NewRecorder(w.Now)
+	cfg := producer.DefaultConfig("p-0", "orders")
+	cfg.Brokers, cfg.Recorder = []sim.NodeID{bid}, rec
+	cfg.Rate = 500
+	cfg.RequestTimeout, cfg.DeliveryTimeout = 100*time.Millisecond, 350*time.Millisecond
+	pid := w.AddNode(sim.NodeSpec{Name: "p-0", Role: "producer", New: producer.New(cfg)})
+	w.Start()
+	w.RunUntil(5 * time.Second)
+
+	invoked := map[string]bool{}
+	completed := map[string]int{}
+	for _, op := range rec.Ops() {
+		if op.F != history.FSend {
+			continue
+		}
+		if op.Type == history.Invoke {
+			invoked[op.Value.Value] = true
+			continue
+		}
+		completed[op.Value.Value]++
+		if op.Type != history.Info {
+			t.Fatalf("send %s ended %s (%s), want info: every answer came too late", op.Value.Value, op.Type, op.Value.Error)
+		}
+	}
+	st := w.Node(pid).(*producer.Producer).Stats
+	if len(completed) < 1000 || st.Batches < 50 || st.Retries < 10 {
+		t.Fatalf("%d sends completed in %d batches, %d retries: too few to reuse batches many times", len(completed), st.Batches, st.Retries)
+	}
+	for v, n := range completed {
+		if n != 1 || !invoked[v] {
+			t.Fatalf("send %s completed %d times (invoked: %v)", v, n, invoked[v])
+		}
+	}
+	// Only the last half second's sends may still be open.
+	if open := len(invoked) - len(completed); open > 250 {
+		t.Fatalf("%d of %d sends never completed", open, len(invoked))
+	}
+}
