@@ -72,5 +72,16 @@ func (l *List[T]) Truncate(n int) {
 // Search is sort.Search over the entries: the first i for which f(At(i))
 // is true, given that f is false then true along the list.
 func (l *List[T]) Search(f func(*T) bool) int {
-	return sort.Search(l.n, func(i int) bool { return f(l.At(i)) })
+	// The block first, by its last entry, then within it. Blocks past a
+	// cut are empty and end the list: the search stops at the first of
+	// them as if it held everything past, and answers Len.
+	k := sort.Search(len(l.blocks), func(k int) bool {
+		b := l.blocks[k]
+		return len(b) == 0 || f(&b[len(b)-1])
+	})
+	if k == len(l.blocks) || len(l.blocks[k]) == 0 {
+		return l.n
+	}
+	b := l.blocks[k]
+	return k<<blockShift + sort.Search(len(b), func(i int) bool { return f(&b[i]) })
 }

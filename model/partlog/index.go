@@ -73,6 +73,34 @@ func (x *batchIndex) add(b *record.Batch, pos uint32) {
 	x.n++
 }
 
+// lastBlock returns the last block's last offsets and the index of its
+// first entry (a lookup near the end reads only them).
+func (x *batchIndex) lastBlock() (lasts []int64, base int) {
+	if len(x.blocks) == 0 {
+		return nil, 0
+	}
+	k := len(x.blocks) - 1
+	return x.blocks[k].lasts, k << indexBlockShift
+}
+
+// seek is the first i at or after from whose last offset is at least
+// offset (len if none): a walk forward, for offsets that grow.
+func (x *batchIndex) seek(from int, offset int64) int {
+	for k := from >> indexBlockShift; k < len(x.blocks); k++ {
+		lasts := x.blocks[k].lasts
+		lo := 0
+		if k == from>>indexBlockShift {
+			lo = from & indexBlockMask
+		}
+		for j := lo; j < len(lasts); j++ {
+			if lasts[j] >= offset {
+				return k<<indexBlockShift + j
+			}
+		}
+	}
+	return x.n
+}
+
 // search is the first i whose last offset is at least offset (len if
 // none): the batch holding offset, or where it would be.
 func (x *batchIndex) search(offset int64) int {

@@ -66,6 +66,17 @@ func TestBatchIndexIsThreeSlices(t *testing.T) {
 				if got := x.search(off); got != want {
 					t.Fatalf("step %d: search(%d) = %d, want %d", step, off, got, want)
 				}
+				from := rapid.IntRange(0, len(batches)).Draw(t, "seek from")
+				wantSeek := from
+				for wantSeek < len(lasts) && lasts[wantSeek] < off {
+					wantSeek++
+				}
+				if got := x.seek(from, off); got != wantSeek {
+					t.Fatalf("step %d: seek(%d, %d) = %d, want %d", step, from, off, got, wantSeek)
+				}
+				if tail, base := x.lastBlock(); base+len(tail) != len(lasts) || !slices.Equal(tail, lasts[base:]) {
+					t.Fatalf("step %d: the last block holds entries %d.. (%d), want up to %d", step, base, len(tail), len(lasts))
+				}
 				var walked []*record.Batch
 				stop := rapid.IntRange(0, 5).Draw(t, "stop")
 				done := x.each(want, func(b *record.Batch) bool {

@@ -404,13 +404,11 @@ func (l *Log) Cursor(from int64) Cursor {
 func (c *Cursor) At(offset int64) *record.Batch {
 	for c.si < len(c.l.segs) {
 		s := c.l.segs[c.si]
-		for ; c.bi < s.idx.len(); c.bi++ {
-			if s.idx.last(c.bi) >= offset {
-				if b := s.idx.batch(c.bi); b.BaseOffset <= offset {
-					return b
-				}
-				return nil
+		if c.bi = s.idx.seek(c.bi, offset); c.bi < s.idx.len() {
+			if b := s.idx.batch(c.bi); b.BaseOffset <= offset {
+				return b
 			}
+			return nil
 		}
 		c.si, c.bi = c.si+1, 0
 	}
@@ -449,14 +447,15 @@ func (l *Log) find(offset int64) (int, int) {
 	// Offsets grow along the log, so a batch of the last segment whose
 	// predecessor there ends below offset is the answer for the whole log.
 	if n := len(l.segs); n > 0 {
-		idx := &l.segs[n-1].idx
-		if k := idx.len(); k > 0 {
-			if offset > idx.last(k-1) {
+		// (Within its last block: past its start, search.)
+		lasts, base := l.segs[n-1].idx.lastBlock()
+		if k := len(lasts); k > 0 {
+			if offset > lasts[k-1] {
 				return n, 0
 			}
 			for i := k - 1; i > 0 && i >= k-8; i-- {
-				if idx.last(i-1) < offset {
-					return n - 1, i
+				if lasts[i-1] < offset {
+					return n - 1, base + i
 				}
 			}
 		}
