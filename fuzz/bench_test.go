@@ -3,17 +3,19 @@ package fuzz
 import (
 	"fmt"
 	"os"
-	"runtime/debug"
 	"testing"
+
+	"kafkasim/internal/gctune"
 )
 
 // BenchmarkCampaign runs the same 60 seeds with one worker and with two,
 // and reports runs per second: issue 7 asks that --parallel 2 come close
-// to twice --parallel 1. GOGC is 400, as the CLI sets it by default;
+// to twice --parallel 1. The collector is tuned as the CLI tunes it by
+// default (internal/gctune: GOGC=400 for these small heaps);
 // compare -cpu 1 with -cpu 2 to tell the pool from the machine.
 func BenchmarkCampaign(b *testing.B) {
 	if os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(400))
+		defer gctune.Start()()
 	}
 	for _, parallel := range []int{1, 2} {
 		b.Run(fmt.Sprintf("parallel=%d", parallel), func(b *testing.B) {

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+
+	"kafkasim/internal/gctune"
 )
 
 // Exit codes (SPEC.md §1).
@@ -39,11 +41,12 @@ func usage(format string, args ...any) error {
 }
 
 func main() {
-	// A run allocates steadily and keeps little: collect less often than
-	// Go's default (GOGC=100) unless the user chose. Memory is traded for
-	// about a tenth of the CPU time; behaviour is unaffected.
+	// Collect less often than Go's default (GOGC=100) while the live heap
+	// is small, and allow about a gigabyte of garbage between collections
+	// once it is large (internal/gctune), unless the user chose a GOGC.
+	// Behaviour is unaffected.
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
+		gctune.Start()
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }

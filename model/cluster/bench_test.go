@@ -3,10 +3,10 @@ package cluster
 import (
 	"os"
 	"runtime"
-	"runtime/debug"
 	"testing"
 	"time"
 
+	"kafkasim/internal/gctune"
 	"kafkasim/model/producer"
 	"kafkasim/model/reader"
 	"kafkasim/sim"
@@ -44,11 +44,12 @@ func BenchmarkIdleClusterHour(b *testing.B) {
 // each, 2 readers, 5 simulated minutes with a crash every 30 s, history
 // recording included.
 //
-// It runs with the garbage collector set as the kafkasim command sets it
-// (GOGC=400 unless GOGC is set), and reports bytes allocated per event.
+// It runs with the garbage collector tuned as the kafkasim command tunes it
+// (internal/gctune, unless GOGC is set), and reports bytes allocated per
+// event.
 func BenchmarkDataPlaneFiveMinutes(b *testing.B) {
 	if os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(400))
+		defer gctune.Start()()
 	}
 	var events uint64
 	var simTime time.Duration

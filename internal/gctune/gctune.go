@@ -1,0 +1,92 @@
+// Package gctune sets how often the collector runs as a process's live heap
+// grows (GC timing never reaches a run's behaviour: only its speed and
+// memory).
+//
+// A fuzz campaign's many short runs do best collecting seldom: their live
+// heaps are small, and every collection marks the whole live heap, so
+// GOGC=400 saves CPU. A long run's history and logs grow for the whole run;
+// at GOGC=400 its last collection comes early (the target is five times
+// the live heap) and every allocation after it lands on a page the process
+// never touched, which costs a fault each — on some virtual machines 10 µs
+// a page. So the target steps down as the live heap grows: up to 128 MiB
+// live, GOGC=400; past it, the garbage allowed between collections stays
+// about 512 MiB (GOGC = 512 MiB / live heap, down to 100). On the data
+// plane's benchmark (900 MB live at the end) that is one collection more
+// and 13% fewer page faults, peak RSS 1.20 GB instead of 1.39.
+package gctune
+
+import (
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+)
+
+const (
+	percentMax      = 400
+	percentMin      = 100
+	garbageMaxBytes = 512 << 20
+)
+
+// percentFor is the GOGC for a live heap of live bytes.
+func percentFor(live uint64) int {
+	if live == 0 {
+		return percentMax
+	}
+	p := uint64(100) * garbageMaxBytes / live
+	return int(min(max(p, percentMin), percentMax))
+}
+
+// Start applies the policy after every collection until stop is called,
+// which puts back the percentage found at Start.
+func Start() (stop func()) { return start().stop }
+
+func start() *tuner {
+	t := &tuner{sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+	t.previous = debug.SetGCPercent(percentMax)
+	t.percent = percentMax
+	t.arm()
+	return t
+}
+
+type tuner struct {
+	mu          sync.Mutex
+	sample      []metrics.Sample
+	percent     int
+	previous    int
+	stopped     bool
+	collections int // seen since start
+}
+
+func (t *tuner) stop() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.stopped = true
+	debug.SetGCPercent(t.previous)
+}
+
+// sentinel is garbage the moment it is made: its finalizer runs after the
+// next collection, adjusts the target and makes the next sentinel. (Large
+// enough not to share a tiny block, whose finalizer might never run.)
+type sentinel struct{ _ [32]byte }
+
+func (t *tuner) arm() {
+	runtime.SetFinalizer(&sentinel{}, func(*sentinel) { t.collected() })
+}
+
+func (t *tuner) collected() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stopped {
+		return
+	}
+	t.collections++
+	metrics.Read(t.sample)
+	if v := t.sample[0].Value; v.Kind() == metrics.KindUint64 {
+		if p := percentFor(v.Uint64()); p != t.percent {
+			t.percent = p
+			debug.SetGCPercent(p)
+		}
+	}
+	t.arm()
+}

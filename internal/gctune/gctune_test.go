@@ -1,0 +1,49 @@
+package gctune
+
+import (
+	"runtime"
+	"runtime/debug"
+	"testing"
+)
+
+// The target is 400 up to a live heap of 128 MiB, then allows about 512
+// MiB of garbage, down to 100.
+func TestPercentForLiveHeap(t *testing.T) {
+	for _, c := range []struct {
+		live uint64
+		want int
+	}{{0, 400}, {10 << 20, 400}, {128 << 20, 400}, {256 << 20, 200}, {400 << 20, 128}, {512 << 20, 100}, {4 << 30, 100}} {
+		if got := percentFor(c.live); got != c.want {
+			t.Errorf("live %d MiB: GOGC %d, want %d", c.live>>20, got, c.want)
+		}
+	}
+}
+
+// The tuner follows the collections (its sentinel re-arms after each), and
+// stop puts back the percentage found at the start.
+func TestTunerFollowsCollectionsAndStopRestores(t *testing.T) {
+	old := debug.SetGCPercent(123)
+	defer debug.SetGCPercent(old)
+	tn := start()
+	if got := debug.SetGCPercent(400); got != 400 {
+		t.Fatalf("after start, GOGC %d, want 400", got)
+	}
+	seen := func() int {
+		tn.mu.Lock()
+		defer tn.mu.Unlock()
+		return tn.collections
+	}
+	// Finalizers run on their own goroutine, after the collection: give
+	// them the chance, a bounded number of times.
+	for i := 0; i < 1000 && seen() < 3; i++ {
+		runtime.GC()
+		runtime.Gosched()
+	}
+	if n := seen(); n < 3 {
+		t.Fatalf("the tuner saw %d collections, want at least 3", n)
+	}
+	tn.stop()
+	if got := debug.SetGCPercent(old); got != 123 {
+		t.Fatalf("after stop, GOGC %d, want the 123 found at the start", got)
+	}
+}
