@@ -28,7 +28,12 @@ const (
 var textMaxChunks = 1 << (32 - textChunkShift)
 
 type textArena struct {
+	// chunks are made at their full length; used says how much of each
+	// is written. Lengths kept apart from the chunks' slice headers mean
+	// that recording an operation stores no pointer (no write barrier
+	// while the collector marks).
 	chunks [][]byte
+	used   []int
 }
 
 // put stores key and value and returns where. It returns keyLen textSpilled
@@ -43,7 +48,7 @@ func (a *textArena) put(key, value string) (pos uint32, keyLen, valueLen uint16)
 		return 0, textSpilled, 0
 	}
 	c := len(a.chunks) - 1
-	if c < 0 || len(a.chunks[c])+n > textChunkBytes {
+	if c < 0 || a.used[c]+n > textChunkBytes {
 		if c+1 == textMaxChunks {
 			return 0, textSpilled, 0
 		}
@@ -51,14 +56,21 @@ func (a *textArena) put(key, value string) (pos uint32, keyLen, valueLen uint16)
 		if c < 0 {
 			size = max(textFirstBytes, n)
 		}
-		a.chunks = append(a.chunks, make([]byte, 0, size))
+		a.chunks, a.used = append(a.chunks, make([]byte, size)), append(a.used, 0)
 		c++
 	}
-	chunk := a.chunks[c]
-	pos = uint32(c<<textChunkShift | len(chunk))
-	chunk = append(chunk, key...) // only the first chunk ever grows
-	a.chunks[c] = append(chunk, value...)
-	return pos, uint16(len(key)), uint16(len(value))
+	chunk, u := a.chunks[c], a.used[c]
+	if u+n > len(chunk) {
+		// Only the first chunk grows, by doubling: the strings handed out
+		// of the old array keep it, unchanged.
+		grown := make([]byte, min(max(2*len(chunk), u+n), textChunkBytes))
+		copy(grown, chunk[:u])
+		a.chunks[c], chunk = grown, grown
+	}
+	copy(chunk[u:], key)
+	copy(chunk[u+len(key):], value)
+	a.used[c] = u + n
+	return uint32(c<<textChunkShift | u), uint16(len(key)), uint16(len(value))
 }
 
 // get returns the key and value stored at pos.
