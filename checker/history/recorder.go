@@ -55,18 +55,41 @@ type Recorder struct {
 }
 
 // opList is a list of operation numbers, in blocks so that growing it never
-// copies.
-type opList struct{ blocks [][]uint32 }
+// copies. Blocks are made at their full size and the last one's fill kept
+// apart, so that adding a number stores no slice header (no write barrier
+// while the collector marks).
+type opList struct {
+	blocks [][]uint32
+	inLast int // numbers in the last block
+}
 
-// grow adds i in a new block, twice the size of the last, up to 8,192.
-func (l *opList) grow(i uint32) {
-	size := 64
-	if n := len(l.blocks); n > 0 {
-		size = min(2*cap(l.blocks[n-1]), 1<<13)
+// add appends i, in a new block twice the size of the last (up to 8,192)
+// when the last is full.
+func (l *opList) add(i uint32) {
+	n := len(l.blocks)
+	if n == 0 || l.inLast == len(l.blocks[n-1]) {
+		size := 64
+		if n > 0 {
+			size = min(2*len(l.blocks[n-1]), 1<<13)
+		}
+		l.blocks = append(l.blocks, make([]uint32, size))
+		l.inLast = 0
+		n++
 	}
-	b := make([]uint32, 1, size)
-	b[0] = i
-	l.blocks = append(l.blocks, b)
+	l.blocks[n-1][l.inLast] = i
+	l.inLast++
+}
+
+// each calls f for the numbers in order.
+func (l *opList) each(f func(i uint32)) {
+	for k, b := range l.blocks {
+		if k == len(l.blocks)-1 {
+			b = b[:l.inLast]
+		}
+		for _, i := range b {
+			f(i)
+		}
+	}
 }
 
 // slot is an operation as the recorder stores it: Index is its position,
@@ -295,11 +318,7 @@ func (r *Recorder) addAs(pid uint32, t Type, f string, v *Value, spans []RecordS
 		r.steps[j>>chunkShift][j&chunkMask] = r.stepOf()
 		r.nsteps++
 	}
-	if l, n := &r.since[pid], len(r.since[pid].blocks); n > 0 && len(l.blocks[n-1]) < cap(l.blocks[n-1]) {
-		l.blocks[n-1] = append(l.blocks[n-1], uint32(i))
-	} else {
-		l.grow(uint32(i))
-	}
+	r.since[pid].add(uint32(i))
 
 	fid := r.fs.id(f, fSpilled)
 	iso := r.isolations.id(v.Isolation, isolationSpilled)
@@ -491,17 +510,15 @@ func (r *Recorder) Died(process, why string) int {
 func (r *Recorder) openOf(pid uint32) []int64 {
 	pending := map[openKey][]int64{}
 	var op Op
-	for _, b := range r.since[pid].blocks {
-		for _, i := range b {
-			r.load(int64(i), &op)
-			k := keyOf(&op)
-			if op.Type == Invoke {
-				pending[k] = append(pending[k], int64(i))
-			} else if l := pending[k]; len(l) > 0 {
-				pending[k] = l[1:]
-			}
+	r.since[pid].each(func(i uint32) {
+		r.load(int64(i), &op)
+		k := keyOf(&op)
+		if op.Type == Invoke {
+			pending[k] = append(pending[k], int64(i))
+		} else if l := pending[k]; len(l) > 0 {
+			pending[k] = l[1:]
 		}
-	}
+	})
 	var open []int64
 	for _, l := range pending { // kafkasim:orderless: sorted below
 		open = append(open, l...)
