@@ -4,6 +4,8 @@ import (
 	"math"
 	"sort"
 	"time"
+
+	"kafkasim/internal/chunked"
 )
 
 // recorderChunk is how many operations a recorder stores per block: growing
@@ -35,17 +37,15 @@ type Recorder struct {
 	nsteps int64
 	// side holds the rarer, larger parts of operations: a poll's records,
 	// an error, an Ext, and names the small tables have no room for.
-	side  [][]rare
-	nside int64
+	side chunked.List[rare]
 	// procs, fs, topics and isolations number the strings operations
 	// name, so that a slot holds small numbers instead of strings.
 	procs, fs, topics, isolations table
 	// text holds the operations' keys and values (see text.go).
 	text textArena
-	// spans holds polls' record spans, by reference (CompletePoll), in
-	// blocks of recorderChunk; spanTopics numbers their topics.
-	spans      [][]spanSlot
-	nspans     int64
+	// spans holds polls' record spans, by reference (CompletePoll);
+	// spanTopics numbers their topics.
+	spans      chunked.List[spanSlot]
 	spanTopics table
 	// since lists, per process number, the process's operations since it
 	// last died: Died pairs them to find the ones still open. Deaths are
@@ -161,15 +161,15 @@ type spill struct {
 
 // spannedRecords builds the records of a poll recorded by CompletePoll.
 func (r *Recorder) spannedRecords(e *rare) []Record {
-	from, to := int64(e.spanFrom), int64(e.spanFrom)+int64(e.spanN)
+	from, to := int(e.spanFrom), int(e.spanFrom)+int(e.spanN)
 	n := 0
 	for j := from; j < to; j++ {
-		sp := &r.spans[j>>chunkShift][j&chunkMask]
+		sp := r.spans.At(j)
 		n += int(sp.hi - sp.lo)
 	}
 	out := make([]Record, 0, n)
 	for j := from; j < to; j++ {
-		sp := &r.spans[j>>chunkShift][j&chunkMask]
+		sp := r.spans.At(j)
 		topic := r.spanTopics.names[sp.topic]
 		for i := sp.lo; i < sp.hi; i++ {
 			off, key, hasKey, value := sp.src.PolledRecord(int(i))
@@ -181,30 +181,14 @@ func (r *Recorder) spannedRecords(e *rare) []Record {
 
 // addSpans keeps spans and returns where the first is.
 func (r *Recorder) addSpans(spans []RecordSpan) uint32 {
-	if r.nspans+int64(len(spans)) > maxOps {
+	if r.spans.Len()+len(spans) > maxOps {
 		panic("history: more poll spans than a recorder holds")
 	}
-	from := uint32(r.nspans)
+	from := uint32(r.spans.Len())
 	for _, sp := range spans {
-		j := r.nspans
-		if int(j>>chunkShift) == len(r.spans) {
-			r.spans = append(r.spans, make([]spanSlot, 0, blockCap(len(r.spans))))
-		}
-		c := &r.spans[j>>chunkShift]
-		*c = append(*c, spanSlot{src: sp.Src, topic: r.spanTopics.id(sp.Topic, math.MaxUint32), partition: sp.Partition, lo: sp.Lo, hi: sp.Hi})
-		r.nspans++
+		r.spans.Append(spanSlot{src: sp.Src, topic: r.spanTopics.id(sp.Topic, math.MaxUint32), partition: sp.Partition, lo: sp.Lo, hi: sp.Hi})
 	}
 	return from
-}
-
-// blockCap is the capacity block k of a side list starts with: the first
-// grows from 1,024 entries by doubling (a short history stays small), the
-// others hold recorderChunk from the start (no growth garbage).
-func blockCap(k int) int {
-	if k == 0 {
-		return 1 << 10
-	}
-	return recorderChunk
 }
 
 // emptyRecords is what an operation recorded with non-nil, empty records
@@ -368,11 +352,6 @@ func (r *Recorder) proc(process string) uint32 {
 
 // addRare stores an operation's side entry and returns 1 + its index.
 func (r *Recorder) addRare(v *Value, spans []RecordSpan, spilled bool, t Type, f string) uint32 {
-	j := r.nside
-	if int(j>>chunkShift) == len(r.side) {
-		r.side = append(r.side, make([]rare, 0, blockCap(len(r.side))))
-	}
-	c := &r.side[j>>chunkShift]
 	e := rare{err: v.Error, ext: v.Ext}
 	if len(v.Records) > 0 {
 		e.records = v.Records
@@ -383,9 +362,8 @@ func (r *Recorder) addRare(v *Value, spans []RecordSpan, spilled bool, t Type, f
 	if spilled {
 		e.spill = &spill{f: f, topic: v.Topic, isolation: v.Isolation, typ: t, key: v.Key, value: v.Value}
 	}
-	*c = append(*c, e) // only the first block grows
-	r.nside++
-	return uint32(j + 1)
+	r.side.Append(e)
+	return uint32(r.side.Len())
 }
 
 // load builds operation i into op.
@@ -412,8 +390,7 @@ func (r *Recorder) load(i int64, op *Op) {
 		op.Value.Key, op.Value.Value = r.text.get(s.text, s.keyLen, s.valueLen)
 	}
 	if s.side != 0 {
-		j := int64(s.side - 1)
-		e := &r.side[j>>chunkShift][j&chunkMask]
+		e := r.side.At(int(s.side - 1))
 		if e.records != nil {
 			op.Value.Records = e.records
 		}

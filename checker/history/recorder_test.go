@@ -372,8 +372,8 @@ func TestRecorderIsLossless(t *testing.T) {
 		}
 	}
 	b.died("never-seen", "process died: machine down")
-	if b.r.Len() <= 2*recorderChunk || b.r.nside <= recorderChunk {
-		t.Fatalf("%d operations, %d side entries: too few to cross blocks", b.r.Len(), b.r.nside)
+	if b.r.Len() <= 2*recorderChunk || b.r.side.Len() <= recorderChunk {
+		t.Fatalf("%d operations, %d side entries: too few to cross blocks", b.r.Len(), b.r.side.Len())
 	}
 	b.check()
 }
@@ -423,6 +423,19 @@ func (f *fakeSource) PolledRecord(i int) (int64, string, bool, string) {
 	return f.base + 2*int64(i), r.Key, r.HasKey, r.Value
 }
 
+// spanRecords is the records spans name, as a poll would have recorded
+// them one by one.
+func spanRecords(spans []RecordSpan) []Record {
+	recs := []Record{}
+	for _, sp := range spans {
+		for j := sp.Lo; j < sp.Hi; j++ {
+			off, key, hasKey, value := sp.Src.PolledRecord(int(j))
+			recs = append(recs, Record{Topic: sp.Topic, Partition: sp.Partition, Offset: off, Key: key, HasKey: hasKey, Value: value})
+		}
+	}
+	return recs
+}
+
 // A poll recorded as spans of its sources reads back, through Ops, Each and
 // the JSON Lines, exactly as the same poll recorded with its records.
 func TestPollSpansReadBackAsRecords(t *testing.T) {
@@ -443,14 +456,7 @@ func TestPollSpansReadBackAsRecords(t *testing.T) {
 			r.Invoke("c-0", FPoll, v)
 		}
 		spanned.CompletePoll("c-0", OK, v, spans)
-		recs := []Record{}
-		for _, sp := range spans {
-			for j := sp.Lo; j < sp.Hi; j++ {
-				off, key, hasKey, value := sp.Src.PolledRecord(int(j))
-				recs = append(recs, Record{Topic: sp.Topic, Partition: sp.Partition, Offset: off, Key: key, HasKey: hasKey, Value: value})
-			}
-		}
-		v.Records, v.HasRecords = recs, true
+		v.Records, v.HasRecords = spanRecords(spans), true
 		copied.Complete("c-0", OK, FPoll, v)
 	}
 	want, got := copied.Ops(), spanned.Ops()
@@ -580,18 +586,11 @@ func TestManyPollSpansReadBackAsRecords(t *testing.T) {
 		}
 		v := NoValue()
 		spanned.CompletePoll("c-0", OK, v, spans)
-		recs := []Record{}
-		for _, sp := range spans {
-			for j := sp.Lo; j < sp.Hi; j++ {
-				off, key, hasKey, value := sp.Src.PolledRecord(int(j))
-				recs = append(recs, Record{Topic: sp.Topic, Partition: sp.Partition, Offset: off, Key: key, HasKey: hasKey, Value: value})
-			}
-		}
-		v.Records, v.HasRecords = recs, true
+		v.Records, v.HasRecords = spanRecords(spans), true
 		copied.Complete("c-0", OK, FPoll, v)
 	}
-	if spanned.nspans <= recorderChunk {
-		t.Fatalf("%d spans: too few to cross a block", spanned.nspans)
+	if spanned.spans.Len() <= recorderChunk {
+		t.Fatalf("%d spans: too few to cross a block", spanned.spans.Len())
 	}
 	if want, got := copied.Ops(), spanned.Ops(); !reflect.DeepEqual(want, got) {
 		for i := range want {

@@ -42,7 +42,7 @@ func usage(format string, args ...any) error {
 
 func main() {
 	// Collect less often than Go's default (GOGC=100) while the live heap
-	// is small, and allow about a gigabyte of garbage between collections
+	// is small, and allow about 512 MiB of garbage between collections
 	// once it is large (internal/gctune), unless the user chose a GOGC.
 	// Behaviour is unaffected.
 	if os.Getenv("GOGC") == "" {

@@ -1,5 +1,6 @@
 // Package chunked keeps a list that lives for a whole run and grows to
-// millions of entries (the audit's committed batches) in blocks that never
+// millions of entries (the audit's committed batches, the history's side
+// entries and poll spans) in blocks that never
 // move: each entry is allocated once, where a doubling slice allocates
 // about twice the final size, half of it garbage the collector meets only
 // at its next cycle.

@@ -1,9 +1,9 @@
-// Package grow appends to slices that live for a whole run, grow to
-// millions of entries and are handed out as views (a replica's batch index;
-// a list nobody views is better kept in internal/chunked). Go's append
-// grows a large slice by a quarter at a time, so such a slice allocates
-// about five times its final size on the way; doubling allocates twice it,
-// and copies less.
+// Package grow appends to slices that grow large and are used as one
+// slice (the scheduler's event slab, the far queue's buckets, the disk's
+// pending operations; a list only ever indexed is better kept in
+// internal/chunked). Go's append grows a large slice by a quarter at a
+// time, so such a slice allocates about five times its final size on the
+// way; doubling allocates twice it, and copies less.
 package grow
 
 // Append appends vs to s, doubling the capacity when it runs out.
