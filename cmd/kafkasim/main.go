@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 
 	"kafkasim/internal/gctune"
+	"kafkasim/internal/hugeheap"
 )
 
 // Exit codes (SPEC.md §1).
@@ -41,6 +42,13 @@ func usage(format string, args ...any) error {
 }
 
 func main() {
+	// Back the heap with transparent huge pages where the machine leaves
+	// that to programs (internal/hugeheap): a long run's gigabyte of history
+	// and logs costs far fewer page faults and TLB misses. Behaviour is
+	// unaffected; a refusal only costs speed.
+	if _, _, err := hugeheap.Reserve(); err != nil && os.Getenv("KAFKASIM_DEBUG") != "" {
+		fmt.Fprintf(os.Stderr, "kafkasim: huge pages not marked: %v\n", err)
+	}
 	// Collect less often than Go's default (GOGC=100) while the live heap
 	// is small, and allow about 512 MiB of garbage between collections
 	// once it is large (internal/gctune), unless the user chose a GOGC.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"kafkasim/internal/gctune"
+	"kafkasim/internal/hugeheap"
 	"kafkasim/model/producer"
 	"kafkasim/model/reader"
 	"kafkasim/sim"
@@ -45,11 +46,15 @@ func BenchmarkIdleClusterHour(b *testing.B) {
 // recording included.
 //
 // It runs with the garbage collector tuned as the kafkasim command tunes it
-// (internal/gctune, unless GOGC is set), and reports bytes allocated per
-// event.
+// (internal/gctune, unless GOGC is set) and, as the command does, the heap
+// marked for huge pages where the machine leaves that to programs
+// (internal/hugeheap); it reports bytes allocated per event.
 func BenchmarkDataPlaneFiveMinutes(b *testing.B) {
 	if os.Getenv("GOGC") == "" {
 		defer gctune.Start()()
+	}
+	if _, _, err := hugeheap.Reserve(); err != nil {
+		b.Fatal(err)
 	}
 	var events uint64
 	var simTime time.Duration
