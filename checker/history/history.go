@@ -69,8 +69,9 @@ type Record struct {
 // record batch it fetched, which model/record.Batch implements). What it
 // returns for an index must never change.
 type RecordSource interface {
-	// PolledRecord is record i of the source: its offset, key and value.
-	PolledRecord(i int) (offset int64, key string, hasKey bool, value string)
+	// PolledRecords calls yield with the offset, key and value of records
+	// [lo, hi) of the source, in order.
+	PolledRecords(lo, hi int, yield func(offset int64, key string, hasKey bool, value string))
 }
 
 // RecordSpan is records [Lo, Hi) of Src, read from Topic's Partition.

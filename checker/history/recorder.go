@@ -171,10 +171,9 @@ func (r *Recorder) spannedRecords(e *rare) []Record {
 	for j := from; j < to; j++ {
 		sp := r.spans.At(j)
 		topic := r.spanTopics.names[sp.topic]
-		for i := sp.lo; i < sp.hi; i++ {
-			off, key, hasKey, value := sp.src.PolledRecord(int(i))
+		sp.src.PolledRecords(int(sp.lo), int(sp.hi), func(off int64, key string, hasKey bool, value string) {
 			out = append(out, Record{Topic: topic, Key: key, Value: value, Offset: off, Partition: sp.partition, HasKey: hasKey})
-		}
+		})
 	}
 	return out
 }

@@ -418,9 +418,16 @@ type fakeSource struct {
 	recs []Record
 }
 
-func (f *fakeSource) PolledRecord(i int) (int64, string, bool, string) {
+// at is record i as the source holds it.
+func (f *fakeSource) at(i int) (int64, string, bool, string) {
 	r := f.recs[i]
 	return f.base + 2*int64(i), r.Key, r.HasKey, r.Value
+}
+
+func (f *fakeSource) PolledRecords(lo, hi int, yield func(int64, string, bool, string)) {
+	for i := lo; i < hi; i++ {
+		yield(f.at(i))
+	}
 }
 
 // spanRecords is the records spans name, as a poll would have recorded
@@ -429,7 +436,7 @@ func spanRecords(spans []RecordSpan) []Record {
 	recs := []Record{}
 	for _, sp := range spans {
 		for j := sp.Lo; j < sp.Hi; j++ {
-			off, key, hasKey, value := sp.Src.PolledRecord(int(j))
+			off, key, hasKey, value := sp.Src.(*fakeSource).at(int(j))
 			recs = append(recs, Record{Topic: sp.Topic, Partition: sp.Partition, Offset: off, Key: key, HasKey: hasKey, Value: value})
 		}
 	}

@@ -97,7 +97,7 @@ func (r batchRetry) matches(k batchKey) bool {
 
 func keyOf(b *record.Batch) batchKey {
 	return batchKey{base: b.BaseOffset, last: b.LastOffset(), epoch: b.PartitionLeaderEpoch, pid: b.ProducerID,
-		seq: b.BaseSequence, pepoch: b.ProducerEpoch, crc: b.CRC(), thinned: len(b.Records) < b.Count()}
+		seq: b.BaseSequence, pepoch: b.ProducerEpoch, crc: b.CRC(), thinned: b.Thinned()}
 }
 
 func (k batchKey) same(o batchKey) bool {
@@ -505,7 +505,11 @@ func (a *Audit) deposedExposed(tp metadata.TopicPartition, p *partitionAudit, le
 	}
 	records := 0
 	log.Scan(from, hw, func(b *record.Batch) bool {
-		for _, r := range b.Records {
+		if !b.Thinned() {
+			records += int(min(hw, b.NextOffset()) - max(from, b.BaseOffset))
+			return true
+		}
+		for _, r := range b.Records() {
 			if off := b.BaseOffset + int64(r.OffsetDelta); off >= from && off < hw {
 				records++
 			}

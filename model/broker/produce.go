@@ -152,7 +152,7 @@ func (rm *replicaManager) appendAsLeader(tp metadata.TopicPartition, p *partitio
 	if acks == proto.AcksAll && len(p.isr) < p.effectiveMinISR() {
 		return -1, -1, proto.NotEnoughReplicas
 	}
-	if p.log.Compacted() && slices.ContainsFunc(pp.Batch.Records, func(r record.Record) bool { return !r.HasKey }) {
+	if p.log.Compacted() && slices.ContainsFunc(pp.Batch.Records(), func(r record.Record) bool { return !r.HasKey }) {
 		// LogValidator: "Compacted topic cannot accept message without key".
 		return -1, -1, proto.InvalidRecord
 	}

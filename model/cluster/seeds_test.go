@@ -187,7 +187,7 @@ func TestBatchingCompressesRepeatedRecords(t *testing.T) {
 		t.Fatalf("record batches: want about 7000 vs a few hundred, got %d vs %d", oneByOne, batch.RecordsBytes())
 	}
 	decoded, _, err := record.Decode(batch.Encode(nil))
-	if err != nil || len(decoded.Records) != 100 || decoded.Records[99].Value != msg {
+	if err != nil || decoded.RecordCount() != 100 || decoded.Records()[99].Value != msg {
 		t.Fatalf("the compressed batch decodes back: %v", err)
 	}
 }

@@ -750,8 +750,11 @@ func (l *Log) Compact(hw int64) int {
 		if b.ProducerID >= 0 {
 			lastOfProducer[b.ProducerID] = b.BaseOffset
 		}
-		for _, r := range b.Records {
-			if r.HasKey && b.BaseOffset < limit {
+		if b.BaseOffset >= limit {
+			return true
+		}
+		for _, r := range b.Records() {
+			if r.HasKey {
 				latest[r.Key] = b.BaseOffset + int64(r.OffsetDelta)
 			}
 		}
@@ -775,9 +778,9 @@ func (l *Log) Compact(hw int64) int {
 			})
 			if c != b {
 				changed = true
-				removed += len(b.Records)
+				removed += b.RecordCount()
 				if c != nil {
-					removed -= len(c.Records)
+					removed -= c.RecordCount()
 				}
 			}
 			if c != nil {

@@ -451,7 +451,7 @@ func TestCompactionKeepsEachProducersLastBatch(t *testing.T) {
 	if b.log.BatchAt(0) != nil {
 		t.Fatal("the cleaner kept a superseded record of no producer")
 	}
-	if bt := b.log.BatchAt(1); bt == nil || bt.ProducerID != 7 || len(bt.Records) != 1 {
+	if bt := b.log.BatchAt(1); bt == nil || bt.ProducerID != 7 || bt.RecordCount() != 1 {
 		t.Fatalf("producer 7's last batch: %+v", bt)
 	}
 	b.wait(time.Second)

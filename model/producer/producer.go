@@ -699,10 +699,10 @@ const recordBlockLen = 256
 // appendRecord appends r to recs, the records of the partition's open
 // batch. A partition's batches take their records from its block one after
 // the other, and only the newest one grows, so it grows in place: a
-// thousand small batches make a handful of allocations and no garbage. The
-// record slices become the built batches', which the logs keep (with the
-// block, whose batches are all of this partition and producer): each is
-// capped at its length, so nothing appended later reaches it.
+// thousand small batches make a handful of allocations. A batch's records
+// live until it is settled (the history's completions read them; the built
+// batch keeps only their bytes); each slice is capped at its length, so
+// nothing appended later reaches it.
 func (st *partitionState) appendRecord(recs []record.Record, r record.Record) []record.Record {
 	n, used := len(recs), len(st.block)
 	last := n == 0 || (used > 0 && &st.block[used-1] == &recs[n-1])

@@ -260,7 +260,7 @@ func (*InitProducerIDResponse) MessageName() string { return "InitProducerIdResp
 func (m *ProduceRequest) String() string {
 	s := fmt.Sprintf("Produce acks=%d", m.Acks)
 	for _, p := range m.Partitions {
-		s += fmt.Sprintf(" %s(%d records", p.TopicPartition, len(p.Batch.Records))
+		s += fmt.Sprintf(" %s(%d records", p.TopicPartition, p.Batch.RecordCount())
 		if b := p.Batch; b.ProducerID >= 0 {
 			s += fmt.Sprintf(", producer %d epoch %d seq %d", b.ProducerID, b.ProducerEpoch, b.BaseSequence)
 		}
@@ -290,7 +290,7 @@ func (m *FetchResponse) String() string {
 	for _, p := range m.Partitions {
 		n := 0
 		for _, b := range p.Batches {
-			n += len(b.Records)
+			n += b.RecordCount()
 		}
 		s += fmt.Sprintf(" %s:%s hw=%d records=%d", p.TopicPartition, p.Error, p.HighWatermark, n)
 		if p.Diverging != nil {

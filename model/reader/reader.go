@@ -688,16 +688,28 @@ func (r *Reader) fetchDone(corr uint64) {
 // take adds a batch's records at or after the position, up to max.poll.records.
 func (r *Reader) take(p *position, b *record.Batch) {
 	// The records at or past the position, up to max.poll.records: offsets
-	// grow within a batch, so they are one run of its records.
-	lo := 0
-	for lo < len(b.Records) && b.BaseOffset+int64(b.Records[lo].OffsetDelta) < p.offset {
-		lo++
+	// grow within a batch, so they are one run of its records. Record i is
+	// at BaseOffset+i unless compaction thinned the batch; only then are
+	// its records decoded to find their offsets.
+	lo, n := 0, b.RecordCount()
+	var thinned []record.Record
+	if b.Thinned() {
+		thinned = b.Records()
+		for lo < n && b.BaseOffset+int64(thinned[lo].OffsetDelta) < p.offset {
+			lo++
+		}
+	} else {
+		lo = int(min(max(p.offset-b.BaseOffset, 0), int64(n)))
 	}
-	hi := min(len(b.Records), lo+r.cfg.MaxPollRecords-r.pollN)
+	hi := min(n, lo+r.cfg.MaxPollRecords-r.pollN)
 	if hi > lo {
 		r.pollSpans = append(r.pollSpans, history.RecordSpan{Src: b, Topic: p.key.topic, Partition: p.key.partition, Lo: int32(lo), Hi: int32(hi)})
 		r.pollN += hi - lo
-		p.offset = b.BaseOffset + int64(b.Records[hi-1].OffsetDelta) + 1
+		last := b.BaseOffset + int64(hi-1)
+		if thinned != nil {
+			last = b.BaseOffset + int64(thinned[hi-1].OffsetDelta)
+		}
+		p.offset = last + 1
 		p.offsetEpoch = b.PartitionLeaderEpoch
 	}
 	// A thinned (compacted) batch may end before its last offset.

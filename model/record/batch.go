@@ -4,6 +4,12 @@
 // the wire would be; the encoded form is real (varint records, optional gzip
 // compression of the records section, CRC32C over attributes to the end), so
 // byte counts on the wire and on disk are Kafka's.
+//
+// A batch keeps only that encoded form and its header's fields: its records
+// are decoded from it when asked (Records, PolledRecords), as a Kafka
+// consumer decodes what it fetched. Nearly every batch is only appended,
+// copied and counted, and a run keeps every one, so holding each record
+// decoded beside its bytes would double what the logs keep.
 package record
 
 import (
@@ -48,7 +54,7 @@ func (c Compression) String() string {
 // Record is one record of a batch.
 //
 // The fields are ordered largest first, so that a record takes 48 bytes, not
-// 56: a run keeps every record it produced.
+// 56: a producer holds its records until they are acknowledged.
 type Record struct {
 	// Key and Value are the record's bytes (kept as strings: immutable and
 	// shared, as the batches themselves are).
@@ -80,12 +86,14 @@ type Batch struct {
 	Compression          Compression
 	BaseTimestamp        int64
 	MaxTimestamp         int64
-	Records              []Record
 	// wire is the encoded batch: the header, then from attributes to the
 	// end the body, which crc covers. Replicas write these very bytes to
 	// their disks (nobody changes them), so appending costs no encoding.
 	wire []byte
 	crc  uint32
+	// records is the header's recordCount: fewer than Count in a batch
+	// compaction thinned.
+	records int32
 	// stamped: a leader took the batch into its log (Stamp), so it may not
 	// change again.
 	stamped bool
@@ -127,7 +135,9 @@ type Producer struct {
 }
 
 // New builds a batch of records (offsets 0..n-1, relative) from a producer
-// (pass Producer{ID: NoProducer} for none), compressed with codec.
+// (pass Producer{ID: NoProducer} for none), compressed with codec. It
+// numbers the records (OffsetDelta) and keeps none of them: the caller may
+// reuse the slice.
 func New(records []Record, p Producer, transactional bool, codec Compression) *Batch {
 	for i := range records {
 		records[i].OffsetDelta = int32(i)
@@ -140,12 +150,12 @@ func New(records []Record, p Producer, transactional bool, codec Compression) *B
 // returns nil if no record is kept.
 func (b *Batch) Compacted(keep func(r Record, offset int64) bool) *Batch {
 	var kept []Record
-	for _, r := range b.Records {
+	for _, r := range b.Records() {
 		if keep(r, b.BaseOffset+int64(r.OffsetDelta)) {
 			kept = append(kept, r)
 		}
 	}
-	if len(kept) == len(b.Records) {
+	if len(kept) == b.RecordCount() {
 		return b
 	}
 	if len(kept) == 0 {
@@ -172,14 +182,14 @@ func build(records []Record, lastOffsetDelta int32, p Producer, transactional bo
 		}
 	}
 	b := &Batch{LastOffsetDelta: lastOffsetDelta, PartitionLeaderEpoch: -1, ProducerID: p.ID,
-		ProducerEpoch: p.Epoch, BaseSequence: p.BaseSequence, Transactional: transactional, Compression: codec, Records: records}
+		ProducerEpoch: p.Epoch, BaseSequence: p.BaseSequence, Transactional: transactional, Compression: codec, records: int32(len(records))}
 	if len(records) > 0 {
 		b.BaseTimestamp = records[0].Timestamp
 		for _, r := range records {
 			b.MaxTimestamp = max(b.MaxTimestamp, r.Timestamp)
 		}
 	}
-	b.wire = b.encodeWire()
+	b.wire = b.encodeWire(records)
 	b.crc = storage.Checksum(b.body())
 	b.putHeader(b.wire)
 	return b
@@ -217,12 +227,66 @@ func (b *Batch) Stamp(baseOffset int64, leaderEpoch int32) *Batch {
 	return b
 }
 
-// PolledRecord is record i's offset, key and value: a batch is what a
-// reader's poll returns records from, and the history keeps a reference
-// to it (history.RecordSource) rather than a copy of each.
-func (b *Batch) PolledRecord(i int) (offset int64, key string, hasKey bool, value string) {
-	r := &b.Records[i]
-	return b.BaseOffset + int64(r.OffsetDelta), r.Key, r.HasKey, r.Value
+// RecordCount is the number of records the batch holds (the header's
+// recordCount): Count, unless compaction thinned it.
+func (b *Batch) RecordCount() int { return int(b.records) }
+
+// Thinned reports whether compaction removed records from the batch, so
+// that its records' offsets are no longer BaseOffset plus their index.
+func (b *Batch) Thinned() bool { return int(b.records) < b.Count() }
+
+// Records decodes the batch's records (a new slice each call; keys and
+// values share one string).
+func (b *Batch) Records() []Record {
+	out := make([]Record, 0, b.records)
+	b.eachRecord(0, int(b.records), func(r Record) { out = append(out, r) })
+	return out
+}
+
+// PolledRecords calls yield with the offset, key and value of records
+// [lo, hi), in order: a batch is what a reader's poll returns records from,
+// and the history keeps a reference to it (history.RecordSource) rather
+// than a copy of each record.
+func (b *Batch) PolledRecords(lo, hi int, yield func(offset int64, key string, hasKey bool, value string)) {
+	b.eachRecord(lo, hi, func(r Record) { yield(b.BaseOffset+int64(r.OffsetDelta), r.Key, r.HasKey, r.Value) })
+}
+
+// eachRecord decodes records [lo, hi) and calls fn for each. The batch's
+// bytes were checked when it was built or decoded, so damage here is the
+// simulator's bug.
+func (b *Batch) eachRecord(lo, hi int, fn func(r Record)) {
+	section, err := b.recordsSection()
+	if err != nil {
+		panic(fmt.Sprintf("record: batch at %d: %v", b.BaseOffset, err))
+	}
+	// One string for the whole section: the records' keys and values are
+	// substrings of it.
+	text := string(section)
+	err = walkRecords(section, hi, func(i int, raw rawRecord) {
+		if i >= lo {
+			fn(raw.record(text, b.BaseTimestamp))
+		}
+	})
+	if err != nil {
+		panic(fmt.Sprintf("record: batch at %d: %v", b.BaseOffset, err))
+	}
+}
+
+// recordsSection is the records as encoded, decompressed.
+func (b *Batch) recordsSection() ([]byte, error) {
+	recs := b.wire[HeaderBytes:]
+	if b.Compression != CompressionGzip {
+		return recs, nil
+	}
+	r, err := gzip.NewReader(bytes.NewReader(recs))
+	if err != nil {
+		return nil, ErrCorrupt
+	}
+	out, err := io.ReadAll(r)
+	if err != nil {
+		return nil, ErrCorrupt
+	}
+	return out, nil
 }
 
 // LastOffset is the offset of the batch's last record.
@@ -265,10 +329,10 @@ func (b *Batch) attributes() uint16 {
 
 // encodeWire lays out the batch: room for the header, then attributes ..
 // end, compressing the records section.
-func (b *Batch) encodeWire() []byte {
+func (b *Batch) encodeWire(records []Record) []byte {
 	size := 0
 	if b.Compression != CompressionGzip {
-		for _, r := range b.Records {
+		for _, r := range records {
 			size += recordSize(r, int64(r.OffsetDelta), r.Timestamp-b.BaseTimestamp)
 		}
 	}
@@ -281,15 +345,15 @@ func (b *Batch) encodeWire() []byte {
 	binary.BigEndian.PutUint64(body[22:], uint64(b.ProducerID))
 	binary.BigEndian.PutUint16(body[30:], uint16(b.ProducerEpoch))
 	binary.BigEndian.PutUint32(body[32:], uint32(b.BaseSequence))
-	binary.BigEndian.PutUint32(body[36:], uint32(len(b.Records)))
+	binary.BigEndian.PutUint32(body[36:], uint32(len(records)))
 	if b.Compression == CompressionGzip {
 		var recs []byte
-		for _, r := range b.Records {
+		for _, r := range records {
 			recs = appendRecord(recs, r, int64(r.OffsetDelta), r.Timestamp-b.BaseTimestamp)
 		}
 		return append(out, gzipBytes(recs)...)
 	}
-	for _, r := range b.Records {
+	for _, r := range records {
 		out = appendRecord(out, r, int64(r.OffsetDelta), r.Timestamp-b.BaseTimestamp)
 	}
 	return out
@@ -406,70 +470,95 @@ func Decode(data []byte) (*Batch, int, error) {
 	b.ProducerEpoch = int16(binary.BigEndian.Uint16(body[30:]))
 	b.BaseSequence = int32(binary.BigEndian.Uint32(body[32:]))
 	count := int(binary.BigEndian.Uint32(body[36:]))
-	recs := b.wire[HeaderBytes:]
-	if b.Compression == CompressionGzip {
-		r, err := gzip.NewReader(bytes.NewReader(recs))
-		if err != nil {
-			return nil, 0, ErrCorrupt
-		}
-		recs, err = io.ReadAll(r)
-		if err != nil {
-			return nil, 0, ErrCorrupt
-		}
+	recs, err := b.recordsSection()
+	if err != nil {
+		return nil, 0, err
 	}
 	if count < 0 || count > len(recs) {
 		return nil, 0, ErrCorrupt
 	}
-	b.Records = make([]Record, 0, count)
-	for range count {
-		r, n, err := decodeRecord(recs, b.BaseTimestamp)
-		if err != nil {
-			return nil, 0, err
-		}
-		b.Records = append(b.Records, r)
-		recs = recs[n:]
+	// The records are checked here, once, and decoded again when asked.
+	n := 0
+	if err := walkRecords(recs, count, func(int, rawRecord) { n++ }); err != nil || n != count {
+		return nil, 0, ErrCorrupt
 	}
+	b.records = int32(count)
 	return b, size, nil
 }
 
-func decodeRecord(data []byte, baseTimestamp int64) (Record, int, error) {
+// rawRecord is a decoded record whose key and value are still positions
+// in the records section.
+type rawRecord struct {
+	timestampDelta, offsetDelta int64
+	keyAt, keyEnd               int
+	valueAt, valueEnd           int
+	hasKey, hasValue            bool
+}
+
+// record is the Record, its key and value cut from text (the section as a
+// string).
+func (r rawRecord) record(text string, baseTimestamp int64) Record {
+	return Record{OffsetDelta: int32(r.offsetDelta), Key: text[r.keyAt:r.keyEnd], HasKey: r.hasKey,
+		Value: text[r.valueAt:r.valueEnd], Tombstone: !r.hasValue, Timestamp: baseTimestamp + r.timestampDelta}
+}
+
+// walkRecords decodes the first n records of a records section and calls
+// fn with each and its index.
+func walkRecords(section []byte, n int, fn func(i int, r rawRecord)) error {
+	at := 0
+	for i := range n {
+		r, size, err := decodeRecord(section[at:])
+		if err != nil {
+			return err
+		}
+		r.keyAt, r.keyEnd = r.keyAt+at, r.keyEnd+at
+		r.valueAt, r.valueEnd = r.valueAt+at, r.valueEnd+at
+		fn(i, r)
+		at += size
+	}
+	return nil
+}
+
+// decodeRecord decodes the record at the start of data: positions are
+// relative to data.
+func decodeRecord(data []byte) (rawRecord, int, error) {
 	length, n := binary.Varint(data)
 	if n <= 0 || length < 0 || int(length) > len(data)-n {
-		return Record{}, 0, ErrCorrupt
+		return rawRecord{}, 0, ErrCorrupt
 	}
-	body := data[n : n+int(length)]
-	total := n + int(length)
-	pos := 1 // attributes
+	end := n + int(length)
+	pos := n + 1 // attributes
 	next := func() (int64, bool) {
-		v, k := binary.Varint(body[min(pos, len(body)):])
+		v, k := binary.Varint(data[min(pos, end):end])
 		if k <= 0 {
 			return 0, false
 		}
 		pos += k
 		return v, true
 	}
-	field := func() (string, bool, bool) {
+	field := func() (at, fieldEnd int, present, ok bool) {
 		l, ok := next()
 		if !ok {
-			return "", false, false
+			return 0, 0, false, false
 		}
 		if l < 0 {
-			return "", false, true
+			return pos, pos, false, true
 		}
-		if pos+int(l) > len(body) {
-			return "", false, false
+		if pos+int(l) > end {
+			return 0, 0, false, false
 		}
-		v := string(body[pos : pos+int(l)])
+		at = pos
 		pos += int(l)
-		return v, true, true
+		return at, pos, true, true
 	}
-	tsDelta, ok1 := next()
-	offsetDelta, ok2 := next()
-	key, hasKey, ok3 := field()
-	value, hasValue, ok4 := field()
+	var r rawRecord
+	var ok1, ok2, ok3, ok4 bool
+	r.timestampDelta, ok1 = next()
+	r.offsetDelta, ok2 = next()
+	r.keyAt, r.keyEnd, r.hasKey, ok3 = field()
+	r.valueAt, r.valueEnd, r.hasValue, ok4 = field()
 	if !ok1 || !ok2 || !ok3 || !ok4 {
-		return Record{}, 0, ErrCorrupt
+		return rawRecord{}, 0, ErrCorrupt
 	}
-	return Record{OffsetDelta: int32(offsetDelta), Key: key, HasKey: hasKey, Value: value, Tombstone: !hasValue,
-		Timestamp: baseTimestamp + tsDelta}, total, nil
+	return r, end, nil
 }

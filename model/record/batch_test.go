@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -24,10 +25,12 @@ func drawRecords(t *rapid.T) []Record {
 	return recs
 }
 
-// TestDecodeGivesBackTheBatch: the wire form of a batch (built, stamped,
-// compacted, compressed or not) decodes to a batch equal in every field, so
-// that a decoded copy and the original are interchangeable (a restarted
-// replica reuses batches it held in memory when its file has their bytes).
+// TestDecodeGivesBackTheBatch: a batch (built, stamped, compacted,
+// compressed or not) gives back the records it was built from, whole or
+// any run of them, and its wire form decodes to a batch equal in every
+// field, with the same records, so that a decoded copy and the original are
+// interchangeable (a restarted replica reuses batches it held in memory
+// when its file has their bytes).
 func TestDecodeGivesBackTheBatch(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		codec := CompressionNone
@@ -39,15 +42,49 @@ func TestDecodeGivesBackTheBatch(t *testing.T) {
 			p = Producer{ID: rapid.Int64Range(0, 1<<40).Draw(t, "pid"), Epoch: int16(rapid.IntRange(0, 100).Draw(t, "epoch")),
 				BaseSequence: int32(rapid.IntRange(0, 1<<30).Draw(t, "seq"))}
 		}
-		b := New(drawRecords(t), p, false, codec)
+		drawn := drawRecords(t)
+		// want is what the batch holds: each record numbered, a null key
+		// or value without bytes.
+		want := slices.Clone(drawn)
+		for i := range want {
+			want[i].OffsetDelta = int32(i)
+			if !want[i].HasKey {
+				want[i].Key = ""
+			}
+			if want[i].Tombstone {
+				want[i].Value = ""
+			}
+		}
+		b := New(drawn, p, false, codec)
 		if rapid.Bool().Draw(t, "stamped") {
 			b = b.Stamped(rapid.Int64Range(0, 1<<50).Draw(t, "base"), int32(rapid.IntRange(-1, 1000).Draw(t, "leader_epoch")))
 		}
 		if rapid.Bool().Draw(t, "compacted") {
 			drop := rapid.IntRange(0, 3).Draw(t, "drop_every")
-			if c := b.Compacted(func(r Record, off int64) bool { return drop == 0 || off%int64(drop+1) != 0 }); c != nil {
+			keep := func(r Record, off int64) bool { return drop == 0 || off%int64(drop+1) != 0 }
+			if c := b.Compacted(keep); c != nil {
+				want = slices.DeleteFunc(want, func(r Record) bool { return !keep(r, b.BaseOffset+int64(r.OffsetDelta)) })
 				b = c
 			}
+		}
+		if b.RecordCount() != len(want) || b.Thinned() != (len(want) < b.Count()) {
+			t.Fatalf("RecordCount %d, Thinned %v: want %d of %d", b.RecordCount(), b.Thinned(), len(want), b.Count())
+		}
+		if got := b.Records(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("records differ:\n got %+v\nwant %+v", got, want)
+		}
+		lo := rapid.IntRange(0, len(want)).Draw(t, "lo")
+		hi := rapid.IntRange(lo, len(want)).Draw(t, "hi")
+		i := lo
+		b.PolledRecords(lo, hi, func(off int64, key string, hasKey bool, value string) {
+			w := want[i]
+			if off != b.BaseOffset+int64(w.OffsetDelta) || key != w.Key || hasKey != w.HasKey || value != w.Value {
+				t.Fatalf("polled record %d: %d %q %v %q, want %+v at base %d", i, off, key, hasKey, value, w, b.BaseOffset)
+			}
+			i++
+		})
+		if i != hi {
+			t.Fatalf("PolledRecords(%d, %d) gave %d records", lo, hi, i-lo)
 		}
 		wire := b.Wire()
 		if len(wire) != b.SizeBytes() {
@@ -62,6 +99,9 @@ func TestDecodeGivesBackTheBatch(t *testing.T) {
 		}
 		if !reflect.DeepEqual(d, b) {
 			t.Fatalf("decoded batch differs:\n got %+v\nwant %+v", d, b)
+		}
+		if got := d.Records(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("decoded records differ:\n got %+v\nwant %+v", got, want)
 		}
 	})
 }
