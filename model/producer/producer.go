@@ -122,9 +122,6 @@ type partitionState struct {
 	nextSeq   int32
 	lastAcked int32 // last sequence acknowledged in the current epoch, -1
 	inflight  int
-	// block is where the partition's batches take their records from, one
-	// batch after the other (see appendRecord).
-	block []record.Record
 	// wakes are the times the sender must look at this partition again
 	// (scheduleNext; none: 0), recomputed when stale: whenever a batch
 	// joins or leaves the queue, is sent, comes back or gets a retry time;
@@ -232,9 +229,11 @@ type Producer struct {
 	inflight map[uint64]*inflightReq
 	perNode  map[int32]int
 	// spareBatches are settled batches, for new ones to reuse: nothing
-	// refers to a batch once complete has settled it (its request left
-	// the in-flight table first, and the logs keep the built batch and
-	// its records, not it), and a producer settles hundreds of thousands.
+	// refers to a batch or its records once complete has settled it (its
+	// request left the in-flight table first, the logs keep the built
+	// batch, which holds its records' bytes, not them, and the history
+	// copies keys and values), and a producer settles hundreds of
+	// thousands.
 	spareBatches []*pbatch
 	// sendBatches and sendBrokers are runSender's scratch space.
 	sendBatches [][]*pbatch
@@ -665,7 +664,7 @@ func (p *Producer) append(pr pendingRecord) {
 			p.expireFloor = b.created
 		}
 	}
-	b.records = st.appendRecord(b.records, pr.record)
+	b.records = append(b.records, pr.record)
 	if part < 0 {
 		b.explicit = append(b.explicit, pr.partition)
 	}
@@ -689,31 +688,11 @@ func (p *Producer) newBatch(part int32) *pbatch {
 	} else {
 		b = new(pbatch)
 	}
-	*b = pbatch{partition: part, created: p.env.Now(), baseSeq: -1}
+	// A reused batch keeps its record and partition arrays (emptied when
+	// it was settled): a producer's batches stop allocating once it has
+	// settled a few dozen.
+	*b = pbatch{partition: part, created: p.env.Now(), baseSeq: -1, records: b.records[:0], explicit: b.explicit[:0]}
 	return b
-}
-
-// recordBlockLen is how many records a partition's record block holds.
-const recordBlockLen = 256
-
-// appendRecord appends r to recs, the records of the partition's open
-// batch. A partition's batches take their records from its block one after
-// the other, and only the newest one grows, so it grows in place: a
-// thousand small batches make a handful of allocations. A batch's records
-// live until it is settled (the history's completions read them; the built
-// batch keeps only their bytes); each slice is capped at its length, so
-// nothing appended later reaches it.
-func (st *partitionState) appendRecord(recs []record.Record, r record.Record) []record.Record {
-	n, used := len(recs), len(st.block)
-	last := n == 0 || (used > 0 && &st.block[used-1] == &recs[n-1])
-	if last && used < cap(st.block) {
-		st.block = append(st.block, r)
-		return st.block[used-n : used+1 : used+1]
-	}
-	// A new block, the batch's records moved to its start.
-	st.block = make([]record.Record, 0, max(recordBlockLen, 2*(n+1)))
-	st.block = append(append(st.block, recs...), r)
-	return st.block[: n+1 : n+1]
 }
 
 func (p *Producer) partState(part int32) *partitionState {

@@ -520,7 +520,8 @@ func (p *Producer) complete(b *pbatch, t history.Type, base int64, why string) {
 		}
 	}
 	if len(p.spareBatches) < spareBatchesMax {
-		*b = pbatch{} // what it held goes with it
+		clear(b.records) // the strings they hold go
+		*b = pbatch{records: b.records[:0], explicit: b.explicit[:0]}
 		p.spareBatches = append(p.spareBatches, b)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"kafkasim/checker/history"
 	"kafkasim/model/producer"
 	"kafkasim/model/proto"
+	"kafkasim/model/record"
 	"kafkasim/sim"
 )
 
@@ -211,5 +212,68 @@ func TestLateAnswersAfterBatchesAreSettledAndReused(t *testing.T) {
 	// Only the last half second's sends may still be open.
 	if open := len(invoked) - len(completed); open > 250 {
 		t.Fatalf("%d of %d sends never completed", open, len(invoked))
+	}
+}
+
+// logBroker leads every partition and appends each batch to one log, so
+// that an offset names exactly the record it received there.
+type logBroker struct {
+	testBroker
+	log []record.Record
+}
+
+func (b *logBroker) Deliver(from sim.NodeID, m sim.Message) {
+	req, ok := m.(*proto.ProduceRequest)
+	if !ok {
+		b.testBroker.Deliver(from, m)
+		return
+	}
+	resp := &proto.ProduceResponse{CorrelationID: req.CorrelationID}
+	for _, pp := range req.Partitions {
+		resp.Partitions = append(resp.Partitions, proto.ProducePartitionResponse{TopicPartition: pp.TopicPartition, BaseOffset: int64(len(b.log))})
+		b.log = append(b.log, pp.Batch.Records()...)
+	}
+	b.env.Send(from, resp)
+}
+
+// Settled batches are reused with their record arrays: every send completes
+// once, acknowledged at the offset of the very record it sent (its key and
+// value), through thousands of batches.
+func TestReusedBatchesAcknowledgeTheirOwnRecords(t *testing.T) {
+	w := sim.NewWorld(sim.DefaultOptions(5))
+	broker := &logBroker{}
+	bid := w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return broker }})
+	rec := history.NewRecorder(w.Now)
+	cfg := producer.DefaultConfig("p-0", "orders")
+	cfg.Brokers, cfg.Recorder = []sim.NodeID{bid}, rec
+	cfg.Rate, cfg.Keys = 2000, 50
+	pid := w.AddNode(sim.NodeSpec{Name: "p-0", Role: "producer", New: producer.New(cfg)})
+	w.Start()
+	w.RunUntil(5 * time.Second)
+
+	invoked := map[string]string{} // value → key
+	completed := map[string]bool{}
+	for _, op := range rec.Ops() {
+		if op.F != history.FSend {
+			continue
+		}
+		if op.Type == history.Invoke {
+			invoked[op.Value.Value] = op.Value.Key
+			continue
+		}
+		v := op.Value
+		if op.Type != history.OK || completed[v.Value] || invoked[v.Value] != v.Key {
+			t.Fatalf("send %q (key %q) ended %s, completed before: %v, invoked with key %q", v.Value, v.Key, op.Type, completed[v.Value], invoked[v.Value])
+		}
+		completed[v.Value] = true
+		if v.Offset < 0 || v.Offset >= int64(len(broker.log)) {
+			t.Fatalf("send %q acknowledged at offset %d: the log has %d records", v.Value, v.Offset, len(broker.log))
+		}
+		if r := broker.log[v.Offset]; r.Value != v.Value || r.Key != v.Key {
+			t.Fatalf("send %q (key %q) acknowledged at offset %d, which holds %q (key %q)", v.Value, v.Key, v.Offset, r.Value, r.Key)
+		}
+	}
+	if st := w.Node(pid).(*producer.Producer).Stats; len(completed) < 8000 || st.Batches < 800 {
+		t.Fatalf("%d sends completed in %d batches: too few to reuse batches many times", len(completed), st.Batches)
 	}
 }
