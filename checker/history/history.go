@@ -70,8 +70,10 @@ type Record struct {
 // returns for an index must never change.
 type RecordSource interface {
 	// PolledRecords calls yield with the offset, key and value of records
-	// [lo, hi) of the source, in order.
-	PolledRecords(lo, hi int, yield func(offset int64, key string, hasKey bool, value string))
+	// [lo, hi) of the source, in order. The recorder reads the key and
+	// value bytes as strings without copying them: nobody may change them,
+	// ever.
+	PolledRecords(lo, hi int, yield func(offset int64, key []byte, hasKey bool, value []byte))
 }
 
 // RecordSpan is records [Lo, Hi) of Src, read from Topic's Partition.

@@ -24,25 +24,30 @@ const maxOps = math.MaxUint32
 // times come from the world's virtual clock (not a node's drifting one), so a
 // history's times are simulated nanoseconds since the start.
 //
-// A history holds millions of operations, so the recorder stores each in a
-// compact slot (see slot) and builds Op values only when asked for them.
+// A history holds millions of operations, so the recorder encodes each in a
+// few bytes of a stream (see stream.go) and builds Op values only when asked
+// for them.
 type Recorder struct {
-	chunks [][]slot
-	n      int64
-	clock  func() time.Duration
+	// stream holds the operations; pos[i] is where operation i starts.
+	stream opStream
+	pos    [][]uint32
+	// timeBase is the time of every 64th operation: an operation's time is
+	// stored as its distance from its group's, a few bytes.
+	timeBase []int64
+	n        int64
+	clock    func() time.Duration
 	// steps, when set, is the trace step at each operation, so that a
 	// report can point from an operation into the trace.
 	stepOf func() uint64
 	steps  [][]uint64
 	nsteps int64
 	// side holds the rarer, larger parts of operations: a poll's records,
-	// an error, an Ext, and names the small tables have no room for.
+	// an error, an Ext, a type outside the four, a key and value too long
+	// for the stream.
 	side chunked.List[rare]
 	// procs, fs, topics and isolations number the strings operations
-	// name, so that a slot holds small numbers instead of strings.
+	// name, so that the stream holds small numbers instead of strings.
 	procs, fs, topics, isolations table
-	// text holds the operations' keys and values (see text.go).
-	text textArena
 	// spans holds polls' record spans, by reference (CompletePoll);
 	// spanTopics numbers their topics.
 	spans      chunked.List[spanSlot]
@@ -92,46 +97,22 @@ func (l *opList) each(f func(i uint32)) {
 	}
 }
 
-// slot is an operation as the recorder stores it: Index is its position,
-// Process, F, Topic and Isolation are numbers in the recorder's tables, the
-// key and the value are bytes in the text arena, the type and the flags
-// share bits, and what is rarely set sits in a side entry. It packs into 40
-// bytes (an Op takes 184) and holds no pointer, so that the collector never
-// scans the history's slots and recording one needs no write barrier.
-type slot struct {
-	time      int64
-	offset    int64
-	text      uint32 // where the key, then the value, start in the text arena
-	keyLen    uint16 // textSpilled: key and value are in the side entry
-	valueLen  uint16
-	partition int32
-	side      uint32 // 0: none; else 1 + its index in Recorder.side
-	process   uint32
-	topic     uint16
-	bits      uint16
-}
-
-// textSpilled in slot.keyLen says that the key and the value are in the
-// side entry's spill: too long for a slot's lengths, or the arena is full.
-const textSpilled = math.MaxUint16
-
-// slot.bits: the type, the flags, and the numbers of F and Isolation.
+// An operation's flags byte (see stream.go for the fields after it).
 const (
-	bitsType         = 0x3
-	bitHasKey        = 1 << 2
-	bitFinal         = 1 << 3
-	bitHasRecords    = 1 << 4
-	bitEmptyRecords  = 1 << 5 // Records is non-nil and empty
-	fShift           = 6
-	isolationShift   = 11
-	smallFieldMask   = 0x1f
-	fSpilled         = smallFieldMask // F is in the side entry
-	isolationSpilled = smallFieldMask // Isolation is in the side entry
-	topicSpilled     = math.MaxUint16 // Topic is in the side entry
+	flagsType        = 0x3 // the type, when one of the four
+	flagHasKey       = 1 << 2
+	flagFinal        = 1 << 3
+	flagHasRecords   = 1 << 4
+	flagEmptyRecords = 1 << 5 // Records is non-nil and empty
+	flagSide         = 1 << 6 // a side entry's number follows the offset
+	flagSpilled      = 1 << 7 // the key and value are in the side entry
 )
 
-// rare is the side entry of an operation with records, an error, an Ext, or
-// a name or type a slot has no room for.
+// timeGroupShift: timeBase holds the time of one operation in 64.
+const timeGroupShift = 6
+
+// rare is the side entry of an operation with records, an error, an Ext, a
+// type outside the four, or a key and value too long for the stream.
 type rare struct {
 	records []Record
 	// spanFrom and spanN: a poll's records, by reference (CompletePoll),
@@ -150,13 +131,11 @@ type spanSlot struct {
 	lo, hi    int32
 }
 
-// spill holds an operation's F, Topic, Isolation and Type when one of them
-// does not fit its slot, and its key and value when they do not fit the
-// text arena.
+// spill holds an operation's type when it is not one of the four, and its
+// key and value when they are too long for the stream (or with the type).
 type spill struct {
-	f, topic, isolation string
-	typ                 Type
-	key, value          string
+	typ        Type
+	key, value string
 }
 
 // spannedRecords builds the records of a poll recorded by CompletePoll.
@@ -171,8 +150,8 @@ func (r *Recorder) spannedRecords(e *rare) []Record {
 	for j := from; j < to; j++ {
 		sp := r.spans.At(j)
 		topic := r.spanTopics.names[sp.topic]
-		sp.src.PolledRecords(int(sp.lo), int(sp.hi), func(off int64, key string, hasKey bool, value string) {
-			out = append(out, Record{Topic: topic, Key: key, Value: value, Offset: off, Partition: sp.partition, HasKey: hasKey})
+		sp.src.PolledRecords(int(sp.lo), int(sp.hi), func(off int64, key []byte, hasKey bool, value []byte) {
+			out = append(out, Record{Topic: topic, Key: text(key, len(key)), Value: text(value, len(value)), Offset: off, Partition: sp.partition, HasKey: hasKey})
 		})
 	}
 	return out
@@ -290,8 +269,8 @@ func (r *Recorder) addAs(pid uint32, t Type, f string, v *Value, spans []RecordS
 		panic("history: more operations than a recorder holds")
 	}
 	c := int(i >> chunkShift)
-	if c == len(r.chunks) {
-		r.chunks = append(r.chunks, make([]slot, recorderChunk))
+	if c == len(r.pos) {
+		r.pos = append(r.pos, make([]uint32, recorderChunk))
 	}
 	if r.stepOf != nil {
 		j := r.nsteps
@@ -302,40 +281,53 @@ func (r *Recorder) addAs(pid uint32, t Type, f string, v *Value, spans []RecordS
 		r.nsteps++
 	}
 	r.since[pid].add(uint32(i))
+	now := int64(r.clock())
+	if i&(1<<timeGroupShift-1) == 0 {
+		r.timeBase = append(r.timeBase, now)
+	}
 
-	fid := r.fs.id(f, fSpilled)
-	iso := r.isolations.id(v.Isolation, isolationSpilled)
-	topic := r.topics.id(v.Topic, topicSpilled)
-	bits := uint16(t)&bitsType | uint16(fid)<<fShift | uint16(iso)<<isolationShift
+	flags := byte(t) & flagsType
 	if v.HasKey {
-		bits |= bitHasKey
+		flags |= flagHasKey
 	}
 	if v.Final {
-		bits |= bitFinal
+		flags |= flagFinal
 	}
 	if v.HasRecords {
-		bits |= bitHasRecords
+		flags |= flagHasRecords
 	}
 	if v.Records != nil && len(v.Records) == 0 {
-		bits |= bitEmptyRecords
+		flags |= flagEmptyRecords
 	}
-	text, keyLen, valueLen := r.text.put(v.Key, v.Value)
-	s := &r.chunks[c][i&chunkMask]
-	*s = slot{
-		time:      int64(r.clock()),
-		offset:    v.Offset,
-		text:      text,
-		keyLen:    keyLen,
-		valueLen:  valueLen,
-		partition: v.Partition,
-		process:   pid,
-		topic:     uint16(topic),
-		bits:      bits,
-	}
-	spilled := t > bitsType || fid == fSpilled || iso == isolationSpilled || topic == topicSpilled || keyLen == textSpilled
+	var h opHead
+	h.n = 1
+	h.varint(now - r.timeBase[i>>timeGroupShift])
+	h.uvarint(uint64(pid))
+	h.uvarint(uint64(r.fs.id(f, math.MaxUint32)))
+	h.uvarint(uint64(r.isolations.id(v.Isolation, math.MaxUint32)))
+	h.uvarint(uint64(r.topics.id(v.Topic, math.MaxUint32)))
+	h.varint(int64(v.Partition))
+	h.varint(v.Offset)
+	// Texts that would crowd a chunk go to the side entry.
+	spilled := t > flagsType || len(v.Key)+len(v.Value) > streamChunkBytes/4
 	if len(v.Records) > 0 || len(spans) > 0 || v.Error != "" || v.Ext != nil || spilled {
-		s.side = r.addRare(v, spans, spilled, t, f)
+		flags |= flagSide
+		h.uvarint(uint64(r.addRare(v, spans, spilled, t)))
 	}
+	key, value := v.Key, v.Value
+	if spilled {
+		flags |= flagSpilled
+		key, value = "", ""
+	} else {
+		h.uvarint(uint64(len(key)))
+		h.uvarint(uint64(len(value)))
+	}
+	h.b[0] = flags
+	pos, ok := r.stream.put(h.b[:h.n], key, value)
+	if !ok {
+		panic("history: more operations than a recorder holds (its stream is full)")
+	}
+	r.pos[c][i&chunkMask] = pos
 	r.n++
 	return i
 }
@@ -349,8 +341,8 @@ func (r *Recorder) proc(process string) uint32 {
 	return pid
 }
 
-// addRare stores an operation's side entry and returns 1 + its index.
-func (r *Recorder) addRare(v *Value, spans []RecordSpan, spilled bool, t Type, f string) uint32 {
+// addRare stores an operation's side entry and returns its index.
+func (r *Recorder) addRare(v *Value, spans []RecordSpan, spilled bool, t Type) uint32 {
 	e := rare{err: v.Error, ext: v.Ext}
 	if len(v.Records) > 0 {
 		e.records = v.Records
@@ -359,55 +351,64 @@ func (r *Recorder) addRare(v *Value, spans []RecordSpan, spilled bool, t Type, f
 		e.spanFrom, e.spanN = r.addSpans(spans), uint32(len(spans))
 	}
 	if spilled {
-		e.spill = &spill{f: f, topic: v.Topic, isolation: v.Isolation, typ: t, key: v.Key, value: v.Value}
+		e.spill = &spill{typ: t, key: v.Key, value: v.Value}
 	}
 	r.side.Append(e)
-	return uint32(r.side.Len())
+	return uint32(r.side.Len() - 1)
 }
 
 // load builds operation i into op.
 func (r *Recorder) load(i int64, op *Op) {
-	s := &r.chunks[i>>chunkShift][i&chunkMask]
-	b := s.bits
+	d := opReader{b: r.stream.at(r.pos[i>>chunkShift][i&chunkMask]), k: 1}
+	flags := d.b[0]
+	at := r.timeBase[i>>timeGroupShift] + d.varint()
+	process := r.procs.names[d.uvarint()]
+	f := r.fs.names[d.uvarint()]
+	isolation := r.isolations.names[d.uvarint()]
+	topic := r.topics.names[d.uvarint()]
+	partition := int32(d.varint())
+	offset := d.varint()
 	*op = Op{
 		Index:   i,
-		Time:    s.time,
-		Process: r.procs.names[s.process],
-		Type:    Type(b & bitsType),
+		Time:    at,
+		Process: process,
+		Type:    Type(flags & flagsType),
+		F:       f,
 		Value: Value{
-			Offset:     s.offset,
-			Partition:  s.partition,
-			HasKey:     b&bitHasKey != 0,
-			Final:      b&bitFinal != 0,
-			HasRecords: b&bitHasRecords != 0,
+			Topic:      topic,
+			Isolation:  isolation,
+			Offset:     offset,
+			Partition:  partition,
+			HasKey:     flags&flagHasKey != 0,
+			Final:      flags&flagFinal != 0,
+			HasRecords: flags&flagHasRecords != 0,
 		},
 	}
-	if b&bitEmptyRecords != 0 {
+	if flags&flagEmptyRecords != 0 {
 		op.Value.Records = emptyRecords
 	}
-	if s.keyLen != textSpilled {
-		op.Value.Key, op.Value.Value = r.text.get(s.text, s.keyLen, s.valueLen)
+	var e *rare
+	if flags&flagSide != 0 {
+		e = r.side.At(int(d.uvarint()))
 	}
-	if s.side != 0 {
-		e := r.side.At(int(s.side - 1))
-		if e.records != nil {
-			op.Value.Records = e.records
-		}
-		if e.spanN > 0 {
-			op.Value.Records = r.spannedRecords(e)
-		}
-		op.Value.Error, op.Value.Ext = e.err, e.ext
-		if sp := e.spill; sp != nil {
-			op.F, op.Value.Topic, op.Value.Isolation, op.Type = sp.f, sp.topic, sp.isolation, sp.typ
-			if s.keyLen == textSpilled {
-				op.Value.Key, op.Value.Value = sp.key, sp.value
-			}
-			return
-		}
+	if flags&flagSpilled == 0 {
+		keyLen, valueLen := int(d.uvarint()), int(d.uvarint())
+		op.Value.Key = text(d.b[d.k:], keyLen)
+		op.Value.Value = text(d.b[d.k+keyLen:], valueLen)
 	}
-	op.F = r.fs.names[(b>>fShift)&smallFieldMask]
-	op.Value.Isolation = r.isolations.names[(b>>isolationShift)&smallFieldMask]
-	op.Value.Topic = r.topics.names[s.topic]
+	if e == nil {
+		return
+	}
+	if e.records != nil {
+		op.Value.Records = e.records
+	}
+	if e.spanN > 0 {
+		op.Value.Records = r.spannedRecords(e)
+	}
+	op.Value.Error, op.Value.Ext = e.err, e.ext
+	if sp := e.spill; sp != nil {
+		op.Type, op.Value.Key, op.Value.Value = sp.typ, sp.key, sp.value
+	}
 }
 
 // Proc is a client process's handle on the recorder: what it records

@@ -378,10 +378,9 @@ func TestRecorderIsLossless(t *testing.T) {
 	b.check()
 }
 
-// Names and types past what a slot has room for (more functions,
-// isolations or topics than its fields number, a type outside the four)
+// Many names (functions, isolations, topics) and types outside the four
 // read back exactly too.
-func TestRecorderSpillsWhatASlotCannotHold(t *testing.T) {
+func TestRecorderSpillsWhatTheStreamCannotHold(t *testing.T) {
 	b := newBoth(t)
 	for i := range 70_000 {
 		v := NoValue()
@@ -398,10 +397,26 @@ func TestRecorderSpillsWhatASlotCannotHold(t *testing.T) {
 	b.check()
 }
 
-// A slot and a record pack as small as the recorder's comment says.
+// An operation and a record pack as small as the recorder's comments say:
+// a send's invocation and completion take under 32 bytes each of the
+// stream, and their positions 4 more.
 func TestCompactSizes(t *testing.T) {
-	if s := unsafe.Sizeof(slot{}); s != 40 {
-		t.Errorf("slot: %d bytes, want 40", s)
+	r := NewRecorder(func() time.Duration { return 299*time.Second + 123_456_789 })
+	p := r.Proc("p-3")
+	const sends = 10_000
+	for i := range sends {
+		v := NoValue()
+		v.Topic, v.Key, v.HasKey, v.Value = "orders", "k"+strconv.Itoa(i%1000), true, fmt.Sprintf("p-3-%08d", i)
+		p.Invoke(FSend, &v)
+		v.Partition, v.Offset = int32(i%12), int64(200_000+i)
+		p.Complete(OK, FSend, &v)
+	}
+	used := 0
+	for _, u := range r.stream.used {
+		used += u
+	}
+	if perOp := float64(used) / (2 * sends); perOp > 32 {
+		t.Errorf("a send's operation takes %.1f bytes of the stream, want at most 32", perOp)
 	}
 	if s := unsafe.Sizeof(Record{}); s != 64 {
 		t.Errorf("Record: %d bytes, want 64", s)
@@ -424,9 +439,10 @@ func (f *fakeSource) at(i int) (int64, string, bool, string) {
 	return f.base + 2*int64(i), r.Key, r.HasKey, r.Value
 }
 
-func (f *fakeSource) PolledRecords(lo, hi int, yield func(int64, string, bool, string)) {
+func (f *fakeSource) PolledRecords(lo, hi int, yield func(int64, []byte, bool, []byte)) {
 	for i := lo; i < hi; i++ {
-		yield(f.at(i))
+		off, key, hasKey, value := f.at(i)
+		yield(off, []byte(key), hasKey, []byte(value))
 	}
 }
 
@@ -523,13 +539,14 @@ func TestProcHandleRecordsAsTheName(t *testing.T) {
 	}
 }
 
-// Keys and values of every length read back exactly: empty ones, ones too
-// long for a slot's lengths (kept in the side entry), ones that cross from
-// one arena chunk to the next, and ones recorded once the arena is full;
-// and strings read back early stay as they were while the arena grows.
-func TestRecorderTextArena(t *testing.T) {
-	defer func(n int) { textMaxChunks = n }(textMaxChunks)
-	textMaxChunks = 4
+// Keys and values of every length read back exactly: empty ones, long
+// ones, ones too long for the stream (kept in the side entry), and ones
+// that start a new chunk when the last one has no room; strings read back
+// early stay as they were while the stream grows; and a full stream stops
+// recording with a clear message rather than losing operations.
+func TestRecorderStream(t *testing.T) {
+	defer func(n int) { streamMaxChunks = n }(streamMaxChunks)
+	streamMaxChunks = 4
 	b := newBoth(t)
 	rng := rand.New(rand.NewPCG(3, 4))
 	text := func() string {
@@ -537,7 +554,7 @@ func TestRecorderTextArena(t *testing.T) {
 		case k < 10:
 			return ""
 		case k < 13:
-			return strings.Repeat(string(rune('a'+rng.IntN(26))), textSpilled-1+rng.IntN(3))
+			return strings.Repeat(string(rune('a'+rng.IntN(26))), 65_534+rng.IntN(3))
 		case k < 40:
 			return strings.Repeat("x", rng.IntN(30_000))
 		default:
@@ -549,9 +566,9 @@ func TestRecorderTextArena(t *testing.T) {
 		key, value string
 	}
 	var seen []early
-	for i := 0; b.r.Len() < 4_000 || len(b.r.text.chunks) < textMaxChunks; i++ {
+	for i := 0; len(b.r.stream.chunks) < streamMaxChunks; i++ {
 		if i > 100_000 {
-			t.Fatalf("the arena never filled: %d chunks", len(b.r.text.chunks))
+			t.Fatalf("the stream never filled: %d chunks", len(b.r.stream.chunks))
 		}
 		v := NoValue()
 		v.Key, v.HasKey, v.Value = text(), true, text()
@@ -564,6 +581,13 @@ func TestRecorderTextArena(t *testing.T) {
 			seen = append(seen, early{len(ops) - 1, op.Value.Key, op.Value.Value})
 		}
 	}
+	if b.r.Len() < 200 {
+		t.Fatalf("only %d operations filled three chunks", b.r.Len())
+	}
+	// A value past a quarter of a chunk goes to the side entry.
+	v := NoValue()
+	v.Value = "too long for the stream " + strings.Repeat("y", streamChunkBytes)
+	b.invoke("p", FSend, v)
 	b.check()
 	ops := b.ref.ops
 	for _, e := range seen {
@@ -571,11 +595,16 @@ func TestRecorderTextArena(t *testing.T) {
 			t.Fatalf("operation %d read early changed since", e.i)
 		}
 	}
-	// Past the full arena every key and value spills, and still reads back.
-	v := NoValue()
-	v.Value = "after the arena filled " + strings.Repeat("y", textChunkBytes)
-	b.invoke("p", FSend, v)
-	b.check()
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "stream is full") {
+			t.Fatalf("recording into a full stream: %v, want a panic saying the stream is full", r)
+		}
+	}()
+	for range streamChunkBytes {
+		v := NoValue()
+		v.Value = strings.Repeat("z", 30_000)
+		b.r.Invoke("p", FSend, v)
+	}
 }
 
 // Polls past a block of spans (and of side entries) read back exactly as

@@ -238,36 +238,44 @@ func (b *Batch) Thinned() bool { return int(b.records) < b.Count() }
 // Records decodes the batch's records (a new slice each call; keys and
 // values share one string).
 func (b *Batch) Records() []Record {
+	section := b.section()
+	// One string for the whole section: the records' keys and values are
+	// substrings of it.
+	text := string(section)
 	out := make([]Record, 0, b.records)
-	b.eachRecord(0, int(b.records), func(r Record) { out = append(out, r) })
+	b.walk(section, int(b.records), func(_ int, raw rawRecord) { out = append(out, raw.record(text, b.BaseTimestamp)) })
 	return out
 }
 
 // PolledRecords calls yield with the offset, key and value of records
 // [lo, hi), in order: a batch is what a reader's poll returns records from,
 // and the history keeps a reference to it (history.RecordSource) rather
-// than a copy of each record.
-func (b *Batch) PolledRecords(lo, hi int, yield func(offset int64, key string, hasKey bool, value string)) {
-	b.eachRecord(lo, hi, func(r Record) { yield(b.BaseOffset+int64(r.OffsetDelta), r.Key, r.HasKey, r.Value) })
+// than a copy of each record. The key and value are the batch's own bytes
+// (or, compressed, bytes decompressed for this call), which nobody ever
+// changes: yield must not change them either.
+func (b *Batch) PolledRecords(lo, hi int, yield func(offset int64, key []byte, hasKey bool, value []byte)) {
+	section := b.section()
+	b.walk(section, hi, func(i int, raw rawRecord) {
+		if i >= lo {
+			yield(b.BaseOffset+raw.offsetDelta, section[raw.keyAt:raw.keyEnd], raw.hasKey, section[raw.valueAt:raw.valueEnd])
+		}
+	})
 }
 
-// eachRecord decodes records [lo, hi) and calls fn for each. The batch's
-// bytes were checked when it was built or decoded, so damage here is the
-// simulator's bug.
-func (b *Batch) eachRecord(lo, hi int, fn func(r Record)) {
+// section is the records section, decompressed. The batch's bytes were
+// checked when it was built or decoded, so damage here is the simulator's
+// bug.
+func (b *Batch) section() []byte {
 	section, err := b.recordsSection()
 	if err != nil {
 		panic(fmt.Sprintf("record: batch at %d: %v", b.BaseOffset, err))
 	}
-	// One string for the whole section: the records' keys and values are
-	// substrings of it.
-	text := string(section)
-	err = walkRecords(section, hi, func(i int, raw rawRecord) {
-		if i >= lo {
-			fn(raw.record(text, b.BaseTimestamp))
-		}
-	})
-	if err != nil {
+	return section
+}
+
+// walk decodes the section's first n records (see section).
+func (b *Batch) walk(section []byte, n int, fn func(i int, raw rawRecord)) {
+	if err := walkRecords(section, n, fn); err != nil {
 		panic(fmt.Sprintf("record: batch at %d: %v", b.BaseOffset, err))
 	}
 }

@@ -76,9 +76,9 @@ func TestDecodeGivesBackTheBatch(t *testing.T) {
 		lo := rapid.IntRange(0, len(want)).Draw(t, "lo")
 		hi := rapid.IntRange(lo, len(want)).Draw(t, "hi")
 		i := lo
-		b.PolledRecords(lo, hi, func(off int64, key string, hasKey bool, value string) {
+		b.PolledRecords(lo, hi, func(off int64, key []byte, hasKey bool, value []byte) {
 			w := want[i]
-			if off != b.BaseOffset+int64(w.OffsetDelta) || key != w.Key || hasKey != w.HasKey || value != w.Value {
+			if off != b.BaseOffset+int64(w.OffsetDelta) || string(key) != w.Key || hasKey != w.HasKey || string(value) != w.Value {
 				t.Fatalf("polled record %d: %d %q %v %q, want %+v at base %d", i, off, key, hasKey, value, w, b.BaseOffset)
 			}
 			i++
