@@ -87,6 +87,46 @@ type Message interface {
 	MessageName() string
 }
 
+// Reusable is a message its sender takes back, to reuse for a later one,
+// once the world is done with it: Delivered is called after the receiver's
+// Deliver returned, if the world delivered exactly one copy. A message
+// duplicated, held back past a reset, dropped or handed back in a
+// Disconnected notice is never handed back (it is simply garbage), so the
+// sender never reuses one the world may still deliver or show.
+//
+// The receiver must keep nothing of a Reusable message once its Deliver
+// returns: not the message, nor a slice or pointer into it (the sender
+// writes it again).
+type Reusable interface {
+	Message
+	reuse() *Reuse
+	Delivered()
+}
+
+// Reuse is embedded in a Reusable message: the world counts the copies it
+// scheduled there.
+type Reuse struct{ copies uint8 }
+
+func (r *Reuse) reuse() *Reuse { return r }
+
+// scheduled counts a copy of m put on a link.
+func scheduled(m Message) {
+	if r, ok := m.(Reusable); ok {
+		c := r.reuse()
+		c.copies = min(c.copies+1, 2)
+	}
+}
+
+// delivered hands m back to its sender if it was its only copy.
+func delivered(m Message) {
+	if r, ok := m.(Reusable); ok {
+		if c := r.reuse(); c.copies == 1 {
+			c.copies = 0
+			r.Delivered()
+		}
+	}
+}
+
 // Disconnected tells a node that its connection to Peer was reset. Unsent holds
 // the messages it had sent to Peer that were lost with the connection, in the
 // order it sent them.
@@ -178,6 +218,7 @@ func (net *network) send(from, to NodeID, m Message) {
 	}
 	net.stats.Sent++
 	if from == to {
+		scheduled(m)
 		w.sched.Schedule(Event{At: w.sched.now, Kind: EventDeliver, Node: to, From: from,
 			Incarnation: w.nodes[to].incarnation, Payload: m})
 		return
@@ -217,6 +258,7 @@ func (net *network) schedule(from, to NodeID, l *link, m Message, reorder bool) 
 		at = max(at, l.lastAt)
 		l.lastAt = at
 	}
+	scheduled(m)
 	w.sched.Schedule(Event{At: at, Kind: EventDeliver, Node: to, From: from,
 		Incarnation: w.nodes[to].incarnation, Gen: l.gen, Payload: m})
 }

@@ -362,6 +362,9 @@ func (w *World) handle(e *Event) {
 			w.sched.FoldString(m.MessageName())
 			w.record(e, "")
 			s.node.Deliver(e.From, m)
+			if e.Kind == EventDeliver {
+				delivered(m)
+			}
 		}
 	case EventFsync:
 		s := w.nodes[e.Node]

@@ -21,3 +21,18 @@ func (n *Node) FetchInFlight(leader int32, tp metadata.TopicPartition) (int64, b
 func (n *Node) TruncateReplica(tp metadata.TopicPartition, offset int64) {
 	n.rm.truncate(n.rm.parts.get(tp), offset, "test")
 }
+
+// PoisonFreedProduces makes brokers fill a produce freed for reuse with
+// nonsense instead of reusing it; the returned func turns it off.
+func PoisonFreedProduces() (off func()) {
+	poisonFreedProduces = true
+	return func() { poisonFreedProduces = false }
+}
+
+// ProducesFreed counts the produces this broker freed for reuse.
+func (n *Node) ProducesFreed() uint64 {
+	if n.rm == nil {
+		return 0
+	}
+	return n.rm.producesFreed
+}

@@ -24,20 +24,38 @@ type producePart struct {
 }
 
 type pendingProduce struct {
+	rm     *replicaManager
 	from   sim.NodeID
 	resp   proto.ProduceResponse // the answer, sent when every part is done
 	parts  []producePart         // parallel to resp.Partitions
 	timer  sim.TimerID
 	closed bool
+	// lists counts the partitions' waiting lists that hold it, delivered
+	// says its answer was delivered: when both say nothing refers to it
+	// any more, the broker reuses it (see TakeBack).
+	lists     int32
+	delivered bool
+	// poisoned: freed and filled with nonsense (tests); touching it panics.
+	poisoned bool
 	// A request names a handful of partitions: the answer and the wait
-	// fit here, so that a produce allocates once.
+	// fit here, so that a produce allocates once, if at all.
 	partsInline [2]producePart
 	respInline  [2]proto.ProducePartitionResponse
 }
 
-func newPendingProduce(from sim.NodeID, correlationID uint64, n int) *pendingProduce {
-	w := &pendingProduce{from: from}
-	w.resp.CorrelationID = correlationID
+// spareProducesMax bounds the finished produces a broker keeps for reuse.
+const spareProducesMax = 64
+
+func (rm *replicaManager) newPendingProduce(from sim.NodeID, correlationID uint64, n int) *pendingProduce {
+	var w *pendingProduce
+	if k := len(rm.spareProduces); k > 0 {
+		w, rm.spareProduces = rm.spareProduces[k-1], rm.spareProduces[:k-1]
+		*w = pendingProduce{}
+	} else {
+		w = &pendingProduce{}
+	}
+	w.rm, w.from = rm, from
+	w.resp.CorrelationID, w.resp.Owner = correlationID, w
 	if n <= len(w.partsInline) {
 		w.parts, w.resp.Partitions = w.partsInline[:0], w.respInline[:0]
 	} else {
@@ -88,8 +106,56 @@ func (rm *replicaManager) unmute(from sim.NodeID) {
 	}
 }
 
+// TakeBack implements proto.Owner: the answer was delivered, and the
+// receiver keeps nothing of it.
+func (w *pendingProduce) TakeBack() {
+	w.mustBeLive()
+	w.delivered = true
+	w.reuseIfFree()
+}
+
+// reuseIfFree makes w spare once its answer is delivered and no waiting
+// list holds it. (A timer cannot: finishProduce cancelled it.)
+func (w *pendingProduce) reuseIfFree() {
+	if !w.delivered || w.lists != 0 {
+		return
+	}
+	w.rm.producesFreed++
+	if poisonFreedProduces {
+		w.poison()
+		return
+	}
+	if len(w.rm.spareProduces) < spareProducesMax {
+		w.rm.spareProduces = append(w.rm.spareProduces, w)
+	}
+}
+
+// mustBeLive panics on a produce freed for reuse (in tests, which poison
+// freed produces: see poisonFreedProduces).
+func (w *pendingProduce) mustBeLive() {
+	if w.poisoned {
+		panic("broker: a produce freed for reuse is still in use")
+	}
+}
+
+// poisonFreedProduces: tests fill a freed produce with nonsense instead of
+// reusing it, so that anything still reading it shows in the run.
+var poisonFreedProduces = false
+
+func (w *pendingProduce) poison() {
+	w.poisoned = true
+	w.closed, w.delivered, w.from, w.timer = false, false, -1, sim.TimerID{}
+	w.resp.CorrelationID = 1 << 62
+	for i := range w.resp.Partitions {
+		w.resp.Partitions[i] = proto.ProducePartitionResponse{Error: proto.CorruptMessage, BaseOffset: -7, LogStartOffset: -7}
+	}
+	for i := range w.parts {
+		w.parts[i] = producePart{required: -7}
+	}
+}
+
 func (rm *replicaManager) handleProduceNow(from sim.NodeID, m *proto.ProduceRequest) {
-	wait := newPendingProduce(from, m.CorrelationID, len(m.Partitions))
+	wait := rm.newPendingProduce(from, m.CorrelationID, len(m.Partitions))
 	resp := &wait.resp
 	waiting := 0
 	for _, pp := range m.Partitions {
@@ -135,6 +201,7 @@ func (rm *replicaManager) handleProduceNow(from sim.NodeID, m *proto.ProduceRequ
 	for _, part := range wait.parts {
 		if !part.done {
 			part.p.produces = append(part.p.produces, wait)
+			wait.lists++
 		}
 	}
 	rm.checkProduce(wait)
@@ -203,6 +270,7 @@ func (rm *replicaManager) appended(tp metadata.TopicPartition, p *partition) {
 // high watermark has passed, or whose leadership is gone, and answers once
 // none is left.
 func (rm *replicaManager) checkProduce(w *pendingProduce) {
+	w.mustBeLive()
 	if w.closed {
 		return
 	}
@@ -244,6 +312,7 @@ func (rm *replicaManager) finishProduce(w *pendingProduce) {
 
 // waitsOn reports whether w still waits for partition p.
 func (w *pendingProduce) waitsOn(p *partition) bool {
+	w.mustBeLive()
 	if w.closed {
 		return false
 	}
@@ -268,7 +337,14 @@ func (rm *replicaManager) completeProduces(p *partition) {
 			rm.checkProduce(w)
 		}
 	}
-	p.produces = slices.DeleteFunc(p.produces, func(w *pendingProduce) bool { return !w.waitsOn(p) })
+	p.produces = slices.DeleteFunc(p.produces, func(w *pendingProduce) bool {
+		if w.waitsOn(p) {
+			return false
+		}
+		w.lists--
+		w.reuseIfFree()
+		return true
+	})
 	if len(p.produces) == 0 {
 		p.produces = nil
 	}
@@ -279,6 +355,7 @@ func (rm *replicaManager) completeProduces(p *partition) {
 func (rm *replicaManager) failProduces(p *partition) { rm.completeProduces(p) }
 
 func (rm *replicaManager) produceTimedOut(w *pendingProduce) {
+	w.mustBeLive()
 	if !w.closed {
 		rm.finishProduce(w) // still-open partitions answer REQUEST_TIMED_OUT
 	}

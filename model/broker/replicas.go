@@ -154,10 +154,14 @@ type replicaManager struct {
 	// muted: client connections whose produce request is still in its
 	// handler (its synchronous flush): Kafka's SocketServer reads no further
 	// request from them until it finishes.
-	muted      map[sim.NodeID][]*proto.ProduceRequest
-	alter      alterManager
-	nextPID    int64
-	correlator uint64
+	muted map[sim.NodeID][]*proto.ProduceRequest
+	// spareProduces are finished produces whose answers were delivered,
+	// for new ones to reuse (see pendingProduce.TakeBack).
+	spareProduces []*pendingProduce
+	producesFreed uint64 // produces freed for reuse (tests read it)
+	alter         alterManager
+	nextPID       int64
+	correlator    uint64
 }
 
 func newReplicaManager(n *Node) *replicaManager {

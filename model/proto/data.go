@@ -45,6 +45,21 @@ type ProducePartition struct {
 type ProduceResponse struct {
 	CorrelationID uint64
 	Partitions    []ProducePartitionResponse
+	// Owner, when set, takes the answer back once the world delivered it
+	// (sim.Reusable): a broker reuses its waiting produces. A receiver
+	// keeps nothing of the answer past its Deliver.
+	Owner Owner
+	sim.Reuse
+}
+
+// Owner takes back a message it sent once the world delivered it.
+type Owner interface{ TakeBack() }
+
+// Delivered implements sim.Reusable.
+func (m *ProduceResponse) Delivered() {
+	if m.Owner != nil {
+		m.Owner.TakeBack()
+	}
 }
 
 // ProducePartitionResponse is one partition's outcome.

@@ -1,0 +1,70 @@
+package broker_test
+
+import (
+	"crypto/sha256"
+	"testing"
+	"time"
+
+	"kafkasim/checker/history"
+	"kafkasim/model/broker"
+	"kafkasim/model/cluster"
+	"kafkasim/model/producer"
+	"kafkasim/model/reader"
+	"kafkasim/sim"
+)
+
+// A broker reuses a waiting produce once its answer is delivered and no
+// partition's waiting list holds it. Nothing may read it after that: with
+// freed produces filled with nonsense instead of reused, a run under
+// crashes, pauses, partitions (one that cuts a leader off from its
+// followers only, so that writes time out while still listed as waiting)
+// and message duplication must be the same run, event for event and
+// operation for operation; a freed produce touched again panics.
+func TestFreedProducesAreNeverReadAgain(t *testing.T) {
+	run := func(poison bool) (trace uint64, hist [32]byte, freed uint64) {
+		if poison {
+			defer broker.PoisonFreedProduces()()
+		}
+		cfg := cluster.DefaultConfig(11)
+		cfg.Controllers, cfg.Brokers = 1, 3
+		cfg.Network.DuplicateProbability = 0.01
+		cfg.Topics = []cluster.TopicSpec{{Name: "orders", Partitions: 6, ReplicationFactor: 3, MinInsyncReplicas: 2}}
+		pc := producer.DefaultConfig("", "orders")
+		pc.Rate, pc.Keys = 500, 50
+		// Writes time out while a leader is cut off from its followers,
+		// and their answers reach the producer while other partitions'
+		// waiting lists still hold them.
+		pc.RequestTimeout = 1500 * time.Millisecond
+		cfg.Producers = []cluster.ProducerSpec{{Name: "p", Count: 2, Config: pc}}
+		cfg.Readers = []cluster.ReaderSpec{{Name: "c", Count: 1, Config: reader.DefaultConfig("", []string{"orders"})}}
+		c, err := cluster.Build(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := c.World
+		w.ScheduleFault(4*time.Second, sim.Fault{Kind: sim.FaultCrash, Target: "random-broker", For: 3 * time.Second})
+		w.ScheduleFault(9*time.Second, sim.Fault{Kind: sim.FaultPause, Target: "random-broker", For: 2 * time.Second})
+		w.ScheduleFault(13*time.Second, sim.Fault{Kind: sim.FaultPartition, Groups: [][]string{{"random-broker"}, {"rest"}}, For: 3 * time.Second})
+		w.ScheduleFault(16*time.Second, sim.Fault{Kind: sim.FaultPartition, Groups: [][]string{{"broker-1"}, {"broker-2", "broker-3"}}, For: 4 * time.Second})
+		w.Start()
+		w.RunUntil(25 * time.Second)
+		h := sha256.New()
+		var buf []byte
+		c.History.Each(func(op *history.Op) {
+			buf = history.AppendJSON(buf[:0], op)
+			h.Write(buf)
+		})
+		for id := int32(1); id <= 3; id++ {
+			freed += c.Broker(id).ProducesFreed()
+		}
+		return w.TraceHash(), [32]byte(h.Sum(nil)), freed
+	}
+	trace, hist, freed := run(false)
+	if freed < 1000 {
+		t.Fatalf("only %d produces freed: too few to test reuse", freed)
+	}
+	poisonedTrace, poisonedHist, _ := run(true)
+	if trace != poisonedTrace || hist != poisonedHist {
+		t.Fatalf("freed produces filled with nonsense changed the run: trace %x, history %x; reused: %x, %x", poisonedTrace, poisonedHist[:8], trace, hist[:8])
+	}
+}
