@@ -22,17 +22,18 @@ func (n *Node) TruncateReplica(tp metadata.TopicPartition, offset int64) {
 	n.rm.truncate(n.rm.parts.get(tp), offset, "test")
 }
 
-// PoisonFreedProduces makes brokers fill a produce freed for reuse with
-// nonsense instead of reusing it; the returned func turns it off.
-func PoisonFreedProduces() (off func()) {
-	poisonFreedProduces = true
-	return func() { poisonFreedProduces = false }
+// PoisonFreed makes brokers fill a produce or fetch answer freed for reuse
+// with nonsense instead of reusing it; the returned func turns it off.
+func PoisonFreed() (off func()) {
+	poisonFreed = true
+	return func() { poisonFreed = false }
 }
 
-// ProducesFreed counts the produces this broker freed for reuse.
-func (n *Node) ProducesFreed() uint64 {
+// Freed counts the produces and the fetch answers this broker freed for
+// reuse.
+func (n *Node) Freed() (produces, answers uint64) {
 	if n.rm == nil {
-		return 0
+		return 0, 0
 	}
-	return n.rm.producesFreed
+	return n.rm.producesFreed, n.rm.answersFreed
 }

@@ -121,7 +121,7 @@ func (w *pendingProduce) reuseIfFree() {
 		return
 	}
 	w.rm.producesFreed++
-	if poisonFreedProduces {
+	if poisonFreed {
 		w.poison()
 		return
 	}
@@ -131,16 +131,17 @@ func (w *pendingProduce) reuseIfFree() {
 }
 
 // mustBeLive panics on a produce freed for reuse (in tests, which poison
-// freed produces: see poisonFreedProduces).
+// freed produces: see poisonFreed).
 func (w *pendingProduce) mustBeLive() {
 	if w.poisoned {
 		panic("broker: a produce freed for reuse is still in use")
 	}
 }
 
-// poisonFreedProduces: tests fill a freed produce with nonsense instead of
-// reusing it, so that anything still reading it shows in the run.
-var poisonFreedProduces = false
+// poisonFreed: tests fill a freed produce or fetch answer with nonsense
+// instead of reusing it, so that anything still reading it shows in the
+// run.
+var poisonFreed = false
 
 func (w *pendingProduce) poison() {
 	w.poisoned = true

@@ -159,9 +159,13 @@ type replicaManager struct {
 	// for new ones to reuse (see pendingProduce.TakeBack).
 	spareProduces []*pendingProduce
 	producesFreed uint64 // produces freed for reuse (tests read it)
-	alter         alterManager
-	nextPID       int64
-	correlator    uint64
+	// spareAnswers are fetch answers delivered (or never sent), for new
+	// ones to reuse (see fetchAnswer.TakeBack).
+	spareAnswers []*fetchAnswer
+	answersFreed uint64
+	alter        alterManager
+	nextPID      int64
+	correlator   uint64
 }
 
 func newReplicaManager(n *Node) *replicaManager {

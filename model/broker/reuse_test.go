@@ -14,16 +14,17 @@ import (
 )
 
 // A broker reuses a waiting produce once its answer is delivered and no
-// partition's waiting list holds it. Nothing may read it after that: with
-// freed produces filled with nonsense instead of reused, a run under
+// partition's waiting list holds it, and a fetch answer once delivered (or
+// at once, when its fetch is parked). Nothing may read either after that:
+// with them filled with nonsense instead of reused, a run under
 // crashes, pauses, partitions (one that cuts a leader off from its
 // followers only, so that writes time out while still listed as waiting)
 // and message duplication must be the same run, event for event and
 // operation for operation; a freed produce touched again panics.
-func TestFreedProducesAreNeverReadAgain(t *testing.T) {
-	run := func(poison bool) (trace uint64, hist [32]byte, freed uint64) {
+func TestFreedMessagesAreNeverReadAgain(t *testing.T) {
+	run := func(poison bool) (trace uint64, hist [32]byte, produces, answers uint64) {
 		if poison {
-			defer broker.PoisonFreedProduces()()
+			defer broker.PoisonFreed()()
 		}
 		cfg := cluster.DefaultConfig(11)
 		cfg.Controllers, cfg.Brokers = 1, 3
@@ -55,16 +56,17 @@ func TestFreedProducesAreNeverReadAgain(t *testing.T) {
 			h.Write(buf)
 		})
 		for id := int32(1); id <= 3; id++ {
-			freed += c.Broker(id).ProducesFreed()
+			p, a := c.Broker(id).Freed()
+			produces, answers = produces+p, answers+a
 		}
-		return w.TraceHash(), [32]byte(h.Sum(nil)), freed
+		return w.TraceHash(), [32]byte(h.Sum(nil)), produces, answers
 	}
-	trace, hist, freed := run(false)
-	if freed < 1000 {
-		t.Fatalf("only %d produces freed: too few to test reuse", freed)
+	trace, hist, produces, answers := run(false)
+	if produces < 1000 || answers < 1000 {
+		t.Fatalf("only %d produces and %d fetch answers freed: too few to test reuse", produces, answers)
 	}
-	poisonedTrace, poisonedHist, _ := run(true)
+	poisonedTrace, poisonedHist, _, _ := run(true)
 	if trace != poisonedTrace || hist != poisonedHist {
-		t.Fatalf("freed produces filled with nonsense changed the run: trace %x, history %x; reused: %x, %x", poisonedTrace, poisonedHist[:8], trace, hist[:8])
+		t.Fatalf("freed produces and fetch answers filled with nonsense changed the run: trace %x, history %x; reused: %x, %x", poisonedTrace, poisonedHist[:8], trace, hist[:8])
 	}
 }

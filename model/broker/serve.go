@@ -114,33 +114,63 @@ func (rm *replicaManager) wakeParked(tp metadata.TopicPartition) {
 	}
 }
 
-// fetchResponseBox is a fetch's answer and, when they are few, its
-// partitions: one allocation (two sizes: a follower fetches one or two
-// partitions from each leader, a reader a few more).
-type fetchResponseBox struct {
-	resp  proto.FetchResponse
-	parts [2]proto.FetchPartitionResponse
-}
-
-type fetchResponseBox4 struct {
+// fetchAnswer is a fetch's answer and, when they are few, its partitions:
+// one allocation, reused once the answer is delivered (a follower fetches
+// one or two partitions from each leader, a reader a few more).
+type fetchAnswer struct {
+	rm    *replicaManager
 	resp  proto.FetchResponse
 	parts [4]proto.FetchPartitionResponse
+	// poisoned: freed and filled with nonsense (tests).
+	poisoned bool
+}
+
+// spareAnswersMax bounds the fetch answers a broker keeps for reuse.
+const spareAnswersMax = 64
+
+func (rm *replicaManager) newFetchAnswer() *fetchAnswer {
+	if k := len(rm.spareAnswers); k > 0 {
+		a := rm.spareAnswers[k-1]
+		rm.spareAnswers = rm.spareAnswers[:k-1]
+		return a
+	}
+	a := &fetchAnswer{rm: rm}
+	a.resp.Owner = a
+	return a
+}
+
+// TakeBack implements proto.Owner: the answer was delivered, or never
+// sent (its fetch was parked).
+func (a *fetchAnswer) TakeBack() {
+	if a.poisoned {
+		panic("broker: a fetch answer freed for reuse is still in use")
+	}
+	a.rm.answersFreed++
+	if poisonFreed {
+		a.poisoned = true
+		a.resp.CorrelationID = 1 << 62
+		for i := range a.parts {
+			a.parts[i] = proto.FetchPartitionResponse{Error: proto.CorruptMessage, HighWatermark: -7, LogStartOffset: -7, LogEndOffset: -7}
+		}
+		return
+	}
+	clear(a.parts[:]) // the batches they name may go
+	a.resp.Partitions = nil
+	if len(a.rm.spareAnswers) < spareAnswersMax {
+		a.rm.spareAnswers = append(a.rm.spareAnswers, a)
+	}
 }
 
 // handleFetch answers a fetch, or parks it until deadline if nothing is there
 // yet (fetch.max.wait.ms / replica.fetch.wait.max.ms).
 func (rm *replicaManager) handleFetch(from sim.NodeID, m *proto.FetchRequest, deadline time.Duration) {
 	var resp *proto.FetchResponse
-	switch n := len(m.Partitions); {
-	case n <= len(fetchResponseBox{}.parts):
-		box := &fetchResponseBox{}
-		resp = &box.resp
-		resp.Partitions = box.parts[:0]
-	case n <= len(fetchResponseBox4{}.parts):
-		box := &fetchResponseBox4{}
-		resp = &box.resp
-		resp.Partitions = box.parts[:0]
-	default:
+	var answer *fetchAnswer
+	if n := len(m.Partitions); n <= len(fetchAnswer{}.parts) {
+		answer = rm.newFetchAnswer()
+		resp = &answer.resp
+		resp.Partitions = answer.parts[:0]
+	} else {
 		resp = &proto.FetchResponse{Partitions: make([]proto.FetchPartitionResponse, 0, n)}
 	}
 	resp.CorrelationID = m.CorrelationID
@@ -157,6 +187,9 @@ func (rm *replicaManager) handleFetch(from sim.NodeID, m *proto.FetchRequest, de
 		p := &parkedFetch{from: from, req: m, deadline: deadline}
 		p.timer = rm.n.env.After(deadline-rm.now(), parkedTimeout{p: p})
 		rm.parked = append(rm.parked, p)
+		if answer != nil {
+			answer.TakeBack() // the answer is made again when the fetch wakes
+		}
 		return
 	}
 	rm.n.env.Send(from, resp)

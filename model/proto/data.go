@@ -96,6 +96,19 @@ type FetchPartition struct {
 type FetchResponse struct {
 	CorrelationID uint64
 	Partitions    []FetchPartitionResponse
+	// Owner, when set, takes the answer back once the world delivered it
+	// (sim.Reusable): a broker reuses its answers. A receiver keeps
+	// nothing of the answer past its Deliver (a partition's Batches, which
+	// the leader's log owns, it may keep).
+	Owner Owner
+	sim.Reuse
+}
+
+// Delivered implements sim.Reusable.
+func (m *FetchResponse) Delivered() {
+	if m.Owner != nil {
+		m.Owner.TakeBack()
+	}
 }
 
 // FetchPartitionResponse is one partition's data.
