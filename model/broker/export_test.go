@@ -22,13 +22,6 @@ func (n *Node) TruncateReplica(tp metadata.TopicPartition, offset int64) {
 	n.rm.truncate(n.rm.parts.get(tp), offset, "test")
 }
 
-// PoisonFreed makes brokers fill a produce or fetch answer freed for reuse
-// with nonsense instead of reusing it; the returned func turns it off.
-func PoisonFreed() (off func()) {
-	poisonFreed = true
-	return func() { poisonFreed = false }
-}
-
 // Freed counts the produces and the fetch answers this broker freed for
 // reuse.
 func (n *Node) Freed() (produces, answers uint64) {

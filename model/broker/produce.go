@@ -121,7 +121,7 @@ func (w *pendingProduce) reuseIfFree() {
 		return
 	}
 	w.rm.producesFreed++
-	if poisonFreed {
+	if proto.PoisonFreed {
 		w.poison()
 		return
 	}
@@ -131,17 +131,12 @@ func (w *pendingProduce) reuseIfFree() {
 }
 
 // mustBeLive panics on a produce freed for reuse (in tests, which poison
-// freed produces: see poisonFreed).
+// freed produces: see proto.PoisonFreed).
 func (w *pendingProduce) mustBeLive() {
 	if w.poisoned {
 		panic("broker: a produce freed for reuse is still in use")
 	}
 }
-
-// poisonFreed: tests fill a freed produce or fetch answer with nonsense
-// instead of reusing it, so that anything still reading it shows in the
-// run.
-var poisonFreed = false
 
 func (w *pendingProduce) poison() {
 	w.poisoned = true

@@ -6,29 +6,34 @@ import (
 	"time"
 
 	"kafkasim/checker/history"
-	"kafkasim/model/broker"
 	"kafkasim/model/cluster"
 	"kafkasim/model/producer"
+	"kafkasim/model/proto"
 	"kafkasim/model/reader"
 	"kafkasim/sim"
 )
 
 // A broker reuses a waiting produce once its answer is delivered and no
 // partition's waiting list holds it, and a fetch answer once delivered (or
-// at once, when its fetch is parked). Nothing may read either after that:
-// with them filled with nonsense instead of reused, a run under
+// at once, when its fetch is parked); a producer reuses a request answered
+// after the world delivered it once. Nothing may read them after that: with
+// them filled with nonsense instead of reused, a run under
 // crashes, pauses, partitions (one that cuts a leader off from its
 // followers only, so that writes time out while still listed as waiting)
 // and message duplication must be the same run, event for event and
 // operation for operation; a freed produce touched again panics.
 func TestFreedMessagesAreNeverReadAgain(t *testing.T) {
-	run := func(poison bool) (trace uint64, hist [32]byte, produces, answers uint64) {
+	run := func(poison bool) (trace uint64, hist [32]byte, produces, answers, requests uint64) {
 		if poison {
-			defer broker.PoisonFreed()()
+			proto.PoisonFreed = true
+			defer func() { proto.PoisonFreed = false }()
 		}
 		cfg := cluster.DefaultConfig(11)
 		cfg.Controllers, cfg.Brokers = 1, 3
-		cfg.Network.DuplicateProbability = 0.01
+		// Latencies far apart, so that a duplicate may arrive after the
+		// answer to its original.
+		cfg.Network.DuplicateProbability = 0.1
+		cfg.Network.Latency = sim.Range{Min: time.Millisecond, Max: 60 * time.Millisecond}
 		cfg.Topics = []cluster.TopicSpec{{Name: "orders", Partitions: 6, ReplicationFactor: 3, MinInsyncReplicas: 2}}
 		pc := producer.DefaultConfig("", "orders")
 		pc.Rate, pc.Keys = 500, 50
@@ -59,14 +64,17 @@ func TestFreedMessagesAreNeverReadAgain(t *testing.T) {
 			p, a := c.Broker(id).Freed()
 			produces, answers = produces+p, answers+a
 		}
-		return w.TraceHash(), [32]byte(h.Sum(nil)), produces, answers
+		for _, id := range c.Producers {
+			requests += uint64(c.Producer(id).Stats.RequestsReused)
+		}
+		return w.TraceHash(), [32]byte(h.Sum(nil)), produces, answers, requests
 	}
-	trace, hist, produces, answers := run(false)
-	if produces < 1000 || answers < 1000 {
-		t.Fatalf("only %d produces and %d fetch answers freed: too few to test reuse", produces, answers)
+	trace, hist, produces, answers, requests := run(false)
+	if produces < 200 || answers < 200 || requests < 200 {
+		t.Fatalf("only %d produces, %d fetch answers and %d produce requests freed: too few to test reuse", produces, answers, requests)
 	}
-	poisonedTrace, poisonedHist, _, _ := run(true)
+	poisonedTrace, poisonedHist, _, _, _ := run(true)
 	if trace != poisonedTrace || hist != poisonedHist {
-		t.Fatalf("freed produces and fetch answers filled with nonsense changed the run: trace %x, history %x; reused: %x, %x", poisonedTrace, poisonedHist[:8], trace, hist[:8])
+		t.Fatalf("freed messages filled with nonsense changed the run: trace %x, history %x; reused: %x, %x", poisonedTrace, poisonedHist[:8], trace, hist[:8])
 	}
 }

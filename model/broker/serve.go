@@ -146,7 +146,7 @@ func (a *fetchAnswer) TakeBack() {
 		panic("broker: a fetch answer freed for reuse is still in use")
 	}
 	a.rm.answersFreed++
-	if poisonFreed {
+	if proto.PoisonFreed {
 		a.poisoned = true
 		a.resp.CorrelationID = 1 << 62
 		for i := range a.parts {

@@ -149,6 +149,7 @@ type inflightReq struct {
 	node    sim.NodeID
 	batches []*pbatch
 	timer   sim.TimerID
+	sent    *sentRequest // what holds it
 }
 
 type partitionInfo struct {
@@ -235,6 +236,9 @@ type Producer struct {
 	// copies keys and values), and a producer settles hundreds of
 	// thousands.
 	spareBatches []*pbatch
+	// spareRequests are produce requests answered after the world
+	// delivered them once, for new ones to reuse (see sentRequest).
+	spareRequests []*sentRequest
 	// sendBatches and sendBrokers are runSender's scratch space.
 	sendBatches [][]*pbatch
 	sendBrokers []int32
@@ -254,6 +258,9 @@ type Stats struct {
 	Sent, Acked, Failed, Indeterminate, Requests, Retries, Batches int
 	BytesSent                                                      int64
 	RecordsBytes                                                   int64
+	// RequestsReused counts requests answered after the world delivered
+	// them once, whose memory the producer reused.
+	RequestsReused int
 }
 
 // New returns a constructor for a producer.

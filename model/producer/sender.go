@@ -183,11 +183,9 @@ func (p *Producer) nextToSend(part int32, now time.Duration) (*pbatch, time.Dura
 
 func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
 	p.corr++
-	// The request, its partitions (a handful) and its in-flight record in
-	// one allocation.
-	sr := &sentRequest{}
+	sr := p.newSentRequest()
 	req := &sr.req
-	*req = proto.ProduceRequest{CorrelationID: p.corr, Acks: p.cfg.Acks, Timeout: p.cfg.RequestTimeout, Partitions: sr.parts[:0]}
+	*req = proto.ProduceRequest{CorrelationID: p.corr, Acks: p.cfg.Acks, Timeout: p.cfg.RequestTimeout, Partitions: sr.parts[:0], Owner: sr}
 	if len(batches) > len(sr.parts) {
 		req.Partitions = make([]proto.ProducePartition, 0, len(batches))
 	}
@@ -239,7 +237,7 @@ func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
 		return
 	}
 	ir := &sr.ir
-	*ir = inflightReq{broker: broker, node: node, batches: append(sr.batches[:0:len(sr.batches)], batches...)}
+	*ir = inflightReq{broker: broker, node: node, batches: append(sr.batches[:0:len(sr.batches)], batches...), sent: sr}
 	sr.timeout = newTimer(timerRequest, p.corr)
 	ir.timer = p.env.After(p.cfg.RequestTimeout, &sr.timeout)
 	p.inflight[p.corr] = ir
@@ -247,7 +245,10 @@ func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
 }
 
 // sentRequest is a produce request and what the producer keeps of it while
-// it is in flight.
+// it is in flight: the request, its partitions (a handful) and its
+// in-flight record in one allocation, reused once the request is answered
+// if the world delivered it exactly once (a duplicate might still arrive;
+// a broker keeps nothing of a request it answered).
 type sentRequest struct {
 	req   proto.ProduceRequest
 	ir    inflightReq
@@ -255,6 +256,53 @@ type sentRequest struct {
 	// batches backs ir.batches when they are few.
 	batches [2]*pbatch
 	timeout ptimer
+	// delivered: the world delivered the request, its only copy.
+	delivered bool
+	// poisoned: freed and filled with nonsense (tests).
+	poisoned bool
+}
+
+// spareRequestsMax bounds the answered requests a producer keeps for reuse.
+const spareRequestsMax = 16
+
+func (p *Producer) newSentRequest() *sentRequest {
+	if k := len(p.spareRequests); k > 0 {
+		sr := p.spareRequests[k-1]
+		p.spareRequests = p.spareRequests[:k-1]
+		*sr = sentRequest{}
+		return sr
+	}
+	return &sentRequest{}
+}
+
+// TakeBack implements proto.Owner.
+func (sr *sentRequest) TakeBack() {
+	if sr.poisoned {
+		panic("producer: a request freed for reuse was delivered")
+	}
+	sr.delivered = true
+}
+
+// answered frees a request its answer came back for, if the world
+// delivered it exactly once.
+func (p *Producer) answered(sr *sentRequest) {
+	if !sr.delivered {
+		return
+	}
+	p.Stats.RequestsReused++
+	if proto.PoisonFreed {
+		sr.poisoned = true
+		sr.req.CorrelationID, sr.req.Acks, sr.req.Timeout = 1<<62, 99, -1
+		for i := range sr.req.Partitions {
+			sr.req.Partitions[i].Batch = nil // a broker that takes it dies
+		}
+		return
+	}
+	clear(sr.batches[:])
+	clear(sr.parts[:])
+	if len(p.spareRequests) < spareRequestsMax {
+		p.spareRequests = append(p.spareRequests, sr)
+	}
 }
 
 // unsentAfter reports whether a batch not in flight is among batches.
@@ -330,6 +378,7 @@ func (p *Producer) handleProduceResponse(m *proto.ProduceResponse) {
 		}
 		p.retryOrFail(b, r.Error, mayHaveAppended(r.Error))
 	}
+	p.answered(ir.sent)
 	p.runSender()
 }
 

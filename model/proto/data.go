@@ -33,6 +33,18 @@ type ProduceRequest struct {
 	Acks          int16
 	Timeout       time.Duration
 	Partitions    []ProducePartition
+	// Owner, when set, learns that the world delivered the request, its
+	// only copy (sim.Reusable): a producer reuses it once its answer is
+	// in too. A broker keeps nothing of a request past its answer.
+	Owner Owner
+	sim.Reuse
+}
+
+// Delivered implements sim.Reusable.
+func (m *ProduceRequest) Delivered() {
+	if m.Owner != nil {
+		m.Owner.TakeBack()
+	}
 }
 
 // ProducePartition is one partition's batch.
@@ -52,8 +64,14 @@ type ProduceResponse struct {
 	sim.Reuse
 }
 
-// Owner takes back a message it sent once the world delivered it.
+// Owner takes back a message it sent once the world delivered it, its only
+// copy, and the receiver's Deliver returned.
 type Owner interface{ TakeBack() }
+
+// PoisonFreed is for tests: a sender fills a message it takes back with
+// nonsense instead of reusing it, and panics if it is handed back again, so
+// that anything still reading it shows in the run.
+var PoisonFreed = false
 
 // Delivered implements sim.Reusable.
 func (m *ProduceResponse) Delivered() {
