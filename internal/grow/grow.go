@@ -13,5 +13,9 @@ func Append[T any](s []T, vs ...T) []T {
 		copy(n, s)
 		s = n
 	}
+	if len(vs) == 1 {
+		// One value, the usual case: a store, not a call to copy memory.
+		return append(s, vs[0])
+	}
 	return append(s, vs...)
 }
