@@ -22,11 +22,11 @@ func (n *Node) TruncateReplica(tp metadata.TopicPartition, offset int64) {
 	n.rm.truncate(n.rm.parts.get(tp), offset, "test")
 }
 
-// Freed counts the produces and the fetch answers this broker freed for
-// reuse.
-func (n *Node) Freed() (produces, answers uint64) {
+// Freed counts the produces, fetch answers and follower fetches this
+// broker freed for reuse.
+func (n *Node) Freed() (produces, answers, fetches uint64) {
 	if n.rm == nil {
-		return 0, 0
+		return 0, 0, 0
 	}
-	return n.rm.producesFreed, n.rm.answersFreed
+	return n.rm.producesFreed, n.rm.answersFreed, n.rm.fetchesFreed
 }

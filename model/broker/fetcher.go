@@ -24,6 +24,8 @@ type fetcher struct {
 	// sent is what the fetch in flight asked for, per partition: an answer
 	// counts only for a partition still at that position.
 	sent []sentFetch
+	// box holds the fetch in flight; spare one answered, for the next.
+	box, spare *fetchRequestBox
 }
 
 // sentFetch is one partition of the fetch in flight: the leader epoch the
@@ -99,10 +101,40 @@ func sortedKeys(m map[int32]*fetcher) []int32 {
 
 // fetchRequestBox is a follower's fetch and, when they are few (a broker
 // follows a handful of partitions of each leader), its partitions: one
-// allocation.
+// allocation, reused once answered if the world delivered it exactly once
+// (a duplicate might still arrive otherwise).
 type fetchRequestBox struct {
 	req   proto.FetchRequest
 	parts [2]proto.FetchPartition
+	// delivered: the world delivered the request, its only copy.
+	delivered bool
+}
+
+// TakeBack implements proto.Owner.
+func (b *fetchRequestBox) TakeBack() {
+	if b.req.CorrelationID == proto.FreedCorrelationID {
+		panic("broker: a fetch freed for reuse was delivered")
+	}
+	b.delivered = true
+}
+
+// answered frees the fetch in flight, its answer in, if the world
+// delivered it exactly once, and reports whether it did.
+func (f *fetcher) answered() bool {
+	b := f.box
+	f.box = nil
+	if b == nil || !b.delivered {
+		return false
+	}
+	if proto.PoisonFreed {
+		b.req.CorrelationID = proto.FreedCorrelationID
+		for i := range b.req.Partitions {
+			b.req.Partitions[i].FetchOffset = -7
+		}
+		return true
+	}
+	f.spare = b
+	return true
 }
 
 func (rm *replicaManager) sendFetch(f *fetcher) {
@@ -110,8 +142,16 @@ func (rm *replicaManager) sendFetch(f *fetcher) {
 		return
 	}
 	var req *proto.FetchRequest
+	var box *fetchRequestBox
 	if n := len(f.parts); n <= len(fetchRequestBox{}.parts) {
-		box := &fetchRequestBox{}
+		box = f.spare
+		if box != nil {
+			f.spare = nil
+			*box = fetchRequestBox{}
+		} else {
+			box = &fetchRequestBox{}
+		}
+		box.req.Owner = box
 		req = &box.req
 		req.Partitions = box.parts[:0]
 	} else {
@@ -135,12 +175,16 @@ func (rm *replicaManager) sendFetch(f *fetcher) {
 			MaxBytes: rm.cfg.ReplicaFetchMaxBytes})
 	}
 	if len(req.Partitions) == 0 {
+		if box != nil {
+			f.spare = box // never sent
+		}
 		return
 	}
 	rm.correlator++
 	req.CorrelationID = rm.correlator
 	f.inflight = req.CorrelationID
 	f.gen++
+	f.box = box // a fetch given up on (timed out) stays where it is
 	rm.gate.Send(f.node, req)
 	rm.n.env.After(rm.cfg.ReplicaSocketTimeout, fetcherTimer{leader: f.leader, gen: f.gen})
 }
@@ -190,6 +234,9 @@ func (rm *replicaManager) handleFetchResponse(from sim.NodeID, m *proto.FetchRes
 	}
 	f.inflight = 0
 	f.gen++
+	if f.answered() {
+		rm.fetchesFreed++
+	}
 	for _, r := range m.Partitions {
 		if rm.stopped {
 			return // the log directory failed on an earlier partition

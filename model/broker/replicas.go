@@ -163,6 +163,7 @@ type replicaManager struct {
 	// ones to reuse (see fetchAnswer.TakeBack).
 	spareAnswers []*fetchAnswer
 	answersFreed uint64
+	fetchesFreed uint64 // follower fetches freed for reuse (tests read it)
 	alter        alterManager
 	nextPID      int64
 	correlator   uint64

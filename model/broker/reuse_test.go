@@ -15,15 +15,15 @@ import (
 
 // A broker reuses a waiting produce once its answer is delivered and no
 // partition's waiting list holds it, and a fetch answer once delivered (or
-// at once, when its fetch is parked); a producer reuses a request answered
-// after the world delivered it once. Nothing may read them after that: with
+// at once, when its fetch is parked); a follower and a producer reuse a
+// request answered after the world delivered it once. Nothing may read them after that: with
 // them filled with nonsense instead of reused, a run under
 // crashes, pauses, partitions (one that cuts a leader off from its
 // followers only, so that writes time out while still listed as waiting)
 // and message duplication must be the same run, event for event and
 // operation for operation; a freed produce touched again panics.
 func TestFreedMessagesAreNeverReadAgain(t *testing.T) {
-	run := func(poison bool) (trace uint64, hist [32]byte, produces, answers, requests uint64) {
+	run := func(poison bool) (trace uint64, hist [32]byte, produces, answers, fetches, requests uint64) {
 		if poison {
 			proto.PoisonFreed = true
 			defer func() { proto.PoisonFreed = false }()
@@ -61,19 +61,19 @@ func TestFreedMessagesAreNeverReadAgain(t *testing.T) {
 			h.Write(buf)
 		})
 		for id := int32(1); id <= 3; id++ {
-			p, a := c.Broker(id).Freed()
-			produces, answers = produces+p, answers+a
+			p, a, f := c.Broker(id).Freed()
+			produces, answers, fetches = produces+p, answers+a, fetches+f
 		}
 		for _, id := range c.Producers {
 			requests += uint64(c.Producer(id).Stats.RequestsReused)
 		}
-		return w.TraceHash(), [32]byte(h.Sum(nil)), produces, answers, requests
+		return w.TraceHash(), [32]byte(h.Sum(nil)), produces, answers, fetches, requests
 	}
-	trace, hist, produces, answers, requests := run(false)
-	if produces < 200 || answers < 200 || requests < 200 {
-		t.Fatalf("only %d produces, %d fetch answers and %d produce requests freed: too few to test reuse", produces, answers, requests)
+	trace, hist, produces, answers, fetches, requests := run(false)
+	if produces < 200 || answers < 200 || fetches < 100 || requests < 200 {
+		t.Fatalf("only %d produces, %d fetch answers, %d follower fetches and %d produce requests freed: too few to test reuse", produces, answers, fetches, requests)
 	}
-	poisonedTrace, poisonedHist, _, _, _ := run(true)
+	poisonedTrace, poisonedHist, _, _, _, _ := run(true)
 	if trace != poisonedTrace || hist != poisonedHist {
 		t.Fatalf("freed messages filled with nonsense changed the run: trace %x, history %x; reused: %x, %x", poisonedTrace, poisonedHist[:8], trace, hist[:8])
 	}

@@ -164,6 +164,9 @@ func (a *fetchAnswer) TakeBack() {
 // handleFetch answers a fetch, or parks it until deadline if nothing is there
 // yet (fetch.max.wait.ms / replica.fetch.wait.max.ms).
 func (rm *replicaManager) handleFetch(from sim.NodeID, m *proto.FetchRequest, deadline time.Duration) {
+	if m.CorrelationID == proto.FreedCorrelationID {
+		panic("broker: a fetch its sender freed for reuse arrived")
+	}
 	var resp *proto.FetchResponse
 	var answer *fetchAnswer
 	if n := len(m.Partitions); n <= len(fetchAnswer{}.parts) {

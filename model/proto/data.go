@@ -96,7 +96,23 @@ type FetchRequest struct {
 	BrokerEpoch   int64 // a follower's, so a stale fetch from a rebooted broker is refused
 	MaxWait       time.Duration
 	Partitions    []FetchPartition
+	// Owner, when set, learns that the world delivered the request, its
+	// only copy (sim.Reusable): a follower reuses it once its answer is in
+	// too. A broker keeps nothing of a fetch it answered.
+	Owner Owner
+	sim.Reuse
 }
+
+// Delivered implements sim.Reusable.
+func (m *FetchRequest) Delivered() {
+	if m.Owner != nil {
+		m.Owner.TakeBack()
+	}
+}
+
+// FreedCorrelationID marks a request its sender freed, when PoisonFreed is
+// on: a receiver that sees it panics.
+const FreedCorrelationID = 1 << 62
 
 // FetchPartition is one partition's fetch position.
 type FetchPartition struct {
