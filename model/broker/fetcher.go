@@ -106,6 +106,8 @@ func sortedKeys(m map[int32]*fetcher) []int32 {
 type fetchRequestBox struct {
 	req   proto.FetchRequest
 	parts [2]proto.FetchPartition
+	// more backs a fetch of more partitions, kept with the box.
+	more []proto.FetchPartition
 	// delivered: the world delivered the request, its only copy.
 	delivered bool
 }
@@ -141,21 +143,22 @@ func (rm *replicaManager) sendFetch(f *fetcher) {
 	if f.inflight != 0 || len(f.parts) == 0 {
 		return
 	}
-	var req *proto.FetchRequest
-	var box *fetchRequestBox
-	if n := len(f.parts); n <= len(fetchRequestBox{}.parts) {
-		box = f.spare
-		if box != nil {
-			f.spare = nil
-			*box = fetchRequestBox{}
-		} else {
-			box = &fetchRequestBox{}
-		}
-		box.req.Owner = box
-		req = &box.req
+	box := f.spare
+	if box != nil {
+		f.spare = nil
+		*box = fetchRequestBox{more: box.more[:0]}
+	} else {
+		box = &fetchRequestBox{}
+	}
+	box.req.Owner = box
+	req := &box.req
+	if n := len(f.parts); n <= len(box.parts) {
 		req.Partitions = box.parts[:0]
 	} else {
-		req = &proto.FetchRequest{Partitions: make([]proto.FetchPartition, 0, n)}
+		if cap(box.more) < n {
+			box.more = make([]proto.FetchPartition, 0, n)
+		}
+		req.Partitions = box.more[:0]
 	}
 	req.ReplicaID, req.BrokerEpoch, req.MaxWait = rm.id(), rm.n.life.epoch, rm.cfg.ReplicaFetchWaitMax
 	f.sent = f.sent[:0]
@@ -175,9 +178,7 @@ func (rm *replicaManager) sendFetch(f *fetcher) {
 			MaxBytes: rm.cfg.ReplicaFetchMaxBytes})
 	}
 	if len(req.Partitions) == 0 {
-		if box != nil {
-			f.spare = box // never sent
-		}
+		f.spare = box // never sent
 		return
 	}
 	rm.correlator++
