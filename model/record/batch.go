@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 
 	"kafkasim/model/storage"
 )
@@ -386,9 +387,10 @@ func fieldSize(s string, present bool) int {
 	return varintSize(int64(len(s))) + len(s)
 }
 
+// varintSize is the length of v's zig-zag varint (binary.PutVarint's).
 func varintSize(v int64) int {
-	var b [binary.MaxVarintLen64]byte
-	return binary.PutVarint(b[:], v)
+	u := uint64(v<<1) ^ uint64(v>>63)
+	return max(1, (bits.Len64(u)+6)/7)
 }
 
 func appendRecord(buf []byte, r Record, offsetDelta, timestampDelta int64) []byte {

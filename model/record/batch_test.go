@@ -2,8 +2,10 @@ package record
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"testing"
@@ -164,4 +166,21 @@ func TestStampIsInPlaceOnceThenCopies(t *testing.T) {
 	if third := second.Stamp(300, 7); third == second {
 		t.Fatal("a copy a log holds was stamped in place")
 	}
+}
+
+func TestVarintSizeIsPutVarintsLength(t *testing.T) {
+	var buf [binary.MaxVarintLen64]byte
+	check := func(v int64) {
+		if got, want := varintSize(v), binary.PutVarint(buf[:], v); got != want {
+			t.Fatalf("varintSize(%d) = %d, PutVarint writes %d", v, got, want)
+		}
+	}
+	for shift := range 64 {
+		for _, d := range []int64{-1, 0, 1} {
+			check(int64(1)<<shift + d)
+			check(-(int64(1) << shift) + d)
+		}
+	}
+	check(math.MinInt64)
+	check(math.MaxInt64)
 }
