@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"unsafe"
 )
 
 // vmFlags returns the VmFlags line of the mapping holding addr, from
@@ -45,8 +44,6 @@ func hasHugeFlag(flags string) bool {
 	return false
 }
 
-func addrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
-
 // advisedHere keeps the block the advise test marks, so that no later
 // allocation in this process reuses its range and passes for Reserve's.
 var advisedHere []byte
@@ -54,7 +51,7 @@ var advisedHere []byte
 func TestAdviseMarksTheWholeHugePagesInside(t *testing.T) {
 	b := make([]byte, 8*hugePageBytes)
 	advisedHere = b
-	if err := advise(b); err != nil {
+	if err := adviseRange(addrOf(b), addrOf(b)+uintptr(len(b))); err != nil {
 		t.Fatal(err)
 	}
 	inside := (addrOf(b) + 2*hugePageBytes - 1) &^ (hugePageBytes - 1)
@@ -75,4 +72,42 @@ func TestHeapGrowsIntoTheReservedRange(t *testing.T) {
 		t.Fatalf("a block allocated after Reserve is not in the marked range: %s", flags)
 	}
 	runtime.KeepAlive(later)
+}
+
+// Blocks that lie end to end become one run; a gap starts another.
+func TestRunsOfMergesAdjacentBlocks(t *testing.T) {
+	const mib = 1 << 20
+	big := make([]byte, 10*mib)
+	base := addrOf(big)
+	got := runsOf([][]byte{big[6*mib : 8*mib], big[0 : 2*mib], big[2*mib : 4*mib], big[8*mib : 9*mib]})
+	want := []addrRange{{base, base + 4*mib}, {base + 6*mib, base + 9*mib}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("runs %v, want %v", got, want)
+	}
+}
+
+// rssBytes is the process's resident set, from /proc/self/statm.
+func rssBytes(t *testing.T) uint64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		t.Skipf("no statm: %v", err)
+	}
+	var size, resident uint64
+	if _, err := fmt.Sscan(string(b), &size, &resident); err != nil {
+		t.Fatal(err)
+	}
+	return resident * uint64(os.Getpagesize())
+}
+
+// Reserving takes address space, not memory: at most the blocks that start
+// in memory the heap used before are zeroed (touched).
+func TestReserveTouchesAlmostNothing(t *testing.T) {
+	before := rssBytes(t)
+	if err := reserve(1 << 30); err != nil {
+		t.Fatal(err)
+	}
+	if grew := int64(rssBytes(t)) - int64(before); grew > 64<<20 {
+		t.Fatalf("reserving 1 GiB grew the resident set by %d MiB", grew>>20)
+	}
 }

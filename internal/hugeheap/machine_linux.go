@@ -3,7 +3,6 @@ package hugeheap
 import (
 	"os"
 	"syscall"
-	"unsafe"
 )
 
 const hugePageBytes = 2 << 20
@@ -23,13 +22,16 @@ func readMachine() Machine {
 	return m
 }
 
-// advise marks the whole huge pages inside b.
-func advise(b []byte) error {
-	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	start := (lo + hugePageBytes - 1) &^ (hugePageBytes - 1)
-	end := (lo + uintptr(len(b))) &^ (hugePageBytes - 1)
+// adviseRange marks the whole huge pages inside [start, end), which the
+// caller keeps mapped (it holds the heap blocks there).
+func adviseRange(start, end uintptr) error {
+	start = (start + hugePageBytes - 1) &^ (hugePageBytes - 1)
+	end &^= hugePageBytes - 1
 	if end <= start {
 		return nil
 	}
-	return syscall.Madvise(b[start-lo:end-lo], syscall.MADV_HUGEPAGE)
+	if _, _, errno := syscall.Syscall(syscall.SYS_MADVISE, start, end-start, syscall.MADV_HUGEPAGE); errno != 0 {
+		return errno
+	}
+	return nil
 }
