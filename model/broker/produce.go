@@ -215,7 +215,7 @@ func (rm *replicaManager) appendAsLeader(tp metadata.TopicPartition, p *partitio
 	if acks == proto.AcksAll && len(p.isr) < p.effectiveMinISR() {
 		return -1, -1, proto.NotEnoughReplicas
 	}
-	if p.log.Compacted() && slices.ContainsFunc(pp.Batch.Records(), func(r record.Record) bool { return !r.HasKey }) {
+	if p.log.Compacted() && hasNullKey(pp.Batch) {
 		// LogValidator: "Compacted topic cannot accept message without key".
 		return -1, -1, proto.InvalidRecord
 	}
@@ -355,4 +355,11 @@ func (rm *replicaManager) produceTimedOut(w *pendingProduce) {
 	if !w.closed {
 		rm.finishProduce(w) // still-open partitions answer REQUEST_TIMED_OUT
 	}
+}
+
+// hasNullKey reports whether a record of b has no key.
+func hasNullKey(b *record.Batch) bool {
+	null := false
+	b.EachRecord(func(_ int, _ int64, _ []byte, hasKey bool, _ []byte) { null = null || !hasKey })
+	return null
 }

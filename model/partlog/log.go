@@ -744,7 +744,10 @@ func (l *Log) Compact(hw int64) int {
 	// too): the producer state rebuilt from the log after a restart must
 	// still know the producer's last sequence, or a retry of a batch the
 	// cleaner removed would be appended again.
-	latest := map[string]int64{}
+	// latest[key] numbers the key's entry in latestOffset: looking a key's
+	// bytes up allocates nothing, storing one allocates its string, once.
+	latest := map[string]int{}
+	var latestOffset []int64
 	lastOfProducer := map[int64]int64{}
 	l.Scan(0, l.LEO(), func(b *record.Batch) bool {
 		if b.ProducerID >= 0 {
@@ -753,11 +756,17 @@ func (l *Log) Compact(hw int64) int {
 		if b.BaseOffset >= limit {
 			return true
 		}
-		for _, r := range b.Records() {
-			if r.HasKey {
-				latest[r.Key] = b.BaseOffset + int64(r.OffsetDelta)
+		b.EachRecord(func(_ int, off int64, key []byte, hasKey bool, _ []byte) {
+			if !hasKey {
+				return
 			}
-		}
+			if k, ok := latest[string(key)]; ok {
+				latestOffset[k] = off
+				return
+			}
+			latest[string(key)] = len(latestOffset)
+			latestOffset = append(latestOffset, off)
+		})
 		return true
 	})
 	removed := 0
@@ -773,8 +782,15 @@ func (l *Log) Compact(hw int64) int {
 				kept = append(kept, b)
 				continue
 			}
-			c := b.Compacted(func(r record.Record, off int64) bool {
-				return !r.HasKey || off >= limit || latest[r.Key] == off
+			c := b.Compacted(func(off int64, key []byte, hasKey bool) bool {
+				if !hasKey || off >= limit {
+					return true
+				}
+				k, ok := latest[string(key)]
+				if !ok {
+					return off == 0 // as a map's zero value answered before
+				}
+				return latestOffset[k] == off
 			})
 			if c != b {
 				changed = true

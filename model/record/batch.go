@@ -147,20 +147,31 @@ func New(records []Record, p Producer, transactional bool, codec Compression) *B
 }
 
 // Compacted returns a batch at the same offsets holding only the records keep
-// selects: offsets stay, gaps appear (log compaction never renumbers). It
-// returns nil if no record is kept.
-func (b *Batch) Compacted(keep func(r Record, offset int64) bool) *Batch {
-	var kept []Record
-	for _, r := range b.Records() {
-		if keep(r, b.BaseOffset+int64(r.OffsetDelta)) {
-			kept = append(kept, r)
+// selects (by offset and key; the key's bytes are the batch's, not to be
+// kept or changed): offsets stay, gaps appear (log compaction never
+// renumbers). It returns nil if no record is kept, and b itself if all are,
+// without decoding a record into strings.
+func (b *Batch) Compacted(keep func(offset int64, key []byte, hasKey bool) bool) *Batch {
+	drop := make([]bool, b.records)
+	dropped := 0
+	b.EachRecord(func(i int, offset int64, key []byte, hasKey bool, _ []byte) {
+		if !keep(offset, key, hasKey) {
+			drop[i] = true
+			dropped++
 		}
-	}
-	if len(kept) == b.RecordCount() {
+	})
+	if dropped == 0 {
 		return b
 	}
-	if len(kept) == 0 {
+	if dropped == len(drop) {
 		return nil
+	}
+	all := b.Records()
+	kept := all[:0]
+	for i, r := range all {
+		if !drop[i] {
+			kept = append(kept, r)
+		}
 	}
 	c := build(kept, b.LastOffsetDelta, Producer{ID: b.ProducerID, Epoch: b.ProducerEpoch, BaseSequence: b.BaseSequence}, b.Transactional, b.Compression)
 	c.BaseOffset, c.PartitionLeaderEpoch = b.BaseOffset, b.PartitionLeaderEpoch
@@ -254,6 +265,16 @@ func (b *Batch) Records() []Record {
 // than a copy of each record. The key and value are the batch's own bytes
 // (or, compressed, bytes decompressed for this call), which nobody ever
 // changes: yield must not change them either.
+// EachRecord calls fn with each record's index, offset, key and value,
+// decoded in place: the bytes are the batch's own (or decompressed for this
+// call), which nobody ever changes; fn must not change them either.
+func (b *Batch) EachRecord(fn func(i int, offset int64, key []byte, hasKey bool, value []byte)) {
+	section := b.section()
+	b.walk(section, int(b.records), func(i int, raw rawRecord) {
+		fn(i, b.BaseOffset+raw.offsetDelta, section[raw.keyAt:raw.keyEnd], raw.hasKey, section[raw.valueAt:raw.valueEnd])
+	})
+}
+
 func (b *Batch) PolledRecords(lo, hi int, yield func(offset int64, key []byte, hasKey bool, value []byte)) {
 	section := b.section()
 	b.walk(section, hi, func(i int, raw rawRecord) {
