@@ -162,6 +162,12 @@ func (wl workload) checkerConfig(c *Cluster, cfg Config) checker.Config {
 	for _, r := range c.Audit.ResurrectedRanges() {
 		cc.Resurrected = append(cc.Resurrected, checker.OffsetRange{Partition: r.Partition, From: r.From, To: r.To})
 	}
+	// And, as the runner tells it too, the batches a leader took from a
+	// producer its state held nothing of, at any sequence (KIP-360), which
+	// may land before an earlier batch refused and retried (KAFKA-15591).
+	for _, u := range c.Audit.UnknownProducerAppends() {
+		cc.UnknownProducerAppends = append(cc.UnknownProducerAppends, checker.OffsetRange{Partition: u.Partition, From: u.From, To: u.To})
+	}
 	for _, r := range c.World.FaultLog() {
 		if !r.Undo && r.Skipped == "" && (r.Fault.Kind == sim.FaultCrash || r.Fault.Kind == sim.FaultPowerLoss) {
 			cc.PowerLosses++
