@@ -161,6 +161,24 @@ func (x *batchIndex) each(from int, f func(b *record.Batch) bool) bool {
 	return true
 }
 
+// prefix returns an index of x's first n entries that shares x's whole
+// blocks (nobody writes a whole block again: adds go past it, and a cut
+// copies the block it keeps part of) and copies the entries after them.
+// Neither index changes the other afterwards.
+func (x *batchIndex) prefix(n int) batchIndex {
+	whole := min(n, x.n) >> indexBlockShift
+	y := batchIndex{blocks: make([]indexBlock, whole, whole+1), n: whole << indexBlockShift}
+	for i := range whole {
+		b := x.blocks[i]
+		y.blocks[i] = indexBlock{batches: b.batches[:indexBlockLen:indexBlockLen],
+			positions: b.positions[:indexBlockLen:indexBlockLen], lasts: b.lasts[:indexBlockLen:indexBlockLen]}
+	}
+	for i := y.n; i < n; i++ {
+		y.add(x.batch(i), uint32(x.position(i)))
+	}
+	return y
+}
+
 // cut keeps the first n entries. The block holding entry n moves to fresh
 // arrays with what it keeps: views handed out of it stay as they were, and
 // the blocks past it go.

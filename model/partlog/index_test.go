@@ -9,10 +9,10 @@ import (
 	"kafkasim/model/record"
 )
 
-// A segment's index holds what three plain slices hold through adds and
-// cuts across block boundaries; searches, walks and copies agree with
-// them; and a view handed out never changes, whatever adds and cuts come
-// after it.
+// A segment's index holds what three plain slices hold through adds, cuts
+// and prefixes across block boundaries; searches, walks and copies agree
+// with them; and neither a view handed out nor an index a prefix was taken
+// from ever changes, whatever adds and cuts come after.
 func TestBatchIndexIsThreeSlices(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var x batchIndex
@@ -23,9 +23,28 @@ func TestBatchIndexIsThreeSlices(t *testing.T) {
 			got, want []*record.Batch
 		}
 		var views []view
+		// Indexes a prefix was taken from, and what each must still hold.
+		type earlier struct {
+			x    batchIndex
+			want []*record.Batch
+		}
+		var earliers []earlier
 		next, pos := int64(0), uint32(0)
 		for step := range rapid.IntRange(1, 40).Draw(t, "steps") {
-			switch rapid.IntRange(0, 4).Draw(t, "op") {
+			switch rapid.IntRange(0, 5).Draw(t, "op") {
+			case 5: // go on with a prefix, as a restarted replica does
+				n := rapid.IntRange(0, len(batches)).Draw(t, "prefix")
+				if rapid.Bool().Draw(t, "whole blocks") {
+					n &^= indexBlockMask
+				}
+				earliers = append(earliers, earlier{x, slices.Clone(batches)})
+				x = x.prefix(n)
+				batches, positions, lasts = batches[:n:n], positions[:n:n], lasts[:n:n]
+				if n > 0 {
+					next, pos = lasts[n-1]+1, positions[n-1]+1
+				} else {
+					next, pos = 0, 0
+				}
 			case 0, 1: // a run of adds, often past a block
 				for range rapid.IntRange(1, 2*indexBlockLen+3).Draw(t, "adds") {
 					n := int32(rapid.IntRange(0, 3).Draw(t, "records"))
@@ -105,6 +124,11 @@ func TestBatchIndexIsThreeSlices(t *testing.T) {
 			for i, v := range views {
 				if !slices.Equal(v.got, v.want) {
 					t.Fatalf("step %d: view %d changed after it was handed out", step, i)
+				}
+			}
+			for i, e := range earliers {
+				if got := e.x.appendTo(nil, 0, e.x.len()); !slices.Equal(got, e.want) {
+					t.Fatalf("step %d: index %d a prefix was taken from changed after", step, i)
 				}
 			}
 		}

@@ -280,9 +280,7 @@ func (l *Log) recallSegment(seg *segment, rec *Recovery) int64 {
 			k = sort.Search(n, func(i int) bool { return old.end(i) > limit })
 		}
 	}
-	for i := range k {
-		seg.idx.add(old.idx.batch(i), uint32(old.idx.position(i)))
-	}
+	seg.idx = old.idx.prefix(k)
 	rec.Batches += k
 	var pos int64
 	if k > 0 {
