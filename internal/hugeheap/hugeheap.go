@@ -25,7 +25,7 @@
 // When not: on another OS; when the machine's setting is "always" (nothing
 // to add) or "never" (nothing allowed); under strict overcommit
 // (vm.overcommit_memory = 2, where reserving counts against the commit
-// limit); when GODEBUG has disablethp=1 (Go's own switch to keep the heap
+// limit) or a limited address space (ulimit -v); when GODEBUG has disablethp=1 (Go's own switch to keep the heap
 // off huge pages). The range is at most a quarter of physical memory and 4
 // GiB, so that the kernel's heuristic overcommit check never refuses it (Go
 // would die of a refused heap mapping).
@@ -63,6 +63,10 @@ type Machine struct {
 	GODEBUG string
 	// MemoryBytes is the physical memory.
 	MemoryBytes uint64
+	// AddressSpaceBytes is the process's address-space limit (ulimit -v),
+	// 0 when unlimited: reserving counts against it, and Go dies of a heap
+	// mapping it refuses.
+	AddressSpaceBytes uint64
 }
 
 // Plan is how many bytes of heap to mark, or 0 and why not.
@@ -77,6 +81,8 @@ func Plan(m Machine) (bytes uint64, why string) {
 		return 0, "strict overcommit (vm.overcommit_memory = 2)"
 	case godebugDisablesTHP(m.GODEBUG):
 		return 0, "GODEBUG disablethp=1"
+	case m.AddressSpaceBytes > 0:
+		return 0, "the address space is limited (ulimit -v)"
 	}
 	bytes = min(m.MemoryBytes/4, rangeMaxBytes)
 	if bytes < rangeMinBytes {

@@ -20,6 +20,7 @@ func TestPlan(t *testing.T) {
 		{"GODEBUG disablethp=1", Machine{THPEnabled: madvise, GODEBUG: "gctrace=1,disablethp=1", MemoryBytes: 24 * gib}, 0},
 		{"GODEBUG disablethp=0", Machine{THPEnabled: madvise, GODEBUG: "disablethp=0", MemoryBytes: 24 * gib}, rangeMaxBytes},
 		{"GODEBUG: the last setting wins", Machine{THPEnabled: madvise, GODEBUG: "disablethp=1,disablethp=0", MemoryBytes: 24 * gib}, rangeMaxBytes},
+		{"ulimit -v", Machine{THPEnabled: madvise, MemoryBytes: 24 * gib, AddressSpaceBytes: 8 * gib}, 0},
 	}
 	for _, c := range cases {
 		bytes, why := Plan(c.m)

@@ -19,6 +19,10 @@ func readMachine() Machine {
 	if syscall.Sysinfo(&info) == nil {
 		m.MemoryBytes = uint64(info.Totalram) * uint64(info.Unit)
 	}
+	var as syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_AS, &as) == nil && as.Cur != ^uint64(0) {
+		m.AddressSpaceBytes = as.Cur
+	}
 	return m
 }
 
