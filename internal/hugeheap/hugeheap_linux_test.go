@@ -103,6 +103,9 @@ func rssBytes(t *testing.T) uint64 {
 // Reserving takes address space, not memory: at most the blocks that start
 // in memory the heap used before are zeroed (touched).
 func TestReserveTouchesAlmostNothing(t *testing.T) {
+	if m := readMachine(); m.AddressSpaceBytes > 0 {
+		t.Skipf("the address space is limited to %d MiB (ulimit -v)", m.AddressSpaceBytes>>20)
+	}
 	before := rssBytes(t)
 	if err := reserve(1 << 30); err != nil {
 		t.Fatal(err)
