@@ -3,6 +3,7 @@ package broker
 import (
 	"fmt"
 	"slices"
+	"strconv"
 
 	"kafkasim/model/metadata"
 	"kafkasim/model/proto"
@@ -54,6 +55,13 @@ type fetcherTimer struct {
 	gen     uint64
 	backoff bool
 	tp      metadata.TopicPartition
+}
+
+// String is how the trace shows the timer (as fmt's %+v would: a trace
+// records hundreds of thousands of these).
+func (t fetcherTimer) String() string {
+	return "broker.fetcherTimer {leader:" + strconv.Itoa(int(t.leader)) + " gen:" + strconv.FormatUint(t.gen, 10) +
+		" backoff:" + strconv.FormatBool(t.backoff) + " tp:{Topic:" + t.tp.Topic + " Partition:" + strconv.Itoa(int(t.tp.Partition)) + "}}"
 }
 
 func (rm *replicaManager) startFetching(p *partition, leader int32) {

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"slices"
+	"strconv"
 	"time"
 
 	"kafkasim/model/metadata"
@@ -24,6 +25,12 @@ type parkedFetch struct {
 }
 
 type parkedTimeout struct{ p *parkedFetch }
+
+// String is how the trace shows the timer: the fetch it ends, by sender and
+// correlation id (fmt would print the pointer, which differs from run to run).
+func (t parkedTimeout) String() string {
+	return "broker.parkedTimeout {from:" + strconv.Itoa(int(t.p.from)) + " correlation:" + strconv.FormatUint(t.p.req.CorrelationID, 10) + "}"
+}
 
 // deliver routes the data-plane messages; it reports whether m was one.
 func (rm *replicaManager) deliver(from sim.NodeID, m sim.Message) bool {

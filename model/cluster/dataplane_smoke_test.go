@@ -1,9 +1,12 @@
 package cluster
 
 import (
-	"kafkasim/sim"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
+
+	"kafkasim/sim"
 
 	"kafkasim/checker/history"
 	"kafkasim/model/producer"
@@ -104,4 +107,51 @@ func TestDataPlaneFaultsSmoke(t *testing.T) {
 			t.Errorf("seed %d: %d acknowledged writes lost with acks=all, min ISR 2\n%s", seed, lost, describe(c))
 		}
 	}
+}
+
+// A run's trace is the same record for record, details included, every
+// time: no description may print a pointer (a parked fetch's timeout once
+// did, so two runs of one seed wrote different trace files under the same
+// trace hash).
+func TestTraceDetailsAreTheSameEveryRun(t *testing.T) {
+	run := func() []sim.TraceRecord {
+		cfg := DefaultConfig(3)
+		cfg.Topics = []TopicSpec{{Name: "orders", Partitions: 3, ReplicationFactor: 3, MinInsyncReplicas: 2}}
+		pc := producer.DefaultConfig("", "orders")
+		// Writes stop early, so that the readers' fetches park and
+		// time out.
+		pc.Rate, pc.Keys, pc.Stop = 50, 10, 8*time.Second
+		cfg.Producers = []ProducerSpec{{Name: "p", Count: 1, Config: pc}}
+		cfg.Readers = []ReaderSpec{{Name: "c", Count: 1, Config: reader.DefaultConfig("", []string{"orders"})}}
+		buf := &sim.TraceBuffer{RecordsMax: 1 << 20}
+		cfg.Trace = buf
+		c, err := Build(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.World.Start()
+		c.World.RunUntil(20 * time.Second)
+		return buf.Records
+	}
+	first := run()
+	// Garbage between the runs, so that the second one's objects live
+	// elsewhere.
+	garbage := make([][]byte, 0, 1000)
+	for range cap(garbage) {
+		garbage = append(garbage, make([]byte, 1000))
+	}
+	second := run()
+	parked := 0
+	for i := range first {
+		if i >= len(second) || first[i] != second[i] {
+			t.Fatalf("trace record %d differs between two runs:\n%+v\n%+v", i, first[i], second[min(i, len(second)-1)])
+		}
+		if strings.Contains(first[i].Detail, "parkedTimeout") {
+			parked++
+		}
+	}
+	if len(first) != len(second) || parked == 0 {
+		t.Fatalf("%d and %d records, %d parked-fetch timeouts: the runs did not park fetches", len(first), len(second), parked)
+	}
+	runtime.KeepAlive(garbage)
 }
