@@ -3,6 +3,7 @@ package broker
 import (
 	"fmt"
 	"slices"
+	"strconv"
 
 	"kafkasim/model/metadata"
 	"kafkasim/model/proto"
@@ -14,6 +15,13 @@ import (
 // high watermark (Kafka's DelayedProduce).
 
 type produceTimeout struct{ req *pendingProduce }
+
+// String is how the trace shows the timer: the produce it ends, by sender
+// and correlation id (fmt would print the pointer, which differs from run
+// to run).
+func (t produceTimeout) String() string {
+	return "broker.produceTimeout {from:" + strconv.Itoa(int(t.req.from)) + " correlation:" + strconv.FormatUint(t.req.resp.CorrelationID, 10) + "}"
+}
 
 type producePart struct {
 	// p is the replica the write went to (partitions are never replaced:

@@ -110,9 +110,9 @@ func TestDataPlaneFaultsSmoke(t *testing.T) {
 }
 
 // A run's trace is the same record for record, details included, every
-// time: no description may print a pointer (a parked fetch's timeout once
-// did, so two runs of one seed wrote different trace files under the same
-// trace hash).
+// time: no description may print a pointer (a parked fetch's timeout and a
+// waiting produce's once did, so two runs of one seed wrote different trace
+// files under the same trace hash).
 func TestTraceDetailsAreTheSameEveryRun(t *testing.T) {
 	run := func() []sim.TraceRecord {
 		cfg := DefaultConfig(3)
@@ -148,6 +148,9 @@ func TestTraceDetailsAreTheSameEveryRun(t *testing.T) {
 		}
 		if strings.Contains(first[i].Detail, "parkedTimeout") {
 			parked++
+		}
+		if strings.Contains(first[i].Detail, "0x") {
+			t.Fatalf("trace record %d shows a pointer: %+v", i, first[i])
 		}
 	}
 	if len(first) != len(second) || parked == 0 {
