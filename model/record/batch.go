@@ -517,6 +517,15 @@ func Decode(data []byte) (*Batch, int, error) {
 	return b, size, nil
 }
 
+// varint is binary.Varint, a one-byte value (most of a record's: lengths,
+// deltas) decoded inline.
+func varint(b []byte) (int64, int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return int64(b[0]>>1) ^ -int64(b[0]&1), 1
+	}
+	return binary.Varint(b)
+}
+
 // rawRecord is a decoded record whose key and value are still positions
 // in the records section.
 type rawRecord struct {
@@ -553,14 +562,14 @@ func walkRecords(section []byte, n int, fn func(i int, r rawRecord)) error {
 // decodeRecord decodes the record at the start of data: positions are
 // relative to data.
 func decodeRecord(data []byte) (rawRecord, int, error) {
-	length, n := binary.Varint(data)
+	length, n := varint(data)
 	if n <= 0 || length < 0 || int(length) > len(data)-n {
 		return rawRecord{}, 0, ErrCorrupt
 	}
 	end := n + int(length)
 	pos := n + 1 // attributes
 	next := func() (int64, bool) {
-		v, k := binary.Varint(data[min(pos, end):end])
+		v, k := varint(data[min(pos, end):end])
 		if k <= 0 {
 			return 0, false
 		}

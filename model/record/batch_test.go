@@ -187,3 +187,18 @@ func TestVarintSizeIsPutVarintsLength(t *testing.T) {
 	check(math.MinInt64)
 	check(math.MaxInt64)
 }
+
+func TestVarintIsBinaryVarint(t *testing.T) {
+	var buf [binary.MaxVarintLen64]byte
+	for _, v := range []int64{0, 1, -1, 63, -64, 64, -65, 1 << 20, -(1 << 40), math.MaxInt64, math.MinInt64} {
+		n := binary.PutVarint(buf[:], v)
+		for _, b := range [][]byte{buf[:n], append(buf[:n:n], 0x7f)} {
+			if got, k := varint(b); got != v || k != n {
+				t.Fatalf("varint(%x) = %d, %d; want %d, %d", b, got, k, v, n)
+			}
+		}
+	}
+	if _, k := varint(nil); k != 0 {
+		t.Fatalf("varint of nothing read %d bytes", k)
+	}
+}
