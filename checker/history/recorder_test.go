@@ -608,8 +608,7 @@ func TestRecorderStream(t *testing.T) {
 }
 
 // Polls past a block of spans (and of side entries) read back exactly as
-// the same polls recorded with their records, with topics past what a
-// slot's table holds.
+// the same polls recorded with their records, with many topics.
 func TestManyPollSpansReadBackAsRecords(t *testing.T) {
 	spanned, copied := NewRecorder(func() time.Duration { return 1 }), NewRecorder(func() time.Duration { return 1 })
 	rng := rand.New(rand.NewPCG(5, 6))

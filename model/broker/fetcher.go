@@ -120,7 +120,7 @@ type fetchRequestBox struct {
 	delivered bool
 }
 
-// TakeBack implements proto.Owner.
+// TakeBack implements sim.Owner.
 func (b *fetchRequestBox) TakeBack() {
 	if b.req.CorrelationID == proto.FreedCorrelationID {
 		panic("broker: a fetch freed for reuse was delivered")

@@ -55,9 +55,8 @@ type pendingProduce struct {
 const spareProducesMax = 64
 
 func (rm *replicaManager) newPendingProduce(from sim.NodeID, correlationID uint64, n int) *pendingProduce {
-	var w *pendingProduce
-	if k := len(rm.spareProduces); k > 0 {
-		w, rm.spareProduces = rm.spareProduces[k-1], rm.spareProduces[:k-1]
+	w := rm.spareProduces.Get()
+	if w != nil {
 		*w = pendingProduce{}
 	} else {
 		w = &pendingProduce{}
@@ -114,7 +113,7 @@ func (rm *replicaManager) unmute(from sim.NodeID) {
 	}
 }
 
-// TakeBack implements proto.Owner: the answer was delivered, and the
+// TakeBack implements sim.Owner: the answer was delivered, and the
 // receiver keeps nothing of it.
 func (w *pendingProduce) TakeBack() {
 	w.mustBeLive()
@@ -133,9 +132,7 @@ func (w *pendingProduce) reuseIfFree() {
 		w.poison()
 		return
 	}
-	if len(w.rm.spareProduces) < spareProducesMax {
-		w.rm.spareProduces = append(w.rm.spareProduces, w)
-	}
+	w.rm.spareProduces.Put(w, spareProducesMax)
 }
 
 // mustBeLive panics on a produce freed for reuse (in tests, which poison
@@ -149,7 +146,7 @@ func (w *pendingProduce) mustBeLive() {
 func (w *pendingProduce) poison() {
 	w.poisoned = true
 	w.closed, w.delivered, w.from, w.timer = false, false, -1, sim.TimerID{}
-	w.resp.CorrelationID = 1 << 62
+	w.resp.CorrelationID = proto.FreedCorrelationID
 	for i := range w.resp.Partitions {
 		w.resp.Partitions[i] = proto.ProducePartitionResponse{Error: proto.CorruptMessage, BaseOffset: -7, LogStartOffset: -7}
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"kafkasim/internal/spare"
 	"kafkasim/model/metadata"
 	"kafkasim/model/partlog"
 	"kafkasim/model/proto"
@@ -157,11 +158,11 @@ type replicaManager struct {
 	muted map[sim.NodeID][]*proto.ProduceRequest
 	// spareProduces are finished produces whose answers were delivered,
 	// for new ones to reuse (see pendingProduce.TakeBack).
-	spareProduces []*pendingProduce
+	spareProduces spare.List[pendingProduce]
 	producesFreed uint64 // produces freed for reuse (tests read it)
 	// spareAnswers are fetch answers delivered (or never sent), for new
 	// ones to reuse (see fetchAnswer.TakeBack).
-	spareAnswers []*fetchAnswer
+	spareAnswers spare.List[fetchAnswer]
 	answersFreed uint64
 	fetchesFreed uint64 // follower fetches freed for reuse (tests read it)
 	alter        alterManager

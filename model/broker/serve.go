@@ -136,9 +136,7 @@ type fetchAnswer struct {
 const spareAnswersMax = 64
 
 func (rm *replicaManager) newFetchAnswer() *fetchAnswer {
-	if k := len(rm.spareAnswers); k > 0 {
-		a := rm.spareAnswers[k-1]
-		rm.spareAnswers = rm.spareAnswers[:k-1]
+	if a := rm.spareAnswers.Get(); a != nil {
 		return a
 	}
 	a := &fetchAnswer{rm: rm}
@@ -146,7 +144,7 @@ func (rm *replicaManager) newFetchAnswer() *fetchAnswer {
 	return a
 }
 
-// TakeBack implements proto.Owner: the answer was delivered, or never
+// TakeBack implements sim.Owner: the answer was delivered, or never
 // sent (its fetch was parked).
 func (a *fetchAnswer) TakeBack() {
 	if a.poisoned {
@@ -155,7 +153,7 @@ func (a *fetchAnswer) TakeBack() {
 	a.rm.answersFreed++
 	if proto.PoisonFreed {
 		a.poisoned = true
-		a.resp.CorrelationID = 1 << 62
+		a.resp.CorrelationID = proto.FreedCorrelationID
 		for i := range a.parts {
 			a.parts[i] = proto.FetchPartitionResponse{Error: proto.CorruptMessage, HighWatermark: -7, LogStartOffset: -7, LogEndOffset: -7}
 		}
@@ -163,9 +161,7 @@ func (a *fetchAnswer) TakeBack() {
 	}
 	clear(a.parts[:]) // the batches they name may go
 	a.resp.Partitions = nil
-	if len(a.rm.spareAnswers) < spareAnswersMax {
-		a.rm.spareAnswers = append(a.rm.spareAnswers, a)
-	}
+	a.rm.spareAnswers.Put(a, spareAnswersMax)
 }
 
 // handleFetch answers a fetch, or parks it until deadline if nothing is there

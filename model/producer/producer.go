@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"kafkasim/checker/history"
+	"kafkasim/internal/spare"
 	"kafkasim/model/proto"
 	"kafkasim/model/record"
 	"kafkasim/sim"
@@ -236,10 +237,10 @@ type Producer struct {
 	// batch, which holds its records' bytes, not them, and the history
 	// copies keys and values), and a producer settles hundreds of
 	// thousands.
-	spareBatches []*pbatch
+	spareBatches spare.List[pbatch]
 	// spareRequests are produce requests answered after the world
 	// delivered them once, for new ones to reuse (see sentRequest).
-	spareRequests []*sentRequest
+	spareRequests spare.List[sentRequest]
 	// sendBatches and sendBrokers are runSender's scratch space.
 	sendBatches [][]*pbatch
 	sendBrokers []int32
@@ -690,10 +691,8 @@ func (p *Producer) append(pr pendingRecord) {
 
 // newBatch is an empty batch of partition part, created now.
 func (p *Producer) newBatch(part int32) *pbatch {
-	var b *pbatch
-	if n := len(p.spareBatches); n > 0 {
-		b, p.spareBatches = p.spareBatches[n-1], p.spareBatches[:n-1]
-	} else {
+	b := p.spareBatches.Get()
+	if b == nil {
 		b = new(pbatch)
 	}
 	// A reused batch keeps its record and partition arrays (emptied when

@@ -9,6 +9,7 @@ import (
 	"kafkasim/checker/history"
 	"kafkasim/model/proto"
 	"kafkasim/model/record"
+	"kafkasim/sim"
 )
 
 // The sender: drains ready batches into produce requests, one per leader
@@ -185,7 +186,7 @@ func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
 	p.corr++
 	sr := p.newSentRequest()
 	req := &sr.req
-	*req = proto.ProduceRequest{CorrelationID: p.corr, Acks: p.cfg.Acks, Timeout: p.cfg.RequestTimeout, Partitions: sr.parts[:0], Owner: sr}
+	*req = proto.ProduceRequest{CorrelationID: p.corr, Acks: p.cfg.Acks, Timeout: p.cfg.RequestTimeout, Partitions: sr.parts[:0], Reuse: sim.Reuse{Owner: sr}}
 	if len(batches) > len(sr.parts) {
 		req.Partitions = make([]proto.ProducePartition, 0, len(batches))
 	}
@@ -266,16 +267,14 @@ type sentRequest struct {
 const spareRequestsMax = 16
 
 func (p *Producer) newSentRequest() *sentRequest {
-	if k := len(p.spareRequests); k > 0 {
-		sr := p.spareRequests[k-1]
-		p.spareRequests = p.spareRequests[:k-1]
+	if sr := p.spareRequests.Get(); sr != nil {
 		*sr = sentRequest{}
 		return sr
 	}
 	return &sentRequest{}
 }
 
-// TakeBack implements proto.Owner.
+// TakeBack implements sim.Owner.
 func (sr *sentRequest) TakeBack() {
 	if sr.poisoned {
 		panic("producer: a request freed for reuse was delivered")
@@ -292,7 +291,7 @@ func (p *Producer) answered(sr *sentRequest) {
 	p.Stats.RequestsReused++
 	if proto.PoisonFreed {
 		sr.poisoned = true
-		sr.req.CorrelationID, sr.req.Acks, sr.req.Timeout = 1<<62, 99, -1
+		sr.req.CorrelationID, sr.req.Acks, sr.req.Timeout = proto.FreedCorrelationID, 99, -1
 		for i := range sr.req.Partitions {
 			sr.req.Partitions[i].Batch = nil // a broker that takes it dies
 		}
@@ -300,9 +299,7 @@ func (p *Producer) answered(sr *sentRequest) {
 	}
 	clear(sr.batches[:])
 	clear(sr.parts[:])
-	if len(p.spareRequests) < spareRequestsMax {
-		p.spareRequests = append(p.spareRequests, sr)
-	}
+	p.spareRequests.Put(sr, spareRequestsMax)
 }
 
 // unsentAfter reports whether a batch not in flight is among batches.
@@ -568,11 +565,9 @@ func (p *Producer) complete(b *pbatch, t history.Type, base int64, why string) {
 			p.probes[r.Value] = t
 		}
 	}
-	if len(p.spareBatches) < spareBatchesMax {
-		clear(b.records) // the strings they hold go
-		*b = pbatch{records: b.records[:0], explicit: b.explicit[:0]}
-		p.spareBatches = append(p.spareBatches, b)
-	}
+	clear(b.records) // the strings they hold go
+	*b = pbatch{records: b.records[:0], explicit: b.explicit[:0]}
+	p.spareBatches.Put(b, spareBatchesMax)
 }
 
 // expire fails batches past delivery.timeout.ms that are not in flight

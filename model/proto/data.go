@@ -33,18 +33,10 @@ type ProduceRequest struct {
 	Acks          int16
 	Timeout       time.Duration
 	Partitions    []ProducePartition
-	// Owner, when set, learns that the world delivered the request, its
-	// only copy (sim.Reusable): a producer reuses it once its answer is
-	// in too. A broker keeps nothing of a request past its answer.
-	Owner Owner
+	// sim.Reuse: the producer that sent the request learns when the world
+	// delivered it, its only copy, and reuses it once its answer is in too.
+	// A broker keeps nothing of a request past its answer.
 	sim.Reuse
-}
-
-// Delivered implements sim.Reusable.
-func (m *ProduceRequest) Delivered() {
-	if m.Owner != nil {
-		m.Owner.TakeBack()
-	}
 }
 
 // ProducePartition is one partition's batch.
@@ -57,28 +49,16 @@ type ProducePartition struct {
 type ProduceResponse struct {
 	CorrelationID uint64
 	Partitions    []ProducePartitionResponse
-	// Owner, when set, takes the answer back once the world delivered it
-	// (sim.Reusable): a broker reuses its waiting produces. A receiver
-	// keeps nothing of the answer past its Deliver.
-	Owner Owner
+	// sim.Reuse: the broker whose waiting produce holds the answer takes it
+	// back once the world delivered it. A receiver keeps nothing of it past
+	// its Deliver.
 	sim.Reuse
 }
-
-// Owner takes back a message it sent once the world delivered it, its only
-// copy, and the receiver's Deliver returned.
-type Owner interface{ TakeBack() }
 
 // PoisonFreed is for tests: a sender fills a message it takes back with
 // nonsense instead of reusing it, and panics if it is handed back again, so
 // that anything still reading it shows in the run.
 var PoisonFreed = false
-
-// Delivered implements sim.Reusable.
-func (m *ProduceResponse) Delivered() {
-	if m.Owner != nil {
-		m.Owner.TakeBack()
-	}
-}
 
 // ProducePartitionResponse is one partition's outcome.
 type ProducePartitionResponse struct {
@@ -96,18 +76,10 @@ type FetchRequest struct {
 	BrokerEpoch   int64 // a follower's, so a stale fetch from a rebooted broker is refused
 	MaxWait       time.Duration
 	Partitions    []FetchPartition
-	// Owner, when set, learns that the world delivered the request, its
-	// only copy (sim.Reusable): a follower reuses it once its answer is in
-	// too. A broker keeps nothing of a fetch it answered.
-	Owner Owner
+	// sim.Reuse: the follower that sent the fetch learns when the world
+	// delivered it, its only copy, and reuses it once its answer is in too.
+	// A broker keeps nothing of a fetch it answered.
 	sim.Reuse
-}
-
-// Delivered implements sim.Reusable.
-func (m *FetchRequest) Delivered() {
-	if m.Owner != nil {
-		m.Owner.TakeBack()
-	}
 }
 
 // FreedCorrelationID marks a request its sender freed, when PoisonFreed is
@@ -130,19 +102,10 @@ type FetchPartition struct {
 type FetchResponse struct {
 	CorrelationID uint64
 	Partitions    []FetchPartitionResponse
-	// Owner, when set, takes the answer back once the world delivered it
-	// (sim.Reusable): a broker reuses its answers. A receiver keeps
-	// nothing of the answer past its Deliver (a partition's Batches, which
-	// the leader's log owns, it may keep).
-	Owner Owner
+	// sim.Reuse: the broker takes the answer back once the world delivered
+	// it. A receiver keeps nothing of it past its Deliver (a partition's
+	// Batches, which the leader's log owns, it may keep).
 	sim.Reuse
-}
-
-// Delivered implements sim.Reusable.
-func (m *FetchResponse) Delivered() {
-	if m.Owner != nil {
-		m.Owner.TakeBack()
-	}
 }
 
 // FetchPartitionResponse is one partition's data.
