@@ -60,11 +60,11 @@ func (s *Scheduler) enqueue(h heapEntry) {
 		s.raiseHorizon()
 	}
 	if h.at < s.far.horizon {
-		s.slab[h.slot].far = false
+		s.slots.slab[h.slot].far = false
 		s.near.push(h)
 		return
 	}
-	s.slab[h.slot].far = true
+	s.slots.slab[h.slot].far = true
 	k := int64(h.at >> farBucketShift)
 	f := &s.far
 	b, ok := f.buckets[k]
@@ -104,13 +104,12 @@ func (s *Scheduler) settle() {
 		f.horizon = time.Duration(k+1) << farBucketShift
 		f.entries -= len(b)
 		for _, h := range b {
-			e := &s.slab[h.slot]
-			if e.Kind == eventCancelled {
+			if s.slots.cancelled(h.slot) {
 				f.cancelled--
-				s.release(h.slot)
+				s.slots.put(h.slot)
 				continue
 			}
-			e.far = false
+			s.slots.slab[h.slot].far = false
 			s.near.push(h)
 		}
 		clear(b)
@@ -136,8 +135,8 @@ func (s *Scheduler) maybeCompactFar() {
 		b := f.buckets[k]
 		kept := b[:0]
 		for _, h := range b {
-			if s.slab[h.slot].Kind == eventCancelled {
-				s.release(h.slot)
+			if s.slots.cancelled(h.slot) {
+				s.slots.put(h.slot)
 				continue
 			}
 			kept = append(kept, h)

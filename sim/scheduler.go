@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"kafkasim/internal/grow"
 	"time"
 )
 
@@ -160,15 +159,14 @@ type heapEntry struct {
 // Scheduler is a discrete-event scheduler over virtual time. Events of the
 // next second or so are kept in the near queue (a radix heap of small (time,
 // sequence, slot) entries, nearqueue.go), later ones in the far queue's
-// buckets (farqueue.go); their bodies live in a slab with a free list, so
-// that the steady state allocates nothing.
+// buckets (farqueue.go); their bodies live in a slab (slots.go), so that the
+// steady state allocates nothing.
 type Scheduler struct {
 	now     time.Duration
 	seq     uint64
 	near    nearQueue // events before the far queue's horizon (nearqueue.go)
 	far     farQueue  // events beyond it (farqueue.go)
-	slab    []Event
-	free    []uint32
+	slots   slots
 	handler Handler
 	limits  Limits
 
@@ -232,15 +230,8 @@ func (s *Scheduler) Schedule(e Event) EventID {
 	}
 	s.seq++
 	e.Seq = s.seq
-	var slot uint32
-	if n := len(s.free); n > 0 {
-		slot = s.free[n-1]
-		s.free = s.free[:n-1]
-		s.slab[slot] = e
-	} else {
-		slot = uint32(len(s.slab))
-		s.slab = grow.Append(s.slab, e)
-	}
+	slot := s.slots.take(e.At-s.now >= farSlotDelay)
+	s.slots.slab[slot] = e
 	s.enqueue(heapEntry{at: e.At, seq: e.Seq, slot: slot})
 	return EventID{slot: slot, seq: e.Seq}
 }
@@ -250,13 +241,14 @@ func (s *Scheduler) Schedule(e Event) EventID {
 // front, where they are dropped without being executed or traced, or until
 // they make up most of the near queue, which is then rebuilt without them.
 func (s *Scheduler) Cancel(id EventID) {
-	if !id.Valid() || int(id.slot) >= len(s.slab) {
+	if !id.Valid() || int(id.slot) >= len(s.slots.slab) {
 		return
 	}
-	e := &s.slab[id.slot]
+	e := &s.slots.slab[id.slot]
 	if e.Seq == id.seq && e.Kind != eventCancelled {
 		e.Kind = eventCancelled
 		e.Payload = nil
+		s.slots.markCancelled(id.slot)
 		if e.far {
 			s.cancelFar()
 			return
@@ -275,8 +267,8 @@ func (s *Scheduler) maybeCompact() {
 // compact drops the cancelled events from the near queue.
 func (s *Scheduler) compact() {
 	s.near.filter(func(h heapEntry) bool {
-		if s.slab[h.slot].Kind == eventCancelled {
-			s.release(h.slot)
+		if s.slots.cancelled(h.slot) {
+			s.slots.put(h.slot)
 			return false
 		}
 		return true
@@ -305,8 +297,8 @@ func (s *Scheduler) RunUntil(deadline time.Duration) RunResult {
 			break
 		}
 		s.near.popMin()
-		if s.slab[top.slot].Kind == eventCancelled {
-			s.release(top.slot)
+		if s.slots.cancelled(top.slot) {
+			s.slots.put(top.slot)
 			s.cancelled = max(s.cancelled-1, 0)
 			continue
 		}
@@ -327,7 +319,7 @@ func (s *Scheduler) RunUntil(deadline time.Duration) RunResult {
 		}
 		s.steps++
 		s.instantSteps++
-		s.current = s.slab[top.slot]
+		s.current = s.slots.slab[top.slot]
 		s.currentSlot = top.slot
 		s.holdCurrent = false
 		s.trace.FoldEvent(&s.current)
@@ -372,12 +364,12 @@ func (s *Scheduler) HoldCurrent() Held {
 // Release requeues a held event to fire at at (with Event.Held set), unless it
 // was cancelled while held.
 func (s *Scheduler) Release(h Held, at time.Duration) {
-	e := &s.slab[h.slot]
+	e := &s.slots.slab[h.slot]
 	if e.Seq != h.seq {
 		panic("sim: release of an event that is not held")
 	}
 	if e.Kind == eventCancelled {
-		s.release(h.slot)
+		s.slots.put(h.slot)
 		return
 	}
 	e.At = max(at, s.now)
@@ -387,14 +379,16 @@ func (s *Scheduler) Release(h Held, at time.Duration) {
 
 // Discard frees a held event without running it.
 func (s *Scheduler) Discard(h Held) {
-	if s.slab[h.slot].Seq == h.seq {
+	if s.slots.slab[h.slot].Seq == h.seq {
 		s.release(h.slot)
 	}
 }
 
+// release frees the slot of an event that ran or is discarded: its body is
+// cleared, so that an old id's Cancel finds no event of its sequence there.
 func (s *Scheduler) release(slot uint32) {
-	s.slab[slot] = Event{}
-	s.free = append(s.free, slot)
+	s.slots.slab[slot] = Event{}
+	s.slots.put(slot)
 }
 
 // forEachPending calls f for every event still queued and not cancelled, in no
@@ -406,14 +400,14 @@ func (s *Scheduler) forEachPending(f func(id EventID, e *Event)) {
 	// twice. Compaction waits for the loop's end.
 	s.iterating = true
 	s.near.each(func(h heapEntry) {
-		e := &s.slab[h.slot]
+		e := &s.slots.slab[h.slot]
 		if e.Kind != eventCancelled {
 			f(EventID{slot: h.slot, seq: e.Seq}, e)
 		}
 	})
 	for _, k := range s.far.order {
 		for _, h := range s.far.buckets[k] {
-			e := &s.slab[h.slot]
+			e := &s.slots.slab[h.slot]
 			if e.Kind != eventCancelled {
 				f(EventID{slot: h.slot, seq: e.Seq}, e)
 			}

@@ -1,0 +1,50 @@
+package sim
+
+import (
+	"testing"
+	"time"
+)
+
+// A workload shaped like the data plane's: every delivery arms a timeout 30 s
+// away and cancels it a millisecond later. The deliveries must keep reusing
+// the few slots they need while thousands of cancelled timeouts are dropped
+// in bulk, and no cancelled timeout may run.
+func TestNearEventsKeepTheirFewSlotsWhileTimeoutsAreCancelledInBulk(t *testing.T) {
+	var s *Scheduler
+	var timeouts []EventID
+	nearSlots := map[uint32]bool{}
+	ranTimeouts := 0
+	h := handlerFunc(func(e *Event) {
+		if e.Arg == 1 {
+			ranTimeouts++
+			return
+		}
+		nearSlots[s.currentSlot] = true
+		if len(timeouts) > 0 {
+			s.Cancel(timeouts[0])
+			timeouts = timeouts[1:]
+		}
+		if s.Now() < 120*time.Second {
+			timeouts = append(timeouts, s.Schedule(Event{At: s.Now() + 30*time.Second, Kind: EventCall, Arg: 1}))
+			s.Schedule(Event{At: s.Now() + time.Millisecond, Kind: EventCall})
+		}
+	})
+	s = NewScheduler(h, Limits{})
+	for range 4 {
+		s.Schedule(Event{At: 0, Kind: EventCall})
+	}
+	s.RunUntil(200 * time.Second)
+	if ranTimeouts > 4 { // the last few are never cancelled
+		t.Fatalf("%d cancelled timeouts ran", ranTimeouts)
+	}
+	if len(nearSlots) > 16 {
+		t.Fatalf("deliveries used %d distinct slots; want the handful in flight (far slots were handed to them)", len(nearSlots))
+	}
+	if len(s.slots.slab) > 2*120_000/4+64 {
+		t.Fatalf("slab grew to %d slots", len(s.slots.slab))
+	}
+}
+
+type handlerFunc func(e *Event)
+
+func (f handlerFunc) HandleEvent(e *Event) { f(e) }
