@@ -1,0 +1,76 @@
+package runner
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"kafkasim/sim"
+)
+
+// The trace file is read by any gzip reader and every line is JSON with the
+// record's fields, whatever bytes the names and details hold.
+func TestTraceFileLinesAreJSONThatTheStandardGzipReaderReads(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "trace.jsonl.gz")
+	tf, err := CreateTrace(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []sim.TraceRecord{
+		{Step: 1, At: 0, Kind: "boot", Node: "broker-1", Detail: "incarnation 1"},
+		{Step: 2, At: 5 * time.Millisecond, Kind: "deliver", Node: `odd "name"\`, From: "brøker\t\x012", Detail: "Produce\nline\x01 \"quoted\""},
+		{Step: 3, At: time.Second, Kind: "fault"},
+	}
+	for _, r := range want {
+		tf.Record(r)
+	}
+	if err := tf.Close(0xabc, 3); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(gz)
+	type line struct {
+		Step   uint64 `json:"step"`
+		AtNs   int64  `json:"at_ns"`
+		Kind   string `json:"kind"`
+		Node   string `json:"node"`
+		From   string `json:"from"`
+		Detail string `json:"detail"`
+		Hash   string `json:"trace_hash"`
+	}
+	var got []line
+	for sc.Scan() {
+		var l line
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("line %d is not JSON: %v: %s", len(got)+1, err, sc.Bytes())
+		}
+		got = append(got, l)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want)+1 {
+		t.Fatalf("%d lines, want %d records and the hash line", len(got), len(want))
+	}
+	for i, r := range want {
+		g := got[i]
+		if g.Step != r.Step || g.AtNs != int64(r.At) || g.Kind != r.Kind || g.Node != r.Node || g.From != r.From || g.Detail != r.Detail {
+			t.Errorf("line %d = %+v, want %+v", i+1, g, r)
+		}
+	}
+	if got[len(want)].Hash != "0000000000000abc" {
+		t.Errorf("last line %+v, want the trace hash", got[len(want)])
+	}
+}
