@@ -1,7 +1,7 @@
 package proto
 
 import (
-	"fmt"
+	"strconv"
 	"time"
 
 	"kafkasim/model/record"
@@ -18,7 +18,14 @@ type TopicPartition struct {
 }
 
 // String is "topic-partition".
-func (tp TopicPartition) String() string { return fmt.Sprintf("%s-%d", tp.Topic, tp.Partition) }
+func (tp TopicPartition) String() string { return string(tp.appendTo(nil)) }
+
+// appendTo appends tp as String writes it.
+func (tp TopicPartition) appendTo(b []byte) []byte {
+	b = append(b, tp.Topic...)
+	b = append(b, '-')
+	return strconv.AppendInt(b, int64(tp.Partition), 10)
+}
 
 // Acks values.
 const (
@@ -282,45 +289,84 @@ func (*InitProducerIDRequest) MessageName() string { return "InitProducerId" }
 // MessageName implements sim.Message.
 func (*InitProducerIDResponse) MessageName() string { return "InitProducerIdResponse" }
 
+// The descriptions below appear once per delivered message in a traced
+// run's trace, so they are built by appending, not by fmt.
+
 func (m *ProduceRequest) String() string {
-	s := fmt.Sprintf("Produce acks=%d", m.Acks)
+	b := make([]byte, 0, 32+64*len(m.Partitions))
+	b = append(b, "Produce acks="...)
+	b = strconv.AppendInt(b, int64(m.Acks), 10)
 	for _, p := range m.Partitions {
-		s += fmt.Sprintf(" %s(%d records", p.TopicPartition, p.Batch.RecordCount())
-		if b := p.Batch; b.ProducerID >= 0 {
-			s += fmt.Sprintf(", producer %d epoch %d seq %d", b.ProducerID, b.ProducerEpoch, b.BaseSequence)
+		b = append(b, ' ')
+		b = p.TopicPartition.appendTo(b)
+		b = append(b, '(')
+		b = strconv.AppendInt(b, int64(p.Batch.RecordCount()), 10)
+		b = append(b, " records"...)
+		if bt := p.Batch; bt.ProducerID >= 0 {
+			b = append(b, ", producer "...)
+			b = strconv.AppendInt(b, bt.ProducerID, 10)
+			b = append(b, " epoch "...)
+			b = strconv.AppendInt(b, int64(bt.ProducerEpoch), 10)
+			b = append(b, " seq "...)
+			b = strconv.AppendInt(b, int64(bt.BaseSequence), 10)
 		}
-		s += ")"
+		b = append(b, ')')
 	}
-	return s
+	return string(b)
 }
 
 func (m *ProduceResponse) String() string {
-	s := "ProduceResponse"
+	b := make([]byte, 0, 16+40*len(m.Partitions))
+	b = append(b, "ProduceResponse"...)
 	for _, p := range m.Partitions {
-		s += fmt.Sprintf(" %s:%s@%d", p.TopicPartition, p.Error, p.BaseOffset)
+		b = append(b, ' ')
+		b = p.TopicPartition.appendTo(b)
+		b = append(b, ':')
+		b = append(b, p.Error.String()...)
+		b = append(b, '@')
+		b = strconv.AppendInt(b, p.BaseOffset, 10)
 	}
-	return s
+	return string(b)
 }
 
 func (m *FetchRequest) String() string {
-	s := m.MessageName()
+	b := make([]byte, 0, 16+40*len(m.Partitions))
+	b = append(b, m.MessageName()...)
 	for _, p := range m.Partitions {
-		s += fmt.Sprintf(" %s@%d(epoch %d)", p.TopicPartition, p.FetchOffset, p.CurrentLeaderEpoch)
+		b = append(b, ' ')
+		b = p.TopicPartition.appendTo(b)
+		b = append(b, '@')
+		b = strconv.AppendInt(b, p.FetchOffset, 10)
+		b = append(b, "(epoch "...)
+		b = strconv.AppendInt(b, int64(p.CurrentLeaderEpoch), 10)
+		b = append(b, ')')
 	}
-	return s
+	return string(b)
 }
 
 func (m *FetchResponse) String() string {
-	s := "FetchResponse"
+	b := make([]byte, 0, 16+48*len(m.Partitions))
+	b = append(b, "FetchResponse"...)
 	for _, p := range m.Partitions {
 		n := 0
-		for _, b := range p.Batches {
-			n += b.RecordCount()
+		for _, bt := range p.Batches {
+			n += bt.RecordCount()
 		}
-		s += fmt.Sprintf(" %s:%s hw=%d records=%d", p.TopicPartition, p.Error, p.HighWatermark, n)
+		b = append(b, ' ')
+		b = p.TopicPartition.appendTo(b)
+		b = append(b, ':')
+		b = append(b, p.Error.String()...)
+		b = append(b, " hw="...)
+		b = strconv.AppendInt(b, p.HighWatermark, 10)
+		b = append(b, " records="...)
+		b = strconv.AppendInt(b, int64(n), 10)
 		if p.Diverging != nil {
-			s += fmt.Sprintf(" diverging=(%d,%d)", p.Diverging.Epoch, p.Diverging.EndOffset)
+			b = append(b, " diverging=("...)
+			b = strconv.AppendInt(b, int64(p.Diverging.Epoch), 10)
+			b = append(b, ',')
+			b = strconv.AppendInt(b, p.Diverging.EndOffset, 10)
+			b = append(b, ')')
 		}
 	}
-	return s
+	return string(b)
 }
