@@ -11,6 +11,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"kafkasim/checker/history"
+	"kafkasim/internal/jsonstr"
 	"kafkasim/reports"
 	"kafkasim/sim"
 )
@@ -192,45 +193,23 @@ func (t *TraceFile) Record(r sim.TraceRecord) {
 	b = append(b, `,"at_ns":`...)
 	b = strconv.AppendInt(b, int64(r.At), 10)
 	b = append(b, `,"kind":`...)
-	b = appendJSONString(b, r.Kind)
+	b = jsonstr.Append(b, r.Kind)
 	if r.Node != "" {
 		b = append(b, `,"node":`...)
-		b = appendJSONString(b, r.Node)
+		b = jsonstr.Append(b, r.Node)
 	}
 	if r.From != "" {
 		b = append(b, `,"from":`...)
-		b = appendJSONString(b, r.From)
+		b = jsonstr.Append(b, r.From)
 	}
 	if r.Detail != "" {
 		b = append(b, `,"detail":`...)
-		b = appendJSONString(b, r.Detail)
+		b = jsonstr.Append(b, r.Detail)
 	}
 	b = append(b, "}\n"...)
 	t.buf = b
 	t.n++
 	_, t.err = t.w.Write(b)
-}
-
-// appendJSONString quotes s as JSON (strconv.AppendQuote's escapes are Go's,
-// which JSON does not all accept), without allocating: the trace of a long
-// run has millions of lines.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c == '\n':
-			b = append(b, '\\', 'n')
-		case c < 0x20 || c == 0x7f:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			b = append(b, c)
-		}
-	}
-	return append(b, '"')
 }
 
 // Close ends the trace with its hash and closes the file.

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+
+	"kafkasim/internal/jsonstr"
 )
 
 // AppendJSON writes op as one JSON line (without the newline), with exactly
@@ -21,11 +23,11 @@ func AppendJSON(buf []byte, o *Op) []byte {
 	buf = append(buf, `,"time":`...)
 	buf = strconv.AppendInt(buf, o.Time, 10)
 	buf = append(buf, `,"process":`...)
-	buf = strconv.AppendQuote(buf, o.Process)
+	buf = jsonstr.Append(buf, o.Process)
 	buf = append(buf, `,"type":"`...)
 	buf = append(buf, o.Type.String()...)
 	buf = append(buf, `","f":`...)
-	buf = strconv.AppendQuote(buf, o.F)
+	buf = jsonstr.Append(buf, o.F)
 	buf = append(buf, `,"value":`...)
 	buf = appendValue(buf, &o.Value)
 	return append(buf, '}')
@@ -41,13 +43,13 @@ func (w *fieldWriter) name(n string) {
 		w.buf = append(w.buf, ',')
 	}
 	w.first = false
-	w.buf = strconv.AppendQuote(w.buf, n)
+	w.buf = jsonstr.Append(w.buf, n)
 	w.buf = append(w.buf, ':')
 }
 
 func (w *fieldWriter) str(n, v string) {
 	w.name(n)
-	w.buf = strconv.AppendQuote(w.buf, v)
+	w.buf = jsonstr.Append(w.buf, v)
 }
 
 func (w *fieldWriter) int(n string, v int64) {
@@ -139,7 +141,7 @@ func appendValue(buf []byte, v *Value) []byte {
 				if i > 0 {
 					w.buf = append(w.buf, ',')
 				}
-				w.buf = strconv.AppendQuote(w.buf, p)
+				w.buf = jsonstr.Append(w.buf, p)
 			}
 			w.buf = append(w.buf, ']')
 		}

@@ -134,3 +134,27 @@ func TestAValueSentByTwoProcessesIsNotMalformed(t *testing.T) {
 		t.Fatalf("%d ops, %v", len(ops), err)
 	}
 }
+
+// Keys, values and process names may hold any bytes: what is written must
+// read back (Go's quoting wrote \x01, which JSON readers refuse).
+func TestAnyTextRoundTripsThroughTheJSONLines(t *testing.T) {
+	odd := "tab\tbell\x07 nul\x00 quote\" slash\\ brøker ✓ line\nend"
+	ops := []Op{
+		{Index: 0, Time: 1, Process: "p\x01", Type: Invoke, F: "send", Value: Value{Topic: "t\x7f", Partition: -1, Offset: -1, Key: odd, HasKey: true, Value: odd}},
+		{Index: 1, Time: 2, Process: "c", Type: OK, F: "poll", Value: Value{Partition: -1, Offset: -1, Records: []Record{{Topic: "t", Partition: 0, Offset: 3, Key: odd, HasKey: true, Value: odd}}}},
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, ops); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadAll(&buf)
+	if err != nil {
+		t.Fatalf("reading back: %v", err)
+	}
+	if got[0].Process != "p\x01" || got[0].Value.Topic != "t\x7f" || got[0].Value.Key != odd || got[0].Value.Value != odd {
+		t.Fatalf("read back %+v", got[0])
+	}
+	if r := got[1].Value.Records; len(r) != 1 || r[0].Key != odd || r[0].Value != odd {
+		t.Fatalf("read back %+v", got[1])
+	}
+}
