@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"image/png"
 	"io"
 	"os"
 	"path/filepath"
@@ -19,11 +20,11 @@ func WriteImages(dir string, p Plot, w, h vg.Length, drawTo func(draw.Canvas)) e
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	png := vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
-	if err := drawSafely(draw.New(png), drawTo); err != nil {
+	img := vgimg.New(w, h)
+	if err := drawSafely(draw.New(img), drawTo); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(dir, p.PNG), png); err != nil {
+	if err := writeFile(filepath.Join(dir, p.PNG), fastPNG{img}); err != nil {
 		return err
 	}
 	svg := vgsvg.New(w, h)
@@ -31,6 +32,29 @@ func WriteImages(dir string, p Plot, w, h vg.Length, drawTo func(draw.Canvas)) e
 		return err
 	}
 	return writeFile(filepath.Join(dir, p.SVG), svg)
+}
+
+// fastPNG encodes a canvas as PNG at the fastest compression: a run's
+// plots took more of its time than the simulation of a small scenario, most
+// of it in the encoder's default compression (the files grow by a few
+// kilobytes; the pixels are the same).
+type fastPNG struct{ c *vgimg.Canvas }
+
+func (p fastPNG) WriteTo(w io.Writer) (int64, error) {
+	cw := &countingWriter{w: w}
+	err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(cw, p.c.Image())
+	return cw.n, err
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
 }
 
 // drawSafely turns a panic inside the plotting library (it panics on some
