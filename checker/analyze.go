@@ -200,9 +200,18 @@ type analyzer struct {
 }
 
 func newAnalyzer(cfg *Config) *analyzer {
-	return &analyzer{cfg: cfg, procIDs: map[string]int32{}, partIDs: map[partKey]int32{}, partName: map[string]int32{},
-		topicIDs: map[string]int32{}, keyIDs: map[string]int32{}, valIDs: map[string]int32{}, finalTopic: map[int32]bool{}, finalPart: map[int32]bool{},
+	a := &analyzer{cfg: cfg, procIDs: map[string]int32{}, partIDs: map[partKey]int32{}, partName: map[string]int32{},
+		topicIDs: map[string]int32{}, keyIDs: map[string]int32{}, finalTopic: map[int32]bool{}, finalPart: map[int32]bool{},
 		groups: newGroupState(), lastPartID: -1, finalBegin: -1}
+	sends := 0
+	if cfg.Sizes != nil {
+		sends = cfg.Sizes.Sends
+	}
+	// Every value sent is numbered once: the sends, the values and their
+	// numbers are as many as the send invocations.
+	a.valIDs = make(map[string]int32, sends)
+	a.vals, a.valNames, a.sends = make([]valInfo, 0, sends), make([]string, 0, sends), make([]sendRec, 0, sends)
+	return a
 }
 
 func partName(topic string, p int32) string { return topic + "-" + strconv.Itoa(int(p)) }
@@ -237,7 +246,16 @@ func (a *analyzer) partID(topic string, p int32) int32 {
 	if !ok {
 		id = int32(len(a.parts))
 		name := partName(topic, p)
-		a.parts = append(a.parts, &partState{name: name, topic: a.topicID(topic), maxRead: -1, finalEnd: -1})
+		po := &partState{name: name, topic: a.topicID(topic), maxRead: -1, finalEnd: -1}
+		if sz := a.cfg.Sizes; sz != nil {
+			// A partition observes each record read from it and each
+			// send acknowledged in it (placeAcks).
+			tp := history.TopicPartition{Topic: topic, Partition: p}
+			reads := sz.Reads[tp]
+			po.obs = make([]observation, 0, reads+sz.Acks[tp])
+			po.lin.recs = make([]linRec, 0, reads)
+		}
+		a.parts = append(a.parts, po)
 		a.partIDs[k] = id
 		a.partName[name] = id
 	}

@@ -78,6 +78,10 @@ type Config struct {
 	CrossCheckLogs bool
 	// SkipLinearizability turns the linearizability checks off.
 	SkipLinearizability bool
+	// Sizes, when the history's size is known up front (a recorder's:
+	// history.Recorder.Sizes), sizes the analysis's tables once. Optional:
+	// only the time and memory a check takes depend on it.
+	Sizes *history.Sizes
 
 	permittedLoss map[string][]int64 // partition -> offsets of permitted lost writes
 	lossWhy       map[string]string

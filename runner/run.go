@@ -414,6 +414,8 @@ func checkerConfig(s *scenarios.Scenario, c *cluster.Cluster) checker.Config {
 			cc.PowerLosses++
 		}
 	}
+	sizes := c.History.Sizes()
+	cc.Sizes = &sizes
 	return cc
 }
 

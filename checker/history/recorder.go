@@ -139,14 +139,22 @@ type spill struct {
 }
 
 // spannedRecords builds the records of a poll recorded by CompletePoll.
-func (r *Recorder) spannedRecords(e *rare) []Record {
+func (r *Recorder) spannedRecords(e *rare, scratch *[]Record) []Record {
 	from, to := int(e.spanFrom), int(e.spanFrom)+int(e.spanN)
 	n := 0
 	for j := from; j < to; j++ {
 		sp := r.spans.At(j)
 		n += int(sp.hi - sp.lo)
 	}
-	out := make([]Record, 0, n)
+	var out []Record
+	if scratch != nil && cap(*scratch) >= n {
+		out = (*scratch)[:0]
+	} else {
+		out = make([]Record, 0, n)
+		if scratch != nil {
+			*scratch = out
+		}
+	}
 	for j := from; j < to; j++ {
 		sp := r.spans.At(j)
 		topic := r.spanTopics.names[sp.topic]
@@ -357,8 +365,10 @@ func (r *Recorder) addRare(v *Value, spans []RecordSpan, spilled bool, t Type) u
 	return uint32(r.side.Len() - 1)
 }
 
-// load builds operation i into op.
-func (r *Recorder) load(i int64, op *Op) {
+// load builds operation i into op. A poll's records recorded as spans go
+// into *scratch when it is set (the caller's to reuse), else into a new
+// slice.
+func (r *Recorder) load(i int64, op *Op, scratch *[]Record) {
 	d := opReader{b: r.stream.at(r.pos[i>>chunkShift][i&chunkMask]), k: 1}
 	flags := d.b[0]
 	at := r.timeBase[i>>timeGroupShift] + d.varint()
@@ -403,7 +413,7 @@ func (r *Recorder) load(i int64, op *Op) {
 		op.Value.Records = e.records
 	}
 	if e.spanN > 0 {
-		op.Value.Records = r.spannedRecords(e)
+		op.Value.Records = r.spannedRecords(e, scratch)
 	}
 	op.Value.Error, op.Value.Ext = e.err, e.ext
 	if sp := e.spill; sp != nil {
@@ -470,7 +480,7 @@ func (r *Recorder) Died(process, why string) int {
 	r.since[pid] = opList{} // all its operations are complete below
 	var inv Op
 	for _, i := range open {
-		r.load(i, &inv)
+		r.load(i, &inv, nil)
 		v := inv.Value
 		v.Error = why
 		r.add(process, Info, inv.F, &v, nil)
@@ -488,7 +498,7 @@ func (r *Recorder) openOf(pid uint32) []int64 {
 	pending := map[openKey][]int64{}
 	var op Op
 	r.since[pid].each(func(i uint32) {
-		r.load(int64(i), &op)
+		r.load(int64(i), &op, nil)
 		k := keyOf(&op)
 		if op.Type == Invoke {
 			pending[k] = append(pending[k], int64(i))
@@ -525,17 +535,21 @@ func (r *Recorder) Open() int {
 func (r *Recorder) Ops() []Op {
 	out := make([]Op, r.n)
 	for i := range out {
-		r.load(int64(i), &out[i])
+		r.load(int64(i), &out[i], nil)
 	}
 	return out
 }
 
-// Each calls f for every operation in order. The Op f gets is rebuilt for
-// each call: f must not keep the pointer (nor write through it).
+// Each calls f for every operation in order. The Op f gets, and the
+// records slice it holds, are rebuilt for each call (a poll's records in
+// one slice reused from call to call: a long run's polls return millions
+// of records): f must not keep the pointer nor the slice (nor write
+// through them). Strings it may keep.
 func (r *Recorder) Each(f func(op *Op)) {
 	var op Op
+	var records []Record
 	for i, n := int64(0), r.n; i < n; i++ {
-		r.load(i, &op)
+		r.load(i, &op, &records)
 		f(&op)
 	}
 }
