@@ -74,3 +74,50 @@ func TestTraceFileLinesAreJSONThatTheStandardGzipReaderReads(t *testing.T) {
 		t.Errorf("last line %+v, want the trace hash", got[len(want)])
 	}
 }
+
+// Records spanning many chunks come back whole and in order (the
+// compressor works on its own goroutine).
+func TestTraceFileKeepsOrderAcrossChunks(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "trace.jsonl.gz")
+	tf, err := CreateTrace(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 60_000 // several times traceChunks chunks
+	for i := range n {
+		tf.Record(sim.TraceRecord{Step: uint64(i + 1), At: time.Duration(i), Kind: "deliver", Node: "broker-1", From: "p-0", Detail: "Produce acks=-1 orders-3(1 records, producer 5 epoch 0 seq 17)"})
+	}
+	if err := tf.Close(7, n); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(gz)
+	lines := 0
+	for sc.Scan() {
+		var l struct {
+			Step uint64 `json:"step"`
+			Hash string `json:"trace_hash"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("line %d: %v", lines+1, err)
+		}
+		lines++
+		if lines <= n && l.Step != uint64(lines) {
+			t.Fatalf("line %d holds step %d", lines, l.Step)
+		}
+		if lines == n+1 && l.Hash != "0000000000000007" {
+			t.Fatalf("last line %s", sc.Bytes())
+		}
+	}
+	if sc.Err() != nil || lines != n+1 {
+		t.Fatalf("%d lines (%v), want %d", lines, sc.Err(), n+1)
+	}
+}
