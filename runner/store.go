@@ -213,8 +213,16 @@ func (t *TraceFile) compress() {
 	}
 }
 
+var _ sim.DetailSink = (*TraceFile)(nil)
+
 // Record writes one record.
-func (t *TraceFile) Record(r sim.TraceRecord) {
+func (t *TraceFile) Record(r sim.TraceRecord) { t.record(r, nil) }
+
+// RecordDetail writes one record whose detail comes as bytes
+// (sim.DetailSink).
+func (t *TraceFile) RecordDetail(r sim.TraceRecord, detail []byte) { t.record(r, detail) }
+
+func (t *TraceFile) record(r sim.TraceRecord, detail []byte) {
 	if t.f == nil {
 		return
 	}
@@ -233,7 +241,11 @@ func (t *TraceFile) Record(r sim.TraceRecord) {
 		b = append(b, `,"from":`...)
 		b = jsonstr.Append(b, r.From)
 	}
-	if r.Detail != "" {
+	switch {
+	case len(detail) > 0:
+		b = append(b, `,"detail":`...)
+		b = jsonstr.Append(b, detail)
+	case r.Detail != "":
 		b = append(b, `,"detail":`...)
 		b = jsonstr.Append(b, r.Detail)
 	}

@@ -164,8 +164,12 @@ type World struct {
 	net    network
 	faults faultState
 	trace  TraceSink
-	after  func()
-	onStop func(id NodeID, how string)
+	// detailSink is trace when it takes details as bytes; detail is the
+	// buffer they are appended into, reused from event to event.
+	detailSink DetailSink
+	detail     []byte
+	after      func()
+	onStop     func(id NodeID, how string)
 }
 
 // NewWorld creates an empty world at virtual time zero.
@@ -174,6 +178,7 @@ func NewWorld(opts Options) *World {
 		opts.ShutdownGrace = 30 * time.Second
 	}
 	w := &World{opts: opts, seed: opts.Seed, byName: map[string]NodeID{}, trace: opts.Trace}
+	w.detailSink, _ = opts.Trace.(DetailSink)
 	w.sched = NewScheduler(w, opts.Limits)
 	w.net = network{w: w, opts: opts.Network}
 	w.faults.init(w)
@@ -425,15 +430,21 @@ func (w *World) record(e *Event, detail string) {
 	if w.trace == nil {
 		return
 	}
-	if detail == "" {
-		detail = describe(e.Payload)
-	}
 	from := ""
 	if e.Kind == EventDeliver || e.Kind == EventNotify {
 		from = w.nameOrEmpty(e.From)
 	}
-	w.trace.Record(TraceRecord{Step: w.sched.steps, At: e.At, Kind: e.Kind.String(),
-		Node: w.nameOrEmpty(e.Node), From: from, Detail: detail})
+	r := TraceRecord{Step: w.sched.steps, At: e.At, Kind: e.Kind.String(), Node: w.nameOrEmpty(e.Node), From: from}
+	if detail == "" {
+		if a, ok := e.Payload.(DetailAppender); ok && w.detailSink != nil {
+			w.detail = a.AppendDetail(w.detail[:0])
+			w.detailSink.RecordDetail(r, w.detail)
+			return
+		}
+		detail = describe(e.Payload)
+	}
+	r.Detail = detail
+	w.trace.Record(r)
 }
 
 func describe(p any) string {

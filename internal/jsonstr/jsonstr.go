@@ -13,8 +13,8 @@ import "unicode/utf8"
 
 const hex = "0123456789abcdef"
 
-// Append appends s to b as a JSON string literal.
-func Append(b []byte, s string) []byte {
+// Append appends s, a string or bytes, to b as a JSON string literal.
+func Append[S ~string | ~[]byte](b []byte, s S) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -24,7 +24,7 @@ func Append(b []byte, s string) []byte {
 			continue
 		}
 		if c >= 0x80 {
-			r, size := utf8.DecodeRuneInString(s[i:])
+			r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
 			if r != utf8.RuneError || size != 1 {
 				i += size
 				continue

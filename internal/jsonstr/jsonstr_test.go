@@ -18,6 +18,9 @@ func TestAppendIsJSONThatDecodesToTheString(t *testing.T) {
 			rapid.Map(rapid.SliceOf(rapid.Byte()), func(b []byte) string { return string(b) }),
 		).Draw(t, "s")
 		lit := Append([]byte("x"), s)
+		if fromBytes := Append([]byte("x"), []byte(s)); string(fromBytes) != string(lit) {
+			t.Fatalf("%q as bytes gave %s, as a string %s", s, fromBytes, lit)
+		}
 		if lit[0] != 'x' {
 			t.Fatalf("the buffer's start was overwritten")
 		}

@@ -59,9 +59,21 @@ type fetcherTimer struct {
 
 // String is how the trace shows the timer (as fmt's %+v would: a trace
 // records hundreds of thousands of these).
-func (t fetcherTimer) String() string {
-	return "broker.fetcherTimer {leader:" + strconv.Itoa(int(t.leader)) + " gen:" + strconv.FormatUint(t.gen, 10) +
-		" backoff:" + strconv.FormatBool(t.backoff) + " tp:{Topic:" + t.tp.Topic + " Partition:" + strconv.Itoa(int(t.tp.Partition)) + "}}"
+func (t fetcherTimer) String() string { return string(t.AppendDetail(nil)) }
+
+// AppendDetail appends String's words (sim.DetailAppender).
+func (t fetcherTimer) AppendDetail(b []byte) []byte {
+	b = append(b, "broker.fetcherTimer {leader:"...)
+	b = strconv.AppendInt(b, int64(t.leader), 10)
+	b = append(b, " gen:"...)
+	b = strconv.AppendUint(b, t.gen, 10)
+	b = append(b, " backoff:"...)
+	b = strconv.AppendBool(b, t.backoff)
+	b = append(b, " tp:{Topic:"...)
+	b = append(b, t.tp.Topic...)
+	b = append(b, " Partition:"...)
+	b = strconv.AppendInt(b, int64(t.tp.Partition), 10)
+	return append(b, "}}"...)
 }
 
 func (rm *replicaManager) startFetching(p *partition, leader int32) {

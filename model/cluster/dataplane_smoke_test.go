@@ -158,3 +158,52 @@ func TestTraceDetailsAreTheSameEveryRun(t *testing.T) {
 	}
 	runtime.KeepAlive(garbage)
 }
+
+// detailBytesSink takes details as bytes (sim.DetailSink), as the run
+// store's trace file does, and keeps them as strings.
+type detailBytesSink struct {
+	sim.TraceBuffer
+	asBytes int
+}
+
+func (s *detailBytesSink) RecordDetail(r sim.TraceRecord, detail []byte) {
+	s.asBytes++
+	r.Detail = string(detail)
+	s.Record(r)
+}
+
+// A sink that takes details as bytes gets, event for event, the words a
+// sink of strings gets (the payloads' AppendDetail and String agree).
+func TestTraceDetailsAsBytesAreTheStringsWords(t *testing.T) {
+	run := func(sink sim.TraceSink) {
+		cfg := DefaultConfig(5)
+		cfg.Topics = []TopicSpec{{Name: "orders", Partitions: 3, ReplicationFactor: 3, MinInsyncReplicas: 2}}
+		pc := producer.DefaultConfig("", "orders")
+		pc.Rate, pc.Keys = 200, 10
+		cfg.Producers = []ProducerSpec{{Name: "p", Count: 2, Config: pc}}
+		cfg.Readers = []ReaderSpec{{Name: "c", Count: 1, Config: reader.DefaultConfig("", []string{"orders"})}}
+		cfg.Trace = sink
+		c, err := Build(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.World.ScheduleFault(4*time.Second, sim.Fault{Kind: sim.FaultCrash, Target: "random-broker", For: 2 * time.Second})
+		c.World.Start()
+		c.World.RunUntil(10 * time.Second)
+	}
+	strs := &sim.TraceBuffer{RecordsMax: 1 << 20}
+	bytes := &detailBytesSink{TraceBuffer: sim.TraceBuffer{RecordsMax: 1 << 20}}
+	run(strs)
+	run(bytes)
+	if len(strs.Records) != len(bytes.Records) || len(strs.Records) == 0 {
+		t.Fatalf("%d and %d records", len(strs.Records), len(bytes.Records))
+	}
+	for i := range strs.Records {
+		if strs.Records[i] != bytes.Records[i] {
+			t.Fatalf("record %d: %+v as strings, %+v as bytes", i, strs.Records[i], bytes.Records[i])
+		}
+	}
+	if bytes.asBytes < len(bytes.Records)*3/4 { // the data plane's events; notes, boots and the control plane's come as strings
+		t.Fatalf("only %d of %d details came as bytes", bytes.asBytes, len(bytes.Records))
+	}
+}

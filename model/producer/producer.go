@@ -185,9 +185,16 @@ func (t ptimer) corr() uint64    { return uint64(t) >> 8 }
 // String is how the trace shows the timer.
 // (A request's timeout comes as a pointer into the request's own
 // allocation, sentRequest: *ptimer shows the same.)
-func (t ptimer) String() string {
-	// A trace records millions of these: no fmt.
-	return "producer.ptimer {kind:" + strconv.Itoa(int(t.kind())) + " corr:" + strconv.FormatUint(t.corr(), 10) + "}"
+func (t ptimer) String() string { return string(t.AppendDetail(nil)) }
+
+// AppendDetail appends String's words (sim.DetailAppender: a trace records
+// millions of these).
+func (t ptimer) AppendDetail(b []byte) []byte {
+	b = append(b, "producer.ptimer {kind:"...)
+	b = strconv.AppendInt(b, int64(t.kind()), 10)
+	b = append(b, " corr:"...)
+	b = strconv.AppendUint(b, t.corr(), 10)
+	return append(b, '}')
 }
 
 // Producer is one producer instance.

@@ -292,8 +292,10 @@ func (*InitProducerIDResponse) MessageName() string { return "InitProducerIdResp
 // The descriptions below appear once per delivered message in a traced
 // run's trace, so they are built by appending, not by fmt.
 
-func (m *ProduceRequest) String() string {
-	b := make([]byte, 0, 32+64*len(m.Partitions))
+func (m *ProduceRequest) String() string { return string(m.AppendDetail(nil)) }
+
+// AppendDetail appends String's words (sim.DetailAppender).
+func (m *ProduceRequest) AppendDetail(b []byte) []byte {
 	b = append(b, "Produce acks="...)
 	b = strconv.AppendInt(b, int64(m.Acks), 10)
 	for _, p := range m.Partitions {
@@ -312,11 +314,13 @@ func (m *ProduceRequest) String() string {
 		}
 		b = append(b, ')')
 	}
-	return string(b)
+	return b
 }
 
-func (m *ProduceResponse) String() string {
-	b := make([]byte, 0, 16+40*len(m.Partitions))
+func (m *ProduceResponse) String() string { return string(m.AppendDetail(nil)) }
+
+// AppendDetail appends String's words (sim.DetailAppender).
+func (m *ProduceResponse) AppendDetail(b []byte) []byte {
 	b = append(b, "ProduceResponse"...)
 	for _, p := range m.Partitions {
 		b = append(b, ' ')
@@ -326,11 +330,13 @@ func (m *ProduceResponse) String() string {
 		b = append(b, '@')
 		b = strconv.AppendInt(b, p.BaseOffset, 10)
 	}
-	return string(b)
+	return b
 }
 
-func (m *FetchRequest) String() string {
-	b := make([]byte, 0, 16+40*len(m.Partitions))
+func (m *FetchRequest) String() string { return string(m.AppendDetail(nil)) }
+
+// AppendDetail appends String's words (sim.DetailAppender).
+func (m *FetchRequest) AppendDetail(b []byte) []byte {
 	b = append(b, m.MessageName()...)
 	for _, p := range m.Partitions {
 		b = append(b, ' ')
@@ -341,11 +347,13 @@ func (m *FetchRequest) String() string {
 		b = strconv.AppendInt(b, int64(p.CurrentLeaderEpoch), 10)
 		b = append(b, ')')
 	}
-	return string(b)
+	return b
 }
 
-func (m *FetchResponse) String() string {
-	b := make([]byte, 0, 16+48*len(m.Partitions))
+func (m *FetchResponse) String() string { return string(m.AppendDetail(nil)) }
+
+// AppendDetail appends String's words (sim.DetailAppender).
+func (m *FetchResponse) AppendDetail(b []byte) []byte {
 	b = append(b, "FetchResponse"...)
 	for _, p := range m.Partitions {
 		n := 0
@@ -368,5 +376,5 @@ func (m *FetchResponse) String() string {
 			b = append(b, ')')
 		}
 	}
-	return string(b)
+	return b
 }

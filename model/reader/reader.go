@@ -103,8 +103,15 @@ type rtimer struct {
 // String is how the trace shows the timer, which may come as a pointer into
 // the fetch's own allocation (fetchBox). A trace records hundreds of
 // thousands of these: no fmt.
-func (t rtimer) String() string {
-	return "reader.rtimer {kind:" + strconv.Itoa(int(t.kind)) + " corr:" + strconv.FormatUint(t.corr, 10) + "}"
+func (t rtimer) String() string { return string(t.AppendDetail(nil)) }
+
+// AppendDetail appends String's words (sim.DetailAppender).
+func (t rtimer) AppendDetail(b []byte) []byte {
+	b = append(b, "reader.rtimer {kind:"...)
+	b = strconv.AppendInt(b, int64(t.kind), 10)
+	b = append(b, " corr:"...)
+	b = strconv.AppendUint(b, t.corr, 10)
+	return append(b, '}')
 }
 
 // fetchBox is a reader's fetch, its partitions when they are few, and its
