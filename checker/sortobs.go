@@ -1,0 +1,69 @@
+package checker
+
+import (
+	"cmp"
+	"slices"
+)
+
+// cmpObservation is the version order of a partition's observations:
+// offset, then value, then operation, then session.
+func cmpObservation(x, y observation) int {
+	if c := cmp.Compare(x.off, y.off); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.val, y.val); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.op, y.op); c != 0 {
+		return c
+	}
+	return cmp.Compare(x.sess, y.sess)
+}
+
+// sortObservations sorts obs by cmpObservation. A partition's offsets are
+// dense — a log's, each seen by a few readers and one acknowledgement — so
+// it counts them into place by offset and orders the few sharing one,
+// instead of comparison-sorting millions (a third of a check's time went to
+// that). Observations that compare equal are equal in every field (one
+// poll, one process), so the order is the one any sort gives. Sparse
+// offsets (retention, compaction) fall back to sorting.
+func sortObservations(obs []observation) {
+	if len(obs) < 256 {
+		slices.SortFunc(obs, cmpObservation)
+		return
+	}
+	lo, hi := obs[0].off, obs[0].off
+	for i := range obs {
+		lo, hi = min(lo, obs[i].off), max(hi, obs[i].off)
+	}
+	if hi-lo >= int64(4*len(obs)) {
+		slices.SortFunc(obs, cmpObservation)
+		return
+	}
+	// at[k] is where offset lo+k's observations start in the output.
+	at := make([]int32, hi-lo+2)
+	for i := range obs {
+		at[obs[i].off-lo+1]++
+	}
+	for k := 1; k < len(at); k++ {
+		at[k] += at[k-1]
+	}
+	out := make([]observation, len(obs))
+	for i := range obs {
+		k := obs[i].off - lo
+		out[at[k]] = obs[i]
+		at[k]++
+	}
+	// Each offset's few observations, by value, operation, session.
+	for i := 0; i < len(out); {
+		j := i + 1
+		for j < len(out) && out[j].off == out[i].off {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(out[i:j], cmpObservation)
+		}
+		i = j
+	}
+	copy(obs, out)
+}
