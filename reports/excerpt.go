@@ -34,48 +34,12 @@ type excerptRow struct {
 	Cited     bool // named by an anomaly example, not just its partner
 }
 
-// opIndex finds history operations by their index. Histories written by
-// kafkasim have Index == position, which is the fast path; anything else
-// (a filtered or merged history) gets a map built once.
-type opIndex struct {
-	ops []history.Op
-	pos map[int64]int
-}
-
-func newOpIndex(ops []history.Op) *opIndex {
-	ix := &opIndex{ops: ops}
-	for i := range ops {
-		if ops[i].Index != int64(i) {
-			ix.pos = make(map[int64]int, len(ops))
-			for j := range ops {
-				if _, dup := ix.pos[ops[j].Index]; !dup {
-					ix.pos[ops[j].Index] = j
-				}
-			}
-			break
-		}
-	}
-	return ix
-}
-
-// find returns the position of the operation with history index idx.
-func (ix *opIndex) find(idx int64) (int, bool) {
-	if ix.pos != nil {
-		p, ok := ix.pos[idx]
-		return p, ok
-	}
-	if idx < 0 || idx >= int64(len(ix.ops)) {
-		return 0, false
-	}
-	return int(idx), true
-}
-
 // partner finds the other half of the operation at position p: the
 // completion of an invocation or the invocation of a completion, by the
 // same process, for the same function and, when the operation carries a
 // record value, for the same value (a producer has many sends in flight).
-func (ix *opIndex) partner(p int) (int, bool) {
-	op := &ix.ops[p]
+func partner(h History, p int) (int, bool) {
+	op := h.At(p)
 	matches := func(o *history.Op) bool {
 		if o.Process != op.Process || o.F != op.F || (o.Type == history.Invoke) == (op.Type == history.Invoke) {
 			return false
@@ -83,15 +47,15 @@ func (ix *opIndex) partner(p int) (int, bool) {
 		return op.Value.Value == "" || o.Value.Value == "" || o.Value.Value == op.Value.Value
 	}
 	if op.Type == history.Invoke {
-		for q := p + 1; q < len(ix.ops) && q <= p+partnerScan; q++ {
-			if matches(&ix.ops[q]) {
+		for q := p + 1; q < h.Len() && q <= p+partnerScan; q++ {
+			if matches(h.At(q)) {
 				return q, true
 			}
 		}
 		return 0, false
 	}
 	for q := p - 1; q >= 0 && q >= p-partnerScan; q-- {
-		if matches(&ix.ops[q]) {
+		if matches(h.At(q)) {
 			return q, true
 		}
 	}
@@ -102,15 +66,14 @@ func (ix *opIndex) partner(p int) (int, bool) {
 // citation order until maxExcerptRows, and returns them sorted by index
 // with the set of indexes it shows (for links) and how many cited
 // operations did not fit or are not in the history.
-func historyExcerpt(ops []history.Op, cited []int64) (rows []excerptRow, shown map[int64]bool, missing int) {
-	ix := newOpIndex(ops)
+func historyExcerpt(h History, cited []int64) (rows []excerptRow, shown map[int64]bool, missing int) {
 	shown = map[int64]bool{}
 	isCited := map[int64]bool{}
-	var picked []int
+	var picked []*history.Op
 	add := func(p int) {
-		if len(picked) < maxExcerptRows && !shown[ops[p].Index] {
-			shown[ops[p].Index] = true
-			picked = append(picked, p)
+		if op := h.At(p); len(picked) < maxExcerptRows && !shown[op.Index] {
+			shown[op.Index] = true
+			picked = append(picked, op)
 		}
 	}
 	for _, idx := range cited {
@@ -118,19 +81,19 @@ func historyExcerpt(ops []history.Op, cited []int64) (rows []excerptRow, shown m
 			continue
 		}
 		isCited[idx] = true
-		p, ok := ix.find(idx)
+		p, ok := h.Find(idx)
 		if !ok || len(picked) >= maxExcerptRows {
 			missing++
 			continue
 		}
 		add(p)
-		if q, ok := ix.partner(p); ok {
+		if q, ok := partner(h, p); ok {
 			add(q)
 		}
 	}
-	sort.Slice(picked, func(i, j int) bool { return ops[picked[i]].Index < ops[picked[j]].Index })
-	for _, p := range picked {
-		rows = append(rows, newExcerptRow(&ops[p], isCited[ops[p].Index]))
+	sort.Slice(picked, func(i, j int) bool { return picked[i].Index < picked[j].Index })
+	for _, op := range picked {
+		rows = append(rows, newExcerptRow(op, isCited[op.Index]))
 	}
 	return rows, shown, missing
 }

@@ -250,7 +250,7 @@ func unavailabilityFigure(cs clientSeries, samples []*Sample) (*figure, error) {
 }
 
 func lagFigure(r *Run, samples []*Sample) (*figure, error) {
-	readers, lag := readerLag(r.Ops, samples)
+	readers, lag := readerLag(r.history(), samples)
 	if len(readers) == 0 || len(lag) == 0 {
 		return nil, nil
 	}

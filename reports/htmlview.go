@@ -120,7 +120,7 @@ func newPage(r *Run, plots []Plot, dir string) *page {
 	}
 	var shown map[int64]bool
 	var left int
-	p.Excerpt, shown, left = historyExcerpt(r.Ops, cited)
+	p.Excerpt, shown, left = historyExcerpt(r.history(), cited)
 	if left > 0 {
 		p.ExcerptNote = fmt.Sprintf("%d cited operations are not shown (not in the history, or beyond the first %d rows).", left, maxExcerptRows)
 	}

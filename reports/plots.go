@@ -42,7 +42,7 @@ func WritePlots(dir string, r *Run) ([]Plot, error) {
 	if r == nil {
 		return nil, nil
 	}
-	cs := newClientSeries(r.Ops)
+	cs := newClientSeries(r.history())
 	samples := sortedSamples(r.Timeline)
 	var figs []figure
 	for _, build := range []func() (*figure, error){

@@ -37,8 +37,10 @@ type Run struct {
 	Timeline []Sample
 	// Final is each partition's state when the run ended.
 	Final []PartitionState
-	// Ops is the client history (section 3 of SPEC.md).
-	Ops []history.Op
+	// Ops is the client history (section 3 of SPEC.md); History, when
+	// set, serves it instead (a run's recorder).
+	Ops     []history.Op
+	History History
 	// Linearizability holds porcupine's visualisations of partitions that
 	// failed the linearizability check (empty when none failed or the check
 	// did not run).

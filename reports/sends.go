@@ -38,14 +38,14 @@ func counted(op *history.Op) bool {
 
 // newClientSeries buckets the history's sends and polls per second of
 // simulated time.
-func newClientSeries(ops []history.Op) clientSeries {
+func newClientSeries(h History) clientSeries {
 	minT, maxT := int64(math.MaxInt64), int64(math.MinInt64)
-	for i := range ops {
-		if counted(&ops[i]) {
-			minT = min(minT, ops[i].Time)
-			maxT = max(maxT, ops[i].Time)
+	h.Each(func(op *history.Op) {
+		if counted(op) {
+			minT = min(minT, op.Time)
+			maxT = max(maxT, op.Time)
 		}
-	}
+	})
 	var s clientSeries
 	if minT > maxT { // nothing completed
 		return s
@@ -57,13 +57,12 @@ func newClientSeries(ops []history.Op) clientSeries {
 	s.latencyMS = make([][]float64, s.b.n)
 
 	m := newInvokeMatcher()
-	for i := range ops {
-		op := &ops[i]
+	h.Each(func(op *history.Op) {
 		switch op.F {
 		case history.FSend:
 			if op.Type == history.Invoke {
 				m.invoke(op)
-				continue
+				return
 			}
 			s.hasSends = true
 			k := s.b.index(op.Time)
@@ -86,7 +85,7 @@ func newClientSeries(ops []history.Op) clientSeries {
 				s.polled[s.b.index(op.Time)] += float64(len(op.Value.Records))
 			}
 		}
-	}
+	})
 	return s
 }
 

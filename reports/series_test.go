@@ -27,7 +27,7 @@ func TestLatencyMatchesCompletionsByValue(t *testing.T) {
 	// A completion with no invocation is counted but has no latency.
 	b.add(50*time.Millisecond, "p-2", history.OK, history.FSend, ackValue("c", 0, 2))
 
-	cs := newClientSeries(b.ops)
+	cs := newClientSeries(newOps(b.ops))
 	if cs.b.n != 1 || cs.acked[0] != 5 {
 		t.Fatalf("buckets %d, acked %v; want 1 bucket with 5 acks", cs.b.n, cs.acked)
 	}
@@ -48,7 +48,7 @@ func TestClientSeriesCountsPerSecond(t *testing.T) {
 	b.add(2200*time.Millisecond, "p", history.Info, history.FSend, sendValue("z"))
 	b.add(2300*time.Millisecond, "c", history.OK, history.FPoll, pollValue(
 		history.Record{Topic: "t", Offset: 0}, history.Record{Topic: "t", Offset: 1}))
-	cs := newClientSeries(b.ops)
+	cs := newClientSeries(newOps(b.ops))
 	if !slices.Equal(cs.acked, []float64{1, 0, 0}) || !slices.Equal(cs.unacked, []float64{0, 1, 1}) ||
 		!slices.Equal(cs.polled, []float64{0, 0, 2}) {
 		t.Fatalf("acked %v unacked %v polled %v", cs.acked, cs.unacked, cs.polled)
@@ -100,7 +100,7 @@ func TestReaderLag(t *testing.T) {
 		{At: 0, Partitions: []PartitionSample{{Name: "t-0", HW: 4}, {Name: "t-1", HW: -1}}},
 		{At: time.Second, Partitions: []PartitionSample{{Name: "t-0", HW: 4}, {Name: "t-1", HW: 7}}},
 	})
-	readers, lag := readerLag(b.ops, samples)
+	readers, lag := readerLag(newOps(b.ops), samples)
 	if !slices.Equal(readers, []string{"c-0", "c-1"}) {
 		t.Fatalf("readers %v", readers)
 	}
@@ -123,7 +123,7 @@ func TestExcerptBringsPartners(t *testing.T) {
 	b.add(4, "c-0", history.OK, history.FPoll, pollValue())            // 4
 	b.add(5, "p-0", history.Info, history.FSend, sendValue("a"))       // 5
 	b.add(6, "p-1", history.Invoke, history.FSend, sendValue(hostile)) // 6, never completes
-	rows, shown, missing := historyExcerpt(b.ops, []int64{5, 2, 6, 42, 5})
+	rows, shown, missing := historyExcerpt(newOps(b.ops), []int64{5, 2, 6, 42, 5})
 	var idx []int64
 	var cited []int64
 	for _, r := range rows {
@@ -153,7 +153,7 @@ func TestExcerptIndexesNotPositions(t *testing.T) {
 		{Index: 100, Process: "p", Type: history.Invoke, F: history.FSend, Value: sendValue("a")},
 		{Index: 205, Process: "p", Type: history.OK, F: history.FSend, Value: ackValue("a", 1, 9)},
 	}
-	rows, _, missing := historyExcerpt(ops, []int64{205, 1})
+	rows, _, missing := historyExcerpt(newOps(ops), []int64{205, 1})
 	if len(rows) != 2 || rows[0].Index != 100 || rows[1].Offset != "9" || rows[1].Partition != "orders-1" || missing != 1 {
 		t.Errorf("rows %+v missing %d", rows, missing)
 	}

@@ -45,38 +45,74 @@ func leaderless(samples []*Sample) (xs, ys []float64) {
 // new leader has truncated back.
 //
 // readers is sorted; lag[r][i] belongs to samples[i].
-func readerLag(ops []history.Op, samples []*Sample) (readers []string, lag [][]float64) {
-	polls := map[string][]*history.Op{}
-	for i := range ops {
-		op := &ops[i]
-		if op.F != history.FPoll || op.Process == "" {
-			continue
-		}
-		if _, ok := polls[op.Process]; !ok {
-			readers = append(readers, op.Process)
-			polls[op.Process] = nil
-		}
-		if op.Type == history.OK && len(op.Value.Records) > 0 {
-			polls[op.Process] = append(polls[op.Process], op)
-		}
+func readerLag(h History, samples []*Sample) (readers []string, lag [][]float64) {
+	// What each successful poll moved: for every partition it returned
+	// records of, the offset after the last of them. Kept per reader in
+	// history order, a few words each rather than the polls themselves (a
+	// long run's polls return millions of records).
+	type moved struct {
+		at   int64
+		part int32
+		next int64
 	}
+	type tpKey struct {
+		topic     string
+		partition int32
+	}
+	moves := map[string][]moved{}
+	partIDs := map[tpKey]int32{}
+	var partNames []string
+	var last []int64 // per partition: this poll's offset after, -1 if none
+	var touched []int32
+	h.Each(func(op *history.Op) {
+		if op.F != history.FPoll || op.Process == "" {
+			return
+		}
+		ms, ok := moves[op.Process]
+		if !ok {
+			readers = append(readers, op.Process)
+		}
+		if op.Type != history.OK || len(op.Value.Records) == 0 {
+			moves[op.Process] = ms
+			return
+		}
+		for i := range op.Value.Records {
+			rec := &op.Value.Records[i]
+			k := tpKey{rec.Topic, rec.Partition}
+			id, ok := partIDs[k]
+			if !ok {
+				id = int32(len(partNames))
+				partIDs[k] = id
+				partNames = append(partNames, rec.TopicPartition())
+				last = append(last, -1)
+			}
+			if last[id] < 0 {
+				touched = append(touched, id)
+			}
+			last[id] = rec.Offset + 1
+		}
+		for _, id := range touched {
+			ms = append(ms, moved{at: op.Time, part: id, next: last[id]})
+			last[id] = -1
+		}
+		touched = touched[:0]
+		moves[op.Process] = ms
+	})
 	sort.Strings(readers)
 	if len(samples) == 0 {
 		return readers, nil
 	}
 	lag = make([][]float64, len(readers))
 	for r, name := range readers {
-		ps := polls[name]
-		sort.SliceStable(ps, func(i, j int) bool { return ps[i].Time < ps[j].Time })
+		ms := moves[name]
+		sort.SliceStable(ms, func(i, j int) bool { return ms[i].at < ms[j].at })
 		next := map[string]int64{}
 		k := 0
 		lag[r] = make([]float64, len(samples))
 		for i, s := range samples {
 			at := int64(s.At)
-			for ; k < len(ps) && ps[k].Time <= at; k++ {
-				for _, rec := range ps[k].Value.Records {
-					next[rec.TopicPartition()] = rec.Offset + 1
-				}
+			for ; k < len(ms) && ms[k].at <= at; k++ {
+				next[partNames[ms[k].part]] = ms[k].next
 			}
 			var sum int64
 			for _, p := range s.Partitions {

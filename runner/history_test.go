@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -72,5 +73,42 @@ func TestClientDeathKeepsTheHistoryInPairs(t *testing.T) {
 	}
 	if infos["p-0"] == 0 {
 		t.Errorf("p-0 died cut off with sends pending, but none completed info at its death")
+	}
+}
+
+// The report reads a run's history through the recorder (recordedHistory)
+// instead of building every operation: each access gives what Ops holds.
+func TestTheReportsHistoryIsTheRecordersOps(t *testing.T) {
+	s, err := scenarios.LoadFile("testdata/client-death-completes-open-operations.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, s)
+	ops := res.Cluster.History.Ops()
+	h := recordedHistory{res.Cluster.History}
+	if h.Len() != len(ops) || len(ops) == 0 {
+		t.Fatalf("%d operations, Ops has %d", h.Len(), len(ops))
+	}
+	i, polledRecords := 0, 0
+	h.Each(func(op *history.Op) {
+		if !reflect.DeepEqual(*op, ops[i]) {
+			t.Fatalf("Each gave operation %d as %+v, Ops %+v", i, *op, ops[i])
+		}
+		polledRecords += len(op.Value.Records)
+		i++
+	})
+	for _, p := range []int{0, len(ops) / 2, len(ops) - 1} {
+		if got := h.At(p); !reflect.DeepEqual(*got, ops[p]) {
+			t.Fatalf("At(%d) = %+v, Ops %+v", p, *got, ops[p])
+		}
+		if q, ok := h.Find(ops[p].Index); !ok || q != p {
+			t.Fatalf("Find(%d) = %d, %v", ops[p].Index, q, ok)
+		}
+	}
+	if _, ok := h.Find(int64(len(ops))); ok {
+		t.Fatalf("Find past the end found an operation")
+	}
+	if polledRecords == 0 {
+		t.Fatalf("no poll returned records: the test proves little")
 	}
 }

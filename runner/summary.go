@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"kafkasim/checker"
+	"kafkasim/checker/history"
 	"kafkasim/reports"
 	"kafkasim/sim"
 )
@@ -228,7 +229,7 @@ func (res *Result) ReportData(version string) *reports.Run {
 	}
 	if res.Cluster != nil {
 		r.Final = FinalState(res.Cluster)
-		r.Ops = res.Cluster.History.Ops()
+		r.History = recordedHistory{res.Cluster.History}
 	}
 	if res.Report != nil {
 		for _, v := range res.Report.Visualizations {
@@ -272,4 +273,25 @@ func configList(res *Result) []reports.KeyValue {
 		out = append(out, kv("bugs", fmt.Sprint(s.Bugs)))
 	}
 	return out
+}
+
+// recordedHistory serves a run's recorder to the report without building
+// every operation at once (with its polls' records, a long run's history
+// took gigabytes).
+type recordedHistory struct{ r *history.Recorder }
+
+func (h recordedHistory) Len() int                    { return h.r.Len() }
+func (h recordedHistory) Each(f func(op *history.Op)) { h.r.Each(f) }
+
+func (h recordedHistory) At(p int) *history.Op {
+	op := h.r.Op(int64(p))
+	return &op
+}
+
+// Find: a recorder's operations sit at their index.
+func (h recordedHistory) Find(idx int64) (int, bool) {
+	if idx < 0 || idx >= int64(h.r.Len()) {
+		return 0, false
+	}
+	return int(idx), true
 }

@@ -554,5 +554,13 @@ func (r *Recorder) Each(f func(op *Op)) {
 	}
 }
 
+// Op returns operation i (0 <= i < Len), built anew: the caller may keep
+// it.
+func (r *Recorder) Op(i int64) Op {
+	var op Op
+	r.load(i, &op, nil)
+	return op
+}
+
 // Len is the number of operations recorded.
 func (r *Recorder) Len() int { return int(r.n) }
