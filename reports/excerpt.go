@@ -39,7 +39,7 @@ type excerptRow struct {
 // same process, for the same function and, when the operation carries a
 // record value, for the same value (a producer has many sends in flight).
 func partner(h History, p int) (int, bool) {
-	op := h.At(p)
+	op := h.Head(p)
 	matches := func(o *history.Op) bool {
 		if o.Process != op.Process || o.F != op.F || (o.Type == history.Invoke) == (op.Type == history.Invoke) {
 			return false
@@ -48,14 +48,14 @@ func partner(h History, p int) (int, bool) {
 	}
 	if op.Type == history.Invoke {
 		for q := p + 1; q < h.Len() && q <= p+partnerScan; q++ {
-			if matches(h.At(q)) {
+			if matches(h.Head(q)) {
 				return q, true
 			}
 		}
 		return 0, false
 	}
 	for q := p - 1; q >= 0 && q >= p-partnerScan; q-- {
-		if matches(h.At(q)) {
+		if matches(h.Head(q)) {
 			return q, true
 		}
 	}

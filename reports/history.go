@@ -15,6 +15,9 @@ type History interface {
 	// At returns the operation at position p (0 <= p < Len), which the
 	// caller may keep.
 	At(p int) *history.Op
+	// Head is At without, perhaps, the records of a poll: for scanning
+	// operations by process, function and value.
+	Head(p int) *history.Op
 	// Find returns the position of the operation with history index idx.
 	Find(idx int64) (int, bool)
 }
@@ -63,6 +66,9 @@ func (h *Ops) Each(f func(op *history.Op)) {
 
 // At implements History.
 func (h *Ops) At(p int) *history.Op { return &h.ops[p] }
+
+// Head implements History.
+func (h *Ops) Head(p int) *history.Op { return &h.ops[p] }
 
 // Find implements History.
 func (h *Ops) Find(idx int64) (int, bool) {

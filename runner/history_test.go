@@ -101,6 +101,9 @@ func TestTheReportsHistoryIsTheRecordersOps(t *testing.T) {
 		if got := h.At(p); !reflect.DeepEqual(*got, ops[p]) {
 			t.Fatalf("At(%d) = %+v, Ops %+v", p, *got, ops[p])
 		}
+		if hd := h.Head(p); hd.Index != ops[p].Index || hd.Process != ops[p].Process || hd.F != ops[p].F || hd.Type != ops[p].Type || hd.Value.Value != ops[p].Value.Value {
+			t.Fatalf("Head(%d) = %+v, Ops %+v", p, *hd, ops[p])
+		}
 		if q, ok := h.Find(ops[p].Index); !ok || q != p {
 			t.Fatalf("Find(%d) = %d, %v", ops[p].Index, q, ok)
 		}

@@ -288,6 +288,11 @@ func (h recordedHistory) At(p int) *history.Op {
 	return &op
 }
 
+func (h recordedHistory) Head(p int) *history.Op {
+	op := h.r.OpHead(int64(p))
+	return &op
+}
+
 // Find: a recorder's operations sit at their index.
 func (h recordedHistory) Find(idx int64) (int, bool) {
 	if idx < 0 || idx >= int64(h.r.Len()) {

@@ -367,8 +367,9 @@ func (r *Recorder) addRare(v *Value, spans []RecordSpan, spilled bool, t Type) u
 
 // load builds operation i into op. A poll's records recorded as spans go
 // into *scratch when it is set (the caller's to reuse), else into a new
-// slice.
-func (r *Recorder) load(i int64, op *Op, scratch *[]Record) {
+// slice; without spans they are left out (decoding them is most of the
+// cost of a poll).
+func (r *Recorder) load(i int64, op *Op, scratch *[]Record, spans bool) {
 	d := opReader{b: r.stream.at(r.pos[i>>chunkShift][i&chunkMask]), k: 1}
 	flags := d.b[0]
 	at := r.timeBase[i>>timeGroupShift] + d.varint()
@@ -412,7 +413,7 @@ func (r *Recorder) load(i int64, op *Op, scratch *[]Record) {
 	if e.records != nil {
 		op.Value.Records = e.records
 	}
-	if e.spanN > 0 {
+	if e.spanN > 0 && spans {
 		op.Value.Records = r.spannedRecords(e, scratch)
 	}
 	op.Value.Error, op.Value.Ext = e.err, e.ext
@@ -480,7 +481,7 @@ func (r *Recorder) Died(process, why string) int {
 	r.since[pid] = opList{} // all its operations are complete below
 	var inv Op
 	for _, i := range open {
-		r.load(i, &inv, nil)
+		r.load(i, &inv, nil, false) // an invocation: no records
 		v := inv.Value
 		v.Error = why
 		r.add(process, Info, inv.F, &v, nil)
@@ -498,7 +499,7 @@ func (r *Recorder) openOf(pid uint32) []int64 {
 	pending := map[openKey][]int64{}
 	var op Op
 	r.since[pid].each(func(i uint32) {
-		r.load(int64(i), &op, nil)
+		r.load(int64(i), &op, nil, false) // keyOf reads no records
 		k := keyOf(&op)
 		if op.Type == Invoke {
 			pending[k] = append(pending[k], int64(i))
@@ -535,7 +536,7 @@ func (r *Recorder) Open() int {
 func (r *Recorder) Ops() []Op {
 	out := make([]Op, r.n)
 	for i := range out {
-		r.load(int64(i), &out[i], nil)
+		r.load(int64(i), &out[i], nil, true)
 	}
 	return out
 }
@@ -549,7 +550,7 @@ func (r *Recorder) Each(f func(op *Op)) {
 	var op Op
 	var records []Record
 	for i, n := int64(0), r.n; i < n; i++ {
-		r.load(i, &op, &records)
+		r.load(i, &op, &records, true)
 		f(&op)
 	}
 }
@@ -558,7 +559,16 @@ func (r *Recorder) Each(f func(op *Op)) {
 // it.
 func (r *Recorder) Op(i int64) Op {
 	var op Op
-	r.load(i, &op, nil)
+	r.load(i, &op, nil, true)
+	return op
+}
+
+// OpHead returns operation i without the records a poll read by reference
+// (its Records hold only records recorded one by one): for looking through
+// many operations by process, function and value.
+func (r *Recorder) OpHead(i int64) Op {
+	var op Op
+	r.load(i, &op, nil, false)
 	return op
 }
 
