@@ -12,6 +12,8 @@ type History interface {
 	// Each calls f with every operation in order; f must not keep op, nor
 	// the slices it holds, past the call.
 	Each(f func(op *history.Op))
+	// EachHead is Each without, perhaps, the records of polls.
+	EachHead(f func(op *history.Op))
 	// At returns the operation at position p (0 <= p < Len), which the
 	// caller may keep.
 	At(p int) *history.Op
@@ -63,6 +65,9 @@ func (h *Ops) Each(f func(op *history.Op)) {
 		f(&h.ops[i])
 	}
 }
+
+// EachHead implements History.
+func (h *Ops) EachHead(f func(op *history.Op)) { h.Each(f) }
 
 // At implements History.
 func (h *Ops) At(p int) *history.Op { return &h.ops[p] }

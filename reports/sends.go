@@ -40,7 +40,7 @@ func counted(op *history.Op) bool {
 // simulated time.
 func newClientSeries(h History) clientSeries {
 	minT, maxT := int64(math.MaxInt64), int64(math.MinInt64)
-	h.Each(func(op *history.Op) {
+	h.EachHead(func(op *history.Op) {
 		if counted(op) {
 			minT = min(minT, op.Time)
 			maxT = max(maxT, op.Time)

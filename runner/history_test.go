@@ -97,6 +97,16 @@ func TestTheReportsHistoryIsTheRecordersOps(t *testing.T) {
 		polledRecords += len(op.Value.Records)
 		i++
 	})
+	i = 0
+	h.EachHead(func(op *history.Op) {
+		if op.Index != ops[i].Index || op.Process != ops[i].Process || op.F != ops[i].F || op.Type != ops[i].Type || op.Time != ops[i].Time {
+			t.Fatalf("EachHead gave operation %d as %+v, Ops %+v", i, *op, ops[i])
+		}
+		i++
+	})
+	if i != len(ops) {
+		t.Fatalf("EachHead gave %d operations of %d", i, len(ops))
+	}
 	for _, p := range []int{0, len(ops) / 2, len(ops) - 1} {
 		if got := h.At(p); !reflect.DeepEqual(*got, ops[p]) {
 			t.Fatalf("At(%d) = %+v, Ops %+v", p, *got, ops[p])

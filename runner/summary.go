@@ -283,6 +283,8 @@ type recordedHistory struct{ r *history.Recorder }
 func (h recordedHistory) Len() int                    { return h.r.Len() }
 func (h recordedHistory) Each(f func(op *history.Op)) { h.r.Each(f) }
 
+func (h recordedHistory) EachHead(f func(op *history.Op)) { h.r.EachHead(f) }
+
 func (h recordedHistory) At(p int) *history.Op {
 	op := h.r.Op(int64(p))
 	return &op

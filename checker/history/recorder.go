@@ -572,5 +572,15 @@ func (r *Recorder) OpHead(i int64) Op {
 	return op
 }
 
+// EachHead is Each without the records polls read by reference (see
+// OpHead): for passes that look at operations, not at what polls returned.
+func (r *Recorder) EachHead(f func(op *Op)) {
+	var op Op
+	for i, n := int64(0), r.n; i < n; i++ {
+		r.load(i, &op, nil, false)
+		f(&op)
+	}
+}
+
 // Len is the number of operations recorded.
 func (r *Recorder) Len() int { return int(r.n) }
