@@ -48,3 +48,18 @@ func TestNearEventsKeepTheirFewSlotsWhileTimeoutsAreCancelledInBulk(t *testing.T
 type handlerFunc func(e *Event)
 
 func (f handlerFunc) HandleEvent(e *Event) { f(e) }
+
+// The remembered name hashes are hashString's, whatever order names of
+// equal length&15 come in, and built names equal to constants included.
+func TestNameHashesAreHashString(t *testing.T) {
+	var c nameHashes
+	names := []string{"Fetch", "FetchResponse", "Produce", "", "ProduceResponse", "Fetch(replica)", "a", "q", "Fetch"}
+	built := string(append([]byte("Fetch"), "Response"...))
+	for range 3 {
+		for _, n := range append(names, built) {
+			if got, want := c.hash(n), hashString(n); got != want {
+				t.Fatalf("hash(%q) = %x, want %x", n, got, want)
+			}
+		}
+	}
+}

@@ -41,6 +41,23 @@ func (t *TraceHash) FoldEvent(e *Event) {
 // Sum returns the hash so far.
 func (t TraceHash) Sum() uint64 { return t.h }
 
+// nameHashes remembers the hashes of the last message names folded, by
+// length: every delivery folds its message's name, one of a few constant
+// strings, and comparing a name with the one remembered is a pointer
+// comparison when they are the same constant.
+type nameHashes [16]struct {
+	name string
+	hash uint64
+}
+
+func (c *nameHashes) hash(name string) uint64 {
+	e := &c[len(name)&15]
+	if e.name != name || e.hash == 0 {
+		e.name, e.hash = name, hashString(name)
+	}
+	return e.hash
+}
+
 // hashString is FNV-1a: stable across processes, unlike Go's map hash.
 func hashString(s string) uint64 {
 	h := uint64(fnvOffset)

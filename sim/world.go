@@ -168,6 +168,7 @@ type World struct {
 	// buffer they are appended into, reused from event to event.
 	detailSink DetailSink
 	detail     []byte
+	names      nameHashes
 	after      func()
 	onStop     func(id NodeID, how string)
 }
@@ -364,7 +365,7 @@ func (w *World) handle(e *Event) {
 		m := e.Payload.(Message)
 		if s := w.live(e); s != nil {
 			w.net.stats.Delivered++
-			w.sched.FoldString(m.MessageName())
+			w.sched.Fold(w.names.hash(m.MessageName()))
 			w.record(e, "")
 			s.node.Deliver(e.From, m)
 			if e.Kind == EventDeliver {
