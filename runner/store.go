@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -160,9 +161,10 @@ func writeHistory(path string, res *Result) error {
 // TraceFile writes trace records as gzipped JSON lines, streaming, and ends
 // with a line holding the trace hash.
 //
-// The lines are gathered in chunks that a goroutine of the file's own
-// compresses and writes while the run goes on: compressing a line per event
-// took a third of a traced run's time. The simulation stays on its one
+// The records are gathered in chunks that a goroutine of the file's own
+// writes as JSON lines, compresses and writes out while the run goes on:
+// formatting and compressing a line per event took a third of a traced
+// run's time. The simulation stays on its one
 // goroutine (DESIGN.md's rule); the chunks reach the compressor in order,
 // so the file's bytes are the same as compressing them in line. A few
 // chunks circulate, so a compressor behind holds the run back rather than
@@ -205,12 +207,75 @@ func CreateTrace(path string) (*TraceFile, error) {
 
 func (t *TraceFile) compress() {
 	defer close(t.done)
+	var lines []byte
 	for b := range t.full {
+		lines = formatTrace(lines[:0], b)
 		if t.werr == nil {
-			_, t.werr = t.gz.Write(b)
+			_, t.werr = t.gz.Write(lines)
 		}
 		t.free <- b[:0]
 	}
+}
+
+// A chunk holds records as the run handed them over, each a tag and its
+// fields: the run only copies them, and the compressor's goroutine writes
+// them as JSON lines.
+const (
+	traceTagRecord = 0 // step, at, then kind, node, from and detail as texts
+	traceTagLine   = 1 // a text written as it is (the hash line)
+)
+
+// appendText appends a length and s.
+func appendText[S ~string | ~[]byte](b []byte, s S) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// formatTrace appends the JSON lines of a chunk's records to out.
+func formatTrace(out, chunk []byte) []byte {
+	k := 0
+	uvarint := func() uint64 {
+		v, n := binary.Uvarint(chunk[k:])
+		k += n
+		return v
+	}
+	text := func() []byte {
+		n := int(uvarint())
+		k += n
+		return chunk[k-n : k]
+	}
+	for k < len(chunk) {
+		tag := chunk[k]
+		k++
+		if tag == traceTagLine {
+			out = append(out, text()...)
+			continue
+		}
+		step := uvarint()
+		at, n := binary.Varint(chunk[k:])
+		k += n
+		kind, node, from, detail := text(), text(), text(), text()
+		out = append(out, `{"step":`...)
+		out = strconv.AppendUint(out, step, 10)
+		out = append(out, `,"at_ns":`...)
+		out = strconv.AppendInt(out, at, 10)
+		out = append(out, `,"kind":`...)
+		out = jsonstr.Append(out, kind)
+		if len(node) > 0 {
+			out = append(out, `,"node":`...)
+			out = jsonstr.Append(out, node)
+		}
+		if len(from) > 0 {
+			out = append(out, `,"from":`...)
+			out = jsonstr.Append(out, from)
+		}
+		if len(detail) > 0 {
+			out = append(out, `,"detail":`...)
+			out = jsonstr.Append(out, detail)
+		}
+		out = append(out, "}\n"...)
+	}
+	return out
 }
 
 var _ sim.DetailSink = (*TraceFile)(nil)
@@ -226,30 +291,17 @@ func (t *TraceFile) record(r sim.TraceRecord, detail []byte) {
 	if t.f == nil {
 		return
 	}
-	b := t.cur
-	b = append(b, `{"step":`...)
-	b = strconv.AppendUint(b, r.Step, 10)
-	b = append(b, `,"at_ns":`...)
-	b = strconv.AppendInt(b, int64(r.At), 10)
-	b = append(b, `,"kind":`...)
-	b = jsonstr.Append(b, r.Kind)
-	if r.Node != "" {
-		b = append(b, `,"node":`...)
-		b = jsonstr.Append(b, r.Node)
+	b := append(t.cur, traceTagRecord)
+	b = binary.AppendUvarint(b, r.Step)
+	b = binary.AppendVarint(b, int64(r.At))
+	b = appendText(b, r.Kind)
+	b = appendText(b, r.Node)
+	b = appendText(b, r.From)
+	if len(detail) > 0 {
+		b = appendText(b, detail)
+	} else {
+		b = appendText(b, r.Detail)
 	}
-	if r.From != "" {
-		b = append(b, `,"from":`...)
-		b = jsonstr.Append(b, r.From)
-	}
-	switch {
-	case len(detail) > 0:
-		b = append(b, `,"detail":`...)
-		b = jsonstr.Append(b, detail)
-	case r.Detail != "":
-		b = append(b, `,"detail":`...)
-		b = jsonstr.Append(b, r.Detail)
-	}
-	b = append(b, "}\n"...)
 	t.n++
 	if len(b) >= traceChunkBytes {
 		t.full <- b
@@ -264,7 +316,8 @@ func (t *TraceFile) Close(hash, events uint64) error {
 	if t.f == nil {
 		return t.err
 	}
-	t.cur = fmt.Appendf(t.cur, "{\"trace_hash\":\"%016x\",\"events\":%d,\"records\":%d}\n", hash, events, t.n)
+	t.cur = append(t.cur, traceTagLine)
+	t.cur = appendText(t.cur, fmt.Sprintf("{\"trace_hash\":\"%016x\",\"events\":%d,\"records\":%d}\n", hash, events, t.n))
 	t.full <- t.cur
 	close(t.full)
 	<-t.done
