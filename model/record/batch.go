@@ -277,11 +277,18 @@ func (b *Batch) EachRecord(fn func(i int, offset int64, key []byte, hasKey bool,
 
 func (b *Batch) PolledRecords(lo, hi int, yield func(offset int64, key []byte, hasKey bool, value []byte)) {
 	section := b.section()
-	b.walk(section, hi, func(i int, raw rawRecord) {
-		if i >= lo {
-			yield(b.BaseOffset+raw.offsetDelta, section[raw.keyAt:raw.keyEnd], raw.hasKey, section[raw.valueAt:raw.valueEnd])
+	at := 0
+	for i := range hi {
+		raw, size, err := decodeRecord(section[at:])
+		if err != nil {
+			panic(fmt.Sprintf("record: batch at %d: %v", b.BaseOffset, err))
 		}
-	})
+		if i >= lo {
+			rec := section[at : at+size]
+			yield(b.BaseOffset+raw.offsetDelta, rec[raw.keyAt:raw.keyEnd], raw.hasKey, rec[raw.valueAt:raw.valueEnd])
+		}
+		at += size
+	}
 }
 
 // section is the records section, decompressed. The batch's bytes were
@@ -567,38 +574,44 @@ func decodeRecord(data []byte) (rawRecord, int, error) {
 		return rawRecord{}, 0, ErrCorrupt
 	}
 	end := n + int(length)
-	pos := n + 1 // attributes
-	next := func() (int64, bool) {
-		v, k := varint(data[min(pos, end):end])
-		if k <= 0 {
-			return 0, false
-		}
-		pos += k
-		return v, true
-	}
-	field := func() (at, fieldEnd int, present, ok bool) {
-		l, ok := next()
-		if !ok {
-			return 0, 0, false, false
-		}
-		if l < 0 {
-			return pos, pos, false, true
-		}
-		if pos+int(l) > end {
-			return 0, 0, false, false
-		}
-		at = pos
-		pos += int(l)
-		return at, pos, true, true
-	}
+	rec := data[:end]
+	pos := min(n+1, end) // past the attributes
+	// Written out, not as closures: every record a run reads is decoded
+	// here, by the checker, the history's writer and the report.
 	var r rawRecord
-	var ok1, ok2, ok3, ok4 bool
-	r.timestampDelta, ok1 = next()
-	r.offsetDelta, ok2 = next()
-	r.keyAt, r.keyEnd, r.hasKey, ok3 = field()
-	r.valueAt, r.valueEnd, r.hasValue, ok4 = field()
-	if !ok1 || !ok2 || !ok3 || !ok4 {
+	var k int
+	if r.timestampDelta, k = varint(rec[pos:]); k <= 0 {
 		return rawRecord{}, 0, ErrCorrupt
+	}
+	pos += k
+	if r.offsetDelta, k = varint(rec[pos:]); k <= 0 {
+		return rawRecord{}, 0, ErrCorrupt
+	}
+	pos += k
+	var l int64
+	if l, k = varint(rec[pos:]); k <= 0 {
+		return rawRecord{}, 0, ErrCorrupt
+	}
+	pos += k
+	r.keyAt, r.keyEnd = pos, pos
+	if l >= 0 {
+		if int64(end-pos) < l {
+			return rawRecord{}, 0, ErrCorrupt
+		}
+		pos += int(l)
+		r.keyEnd, r.hasKey = pos, true
+	}
+	if l, k = varint(rec[pos:]); k <= 0 {
+		return rawRecord{}, 0, ErrCorrupt
+	}
+	pos += k
+	r.valueAt, r.valueEnd = pos, pos
+	if l >= 0 {
+		if int64(end-pos) < l {
+			return rawRecord{}, 0, ErrCorrupt
+		}
+		pos += int(l)
+		r.valueEnd, r.hasValue = pos, true
 	}
 	return r, end, nil
 }
