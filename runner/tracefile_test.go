@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,8 +85,17 @@ func TestTraceFileKeepsOrderAcrossChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 60_000 // several times traceChunks chunks
+	long := strings.Repeat("x", 3*traceChunkBytes) // a record larger than a chunk
 	for i := range n {
-		tf.Record(sim.TraceRecord{Step: uint64(i + 1), At: time.Duration(i), Kind: "deliver", Node: "broker-1", From: "p-0", Detail: "Produce acks=-1 orders-3(1 records, producer 5 epoch 0 seq 17)"})
+		detail := "Produce acks=-1 orders-3(1 records, producer 5 epoch 0 seq 17)"
+		if i == n/2 {
+			detail = long
+		}
+		if i%2 == 0 {
+			tf.RecordDetail(sim.TraceRecord{Step: uint64(i + 1), At: time.Duration(i), Kind: "deliver", Node: "broker-1", From: "p-0"}, []byte(detail))
+		} else {
+			tf.Record(sim.TraceRecord{Step: uint64(i + 1), At: time.Duration(i), Kind: "deliver", Node: "broker-1", From: "p-0", Detail: detail})
+		}
 	}
 	if err := tf.Close(7, n); err != nil {
 		t.Fatal(err)
@@ -100,11 +110,13 @@ func TestTraceFileKeepsOrderAcrossChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(gz)
+	sc.Buffer(nil, 4*traceChunkBytes)
 	lines := 0
 	for sc.Scan() {
 		var l struct {
-			Step uint64 `json:"step"`
-			Hash string `json:"trace_hash"`
+			Step   uint64 `json:"step"`
+			Detail string `json:"detail"`
+			Hash   string `json:"trace_hash"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			t.Fatalf("line %d: %v", lines+1, err)
@@ -112,6 +124,9 @@ func TestTraceFileKeepsOrderAcrossChunks(t *testing.T) {
 		lines++
 		if lines <= n && l.Step != uint64(lines) {
 			t.Fatalf("line %d holds step %d", lines, l.Step)
+		}
+		if lines == n/2+1 && l.Detail != long {
+			t.Fatalf("line %d's long detail came back %d bytes long", lines, len(l.Detail))
 		}
 		if lines == n+1 && l.Hash != "0000000000000007" {
 			t.Fatalf("last line %s", sc.Bytes())
