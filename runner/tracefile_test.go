@@ -84,7 +84,7 @@ func TestTraceFileKeepsOrderAcrossChunks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const n = 60_000 // several times traceChunks chunks
+	const n = 60_000                               // several times traceChunks chunks
 	long := strings.Repeat("x", 3*traceChunkBytes) // a record larger than a chunk
 	for i := range n {
 		detail := "Produce acks=-1 orders-3(1 records, producer 5 epoch 0 seq 17)"
