@@ -142,7 +142,7 @@ type Reader struct {
 	// batches they come from; pollN counts them.
 	pollSpans []history.RecordSpan
 	pollN     int
-	fetching  map[int32]uint64 // leader -> fetch in flight
+	fetching  inFlight // leader -> fetch in flight
 	pollStart time.Duration
 	final     bool
 	finalDone bool
@@ -179,7 +179,6 @@ func (r *Reader) Start(env sim.Env) {
 	}
 	r.brokers = map[int32]sim.NodeID{}
 	r.pos = map[partKey]*position{}
-	r.fetching = map[int32]uint64{}
 	r.requests = map[uint64]string{}
 	r.fetchFrom = map[uint64][]proto.FetchPartition{}
 	if env.Incarnation() > 1 && r.rec != nil {
@@ -548,7 +547,7 @@ func (r *Reader) poll() {
 	r.corr++
 	r.pollWait = r.corr
 	r.env.After(r.cfg.FetchMaxWait+r.cfg.RequestTimeout/10, rtimer{kind: timerPollTimeout, corr: r.corr})
-	if len(r.fetching) == 0 {
+	if r.fetching.empty() {
 		r.refreshMetadata()
 	}
 }
@@ -599,7 +598,7 @@ func (r *Reader) fetchMissing() {
 			}
 		}
 		r.corr++
-		r.fetching[l] = r.corr
+		r.fetching.set(l, r.corr)
 		r.fetchFrom[r.corr] = parts
 		box.req = proto.FetchRequest{CorrelationID: r.corr, ReplicaID: -1, BrokerEpoch: -1, MaxWait: r.cfg.FetchMaxWait, Partitions: parts}
 		r.env.Send(node, &box.req)
@@ -616,7 +615,7 @@ func (r *Reader) wantsFetch(p *position) bool {
 	if p.leader < 0 || p.offset < 0 || p.validating || p.resetting || len(p.buf) > 0 {
 		return false
 	}
-	if _, busy := r.fetching[p.leader]; busy {
+	if r.fetching.busy(p.leader) {
 		return false
 	}
 	return !r.final || p.end < 0 || p.offset < p.end
@@ -669,7 +668,7 @@ func (r *Reader) handleFetch(m *proto.FetchResponse) {
 	}
 	if r.polling && r.pollWait != 0 {
 		r.drain()
-		if r.pollN > 0 || len(r.fetching) == 0 {
+		if r.pollN > 0 || r.fetching.empty() {
 			r.finishPoll()
 		}
 	}
@@ -687,12 +686,43 @@ func fetchedFrom(asked []proto.FetchPartition, k partKey) (int64, bool) {
 	return 0, false
 }
 
-func (r *Reader) fetchDone(corr uint64) {
-	for l, c := range r.fetching { // kafkasim:orderless: deletes the one match
-		if c == corr {
-			delete(r.fetching, l)
+func (r *Reader) fetchDone(corr uint64) { r.fetching.done(corr) }
+
+// inFlight is a reader's fetches in flight, one per leader at most: a
+// handful, looked through at every fetch a poll considers, so a short list
+// rather than a map.
+type inFlight []leaderFetch
+
+type leaderFetch struct {
+	leader int32
+	corr   uint64
+}
+
+func (f inFlight) empty() bool { return len(f) == 0 }
+
+func (f inFlight) busy(leader int32) bool {
+	for _, e := range f {
+		if e.leader == leader {
+			return true
 		}
 	}
+	return false
+}
+
+// set records the fetch corr to leader (replacing one in flight there).
+func (f *inFlight) set(leader int32, corr uint64) {
+	for i := range *f {
+		if (*f)[i].leader == leader {
+			(*f)[i].corr = corr
+			return
+		}
+	}
+	*f = append(*f, leaderFetch{leader, corr})
+}
+
+// done forgets the fetch corr.
+func (f *inFlight) done(corr uint64) {
+	*f = slices.DeleteFunc(*f, func(e leaderFetch) bool { return e.corr == corr })
 }
 
 // take adds a batch's records at or after the position, up to max.poll.records.
