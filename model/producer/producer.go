@@ -501,6 +501,25 @@ func (p *Producer) send() {
 	p.append(pr)
 }
 
+// countUp returns the decimal digits of one more than digits, a
+// non-negative number's held in buf: in place, or, when every digit was a
+// 9, rewritten from buf's start one digit longer.
+func countUp(digits, buf []byte) []byte {
+	for i := len(digits) - 1; i >= 0; i-- {
+		if digits[i] != '9' {
+			digits[i]++
+			return digits
+		}
+		digits[i] = '0'
+	}
+	n := len(digits) + 1
+	buf[0] = '1'
+	for i := 1; i < n; i++ {
+		buf[i] = '0'
+	}
+	return buf[:n]
+}
+
 // keyNamesMax bounds the key-name cache (a workload may draw from millions
 // of keys; names above the bound are built each time).
 const keyNamesMax = 1 << 12
@@ -547,16 +566,20 @@ func (p *Producer) nextValue(payload string) string {
 	if vb.s == "" || i < 0 || i >= valuesPerBlock {
 		var sb strings.Builder // its String does not copy
 		sb.Grow(valuesPerBlock * (len(p.valuePrefix) + 9 + len(payload)))
+		// The block's numbers are consecutive: the decimal digits of the
+		// first are counted up in place, not formatted 256 times.
 		var num [24]byte
+		digits := strconv.AppendInt(num[1:1], int64(p.seq), 10)
 		for k := range valuesPerBlock {
 			sb.WriteString(p.valuePrefix)
 			sb.WriteByte(':')
-			sb.Write(strconv.AppendInt(num[:0], int64(p.seq+k), 10))
+			sb.Write(digits)
 			if payload != "" {
 				sb.WriteByte(' ')
 				sb.WriteString(payload)
 			}
 			vb.ends[k] = int32(sb.Len())
+			digits = countUp(digits, num[:])
 		}
 		vb.base, vb.s, i = p.seq, sb.String(), 0
 	}

@@ -1,0 +1,28 @@
+package producer
+
+import (
+	"strconv"
+	"testing"
+)
+
+// The workload's values are "<prefix>:<seq>" (and " <payload>"), built a
+// block at a time with the numbers counted up in place: across blocks and
+// across every carry to a longer number, each is what formatting it gives.
+func TestValuesAreThePrefixAndTheSequence(t *testing.T) {
+	for _, payload := range []string{"", "some payload"} {
+		for _, start := range []int{0, 1, 5, 9, 95, 990, 9_990, 99_999_950, 1 << 40} {
+			p := &Producer{valuePrefix: "p-3", cfg: Config{Payload: payload}}
+			p.seq = start
+			for range 3 * valuesPerBlock {
+				want := "p-3:" + strconv.Itoa(p.seq)
+				if payload != "" {
+					want += " " + payload
+				}
+				if got := p.nextValue(payload); got != want {
+					t.Fatalf("value of send %d (from %d) = %q, want %q", p.seq, start, got, want)
+				}
+				p.seq++
+			}
+		}
+	}
+}
