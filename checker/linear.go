@@ -465,6 +465,17 @@ func (a *analyzer) linJobs(c *Config, opsMax int, st *LinearizabilityStats) []*l
 		// offsets still are.
 		parts = nil
 	}
+	// The values whose send did not end ok: the only reads the loop below
+	// keeps, found by a bit each rather than by two lookups per read (a
+	// long run reads millions of records, nearly all of acknowledged
+	// sends). A value has one send at most (a second is a finding, not a
+	// send).
+	notOK := make([]uint64, (len(a.vals)+63)/64)
+	for i := range a.sends {
+		if v := a.sends[i].val; a.sends[i].typ != history.OK {
+			notOK[v>>6] |= 1 << (v & 63)
+		}
+	}
 	for _, pi := range parts {
 		po := a.parts[pi]
 		// Where polls first saw each value whose send did not say where it
@@ -472,10 +483,7 @@ func (a *analyzer) linJobs(c *Config, opsMax int, st *LinearizabilityStats) []*l
 		firstRead := map[int32][2]int64{} // value -> (offset, completion)
 		for i := range po.obs {
 			ob := &po.obs[i]
-			if ob.flags&obsRead == 0 {
-				continue
-			}
-			if si := a.vals[ob.val].send; si < 0 || a.sends[si].typ == history.OK {
+			if ob.flags&obsRead == 0 || notOK[ob.val>>6]&(1<<(ob.val&63)) == 0 {
 				continue
 			}
 			if f, ok := firstRead[ob.val]; !ok || ob.op < f[1] {
