@@ -983,18 +983,7 @@ func (a *analyzer) checkCoverage() {
 		// operation): gathering them by session, each session's in that
 		// order, is sorting them by (session, offset, value, operation),
 		// in linear time.
-		clear(perSess)
-		for i := range reads {
-			perSess[reads[i].sess+1]++
-		}
-		for k := 1; k < len(perSess); k++ {
-			perSess[k] += perSess[k-1]
-		}
-		bySess = slices.Grow(bySess[:0], len(reads))[:len(reads)]
-		for _, r := range reads {
-			bySess[perSess[r.sess]] = r
-			perSess[r.sess]++
-		}
+		bySess = placeBy(slices.Grow(bySess[:0], len(reads))[:len(reads)], reads, perSess, func(r *sv) int { return int(r.sess) })
 		reads, bySess = bySess, reads
 		for lo := 0; lo < len(reads); {
 			hi := lo

@@ -40,20 +40,8 @@ func sortObservations(obs []observation) {
 		slices.SortFunc(obs, cmpObservation)
 		return
 	}
-	// at[k] is where offset lo+k's observations start in the output.
-	at := make([]int32, hi-lo+2)
-	for i := range obs {
-		at[obs[i].off-lo+1]++
-	}
-	for k := 1; k < len(at); k++ {
-		at[k] += at[k-1]
-	}
-	out := make([]observation, len(obs))
-	for i := range obs {
-		k := obs[i].off - lo
-		out[at[k]] = obs[i]
-		at[k]++
-	}
+	out := placeBy(make([]observation, len(obs)), obs, make([]int32, hi-lo+2),
+		func(o *observation) int { return int(o.off - lo) })
 	// Each offset's few observations, by value, operation, session.
 	for i := 0; i < len(out); {
 		j := i + 1
@@ -66,4 +54,24 @@ func sortObservations(obs []observation) {
 		i = j
 	}
 	copy(obs, out)
+}
+
+// placeBy copies in into out (as long) in the order of key, 0 <= key(x) <
+// len(counts)-1, keeping the order of those with equal keys: a counting
+// sort, in linear time. counts is its scratch, cleared here; out is
+// returned.
+func placeBy[T any](out, in []T, counts []int32, key func(*T) int) []T {
+	clear(counts)
+	for i := range in {
+		counts[key(&in[i])+1]++
+	}
+	for k := 1; k < len(counts); k++ {
+		counts[k] += counts[k-1]
+	}
+	for i := range in {
+		k := key(&in[i])
+		out[counts[k]] = in[i]
+		counts[k]++
+	}
+	return out
 }

@@ -32,36 +32,7 @@ func TestTraceFileLinesAreJSONThatTheStandardGzipReaderReads(t *testing.T) {
 	if err := tf.Close(0xabc, 3); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(gz)
-	type line struct {
-		Step   uint64 `json:"step"`
-		AtNs   int64  `json:"at_ns"`
-		Kind   string `json:"kind"`
-		Node   string `json:"node"`
-		From   string `json:"from"`
-		Detail string `json:"detail"`
-		Hash   string `json:"trace_hash"`
-	}
-	var got []line
-	for sc.Scan() {
-		var l line
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatalf("line %d is not JSON: %v: %s", len(got)+1, err, sc.Bytes())
-		}
-		got = append(got, l)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
+	got := readTrace(t, path)
 	if len(got) != len(want)+1 {
 		t.Fatalf("%d lines, want %d records and the hash line", len(got), len(want))
 	}
@@ -100,6 +71,38 @@ func TestTraceFileKeepsOrderAcrossChunks(t *testing.T) {
 	if err := tf.Close(7, n); err != nil {
 		t.Fatal(err)
 	}
+	lines := readTrace(t, path)
+	if len(lines) != n+1 {
+		t.Fatalf("%d lines, want %d", len(lines), n+1)
+	}
+	for i, l := range lines[:n] {
+		if l.Step != uint64(i+1) {
+			t.Fatalf("line %d holds step %d", i+1, l.Step)
+		}
+	}
+	if l := lines[n/2]; l.Detail != long {
+		t.Fatalf("line %d's long detail came back %d bytes long", n/2+1, len(l.Detail))
+	}
+	if l := lines[n]; l.Hash != "0000000000000007" {
+		t.Fatalf("last line %+v", l)
+	}
+}
+
+// traceLine is a line of the trace file, as a JSON reader sees it.
+type traceLine struct {
+	Step   uint64 `json:"step"`
+	AtNs   int64  `json:"at_ns"`
+	Kind   string `json:"kind"`
+	Node   string `json:"node"`
+	From   string `json:"from"`
+	Detail string `json:"detail"`
+	Hash   string `json:"trace_hash"`
+}
+
+// readTrace reads a trace file back with the standard library's gzip and
+// JSON readers; every line must be JSON.
+func readTrace(t *testing.T, path string) []traceLine {
+	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -111,28 +114,16 @@ func TestTraceFileKeepsOrderAcrossChunks(t *testing.T) {
 	}
 	sc := bufio.NewScanner(gz)
 	sc.Buffer(nil, 4*traceChunkBytes)
-	lines := 0
+	var lines []traceLine
 	for sc.Scan() {
-		var l struct {
-			Step   uint64 `json:"step"`
-			Detail string `json:"detail"`
-			Hash   string `json:"trace_hash"`
-		}
+		var l traceLine
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatalf("line %d: %v", lines+1, err)
+			t.Fatalf("line %d is not JSON: %v: %.200s", len(lines)+1, err, sc.Bytes())
 		}
-		lines++
-		if lines <= n && l.Step != uint64(lines) {
-			t.Fatalf("line %d holds step %d", lines, l.Step)
-		}
-		if lines == n/2+1 && l.Detail != long {
-			t.Fatalf("line %d's long detail came back %d bytes long", lines, len(l.Detail))
-		}
-		if lines == n+1 && l.Hash != "0000000000000007" {
-			t.Fatalf("last line %s", sc.Bytes())
-		}
+		lines = append(lines, l)
 	}
-	if sc.Err() != nil || lines != n+1 {
-		t.Fatalf("%d lines (%v), want %d", lines, sc.Err(), n+1)
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
 	}
+	return lines
 }

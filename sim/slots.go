@@ -22,11 +22,12 @@ import (
 // entering the near queue, a compaction, the front of the run) by a look at
 // a dense bitmap instead of at each cold event body.
 //
+// Slots never affect behaviour: execution order is (time, sequence), and an
+// EventID only cancels.
+
 // farSlotDelay is how far ahead an event must be to take a far slot.
 const farSlotDelay = time.Second
 
-// Slots never affect behaviour: execution order is (time, sequence), and an
-// EventID only cancels.
 type slots struct {
 	slab     []Event
 	nearFree []uint32

@@ -365,31 +365,54 @@ func (r *Recorder) addRare(v *Value, spans []RecordSpan, spilled bool, t Type) u
 	return uint32(r.side.Len() - 1)
 }
 
+// header is an operation's fields up to its side entry, names as numbers
+// in the recorder's tables.
+type header struct {
+	flags                        byte
+	at                           int64
+	process, f, isolation, topic uint64
+	partition                    int32
+	offset                       int64
+	side                         int // the side entry's index; -1: none
+}
+
+// header decodes operation i's header into h, and returns the reader of
+// the rest (its key and value lengths, when not spilled).
+func (r *Recorder) header(i int64, h *header) opReader {
+	d := opReader{b: r.stream.at(r.pos[i>>chunkShift][i&chunkMask]), k: 1}
+	h.flags, h.side = d.b[0], -1
+	h.at = r.timeBase[i>>timeGroupShift] + d.varint()
+	h.process = d.uvarint()
+	h.f = d.uvarint()
+	h.isolation = d.uvarint()
+	h.topic = d.uvarint()
+	h.partition = int32(d.varint())
+	h.offset = d.varint()
+	if h.flags&flagSide != 0 {
+		h.side = int(d.uvarint())
+	}
+	return d
+}
+
 // load builds operation i into op. A poll's records recorded as spans go
 // into *scratch when it is set (the caller's to reuse), else into a new
 // slice; without spans they are left out (decoding them is most of the
 // cost of a poll).
 func (r *Recorder) load(i int64, op *Op, scratch *[]Record, spans bool) {
-	d := opReader{b: r.stream.at(r.pos[i>>chunkShift][i&chunkMask]), k: 1}
-	flags := d.b[0]
-	at := r.timeBase[i>>timeGroupShift] + d.varint()
-	process := r.procs.names[d.uvarint()]
-	f := r.fs.names[d.uvarint()]
-	isolation := r.isolations.names[d.uvarint()]
-	topic := r.topics.names[d.uvarint()]
-	partition := int32(d.varint())
-	offset := d.varint()
+	var h header
+	d := r.header(i, &h)
+	flags := h.flags
 	*op = Op{
 		Index:   i,
-		Time:    at,
-		Process: process,
+		Time:    h.at,
+		Process: r.procs.names[h.process],
 		Type:    Type(flags & flagsType),
-		F:       f,
+		F:       r.fs.names[h.f],
 		Value: Value{
-			Topic:      topic,
-			Isolation:  isolation,
-			Offset:     offset,
-			Partition:  partition,
+			Topic:      r.topics.names[h.topic],
+			Isolation:  r.isolations.names[h.isolation],
+			Offset:     h.offset,
+			Partition:  h.partition,
 			HasKey:     flags&flagHasKey != 0,
 			Final:      flags&flagFinal != 0,
 			HasRecords: flags&flagHasRecords != 0,
@@ -399,8 +422,8 @@ func (r *Recorder) load(i int64, op *Op, scratch *[]Record, spans bool) {
 		op.Value.Records = emptyRecords
 	}
 	var e *rare
-	if flags&flagSide != 0 {
-		e = r.side.At(int(d.uvarint()))
+	if h.side >= 0 {
+		e = r.side.At(h.side)
 	}
 	if flags&flagSpilled == 0 {
 		keyLen, valueLen := int(d.uvarint()), int(d.uvarint())

@@ -24,68 +24,67 @@ type TopicPartition struct {
 // reading only the operations' headers and their polls' spans (no record
 // is decoded): a few tens of milliseconds for millions of operations.
 func (r *Recorder) Sizes() Sizes {
-	s := Sizes{Reads: map[TopicPartition]int{}, Acks: map[TopicPartition]int{}}
+	var s Sizes
 	send := uint64(slices.Index(r.fs.names, FSend))
 	poll := uint64(slices.Index(r.fs.names, FPoll))
 	// Counted by topic number and partition, named at the end: a map
 	// lookup per operation would cost more than the walk.
-	var acks, reads [][]int
-	count := func(byTopic [][]int, topic uint32, partition int32, n int) [][]int {
-		if partition < 0 {
-			return byTopic
-		}
-		for int(topic) >= len(byTopic) {
-			byTopic = append(byTopic, nil)
-		}
-		row := byTopic[topic]
-		if int(partition) >= len(row) {
-			row = append(row, make([]int, int(partition)+1-len(row))...)
-			byTopic[topic] = row
-		}
-		row[partition] += n
-		return byTopic
-	}
+	var acks, reads countsByTopic
+	explicit := map[TopicPartition]int{}
+	var h header
 	for i := int64(0); i < r.n; i++ {
-		d := opReader{b: r.stream.at(r.pos[i>>chunkShift][i&chunkMask]), k: 1}
-		flags := d.b[0]
-		d.varint()  // time
-		d.uvarint() // process
-		f := d.uvarint()
-		d.uvarint() // isolation
-		topic := d.uvarint()
-		partition := int32(d.varint())
-		offset := d.varint()
-		typ := Type(flags & flagsType)
+		r.header(i, &h)
+		typ := Type(h.flags & flagsType)
 		switch {
-		case f == send && typ == Invoke:
+		case h.f == send && typ == Invoke:
 			s.Sends++
-		case f == send && typ == OK && offset >= 0:
-			acks = count(acks, uint32(topic), partition, 1)
-		case f == poll && flags&flagSide != 0:
-			e := r.side.At(int(d.uvarint()))
+		case h.f == send && typ == OK && h.offset >= 0:
+			acks.add(uint32(h.topic), h.partition, 1)
+		case h.f == poll && h.side >= 0:
+			e := r.side.At(h.side)
 			for j := range e.records {
-				rec := &e.records[j]
-				s.Reads[TopicPartition{rec.Topic, rec.Partition}]++
+				explicit[TopicPartition{e.records[j].Topic, e.records[j].Partition}]++
 			}
 			for j := e.spanFrom; j < e.spanFrom+e.spanN; j++ {
 				sp := r.spans.At(int(j))
-				reads = count(reads, sp.topic, sp.partition, int(sp.hi-sp.lo))
+				reads.add(sp.topic, sp.partition, int(sp.hi-sp.lo))
 			}
 		}
 	}
-	for t, row := range acks {
-		for p, n := range row {
-			if n > 0 {
-				s.Acks[TopicPartition{r.topics.names[t], int32(p)}] += n
-			}
-		}
-	}
-	for t, row := range reads {
-		for p, n := range row {
-			if n > 0 {
-				s.Reads[TopicPartition{r.spanTopics.names[t], int32(p)}] += n
-			}
-		}
-	}
+	s.Acks = acks.named(r.topics.names, nil)
+	s.Reads = reads.named(r.spanTopics.names, explicit)
 	return s
+}
+
+// countsByTopic counts by topic number, then partition.
+type countsByTopic [][]int
+
+func (c *countsByTopic) add(topic uint32, partition int32, n int) {
+	if partition < 0 {
+		return
+	}
+	for int(topic) >= len(*c) {
+		*c = append(*c, nil)
+	}
+	row := (*c)[topic]
+	if int(partition) >= len(row) {
+		row = append(row, make([]int, int(partition)+1-len(row))...)
+		(*c)[topic] = row
+	}
+	row[partition] += n
+}
+
+// named adds the counts to m (a new map when nil), topics named by names.
+func (c countsByTopic) named(names []string, m map[TopicPartition]int) map[TopicPartition]int {
+	if m == nil {
+		m = map[TopicPartition]int{}
+	}
+	for t, row := range c {
+		for p, n := range row {
+			if n > 0 {
+				m[TopicPartition{names[t], int32(p)}] += n
+			}
+		}
+	}
+	return m
 }

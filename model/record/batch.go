@@ -277,18 +277,11 @@ func (b *Batch) EachRecord(fn func(i int, offset int64, key []byte, hasKey bool,
 
 func (b *Batch) PolledRecords(lo, hi int, yield func(offset int64, key []byte, hasKey bool, value []byte)) {
 	section := b.section()
-	at := 0
-	for i := range hi {
-		raw, size, err := decodeRecord(section[at:])
-		if err != nil {
-			panic(fmt.Sprintf("record: batch at %d: %v", b.BaseOffset, err))
-		}
+	b.walk(section, hi, func(i int, raw rawRecord) {
 		if i >= lo {
-			rec := section[at : at+size]
-			yield(b.BaseOffset+raw.offsetDelta, rec[raw.keyAt:raw.keyEnd], raw.hasKey, rec[raw.valueAt:raw.valueEnd])
+			yield(b.BaseOffset+raw.offsetDelta, section[raw.keyAt:raw.keyEnd], raw.hasKey, section[raw.valueAt:raw.valueEnd])
 		}
-		at += size
-	}
+	})
 }
 
 // section is the records section, decompressed. The batch's bytes were
@@ -549,6 +542,24 @@ func (r rawRecord) record(text string, baseTimestamp int64) Record {
 		Value: text[r.valueAt:r.valueEnd], Tombstone: !r.hasValue, Timestamp: baseTimestamp + r.timestampDelta}
 }
 
+// field decodes the length-prefixed field at pos of rec: where its bytes
+// are (a negative length is a null field, present false, at its end) and
+// whether it fits.
+func field(rec []byte, pos int) (at, end int, present, ok bool) {
+	l, k := varint(rec[pos:])
+	if k <= 0 {
+		return 0, 0, false, false
+	}
+	at = pos + k
+	if l < 0 {
+		return at, at, false, true
+	}
+	if int64(len(rec)-at) < l {
+		return 0, 0, false, false
+	}
+	return at, at + int(l), true, true
+}
+
 // walkRecords decodes the first n records of a records section and calls
 // fn with each and its index.
 func walkRecords(section []byte, n int, fn func(i int, r rawRecord)) error {
@@ -588,30 +599,12 @@ func decodeRecord(data []byte) (rawRecord, int, error) {
 		return rawRecord{}, 0, ErrCorrupt
 	}
 	pos += k
-	var l int64
-	if l, k = varint(rec[pos:]); k <= 0 {
+	var ok bool
+	if r.keyAt, r.keyEnd, r.hasKey, ok = field(rec, pos); !ok {
 		return rawRecord{}, 0, ErrCorrupt
 	}
-	pos += k
-	r.keyAt, r.keyEnd = pos, pos
-	if l >= 0 {
-		if int64(end-pos) < l {
-			return rawRecord{}, 0, ErrCorrupt
-		}
-		pos += int(l)
-		r.keyEnd, r.hasKey = pos, true
-	}
-	if l, k = varint(rec[pos:]); k <= 0 {
+	if r.valueAt, r.valueEnd, r.hasValue, ok = field(rec, r.keyEnd); !ok {
 		return rawRecord{}, 0, ErrCorrupt
-	}
-	pos += k
-	r.valueAt, r.valueEnd = pos, pos
-	if l >= 0 {
-		if int64(end-pos) < l {
-			return rawRecord{}, 0, ErrCorrupt
-		}
-		pos += int(l)
-		r.valueEnd, r.hasValue = pos, true
 	}
 	return r, end, nil
 }
