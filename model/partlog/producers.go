@@ -17,9 +17,17 @@ type BatchMeta struct {
 
 // ProducerEntry is one producer id's state on a partition.
 type ProducerEntry struct {
-	Epoch   int16
+	Epoch int16
+	// Batches is the last BatchMetadataRetained batches, oldest first: a
+	// window on array, which slides back to the array's start once in a
+	// while instead of shifting five entries on every append.
 	Batches []BatchMeta
+	array   []BatchMeta
 }
+
+// batchWindowCap is how many batches an entry's array holds before its
+// window slides back.
+const batchWindowCap = 32
 
 // ProducerState is the idempotent producers' state of one partition replica
 // (Kafka's ProducerStateManager): kept from every batch appended, as leader
@@ -52,10 +60,23 @@ func (p *ProducerState) Update(b *record.Batch) {
 		e.Epoch = b.ProducerEpoch
 		e.Batches = e.Batches[:0]
 	}
-	e.Batches = append(e.Batches, BatchMeta{FirstSeq: b.BaseSequence, LastSeq: b.LastSequence(), FirstOffset: b.BaseOffset, LastOffset: b.LastOffset()})
-	if len(e.Batches) > BatchMetadataRetained {
-		e.Batches = append(e.Batches[:0], e.Batches[len(e.Batches)-BatchMetadataRetained:]...)
+	e.appendBatch(BatchMeta{FirstSeq: b.BaseSequence, LastSeq: b.LastSequence(), FirstOffset: b.BaseOffset, LastOffset: b.LastOffset()})
+}
+
+// appendBatch adds m to the window, dropping the oldest beyond
+// BatchMetadataRetained.
+func (e *ProducerEntry) appendBatch(m BatchMeta) {
+	w := e.Batches
+	if len(w) == cap(w) {
+		// At the array's end (or on a window set from outside): slide the
+		// window, but for its oldest, to the array's start.
+		if e.array == nil {
+			e.array = make([]BatchMeta, batchWindowCap)
+		}
+		w = e.array[:copy(e.array, w[max(0, len(w)-(BatchMetadataRetained-1)):])]
 	}
+	w = append(w, m)
+	e.Batches = w[max(0, len(w)-BatchMetadataRetained):]
 }
 
 // Check validates a batch a leader is about to append, in Kafka's order
