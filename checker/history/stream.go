@@ -91,8 +91,19 @@ type opHead struct {
 	n int
 }
 
-func (h *opHead) uvarint(v uint64) { h.n += binary.PutUvarint(h.b[h.n:], v) }
-func (h *opHead) varint(v int64)   { h.n += binary.PutVarint(h.b[h.n:], v) }
+// uvarint and varint append v as encoding/binary does; most fields are
+// small numbers (names' ids, partitions, times within their group), one
+// byte each, written without binary's loop.
+func (h *opHead) uvarint(v uint64) {
+	if v < 0x80 && h.n < len(h.b) {
+		h.b[h.n] = byte(v)
+		h.n++
+		return
+	}
+	h.n += binary.PutUvarint(h.b[h.n:], v)
+}
+
+func (h *opHead) varint(v int64) { h.uvarint(uint64(v)<<1 ^ uint64(v>>63)) }
 
 // opReader decodes an operation's fields in the order they were written.
 type opReader struct {
@@ -101,13 +112,16 @@ type opReader struct {
 }
 
 func (r *opReader) uvarint() uint64 {
+	if r.k < len(r.b) && r.b[r.k] < 0x80 {
+		r.k++
+		return uint64(r.b[r.k-1])
+	}
 	v, n := binary.Uvarint(r.b[r.k:])
 	r.k += n
 	return v
 }
 
 func (r *opReader) varint() int64 {
-	v, n := binary.Varint(r.b[r.k:])
-	r.k += n
-	return v
+	u := r.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
 }
