@@ -118,10 +118,9 @@ type partitionAudit struct {
 	// 0 from a producer it held no state for, until they commit (then
 	// they are recorded) or age out (waitingMax).
 	unknownAppends []unknownAppend
-	hwChecked      map[int32]int64
-	// hwHint is, per broker, where in committed its last check ended: the
-	// next one starts there.
-	hwHint map[int32]int
+	// checks: how far each replica's high watermark has been checked (a
+	// replica set is a handful of brokers: a list, not maps).
+	checks []replicaCheck
 	// permitted says a committed batch may now vanish: an unclean election,
 	// or a recovery that lost page cache, happened since.
 	// uncleanElections: each unclean election's leader epoch and where its
@@ -346,6 +345,36 @@ type topicAudit struct {
 // part is a partition's audit state. It is asked for after every
 // acknowledgement and high-watermark move: partitions are found by topic
 // (the last one at hand) and number, with no hashing of the pair.
+// replicaCheck is how far the audit has checked one replica of a
+// partition.
+type replicaCheck struct {
+	broker int32
+	// hw is the high watermark checked up to.
+	hw int64
+	// hint is where in committed the last check ended, the next one
+	// starts there (-1: none yet).
+	hint int
+}
+
+// findCheck returns broker's entry, or nil.
+func (p *partitionAudit) findCheck(broker int32) *replicaCheck {
+	for i := range p.checks {
+		if p.checks[i].broker == broker {
+			return &p.checks[i]
+		}
+	}
+	return nil
+}
+
+// check returns broker's entry, added (nothing checked yet) if missing.
+func (p *partitionAudit) check(broker int32) *replicaCheck {
+	if c := p.findCheck(broker); c != nil {
+		return c
+	}
+	p.checks = append(p.checks, replicaCheck{broker: broker, hint: -1})
+	return &p.checks[len(p.checks)-1]
+}
+
 func (a *Audit) part(tp metadata.TopicPartition) *partitionAudit {
 	t := a.lastTopic
 	if t == nil || t.name != tp.Topic {
@@ -364,7 +393,7 @@ func (a *Audit) part(tp metadata.TopicPartition) *partitionAudit {
 	}
 	p := t.parts[tp.Partition]
 	if p == nil {
-		p = &partitionAudit{hwChecked: map[int32]int64{}, powerLossFrom: -1, ackedUpTo: -1}
+		p = &partitionAudit{powerLossFrom: -1, ackedUpTo: -1}
 		t.parts[tp.Partition] = p
 	}
 	return p
@@ -540,12 +569,12 @@ func cleaned(log *partlog.Log, offset int64) bool {
 // ReplicaHW checks the batches a replica's high watermark passed.
 func (a *Audit) ReplicaHW(broker int32, tp metadata.TopicPartition, leaderEpoch int32, leader bool, hw int64, log *partlog.Log) {
 	p := a.part(tp)
-	from := p.hwChecked[broker]
+	check := p.check(broker)
+	from := check.hw
+	check.hw = hw
 	if hw <= from {
-		p.hwChecked[broker] = hw
 		return
 	}
-	p.hwChecked[broker] = hw
 	// The furthest any replica's retention has gone: committed batches
 	// below it have expired, and a stale copy below it elsewhere (kept by
 	// a follower that a leader whose cache starts past its epoch told to
@@ -566,10 +595,7 @@ func (a *Audit) ReplicaHW(broker int32, tp metadata.TopicPartition, leaderEpoch 
 		}
 		return
 	}
-	hint, ok := p.hwHint[broker]
-	if !ok {
-		hint = -1
-	}
+	hint := check.hint
 	log.Scan(from, hw, func(b *record.Batch) bool {
 		k := keyOf(b)
 		i, found := p.committedNear(b.BaseOffset, hint)
@@ -589,10 +615,7 @@ func (a *Audit) ReplicaHW(broker int32, tp metadata.TopicPartition, leaderEpoch 
 		}
 		return true
 	})
-	if p.hwHint == nil {
-		p.hwHint = map[int32]int{}
-	}
-	p.hwHint[broker] = hint
+	p.check(broker).hint = hint // found again: the scan may have added brokers
 }
 
 // hiddenInCleanedEpochStart reports whether a follower's batch k, in place of
@@ -633,8 +656,8 @@ func (a *Audit) hiddenInCleanedEpochStart(tp metadata.TopicPartition, leaderEpoc
 // ReplicaTruncated checks that no committed batch is thrown away.
 func (a *Audit) ReplicaTruncated(broker int32, tp metadata.TopicPartition, to int64, removed []*record.Batch, why string) {
 	p := a.part(tp)
-	if h, ok := p.hwChecked[broker]; ok && h > to {
-		p.hwChecked[broker] = to
+	if c := p.findCheck(broker); c != nil && c.hw > to {
+		c.hw = to
 	}
 	if a.replicas != nil {
 		if l := a.replicas(broker, tp); l != nil && l.Compacted() {
@@ -664,7 +687,8 @@ func (a *Audit) ReplicaTruncated(broker int32, tp metadata.TopicPartition, to in
 // there on may now be lost, if no other copy survives.
 func (a *Audit) ReplicaRecovered(broker int32, tp metadata.TopicPartition, log *partlog.Log, rec partlog.Recovery) {
 	p := a.part(tp)
-	p.hwChecked[broker] = min(p.hwChecked[broker], log.LEO())
+	check := p.check(broker)
+	check.hw = min(check.hw, log.LEO())
 	if epochCheckpointFlippedOn(a.w.Disk(a.brokerNode(broker)), tp) {
 		p.epochCheckpointRead = true
 	}
