@@ -124,25 +124,48 @@ type partitionState struct {
 	lastAcked int32 // last sequence acknowledged in the current epoch, -1
 	inflight  int
 	// wakes are the times the sender must look at this partition again
-	// (scheduleNext; none: 0), recomputed when stale: whenever a batch
-	// joins or leaves the queue, is sent, comes back or gets a retry time;
-	// kept in ascending order.
+	// (scheduleNext; none: 0), recomputed when stale (look.wakesStale):
+	// whenever a batch joins or leaves the queue, is sent, comes back or
+	// gets a retry time; kept in ascending order.
 	wakes [3]time.Duration
-	stale bool
-	// version counts the changes to the partition's queue and its
-	// batches' states (changed). idleVersion, idleGen and idleUntil: at
-	// that version, and that p.sendGen, the sender found nothing it could
-	// send before idleUntil, so it need not look until then.
-	version, idleVersion uint64
-	idleGen              uint64
-	idleUntil            time.Duration
+	// look is the partition's entry in the producer's looks (nil for the
+	// records waiting for metadata, which the sender does not look at).
+	look *sendLook
+}
+
+// sendLook is what every pass of the sender reads of one partition: the
+// entries of all partitions sit side by side (Producer.looks), so that a
+// pass over a dozen partitions touches a few cache lines rather than two
+// dozen scattered ones.
+type sendLook struct {
+	// idle: the sender found nothing it could send before idleUntil, and
+	// neither the partition (changed, maySendSooner) nor what every
+	// partition's sending depends on (lookAtAll) changed since, so it
+	// need not look until then.
+	idle      bool
+	idleUntil time.Duration
+	// wakesStale: the partition's wakes must be computed again. Else
+	// firstWake is the first of them after the time it was found, or
+	// never: the first after any later time too, while it is still ahead.
+	wakesStale bool
+	firstWake  time.Duration
 }
 
 // changed notes that the partition's queue or a batch in it changed: its
 // wake-up times are stale, and the sender must look at it again.
 func (st *partitionState) changed() {
-	st.stale = true
-	st.version++
+	if st.look != nil {
+		st.look.idle = false
+		st.look.wakesStale = true
+	}
+}
+
+// maySendSooner notes that a batch may go before the sender's last look
+// at the partition said (a batch filled up): the sender must look again.
+func (st *partitionState) maySendSooner() {
+	if st.look != nil {
+		st.look.idle = false
+	}
 }
 
 type inflightReq struct {
@@ -208,9 +231,12 @@ type Producer struct {
 	valuePrefix string
 	values      valueBlock // the block values are cut from (nextValue)
 	seq         int
-	// keyNames caches "k<n>" for the first keyNamesMax keys: a key is
-	// drawn per record, and its name is the same string every time.
-	keyNames []string
+	// keyNames holds "k<n>" of the first keyNamesMax keys back to back,
+	// keyNameEnds where each ends: a key is drawn per record, and its name
+	// is cut from one block of a few kilobytes, so that keys drawn at
+	// random touch few cache lines.
+	keyNames    string
+	keyNameEnds []int32
 	// expireFloor: no queued batch was created before it, so none can
 	// expire before expireFloor + delivery.timeout.ms (valid while
 	// haveFloor; a batch created since lowers it).
@@ -227,17 +253,14 @@ type Producer struct {
 	epoch    int16
 	pidCorr  uint64
 	needBump bool
-	// sendGen counts what may change every partition's sending at once:
-	// epoch bumps (maybeBumpEpoch) and metadata answers (a leader found or
-	// lost).
-	sendGen uint64
-
-	// parts' accumulator state by partition; pending holds records sent
-	// before any metadata (partition -1).
+	// parts' accumulator state by partition, and looks, what the sender
+	// reads of each on every pass (state[i].look is &looks[i]); pending
+	// holds records sent before any metadata (partition -1).
 	state    []*partitionState
+	looks    []sendLook
 	pending  *partitionState
-	inflight map[uint64]*inflightReq
-	perNode  map[int32]int
+	inflight inflightTable
+	perNode  nodeCounts
 	// spareBatches are settled batches, for new ones to reuse: nothing
 	// refers to a batch or its records once complete has settled it (its
 	// request left the in-flight table first, the logs keep the built
@@ -293,10 +316,10 @@ func (p *Producer) Start(env sim.Env) {
 		}
 	}
 	p.pid, p.epoch = record.NoProducer, -1
-	p.state = nil
+	p.state, p.looks = nil, nil
 	p.pending = nil
-	p.inflight = map[uint64]*inflightReq{}
-	p.perNode = map[int32]int{}
+	p.inflight = inflightTable{}
+	p.perNode = nodeCounts{}
 	p.brokers = map[int32]sim.NodeID{}
 	p.sticky = -1
 	p.refreshMetadata()
@@ -364,7 +387,7 @@ func (p *Producer) Fire(t sim.Timer) {
 		p.senderAt = 0
 		p.runSender()
 	case timerRequest:
-		if _, ok := p.inflight[pt.corr()]; ok {
+		if p.inflight.get(pt.corr()) != nil {
 			p.failRequest(pt.corr(), proto.RequestTimedOut)
 		}
 	case timerMetadata:
@@ -384,13 +407,12 @@ func (p *Producer) Fire(t sim.Timer) {
 }
 
 func (p *Producer) inflightFor(node sim.NodeID) []uint64 {
-	var out []uint64
-	for c, r := range p.inflight { // kafkasim:orderless: sorted below
-		if r.node == node {
-			out = append(out, c)
+	var out []uint64 // in correlation order, as the table holds them
+	for _, e := range p.inflight.reqs {
+		if e.req.node == node {
+			out = append(out, e.corr)
 		}
 	}
-	slices.Sort(out)
 	return out
 }
 
@@ -445,7 +467,7 @@ func (p *Producer) handleMetadata(m *proto.MetadataResponse) {
 		parts[i].known = parts[i].leader >= 0 && listed
 	}
 	p.parts = parts
-	p.sendGen++
+	p.lookAtAll()
 	p.metaValid = true
 	p.partitionPending()
 	if p.cfg.EnableIdempotence && p.pid == record.NoProducer && p.pidCorr == 0 {
@@ -528,13 +550,21 @@ func (p *Producer) keyName(n int) string {
 	if n >= keyNamesMax {
 		return "k" + strconv.Itoa(n)
 	}
-	if p.keyNames == nil {
-		p.keyNames = make([]string, min(p.cfg.Keys, keyNamesMax))
+	if p.keyNameEnds == nil {
+		count := min(p.cfg.Keys, keyNamesMax)
+		p.keyNameEnds = make([]int32, count)
+		var block []byte
+		for k := range count {
+			block = strconv.AppendInt(append(block, 'k'), int64(k), 10)
+			p.keyNameEnds[k] = int32(len(block))
+		}
+		p.keyNames = string(block)
 	}
-	if p.keyNames[n] == "" {
-		p.keyNames[n] = "k" + strconv.Itoa(n)
+	start := int32(0)
+	if n > 0 {
+		start = p.keyNameEnds[n-1]
 	}
-	return p.keyNames[n]
+	return p.keyNames[start:p.keyNameEnds[n]]
 }
 
 // valuesPerBlock is how many consecutive values nextValue builds at once.
@@ -710,7 +740,7 @@ func (p *Producer) append(pr pendingRecord) {
 	b.bytes += size
 	if b.bytes+size > p.cfg.BatchSize {
 		b.closed = true
-		st.version++ // it may go before its linger is up
+		st.maySendSooner() // before its linger is up
 	}
 	if b.closed {
 		p.wakeSender(0)
@@ -739,10 +769,35 @@ func (p *Producer) partState(part int32) *partitionState {
 		}
 		return p.pending
 	}
-	for int(part) >= len(p.state) {
-		p.state = append(p.state, &partitionState{lastAcked: -1})
+	if int(part) >= len(p.state) {
+		p.growState(int(part) + 1)
 	}
 	return p.state[part]
+}
+
+// growState makes room for n partitions: new states, and looks in a new
+// array that the states point into again.
+func (p *Producer) growState(n int) {
+	for len(p.state) < n {
+		p.state = append(p.state, &partitionState{lastAcked: -1})
+	}
+	looks := make([]sendLook, n)
+	copy(looks, p.looks)
+	for i := len(p.looks); i < n; i++ {
+		looks[i].wakesStale = true
+	}
+	p.looks = looks
+	for i, st := range p.state {
+		st.look = &looks[i]
+	}
+}
+
+// lookAtAll notes that every partition's sending may have changed (an
+// epoch bump, a metadata answer): the sender must look at each again.
+func (p *Producer) lookAtAll() {
+	for i := range p.looks {
+		p.looks[i].idle = false
+	}
 }
 
 func (p *Producer) wakeSender(after time.Duration) {

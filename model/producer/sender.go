@@ -15,6 +15,9 @@ import (
 // The sender: drains ready batches into produce requests, one per leader
 // broker, and settles each batch from the answer.
 
+// never is a time that does not come: no wake-up, nothing until a change.
+const never = time.Duration(math.MaxInt64)
+
 // runSender expires overdue batches, then sends what is ready.
 func (p *Producer) runSender() {
 	now := p.env.Now()
@@ -38,14 +41,19 @@ func (p *Producer) runSender() {
 	// Whether each leader met has room for a request: the counts change
 	// only when the requests go, after this loop.
 	var room leaderRoom
-	for i, st := range p.state {
-		part := int32(i)
-		if int(part) >= len(p.parts) || len(st.queue) == 0 {
-			continue // nothing to send, nor to find a leader for
-		}
-		if st.idleVersion == st.version && st.idleGen == p.sendGen && now < st.idleUntil {
+	for i := range p.looks {
+		look := &p.looks[i]
+		if look.idle && now < look.idleUntil {
 			// Nothing changed since it had nothing ready before then, nor
 			// did the metadata: its leader is known, as it was.
+			continue
+		}
+		part, st := int32(i), p.state[i]
+		if int(part) >= len(p.parts) || len(st.queue) == 0 {
+			// Nothing to send, nor to find a leader for, until a batch
+			// joins the queue (changed) or the metadata lists the
+			// partition (lookAtAll).
+			look.idle, look.idleUntil = true, never
 			continue
 		}
 		info := p.parts[part]
@@ -64,7 +72,7 @@ func (p *Producer) runSender() {
 		}
 		b, until := p.nextToSend(part, now)
 		if b == nil {
-			st.idleVersion, st.idleGen, st.idleUntil = st.version, p.sendGen, until
+			look.idle, look.idleUntil = true, until
 			continue
 		}
 		i := slices.Index(brokers, info.leader)
@@ -111,7 +119,7 @@ func (r *leaderRoom) has(p *Producer, leader int32) bool {
 			return r.room[i]
 		}
 	}
-	ok := p.perNode[leader] < p.cfg.MaxInFlight
+	ok := p.perNode.get(leader) < p.cfg.MaxInFlight
 	if r.n < len(r.ids) {
 		r.ids[r.n], r.room[r.n] = leader, ok
 		r.n++
@@ -142,7 +150,6 @@ func (p *Producer) partitionPending() {
 // (its version) or the epoch is bumped: a linger or a backoff running out
 // is the only thing time changes here.
 func (p *Producer) nextToSend(part int32, now time.Duration) (*pbatch, time.Duration) {
-	const never = time.Duration(math.MaxInt64)
 	st := p.state[part]
 	if p.needBump && p.cfg.EnableIdempotence {
 		return nil, never
@@ -241,8 +248,8 @@ func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
 	*ir = inflightReq{broker: broker, node: node, batches: append(sr.batches[:0:len(sr.batches)], batches...), sent: sr}
 	sr.timeout = newTimer(timerRequest, p.corr)
 	ir.timer = p.env.After(p.cfg.RequestTimeout, &sr.timeout)
-	p.inflight[p.corr] = ir
-	p.perNode[broker]++
+	p.inflight.add(p.corr, ir)
+	p.perNode.add(broker, 1)
 }
 
 // sentRequest is a produce request and what the producer keeps of it while
@@ -314,21 +321,27 @@ func unsentAfter(batches []*pbatch) bool {
 
 // scheduleNext wakes the sender for the next linger expiry, retry or expiry.
 func (p *Producer) scheduleNext(now time.Duration) {
-	next := time.Duration(math.MaxInt64)
-	for _, st := range p.state {
-		if st.stale {
-			st.wakes = p.wakesOf(st)
-			slices.Sort(st.wakes[:]) // the first one still ahead is the one
-			st.stale = false
-		}
-		for _, t := range st.wakes {
-			if t > now {
-				next = min(next, t)
-				break
+	next := never
+	for i := range p.looks {
+		look := &p.looks[i]
+		if look.wakesStale || look.firstWake <= now {
+			st := p.state[i]
+			if look.wakesStale {
+				st.wakes = p.wakesOf(st)
+				slices.Sort(st.wakes[:]) // the first one still ahead is the one
+				look.wakesStale = false
+			}
+			look.firstWake = never
+			for _, t := range st.wakes {
+				if t > now {
+					look.firstWake = t
+					break
+				}
 			}
 		}
+		next = min(next, look.firstWake)
 	}
-	if next < math.MaxInt64 {
+	if next < never {
 		p.wakeSender(next - now)
 	}
 }
@@ -358,8 +371,8 @@ func (p *Producer) wakesOf(st *partitionState) (w [3]time.Duration) {
 }
 
 func (p *Producer) handleProduceResponse(m *proto.ProduceResponse) {
-	ir, ok := p.inflight[m.CorrelationID]
-	if !ok {
+	ir := p.inflight.get(m.CorrelationID)
+	if ir == nil {
 		return // answered after we gave up on it: the batches were settled
 	}
 	p.finishRequest(m.CorrelationID, ir)
@@ -391,9 +404,9 @@ func resultFor(m *proto.ProduceResponse, partition int32) (proto.ProducePartitio
 }
 
 func (p *Producer) finishRequest(corr uint64, ir *inflightReq) {
-	delete(p.inflight, corr)
+	p.inflight.remove(corr)
 	p.env.Cancel(ir.timer)
-	p.perNode[ir.broker]--
+	p.perNode.add(ir.broker, -1)
 	for _, b := range ir.batches {
 		if !b.inflight || b.request != corr {
 			panic(fmt.Sprintf("producer %s: a batch of request %d is not in flight in it (in flight: %v, in request %d)", p.cfg.Name, corr, b.inflight, b.request))
@@ -408,7 +421,7 @@ func (p *Producer) finishRequest(corr uint64, ir *inflightReq) {
 // failRequest settles a request that got no answer: the connection died or
 // it timed out. Whatever it carried may have been appended.
 func (p *Producer) failRequest(corr uint64, err proto.ErrorCode) {
-	ir := p.inflight[corr]
+	ir := p.inflight.get(corr)
 	p.finishRequest(corr, ir)
 	for _, b := range ir.batches {
 		p.retryOrFail(b, err, true)
@@ -607,11 +620,11 @@ func (p *Producer) setExpireFloor() {
 // restarts every partition's sequences; batches not yet settled are rebuilt
 // under the new epoch.
 func (p *Producer) maybeBumpEpoch() {
-	if len(p.inflight) > 0 {
+	if p.inflight.len() > 0 {
 		return
 	}
 	p.needBump = false
-	p.sendGen++
+	p.lookAtAll()
 	if !p.cfg.EnableIdempotence || p.pid == record.NoProducer {
 		return
 	}

@@ -26,3 +26,19 @@ func TestValuesAreThePrefixAndTheSequence(t *testing.T) {
 		}
 	}
 }
+
+// Key names are "k<n>", cut from one block for the first keyNamesMax keys
+// and built each time above them, whatever order keys are drawn in.
+func TestKeyNamesAreKAndTheNumber(t *testing.T) {
+	for _, keys := range []int{1, 10, 1000, keyNamesMax, 3 * keyNamesMax} {
+		p := &Producer{cfg: Config{Keys: keys}}
+		for _, n := range []int{keys - 1, 0, keys / 2, 9, 10, 99, 100, keyNamesMax - 1, keyNamesMax, keys - 1} {
+			if n < 0 || n >= keys {
+				continue
+			}
+			if got, want := p.keyName(n), "k"+strconv.Itoa(n); got != want {
+				t.Fatalf("key %d of %d: name %q, want %q", n, keys, got, want)
+			}
+		}
+	}
+}
