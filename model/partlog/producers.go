@@ -34,27 +34,70 @@ const batchWindowCap = 32
 // or follower, and rebuilt after recovery or truncation from the latest
 // producer-state snapshot and the log after it (snapshots.go).
 type ProducerState struct {
-	entries map[int64]*ProducerEntry
+	// Entries by producer id: pids[i]'s is entries[i]. A partition hears
+	// from a few producers, so a short list is searched; past
+	// producersIndexedFrom, index finds them.
+	pids    []int64
+	entries []*ProducerEntry
+	index   map[int64]int
 }
 
+// producersIndexedFrom is how many producers a partition's state holds
+// before it indexes them by a map.
+const producersIndexedFrom = 16
+
 // NewProducerState is empty state.
-func NewProducerState() *ProducerState { return &ProducerState{entries: map[int64]*ProducerEntry{}} }
+func NewProducerState() *ProducerState { return &ProducerState{} }
 
 // Entry returns a producer's state, or nil.
-func (p *ProducerState) Entry(pid int64) *ProducerEntry { return p.entries[pid] }
+func (p *ProducerState) Entry(pid int64) *ProducerEntry {
+	if p.index != nil {
+		if i, ok := p.index[pid]; ok {
+			return p.entries[i]
+		}
+		return nil
+	}
+	for i, x := range p.pids {
+		if x == pid {
+			return p.entries[i]
+		}
+	}
+	return nil
+}
+
+// set makes e the state of producer pid.
+func (p *ProducerState) set(pid int64, e *ProducerEntry) {
+	if old := p.Entry(pid); old != nil {
+		*old = *e
+		return
+	}
+	p.pids = append(p.pids, pid)
+	p.entries = append(p.entries, e)
+	if p.index == nil && len(p.pids) < producersIndexedFrom {
+		return
+	}
+	if p.index == nil {
+		p.index = make(map[int64]int, len(p.pids))
+		for i, x := range p.pids {
+			p.index[x] = i
+		}
+		return
+	}
+	p.index[pid] = len(p.pids) - 1
+}
 
 // Len is the number of producers tracked.
-func (p *ProducerState) Len() int { return len(p.entries) }
+func (p *ProducerState) Len() int { return len(p.pids) }
 
 // Update records an appended batch.
 func (p *ProducerState) Update(b *record.Batch) {
 	if b.ProducerID < 0 {
 		return
 	}
-	e := p.entries[b.ProducerID]
+	e := p.Entry(b.ProducerID)
 	if e == nil {
 		e = &ProducerEntry{Epoch: b.ProducerEpoch}
-		p.entries[b.ProducerID] = e
+		p.set(b.ProducerID, e)
 	}
 	if b.ProducerEpoch > e.Epoch {
 		e.Epoch = b.ProducerEpoch
@@ -89,7 +132,7 @@ func (p *ProducerState) Check(b *record.Batch) (*BatchMeta, proto.ErrorCode) {
 	if b.ProducerID < 0 {
 		return nil, proto.None
 	}
-	e := p.entries[b.ProducerID]
+	e := p.Entry(b.ProducerID)
 	if e == nil {
 		return nil, proto.None
 	}

@@ -11,8 +11,8 @@ import (
 
 // TestProducerStateKeepsTheLastFiveBatches holds the state's window of each
 // producer's batches to a plain list cut to its last five, across epoch
-// bumps, snapshot restores and long runs of appends (the window's array
-// slides back every few dozen).
+// bumps, snapshot restores, long runs of appends (the window's array slides
+// back every few dozen) and many producers (the state indexes them).
 func TestProducerStateKeepsTheLastFiveBatches(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		state := NewProducerState()
@@ -22,8 +22,11 @@ func TestProducerStateKeepsTheLastFiveBatches(t *testing.T) {
 		}
 		want := map[int64]*model{}
 		offset := int64(0)
+		// Two producers slide their windows often; forty make the state
+		// index them.
+		producers := rapid.SampledFrom([]int64{2, 40}).Draw(t, "producers")
 		for step := range rapid.IntRange(1, 400).Draw(t, "steps") {
-			pid := rapid.Int64Range(0, 1).Draw(t, "pid")
+			pid := rapid.Int64Range(0, producers-1).Draw(t, "pid")
 			m := want[pid]
 			if m == nil {
 				m = &model{}
@@ -69,6 +72,9 @@ func TestProducerStateKeepsTheLastFiveBatches(t *testing.T) {
 				e := state.Entry(pid)
 				if e == nil {
 					t.Fatalf("step %d: producer %d has no state", step, pid)
+				}
+				if state.Len() != len(want) {
+					t.Fatalf("step %d: state of %d producers, want %d", step, state.Len(), len(want))
 				}
 				if !slices.Equal(e.Batches, m.batches) {
 					t.Fatalf("step %d: producer %d remembers %v, want %v", step, pid, e.Batches, m.batches)

@@ -71,9 +71,9 @@ var errCorruptSnapshot = errors.New("corrupt producer-state snapshot")
 
 // encodeSnapshot writes each producer's epoch and last batch.
 func (p *ProducerState) encodeSnapshot() []byte {
-	pids := make([]int64, 0, len(p.entries))
-	for pid, e := range p.entries { // kafkasim:orderless: sorted below
-		if len(e.Batches) > 0 {
+	pids := make([]int64, 0, len(p.pids))
+	for i, pid := range p.pids {
+		if len(p.entries[i].Batches) > 0 {
 			pids = append(pids, pid)
 		}
 	}
@@ -82,7 +82,7 @@ func (p *ProducerState) encodeSnapshot() []byte {
 	binary.BigEndian.PutUint16(buf, snapshotVersion)
 	binary.BigEndian.PutUint32(buf[6:], uint32(len(pids)))
 	for _, pid := range pids {
-		e := p.entries[pid]
+		e := p.Entry(pid)
 		m := e.Batches[len(e.Batches)-1]
 		buf = binary.BigEndian.AppendUint64(buf, uint64(pid))
 		buf = binary.BigEndian.AppendUint16(buf, uint16(e.Epoch))
@@ -112,8 +112,8 @@ func decodeSnapshot(data []byte) (*ProducerState, error) {
 		lastOffset := int64(binary.BigEndian.Uint64(b[14:]))
 		delta := int32(binary.BigEndian.Uint32(b[22:]))
 		firstSeq := int32((int64(lastSeq) - int64(delta) + 1<<31) % (1 << 31)) // sequences wrap at 2^31
-		p.entries[pid] = &ProducerEntry{Epoch: int16(binary.BigEndian.Uint16(b[8:])),
-			Batches: []BatchMeta{{FirstSeq: firstSeq, LastSeq: lastSeq, FirstOffset: lastOffset - int64(delta), LastOffset: lastOffset}}}
+		p.set(pid, &ProducerEntry{Epoch: int16(binary.BigEndian.Uint16(b[8:])),
+			Batches: []BatchMeta{{FirstSeq: firstSeq, LastSeq: lastSeq, FirstOffset: lastOffset - int64(delta), LastOffset: lastOffset}}})
 	}
 	return p, nil
 }
