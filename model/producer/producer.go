@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"kafkasim/checker/history"
+	"kafkasim/internal/corrlist"
 	"kafkasim/internal/spare"
 	"kafkasim/model/proto"
 	"kafkasim/model/record"
@@ -259,7 +260,7 @@ type Producer struct {
 	state    []*partitionState
 	looks    []sendLook
 	pending  *partitionState
-	inflight inflightTable
+	inflight corrlist.List[*inflightReq]
 	perNode  nodeCounts
 	// spareBatches are settled batches, for new ones to reuse: nothing
 	// refers to a batch or its records once complete has settled it (its
@@ -318,7 +319,7 @@ func (p *Producer) Start(env sim.Env) {
 	p.pid, p.epoch = record.NoProducer, -1
 	p.state, p.looks = nil, nil
 	p.pending = nil
-	p.inflight = inflightTable{}
+	p.inflight = corrlist.List[*inflightReq]{}
 	p.perNode = nodeCounts{}
 	p.brokers = map[int32]sim.NodeID{}
 	p.sticky = -1
@@ -387,7 +388,7 @@ func (p *Producer) Fire(t sim.Timer) {
 		p.senderAt = 0
 		p.runSender()
 	case timerRequest:
-		if p.inflight.get(pt.corr()) != nil {
+		if _, ok := p.inflight.Get(pt.corr()); ok {
 			p.failRequest(pt.corr(), proto.RequestTimedOut)
 		}
 	case timerMetadata:
@@ -407,10 +408,10 @@ func (p *Producer) Fire(t sim.Timer) {
 }
 
 func (p *Producer) inflightFor(node sim.NodeID) []uint64 {
-	var out []uint64 // in correlation order, as the table holds them
-	for _, e := range p.inflight.reqs {
-		if e.req.node == node {
-			out = append(out, e.corr)
+	var out []uint64 // in correlation order, as the list holds them
+	for corr, r := range p.inflight.All() {
+		if r.node == node {
+			out = append(out, corr)
 		}
 	}
 	return out

@@ -248,7 +248,7 @@ func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
 	*ir = inflightReq{broker: broker, node: node, batches: append(sr.batches[:0:len(sr.batches)], batches...), sent: sr}
 	sr.timeout = newTimer(timerRequest, p.corr)
 	ir.timer = p.env.After(p.cfg.RequestTimeout, &sr.timeout)
-	p.inflight.add(p.corr, ir)
+	p.inflight.Add(p.corr, ir)
 	p.perNode.add(broker, 1)
 }
 
@@ -371,8 +371,8 @@ func (p *Producer) wakesOf(st *partitionState) (w [3]time.Duration) {
 }
 
 func (p *Producer) handleProduceResponse(m *proto.ProduceResponse) {
-	ir := p.inflight.get(m.CorrelationID)
-	if ir == nil {
+	ir, ok := p.inflight.Get(m.CorrelationID)
+	if !ok {
 		return // answered after we gave up on it: the batches were settled
 	}
 	p.finishRequest(m.CorrelationID, ir)
@@ -404,7 +404,7 @@ func resultFor(m *proto.ProduceResponse, partition int32) (proto.ProducePartitio
 }
 
 func (p *Producer) finishRequest(corr uint64, ir *inflightReq) {
-	p.inflight.remove(corr)
+	p.inflight.Remove(corr)
 	p.env.Cancel(ir.timer)
 	p.perNode.add(ir.broker, -1)
 	for _, b := range ir.batches {
@@ -421,7 +421,7 @@ func (p *Producer) finishRequest(corr uint64, ir *inflightReq) {
 // failRequest settles a request that got no answer: the connection died or
 // it timed out. Whatever it carried may have been appended.
 func (p *Producer) failRequest(corr uint64, err proto.ErrorCode) {
-	ir := p.inflight.get(corr)
+	ir, _ := p.inflight.Get(corr)
 	p.finishRequest(corr, ir)
 	for _, b := range ir.batches {
 		p.retryOrFail(b, err, true)
@@ -620,7 +620,7 @@ func (p *Producer) setExpireFloor() {
 // restarts every partition's sequences; batches not yet settled are rebuilt
 // under the new epoch.
 func (p *Producer) maybeBumpEpoch() {
-	if p.inflight.len() > 0 {
+	if p.inflight.Len() > 0 {
 		return
 	}
 	p.needBump = false

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"kafkasim/checker/history"
+	"kafkasim/internal/corrlist"
 	"kafkasim/model/proto"
 	"kafkasim/model/record"
 	"kafkasim/sim"
@@ -153,13 +154,21 @@ type Reader struct {
 	// partition had no leader.
 	leaderlessAt time.Duration
 	stopped      bool
-	requests     map[uint64]string                 // other requests in flight: kind
-	fetchFrom    map[uint64][]proto.FetchPartition // fetch in flight: what it asked for
+	// requests in flight: their kind ("fetch", "reset", "end",
+	// "validate") and, for a fetch, what it asked for.
+	requests corrlist.List[request]
 	// leaderScratch is fetchMissing's list of leaders.
 	leaderScratch []int32
 
 	// Stats for reports and tests.
 	Stats Stats
+}
+
+// request is a request in flight: its kind and, for a fetch, the
+// partitions it asked for.
+type request struct {
+	kind  string
+	parts []proto.FetchPartition
 }
 
 // Stats counts what the reader did.
@@ -179,8 +188,7 @@ func (r *Reader) Start(env sim.Env) {
 	}
 	r.brokers = map[int32]sim.NodeID{}
 	r.pos = map[partKey]*position{}
-	r.requests = map[uint64]string{}
-	r.fetchFrom = map[uint64][]proto.FetchPartition{}
+	r.requests = corrlist.List[request]{}
 	if env.Incarnation() > 1 && r.rec != nil {
 		r.rec.Restarted(r.cfg.Name) // the world recorded the death (Recorder.Died)
 	}
@@ -255,15 +263,13 @@ func (r *Reader) Fire(t sim.Timer) {
 		r.refreshMetadata()
 		r.env.After(r.cfg.MetadataMaxAge, rtimer{kind: timerMetadataAge})
 	case timerRequest:
-		if kind, ok := r.requests[rt.corr]; ok {
-			delete(r.requests, rt.corr)
-			if kind == "fetch" {
+		if req, ok := r.requests.Remove(rt.corr); ok {
+			if req.kind == "fetch" {
 				r.fetchDone(rt.corr)
-				delete(r.fetchFrom, rt.corr)
 				r.refreshMetadata()
 				return
 			}
-			r.requestFailed(kind)
+			r.requestFailed(req.kind)
 		}
 	}
 }
@@ -381,7 +387,7 @@ func (r *Reader) listOffsets(ts int64, forEnd bool) {
 		if forEnd {
 			kind = "end"
 		}
-		r.requests[r.corr] = kind
+		r.requests.Add(r.corr, request{kind: kind})
 		r.env.Send(node, &proto.ListOffsetsRequest{CorrelationID: r.corr, Partitions: byLeader[l], ReadCommitted: r.cfg.Isolation == "read_committed"})
 		r.env.After(r.cfg.RequestTimeout/10, rtimer{kind: timerRequest, corr: r.corr})
 	}
@@ -403,11 +409,11 @@ func (r *Reader) requestFailed(kind string) {
 }
 
 func (r *Reader) handleListOffsets(m *proto.ListOffsetsResponse) {
-	kind, ok := r.requests[m.CorrelationID]
+	req, ok := r.requests.Remove(m.CorrelationID)
 	if !ok {
 		return
 	}
-	delete(r.requests, m.CorrelationID)
+	kind := req.kind
 	for _, lp := range m.Partitions {
 		p := r.pos[partKey{lp.Topic, lp.Partition}]
 		if p == nil {
@@ -467,17 +473,16 @@ func (r *Reader) validate() {
 			r.pos[partKey{vp.Topic, vp.Partition}].validateAfter = r.env.Now() + r.cfg.RequestTimeout/10
 		}
 		r.corr++
-		r.requests[r.corr] = "validate"
+		r.requests.Add(r.corr, request{kind: "validate"})
 		r.env.Send(node, &proto.OffsetsForLeaderEpochRequest{CorrelationID: r.corr, Partitions: byLeader[l]})
 		r.env.After(r.cfg.RequestTimeout/10, rtimer{kind: timerRequest, corr: r.corr})
 	}
 }
 
 func (r *Reader) handleValidation(m *proto.OffsetsForLeaderEpochResponse) {
-	if _, ok := r.requests[m.CorrelationID]; !ok {
+	if _, ok := r.requests.Remove(m.CorrelationID); !ok {
 		return
 	}
-	delete(r.requests, m.CorrelationID)
 	for _, vp := range m.Partitions {
 		p := r.pos[partKey{vp.Topic, vp.Partition}]
 		if p == nil || !p.validating {
@@ -599,12 +604,11 @@ func (r *Reader) fetchMissing() {
 		}
 		r.corr++
 		r.fetching.set(l, r.corr)
-		r.fetchFrom[r.corr] = parts
 		box.req = proto.FetchRequest{CorrelationID: r.corr, ReplicaID: -1, BrokerEpoch: -1, MaxWait: r.cfg.FetchMaxWait, Partitions: parts}
 		r.env.Send(node, &box.req)
 		box.timer = rtimer{kind: timerRequest, corr: r.corr}
 		r.env.After(r.cfg.FetchMaxWait+r.cfg.RequestTimeout/10, &box.timer)
-		r.requests[r.corr] = "fetch"
+		r.requests.Add(r.corr, request{kind: "fetch", parts: parts})
 	}
 }
 
@@ -622,14 +626,13 @@ func (r *Reader) wantsFetch(p *position) bool {
 }
 
 func (r *Reader) handleFetch(m *proto.FetchResponse) {
-	kind, ok := r.requests[m.CorrelationID]
-	if !ok || kind != "fetch" {
+	req, ok := r.requests.Get(m.CorrelationID)
+	if !ok || req.kind != "fetch" {
 		return
 	}
-	delete(r.requests, m.CorrelationID)
+	r.requests.Remove(m.CorrelationID)
 	r.fetchDone(m.CorrelationID)
-	from := r.fetchFrom[m.CorrelationID]
-	delete(r.fetchFrom, m.CorrelationID)
+	from := req.parts
 	refresh := false
 	for _, fp := range m.Partitions {
 		k := partKey{fp.Topic, fp.Partition}
@@ -847,8 +850,8 @@ func (r *Reader) askFinalEnds() {
 	if !missing {
 		return
 	}
-	for _, kind := range r.requests { // kafkasim:orderless: a membership test
-		if kind == "end" {
+	for _, req := range r.requests.All() {
+		if req.kind == "end" {
 			return
 		}
 	}
