@@ -202,6 +202,9 @@ type Disk struct {
 	// of bytes only the cache held yet leaves the durable copy clean once
 	// the write settles, so a later power loss changes those bytes back.
 	flips []Flip
+	// dropped counts the entries dropped from files: a FileRef made
+	// before the last drop looks its name up again.
+	dropped uint64
 }
 
 func newDisk(w *World, owner NodeID, opts DiskOptions, rng *rand.Rand) *Disk {
@@ -236,7 +239,29 @@ func (d *Disk) entry(name string) *fileEntry {
 func (d *Disk) tidy(name string, e *fileEntry) {
 	if e.cache == nil && e.durable == nil && len(e.ops.pending()) == 0 && d.files[name] == e {
 		delete(d.files, name)
+		d.dropped++
 	}
+}
+
+// FileRef remembers the entry a name had when last written through it, so
+// that a file written over and over (a log's active segment) has its name
+// looked up once rather than on every write. A ref is good until the disk
+// drops an entry (a file emptied and gone, the disk wiped); its next use
+// then looks the name up again. The zero FileRef is ready to use.
+type FileRef struct {
+	name    string
+	e       *fileEntry
+	dropped uint64
+}
+
+// WriteOwnedRef is WriteOwned of file name, through ref.
+func (d *Disk) WriteOwnedRef(ref *FileRef, name string, off int64, data []byte) error {
+	if ref.e == nil || ref.dropped != d.dropped || ref.name != name {
+		*ref = FileRef{name: name, e: d.files[name], dropped: d.dropped}
+	}
+	e, err := d.writeEntry(name, ref.e, off, data)
+	ref.e = e
+	return err
 }
 
 // Stats returns the disk's counters.
@@ -403,16 +428,22 @@ func (d *Disk) Write(name string, off int64, data []byte) error {
 func (d *Disk) WriteOwned(name string, off int64, data []byte) error { return d.write(name, off, data) }
 
 func (d *Disk) write(name string, off int64, data []byte) error {
+	_, err := d.writeEntry(name, d.files[name], off, data)
+	return err
+}
+
+// writeEntry writes to name, whose entry is e (nil: none yet), and returns
+// the entry written to.
+func (d *Disk) writeEntry(name string, e *fileEntry, off int64, data []byte) (*fileEntry, error) {
 	if off < 0 {
-		return fmt.Errorf("write %s at %d: negative offset", name, off)
+		return e, fmt.Errorf("write %s at %d: negative offset", name, off)
 	}
-	e := d.files[name]
 	var old int64
 	if e != nil && e.cache != nil {
 		old = e.cache.size
 	}
 	if grow := max(off+int64(len(data))-old, 0); grow > 0 && d.full(grow) {
-		return fmt.Errorf("write %s: %w", name, ErrNoSpace)
+		return e, fmt.Errorf("write %s: %w", name, ErrNoSpace)
 	}
 	if e == nil {
 		e = d.entry(name)
@@ -424,7 +455,7 @@ func (d *Disk) write(name string, off int64, data []byte) error {
 	d.stats.Writes++
 	d.stats.BytesWritten += uint64(len(data))
 	d.busyUntil = max(d.busyUntil, d.w.sched.now) + d.opts.WriteLatency.Draw(d.rng)
-	return nil
+	return e, nil
 }
 
 // Append writes data at the end of a file and returns where it landed.
@@ -951,6 +982,7 @@ func (d *Disk) wipe() {
 	d.stats.Wipes++
 	d.clearPending()
 	d.files = map[string]*fileEntry{}
+	d.dropped++
 	d.used = 0
 	d.bad = nil
 	d.memo, d.unchangedBelow, d.flips = nil, nil, nil

@@ -475,9 +475,28 @@ func TestDiskAgreesWithAPlainReference(t *testing.T) {
 				data[i] = ^data[i] // the caller's to change now
 			}
 		}
+		// FileRefs kept across steps, by name, as a log keeps its active
+		// segment's: they must follow removals, renames, wipes; one is
+		// sometimes handed a name other than its own.
+		fileRefs := map[string]*FileRef{}
 		writeOwned := func(step int, file string, off int64, buf []byte) {
-			t.Logf("step %d: write owned %s at %d, %d bytes", step, file, off, len(buf))
-			if err := disk.WriteOwned(file, off, buf); err != nil {
+			var err error
+			switch how := rapid.IntRange(0, 3).Draw(t, "through"); {
+			case how == 0:
+				t.Logf("step %d: write owned %s at %d, %d bytes", step, file, off, len(buf))
+				err = disk.WriteOwned(file, off, buf)
+			default:
+				name := file
+				if how == 3 {
+					name = rapid.SampledFrom(refNames).Draw(t, "ref_of")
+				}
+				if fileRefs[name] == nil {
+					fileRefs[name] = &FileRef{}
+				}
+				t.Logf("step %d: write owned %s at %d, %d bytes, through the ref of %s", step, file, off, len(buf), name)
+				err = disk.WriteOwnedRef(fileRefs[name], file, off, buf)
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
 			ref.write(w.Now(), file, off, buf)

@@ -56,8 +56,9 @@ type segment struct {
 	base  int64
 	file  string
 	size  int64
-	idx   batchIndex // its batches, where each starts, and their last offsets
-	dirty bool       // written since its last fsync
+	idx   batchIndex  // its batches, where each starts, and their last offsets
+	dirty bool        // written since its last fsync
+	ref   sim.FileRef // appends go through it: no name lookup per batch
 }
 
 func (s *segment) next() int64 {
@@ -543,7 +544,7 @@ func (l *Log) Append(batches []*record.Batch, asLeader bool) error {
 			}
 		}
 		data := b.Wire()
-		if err := l.disk.WriteOwned(seg.file, seg.size, data); err != nil {
+		if err := l.disk.WriteOwnedRef(&seg.ref, seg.file, seg.size, data); err != nil {
 			return err
 		}
 		seg.add(b, seg.size)
