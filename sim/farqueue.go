@@ -28,17 +28,23 @@ const farBucketShift = 30
 
 type farQueue struct {
 	horizon time.Duration
-	buckets map[int64][]heapEntry
+	buckets map[int64]*farBucket
 	// order is a min-heap of the indexes of the buckets that hold entries;
 	// it, not the map, decides which bucket moves next.
-	order     bucketOrder
-	spare     [][]heapEntry // emptied bucket slices, reused
-	entries   int           // entries held, cancelled ones included
-	cancelled int           // cancelled entries still held
+	order bucketOrder
+	// last is bucket lastK, the one an entry last went to: timeouts armed
+	// within a second of each other share one.
+	last      *farBucket
+	lastK     int64
+	spare     []*farBucket // emptied buckets, reused
+	entries   int          // entries held, cancelled ones included
+	cancelled int          // cancelled entries still held
 }
 
+type farBucket struct{ entries []heapEntry }
+
 func newFarQueue() farQueue {
-	return farQueue{horizon: 1 << farBucketShift, buckets: map[int64][]heapEntry{}}
+	return farQueue{horizon: 1 << farBucketShift, buckets: map[int64]*farBucket{}}
 }
 
 type bucketOrder []int64
@@ -67,15 +73,22 @@ func (s *Scheduler) enqueue(h heapEntry) {
 	s.slots.slab[h.slot].far = true
 	k := int64(h.at >> farBucketShift)
 	f := &s.far
-	b, ok := f.buckets[k]
-	if !ok {
-		if n := len(f.spare); n > 0 {
-			b = f.spare[n-1][:0]
-			f.spare = f.spare[:n-1]
+	b := f.last
+	if b == nil || f.lastK != k {
+		b = f.buckets[k]
+		if b == nil {
+			if n := len(f.spare); n > 0 {
+				b = f.spare[n-1]
+				f.spare = f.spare[:n-1]
+			} else {
+				b = &farBucket{}
+			}
+			f.buckets[k] = b
+			heap.Push(&f.order, k)
 		}
-		heap.Push(&f.order, k)
+		f.last, f.lastK = b, k
 	}
-	f.buckets[k] = grow.Append(b, h)
+	b.entries = grow.Append(b.entries, h)
 	f.entries++
 }
 
@@ -99,8 +112,12 @@ func (s *Scheduler) settle() {
 	f := &s.far
 	for len(f.order) > 0 && s.near.len() == 0 {
 		k := heap.Pop(&f.order).(int64)
-		b := f.buckets[k]
+		fb := f.buckets[k]
 		delete(f.buckets, k)
+		if f.last == fb {
+			f.last = nil
+		}
+		b := fb.entries
 		f.horizon = time.Duration(k+1) << farBucketShift
 		f.entries -= len(b)
 		for _, h := range b {
@@ -113,7 +130,8 @@ func (s *Scheduler) settle() {
 			s.near.push(h)
 		}
 		clear(b)
-		f.spare = append(f.spare, b[:0])
+		fb.entries = b[:0]
+		f.spare = append(f.spare, fb)
 	}
 }
 
@@ -132,7 +150,8 @@ func (s *Scheduler) maybeCompactFar() {
 		return
 	}
 	for _, k := range f.order {
-		b := f.buckets[k]
+		fb := f.buckets[k]
+		b := fb.entries
 		kept := b[:0]
 		for _, h := range b {
 			if s.slots.cancelled(h.slot) {
@@ -142,7 +161,7 @@ func (s *Scheduler) maybeCompactFar() {
 			kept = append(kept, h)
 		}
 		clear(b[len(kept):])
-		f.buckets[k] = kept
+		fb.entries = kept
 		f.entries -= len(b) - len(kept)
 	}
 	f.cancelled = 0

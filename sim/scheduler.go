@@ -406,7 +406,7 @@ func (s *Scheduler) forEachPending(f func(id EventID, e *Event)) {
 		}
 	})
 	for _, k := range s.far.order {
-		for _, h := range s.far.buckets[k] {
+		for _, h := range s.far.buckets[k].entries {
 			e := &s.slots.slab[h.slot]
 			if e.Kind != eventCancelled {
 				f(EventID{slot: h.slot, seq: e.Seq}, e)
