@@ -125,47 +125,30 @@ type partitionState struct {
 	lastAcked int32 // last sequence acknowledged in the current epoch, -1
 	inflight  int
 	// wakes are the times the sender must look at this partition again
-	// (scheduleNext; none: 0), recomputed when stale (look.wakesStale):
+	// (scheduleNext; none: 0), recomputed when stale (sendLooks.firstWake):
 	// whenever a batch joins or leaves the queue, is sent, comes back or
 	// gets a retry time; kept in ascending order.
 	wakes [3]time.Duration
-	// look is the partition's entry in the producer's looks (nil for the
-	// records waiting for metadata, which the sender does not look at).
-	look *sendLook
-}
-
-// sendLook is what every pass of the sender reads of one partition: the
-// entries of all partitions sit side by side (Producer.looks), so that a
-// pass over a dozen partitions touches a few cache lines rather than two
-// dozen scattered ones.
-type sendLook struct {
-	// idle: the sender found nothing it could send before idleUntil, and
-	// neither the partition (changed, maySendSooner) nor what every
-	// partition's sending depends on (lookAtAll) changed since, so it
-	// need not look until then.
-	idle      bool
-	idleUntil time.Duration
-	// wakesStale: the partition's wakes must be computed again. Else
-	// firstWake is the first of them after the time it was found, or
-	// never: the first after any later time too, while it is still ahead.
-	wakesStale bool
-	firstWake  time.Duration
+	// looks holds what the sender reads of it on every pass, as partition
+	// index (nil for the records waiting for metadata, which the sender
+	// does not look at).
+	looks *sendLooks
+	index int
 }
 
 // changed notes that the partition's queue or a batch in it changed: its
 // wake-up times are stale, and the sender must look at it again.
 func (st *partitionState) changed() {
-	if st.look != nil {
-		st.look.idle = false
-		st.look.wakesStale = true
+	if st.looks != nil {
+		st.looks.changed(st.index)
 	}
 }
 
 // maySendSooner notes that a batch may go before the sender's last look
 // at the partition said (a batch filled up): the sender must look again.
 func (st *partitionState) maySendSooner() {
-	if st.look != nil {
-		st.look.idle = false
+	if st.looks != nil {
+		st.looks.maySendSooner(st.index)
 	}
 }
 
@@ -255,10 +238,10 @@ type Producer struct {
 	pidCorr  uint64
 	needBump bool
 	// parts' accumulator state by partition, and looks, what the sender
-	// reads of each on every pass (state[i].look is &looks[i]); pending
-	// holds records sent before any metadata (partition -1).
+	// reads of each on every pass; pending holds records sent before any
+	// metadata (partition -1).
 	state    []*partitionState
-	looks    []sendLook
+	looks    sendLooks
 	pending  *partitionState
 	inflight corrlist.List[*inflightReq]
 	perNode  nodeCounts
@@ -317,7 +300,7 @@ func (p *Producer) Start(env sim.Env) {
 		}
 	}
 	p.pid, p.epoch = record.NoProducer, -1
-	p.state, p.looks = nil, nil
+	p.state, p.looks = nil, sendLooks{}
 	p.pending = nil
 	p.inflight = corrlist.List[*inflightReq]{}
 	p.perNode = nodeCounts{}
@@ -468,7 +451,7 @@ func (p *Producer) handleMetadata(m *proto.MetadataResponse) {
 		parts[i].known = parts[i].leader >= 0 && listed
 	}
 	p.parts = parts
-	p.lookAtAll()
+	p.looks.lookAtAll()
 	p.metaValid = true
 	p.partitionPending()
 	if p.cfg.EnableIdempotence && p.pid == record.NoProducer && p.pidCorr == 0 {
@@ -776,29 +759,12 @@ func (p *Producer) partState(part int32) *partitionState {
 	return p.state[part]
 }
 
-// growState makes room for n partitions: new states, and looks in a new
-// array that the states point into again.
+// growState makes room for n partitions.
 func (p *Producer) growState(n int) {
 	for len(p.state) < n {
-		p.state = append(p.state, &partitionState{lastAcked: -1})
+		p.state = append(p.state, &partitionState{lastAcked: -1, looks: &p.looks, index: len(p.state)})
 	}
-	looks := make([]sendLook, n)
-	copy(looks, p.looks)
-	for i := len(p.looks); i < n; i++ {
-		looks[i].wakesStale = true
-	}
-	p.looks = looks
-	for i, st := range p.state {
-		st.look = &looks[i]
-	}
-}
-
-// lookAtAll notes that every partition's sending may have changed (an
-// epoch bump, a metadata answer): the sender must look at each again.
-func (p *Producer) lookAtAll() {
-	for i := range p.looks {
-		p.looks[i].idle = false
-	}
+	p.looks.grow(n)
 }
 
 func (p *Producer) wakeSender(after time.Duration) {

@@ -3,6 +3,7 @@ package producer
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"time"
 
@@ -41,53 +42,10 @@ func (p *Producer) runSender() {
 	// Whether each leader met has room for a request: the counts change
 	// only when the requests go, after this loop.
 	var room leaderRoom
-	for i := range p.looks {
-		look := &p.looks[i]
-		if look.idle && now < look.idleUntil {
-			// Nothing changed since it had nothing ready before then, nor
-			// did the metadata: its leader is known, as it was.
-			continue
+	for base := 0; base < p.looks.len(); base += 64 {
+		for due := p.looks.due(base, now); due != 0; due &= due - 1 {
+			byBroker, brokers = p.lookAt(base+bits.TrailingZeros64(due), now, &room, byBroker, brokers)
 		}
-		part, st := int32(i), p.state[i]
-		if int(part) >= len(p.parts) || len(st.queue) == 0 {
-			// Nothing to send, nor to find a leader for, until a batch
-			// joins the queue (changed) or the metadata lists the
-			// partition (lookAtAll).
-			look.idle, look.idleUntil = true, never
-			continue
-		}
-		info := p.parts[part]
-		if !info.known {
-			// Kafka's sender asks for fresh metadata when a partition with
-			// data to send has no known leader; without it a producer whose
-			// last metadata showed no leader would wait for
-			// metadata.max.age.ms.
-			p.refreshMetadataSoon()
-			continue
-		}
-		// max.in.flight.requests.per.connection counts requests: one
-		// request carries a ready batch of every partition the broker leads.
-		if !room.has(p, info.leader) {
-			continue
-		}
-		b, until := p.nextToSend(part, now)
-		if b == nil {
-			look.idle, look.idleUntil = true, until
-			continue
-		}
-		i := slices.Index(brokers, info.leader)
-		if i < 0 {
-			i = len(brokers)
-			brokers = append(brokers, info.leader)
-			if i < cap(byBroker) {
-				byBroker = byBroker[:i+1]
-				byBroker[i] = byBroker[i][:0] // a list from last time
-			} else {
-				byBroker = append(byBroker, nil)
-			}
-		}
-		b.leaderSeen = info.leaderEpoch
-		byBroker[i] = append(byBroker[i], b)
 	}
 	for i := 1; i < len(brokers); i++ { // by broker id; a handful at most
 		for j := i; j > 0 && brokers[j] < brokers[j-1]; j-- {
@@ -103,6 +61,56 @@ func (p *Producer) runSender() {
 	}
 	p.sendBatches, p.sendBrokers = byBroker, brokers
 	p.scheduleNext(now)
+}
+
+// lookAt looks at partition i for runSender: marks it idle, or adds the
+// batch it may send now to its leader's list.
+func (p *Producer) lookAt(i int, now time.Duration, room *leaderRoom, byBroker [][]*pbatch, brokers []int32) ([][]*pbatch, []int32) {
+	part, st := int32(i), p.state[i]
+	if int(part) >= len(p.parts) || len(st.queue) == 0 {
+		// Nothing to send, nor to find a leader for, until a batch
+		// joins the queue (changed) or the metadata lists the
+		// partition (lookAtAll).
+		p.looks.idle(i, never, 0)
+		return byBroker, brokers
+	}
+	info := p.parts[part]
+	if !info.known {
+		// Kafka's sender asks for fresh metadata when a partition with
+		// data to send has no known leader; without it a producer whose
+		// last metadata showed no leader would wait for
+		// metadata.max.age.ms.
+		p.refreshMetadataSoon()
+		return byBroker, brokers
+	}
+	// max.in.flight.requests.per.connection counts requests: one
+	// request carries a ready batch of every partition the broker leads.
+	if !room.has(p, info.leader) {
+		// Nothing goes to its leader until a request to it ends
+		// (roomMade), the metadata changes (lookAtAll) or the
+		// partition does (changed).
+		p.looks.idle(i, never, info.leader+1)
+		return byBroker, brokers
+	}
+	b, until := p.nextToSend(part, now)
+	if b == nil {
+		p.looks.idle(i, until, 0)
+		return byBroker, brokers
+	}
+	k := slices.Index(brokers, info.leader)
+	if k < 0 {
+		k = len(brokers)
+		brokers = append(brokers, info.leader)
+		if k < cap(byBroker) {
+			byBroker = byBroker[:k+1]
+			byBroker[k] = byBroker[k][:0] // a list from last time
+		} else {
+			byBroker = append(byBroker, nil)
+		}
+	}
+	b.leaderSeen = info.leaderEpoch
+	byBroker[k] = append(byBroker[k], b)
+	return byBroker, brokers
 }
 
 // leaderRoom remembers, for the few leaders one pass of the sender meets,
@@ -322,28 +330,35 @@ func unsentAfter(batches []*pbatch) bool {
 // scheduleNext wakes the sender for the next linger expiry, retry or expiry.
 func (p *Producer) scheduleNext(now time.Duration) {
 	next := never
-	for i := range p.looks {
-		look := &p.looks[i]
-		if look.wakesStale || look.firstWake <= now {
-			st := p.state[i]
-			if look.wakesStale {
-				st.wakes = p.wakesOf(st)
-				slices.Sort(st.wakes[:]) // the first one still ahead is the one
-				look.wakesStale = false
-			}
-			look.firstWake = never
-			for _, t := range st.wakes {
-				if t > now {
-					look.firstWake = t
-					break
-				}
-			}
+	for base := 0; base < p.looks.len(); base += 64 {
+		earliest, again := p.looks.earliestWake(base, now)
+		next = min(next, earliest)
+		for ; again != 0; again &= again - 1 {
+			next = min(next, p.firstWake(base+bits.TrailingZeros64(again), now))
 		}
-		next = min(next, look.firstWake)
 	}
 	if next < never {
 		p.wakeSender(next - now)
 	}
+}
+
+// firstWake finds partition i's first wake-up after now again, computing
+// its wake-ups first when they are stale.
+func (p *Producer) firstWake(i int, now time.Duration) time.Duration {
+	st := p.state[i]
+	if p.looks.firstWake[i] == wakesStale {
+		st.wakes = p.wakesOf(st)
+		slices.Sort(st.wakes[:]) // the first one still ahead is the one
+	}
+	first := never
+	for _, t := range st.wakes {
+		if t > now {
+			first = t
+			break
+		}
+	}
+	p.looks.firstWake[i] = first
+	return first
 }
 
 // wakesOf are the times a partition's queue asks the sender to look again:
@@ -407,6 +422,7 @@ func (p *Producer) finishRequest(corr uint64, ir *inflightReq) {
 	p.inflight.Remove(corr)
 	p.env.Cancel(ir.timer)
 	p.perNode.add(ir.broker, -1)
+	p.looks.roomMade(ir.broker)
 	for _, b := range ir.batches {
 		if !b.inflight || b.request != corr {
 			panic(fmt.Sprintf("producer %s: a batch of request %d is not in flight in it (in flight: %v, in request %d)", p.cfg.Name, corr, b.inflight, b.request))
@@ -624,7 +640,7 @@ func (p *Producer) maybeBumpEpoch() {
 		return
 	}
 	p.needBump = false
-	p.lookAtAll()
+	p.looks.lookAtAll()
 	if !p.cfg.EnableIdempotence || p.pid == record.NoProducer {
 		return
 	}

@@ -1,0 +1,106 @@
+package producer
+
+import (
+	"math"
+	"time"
+)
+
+// sendLooks is what every pass of the sender reads of each partition, in
+// arrays by partition: a pass over a dozen partitions reads a cache line or
+// two of each, in loops without calls, instead of chasing a dozen states.
+type sendLooks struct {
+	// idleUntil[i]: the sender found nothing partition i could send before
+	// then, and neither the partition (changed, maySendSooner), nor its
+	// leader's room (roomMade), nor what every partition's sending depends
+	// on (lookAtAll) changed since, so it need not look until then.
+	// notIdle: it must look now.
+	idleUntil []time.Duration
+	// waitsForRoom[i] is the leader (plus one; 0: none) partition i idles
+	// for while that leader has no room for another request.
+	waitsForRoom []int32
+	// firstWake[i] is the first of partition i's wake-ups after the time
+	// it was found, or never (then also after any later time, while it is
+	// still ahead); wakesStale: they must be computed again.
+	firstWake []time.Duration
+}
+
+const (
+	notIdle    = time.Duration(math.MinInt64)
+	wakesStale = time.Duration(math.MinInt64)
+)
+
+func (l *sendLooks) len() int { return len(l.idleUntil) }
+
+// grow adds partitions up to n, each to be looked at.
+func (l *sendLooks) grow(n int) {
+	for len(l.idleUntil) < n {
+		l.idleUntil = append(l.idleUntil, notIdle)
+		l.waitsForRoom = append(l.waitsForRoom, 0)
+		l.firstWake = append(l.firstWake, wakesStale)
+	}
+}
+
+// changed: partition i's queue or a batch in it changed.
+func (l *sendLooks) changed(i int) {
+	l.idleUntil[i] = notIdle
+	l.firstWake[i] = wakesStale
+}
+
+// maySendSooner: a batch of partition i may go before the last look said
+// (it filled up).
+func (l *sendLooks) maySendSooner(i int) { l.idleUntil[i] = notIdle }
+
+// idle notes that partition i has nothing to send before until, or, when
+// waitsFor is a leader (plus one), until that leader has room.
+func (l *sendLooks) idle(i int, until time.Duration, waitsFor int32) {
+	l.idleUntil[i], l.waitsForRoom[i] = until, waitsFor
+}
+
+// roomMade: leader may take another request.
+func (l *sendLooks) roomMade(leader int32) {
+	for i, w := range l.waitsForRoom {
+		if w == leader+1 {
+			l.idleUntil[i], l.waitsForRoom[i] = notIdle, 0
+		}
+	}
+}
+
+// lookAtAll: every partition's sending may have changed (an epoch bump, a
+// metadata answer).
+func (l *sendLooks) lookAtAll() {
+	for i := range l.idleUntil {
+		l.idleUntil[i] = notIdle
+	}
+}
+
+// due returns which of partitions base to base+63 the sender must look at
+// now, a bit each. (Not inlined: inside the sender its loop spilled
+// registers on every partition.)
+//
+//go:noinline
+func (l *sendLooks) due(base int, now time.Duration) uint64 {
+	var due uint64
+	for j, until := range l.idleUntil[base:min(base+64, len(l.idleUntil))] {
+		if now >= until {
+			due |= 1 << (j & 63)
+		}
+	}
+	return due
+}
+
+// earliestWake returns the earliest first wake-up after now of partitions
+// base to base+63 whose first wake-up is known and ahead, and which of them
+// must find theirs again, a bit each.
+//
+//go:noinline
+func (l *sendLooks) earliestWake(base int, now time.Duration) (next time.Duration, again uint64) {
+	next = never
+	for j, w := range l.firstWake[base:min(base+64, len(l.firstWake))] {
+		if w <= now {
+			again |= 1 << (j & 63)
+		} else {
+			next = min(next, w)
+		}
+	}
+	return next, again
+}
