@@ -252,6 +252,8 @@ type Producer struct {
 	// copies keys and values), and a producer settles hundreds of
 	// thousands.
 	spareBatches spare.List[pbatch]
+	// arena carves the record batches the producer builds.
+	arena record.Arena
 	// spareRequests are produce requests answered after the world
 	// delivered them once, for new ones to reuse (see sentRequest).
 	spareRequests spare.List[sentRequest]

@@ -218,7 +218,7 @@ func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
 			// history, which require them never to change): record.New
 			// numbers them in place, and a rebuild after an epoch bump
 			// writes the same numbers again.
-			b.built = record.New(b.records, prod, false, p.cfg.Compression)
+			b.built = p.arena.New(b.records, prod, false, p.cfg.Compression)
 			p.Stats.RecordsBytes += int64(b.built.RecordsBytes())
 			p.Stats.Batches++
 		}

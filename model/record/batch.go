@@ -140,10 +140,7 @@ type Producer struct {
 // numbers the records (OffsetDelta) and keeps none of them: the caller may
 // reuse the slice.
 func New(records []Record, p Producer, transactional bool, codec Compression) *Batch {
-	for i := range records {
-		records[i].OffsetDelta = int32(i)
-	}
-	return build(records, int32(len(records)-1), p, transactional, codec)
+	return (*Arena)(nil).New(records, p, transactional, codec)
 }
 
 // Compacted returns a batch at the same offsets holding only the records keep
@@ -173,13 +170,13 @@ func (b *Batch) Compacted(keep func(offset int64, key []byte, hasKey bool) bool)
 			kept = append(kept, r)
 		}
 	}
-	c := build(kept, b.LastOffsetDelta, Producer{ID: b.ProducerID, Epoch: b.ProducerEpoch, BaseSequence: b.BaseSequence}, b.Transactional, b.Compression)
+	c := (*Arena)(nil).build(kept, b.LastOffsetDelta, Producer{ID: b.ProducerID, Epoch: b.ProducerEpoch, BaseSequence: b.BaseSequence}, b.Transactional, b.Compression)
 	c.BaseOffset, c.PartitionLeaderEpoch = b.BaseOffset, b.PartitionLeaderEpoch
 	c.putHeader(c.wire)
 	return c
 }
 
-func build(records []Record, lastOffsetDelta int32, p Producer, transactional bool, codec Compression) *Batch {
+func (a *Arena) build(records []Record, lastOffsetDelta int32, p Producer, transactional bool, codec Compression) *Batch {
 	if p.ID == NoProducer {
 		p.Epoch, p.BaseSequence = -1, -1
 	}
@@ -193,7 +190,8 @@ func build(records []Record, lastOffsetDelta int32, p Producer, transactional bo
 			records[i].Value = ""
 		}
 	}
-	b := &Batch{LastOffsetDelta: lastOffsetDelta, PartitionLeaderEpoch: -1, ProducerID: p.ID,
+	b := a.batch()
+	*b = Batch{LastOffsetDelta: lastOffsetDelta, PartitionLeaderEpoch: -1, ProducerID: p.ID,
 		ProducerEpoch: p.Epoch, BaseSequence: p.BaseSequence, Transactional: transactional, Compression: codec, records: int32(len(records))}
 	if len(records) > 0 {
 		b.BaseTimestamp = records[0].Timestamp
@@ -201,7 +199,7 @@ func build(records []Record, lastOffsetDelta int32, p Producer, transactional bo
 			b.MaxTimestamp = max(b.MaxTimestamp, r.Timestamp)
 		}
 	}
-	b.wire = b.encodeWire(records)
+	b.wire = b.encodeWire(a, records)
 	b.crc = storage.Checksum(b.body())
 	b.putHeader(b.wire)
 	return b
@@ -359,14 +357,17 @@ func (b *Batch) attributes() uint16 {
 
 // encodeWire lays out the batch: room for the header, then attributes ..
 // end, compressing the records section.
-func (b *Batch) encodeWire(records []Record) []byte {
+func (b *Batch) encodeWire(a *Arena, records []Record) []byte {
 	size := 0
 	if b.Compression != CompressionGzip {
 		for _, r := range records {
 			size += recordSize(r, int64(r.OffsetDelta), r.Timestamp-b.BaseTimestamp)
 		}
 	}
-	out := make([]byte, HeaderBytes, HeaderBytes+size)
+	if b.Compression == CompressionGzip {
+		a = nil // the compressed records are appended: no room to carve ahead
+	}
+	out := a.wire(HeaderBytes, size)
 	body := out[wireHeaderBytes:]
 	binary.BigEndian.PutUint16(body[0:], b.attributes())
 	binary.BigEndian.PutUint32(body[2:], uint32(b.LastOffsetDelta))
