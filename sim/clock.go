@@ -38,8 +38,15 @@ func (c *Clock) VirtualDelay(local time.Duration) time.Duration {
 		return local
 	}
 	rate := 1_000_000 + c.driftPPM
-	d := time.Duration(int64(local) / rate * 1_000_000)
-	d += time.Duration(int64(local) % rate * 1_000_000 / rate)
+	var d time.Duration
+	if local < 1<<43 {
+		// local·10⁶ fits 63 bits: one division, equal to the two below
+		// (with local = q·rate + r, both are q·10⁶ + ⌊r·10⁶/rate⌋).
+		d = time.Duration(uint64(local) * 1_000_000 / uint64(rate))
+	} else {
+		d = time.Duration(int64(local) / rate * 1_000_000)
+		d += time.Duration(int64(local) % rate * 1_000_000 / rate)
+	}
 	if d <= 0 {
 		d = 1
 	}

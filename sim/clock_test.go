@@ -57,3 +57,21 @@ func TestFastClockFiresTimersEarly(t *testing.T) {
 		t.Fatalf("the node's own clock reads %v when it fires", got)
 	}
 }
+
+// VirtualDelay's one division gives what dividing quotient and remainder
+// apart gives (the form it keeps for delays of hours), at every drift.
+func TestClockVirtualDelayOneDivision(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ppm := rapid.Int64Range(-DriftPPMMax/2, DriftPPMMax).Draw(t, "ppm")
+		local := time.Duration(rapid.OneOf(rapid.Int64Range(1, 1<<43-1), rapid.Int64Range(1<<43-1000, 1<<43+1000), rapid.Int64Range(1<<43, 1<<52), rapid.Int64Range(1, 1<<62)).Draw(t, "local_ns"))
+		c := &Clock{driftPPM: ppm}
+		rate := 1_000_000 + ppm
+		want := time.Duration(int64(local)/rate*1_000_000 + int64(local)%rate*1_000_000/rate)
+		if ppm == 0 {
+			want = local
+		}
+		if got := c.VirtualDelay(local); got != max(want, 1) {
+			t.Fatalf("VirtualDelay(%d) at %d ppm = %d, want %d", local, ppm, got, want)
+		}
+	})
+}

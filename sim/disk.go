@@ -556,7 +556,7 @@ func (d *Disk) fsync(name string, dir bool, token any) {
 	d.busyUntil = done
 	d.stats.Fsyncs++
 	slot := w.nodes[d.owner]
-	w.sched.Schedule(Event{At: done, Kind: EventFsync, Node: d.owner, Incarnation: slot.incarnation,
+	w.sched.schedule(&Event{At: done, Kind: EventFsync, Node: d.owner, Incarnation: slot.incarnation,
 		Arg: issued, Payload: &FsyncDone{File: name, Token: token, Dir: dir}})
 }
 
@@ -651,7 +651,7 @@ func (d *Disk) releaseBlocks(op *pendingOp) {
 
 func (d *Disk) armWriteback(at time.Duration) {
 	d.writebackArmed = true
-	d.w.sched.Schedule(Event{At: at, Kind: EventWriteback, Node: d.owner})
+	d.w.sched.schedule(&Event{At: at, Kind: EventWriteback, Node: d.owner})
 }
 
 // applyCache performs op in the page cache, keeping d.used in step.

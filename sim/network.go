@@ -228,7 +228,7 @@ func (net *network) send(from, to NodeID, m Message) {
 	net.stats.Sent++
 	if from == to {
 		scheduled(m)
-		w.sched.Schedule(Event{At: w.sched.now, Kind: EventDeliver, Node: to, From: from,
+		w.sched.schedule(&Event{At: w.sched.now, Kind: EventDeliver, Node: to, From: from,
 			Incarnation: w.nodes[to].incarnation, Payload: m})
 		return
 	}
@@ -268,7 +268,7 @@ func (net *network) schedule(from, to NodeID, l *link, m Message, reorder bool) 
 		l.lastAt = at
 	}
 	scheduled(m)
-	w.sched.Schedule(Event{At: at, Kind: EventDeliver, Node: to, From: from,
+	w.sched.schedule(&Event{At: at, Kind: EventDeliver, Node: to, From: from,
 		Incarnation: w.nodes[to].incarnation, Gen: l.gen, Payload: m})
 }
 
@@ -481,11 +481,11 @@ func (net *network) reset(a, b NodeID, tellA, tellB bool, delayToA, delayToB tim
 	ba.gen++
 	ab.open, ba.open = false, false
 	if tellA {
-		w.sched.Schedule(Event{At: w.sched.now + delayToA, Kind: EventNotify, Node: a, From: b,
+		w.sched.schedule(&Event{At: w.sched.now + delayToA, Kind: EventNotify, Node: a, From: b,
 			Incarnation: w.nodes[a].incarnation, Payload: &Disconnected{Peer: b, Unsent: unsentA}})
 	}
 	if tellB {
-		w.sched.Schedule(Event{At: w.sched.now + delayToB, Kind: EventNotify, Node: b, From: a,
+		w.sched.schedule(&Event{At: w.sched.now + delayToB, Kind: EventNotify, Node: b, From: a,
 			Incarnation: w.nodes[b].incarnation, Payload: &Disconnected{Peer: a, Unsent: unsentB}})
 	}
 }
@@ -508,7 +508,7 @@ func (net *network) refused(e *Event) {
 		return
 	}
 	delay := uniformDuration(&back.rng, net.opts.Latency.Min, net.opts.Latency.Max) + back.extraLatency
-	w.sched.Schedule(Event{At: w.sched.now + delay, Kind: EventNotify, Node: e.From, From: e.Node,
+	w.sched.schedule(&Event{At: w.sched.now + delay, Kind: EventNotify, Node: e.From, From: e.Node,
 		Incarnation: w.nodes[e.From].incarnation, Payload: &Disconnected{Peer: e.Node, Unsent: []Message{e.Payload.(Message)}}})
 }
 

@@ -221,7 +221,12 @@ func (s *Scheduler) FoldString(str string) { s.trace.FoldString(str) }
 
 // Schedule queues e to fire at e.At, which must not be in the past. It fills
 // in e.Seq and returns the id that cancels it.
-func (s *Scheduler) Schedule(e Event) EventID {
+func (s *Scheduler) Schedule(e Event) EventID { return s.schedule(&e) }
+
+// schedule is Schedule of an event the caller builds in place: the world's
+// hot paths pass a pointer, so that the event is copied once, into its
+// slot, rather than also into an argument.
+func (s *Scheduler) schedule(e *Event) EventID {
 	if e.At < s.now {
 		panic(fmt.Sprintf("sim: event %s scheduled at %v, before now %v", e.Kind, e.At, s.now))
 	}
@@ -229,11 +234,13 @@ func (s *Scheduler) Schedule(e Event) EventID {
 		panic(fmt.Sprintf("sim: invalid event kind %d", e.Kind))
 	}
 	s.seq++
-	e.Seq = s.seq
+	seq := s.seq
 	slot := s.slots.take(e.At-s.now >= farSlotDelay)
-	s.slots.slab[slot] = e
-	s.enqueue(heapEntry{at: e.At, seq: e.Seq, slot: slot})
-	return EventID{slot: slot, seq: e.Seq}
+	ev := &s.slots.slab[slot]
+	*ev = *e
+	ev.Seq = seq
+	s.enqueue(heapEntry{at: ev.At, seq: seq, slot: slot})
+	return EventID{slot: slot, seq: seq}
 }
 
 // Cancel removes a scheduled event; cancelling one that already fired or was

@@ -221,7 +221,7 @@ func (w *World) AddNode(spec NodeSpec) NodeID {
 func (w *World) Start() {
 	for _, s := range w.nodes {
 		if s.state == Down {
-			w.sched.Schedule(Event{At: w.sched.now, Kind: EventStart, Node: s.id, Incarnation: s.incarnation})
+			w.sched.schedule(&Event{At: w.sched.now, Kind: EventStart, Node: s.id, Incarnation: s.incarnation})
 		}
 	}
 }
@@ -250,7 +250,7 @@ func (w *World) Seed() Seed { return w.seed }
 // At runs f at virtual time t, as an event of its own. Tests and the scenario
 // runner use it for phases and checks; f may act on the world.
 func (w *World) At(t time.Duration, f func()) EventID {
-	return w.sched.Schedule(Event{At: max(t, w.sched.now), Kind: EventCall, Node: NoNode, From: NoNode, Payload: f})
+	return w.sched.schedule(&Event{At: max(t, w.sched.now), Kind: EventCall, Node: NoNode, From: NoNode, Payload: f})
 }
 
 // Cancel cancels an event returned by At.
@@ -512,7 +512,7 @@ func (w *World) kill(s *nodeSlot, mode stopMode) {
 	}
 	if s.restartOnExit {
 		s.restartOnExit = false
-		w.sched.Schedule(Event{At: w.sched.now, Kind: EventStart, Node: s.id, Incarnation: s.incarnation})
+		w.sched.schedule(&Event{At: w.sched.now, Kind: EventStart, Node: s.id, Incarnation: s.incarnation})
 	}
 }
 
@@ -576,7 +576,7 @@ func (w *World) Shutdown(id NodeID) bool {
 		return true
 	}
 	s.stopping = true
-	w.sched.Schedule(Event{At: w.sched.now + w.opts.ShutdownGrace, Kind: EventForceStop, Node: id,
+	w.sched.schedule(&Event{At: w.sched.now + w.opts.ShutdownGrace, Kind: EventForceStop, Node: id,
 		Incarnation: s.incarnation})
 	stopper.Stop()
 	return true
@@ -689,7 +689,7 @@ func (e *nodeEnv) After(d time.Duration, t Timer) TimerID {
 		return TimerID{}
 	}
 	w := e.w
-	return w.sched.Schedule(Event{At: w.sched.now + e.s.clock.VirtualDelay(max(d, 0)), Kind: EventTimer,
+	return w.sched.schedule(&Event{At: w.sched.now + e.s.clock.VirtualDelay(max(d, 0)), Kind: EventTimer,
 		Node: e.s.id, From: NoNode, Incarnation: e.incarnation, Payload: t})
 }
 
