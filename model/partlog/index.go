@@ -161,6 +161,25 @@ func (x *batchIndex) each(from int, f func(b *record.Batch) bool) bool {
 	return true
 }
 
+// eachBefore is each over the batches that start before upTo (a loop of
+// its own: the audit scans every batch a high watermark passes, three
+// replicas over).
+func (x *batchIndex) eachBefore(from int, upTo int64, f func(b *record.Batch) bool) bool {
+	for k := from >> indexBlockShift; k < len(x.blocks); k++ {
+		b := x.blocks[k].batches
+		lo := 0
+		if k == from>>indexBlockShift {
+			lo = from & indexBlockMask
+		}
+		for _, batch := range b[lo:] {
+			if batch.BaseOffset >= upTo || !f(batch) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // prefix returns an index of x's first n entries that shares x's whole
 // blocks (nobody writes a whole block again: adds go past it, and a cut
 // copies the block it keeps part of) and copies the entries after them.

@@ -112,6 +112,29 @@ func TestBatchIndexIsThreeSlices(t *testing.T) {
 				if !slices.Equal(walked, w) || done != (len(batches)-want <= stop) {
 					t.Fatalf("step %d: each from %d (stop after %d) walked %d, done %v", step, want, stop, len(walked), done)
 				}
+				// eachBefore stops at the first batch starting at upTo or
+				// after, as if f had said stop there.
+				upTo := rapid.Int64Range(-1, next+2).Draw(t, "up to")
+				walked = walked[:0]
+				done = x.eachBefore(want, upTo, func(b *record.Batch) bool {
+					if len(walked) == stop {
+						return false
+					}
+					walked = append(walked, b)
+					return true
+				})
+				w = batches[want:]
+				end := len(w)
+				for i, b := range w {
+					if b.BaseOffset >= upTo {
+						end = i
+						break
+					}
+				}
+				wantDone := end == len(w) && end <= stop
+				if w = w[:min(end, stop)]; !slices.Equal(walked, w) || done != wantDone {
+					t.Fatalf("step %d: eachBefore from %d up to %d (stop after %d) walked %d, done %v", step, want, upTo, stop, len(walked), done)
+				}
 			}
 			if x.len() != len(batches) {
 				t.Fatalf("step %d: len %d, want %d", step, x.len(), len(batches))

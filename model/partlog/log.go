@@ -420,7 +420,7 @@ func (c *Cursor) At(offset int64) *record.Batch {
 func (l *Log) Scan(from, upTo int64, f func(b *record.Batch) bool) {
 	si, bi := l.find(from)
 	for ; si < len(l.segs); si, bi = si+1, 0 {
-		if !l.segs[si].idx.each(bi, func(b *record.Batch) bool { return b.BaseOffset < upTo && f(b) }) {
+		if !l.segs[si].idx.eachBefore(bi, upTo, f) {
 			return
 		}
 	}
