@@ -553,10 +553,10 @@ func TestRecorderStream(t *testing.T) {
 		switch k := rng.IntN(100); {
 		case k < 10:
 			return ""
-		case k < 13:
-			return strings.Repeat(string(rune('a'+rng.IntN(26))), 65_534+rng.IntN(3))
+		case k < 13: // a sixteenth of a chunk, give or take
+			return strings.Repeat(string(rune('a'+rng.IntN(26))), streamChunkBytes/16-2+rng.IntN(3))
 		case k < 40:
-			return strings.Repeat("x", rng.IntN(30_000))
+			return strings.Repeat("x", rng.IntN(streamChunkBytes/35))
 		default:
 			return fmt.Sprintf("v-%d-%d", rng.IntN(1e6), rng.IntN(1e6))
 		}
@@ -602,7 +602,7 @@ func TestRecorderStream(t *testing.T) {
 	}()
 	for range streamChunkBytes {
 		v := NoValue()
-		v.Value = strings.Repeat("z", 30_000)
+		v.Value = strings.Repeat("z", streamChunkBytes/35)
 		b.r.Invoke("p", FSend, v)
 	}
 }

@@ -20,7 +20,7 @@ import (
 // An operation never straddles two chunks.
 
 const (
-	streamChunkShift = 20 // 1 MiB per chunk
+	streamChunkShift = 16 // 64 KiB per chunk
 	streamChunkBytes = 1 << streamChunkShift
 	streamChunkMask  = streamChunkBytes - 1
 	streamFirstBytes = 4 << 10
