@@ -122,22 +122,34 @@ const (
 	opRemove
 )
 
+// A pending operation takes 72 bytes: thousands wait out the writeback
+// delay, and each write queues one. The names it concerns are its entries'.
 type pendingOp struct {
 	seq  uint64
 	at   time.Duration
-	kind opKind
-	name string
-	to   string // rename target
-	off  int64  // write offset, or truncate size
+	off  int64 // write offset, or truncate size
 	data []byte
-	done bool // made durable (by an fsync) ahead of its turn
-	// e and eTo are the entries of name and of a rename's to: the
-	// operation waits in their queues, and settles without a lookup.
+	// e and eTo are the entries of the file's name and of a rename's
+	// target: the operation waits in their queues, and settles without a
+	// lookup.
 	e, eTo *fileEntry
+	kind   opKind
+	done   bool // made durable (by an fsync) ahead of its turn
+}
+
+// name is the file the operation concerns; to is a rename's target ("" for
+// other operations).
+func (op *pendingOp) name() string { return op.e.name }
+
+func (op *pendingOp) to() string {
+	if op.eTo == nil {
+		return ""
+	}
+	return op.eTo.name
 }
 
 func (op *pendingOp) concerns(name string) bool {
-	return op.name == name || (op.kind == opRename && op.to == name)
+	return op.name() == name || (op.kind == opRename && op.to() == name)
 }
 
 type badRange struct {
@@ -213,6 +225,7 @@ func newDisk(w *World, owner NodeID, opts DiskOptions, rng *rand.Rand) *Disk {
 
 // fileEntry is what the disk holds under one name.
 type fileEntry struct {
+	name           string // the name it is held under, for good
 	cache, durable *file
 	ops            fileOps // pending operations that concern the name
 }
@@ -229,7 +242,7 @@ func (d *Disk) cached(name string) *file {
 func (d *Disk) entry(name string) *fileEntry {
 	e := d.files[name]
 	if e == nil {
-		e = &fileEntry{}
+		e = &fileEntry{name: name}
 		d.files[name] = e
 	}
 	return e
@@ -448,7 +461,7 @@ func (d *Disk) writeEntry(name string, e *fileEntry, off int64, data []byte) (*f
 	if e == nil {
 		e = d.entry(name)
 	}
-	op := pendingOp{kind: opWrite, name: name, off: off, data: data, e: e}
+	op := pendingOp{kind: opWrite, off: off, data: data, e: e}
 	d.applyCacheWrite(&op)
 	d.clearBad(name, off, off+int64(len(data)))
 	d.queue(op)
@@ -481,7 +494,7 @@ func (d *Disk) Truncate(name string, size int64) error {
 	if size < 0 || size > old {
 		return fmt.Errorf("truncate %s to %d: file has %d bytes", name, size, old)
 	}
-	op := pendingOp{kind: opTruncate, name: name, off: size, e: d.files[name]}
+	op := pendingOp{kind: opTruncate, off: size, e: d.files[name]}
 	d.applyCache(&op)
 	d.clearBad(name, size, 1<<62)
 	d.queue(op)
@@ -496,7 +509,7 @@ func (d *Disk) Rename(from, to string) error {
 	if from == to {
 		return nil // rename(2) onto itself changes nothing
 	}
-	op := pendingOp{kind: opRename, name: from, to: to, e: d.files[from], eTo: d.entry(to)}
+	op := pendingOp{kind: opRename, e: d.files[from], eTo: d.entry(to)}
 	delete(d.memo, from) // what was derived from either name no longer holds
 	delete(d.memo, to)
 	delete(d.unchangedBelow, from)
@@ -525,7 +538,7 @@ func (d *Disk) Remove(name string) error {
 	if d.cached(name) == nil {
 		return fmt.Errorf("remove %s: %w", name, ErrNotExist)
 	}
-	op := pendingOp{kind: opRemove, name: name, e: d.files[name]}
+	op := pendingOp{kind: opRemove, e: d.files[name]}
 	delete(d.memo, name)
 	delete(d.unchangedBelow, name)
 	d.flips = slices.DeleteFunc(d.flips, func(f Flip) bool { return f.File == name })
@@ -802,7 +815,7 @@ func (d *Disk) dirSyncDone(issued uint64, name string) {
 		if op.done {
 			continue
 		}
-		if parentDir(op.name) == dir || (op.kind == opRename && parentDir(op.to) == dir) {
+		if parentDir(op.name()) == dir || (op.kind == opRename && parentDir(op.to()) == dir) {
 			d.settleThrough(op)
 		}
 	}
@@ -829,9 +842,9 @@ func (d *Disk) dropName(op *pendingOp) {
 // settleThrough makes op durable after every operation issued before it on
 // the files it concerns, and on the files those renamed, in issue order.
 func (d *Disk) settleThrough(op *pendingOp) {
-	names := []string{op.name}
+	names := []string{op.name()}
 	if op.kind == opRename {
-		names = append(names, op.to)
+		names = append(names, op.to())
 	}
 	var ops []*pendingOp
 	for i := 0; i < len(names); i++ {
@@ -845,7 +858,7 @@ func (d *Disk) settleThrough(op *pendingOp) {
 			}
 			ops = append(ops, q)
 			if q.kind == opRename {
-				for _, n := range []string{q.name, q.to} {
+				for _, n := range []string{q.name(), q.to()} {
 					if !slices.Contains(names, n) {
 						names = append(names, n)
 					}
@@ -879,9 +892,9 @@ func (d *Disk) writeback() {
 			d.settle(op)
 			d.stats.Writebacks++
 		}
-		d.dropFront(op.name, op.e, op)
+		d.dropFront(op.name(), op.e, op)
 		if op.kind == opRename {
-			d.dropFront(op.to, op.eTo, op)
+			d.dropFront(op.to(), op.eTo, op)
 		}
 		if op.kind == opRename || op.kind == opRemove {
 			d.dropName(op)
@@ -959,10 +972,10 @@ func (d *Disk) powerLoss() {
 		}
 		switch op.kind {
 		case opWrite, opTruncate:
-			d.changedFrom(op.name, op.off)
+			d.changedFrom(op.name(), op.off)
 		default:
-			d.changedFrom(op.name, 0)
-			d.changedFrom(op.to, 0)
+			d.changedFrom(op.name(), 0)
+			d.changedFrom(op.to(), 0)
 		}
 	}
 	d.clearPending()

@@ -663,7 +663,7 @@ func TestDirectoryFsyncIndexHoldsThePendingNamespaceOperations(t *testing.T) {
 			i := 0
 			for j, op := range disk.names {
 				if !queued[op] {
-					t.Fatalf("step %d: names[%d] (%v %s) is no longer queued", step, j, op.kind, op.name)
+					t.Fatalf("step %d: names[%d] (%v %s) is no longer queued", step, j, op.kind, op.name())
 				}
 				if j > 0 && disk.names[j-1].seq >= op.seq {
 					t.Fatalf("step %d: names out of issue order at %d", step, j)
@@ -673,7 +673,7 @@ func TestDirectoryFsyncIndexHoldsThePendingNamespaceOperations(t *testing.T) {
 				}
 			}
 			if i != len(want) {
-				t.Fatalf("step %d: a pending %v of %s is missing from names", step, want[i].kind, want[i].name)
+				t.Fatalf("step %d: a pending %v of %s is missing from names", step, want[i].kind, want[i].name())
 			}
 		}
 	})

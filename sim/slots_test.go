@@ -3,7 +3,19 @@ package sim
 import (
 	"testing"
 	"time"
+	"unsafe"
 )
+
+// An event fills one cache line of the slab on 64-bit machines: a field
+// added, or reordered into padding, must be a choice.
+func TestAnEventIsOneCacheLine(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("a 32-bit machine")
+	}
+	if n := unsafe.Sizeof(Event{}); n != 64 {
+		t.Fatalf("an Event takes %d bytes, want 64", n)
+	}
+}
 
 // A workload shaped like the data plane's: every delivery arms a timeout 30 s
 // away and cancels it a millisecond later. The deliveries must keep reusing
