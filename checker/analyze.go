@@ -628,7 +628,15 @@ func (a *analyzer) build() {
 			out = append(out, obs[i])
 		}
 		po.obs = out
-		po.offsets, po.at, po.visRC = po.offsets[:0], po.at[:0], po.visRC[:0]
+		distinct := 0 // offsets, counted first: the slices are made once
+		for i := range out {
+			if i == 0 || out[i].off != out[i-1].off {
+				distinct++
+			}
+		}
+		po.offsets = slices.Grow(po.offsets[:0], distinct)
+		po.at = slices.Grow(po.at[:0], distinct)
+		po.visRC = slices.Grow(po.visRC[:0], distinct)
 		for i := range out {
 			if i == 0 || out[i].off != out[i-1].off {
 				po.offsets = append(po.offsets, out[i].off)
@@ -965,7 +973,17 @@ func (a *analyzer) checkCoverage() {
 		if po.finalEnd < 0 {
 			continue
 		}
-		finals, reads = finals[:0], reads[:0]
+		// Counted first, so that the lists (reused from partition to
+		// partition) grow once rather than by doubling.
+		nFinal, nRead := 0, 0
+		for i := range po.obs {
+			if f := po.obs[i].flags; f&obsFinal != 0 {
+				nFinal++
+			} else if f&obsRead != 0 {
+				nRead++
+			}
+		}
+		finals, reads = slices.Grow(finals[:0], nFinal), slices.Grow(reads[:0], nRead)
 		for i := range po.obs {
 			ob := &po.obs[i]
 			if ob.flags&obsFinal != 0 {

@@ -162,6 +162,14 @@ func (n *lnode) find(hi int64) *lnode {
 	return n
 }
 
+// historyOps is an operation's metadata: the history indexes it stands for
+// (the operation itself, which has them, rather than a copy boxed for
+// each of millions of operations).
+type historyOps interface{ historyOps() [2]int64 }
+
+func (op *logOp) historyOps() [2]int64 { return op.ops }
+func (op *regOp) historyOps() [2]int64 { return op.ops }
+
 type logOp struct {
 	read bool
 	off  int64    // append
@@ -189,7 +197,7 @@ type logModel struct {
 // init.
 func (m logModel) withOps(ops []porcupine.Operation, init *lnode) *logModel {
 	m.init = init
-	m.order = m.order[:0:0]
+	m.order = make([]int64, 0, int(init.depth)+len(ops))
 	for k := init; k.depth > 0; k = k.parent {
 		m.order = append(m.order, k.off)
 	}
@@ -304,10 +312,11 @@ func (m *logModel) porcupine() porcupine.Model {
 }
 
 func describeMeta(info interface{}) string {
-	ops, ok := info.([2]int64)
+	o, ok := info.(historyOps)
 	if !ok {
 		return ""
 	}
+	ops := o.historyOps()
 	s := "history #" + itoa(ops[0])
 	if ops[1] >= 0 && ops[1] != ops[0] {
 		s += "–#" + itoa(ops[1])
@@ -446,6 +455,15 @@ func (res *linResult) note(budget time.Duration, opsMax int) {
 func (a *analyzer) linJobs(c *Config, opsMax int, st *LinearizabilityStats) []*linJob {
 	inf := a.lastIndex + 1
 	byPart := make([][]int32, len(a.parts))
+	perPart := make([]int32, len(a.parts))
+	for i := range a.sends {
+		if p := a.sends[i].part; p >= 0 {
+			perPart[p]++
+		}
+	}
+	for p, n := range perPart {
+		byPart[p] = make([]int32, 0, n)
+	}
 	for i := range a.sends {
 		if p := a.sends[i].part; p >= 0 {
 			byPart[p] = append(byPart[p], int32(i))
@@ -530,7 +548,7 @@ func (a *analyzer) linJobs(c *Config, opsMax int, st *LinearizabilityStats) []*l
 				op.off, ret = f[0], max(f[1], s.invoke)
 				op.ops[1] = -1
 			}
-			ops = append(ops, porcupine.Operation{ClientId: int(s.proc), Input: op, Call: s.invoke, Return: ret, Metadata: op.ops})
+			ops = append(ops, porcupine.Operation{ClientId: int(s.proc), Input: op, Call: s.invoke, Return: ret, Metadata: op})
 		}
 		// The reads' records, sorted in place: nothing else uses them.
 		for _, r := range po.lin.reads {
@@ -549,7 +567,7 @@ func (a *analyzer) linJobs(c *Config, opsMax int, st *LinearizabilityStats) []*l
 			}
 			op := &slab[len(ops)]
 			*op = logOp{read: true, recs: out, rc: r.rc, ops: [2]int64{r.call, r.ret}, proc: r.proc}
-			ops = append(ops, porcupine.Operation{ClientId: int(r.proc), Input: op, Call: r.call, Return: r.ret, Metadata: op.ops})
+			ops = append(ops, porcupine.Operation{ClientId: int(r.proc), Input: op, Call: r.call, Return: r.ret, Metadata: op})
 		}
 		base := logModel{skipAll: compact[a.topics[po.topic]], names: a.valNames}
 		jobs = append(jobs, &linJob{name: po.name, ops: ops, model: base.withOps(ops, newLog()), crossCheck: c.CrossCheckLogs})
@@ -574,11 +592,11 @@ func (a *analyzer) linJobs(c *Config, opsMax int, st *LinearizabilityStats) []*l
 			case cr.typ != history.OK:
 				ret = inf // it may take effect at any later point, or never
 			}
-			ops = append(ops, porcupine.Operation{ClientId: int(cr.proc), Input: op, Call: cr.invoke, Return: ret, Metadata: op.ops})
+			ops = append(ops, porcupine.Operation{ClientId: int(cr.proc), Input: op, Call: cr.invoke, Return: ret, Metadata: op})
 		}
 		for _, f := range reg.fetches {
 			op := &regOp{value: f.value, ops: [2]int64{f.invoke, f.complete}}
-			ops = append(ops, porcupine.Operation{ClientId: int(f.proc), Input: op, Call: f.invoke, Return: f.complete, Metadata: op.ops})
+			ops = append(ops, porcupine.Operation{ClientId: int(f.proc), Input: op, Call: f.invoke, Return: f.complete, Metadata: op})
 		}
 		if len(reg.fetches) == 0 || len(ops) == 0 {
 			continue // nothing read: nothing to check
@@ -675,7 +693,7 @@ type logConflict struct {
 // operation, and why, without porcupine's search, which a long or failing
 // history can make exponential.
 func (m *logModel) scan(ops []porcupine.Operation) (logConflict, bool) {
-	var apps []int
+	apps := make([]int, 0, len(ops))
 	for i, op := range ops {
 		if !op.Input.(*logOp).read {
 			apps = append(apps, i)
@@ -700,7 +718,7 @@ func (m *logModel) scan(ops []porcupine.Operation) (logConflict, bool) {
 		return m.describeOp(op) + " (#" + itoa(op.ops[0]) + ")"
 	}
 	// The log: one append per offset.
-	var log []int // indexes in ops, ascending offsets
+	log := make([]int, 0, len(apps)) // indexes in ops, ascending offsets
 	for _, i := range apps {
 		if n := len(log); n > 0 && ops[log[n-1]].Input.(*logOp).off == ops[i].Input.(*logOp).off {
 			note(logConflict{culprit: i, other: log[n-1], at: max(ops[i].Call, ops[log[n-1]].Call),
