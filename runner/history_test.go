@@ -26,7 +26,7 @@ func TestClientDeathKeepsTheHistoryInPairs(t *testing.T) {
 	type key struct{ process, f, value string }
 	open := map[key][]int64{}
 	crashes, restarts, infos := map[string]int{}, map[string]int{}, map[string]int{}
-	for _, o := range res.Cluster.History.Ops() {
+	for _, o := range res.History.Ops() {
 		died, watched := deaths[o.Process]
 		if !watched {
 			continue
@@ -84,8 +84,8 @@ func TestTheReportsHistoryIsTheRecordersOps(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := run(t, s)
-	ops := res.Cluster.History.Ops()
-	h := recordedHistory{res.Cluster.History}
+	ops := res.History.Ops()
+	h := recordedHistory{res.History}
 	if h.Len() != len(ops) || len(ops) == 0 {
 		t.Fatalf("%d operations, Ops has %d", h.Len(), len(ops))
 	}

@@ -18,6 +18,7 @@ import (
 	"kafkasim/model/audit"
 	"kafkasim/model/cluster"
 	"kafkasim/model/reader"
+	"kafkasim/reports"
 	"kafkasim/scenarios"
 	"kafkasim/sim"
 )
@@ -75,12 +76,23 @@ type Options struct {
 	// Clock measures wall time (the runner itself never reads the OS
 	// clock: nil means wall times are zero).
 	Clock func() time.Time
+	// KeepCluster keeps the simulated cluster in the result (tests look
+	// into it). Without it the cluster is let go before the checks: its
+	// logs, disks and audit — hundreds of megabytes on a long run — are
+	// then the collector's to reuse for the checker's tables.
+	KeepCluster bool
 }
 
 // Result is everything a run produced.
 type Result struct {
-	Scenario  *scenarios.Scenario
-	Cluster   *cluster.Cluster
+	Scenario *scenarios.Scenario
+	// Cluster is the simulated cluster: kept past the checks only with
+	// Options.KeepCluster, or when the run crashed. History and Final are
+	// what the run store needs of it.
+	Cluster *cluster.Cluster
+	History *history.Recorder
+	// Final is each partition's state when the run ended.
+	Final     []reports.PartitionState
 	TraceHash uint64
 	Events    uint64
 	SimTime   time.Duration
@@ -125,6 +137,9 @@ type Invariant struct {
 // Run executes a scenario. An error means the scenario could not start (a
 // bug in validation); a simulator failure during the run is a Result with
 // Verdict Crash.
+// watchCluster, when a test sets it, is handed the cluster a run builds.
+var watchCluster func(*cluster.Cluster)
+
 func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 	now := opts.Clock
 	if now == nil {
@@ -142,16 +157,23 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if watchCluster != nil {
+		watchCluster(c)
+	}
 	w := c.World
 	c.History.TraceSteps(w.Steps)
-	res = &Result{Scenario: s, Cluster: c}
+	res = &Result{Scenario: s, Cluster: c, History: c.History}
 	defer func() {
 		// A panic inside the model is the simulator failing, not the
 		// user: report it as a crash with where it happened.
 		if p := recover(); p != nil {
 			res.Verdict = Crash
-			res.CrashDetail = fmt.Sprintf("panic at simulated %v (event %d): %v\n%s", w.Now(), w.Steps(), p, debug.Stack())
-			res.TraceHash, res.Events, res.SimTime = w.TraceHash(), w.Steps(), w.Now()
+			if w == nil { // in the checks, the cluster let go
+				res.CrashDetail = fmt.Sprintf("panic in the checks: %v\n%s", p, debug.Stack())
+			} else {
+				res.CrashDetail = fmt.Sprintf("panic at simulated %v (event %d): %v\n%s", w.Now(), w.Steps(), p, debug.Stack())
+				res.TraceHash, res.Events, res.SimTime = w.TraceHash(), w.Steps(), w.Now()
+			}
 			res.WallTime = now().Sub(start)
 			err = nil
 		}
@@ -290,7 +312,16 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 	}
 	res.Invariants = invariants(c.Audit)
 	res.Producers = producerStats(s, c)
-	res.Report = checker.CheckEach(c.History.Each, checkerConfig(s, c))
+	res.Final = FinalState(c)
+	checks := checkerConfig(s, c)
+	if !opts.KeepCluster {
+		c.History.Detach()
+		res.Cluster, c, w = nil, nil, nil
+		if res.Timeline != nil {
+			res.Timeline.c = nil // its samples are taken
+		}
+	}
+	res.Report = checker.CheckEach(res.History.Each, checks)
 	res.linkEvents()
 	res.Expectations = evaluate(s, res)
 	res.Verdict = verdict(res)
@@ -581,7 +612,7 @@ func producerStats(s *scenarios.Scenario, c *cluster.Cluster) []ProducerStats {
 // linkEvents points each example's operations into the trace: the step at
 // which each was recorded (the trace's "step" field).
 func (res *Result) linkEvents() {
-	h := res.Cluster.History
+	h := res.History
 	link := func(ex *checker.Example) {
 		ex.Events = ex.Events[:0]
 		for _, op := range ex.Ops {

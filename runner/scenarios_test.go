@@ -4,11 +4,14 @@ import (
 	"io/fs"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+	"weak"
 
 	"kafkasim/checker"
+	"kafkasim/model/cluster"
 	"kafkasim/scenarios"
 	"kafkasim/sim"
 )
@@ -42,7 +45,12 @@ func bundled(t *testing.T) map[string]*scenarios.Scenario {
 
 func run(t *testing.T, s *scenarios.Scenario) *Result {
 	t.Helper()
-	res, err := Run(s, Options{})
+	return runWith(t, s, Options{})
+}
+
+func runWith(t *testing.T, s *scenarios.Scenario, opts Options) *Result {
+	t.Helper()
+	res, err := Run(s, opts)
 	if err != nil {
 		t.Fatalf("%s: %v", s.Name, err)
 	}
@@ -106,7 +114,7 @@ func TestRunsAreDeterministic(t *testing.T) {
 	s := bundled(t)["acks-all-safe.yaml"]
 	a := run(t, s)
 	sink := &countingSink{}
-	b, err := Run(s, Options{Trace: sink, SampleEvery: 7e6})
+	b, err := Run(s, Options{Trace: sink, SampleEvery: 7e6, KeepCluster: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +147,7 @@ func TestRegressionScenarios(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res := run(t, s)
+			res := runWith(t, s, Options{KeepCluster: true})
 			if res.Verdict != Pass {
 				t.Fatalf("verdict %s\n%s", res.Verdict, explain(res))
 			}
@@ -208,5 +216,35 @@ func TestFlippedLeaderEpochReplicaIsStuck(t *testing.T) {
 	res := run(t, s)
 	if res.Verdict != Pass || len(res.Stuck) != 1 || !strings.Contains(res.Stuck[0], "orders-0: broker-2") {
 		t.Fatalf("verdict %s, stuck %q\n%s", res.Verdict, res.Stuck, explain(res))
+	}
+}
+
+// A run lets its cluster go before the checks (the collector may then reuse
+// its logs and disks for the checker's tables), yet keeps the history and
+// the final state the run store needs: the verdict, the anomalies and the
+// final state are those of a run that keeps its cluster.
+func TestRunLetsTheClusterGoBeforeTheChecks(t *testing.T) {
+	s := bundled(t)["acks1-leader-failover.yaml"]
+	var built weak.Pointer[cluster.Cluster]
+	watchCluster = func(c *cluster.Cluster) { built = weak.Make(c) }
+	defer func() { watchCluster = nil }()
+	let := run(t, s)
+	watchCluster = nil
+	runtime.GC()
+	if built.Value() != nil {
+		t.Fatal("the run's result still reaches its cluster")
+	}
+	kept := runWith(t, s, Options{KeepCluster: true})
+	if let.Cluster != nil || kept.Cluster == nil {
+		t.Fatalf("cluster kept: %v by default, %v with KeepCluster", let.Cluster != nil, kept.Cluster != nil)
+	}
+	if let.History == nil || let.History.Len() == 0 || let.History.Len() != kept.History.Len() {
+		t.Fatalf("history of %d operations, want %d", let.History.Len(), kept.History.Len())
+	}
+	if !reflect.DeepEqual(let.Final, kept.Final) || len(let.Final) == 0 || !reflect.DeepEqual(let.Final, FinalState(kept.Cluster)) {
+		t.Fatalf("final state %+v, want %+v", let.Final, kept.Final)
+	}
+	if let.Verdict != kept.Verdict || !reflect.DeepEqual(let.Report.Anomalies, kept.Report.Anomalies) {
+		t.Fatalf("verdict %s with %d anomalies, want %s with %d", let.Verdict, len(let.Report.Anomalies), kept.Verdict, len(kept.Report.Anomalies))
 	}
 }

@@ -137,8 +137,8 @@ func writeHistory(path string, res *Result) error {
 	w := bufio.NewWriterSize(f, 1<<16)
 	var buf []byte
 	var werr error
-	if res.Cluster != nil {
-		res.Cluster.History.Each(func(op *history.Op) {
+	if res.History != nil {
+		res.History.Each(func(op *history.Op) {
 			if werr != nil {
 				return
 			}

@@ -227,9 +227,12 @@ func (res *Result) ReportData(version string) *reports.Run {
 	if res.Timeline != nil {
 		r.Timeline = res.Timeline.Samples
 	}
-	if res.Cluster != nil {
+	r.Final = res.Final
+	if r.Final == nil && res.Cluster != nil { // a crashed run
 		r.Final = FinalState(res.Cluster)
-		r.History = recordedHistory{res.Cluster.History}
+	}
+	if res.History != nil {
+		r.History = recordedHistory{res.History}
 	}
 	if res.Report != nil {
 		for _, v := range res.Report.Visualizations {

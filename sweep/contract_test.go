@@ -3,6 +3,7 @@ package sweep
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -44,6 +45,12 @@ func TestSeedOffsetAndZeroAnomalyCounts(t *testing.T) {
 	}
 	if a[col("nonmonotonic-send")] != "0" {
 		t.Fatalf("nonmonotonic-send = %q, want 0", a[col("nonmonotonic-send")])
+	}
+	// Measured from the run's history: acknowledged sends took time.
+	for _, row := range [][]string{a, b} {
+		if p99, err := strconv.ParseFloat(row[col("p99-produce-latency-ms")], 64); err != nil || p99 <= 0 {
+			t.Fatalf("p99-produce-latency-ms = %q, want a positive latency:\n%s", row[col("p99-produce-latency-ms")], data)
+		}
 	}
 	if _, err := WritePlots(res.Dir, res.Axes, res.Cells, []PlotSpec{{Kind: "lines", X: "seed-offset", Y: "nonmonotonic-send"}}); err != nil {
 		t.Fatalf("a plot of a count that is zero everywhere: %v", err)

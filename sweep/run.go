@@ -373,12 +373,12 @@ func unavailableSeconds(r *runner.Result) float64 {
 
 // p99Latency is the 99th percentile of acknowledged sends' latency, in ms.
 func p99Latency(r *runner.Result) float64 {
-	if r.Cluster == nil {
+	if r.History == nil {
 		return 0
 	}
 	invoked := map[string]int64{}
 	var lat []float64
-	r.Cluster.History.Each(func(op *history.Op) {
+	r.History.Each(func(op *history.Op) {
 		if op.F != history.FSend {
 			return
 		}

@@ -255,6 +255,14 @@ func keyOf(op *Op) openKey {
 // (events executed so far) when it was recorded.
 func (r *Recorder) TraceSteps(stepOf func() uint64) { r.stepOf = stepOf }
 
+// Detach drops the recorder's links to the run that recorded it (its
+// clock, its step counter), so that the history outlives the run without
+// keeping it: reading goes on as before; recording more panics.
+func (r *Recorder) Detach() {
+	r.clock = func() time.Duration { panic("history: recording into a detached recorder") }
+	r.stepOf = nil
+}
+
 // Step returns the trace step of operation i, or 0 when unknown.
 func (r *Recorder) Step(i int64) uint64 {
 	if i < 0 || i >= r.nsteps {

@@ -635,3 +635,22 @@ func TestManyPollSpansReadBackAsRecords(t *testing.T) {
 		}
 	}
 }
+
+// A detached recorder reads back what it holds, and refuses to record more.
+func TestDetachedRecorderReadsButDoesNotRecord(t *testing.T) {
+	r := NewRecorder(func() time.Duration { return 5 })
+	r.TraceSteps(func() uint64 { return 9 })
+	v := NoValue()
+	v.Topic, v.Key, v.HasKey, v.Value = "t", "k", true, "v"
+	r.Invoke("p", FSend, v)
+	r.Detach()
+	if ops := r.Ops(); len(ops) != 1 || ops[0].Value.Value != "v" || ops[0].Time != 5 || r.Step(0) != 9 {
+		t.Fatalf("after detaching: %+v (step %d)", ops, r.Step(0))
+	}
+	defer func() {
+		if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "detached") {
+			t.Fatalf("recording into a detached recorder: %v, want a panic saying so", p)
+		}
+	}()
+	r.Invoke("p", FSend, v)
+}
