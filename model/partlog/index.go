@@ -1,6 +1,7 @@
 package partlog
 
 import (
+	"math"
 	"sort"
 
 	"kafkasim/model/record"
@@ -146,24 +147,12 @@ func (x *batchIndex) appendTo(out []*record.Batch, from, to int) []*record.Batch
 // each calls f for batches from, from+1, ... until f returns false; it
 // returns false if f did.
 func (x *batchIndex) each(from int, f func(b *record.Batch) bool) bool {
-	for k := from >> indexBlockShift; k < len(x.blocks); k++ {
-		b := x.blocks[k].batches
-		lo := 0
-		if k == from>>indexBlockShift {
-			lo = from & indexBlockMask
-		}
-		for _, batch := range b[lo:] {
-			if !f(batch) {
-				return false
-			}
-		}
-	}
-	return true
+	return x.eachBefore(from, math.MaxInt64, f)
 }
 
-// eachBefore is each over the batches that start before upTo (a loop of
-// its own: the audit scans every batch a high watermark passes, three
-// replicas over).
+// eachBefore is each over the batches that start before upTo, the bound
+// checked in the loop rather than by a closure around f (the audit scans
+// every batch a high watermark passes, three replicas over).
 func (x *batchIndex) eachBefore(from int, upTo int64, f func(b *record.Batch) bool) bool {
 	for k := from >> indexBlockShift; k < len(x.blocks); k++ {
 		b := x.blocks[k].batches
