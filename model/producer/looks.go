@@ -22,6 +22,10 @@ type sendLooks struct {
 	// it was found, or never (then also after any later time, while it is
 	// still ahead); wakesStale: they must be computed again.
 	firstWake []time.Duration
+	// wokeAt is the latest time the first wake-ups were looked at: the
+	// producer's clock can be set back, and then a wake-up passed before
+	// is ahead again (staleAfterJumpBack).
+	wokeAt time.Duration
 }
 
 const (
@@ -71,6 +75,20 @@ func (l *sendLooks) lookAtAll() {
 	for i := range l.idleUntil {
 		l.idleUntil[i] = notIdle
 	}
+}
+
+// staleAfterJumpBack marks every partition's wake-ups stale when now is
+// before the latest time they were looked at (the clock was set back):
+// the first one after now may be one passed before. (Computing them again
+// from the queue gives what they held: only a change to the queue makes
+// them stale otherwise.)
+func (l *sendLooks) staleAfterJumpBack(now time.Duration) {
+	if now < l.wokeAt {
+		for i := range l.firstWake {
+			l.firstWake[i] = wakesStale
+		}
+	}
+	l.wokeAt = now
 }
 
 // due returns which of partitions base to base+63 the sender must look at

@@ -330,6 +330,7 @@ func unsentAfter(batches []*pbatch) bool {
 // scheduleNext wakes the sender for the next linger expiry, retry or expiry.
 func (p *Producer) scheduleNext(now time.Duration) {
 	next := never
+	p.looks.staleAfterJumpBack(now)
 	for base := 0; base < p.looks.len(); base += 64 {
 		earliest, again := p.looks.earliestWake(base, now)
 		next = min(next, earliest)

@@ -277,3 +277,77 @@ func TestReusedBatchesAcknowledgeTheirOwnRecords(t *testing.T) {
 		t.Fatalf("%d sends completed in %d batches: too few to reuse batches many times", len(completed), st.Batches)
 	}
 }
+
+// roomBroker leads partitions 0 and 1. It answers a request carrying
+// partition 1 after 10 ms, the first time with NOT_ENOUGH_REPLICAS (a retry
+// with backoff), and one carrying partition 0 alone after 700 ms; it notes
+// when each partition's attempts arrive.
+type roomBroker struct {
+	env      sim.Env
+	attempts map[int32][]time.Duration
+}
+
+func (b *roomBroker) Start(env sim.Env) { b.env, b.attempts = env, map[int32][]time.Duration{} }
+func (b *roomBroker) Fire(t sim.Timer) {
+	if a, ok := t.(answerLater); ok {
+		b.env.Send(a.to, a.resp)
+	}
+}
+func (b *roomBroker) Deliver(from sim.NodeID, m sim.Message) {
+	switch m := m.(type) {
+	case *proto.MetadataRequest:
+		r := &proto.MetadataResponse{CorrelationID: m.CorrelationID, Topics: []proto.MetadataTopic{{Name: "orders"}},
+			Brokers: []proto.MetadataBroker{{ID: 1, Node: b.env.ID()}}}
+		for i := range int32(2) {
+			r.Topics[0].Partitions = append(r.Topics[0].Partitions, proto.MetadataPartition{Partition: i, Leader: 1, Replicas: []int32{1}, ISR: []int32{1}})
+		}
+		b.env.Send(from, r)
+	case *proto.ProduceRequest:
+		resp := &proto.ProduceResponse{CorrelationID: m.CorrelationID}
+		delay := 700 * time.Millisecond
+		for _, pp := range m.Partitions {
+			b.attempts[pp.Partition] = append(b.attempts[pp.Partition], b.env.WorldTime())
+			r := proto.ProducePartitionResponse{TopicPartition: pp.TopicPartition}
+			if pp.Partition == 1 {
+				delay = 10 * time.Millisecond
+				if len(b.attempts[1]) == 1 {
+					r.Error, r.BaseOffset = proto.NotEnoughReplicas, -1
+				}
+			}
+			resp.Partitions = append(resp.Partitions, r)
+		}
+		b.env.After(delay, answerLater{from, resp})
+	}
+}
+
+// A retry that waits out its backoff while its leader has no room for
+// another request goes once the room is made and the backoff is over —
+// also when the producer's clock is set back meanwhile, which makes a
+// wake-up it had passed lie ahead again (a wake-up remembered past the
+// jump held the retry back until the delivery timeout, at 125 s).
+func TestRetryGoesAfterTheClockIsSetBack(t *testing.T) {
+	w := sim.NewWorld(sim.DefaultOptions(1))
+	br := &roomBroker{}
+	bid := w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return br }})
+	cfg := producer.DefaultConfig("p-0", "orders")
+	cfg.Brokers, cfg.Recorder = []sim.NodeID{bid}, history.NewRecorder(w.Now)
+	cfg.EnableIdempotence, cfg.Acks = false, 1
+	cfg.MaxInFlight = 2
+	cfg.BatchSize = 10 // every batch is full at once
+	pid := w.AddNode(sim.NodeSpec{Name: "p-0", Role: "producer", New: producer.New(cfg)})
+	w.Start()
+	w.RunUntil(5000 * time.Millisecond)
+	p := w.Node(pid).(*producer.Producer)
+	for _, at := range []time.Duration{5020, 5030, 5500} {
+		p.Probe()
+		w.RunUntil(at * time.Millisecond)
+	}
+	if err := w.InjectFault(sim.Fault{Kind: sim.FaultClock, Target: "p-0", ClockJump: -time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	w.RunUntil(200 * time.Second)
+	retries := br.attempts[1]
+	if len(retries) < 2 || retries[1] > 10*time.Second {
+		t.Fatalf("partition 1's attempts at %v: want the retry within seconds of the backoff", retries)
+	}
+}
