@@ -15,7 +15,8 @@ import (
 // pop paid for them. Here they wait in buckets of about a second of virtual
 // time; a bucket enters the near queue only when the clock reaches it, and
 // the cancelled entries in it are dropped then, without ever touching the
-// near queue.
+// near queue (a cancelled timeout's slot went back when it was cancelled:
+// an entry whose slot's owner is not its event is a cancelled one).
 //
 // Invariant: every queued event earlier than horizon is in the near queue;
 // every event in a far bucket is at or after horizon. The near queue's
@@ -121,9 +122,8 @@ func (s *Scheduler) settle() {
 		f.horizon = time.Duration(k+1) << farBucketShift
 		f.entries -= len(b)
 		for _, h := range b {
-			if s.slots.cancelled(h.slot) {
-				f.cancelled--
-				s.slots.put(h.slot)
+			if s.slots.owner[h.slot] != h.seq {
+				f.cancelled-- // its slot went back when it was cancelled
 				continue
 			}
 			s.slots.slab[h.slot].far = false
@@ -154,11 +154,9 @@ func (s *Scheduler) maybeCompactFar() {
 		b := fb.entries
 		kept := b[:0]
 		for _, h := range b {
-			if s.slots.cancelled(h.slot) {
-				s.slots.put(h.slot)
-				continue
+			if s.slots.owner[h.slot] == h.seq {
+				kept = append(kept, h)
 			}
-			kept = append(kept, h)
 		}
 		clear(b[len(kept):])
 		fb.entries = kept

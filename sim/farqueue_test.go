@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -143,14 +144,29 @@ func TestFarQueueKeepsTimeSequenceOrder(t *testing.T) {
 				}
 			}
 		}
-		live := 0
+		var live []uint64
 		for _, e := range ref.pending {
 			if !e.cancelled {
-				live++
+				live = append(live, e.arg)
 			}
 		}
-		if got := h.s.Pending(); got < live {
-			t.Fatalf("Pending() = %d with %d events still queued", got, live)
+		if got := h.s.Pending(); got < len(live) {
+			t.Fatalf("Pending() = %d with %d events still queued", got, len(live))
+		}
+		// The events still queued are the reference's, each once, under
+		// their own ids (a cancelled timeout's slot may hold another
+		// event by now).
+		var queued []uint64
+		h.s.forEachPending(func(id EventID, e *Event) {
+			if id.seq != e.Seq {
+				t.Fatalf("event %d handed out under the id of sequence %d, it has %d", e.Arg, id.seq, e.Seq)
+			}
+			queued = append(queued, e.Arg)
+		})
+		slices.Sort(live)
+		slices.Sort(queued)
+		if !slices.Equal(queued, live) {
+			t.Fatalf("queued %v, the reference %v", queued, live)
 		}
 	})
 }

@@ -242,6 +242,7 @@ func (s *Scheduler) schedule(e *Event) EventID {
 	ev := &s.slots.slab[slot]
 	*ev = *e
 	ev.Seq = seq
+	s.slots.owner[slot] = seq
 	s.enqueue(heapEntry{at: ev.At, seq: seq, slot: slot})
 	return EventID{slot: slot, seq: seq}
 }
@@ -256,13 +257,17 @@ func (s *Scheduler) Cancel(id EventID) {
 	}
 	e := &s.slots.slab[id.slot]
 	if e.Seq == id.seq && e.Kind != eventCancelled {
-		e.Kind = eventCancelled
-		e.Payload = nil
-		s.slots.markCancelled(id.slot)
 		if e.far {
+			// Its far entry stays queued, dropped when its bucket is
+			// reached; the slot is free now (farqueue.go).
+			s.slots.owner[id.slot] = 0
+			s.release(id.slot)
 			s.cancelFar()
 			return
 		}
+		e.Kind = eventCancelled
+		e.Payload = nil
+		s.slots.markCancelled(id.slot)
 		s.cancelled++
 		s.maybeCompact()
 	}
@@ -417,9 +422,8 @@ func (s *Scheduler) forEachPending(f func(id EventID, e *Event)) {
 	})
 	for _, k := range s.far.order {
 		for _, h := range s.far.buckets[k].entries {
-			e := &s.slots.slab[h.slot]
-			if e.Kind != eventCancelled {
-				f(EventID{slot: h.slot, seq: e.Seq}, e)
+			if s.slots.owner[h.slot] == h.seq {
+				f(EventID{slot: h.slot, seq: h.seq}, &s.slots.slab[h.slot])
 			}
 		}
 	}

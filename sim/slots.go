@@ -10,17 +10,19 @@ import (
 //
 // Why two free lists: most events fire within milliseconds of being
 // scheduled (deliveries, lingers), while nearly every request also arms a
-// timeout tens of seconds away that is cancelled milliseconds later and
-// whose slot is freed only when the far queue drops it, in bulk. With one
-// free list those cold slots went to the next deliveries, so that about
-// every event's body was a cache miss away. Slots are therefore of one of
-// two classes, fixed when the slot is made: near slots (an event due within
-// farSlotDelay) are freed and retaken while still in cache, and the
-// far ones serve the timeouts.
+// timeout tens of seconds away that is cancelled milliseconds later. Slots
+// are of one of two classes, fixed when the slot is made: near slots (an
+// event due within farSlotDelay) are freed and retaken while still in
+// cache, and the far ones serve the timeouts. A cancelled timeout gives its
+// slot back at once, while its body is still warm, for the next timeout to
+// take (its far queue entry, dropped later, knows it by the slot's owner);
+// a slot written again only after the timeout's bucket was reached, tens of
+// seconds on, would be a cache miss for every timeout armed.
 //
-// Why a cancelled bit per slot: the queues drop cancelled entries (a bucket
-// entering the near queue, a compaction, the front of the run) by a look at
-// a dense bitmap instead of at each cold event body.
+// Why a cancelled bit per slot (near events) and an owner per slot (far
+// ones): the queues drop cancelled entries (a bucket entering the near
+// queue, a compaction, the front of the run) by a look at a dense array
+// instead of at each cold event body.
 //
 // Slots never affect behaviour: execution order is (time, sequence), and an
 // EventID only cancels.
@@ -33,8 +35,14 @@ type slots struct {
 	nearFree []uint32
 	farFree  []uint32
 	// far has bit i set when slot i is a far slot; dead when slot i holds a
-	// cancelled event.
+	// cancelled event of the near queue.
 	far, dead []uint64
+	// owner[i] is the sequence of the event a far slot holds while it
+	// waits in the far queue, 0 once it was cancelled: a cancelled timeout
+	// gives its slot back at once, while still warm, for the next timeout
+	// to take, and the far queue drops an entry whose slot's owner is not
+	// its event without reading the slot's body.
+	owner []uint64
 }
 
 // take returns a free slot of the class the event's time asks for; its dead
@@ -52,6 +60,7 @@ func (s *slots) take(far bool) uint32 {
 	}
 	slot := uint32(len(s.slab))
 	s.slab = grow.Append(s.slab, Event{})
+	s.owner = grow.Append(s.owner, 0)
 	if slot&63 == 0 {
 		s.far = append(s.far, 0)
 		s.dead = append(s.dead, 0)
