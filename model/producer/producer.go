@@ -770,19 +770,29 @@ func (p *Producer) growState(n int) {
 }
 
 func (p *Producer) wakeSender(after time.Duration) {
-	at := p.env.Now() + after
-	if p.senderAt != 0 && p.senderAt <= at {
-		return
-	}
+	now := p.env.Now()
+	at := now + after
 	// One wake-up at a time, the earliest asked for (Kafka's sender polls
 	// with the nearest deadline): the one it replaces would only find the
 	// work done, as every wake-up ends by asking for the next (scheduleNext).
+	// But not a wake-up the clock has passed while its timer waits: set
+	// forward or sped up, the local clock reached it before the world's
+	// time did, and its timer, armed by the world's time, fires later than
+	// anything asked for now (a nanosecond or so of rounding between a
+	// drifting clock's conversions aside).
+	if p.senderAt != 0 && p.senderAt <= at && now-p.senderAt <= senderLateMax {
+		return
+	}
 	if p.senderAt != 0 {
 		p.env.Cancel(p.sender)
 	}
 	p.senderAt = at
 	p.sender = p.env.After(after, newTimer(timerSender, 0))
 }
+
+// senderLateMax is how far the local clock may be past a pending sender
+// wake-up before it is taken for a clock set forward (see wakeSender).
+const senderLateMax = time.Microsecond
 
 // Unresolved is the number of records sent whose outcome the producer does
 // not know yet (queued, in flight or waiting to retry): after a heal it must

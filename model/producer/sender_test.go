@@ -351,3 +351,33 @@ func TestRetryGoesAfterTheClockIsSetBack(t *testing.T) {
 		t.Fatalf("partition 1's attempts at %v: want the retry within seconds of the backoff", retries)
 	}
 }
+
+// A producer whose clock is set forward past its pending sender wake-up
+// still sends what it is given next at once: the pending wake-up's timer
+// waits for the world's time, and a wake-up asked for after the jump is
+// not later than it by the world's time (it was dropped as later, and the
+// send waited for the silent broker's request timeout, 30 s).
+func TestSendAfterTheClockIsSetForward(t *testing.T) {
+	w := sim.NewWorld(sim.DefaultOptions(1))
+	silent, fast := &testBroker{brokers: 2, silent: true}, &testBroker{brokers: 2}
+	w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return silent }})
+	w.AddNode(sim.NodeSpec{Name: "broker-2", Role: "broker", New: func() sim.Node { return fast }})
+	cfg := producer.DefaultConfig("p-0", "orders")
+	cfg.Brokers, cfg.Recorder = []sim.NodeID{0, 1}, history.NewRecorder(w.Now)
+	cfg.EnableIdempotence, cfg.Acks = false, 1
+	pid := w.AddNode(sim.NodeSpec{Name: "p-0", Role: "producer", New: producer.New(cfg)})
+	w.Start()
+	w.RunUntil(100 * time.Millisecond)
+	p := w.Node(pid).(*producer.Producer)
+	p.Probe() // one record to each broker; the silent one's request waits for its timeout
+	w.RunUntil(time.Second)
+	if err := w.InjectFault(sim.Fault{Kind: sim.FaultClock, Target: "p-0", ClockJump: 200 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	w.RunUntil(2 * time.Second)
+	p.Probe()
+	w.RunUntil(60 * time.Second)
+	if len(fast.attempts) < 2 || fast.attempts[1].at > 3*time.Second {
+		t.Fatalf("the fast broker saw attempts %+v: want the second within a second of the send at 2 s", fast.attempts)
+	}
+}
