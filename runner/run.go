@@ -317,9 +317,7 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 	if !opts.KeepCluster {
 		c.History.Detach()
 		res.Cluster, c, w = nil, nil, nil
-		if res.Timeline != nil {
-			res.Timeline.c = nil // its samples are taken
-		}
+		res.Timeline.letGo()
 	}
 	res.Report = checker.CheckEach(res.History.Each, checks)
 	res.linkEvents()

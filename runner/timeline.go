@@ -41,6 +41,14 @@ func newTimeline(c *cluster.Cluster, opts Options, total time.Duration) *Timelin
 	return &Timeline{c: c, every: every, maxParts: maxParts}
 }
 
+// letGo drops the timeline's cluster once its samples are taken (a result
+// keeps the timeline; it must not keep the cluster).
+func (t *Timeline) letGo() {
+	if t != nil {
+		t.c = nil
+	}
+}
+
 func (t *Timeline) afterEvent() {
 	now := t.c.World.Now()
 	if now < t.next {

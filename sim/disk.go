@@ -148,10 +148,6 @@ func (op *pendingOp) to() string {
 	return op.eTo.name
 }
 
-func (op *pendingOp) concerns(name string) bool {
-	return op.name() == name || (op.kind == opRename && op.to() == name)
-}
-
 type badRange struct {
 	name     string
 	off, end int64
