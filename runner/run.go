@@ -81,6 +81,10 @@ type Options struct {
 	// logs, disks and audit — hundreds of megabytes on a long run — are
 	// then the collector's to reuse for the checker's tables.
 	KeepCluster bool
+	// Stop, when closed, ends the run at the next simulated second: the
+	// result then has Interrupted set (and verdict crash), and is not
+	// checked. Ctrl-C closes it.
+	Stop <-chan struct{}
 }
 
 // Result is everything a run produced.
@@ -123,6 +127,10 @@ type Result struct {
 	Verdict        string
 	// CrashDetail says how the simulator failed, when Verdict is Crash.
 	CrashDetail string
+	// Interrupted: Options.Stop ended the run before it finished (its
+	// Verdict is Crash and nothing was checked).
+	Interrupted bool
+	stop        <-chan struct{}
 
 	unconfirmed []string // acks=0 probe values the final reads must hold
 }
@@ -162,7 +170,7 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 	}
 	w := c.World
 	c.History.TraceSteps(w.Steps)
-	res = &Result{Scenario: s, Cluster: c, History: c.History}
+	res = &Result{Scenario: s, Cluster: c, History: c.History, stop: opts.Stop}
 	defer func() {
 		// A panic inside the model is the simulator failing, not the
 		// user: report it as a crash with where it happened.
@@ -200,12 +208,12 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 
 	// The safety phase: faults fire, clients run.
 	w.Start()
-	if stopped := runPhase(w, s.Duration, total, opts.Progress); stopped != "" {
+	if stopped := res.runPhase(w, s.Duration, total, opts.Progress); stopped != "" {
 		return res.crashed(w, stopped, now().Sub(start)), nil
 	}
 	// The liveness phase: heal everything, let the cluster settle.
 	w.HealAll()
-	if stopped := runPhase(w, total, total, opts.Progress); stopped != "" {
+	if stopped := res.runPhase(w, total, total, opts.Progress); stopped != "" {
 		return res.crashed(w, stopped, now().Sub(start)), nil
 	}
 	res.Converged, res.ConvergeDetail = converged(c)
@@ -226,7 +234,7 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 	caught.progressed(c)
 	catchUpEnd := w.Now() + ConvergeCatchUpMax
 	for stalled := time.Duration(0); !res.Converged && stalled < res.ConvergeGrace; {
-		if stopped := runPhase(w, w.Now()+time.Second, 0, nil); stopped != "" {
+		if stopped := res.runPhase(w, w.Now()+time.Second, 0, nil); stopped != "" {
 			return res.crashed(w, stopped, now().Sub(start)), nil
 		}
 		res.Converged, res.ConvergeDetail = converged(c)
@@ -248,7 +256,7 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 	// still polling read a moment later (and the checker calls lost).
 	ok, why := drained(c)
 	for waited := time.Duration(0); res.Converged && !ok && waited < ConvergeGraceMax; waited += time.Second {
-		if stopped := runPhase(w, w.Now()+time.Second, 0, nil); stopped != "" {
+		if stopped := res.runPhase(w, w.Now()+time.Second, 0, nil); stopped != "" {
 			return res.crashed(w, stopped, now().Sub(start)), nil
 		}
 		ok, why = drained(c)
@@ -267,7 +275,7 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 			break
 		}
 		r.RefreshMetadata()
-		if stopped := runPhase(w, w.Now()+100*time.Millisecond, 0, nil); stopped != "" {
+		if stopped := res.runPhase(w, w.Now()+100*time.Millisecond, 0, nil); stopped != "" {
 			return res.crashed(w, stopped, now().Sub(start)), nil
 		}
 	}
@@ -276,7 +284,7 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 	}
 	deadline := w.Now() + FinalReadTimeMax
 	for w.Now() < deadline {
-		if stopped := runPhase(w, w.Now()+time.Second, 0, nil); stopped != "" {
+		if stopped := res.runPhase(w, w.Now()+time.Second, 0, nil); stopped != "" {
 			return res.crashed(w, stopped, now().Sub(start)), nil
 		}
 		if r := c.Reader(final); r != nil && r.FinalDone() {
@@ -309,6 +317,9 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 		// run's liveness is not judged; its safety still is.
 		res.Converged = true
 		res.ConvergeDetail = "not judged: a replica is stuck (see stuck_replicas), so the cluster cannot heal without an operator: " + res.ConvergeDetail
+	}
+	if res.interrupted() { // the checks of a long run take seconds
+		return res.crashed(w, interruptedDetail, now().Sub(start)), nil
 	}
 	res.Invariants = invariants(c.Audit)
 	res.Producers = producerStats(s, c)
@@ -369,8 +380,11 @@ func convergeGrace(cfg cluster.Config) (time.Duration, string) {
 
 // runPhase runs the world until t, reporting progress each simulated
 // second. It returns why the run stopped early, or "".
-func runPhase(w *sim.World, t, total time.Duration, progress func(now, total time.Duration)) string {
+func (res *Result) runPhase(w *sim.World, t, total time.Duration, progress func(now, total time.Duration)) string {
 	for w.Now() < t {
+		if res.interrupted() {
+			return interruptedDetail
+		}
 		step := min(t, w.Now()+time.Second)
 		rr := w.RunUntil(step)
 		if rr.Livelocked() {
@@ -389,9 +403,22 @@ func runPhase(w *sim.World, t, total time.Duration, progress func(now, total tim
 	return ""
 }
 
+// interruptedDetail is why a run stopped when Options.Stop closed.
+const interruptedDetail = "interrupted"
+
+func (res *Result) interrupted() bool {
+	select {
+	case <-res.stop:
+		return true
+	default:
+		return false
+	}
+}
+
 func (res *Result) crashed(w *sim.World, why string, wall time.Duration) *Result {
 	res.Verdict = Crash
 	res.CrashDetail = why
+	res.Interrupted = why == interruptedDetail
 	res.TraceHash, res.Events, res.SimTime, res.WallTime = w.TraceHash(), w.Steps(), w.Now(), wall
 	res.Faults = w.FaultLog()
 	return res
@@ -507,7 +534,7 @@ func probeWrites(c *cluster.Cluster, res *Result) string {
 	lastRound := map[sim.NodeID][]string{}
 	if anyAcksNone {
 		for round := 0; round < acksNoneProbeRounds-1; round++ {
-			if stopped := runPhase(w, w.Now()+2*time.Second, 0, nil); stopped != "" {
+			if stopped := res.runPhase(w, w.Now()+2*time.Second, 0, nil); stopped != "" {
 				return stopped
 			}
 			for _, id := range probing {
@@ -541,7 +568,7 @@ func probeWrites(c *cluster.Cluster, res *Result) string {
 		if !pending {
 			break
 		}
-		if stopped := runPhase(w, w.Now()+time.Second, 0, nil); stopped != "" {
+		if stopped := res.runPhase(w, w.Now()+time.Second, 0, nil); stopped != "" {
 			return stopped
 		}
 	}

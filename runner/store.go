@@ -25,9 +25,12 @@ import (
 
 // Store is a run folder being written.
 type Store struct {
-	Dir     string // the final folder
-	staging string
-	trace   *TraceFile
+	Dir string // the final folder
+	// Replaced: Finish replaced an earlier run's store at Dir (the same
+	// scenario and seed run before).
+	Replaced bool
+	staging  string
+	trace    *TraceFile
 }
 
 // RunDir is where a run of a scenario with a seed is stored.
@@ -70,6 +73,9 @@ func (s *Store) Finish(res *Result, version string) error {
 	if err := s.write(res, version); err != nil {
 		os.RemoveAll(s.staging)
 		return err
+	}
+	if _, err := os.Lstat(s.Dir); err == nil {
+		s.Replaced = true
 	}
 	if err := os.RemoveAll(s.Dir); err != nil {
 		return err

@@ -49,6 +49,9 @@ type Summary struct {
 	// budget).
 	Linearizability *checker.LinearizabilityStats `json:"linearizability,omitempty"`
 	Notes           []string                      `json:"notes,omitempty"`
+	// Warnings say what the run could not check: a run that wrote
+	// nothing checked no delivery guarantee (Result.Vacuous).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // SummaryWrites are the send figures.
@@ -151,7 +154,7 @@ func (res *Result) Summary(version string) Summary {
 		if inv.Count == 0 {
 			s.Invariants[inv.Name] = "ok"
 		} else {
-			s.Invariants[inv.Name] = fmt.Sprintf("violated %d times: %s", inv.Count, inv.Detail)
+			s.Invariants[inv.Name] = fmt.Sprintf("violated %s: %s", timesText(inv.Count), inv.Detail)
 		}
 	}
 	for _, l := range res.Losses {
@@ -175,7 +178,18 @@ func (res *Result) Summary(version string) Summary {
 	if res.Verdict == Crash {
 		s.Expectations.Failures = append(s.Expectations.Failures, "the simulator failed: "+firstLine(res.CrashDetail))
 	}
+	if v := res.Vacuous(); v != "" {
+		s.Warnings = append(s.Warnings, v)
+	}
 	return s
+}
+
+// timesText says "once", "2 times".
+func timesText(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
 }
 
 // ReportData is what the report shows.
@@ -184,6 +198,9 @@ func (res *Result) ReportData(version string) *reports.Run {
 	r := &reports.Run{Scenario: s.Name, Description: s.Description, Seed: s.Seed, Version: version,
 		TraceHash: fmt.Sprintf("%016x", res.TraceHash), Events: res.Events, SimTime: res.SimTime, WallTime: res.WallTime,
 		Verdict: res.Verdict, Headline: res.Headline(), Converged: res.Converged, ConvergeDetail: res.ConvergeDetail}
+	if v := res.Vacuous(); v != "" {
+		r.Headline = "WARNING: " + v + ". " + r.Headline
+	}
 	for _, e := range res.Expectations {
 		r.Expectations = append(r.Expectations, reports.Expectation(e))
 	}

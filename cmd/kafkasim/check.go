@@ -104,9 +104,9 @@ Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 			} else {
 				st := rep.Stats
 				fmt.Fprintf(w, "%s: %d operations\n", path, nops)
-				fmt.Fprintf(w, "  writes: %d attempted, %d acknowledged, %d failed, %d unknown (availability %.1f%%); %d acknowledged writes lost\n",
-					st.Attempted, st.Acked, st.Failed, st.Indeterminate, 100*st.Availability, st.LostAcked)
-				fmt.Fprintf(w, "  reads:  %d polls, %d records\n", st.Polls, st.Records)
+				fmt.Fprintf(w, "  writes: %d attempted, %d acknowledged, %d failed, %d unknown (%s); %s lost\n",
+					st.Attempted, st.Acked, st.Failed, st.Indeterminate, availabilityText(st.Attempted, st.Availability), countOf(st.LostAcked, "acknowledged write"))
+				fmt.Fprintf(w, "  reads:  %s, %s\n", countOf(st.Polls, "poll"), countOf(st.Records, "record"))
 				for _, line := range splitLines(rep.Summary()) {
 					fmt.Fprintf(w, "  %s\n", line)
 				}
@@ -177,14 +177,6 @@ func checkVerdict(violations int, withScenario bool, failures []string) string {
 		return "OK: no violation"
 	}
 	return "OK: expectations held (" + countOf(violations, "violation") + ", as expected)"
-}
-
-// countOf says "1 violation", "2 violations".
-func countOf(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // checkExpectations evaluates the expectations a history alone can show, as

@@ -159,11 +159,11 @@ func TestCheckVerdictSaysWhatIsTrue(t *testing.T) {
 
 func TestScenariosValidateAndList(t *testing.T) {
 	code, stdout, stderr := kafkasim(t, "scenarios", "validate")
-	if code != 0 || !strings.Contains(stdout, "ok scenarios/acks1-leader-failover.yaml") {
+	if code != 0 || !strings.Contains(stdout, "ok acks1-leader-failover\n") {
 		t.Fatalf("validate: exit %d %s %s", code, stdout, stderr)
 	}
 	code, stdout, _ = kafkasim(t, "scenarios", "list")
-	if code != 0 || !strings.Contains(stdout, "scenarios/bugzoo/") {
+	if code != 0 || !strings.Contains(stdout, "\nbugzoo/hw-truncation ") {
 		t.Fatalf("list: exit %d %s", code, stdout)
 	}
 	dir := t.TempDir()

@@ -15,19 +15,19 @@ import (
 
 func newScenariosCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "scenarios list|validate [PATH...]",
-		Short: "List the bundled scenarios, or validate scenario files without running them",
+		Use:   "scenarios list|show|validate",
+		Short: "List the bundled scenarios, print one, or validate scenario files without running them",
 		Args:  cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usage("scenarios: unknown command %q (want list or validate)", args[0])
+				return usage("scenarios: unknown command %q (want list, show or validate)", args[0])
 			}
 			return cmd.Help()
 		},
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "list [PATH...]",
-		Short: "List scenarios: the bundled ones, or those under PATHs",
+		Short: "List scenarios: the bundled ones (by the name kafkasim run takes), or those under PATHs",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			files, err := scenarioFiles(args)
 			if err != nil {
@@ -43,6 +43,25 @@ func newScenariosCommand() *cobra.Command {
 				fmt.Fprintf(w, "%-40s %s\n", f.name, oneLine(s.Description, 100))
 			}
 			return nil
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:   "show NAME",
+		Short: "Print a bundled scenario's file, to start a scenario of your own from",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageWithHelp(cmd, "scenarios show: name one bundled scenario (kafkasim scenarios list)")
+			}
+			return nil
+		},
+		ValidArgsFunction: completeScenarios,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			data, ok := scenarios.BundledSource(args[0])
+			if !ok {
+				return usage("scenarios show %s: no bundled scenario of that name; the bundled ones: %s", args[0], strings.Join(scenarios.BundledNames(), ", "))
+			}
+			_, err := cmd.OutOrStdout().Write(data)
+			return err
 		},
 	})
 	cmd.AddCommand(&cobra.Command{
@@ -85,7 +104,7 @@ func (f scenarioFile) load() (*scenarios.Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	return scenarios.Parse(f.name, data)
+	return scenarios.Parse("scenarios/"+f.embedded, data)
 }
 
 // scenarioFiles lists the bundled scenarios, or the YAML files under paths.
@@ -94,7 +113,7 @@ func scenarioFiles(paths []string) ([]scenarioFile, error) {
 	if len(paths) == 0 {
 		err := fs.WalkDir(scenarios.Bundled, ".", func(p string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() && isYAML(p) {
-				out = append(out, scenarioFile{name: "scenarios/" + p, embedded: p})
+				out = append(out, scenarioFile{name: strings.TrimSuffix(p, ".yaml"), embedded: p})
 			}
 			return err
 		})
