@@ -78,8 +78,13 @@ type Summary struct {
 
 // Found is one counterexample.
 type Found struct {
-	Seed    uint64   `json:"seed"`
+	Seed uint64 `json:"seed"`
+	// Failure is the failure of the scenario as drawn; Shown is the
+	// failure the written (shrunk) file shows when run, which its header
+	// names: the same kind, perhaps through other records (an extension;
+	// absent when the file was not run again).
 	Failure *Failure `json:"failure"`
+	Shown   *Failure `json:"shown,omitempty"`
 	// File is the shrunk scenario, Original the scenario as drawn.
 	File     string `json:"file"`
 	Original string `json:"original"`
@@ -294,6 +299,7 @@ func record(opts Options, s *scenarios.Scenario, fail *Failure, shrink bool, sto
 	header := fail
 	if own != nil {
 		header = own
+		f.Shown = own
 	}
 	writeScenario(f.File, final, header, how)
 	// The file must replay to the same failure.

@@ -137,6 +137,7 @@ type PartitionState struct {
 	Replicas       []int32
 	ISR            []int32
 	ELR            []int32
+	LastKnownELR   []int32 `json:",omitempty"`
 	HW             int64
 	LEO            int64
 	LogStartOffset int64

@@ -95,13 +95,15 @@ type Result struct {
 	// what the run store needs of it.
 	Cluster *cluster.Cluster
 	History *history.Recorder
-	// Final is each partition's state when the run ended.
-	Final     []reports.PartitionState
-	TraceHash uint64
-	Events    uint64
-	SimTime   time.Duration
-	WallTime  time.Duration
-	Report    *checker.Report
+	// Final is each partition's state when the run ended, FinalTopics
+	// each topic's id and configs.
+	Final       []reports.PartitionState
+	FinalTopics []reports.TopicState
+	TraceHash   uint64
+	Events      uint64
+	SimTime     time.Duration
+	WallTime    time.Duration
+	Report      *checker.Report
 	// Invariants are the god-view invariants with their status.
 	Invariants []Invariant
 	Violations []audit.Violation
@@ -323,7 +325,7 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 	}
 	res.Invariants = invariants(c.Audit)
 	res.Producers = producerStats(s, c)
-	res.Final = FinalState(c)
+	res.Final, res.FinalTopics = FinalState(c), FinalTopics(c)
 	checks := checkerConfig(s, c)
 	if !opts.KeepCluster {
 		c.History.Detach()

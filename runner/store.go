@@ -88,6 +88,7 @@ func (s *Store) write(res *Result, version string) error {
 	if err != nil {
 		return err
 	}
+	resolved = append([]byte("# Replay this run: kafkasim replay <this run's folder>\n"), resolved...)
 	if err := os.WriteFile(filepath.Join(s.staging, "scenario.yaml"), resolved, 0o644); err != nil {
 		return err
 	}
@@ -128,7 +129,7 @@ func (s *Store) write(res *Result, version string) error {
 	}
 	enc := json.NewEncoder(final)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(rd.Final); err != nil {
+	if err := enc.Encode(reports.FinalState{Topics: res.FinalTopics, Partitions: rd.Final}); err != nil {
 		final.Close()
 		return err
 	}

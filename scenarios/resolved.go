@@ -125,7 +125,7 @@ func (s *Scenario) Resolved() ([]byte, error) {
 	put(root, "expect", exp)
 
 	var buf bytes.Buffer
-	buf.WriteString("# Resolved by kafkasim: every default filled in. Replay with: kafkasim replay <this run's folder>\n")
+	buf.WriteString("# Resolved by kafkasim: the scenario with every default filled in, and its seed.\n")
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	if err := enc.Encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{root}}); err != nil {

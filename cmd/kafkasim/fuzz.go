@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -29,6 +31,7 @@ func newFuzzCommand() *cobra.Command {
 		seedStart uint64
 		quiet     bool
 		maxFails  int
+		asJSON    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "fuzz [--base SCENARIO.yaml] [--runs N | --time DURATION] [--parallel P] [--shard K/N] [--max-failures N] [--out DIR]",
@@ -93,18 +96,14 @@ Exit 1 when a failure was found, 0 otherwise.`,
 				out = "runs/fuzz"
 				opts.Out = out
 			}
-			total := int64(runs)
-			if total == 0 && duration == 0 {
-				total = 100
+			if runs == 0 && duration == 0 {
 				opts.Runs = 100
 			}
 			if err := os.MkdirAll(out, 0o755); err != nil {
 				return usage("--out: cannot write counterexamples under %s: %v", out, err)
 			}
-			bar := newProgress(cmd.ErrOrStderr(), quiet, "fuzz", "runs", max(total, 1))
-			opts.Progress = func(done, failures int) {
-				bar.set(int64(done), max(total, int64(done)), fmt.Sprintf("%d failures", failures))
-			}
+			var bar *progress
+			opts.Progress, bar = fuzzProgress(cmd.ErrOrStderr(), quiet, opts.Runs, duration)
 			// Ctrl-C stops dispatching; what finished is kept. So does
 			// SIGTERM: a cancelled CI job or a Kubernetes pod being
 			// stopped gets it first.
@@ -117,26 +116,15 @@ Exit 1 when a failure was found, 0 otherwise.`,
 				return simulatorFailed("%v", err)
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "fuzz: %d runs in %v (%.2f runs/s, %.2f per core, %.2f per CPU-second), %d failures", sum.Runs,
-				time.Duration(sum.WallNs).Round(time.Millisecond), sum.RunsPerSecond, sum.RunsPerSecondPerCore, sum.RunsPerCPUSecond, sum.Failures)
-			if sum.TimeToFirstFailureNs >= 0 {
-				fmt.Fprintf(w, ", first after %v", time.Duration(sum.TimeToFirstFailureNs).Round(time.Millisecond))
-			}
-			if sum.Interrupted {
-				fmt.Fprint(w, " (interrupted)")
-			}
-			fmt.Fprintln(w)
-			for _, f := range sum.Found {
-				replays := fmt.Sprint(f.Replays)
-				if !f.ReplayChecked {
-					replays = "not checked, time ran out"
+			if asJSON {
+				if err := writeJSON(w, sum); err != nil {
+					return err
 				}
-				fmt.Fprintf(w, "  seed %d: %s — %s\n    %s (%d faults, drawn with %d; replays: %s)\n", f.Seed, f.Failure.Kind,
-					f.Failure.Detail, f.File, f.Faults, f.FaultsDrawn, replays)
+			} else {
+				printCampaign(w, sum, out)
 			}
-			fmt.Fprintf(w, "  summary: %s/summary.json\n", out)
 			if sum.Failures > 0 {
-				return failed("fuzzing found %d failures", sum.Failures)
+				return failed("fuzzing found %s", countOf(sum.Failures, "failure"))
 			}
 			return nil
 		},
@@ -151,5 +139,56 @@ Exit 1 when a failure was found, 0 otherwise.`,
 	cmd.Flags().Uint64Var(&seedStart, "seed-start", 1, "the first seed of the range")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress output")
 	cmd.Flags().IntVar(&maxFails, "max-failures", 0, "stop once this many failures are found (0: never)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the campaign's summary.json to stdout instead of the text summary")
+	cmd.RegisterFlagCompletionFunc("bugs", completeBugs)
 	return cmd
+}
+
+// fuzzProgress reports a campaign's advance: by runs when their number
+// bounds it, by wall time when only --time does (its number of runs is not
+// known ahead).
+func fuzzProgress(stderr io.Writer, quiet bool, runs int, limit time.Duration) (func(done, failures int), *progress) {
+	if runs > 0 {
+		bar := newProgress(stderr, quiet, "fuzz", "runs", int64(runs))
+		return func(done, failures int) {
+			bar.set(int64(done), int64(runs), countOf(failures, "failure"))
+		}, bar
+	}
+	secs := int64(max(limit/time.Second, 1))
+	bar := newProgress(stderr, quiet, "fuzz", "s", secs)
+	started := time.Now()
+	return func(done, failures int) {
+		elapsed := min(int64(time.Since(started)/time.Second), secs)
+		bar.set(elapsed, secs, countOf(done, "run")+", "+countOf(failures, "failure"))
+	}, bar
+}
+
+// printCampaign is the text summary of a campaign: its figures, then each
+// counterexample as the written file shows it.
+func printCampaign(w io.Writer, sum *fuzz.Summary, out string) {
+	fmt.Fprintf(w, "fuzz: %s in %v (%.2f runs/s, %.2f per core, %.2f per CPU-second), %s", countOf(sum.Runs, "run"),
+		time.Duration(sum.WallNs).Round(time.Millisecond), sum.RunsPerSecond, sum.RunsPerSecondPerCore, sum.RunsPerCPUSecond, countOf(sum.Failures, "failure"))
+	if sum.TimeToFirstFailureNs >= 0 {
+		fmt.Fprintf(w, ", first after %v", time.Duration(sum.TimeToFirstFailureNs).Round(time.Millisecond))
+	}
+	if sum.Interrupted {
+		fmt.Fprint(w, " (interrupted)")
+	}
+	fmt.Fprintln(w)
+	for _, f := range sum.Found {
+		replays := fmt.Sprint(f.Replays)
+		if !f.ReplayChecked {
+			replays = "not checked, time ran out"
+		}
+		shown := f.Failure
+		if f.Shown != nil {
+			shown = f.Shown
+		}
+		fmt.Fprintf(w, "  seed %d: %s — %s\n", f.Seed, shown.Kind, cutLongWords(shown.Detail))
+		if shown != f.Failure && shown.Detail != f.Failure.Detail {
+			fmt.Fprintf(w, "    as drawn: %s — %s\n", f.Failure.Kind, cutLongWords(f.Failure.Detail))
+		}
+		fmt.Fprintf(w, "    %s (%s, drawn with %d; replays: %s); run it: kafkasim run %s\n", f.File, countOf(f.Faults, "fault"), f.FaultsDrawn, replays, f.File)
+	}
+	fmt.Fprintf(w, "  summary: %s\n", filepath.Join(out, "summary.json"))
 }

@@ -33,16 +33,18 @@ func newProgress(stderr io.Writer, quiet bool, label, unit string, total int64) 
 		return p
 	}
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		p.bar = progressbar.NewOptions64(total,
+		opts := []progressbar.Option{
 			progressbar.OptionSetWriter(stderr),
 			progressbar.OptionSetDescription(label),
 			progressbar.OptionShowCount(),
-			progressbar.OptionSetItsString(unit),
-			progressbar.OptionShowIts(),
 			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionThrottle(200*time.Millisecond),
+			progressbar.OptionThrottle(200 * time.Millisecond),
 			progressbar.OptionClearOnFinish(),
-		)
+		}
+		if !p.wallClock() {
+			opts = append(opts, progressbar.OptionSetItsString(unit), progressbar.OptionShowIts())
+		}
+		p.bar = progressbar.NewOptions64(total, opts...)
 	}
 	return p
 }
@@ -66,7 +68,10 @@ func (p *progress) set(done, total int64, note string) {
 	p.lastLine = now
 	elapsed := now.Sub(p.started)
 	line := fmt.Sprintf("%s: %d/%d %s", p.label, done, total, p.unit)
-	if done > 0 && total > done {
+	switch {
+	case p.wallClock():
+		line += fmt.Sprintf(", about %v left", time.Duration(total-done)*time.Second)
+	case done > 0 && total > done:
 		eta := time.Duration(float64(elapsed) / float64(done) * float64(total-done))
 		line += fmt.Sprintf(", %.1f %s/s, about %v left", float64(done)/elapsed.Seconds(), p.unit, eta.Round(time.Second))
 	}
@@ -75,6 +80,10 @@ func (p *progress) set(done, total int64, note string) {
 	}
 	fmt.Fprintln(p.w, line)
 }
+
+// wallClock: the progress counts seconds of wall time (a campaign bounded
+// by --time), whose rate says nothing.
+func (p *progress) wallClock() bool { return p.unit == "s" }
 
 func (p *progress) finish() {
 	if p.bar != nil {

@@ -196,3 +196,77 @@ func TestCountOf(t *testing.T) {
 		}
 	}
 }
+
+// replay and describe report as JSON too; describe takes one topic, and
+// names the topics there are when it is not one of them.
+func TestReplayAndDescribeJSON(t *testing.T) {
+	out := t.TempDir()
+	if code, stdout, stderr := kafkasim(t, "run", "batch-compression", "--quiet", "--out", out); code != 0 {
+		t.Fatalf("exit %d %s %s", code, stdout, stderr)
+	}
+	dir := filepath.Join(out, "batch-compression", "seed-1")
+	code, stdout, stderr := kafkasim(t, "replay", dir, "--quiet", "--json")
+	var rep struct {
+		Reproduced bool `json:"reproduced"`
+		Summary    struct {
+			TraceHash string `json:"trace_hash"`
+		} `json:"summary"`
+		Stored string `json:"stored_trace_hash"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); code != 0 || err != nil || !rep.Reproduced || rep.Summary.TraceHash != rep.Stored {
+		t.Fatalf("replay --json: exit %d %v\n%s%s", code, err, stdout, stderr)
+	}
+	code, stdout, _ = kafkasim(t, "describe", "topics", dir, "--json", "--topic", "events")
+	var desc struct {
+		Topics []struct {
+			Topic      string            `json:"topic"`
+			Configs    map[string]string `json:"configs"`
+			Partitions []struct {
+				Leader int32 `json:"leader"`
+			} `json:"partitions"`
+		} `json:"topics"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &desc); code != 0 || err != nil || len(desc.Topics) != 1 || desc.Topics[0].Topic != "events" ||
+		desc.Topics[0].Configs["min.insync.replicas"] == "" || len(desc.Topics[0].Partitions) == 0 {
+		t.Fatalf("describe topics --json: exit %d %v\n%s", code, err, stdout)
+	}
+	code, stdout, _ = kafkasim(t, "describe", "topics", dir)
+	if code != 0 || !strings.Contains(stdout, "TopicId: ") || !strings.Contains(stdout, "Configs: min.insync.replicas=") || !strings.Contains(stdout, "LastKnownElr: ") {
+		t.Fatalf("describe topics: exit %d\n%s", code, stdout)
+	}
+	if code, _, stderr := kafkasim(t, "describe", "topics", dir, "--topic", "nope"); code != 2 || !strings.Contains(stderr, "its topics: events") {
+		t.Fatalf("describe --topic nope: exit %d %q", code, stderr)
+	}
+	for _, kind := range []string{"groups", "transactions"} {
+		code, stdout, _ := kafkasim(t, "describe", kind, dir, "--json")
+		if code != 0 || strings.TrimSpace(stdout) != `{
+  "`+kind+`": []
+}` {
+			t.Fatalf("describe %s --json: exit %d %q", kind, code, stdout)
+		}
+	}
+}
+
+// Shell completion offers bundled scenario names, bug switches and
+// describe's kinds (cobra's __complete is what the shell scripts call).
+func TestCompletion(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"__complete", "run", "acks-a"}, "acks-all-safe\n"},
+		{[]string{"__complete", "run", "bugzoo/hw"}, "bugzoo/hw-truncation\n"},
+		{[]string{"__complete", "scenarios", "show", "rack"}, "rack-power-loss\n"},
+		{[]string{"__complete", "fuzz", "--bugs", "hw"}, "hw-truncation\n"},
+		{[]string{"__complete", "fuzz", "--bugs", "hw-truncation,no-s"}, "hw-truncation,no-strict-min-isr\n"},
+		{[]string{"__complete", "describe", ""}, "topics\ngroups\ntransactions\n"},
+	} {
+		code, stdout, stderr := kafkasim(t, c.args...)
+		if code != 0 || !strings.Contains(stdout, c.want) {
+			t.Errorf("%v: exit %d, want %q in:\n%s%s", c.args, code, c.want, stdout, stderr)
+		}
+	}
+	if code, stdout, _ := kafkasim(t, "completion", "bash"); code != 0 || !strings.Contains(stdout, "__kafkasim") {
+		t.Fatalf("completion bash: exit %d", code)
+	}
+}
