@@ -106,6 +106,11 @@ func requireBrowser(t *testing.T) string {
 	}
 	b := findBrowser()
 	if b == "" {
+		// Under CI the report must be seen rendered: a CI that could not
+		// install a browser fails rather than pass without looking.
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true and no chromium, chromium-browser or google-chrome on PATH: the report cannot be rendered (.ci/run installs chromium)")
+		}
 		t.Skip("no chromium, chromium-browser or google-chrome on PATH; .ci/run installs chromium")
 	}
 	return b
