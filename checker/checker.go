@@ -138,7 +138,14 @@ type TopicGuarantees struct {
 type DataLoss struct {
 	Partition string
 	From, To  int64 // offsets [From, To)
-	Cause     string
+	// Cause is the root cause: "unclean-election", "power-loss",
+	// "disk-wipe" or "disk-corruption".
+	Cause string
+	// ExposedBy is "unclean-election" when the root cause (a power loss or
+	// a disk fault) had already taken every in-sync copy and an unclean
+	// election, or KIP-966's election of the last known leader, then only
+	// exposed the loss; "" otherwise.
+	ExposedBy string
 	// At is when the loss happened (ns of the run; 0: unknown): a write
 	// acknowledged after it was not taken by it.
 	At int64

@@ -108,6 +108,26 @@ func lossCause(f *Facts) string {
 	return ""
 }
 
+// thenPlaceholder stands, in a rule's Because, for what the controller did
+// after a loss whose root cause came first (then).
+const thenPlaceholder = "[; THEN]"
+
+// then words the election that exposed a loss whose root cause (a power
+// loss, a disk fault) had already taken every in-sync copy: "" when no
+// election did.
+func then(f *Facts) string {
+	if f.Loss == nil || f.Loss.ExposedBy != "unclean-election" {
+		return ""
+	}
+	switch {
+	case f.Unclean && f.ELR:
+		return "; with no in-sync copy left, the controller then elected the last known leader (KIP-966 balanced recovery) or, as unclean.leader.election.enable=true allows, a replica outside the ISR, which could not bring them back"
+	case f.Unclean:
+		return "; with no in-sync copy left, the controller then elected a replica outside the ISR (unclean.leader.election.enable=true), which could not bring them back"
+	}
+	return "; with no ISR or ELR member left, Kafka then elected the last known leader (KIP-966 balanced recovery), which could not bring them back"
+}
+
 // Guarantee is what one configuration setting promises, and the anomalies
 // that break the promise.
 type Guarantee struct {
@@ -146,26 +166,26 @@ var Guarantees = []Guarantee{
 
 // VerdictRules is the verdict table.
 var VerdictRules = []Rule{
-	{LostAckedWrite, "the simulator saw an unclean election lose committed data, unclean.leader.election.enable=true", Permitted,
+	{LostAckedWrite, "the simulator saw an unclean election lose committed data while an in-sync copy survived (or may have), unclean.leader.election.enable=true", Permitted,
 		"unclean.leader.election.enable=true let a replica that lacked committed data lead",
 		func(f *Facts) bool { return lossCause(f) == "unclean-election" && f.Unclean }, nil},
-	{LostAckedWrite, "the simulator saw an unclean election lose committed data, unclean.leader.election.enable=false", Permitted,
+	{LostAckedWrite, "the simulator saw an unclean election lose committed data while an in-sync copy survived (or may have), unclean.leader.election.enable=false", Permitted,
 		"every ISR and ELR member was lost; Kafka elected the last known leader (KIP-966 balanced recovery), which may lack committed data",
 		func(f *Facts) bool { return lossCause(f) == "unclean-election" }, nil},
 	{LostAckedWrite, "the simulator saw a power loss lose it, flush.messages=1, acks=0", Permitted,
-		"flush.messages=1 makes durable what it acknowledges, and acks=0 is never acknowledged: a reader may read a record whose fsync is still running (after its own flush a produce raises the high watermark to the log end, which another connection's append has moved), and a power loss then loses it",
+		"flush.messages=1 makes durable what it acknowledges, and acks=0 is never acknowledged: a reader may read a record whose fsync is still running (after its own flush a produce raises the high watermark to the log end, which another connection's append has moved), and a power loss then loses it" + thenPlaceholder,
 		func(f *Facts) bool { return lossCause(f) == "power-loss" && f.FlushEveryMessage && f.Acks == "0" }, nil},
 	{LostAckedWrite, "the simulator saw a power loss lose it, flush.messages=1", Violation,
-		"flush.messages=1 makes every acknowledged write durable before the acknowledgement; a power loss must not lose it",
+		"flush.messages=1 makes every acknowledged write durable before the acknowledgement; a power loss must not lose it" + thenPlaceholder,
 		func(f *Facts) bool { return lossCause(f) == "power-loss" && f.FlushEveryMessage }, nil},
 	{LostAckedWrite, "the simulator saw a disk wipe lose it", Permitted,
-		"the replica that led next came back on a replaced (wiped) disk: what it had fsynced was gone too, and no flush policy keeps data through that",
+		"the replica that led next came back on a replaced (wiped) disk: what it had fsynced was gone too, and no flush policy keeps data through that" + thenPlaceholder,
 		func(f *Facts) bool { return lossCause(f) == "disk-wipe" }, nil},
 	{LostAckedWrite, "the simulator saw a disk corruption lose it", Permitted,
-		"the replica that led next had cut its log at a corrupt batch at recovery (a bit flip or an unreadable range): what it had fsynced from there on was gone, and no flush policy keeps data through that",
+		"the replica that led next had cut its log at a corrupt batch at recovery (a bit flip or an unreadable range): what it had fsynced from there on was gone, and no flush policy keeps data through that" + thenPlaceholder,
 		func(f *Facts) bool { return lossCause(f) == "disk-corruption" }, nil},
 	{LostAckedWrite, "the simulator saw a power loss lose it", Permitted,
-		"the default flush policy leaves acknowledged writes in page cache; a power loss of every replica holding them loses them",
+		"the default flush policy leaves acknowledged writes in page cache: every in-sync replica holding them lost power before they reached disk" + thenPlaceholder,
 		func(f *Facts) bool { return lossCause(f) == "power-loss" }, nil},
 	{LostAckedWrite, "the simulator saw committed data lost another way", Permitted, "committed data was lost: CAUSE",
 		func(f *Facts) bool { return f.Loss != nil }, func(f *Facts) string { return "committed data was lost: " + f.Loss.Cause }},
@@ -371,6 +391,7 @@ func decide(typ string, f *Facts) (string, string) {
 		if r.Why != nil {
 			why = r.Why(f)
 		}
+		why = strings.Replace(why, thenPlaceholder, then(f), 1)
 		if r.Verdict == Violation && len(f.Bugs) > 0 {
 			why += " (historical Kafka bugs switched on: " + strings.Join(f.Bugs, ", ") + ")"
 		}
@@ -520,6 +541,12 @@ func VerdictsMarkdown() string {
 	b.WriteString("`Report.Assumed`) and what happened in the run (the simulator's god view: losses it saw, unclean\n")
 	b.WriteString("elections, power losses). When historical Kafka bugs are switched on (`bugs:`), a violation's\n")
 	b.WriteString("reason names them.\n\n")
+	b.WriteString("A loss is blamed on its root cause. When a power loss (or a disk fault) had already taken every\n")
+	b.WriteString("in-sync copy of the data, and an unclean election or KIP-966's election of the last known leader\n")
+	b.WriteString("then found no replica that still held it, the election only exposed the loss: the cause is the\n")
+	b.WriteString("power loss, and `" + thenPlaceholder + "` in a reason below stands for what the controller elected then.\n")
+	b.WriteString("An unclean election is the cause when an in-sync copy survived it (or may have: a replica that\n")
+	b.WriteString("was down may hold the data on disk).\n\n")
 	b.WriteString("`int-poll-skip` and `int-nonmonotonic-poll` (within one poll) follow the rules of `poll-skip` and\n")
 	b.WriteString("`nonmonotonic-poll`.\n\n")
 	b.WriteString("## What each configuration promises\n\n| setting | promises | anomalies that break it |\n| --- | --- | --- |\n")

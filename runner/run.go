@@ -441,8 +441,11 @@ func checkerConfig(s *scenarios.Scenario, c *cluster.Cluster) checker.Config {
 	cc.Consumers = append(cc.Consumers, checker.ConsumerGuarantees{Prefix: FinalReaderName, Isolation: "read_uncommitted", AutoOffsetReset: "earliest"})
 	cc.Losses = []checker.DataLoss{}
 	for _, l := range c.Audit.Losses() {
-		cc.Losses = append(cc.Losses, checker.DataLoss{Partition: l.Partition, From: l.From, To: l.To, Cause: l.Cause, At: l.At, LeaderEnd: l.LeaderEnd})
-		if l.Cause == "unclean-election" {
+		cc.Losses = append(cc.Losses, checker.DataLoss{Partition: l.Partition, From: l.From, To: l.To, Cause: l.Cause, ExposedBy: l.ExposedBy,
+			At: l.At, LeaderEnd: l.LeaderEnd})
+		// An unclean election that only exposed a power loss happened all
+		// the same.
+		if l.Cause == audit.CauseUncleanElection || l.ExposedBy == audit.CauseUncleanElection {
 			cc.UncleanElections++
 		}
 	}

@@ -102,6 +102,10 @@ type SummaryLoss struct {
 	To        int64  `json:"to"`
 	Records   int    `json:"records"`
 	Cause     string `json:"cause"`
+	// ExposedBy: "unclean-election" when the cause (a power loss, a disk
+	// fault) had taken every in-sync copy and an unclean election, or
+	// KIP-966's election of the last known leader, then exposed the loss.
+	ExposedBy string `json:"exposed_by,omitempty"`
 	// LeaderEnd: for a loss at an election, the new leader's log end then
 	// (its older-epoch records below it replaced committed ones).
 	LeaderEnd int64 `json:"leader_end,omitempty"`
@@ -158,7 +162,7 @@ func (res *Result) Summary(version string) Summary {
 		}
 	}
 	for _, l := range res.Losses {
-		s.Losses = append(s.Losses, SummaryLoss{AtNs: l.At, Partition: l.Partition, From: l.From, To: l.To, Records: l.Records, Cause: l.Cause, LeaderEnd: l.LeaderEnd})
+		s.Losses = append(s.Losses, SummaryLoss{AtNs: l.At, Partition: l.Partition, From: l.From, To: l.To, Records: l.Records, Cause: l.Cause, ExposedBy: l.ExposedBy, LeaderEnd: l.LeaderEnd})
 	}
 	for _, r := range res.NemesisPlan.Rules {
 		state := "off"

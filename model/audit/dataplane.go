@@ -40,7 +40,14 @@ type Loss struct {
 	Partition string
 	From, To  int64 // offsets [From, To) lost
 	Records   int
-	Cause     string // "unclean-election", "power-loss", "disk-wipe" or "disk-corruption"
+	// Cause is the root cause: "unclean-election", "power-loss",
+	// "disk-wipe" or "disk-corruption" (causeOf).
+	Cause string
+	// ExposedBy: "unclean-election" when the cause is a power loss or a disk
+	// fault that had already taken every in-sync copy, and an unclean
+	// election (or KIP-966's election of the last known leader) then only
+	// exposed the loss; "" otherwise.
+	ExposedBy string
 	// LeaderEnd: a loss at an election, the new leader's log end then.
 	// Its records in [From, LeaderEnd) are older epochs' (never committed)
 	// that now stand where committed ones stood; a reader's KIP-320
@@ -487,30 +494,17 @@ func (a *Audit) lose(tp metadata.TopicPartition, p *partitionAudit, i int, broke
 		k := p.committed.At(j)
 		records += int(k.last - k.base + 1)
 	}
-	cause := ""
-	switch {
-	case p.uncleanLoses(from):
-		// An unclean election chose a leader that may lack committed data,
-		// whatever the disks kept.
-		cause = "unclean-election"
-	case p.powerLossFrom >= 0 && from >= p.powerLossFrom && p.shortBelow(from):
-		// The data left page cache before it reached a disk; whatever
-		// election followed could only pick among what survived.
-		cause = "power-loss"
-		if end, short := p.shortSince[broker]; short && end <= from && p.diskCause[broker] != "" {
-			// The replica that lacks it lost data from its disk (replaced,
-			// or corrupt): no flush policy keeps data through that.
-			cause = p.diskCause[broker]
-		}
-	}
-	if cause == "" && a.flipped(broker, tp) {
-		cause = "disk-corruption"
-	}
+	cause, exposedBy := a.causeOf(tp, p, from, broker)
 	if cause == "" {
 		a.report(invariant, a.brokerNode(broker), "%s: committed offsets %d..%d %s", tp, from, to-1, how)
 	} else {
-		a.losses = append(a.losses, Loss{At: int64(a.w.Now()), Partition: tp.String(), From: from, To: to, Records: records, Cause: cause, LeaderEnd: leaderEnd})
-		a.w.Note("data-loss", fmt.Sprintf("%s: committed offsets %d..%d lost (%s): %s", tp, from, to-1, cause, how))
+		a.losses = append(a.losses, Loss{At: int64(a.w.Now()), Partition: tp.String(), From: from, To: to, Records: records,
+			Cause: cause, ExposedBy: exposedBy, LeaderEnd: leaderEnd})
+		why := cause
+		if exposedBy != "" {
+			why += ", exposed by " + exposedBy
+		}
+		a.w.Note("data-loss", fmt.Sprintf("%s: committed offsets %d..%d lost (%s): %s", tp, from, to-1, why, how))
 	}
 	p.committed.Truncate(i)
 	if p.ackedUpTo >= from {
@@ -549,12 +543,12 @@ func (a *Audit) deposedExposed(tp metadata.TopicPartition, p *partitionAudit, le
 		return
 	}
 	if n := len(a.losses); n > 0 {
-		if l := &a.losses[n-1]; l.Partition == tp.String() && l.Cause == "unclean-election" && l.To == from {
+		if l := &a.losses[n-1]; l.Partition == tp.String() && l.Cause == CauseUncleanElection && l.To == from {
 			l.To, l.Records = hw, l.Records+records
 			return
 		}
 	}
-	a.losses = append(a.losses, Loss{At: int64(a.w.Now()), Partition: tp.String(), From: from, To: hw, Records: records, Cause: "unclean-election"})
+	a.losses = append(a.losses, Loss{At: int64(a.w.Now()), Partition: tp.String(), From: from, To: hw, Records: records, Cause: CauseUncleanElection})
 	a.w.Note("data-loss", fmt.Sprintf("%s: offsets %d..%d exposed by the deposed leader of epoch %d lost (unclean-election)", tp, from, hw-1, leaderEpoch))
 }
 
@@ -716,18 +710,32 @@ func (a *Audit) ReplicaRecovered(broker int32, tp metadata.TopicPartition, log *
 		if p.diskCause == nil {
 			p.diskCause = map[int32]string{}
 		}
-		switch {
-		case opened && now[0] > before[0]:
-			p.diskCause[broker] = "disk-wipe"
-		case rec.CorruptionReason != "" && (rec.CorruptionReason != record.ErrTruncated.Error() || (opened && now[1] > before[1])):
-			// Recovery cut the log at a batch that failed its checks
-			// (not a torn tail a power loss left): a bit flip or an
-			// unreadable range took the batches from there on.
-			p.diskCause[broker] = "disk-corruption"
-		default:
+		if c := diskCauseOf(opened, before, now, rec); c != "" {
+			p.diskCause[broker] = c
+		} else {
 			delete(p.diskCause, broker)
 		}
 	}
+	a.openedAfterElection(tp, p, broker, log, lostData, diskCauseOf(opened, before, now, rec))
+}
+
+// diskCauseOf is why a replica's recovery lost data from its disk, not only
+// from its page cache: "disk-wipe" (the disk was replaced) or
+// "disk-corruption" (recovery cut the log at a batch that failed its
+// checks); "" otherwise. before and now are the broker's disk wipe,
+// corruption and power-loss counts when its replica was opened before
+// (opened: it was) and now.
+func diskCauseOf(opened bool, before, now [3]uint64, rec partlog.Recovery) string {
+	switch {
+	case opened && now[0] > before[0]:
+		return CauseDiskWipe
+	case rec.CorruptionReason != "" && (rec.CorruptionReason != record.ErrTruncated.Error() || (opened && now[1] > before[1])):
+		// Recovery cut the log at a batch that failed its checks (not a
+		// torn tail a power loss left): a bit flip or an unreadable range
+		// took the batches from there on.
+		return CauseDiskCorruption
+	}
+	return ""
 }
 
 // agreesUpTo is where a recovered log stops agreeing with what was
@@ -802,7 +810,7 @@ func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leader
 		if lost >= 0 {
 			from = min(from, p.committed.At(lost).base)
 		}
-		p.uncleanElections = append(p.uncleanElections, uncleanElection{epoch: leaderEpoch, from: from})
+		p.uncleanElections = append(p.uncleanElections, a.uncleanElected(tp, p, broker, leaderEpoch, from, lost))
 		// Its entries past what was committed (from the first committed
 		// batch it lacks, if any) were never committed: they become the log.
 		start := p.committedEnd()
@@ -817,25 +825,13 @@ func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leader
 		p.ackedUpTo = min(p.ackedUpTo, from-1)
 	}
 	if lost >= 0 {
+		n := len(a.losses)
 		a.lose(tp, p, lost, broker, log.LEO(), CommittedDataKept,
 			fmt.Sprintf("missing from the log of broker %d, elected leader in epoch %d", broker, leaderEpoch))
-	}
-}
-
-type uncleanElection struct {
-	epoch int32
-	from  int64
-}
-
-// uncleanLoses reports whether an unclean election may have lost committed
-// data at offset: its leader's log stopped agreeing at or below it.
-func (p *partitionAudit) uncleanLoses(offset int64) bool {
-	for _, e := range p.uncleanElections {
-		if e.from <= offset {
-			return true
+		if unclean && len(a.losses) > n {
+			p.uncleanElections[len(p.uncleanElections)-1].loss = n
 		}
 	}
-	return false
 }
 
 // deposedBy reports whether an unclean election of a later epoch than
