@@ -45,8 +45,12 @@ func printRun(w io.Writer, o runOutcome) {
 			p.Name, countOf(p.Sent, "record"), countOf(p.Batches, "batch"), countOf(p.Requests, "request"), p.BytesSent, p.BytesPerRecord)
 	}
 	for _, l := range res.Losses {
-		fmt.Fprintf(w, "  god view: %s offsets %d..%d (%s) lost at %v: %s\n", l.Partition, l.From, l.To-1, countOf(l.Records, "record"),
-			time.Duration(l.At).Round(time.Millisecond), lossCause(l.Cause))
+		then := ""
+		if l.ExposedBy == "unclean-election" {
+			then = "; then, with no in-sync copy left, the controller elected a replica without it (the last known leader, or an unclean election)"
+		}
+		fmt.Fprintf(w, "  god view: %s offsets %d..%d (%s) lost at %v: %s%s\n", l.Partition, l.From, l.To-1, countOf(l.Records, "record"),
+			time.Duration(l.At).Round(time.Millisecond), lossCause(l.Cause), then)
 	}
 	for _, st := range res.Stuck {
 		fmt.Fprintf(w, "  god view: %s\n", st)
