@@ -24,14 +24,18 @@ type axis struct {
 	symlog bool
 }
 
-// symlogScale normalises by log10(1+v), which keeps 0 on the axis.
-type symlogScale struct{}
-
+// symlog is log10(1+v), which keeps 0 on a logarithmic axis. The plots
+// draw a symlog axis as a linear one over symlog(v), with its ticks moved
+// likewise (see plotted): the plotting library places an axis label by
+// the linear middle of the data, which a scale of its own would skew.
 func symlog(v float64) float64 { return math.Log10(1 + math.Max(v, 0)) }
 
-// Normalize implements plot.Normalizer.
-func (symlogScale) Normalize(lo, hi, x float64) float64 {
-	return (symlog(x) - symlog(lo)) / (symlog(hi) - symlog(lo))
+// plotted is where value v sits on a: v itself, or symlog(v).
+func (a axis) plotted(v float64) float64 {
+	if a.symlog && finite(v) {
+		return symlog(v)
+	}
+	return v
 }
 
 // burstRatio is how far the largest value may stand above the typical

@@ -172,11 +172,13 @@ func TestBurstyRatesGoLogarithmic(t *testing.T) {
 	if got := tickLabels(a); !slices.Equal(got, []string{"0", "10", "100", "1k", "10k"}) {
 		t.Errorf("symlog ticks %v", got)
 	}
-	var s symlogScale
-	if s.Normalize(0, a.max, 0) != 0 || math.Abs(s.Normalize(0, a.max, a.max)-1) > 1e-12 {
-		t.Error("the symlog scale must map the axis ends to 0 and 1")
+	if a.plotted(0) != 0 || a.plotted(9) != 1 {
+		t.Error("a symlog axis draws v at log10(1+v)")
 	}
-	if n := s.Normalize(0, a.max, 100); n < 0.35 || n > 0.5 {
+	if n := a.plotted(100) / a.plotted(a.max); n < 0.35 || n > 0.5 {
 		t.Errorf("100 of 26k sits at %.2f of the axis; a symlog axis puts it near the middle", n)
+	}
+	if lin := rateAxis("x", 5); lin.plotted(3) != 3 {
+		t.Error("a linear axis draws values as they are")
 	}
 }

@@ -3,9 +3,9 @@ package reports
 import (
 	"fmt"
 	"hash/fnv"
-	"image/color"
 	"html"
 	"html/template"
+	"image/color"
 	"math"
 	"sort"
 	"strconv"
@@ -250,11 +250,11 @@ func esc(s string) string { return html.EscapeString(s) }
 
 // drawAxis draws time ticks across the top, with faint grid lines down.
 func drawAxis(b *strings.Builder, end time.Duration, x func(time.Duration) float64, height float64) {
-	step := timeStep(end, xTicks)
-	for t := time.Duration(0); t <= end; t += step {
-		px := x(t)
+	// The plots' ticks, so that the timeline and the plots read alike.
+	for _, tk := range timeAxis(end).ticks {
+		px := x(time.Duration(tk.v * float64(time.Second)))
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e5e5e5"/>`, px, laneAxisH-4, px, height)
-		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, px, laneAxisH-16, esc(fmtTime(t)))
+		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, px, laneAxisH-16, esc(tk.label))
 	}
 }
 
@@ -327,6 +327,7 @@ func drawMarkRows(b *strings.Builder, rows []stripRow, x func(time.Duration) flo
 		y := laneAxisH + markRowH*float64(r)
 		y0, y1 := y+1, y+markRowH-1
 		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`, laneLabelW-6, y1-2, esc(row.label))
+		labelEnd := laneLabelW // where the row's last label ends
 		for i, s := range row.spans {
 			a, e := x(s.from), x(s.to)
 			fmt.Fprintf(b, `<g><title>%s</title>`, esc(s.title))
@@ -360,8 +361,14 @@ func drawMarkRows(b *strings.Builder, rows []stripRow, x func(time.Duration) flo
 			case s.label == "":
 			case e-a >= w:
 				fmt.Fprintf(b, `<text x="%.1f" y="%.1f">%s</text>`, a+3, y1-2, esc(s.label))
+				labelEnd = a + w
 			case !row.phase && e+w <= next:
 				fmt.Fprintf(b, `<text x="%.1f" y="%.1f">%s</text>`, e+3, y1-2, esc(s.label))
+				labelEnd = e + w
+			case row.phase && i == len(row.spans)-1 && a-w >= labelEnd:
+				// The final reads, too short for their name: it goes
+				// before them.
+				fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`, a-3, y1-2, esc(s.label))
 			}
 			b.WriteString(`</g>`)
 		}

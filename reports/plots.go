@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -108,11 +109,12 @@ func newPanelPlot(f *figure, ps panelSpec, bottom bool) (*plot.Plot, []legendEnt
 		p.X.Label.Text = f.x.label
 		p.X.Label.TextStyle.Font.Size = vg.Points(axisLabelPt)
 	}
-	p.Y.Min, p.Y.Max = ps.y.min, ps.y.max
-	p.Y.Tick.Marker = constantTicks(ps.y.ticks)
-	if ps.y.symlog {
-		p.Y.Scale = symlogScale{}
+	p.Y.Min, p.Y.Max = ps.y.plotted(ps.y.min), ps.y.plotted(ps.y.max)
+	yt := make([]tick, len(ps.y.ticks))
+	for i, t := range ps.y.ticks {
+		yt[i] = tick{ps.y.plotted(t.v), t.label}
 	}
+	p.Y.Tick.Marker = constantTicks(yt)
 	p.Y.Tick.Label.Font.Size = vg.Points(tickPt)
 	p.Y.Label.Text = ps.y.label
 	p.Y.Label.TextStyle.Font.Size = vg.Points(axisLabelPt)
@@ -120,7 +122,18 @@ func newPanelPlot(f *figure, ps panelSpec, bottom bool) (*plot.Plot, []legendEnt
 	if f.marks != nil {
 		p.Add(marksPlotter{f.marks})
 	}
-	legend, err := addSeries(p, ps.series)
+	ss := ps.series
+	if ps.y.symlog {
+		ss = make([]series, len(ps.series))
+		for i, s := range ps.series {
+			s.ys = slices.Clone(s.ys)
+			for k, y := range s.ys {
+				s.ys[k] = ps.y.plotted(y)
+			}
+			ss[i] = s
+		}
+	}
+	legend, err := addSeries(p, ss)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", f.title, err)
 	}
