@@ -69,13 +69,21 @@ func rgb(v uint32) color.Color {
 	return color.NRGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 0xff}
 }
 
-// seriesStyle is how a series is drawn: colours by position among the
-// data series, reference lines dashed and grey.
-func seriesStyle(s series, colour int) draw.LineStyle {
+// referenceDashes tell reference lines apart (replication factor, min
+// ISR): grey, each dashed its own way.
+var referenceDashes = [][]vg.Length{
+	{vg.Points(5), vg.Points(3)},
+	{vg.Points(1.5), vg.Points(2)},
+	{vg.Points(8), vg.Points(2), vg.Points(1.5), vg.Points(2)},
+}
+
+// seriesStyle is how a series is drawn: a data series coloured by its
+// position among them, the ref-th reference line dashed and grey.
+func seriesStyle(s series, colour, ref int) draw.LineStyle {
 	st := draw.LineStyle{Color: seriesPalette[colour%len(seriesPalette)], Width: vg.Points(1.2)}
 	if s.reference {
-		st.Color = color.Gray{Y: 110}
-		st.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		st.Color = color.Gray{Y: 90}
+		st.Dashes = referenceDashes[ref%len(referenceDashes)]
 	}
 	return st
 }
@@ -83,10 +91,12 @@ func seriesStyle(s series, colour int) draw.LineStyle {
 // addSeries draws ss onto p and returns their legend entries.
 func addSeries(p *plot.Plot, ss []series) ([]legendEntry, error) {
 	var legend []legendEntry
-	colour := 0
+	colour, ref := 0, 0
 	for _, s := range ss {
-		st := seriesStyle(s, colour)
-		if !s.reference {
+		st := seriesStyle(s, colour, ref)
+		if s.reference {
+			ref++
+		} else {
 			colour++
 		}
 		for _, xys := range s.runs() {

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -49,9 +50,22 @@ type runMarks struct {
 	rows       []markRow
 }
 
+// faultCount is how many faults the rows mark.
+func (m *runMarks) faultCount() int {
+	n := 0
+	for _, r := range m.rows {
+		n += len(r.spans)
+	}
+	return n
+}
+
 // maxRowsPerKind bounds the rows one kind of fault takes when its faults
 // overlap; further overlaps share the last row.
 const maxRowsPerKind = 3
+
+// maxMarkRows bounds the fault rows of a strip (a long nemesis run can
+// strike with every kind of fault).
+const maxMarkRows = 8
 
 // Phase names, as the report's phase row spells them.
 const (
@@ -200,8 +214,35 @@ func faultRows(faults []Fault, faultsEnd, end time.Duration) []markRow {
 			}
 		}
 	}
-	var out []markRow
+	rows := 0
 	for _, k := range kinds {
+		rows += len(k.rows)
+	}
+	var out []markRow
+	for i, k := range kinds {
+		if rows > maxMarkRows {
+			// Too many rows for a strip: one row per kind, overlapping
+			// faults drawn over each other, and the rarest kinds share
+			// a last row.
+			if i == maxMarkRows-1 && len(kinds) > maxMarkRows {
+				var rest []span
+				for _, k := range kinds[i:] {
+					for _, r := range k.rows {
+						rest = append(rest, r...)
+					}
+				}
+				slices.SortStableFunc(rest, func(a, b span) int { return cmp.Compare(a.from, b.from) })
+				out = append(out, markRow{kind: "other", spans: rest})
+				break
+			}
+			var all []span
+			for _, r := range k.rows {
+				all = append(all, r...)
+			}
+			slices.SortStableFunc(all, func(a, b span) int { return cmp.Compare(a.from, b.from) })
+			out = append(out, markRow{kind: k.kind, spans: all})
+			continue
+		}
 		for r, spans := range k.rows {
 			row := markRow{spans: spans}
 			if r == 0 {

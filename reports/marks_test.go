@@ -101,3 +101,37 @@ func TestReportTimesAreReadable(t *testing.T) {
 		}
 	}
 }
+
+// A long nemesis run can strike with every kind of fault: the strip keeps
+// to maxMarkRows rows, one per kind, the rarest kinds sharing the last.
+func TestFaultRowsStayFew(t *testing.T) {
+	kinds := []string{"crash", "kill", "pause", "partition", "isolate", "slow-network", "stall", "clock", "disk", "disconnect"}
+	var faults []Fault
+	for i := 0; i < 200; i++ {
+		k := kinds[i%len(kinds)]
+		faults = append(faults, Fault{At: sec(float64(i) / 2), Kind: k, What: k + " broker-1 for 3s", Origin: "nemesis/0", Nodes: []string{"broker-1"}})
+	}
+	m := newRunMarks(&Run{Faults: faults}, sec(120), 0)
+	if len(m.rows) != maxMarkRows {
+		t.Fatalf("%d rows, want %d", len(m.rows), maxMarkRows)
+	}
+	n := 0
+	for i, r := range m.rows {
+		n += len(r.spans)
+		want := kinds[i]
+		if i == maxMarkRows-1 {
+			want = "other"
+		}
+		if r.kind != want {
+			t.Errorf("row %d is %q, want %q", i, r.kind, want)
+		}
+		for j := 1; j < len(r.spans); j++ {
+			if r.spans[j].from < r.spans[j-1].from {
+				t.Errorf("row %s out of time order", r.kind)
+			}
+		}
+	}
+	if n != len(faults) {
+		t.Errorf("%d faults marked of %d", n, len(faults))
+	}
+}

@@ -387,6 +387,10 @@ func rect(x0, y0, x1, y1 vg.Length) []vg.Point {
 	return []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}
 }
 
+// maxFaultLines is how many faults a panel draws start and end lines for;
+// beyond it, their shading only.
+const maxFaultLines = 24
+
 // marksPlotter draws the run's marks under a panel's data: the final reads
 // shaded grey, each fault shaded from when it struck to when it ended with
 // a red line at its start and a green one at its undoing (an instant a red
@@ -413,20 +417,29 @@ func (mp marksPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 	if fr := m.finalReads; fr.to > fr.from {
 		band(at(fr.from), at(fr.to), finalShade)
 	}
+	// Many faults (a long nemesis run) would hide the data behind their
+	// lines: they are then shaded only, the strip above telling them apart.
+	lines := m.faultCount() <= maxFaultLines
 	for _, r := range m.rows {
 		for _, s := range r.spans {
 			a := at(s.from)
 			switch {
 			case s.skipped:
-				vline(a, draw.LineStyle{Color: skippedLine, Width: vg.Points(0.75), Dashes: dashes})
-			case s.instant():
+				if lines {
+					vline(a, draw.LineStyle{Color: skippedLine, Width: vg.Points(0.75), Dashes: dashes})
+				}
+			case s.instant() && lines:
 				vline(a, draw.LineStyle{Color: faultLine, Width: vg.Points(1)})
+			case s.instant():
+				vline(a, draw.LineStyle{Color: faultShade, Width: vg.Points(1)})
 			default:
 				b := at(s.to)
 				band(a, b, faultShade)
-				vline(a, draw.LineStyle{Color: faultLine, Width: vg.Points(0.75)})
-				if s.undone {
-					vline(b, draw.LineStyle{Color: undoLine, Width: vg.Points(0.75)})
+				if lines {
+					vline(a, draw.LineStyle{Color: faultLine, Width: vg.Points(0.75)})
+					if s.undone {
+						vline(b, draw.LineStyle{Color: undoLine, Width: vg.Points(0.75)})
+					}
 				}
 			}
 		}
