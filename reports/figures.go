@@ -378,6 +378,9 @@ func (v *runView) lagFigure() *figure {
 	}
 	var ss []series
 	title := "Consumer lag per reader"
+	if len(names) == 1 {
+		title = "Consumer lag of " + names[0]
+	}
 	if len(names) <= maxLines {
 		for i, name := range names {
 			ss = append(ss, series{name: name, xs: xs, ys: lines[i]})
