@@ -74,5 +74,10 @@ func (b buckets) start(i int) float64 {
 // seconds is the width of a bucket in seconds, to turn counts into rates.
 func (b buckets) seconds() float64 { return float64(b.width) / float64(time.Second) }
 
-// label names the bucket width for titles: "1 s", "5 s".
-func (b buckets) label() string { return time.Duration(b.width).String() }
+// label names the bucket width for titles: "second", "5s".
+func (b buckets) label() string {
+	if b.width == int64(time.Second) {
+		return "second"
+	}
+	return fmtTime(time.Duration(b.width))
+}

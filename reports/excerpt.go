@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"kafkasim/checker/history"
 )
@@ -105,7 +106,7 @@ func newExcerptRow(op *history.Op, cited bool) excerptRow {
 	v := &op.Value
 	row := excerptRow{
 		Index:   op.Index,
-		Time:    fmt.Sprintf("%.6f", float64(op.Time)/1e9),
+		Time:    fmtTime(time.Duration(op.Time)),
 		Process: op.Process,
 		Type:    typeName(op.Type),
 		F:       op.F,

@@ -125,7 +125,7 @@ func TestWriteHTMLShowsTheRun(t *testing.T) {
 		}
 	}
 	hostileAck := cites["hostile"][0]
-	if !regexp.MustCompile(fmt.Sprintf(`<tr id="op-%d"><td class="num">%d</td><td class="num">[0-9.]+</td><td class="mono">p-1</td><td>invoke</td>`,
+	if !regexp.MustCompile(fmt.Sprintf(`<tr id="op-%d"><td class="num">%d</td><td class="num">[0-9.]+(ms|s)</td><td class="mono">p-1</td><td>invoke</td>`,
 		hostileAck-1, hostileAck-1)).MatchString(page) {
 		t.Errorf("excerpt lacks the invocation (op %d) of the hostile send", hostileAck-1)
 	}

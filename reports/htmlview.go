@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // maxExamples is how many examples of one anomaly type the report lists.
@@ -230,12 +229,4 @@ func replicaLEOs(p PartitionState) string {
 		}
 	}
 	return strings.Join(parts, " ")
-}
-
-// fmtDuration shows a duration to the millisecond: "1m30.25s", "0s".
-func fmtDuration(d time.Duration) string {
-	if d >= time.Millisecond || d <= -time.Millisecond {
-		d = d.Round(time.Millisecond)
-	}
-	return d.String()
 }

@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"html"
 	"html/template"
+	"image/color"
 	"math"
 	"sort"
 	"strconv"
@@ -131,14 +132,24 @@ func newLaneChart(r *Run) laneChart {
 		return end
 	}
 
+	// The phases and faults, as every plot of the report marks them.
+	final, _ := finalReadsStart(r.history())
+	marks := newRunMarks(r, end, final)
+	markRows := stripRows(&marks)
+	lanesTop := laneAxisH + markRowH*float64(len(markRows))
+	if len(markRows) > 0 {
+		lanesTop += laneGap
+	}
+
 	rf := replicaCounts(r)
-	height := laneAxisH + laneH*float64(1+len(names)) + 4
+	height := lanesTop + laneH*float64(1+len(names)) + 4
 	width := laneLabelW + laneChartW + 12
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="lanes" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" width="%.0f" height="%.0f" role="img" aria-label="leaders, ISR and ELR per partition over simulated time">`,
+	fmt.Fprintf(&b, `<svg class="lanes" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" width="%.0f" height="%.0f" role="img" aria-label="phases, faults, and leaders, ISR and ELR per partition over simulated time">`,
 		width, height, width, height)
 	b.WriteString(`<style>.lanes text{font:10px sans-serif}.lanes .in{fill:#fff;font-weight:bold}</style>`)
 	drawAxis(&b, end, x, height)
+	drawMarkRows(&b, markRows, x)
 
 	// The active controller's lane.
 	var ctrl []segment
@@ -156,7 +167,7 @@ func newLaneChart(r *Run) laneChart {
 		ctrl = merge(ctrl, segment{from: s.At, to: until(i), key: c + "/" + strconv.Itoa(int(s.ControllerEpoch)),
 			fill: nodeColour(c), text: c, title: title})
 	}
-	drawLane(&b, 0, "controller", ctrl, x, false)
+	drawLane(&b, lanesTop, 0, "controller", ctrl, x, false)
 
 	// states[lane][i] is the lane's partition at samples[i], nil when absent.
 	lane := make(map[string]int, len(names))
@@ -200,10 +211,10 @@ func newLaneChart(r *Run) laneChart {
 				elr: len(ps.ELR) > 0,
 			})
 		}
-		drawLane(&b, li+1, name, segs, x, true)
+		drawLane(&b, lanesTop, li+1, name, segs, x, true)
 	}
 
-	drawFaults(&b, r.Faults, x, height)
+	drawMarks(&b, &marks, x, lanesTop, height)
 	b.WriteString(`</svg>`)
 	lc.SVG = template.HTML(b.String()) // every dynamic string above went through html.EscapeString
 	ids := make([]int, 0, len(seenBroker))
@@ -239,38 +250,18 @@ func esc(s string) string { return html.EscapeString(s) }
 
 // drawAxis draws time ticks across the top, with faint grid lines down.
 func drawAxis(b *strings.Builder, end time.Duration, x func(time.Duration) float64, height float64) {
-	step := niceStep(end, 10)
-	for t := time.Duration(0); t <= end; t += step {
-		px := x(t)
+	// The plots' ticks, so that the timeline and the plots read alike.
+	for _, tk := range timeAxis(end).ticks {
+		px := x(time.Duration(tk.v * float64(time.Second)))
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e5e5e5"/>`, px, laneAxisH-4, px, height)
-		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, px, laneAxisH-16, esc(formatSeconds(t)))
+		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, px, laneAxisH-16, esc(tk.label))
 	}
-}
-
-// niceStep picks a tick step of 1, 2 or 5 times a power of ten (in
-// seconds, or milliseconds for short runs) giving at most n ticks.
-func niceStep(end time.Duration, n int) time.Duration {
-	for unit := time.Millisecond; ; unit *= 10 {
-		for _, m := range []time.Duration{1, 2, 5} {
-			if end/(m*unit) <= time.Duration(n) {
-				return m * unit
-			}
-		}
-		if unit > 1e15 {
-			return end
-		}
-	}
-}
-
-func formatSeconds(t time.Duration) string {
-	s := strconv.FormatFloat(t.Seconds(), 'f', -1, 64)
-	return s + "s"
 }
 
 // drawLane draws one lane: its label, then each segment's leader band and,
 // for partitions, the ISR and ELR bands under it.
-func drawLane(b *strings.Builder, row int, label string, segs []segment, x func(time.Duration) float64, partition bool) {
-	y := laneAxisH + laneH*float64(row)
+func drawLane(b *strings.Builder, top float64, row int, label string, segs []segment, x func(time.Duration) float64, partition bool) {
+	y := top + laneH*float64(row)
 	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`, laneLabelW-6, y+laneLeadH-2, esc(label))
 	for _, s := range segs {
 		if s.fill == "" { // absent
@@ -278,7 +269,7 @@ func drawLane(b *strings.Builder, row int, label string, segs []segment, x func(
 		}
 		x0, x1 := x(s.from), x(s.to)
 		w := math.Max(x1-x0, 0.5)
-		fmt.Fprintf(b, `<g><title>%s (%s–%s)</title>`, esc(s.title), esc(formatSeconds(s.from)), esc(formatSeconds(s.to)))
+		fmt.Fprintf(b, `<g><title>%s (%s–%s)</title>`, esc(s.title), esc(fmtTime(s.from)), esc(fmtTime(s.to)))
 		fmt.Fprintf(b, `<rect x="%.2f" y="%.1f" width="%.2f" height="%.1f" fill="%s"/>`, x0, y, w, laneLeadH, s.fill)
 		if s.text != "" && w >= float64(7*len(s.text)+4) {
 			fmt.Fprintf(b, `<text class="in" x="%.1f" y="%.1f">%s</text>`, x0+2, y+laneLeadH-2, esc(s.text))
@@ -302,25 +293,125 @@ func drawLane(b *strings.Builder, row int, label string, segs []segment, x func(
 	}
 }
 
-// drawFaults draws each fault as a vertical line across every lane: red
-// when a fault starts, green when one is undone (restart, heal), dashed grey
-// when it was skipped.
-func drawFaults(b *strings.Builder, faults []Fault, x func(time.Duration) float64, height float64) {
-	for _, f := range faults {
-		colour, dash := "#c0392b", ""
-		switch {
-		case f.Skipped != "":
-			colour, dash = "#888", ` stroke-dasharray="3,3"`
-		case f.Undo:
-			colour = "#27ae60"
+// markRowH is the height of a phase or fault row above the lanes.
+const markRowH = 14.0
+
+// svgColour writes c as #rrggbb and its opacity.
+func svgColour(c color.Color) (string, float64) {
+	n := color.NRGBAModel.Convert(c).(color.NRGBA)
+	return fmt.Sprintf("#%02x%02x%02x", n.R, n.G, n.B), float64(n.A) / 255
+}
+
+func svgFill(c color.Color) string {
+	hex, a := svgColour(c)
+	if a >= 1 {
+		return fmt.Sprintf(`fill="%s"`, hex)
+	}
+	return fmt.Sprintf(`fill="%s" fill-opacity="%.3f"`, hex, a)
+}
+
+func svgStroke(c color.Color) string {
+	hex, a := svgColour(c)
+	if a >= 1 {
+		return fmt.Sprintf(`stroke="%s"`, hex)
+	}
+	return fmt.Sprintf(`stroke="%s" stroke-opacity="%.3f"`, hex, a)
+}
+
+// drawMarkRows draws the phase row and the fault rows under the time axis,
+// as the plots' strip does: tinted phases, fault bars from strike to end,
+// instants as ticks, skipped faults dashed; a label where it fits; every
+// piece with its tooltip.
+func drawMarkRows(b *strings.Builder, rows []stripRow, x func(time.Duration) float64) {
+	for r, row := range rows {
+		y := laneAxisH + markRowH*float64(r)
+		y0, y1 := y+1, y+markRowH-1
+		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`, laneLabelW-6, y1-2, esc(row.label))
+		labelEnd := laneLabelW // where the row's last label ends
+		for i, s := range row.spans {
+			a, e := x(s.from), x(s.to)
+			fmt.Fprintf(b, `<g><title>%s</title>`, esc(s.title))
+			switch {
+			case row.phase:
+				fill := phaseFill[s.label]
+				if fill == nil {
+					fill = phaseFill[phaseConverge]
+				}
+				fmt.Fprintf(b, `<rect x="%.2f" y="%.1f" width="%.2f" height="%.1f" %s/>`, a, y0, math.Max(e-a, 1), y1-y0, svgFill(fill))
+			case s.skipped:
+				fmt.Fprintf(b, `<line x1="%.2f" y1="%.1f" x2="%.2f" y2="%.1f" %s stroke-width="1.5" stroke-dasharray="3,2"/>`, a, y0, a, y1, svgStroke(skippedLine))
+			case s.instant():
+				fmt.Fprintf(b, `<line x1="%.2f" y1="%.1f" x2="%.2f" y2="%.1f" %s stroke-width="2"/>`, a, y0, a, y1, svgStroke(faultLine))
+			default:
+				e = math.Max(e, a+2)
+				fmt.Fprintf(b, `<rect x="%.2f" y="%.1f" width="%.2f" height="%.1f" %s/>`, a, y0, e-a, y1-y0, svgFill(faultBar))
+				fmt.Fprintf(b, `<line x1="%.2f" y1="%.1f" x2="%.2f" y2="%.1f" %s stroke-width="1.5"/>`, a, y0, a, y1, svgStroke(faultLine))
+				if s.undone {
+					fmt.Fprintf(b, `<line x1="%.2f" y1="%.1f" x2="%.2f" y2="%.1f" %s stroke-width="1.5"/>`, e, y0, e, y1, svgStroke(undoLine))
+				}
+			}
+			// The label: inside a span wide enough, else after it when
+			// the row is free up to the next span.
+			w := 6.0*float64(len([]rune(s.label))) + 6
+			next := laneLabelW + laneChartW
+			if i+1 < len(row.spans) {
+				next = x(row.spans[i+1].from)
+			}
+			switch {
+			case s.label == "":
+			case e-a >= w:
+				fmt.Fprintf(b, `<text x="%.1f" y="%.1f">%s</text>`, a+3, y1-2, esc(s.label))
+				labelEnd = a + w
+			case !row.phase && e+w <= next:
+				fmt.Fprintf(b, `<text x="%.1f" y="%.1f">%s</text>`, e+3, y1-2, esc(s.label))
+				labelEnd = e + w
+			case row.phase && i == len(row.spans)-1 && a-w >= labelEnd:
+				// The final reads, too short for their name: it goes
+				// before them.
+				fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`, a-3, y1-2, esc(s.label))
+			}
+			b.WriteString(`</g>`)
 		}
-		title := fmt.Sprintf("%s %s: %s %s", formatSeconds(f.At), f.Kind, f.What, strings.Join(f.Nodes, ","))
-		if f.Skipped != "" {
-			title += " (skipped: " + f.Skipped + ")"
+	}
+}
+
+// drawMarks draws the marks across the lanes, as the plots do under their
+// data: the final reads shaded grey, each fault shaded from when it struck
+// to when it ended, with a red line at its start and a green one at its
+// undoing (an instant a red line, a skipped fault a dashed grey one), and
+// the phase boundaries dashed.
+func drawMarks(b *strings.Builder, m *runMarks, x func(time.Duration) float64, top, bottom float64) {
+	band := func(from, to time.Duration, c color.Color, title string) {
+		if a, e := x(from), x(to); e > a {
+			fmt.Fprintf(b, `<rect x="%.2f" y="%.1f" width="%.2f" height="%.1f" %s pointer-events="none"><title>%s</title></rect>`,
+				a, top, e-a, bottom-top, svgFill(c), esc(title))
 		}
-		px := x(f.At)
-		fmt.Fprintf(b, `<g><title>%s</title><line x1="%.2f" y1="%.1f" x2="%.2f" y2="%.1f" stroke="%s" stroke-width="1.5" opacity="0.75"%s/>`,
-			esc(title), px, laneAxisH-4, px, height, colour, dash)
-		fmt.Fprintf(b, `<path d="M%.2f %.1f l-4 -6 h8 z" fill="%s"/></g>`, px, laneAxisH-2, colour)
+	}
+	line := func(at time.Duration, c color.Color, dash, title string) {
+		px := x(at)
+		fmt.Fprintf(b, `<line x1="%.2f" y1="%.1f" x2="%.2f" y2="%.1f" %s stroke-width="1.2"%s><title>%s</title></line>`,
+			px, top, px, bottom, svgStroke(c), dash, esc(title))
+	}
+	if fr := m.finalReads; fr.to > fr.from {
+		band(fr.from, fr.to, finalShade, fr.title)
+	}
+	for _, r := range m.rows {
+		for _, s := range r.spans {
+			switch {
+			case s.skipped:
+				line(s.from, skippedLine, ` stroke-dasharray="3,3"`, s.title)
+			case s.instant():
+				line(s.from, faultLine, "", s.title)
+			default:
+				band(s.from, s.to, faultShade, s.title)
+				line(s.from, faultLine, "", s.title)
+				if s.undone {
+					line(s.to, undoLine, "", s.title)
+				}
+			}
+		}
+	}
+	for _, bd := range m.bounds {
+		line(bd.at, boundaryLine, ` stroke-dasharray="4,3"`, bd.label+" at "+fmtTime(bd.at))
 	}
 }

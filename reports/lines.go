@@ -7,8 +7,8 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // series is one named line of a plot. A NaN in ys is a gap: the line breaks
@@ -58,63 +58,94 @@ func (s series) runs() []plotter.XYs {
 	return out
 }
 
-// newLinePlot draws series over simulated time. The caller has checked that
-// at least one series has data.
-func newLinePlot(title, ylabel string, ss []series) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "simulated time (s)"
-	p.Y.Label.Text = ylabel
-	// Time starts at 0 and every figure here is a count, a rate or a
-	// latency, so both axes start at 0 and stacked panels line up.
-	p.X.Min, p.Y.Min = 0, 0
-	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
-	p.Legend.TextStyle.Font.Size = vg.Points(legendFontPt)
-	// One series needs no legend: the title names it.
-	legend := len(ss) > 1
-	colour := 0
+// seriesPalette colours data series: Tableau 10 with its red and green
+// last, since red and green mark faults and their undoing.
+var seriesPalette = []color.Color{
+	rgb(0x4e79a7), rgb(0xf28e2b), rgb(0xb07aa1), rgb(0x76b7b2), rgb(0x9c755f),
+	rgb(0xff9da7), rgb(0xedc948), rgb(0x17becf), rgb(0xbab0ac), rgb(0x59a14f), rgb(0xe15759),
+}
+
+func rgb(v uint32) color.Color {
+	return color.NRGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 0xff}
+}
+
+// referenceDashes tell reference lines apart (replication factor, min
+// ISR): grey, each dashed its own way.
+var referenceDashes = [][]vg.Length{
+	{vg.Points(5), vg.Points(3)},
+	{vg.Points(1.5), vg.Points(2)},
+	{vg.Points(8), vg.Points(2), vg.Points(1.5), vg.Points(2)},
+}
+
+// seriesStyle is how a series is drawn: a data series coloured by its
+// position among them, the ref-th reference line dashed and grey.
+func seriesStyle(s series, colour, ref int) draw.LineStyle {
+	st := draw.LineStyle{Color: seriesPalette[colour%len(seriesPalette)], Width: vg.Points(1.2)}
+	if s.reference {
+		st.Color = color.Gray{Y: 90}
+		st.Dashes = referenceDashes[ref%len(referenceDashes)]
+	}
+	return st
+}
+
+// addSeries draws ss onto p and returns their legend entries.
+func addSeries(p *plot.Plot, ss []series) ([]legendEntry, error) {
+	var legend []legendEntry
+	colour, ref := 0, 0
 	for _, s := range ss {
-		c, dashes := color.Color(color.Gray{Y: 110}), []vg.Length{vg.Points(4), vg.Points(3)}
-		if !s.reference {
-			c, dashes = plotutil.Color(colour), nil
+		st := seriesStyle(s, colour, ref)
+		if s.reference {
+			ref++
+		} else {
 			colour++
 		}
-		for i, xys := range s.runs() {
+		for _, xys := range s.runs() {
 			l, err := plotter.NewLine(xys)
 			if err != nil {
-				return nil, fmt.Errorf("%s: series %q: %w", title, s.name, err)
+				return nil, fmt.Errorf("series %q: %w", s.name, err)
 			}
-			l.Color = c
-			l.Dashes = dashes
-			l.Width = vg.Points(1.2)
+			l.LineStyle = st
 			if s.step {
 				l.StepStyle = plotter.PostStep
 			}
 			p.Add(l)
-			if legend && i == 0 && s.name != "" {
-				p.Legend.Add(s.name, l)
+		}
+		if s.name != "" {
+			name := s.name
+			if s.allZero() {
+				name += " (none)"
+			}
+			legend = append(legend, legendEntry{text: name, line: &st})
+		}
+	}
+	return legend, nil
+}
+
+// allZero reports whether every drawn point of s is 0: such a line lies on
+// the axis, so its legend says so.
+func (s series) allZero() bool {
+	if s.reference || !s.hasData() {
+		return false
+	}
+	for _, y := range s.ys {
+		if finite(y) && y != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// top is the largest finite value of the series, 0 when none.
+func top(ss []series) float64 {
+	t := 0.0
+	for _, s := range ss {
+		for _, y := range s.ys {
+			if finite(y) {
+				t = max(t, y)
 			}
 		}
 	}
-	if legend {
-		makeRoomForLegend(p, len(ss))
-	}
-	return p, nil
-}
-
-// legendFontPt is the legend's font size; a legend row is about 1.25 of it.
-const legendFontPt = 8
-
-// makeRoomForLegend raises the y axis so that the data stay under the
-// legend in the top right corner instead of being drawn over by it.
-func makeRoomForLegend(p *plot.Plot, entries int) {
-	if !finite(p.Y.Max) || p.Y.Max <= p.Y.Min {
-		return
-	}
-	dataHeight := plotHeight.Points() - 70 // title, x axis and its label
-	f := math.Min(float64(entries)*legendFontPt*1.25/dataHeight, 0.6)
-	p.Y.Max = p.Y.Min + (p.Y.Max-p.Y.Min)/(1-f)
+	return t
 }
 
 // spread summarises many lines as three: the minimum, mean and maximum

@@ -33,6 +33,10 @@ type Run struct {
 	Converged      bool
 	ConvergeDetail string
 	Faults         []Fault
+	// Phases are where the run's phases end, for marking them on every
+	// time axis; zero when unknown (the liveness heal in the fault log then
+	// marks the end of the fault phase).
+	Phases Phases
 	// Timeline is the god view sampled at regular simulated times.
 	Timeline []Sample
 	// Final is each partition's state when the run ended.
@@ -104,6 +108,18 @@ type Fault struct {
 	Nodes   []string // the nodes it acted on
 	Undo    bool     // the end of an earlier fault (restart, heal)
 	Skipped string   // why it did nothing, if it did nothing
+}
+
+// Phases are the ends of a run's phases. After SettleEnd the runner waits
+// for the cluster to converge, writes one probe record per partition, and
+// then reads every partition from its log start (the final reads, found in
+// the history by their final flag).
+type Phases struct {
+	// FaultsEnd ends the fault phase: every fault is healed (the
+	// scenario's duration).
+	FaultsEnd time.Duration
+	// SettleEnd ends the settle phase (duration + settle).
+	SettleEnd time.Duration
 }
 
 // Sample is the god view at one simulated time.

@@ -3,6 +3,7 @@ package reports
 import (
 	"math"
 	"sort"
+	"time"
 
 	"kafkasim/checker/history"
 )
@@ -12,9 +13,18 @@ import (
 type clientSeries struct {
 	b buckets
 	// Counts per bucket, by completion time.
-	acked     []float64 // sends completed ok
-	unacked   []float64 // sends completed fail or info
-	polled    []float64 // records returned by ok polls
+	acked   []float64 // sends completed ok
+	unacked []float64 // sends completed fail or info
+	polled  []float64 // records returned by ok polls
+	// invoked counts sends by invocation time, to tell how many await
+	// an answer.
+	invoked []float64
+	// finalRecords are the records the final reads polled, which polled
+	// leaves out.
+	finalRecords int
+	// last is the time of the last operation counted, from the buckets'
+	// origin.
+	last      time.Duration
 	latencyMS [][]float64
 	// hasSends and hasPolls say whether any send completed and any poll
 	// succeeded, so that a plot with nothing to show can be skipped.
@@ -37,8 +47,10 @@ func counted(op *history.Op) bool {
 }
 
 // newClientSeries buckets the history's sends and polls per second of
-// simulated time.
-func newClientSeries(h History) clientSeries {
+// simulated time. The polls of the processes in final are counted apart:
+// the final reads poll the whole log in a second or two, and a rate scaled
+// to them flattens everything the scenario's clients did.
+func newClientSeries(h History, final map[string]bool) clientSeries {
 	minT, maxT := int64(math.MaxInt64), int64(math.MinInt64)
 	h.EachHead(func(op *history.Op) {
 		if counted(op) {
@@ -54,7 +66,9 @@ func newClientSeries(h History) clientSeries {
 	s.acked = make([]float64, s.b.n)
 	s.unacked = make([]float64, s.b.n)
 	s.polled = make([]float64, s.b.n)
+	s.invoked = make([]float64, s.b.n)
 	s.latencyMS = make([][]float64, s.b.n)
+	s.last = time.Duration(maxT - s.b.origin)
 
 	m := newInvokeMatcher()
 	h.Each(func(op *history.Op) {
@@ -62,6 +76,7 @@ func newClientSeries(h History) clientSeries {
 		case history.FSend:
 			if op.Type == history.Invoke {
 				m.invoke(op)
+				s.invoked[s.b.index(op.Time)]++
 				return
 			}
 			s.hasSends = true
@@ -80,13 +95,30 @@ func newClientSeries(h History) clientSeries {
 				s.unacked[k]++
 			}
 		case history.FPoll:
-			if op.Type == history.OK {
+			switch {
+			case op.Type != history.OK:
+			case final[op.Process]:
+				s.finalRecords += len(op.Value.Records)
+			default:
 				s.hasPolls = true
 				s.polled[s.b.index(op.Time)] += float64(len(op.Value.Records))
 			}
 		}
 	})
 	return s
+}
+
+// awaiting is, at the end of each bucket, how many sends had been invoked
+// and not yet answered: it climbs while the cluster takes no writes and
+// answers none, which the failed share cannot show (it counts answers).
+func (s clientSeries) awaiting() []float64 {
+	out := make([]float64, s.b.n)
+	open := 0.0
+	for i := range out {
+		open += s.invoked[i] - s.acked[i] - s.unacked[i]
+		out[i] = max(open, 0)
+	}
+	return out
 }
 
 // percentile is the nearest-rank q-quantile (0 < q <= 1) of xs, which it

@@ -27,7 +27,7 @@ func TestLatencyMatchesCompletionsByValue(t *testing.T) {
 	// A completion with no invocation is counted but has no latency.
 	b.add(50*time.Millisecond, "p-2", history.OK, history.FSend, ackValue("c", 0, 2))
 
-	cs := newClientSeries(newOps(b.ops))
+	cs := newClientSeries(newOps(b.ops), nil)
 	if cs.b.n != 1 || cs.acked[0] != 5 {
 		t.Fatalf("buckets %d, acked %v; want 1 bucket with 5 acks", cs.b.n, cs.acked)
 	}
@@ -48,7 +48,7 @@ func TestClientSeriesCountsPerSecond(t *testing.T) {
 	b.add(2200*time.Millisecond, "p", history.Info, history.FSend, sendValue("z"))
 	b.add(2300*time.Millisecond, "c", history.OK, history.FPoll, pollValue(
 		history.Record{Topic: "t", Offset: 0}, history.Record{Topic: "t", Offset: 1}))
-	cs := newClientSeries(newOps(b.ops))
+	cs := newClientSeries(newOps(b.ops), nil)
 	if !slices.Equal(cs.acked, []float64{1, 0, 0}) || !slices.Equal(cs.unacked, []float64{0, 1, 1}) ||
 		!slices.Equal(cs.polled, []float64{0, 0, 2}) {
 		t.Fatalf("acked %v unacked %v polled %v", cs.acked, cs.unacked, cs.polled)
@@ -200,18 +200,23 @@ func TestPartitionOrder(t *testing.T) {
 
 func TestMinISRFromConfig(t *testing.T) {
 	for _, c := range []struct {
-		cfg  []KeyValue
-		want int
-		ok   bool
+		cfg    []KeyValue
+		topics []string
+		want   int
+		ok     bool
 	}{
-		{[]KeyValue{{"min.insync.replicas", "2"}}, 2, true},
-		{[]KeyValue{{"topic.orders.min.insync.replicas", "3"}, {"acks", "all"}}, 3, true},
-		{[]KeyValue{{"topic.a.min.insync.replicas", "1"}, {"topic.b.min.insync.replicas", "2"}}, 0, false},
-		{[]KeyValue{{"min.insync.replicas", "many"}}, 0, false},
-		{nil, 0, false},
+		{[]KeyValue{{"min.insync.replicas", "2"}}, nil, 2, true},
+		{[]KeyValue{{"topic.orders.min.insync.replicas", "3"}, {"acks", "all"}}, []string{"orders"}, 3, true},
+		{[]KeyValue{{"topic.a.min.insync.replicas", "1"}, {"topic.b.min.insync.replicas", "2"}}, []string{"a", "b"}, 0, false},
+		{[]KeyValue{{"min.insync.replicas", "many"}}, nil, 0, false},
+		{nil, []string{"orders"}, 0, false},
+		// The run store's spelling: a topic's value overrides the broker's.
+		{[]KeyValue{{"broker min.insync.replicas", "1"}, {"topic orders min.insync.replicas", "2"}}, []string{"orders"}, 2, true},
+		{[]KeyValue{{"broker min.insync.replicas", "1"}, {"topic orders min.insync.replicas", "2"}}, []string{"orders", "audit"}, 0, false},
+		{[]KeyValue{{"broker min.insync.replicas", "2"}}, []string{"orders", "audit"}, 2, true},
 	} {
-		if got, ok := minISR(c.cfg); got != c.want || ok != c.ok {
-			t.Errorf("minISR(%v) = %d, %v; want %d, %v", c.cfg, got, ok, c.want, c.ok)
+		if got, ok := minISR(c.cfg, c.topics); got != c.want || ok != c.ok {
+			t.Errorf("minISR(%v, %v) = %d, %v; want %d, %v", c.cfg, c.topics, got, ok, c.want, c.ok)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"time"
 
 	"kafkasim/checker"
 	"kafkasim/checker/history"
@@ -242,9 +243,10 @@ func (res *Result) ReportData(version string) *reports.Run {
 		r.Invariants = append(r.Invariants, reports.Invariant{Name: inv.Name, Status: st, Detail: detail})
 	}
 	for _, f := range res.Faults {
-		r.Faults = append(r.Faults, reports.Fault{At: f.At, Kind: string(f.Fault.Kind), What: f.Fault.String(), Origin: f.Origin,
+		r.Faults = append(r.Faults, reports.Fault{At: f.At, Kind: string(f.Fault.Kind), What: readableFault(f.Fault), Origin: f.Origin,
 			Nodes: f.Nodes, Undo: f.Undo, Skipped: f.Skipped})
 	}
+	r.Phases = reports.Phases{FaultsEnd: s.Duration, SettleEnd: s.Duration + s.Settle}
 	if res.Timeline != nil {
 		r.Timeline = res.Timeline.Samples
 	}
@@ -262,6 +264,20 @@ func (res *Result) ReportData(version string) *reports.Run {
 	}
 	r.Config = configList(res)
 	return r
+}
+
+// readableFault describes a fault for the report with its durations to the
+// millisecond: a nemesis draws them to the nanosecond ("for
+// 4.986015136s"), which reads as noise.
+func readableFault(f sim.Fault) string {
+	round := func(d time.Duration) time.Duration {
+		if d >= time.Millisecond || d <= -time.Millisecond {
+			return d.Round(time.Millisecond)
+		}
+		return d
+	}
+	f.For, f.Latency, f.ClockJump = round(f.For), round(f.Latency), round(f.ClockJump)
+	return f.String()
 }
 
 func configList(res *Result) []reports.KeyValue {
