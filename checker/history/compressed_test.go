@@ -82,3 +82,14 @@ func TestMalformedCompressedHistoriesNameTheLine(t *testing.T) {
 		}
 	}
 }
+
+// A malformed line is reported as such even when the stream breaks further
+// on (the scanner has read past it).
+func TestAMalformedLineBeforeABrokenStreamIsTheError(t *testing.T) {
+	text := twoSends + "{oops\n" + strings.Repeat(twoPolls, 100)
+	whole := gzipped(t, text)
+	_, err := ReadAll(bytes.NewReader(whole[:len(whole)-100]))
+	if err == nil || !strings.Contains(err.Error(), "line 3: invalid JSON") {
+		t.Fatalf("got %v, want line 3's invalid JSON", err)
+	}
+}

@@ -429,8 +429,8 @@ func (d *Decoder) Next() (Op, error) {
 		if !ok {
 			var err error
 			if op, err = parseLine(b, d.line); err != nil {
-				if d.readErr != nil {
-					d.line-- // the line was cut short
+				if d.readErr != nil && !d.sc.Scan() {
+					d.line-- // the last line, cut short by the error
 					return Op{}, d.readError(d.readErr)
 				}
 				return Op{}, err
