@@ -1,6 +1,9 @@
 package runner
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -123,5 +126,36 @@ func TestTheReportsHistoryIsTheRecordersOps(t *testing.T) {
 	}
 	if polledRecords == 0 {
 		t.Fatalf("no poll returned records: the test proves little")
+	}
+}
+
+// The run store's history is gzip (told by its first bytes) and reads back
+// as the operations the run recorded, line for line.
+func TestStoredHistoryIsTheRunsCompressed(t *testing.T) {
+	s, err := scenarios.LoadFile("testdata/client-death-completes-open-operations.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, s)
+	path := filepath.Join(t.TempDir(), history.StoreFile)
+	if err := writeHistory(path, res); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || !bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
+		t.Fatalf("not a gzip stream (%v)", err)
+	}
+	stored, err := history.ReadAll(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got bytes.Buffer
+	history.Write(&want, res.History.Ops())
+	history.Write(&got, stored)
+	if got.String() != want.String() || len(stored) == 0 {
+		t.Fatalf("%d operations stored, %d recorded, or their lines differ", len(stored), res.History.Len())
+	}
+	if len(data)*4 > want.Len() {
+		t.Fatalf("%d bytes of history stored in %d", want.Len(), len(data))
 	}
 }

@@ -9,6 +9,13 @@ import (
 	"strconv"
 )
 
+// StoreFile is a run store's history: gzip-compressed JSON Lines.
+// PlainStoreFile is where run stores kept it before it was compressed.
+const (
+	StoreFile      = "history.jsonl.gz"
+	PlainStoreFile = "history.jsonl"
+)
+
 // Type is an operation's type.
 type Type uint8
 
@@ -47,9 +54,26 @@ const (
 	FTxnCommit      = "txn-commit"
 	FTxnAbort       = "txn-abort"
 	FSideEffect     = "side-effect"
+	FProcess        = "process"
 	FCrash          = "crash"
 	FRestart        = "restart"
 )
+
+// Operations are the history format's functions, in its order: a line
+// naming another is not one the checker can judge (a "produce" that it
+// silently skipped would make a history of nothing but sends pass).
+var Operations = []string{FSend, FPoll, FCommit, FFetchCommitted, FAssign, FRevoke,
+	FTxnBegin, FTxnCommit, FTxnAbort, FSideEffect, FProcess, FCrash, FRestart}
+
+// IsOperation says whether f is one of Operations.
+func IsOperation(f string) bool {
+	switch f {
+	case FSend, FPoll, FCommit, FFetchCommitted, FAssign, FRevoke,
+		FTxnBegin, FTxnCommit, FTxnAbort, FSideEffect, FProcess, FCrash, FRestart:
+		return true
+	}
+	return false
+}
 
 // Record is one record a poll returned.
 //

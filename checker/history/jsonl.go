@@ -4,12 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
-	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"kafkasim/internal/jsonstr"
 )
@@ -294,9 +295,11 @@ func valueString(raw *json.RawMessage) (string, bool) {
 // usual shape take a fast path (fastjson.go); others, and every malformed
 // line, go through encoding/json.
 type Decoder struct {
-	sc     *bufio.Scanner
-	line   int
-	intern interner
+	r       io.Reader
+	sc      *bufio.Scanner // once started
+	readErr error          // reading r failed
+	line    int
+	intern  interner
 	// What the lines so far imply for the next: indexes increase, and a
 	// send completes once, in the process that invoked it.
 	lastIndex int64
@@ -312,11 +315,50 @@ type sendPair struct {
 	shared  bool
 }
 
-// NewDecoder reads from r.
+// NewDecoder reads from r, a history in JSON Lines or a gzip stream of one.
 func NewDecoder(r io.Reader) *Decoder {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<16), LinesMaxBytes)
-	return &Decoder{sc: sc, intern: interner{m: map[string]string{}}, lastIndex: -1 << 63, sends: map[string]*sendPair{}}
+	return &Decoder{r: r, intern: interner{m: map[string]string{}}, lastIndex: -1 << 63, sends: map[string]*sendPair{}}
+}
+
+// start looks at the input's first bytes (a gzip stream or not), which
+// reading from a pipe waits for: the first Next does.
+func (d *Decoder) start() error {
+	r, err := uncompressed(d.r)
+	if err != nil {
+		return d.readError(err)
+	}
+	d.sc = bufio.NewScanner(&failed{r: r, err: &d.readErr})
+	d.sc.Buffer(make([]byte, 1<<16), LinesMaxBytes)
+	return nil
+}
+
+// failed keeps the first error reading failed with: the scanner hands out
+// the text before it as a last line, which a stream cut short ends in the
+// middle of, and the cut, not the half line, is what to report.
+type failed struct {
+	r   io.Reader
+	err *error
+}
+
+func (f *failed) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err != nil && err != io.EOF && *f.err == nil {
+		*f.err = err
+	}
+	return n, err
+}
+
+// readError words an error reading the line after the last one read: a
+// malformed compressed stream is malformed input, like a malformed line.
+func (d *Decoder) readError(err error) error {
+	var ge *gzipError
+	switch {
+	case err == bufio.ErrTooLong:
+		return &ParseError{Line: d.line + 1, Msg: fmt.Sprintf("line longer than %d bytes", LinesMaxBytes)}
+	case errors.As(err, &ge):
+		return &ParseError{Line: d.line + 1, Msg: ge.Error()}
+	}
+	return err
 }
 
 // follows checks what a line must be given the lines before it (SPEC.md §3:
@@ -325,6 +367,9 @@ func NewDecoder(r io.Reader) *Decoder {
 func (d *Decoder) follows(op *Op) error {
 	fail := func(field, format string, args ...any) error {
 		return &ParseError{Line: d.line, Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	if !IsOperation(op.F) {
+		return fail("f", "%q is not an operation of the history format (%s)", op.F, strings.Join(Operations, ", "))
 	}
 	if op.Index <= d.lastIndex {
 		return fail("index", "%d does not follow the previous line's %d: a history's lines are in increasing index order", op.Index, d.lastIndex)
@@ -369,6 +414,11 @@ func (d *Decoder) follows(op *Op) error {
 // Next returns the next operation, io.EOF at the end, or a *ParseError.
 // Blank lines are skipped.
 func (d *Decoder) Next() (Op, error) {
+	if d.sc == nil {
+		if err := d.start(); err != nil {
+			return Op{}, err
+		}
+	}
 	for d.sc.Scan() {
 		d.line++
 		b := bytes.TrimSpace(d.sc.Bytes())
@@ -379,6 +429,10 @@ func (d *Decoder) Next() (Op, error) {
 		if !ok {
 			var err error
 			if op, err = parseLine(b, d.line); err != nil {
+				if d.readErr != nil && !d.sc.Scan() {
+					d.line-- // the last line, cut short by the error
+					return Op{}, d.readError(d.readErr)
+				}
 				return Op{}, err
 			}
 		}
@@ -388,87 +442,39 @@ func (d *Decoder) Next() (Op, error) {
 		return op, nil
 	}
 	if err := d.sc.Err(); err != nil {
-		if err == bufio.ErrTooLong {
-			return Op{}, &ParseError{Line: d.line + 1, Msg: fmt.Sprintf("line longer than %d bytes", LinesMaxBytes)}
-		}
-		return Op{}, err
+		return Op{}, d.readError(err)
 	}
 	return Op{}, io.EOF
 }
 
-// exact rewrites a line so that encoding/json, which matches keys without
-// regard to case, sees SPEC.md §3's fields only as spelled: any other key is
-// a recorder's own and is dropped (an "OFFSET" must not stand in for
-// "offset"), and an "error" that is not a string (a Jepsen-style error
-// object) becomes its JSON text. A line that is not an object is returned as
-// is, for Unmarshal to word the error.
-func exact(b []byte) []byte {
-	top, ok := exactObject(b, topFields)
-	if !ok {
-		return b
+// notAnObject names what a valid JSON line holds when it is not an object
+// ("" when it is one).
+func notAnObject(b []byte) string {
+	switch b[0] {
+	case '{':
+		return ""
+	case '[':
+		return "a list"
+	case '"':
+		return "a string"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "true or false"
 	}
-	if v, found := top["value"]; found {
-		if m, ok := exactObject(v, valueFields); ok {
-			for _, list := range []string{"records", "sends"} {
-				if r, found := m[list]; found {
-					m[list] = exactList(r)
-				}
-			}
-			if e, found := m["error"]; found && len(e) > 0 && e[0] != '"' && string(e) != "null" {
-				var buf bytes.Buffer
-				if json.Compact(&buf, e) == nil {
-					m["error"], _ = json.Marshal(buf.String())
-				}
-			}
-			if out, err := json.Marshal(m); err == nil {
-				top["value"] = out
-			}
-		}
-	}
-	out, err := json.Marshal(top)
-	if err != nil {
-		return b
-	}
-	return out
-}
-
-// exactObject decodes an object and keeps only the fields named.
-func exactObject(raw []byte, fields []string) (map[string]json.RawMessage, bool) {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil || m == nil {
-		return nil, false
-	}
-	for k := range m { // kafkasim:orderless: deletes from the map
-		if !slices.Contains(fields, k) {
-			delete(m, k)
-		}
-	}
-	return m, true
-}
-
-// exactList applies exactObject to each record of a list.
-func exactList(raw json.RawMessage) json.RawMessage {
-	var elems []json.RawMessage
-	if json.Unmarshal(raw, &elems) != nil || elems == nil {
-		return raw
-	}
-	for i, e := range elems {
-		if m, ok := exactObject(e, recordFields); ok {
-			if out, err := json.Marshal(m); err == nil {
-				elems[i] = out
-			}
-		}
-	}
-	out, err := json.Marshal(elems)
-	if err != nil {
-		return raw
-	}
-	return out
+	return "a number"
 }
 
 func parseLine(b []byte, line int) (Op, error) {
+	in := b // invalid JSON goes to Unmarshal as is, to be worded
+	if json.Valid(b) {
+		if what := notAnObject(b); what != "" {
+			return Op{}, &ParseError{Line: line, Msg: "not an operation: a line holds one JSON object, not " + what}
+		}
+		in = exact(b)
+	}
 	var w wireOp
-	if err := json.Unmarshal(exact(b), &w); err != nil {
+	if err := json.Unmarshal(in, &w); err != nil {
 		msg := err.Error()
 		if se, ok := err.(*json.SyntaxError); ok {
 			msg = fmt.Sprintf("invalid JSON at column %d: %v", se.Offset, err)

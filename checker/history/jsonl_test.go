@@ -3,6 +3,7 @@ package history
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -55,6 +56,59 @@ func TestMalformedLinesNameTheLineAndField(t *testing.T) {
 	}
 }
 
+// A line the checker cannot judge is bad input, never skipped: an operation
+// the format does not name (a "produce" skipped would let a history of
+// nothing but writes pass), or a line that is not an operation at all.
+func TestLinesThatAreNotOperationsAreRejected(t *testing.T) {
+	inv := `{"index":0,"process":"p-0","type":"invoke","f":"send","value":{"topic":"t","value":"v"}}` + "\n"
+	cases := []struct {
+		in, want string
+	}{
+		{`{"index":0,"process":"p-0","type":"invoke","f":"produce","value":{"topic":"t","value":"v"}}`, `line 1: f: "produce" is not an operation of the history format (send, poll,`},
+		{inv + `{"index":1,"process":"p-0","type":"ok","f":"Send","value":{"topic":"t","value":"v"}}`, `line 2: f: "Send" is not an operation`},
+		{`{"index":0,"process":"p-0","type":"invoke","f":"","value":{}}`, `line 1: f: "" is not an operation`},
+		// The slow path (an escape) says the same.
+		{`{"index":0,"process":"p-0","type":"invoke","f":"pro\u0064uce","value":{}}`, `line 1: f: "produce" is not an operation`},
+		{`{"index":0,"process":"p-0","type":"invoke","value":{}}`, "line 1: f: missing"},
+		{`{"index":0,"process":"p-0","f":"poll","value":{}}`, "line 1: type: missing"},
+		{`{"index":0,"type":"invoke","f":"poll","value":{}}`, "line 1: process: missing"},
+		{`{"index":0,"process":"p-0","type":"done","f":"poll"}`, `line 1: type: "done" is not invoke, ok, fail or info`},
+		{`{"index":0,"process":"p-0","type":"invoke","f":7}`, "line 1: f: expected a string"},
+		{`null`, "line 1: not an operation: a line holds one JSON object, not null"},
+		{inv + `"send"`, "line 2: not an operation: a line holds one JSON object, not a string"},
+		{`42`, "line 1: not an operation: a line holds one JSON object, not a number"},
+		{`true`, "line 1: not an operation: a line holds one JSON object, not true or false"},
+		{`[{"index":0,"process":"p-0","type":"invoke","f":"poll"}]`, "line 1: not an operation: a line holds one JSON object, not a list"},
+		{`nul`, "line 1: invalid JSON"},
+	}
+	for _, c := range cases {
+		_, err := ReadAll(strings.NewReader(c.in))
+		var pe *ParseError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want an error containing %q", c.in, err, c.want)
+		}
+	}
+	// Every operation of the format reads, fast path or not.
+	var in strings.Builder
+	for i, f := range Operations {
+		v := `{}`
+		if f == FSend {
+			v = `{"topic":"t","value":"v"}`
+		}
+		fmt.Fprintf(&in, `{"index":%d,"process":"p-0","type":"invoke","f":%q,"value":%s}`+"\n", 2*i, f, v)
+		fmt.Fprintf(&in, `{"index":%d,"process":"p-0","type":"ok","f":"%s","value":%s,"recorder's own":{"x":[1]}}`+"\n", 2*i+1, strings.ReplaceAll(f, "e", `\u0065`), v)
+	}
+	ops, err := ReadAll(strings.NewReader(in.String()))
+	if err != nil || len(ops) != 2*len(Operations) {
+		t.Fatalf("%d operations, %v", len(ops), err)
+	}
+	for i, op := range ops {
+		if op.F != Operations[i/2] {
+			t.Fatalf("line %d: f %q, want %q", i+1, op.F, Operations[i/2])
+		}
+	}
+}
+
 func TestNumericValuesAndProcessesAreAccepted(t *testing.T) {
 	// Jepsen's histories use integers for processes and values.
 	in := `{"index":0,"time":1,"process":3,"type":"invoke","f":"send","value":{"topic":"t","value":17}}`
@@ -89,6 +143,25 @@ func TestUnknownFieldsAreIgnoredExactly(t *testing.T) {
 	}
 }
 
+// Lines that take the slow path (an escape, here) decode as the fast path
+// would: of a key given twice the last counts, whole (encoding/json would
+// merge two objects), and keys are the format's only as spelled.
+func TestSlowPathKeepsTheLastOfARepeatedKey(t *testing.T) {
+	in := `{"index":0,"process":"p-0","type":"invoke","f":"send","value":{"topic":"a","key":"k","value":"x"},"value":{"topic":"t","value":"\u0076","Key":"K"}}
+{"index":1,"process":"c","type":"ok","f":"poll","value":{"records":[{"topic":"t","partition":0,"offset":1,"value":"v","offset":2,"x":{"offset":[3]}}],"error":{"a":[1, 2]}}}
+`
+	ops, err := ReadAll(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := ops[0].Value; v.Topic != "t" || v.Value != "v" || v.HasKey {
+		t.Fatalf("decoded %+v", v)
+	}
+	if r := ops[1].Value.Records; len(r) != 1 || r[0].Offset != 2 || ops[1].Value.Error != `{"a":[1,2]}` {
+		t.Fatalf("decoded %+v", ops[1].Value)
+	}
+}
+
 // What a line must be given the lines before it, and the ranges of its
 // numbers: each a one-line error naming the line and field.
 func TestLinesFollowTheirHistory(t *testing.T) {
@@ -104,7 +177,7 @@ func TestLinesFollowTheirHistory(t *testing.T) {
 		{`{"index":0,"process":"c","type":"ok","f":"poll","value":{"records":[{"topic":"t","partition":-3,"offset":-7,"value":"v"}]}}`, "line 1: value.records[0]: partition -3, offset -7"},
 		{`{"index":0,"process":null,"type":"ok","f":"crash"}`, "line 1: process: missing"},
 		{`{"index":0,"process":"","type":"ok","f":"crash"}`, "line 1: process: empty"},
-		{`[1,2]`, "line 1: expected an object, got array"},
+		{`[1,2]`, "line 1: not an operation: a line holds one JSON object, not a list"},
 		{`{"index":0,"process":"c","type":"ok","f":"poll","value":{},"x":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`, "line 1"},
 	}
 	for _, c := range cases {

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -23,11 +23,23 @@ func newCheckCommand() *cobra.Command {
 		asJSON     bool
 	)
 	cmd := &cobra.Command{
-		Use:   "check HISTORY.jsonl",
+		Use:   "check HISTORY.jsonl[.gz] | RUN_DIR",
 		Short: "Check a history that came from anywhere (this simulator, or a recorder around a real cluster)",
-		Long: `check reads a history in kafkasim's JSON Lines format (SPEC.md §3; "-" reads
-stdin) and reports its anomalies, each with a verdict: a violation of a guarantee
-the configuration promises, or a cost the configuration permits.
+		Long: `check reads a history in kafkasim's JSON Lines format (docs/history.md), plain
+or gzip-compressed (told by its first bytes, whatever the file is called; "-"
+reads stdin), and reports its anomalies, each with a verdict: a violation of a
+guarantee the configuration promises, or a cost the configuration permits.
+
+Given a run's folder (OUT/<scenario>/seed-<N>/), check reads its history
+(history.jsonl.gz) and takes its scenario.yaml as --config would; an explicit
+--config overrides it.
+
+Every line must be an operation: a JSON object with index, type (invoke, ok,
+fail or info), process, and f, one of:
+` + indentWords(history.Operations, "  ", 80) + `.
+Fields the format does not name are ignored (recorders add their own); an
+operation it does not name, a line that is not one, or a history without any
+is malformed input.
 
 Without --config the checker assumes Kafka 4.2's defaults (acks=all, idempotent
 producers, replication factor 1). With --config SCENARIO.yaml it takes producers',
@@ -45,7 +57,13 @@ Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 2 for an unreadable or malformed history or scenario.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path := args[0]
+			path, storeConfig, err := historyPath(args[0], configPath != "")
+			if err != nil {
+				return err
+			}
+			if configPath == "" {
+				configPath = storeConfig
+			}
 			var cfg checker.Config
 			var s *scenarios.Scenario
 			if configPath != "" {
@@ -127,6 +145,53 @@ Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 	return cmd
 }
 
+// indentWords lists words comma-separated in indented lines of at most
+// width characters.
+func indentWords(words []string, indent string, width int) string {
+	var b strings.Builder
+	line := indent
+	for i, w := range words {
+		if i < len(words)-1 {
+			w += ","
+		}
+		if len(line)+1+len(w) > width && line != indent {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if line != indent {
+			line += " "
+		}
+		line += w
+	}
+	return b.String() + line
+}
+
+// historyPath resolves check's argument: a history file (or "-"), or a
+// run's folder, whose history it names with the folder's scenario (needed
+// unless another is given).
+func historyPath(arg string, configGiven bool) (path, config string, err error) {
+	st, err := os.Stat(arg)
+	if arg == "-" || err != nil || !st.IsDir() {
+		return arg, "", nil // checkHistory words a file it cannot read
+	}
+	path = ""
+	// history.jsonl: a run store written before histories were compressed.
+	for _, name := range []string{history.StoreFile, history.PlainStoreFile} {
+		if fileExists(filepath.Join(arg, name)) {
+			path = filepath.Join(arg, name)
+			break
+		}
+	}
+	if path == "" {
+		return "", "", usage("%s: a folder, but no %s (nor %s) in it: give a history file or a run's folder", arg, history.StoreFile, history.PlainStoreFile)
+	}
+	config = filepath.Join(arg, "scenario.yaml")
+	if !fileExists(config) && !configGiven {
+		return "", "", usage("%s: a run's folder lacks scenario.yaml, the configuration its history ran under: restore it or give --config", arg)
+	}
+	return path, config, nil
+}
+
 // checkHistory streams a history through the checker (a multi-gigabyte
 // file is never held as JSON), mapping malformed input to exit 2.
 func checkHistory(path string, cfg checker.Config) (*checker.Report, int, error) {
@@ -141,7 +206,11 @@ func checkHistory(path string, cfg checker.Config) (*checker.Report, int, error)
 		defer f.Close()
 		r = f
 	}
-	rep, err := checker.CheckReader(bufio.NewReaderSize(r, 1<<16), cfg)
+	rep, err := checker.CheckReader(r, cfg)
+	if err == nil && rep.Stats.Ops == 0 {
+		// An empty history passes every check: say so rather than pass.
+		return nil, 0, usage("%s: no operations", path)
+	}
 	if err != nil {
 		var pe *history.ParseError
 		if errors.As(err, &pe) {

@@ -72,7 +72,7 @@ func TestRunReplayCheckDescribe(t *testing.T) {
 		t.Fatalf("summary: %+v", sum)
 	}
 	dir := filepath.Join(out, "batch-compression", "seed-1")
-	for _, f := range []string{"scenario.yaml", "history.jsonl", "trace.jsonl.gz", "summary.json", "report.html", "throughput.png", "throughput.svg"} {
+	for _, f := range []string{"scenario.yaml", "history.jsonl.gz", "trace.jsonl.gz", "summary.json", "report.html", "throughput.png", "throughput.svg"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("run store lacks %s: %v", f, err)
 		}
@@ -95,7 +95,7 @@ func TestRunReplayCheckDescribe(t *testing.T) {
 	if code, _, _ := kafkasim(t, "replay", dir, "--quiet"); code != 3 {
 		t.Fatalf("replay of a run whose hash differs: exit %d, want 3", code)
 	}
-	if code, stdout, stderr := kafkasim(t, "check", filepath.Join(dir, "history.jsonl"), "--config", filepath.Join(dir, "scenario.yaml")); code != 0 || !strings.Contains(stdout, "no violation") {
+	if code, stdout, stderr := kafkasim(t, "check", filepath.Join(dir, "history.jsonl.gz"), "--config", filepath.Join(dir, "scenario.yaml")); code != 0 || !strings.Contains(stdout, "no violation") {
 		t.Fatalf("check: exit %d %s %s", code, stdout, stderr)
 	}
 	if code, stdout, _ := kafkasim(t, "describe", "topics", dir); code != 0 || !strings.Contains(stdout, "Topic: events") || !strings.Contains(stdout, "Partition: 0") {
