@@ -43,7 +43,7 @@ func evaluate(s *scenarios.Scenario, res *Result) []ExpectationResult {
 			out = append(out, r)
 			continue
 		}
-		if why := unmeasured(e.Key, st.Attempted, st.Acked, res.Producers); why != "" {
+		if why := Unmeasured(e.Key, st.Attempted, st.Acked, res.Producers); why != "" {
 			r.Want, r.Got = e.Cmp.Text, "nothing to judge: "+why
 			out = append(out, r)
 			continue
@@ -90,14 +90,14 @@ func evaluate(s *scenarios.Scenario, res *Result) []ExpectationResult {
 	return out
 }
 
-// unmeasured says why the run measured nothing an expectation could be
+// Unmeasured says why the run measured nothing an expectation could be
 // judged by ("" when it did): an availability of no attempted write, a
 // loss count of no acknowledged one, an anomaly count of a run that wrote
 // nothing. Such an expectation fails rather than pass vacuously. The
 // counts themselves (attempted, acked), violations (the god view's
 // invariants are checked with or without writes) and convergence are
 // always measured.
-func unmeasured(key string, attempted, acked int, producers []ProducerStats) string {
+func Unmeasured(key string, attempted, acked int, producers []ProducerStats) string {
 	switch key {
 	case "violations", "invariants", "attempted", "acked":
 		return ""

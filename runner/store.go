@@ -17,8 +17,8 @@ import (
 	"kafkasim/sim"
 )
 
-// The run store (SPEC.md §4): OUT/<scenario>/seed-<N>/ holds scenario.yaml,
-// history.jsonl, trace.jsonl.gz, summary.json, report.html and the plots.
+// The run store (docs/run-store.md): OUT/<scenario>/seed-<N>/ holds scenario.yaml,
+// history.jsonl.gz, trace.jsonl.gz, summary.json, final-state.json, report.html and the plots.
 // A run writes into a hidden staging folder beside its final place and
 // renames it at the end, so that an interrupted run leaves no half-written
 // store where a finished one is expected.

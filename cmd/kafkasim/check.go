@@ -57,7 +57,13 @@ Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 2 for an unreadable or malformed history or scenario.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path, storeConfig, err := historyPath(args[0], configPath != "")
+			path, storeConfig, storeSummary, err := historyPath(args[0], configPath != "")
+			if err != nil {
+				return err
+			}
+			// A run's folder also holds what its god view saw: the broken
+			// invariants a history cannot show count, as run counts them.
+			invariants, err := storedInvariantViolations(storeSummary)
 			if err != nil {
 				return err
 			}
@@ -84,15 +90,16 @@ Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 			if err != nil {
 				return err
 			}
+			violations := rep.Violations + invariants
 			var failures []string
-			if rep.Violations > 0 {
-				failures = append(failures, countOf(rep.Violations, "violation"))
+			if violations > 0 {
+				failures = append(failures, countOf(violations, "violation"))
 			}
 			var expected []runner.ExpectationResult
 			if s != nil {
 				// The scenario's expectations decide instead: they say how
 				// many violations to expect (0 unless it says otherwise).
-				expected = checkExpectations(s, rep)
+				expected = checkExpectations(s, rep, invariants, storeSummary != "")
 				failures = nil
 				for _, e := range expected {
 					if !e.OK {
@@ -108,9 +115,12 @@ Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 					Stats      checker.Stats     `json:"stats"`
 					Anomalies  []checker.Anomaly `json:"anomalies"`
 					Violations int               `json:"violations"`
-					OK         bool              `json:"ok"`
-					Failures   []string          `json:"failures"`
-				}{path, nops, rep.Stats, rep.Anomalies, rep.Violations, len(failures) == 0, append([]string{}, failures...)}
+					// Invariants: god-view invariants the run's summary.json
+					// records broken (checking a run's folder).
+					Invariants int      `json:"invariants_violated"`
+					OK         bool     `json:"ok"`
+					Failures   []string `json:"failures"`
+				}{path, nops, rep.Stats, rep.Anomalies, violations, invariants, len(failures) == 0, append([]string{}, failures...)}
 				if out.Anomalies == nil {
 					out.Anomalies = []checker.Anomaly{}
 				}
@@ -126,13 +136,16 @@ Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 					st.Attempted, st.Acked, st.Failed, st.Indeterminate, availabilityText(st.Attempted, st.Availability), countOf(st.LostAcked, "acknowledged write"))
 				fmt.Fprintf(w, "  reads:  %s, %s\n", countOf(st.Polls, "poll"), countOf(st.Records, "record"))
 				for _, line := range splitLines(rep.Summary()) {
-					fmt.Fprintf(w, "  %s\n", line)
+					fmt.Fprintf(w, "  %s\n", cutLongWords(line))
+				}
+				if invariants > 0 {
+					fmt.Fprintf(w, "  god view (the run's summary.json): %s broken\n", countOf(invariants, "invariant"))
 				}
 				for _, n := range rep.Notes() {
 					fmt.Fprintf(w, "  note: %s\n", n)
 				}
 				printExpectations(w, expected)
-				fmt.Fprintf(w, "  %s\n", checkVerdict(rep.Violations, s != nil, failures))
+				fmt.Fprintf(w, "  %s\n", checkVerdict(violations, s != nil, failures))
 			}
 			if len(failures) > 0 {
 				return failed("%s: %s", path, joinSemi(failures))
@@ -169,10 +182,10 @@ func indentWords(words []string, indent string, width int) string {
 // historyPath resolves check's argument: a history file (or "-"), or a
 // run's folder, whose history it names with the folder's scenario (needed
 // unless another is given).
-func historyPath(arg string, configGiven bool) (path, config string, err error) {
+func historyPath(arg string, configGiven bool) (path, config, summary string, err error) {
 	st, err := os.Stat(arg)
 	if arg == "-" || err != nil || !st.IsDir() {
-		return arg, "", nil // checkHistory words a file it cannot read
+		return arg, "", "", nil // checkHistory words a file it cannot read
 	}
 	path = ""
 	// history.jsonl: a run store written before histories were compressed.
@@ -183,13 +196,46 @@ func historyPath(arg string, configGiven bool) (path, config string, err error) 
 		}
 	}
 	if path == "" {
-		return "", "", usage("%s: a folder, but no %s (nor %s) in it: give a history file or a run's folder", arg, history.StoreFile, history.PlainStoreFile)
+		return "", "", "", usage("%s: a folder, but no %s (nor %s) in it: give a history file or a run's folder", arg, history.StoreFile, history.PlainStoreFile)
 	}
 	config = filepath.Join(arg, "scenario.yaml")
 	if !fileExists(config) && !configGiven {
-		return "", "", usage("%s: a run's folder lacks scenario.yaml, the configuration its history ran under: restore it or give --config", arg)
+		return "", "", "", usage("%s: a run's folder lacks scenario.yaml, the configuration its history ran under: restore it or give --config", arg)
 	}
-	return path, config, nil
+	if summary = filepath.Join(arg, "summary.json"); !fileExists(summary) {
+		summary = ""
+	}
+	return path, config, summary, nil
+}
+
+// storedInvariantViolations is how many god-view invariant violations a
+// run's summary.json records (0 without one): its violations less the
+// history's, which are the anomalies with the verdict violation.
+func storedInvariantViolations(path string) (int, error) {
+	if path == "" {
+		return 0, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, usage("%s: cannot read: %v", path, unwrapPath(err))
+	}
+	var sum struct {
+		Violations int `json:"violations"`
+		Anomalies  []struct {
+			Verdict string `json:"verdict"`
+			Count   int    `json:"count"`
+		} `json:"anomalies"`
+	}
+	if err := json.Unmarshal(data, &sum); err != nil {
+		return 0, usage("%s: not a summary.json: %v", path, err)
+	}
+	n := sum.Violations
+	for _, a := range sum.Anomalies {
+		if a.Verdict == checker.Violation {
+			n -= a.Count
+		}
+	}
+	return max(n, 0), nil
 }
 
 // checkHistory streams a history through the checker (a multi-gigabyte
@@ -248,18 +294,25 @@ func checkVerdict(violations int, withScenario bool, failures []string) string {
 	return "OK: expectations held (" + countOf(violations, "violation") + ", as expected)"
 }
 
-// checkExpectations evaluates the expectations a history alone can show, as
-// run lists them.
-func checkExpectations(s *scenarios.Scenario, rep *checker.Report) []runner.ExpectationResult {
+// checkExpectations evaluates the expectations a history can show, as run
+// lists them; with a run's folder (stored), its god view's invariants too.
+// As in a run, an expectation the history measured nothing for fails.
+func checkExpectations(s *scenarios.Scenario, rep *checker.Report, invariants int, stored bool) []runner.ExpectationResult {
 	var out []runner.ExpectationResult
 	for _, e := range s.Expect {
-		if e.Bool != nil || e.Key == "invariants" || strings.HasPrefix(e.Key, "bytes-per-record") {
+		if e.Bool != nil || (e.Key == "invariants" && !stored) || strings.HasPrefix(e.Key, "bytes-per-record") {
 			continue // needs the run, not just its history
+		}
+		if why := runner.Unmeasured(e.Key, rep.Stats.Attempted, rep.Stats.Acked, nil); why != "" {
+			out = append(out, runner.ExpectationResult{Key: e.Key, Want: e.Cmp.Text, Got: "nothing to judge: " + why})
+			continue
 		}
 		var got float64
 		switch e.Key {
 		case "violations":
-			got = float64(rep.Violations)
+			got = float64(rep.Violations + invariants)
+		case "invariants":
+			got = float64(invariants)
 		case "availability":
 			got = rep.Stats.Availability
 		case "lost-acked":
