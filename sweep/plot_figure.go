@@ -173,13 +173,14 @@ func plotWrap(sty text.Style, s string, width vg.Length) []string {
 	return out
 }
 
-// plotLegendRow lays legend entries out in rows under the grid, each a
-// thumbnail and its name, wrapping at the figure's width.
+// plotLegendEntry is one entry of a legend: a name and what it stands for.
 type plotLegendEntry struct {
 	name   string
 	thumbs []plot.Thumbnailer
 }
 
+// plotLegendBlock lays legend entries out in rows under the grid, each a
+// thumbnail and its name, wrapping at the figure's width.
 func plotLegendBlock(entries []plotLegendEntry, width vg.Length) plotBlock {
 	if len(entries) == 0 {
 		return plotBlock{}
@@ -226,28 +227,6 @@ func plotLegendBlock(entries []plotLegendEntry, width vg.Length) plotBlock {
 			}
 		},
 	}
-}
-
-// plotNotesBlock is a few lines of small print under the grid.
-func plotNotesBlock(lines []string, width vg.Length) plotBlock {
-	sty := plotTextStyle(plotLegendFont, color.Gray{Y: 60})
-	var wrapped []string
-	for _, l := range lines {
-		wrapped = append(wrapped, plotWrap(sty, l, width)...)
-	}
-	if len(wrapped) == 0 {
-		return plotBlock{}
-	}
-	h := sty.Height(strings.Join(wrapped, "\n")) + vg.Points(6)
-	return plotBlock{h: h, draw: func(c draw.Canvas) {
-		s := sty
-		s.XAlign, s.YAlign = text.XLeft, text.YTop
-		y := c.Max.Y - vg.Points(3)
-		for _, l := range wrapped {
-			c.FillText(s, vg.Point{X: c.Min.X, Y: y}, l)
-			y -= s.Height(l)
-		}
-	}}
 }
 
 // plotPanelStyle sets a panel's fonts: smaller when there are several.

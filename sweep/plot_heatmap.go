@@ -300,7 +300,7 @@ type plotEndTicks struct{ lo, hi float64 }
 
 func (t plotEndTicks) Ticks(lo, hi float64) []plot.Tick {
 	var out []plot.Tick
-	near := (t.hi - t.lo) * 0.08
+	near := (t.hi - t.lo) * 0.12
 	for _, tk := range (plot.DefaultTicks{}).Ticks(lo, hi) {
 		if tk.Label != "" && (math.Abs(tk.Value-t.lo) < near || math.Abs(tk.Value-t.hi) < near) {
 			continue
