@@ -11,7 +11,7 @@ import (
 	"kafkasim/checker"
 )
 
-// A sweep file (SPEC.md §6): a base scenario, axes, seeds per cell, plots.
+// A sweep file: a base scenario, axes, seeds per cell, plots.
 // It is read as strictly as a scenario, with the same file:line:column:
 // key errors.
 

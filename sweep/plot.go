@@ -17,7 +17,7 @@ import (
 	"kafkasim/reports"
 )
 
-// Plot is one figure of a sweep (SPEC.md §6), written as both PNG and SVG:
+// Plot is one figure of a sweep, written as both PNG and SVG:
 // Name is a slug of the plot's kind and fields
 // ("pareto-lost-acked-fraction-vs-availability"), unique within a sweep,
 // and the files are Name.png and Name.svg.

@@ -388,7 +388,7 @@ func writeRecord(path string, r RunRecord) error {
 // record measures one run.
 func record(cell string, s *scenarios.Scenario, r *runner.Result) RunRecord {
 	m := map[string]float64{}
-	// Every anomaly type's count is a metric (SPEC.md §6), zero included:
+	// Every anomaly type's count is a metric, zero included:
 	// a plot of one that never happened is a line at zero, not an error.
 	for _, t := range checker.AnomalyTypes {
 		m[t] = 0

@@ -1,4 +1,4 @@
-// Package sweep runs a grid of configurations × seeds (SPEC.md §6) and
+// Package sweep runs a grid of configurations × seeds (a sweep file) and
 // aggregates what each configuration costs: durability against
 // availability, latency, throughput.
 package sweep
