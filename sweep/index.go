@@ -17,13 +17,23 @@ import (
 // dir, the SVG when it can be read and the PNG otherwise) showing the
 // sweep's name, its axes, the plots, a table of the cells that ran (each
 // axis's value, the runs, and every metric as mean [lo, hi]), the cells
-// that could not run with their reason, and the notes. Every string is
-// escaped: an axis value of "<script>" shows as text.
+// that could not run with their reason, the runs that failed (cell, seed,
+// verdict, headline and the scenario file that replays each) and the
+// notes. Every string is escaped: an axis value of "<script>" shows as
+// text.
 //
 // A plot whose files cannot be read is named on the page as missing, not
 // an error: the page is still worth having.
-func WriteIndex(w io.Writer, name string, axes []Axis, cells []Cell, plots []Plot, dir string, notes []string) error {
+func WriteIndex(w io.Writer, name string, axes []Axis, cells []Cell, plots []Plot, dir string, notes []string, failed []FailedRun) error {
 	v := indexView{Name: name, Notes: notes}
+	for _, f := range failed {
+		vals := make([]string, len(axes))
+		for i, a := range axes {
+			vals[i] = f.Values[a.Name]
+		}
+		v.Failed = append(v.Failed, indexFailed{ID: f.Cell, Values: vals, Seed: f.Seed, Verdict: f.Verdict,
+			Headline: f.Headline, Scenario: f.Scenario})
+	}
 	for _, a := range axes {
 		pa, _ := plotFindAxis(axes, a.Name)
 		kind := "categorical"
@@ -67,7 +77,10 @@ func WriteIndex(w io.Writer, name string, axes []Axis, cells []Cell, plots []Plo
 		}
 		v.Rows = append(v.Rows, row)
 	}
-	v.Summary = fmt.Sprintf("%d cells: %d ran (%d runs in all), %d could not run", len(cells), len(v.Rows), runs, len(v.Invalid))
+	v.Summary = fmt.Sprintf("%s: %d ran (%s in all), %d could not run", plural(len(cells), "cell"), len(v.Rows), plural(runs, "run"), len(v.Invalid))
+	if len(failed) > 0 {
+		v.Summary += fmt.Sprintf("; %s of %d did not pass (see Failed runs)", plural(len(failed), "run"), runs)
+	}
 	return indexTemplate.Execute(w, v)
 }
 
@@ -80,7 +93,24 @@ type indexView struct {
 	Plots     []indexPlot
 	Rows      []indexRow
 	Invalid   []indexInvalid
+	Failed    []indexFailed
 	Notes     []string
+}
+
+type indexFailed struct {
+	ID                string
+	Values            []string
+	Seed              uint64
+	Verdict, Headline string
+	Scenario          string
+}
+
+// plural writes a count and its noun: "1 run", "2 runs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 type indexAxis struct{ Name, Values, Kind string }
@@ -167,12 +197,28 @@ figure { margin: 1em 0 2em 0; }
 figure img { max-width: 100%; height: auto; background: #fff; border: 1px solid #eee; }
 figcaption { font-size: 0.9em; color: #444; }
 .missing { color: #a00; }
+.bad { color: #a00; font-weight: bold; }
 .summary { color: #555; }
 </style>
 </head>
 <body>
 <h1>Sweep {{.Name}}</h1>
 <p class="summary">{{.Summary}}</p>
+{{- if .Failed}}
+
+<section id="failed">
+<h2>Failed runs</h2>
+<p>These runs did not pass: an expectation of the base scenario failed (fail), the cluster did not converge after healing (liveness) or the simulator failed (crash). Each scenario file is the cell's resolved scenario at that seed: <code>kafkasim run FILE</code> replays it with a full run store and report.</p>
+<div class="scroll">
+<table>
+<tr>{{range .AxisNames}}<th>{{.}}</th>{{end}}<th>seed</th><th>verdict</th><th>what happened</th><th>scenario</th></tr>
+{{- range .Failed}}
+<tr title="{{.ID}}">{{range .Values}}<td>{{.}}</td>{{end}}<td class="num">{{.Seed}}</td><td class="bad">{{.Verdict}}</td><td>{{.Headline}}</td><td><a href="{{.Scenario}}">{{.Scenario}}</a></td></tr>
+{{- end}}
+</table>
+</div>
+</section>
+{{- end}}
 
 <section id="axes">
 <h2>Axes</h2>

@@ -28,7 +28,7 @@ func plotIndexFixture(t *testing.T) (string, []Plot, string) {
 	}
 	var b bytes.Buffer
 	notes := []string{"seeds 1..20 per cell", "the duplicate anomaly is permitted under acks=1"}
-	if err := WriteIndex(&b, "durability-vs-availability", plotTestAxes, cells, ps, dir, notes); err != nil {
+	if err := WriteIndex(&b, "durability-vs-availability", plotTestAxes, cells, ps, dir, notes, nil); err != nil {
 		t.Fatal(err)
 	}
 	return dir, ps, b.String()
@@ -142,7 +142,7 @@ func TestPlotIndexEscapesHostileValues(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	if err := WriteIndex(&b, evil, axes, cells, ps, dir, []string{evil}); err != nil {
+	if err := WriteIndex(&b, evil, axes, cells, ps, dir, []string{evil}, nil); err != nil {
 		t.Fatal(err)
 	}
 	page := b.String()
@@ -163,7 +163,7 @@ func TestPlotIndexEscapesHostileValues(t *testing.T) {
 func TestPlotIndexMissingPlotAndEmptySweep(t *testing.T) {
 	var b bytes.Buffer
 	missing := []Plot{{Name: "gone", Title: "Gone", PNG: "gone.png", SVG: "gone.svg"}}
-	if err := WriteIndex(&b, "empty", nil, nil, missing, t.TempDir(), nil); err != nil {
+	if err := WriteIndex(&b, "empty", nil, nil, missing, t.TempDir(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	page := b.String()
@@ -186,7 +186,7 @@ func TestPlotIndexMissingPlotAndEmptySweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Reset()
-	if err := WriteIndex(&b, "png", plotTestAxes, plotTestCells(), ps, dir, nil); err != nil {
+	if err := WriteIndex(&b, "png", plotTestAxes, plotTestCells(), ps, dir, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), `<img src="data:image/png;base64,iVBORw0KGgo`) {

@@ -17,7 +17,7 @@ import (
 	"kafkasim/reports"
 )
 
-// Plot is one figure of a sweep (SPEC.md §6), written as both PNG and SVG:
+// Plot is one figure of a sweep, written as both PNG and SVG:
 // Name is a slug of the plot's kind and fields
 // ("pareto-lost-acked-fraction-vs-availability"), unique within a sweep,
 // and the files are Name.png and Name.svg.
@@ -37,21 +37,31 @@ type Plot = reports.Plot
 // The same input gives byte-identical files: nothing depends on map order,
 // the clock or the machine's fonts.
 //
+// A plot never averages over configurations: Where fixes axes to one
+// value (the subtitle names the slice), Facets draws axes as small
+// multiples, one panel per combination of their values, and every other
+// axis with more than one value that the plot does not draw is faceted too
+// (seed-offset, a seed axis, is averaged over like seeds). The panels
+// share their scales. More panels than scenarios.SweepPanelsMax is an
+// error.
+//
 // The three kinds:
 //
 //   - pareto: one point per cell at (mean X, mean Y), both metrics, with
-//     their 95% intervals as error bars and labelled by the Label axes. The
-//     Pareto frontier (see [ParetoFrontier] and [HigherIsBetter]) is drawn
-//     as a line and its points ringed. When Y is a metric where lower is
-//     better, points with Y > 0 (losing data, say) are drawn as red
-//     triangles and points with Y = 0 as blue circles.
-//   - heatmap: X and Y are axes, Z a metric; each square is the mean of Z
-//     over the cells with that X and Y value, that is averaged over every
-//     other axis (the title says over which). The value is printed in the
-//     square; blue is better and red worse.
+//     their 95% intervals as error bars, numbered by the Label axes'
+//     values (every other axis when Label is empty) with a key under the
+//     panels. The Pareto frontier of each panel (see [ParetoFrontier] and
+//     [HigherIsBetter]) is drawn as a line and its points ringed. When Y
+//     is a metric where lower is better, points with Y > 0 (losing data,
+//     say) are drawn as red triangles and points with Y = 0 as blue
+//     circles.
+//   - heatmap: X and Y are axes, Z a metric; each square is one cell's
+//     mean of Z, printed in the square with half its 95% interval. The
+//     colour scale runs from 0 to the largest value rounded up (to 1 for
+//     availability); blue is better and red worse.
 //   - lines: X is an axis, Y a metric; one line per combination of the
-//     Series axes' values, each point the mean of Y over the cells with that
-//     combination and X value, with a 95% interval as error bars.
+//     Series axes' values, each point one cell's mean of Y with its 95%
+//     interval as error bars.
 //
 // An axis whose values all parse as numbers is numeric: its values are
 // ordered by number and, on a lines plot, placed at their value. Any other
@@ -74,7 +84,7 @@ func WritePlots(dir string, axes []Axis, cells []Cell, specs []PlotSpec) ([]Plot
 			continue
 		}
 		p := Plot{Name: names[i], Title: fig.title, PNG: names[i] + ".png", SVG: names[i] + ".svg"}
-		if err := reports.WriteImages(dir, p, fig.w, fig.h, fig.draw); err != nil {
+		if err := plotWriteImages(dir, p, fig.w, fig.h, fig.draw); err != nil {
 			errs = append(errs, fmt.Errorf("plot %d (%s %s): %w", i+1, s.Kind, names[i], err))
 			continue
 		}
@@ -277,14 +287,6 @@ func plotOtherAxes(axes []Axis, named ...string) []string {
 	return out
 }
 
-// plotAverageNote says what a plot's values are a mean over.
-func plotAverageNote(others []string) string {
-	if len(others) == 0 {
-		return "one cell each"
-	}
-	return "mean over " + strings.Join(others, ", ")
-}
-
 // HigherIsBetter reports which way a metric improves: true for
 // availability and records-per-second, false for every other metric
 // (lost-acked, lost-acked-fraction, violations, unavailable-seconds,
@@ -300,7 +302,7 @@ func HigherIsBetter(metric string) bool {
 
 // plotIsFraction reports whether a metric is a fraction in 0..1.
 func plotIsFraction(metric string) bool {
-	return metric == "availability" || metric == "lost-acked-fraction"
+	return metric == "availability" || metric == "lost-acked-fraction" || metric == RunsLosingAcked
 }
 
 // plotMetricLabel is a metric's axis label, with its unit.
@@ -308,6 +310,8 @@ func plotMetricLabel(metric string) string {
 	switch metric {
 	case "availability", "lost-acked-fraction":
 		return metric + " (fraction, 0–1)"
+	case RunsLosingAcked:
+		return metric + " (fraction of runs, 0–1)"
 	case "lost-acked":
 		return metric + " (records)"
 	case "unavailable-seconds":
@@ -420,6 +424,14 @@ func plotFormat(v float64) string {
 	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
+// plotFormat2 prints an interval's end with two significant digits.
+func plotFormat2(v float64) string {
+	if !plotFinite(v) || v == 0 || math.Abs(v) >= 100 {
+		return plotFormat(v)
+	}
+	return strconv.FormatFloat(v, 'g', 2, 64)
+}
+
 // plotSetRange widens a degenerate axis range (every value the same) so
 // that it shows something sensible around the value: a fraction stays
 // within 0..1 where it can.
@@ -448,54 +460,32 @@ func plotSetRange(a *plot.Axis, metric string) {
 	a.Min, a.Max = lo, hi
 }
 
-// plotNew returns a plot with the project's fonts and a two-line title:
-// what is shown, then how.
-func plotNew(title, subtitle string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	if subtitle != "" {
-		p.Title.Text += "\n" + subtitle
-	}
-	p.Title.TextStyle.Font.Size = vg.Points(11)
-	p.Title.Padding = vg.Points(8)
-	p.X.Label.TextStyle.Font.Size = vg.Points(10)
-	p.Y.Label.TextStyle.Font.Size = vg.Points(10)
-	return p
-}
-
-// plotLegend returns an empty legend in the figures' style, drawn beside
-// the data rather than over it.
-func plotLegend() plot.Legend {
-	l := plot.NewLegend()
-	l.TextStyle.Font.Size = vg.Points(plotLegendFont)
-	l.Top, l.Left = true, true
-	l.ThumbnailWidth = vg.Points(18)
-	return l
-}
-
-// plotLegendWidth is how wide a column the entries need, capped at a third
-// of the figure.
-func plotLegendWidth(l plot.Legend, entries []string) vg.Length {
-	w := vg.Length(0)
-	for _, e := range entries {
-		w = max(w, l.TextStyle.Width(e))
-	}
-	w += l.ThumbnailWidth + l.TextStyle.Width(" ") + vg.Points(16)
-	return min(w, plotWidth/3)
-}
-
-// plotWithLegend draws p on the left of the canvas and the legend in a
-// column on its right, level with the top of p's data area.
-func plotWithLegend(c draw.Canvas, p *plot.Plot, l plot.Legend, width vg.Length) {
-	main := draw.Crop(c, 0, -width, 0, 0)
-	p.Draw(main)
-	dc := p.DataCanvas(main)
-	side := draw.Crop(c, c.Max.X-c.Min.X-width+vg.Points(6), 0, 0, 0)
-	side.Min.Y, side.Max.Y = dc.Min.Y, dc.Max.Y
-	l.Draw(side)
-}
-
 // plotFont is the default font at size points.
 func plotFont(size float64) font.Font {
 	return font.From(plot.DefaultFont, vg.Points(size))
+}
+
+// plotJoin joins the non-empty parts of a subtitle.
+func plotJoin(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// plotTicks are gonum's default ticks labelled compactly ("100", "0.25"),
+// not with a fixed number of decimals ("100.00").
+type plotTicks struct{}
+
+func (plotTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := (plot.DefaultTicks{}).Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = plotFormat(ts[i].Value)
+		}
+	}
+	return ts
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette"
@@ -14,18 +15,21 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// plotGrid is a heatmap's data: for each value of the X axis (a column)
-// and of the Y axis (a row), the mean of a metric over the cells with
-// those two values, so averaged over every other axis. It implements
+// plotGrid is one panel of a heatmap: for each value of the X axis (a
+// column) and of the Y axis (a row), the metric of the panel's cell with
+// those two values (the mean over cells differing only in seed-offset,
+// when the sweep has that seed axis). It implements
 // plotter.GridXYZ with the columns at 0, 1, 2, ... and the rows likewise,
 // so that every square is the same size whatever the axis values are; the
 // tick labels give the values.
 type plotGrid struct {
 	x, y plotAxis
-	// z[c][r] is the mean (NaN where no cell has a finite value) and
-	// n[c][r] how many cells it averages.
-	z [][]float64
-	n [][]int
+	// z[c][r] is the mean (NaN where no cell has a finite value), lo[c][r]
+	// and hi[c][r] its 95% interval, n[c][r] how many cells it averages and
+	// runs[c][r] how many runs those cells had.
+	z, lo, hi [][]float64
+	n, runs   [][]int
+	metric    string
 }
 
 var _ plotter.GridXYZ = (*plotGrid)(nil)
@@ -36,16 +40,21 @@ func (g *plotGrid) X(c int) float64    { return float64(c) }
 func (g *plotGrid) Y(r int) float64    { return float64(r) }
 
 // plotHeatGrid averages metric over the cells sharing each pair of x and
-// y values (see plotAggregate). Cells whose value of x or y is not one of
+// y values (see plotAggregate): a panel's cells, so cells that differ in
+// nothing else but their seeds. Cells whose value of x or y is not one of
 // the axis's values are left out.
 func plotHeatGrid(x, y plotAxis, cells []Cell, metric string) *plotGrid {
 	cols, rows := len(x.values), len(y.values)
 	groups := make([][][]Cell, cols)
-	g := &plotGrid{x: x, y: y, z: make([][]float64, cols), n: make([][]int, cols)}
+	g := &plotGrid{x: x, y: y, z: make([][]float64, cols), lo: make([][]float64, cols), hi: make([][]float64, cols),
+		n: make([][]int, cols), runs: make([][]int, cols), metric: metric}
 	for c := range cols {
 		groups[c] = make([][]Cell, rows)
 		g.z[c] = make([]float64, rows)
+		g.lo[c] = make([]float64, rows)
+		g.hi[c] = make([]float64, rows)
 		g.n[c] = make([]int, rows)
+		g.runs[c] = make([]int, rows)
 	}
 	for _, cell := range cells {
 		c, r := x.index(cell.Values[x.name]), y.index(cell.Values[y.name])
@@ -58,6 +67,12 @@ func plotHeatGrid(x, y plotAxis, cells []Cell, metric string) *plotGrid {
 		for r := range rows {
 			a := plotAggregate(groups[c][r], metric)
 			g.z[c][r], g.n[c][r] = a.Mean, a.Cells
+			if a.Cells > 0 {
+				g.lo[c][r], g.hi[c][r] = plotClampInterval(metric, a.Mean, a.Lo, a.Hi)
+			}
+			for _, cell := range groups[c][r] {
+				g.runs[c][r] += cell.Metrics[metric].N
+			}
 		}
 	}
 	return g
@@ -115,15 +130,34 @@ type plotPalette []color.Color
 
 func (p plotPalette) Colors() []color.Color { return p }
 
-// plotColorRange is the range of the colour scale: the values' own, or
-// around a single value when they are all the same.
+// plotColorRange is the range of a colour scale: from 0 (every metric is
+// a count, a rate, a time or a fraction, so 0 is where "none" is) to the
+// largest value rounded up to two significant digits, or to 1 for a
+// fraction where higher is better (availability). A scale spanning only the data
+// would paint 0.269 deep blue and 0.303 deep red.
 func plotColorRange(metric string, lo, hi float64) (float64, float64) {
-	if hi > lo {
-		return lo, hi
+	if lo < 0 {
+		return lo, max(hi, lo+1)
 	}
-	a := plot.Axis{Min: lo, Max: hi}
-	plotSetRange(&a, metric)
-	return a.Min, a.Max
+	switch {
+	case plotIsFraction(metric) && HigherIsBetter(metric):
+		return 0, 1
+	case hi <= 0:
+		return 0, 1
+	case plotIsFraction(metric):
+		return 0, min(1, plotCeil2(hi))
+	}
+	return 0, plotCeil2(hi)
+}
+
+// plotCeil2 rounds x > 0 up to two significant digits (0.303 to 0.31, 105
+// to 110).
+func plotCeil2(x float64) float64 {
+	step := math.Pow(10, math.Floor(math.Log10(x))-1)
+	v := math.Ceil(x/step*(1-1e-12)) * step
+	// Printed as the data's own digits, not 0.31000000000000005.
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 2, 64), 64)
+	return max(r, x)
 }
 
 // plotHeatColors is how many colours the squares choose from.
@@ -141,32 +175,74 @@ func plotHeatmap(axes []Axis, cells []Cell, s PlotSpec) (*plotFigure, error) {
 	if err := plotMetricField(axes, cells, "z", s.Z); err != nil {
 		return nil, err
 	}
-	g := plotHeatGrid(x, y, cells, s.Z)
-	lo, hi, ok := g.zRange()
-	if !ok {
+	ps, err := plotSplit(axes, cells, s)
+	if err != nil {
+		return nil, err
+	}
+	grids := make([]*plotGrid, len(ps.panels))
+	lo, hi, any := math.Inf(1), math.Inf(-1), false
+	for i, p := range ps.panels {
+		grids[i] = plotHeatGrid(x, y, p.cells, s.Z)
+		if l, h, ok := grids[i].zRange(); ok {
+			lo, hi, any = min(lo, l), max(hi, h), true
+		}
+	}
+	if !any {
 		return nil, nil
 	}
 	lo, hi = plotColorRange(s.Z, lo, hi)
 	scale := newPlotColorScale(s.Z, lo, hi)
+	pal := scale.Palette(plotHeatColors)
 
 	title := s.Title
 	if title == "" {
 		title = fmt.Sprintf("%s by %s and %s", s.Z, s.X, s.Y)
 	}
-	subtitle := "each square: " + plotAverageNote(plotOtherAxes(axes, s.X, s.Y)) + "; blue is better, red worse"
-	p := plotNew(title, subtitle)
-	p.X.Label.Text = plotAxisLabel(s.X)
-	p.Y.Label.Text = plotAxisLabel(s.Y)
-	pal := scale.Palette(plotHeatColors)
-	hm := plotter.NewHeatMap(g, pal)
-	hm.Min, hm.Max = lo, hi
-	hm.NaN = color.Gray{Y: 235}
-	p.Add(hm)
-	p.X.Tick.Marker = plotIndexTicks(x.values)
-	p.Y.Tick.Marker = plotIndexTicks(y.values)
+	subtitle := plotJoin(ps.describe(),
+		"each square is one configuration: the mean over its runs [95% interval]; blue is better, red worse")
+	l := ps.layout(title, subtitle)
+	several := len(ps.panels) > 1
+	for i, panel := range ps.panels {
+		g := grids[i]
+		if _, _, ok := g.zRange(); !ok {
+			l.empty[i] = "no cell ran"
+			if panel.title != "" {
+				l.empty[i] = panel.title + ":\nno cell ran"
+			}
+			continue
+		}
+		p := plot.New()
+		plotPanelStyle(p, panel.title, several)
+		if !several || i/ps.cols == ps.rows-1 {
+			p.X.Label.Text = plotAxisLabel(s.X)
+		}
+		if !several || i%ps.cols == 0 {
+			p.Y.Label.Text = plotAxisLabel(s.Y)
+		}
+		hm := plotter.NewHeatMap(g, pal)
+		hm.Min, hm.Max = lo, hi
+		hm.NaN = color.Gray{Y: 235}
+		p.Add(hm)
+		p.X.Tick.Marker = plotIndexTicks(x.values)
+		p.Y.Tick.Marker = plotIndexTicks(y.values)
+		p.Add(plotHeatLabels(g, pal, lo, hi, several))
+		l.panels[i] = p
+	}
+	l.below = func(width vg.Length) []plotBlock {
+		return []plotBlock{plotColorBarBlock(s.Z, scale, lo, hi, width)}
+	}
+	return l.figure(title + " (" + subtitle + ")"), nil
+}
 
-	// The value in each square, dark on light colours and light on dark.
+// plotHeatLabels prints each square's value, dark on light colours and
+// light on dark, with its 95% interval beneath when it has one; a fraction
+// of runs is printed as a count of runs ("5 of 20 runs").
+func plotHeatLabels(g *plotGrid, pal palette.Palette, lo, hi float64, small bool) *plotter.Labels {
 	labels := &plotter.Labels{}
+	size := 10.0
+	if small {
+		size = 9
+	}
 	cols, rows := g.Dims()
 	for c := range cols {
 		for r := range rows {
@@ -174,47 +250,67 @@ func plotHeatmap(axes []Axis, cells []Cell, s PlotSpec) (*plotFigure, error) {
 			txt, ink := "no runs", color.Color(color.Gray{Y: 90})
 			if plotFinite(v) {
 				txt = plotFormat(v)
-				ink = plotInkOn(pal.Colors()[int((v-lo)*float64(plotHeatColors-1)/(hi-lo)+0.5)])
+				if n := g.runs[c][r]; g.metric == RunsLosingAcked && n > 0 {
+					txt = fmt.Sprintf("%d of %d runs", int(math.Round(v*float64(n))), n)
+				}
+				if l, h := g.lo[c][r], g.hi[c][r]; h > l {
+					txt += "\n[" + plotFormat2(l) + ", " + plotFormat2(h) + "]"
+				}
+				k := int((min(max(v, lo), hi)-lo)*float64(plotHeatColors-1)/(hi-lo) + 0.5)
+				ink = plotInkOn(pal.Colors()[k])
 			}
 			labels.XYs = append(labels.XYs, plotter.XY{X: g.X(c), Y: g.Y(r)})
 			labels.Labels = append(labels.Labels, txt)
 			labels.TextStyle = append(labels.TextStyle, text.Style{
 				Color:   ink,
-				Font:    plotFont(9),
+				Font:    plotFont(size),
 				Handler: plot.DefaultTextHandler,
 				XAlign:  text.XCenter,
 				YAlign:  text.YCenter,
 			})
 		}
 	}
-	p.Add(labels)
+	return labels
+}
 
+// plotColorBarBlock is the colour scale under the grid, labelled with the
+// metric and its ends.
+func plotColorBarBlock(metric string, scale plotColorScale, lo, hi float64, width vg.Length) plotBlock {
 	bar := plot.New()
-	bar.HideX()
+	bar.HideY()
 	bar.X.Padding, bar.Y.Padding = 0, 0
-	bar.Y.Label.Text = plotMetricLabel(s.Z)
-	bar.Y.Label.TextStyle.Font.Size = vg.Points(10)
-	bar.Add(&plotter.ColorBar{ColorMap: scale, Vertical: true, Colors: plotHeatColors})
+	bar.X.Label.Text = plotMetricLabel(metric) + ": colour scale " + plotFormat(lo) + " to " + plotFormat(hi)
+	bar.X.Label.TextStyle.Font.Size = vg.Points(9)
+	bar.X.Tick.Label.Font.Size = vg.Points(plotTickFont)
+	bar.X.Tick.Marker = plotEndTicks{lo: lo, hi: hi}
+	bar.X.Min, bar.X.Max = lo, hi
+	bar.Add(&plotter.ColorBar{ColorMap: scale, Colors: plotHeatColors})
+	w := min(width, 4.5*vg.Inch)
+	return plotBlock{h: 0.85 * vg.Inch, draw: func(c draw.Canvas) {
+		mid := (c.Min.X + c.Max.X) / 2
+		c.Min.X, c.Max.X = mid-w/2, mid+w/2
+		c.Max.Y -= vg.Points(8)
+		bar.Draw(c)
+	}}
+}
 
-	const barWidth = 1.4 * vg.Inch
-	return &plotFigure{
-		title: title + " (" + subtitle + ")",
-		w:     plotWidth, h: plotHeight,
-		draw: func(c draw.Canvas) {
-			main := draw.Crop(c, 0, -barWidth, 0, 0)
-			p.Draw(main)
-			dc := p.DataCanvas(main)
-			side := draw.Crop(c, c.Max.X-c.Min.X-barWidth+vg.Points(14), 0, 0, 0)
-			side.Min.Y, side.Max.Y = dc.Min.Y, dc.Max.Y
-			// A bar 16 points wide, its axis to its left, as tall as
-			// the squares.
-			bc := bar.DataCanvas(side)
-			side.Max.X -= bc.Max.X - bc.Min.X - vg.Points(16)
-			side.Min.Y += dc.Min.Y - bc.Min.Y
-			side.Max.Y += dc.Max.Y - bc.Max.Y
-			bar.Draw(side)
-		},
-	}, nil
+// plotEndTicks are the default ticks with both ends of the range labelled,
+// so that a reader sees where the scale starts and stops.
+type plotEndTicks struct{ lo, hi float64 }
+
+func (t plotEndTicks) Ticks(lo, hi float64) []plot.Tick {
+	var out []plot.Tick
+	near := (t.hi - t.lo) * 0.12
+	for _, tk := range (plot.DefaultTicks{}).Ticks(lo, hi) {
+		if tk.Label != "" && (math.Abs(tk.Value-t.lo) < near || math.Abs(tk.Value-t.hi) < near) {
+			continue
+		}
+		if tk.Label != "" {
+			tk.Label = plotFormat(tk.Value)
+		}
+		out = append(out, tk)
+	}
+	return append(out, plot.Tick{Value: t.lo, Label: plotFormat(t.lo)}, plot.Tick{Value: t.hi, Label: plotFormat(t.hi)})
 }
 
 // plotIndexTicks labels positions 0, 1, 2, ... with the given values.

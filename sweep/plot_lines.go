@@ -2,6 +2,8 @@ package sweep
 
 import (
 	"fmt"
+	"math"
+	"sort"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -16,6 +18,9 @@ import (
 // with that combination and X value.
 type plotSeries struct {
 	name string
+	// k is the combination's index among all the series axes' combinations:
+	// its colour and dash, the same in every panel.
+	k int
 	// at[i] aggregates the cells at the X axis's i-th value.
 	at []plotAgg
 }
@@ -50,7 +55,7 @@ func plotLineSeries(x plotAxis, series []plotAxis, cells []Cell, metric string) 
 	}
 	var out []plotSeries
 	for k := range combos {
-		s := plotSeries{name: plotComboName(series, k), at: make([]plotAgg, len(x.values))}
+		s := plotSeries{name: plotComboName(series, k), k: k, at: make([]plotAgg, len(x.values))}
 		has := false
 		for xi := range x.values {
 			s.at[xi] = plotAggregate(groups[k*len(x.values)+xi], metric)
@@ -71,7 +76,7 @@ func plotComboName(series []plotAxis, k int) string {
 	parts := make([]string, len(series))
 	for i := len(series) - 1; i >= 0; i-- {
 		a := series[i]
-		parts[i] = a.name + "=" + a.values[k%len(a.values)]
+		parts[i] = a.name + "=" + plotValueLabel(a.values[k%len(a.values)])
 		k /= len(a.values)
 	}
 	return strings.Join(parts, " ")
@@ -93,12 +98,38 @@ func plotLines(axes []Axis, cells []Cell, s PlotSpec) (*plotFigure, error) {
 		}
 		series = append(series, a)
 	}
-	ss := plotLineSeries(x, series, cells, s.Y)
-	if len(ss) == 0 {
+	ps, err := plotSplit(axes, cells, s)
+	if err != nil {
+		return nil, err
+	}
+	perPanel := make([][]plotSeries, len(ps.panels))
+	has := false
+	// The Y range every panel shares, so that panels compare at a glance.
+	ylo, yhi := math.Inf(1), math.Inf(-1)
+	for i, p := range ps.panels {
+		perPanel[i] = plotLineSeries(x, series, p.cells, s.Y)
+		for _, sr := range perPanel[i] {
+			for _, a := range sr.at {
+				if a.Cells == 0 {
+					continue
+				}
+				has = true
+				lo, hi := plotClampInterval(s.Y, a.Mean, a.Lo, a.Hi)
+				ylo, yhi = min(ylo, lo), max(yhi, hi)
+			}
+		}
+	}
+	if !has {
 		return nil, nil
 	}
+	// Numbers are placed at their value, unless one is a sentinel such as
+	// Long.MAX_VALUE ("never"), which would push the others into a corner.
+	spaced := x.numeric
+	for _, n := range x.nums {
+		spaced = spaced && math.Abs(n) < 1e15
+	}
 	pos := func(i int) float64 {
-		if x.numeric {
+		if spaced {
 			return x.nums[i]
 		}
 		return float64(i)
@@ -108,81 +139,113 @@ func plotLines(axes []Axis, cells []Cell, s PlotSpec) (*plotFigure, error) {
 	if title == "" {
 		title = fmt.Sprintf("%s against %s", s.Y, s.X)
 	}
-	named := append([]string{s.X}, s.Series...)
-	subtitle := "one line per " + strings.Join(s.Series, ", ")
+	lines := "one line per " + strings.Join(s.Series, " × ")
 	if len(s.Series) == 0 {
-		subtitle = "one line"
+		lines = "one line"
 	}
-	subtitle += "; each point: " + plotAverageNote(plotOtherAxes(axes, named...)) + "; bars: 95% interval"
-	p := plotNew(title, subtitle)
-	p.X.Label.Text = plotAxisLabel(s.X)
-	p.Y.Label.Text = plotMetricLabel(s.Y)
-	p.Add(plotter.NewGrid())
-
-	legend := plotLegend()
-	var entries []string
-	for i, sr := range ss {
-		var xys plotter.XYs
-		var bars plotYErrs
-		for xi, a := range sr.at {
-			if a.Cells == 0 {
-				continue
+	subtitle := plotJoin(ps.describe(), lines+"; each point is one configuration: the mean over its runs; bars: 95% interval")
+	l := ps.layout(title, subtitle)
+	several := len(ps.panels) > 1
+	yr := plot.Axis{Min: ylo, Max: yhi}
+	plotSetRange(&yr, s.Y)
+	pad := (yr.Max - yr.Min) * 0.05
+	ymin, ymax := yr.Min-pad, yr.Max+pad
+	if ylo >= 0 {
+		ymin = max(ymin, 0)
+	}
+	if plotIsFraction(s.Y) {
+		ymax = min(ymax, 1.02)
+	}
+	legend := map[int]plotLegendEntry{}
+	var order []int
+	for i, panel := range ps.panels {
+		if len(perPanel[i]) == 0 {
+			l.empty[i] = "no cell ran"
+			if panel.title != "" {
+				l.empty[i] = panel.title + ":\nno cell ran"
 			}
-			xys = append(xys, plotter.XY{X: pos(xi), Y: a.Mean})
-			lo, hi := plotClampInterval(s.Y, a.Mean, a.Lo, a.Hi)
-			if hi > lo {
-				bars.XYs = append(bars.XYs, plotter.XY{X: pos(xi), Y: a.Mean})
-				bars.YErrors = append(bars.YErrors, struct{ Low, High float64 }{a.Mean - lo, hi - a.Mean})
-			}
+			continue
 		}
-		colour := plotutil.Color(i)
-		if len(bars.XYs) > 0 {
-			b, err := plotter.NewYErrorBars(bars)
+		p := plot.New()
+		plotPanelStyle(p, panel.title, several)
+		if !several || i/ps.cols == ps.rows-1 {
+			p.X.Label.Text = plotAxisLabel(s.X)
+		}
+		if !several || i%ps.cols == 0 {
+			p.Y.Label.Text = plotMetricLabel(s.Y)
+		}
+		p.Add(plotter.NewGrid())
+		for _, sr := range perPanel[i] {
+			var xys plotter.XYs
+			var bars plotYErrs
+			for xi, a := range sr.at {
+				if a.Cells == 0 {
+					continue
+				}
+				xys = append(xys, plotter.XY{X: pos(xi), Y: a.Mean})
+				lo, hi := plotClampInterval(s.Y, a.Mean, a.Lo, a.Hi)
+				if hi > lo {
+					bars.XYs = append(bars.XYs, plotter.XY{X: pos(xi), Y: a.Mean})
+					bars.YErrors = append(bars.YErrors, struct{ Low, High float64 }{a.Mean - lo, hi - a.Mean})
+				}
+			}
+			colour := plotutil.Color(sr.k)
+			if len(bars.XYs) > 0 {
+				b, err := plotter.NewYErrorBars(bars)
+				if err != nil {
+					return nil, err
+				}
+				b.LineStyle = draw.LineStyle{Color: colour, Width: vg.Points(0.8)}
+				b.CapWidth = vg.Points(5)
+				p.Add(b)
+			}
+			ln, sc, err := plotter.NewLinePoints(xys)
 			if err != nil {
 				return nil, err
 			}
-			b.LineStyle = draw.LineStyle{Color: colour, Width: vg.Points(0.8)}
-			b.CapWidth = vg.Points(5)
-			p.Add(b)
+			ln.Color, ln.Width, ln.Dashes = colour, vg.Points(1.4), plotutil.Dashes(sr.k)
+			sc.GlyphStyle = draw.GlyphStyle{Color: colour, Radius: vg.Points(3), Shape: plotutil.Shape(sr.k)}
+			p.Add(ln, sc)
+			if _, ok := legend[sr.k]; !ok {
+				name := sr.name
+				if name == "" {
+					name = s.Y
+				}
+				legend[sr.k] = plotLegendEntry{name: name, thumbs: []plot.Thumbnailer{ln, sc}}
+				order = append(order, sr.k)
+			}
 		}
-		l, sc, err := plotter.NewLinePoints(xys)
-		if err != nil {
-			return nil, err
+		// The X axis: categories at 0, 1, 2, ...; numbers at their value,
+		// ticked at each value while there are few enough to read.
+		if !spaced || len(x.values) <= 12 {
+			ticks := make(plot.ConstantTicks, len(x.values))
+			for i, v := range x.values {
+				ticks[i] = plot.Tick{Value: pos(i), Label: plotValueLabel(v)}
+			}
+			p.X.Tick.Marker = ticks
 		}
-		l.Color, l.Width, l.Dashes = colour, vg.Points(1.4), plotutil.Dashes(i)
-		sc.GlyphStyle = draw.GlyphStyle{Color: colour, Radius: vg.Points(3), Shape: plotutil.Shape(i)}
-		p.Add(l, sc)
-		name := sr.name
-		if name == "" {
-			name = "mean " + s.Y
+		lo, hi := pos(0), pos(len(x.values)-1)
+		xpad := (hi - lo) * 0.05
+		if !spaced {
+			xpad = 0.5
+		} else if xpad == 0 {
+			xpad = max(0.5, 0.1*max(hi, -lo))
 		}
-		legend.Add(name, l, sc)
-		entries = append(entries, name)
+		p.X.Min, p.X.Max = lo-xpad, hi+xpad
+		p.Y.Min, p.Y.Max = ymin, ymax
+		p.Y.Tick.Marker = plotTicks{}
+		if spaced && len(x.values) > 12 {
+			p.X.Tick.Marker = plotTicks{}
+		}
+		l.panels[i] = p
 	}
-
-	// The X axis: categories at 0, 1, 2, ...; numbers at their value,
-	// ticked at each value while there are few enough to read.
-	if !x.numeric || len(x.values) <= 12 {
-		ticks := make(plot.ConstantTicks, len(x.values))
-		for i, v := range x.values {
-			ticks[i] = plot.Tick{Value: pos(i), Label: v}
-		}
-		p.X.Tick.Marker = ticks
+	sort.Ints(order)
+	var entries []plotLegendEntry
+	for _, k := range order {
+		entries = append(entries, legend[k])
 	}
-	lo, hi := pos(0), pos(len(x.values)-1)
-	pad := (hi - lo) * 0.05
-	if !x.numeric {
-		pad = 0.5
-	} else if pad == 0 {
-		pad = max(0.5, 0.1*max(hi, -lo))
+	l.below = func(width vg.Length) []plotBlock {
+		return []plotBlock{plotLegendBlock(entries, width)}
 	}
-	p.X.Min, p.X.Max = lo-pad, hi+pad
-	plotSetRange(&p.Y, s.Y)
-
-	width := plotLegendWidth(legend, entries)
-	return &plotFigure{
-		title: title + " (" + subtitle + ")",
-		w:     plotWidth, h: plotHeight,
-		draw: func(c draw.Canvas) { plotWithLegend(c, p, legend, width) },
-	}, nil
+	return l.figure(title + " (" + subtitle + ")"), nil
 }

@@ -108,10 +108,6 @@ var (
 	plotBlack = color.RGBA{A: 255}
 )
 
-// plotMaxLabelled is how many distinct points a Pareto plot labels; beyond
-// it only the frontier's points are labelled.
-const plotMaxLabelled = 12
-
 func plotPareto(axes []Axis, cells []Cell, s PlotSpec) (*plotFigure, error) {
 	if err := plotMetricField(axes, cells, "x", s.X); err != nil {
 		return nil, err
@@ -124,136 +120,216 @@ func plotPareto(axes []Axis, cells []Cell, s PlotSpec) (*plotFigure, error) {
 			return nil, fmt.Errorf("label: %q is not an axis of this sweep", l)
 		}
 	}
+	ps, err := plotSplit(axes, cells, s)
+	if err != nil {
+		return nil, err
+	}
 	labelAxes := s.Label
 	if len(labelAxes) == 0 {
-		labelAxes = plotOtherAxes(axes)
+		// Every axis that tells a panel's cells apart.
+		labelAxes = plotOtherAxes(axes, s.named()...)
 	}
 	// When less is better along Y, zero is the best there is: a cell
 	// with Y = 0 (no acknowledged write lost) is marked apart from one
 	// with Y > 0.
 	splitZero := !HigherIsBetter(s.Y)
 
-	var pcs []paretoCell
-	var pts []ParetoPoint
-	for _, c := range cells {
-		mx, okx := c.Metrics[s.X]
-		my, oky := c.Metrics[s.Y]
-		if !okx || !oky || !plotFinite(mx.Mean) || !plotFinite(my.Mean) {
-			continue
+	// Each distinct label gets a number, the same in every panel; the key
+	// under the grid says which configuration each number is.
+	number := map[string]int{}
+	var key []string
+	perPanel := make([][]paretoCell, len(ps.panels))
+	xr, yr := plot.Axis{Min: math.Inf(1), Max: math.Inf(-1)}, plot.Axis{Min: math.Inf(1), Max: math.Inf(-1)}
+	for i, panel := range ps.panels {
+		var pts []ParetoPoint
+		for _, c := range panel.cells {
+			mx, okx := c.Metrics[s.X]
+			my, oky := c.Metrics[s.Y]
+			if !okx || !oky || !plotFinite(mx.Mean) || !plotFinite(my.Mean) {
+				continue
+			}
+			pc := paretoCell{label: plotCellLabel(c, labelAxes), x: mx.Mean, y: my.Mean}
+			pc.xlo, pc.xhi = plotClampInterval(s.X, mx.Mean, mx.Lo, mx.Hi)
+			pc.ylo, pc.yhi = plotClampInterval(s.Y, my.Mean, my.Lo, my.Hi)
+			pc.positive = splitZero && my.Mean > 0
+			if _, ok := number[pc.label]; !ok && pc.label != "" {
+				key = append(key, pc.label)
+				number[pc.label] = len(key)
+			}
+			perPanel[i] = append(perPanel[i], pc)
+			pts = append(pts, ParetoPoint{X: mx.Mean, Y: my.Mean})
+			xr.Min, xr.Max = min(xr.Min, pc.xlo), max(xr.Max, pc.xhi)
+			yr.Min, yr.Max = min(yr.Min, pc.ylo), max(yr.Max, pc.yhi)
 		}
-		pc := paretoCell{label: plotCellLabel(c, labelAxes), x: mx.Mean, y: my.Mean}
-		pc.xlo, pc.xhi = plotClampInterval(s.X, mx.Mean, mx.Lo, mx.Hi)
-		pc.ylo, pc.yhi = plotClampInterval(s.Y, my.Mean, my.Lo, my.Hi)
-		pc.positive = splitZero && my.Mean > 0
-		pcs = append(pcs, pc)
-		pts = append(pts, ParetoPoint{X: mx.Mean, Y: my.Mean})
+		for _, k := range ParetoFrontier(pts, HigherIsBetter(s.X), HigherIsBetter(s.Y)) {
+			perPanel[i][k].frontier = true
+		}
 	}
-	if len(pcs) == 0 {
+	if len(key) == 0 && math.IsInf(xr.Min, 1) {
 		return nil, nil
 	}
-	frontier := ParetoFrontier(pts, HigherIsBetter(s.X), HigherIsBetter(s.Y))
-	for _, i := range frontier {
-		pcs[i].frontier = true
-	}
+	plotSetRange(&xr, s.X)
+	plotSetRange(&yr, s.Y)
+	xpad, ypad := (xr.Max-xr.Min)*0.06, (yr.Max-yr.Min)*0.06
 
 	title := s.Title
 	if title == "" {
 		title = fmt.Sprintf("Pareto: %s against %s", s.Y, s.X)
 	}
-	subtitle := fmt.Sprintf("one point per cell; frontier: %s %s and %s %s; bars: 95%% interval",
-		plotWay(s.X), s.X, plotWay(s.Y), s.Y)
-	p := plotNew(title, subtitle)
-	p.X.Label.Text = plotMetricLabel(s.X)
-	p.Y.Label.Text = plotMetricLabel(s.Y)
-	grid := plotter.NewGrid()
-	grid.Vertical.Color = color.Gray{Y: 225}
-	grid.Horizontal.Color = color.Gray{Y: 225}
-	p.Add(grid)
-
-	if err := plotParetoErrorBars(p, pcs); err != nil {
-		return nil, err
-	}
-	legend := plotLegend()
-	var entries []string
-	addEntry := func(name string, th ...plot.Thumbnailer) {
-		legend.Add(name, th...)
-		entries = append(entries, name)
-	}
-
-	var line *plotter.Line
-	if len(frontier) > 0 {
-		xys := make(plotter.XYs, len(frontier))
-		for k, i := range frontier {
-			xys[k] = plotter.XY{X: pcs[i].x, Y: pcs[i].y}
-		}
-		var err error
-		if line, err = plotter.NewLine(xys); err != nil {
-			return nil, err
-		}
-		line.Color = plotBlack
-		line.Width = vg.Points(1.2)
-		line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-		p.Add(line)
-	}
-
-	zero, positive := plotter.XYs{}, plotter.XYs{}
-	for _, pc := range pcs {
-		if pc.positive {
-			positive = append(positive, plotter.XY{X: pc.x, Y: pc.y})
-		} else {
-			zero = append(zero, plotter.XY{X: pc.x, Y: pc.y})
-		}
-	}
-	zeroName, positiveName := "cell", ""
+	subtitle := plotJoin(ps.describe(), fmt.Sprintf("one point per configuration, numbered as in the key; frontier: %s %s and %s %s; bars: 95%% interval",
+		plotWay(s.X), s.X, plotWay(s.Y), s.Y))
+	l := ps.layout(title, subtitle)
+	several := len(ps.panels) > 1
+	zeroName, positiveName := "configuration", ""
 	if splitZero {
 		zeroName, positiveName = s.Y+" = 0", s.Y+" > 0"
 		if strings.HasPrefix(s.Y, "lost-acked") {
 			zeroName, positiveName = "loses no acknowledged write", "loses acknowledged writes"
 		}
 	}
-	if len(zero) > 0 {
-		sc, err := plotter.NewScatter(zero)
-		if err != nil {
+	legend := map[string]plotLegendEntry{}
+	for i, panel := range ps.panels {
+		pcs := perPanel[i]
+		if len(pcs) == 0 {
+			l.empty[i] = "no cell ran"
+			if panel.title != "" {
+				l.empty[i] = panel.title + ":\nno cell ran"
+			}
+			continue
+		}
+		p := plot.New()
+		plotPanelStyle(p, panel.title, several)
+		if !several || i/ps.cols == ps.rows-1 {
+			p.X.Label.Text = plotMetricLabel(s.X)
+		}
+		if !several || i%ps.cols == 0 {
+			p.Y.Label.Text = plotMetricLabel(s.Y)
+		}
+		grid := plotter.NewGrid()
+		grid.Vertical.Color = color.Gray{Y: 225}
+		grid.Horizontal.Color = color.Gray{Y: 225}
+		p.Add(grid)
+		if err := plotParetoErrorBars(p, pcs); err != nil {
 			return nil, err
 		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: plotBlue, Radius: vg.Points(3.5), Shape: draw.CircleGlyph{}}
-		p.Add(sc)
-		addEntry(zeroName, sc)
-	}
-	if len(positive) > 0 {
-		sc, err := plotter.NewScatter(positive)
-		if err != nil {
-			return nil, err
+		var frontier plotter.XYs
+		var fx []paretoCell
+		for _, pc := range pcs {
+			if pc.frontier {
+				fx = append(fx, pc)
+			}
 		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: plotRed, Radius: vg.Points(4), Shape: draw.PyramidGlyph{}}
-		p.Add(sc)
-		addEntry(positiveName, sc)
-	}
-	if line != nil {
-		ring := plotter.XYs{}
-		for _, i := range frontier {
-			ring = append(ring, plotter.XY{X: pcs[i].x, Y: pcs[i].y})
+		sort.SliceStable(fx, func(a, b int) bool {
+			if fx[a].x != fx[b].x {
+				return fx[a].x < fx[b].x
+			}
+			return fx[a].y < fx[b].y
+		})
+		for _, pc := range fx {
+			frontier = append(frontier, plotter.XY{X: pc.x, Y: pc.y})
 		}
-		sc, err := plotter.NewScatter(ring)
-		if err != nil {
-			return nil, err
+		var line *plotter.Line
+		if len(frontier) > 0 {
+			if line, err = plotter.NewLine(frontier); err != nil {
+				return nil, err
+			}
+			line.Color = plotBlack
+			line.Width = vg.Points(1.2)
+			line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+			p.Add(line)
 		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: plotBlack, Radius: vg.Points(6.5), Shape: draw.RingGlyph{}}
-		p.Add(sc)
-		addEntry("Pareto frontier", line, sc)
+		zero, positive := plotter.XYs{}, plotter.XYs{}
+		for _, pc := range pcs {
+			if pc.positive {
+				positive = append(positive, plotter.XY{X: pc.x, Y: pc.y})
+			} else {
+				zero = append(zero, plotter.XY{X: pc.x, Y: pc.y})
+			}
+		}
+		if len(zero) > 0 {
+			sc, err := plotter.NewScatter(zero)
+			if err != nil {
+				return nil, err
+			}
+			sc.GlyphStyle = draw.GlyphStyle{Color: plotBlue, Radius: vg.Points(3.5), Shape: draw.CircleGlyph{}}
+			p.Add(sc)
+			legend["a"] = plotLegendEntry{name: zeroName, thumbs: []plot.Thumbnailer{sc}}
+		}
+		if len(positive) > 0 {
+			sc, err := plotter.NewScatter(positive)
+			if err != nil {
+				return nil, err
+			}
+			sc.GlyphStyle = draw.GlyphStyle{Color: plotRed, Radius: vg.Points(4), Shape: draw.PyramidGlyph{}}
+			p.Add(sc)
+			legend["b"] = plotLegendEntry{name: positiveName, thumbs: []plot.Thumbnailer{sc}}
+		}
+		if line != nil {
+			sc, err := plotter.NewScatter(frontier)
+			if err != nil {
+				return nil, err
+			}
+			sc.GlyphStyle = draw.GlyphStyle{Color: plotBlack, Radius: vg.Points(6.5), Shape: draw.RingGlyph{}}
+			p.Add(sc)
+			legend["c"] = plotLegendEntry{name: "Pareto frontier", thumbs: []plot.Thumbnailer{line, sc}}
+		}
+		if labels := plotParetoLabels(pcs, number); labels != nil {
+			p.Add(labels)
+		}
+		p.X.Min, p.X.Max = xr.Min-xpad, xr.Max+xpad
+		p.Y.Min, p.Y.Max = yr.Min-ypad, yr.Max+ypad
+		if plotIsFraction(s.X) {
+			p.X.Min, p.X.Max = max(p.X.Min, -0.02), min(p.X.Max, 1.02)
+		}
+		if plotIsFraction(s.Y) {
+			p.Y.Min, p.Y.Max = max(p.Y.Min, -0.02), min(p.Y.Max, 1.02)
+		}
+		p.X.Tick.Marker, p.Y.Tick.Marker = plotTicks{}, plotTicks{}
+		l.panels[i] = p
 	}
-	if labels := plotParetoLabels(pcs); labels != nil {
-		p.Add(labels)
+	var entries []plotLegendEntry
+	for _, k := range []string{"a", "b", "c"} {
+		if e, ok := legend[k]; ok {
+			entries = append(entries, e)
+		}
 	}
-	plotSetRange(&p.X, s.X)
-	plotSetRange(&p.Y, s.Y)
+	l.below = func(width vg.Length) []plotBlock {
+		return []plotBlock{plotLegendBlock(entries, width), plotKeyBlock(key, width)}
+	}
+	return l.figure(title + " (" + subtitle + ")"), nil
+}
 
-	width := plotLegendWidth(legend, entries)
-	return &plotFigure{
-		title: title + " (" + subtitle + ")",
-		w:     plotWidth, h: plotHeight,
-		draw: func(c draw.Canvas) { plotWithLegend(c, p, legend, width) },
-	}, nil
+// plotKeyBlock is the key of a Pareto plot's numbers: "3  acks=all
+// min.insync.replicas=2", in as many columns as fit.
+func plotKeyBlock(key []string, width vg.Length) plotBlock {
+	if len(key) == 0 {
+		return plotBlock{}
+	}
+	sty := plotTextStyle(plotLegendFont, color.Black)
+	num := plotTextStyle(plotLegendFont, color.Black)
+	numW := num.Width(strconv.Itoa(len(key))) + vg.Points(6)
+	colW := vg.Length(0)
+	for _, k := range key {
+		colW = max(colW, numW+sty.Width(k))
+	}
+	colW += vg.Points(18)
+	cols := max(1, min(len(key), int(width/colW)))
+	rows := (len(key) + cols - 1) / cols
+	lineH := sty.Height("Ag") + vg.Points(2)
+	return plotBlock{h: vg.Length(rows)*lineH + vg.Points(10), draw: func(c draw.Canvas) {
+		left := c.Min.X + (c.Max.X-c.Min.X-vg.Length(cols)*colW)/2
+		for i, k := range key {
+			col, row := i/rows, i%rows
+			x := left + vg.Length(col)*colW
+			y := c.Max.Y - vg.Points(6) - vg.Length(row)*lineH
+			n := num
+			n.XAlign, n.YAlign = text.XRight, text.YTop
+			c.FillText(n, vg.Point{X: x + numW - vg.Points(6), Y: y}, strconv.Itoa(i+1))
+			t := sty
+			t.YAlign = text.YTop
+			c.FillText(t, vg.Point{X: x + numW, Y: y}, k)
+		}
+	}}
 }
 
 // plotWay is how a metric improves, as a word.
@@ -310,27 +386,32 @@ type plotYErrs struct {
 	plotter.YErrors
 }
 
-// plotParetoLabels labels the points: cells at the same place share one
-// label listing up to three of them. With more than plotMaxLabelled
-// places, only the frontier's are labelled.
-func plotParetoLabels(pcs []paretoCell) *plotPlacedLabels {
+// plotParetoLabels numbers the points: cells at the same place share one
+// label ("1,2").
+func plotParetoLabels(pcs []paretoCell, number map[string]int) *plotPlacedLabels {
 	type place struct {
 		x, y     float64
-		labels   []string
+		nums     []int
 		frontier bool
 	}
 	var places []*place
 	at := map[[2]float64]*place{}
 	l := &plotPlacedLabels{
 		style: text.Style{
-			Color:   color.Gray{Y: 40},
-			Font:    plotFont(plotLabelFont),
+			Color:   color.Gray{Y: 20},
+			Font:    plotFont(plotLabelFont + 1),
 			Handler: plot.DefaultTextHandler,
 		},
 		gap: vg.Points(8),
 	}
 	for _, pc := range pcs {
 		l.points = append(l.points, plotter.XY{X: pc.x, Y: pc.y})
+		if pc.yhi > pc.ylo {
+			l.segs = append(l.segs, [2]plotter.XY{{X: pc.x, Y: pc.ylo}, {X: pc.x, Y: pc.yhi}})
+		}
+		if pc.xhi > pc.xlo {
+			l.segs = append(l.segs, [2]plotter.XY{{X: pc.xlo, Y: pc.y}, {X: pc.xhi, Y: pc.y}})
+		}
 		key := [2]float64{pc.x, pc.y}
 		pl := at[key]
 		if pl == nil {
@@ -339,23 +420,23 @@ func plotParetoLabels(pcs []paretoCell) *plotPlacedLabels {
 			places = append(places, pl)
 		}
 		pl.frontier = pl.frontier || pc.frontier
-		if pc.label != "" && !slices.Contains(pl.labels, pc.label) {
-			pl.labels = append(pl.labels, pc.label)
+		if n, ok := number[pc.label]; ok && !slices.Contains(pl.nums, n) {
+			pl.nums = append(pl.nums, n)
 		}
 	}
+	// Frontier points first: they get the nearest places.
+	sort.SliceStable(places, func(i, j int) bool { return places[i].frontier && !places[j].frontier })
 	for _, pl := range places {
-		if len(pl.labels) == 0 || (len(places) > plotMaxLabelled && !pl.frontier) {
+		if len(pl.nums) == 0 {
 			continue
 		}
-		shown := pl.labels
-		more := ""
-		if len(shown) > 3 {
-			more = "\n+" + strconv.Itoa(len(shown)-3) + " more"
-			shown = shown[:3]
+		sort.Ints(pl.nums)
+		parts := make([]string, len(pl.nums))
+		for i, n := range pl.nums {
+			parts[i] = strconv.Itoa(n)
 		}
 		l.at = append(l.at, plotter.XY{X: pl.x, Y: pl.y})
-		l.texts = append(l.texts, strings.Join(shown, "\n")+more)
-		l.must = append(l.must, pl.frontier)
+		l.texts = append(l.texts, strings.Join(parts, ","))
 	}
 	if len(l.at) == 0 {
 		return nil
@@ -365,15 +446,15 @@ func plotParetoLabels(pcs []paretoCell) *plotPlacedLabels {
 
 // plotPlacedLabels is a plotter of point labels that keeps them apart:
 // each label goes right of its point, or else left, above, below or
-// diagonally, wherever it first overlaps neither a point nor a label
-// already placed. The frontier's labels are placed first and always drawn
-// (right of the point if nothing is free); another label with no free
-// place is left out, the index's table naming every cell.
+// diagonally, and then twice and three times as far (with a thin leader
+// line back to its point), wherever it first overlaps no point, no error
+// bar and no label already placed and stays inside the data area. A label
+// with no free place at all goes right of its point.
 type plotPlacedLabels struct {
 	at     []plotter.XY // where each label's point is
 	texts  []string
-	must   []bool       // drawn even without a free place
-	points []plotter.XY // every point of the plot, to keep labels off
+	points []plotter.XY    // every point of the plot, to keep labels off
+	segs   [][2]plotter.XY // every error bar, likewise
 	style  text.Style
 	gap    vg.Length
 }
@@ -400,44 +481,52 @@ var plotLabelPlaces = []plotLabelPlace{
 func (l *plotPlacedLabels) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	var taken []vg.Rectangle
-	r := vg.Points(4.5)
+	r := vg.Points(7) // a frontier point's ring
 	for _, q := range l.points {
 		pt := vg.Point{X: trX(q.X), Y: trY(q.Y)}
 		taken = append(taken, vg.Rectangle{Min: vg.Point{X: pt.X - r, Y: pt.Y - r}, Max: vg.Point{X: pt.X + r, Y: pt.Y + r}})
 	}
-	var order []int
-	for _, must := range []bool{true, false} {
-		for i := range l.texts {
-			if l.must[i] == must {
-				order = append(order, i)
+	bar := vg.Points(1.5)
+	for _, sg := range l.segs {
+		a, b := vg.Point{X: trX(sg[0].X), Y: trY(sg[0].Y)}, vg.Point{X: trX(sg[1].X), Y: trY(sg[1].Y)}
+		taken = append(taken, vg.Rectangle{Min: vg.Point{X: min(a.X, b.X) - bar, Y: min(a.Y, b.Y) - bar},
+			Max: vg.Point{X: max(a.X, b.X) + bar, Y: max(a.Y, b.Y) + bar}})
+	}
+	for i, txt := range l.texts {
+		pt := vg.Point{X: trX(l.at[i].X), Y: trY(l.at[i].Y)}
+		placed := false
+		for _, far := range []float64{1, 2, 3.2} {
+			for _, pl := range plotLabelPlaces {
+				sty := l.style
+				sty.XAlign, sty.YAlign = pl.xalign, pl.yalign
+				anchor := vg.Point{X: pt.X + vg.Length(pl.dx*far)*l.gap, Y: pt.Y + vg.Length(pl.dy*far)*l.gap}
+				rect := sty.Rectangle(txt).Add(anchor)
+				free := plotInside(rect, c.Rectangle)
+				for _, t := range taken {
+					free = free && !plotOverlap(rect, t)
+				}
+				if !free {
+					continue
+				}
+				if far > 1 {
+					c.StrokeLine2(draw.LineStyle{Color: color.Gray{Y: 140}, Width: vg.Points(0.5)},
+						pt.X+vg.Length(pl.dx)*r, pt.Y+vg.Length(pl.dy)*r, anchor.X, anchor.Y)
+				}
+				c.FillText(sty, anchor, txt)
+				taken = append(taken, rect)
+				placed = true
+				break
+			}
+			if placed {
+				break
 			}
 		}
-	}
-	for _, i := range order {
-		pt := vg.Point{X: trX(l.at[i].X), Y: trY(l.at[i].Y)}
-		for k, pl := range plotLabelPlaces {
+		if !placed {
 			sty := l.style
-			sty.XAlign, sty.YAlign = pl.xalign, pl.yalign
-			anchor := vg.Point{X: pt.X + vg.Length(pl.dx)*l.gap, Y: pt.Y + vg.Length(pl.dy)*l.gap}
-			rect := sty.Rectangle(l.texts[i]).Add(anchor)
-			// GlyphBoxes made room for the first place; any other must
-			// fit in the data area.
-			free := k == 0 || plotInside(rect, c.Rectangle)
-			for _, t := range taken {
-				free = free && !plotOverlap(rect, t)
-			}
-			last := k == len(plotLabelPlaces)-1
-			if !free && !(last && l.must[i]) {
-				continue
-			}
-			if !free { // a frontier label with nowhere free: right of it
-				sty.XAlign, sty.YAlign = text.XLeft, text.YCenter
-				anchor = vg.Point{X: pt.X + l.gap, Y: pt.Y}
-				rect = sty.Rectangle(l.texts[i]).Add(anchor)
-			}
-			c.FillText(sty, anchor, l.texts[i])
-			taken = append(taken, rect)
-			break
+			sty.XAlign, sty.YAlign = text.XLeft, text.YCenter
+			anchor := vg.Point{X: pt.X + l.gap, Y: pt.Y}
+			c.FillText(sty, anchor, txt)
+			taken = append(taken, sty.Rectangle(txt).Add(anchor))
 		}
 	}
 }

@@ -189,16 +189,20 @@ func TestPlotWriteAll(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(dir, ps[i].SVG))
 		return string(b)
 	}
-	// Labels with units, legends, the labels of the points, the values in
-	// the squares and what the heatmap averages over.
+	// Labels with units, legends, the key of the points' numbers, the
+	// values in the squares and how the grid is split.
 	for i, wants := range [][]string{
 		{"availability (fraction, 0–1)", "lost-acked-fraction (fraction, 0–1)", "Pareto frontier",
 			"loses no acknowledged write", "loses acknowledged writes", "acks=all min.insync.replicas=2",
-			"frontier: higher availability and lower lost-acked-fraction"},
+			"frontier: higher availability and lower lost-acked-fraction", "numbered as in the key"},
+		// The heatmap draws min ISR × intensity; acks is a panel each,
+		// and every square is one cell: acks=all at min ISR 1 shows its
+		// own 0.004 and 0.001, never a mean with acks=1 (0.027, 0.0105).
 		{"min.insync.replicas", "nemesis-intensity (× every nemesis rate)", "lost-acked-fraction (fraction, 0–1)",
-			"mean over acks", ">0.0105<", ">0.027<", ">0.01<", ">0.025<"},
+			"one panel per acks", ">acks = 1<", ">acks = all<", ">0.004<", ">0.001<", ">0.05<", ">0.02<", ">[0.002, 0.006]<",
+			"colour scale 0 to 0.05"},
 		{"availability (fraction, 0–1)", "nemesis-intensity", "acks=1 min.insync.replicas=2",
-			"acks=all min.insync.replicas=2", "one cell each"},
+			"acks=all min.insync.replicas=2", "one line per acks × min.insync.replicas"},
 	} {
 		for _, w := range wants {
 			if !strings.Contains(svg(i), w) {
@@ -206,8 +210,114 @@ func TestPlotWriteAll(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(ps[1].Title, "mean over acks") {
-		t.Errorf("heatmap title %q does not say it averages over acks", ps[1].Title)
+	for _, mean := range []string{">0.0105<", ">0.027<", "mean over acks"} {
+		if strings.Contains(svg(1), mean) {
+			t.Errorf("%s shows %q: a mean over acks=1 and acks=all", ps[1].SVG, mean)
+		}
+	}
+	if !strings.Contains(ps[1].Title, "one panel per acks") {
+		t.Errorf("heatmap title %q does not say it is split by acks", ps[1].Title)
+	}
+}
+
+// A plot never averages over the axes it does not draw: fixed by where, it
+// shows that slice and says so; left out, the axis becomes panels; too
+// many panels is an error that says how to fix it.
+func TestPlotNeverAveragesOverConfigurations(t *testing.T) {
+	dir := t.TempDir()
+	specs := []PlotSpec{
+		{Kind: "heatmap", X: "min.insync.replicas", Y: "nemesis-intensity", Z: "lost-acked-fraction",
+			Where: []Fixed{{Axis: "acks", Value: "all"}}},
+		{Kind: "lines", X: "nemesis-intensity", Y: "availability", Series: []string{"acks"}},
+	}
+	ps, err := WritePlots(dir, plotTestAxes, plotTestCells(), specs)
+	if err != nil || len(ps) != 2 {
+		t.Fatalf("plots %v, %v", ps, err)
+	}
+	read := func(p Plot) string {
+		b, err := os.ReadFile(filepath.Join(dir, p.SVG))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	where := read(ps[0])
+	for _, w := range []string{"where acks=all", ">0.004<", ">0.001<", ">0<"} {
+		if !strings.Contains(where, w) {
+			t.Errorf("the where-slice lacks %q", w)
+		}
+	}
+	if strings.Contains(where, ">0.05<") || strings.Contains(where, "one panel per") {
+		t.Error("the where-slice shows acks=1's cells or panels")
+	}
+	// min.insync.replicas is neither x nor a series: one panel per value,
+	// and each point is a cell's own mean (acks=1, ISR 1, 0.5 is 0.99).
+	lines := read(ps[1])
+	for _, w := range []string{"one panel per min.insync.replicas", "min.insync.replicas = 1", "min.insync.replicas = 2"} {
+		if !strings.Contains(lines, w) {
+			t.Errorf("the lines plot lacks %q", w)
+		}
+	}
+
+	// Sixteen panels at most: five undrawn axes of two values are 32.
+	var axes []Axis
+	cells := []Cell{{ID: "c", Values: map[string]string{}, Runs: 1, Metrics: map[string]Stat{"availability": {Mean: 1}}}}
+	for _, n := range []string{"a", "b", "c", "d", "e", "f", "g"} {
+		axes = append(axes, Axis{Name: n, Values: []string{"1", "2"}})
+		cells[0].Values[n] = "1"
+	}
+	_, err = WritePlots(t.TempDir(), axes, cells, []PlotSpec{{Kind: "heatmap", X: "a", Y: "b", Z: "availability"}})
+	if err == nil || !strings.Contains(err.Error(), "does not draw c, d, e, f, g") || !strings.Contains(err.Error(), "32 panels is more than 16") ||
+		!strings.Contains(err.Error(), "fix axes with where") {
+		t.Errorf("32 panels: %v", err)
+	}
+	_, err = WritePlots(t.TempDir(), axes, cells, []PlotSpec{{Kind: "heatmap", X: "a", Y: "b", Z: "availability",
+		Where: []Fixed{{Axis: "c", Value: "1"}}}})
+	if err != nil {
+		t.Errorf("16 panels: %v", err)
+	}
+	// seed-offset is a seed axis: averaged over, never a panel.
+	axes = []Axis{{Name: "acks", Values: []string{"1", "all"}}, {Name: "seed-offset", Values: []string{"0", "100"}}}
+	cells = nil
+	for _, a := range []string{"1", "all"} {
+		for k, o := range []string{"0", "100"} {
+			cells = append(cells, Cell{ID: a + o, Values: map[string]string{"acks": a, "seed-offset": o}, Runs: 1,
+				Metrics: map[string]Stat{"availability": {Mean: 0.5 + 0.25*float64(k), Lo: 0.5, Hi: 1}}})
+		}
+	}
+	dir = t.TempDir()
+	ps, err = WritePlots(dir, axes, cells, []PlotSpec{{Kind: "lines", X: "acks", Y: "availability"}})
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("seed-offset: %v, %v", ps, err)
+	}
+	if s := read(ps[0]); strings.Contains(s, "panel") {
+		t.Error("seed-offset made panels")
+	}
+}
+
+// Colour scales start at 0: a heatmap of two close values (0.269, 0.303,
+// the bundled sweep's old figures) no longer paints one deep blue and the
+// other deep red.
+func TestPlotColorScaleStartsAtZero(t *testing.T) {
+	for _, tc := range []struct {
+		metric         string
+		lo, hi         float64
+		wantLo, wantHi float64
+	}{
+		{"lost-acked-fraction", 0.269, 0.303, 0, 0.31},
+		{"lost-acked-fraction", 0, 0, 0, 1},
+		{"lost-acked-fraction", 0.01, 0.9, 0, 0.9},
+		{"lost-acked-fraction", 0.01, 0.995, 0, 1},
+		{"availability", 0.85, 0.99, 0, 1},
+		{RunsLosingAcked, 0, 0.3, 0, 0.3},
+		{"bytes-per-record", 31, 105.04, 0, 110},
+		{"p99-produce-latency-ms", 12, 12, 0, 12},
+		{"p99-produce-latency-ms", 0.0123, 0.01234, 0, 0.013},
+	} {
+		lo, hi := plotColorRange(tc.metric, tc.lo, tc.hi)
+		if lo != tc.wantLo || hi != tc.wantHi {
+			t.Errorf("%s %v..%v: scale %v..%v, want %v..%v", tc.metric, tc.lo, tc.hi, lo, hi, tc.wantLo, tc.wantHi)
+		}
 	}
 }
 
@@ -320,7 +430,9 @@ func TestPlotHigherIsBetter(t *testing.T) {
 	}
 }
 
-func TestPlotHeatGridAveragesOverOtherAxes(t *testing.T) {
+// plotHeatGrid averages the cells given for each square: a panel's cells,
+// which differ only in seed-offset (see TestPlotNeverAveragesOverConfigurations).
+func TestPlotHeatGridAveragesCellsOfASquare(t *testing.T) {
 	x, _ := plotFindAxis(plotTestAxes, "min.insync.replicas")
 	y, _ := plotFindAxis(plotTestAxes, "nemesis-intensity")
 	g := plotHeatGrid(x, y, plotTestCells(), "lost-acked-fraction")

@@ -38,13 +38,34 @@ type Options struct {
 
 // Result is what a sweep produced.
 type Result struct {
-	Dir     string
-	Axes    []Axis
-	Cells   []Cell
+	Dir   string
+	Axes  []Axis
+	Cells []Cell
+	// Seeds is the number of seeds per cell.
+	Seeds   int
 	Runs    int // runs executed now (not resumed)
 	Resumed int
-	Plots   []Plot
-	Notes   []string
+	// Records holds every finished run's figures, by cell ID, by seed.
+	Records map[string][]RunRecord
+	// Failed lists the runs whose verdict is not a pass, in grid order,
+	// then by seed.
+	Failed      []FailedRun
+	Interrupted bool
+	Plots       []Plot
+	Notes       []string
+}
+
+// FailedRun is a run whose expectations did not hold (verdict fail or
+// liveness) or whose simulator failed (crash), with what it takes to
+// replay it: Scenario is the cell's resolved scenario at that seed,
+// relative to the sweep's folder.
+type FailedRun struct {
+	Cell     string            `json:"cell"`
+	Values   map[string]string `json:"values"`
+	Seed     uint64            `json:"seed"`
+	Verdict  string            `json:"verdict"`
+	Headline string            `json:"headline"`
+	Scenario string            `json:"scenario"`
 }
 
 // RunRecord is one run's figures, stored per run so that a sweep resumes.
@@ -54,6 +75,9 @@ type RunRecord struct {
 	Verdict   string             `json:"verdict"`
 	TraceHash string             `json:"trace_hash"`
 	Metrics   map[string]float64 `json:"metrics"`
+	// Headline says in a sentence what the run showed: which expectation
+	// failed, for a run that did not pass.
+	Headline string `json:"headline,omitempty"`
 	// Scenario digests the resolved scenario the run ran: a resumed sweep
 	// reuses a record only if its cell's scenario is still that one (the
 	// base or the sweep file may have changed since).
@@ -96,7 +120,7 @@ func Run(sw *scenarios.SweepFile, opts Options) (*Result, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "runs"), 0o755); err != nil {
 		return nil, err
 	}
-	res := &Result{Dir: dir}
+	res := &Result{Dir: dir, Seeds: seeds}
 	for _, a := range sw.Axes {
 		res.Axes = append(res.Axes, Axis{Name: a.Name, Values: a.Values})
 	}
@@ -115,7 +139,7 @@ func Run(sw *scenarios.SweepFile, opts Options) (*Result, error) {
 		for i := range seeds {
 			// The cell's seed: the base's, moved by a seed-offset axis.
 			seed := p.scenario.Seed + uint64(i)
-			path := filepath.Join(dir, "runs", slug(p.cell.ID), fmt.Sprintf("seed-%d.json", seed))
+			path := recordPath(dir, p.cell.ID, seed)
 			if rec, ok := readRecord(path); ok && rec.Scenario == digestAt(p.scenario, seed) {
 				records[p.cell.ID] = append(records[p.cell.ID], rec)
 				res.Resumed++
@@ -143,7 +167,7 @@ func Run(sw *scenarios.SweepFile, opts Options) (*Result, error) {
 				if err == nil {
 					rec = record(j.plan.cell.ID, &s, r)
 					rec.Scenario = scenarioDigest(&s)
-					err = writeRecord(j.path, rec)
+					err = errors.Join(writeReplay(j.path, j.plan.cell, &s, rec), writeRecord(j.path, rec))
 				}
 				mu.Lock()
 				if err != nil && firstErr == nil {
@@ -181,6 +205,7 @@ feed:
 		return res, firstErr
 	}
 	if interrupted {
+		res.Interrupted = true
 		res.Notes = append(res.Notes, "interrupted: run the same command again to finish the remaining runs")
 	}
 	for _, p := range plans {
@@ -190,8 +215,17 @@ feed:
 		if p.cell.Invalid == "" {
 			p.cell.Metrics = aggregate(recs)
 		}
+		for _, r := range recs {
+			if r.Verdict == runner.Pass {
+				continue
+			}
+			p.cell.Failed++
+			res.Failed = append(res.Failed, FailedRun{Cell: p.cell.ID, Values: p.cell.Values, Seed: r.Seed,
+				Verdict: r.Verdict, Headline: r.Headline, Scenario: filepath.ToSlash(replayPath(recordPath("", p.cell.ID, r.Seed)))})
+		}
 		res.Cells = append(res.Cells, *p.cell)
 	}
+	res.Records = records
 	if err := writeCSVs(dir, res, records, plans); err != nil {
 		return res, err
 	}
@@ -239,6 +273,56 @@ func grid(sw *scenarios.SweepFile, res *Result) []*cellPlan {
 	}
 	walk(0, nil)
 	return plans
+}
+
+// recordPath is where a run's figures are kept, under the sweep's folder.
+func recordPath(dir, cell string, seed uint64) string {
+	return filepath.Join(dir, "runs", slug(cell), fmt.Sprintf("seed-%d.json", seed))
+}
+
+// replayPath is where a failed run's scenario is written, beside its
+// record: the cell's resolved scenario at the run's seed.
+func replayPath(record string) string {
+	return strings.TrimSuffix(record, ".json") + ".yaml"
+}
+
+// writeReplay writes a failed run's scenario, named after the sweep and the
+// cell, so that "kafkasim run" replays it with a full run store and report;
+// a run that passes removes the one an earlier, failing version of its cell
+// left.
+func writeReplay(record string, cell *Cell, s *scenarios.Scenario, rec RunRecord) error {
+	path := replayPath(record)
+	if rec.Verdict == runner.Pass {
+		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		return nil
+	}
+	c := *s
+	name := s.Name
+	if len(name) > 90 { // a scenario name is at most 100 characters
+		name = name[:90]
+	}
+	c.Name = name + "-" + fmt.Sprintf("%016x", fnvString(cell.ID))[:8]
+	c.Description = fmt.Sprintf("Cell %s of sweep %s, seed %d: %s. %s", cell.ID, s.Name, s.Seed, rec.Verdict, rec.Headline)
+	data, err := c.Resolved()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func fnvString(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
 }
 
 func copyScenario(b *scenarios.Scenario) *scenarios.Scenario {
@@ -304,7 +388,7 @@ func writeRecord(path string, r RunRecord) error {
 // record measures one run.
 func record(cell string, s *scenarios.Scenario, r *runner.Result) RunRecord {
 	m := map[string]float64{}
-	// Every anomaly type's count is a metric (SPEC.md §6), zero included:
+	// Every anomaly type's count is a metric, zero included:
 	// a plot of one that never happened is a line at zero, not an error.
 	for _, t := range checker.AnomalyTypes {
 		m[t] = 0
@@ -313,6 +397,11 @@ func record(cell string, s *scenarios.Scenario, r *runner.Result) RunRecord {
 		st := r.Report.Stats
 		m["availability"] = st.Availability
 		m["lost-acked"] = float64(st.LostAcked)
+		if st.LostAcked > 0 {
+			m[RunsLosingAcked] = 1
+		} else {
+			m[RunsLosingAcked] = 0
+		}
 		if st.Acked > 0 {
 			m["lost-acked-fraction"] = float64(st.LostAcked) / float64(st.Acked)
 		}
@@ -331,7 +420,11 @@ func record(cell string, s *scenarios.Scenario, r *runner.Result) RunRecord {
 	if sent > 0 {
 		m["bytes-per-record"] = bytes / sent
 	}
-	return RunRecord{Cell: cell, Seed: s.Seed, Verdict: r.Verdict, TraceHash: fmt.Sprintf("%016x", r.TraceHash), Metrics: m}
+	rec := RunRecord{Cell: cell, Seed: s.Seed, Verdict: r.Verdict, TraceHash: fmt.Sprintf("%016x", r.TraceHash), Metrics: m}
+	if r.Verdict != runner.Pass && (r.Report != nil || r.Verdict == runner.Crash) {
+		rec.Headline = r.Headline()
+	}
+	return rec
 }
 
 // cellProblem words why a cell cannot run: the key and the message, not the
@@ -413,10 +506,15 @@ func aggregate(recs []RunRecord) map[string]Stat {
 			xs[i] = r.Metrics[name]
 		}
 		st := meanCI(xs)
+		if name == RunsLosingAcked {
+			// A proportion: Student's t would give 0 of 20 runs an
+			// interval of [0, 0], as if it could not happen.
+			st.Lo, st.Hi = wilson(st.Mean, st.N)
+		}
 		// The interval stays within what the metric can be: every metric
 		// is at least 0, and the fractions at most 1.
 		st.Lo = max(st.Lo, 0)
-		if name == "availability" || name == "lost-acked-fraction" {
+		if name == "availability" || name == "lost-acked-fraction" || name == RunsLosingAcked {
 			st.Hi = min(st.Hi, 1)
 		}
 		out[name] = st
@@ -445,6 +543,18 @@ func meanCI(xs []float64) Stat {
 	sd := math.Sqrt(ss / float64(n-1))
 	h := tQuantile975(n-1) * sd / math.Sqrt(float64(n))
 	return Stat{Mean: mean, Lo: mean - h, Hi: mean + h, N: n}
+}
+
+// wilson is the 95% Wilson score interval of a proportion p of n trials.
+func wilson(p float64, n int) (float64, float64) {
+	if n == 0 {
+		return p, p
+	}
+	const z = 1.959964
+	nf := float64(n)
+	centre := (p + z*z/(2*nf)) / (1 + z*z/nf)
+	half := z / (1 + z*z/nf) * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf))
+	return max(0, centre-half), min(1, centre+half)
 }
 
 // tQuantile975 is Student's t 97.5% quantile for df degrees of freedom.

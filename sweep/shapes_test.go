@@ -6,21 +6,46 @@ import (
 	"kafkasim/scenarios"
 )
 
-// The aggregated data obey the shapes Kafka's design implies, under the same
-// faults (the same seeds draw the same nemesis): acks=1 loses at least as
-// much as acks=all; min.insync.replicas=2 accepts no more writes than 1;
-// flushing every message loses nothing to power loss.
+// The bundled durability sweep's base teaches a lesson along every axis, and
+// its plot titles state them; the data must show each one on the sweep's
+// first seeds (the same seeds draw the same faults in every cell):
+//
+//   - acks=all with min.insync.replicas=2, ELR on and unclean election off
+//     loses nothing, flushed or not;
+//   - ELR off loses acknowledged writes (the last replica's page cache),
+//     unless every message is flushed;
+//   - min.insync.replicas=1 loses them too, unless every message is
+//     flushed, and accepts significantly more writes than 2;
+//   - unclean election loses writes even when every message is flushed;
+//   - acks=1 loses writes even when every message is flushed.
 func TestSweepShapesFollowKafkasDesign(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two small sweeps")
 	}
-	load := func(name string, axes ...scenarios.SweepAxis) *scenarios.SweepFile {
+	const never, every = "9223372036854775807", "1"
+	load := func(name string, fixed map[string]string, axes ...scenarios.SweepAxis) *scenarios.SweepFile {
 		sw, err := scenarios.LoadSweepFile("../sweeps/durability-vs-availability.yaml")
 		if err != nil {
 			t.Fatal(err)
 		}
-		sw.Name, sw.Axes = name, axes
+		base := copyScenario(sw.Base)
+		for _, k := range []string{"acks", "min.insync.replicas", "unclean.leader.election.enable",
+			"eligible.leader.replicas.enable", "log.flush.interval.messages"} {
+			if v, ok := fixed[k]; ok {
+				if err := base.Apply(k, v); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		sw.Name, sw.Base, sw.Axes, sw.Plots = name, base, axes, nil
 		return sw
+	}
+	run := func(sw *scenarios.SweepFile) *Result {
+		res, err := Run(sw, Options{Seeds: 5, Parallel: 2, Out: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
 	}
 	cellOf := func(res *Result, values map[string]string) Cell {
 		for _, c := range res.Cells {
@@ -35,61 +60,43 @@ func TestSweepShapesFollowKafkasDesign(t *testing.T) {
 		t.Fatalf("no cell %v", values)
 		return Cell{}
 	}
-	lost := func(c Cell) float64 { return c.Metrics["lost-acked-fraction"].Mean }
-	avail := func(c Cell) float64 { return c.Metrics["availability"].Mean }
+	lost := func(c Cell) float64 { return c.Metrics["lost-acked"].Mean }
 
-	// Crashes and partitions, no power loss: acks and min ISR.
-	sw := load("shapes-acks", scenarios.SweepAxis{Name: "acks", Values: []string{"1", "all"}},
-		scenarios.SweepAxis{Name: "min.insync.replicas", Values: []string{"1", "2"}})
-	base := *sw.Base
-	base.Nemesis = base.Nemesis[:2] // crash and partition rules only
-	sw.Base = &base
-	out := t.TempDir()
-	res, err := Run(sw, Options{Seeds: 4, Parallel: 2, Out: out})
-	if err != nil {
-		t.Fatal(err)
+	res := run(load("shapes-acks-all", map[string]string{"acks": "all", "unclean.leader.election.enable": "false"},
+		scenarios.SweepAxis{Name: "min.insync.replicas", Values: []string{"1", "2"}},
+		scenarios.SweepAxis{Name: "eligible.leader.replicas.enable", Values: []string{"true", "false"}},
+		scenarios.SweepAxis{Name: "log.flush.interval.messages", Values: []string{never, every}}))
+	cell := func(isr, elr, flush string) Cell {
+		return cellOf(res, map[string]string{"min.insync.replicas": isr, "eligible.leader.replicas.enable": elr, "log.flush.interval.messages": flush})
 	}
-	for _, m := range []string{"1", "2"} {
-		a1 := cellOf(res, map[string]string{"acks": "1", "min.insync.replicas": m})
-		aAll := cellOf(res, map[string]string{"acks": "all", "min.insync.replicas": m})
-		if lost(a1) < lost(aAll) {
-			t.Errorf("min ISR %s: acks=1 lost %.4f < acks=all %.4f", m, lost(a1), lost(aAll))
+	for _, flush := range []string{never, every} {
+		if c := cell("2", "true", flush); lost(c) != 0 {
+			t.Errorf("acks=all, min ISR 2, ELR on, flush %s: lost %v acknowledged writes", flush, lost(c))
 		}
-		if lost(aAll) != 0 {
-			t.Errorf("min ISR %s: acks=all lost %.4f without any power loss", m, lost(aAll))
+		for _, c := range []Cell{cell("2", "false", flush), cell("1", "true", flush)} {
+			if flush == every && lost(c) != 0 {
+				t.Errorf("%s: lost %v acknowledged writes although every message is flushed", c.ID, lost(c))
+			}
+			if flush == never && lost(c) == 0 {
+				t.Errorf("%s: lost nothing: the base never reaches the last replica standing", c.ID)
+			}
 		}
 	}
-	// Availability is a mean over seeds, so the claim is statistical: min
-	// ISR 2 must not be significantly more available than min ISR 1 — its
-	// 95% interval must not lie wholly above min ISR 1's. (When no fault
-	// leaves a single replica in the ISR the two are equal in expectation,
-	// and a point comparison would only test the noise.)
-	if m1, m2 := cellOf(res, map[string]string{"acks": "all", "min.insync.replicas": "1"}),
-		cellOf(res, map[string]string{"acks": "all", "min.insync.replicas": "2"}); m2.Metrics["availability"].Lo > m1.Metrics["availability"].Hi+1e-9 {
-		t.Errorf("min ISR 2 accepted %.4f [%.4f, %.4f], significantly more than min ISR 1 %.4f [%.4f, %.4f]",
-			avail(m2), m2.Metrics["availability"].Lo, m2.Metrics["availability"].Hi,
-			avail(m1), m1.Metrics["availability"].Lo, m1.Metrics["availability"].Hi)
-	}
-	// Resuming: a second run finds every record and runs nothing.
-	again, err := Run(sw, Options{Seeds: 4, Parallel: 2, Out: out})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if again.Runs != 0 || again.Resumed != 16 {
-		t.Fatalf("resume: %d runs, %d resumed; want 0 and 16", again.Runs, again.Resumed)
+	// Availability is a mean over seeds: min ISR 2's interval must lie wholly
+	// below min ISR 1's.
+	if m1, m2 := cell("1", "true", never).Metrics["availability"], cell("2", "true", never).Metrics["availability"]; m2.Hi >= m1.Lo {
+		t.Errorf("min ISR 2 accepted %.3f [%.3f, %.3f], not significantly less than min ISR 1's %.3f [%.3f, %.3f]",
+			m2.Mean, m2.Lo, m2.Hi, m1.Mean, m1.Lo, m1.Hi)
 	}
 
-	// Rack power loss: the flush policy.
-	never, every := "9223372036854775807", "1"
-	sw = load("shapes-flush", scenarios.SweepAxis{Name: "log.flush.interval.messages", Values: []string{never, every}})
-	res, err = Run(sw, Options{Seeds: 3, Parallel: 2, Out: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c := cellOf(res, map[string]string{"log.flush.interval.messages": every}); lost(c) != 0 {
-		t.Errorf("flush every message: lost %.4f of acknowledged writes to power loss", lost(c))
-	}
-	if c := cellOf(res, map[string]string{"log.flush.interval.messages": never}); lost(c) == 0 {
-		t.Errorf("default flush policy: nothing lost, so the power losses did not bite")
+	res = run(load("shapes-flushed", map[string]string{"min.insync.replicas": "2", "eligible.leader.replicas.enable": "true",
+		"log.flush.interval.messages": every},
+		scenarios.SweepAxis{Name: "acks", Values: []string{"1", "all"}},
+		scenarios.SweepAxis{Name: "unclean.leader.election.enable", Values: []string{"false", "true"}}))
+	for _, c := range res.Cells {
+		safe := c.Values["acks"] == "all" && c.Values["unclean.leader.election.enable"] == "false"
+		if safe != (lost(c) == 0) {
+			t.Errorf("flushed, min ISR 2, ELR on, %s: lost %v acknowledged writes", c.ID, lost(c))
+		}
 	}
 }

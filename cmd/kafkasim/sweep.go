@@ -1,9 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -15,23 +16,40 @@ import (
 	"kafkasim/sweep"
 )
 
+// sweepFailuresShown is how many failed runs the console lists; summary.json
+// and index.html list them all.
+const sweepFailuresShown = 10
+
 func newSweepCommand() *cobra.Command {
 	var (
 		seeds    int
 		parallel int
 		out      string
 		quiet    bool
+		asJSON   bool
 	)
 	cmd := &cobra.Command{
-		Use:   "sweep SWEEP.yaml [--seeds N] [--parallel P] [--out DIR]",
-		Short: "Run a grid of configurations × seeds; write runs.csv, cells.csv, plots and index.html",
-		Long: `sweep runs every cell of a sweep file's grid (SPEC.md §6: the product of its axes,
-each a Kafka key or one of kafkasim's fields, applied to a base scenario) with
-seeds base-seed .. base-seed+N-1, in a pool of --parallel runs. It writes
+		Use:   "sweep SWEEP.yaml [--seeds N] [--parallel P] [--out DIR] [--json]",
+		Short: "Run a grid of configurations × seeds; write runs.csv, cells.csv, plots, index.html and summary.json",
+		Long: `sweep runs every cell of a sweep file's grid (the product of its axes, each a
+Kafka key or one of kafkasim's fields, applied to a base scenario) with seeds
+base-seed .. base-seed+N-1, in a pool of --parallel runs. It writes
 OUT/<name>/runs.csv (one row per run), cells.csv (per cell: each metric's mean
-and 95% interval), the plots (PNG and SVG) and index.html. Each run's figures are
-kept under OUT/<name>/runs/, so an interrupted sweep (Ctrl-C) resumes where it
-stopped. A cell whose configuration is impossible is reported and skipped.`,
+and 95% interval), the plots (PNG and SVG), index.html and summary.json. Each
+run's figures are kept under OUT/<name>/runs/, so an interrupted sweep (Ctrl-C)
+resumes where it stopped. A cell whose configuration is impossible is reported
+and skipped.
+
+A run that does not pass is listed with its cell, seed, verdict and what
+happened, and its scenario is written beside its figures
+(OUT/<name>/runs/<cell>/seed-<N>.yaml): "kafkasim run" on that file replays it
+with a full run store and report.
+
+Exit codes: 0 when every run passed; 1 when a run's expectations failed
+(verdict fail or liveness) — every output is still written, so a sweep over
+configurations that lose data should not assert in its base what they break;
+2 for a bad sweep file or flag; 3 when the simulator failed in a run (crash)
+or a plot could not be drawn.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sw, err := scenarios.LoadSweepFile(args[0])
@@ -64,33 +82,24 @@ stopped. A cell whose configuration is impossible is reported and skipped.`,
 			if err != nil {
 				return simulatorFailed("%v", err)
 			}
-			var specs []sweep.PlotSpec
-			for _, p := range sw.Plots {
-				specs = append(specs, sweep.PlotSpec{Kind: p.Kind, X: p.X, Y: p.Y, Z: p.Z, Label: p.Label, Series: p.Series})
+			sum, err := sweep.Report(res, sweep.PlotSpecs(sw), sweep.Info{Name: sw.Name, File: args[0], Base: sw.BasePath, Version: versionString()})
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				if jerr := enc.Encode(sum); jerr != nil {
+					return simulatorFailed("%v", jerr)
+				}
+			} else {
+				printSweep(cmd.OutOrStdout(), sum, cells, n)
 			}
-			plots, err := sweep.WritePlots(res.Dir, res.Axes, res.Cells, specs)
-			if err != nil {
-				return simulatorFailed("plots: %v", err)
-			}
-			f, err := os.Create(filepath.Join(res.Dir, "index.html"))
-			if err != nil {
+			switch {
+			case err != nil:
 				return simulatorFailed("%v", err)
+			case sum.ExitCode == exitSimulator:
+				return simulatorFailed("the simulator failed in %s", sweepCount(sum.Runs.Crashed, "run"))
+			case sum.ExitCode == exitFailed:
+				return failed("%s of %d did not pass", sweepCount(sum.Runs.Failed+sum.Runs.Liveness, "run"), sum.Runs.Finished)
 			}
-			bw := bufio.NewWriter(f)
-			werr := sweep.WriteIndex(bw, sw.Name, res.Axes, res.Cells, plots, res.Dir, res.Notes)
-			if ferr := bw.Flush(); werr == nil {
-				werr = ferr
-			}
-			f.Close()
-			if werr != nil {
-				return simulatorFailed("index.html: %v", werr)
-			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "sweep %s: %d cells × %d seeds: %d runs now, %d resumed\n", sw.Name, cells, n, res.Runs, res.Resumed)
-			for _, note := range res.Notes {
-				fmt.Fprintf(w, "  %s\n", note)
-			}
-			fmt.Fprintf(w, "  %s/{runs.csv,cells.csv,index.html} and %d plots\n", res.Dir, len(plots))
 			return nil
 		},
 	}
@@ -98,5 +107,50 @@ stopped. A cell whose configuration is impossible is reported and skipped.`,
 	cmd.Flags().IntVar(&parallel, "parallel", 0, "runs at once (default: every core)")
 	cmd.Flags().StringVar(&out, "out", "runs/sweeps", "the output root")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress output")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print summary.json to stdout instead of the text summary")
 	return cmd
+}
+
+// printSweep is the console's account of a sweep: the counts, each failed
+// run (the first few) with the file that replays it, the notes and where
+// the outputs are.
+func printSweep(w io.Writer, s *sweep.Summary, cells, seeds int) {
+	fmt.Fprintf(w, "sweep %s: %s × %s: %s now, %d resumed", s.Sweep, sweepCount(cells, "cell"), sweepCount(seeds, "seed"),
+		sweepCount(s.Runs.Now, "run"), s.Runs.Resumed)
+	if s.Runs.Finished > 0 {
+		fmt.Fprintf(w, "; %d passed", s.Runs.Passed)
+		for _, c := range []struct {
+			n    int
+			what string
+		}{{s.Runs.Failed, "failed"}, {s.Runs.Liveness, "did not converge"}, {s.Runs.Crashed, "crashed"}} {
+			if c.n > 0 {
+				fmt.Fprintf(w, ", %d %s", c.n, c.what)
+			}
+		}
+	}
+	if s.Interrupted {
+		fmt.Fprint(w, " (interrupted)")
+	}
+	fmt.Fprintln(w)
+	for i, f := range s.FailedRuns {
+		if i == sweepFailuresShown {
+			fmt.Fprintf(w, "  … and %s more: every one is in %s and %s\n", sweepCount(len(s.FailedRuns)-i, "failed run"),
+				filepath.Join(s.Dir, "summary.json"), filepath.Join(s.Dir, "index.html"))
+			break
+		}
+		fmt.Fprintf(w, "  %s: cell %s, seed %d: %s\n", f.Verdict, f.Cell, f.Seed, f.Headline)
+		fmt.Fprintf(w, "    replay: kafkasim run %s\n", filepath.Join(s.Dir, filepath.FromSlash(f.Scenario)))
+	}
+	for _, note := range s.Notes {
+		fmt.Fprintf(w, "  note: %s\n", note)
+	}
+	fmt.Fprintf(w, "  %s/{runs.csv,cells.csv,summary.json,index.html} and %s\n", s.Dir, sweepCount(len(s.Plots), "plot"))
+}
+
+// sweepCount writes a count and its noun: "1 seed", "2 seeds".
+func sweepCount(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
