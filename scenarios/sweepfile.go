@@ -9,7 +9,7 @@ import (
 	"kafkasim/checker"
 )
 
-// A sweep file (SPEC.md §6): a base scenario, axes, seeds per cell, plots.
+// A sweep file: a base scenario, axes, seeds per cell, plots.
 // It is read as strictly as a scenario, with the same file:line:column:
 // key errors.
 
@@ -65,7 +65,7 @@ func LoadSweepFile(path string) (*SweepFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &reader{file: path}
+	r := newReader(path, len(data))
 	sw := &SweepFile{Seeds: 10, File: path}
 	var baseField field
 	hasBase := false
@@ -86,7 +86,7 @@ func LoadSweepFile(path string) (*SweepFile, error) {
 			r.sweepPlots(g, sw)
 		}
 	}
-	if sw.Name == "" && len(r.errs) == 0 {
+	if sw.Name == "" && r.failures == 0 {
 		sw.Name = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".yaml"), ".yml")
 		if !safeName.MatchString(sw.Name) {
 			r.fail(root, "name", "missing, and the file name cannot stand in for it")
@@ -95,8 +95,8 @@ func LoadSweepFile(path string) (*SweepFile, error) {
 	if !hasBase {
 		r.fail(root, "base", "missing: the scenario the sweep varies, relative to this file")
 	}
-	if len(r.errs) > 0 {
-		return nil, r.errs
+	if r.failures > 0 {
+		return nil, r.report()
 	}
 	if !filepath.IsAbs(sw.BasePath) {
 		sw.BasePath = filepath.Join(filepath.Dir(path), sw.BasePath)
@@ -171,6 +171,9 @@ func (r *reader) sweepPlots(f field, sw *SweepFile) {
 		names[a.Name] = true
 	}
 	for i, item := range r.list(f) {
+		if item == nil {
+			continue
+		}
 		path := index(f.path, i)
 		p := SweepPlot{Line: item.Line}
 		for _, g := range r.fields(item, path, []string{"kind", "x", "y", "z", "label", "series"}) {
