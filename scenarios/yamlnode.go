@@ -60,7 +60,7 @@ func (es Errors) Error() string {
 // the ones it reports are the first in the file, whichever pass found them.
 const (
 	errorsMax  = 20
-	errorsKept = 1000
+	errorsKept = 200
 )
 
 // Bounds on the work one file may cause. YAML aliases (*name) repeat what
@@ -146,7 +146,7 @@ func (r *reader) fail(n *yaml.Node, key, format string, args ...any) {
 // comparing that value with others would only echo it.
 func (r *reader) failedAt(path string) bool {
 	if len(r.errs) < r.failures {
-		return true // too many errors kept track of: assume the worst
+		return true // some errors were not kept: assume the worst
 	}
 	for _, e := range r.errs {
 		if e.Key == path || strings.HasPrefix(e.Key, path+".") || strings.HasPrefix(e.Key, path+"[") {
