@@ -25,7 +25,7 @@ import (
 	"kafkasim/sim"
 )
 
-// Bug switches of the bug zoo (../shared/BUGZOO.md) that the model has.
+// Bug switches of the bug zoo (docs/bug-zoo.md) that the model has.
 const (
 	BugKRaftCommitPriorEpoch      = "kraft-commit-prior-epoch"
 	BugStaleAlterPartition        = "stale-alter-partition"
