@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -199,36 +198,59 @@ func (s *Scenario) NemesisOptions() sim.NemesisOptions {
 const FinalReaderName = "kafkasim-final"
 
 // crossCheck validates what needs the whole scenario: node names, and every
-// fault's targets against the cluster the scenario builds.
+// fault's targets against the cluster the scenario builds. It runs whatever
+// errors the sections had, and leaves out a check an error already covers:
+// a selector naming broker-5 is not reported when the broker count itself
+// was wrong.
 func (r *reader) crossCheck(s *Scenario, root *yaml.Node) {
-	names := map[string]string{"admin": "the admin client", FinalReaderName + "-0": "kafkasim's final reader"}
+	nodesKnown := !r.failedAt("cluster.controllers") && !r.failedAt("cluster.brokers")
+	names := map[string]string{cluster.AdminName: "the admin client", cluster.ClientName(FinalReaderName, 0): "kafkasim's final reader"}
+	servers := map[string]bool{}
 	for i := 1; i <= s.Cluster.Controllers; i++ {
 		names[cluster.ControllerName(i)] = "a controller"
+		servers[cluster.ControllerName(i)] = true
 	}
 	for i := 1; i <= s.Cluster.Brokers; i++ {
 		names[cluster.BrokerName(int32(i))] = "a broker"
+		servers[cluster.BrokerName(int32(i))] = true
 	}
-	clients := func(kind, path string, i int, name string, count int) {
+	// The clients the cluster below is built with: those whose names are
+	// known and distinct.
+	clientsKnown := !r.failedOn("producers") && !r.failedOn("consumers")
+	clients := func(kind, path string, name string, count int) bool {
+		if r.failedOn(path) || r.failedAt(path+".name") || r.failedAt(path+".count") {
+			clientsKnown = false
+			return false
+		}
 		for j := range count {
-			n := fmt.Sprintf("%s-%d", name, j)
+			n := cluster.ClientName(name, j)
 			if other, ok := names[n]; ok {
-				key := fmt.Sprintf("%s[%d].name", path, i)
-				r.fail(r.where(key, root), key, "%s instance %q would have the name of %s", kind, n, other)
-				return
+				if nodesKnown || !servers[n] {
+					key := path + ".name"
+					r.fail(r.where(key, root), key, "%s instance %q would have the name of %s", kind, n, other)
+				}
+				clientsKnown = false
+				return false
 			}
-			names[n] = kind + " " + name
+		}
+		for j := range count {
+			names[cluster.ClientName(name, j)] = kind + " " + name
+		}
+		return true
+	}
+	cfg := s.ClusterConfig()
+	cfg.Producers, cfg.Readers = nil, nil
+	for i, p := range s.Producers {
+		if clients("producer", r.producerPaths[i], p.Name, p.Count) {
+			cfg.Producers = append(cfg.Producers, cluster.ProducerSpec{Name: p.Name, Count: p.Count, Config: p.producerConfig()})
 		}
 	}
-	for i, p := range s.Producers {
-		clients("producer", "producers", i, p.Name, p.Count)
-	}
 	for i, c := range s.Consumers {
-		clients("consumer", "consumers", i, c.Name, c.Count)
+		if clients("consumer", r.consumerPaths[i], c.Name, c.Count) {
+			cfg.Readers = append(cfg.Readers, cluster.ReaderSpec{Name: c.Name, Count: c.Count, Config: c.readerConfig()})
+		}
 	}
-	if len(r.errs) > 0 {
-		return
-	}
-	c, err := cluster.Build(s.ClusterConfig())
+	c, err := cluster.Build(cfg)
 	if err != nil {
 		r.fail(root, "", "%v", err)
 		return
@@ -250,11 +272,35 @@ func (r *reader) crossCheck(s *Scenario, root *yaml.Node) {
 		}
 		return w.ValidateSelector(sel)
 	}
+	// known says whether what sel depends on was read without error.
+	known := func(sel string) bool {
+		if arg, ok := sim.ParseCall(sel, "leader"); ok {
+			tp, err := cluster.ParseTopicPartition(arg)
+			if err != nil {
+				return true
+			}
+			if r.topicNamesDoubtful || r.grownDoubtful {
+				return false
+			}
+			if i, ok := r.topicIndex[tp.Topic]; ok {
+				p := r.topicPaths[i]
+				return !r.failedAt(p+".partitions") && !r.failedAt(p+".replica-assignment")
+			}
+			return true
+		}
+		if _, ok := sim.ParseCall(sel, "rack"); ok {
+			return !r.failedAt("cluster.racks")
+		}
+		return nodesKnown && clientsKnown
+	}
+	check := func(sel string, line, column int, path string) {
+		if err := validate(sel); err != nil && known(sel) {
+			r.fail(&yaml.Node{Line: line, Column: column}, path, "%v", err)
+		}
+	}
 	for _, f := range s.Faults {
 		for _, sel := range f.Fault.Selectors() {
-			if err := validate(sel); err != nil {
-				r.errs = append(r.errs, &Error{File: r.file, Line: f.Line, Key: f.Path, Msg: err.Error()})
-			}
+			check(sel, f.Line, f.Column, f.Path)
 		}
 	}
 	for _, n := range s.Nemesis {
@@ -263,9 +309,7 @@ func (r *reader) crossCheck(s *Scenario, root *yaml.Node) {
 			sels = append(sels, n.Rule.Among)
 		}
 		for _, sel := range sels {
-			if err := validate(sel); err != nil {
-				r.errs = append(r.errs, &Error{File: r.file, Line: n.Line, Key: n.Path, Msg: err.Error()})
-			}
+			check(sel, n.Line, n.Column, n.Path)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -32,7 +33,8 @@ var faultKinds = map[string]sim.FaultKind{
 	"add-partitions": sim.FaultCustom,
 }
 
-// faultKindOrder lists them for messages, in the order SPEC.md gives them.
+// faultKindOrder lists them for messages (and docs/scenarios.md), roughly
+// from the most to the least common.
 var faultKindOrder = []string{"crash", "kill", "shutdown", "restart", "pause", "resume", "partition", "isolate", "heal",
 	"disconnect", "slow-network", "stall", "clock", "power-loss", "disk", "add-partitions"}
 
@@ -53,6 +55,9 @@ func (r *reader) faults(f field, s *Scenario) {
 	}
 	known := append(append([]string(nil), faultKindOrder...), faultParams...)
 	for i, item := range items {
+		if item == nil {
+			continue
+		}
 		path := index(f.path, i)
 		fields := r.fields(item, path, known)
 		byName := map[string]field{}
@@ -83,26 +88,21 @@ func (r *reader) faults(f field, s *Scenario) {
 			continue
 		}
 		kind := kinds[0]
-		at, ok := byName["at"]
-		if !ok {
+		// A wrong time does not stop the rest of the entry being checked.
+		var when time.Duration
+		if at, ok := byName["at"]; !ok {
 			r.fail(item, path+".at", "missing: when the fault fires, e.g. at: 10s")
-			continue
-		}
-		when, ok := r.duration(at, 0, PhaseMax)
-		if !ok {
-			continue
-		}
-		if when > s.Duration {
-			r.fail(at.value, at.path, "%v is after the fault phase ends (duration %v); faults stop and everything heals then", when, s.Duration)
-			continue
+		} else if v, ok := r.duration(at, 0, PhaseMax); ok {
+			when = v
+			if when > s.Duration && !r.failedAt("duration") {
+				r.fail(at.value, at.path, "%v is after the fault phase ends (duration %v); faults stop and everything heals then", when, s.Duration)
+			}
 		}
 		elections := 0
 		if g, ok := byName["after-elections"]; ok {
-			n, ok := r.int(g, 1, ElectionsMax)
-			if !ok {
-				continue
+			if n, ok := r.int(g, 1, ElectionsMax); ok {
+				elections = int(n)
 			}
-			elections = int(n)
 		}
 		// Parameters that do not apply to the kind are errors, not silence.
 		var forDur time.Duration
@@ -143,13 +143,23 @@ func (r *reader) faults(f field, s *Scenario) {
 				}
 			}
 		}
-		for _, ft := range r.fault(kind, byName, s) {
+		before := r.failures
+		fts := r.fault(kind, byName, s)
+		if kind.name == "add-partitions" && r.failures > before {
+			r.grownDoubtful = true
+		}
+		if len(s.Faults)+len(fts) > FaultsMax {
+			r.fail(kind.key, kind.path, "its targets make %d faults in all, more than %d", len(s.Faults)+len(fts), FaultsMax)
+			break
+		}
+		for _, ft := range fts {
 			ft.For = forDur
 			if err := ft.Validate(); err != nil {
 				r.fail(kind.value, kind.path, "%v", err)
 				continue
 			}
-			s.Faults = append(s.Faults, ScheduledFault{At: when, Fault: ft, AfterElections: elections, Line: kind.key.Line, Path: kind.path, Key: kind.name})
+			s.Faults = append(s.Faults, ScheduledFault{At: when, Fault: ft, AfterElections: elections,
+				Line: kind.key.Line, Column: kind.key.Column, Path: kind.path, Key: kind.name})
 		}
 	}
 	sort.SliceStable(s.Faults, func(i, j int) bool { return s.Faults[i].At < s.Faults[j].At })
@@ -200,9 +210,9 @@ func (r *reader) fault(kind field, params map[string]field, s *Scenario) []sim.F
 			r.fail(kind.key, kind.path, "stall needs messages: the requests or answers the target holds, e.g. [AlterPartition]")
 			return nil
 		}
-		before := len(r.errs)
+		before := r.failures
 		names := r.strings(g)
-		if len(r.errs) > before {
+		if r.failures > before {
 			return nil // not a list of names: said once
 		}
 		for i, name := range names {
@@ -239,10 +249,13 @@ func (r *reader) fault(kind field, params map[string]field, s *Scenario) []sim.F
 		out = append(out, f)
 	}
 	if len(out) == 0 {
-		r.fail(nodeOr(kind.value, kind.key), kind.path, "which node? e.g. broker-1, leader(orders-0), active-controller, rack(a), random-broker")
+		r.fail(nodeOr(kind.value, kind.key), kind.path, "which node? %s", targetForms)
 	}
 	return out
 }
+
+// targetForms says every way a fault may name its targets.
+var targetForms = "a target is one of " + strings.Join(cluster.TargetForms(), ", ")
 
 func (r *reader) signedDuration(f field, hi time.Duration) (time.Duration, bool) {
 	s, ok := r.scalar(f)
@@ -279,6 +292,9 @@ func (r *reader) groups(f field) [][]string {
 	var out [][]string
 	seen := map[string]int{}
 	for i, it := range items {
+		if it == nil {
+			return nil
+		}
 		g := r.strings(field{value: it, key: it, path: index(f.path, i)})
 		if len(g) == 0 {
 			r.fail(it, index(f.path, i), "an empty group")
@@ -350,7 +366,7 @@ func (r *reader) addPartitions(f field, base sim.Fault, s *Scenario) []sim.Fault
 		switch g.name {
 		case "topic":
 			op.Topic = r.str(g)
-			if op.Topic != "" && r.topicNamed(s, op.Topic) == nil {
+			if op.Topic != "" && r.topicNamed(s, op.Topic) == nil && !r.topicNamesDoubtful {
 				r.fail(g.value, g.path, "no topic %q in topics", op.Topic)
 				return nil
 			}
@@ -395,6 +411,9 @@ func (r *reader) nemesis(f field, s *Scenario) {
 		return
 	}
 	for i, item := range items {
+		if item == nil {
+			continue
+		}
 		path := index(f.path, i)
 		fields := r.fields(item, path, nemesisKeys)
 		if deref(item).Kind != yaml.MappingNode {
@@ -417,7 +436,7 @@ func (r *reader) nemesis(f field, s *Scenario) {
 		rule := sim.NemesisRule{Fault: sim.Fault{Kind: faultKinds[kind]}}
 		ef, ok := by["every"]
 		if !ok {
-			r.fail(item, path+".every", "missing: the gap between faults, e.g. every: 5s..20s")
+			r.fail(item, path+".every", "missing: the time from one fault's start to the next one's, e.g. every: 5s..20s")
 			continue
 		}
 		rule.Every, ok = r.rangeOf(ef, PhaseMax)
@@ -425,11 +444,11 @@ func (r *reader) nemesis(f field, s *Scenario) {
 			continue
 		}
 		if rule.Every.Min <= 0 {
-			r.fail(ef.value, ef.path, "the gap between faults must be positive")
+			r.fail(ef.value, ef.path, "the time between faults must be positive")
 			continue
 		}
 		var downSet, latencySet bool
-		errsBefore := len(r.errs)
+		errsBefore := r.failures
 		for _, g := range fields {
 			switch g.name {
 			case "down", "restart-after", "resume-after", "heal-after":
@@ -450,11 +469,13 @@ func (r *reader) nemesis(f field, s *Scenario) {
 				}
 				shape := r.str(g)
 				known := make([]string, len(sim.PartitionShapes))
+				meanings := make([]string, len(sim.PartitionShapes))
 				for j, sh := range sim.PartitionShapes {
 					known[j] = string(sh)
+					meanings[j] = fmt.Sprintf("%s (%s)", sh, sh.Meaning())
 				}
 				if !contains(known, shape) {
-					r.fail(g.value, g.path, "want one of %s, got %q", strings.Join(known, ", "), shape)
+					r.fail(g.value, g.path, "want one of %s; got %q", strings.Join(meanings, ", "), shape)
 					continue
 				}
 				rule.Shape = sim.PartitionShape(shape)
@@ -522,13 +543,13 @@ func (r *reader) nemesis(f field, s *Scenario) {
 		if !downSet {
 			rule.Down = sim.Range{Min: time.Second, Max: 10 * time.Second}
 		}
-		if len(r.errs) > errsBefore {
+		if r.failures > errsBefore {
 			continue // the rule is already wrong where it says so
 		}
 		if err := rule.Validate(); err != nil {
 			r.fail(kf.value, path, "%v", err)
 			continue
 		}
-		s.Nemesis = append(s.Nemesis, NemesisRule{Rule: rule, Line: kf.key.Line, Path: path, Key: kind})
+		s.Nemesis = append(s.Nemesis, NemesisRule{Rule: rule, Line: kf.key.Line, Column: kf.key.Column, Path: path, Key: kind})
 	}
 }

@@ -159,7 +159,7 @@ func (k *kafkaKey) parse(raw string) (string, error) {
 		case "false":
 			return "false", nil
 		}
-		return "", fmt.Errorf("want true or false, got %q", raw)
+		return "", fmt.Errorf("want true or false, got %q", cutLong(raw))
 	case kindEnum:
 		v := strings.ToLower(raw)
 		if c, ok := k.canonical[v]; ok {
@@ -170,7 +170,7 @@ func (k *kafkaKey) parse(raw string) (string, error) {
 				return v, nil
 			}
 		}
-		msg := fmt.Sprintf("want one of %s, got %q", strings.Join(k.enum, ", "), raw)
+		msg := fmt.Sprintf("want one of %s, got %q", strings.Join(k.enum, ", "), cutLong(raw))
 		if k.note != "" {
 			msg += " (" + k.note + ")"
 		}
@@ -181,15 +181,15 @@ func (k *kafkaKey) parse(raw string) (string, error) {
 		}
 		if d, err := time.ParseDuration(raw); err == nil {
 			if d%time.Millisecond != 0 {
-				return "", fmt.Errorf("%q is not a whole number of milliseconds", raw)
+				return "", fmt.Errorf("%q is not a whole number of milliseconds", cutLong(raw))
 			}
 			return k.inRange(int64(d / time.Millisecond))
 		}
-		return "", fmt.Errorf("want milliseconds (an integer) or a duration such as 30s, got %q", raw)
+		return "", fmt.Errorf("want milliseconds (an integer) or a duration such as 30s, got %q", cutLong(raw))
 	default:
 		n, err := strconv.ParseInt(raw, 10, 64)
 		if err != nil {
-			return "", fmt.Errorf("want an integer, got %q", raw)
+			return "", fmt.Errorf("want an integer, got %q", cutLong(raw))
 		}
 		return k.inRange(n)
 	}

@@ -18,11 +18,15 @@ import (
 	"kafkasim/sim"
 )
 
-// Limits of SPEC.md §2: beyond them a scenario is an input error, not a slow run.
+// Limits (docs/scenarios.md): beyond them a scenario is an input error, not
+// a slow run.
 const (
-	ControllersMax  = 7
-	BrokersMax      = 64
-	PartitionsMax   = 10_000
+	ControllersMax = 7
+	BrokersMax     = 64
+	PartitionsMax  = 10_000
+	TopicsMax      = 1000
+	// InstancesMax bounds the producer instances of a scenario, all entries
+	// together, and likewise its consumer instances.
 	InstancesMax    = 256
 	PhaseMax        = 24 * time.Hour
 	FileBytesMax    = 1 << 20
@@ -74,20 +78,46 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // Parse validates a scenario given as bytes; file names it in errors.
 func Parse(file string, data []byte) (*Scenario, error) {
-	root, err := parseDocument(file, data)
+	s, _, err := parse(file, data)
 	if err != nil {
 		return nil, err
 	}
-	r := &reader{file: file}
-	s := r.scenario(root, file)
-	if len(r.errs) == 0 {
-		r.crossCheck(s, root)
+	return s, nil
+}
+
+// parse is Parse, returning for tests what it read even when it has errors,
+// and the reader (what it walked).
+func parse(file string, data []byte) (*Scenario, *reader, error) {
+	root, err := parseDocument(file, data)
+	if err != nil {
+		return nil, nil, err
 	}
-	if len(r.errs) > 0 {
-		return nil, r.errs
+	r := newReader(file, len(data))
+	s := r.scenario(root, file)
+	// Checks across sections run whatever else is wrong, so that one round
+	// reports every problem; each skips what an error already covers.
+	r.crossCheck(s, root)
+	if r.failures == 0 {
+		r.fitsWrittenOut(s, root)
+	}
+	if r.failures > 0 {
+		return s, r, r.report()
 	}
 	s.File = file
-	return s, nil
+	return s, r, nil
+}
+
+// fitsWrittenOut checks that the scenario with every default filled in (the
+// run store's scenario.yaml, which replay loads) is a file the loader takes.
+func (r *reader) fitsWrittenOut(s *Scenario, root *yaml.Node) {
+	out, err := s.Resolved()
+	if err != nil {
+		r.fail(root, "", "cannot write the scenario out with its defaults: %v", err)
+		return
+	}
+	if len(out) > FileBytesMax {
+		r.fail(root, "", "written out with every default filled in (the run store's scenario.yaml) the scenario takes %d bytes, more than the %d a scenario file may: fewer topics, clients or faults, or shorter payloads", len(out), FileBytesMax)
+	}
 }
 
 // parseDocument parses a file holding one YAML document and returns its
@@ -246,6 +276,9 @@ func (r *reader) cluster(f field, c *Cluster) {
 			c.Racks = []string{}
 			seen := map[string]bool{}
 			for i, item := range r.list(g) {
+				if item == nil {
+					continue
+				}
 				h := field{value: item, key: item, path: index(g.path, i)}
 				name := r.name(h, "rack name")
 				if name != "" && seen[name] {
@@ -330,13 +363,24 @@ var topicName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,249}$`)
 
 func (r *reader) topics(f field, s *Scenario) {
 	seen := map[string]bool{}
-	for i, item := range r.list(f) {
+	items := r.list(f)
+	if len(items) > TopicsMax {
+		r.fail(f.value, f.path, "%d topics is more than %d", len(items), TopicsMax)
+		items = items[:TopicsMax]
+	}
+	brokers := s.Cluster.Brokers
+	if r.failedAt("cluster.brokers") {
+		brokers = BrokersMax // not known: do not echo its error for every replica
+	}
+	for i, item := range items {
+		if item == nil {
+			continue
+		}
 		path := index(f.path, i)
 		t := Topic{Partitions: 1, ReplicationFactor: int(configInt(s.Cluster.Broker, "default.replication.factor"))}
 		t.Config = topicDefaults(s.Cluster.Broker)
 		var partitionsSet, rfSet bool
 		var rfNode, partNode *yaml.Node
-		errsBefore := len(r.errs)
 		fields := r.fields(item, path, []string{"name", "partitions", "replication.factor", "config", "replica-assignment"})
 		for _, g := range fields {
 			switch g.name {
@@ -365,10 +409,10 @@ func (r *reader) topics(f field, s *Scenario) {
 			case "config":
 				r.kafkaConfig(g, topicKeys, &t.Config)
 			case "replica-assignment":
-				t.Assignment = r.assignment(g, s.Cluster.Brokers)
+				t.Assignment = r.assignment(g, brokers)
 			}
 		}
-		if t.Name == "" && deref(item).Kind == yaml.MappingNode {
+		if t.Name == "" && deref(item).Kind == yaml.MappingNode && !r.failedAt(path+".name") {
 			r.fail(item, path+".name", "every topic needs a name")
 		}
 		if t.Assignment != nil {
@@ -382,16 +426,15 @@ func (r *reader) topics(f field, s *Scenario) {
 			}
 			t.ReplicationFactor = rf
 		}
-		if len(r.errs) > errsBefore {
-			// The checks below compare values; one that failed to parse
-			// would only echo its own error.
-			s.Topics = append(s.Topics, t)
-			continue
-		}
-		if t.ReplicationFactor > s.Cluster.Brokers {
+		// The checks below compare values; one that failed to parse would
+		// only echo its own error.
+		rfKnown := !r.failedAt(path+".replication.factor") && !r.failedAt(path+".replica-assignment") &&
+			!r.failedAt("cluster.broker.default.replication.factor")
+		if rfKnown && !r.failedAt("cluster.brokers") && t.ReplicationFactor > s.Cluster.Brokers {
 			r.fail(nodeOr(rfNode, item), path+".replication.factor", "replication factor %d is more than the %d brokers", t.ReplicationFactor, s.Cluster.Brokers)
 		}
-		if minISR := int(configInt(t.Config, "min.insync.replicas")); minISR > t.ReplicationFactor {
+		minISRKnown := !r.failedAt(path+".config.min.insync.replicas") && !r.failedAt("cluster.broker.min.insync.replicas")
+		if minISR := int(configInt(t.Config, "min.insync.replicas")); rfKnown && minISRKnown && minISR > t.ReplicationFactor {
 			key := path + ".config.min.insync.replicas"
 			if !t.Config.Explicit["min.insync.replicas"] {
 				key = "cluster.broker.min.insync.replicas"
@@ -399,7 +442,21 @@ func (r *reader) topics(f field, s *Scenario) {
 			at := r.where(key, item)
 			r.fail(at, key, "min.insync.replicas %d is more than topic %s's replication factor %d: acks=all writes could never succeed", minISR, t.Name, t.ReplicationFactor)
 		}
+		r.topicPaths = append(r.topicPaths, path)
 		s.Topics = append(s.Topics, t)
+	}
+	// When a topic's name is not known, "no topic X" elsewhere may be about
+	// that one, and would only echo its error.
+	r.topicNamesDoubtful = r.failedOn(f.path)
+	for i := range items {
+		p := index(f.path, i)
+		r.topicNamesDoubtful = r.topicNamesDoubtful || r.failedOn(p) || r.failedAt(p+".name")
+	}
+	r.topicIndex = map[string]int{}
+	for i, t := range s.Topics {
+		if _, dup := r.topicIndex[t.Name]; !dup && t.Name != "" {
+			r.topicIndex[t.Name] = i
+		}
 	}
 }
 
@@ -424,6 +481,9 @@ func (r *reader) assignment(f field, brokers int) [][]int32 {
 	}
 	var out [][]int32
 	for i, row := range rows {
+		if row == nil {
+			return nil
+		}
 		rp := index(f.path, i)
 		items := r.list(field{value: row, key: row, path: rp})
 		if len(items) == 0 {
@@ -433,6 +493,9 @@ func (r *reader) assignment(f field, brokers int) [][]int32 {
 		var ids []int32
 		seen := map[int64]bool{}
 		for j, it := range items {
+			if it == nil {
+				return nil
+			}
 			n, ok := r.int(field{value: it, key: it, path: index(rp, j)}, 1, int64(brokers))
 			if !ok {
 				return nil
@@ -454,19 +517,21 @@ func (r *reader) assignment(f field, brokers int) [][]int32 {
 }
 
 func (r *reader) topicNamed(s *Scenario, name string) *Topic {
-	for i := range s.Topics {
-		if s.Topics[i].Name == name {
-			return &s.Topics[i]
-		}
+	if i, ok := r.topicIndex[name]; ok {
+		return &s.Topics[i]
 	}
 	return nil
 }
 
 func (r *reader) producers(f field, s *Scenario) {
-	for i, item := range r.list(f) {
+	instances := 0
+	for i, item := range r.clients(f, "producer") {
+		if item == nil {
+			continue
+		}
 		path := index(f.path, i)
 		p := Producer{Count: 1, Rate: defaultRatePerSecond, Stop: s.Duration, Config: defaults(producerKeys)}
-		var topicNode, stopNode *yaml.Node
+		var topicNode, stopNode, countNode *yaml.Node
 		stopSet := false
 		for _, g := range r.fields(item, path, []string{"name", "count", "topic", "rate", "keys", "payload", "config", "start", "stop"}) {
 			switch g.name {
@@ -475,7 +540,7 @@ func (r *reader) producers(f field, s *Scenario) {
 				r.remember(g.path, g.key)
 			case "count":
 				if n, ok := r.int(g, 0, InstancesMax); ok {
-					p.Count = int(n)
+					p.Count, countNode = int(n), g.value
 				}
 			case "topic":
 				p.Topic, topicNode = r.str(g), g.value
@@ -510,23 +575,49 @@ func (r *reader) producers(f field, s *Scenario) {
 		if p.Name == "" {
 			p.Name = defaultClientName("p", i)
 		}
+		p.Count = r.instances(&instances, p.Count, nodeOr(countNode, item), path, "producer")
 		switch {
 		case p.Topic == "" && len(s.Topics) == 1:
 			p.Topic = s.Topics[0].Name
+		case r.topicNamesDoubtful:
 		case p.Topic == "":
 			r.fail(item, path+".topic", "which topic? the scenario has %d topics", len(s.Topics))
 		case r.topicNamed(s, p.Topic) == nil:
 			r.fail(topicNode, path+".topic", "no topic %q in topics", p.Topic)
 		}
-		if stopSet && p.Stop > s.Duration {
+		if stopSet && p.Stop > s.Duration && !r.failedAt("duration") {
 			r.fail(stopNode, path+".stop", "%v is after the fault phase ends (duration %v): producers stop before the settle phase", p.Stop, s.Duration)
 		}
-		if p.Start > p.Stop {
+		if p.Start > p.Stop && (stopSet || !r.failedAt("duration")) {
 			r.fail(item, path+".start", "start %v is after stop %v", p.Start, p.Stop)
 		}
 		r.producerRules(item, path, &p)
+		r.producerPaths = append(r.producerPaths, path)
 		s.Producers = append(s.Producers, p)
 	}
+}
+
+// clients returns a producers or consumers list, at most InstancesMax
+// entries of it (an entry has at least one instance, or is pointless).
+func (r *reader) clients(f field, kind string) []*yaml.Node {
+	items := r.list(f)
+	if len(items) > InstancesMax {
+		r.fail(f.value, f.path, "%d %s entries is more than the %d %s instances a scenario may have", len(items), kind, InstancesMax, kind)
+		items = items[:InstancesMax]
+	}
+	return items
+}
+
+// instances adds an entry's count to the scenario's instances of its kind,
+// and returns what fits within InstancesMax: the count, unless the limit
+// is passed (an error).
+func (r *reader) instances(total *int, count int, at *yaml.Node, path, kind string) int {
+	if *total+count > InstancesMax {
+		r.fail(at, path+".count", "%d more %s instances make %d, more than the %d a scenario may have", count, kind, *total+count, InstancesMax)
+		count = InstancesMax - *total
+	}
+	*total += count
+	return count
 }
 
 func defaultClientName(prefix string, i int) string {
@@ -564,10 +655,15 @@ func (r *reader) producerRules(item *yaml.Node, path string, p *Producer) {
 }
 
 func (r *reader) consumers(f field, s *Scenario) {
-	for i, item := range r.list(f) {
+	instances := 0
+	for i, item := range r.clients(f, "consumer") {
+		if item == nil {
+			continue
+		}
 		path := index(f.path, i)
 		c := Consumer{Count: 1, Processing: sim.Range{Min: time.Millisecond, Max: 5 * time.Millisecond}, Config: defaults(consumerKeys)}
 		topicsSet := false
+		var countNode *yaml.Node
 		for _, g := range r.fields(item, path, []string{"name", "count", "group", "topics", "processing", "commit", "config"}) {
 			switch g.name {
 			case "name":
@@ -575,7 +671,7 @@ func (r *reader) consumers(f field, s *Scenario) {
 				r.remember(g.path, g.key)
 			case "count":
 				if n, ok := r.int(g, 0, InstancesMax); ok {
-					c.Count = int(n)
+					c.Count, countNode = int(n), g.value
 				}
 			case "group":
 				c.Group = r.str(g)
@@ -583,7 +679,7 @@ func (r *reader) consumers(f field, s *Scenario) {
 			case "topics":
 				topicsSet = true
 				for j, t := range r.strings(g) {
-					if r.topicNamed(s, t) == nil {
+					if r.topicNamed(s, t) == nil && !r.topicNamesDoubtful {
 						r.fail(g.value, index(g.path, j), "no topic %q in topics", t)
 					}
 					c.Topics = append(c.Topics, t)
@@ -607,11 +703,13 @@ func (r *reader) consumers(f field, s *Scenario) {
 		if c.Name == "" {
 			c.Name = defaultClientName("c", i)
 		}
+		c.Count = r.instances(&instances, c.Count, nodeOr(countNode, item), path, "consumer")
 		if !topicsSet {
 			for _, t := range s.Topics {
 				c.Topics = append(c.Topics, t.Name)
 			}
 		}
+		r.consumerPaths = append(r.consumerPaths, path)
 		s.Consumers = append(s.Consumers, c)
 	}
 }
@@ -626,9 +724,9 @@ func (r *reader) bugs(f field, s *Scenario) {
 			}
 			s.Bugs = append(s.Bugs, b)
 		case contains(ZooBugs, b):
-			r.fail(f.value, index(f.path, i), "bug %q is in BUGZOO.md but its model (consumer groups or transactions) is not built yet; modelled: %s", b, strings.Join(cluster.KnownBugs, ", "))
+			r.fail(f.value, index(f.path, i), "bug %q is in the bug zoo but its model (consumer groups or transactions) is not built yet; modelled: %s", b, strings.Join(cluster.KnownBugs, ", "))
 		default:
-			msg := fmt.Sprintf("unknown bug %q; modelled: %s", b, strings.Join(cluster.KnownBugs, ", "))
+			msg := fmt.Sprintf("unknown bug %q; modelled: %s", cutLong(b), strings.Join(cluster.KnownBugs, ", "))
 			if sg := suggest(b, cluster.KnownBugs); sg != "" {
 				msg = fmt.Sprintf("unknown bug %q (did you mean %q?)", b, sg)
 			}
@@ -637,7 +735,8 @@ func (r *reader) bugs(f field, s *Scenario) {
 	}
 }
 
-// ZooBugs are the bug-zoo switches of BUGZOO.md whose model is not built yet.
+// ZooBugs are the bug-zoo switches (docs/bug-zoo.md) whose model is not
+// built yet.
 var ZooBugs = []string{"no-epoch-bump-on-abort", "delayed-end-txn", "no-generation-fencing", "grant-before-release"}
 
 // ExpectKeys are the keys an expect block may hold besides anomaly types.
@@ -683,7 +782,7 @@ var comparison = regexp.MustCompile(`^\s*(==|!=|>=|<=|>|<|=)?\s*(-?[0-9]+(?:\.[0
 func ParseComparison(s string) (Comparison, error) {
 	m := comparison.FindStringSubmatch(s)
 	if m == nil {
-		return Comparison{}, fmt.Errorf("want a number or a comparison such as \">0\", \"<=0.5\", \">=0.99\", got %q", s)
+		return Comparison{}, fmt.Errorf("want a number or a comparison such as \">0\", \"<=0.5\", \">=0.99\", got %q", cutLong(s))
 	}
 	op := m[1]
 	if op == "" || op == "=" {

@@ -20,7 +20,9 @@ func (s *Scenario) Resolved() ([]byte, error) {
 	put(root, "name", str(s.Name))
 	if s.Description != "" {
 		d := str(s.Description)
-		d.Style = yaml.FoldedStyle
+		if foldable(s.Description) {
+			d.Style = yaml.FoldedStyle
+		}
 		put(root, "description", d)
 	}
 	put(root, "seed", plain(strconv.FormatUint(s.Seed, 10)))
@@ -135,6 +137,19 @@ func (s *Scenario) Resolved() ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// foldable reports whether a text reads back the same from YAML's folded
+// style (description: >): prose does; lines that start or end with blanks
+// do not come back as they were, so such text is quoted instead.
+func foldable(s string) bool {
+	for _, line := range strings.Split(s, "\n") {
+		if strings.HasPrefix(line, " ") || strings.HasPrefix(line, "\t") || strings.HasSuffix(line, " ") ||
+			strings.HasSuffix(line, "\t") || strings.ContainsRune(line, '\r') {
+			return false
+		}
+	}
+	return true
 }
 
 func faultNode(f ScheduledFault) *yaml.Node {

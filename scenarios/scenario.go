@@ -112,9 +112,10 @@ type ScheduledFault struct {
 	// armed: it fires when the AfterElections-th KRaft leader elected after
 	// At takes office (an extension: `after-elections: N`).
 	AfterElections int
-	// Line and Path are where it was written, for messages about it.
-	Line int
-	Path string
+	// Line, Column and Path are where it was written (its kind's key), for
+	// messages about it.
+	Line, Column int
+	Path         string
 	// Key is the fault kind's key as written ("crash", "add-partitions").
 	Key string
 }
@@ -122,8 +123,9 @@ type ScheduledFault struct {
 // NemesisRule is one rule of the random-fault nemesis.
 type NemesisRule struct {
 	Rule sim.NemesisRule
-	Line int
-	Path string
+	// Line, Column and Path are where it was written (its fault key).
+	Line, Column int
+	Path         string
 	// Key is the fault as written ("crash", "partition", "disk").
 	Key string
 }

@@ -131,7 +131,7 @@ func LoadSweepFile(path string) (*SweepFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &reader{file: path}
+	r := newReader(path, len(data))
 	sw := &SweepFile{Seeds: 10, File: path}
 	var baseField, plotsField field
 	hasBase, hasPlots := false, false
@@ -156,7 +156,7 @@ func LoadSweepFile(path string) (*SweepFile, error) {
 	if hasPlots {
 		r.sweepPlots(plotsField, sw)
 	}
-	if sw.Name == "" && len(r.errs) == 0 {
+	if sw.Name == "" && r.failures == 0 {
 		sw.Name = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".yaml"), ".yml")
 		if !safeName.MatchString(sw.Name) {
 			r.fail(root, "name", "missing, and the file name cannot stand in for it")
@@ -165,8 +165,8 @@ func LoadSweepFile(path string) (*SweepFile, error) {
 	if !hasBase {
 		r.fail(root, "base", "missing: the scenario the sweep varies, relative to this file")
 	}
-	if len(r.errs) > 0 {
-		return nil, r.errs
+	if r.failures > 0 {
+		return nil, r.report()
 	}
 	if !filepath.IsAbs(sw.BasePath) {
 		sw.BasePath = filepath.Join(filepath.Dir(path), sw.BasePath)
@@ -241,9 +241,12 @@ func (r *reader) sweepPlots(f field, sw *SweepFile) {
 	}
 	isMetric := func(v string) bool { return contains(SweepMetrics, v) || isAnomalyType(v) }
 	for i, item := range r.list(f) {
+		if item == nil {
+			continue
+		}
 		path := index(f.path, i)
 		p := SweepPlot{Line: item.Line}
-		errsBefore := len(r.errs)
+		failuresBefore := r.failures
 		var whereNode *yaml.Node
 		fieldNode := map[string]*yaml.Node{}
 		for _, g := range r.fields(item, path, []string{"kind", "x", "y", "z", "label", "series", "facets", "where", "title"}) {
@@ -305,7 +308,7 @@ func (r *reader) sweepPlots(f field, sw *SweepFile) {
 				p.Title = r.str(g)
 			}
 		}
-		if len(r.errs) > errsBefore {
+		if r.failures > failuresBefore {
 			sw.Plots = append(sw.Plots, p)
 			continue // the plot is already wrong where it says so
 		}

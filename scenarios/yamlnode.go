@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -55,16 +56,56 @@ func (es Errors) Error() string {
 }
 
 // errorsMax bounds how many problems one file reports: past a few, the rest
-// are usually echoes of the first.
-const errorsMax = 20
+// are usually echoes of the first. The reader keeps up to errorsKept, so that
+// the ones it reports are the first in the file, whichever pass found them.
+const (
+	errorsMax  = 20
+	errorsKept = 200
+)
+
+// Bounds on the work one file may cause. YAML aliases (*name) repeat what
+// they name wherever they stand, so that a small file can stand for a huge
+// one. The reader counts what it walks, each repetition included, against
+// what the file could hold written out: a value (a key, an item) takes at
+// least two bytes to write, so a file of n bytes without aliases never
+// reaches valuesFloor + n values nor textFloor + 2n bytes of text, and the
+// floors leave room for aliases used as intended (one config shared by a few
+// producers).
+const (
+	valuesFloor = 10_000
+	textFloor   = 64 << 10
+)
 
 // reader walks a YAML document, collecting errors with their positions.
 type reader struct {
 	file string
 	errs Errors
+	// failures counts every error, the ones past errorsKept too.
+	failures int
 	// at remembers where some keys were written, for checks that come
 	// later and compare several values.
 	at map[string]*yaml.Node
+	// values and text are what the reader has walked so far (values, and
+	// bytes of keys and scalars); past valuesMax or textMax it stops
+	// walking, and exhausted says so.
+	values, text       int
+	valuesMax, textMax int
+	exhausted          bool
+
+	// What the cross-section checks need to know about the sections read.
+	topicIndex         map[string]int // s.Topics by name
+	topicPaths         []string       // where each of s.Topics was written
+	topicNamesDoubtful bool
+	producerPaths      []string
+	consumerPaths      []string
+	// grownDoubtful: an add-partitions fault had an error, so a partition
+	// leader(T-P) names may be one it would have made.
+	grownDoubtful bool
+}
+
+// newReader returns a reader for a file of size bytes.
+func newReader(file string, size int) *reader {
+	return &reader{file: file, valuesMax: valuesFloor + size, textMax: textFloor + 2*size}
 }
 
 func (r *reader) remember(path string, n *yaml.Node) {
@@ -83,14 +124,138 @@ func (r *reader) where(path string, alt *yaml.Node) *yaml.Node {
 }
 
 func (r *reader) fail(n *yaml.Node, key, format string, args ...any) {
-	if len(r.errs) >= errorsMax {
+	r.failures++
+	if len(r.errs) >= errorsKept {
 		return
 	}
-	e := &Error{File: r.file, Key: key, Msg: fmt.Sprintf(format, args...)}
+	e := &Error{File: r.file, Key: cutLong(key), Msg: fmt.Sprintf(format, shortQuoted(format, args)...)}
+	if len(e.Msg) > messageMax {
+		cut := messageMax
+		for !utf8.RuneStart(e.Msg[cut]) {
+			cut--
+		}
+		e.Msg = e.Msg[:cut] + "…"
+	}
 	if n != nil {
 		e.Line, e.Column = n.Line, n.Column
 	}
 	r.errs = append(r.errs, e)
+}
+
+// failedAt reports whether an error was found at path or under it: a check
+// comparing that value with others would only echo it.
+func (r *reader) failedAt(path string) bool {
+	if len(r.errs) < r.failures {
+		return true // some errors were not kept: assume the worst
+	}
+	for _, e := range r.errs {
+		if e.Key == path || strings.HasPrefix(e.Key, path+".") || strings.HasPrefix(e.Key, path+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+// failedOn reports whether an error was found at path itself.
+func (r *reader) failedOn(path string) bool {
+	if len(r.errs) < r.failures {
+		return true
+	}
+	for _, e := range r.errs {
+		if e.Key == path {
+			return true
+		}
+	}
+	return false
+}
+
+// report is the errors found, in file order: the first errorsMax, and a
+// last line counting the rest.
+func (r *reader) report() Errors {
+	if r.failures == 0 {
+		return nil
+	}
+	out := append(Errors(nil), r.errs...)
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Line != out[j].Line {
+			return out[i].Line < out[j].Line
+		}
+		return out[i].Column < out[j].Column
+	})
+	if r.failures > errorsMax {
+		out = append(out[:min(len(out), errorsMax)], &Error{File: r.file,
+			Msg: fmt.Sprintf("and %d more problems (fix these first: later ones are often echoes)", r.failures-errorsMax)})
+	}
+	return out
+}
+
+// spend counts what the reader is about to walk at n. Past the bounds it
+// says so once and returns false: the caller walks no further.
+func (r *reader) spend(n *yaml.Node, values, text int) bool {
+	if r.exhausted {
+		return false
+	}
+	if r.values+values > r.valuesMax || r.text+text > r.textMax {
+		r.exhausted = true
+		r.fail(n, "", "YAML aliases (*name) repeat more here than the file could hold written out (%d values or %d bytes of text): write the repeated parts out", r.valuesMax, r.textMax)
+		return false
+	}
+	r.values += values
+	r.text += text
+	return true
+}
+
+// quotedMax bounds a value quoted in a message: enough to recognise it;
+// messageMax bounds a whole message, whatever its parts.
+const (
+	quotedMax  = 60
+	messageMax = 1000
+)
+
+// shortQuoted shortens the long strings a format quotes (%q), so that a
+// message stays one readable line whatever the value.
+func shortQuoted(format string, args []any) []any {
+	var out []any
+	arg := 0
+	for i := 0; i < len(format) && arg < len(args); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		j := i + 1
+		for j < len(format) && strings.IndexByte("+-# 0123456789.", format[j]) >= 0 {
+			j++
+		}
+		if j >= len(format) {
+			break
+		}
+		i = j
+		if format[j] == '%' {
+			continue
+		}
+		if s, ok := args[arg].(string); ok && format[j] == 'q' && len(s) > quotedMax+20 {
+			if out == nil {
+				out = append([]any(nil), args...)
+			}
+			out[arg] = cutLong(s)
+		}
+		arg++
+	}
+	if out == nil {
+		return args
+	}
+	return out
+}
+
+// cutLong keeps a long value's start and says how long it was.
+func cutLong(s string) string {
+	if len(s) <= quotedMax+20 {
+		return s
+	}
+	cut := quotedMax
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… (%d bytes)", len(s))
 }
 
 func deref(n *yaml.Node) *yaml.Node {
@@ -110,7 +275,7 @@ func kindName(n *yaml.Node) string {
 		if n.Tag == "!!null" {
 			return "nothing"
 		}
-		return fmt.Sprintf("%q", n.Value)
+		return fmt.Sprintf("%q", cutLong(n.Value))
 	}
 	return "something else"
 }
@@ -141,6 +306,9 @@ func (r *reader) fields(n *yaml.Node, path string, known []string) []field {
 	var out []field
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := deref(n.Content[i]), deref(n.Content[i+1])
+		if !r.spend(k, 1, len(k.Value)) {
+			return nil
+		}
 		if k.Kind != yaml.ScalarNode {
 			r.fail(k, path, "a key must be a plain word, got %s", kindName(k))
 			continue
@@ -192,16 +360,29 @@ func contains(list []string, s string) bool {
 
 // suggest returns the known key closest to a misspelled one, if it is close.
 func suggest(got string, known []string) string {
+	limit := max(2, len(got)/4)
 	best, bestD := "", math.MaxInt
 	for _, k := range known {
+		// Lengths further apart than the limit cannot be within it; the
+		// check keeps a long key from costing its length times every known one.
+		if abs(len(got)-len(k)) > limit {
+			continue
+		}
 		if d := editDistance(got, k); d < bestD {
 			best, bestD = k, d
 		}
 	}
-	if bestD <= max(2, len(got)/4) {
+	if bestD <= limit {
 		return best
 	}
 	return ""
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 func editDistance(a, b string) int {
@@ -233,6 +414,9 @@ func (r *reader) scalar(f field) (string, bool) {
 			got = kindName(n)
 		}
 		r.fail(nodeOr(n, f.key), f.path, "want a single value, got %s", got)
+		return "", false
+	}
+	if !r.spend(n, 0, len(n.Value)) {
 		return "", false
 	}
 	return n.Value, true
@@ -321,7 +505,7 @@ func parseDuration(s string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		return 0, fmt.Errorf("want a duration such as 250ms, 30s or 5m, got %q", s)
+		return 0, fmt.Errorf("want a duration such as 250ms, 30s or 5m, got %q", cutLong(s))
 	}
 	return d, nil
 }
@@ -407,30 +591,57 @@ func (r *reader) rate(f field) (float64, bool) {
 // cluster, small enough that a typo does not make a run that never ends.
 const rateMax = 100_000
 
-// list returns a sequence's items, or fails.
+// list returns a sequence's items, or fails. An empty item (a bare "-", or
+// null) is an error said here, and comes back as nil so that indexes keep
+// matching the file: callers skip nil items. An empty item is almost always
+// an unfinished edit; taking it for an item with every default, or for no
+// item, would run something the file does not say.
 func (r *reader) list(f field) []*yaml.Node {
 	n := f.value
-	if n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
+	if isNull(n) {
 		return nil
 	}
 	if n.Kind != yaml.SequenceNode {
 		r.fail(n, f.path, "want a list, got %s", kindName(n))
 		return nil
 	}
+	if !r.spend(n, len(n.Content), 0) {
+		return nil
+	}
 	items := make([]*yaml.Node, len(n.Content))
 	for i, c := range n.Content {
 		items[i] = deref(c)
+		if isNull(items[i]) {
+			hint := "write it out, or remove the '-'"
+			if n.Style&yaml.FlowStyle != 0 {
+				hint = "write it out, or remove it"
+			}
+			r.fail(c, index(f.path, i), "an empty item: %s", hint)
+			items[i] = nil
+		}
 	}
 	return items
+}
+
+// isNull reports whether a value is absent: no node, "~", "null" or nothing
+// after the colon.
+func isNull(n *yaml.Node) bool {
+	return n == nil || n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 }
 
 // strings reads a list of plain values (a single value counts as a list of one).
 func (r *reader) strings(f field) []string {
 	if f.value != nil && f.value.Kind == yaml.ScalarNode && f.value.Tag != "!!null" {
-		return []string{f.value.Value}
+		if s, ok := r.scalar(f); ok {
+			return []string{s}
+		}
+		return nil
 	}
 	var out []string
 	for i, n := range r.list(f) {
+		if n == nil {
+			continue
+		}
 		s, ok := r.scalar(field{value: n, key: n, path: index(f.path, i)})
 		if ok {
 			out = append(out, s)

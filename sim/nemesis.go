@@ -2,10 +2,15 @@ package sim
 
 // The nemesis: random faults at rates, drawn from the seed.
 //
-// Each rule injects one kind of fault again and again: it waits a gap drawn
-// from Every, injects the fault (targets drawn when it fires), and undoes it
-// after a duration drawn from Down. Each rule draws from its own stream, so
-// removing one rule does not change when the others fire.
+// Each rule injects one kind of fault again and again. Its first fault fires
+// a gap drawn from Every after the fault phase starts; each fault lasts a
+// duration drawn from Down, and the next fault of the rule starts a fresh
+// gap from Every after this one started: `every: 10s, down: 3s` fires at
+// 10 s, 20 s, 30 s, each fault undone 3 s after it began. A rule never
+// stacks its own faults: when a drawn gap is shorter than the fault it
+// follows, the next fault starts as that one ends. Targets are drawn when a
+// fault fires. Each rule draws from its own stream, so that removing one rule
+// does not change when the others fire.
 //
 // Swarm testing (as in TigerBeetle's VOPR and FoundationDB): with Swarm on,
 // the seed also decides which rules are on at all and how often each fires, so
@@ -40,6 +45,22 @@ const (
 // PartitionShapes lists every shape.
 var PartitionShapes = []PartitionShape{ShapeIsolateOne, ShapeHalves, ShapeOneWay, ShapeRack}
 
+// Meaning says what a shape does, for messages and docs. Each draws from
+// the rule's candidates (among, every node by default) when it fires.
+func (s PartitionShape) Meaning() string {
+	switch s {
+	case ShapeIsolateOne:
+		return "one node cut off from every other"
+	case ShapeHalves:
+		return "the nodes split into two random groups"
+	case ShapeOneWay:
+		return "one node's messages to the others dropped, theirs still reaching it"
+	case ShapeRack:
+		return "one rack's nodes cut off from every other node"
+	}
+	return ""
+}
+
 // NemesisRule injects one kind of fault at a rate.
 type NemesisRule struct {
 	// Fault is the template: its Kind and Target (usually random-broker),
@@ -48,7 +69,9 @@ type NemesisRule struct {
 	Shape PartitionShape
 	// Among selects the nodes a partition shape chooses from; "all" when empty.
 	Among string
-	// Every is the gap between the end of one fault and the next injection.
+	// Every is the time from one fault's start to the next one's, and from
+	// the start of the fault phase to the first fault. It is never shorter
+	// than the fault it follows: the next fault waits for this one to end.
 	Every Range
 	// Down is how long each fault lasts before it is undone.
 	Down Range
@@ -62,8 +85,9 @@ type NemesisOptions struct {
 	Rules []NemesisRule
 	// Swarm draws, per seed, which rules are on and a rate multiplier for each.
 	Swarm bool
-	// Intensity multiplies every rule's rate (gaps are divided by it); zero
-	// means one. Sweeps use it as their fault-intensity axis.
+	// Intensity multiplies every rule's rate (gaps are divided by it, the
+	// faults' durations are not, and a rule's faults still do not overlap);
+	// zero means one. Sweeps use it as their fault-intensity axis.
 	Intensity float64
 	// Start and Stop bound the window in which faults are injected; Stop zero
 	// means until StopFaults or HealAll.
@@ -171,17 +195,20 @@ func (w *World) StartNemesis(opts NemesisOptions) (NemesisPlan, error) {
 	for i, p := range n.plan.Rules {
 		n.streams[i] = w.seed.Stream(fmt.Sprintf("nemesis/%d/%s", i, p.Rule.Fault.Kind))
 		if p.Enabled {
-			w.scheduleNemesis(i, max(opts.Start, w.sched.now))
+			start := max(opts.Start, w.sched.now)
+			w.scheduleNemesis(i, start, start)
 		}
 	}
 	return n.plan, nil
 }
 
-func (w *World) scheduleNemesis(rule int, from time.Duration) {
+// scheduleNemesis schedules a rule's next fault a gap drawn from Every after
+// from, and not before notBefore (the end of the fault it follows).
+func (w *World) scheduleNemesis(rule int, from, notBefore time.Duration) {
 	n := &w.faults.nemesis
 	p := n.plan.Rules[rule]
 	gap := time.Duration(float64(p.Rule.Every.Draw(n.streams[rule])) / p.RateFactor)
-	w.sched.Schedule(Event{At: from + max(gap, time.Millisecond), Kind: EventNemesis, Node: NoNode, From: NoNode,
+	w.sched.Schedule(Event{At: max(from+max(gap, time.Millisecond), notBefore), Kind: EventNemesis, Node: NoNode, From: NoNode,
 		Arg: uint64(rule)})
 }
 
@@ -204,15 +231,16 @@ func (fs *faultState) nemesisFire(e *Event) {
 		groups, oneWay, err := fs.drawShape(p.Rule, rng)
 		if err != nil {
 			fs.logRecord(FaultRecord{At: w.sched.now, Fault: f, Origin: origin, Skipped: err.Error()})
-			w.scheduleNemesis(rule, w.sched.now)
+			w.scheduleNemesis(rule, w.sched.now, w.sched.now)
 			return
 		}
 		f.Groups, f.OneWay = groups, oneWay
 	}
 	fs.apply(f, origin, rng)
-	// The next fault of this rule comes after this one ends, so one rule never
-	// stacks its own faults.
-	w.scheduleNemesis(rule, w.sched.now+f.For)
+	// The next fault of this rule starts a gap after this one started, and
+	// not before this one ends: one rule never stacks its own faults. Its
+	// undo, scheduled first, runs first when both fall on one instant.
+	w.scheduleNemesis(rule, w.sched.now, w.sched.now+f.For)
 }
 
 // drawShape draws a partition's groups, as node names, from the rule's stream.

@@ -25,7 +25,7 @@ import (
 	"kafkasim/sim"
 )
 
-// Bug switches of the bug zoo (../shared/BUGZOO.md) that the model has.
+// Bug switches of the bug zoo (docs/bug-zoo.md) that the model has.
 const (
 	BugKRaftCommitPriorEpoch      = "kraft-commit-prior-epoch"
 	BugStaleAlterPartition        = "stale-alter-partition"
@@ -219,6 +219,30 @@ func ControllerName(i int) string { return fmt.Sprintf("controller-%d", i) }
 // BrokerName is broker-<id>.
 func BrokerName(id int32) string { return fmt.Sprintf("broker-%d", id) }
 
+// AdminName is the admin client's node.
+const AdminName = "admin"
+
+// The roles of the cluster's nodes, as role(R) and random-R name them.
+const (
+	RoleBroker     = "broker"
+	RoleController = "controller"
+	RoleProducer   = "producer"
+	RoleConsumer   = "consumer"
+	RoleAdmin      = "admin"
+)
+
+// Roles lists them, the ones faults most often pick first.
+var Roles = []string{RoleBroker, RoleController, RoleProducer, RoleConsumer, RoleAdmin}
+
+// ClientName is instance i of producer or consumer name ("p-0"); a negative
+// i leaves the number off, for messages ("p-").
+func ClientName(name string, i int) string {
+	if i < 0 {
+		return name + "-"
+	}
+	return fmt.Sprintf("%s-%d", name, i)
+}
+
 // Build creates the world and its nodes; nothing runs until World.Start.
 func Build(cfg Config) (*Cluster, error) {
 	if cfg.Controllers < 1 || cfg.Brokers < 1 {
@@ -276,7 +300,7 @@ func Build(cfg Config) (*Cluster, error) {
 		cc.MaxIdleInterval = cfg.Quorum.MaxIdleInterval
 		cc.BugStaleAlterPartition = bugs[BugStaleAlterPartition]
 		cc.Audit = c.Audit
-		id := w.AddNode(sim.NodeSpec{Name: ControllerName(i), Role: "controller", Rack: rack(i), New: controller.New(cc)})
+		id := w.AddNode(sim.NodeSpec{Name: ControllerName(i), Role: RoleController, Rack: rack(i), New: controller.New(cc)})
 		if id != c.Controllers[i-1] {
 			panic("cluster: controller ids out of order")
 		}
@@ -304,7 +328,7 @@ func Build(cfg Config) (*Cluster, error) {
 		bc.Audit = c.Audit
 		bc.Data = data
 		bc.Nodes = nodes
-		id := w.AddNode(sim.NodeSpec{Name: BrokerName(int32(i)), Role: "broker", Rack: bc.Rack, New: broker.New(bc)})
+		id := w.AddNode(sim.NodeSpec{Name: BrokerName(int32(i)), Role: RoleBroker, Rack: bc.Rack, New: broker.New(bc)})
 		if id != nodes[int32(i)] {
 			panic("cluster: broker ids out of order")
 		}
@@ -316,27 +340,27 @@ func Build(cfg Config) (*Cluster, error) {
 		topics = append(topics, proto.CreatableTopic{Name: t.Name, NumPartitions: t.Partitions, ReplicationFactor: t.ReplicationFactor,
 			Assignment: t.Assignment, MinInsyncReplicas: t.MinInsyncReplicas, UncleanLeaderElection: t.Unclean, Configs: t.Configs})
 	}
-	c.Admin = w.AddNode(sim.NodeSpec{Name: "admin", Role: "admin", New: admin.New(admin.Config{
+	c.Admin = w.AddNode(sim.NodeSpec{Name: AdminName, Role: RoleAdmin, New: admin.New(admin.Config{
 		Controllers: c.Controllers, Topics: topics, RequestTimeout: 5 * time.Second, RetryBackoff: 100 * time.Millisecond})})
 	c.History = history.NewRecorder(w.Now)
 	for _, ps := range cfg.Producers {
 		for i := range ps.Count {
 			pc := ps.Config
-			pc.Name = fmt.Sprintf("%s-%d", ps.Name, i)
+			pc.Name = ClientName(ps.Name, i)
 			pc.Brokers = c.Brokers
 			pc.Recorder = c.History
 			pc.ProbeKeys = cfg.compacted(pc.Topic)
-			c.Producers = append(c.Producers, w.AddNode(sim.NodeSpec{Name: pc.Name, Role: "producer", New: producer.New(pc)}))
+			c.Producers = append(c.Producers, w.AddNode(sim.NodeSpec{Name: pc.Name, Role: RoleProducer, New: producer.New(pc)}))
 		}
 	}
 	for _, rs := range cfg.Readers {
 		for i := range rs.Count {
 			rc := rs.Config
-			rc.Name = fmt.Sprintf("%s-%d", rs.Name, i)
+			rc.Name = ClientName(rs.Name, i)
 			rc.Brokers = c.Brokers
 			rc.Recorder = c.History
 			rc.NoEpochValidation = bugs[BugNoConsumerEpochValidation]
-			c.Readers = append(c.Readers, w.AddNode(sim.NodeSpec{Name: rc.Name, Role: "consumer", New: reader.New(rc)}))
+			c.Readers = append(c.Readers, w.AddNode(sim.NodeSpec{Name: rc.Name, Role: RoleConsumer, New: reader.New(rc)}))
 		}
 	}
 	// A client process that dies cannot record it: the world tells the
@@ -409,30 +433,117 @@ func (c *Cluster) Metadata() *metadata.Image {
 	return best
 }
 
+// modelSelector is a target selector that needs the model's state.
+type modelSelector struct {
+	// form is the selector as messages write it.
+	form string
+	// resolve returns the nodes sel names now; matched is false when sel
+	// has another form.
+	resolve func(c *Cluster, sel string) (ids []sim.NodeID, matched bool, err error)
+	// validate checks sel before a run.
+	validate func(c *Cluster, sel string) (matched bool, err error)
+}
+
+// modelSelectors are the model's selectors; messages listing what a target
+// may be are made from this table.
+var modelSelectors = []modelSelector{
+	{form: "leader(TOPIC-PARTITION)",
+		resolve: func(c *Cluster, sel string) ([]sim.NodeID, bool, error) {
+			arg, ok := sim.ParseCall(sel, "leader")
+			if !ok {
+				return nil, false, nil
+			}
+			tp, err := ParseTopicPartition(arg)
+			if err != nil {
+				return nil, true, err
+			}
+			im := c.Metadata()
+			if im == nil {
+				return nil, true, nil
+			}
+			p := im.Partition(tp)
+			if p == nil || p.Leader == metadata.NoLeader || int(p.Leader) > len(c.Brokers) {
+				return nil, true, nil
+			}
+			return []sim.NodeID{c.BrokerNode(p.Leader)}, true, nil
+		},
+		validate: func(c *Cluster, sel string) (bool, error) {
+			arg, ok := sim.ParseCall(sel, "leader")
+			if !ok {
+				return false, nil
+			}
+			tp, err := ParseTopicPartition(arg)
+			if err != nil {
+				return true, err
+			}
+			var names []string
+			for _, t := range c.cfg.Topics {
+				if t.Name == tp.Topic {
+					if int(tp.Partition) >= t.Partitions && len(t.Assignment) <= int(tp.Partition) {
+						return true, fmt.Errorf("%s: topic %s has %d partitions", sel, t.Name, max(t.Partitions, len(t.Assignment)))
+					}
+					return true, nil
+				}
+				names = append(names, t.Name)
+			}
+			if len(names) == 0 {
+				return true, fmt.Errorf("%s: no topic %q (the scenario has no topics)", sel, tp.Topic)
+			}
+			return true, fmt.Errorf("%s: no topic %q (topics: %s)", sel, tp.Topic, strings.Join(names, ", "))
+		}},
+	{form: "active-controller",
+		resolve: func(c *Cluster, sel string) ([]sim.NodeID, bool, error) {
+			if sel != "active-controller" {
+				return nil, false, nil
+			}
+			if n, id := c.ActiveController(); n != nil {
+				return []sim.NodeID{id}, true, nil
+			}
+			return nil, true, nil
+		},
+		validate: func(c *Cluster, sel string) (bool, error) { return sel == "active-controller", nil }},
+}
+
 // ResolveTarget resolves the selectors that need the model's state.
 func (c *Cluster) ResolveTarget(selector string) ([]sim.NodeID, error) {
-	if selector == "active-controller" {
-		if n, id := c.ActiveController(); n != nil {
-			return []sim.NodeID{id}, nil
+	for _, s := range modelSelectors {
+		if ids, matched, err := s.resolve(c, selector); matched {
+			return ids, err
 		}
-		return nil, nil
-	}
-	if arg, ok := sim.ParseCall(selector, "leader"); ok {
-		tp, err := ParseTopicPartition(arg)
-		if err != nil {
-			return nil, err
-		}
-		im := c.Metadata()
-		if im == nil {
-			return nil, nil
-		}
-		p := im.Partition(tp)
-		if p == nil || p.Leader == metadata.NoLeader || int(p.Leader) > len(c.Brokers) {
-			return nil, nil
-		}
-		return []sim.NodeID{c.BrokerNode(p.Leader)}, nil
 	}
 	return nil, sim.ErrUnknownSelector
+}
+
+// SelectorForms lists the model's selectors, for messages.
+func (c *Cluster) SelectorForms() []string {
+	out := make([]string, len(modelSelectors))
+	for i, s := range modelSelectors {
+		out[i] = s.form
+	}
+	return out
+}
+
+// TargetForms lists every way a fault may name its targets, for messages
+// written before there is a cluster: the names the cluster gives its nodes,
+// the model's selectors, then the world's.
+func TargetForms() []string {
+	var out []string
+	for _, f := range sim.SelectorForms() {
+		if strings.Contains(f, "ROLE") {
+			for _, role := range Roles {
+				out = append(out, strings.Replace(f, "ROLE", role, 1))
+			}
+			continue
+		}
+		if f != sim.NodeNameForm {
+			out = append(out, f)
+			continue
+		}
+		out = append(out, strings.TrimSuffix(BrokerName(1), "1")+"N", strings.TrimSuffix(ControllerName(1), "1")+"N",
+			ClientName("NAME", -1)+"I (instance I of producer or consumer NAME, e.g. "+ClientName("p", 0)+")", AdminName)
+		out = append(out, (&Cluster{}).SelectorForms()...)
+	}
+	return out
 }
 
 // CreatedPartitions is how many partitions topic had when it was created
@@ -448,23 +559,10 @@ func (c *Cluster) CreatedPartitions(topic string) int {
 
 // ValidateSelector checks the model's selectors before a run.
 func (c *Cluster) ValidateSelector(selector string) error {
-	if selector == "active-controller" {
-		return nil
-	}
-	if arg, ok := sim.ParseCall(selector, "leader"); ok {
-		tp, err := ParseTopicPartition(arg)
-		if err != nil {
+	for _, s := range modelSelectors {
+		if matched, err := s.validate(c, selector); matched {
 			return err
 		}
-		for _, t := range c.cfg.Topics {
-			if t.Name == tp.Topic {
-				if int(tp.Partition) >= t.Partitions && len(t.Assignment) <= int(tp.Partition) {
-					return fmt.Errorf("%s: topic %s has %d partitions", selector, t.Name, max(t.Partitions, len(t.Assignment)))
-				}
-				return nil
-			}
-		}
-		return fmt.Errorf("%s: no topic %q", selector, tp.Topic)
 	}
 	return sim.ErrUnknownSelector
 }
