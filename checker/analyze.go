@@ -18,7 +18,7 @@ import (
 // the end (finish).
 //
 // Where it is stronger than Jepsen's checker:
-//   - lost is told from unseen by final reads (SPEC.md §3): a final read
+//   - lost is told from unseen by final reads (docs/history.md): a final read
 //     reads every partition to its end, so an acknowledged record missing
 //     from it is gone, not merely not yet read. Without final reads, a write
 //     is lost only if reads went past its offset and never saw it (Jepsen's
@@ -28,7 +28,7 @@ import (
 //   - a consumer's session is per partition: an assign or a revoke resets
 //     only the partitions it names (see groups.go).
 //
-// Operations are taken in history order, which is index order (SPEC.md §3):
+// Operations are taken in history order, which is index order (docs/history.md):
 // "before" and "after" between operations compare their indexes.
 
 // Observation flags.

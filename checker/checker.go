@@ -272,7 +272,7 @@ func CheckEach(each func(func(*history.Op)), cfg Config) *Report {
 	return cfg.report(a)
 }
 
-// CheckReader decodes a history (SPEC.md §3 JSON Lines) and analyses it as
+// CheckReader decodes a history (docs/history.md's JSON Lines) and analyses it as
 // it goes, holding neither the raw JSON nor the decoded operations: only the
 // analysis's compact facts. A malformed line is a *history.ParseError.
 func CheckReader(r io.Reader, cfg Config) (*Report, error) {

@@ -1,4 +1,4 @@
-// Package checker reads client histories (SPEC.md §3), finds the anomalies a
+// Package checker reads client histories (docs/history.md), finds the anomalies a
 // Kafka user cares about, checks linearizability (each partition's log by a
 // direct check held to porcupine's search, committed offsets with porcupine),
 // and decides

@@ -13,8 +13,8 @@ import (
 // offset (or auto.offset.reset), not where it last read. So an assign or a
 // revoke resets the member's session only for the partitions involved:
 //   - revoke: the listed partitions are forgotten;
-//   - assign: "partitions" is what the member owns after it (SPEC.md §3).
-//     Every listed partition starts a new session, as SPEC.md §3 lets the
+//   - assign: "partitions" is what the member owns after it (docs/history.md).
+//     Every listed partition starts a new session, as the history format lets the
 //     position jump at an assign: under the eager protocol the member starts
 //     again from the committed offset even where it keeps a partition, and a
 //     recorder need not record the revoke that came first; a partition it

@@ -71,7 +71,7 @@ func TestAssignStartsNewSessions(t *testing.T) {
 		// A rebalance recorded as an assign alone (the eager protocol
 		// revokes first; a recorder need not say so): the member starts
 		// again from the group's committed offsets, t-0 included, which it
-		// kept. SPEC.md §3: the position may jump at an assign.
+		// kept. docs/history.md: the position may jump at an assign.
 		h.rebalance("c-0", history.FAssign, "g", "t-0", "t-1")
 		h.poll("c-0", false, resumed...)
 		at := int64(len(h.ops) - 1)

@@ -160,7 +160,7 @@ var Guarantees = []Guarantee{
 	{"commit: after-processing, auto (at-least-once; auto is Kafka's default)", "no record is skipped; records may be processed again after a crash or a rebalance", []string{NonmonotonicCommit}},
 	{"commit: transactional (exactly-once)", "a record's output and its offset commit together: no record's output is committed twice", []string{NonmonotonicCommit}},
 	{"committed offsets (__consumer_offsets, acks=all)", "an acknowledged OffsetCommit is what the next OffsetFetch returns (a linearizable register per group and partition)", []string{StaleOffsetFetch, Nonlinearizable}},
-	{"bugs: [...] (BUGZOO.md)", "a historical Kafka bug switched back on breaks the guarantee it names: its violations are expected, and reported as violations naming the bug", nil},
+	{"bugs: [...] (docs/bug-zoo.md)", "a historical Kafka bug switched back on breaks the guarantee it names: its violations are expected, and reported as violations naming the bug", nil},
 	{"faults that happened (the god view)", "losses the simulator saw in unclean elections, power losses, disk wipes or disk corruption, committed batches a leader's producer state forgot, and partitions added, excuse the anomalies they explain, and only those", []string{LostAckedWrite, Duplicate, InconsistentOffsets, NonmonotonicSend, PollSkip, NonmonotonicPoll, KeyOrder, NonmonotonicCommit, Nonlinearizable}},
 }
 

@@ -59,7 +59,7 @@ type Summary struct {
 	// actually used, which RunsPerSecondPerCore (a share of the wall
 	// clock) overstates when one worker's collector or checker spills onto
 	// an idle core. Both 0 where the platform does not tell (extensions of
-	// SPEC.md's summary).
+	// the summary, docs/run-store.md).
 	CPUNs                int64     `json:"cpu_ns"`
 	RunsPerCPUSecond     float64   `json:"runs_per_cpu_second"`
 	Parallel             int       `json:"parallel"`

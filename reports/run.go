@@ -41,7 +41,7 @@ type Run struct {
 	Timeline []Sample
 	// Final is each partition's state when the run ended.
 	Final []PartitionState
-	// Ops is the client history (section 3 of SPEC.md); History, when
+	// Ops is the client history (docs/history.md); History, when
 	// set, serves it instead (a run's recorder).
 	Ops     []history.Op
 	History History

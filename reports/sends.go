@@ -141,7 +141,7 @@ type pendingSend struct {
 // invokeMatcher pairs each send completion with its invocation. A producer
 // keeps many sends in flight (max.in.flight.requests.per.connection, and
 // batching), so completions of one process need not come back in invocation
-// order; record values are unique per history (SPEC.md §3), so the value
+// order; record values are unique per history (docs/history.md), so the value
 // identifies the send. Sends without a value fall back to the process's
 // oldest outstanding invocation.
 type invokeMatcher struct {

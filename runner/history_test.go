@@ -13,7 +13,7 @@ import (
 )
 
 // A client process that dies (killed, or its machine crashed) keeps the
-// history in pairs (SPEC.md §3): every operation it had open completes info
+// history in pairs (docs/history.md): every operation it had open completes info
 // before a crash pair recorded at the time of the death, and its restart is
 // a pair.
 func TestClientDeathKeepsTheHistoryInPairs(t *testing.T) {

@@ -177,7 +177,7 @@ func writeHistory(path string, res *Result) error {
 // writes as JSON lines, compresses and writes out while the run goes on:
 // formatting and compressing a line per event took a third of a traced
 // run's time. The simulation stays on its one
-// goroutine (DESIGN.md's rule); the chunks reach the compressor in order,
+// goroutine (the determinism rule, docs/architecture.md); the chunks reach the compressor in order,
 // so the file's bytes are the same as compressing them in line. A few
 // chunks circulate, so a compressor behind holds the run back rather than
 // memory growing.

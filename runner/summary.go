@@ -10,7 +10,7 @@ import (
 	"kafkasim/sim"
 )
 
-// Summary is summary.json (SPEC.md §5). Fields past the SPEC's are
+// Summary is summary.json (docs/run-store.md). Fields past the core set are
 // extensions; readers ignore what they do not know.
 type Summary struct {
 	Scenario     string              `json:"scenario"`

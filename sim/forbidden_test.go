@@ -15,7 +15,7 @@ import (
 	"testing"
 )
 
-// The determinism rules of DESIGN.md, enforced on every non-test Go file
+// The determinism rules (docs/architecture.md), enforced on every non-test Go file
 // under sim/ and model/. A violation here is how a simulator becomes a flaky
 // test: a goroutine, a lock, the wall clock, the global generator, or a file
 // read makes two runs of one seed differ.

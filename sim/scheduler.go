@@ -146,7 +146,7 @@ type Limits struct {
 	StepsPerInstantMax uint64
 }
 
-// Default limits: generous for any scenario within SPEC's limits, small enough
+// Default limits: generous for any scenario within the scenario limits (docs/scenarios.md), small enough
 // that a livelock ends within seconds of wall time.
 const (
 	DefaultStepsMax           = 2_000_000_000

@@ -5,7 +5,7 @@ import (
 	"unicode/utf8"
 )
 
-// A fast path for decoding history lines: a scanner for SPEC.md §3's schema
+// A fast path for decoding history lines: a scanner for the history format's schema (docs/history.md)
 // that decodes a well-formed line without encoding/json's reflection and
 // allocations, and gives up (ok false) on anything it does not handle
 // exactly as parseLine would — an escape sequence, a null where an object
@@ -539,7 +539,7 @@ func parseFast(b []byte, in *interner) (Op, bool) {
 	return op, true
 }
 
-// The fields SPEC.md §3 names, exactly as spelled: any other key (another
+// The fields the history format names, exactly as spelled: any other key (another
 // case included) is a recorder's own and is ignored.
 var (
 	topFields    = []string{"index", "time", "process", "type", "f", "value"}

@@ -1,4 +1,4 @@
-// Package history is the client history of SPEC.md §3: operations in
+// Package history is the client history (docs/history.md): operations in
 // invocation/completion pairs, Jepsen style, as JSON Lines. The model records
 // into a Recorder; the checker reads histories from kafkasim or from a
 // recorder around a real cluster.
@@ -19,7 +19,7 @@ const (
 // Type is an operation's type.
 type Type uint8
 
-// Types, in SPEC.md's words.
+// Types, in the history format's words (docs/history.md).
 const (
 	Invoke Type = iota
 	OK
@@ -132,8 +132,8 @@ type Value struct {
 	Offset    int64 // -1: not set
 	Isolation string
 	Records   []Record
-	// Error is the error an operation failed with (an extension: SPEC
-	// readers ignore unknown fields).
+	// Error is the error an operation failed with (an extension: readers
+	// of the format ignore unknown fields).
 	Error string
 	Ext   *Ext
 	// The small fields sit together, so that an operation (of which a
@@ -157,7 +157,7 @@ type Ext struct {
 	// LogStartOffsets are, on a final poll, the log start offsets of the
 	// partitions the final reads began from ("topic-partition": offset): an
 	// acknowledged record below one was deleted by retention, not lost (an
-	// extension of SPEC.md §3).
+	// extension of the format, docs/history.md).
 	LogStartOffsets map[string]int64
 }
 

@@ -16,7 +16,7 @@ import (
 )
 
 // AppendJSON writes op as one JSON line (without the newline), with exactly
-// the fields SPEC.md §3 names for its f, in a fixed order: histories of one
+// the fields the history format names for its f, in a fixed order: histories of one
 // seed are byte-identical.
 func AppendJSON(buf []byte, o *Op) []byte {
 	buf = append(buf, `{"index":`...)
@@ -361,7 +361,7 @@ func (d *Decoder) readError(err error) error {
 	return err
 }
 
-// follows checks what a line must be given the lines before it (SPEC.md §3:
+// follows checks what a line must be given the lines before it (docs/history.md:
 // one history, in order, in invocation/completion pairs) and the ranges of
 // its numbers.
 func (d *Decoder) follows(op *Op) error {

@@ -9,7 +9,7 @@ import (
 )
 
 func TestSpecExampleRoundTrips(t *testing.T) {
-	// The example of SPEC.md §3, line for line.
+	// The example of the history format (docs/history.md), line for line.
 	spec := `{"index":0,"time":1000000,"process":"p-0","type":"invoke","f":"send","value":{"topic":"orders","key":"k7","value":"p-0:17"}}
 {"index":1,"time":3400000,"process":"p-0","type":"ok","f":"send","value":{"topic":"orders","partition":2,"key":"k7","value":"p-0:17","offset":41}}
 {"index":2,"time":3500000,"process":"c-1","type":"invoke","f":"poll","value":{}}
@@ -118,7 +118,7 @@ func TestNumericValuesAndProcessesAreAccepted(t *testing.T) {
 	}
 }
 
-// SPEC.md §3: unknown fields are ignored. A key is SPEC's only as spelled:
+// docs/history.md: unknown fields are ignored. A key is the format's only as spelled:
 // "OFFSET" or "Partition" is a recorder's own, not "offset" or "partition";
 // an error that is not a string (Jepsen writes objects) is kept as its text.
 func TestUnknownFieldsAreIgnoredExactly(t *testing.T) {

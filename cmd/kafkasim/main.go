@@ -12,7 +12,7 @@ import (
 	"kafkasim/internal/hugeheap"
 )
 
-// Exit codes (SPEC.md §1).
+// Exit codes (README, Commands).
 const (
 	exitOK        = 0 // every expectation held
 	exitFailed    = 1 // an expectation or invariant failed

@@ -61,7 +61,7 @@ type DataConfig struct {
 	Log partlog.Config
 	// Audit sees the data plane's god-view checkpoints.
 	Audit DataAuditor
-	// Bugs switched on (BUGZOO.md names).
+	// Bugs switched on (docs/bug-zoo.md names).
 	Bugs DataBugs
 }
 
