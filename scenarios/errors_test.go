@@ -235,3 +235,33 @@ func TestUnknownShapeListsEveryShape(t *testing.T) {
 		}
 	}
 }
+
+// A key that cannot act on the fault it is given is an error, in nemesis
+// rules as in scheduled faults: a partition rule has no target (its shape
+// draws from among), a rule ends only with its kind's own key (or down),
+// a disconnect does not end, and a bit flip or a bad range is damage that
+// stays, so no heal-after undoes it.
+func TestFaultKeysThatCannotActAreErrors(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{"nemesis:\n  - { fault: partition, shape: halves, target: broker-1, every: 10s }\n", "nemesis[0].target: a partition rule draws its groups by shape from among"},
+		{"nemesis:\n  - { fault: crash, every: 10s, heal-after: 2s }\n", "nemesis[0].heal-after: a crash ends with restart-after (or down), not heal-after"},
+		{"nemesis:\n  - { fault: disconnect, every: 10s, down: 2s }\n", "nemesis[0].down: a disconnect does not end by itself"},
+		{"nemesis:\n  - { fault: disk, disk: corrupt, every: 10s, down: 2s }\n", "nemesis[0].down: a disk corrupt fault does not end"},
+		{"faults:\n  - { at: 5s, disk: { target: broker-1, fault: read-error }, heal-after: 2s }\n", "faults[0].heal-after: a disk read-error fault does not end"},
+	} {
+		es := parseErrors(t, "name: x\ntopics: [{ name: t }]\n"+c.src)
+		if len(es) != 1 || !strings.Contains(es[0].Error(), c.want) {
+			t.Errorf("%s: want one error %q, got %v", c.src, c.want, es)
+		}
+	}
+	// What does act still loads.
+	for _, src := range []string{
+		"nemesis:\n  - { fault: crash, every: 10s, restart-after: 2s }\n  - { fault: crash, every: 10s, down: 2s }\n",
+		"nemesis:\n  - { fault: isolate, target: broker-1, every: 10s, heal-after: 2s }\n  - { fault: disk, disk: full, every: 10s, heal-after: 2s }\n",
+		"faults:\n  - { at: 5s, disk: { target: broker-1, fault: slow-fsync }, heal-after: 2s }\n  - { at: 6s, disk: { target: broker-1, fault: corrupt } }\n",
+	} {
+		if _, err := Parse("ok.yaml", []byte("name: x\ntopics: [{ name: t }]\n"+src)); err != nil {
+			t.Errorf("%s: %v", src, err)
+		}
+	}
+}

@@ -154,6 +154,10 @@ func (r *reader) faults(f field, s *Scenario) {
 		}
 		for _, ft := range fts {
 			ft.For = forDur
+			if g, ok := byName["heal-after"]; ok && ft.Kind == sim.FaultDisk && !diskFaultEnds(ft.Disk) {
+				r.fail(g.key, g.path, "a disk %s fault does not end, so it takes no heal-after: the damage stays until the bytes are rewritten", ft.Disk)
+				break
+			}
 			if err := ft.Validate(); err != nil {
 				r.fail(kind.value, kind.path, "%v", err)
 				continue
@@ -313,6 +317,14 @@ func (r *reader) groups(f field) [][]string {
 	return out
 }
 
+// diskFaultEnds reports whether a disk fault lasts until it is undone: a
+// full disk and a slow fsync until healed, a torn write and a wipe (which
+// take the machine down) until it restarts. A bit flip and a bad range are
+// damage that stays.
+func diskFaultEnds(k sim.DiskFaultKind) bool {
+	return k != sim.DiskCorrupt && k != sim.DiskReadError
+}
+
 var diskKinds = func() []string {
 	out := make([]string, len(sim.DiskFaultKinds))
 	for i, k := range sim.DiskFaultKinds {
@@ -456,11 +468,22 @@ func (r *reader) nemesis(f field, s *Scenario) {
 					r.fail(g.key, g.path, "the fault's duration is given twice")
 					continue
 				}
+				if want := undoKey[kind]; want == "" {
+					r.fail(g.key, g.path, "a %s does not end by itself: it has no %s", kind, g.name)
+					continue
+				} else if g.name != "down" && g.name != want {
+					r.fail(g.key, g.path, "a %s ends with %s (or down), not %s", kind, want, g.name)
+					continue
+				}
 				downSet = true
 				if v, ok := r.rangeOf(g, PhaseMax); ok {
 					rule.Down = v
 				}
 			case "target":
+				if kind == "partition" {
+					r.fail(g.key, g.path, "a partition rule draws its groups by shape from among: target does not apply (name the nodes in among)")
+					continue
+				}
 				rule.Fault.Target = r.str(g)
 			case "shape":
 				if kind != "partition" {
@@ -531,6 +554,14 @@ func (r *reader) nemesis(f field, s *Scenario) {
 		}
 		if kind == "disk" && rule.Fault.Disk == "" {
 			r.fail(item, path+".disk", "missing: which disk fault (%s)", strings.Join(diskKinds, ", "))
+			continue
+		}
+		if kind == "disk" && downSet && !diskFaultEnds(rule.Fault.Disk) {
+			for _, g := range fields {
+				if g.name == "down" || g.name == "heal-after" {
+					r.fail(g.key, g.path, "a disk %s fault does not end, so it takes no %s: the damage stays until the bytes are rewritten", rule.Fault.Disk, g.name)
+				}
+			}
 			continue
 		}
 		if kind == "slow-network" && !latencySet {
