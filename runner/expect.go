@@ -187,7 +187,8 @@ func (res *Result) Headline() string {
 		}
 	}
 	st := res.Report.Stats
-	line := fmt.Sprintf("%d writes attempted, %d acknowledged, %d acknowledged writes lost; %d violations", st.Attempted, st.Acked, st.LostAcked, res.ViolationCount())
+	line := fmt.Sprintf("%s attempted, %d acknowledged, %s lost; %s", plural(st.Attempted, "write"), st.Acked,
+		plural(st.LostAcked, "acknowledged write"), plural(res.ViolationCount(), "violation"))
 	if len(failed) > 0 {
 		line = "expectation failed — " + failed[0] + ". " + line
 	}
@@ -201,4 +202,12 @@ func firstLine(s string) string {
 		}
 	}
 	return s
+}
+
+// plural says "1 write", "2 writes".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }

@@ -431,7 +431,7 @@ func (r *reader) topics(f field, s *Scenario) {
 		rfKnown := !r.failedAt(path+".replication.factor") && !r.failedAt(path+".replica-assignment") &&
 			!r.failedAt("cluster.broker.default.replication.factor")
 		if rfKnown && !r.failedAt("cluster.brokers") && t.ReplicationFactor > s.Cluster.Brokers {
-			r.fail(nodeOr(rfNode, item), path+".replication.factor", "replication factor %d is more than the %d brokers", t.ReplicationFactor, s.Cluster.Brokers)
+			r.fail(nodeOr(rfNode, item), path+".replication.factor", "replication factor %d is more than the cluster's brokers (%d)", t.ReplicationFactor, s.Cluster.Brokers)
 		}
 		minISRKnown := !r.failedAt(path+".config.min.insync.replicas") && !r.failedAt("cluster.broker.min.insync.replicas")
 		if minISR := int(configInt(t.Config, "min.insync.replicas")); rfKnown && minISRKnown && minISR > t.ReplicationFactor {

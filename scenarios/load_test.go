@@ -122,7 +122,7 @@ func TestBadScenariosNameFileLineAndKey(t *testing.T) {
 		{"wrong type", "  brokers: 3", "  brokers: three", 5, "cluster.brokers", "want an integer"},
 		{"out of range", "  brokers: 3", "  brokers: 65", 5, "cluster.brokers", "out of range"},
 		{"min isr above rf", "min.insync.replicas: 2", "min.insync.replicas: 4", 11, "topics[0].config.min.insync.replicas", "more than topic orders's replication factor 3"},
-		{"rf above brokers", "    replication.factor: 3", "    replication.factor: 4", 10, "topics[0].replication.factor", "more than the 3 brokers"},
+		{"rf above brokers", "    replication.factor: 3", "    replication.factor: 4", 10, "topics[0].replication.factor", "more than the cluster's brokers (3)"},
 		{"missing node", "crash: leader(orders-0)", "crash: broker-9", 22, "faults[0].crash", "broker-9"},
 		{"node on both sides of a cut", "crash: leader(orders-0)\n    restart-after: 5s", "partition: [[broker-1], [broker-1, broker-2]]\n    heal-after: 5s", 22, "faults[0].partition[1]", "broker-1 is in group 0 too"},
 		{"missing topic in selector", "crash: leader(orders-0)", "crash: leader(payments-0)", 22, "faults[0].crash", "payments"},
