@@ -22,7 +22,8 @@ import (
 //	```
 //
 // and TestDocSamples runs every marked command (in a scratch folder that
-// sees the repository's scenarios/ and sweeps/, as a user's checkout would)
+// sees the repository's scenarios/, sweeps/ and docs/, as a user's checkout
+// would: docs/examples/ holds the files the docs' samples read)
 // and fails when the sample differs from what it prints, save for wall-clock
 // figures. `go test ./cmd/kafkasim -run TestDocSamples -update-docs`
 // rewrites the samples.
@@ -79,13 +80,13 @@ func TestDocSamples(t *testing.T) {
 }
 
 // sampleOutput runs kafkasim with args in a scratch folder holding links to
-// the repository's scenarios/ and sweeps/, and returns what it printed
+// the repository's scenarios/, sweeps/ and docs/, and returns what it printed
 // (stdout and stderr in one stream, as a terminal shows them).
 func sampleOutput(t *testing.T, repo string, args []string) string {
 	t.Helper()
 	wd, _ := os.Getwd()
 	dir := t.TempDir()
-	for _, d := range []string{"scenarios", "sweeps"} {
+	for _, d := range []string{"scenarios", "sweeps", "docs"} {
 		if err := os.Symlink(filepath.Join(repo, d), filepath.Join(dir, d)); err != nil {
 			t.Fatal(err)
 		}
