@@ -38,7 +38,12 @@ func Judge(res *runner.Result) *Failure {
 			if inv.Count > 0 {
 				f.What = append(f.What, inv.Name)
 				if f.Detail == "" {
-					f.Detail = inv.Name + ": " + inv.Detail
+					// An invariant's detail starts with its name ("x at
+					// 5s ... on broker-3: ..."): not said twice.
+					f.Detail = inv.Detail
+					if !strings.HasPrefix(inv.Detail, inv.Name) {
+						f.Detail = inv.Name + ": " + inv.Detail
+					}
 				}
 			}
 		}

@@ -187,6 +187,11 @@ func faultRows(faults []Fault, faultsEnd, end time.Duration) []markRow {
 			s.label = "skipped"
 		case lasting(f):
 			s.to = faultEnd(faults, used, i, faultsEnd, end)
+			if f.At < faultsEnd && s.to > faultsEnd {
+				// The liveness phase's heal ended it; its own undo
+				// record, due later, only found it ended.
+				s.to = faultsEnd
+			}
 			s.undone = s.to < end
 			s.title += " until " + fmtTime(s.to)
 		}

@@ -26,7 +26,9 @@ func TestFaultRowsPairFaultsWithTheirEnds(t *testing.T) {
 		{At: sec(30), Kind: "kill", What: "kill broker-3", Origin: "schedule", Nodes: []string{"broker-3"}},
 		{At: sec(40), Kind: "restart", What: "restart broker-3", Origin: "schedule", Nodes: []string{"broker-3"}},
 		{At: sec(50), Kind: "partition", What: "partition [broker-3] | [rest]", Origin: "schedule"},
+		{At: sec(55), Kind: "crash", What: "crash random-broker for 8s", Origin: "nemesis/1", Nodes: []string{"broker-1"}},
 		{At: sec(60), Kind: "heal", What: "heal all", Origin: "heal"},
+		{At: sec(63), Kind: "crash", What: "crash random-broker for 8s", Origin: "nemesis/1", Nodes: []string{"broker-1"}, Undo: true},
 	}
 	m := newRunMarks(&Run{Faults: faults}, sec(70), 0)
 	got := map[string][]span{}
@@ -38,7 +40,7 @@ func TestFaultRowsPairFaultsWithTheirEnds(t *testing.T) {
 		k := kinds[len(kinds)-1]
 		got[k] = append(got[k], r.spans...)
 	}
-	if strings.Join(kinds, " ") != "pause kill custom restart partition" {
+	if strings.Join(kinds, " ") != "pause kill custom restart partition crash" {
 		t.Fatalf("rows by kind %v", kinds)
 	}
 	type want struct {
@@ -67,6 +69,9 @@ func TestFaultRowsPairFaultsWithTheirEnds(t *testing.T) {
 	check("restart", want{40, 40, "broker-3", false, false})
 	// A cut without an end of its own lasts until the liveness heal.
 	check("partition", want{50, 60, "broker-3 | rest", true, false})
+	// The liveness heal ends every fault: a crash's own restart, due after
+	// it, does not draw it longer.
+	check("crash", want{55, 60, "broker-1", true, false})
 	if len(m.bounds) != 1 || m.bounds[0].at != sec(60) {
 		t.Errorf("bounds %+v: the liveness heal ends the fault phase", m.bounds)
 	}

@@ -83,7 +83,7 @@ func evaluate(s *scenarios.Scenario, res *Result) []ExpectationResult {
 			got = float64(res.Report.Count(e.Key))
 		}
 		r.Want = e.Cmp.Text
-		r.Got = formatNumber(got)
+		r.Got = FormatNumber(got)
 		r.OK = e.Cmp.Holds(got)
 		out = append(out, r)
 	}
@@ -145,7 +145,8 @@ func (res *Result) Vacuous() string {
 	return fmt.Sprintf("nothing was written (%s), so no delivery guarantee was checked: only the cluster's %d god-view invariants and its convergence", who, len(res.Invariants))
 }
 
-func formatNumber(x float64) string {
+// FormatNumber writes an expectation's value as run and check show it.
+func FormatNumber(x float64) string {
 	if x == float64(int64(x)) {
 		return strconv.FormatInt(int64(x), 10)
 	}

@@ -59,10 +59,12 @@ func CreateStore(out, scenario string, seed uint64) (*Store, error) {
 // Trace is the sink the run writes its trace to.
 func (s *Store) Trace() *TraceFile { return s.trace }
 
-// Abort removes the staging folder.
+// Abort removes the staging folder, and the scenario's folder too when the
+// run was its first and left it empty.
 func (s *Store) Abort() {
 	s.trace.Close(0, 0)
 	os.RemoveAll(s.staging)
+	os.Remove(filepath.Dir(s.Dir)) // fails, as it should, unless empty
 }
 
 // Finish writes the rest of the store and moves it into place.

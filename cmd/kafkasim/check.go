@@ -324,7 +324,7 @@ func checkExpectations(s *scenarios.Scenario, rep *checker.Report, invariants in
 		default:
 			got = float64(rep.Count(e.Key))
 		}
-		out = append(out, runner.ExpectationResult{Key: e.Key, Want: e.Cmp.Text, Got: fmt.Sprint(got), OK: e.Cmp.Holds(got)})
+		out = append(out, runner.ExpectationResult{Key: e.Key, Want: e.Cmp.Text, Got: runner.FormatNumber(got), OK: e.Cmp.Holds(got)})
 	}
 	return out
 }

@@ -58,7 +58,7 @@ Exit 1 when a failure was found, 0 otherwise.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts := fuzz.Options{Runs: runs, Time: duration, Parallel: parallel, Out: out, SeedStart: seedStart, MaxFailures: maxFails}
 			if base != "" {
-				s, err := scenarios.LoadFile(base)
+				s, err := scenarios.Open(base)
 				if err != nil {
 					return inputError(err)
 				}

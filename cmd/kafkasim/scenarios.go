@@ -34,13 +34,17 @@ func newScenariosCommand() *cobra.Command {
 				return err
 			}
 			w := cmd.OutOrStdout()
+			width := 0
+			for _, f := range files {
+				width = max(width, len(f.name))
+			}
 			for _, f := range files {
 				s, err := f.load()
 				if err != nil {
-					fmt.Fprintf(w, "%-40s INVALID (run scenarios validate)\n", f.name)
+					fmt.Fprintf(w, "%-*s  INVALID (run scenarios validate)\n", width, f.name)
 					continue
 				}
-				fmt.Fprintf(w, "%-40s %s\n", f.name, oneLine(s.Description, 100))
+				fmt.Fprintf(w, "%-*s  %s\n", width, f.name, oneLine(s.Description, 100))
 			}
 			return nil
 		},
