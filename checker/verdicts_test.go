@@ -64,7 +64,7 @@ func TestVerdictsFollowTheConfiguration(t *testing.T) {
 		{LostAckedWrite, Facts{Acks: "all", Loss: &DataLoss{Cause: "power-loss"}}, Permitted, "page cache"},
 		{LostAckedWrite, Facts{Acks: "all", Loss: &DataLoss{Cause: "power-loss"}, FlushEveryMessage: true}, Violation, "flush.messages=1"},
 		{LostAckedWrite, Facts{Acks: "1", Loss: &DataLoss{Cause: "power-loss"}, FlushEveryMessage: true, ReadByPoll: true}, Violation, "flush.messages=1"},
-		{LostAckedWrite, Facts{Acks: "0", Loss: &DataLoss{Cause: "power-loss"}, FlushEveryMessage: true, ReadByPoll: true}, Permitted, "acks=0 is never acknowledged"},
+		{LostAckedWrite, Facts{Acks: "0", Loss: &DataLoss{Cause: "power-loss"}, FlushEveryMessage: true, ReadByPoll: true}, Violation, "before it is acknowledged or read"},
 		{LostAckedWrite, Facts{Acks: "0", Loss: &DataLoss{Cause: "unclean-election"}, FlushEveryMessage: true, ReadByPoll: true}, Permitted, "last known leader"},
 		// A power loss that took every in-sync copy is the cause, whatever
 		// election exposed it; the reason adds the election.

@@ -83,7 +83,12 @@ func (a *Audit) uncleanElected(tp metadata.TopicPartition, p *partitionAudit, le
 		}
 		e.held = e.heldBy(l)
 	}
-	e.rootCause = p.recoveryLost(e.lacked.base, leader)
+	if p.tookFromSomeone(e.lacked.base) {
+		// A recovery took them from a replica that may have held them. One
+		// that came back before they were committed (as the elected leader
+		// may have, out of sync since) took nothing of them.
+		e.rootCause = p.recoveryLost(e.lacked.base, leader)
+	}
 	return e
 }
 
@@ -91,7 +96,17 @@ func (a *Audit) uncleanElected(tp metadata.TopicPartition, p *partitionAudit, le
 // leader lacked: their first (unless retention deleted it there) and the
 // last committed one; the log matching property gives the rest.
 func (e *uncleanElection) heldBy(log *partlog.Log) bool {
-	return (e.lacked.last < log.LogStartOffset() || holds(log, e.lacked)) && holds(log, e.last)
+	return e.keptFirst(log) && holds(log, e.last)
+}
+
+// keptFirst reports whether log holds the first committed batch the
+// election's leader lacked (or retention deleted it there). It is asked of
+// the log a replica recovered, which may hold the older epoch's batches
+// where the new leader's now stand: compared with the log as the new
+// leader rewrote it (agreesUpTo), it would seem to have come back without
+// the very batches the election took from it.
+func (e *uncleanElection) keptFirst(log *partlog.Log) bool {
+	return e.lacked.last < log.LogStartOffset() || holds(log, e.lacked)
 }
 
 // holds reports whether log holds committed batch k, or may: its cleaner
@@ -132,7 +147,7 @@ func (a *Audit) openedAfterElection(tp metadata.TopicPartition, p *partitionAudi
 			e.held = true
 			continue
 		}
-		if e.rootCause == "" && lostData && p.agreesUpTo(log) <= e.lacked.base {
+		if e.rootCause == "" && lostData && !e.keptFirst(log) {
 			e.rootCause = CausePowerLoss
 			if diskCause != "" {
 				e.rootCause = diskCause
@@ -184,7 +199,7 @@ func (p *partitionAudit) recoveryLost(offset int64, broker int32) string {
 	}
 	// The data left page cache before it reached a disk; whatever election
 	// followed could only pick among what survived.
-	if end, short := p.shortSince[broker]; short && end <= offset && p.diskCause[broker] != "" {
+	if short, ok := p.shortSince[broker]; ok && short.end <= offset && p.diskCause[broker] != "" {
 		// The replica that lacks it lost data from its disk (replaced, or
 		// corrupt): no flush policy keeps data through that.
 		return p.diskCause[broker]

@@ -5,6 +5,7 @@ import (
 
 	"kafkasim/model/metadata"
 	"kafkasim/model/partlog"
+	"kafkasim/model/record"
 )
 
 // causeWorld is three brokers' replicas of orders-0: broker 1 led epoch 0
@@ -97,6 +98,99 @@ func TestElectionWhileAnInSyncReplicaIsDownIsSettledWhenItReturns(t *testing.T) 
 			oneLoss(t, a, CausePowerLoss, CauseUncleanElection)
 		} else {
 			oneLoss(t, a, CauseUncleanElection, "")
+		}
+	}
+}
+
+// Broker 1 leads epoch 0 alone and commits a, b and c; brokers 2 and 3
+// fell out of sync after a. Broker 1 loses power, and broker 2 is elected
+// uncleanly while broker 1 is down: whether the election lost data an
+// in-sync copy kept is known when broker 1 opens its log again. The new
+// leader commits d in its epoch first, at b's offset: broker 1's log then
+// holds the older epoch's b where d now stands. Whether its recovery lost
+// the data is judged against what the election lost, not against the log
+// the new leader wrote since. Back with b, it kept what the election lost,
+// which is blamed (durability sweep, flush.messages=1, seed 4: broker 3 came
+// back with all but the last committed batch and the loss was blamed on
+// the power loss, a violation); back without b, the power loss had taken
+// the only in-sync copy, and the election only exposed it.
+func TestReplicaBackAfterTheNewLeaderCommittedIsJudgedByWhatTheElectionLost(t *testing.T) {
+	for _, keep := range []int64{1, 2} {
+		a, logs := replicaLogs(t, []vb{{"a", 0}, {"b", 0}, {"c", 0}}, []vb{{"a", 0}}, []vb{{"a", 0}})
+		down := map[int32]bool{}
+		a.SetReplicas(func(broker int32, _ metadata.TopicPartition) *partlog.Log {
+			if down[broker] {
+				return nil
+			}
+			return logs[broker-1]
+		})
+		for b := int32(1); b <= 3; b++ {
+			a.ReplicaRecovered(b, tpOrders, logs[b-1], partlog.Recovery{TruncatedAt: -1})
+		}
+		a.ReplicaHW(1, tpOrders, 0, true, 3, logs[0])
+		down[1] = true
+		a.w.Crash(a.brokerNode(1), true)
+		a.PartitionLeader(2, tpOrders, 1, logs[1], true)
+		oneLoss(t, a, CauseUncleanElection, "")
+		d := record.New([]record.Record{{Value: "d"}}, record.Producer{ID: record.NoProducer}, false, record.CompressionNone).Stamped(logs[1].LEO(), 1)
+		if err := logs[1].Append([]*record.Batch{d}, true); err != nil {
+			t.Fatal(err)
+		}
+		a.ReplicaHW(2, tpOrders, 1, true, 2, logs[1])
+		logs[0].TruncateTo(keep)
+		down[1] = false
+		a.ReplicaRecovered(1, tpOrders, logs[0], partlog.Recovery{TruncatedAt: -1})
+		if keep == 2 {
+			oneLoss(t, a, CauseUncleanElection, "")
+		} else {
+			oneLoss(t, a, CausePowerLoss, CauseUncleanElection)
+		}
+	}
+}
+
+// A power loss takes from a replica only what was committed when it
+// recovered. Broker 1 leads; broker 3 loses power while a and b are
+// committed, comes back with a only, fetches b again and falls out of sync
+// before c and d are committed (it is still short since its power loss: it
+// has not rejoined the ISR). Broker 1, leading alone, loses power and comes
+// back with c but not d (what the default flush policy had not written
+// back); broker 3 was elected uncleanly meanwhile. Broker 3's power loss
+// took nothing the election lost, and broker 1 kept c: the election is
+// blamed. Back without c, broker 1's own power loss had taken every
+// in-sync copy, and the election only exposed it.
+func TestUncleanLeaderShortSinceAnOlderPowerLossIsNoRootCause(t *testing.T) {
+	for _, keep := range []int64{2, 3} {
+		a, logs := replicaLogs(t, []vb{{"a", 0}, {"b", 0}, {"c", 0}, {"d", 0}}, []vb{{"a", 0}}, []vb{{"a", 0}, {"b", 0}})
+		down := map[int32]bool{}
+		a.SetReplicas(func(broker int32, _ metadata.TopicPartition) *partlog.Log {
+			if down[broker] {
+				return nil
+			}
+			return logs[broker-1]
+		})
+		for b := int32(1); b <= 3; b++ {
+			a.ReplicaRecovered(b, tpOrders, logs[b-1], partlog.Recovery{TruncatedAt: -1})
+		}
+		a.ReplicaHW(1, tpOrders, 0, true, 2, logs[0])
+		b := logs[2].BatchAt(1)
+		powerLoss(a, logs, 3, 1)
+		if err := logs[2].Append([]*record.Batch{b}, false); err != nil {
+			t.Fatal(err)
+		}
+		a.ReplicaHW(1, tpOrders, 0, true, 4, logs[0])
+		down[1] = true
+		a.w.Crash(a.brokerNode(1), true)
+		a.PartitionLeader(3, tpOrders, 1, logs[2], true)
+		logs[0].TruncateTo(keep)
+		down[1] = false
+		a.ReplicaRecovered(1, tpOrders, logs[0], partlog.Recovery{TruncatedAt: -1})
+		cause, exposedBy := CauseUncleanElection, ""
+		if keep == 2 {
+			cause, exposedBy = CausePowerLoss, CauseUncleanElection
+		}
+		expect(t, a, CommittedDataKept, 0)
+		if ls := a.Losses(); len(ls) != 1 || ls[0].From != 2 || ls[0].To != 4 || ls[0].Cause != cause || ls[0].ExposedBy != exposedBy {
+			t.Fatalf("broker 1 back with %d batches: losses %+v, want offsets 2..3 lost to %s (exposed by %q)", keep, ls, cause, exposedBy)
 		}
 	}
 }

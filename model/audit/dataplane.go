@@ -135,10 +135,10 @@ type partitionAudit struct {
 	uncleanElections []uncleanElection
 	powerLossFrom    int64
 	// shortSince: brokers whose log came back from a power loss shorter
-	// than what was committed (where it ended), and that have not joined
-	// the ISR since. Only such a broker can lack committed data the way
-	// Kafka permits; one that joined the ISR claimed to have caught up.
-	shortSince map[int32]int64
+	// than what was committed, and that have not joined the ISR since.
+	// Only such a broker can lack committed data the way Kafka permits; one
+	// that joined the ISR claimed to have caught up.
+	shortSince map[int32]shortRange
 	// diskCause: brokers of shortSince whose log came back short because
 	// of their disk, not only their page cache: "disk-wipe" (replaced) or
 	// "disk-corruption" (recovery cut a batch that failed its checks);
@@ -704,9 +704,9 @@ func (a *Audit) ReplicaRecovered(broker int32, tp metadata.TopicPartition, log *
 			p.powerLossFrom = end
 		}
 		if p.shortSince == nil {
-			p.shortSince = map[int32]int64{}
+			p.shortSince = map[int32]shortRange{}
 		}
-		p.shortSince[broker] = end
+		p.shortSince[broker] = shortRange{end: end, committedEnd: p.committedEnd()}
 		if p.diskCause == nil {
 			p.diskCause = map[int32]string{}
 		}
@@ -762,8 +762,29 @@ func (p *partitionAudit) agreesUpTo(log *partlog.Log) int64 {
 // shortBelow reports whether a broker that lost page cache, and has not
 // rejoined the ISR since, ends at or below offset.
 func (p *partitionAudit) shortBelow(offset int64) bool {
-	for _, end := range p.shortSince { // kafkasim:orderless: an existence test
-		if end <= offset {
+	for _, r := range p.shortSince { // kafkasim:orderless: an existence test
+		if r.end <= offset {
+			return true
+		}
+	}
+	return false
+}
+
+// shortRange is where a replica's log came back from a recovery that lost
+// data: it ended at end (or stopped agreeing with what was committed
+// there), when what was committed ended at committedEnd. The recovery can
+// have taken only committed batches in [end, committedEnd): a batch
+// committed later was never on that disk to lose.
+type shortRange struct {
+	end, committedEnd int64
+}
+
+// tookFromSomeone reports whether a recovery that lost data (see
+// shortRange) took the committed batch at offset from a replica that has
+// not rejoined the ISR since.
+func (p *partitionAudit) tookFromSomeone(offset int64) bool {
+	for _, r := range p.shortSince { // kafkasim:orderless: an existence test
+		if r.end <= offset && offset < r.committedEnd {
 			return true
 		}
 	}
@@ -884,7 +905,7 @@ func (a *Audit) AckedAll(broker int32, tp metadata.TopicPartition, leaderEpoch i
 		if l == nil {
 			continue // the replica is down; a restart recovers from its disk
 		}
-		if end, short := p.shortSince[r]; short && end <= lastOffset {
+		if short, ok := p.shortSince[r]; ok && short.end <= lastOffset {
 			// It came back from a power loss without the page cache that
 			// held the write, and has not fetched it again: the leader
 			// counts it by the position it reported before (Kafka does the

@@ -346,10 +346,14 @@ func (rm *replicaManager) processFetched(f *fetcher, p *partition, r proto.Fetch
 			}
 			// A batch above our log end follows a gap compaction left in
 			// the leader's log: copied as is.
+			before := rm.gate.Issued()
 			if err := p.log.Append(batches, false); err != nil {
 				rm.logDirFailed(fmt.Sprintf("%s: follower append failed: %v", p.tp, err))
 				return
 			}
+			// Kafka's follower append flushes holding the log's lock too;
+			// a follower made leader meanwhile waits for it.
+			p.appendedFrom(batches[0].BaseOffset, before, nil)
 		}
 	}
 	// The leader's log start is taken together with its high watermark, as

@@ -247,14 +247,10 @@ func (rm *replicaManager) appendAsLeader(tp metadata.TopicPartition, p *partitio
 		rm.logDirFailed(fmt.Sprintf("%s: append failed: %v", tp, err))
 		return -1, -1, proto.KafkaStorageError
 	}
-	if rm.gate.Issued() != before {
-		// UnifiedLog.append flushed synchronously: Partition raises the
-		// high watermark, and the fetch purgatory sees the new data, once
-		// appendAsLeader returns.
-		rm.gate.Then(func() { rm.appended(tp, p) })
-	} else {
-		rm.appended(tp, p)
-	}
+	// UnifiedLog.append flushed synchronously: Partition raises the high
+	// watermark, and the fetch purgatory sees the new data, once
+	// appendAsLeader returns.
+	p.appendedFrom(stamped.BaseOffset, before, func() { rm.appended(tp, p) })
 	return stamped.BaseOffset, stamped.LastOffset(), proto.None
 }
 

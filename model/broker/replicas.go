@@ -85,6 +85,15 @@ type partition struct {
 	hw         int64
 	epochStart int64
 	followers  []*followerState
+	// syncing are the first offsets of this replica's appends whose fsyncs
+	// (the flush policy's, a roll's) are still running, oldest first. Kafka's
+	// UnifiedLog.append flushes holding the log's lock, and the high
+	// watermark moves only under that lock (maybeIncrementHighWatermark):
+	// no high watermark passes a batch before the append that wrote it,
+	// flush included, has returned, whatever moves the high watermark
+	// meanwhile (another append's completion, a follower's fetch, an ISR
+	// change, becoming leader).
+	syncing []int64
 
 	// follower side
 	failed bool // stop fetching until new metadata (FENCED_LEADER_EPOCH)
@@ -490,6 +499,9 @@ func (p *partition) maybeIncrementHW() bool {
 	}
 	now := rm.now()
 	newHW := p.log.LEO()
+	if len(p.syncing) > 0 {
+		newHW = min(newHW, p.syncing[0])
+	}
 	maximal := p.maximalISR()
 	for _, f := range p.followers {
 		if f.leo < newHW && (slices.Contains(maximal, f.id) || (p.caughtUp(f, now) && p.eligible(f))) {
@@ -506,6 +518,28 @@ func (p *partition) maybeIncrementHW() bool {
 	rm.completeProduces(p)
 	rm.wakeParked(p.tp)
 	return true
+}
+
+// appendedFrom notes that an append to p's log wrote from offset base on.
+// If it issued fsyncs (before is the gate's count before it), the append
+// returns, and then runs, only once they complete, and until then no high
+// watermark of p passes base; otherwise then runs at once.
+func (p *partition) appendedFrom(base int64, before uint64, then func()) {
+	if p.rm.gate.Issued() == before {
+		if then != nil {
+			then()
+		}
+		return
+	}
+	p.syncing = append(p.syncing, base)
+	p.rm.gate.Then(func() {
+		// The gate completes fsyncs in the order they were issued: the
+		// oldest append still syncing is this one.
+		p.syncing = p.syncing[1:]
+		if then != nil {
+			then()
+		}
+	})
 }
 
 // setFollowerHW is a follower's high watermark: the leader's, bounded by its
