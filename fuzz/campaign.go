@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"kafkasim/internal/plural"
 	"kafkasim/runner"
 	"kafkasim/scenarios"
 )
@@ -280,7 +281,7 @@ func record(opts Options, s *scenarios.Scenario, fail *Failure, shrink bool, sto
 	}
 	f.Faults = len(final.Faults)
 	f.File = filepath.Join(opts.Out, name+".yaml")
-	how := fmt.Sprintf("shrunk from %s in %s", plural(len(s.Faults), "fault"), plural(f.ShrinkRuns, "run"))
+	how := fmt.Sprintf("shrunk from %s in %s", plural.Count(len(s.Faults), "fault"), plural.Count(f.ShrinkRuns, "run"))
 	if shrink && stop() {
 		how += ", cut short when the campaign's time ran out or it was interrupted"
 	}
@@ -317,12 +318,4 @@ func writeScenario(path string, s *scenarios.Scenario, fail *Failure, how string
 	}
 	header := fmt.Sprintf("# kafkasim fuzz counterexample (%s): %s failure\n# %s\n# Replay: kafkasim run %s\n", how, fail.Kind, fail.Detail, path)
 	os.WriteFile(path, append([]byte(header), data...), 0o644)
-}
-
-// plural says "1 fault", "2 faults".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
 }

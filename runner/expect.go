@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"kafkasim/internal/plural"
 	"kafkasim/scenarios"
 )
 
@@ -188,8 +189,8 @@ func (res *Result) Headline() string {
 		}
 	}
 	st := res.Report.Stats
-	line := fmt.Sprintf("%s attempted, %d acknowledged, %s lost; %s", plural(st.Attempted, "write"), st.Acked,
-		plural(st.LostAcked, "acknowledged write"), plural(res.ViolationCount(), "violation"))
+	line := fmt.Sprintf("%s attempted, %d acknowledged, %s lost; %s", plural.Count(st.Attempted, "write"), st.Acked,
+		plural.Count(st.LostAcked, "acknowledged write"), plural.Count(res.ViolationCount(), "violation"))
 	if len(failed) > 0 {
 		line = "expectation failed — " + failed[0] + ". " + line
 	}
@@ -203,12 +204,4 @@ func firstLine(s string) string {
 		}
 	}
 	return s
-}
-
-// plural says "1 write", "2 writes".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
 }

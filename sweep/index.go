@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"kafkasim/internal/plural"
 )
 
 // WriteIndex writes a sweep's index.html to w: one self-contained page
@@ -77,9 +79,9 @@ func WriteIndex(w io.Writer, name string, axes []Axis, cells []Cell, plots []Plo
 		}
 		v.Rows = append(v.Rows, row)
 	}
-	v.Summary = fmt.Sprintf("%s: %d ran (%s in all), %d could not run", plural(len(cells), "cell"), len(v.Rows), plural(runs, "run"), len(v.Invalid))
+	v.Summary = fmt.Sprintf("%s: %d ran (%s in all), %d could not run", plural.Count(len(cells), "cell"), len(v.Rows), plural.Count(runs, "run"), len(v.Invalid))
 	if len(failed) > 0 {
-		v.Summary += fmt.Sprintf("; %s of %d did not pass (see Failed runs)", plural(len(failed), "run"), runs)
+		v.Summary += fmt.Sprintf("; %s of %d did not pass (see Failed runs)", plural.Count(len(failed), "run"), runs)
 	}
 	return indexTemplate.Execute(w, v)
 }
@@ -103,14 +105,6 @@ type indexFailed struct {
 	Seed              uint64
 	Verdict, Headline string
 	Scenario          string
-}
-
-// plural writes a count and its noun: "1 run", "2 runs".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 type indexAxis struct{ Name, Values, Kind string }

@@ -13,6 +13,7 @@ import (
 
 	"kafkasim/checker"
 	"kafkasim/checker/history"
+	"kafkasim/internal/plural"
 	"kafkasim/runner"
 	"kafkasim/scenarios"
 )
@@ -93,7 +94,7 @@ Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 			violations := rep.Violations + invariants
 			var failures []string
 			if violations > 0 {
-				failures = append(failures, countOf(violations, "violation"))
+				failures = append(failures, plural.Count(violations, "violation"))
 			}
 			var expected []runner.ExpectationResult
 			if s != nil {
@@ -133,13 +134,13 @@ Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 				st := rep.Stats
 				fmt.Fprintf(w, "%s: %d operations\n", path, nops)
 				fmt.Fprintf(w, "  writes: %d attempted, %d acknowledged, %d failed, %d unknown (%s); %s lost\n",
-					st.Attempted, st.Acked, st.Failed, st.Indeterminate, availabilityText(st.Attempted, st.Availability), countOf(st.LostAcked, "acknowledged write"))
-				fmt.Fprintf(w, "  reads:  %s, %s\n", countOf(st.Polls, "poll"), countOf(st.Records, "record"))
+					st.Attempted, st.Acked, st.Failed, st.Indeterminate, availabilityText(st.Attempted, st.Availability), plural.Count(st.LostAcked, "acknowledged write"))
+				fmt.Fprintf(w, "  reads:  %s, %s\n", plural.Count(st.Polls, "poll"), plural.Count(st.Records, "record"))
 				for _, line := range splitLines(rep.Summary()) {
 					fmt.Fprintf(w, "  %s\n", cutLongWords(line))
 				}
 				if invariants > 0 {
-					fmt.Fprintf(w, "  god view (the run's summary.json): %s broken\n", countOf(invariants, "invariant"))
+					fmt.Fprintf(w, "  god view (the run's summary.json): %s broken\n", plural.Count(invariants, "invariant"))
 				}
 				for _, n := range rep.Notes() {
 					fmt.Fprintf(w, "  note: %s\n", n)
@@ -291,7 +292,7 @@ func checkVerdict(violations int, withScenario bool, failures []string) string {
 	case violations == 0:
 		return "OK: no violation"
 	}
-	return "OK: expectations held (" + countOf(violations, "violation") + ", as expected)"
+	return "OK: expectations held (" + plural.Count(violations, "violation") + ", as expected)"
 }
 
 // checkExpectations evaluates the expectations a history can show, as run

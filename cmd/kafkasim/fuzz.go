@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"kafkasim/fuzz"
+	"kafkasim/internal/plural"
 	"kafkasim/model/cluster"
 	"kafkasim/scenarios"
 )
@@ -124,7 +125,7 @@ Exit 1 when a failure was found, 0 otherwise.`,
 				printCampaign(w, sum, out)
 			}
 			if sum.Failures > 0 {
-				return failed("fuzzing found %s", countOf(sum.Failures, "failure"))
+				return failed("fuzzing found %s", plural.Count(sum.Failures, "failure"))
 			}
 			return nil
 		},
@@ -151,7 +152,7 @@ func fuzzProgress(stderr io.Writer, quiet bool, runs int, limit time.Duration) (
 	if runs > 0 {
 		bar := newProgress(stderr, quiet, "fuzz", "runs", int64(runs))
 		return func(done, failures int) {
-			bar.set(int64(done), int64(runs), countOf(failures, "failure"))
+			bar.set(int64(done), int64(runs), plural.Count(failures, "failure"))
 		}, bar
 	}
 	secs := int64(max(limit/time.Second, 1))
@@ -159,15 +160,15 @@ func fuzzProgress(stderr io.Writer, quiet bool, runs int, limit time.Duration) (
 	started := time.Now()
 	return func(done, failures int) {
 		elapsed := min(int64(time.Since(started)/time.Second), secs)
-		bar.set(elapsed, secs, countOf(done, "run")+", "+countOf(failures, "failure"))
+		bar.set(elapsed, secs, plural.Count(done, "run")+", "+plural.Count(failures, "failure"))
 	}, bar
 }
 
 // printCampaign is the text summary of a campaign: its figures, then each
 // counterexample as the written file shows it.
 func printCampaign(w io.Writer, sum *fuzz.Summary, out string) {
-	fmt.Fprintf(w, "fuzz: %s in %v (%.2f runs/s, %.2f per core, %.2f per CPU-second), %s", countOf(sum.Runs, "run"),
-		time.Duration(sum.WallNs).Round(time.Millisecond), sum.RunsPerSecond, sum.RunsPerSecondPerCore, sum.RunsPerCPUSecond, countOf(sum.Failures, "failure"))
+	fmt.Fprintf(w, "fuzz: %s in %v (%.2f runs/s, %.2f per core, %.2f per CPU-second), %s", plural.Count(sum.Runs, "run"),
+		time.Duration(sum.WallNs).Round(time.Millisecond), sum.RunsPerSecond, sum.RunsPerSecondPerCore, sum.RunsPerCPUSecond, plural.Count(sum.Failures, "failure"))
 	if sum.TimeToFirstFailureNs >= 0 {
 		fmt.Fprintf(w, ", first after %v", time.Duration(sum.TimeToFirstFailureNs).Round(time.Millisecond))
 	}
@@ -188,7 +189,7 @@ func printCampaign(w io.Writer, sum *fuzz.Summary, out string) {
 		if shown != f.Failure && shown.Detail != f.Failure.Detail {
 			fmt.Fprintf(w, "    as drawn: %s — %s\n", f.Failure.Kind, cutLongWords(f.Failure.Detail))
 		}
-		fmt.Fprintf(w, "    %s (%s, drawn with %d; replays: %s); run it: kafkasim run %s\n", f.File, countOf(f.Faults, "fault"), f.FaultsDrawn, replays, f.File)
+		fmt.Fprintf(w, "    %s (%s, drawn with %d; replays: %s); run it: kafkasim run %s\n", f.File, plural.Count(f.Faults, "fault"), f.FaultsDrawn, replays, f.File)
 	}
 	fmt.Fprintf(w, "  summary: %s\n", filepath.Join(out, "summary.json"))
 }

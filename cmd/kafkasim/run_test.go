@@ -186,18 +186,6 @@ func TestCutLongWords(t *testing.T) {
 	}
 }
 
-func TestCountOf(t *testing.T) {
-	for _, c := range []struct {
-		n    int
-		noun string
-		want string
-	}{{1, "failure", "1 failure"}, {0, "failure", "0 failures"}, {2, "batch", "2 batches"}, {1, "seed", "1 seed"}, {3, "seed", "3 seeds"}} {
-		if got := countOf(c.n, c.noun); got != c.want {
-			t.Errorf("countOf(%d, %q) = %q, want %q", c.n, c.noun, got, c.want)
-		}
-	}
-}
-
 // replay and describe report as JSON too; describe takes one topic, and
 // names the topics there are when it is not one of them.
 func TestReplayAndDescribeJSON(t *testing.T) {

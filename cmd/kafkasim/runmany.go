@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"kafkasim/internal/plural"
 	"kafkasim/runner"
 	"kafkasim/scenarios"
 )
@@ -138,7 +139,7 @@ func runMany(w io.Writer, jobs []*scenarios.Scenario, o runOptions, asJSON bool)
 	if worst == exitOK {
 		return nil
 	}
-	return &exitError{code: worst, err: fmt.Errorf("%s of %s did not pass; first: %v", countOf(total.Runs-total.Passed, "run"), countOf(total.Runs, "run"), exitErr)}
+	return &exitError{code: worst, err: fmt.Errorf("%s of %s did not pass; first: %v", plural.Count(total.Runs-total.Passed, "run"), plural.Count(total.Runs, "run"), exitErr)}
 }
 
 func printManyTotal(w io.Writer, t manyTotal, asJSON bool, summaries []runner.Summary) {
@@ -157,10 +158,10 @@ func printManyTotal(w io.Writer, t manyTotal, asJSON bool, summaries []runner.Su
 		parts = append(parts, fmt.Sprintf("%d failed", t.Failed))
 	}
 	if t.Liveness > 0 {
-		parts = append(parts, countOf(t.Liveness, "liveness failure"))
+		parts = append(parts, plural.Count(t.Liveness, "liveness failure"))
 	}
 	if t.Crashed > 0 {
-		parts = append(parts, countOf(t.Crashed, "simulator failure"))
+		parts = append(parts, plural.Count(t.Crashed, "simulator failure"))
 	}
 	if t.NotRepro > 0 {
 		parts = append(parts, fmt.Sprintf("%d not reproduced", t.NotRepro))
@@ -168,7 +169,7 @@ func printManyTotal(w io.Writer, t manyTotal, asJSON bool, summaries []runner.Su
 	if t.Vacuous > 0 {
 		parts = append(parts, fmt.Sprintf("%d checked no write (see WARNING)", t.Vacuous))
 	}
-	line := fmt.Sprintf("%s: %s", countOf(t.Runs, "run"), strings.Join(parts, ", "))
+	line := fmt.Sprintf("%s: %s", plural.Count(t.Runs, "run"), strings.Join(parts, ", "))
 	if t.NotStarted > 0 {
 		line += fmt.Sprintf("; interrupted, %d not run", t.NotStarted)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"kafkasim/internal/plural"
 	"kafkasim/runner"
 )
 
@@ -30,8 +31,8 @@ func printRun(w io.Writer, o runOutcome) {
 	if rep := res.Report; rep != nil {
 		st := rep.Stats
 		fmt.Fprintf(w, "  writes: %d attempted, %d acknowledged, %d failed, %d unknown (%s); %s lost\n",
-			st.Attempted, st.Acked, st.Failed, st.Indeterminate, availabilityText(st.Attempted, st.Availability), countOf(st.LostAcked, "acknowledged write"))
-		fmt.Fprintf(w, "  reads:  %s, %s\n", countOf(st.Polls, "poll"), countOf(st.Records, "record"))
+			st.Attempted, st.Acked, st.Failed, st.Indeterminate, availabilityText(st.Attempted, st.Availability), plural.Count(st.LostAcked, "acknowledged write"))
+		fmt.Fprintf(w, "  reads:  %s, %s\n", plural.Count(st.Polls, "poll"), plural.Count(st.Records, "record"))
 		for _, a := range rep.Anomalies {
 			fmt.Fprintf(w, "  %-20s %-9s %6d  %s\n", a.Type, a.Verdict, a.Count, cutLongWords(a.Because))
 			fmt.Fprintf(w, "  %-20s %-9s %6s  e.g. %s\n", "", "", "", cutLongWords(a.Example.String()))
@@ -42,14 +43,14 @@ func printRun(w io.Writer, o runOutcome) {
 			continue
 		}
 		fmt.Fprintf(w, "  producer %s: %s in %s, %s, %d bytes on the wire (%.1f bytes per record)\n",
-			p.Name, countOf(p.Sent, "record"), countOf(p.Batches, "batch"), countOf(p.Requests, "request"), p.BytesSent, p.BytesPerRecord)
+			p.Name, plural.Count(p.Sent, "record"), plural.Count(p.Batches, "batch"), plural.Count(p.Requests, "request"), p.BytesSent, p.BytesPerRecord)
 	}
 	for _, l := range res.Losses {
 		then := ""
 		if l.ExposedBy == "unclean-election" {
 			then = "; then, with no in-sync copy left, the controller elected a replica without it (the last known leader, or an unclean election)"
 		}
-		fmt.Fprintf(w, "  god view: %s offsets %d..%d (%s) lost at %v: %s%s\n", l.Partition, l.From, l.To-1, countOf(l.Records, "record"),
+		fmt.Fprintf(w, "  god view: %s offsets %d..%d (%s) lost at %v: %s%s\n", l.Partition, l.From, l.To-1, plural.Count(l.Records, "record"),
 			time.Duration(l.At).Round(time.Millisecond), lossCause(l.Cause), then)
 	}
 	for _, st := range res.Stuck {
@@ -59,7 +60,7 @@ func printRun(w io.Writer, o runOutcome) {
 	for _, inv := range res.Invariants {
 		if inv.Count > 0 {
 			broken++
-			fmt.Fprintf(w, "  invariant %s violated %s: %s\n", inv.Name, countOf(inv.Count, "time"), cutLongWords(inv.Detail))
+			fmt.Fprintf(w, "  invariant %s violated %s: %s\n", inv.Name, plural.Count(inv.Count, "time"), cutLongWords(inv.Detail))
 		}
 	}
 	if broken == 0 && res.Verdict != runner.Crash {
@@ -95,7 +96,7 @@ func printRunLine(w io.Writer, o runOutcome) {
 	st := res.Report.Stats
 	line := fmt.Sprintf("%s seed %d: %-5s %d/%d writes acknowledged, %d lost, %s; trace %016x",
 		res.Scenario.Name, res.Scenario.Seed, verdictWord(res), st.Acked, st.Attempted, st.LostAcked,
-		countOf(res.ViolationCount(), "violation"), res.TraceHash)
+		plural.Count(res.ViolationCount(), "violation"), res.TraceHash)
 	if o.reproduced {
 		line += " (reproduced)"
 	}
@@ -197,18 +198,6 @@ func cutLongWords(s string) string {
 
 // utf8Start reports whether c begins a UTF-8 encoded character.
 func utf8Start(c byte) bool { return c&0xC0 != 0x80 }
-
-// countOf says "1 violation", "2 violations", "1 batch", "3 batches".
-func countOf[N int | int64 | uint64](n N, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	plural := noun + "s"
-	if strings.HasSuffix(noun, "ch") || strings.HasSuffix(noun, "sh") || strings.HasSuffix(noun, "s") || strings.HasSuffix(noun, "x") {
-		plural = noun + "es"
-	}
-	return fmt.Sprintf("%d %s", n, plural)
-}
 
 // availabilityText is the share of attempted writes acknowledged, or says
 // there was none to share.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"kafkasim/internal/plural"
 	"kafkasim/scenarios"
 	"kafkasim/sweep"
 )
@@ -96,9 +97,9 @@ or a plot could not be drawn.`,
 			case err != nil:
 				return simulatorFailed("%v", err)
 			case sum.ExitCode == exitSimulator:
-				return simulatorFailed("the simulator failed in %s", sweepCount(sum.Runs.Crashed, "run"))
+				return simulatorFailed("the simulator failed in %s", plural.Count(sum.Runs.Crashed, "run"))
 			case sum.ExitCode == exitFailed:
-				return failed("%s of %d did not pass", sweepCount(sum.Runs.Failed+sum.Runs.Liveness, "run"), sum.Runs.Finished)
+				return failed("%s of %d did not pass", plural.Count(sum.Runs.Failed+sum.Runs.Liveness, "run"), sum.Runs.Finished)
 			}
 			return nil
 		},
@@ -115,8 +116,8 @@ or a plot could not be drawn.`,
 // run (the first few) with the file that replays it, the notes and where
 // the outputs are.
 func printSweep(w io.Writer, s *sweep.Summary, cells, seeds int) {
-	fmt.Fprintf(w, "sweep %s: %s × %s: %s now, %d resumed", s.Sweep, sweepCount(cells, "cell"), sweepCount(seeds, "seed"),
-		sweepCount(s.Runs.Now, "run"), s.Runs.Resumed)
+	fmt.Fprintf(w, "sweep %s: %s × %s: %s now, %d resumed", s.Sweep, plural.Count(cells, "cell"), plural.Count(seeds, "seed"),
+		plural.Count(s.Runs.Now, "run"), s.Runs.Resumed)
 	if s.Runs.Finished > 0 {
 		fmt.Fprintf(w, "; %d passed", s.Runs.Passed)
 		for _, c := range []struct {
@@ -134,7 +135,7 @@ func printSweep(w io.Writer, s *sweep.Summary, cells, seeds int) {
 	fmt.Fprintln(w)
 	for i, f := range s.FailedRuns {
 		if i == sweepFailuresShown {
-			fmt.Fprintf(w, "  … and %s more: every one is in %s and %s\n", sweepCount(len(s.FailedRuns)-i, "failed run"),
+			fmt.Fprintf(w, "  … and %s more: every one is in %s and %s\n", plural.Count(len(s.FailedRuns)-i, "failed run"),
 				filepath.Join(s.Dir, "summary.json"), filepath.Join(s.Dir, "index.html"))
 			break
 		}
@@ -144,13 +145,5 @@ func printSweep(w io.Writer, s *sweep.Summary, cells, seeds int) {
 	for _, note := range s.Notes {
 		fmt.Fprintf(w, "  note: %s\n", note)
 	}
-	fmt.Fprintf(w, "  %s/{runs.csv,cells.csv,summary.json,index.html} and %s\n", s.Dir, sweepCount(len(s.Plots), "plot"))
-}
-
-// sweepCount writes a count and its noun: "1 seed", "2 seeds".
-func sweepCount(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	fmt.Fprintf(w, "  %s/{runs.csv,cells.csv,summary.json,index.html} and %s\n", s.Dir, plural.Count(len(s.Plots), "plot"))
 }
