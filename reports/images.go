@@ -15,12 +15,13 @@ import (
 
 // WriteImages draws the same picture onto a PNG and an SVG canvas and
 // writes both into dir under p's file names (the run store's plots and the
-// sweeps' use it alike).
-func WriteImages(dir string, p Plot, w, h vg.Length, drawTo func(draw.Canvas)) error {
+// sweeps' use it alike); dpi is the PNG's resolution (vgimg.DefaultDPI, or
+// more for figures with small print).
+func WriteImages(dir string, p Plot, w, h vg.Length, dpi int, drawTo func(draw.Canvas)) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	img := vgimg.New(w, h)
+	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(dpi))
 	if err := drawSafely(draw.New(img), drawTo); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // Plot is one figure of the run store, written as both PNG and SVG.
@@ -92,7 +93,7 @@ func saveFigure(dir string, f *figure) (Plot, error) {
 		return Plot{}, fmt.Errorf("plot %s: %w", f.name, err)
 	}
 	p := Plot{Name: f.name, Title: f.title, PNG: f.name + ".png", SVG: f.name + ".svg"}
-	if err := WriteImages(dir, p, plotWidth, l.height(), l.draw); err != nil {
+	if err := WriteImages(dir, p, plotWidth, l.height(), vgimg.DefaultDPI, l.draw); err != nil {
 		return Plot{}, fmt.Errorf("plot %s: %w", f.name, err)
 	}
 	return p, nil

@@ -84,7 +84,7 @@ func WritePlots(dir string, axes []Axis, cells []Cell, specs []PlotSpec) ([]Plot
 			continue
 		}
 		p := Plot{Name: names[i], Title: fig.title, PNG: names[i] + ".png", SVG: names[i] + ".svg"}
-		if err := plotWriteImages(dir, p, fig.w, fig.h, fig.draw); err != nil {
+		if err := reports.WriteImages(dir, p, fig.w, fig.h, plotDPI, fig.draw); err != nil {
 			errs = append(errs, fmt.Errorf("plot %d (%s %s): %w", i+1, s.Kind, names[i], err))
 			continue
 		}
@@ -459,6 +459,10 @@ func plotSetRange(a *plot.Axis, metric string) {
 	}
 	a.Min, a.Max = lo, hi
 }
+
+// plotDPI is the PNGs' resolution: the sweep's figures carry small print
+// (facet titles, keys, values in squares) that 96 dpi blurs.
+const plotDPI = 144
 
 // plotFont is the default font at size points.
 func plotFont(size float64) font.Font {
