@@ -156,15 +156,6 @@ func (ps *plotPanels) describe() string {
 	return strings.Join(parts, "; ")
 }
 
-// allCells lists the panels' cells, for scales shared by every panel.
-func (ps *plotPanels) allCells() []Cell {
-	var out []Cell
-	for _, p := range ps.panels {
-		out = append(out, p.cells...)
-	}
-	return out
-}
-
 // layout starts a figure of these panels.
 func (ps *plotPanels) layout(title, subtitle string) *plotLayout {
 	w, h := plotPanelSize(ps.cols)

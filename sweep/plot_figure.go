@@ -229,6 +229,30 @@ func plotLegendBlock(entries []plotLegendEntry, width vg.Length) plotBlock {
 	}
 }
 
+// noCell marks panel i, titled title, as one where no cell ran.
+func (l *plotLayout) noCell(i int, title string) {
+	l.empty[i] = "no cell ran"
+	if title != "" {
+		l.empty[i] = title + ":\nno cell ran"
+	}
+}
+
+// newPanel starts panel i, titled title, in the figures' style. Panels
+// share their scales, so only the bottom row is labelled xLabel and only
+// the left column yLabel.
+func (l *plotLayout) newPanel(i int, title, xLabel, yLabel string) *plot.Plot {
+	several := l.rows*l.cols > 1
+	p := plot.New()
+	plotPanelStyle(p, title, several)
+	if !several || i/l.cols == l.rows-1 {
+		p.X.Label.Text = xLabel
+	}
+	if !several || i%l.cols == 0 {
+		p.Y.Label.Text = yLabel
+	}
+	return p
+}
+
 // plotPanelStyle sets a panel's fonts: smaller when there are several.
 func plotPanelStyle(p *plot.Plot, title string, several bool) {
 	p.Title.Text = title

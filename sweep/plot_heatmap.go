@@ -205,20 +205,10 @@ func plotHeatmap(axes []Axis, cells []Cell, s PlotSpec) (*plotFigure, error) {
 	for i, panel := range ps.panels {
 		g := grids[i]
 		if _, _, ok := g.zRange(); !ok {
-			l.empty[i] = "no cell ran"
-			if panel.title != "" {
-				l.empty[i] = panel.title + ":\nno cell ran"
-			}
+			l.noCell(i, panel.title)
 			continue
 		}
-		p := plot.New()
-		plotPanelStyle(p, panel.title, several)
-		if !several || i/ps.cols == ps.rows-1 {
-			p.X.Label.Text = plotAxisLabel(s.X)
-		}
-		if !several || i%ps.cols == 0 {
-			p.Y.Label.Text = plotAxisLabel(s.Y)
-		}
+		p := l.newPanel(i, panel.title, plotAxisLabel(s.X), plotAxisLabel(s.Y))
 		hm := plotter.NewHeatMap(g, pal)
 		hm.Min, hm.Max = lo, hi
 		hm.NaN = color.Gray{Y: 235}

@@ -145,7 +145,6 @@ func plotLines(axes []Axis, cells []Cell, s PlotSpec) (*plotFigure, error) {
 	}
 	subtitle := plotJoin(ps.describe(), lines+"; each point is one configuration: the mean over its runs; bars: 95% interval")
 	l := ps.layout(title, subtitle)
-	several := len(ps.panels) > 1
 	yr := plot.Axis{Min: ylo, Max: yhi}
 	plotSetRange(&yr, s.Y)
 	pad := (yr.Max - yr.Min) * 0.05
@@ -160,20 +159,10 @@ func plotLines(axes []Axis, cells []Cell, s PlotSpec) (*plotFigure, error) {
 	var order []int
 	for i, panel := range ps.panels {
 		if len(perPanel[i]) == 0 {
-			l.empty[i] = "no cell ran"
-			if panel.title != "" {
-				l.empty[i] = panel.title + ":\nno cell ran"
-			}
+			l.noCell(i, panel.title)
 			continue
 		}
-		p := plot.New()
-		plotPanelStyle(p, panel.title, several)
-		if !several || i/ps.cols == ps.rows-1 {
-			p.X.Label.Text = plotAxisLabel(s.X)
-		}
-		if !several || i%ps.cols == 0 {
-			p.Y.Label.Text = plotMetricLabel(s.Y)
-		}
+		p := l.newPanel(i, panel.title, plotAxisLabel(s.X), plotMetricLabel(s.Y))
 		p.Add(plotter.NewGrid())
 		for _, sr := range perPanel[i] {
 			var xys plotter.XYs

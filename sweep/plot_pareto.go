@@ -179,7 +179,6 @@ func plotPareto(axes []Axis, cells []Cell, s PlotSpec) (*plotFigure, error) {
 	subtitle := plotJoin(ps.describe(), fmt.Sprintf("one point per configuration, numbered as in the key; frontier: %s %s and %s %s; bars: 95%% interval",
 		plotWay(s.X), s.X, plotWay(s.Y), s.Y))
 	l := ps.layout(title, subtitle)
-	several := len(ps.panels) > 1
 	zeroName, positiveName := "configuration", ""
 	if splitZero {
 		zeroName, positiveName = s.Y+" = 0", s.Y+" > 0"
@@ -191,20 +190,10 @@ func plotPareto(axes []Axis, cells []Cell, s PlotSpec) (*plotFigure, error) {
 	for i, panel := range ps.panels {
 		pcs := perPanel[i]
 		if len(pcs) == 0 {
-			l.empty[i] = "no cell ran"
-			if panel.title != "" {
-				l.empty[i] = panel.title + ":\nno cell ran"
-			}
+			l.noCell(i, panel.title)
 			continue
 		}
-		p := plot.New()
-		plotPanelStyle(p, panel.title, several)
-		if !several || i/ps.cols == ps.rows-1 {
-			p.X.Label.Text = plotMetricLabel(s.X)
-		}
-		if !several || i%ps.cols == 0 {
-			p.Y.Label.Text = plotMetricLabel(s.Y)
-		}
+		p := l.newPanel(i, panel.title, plotMetricLabel(s.X), plotMetricLabel(s.Y))
 		grid := plotter.NewGrid()
 		grid.Vertical.Color = color.Gray{Y: 225}
 		grid.Horizontal.Color = color.Gray{Y: 225}
