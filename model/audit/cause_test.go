@@ -10,16 +10,23 @@ import (
 
 // causeWorld is three brokers' replicas of orders-0: broker 1 led epoch 0
 // and committed a, b and c with broker 2 in sync; broker 3 fell out of sync
-// after a and b (it holds a, and b when stale3b). Every replica has opened
-// its log once. down lists brokers whose replica the god view cannot see
-// (down, or not started yet).
+// after a and b (it holds a, and b when stale3b).
 func causeWorld(t *testing.T, stale3b bool) (*Audit, []*partlog.Log, map[int32]bool) {
 	t.Helper()
 	third := []vb{{"a", 0}}
 	if stale3b {
 		third = append(third, vb{"b", 0})
 	}
-	a, logs := replicaLogs(t, []vb{{"a", 0}, {"b", 0}, {"c", 0}}, []vb{{"a", 0}, {"b", 0}, {"c", 0}}, third)
+	return openedReplicas(t, 3, []vb{{"a", 0}, {"b", 0}, {"c", 0}}, []vb{{"a", 0}, {"b", 0}, {"c", 0}}, third)
+}
+
+// openedReplicas is brokers 1..3 holding the replicas of orders-0 given,
+// each opened once, with broker 1 leading epoch 0 and its high watermark at
+// hw. down lists brokers whose replica the god view cannot see (down, or
+// not started yet).
+func openedReplicas(t *testing.T, hw int64, first, second, third []vb) (*Audit, []*partlog.Log, map[int32]bool) {
+	t.Helper()
+	a, logs := replicaLogs(t, first, second, third)
 	down := map[int32]bool{}
 	a.SetReplicas(func(broker int32, _ metadata.TopicPartition) *partlog.Log {
 		if down[broker] {
@@ -30,7 +37,7 @@ func causeWorld(t *testing.T, stale3b bool) (*Audit, []*partlog.Log, map[int32]b
 	for b := int32(1); b <= 3; b++ {
 		a.ReplicaRecovered(b, tpOrders, logs[b-1], partlog.Recovery{TruncatedAt: -1})
 	}
-	a.ReplicaHW(1, tpOrders, 0, true, 3, logs[0])
+	a.ReplicaHW(1, tpOrders, 0, true, hw, logs[0])
 	return a, logs, down
 }
 
@@ -116,18 +123,7 @@ func TestElectionWhileAnInSyncReplicaIsDownIsSettledWhenItReturns(t *testing.T) 
 // the only in-sync copy, and the election only exposed it.
 func TestReplicaBackAfterTheNewLeaderCommittedIsJudgedByWhatTheElectionLost(t *testing.T) {
 	for _, keep := range []int64{1, 2} {
-		a, logs := replicaLogs(t, []vb{{"a", 0}, {"b", 0}, {"c", 0}}, []vb{{"a", 0}}, []vb{{"a", 0}})
-		down := map[int32]bool{}
-		a.SetReplicas(func(broker int32, _ metadata.TopicPartition) *partlog.Log {
-			if down[broker] {
-				return nil
-			}
-			return logs[broker-1]
-		})
-		for b := int32(1); b <= 3; b++ {
-			a.ReplicaRecovered(b, tpOrders, logs[b-1], partlog.Recovery{TruncatedAt: -1})
-		}
-		a.ReplicaHW(1, tpOrders, 0, true, 3, logs[0])
+		a, logs, down := openedReplicas(t, 3, []vb{{"a", 0}, {"b", 0}, {"c", 0}}, []vb{{"a", 0}}, []vb{{"a", 0}})
 		down[1] = true
 		a.w.Crash(a.brokerNode(1), true)
 		a.PartitionLeader(2, tpOrders, 1, logs[1], true)
@@ -160,18 +156,7 @@ func TestReplicaBackAfterTheNewLeaderCommittedIsJudgedByWhatTheElectionLost(t *t
 // in-sync copy, and the election only exposed it.
 func TestUncleanLeaderShortSinceAnOlderPowerLossIsNoRootCause(t *testing.T) {
 	for _, keep := range []int64{2, 3} {
-		a, logs := replicaLogs(t, []vb{{"a", 0}, {"b", 0}, {"c", 0}, {"d", 0}}, []vb{{"a", 0}}, []vb{{"a", 0}, {"b", 0}})
-		down := map[int32]bool{}
-		a.SetReplicas(func(broker int32, _ metadata.TopicPartition) *partlog.Log {
-			if down[broker] {
-				return nil
-			}
-			return logs[broker-1]
-		})
-		for b := int32(1); b <= 3; b++ {
-			a.ReplicaRecovered(b, tpOrders, logs[b-1], partlog.Recovery{TruncatedAt: -1})
-		}
-		a.ReplicaHW(1, tpOrders, 0, true, 2, logs[0])
+		a, logs, down := openedReplicas(t, 2, []vb{{"a", 0}, {"b", 0}, {"c", 0}, {"d", 0}}, []vb{{"a", 0}}, []vb{{"a", 0}, {"b", 0}})
 		b := logs[2].BatchAt(1)
 		powerLoss(a, logs, 3, 1)
 		if err := logs[2].Append([]*record.Batch{b}, false); err != nil {
