@@ -699,6 +699,7 @@ func (a *Audit) ReplicaRecovered(broker int32, tp metadata.TopicPartition, log *
 	// was already as long as it was; calling it short would excuse, as a
 	// power loss, committed data some other broker loses later.
 	lostData := now != before || rec.CorruptionReason != "" || rec.TruncatedAt >= 0
+	diskCause := diskCauseOf(opened, before, now, rec)
 	if end := p.agreesUpTo(log); lostData && end < p.committedEnd() {
 		if p.powerLossFrom < 0 || end < p.powerLossFrom {
 			p.powerLossFrom = end
@@ -710,13 +711,13 @@ func (a *Audit) ReplicaRecovered(broker int32, tp metadata.TopicPartition, log *
 		if p.diskCause == nil {
 			p.diskCause = map[int32]string{}
 		}
-		if c := diskCauseOf(opened, before, now, rec); c != "" {
-			p.diskCause[broker] = c
+		if diskCause != "" {
+			p.diskCause[broker] = diskCause
 		} else {
 			delete(p.diskCause, broker)
 		}
 	}
-	a.openedAfterElection(tp, p, broker, log, lostData, diskCauseOf(opened, before, now, rec))
+	a.openedAfterElection(tp, p, broker, log, lostData, diskCause)
 }
 
 // diskCauseOf is why a replica's recovery lost data from its disk, not only
