@@ -665,13 +665,3 @@ func (r *reader) name(f field, what string) string {
 	}
 	return s
 }
-
-// sortedKeys returns a map's keys in order, for messages.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -64,7 +65,7 @@ RUN_DIR is a run store folder (OUT/<scenario>/seed-<N>/).`,
 				}
 				if topic != "" {
 					names := final.TopicNames()
-					if !contains(names, topic) {
+					if !slices.Contains(names, topic) {
 						return usage("--topic %s: no such topic in %s (its topics: %s)", topic, dir, strings.Join(names, ", "))
 					}
 					final = final.Only(topic)
@@ -96,13 +97,4 @@ RUN_DIR is a run store folder (OUT/<scenario>/seed-<N>/).`,
 	cmd.Flags().StringVar(&topic, "topic", "", "describe only this topic")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the description as JSON")
 	return cmd
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

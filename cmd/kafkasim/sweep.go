@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -85,9 +84,7 @@ or a plot could not be drawn.`,
 			}
 			sum, err := sweep.Report(res, sweep.PlotSpecs(sw), sweep.Info{Name: sw.Name, File: args[0], Base: sw.BasePath, Version: versionString()})
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				if jerr := enc.Encode(sum); jerr != nil {
+				if jerr := writeJSON(cmd.OutOrStdout(), sum); jerr != nil {
 					return simulatorFailed("%v", jerr)
 				}
 			} else {
