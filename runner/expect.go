@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"kafkasim/checker"
 	"kafkasim/internal/plural"
 	"kafkasim/scenarios"
 )
@@ -32,11 +33,10 @@ func (res *Result) ViolationCount() int {
 
 func evaluate(s *scenarios.Scenario, res *Result) []ExpectationResult {
 	var out []ExpectationResult
-	st := res.Report.Stats
+	invariants := res.ViolationCount() - res.Report.Violations
 	for _, e := range s.Expect {
-		r := ExpectationResult{Key: e.Key}
 		if e.Bool != nil {
-			r.Want, r.Got = strconv.FormatBool(*e.Bool), strconv.FormatBool(res.Converged)
+			r := ExpectationResult{Key: e.Key, Want: strconv.FormatBool(*e.Bool), Got: strconv.FormatBool(res.Converged)}
 			r.OK = res.Converged == *e.Bool
 			if !res.Converged {
 				r.Got += " (" + res.ConvergeDetail + ")"
@@ -44,51 +44,74 @@ func evaluate(s *scenarios.Scenario, res *Result) []ExpectationResult {
 			out = append(out, r)
 			continue
 		}
-		if why := Unmeasured(e.Key, st.Attempted, st.Acked, res.Producers); why != "" {
-			r.Want, r.Got = e.Cmp.Text, "nothing to judge: "+why
-			out = append(out, r)
-			continue
-		}
-		var got float64
-		switch e.Key {
-		case "violations":
-			got = float64(res.ViolationCount())
-		case "invariants":
-			got = float64(res.ViolationCount() - res.Report.Violations)
-		case "availability":
-			got = st.Availability
-		case "lost-acked":
-			got = float64(st.LostAcked)
-		case "acked":
-			got = float64(st.Acked)
-		case "attempted":
-			got = float64(st.Attempted)
-		case "bytes-per-record":
-			var bytes, records float64
-			for _, p := range res.Producers {
-				bytes, records = bytes+float64(p.BytesSent), records+float64(p.Sent)
-			}
-			if records > 0 {
-				got = bytes / records
-			}
-		default:
-			if name, ok := strings.CutPrefix(e.Key, "bytes-per-record("); ok {
-				name = strings.TrimSuffix(name, ")")
-				for _, p := range res.Producers {
-					if p.Name == name {
-						got = p.BytesPerRecord
-					}
-				}
-				break
-			}
-			got = float64(res.Report.Count(e.Key))
-		}
-		r.Want = e.Cmp.Text
-		r.Got = FormatNumber(got)
-		r.OK = e.Cmp.Holds(got)
-		out = append(out, r)
+		out = append(out, judge(e, res.Report, invariants, res.Producers))
 	}
 	return out
+}
+
+// HistoryExpectations evaluates, for a history checked on its own
+// (kafkasim check), the expectations its report can show, as a run does:
+// not converged nor the producers' bytes per record, which need the run,
+// nor invariants unless invariants, the god view's broken invariants, were
+// read from the run's store (stored).
+func HistoryExpectations(s *scenarios.Scenario, rep *checker.Report, invariants int, stored bool) []ExpectationResult {
+	var out []ExpectationResult
+	for _, e := range s.Expect {
+		if e.Bool != nil || (e.Key == "invariants" && !stored) || strings.HasPrefix(e.Key, "bytes-per-record") {
+			continue // needs the run, not just its history
+		}
+		out = append(out, judge(e, rep, invariants, nil))
+	}
+	return out
+}
+
+// judge evaluates an expectation on a number: rep's, with invariants (the
+// god view's broken invariants) and the producers' figures. An expectation
+// the run measured nothing for fails (Unmeasured).
+func judge(e scenarios.Expectation, rep *checker.Report, invariants int, producers []ProducerStats) ExpectationResult {
+	st := rep.Stats
+	r := ExpectationResult{Key: e.Key, Want: e.Cmp.Text}
+	if why := Unmeasured(e.Key, st.Attempted, st.Acked, producers); why != "" {
+		r.Got = "nothing to judge: " + why
+		return r
+	}
+	var got float64
+	switch e.Key {
+	case "violations":
+		got = float64(rep.Violations + invariants)
+	case "invariants":
+		got = float64(invariants)
+	case "availability":
+		got = st.Availability
+	case "lost-acked":
+		got = float64(st.LostAcked)
+	case "acked":
+		got = float64(st.Acked)
+	case "attempted":
+		got = float64(st.Attempted)
+	case "bytes-per-record":
+		var bytes, records float64
+		for _, p := range producers {
+			bytes, records = bytes+float64(p.BytesSent), records+float64(p.Sent)
+		}
+		if records > 0 {
+			got = bytes / records
+		}
+	default:
+		if name, ok := strings.CutPrefix(e.Key, "bytes-per-record("); ok {
+			name = strings.TrimSuffix(name, ")")
+			for _, p := range producers {
+				if p.Name == name {
+					got = p.BytesPerRecord
+				}
+			}
+			break
+		}
+		got = float64(rep.Count(e.Key))
+	}
+	r.Got = FormatNumber(got)
+	r.OK = e.Cmp.Holds(got)
+	return r
 }
 
 // Unmeasured says why the run measured nothing an expectation could be

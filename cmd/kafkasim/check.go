@@ -100,7 +100,7 @@ Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 			if s != nil {
 				// The scenario's expectations decide instead: they say how
 				// many violations to expect (0 unless it says otherwise).
-				expected = checkExpectations(s, rep, invariants, storeSummary != "")
+				expected = runner.HistoryExpectations(s, rep, invariants, storeSummary != "")
 				failures = nil
 				for _, e := range expected {
 					if !e.OK {
@@ -293,41 +293,6 @@ func checkVerdict(violations int, withScenario bool, failures []string) string {
 		return "OK: no violation"
 	}
 	return "OK: expectations held (" + plural.Count(violations, "violation") + ", as expected)"
-}
-
-// checkExpectations evaluates the expectations a history can show, as run
-// lists them; with a run's folder (stored), its god view's invariants too.
-// As in a run, an expectation the history measured nothing for fails.
-func checkExpectations(s *scenarios.Scenario, rep *checker.Report, invariants int, stored bool) []runner.ExpectationResult {
-	var out []runner.ExpectationResult
-	for _, e := range s.Expect {
-		if e.Bool != nil || (e.Key == "invariants" && !stored) || strings.HasPrefix(e.Key, "bytes-per-record") {
-			continue // needs the run, not just its history
-		}
-		if why := runner.Unmeasured(e.Key, rep.Stats.Attempted, rep.Stats.Acked, nil); why != "" {
-			out = append(out, runner.ExpectationResult{Key: e.Key, Want: e.Cmp.Text, Got: "nothing to judge: " + why})
-			continue
-		}
-		var got float64
-		switch e.Key {
-		case "violations":
-			got = float64(rep.Violations + invariants)
-		case "invariants":
-			got = float64(invariants)
-		case "availability":
-			got = rep.Stats.Availability
-		case "lost-acked":
-			got = float64(rep.Stats.LostAcked)
-		case "acked":
-			got = float64(rep.Stats.Acked)
-		case "attempted":
-			got = float64(rep.Stats.Attempted)
-		default:
-			got = float64(rep.Count(e.Key))
-		}
-		out = append(out, runner.ExpectationResult{Key: e.Key, Want: e.Cmp.Text, Got: runner.FormatNumber(got), OK: e.Cmp.Holds(got)})
-	}
-	return out
 }
 
 func splitLines(s string) []string {
