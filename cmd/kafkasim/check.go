@@ -131,11 +131,8 @@ Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 					return err
 				}
 			} else {
-				st := rep.Stats
 				fmt.Fprintf(w, "%s: %d operations\n", path, nops)
-				fmt.Fprintf(w, "  writes: %d attempted, %d acknowledged, %d failed, %d unknown (%s); %s lost\n",
-					st.Attempted, st.Acked, st.Failed, st.Indeterminate, availabilityText(st.Attempted, st.Availability), plural.Count(st.LostAcked, "acknowledged write"))
-				fmt.Fprintf(w, "  reads:  %s, %s\n", plural.Count(st.Polls, "poll"), plural.Count(st.Records, "record"))
+				printStats(w, rep.Stats)
 				for _, line := range splitLines(rep.Summary()) {
 					fmt.Fprintf(w, "  %s\n", cutLongWords(line))
 				}

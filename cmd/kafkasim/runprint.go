@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"kafkasim/checker"
 	"kafkasim/internal/plural"
 	"kafkasim/runner"
 )
@@ -29,10 +30,7 @@ func printRun(w io.Writer, o runOutcome) {
 		fmt.Fprintf(w, "  %s\n", firstLines(res.CrashDetail, 3))
 	}
 	if rep := res.Report; rep != nil {
-		st := rep.Stats
-		fmt.Fprintf(w, "  writes: %d attempted, %d acknowledged, %d failed, %d unknown (%s); %s lost\n",
-			st.Attempted, st.Acked, st.Failed, st.Indeterminate, availabilityText(st.Attempted, st.Availability), plural.Count(st.LostAcked, "acknowledged write"))
-		fmt.Fprintf(w, "  reads:  %s, %s\n", plural.Count(st.Polls, "poll"), plural.Count(st.Records, "record"))
+		printStats(w, rep.Stats)
 		for _, a := range rep.Anomalies {
 			fmt.Fprintf(w, "  %-20s %-9s %6d  %s\n", a.Type, a.Verdict, a.Count, cutLongWords(a.Because))
 			fmt.Fprintf(w, "  %-20s %-9s %6s  e.g. %s\n", "", "", "", cutLongWords(a.Example.String()))
@@ -199,11 +197,14 @@ func cutLongWords(s string) string {
 // utf8Start reports whether c begins a UTF-8 encoded character.
 func utf8Start(c byte) bool { return c&0xC0 != 0x80 }
 
-// availabilityText is the share of attempted writes acknowledged, or says
-// there was none to share.
-func availabilityText(attempted int, availability float64) string {
-	if attempted == 0 {
-		return "availability: no write attempted"
+// printStats writes the "writes:" and "reads:" lines of a run's or a
+// check's text summary.
+func printStats(w io.Writer, st checker.Stats) {
+	availability := fmt.Sprintf("availability %.1f%%", 100*st.Availability)
+	if st.Attempted == 0 {
+		availability = "availability: no write attempted"
 	}
-	return fmt.Sprintf("availability %.1f%%", 100*availability)
+	fmt.Fprintf(w, "  writes: %d attempted, %d acknowledged, %d failed, %d unknown (%s); %s lost\n",
+		st.Attempted, st.Acked, st.Failed, st.Indeterminate, availability, plural.Count(st.LostAcked, "acknowledged write"))
+	fmt.Fprintf(w, "  reads:  %s, %s\n", plural.Count(st.Polls, "poll"), plural.Count(st.Records, "record"))
 }
