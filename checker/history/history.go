@@ -6,6 +6,7 @@ package history
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -66,14 +67,7 @@ var Operations = []string{FSend, FPoll, FCommit, FFetchCommitted, FAssign, FRevo
 	FTxnBegin, FTxnCommit, FTxnAbort, FSideEffect, FProcess, FCrash, FRestart}
 
 // IsOperation says whether f is one of Operations.
-func IsOperation(f string) bool {
-	switch f {
-	case FSend, FPoll, FCommit, FFetchCommitted, FAssign, FRevoke,
-		FTxnBegin, FTxnCommit, FTxnAbort, FSideEffect, FProcess, FCrash, FRestart:
-		return true
-	}
-	return false
-}
+func IsOperation(f string) bool { return slices.Contains(Operations, f) }
 
 // Record is one record a poll returned.
 //
