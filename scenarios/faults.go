@@ -325,6 +325,14 @@ func diskFaultEnds(k sim.DiskFaultKind) bool {
 	return k != sim.DiskCorrupt && k != sim.DiskReadError
 }
 
+// nemesisEnds reports whether a nemesis rule's faults last until they are
+// undone. A disconnect, and a disk corrupt or read-error, do not: they take
+// no duration, and none is drawn for them, so that nothing holds the rule's
+// next fault back.
+func nemesisEnds(kind string, disk sim.DiskFaultKind) bool {
+	return undoKey[kind] != "" && (kind != "disk" || diskFaultEnds(disk))
+}
+
 var diskKinds = func() []string {
 	out := make([]string, len(sim.DiskFaultKinds))
 	for i, k := range sim.DiskFaultKinds {
@@ -571,7 +579,7 @@ func (r *reader) nemesis(f field, s *Scenario) {
 		if rule.Fault.Kind != sim.FaultPartition && rule.Fault.Target == "" {
 			rule.Fault.Target = "random-broker"
 		}
-		if !downSet {
+		if !downSet && nemesisEnds(kind, rule.Fault.Disk) {
 			rule.Down = sim.Range{Min: time.Second, Max: 10 * time.Second}
 		}
 		if r.failures > errsBefore {

@@ -38,6 +38,8 @@ func FuzzParse(f *testing.F) {
 		// Errors in several sections, and cross-checks over them.
 		"duration: 5\ncluster: {brokers: 65}\ntopics: [{name: t, replication.factor: 4}]\nfaults: [{at: 9s, crash: broker-5}]",
 		"nemesis: [{fault: partition, shape: halves, among: role(broker), every: 1s..2s, down: 3s}]",
+		// Rules of faults that do not end.
+		"nemesis: [{fault: disconnect, every: 1s}, {fault: disk, disk: read-error, every: 2s}]",
 	} {
 		f.Add([]byte(s))
 	}

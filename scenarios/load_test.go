@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"kafkasim/sim"
 )
 
 // The resolved form of every scenario loads back to the same resolved form:
@@ -289,5 +291,33 @@ func TestAfterElectionsIsReadAndWritten(t *testing.T) {
 	plain, _ := Parse("base.yaml", []byte(base))
 	if plain.Faults[0].AfterElections != 0 {
 		t.Fatal("a fault without after-elections waits for elections")
+	}
+}
+
+// A nemesis fault that does not end (a disconnect, a disk corrupt or
+// read-error) takes no duration: none is drawn, so its next fault comes
+// `every` after it (not after a duration it does not have), and the
+// resolved scenario, which the run store keeps for replay, loads again.
+func TestNemesisFaultsThatDoNotEndHaveNoDuration(t *testing.T) {
+	for _, rule := range []string{
+		"{ fault: disconnect, every: 2s }",
+		"{ fault: disk, disk: corrupt, every: 2s }",
+		"{ fault: disk, disk: read-error, every: 2s }",
+	} {
+		src := strings.Replace(base, "expect:", "nemesis:\n  - "+rule+"\nexpect:", 1)
+		s, err := Parse("lasting.yaml", []byte(src))
+		if err != nil {
+			t.Fatalf("%s: %v", rule, err)
+		}
+		if d := s.Nemesis[0].Rule.Down; d != (sim.Range{}) {
+			t.Errorf("%s: lasts %v..%v", rule, d.Min, d.Max)
+		}
+		out, err := s.Resolved()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Parse("resolved.yaml", out); err != nil {
+			t.Errorf("%s: the resolved scenario does not load: %v\n%s", rule, err, out)
+		}
 	}
 }

@@ -257,7 +257,9 @@ func nemesisNode(n NemesisRule) *yaml.Node {
 		put(m, "drift-ppm", plain(strconv.FormatInt(r.Fault.DriftPPM, 10)))
 	}
 	put(m, "every", str(formatRange(r.Every)))
-	put(m, "down", str(formatRange(r.Down)))
+	if nemesisEnds(n.Key, r.Fault.Disk) {
+		put(m, "down", str(formatRange(r.Down)))
+	}
 	return m
 }
 
