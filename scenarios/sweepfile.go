@@ -78,7 +78,7 @@ func PlotAveragedAxes(kind string, named []string, axes []SweepAxis) []string {
 	}
 	var out []string
 	for _, a := range axes {
-		if a.Name == SeedAxis || contains(named, a.Name) || distinct(a.Values) < 2 {
+		if a.Name == SeedAxis || contains(named, a.Name) || len(a.Values) < 2 {
 			continue
 		}
 		out = append(out, a.Name)
@@ -97,14 +97,6 @@ func (p SweepPlot) Named() []string {
 		out = append(out, w.Axis)
 	}
 	return out
-}
-
-func distinct(vs []string) int {
-	seen := map[string]bool{}
-	for _, v := range vs {
-		seen[v] = true
-	}
-	return len(seen)
 }
 
 // Limits of a sweep, so that a typo cannot make one that never ends.
@@ -393,21 +385,31 @@ func (r *reader) sweepPlotAxes(p SweepPlot, path string, item, whereNode *yaml.N
 			return
 		}
 	}
-	averaged := PlotAveragedAxes(p.Kind, p.Named(), axes)
+	if err := PlotPanelsFit(p.Facets, PlotAveragedAxes(p.Kind, p.Named(), axes), axes); err != nil {
+		r.fail(item, path, "%v", err)
+	}
+}
+
+// PlotPanelsFit says why a plot would draw too many panels to read (nil
+// when it would not): it draws one per combination of the values of its
+// facets and of the axes it would otherwise average over (averaged, see
+// PlotAveragedAxes), at most SweepPanelsMax.
+func PlotPanelsFit(facets, averaged []string, axes []SweepAxis) error {
 	panels := 1
 	for _, a := range axes {
-		if contains(p.Facets, a.Name) || contains(averaged, a.Name) {
-			panels *= distinct(a.Values)
+		if contains(facets, a.Name) || contains(averaged, a.Name) {
+			panels *= len(a.Values)
 		}
 	}
-	if panels > SweepPanelsMax {
-		msg := fmt.Sprintf("%d panels is more than %d", panels, SweepPanelsMax)
-		if len(averaged) > 0 {
-			msg = fmt.Sprintf("the plot does not draw %s, and a plot never averages over configurations: "+
-				"it would draw one panel per combination of their values (%s)", strings.Join(averaged, ", "), msg)
-		}
-		r.fail(item, path, "%s; fix axes with where: {axis: value}, or draw them as x, y or series", msg)
+	if panels <= SweepPanelsMax {
+		return nil
 	}
+	msg := fmt.Sprintf("%d panels is more than %d", panels, SweepPanelsMax)
+	if len(averaged) > 0 {
+		msg = fmt.Sprintf("the plot does not draw %s, and a plot never averages over configurations: "+
+			"it would draw one panel per combination of their values (%s)", strings.Join(averaged, ", "), msg)
+	}
+	return fmt.Errorf("%s; fix axes with where: {axis: value}, or draw them as x, y or series", msg)
 }
 
 func isAnomalyType(s string) bool {

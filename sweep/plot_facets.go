@@ -74,13 +74,8 @@ func plotSplit(axes []Axis, cells []Cell, s PlotSpec) (*plotPanels, error) {
 		ps.facets = append(ps.facets, a)
 		n *= len(a.values)
 	}
-	if n > scenarios.SweepPanelsMax {
-		msg := fmt.Sprintf("%d panels is more than %d", n, scenarios.SweepPanelsMax)
-		if len(ps.auto) > 0 {
-			msg = fmt.Sprintf("the plot does not draw %s and never averages over configurations: "+
-				"one panel per combination of their values would be %s", strings.Join(ps.auto, ", "), msg)
-		}
-		return nil, fmt.Errorf("%s; fix axes with where, or draw them as x, y or series", msg)
+	if err := scenarios.PlotPanelsFit(s.Facets, ps.auto, sa); err != nil {
+		return nil, err
 	}
 	ps.rows, ps.cols = plotGridShape(ps.facets, n)
 	ps.panels = make([]plotPanel, n)
