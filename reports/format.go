@@ -32,9 +32,6 @@ func fmtTime(d time.Duration) string {
 	return s
 }
 
-// fmtDuration is fmtTime under the name the page's figures use.
-func fmtDuration(d time.Duration) string { return fmtTime(d) }
-
 // fmtMillis labels a latency tick given in milliseconds: "0", "0.5ms",
 // "250ms", "1.5s".
 func fmtMillis(ms float64) string {

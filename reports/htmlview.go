@@ -95,8 +95,8 @@ func newPage(r *Run, plots []Plot, dir string) *page {
 	p := &page{
 		Run:          r,
 		VerdictClass: verdictClass(r.Verdict),
-		SimTime:      fmtDuration(r.SimTime),
-		WallTime:     fmtDuration(r.WallTime),
+		SimTime:      fmtTime(r.SimTime),
+		WallTime:     fmtTime(r.WallTime),
 		EventsPerSec: "–",
 		SimPerWall:   "–",
 		Availability: fmt.Sprintf("%.2f%%", 100*r.Writes.Availability),
@@ -131,7 +131,7 @@ func newPage(r *Run, plots []Plot, dir string) *page {
 			break
 		}
 		p.Faults = append(p.Faults, faultView{
-			At: fmtDuration(f.At), Kind: f.Kind, What: f.What, Nodes: strings.Join(f.Nodes, ", "),
+			At: fmtTime(f.At), Kind: f.Kind, What: f.What, Nodes: strings.Join(f.Nodes, ", "),
 			Origin: f.Origin, Undo: f.Undo, Skipped: f.Skipped,
 		})
 	}
