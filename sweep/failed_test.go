@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -50,7 +51,7 @@ func TestFailedRunsAreReportedAndReplayable(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := res.Records[f.Cell][0]
-	if got := formatHash(r.TraceHash); got != rec.TraceHash || r.Verdict != runner.Fail {
+	if got := fmt.Sprintf("%016x", r.TraceHash); got != rec.TraceHash || r.Verdict != runner.Fail {
 		t.Errorf("replay: trace %s, verdict %s; the sweep's run had %s, %s", got, r.Verdict, rec.TraceHash, rec.Verdict)
 	}
 	// A passing run leaves no scenario behind.
@@ -101,16 +102,6 @@ func TestFailedRunsAreReportedAndReplayable(t *testing.T) {
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("the scenario of a run that now passes is still there: %v", err)
 	}
-}
-
-func formatHash(h uint64) string {
-	const digits = "0123456789abcdef"
-	b := make([]byte, 16)
-	for i := 15; i >= 0; i-- {
-		b[i] = digits[h&15]
-		h >>= 4
-	}
-	return string(b)
 }
 
 // A metric that an axis moves in no run gets a note: the plot of it along
