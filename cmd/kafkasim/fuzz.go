@@ -54,7 +54,8 @@ first failure. Ctrl-C (or SIGTERM) stops the campaign and keeps what was found; 
 seeds and fault schedules). --bugs switches bug-zoo entries on. --shard K/N (0 <= K < N)
 runs the seeds start+K, start+N+K, start+2N+K, ..., so that N machines split one
 seed range without overlap.
-Exit 1 when a failure was found, 0 otherwise.`,
+Exit 0 when no failure was found, 1 when one was, 2 for a bad flag or --base
+scenario, 3 when the simulator itself failed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts := fuzz.Options{Runs: runs, Time: duration, Parallel: parallel, Out: out, SeedStart: seedStart, MaxFailures: maxFails}
@@ -130,7 +131,7 @@ Exit 1 when a failure was found, 0 otherwise.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&base, "base", "", "fuzz around this scenario's cluster, topics and clients")
+	cmd.Flags().StringVar(&base, "base", "", "fuzz around this scenario's cluster, topics and clients (a file, or a bundled scenario's name)")
 	cmd.Flags().IntVar(&runs, "runs", 0, "number of runs (default 100 unless --time is given)")
 	cmd.Flags().DurationVar(&duration, "time", 0, "stop after this much wall time")
 	cmd.Flags().IntVar(&parallel, "parallel", 0, "runs at once (default: every core)")
