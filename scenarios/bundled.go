@@ -59,14 +59,19 @@ func bundledName(arg string) (string, bool) {
 
 // Open loads a scenario named on a command line: a file, or else a bundled
 // scenario by name. A file wins over a bundled scenario of the same name, so
-// that an edited copy in the working folder is the one that runs.
+// that an edited copy in the working folder is the one that runs; a folder
+// does not (a run store's root holds one per scenario).
 func Open(arg string) (*Scenario, error) {
-	if _, err := os.Stat(arg); err == nil || !errors.Is(err, fs.ErrNotExist) {
+	st, err := os.Stat(arg)
+	if (err == nil && !st.IsDir()) || (err != nil && !errors.Is(err, fs.ErrNotExist)) {
 		return LoadFile(arg)
 	}
 	if data, ok := BundledSource(arg); ok {
 		name, _ := bundledName(arg)
 		return Parse("scenarios/"+name+".yaml", data)
+	}
+	if err == nil {
+		return LoadFile(arg) // a folder: LoadFile says it is not a file
 	}
 	return nil, &Error{File: arg, Msg: "no such file, and no bundled scenario of that name (kafkasim scenarios list names them)"}
 }
