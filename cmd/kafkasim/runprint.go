@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"kafkasim/checker"
 	"kafkasim/internal/plural"
@@ -171,7 +172,7 @@ func cutLongWords(s string) string {
 		word := s[start:end]
 		if len(word) > wordMax {
 			keep := wordMax - 16
-			for keep > 0 && !utf8Start(word[keep]) {
+			for keep > 0 && !utf8.RuneStart(word[keep]) {
 				keep--
 			}
 			fmt.Fprintf(&b, "%s…(+%d bytes)", word[:keep], len(word)-keep)
@@ -193,9 +194,6 @@ func cutLongWords(s string) string {
 	flush(len(s))
 	return b.String()
 }
-
-// utf8Start reports whether c begins a UTF-8 encoded character.
-func utf8Start(c byte) bool { return c&0xC0 != 0x80 }
 
 // printStats writes the "writes:" and "reads:" lines of a run's or a
 // check's text summary.
