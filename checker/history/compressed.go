@@ -19,7 +19,8 @@ var gzipMagic = []byte{0x1f, 0x8b}
 // they are a gzip stream (several streams one after another, as cat writes
 // them, read as one).
 func uncompressed(r io.Reader) (io.Reader, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
+	src := &source{r: r}
+	br := bufio.NewReaderSize(src, 1<<16)
 	head, err := br.Peek(len(gzipMagic))
 	if err != nil && err != io.EOF {
 		return nil, err
@@ -29,9 +30,35 @@ func uncompressed(r io.Reader) (io.Reader, error) {
 	}
 	z, err := gzip.NewReader(br)
 	if err != nil {
-		return nil, &gzipError{err}
+		return nil, src.label(err)
 	}
-	return gunzipper{z}, nil
+	return gunzipper{z, src}, nil
+}
+
+// source remembers the error its reader failed with, so that the same
+// error coming back through the decompressor is told to be the reader's (a
+// disk that cannot be read), not the stream's.
+type source struct {
+	r   io.Reader
+	err error
+}
+
+func (s *source) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil && err != io.EOF {
+		s.err = err
+	}
+	return n, err
+}
+
+// label marks an error of the decompressor as the stream's, unless it is
+// the reader's own.
+func (s *source) label(err error) error {
+	var ge *gzipError
+	if err == nil || err == io.EOF || errors.As(err, &ge) || (s.err != nil && errors.Is(err, s.err)) {
+		return err
+	}
+	return &gzipError{err}
 }
 
 // gzipError is the compressed stream being malformed (truncated, a wrong
@@ -46,15 +73,12 @@ func (e *gzipError) Error() string {
 }
 func (e *gzipError) Unwrap() error { return e.err }
 
-type gunzipper struct{ z *gzip.Reader }
+type gunzipper struct {
+	z   *gzip.Reader
+	src *source
+}
 
 func (g gunzipper) Read(p []byte) (int, error) {
 	n, err := g.z.Read(p)
-	if err != nil && err != io.EOF {
-		var pe *gzipError
-		if !errors.As(err, &pe) {
-			err = &gzipError{err}
-		}
-	}
-	return n, err
+	return n, g.src.label(err)
 }

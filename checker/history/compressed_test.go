@@ -93,3 +93,33 @@ func TestAMalformedLineBeforeABrokenStreamIsTheError(t *testing.T) {
 		t.Fatalf("got %v, want line 3's invalid JSON", err)
 	}
 }
+
+// failingReader hands out its bytes, then fails as a disk would.
+type failingReader struct {
+	data []byte
+	err  error
+}
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	if len(f.data) == 0 {
+		return 0, f.err
+	}
+	n := copy(p, f.data)
+	f.data = f.data[n:]
+	return n, nil
+}
+
+// A compressed history whose file cannot be read to its end is an error
+// reading it, not a malformed stream: the reader's own error comes back as
+// it was, not as gzip's.
+func TestAReadErrorUnderACompressedHistoryIsNotTheStreams(t *testing.T) {
+	whole := gzipped(t, twoSends+twoPolls)
+	ioErr := errors.New("input/output error")
+	for _, cut := range []int{5, len(whole) / 2} {
+		_, err := ReadAll(&failingReader{data: whole[:cut], err: ioErr})
+		var pe *ParseError
+		if !errors.Is(err, ioErr) || errors.As(err, &pe) || strings.Contains(err.Error(), "gzip") {
+			t.Errorf("cut at %d: got %v, want the reader's own error", cut, err)
+		}
+	}
+}
