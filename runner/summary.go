@@ -6,6 +6,7 @@ import (
 
 	"kafkasim/checker"
 	"kafkasim/checker/history"
+	"kafkasim/internal/plural"
 	"kafkasim/reports"
 	"kafkasim/sim"
 )
@@ -159,7 +160,7 @@ func (res *Result) Summary(version string) Summary {
 		if inv.Count == 0 {
 			s.Invariants[inv.Name] = "ok"
 		} else {
-			s.Invariants[inv.Name] = fmt.Sprintf("violated %s: %s", timesText(inv.Count), inv.Detail)
+			s.Invariants[inv.Name] = fmt.Sprintf("violated %s: %s", plural.Times(inv.Count), inv.Detail)
 		}
 	}
 	for _, l := range res.Losses {
@@ -187,14 +188,6 @@ func (res *Result) Summary(version string) Summary {
 		s.Warnings = append(s.Warnings, v)
 	}
 	return s
-}
-
-// timesText says "once", "2 times".
-func timesText(n int) string {
-	if n == 1 {
-		return "once"
-	}
-	return fmt.Sprintf("%d times", n)
 }
 
 // ReportData is what the report shows.

@@ -59,7 +59,7 @@ func printRun(w io.Writer, o runOutcome) {
 	for _, inv := range res.Invariants {
 		if inv.Count > 0 {
 			broken++
-			fmt.Fprintf(w, "  invariant %s violated %s: %s\n", inv.Name, plural.Count(inv.Count, "time"), cutLongWords(inv.Detail))
+			fmt.Fprintf(w, "  invariant %s violated %s: %s\n", inv.Name, plural.Times(inv.Count), cutLongWords(inv.Detail))
 		}
 	}
 	if broken == 0 && res.Verdict != runner.Crash {

@@ -22,3 +22,11 @@ func Count[N ~int | ~int64 | ~uint64](n N, noun string) string {
 	}
 	return count + " " + noun + "s"
 }
+
+// Times says how often: "once", "2 times".
+func Times(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return Count(n, "time")
+}

@@ -20,3 +20,9 @@ func TestCount(t *testing.T) {
 		t.Errorf("Count(uint64(1)) = %q", got)
 	}
 }
+
+func TestTimes(t *testing.T) {
+	if Times(1) != "once" || Times(2) != "2 times" || Times(0) != "0 times" {
+		t.Fatalf("%q %q %q", Times(1), Times(2), Times(0))
+	}
+}
