@@ -250,7 +250,11 @@ func (rm *replicaManager) appendAsLeader(tp metadata.TopicPartition, p *partitio
 	// UnifiedLog.append flushed synchronously: Partition raises the high
 	// watermark, and the fetch purgatory sees the new data, once
 	// appendAsLeader returns.
-	p.appendedFrom(stamped.BaseOffset, before, func() { rm.appended(tp, p) })
+	if rm.gate.Issued() == before {
+		rm.appended(tp, p) // nothing to flush (no closure to allocate)
+	} else {
+		p.appendedFrom(stamped.BaseOffset, before, func() { rm.appended(tp, p) })
+	}
 	return stamped.BaseOffset, stamped.LastOffset(), proto.None
 }
 
