@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 )
 
 // The history analysis. An analyzer takes a history one operation at a time

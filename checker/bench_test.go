@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 )
 
 // genHistory generates a clean history of about n operations over a topic of

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 )
 
 // Config is what the configuration under test promises, and what happened to

@@ -3,7 +3,7 @@ package checker
 import (
 	"testing"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 )
 
 // hb builds histories for tests.

@@ -3,7 +3,7 @@ package checker
 import (
 	"testing"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 )
 
 // Jepsen's rule for a write nobody read — reads went on past it — holds

@@ -3,7 +3,7 @@ package checker
 import (
 	"sort"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 )
 
 // Consumer groups in a history.

@@ -3,7 +3,7 @@ package checker
 import (
 	"testing"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 )
 
 func (h *hb) rebalance(process, f, group string, parts ...string) {

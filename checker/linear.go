@@ -14,7 +14,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 )
 
 // Linearizability with porcupine, per topic-partition and per (group,

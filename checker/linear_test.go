@@ -10,7 +10,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 )
 
 func onlyAnomaly(t *testing.T, r *Report, typ string) {

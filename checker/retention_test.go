@@ -3,7 +3,7 @@ package checker
 import (
 	"testing"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 )
 
 // keyed sends a keyed record.

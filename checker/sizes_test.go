@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 )
 
 // exactSizes counts what Config.Sizes describes, from the operations.

@@ -1,7 +1,7 @@
 package checker
 
 import (
-	"kafkasim/checker/history"
+	"kafkasim/history"
 )
 
 // Transactions (KIP-98) in a history: txn-begin / txn-commit / txn-abort

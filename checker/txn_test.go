@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 )
 
 // txn opens a transaction on a process and returns the index of its

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 )
 
 var update = flag.Bool("update", false, "rewrite VERDICTS.md from the verdict table")

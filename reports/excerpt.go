@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 )
 
 // maxExcerptRows caps the history excerpt: a history can hold millions of

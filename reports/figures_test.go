@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 )
 
 // finalRecords is how many records the final reader of withFinalReads

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 )
 
 // hostile is a record value that must come out of the report as text.

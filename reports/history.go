@@ -1,6 +1,6 @@
 package reports
 
-import "kafkasim/checker/history"
+import "kafkasim/history"
 
 // History is the client history a report reads. A run's recorder serves it
 // without building every operation at once (a long run's history, its

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 )
 
 // renderReport writes the synthetic run's plots and report into a temp dir

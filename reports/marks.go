@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 )
 
 // Every time axis of the report (the timeline and each plot) marks the

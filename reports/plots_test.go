@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 )
 
 func plotNames(ps []Plot) []string {

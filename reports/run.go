@@ -3,7 +3,7 @@ package reports
 import (
 	"time"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 )
 
 // Run is everything a report shows about one run: plain data, filled in by

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"time"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 )
 
 // clientSeries are the per-bucket figures of the client history that the

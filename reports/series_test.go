@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 )
 
 // A producer with two sends in flight gets its completions back out of

@@ -4,7 +4,7 @@ import (
 	"sort"
 	"time"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 )
 
 // sortedSamples returns the timeline in time order without touching the

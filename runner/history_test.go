@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 	"kafkasim/scenarios"
 )
 

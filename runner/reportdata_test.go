@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 	"kafkasim/sim"
 )
 

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"kafkasim/checker"
-	"kafkasim/checker/history"
+	"kafkasim/history"
 	"kafkasim/model/audit"
 	"kafkasim/model/cluster"
 	"kafkasim/model/reader"

@@ -11,7 +11,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 	"kafkasim/internal/jsonstr"
 	"kafkasim/reports"
 	"kafkasim/sim"

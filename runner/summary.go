@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"kafkasim/checker"
-	"kafkasim/checker/history"
+	"kafkasim/history"
 	"kafkasim/internal/plural"
 	"kafkasim/reports"
 	"kafkasim/sim"

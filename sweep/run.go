@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"kafkasim/checker"
-	"kafkasim/checker/history"
+	"kafkasim/history"
 	"kafkasim/runner"
 	"kafkasim/scenarios"
 )

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"kafkasim/checker"
-	"kafkasim/checker/history"
+	"kafkasim/history"
 	"kafkasim/internal/plural"
 	"kafkasim/runner"
 	"kafkasim/scenarios"

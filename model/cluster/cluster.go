@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 	"kafkasim/model/admin"
 	"kafkasim/model/audit"
 	"kafkasim/model/broker"

@@ -8,7 +8,7 @@ import (
 
 	"kafkasim/sim"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 	"kafkasim/model/producer"
 	"kafkasim/model/reader"
 )

@@ -6,7 +6,7 @@ import (
 
 	"pgregory.net/rapid"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 	"kafkasim/model/proto"
 	"kafkasim/sim"
 )

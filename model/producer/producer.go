@@ -21,7 +21,7 @@ import (
 	"strings"
 	"time"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 	"kafkasim/internal/corrlist"
 	"kafkasim/internal/spare"
 	"kafkasim/model/proto"

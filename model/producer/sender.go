@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 	"kafkasim/model/proto"
 	"kafkasim/model/record"
 	"kafkasim/sim"

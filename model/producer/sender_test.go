@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 	"kafkasim/model/producer"
 	"kafkasim/model/proto"
 	"kafkasim/model/record"

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"kafkasim/checker/history"
+	"kafkasim/history"
 	"kafkasim/internal/corrlist"
 	"kafkasim/model/proto"
 	"kafkasim/model/record"

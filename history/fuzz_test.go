@@ -17,7 +17,7 @@ import (
 // never a panic or a hang; every line it accepts is one JSON object naming
 // an operation of the format, a type and a process; and what decodes writes
 // back to JSON that decodes to the same operations. `go test -run '^$'
-// -fuzz FuzzDecoder ./checker/history/` explores further; the seed corpus
+// -fuzz FuzzDecoder ./history/` explores further; the seed corpus
 // and testdata/fuzz/FuzzDecoder run with every `go test`.
 func FuzzDecoder(f *testing.F) {
 	for _, s := range []string{
