@@ -118,7 +118,7 @@ type Result struct {
 	ConvergeGrace time.Duration
 	ConvergeBasis string
 	// Stuck are replicas convergence did not wait for: kept out of their
-	// ISR by a corrupt leader epoch, as Kafka keeps them (StuckReplicas).
+	// ISR by a corrupt leader epoch, as Kafka keeps them (Cluster.StuckReplicas).
 	Stuck          []string
 	FinalReadsDone bool
 	Faults         []sim.FaultRecord
@@ -311,7 +311,7 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 	res.Faults = w.FaultLog()
 	res.Violations = c.Audit.Violations()
 	res.Losses = c.Audit.Losses()
-	res.Stuck = StuckReplicas(c)
+	res.Stuck = c.StuckReplicas()
 	if !res.Converged && len(res.Stuck) > 0 {
 		// Undetected corruption left a replica Kafka cannot bring back
 		// without an operator; what depends on it (a min ISR it must be
@@ -449,7 +449,9 @@ func checkerConfig(s *scenarios.Scenario, c *cluster.Cluster) checker.Config {
 			cc.UncleanElections++
 		}
 	}
-	cc.HeldBack = heldBack(c)
+	for _, h := range c.HeldBack() {
+		cc.HeldBack = append(cc.HeldBack, checker.HeldBack{Partition: h.Partition, From: h.From, To: h.To})
+	}
 	for _, f := range c.Audit.ForgottenBatches() {
 		cc.Forgotten = append(cc.Forgotten, checker.ForgottenBatch{Partition: f.Partition, From: f.From, To: f.To})
 	}
