@@ -104,6 +104,10 @@ type Config struct {
 	// named <Name>-0 .. <Name>-(Count-1).
 	Producers []ProducerSpec
 	Readers   []ReaderSpec
+	// FinalReader names the reader (one of Readers, of one instance) that
+	// makes the final reads once the cluster has converged: convergence
+	// does not wait for it to catch up. Empty: none.
+	FinalReader string
 }
 
 // compacted reports whether topic's cleanup.policy (its own, or the
@@ -156,6 +160,8 @@ type Cluster struct {
 	Admin       sim.NodeID
 	Producers   []sim.NodeID
 	Readers     []sim.NodeID
+	// FinalReader is the node of Config.FinalReader, or sim.NoNode.
+	FinalReader sim.NodeID
 	// History is what the clients recorded.
 	History *history.Recorder
 	// electionWaits are faults waiting for KRaft elections (see
@@ -248,6 +254,9 @@ func Build(cfg Config) (*Cluster, error) {
 	if cfg.Controllers < 1 || cfg.Brokers < 1 {
 		return nil, fmt.Errorf("cluster: need at least one controller and one broker")
 	}
+	if cfg.FinalReader != "" && !slices.ContainsFunc(cfg.Readers, func(r ReaderSpec) bool { return r.Name == cfg.FinalReader && r.Count == 1 }) {
+		return nil, fmt.Errorf("cluster: the final reader %q is not a reader of one instance", cfg.FinalReader)
+	}
 	bugs := map[string]bool{}
 	for _, b := range cfg.Bugs {
 		if !slices.Contains(KnownBugs, b) {
@@ -260,7 +269,7 @@ func Build(cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	w := sim.NewWorld(opts)
-	c := &Cluster{cfg: cfg, World: w}
+	c := &Cluster{cfg: cfg, World: w, FinalReader: sim.NoNode}
 	c.Audit = audit.New(w)
 	rack := func(i int) string {
 		if len(cfg.Racks) == 0 {
@@ -361,6 +370,9 @@ func Build(cfg Config) (*Cluster, error) {
 			rc.Recorder = c.History
 			rc.NoEpochValidation = bugs[BugNoConsumerEpochValidation]
 			c.Readers = append(c.Readers, w.AddNode(sim.NodeSpec{Name: rc.Name, Role: RoleConsumer, New: reader.New(rc)}))
+			if rs.Name == cfg.FinalReader {
+				c.FinalReader = c.Readers[len(c.Readers)-1]
+			}
 		}
 	}
 	// A client process that dies cannot record it: the world tells the
