@@ -17,7 +17,6 @@ import (
 	"kafkasim/history"
 	"kafkasim/model/audit"
 	"kafkasim/model/cluster"
-	"kafkasim/model/reader"
 	"kafkasim/reports"
 	"kafkasim/scenarios"
 	"kafkasim/sim"
@@ -132,9 +131,6 @@ type Result struct {
 	// Interrupted: Options.Stop ended the run before it finished (its
 	// Verdict is Crash and nothing was checked).
 	Interrupted bool
-	stop        <-chan struct{}
-
-	unconfirmed []string // acks=0 probe values the final reads must hold
 }
 
 // Invariant is one god-view invariant.
@@ -147,197 +143,87 @@ type Invariant struct {
 // Run executes a scenario. An error means the scenario could not start (a
 // bug in validation); a simulator failure during the run is a Result with
 // Verdict Crash.
-// watchCluster, when a test sets it, is handed the cluster a run builds.
-var watchCluster func(*cluster.Cluster)
+func Run(s *scenarios.Scenario, opts Options) (*Result, error) {
+	return newExecution(s, opts).execute()
+}
 
-func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
+// execution is one run of a scenario as it goes through its phases
+// (execute lists them in order). Each phase that runs the world returns why
+// the run stopped early, or "": execute ends a stopped run in one place.
+type execution struct {
+	s     *scenarios.Scenario
+	opts  Options
+	now   func() time.Time
+	start time.Time
+	cfg   cluster.Config
+	// c and w are the cluster and its world, nil once the checks let them
+	// go (without Options.KeepCluster).
+	c     *cluster.Cluster
+	w     *sim.World
+	res   *Result
+	total time.Duration // the fault phase and settle
+	// unconfirmed are the acks=0 probe values the final reads must hold.
+	unconfirmed []string
+	// built, when a test sets it, is handed the cluster once it is built.
+	built func(*cluster.Cluster)
+}
+
+func newExecution(s *scenarios.Scenario, opts Options) *execution {
 	now := opts.Clock
 	if now == nil {
 		now = func() time.Time { return time.Time{} }
 	}
-	start := now()
-	cfg := s.ClusterConfig()
-	cfg.Trace = opts.Trace
-	fr := reader.DefaultConfig("", topicNames(s))
-	fr.Start = s.Duration + s.Settle
-	fr.AutoOffsetReset = "earliest"
-	fr.Processing = sim.Range{Min: time.Millisecond, Max: time.Millisecond}
-	cfg.Readers = append(cfg.Readers, cluster.ReaderSpec{Name: FinalReaderName, Count: 1, Config: fr})
-	c, err := cluster.Build(cfg)
-	if err != nil {
+	return &execution{s: s, opts: opts, now: now}
+}
+
+// execute runs the phases in order. A panic inside the model is the
+// simulator failing, not the user: it is reported as a crash with where it
+// happened.
+func (r *execution) execute() (res *Result, err error) {
+	r.start = r.now()
+	if err := r.build(); err != nil {
 		return nil, err
 	}
-	if watchCluster != nil {
-		watchCluster(c)
-	}
-	w := c.World
-	c.History.TraceSteps(w.Steps)
-	res = &Result{Scenario: s, Cluster: c, History: c.History, stop: opts.Stop}
 	defer func() {
-		// A panic inside the model is the simulator failing, not the
-		// user: report it as a crash with where it happened.
 		if p := recover(); p != nil {
-			res.Verdict = Crash
-			if w == nil { // in the checks, the cluster let go
-				res.CrashDetail = fmt.Sprintf("panic in the checks: %v\n%s", p, debug.Stack())
-			} else {
-				res.CrashDetail = fmt.Sprintf("panic at simulated %v (event %d): %v\n%s", w.Now(), w.Steps(), p, debug.Stack())
-				res.TraceHash, res.Events, res.SimTime = w.TraceHash(), w.Steps(), w.Now()
-			}
-			res.WallTime = now().Sub(start)
-			err = nil
+			res, err = r.panicked(p), nil
 		}
 	}()
-	for _, f := range s.Faults {
-		schedule := func() error { return w.ScheduleFault(f.At, f.Fault) }
-		if f.AfterElections > 0 {
-			schedule = func() error { return c.ScheduleFaultAfterElections(f.At, f.AfterElections, f.Fault) }
-		}
-		if err := schedule(); err != nil {
-			return nil, fmt.Errorf("%s: %v", f.Path, err)
+	if err := r.schedule(); err != nil {
+		return nil, err
+	}
+	for _, phase := range []func() string{r.safety, r.liveness, r.converge, r.probe, r.drain, r.finalReads, r.collect} {
+		if stopped := phase(); stopped != "" {
+			return r.crashed(stopped), nil
 		}
 	}
-	if len(s.Nemesis) > 0 && s.NemesisIntensity > 0 {
-		plan, err := w.StartNemesis(s.NemesisOptions())
-		if err != nil {
-			return nil, err
-		}
-		res.NemesisPlan = plan
-	}
-	total := s.Duration + s.Settle
-	res.Timeline = newTimeline(c, opts, total)
-	w.SetAfterEvent(res.Timeline.afterEvent)
+	r.check()
+	return r.res, nil
+}
 
-	// The safety phase: faults fire, clients run.
-	w.Start()
-	if stopped := res.runPhase(w, s.Duration, total, opts.Progress); stopped != "" {
-		return res.crashed(w, stopped, now().Sub(start)), nil
+// panicked is the result of a run the model's panic p ended.
+func (r *execution) panicked(p any) *Result {
+	res, w := r.res, r.w
+	res.Verdict = Crash
+	if w == nil { // in the checks, the cluster let go
+		res.CrashDetail = fmt.Sprintf("panic in the checks: %v\n%s", p, debug.Stack())
+	} else {
+		res.CrashDetail = fmt.Sprintf("panic at simulated %v (event %d): %v\n%s", w.Now(), w.Steps(), p, debug.Stack())
+		res.TraceHash, res.Events, res.SimTime = w.TraceHash(), w.Steps(), w.Now()
 	}
-	// The liveness phase: heal everything, let the cluster settle.
-	w.HealAll()
-	if stopped := res.runPhase(w, total, total, opts.Progress); stopped != "" {
-		return res.crashed(w, stopped, now().Sub(start)), nil
-	}
-	res.Converged, res.ConvergeDetail = converged(c)
-	// A cluster still finishing its healing (a follower fetching its last
-	// batches, a reader a record behind a backlog the leader is still
-	// appending) gets a short grace, checked every second; one that is
-	// stuck stays unconverged.
-	// A follower out of the ISR whose log end keeps reaching new highs is
-	// catching up (one batch per round trip with replica.fetch.max.bytes
-	// small, an fsync per batch with log.flush.interval.messages=1): such a
-	// second does not count against the grace, up to ConvergeCatchUpMax.
-	// The grace covers the longest wait the configuration itself puts on
-	// the way back: a request sent to a machine that went down silently
-	// is answered by nobody, and its client waits its own timeout (which
-	// may have started just before the heal) before it retries.
-	res.ConvergeGrace, res.ConvergeBasis = convergeGrace(cfg)
-	caught := catchUp{}
-	caught.progressed(c)
-	catchUpEnd := w.Now() + ConvergeCatchUpMax
-	for stalled := time.Duration(0); !res.Converged && stalled < res.ConvergeGrace; {
-		if stopped := res.runPhase(w, w.Now()+time.Second, 0, nil); stopped != "" {
-			return res.crashed(w, stopped, now().Sub(start)), nil
-		}
-		res.Converged, res.ConvergeDetail = converged(c)
-		if caught.progressed(c) && w.Now() < catchUpEnd {
-			stalled = 0
-		} else {
-			stalled += time.Second
-		}
-	}
-	res.Timeline.sample()
-	// Every producer must be able to write again: one probe record to each
-	// partition, which must be acknowledged.
-	if stopped := probeWrites(c, res); stopped != "" {
-		return res.crashed(w, stopped, now().Sub(start)), nil
-	}
-	// Final reads end at the high watermark: it must be at the log end
-	// (the probes replicated) and stay there, or the final reads end below
-	// acknowledged records that are only not yet committed, which readers
-	// still polling read a moment later (and the checker calls lost).
-	ok, why := drained(c)
-	for waited := time.Duration(0); res.Converged && !ok && waited < ConvergeGraceMax; waited += time.Second {
-		if stopped := res.runPhase(w, w.Now()+time.Second, 0, nil); stopped != "" {
-			return res.crashed(w, stopped, now().Sub(start)), nil
-		}
-		ok, why = drained(c)
-	}
-	if !ok && res.Converged {
-		res.Converged, res.ConvergeDetail = false, "after the probes: "+why
-	}
-	// Final reads.
-	final := c.Readers[len(c.Readers)-1]
-	// The final reader must know every partition, those added during the
-	// run too (its metadata may be older than the add): it asks again
-	// until it does, for a few seconds at most.
-	for waited := time.Duration(0); waited < 5*time.Second; waited += 100 * time.Millisecond {
-		r := c.Reader(final)
-		if r == nil || knowsAll(c, r) {
-			break
-		}
-		r.RefreshMetadata()
-		if stopped := res.runPhase(w, w.Now()+100*time.Millisecond, 0, nil); stopped != "" {
-			return res.crashed(w, stopped, now().Sub(start)), nil
-		}
-	}
-	if r := c.Reader(final); r != nil {
-		r.StartFinal()
-	}
-	deadline := w.Now() + FinalReadTimeMax
-	for w.Now() < deadline {
-		if stopped := res.runPhase(w, w.Now()+time.Second, 0, nil); stopped != "" {
-			return res.crashed(w, stopped, now().Sub(start)), nil
-		}
-		if r := c.Reader(final); r != nil && r.FinalDone() {
-			res.FinalReadsDone = true
-			break
-		}
-	}
-	w.SetAfterEvent(nil)
-	if res.FinalReadsDone && res.Converged && len(res.unconfirmed) > 0 {
-		if missing := missingFromFinalReads(c, res.unconfirmed); missing != "" {
-			res.Converged, res.ConvergeDetail = false, "an acks=0 producer cannot write after the heal: its probe "+missing+" is not in the log"
-		}
-	}
-	if !res.FinalReadsDone && res.Converged {
-		pending := "the final reader is down"
-		if r := c.Reader(final); r != nil {
-			pending = r.FinalPending()
-		}
-		res.Converged, res.ConvergeDetail = false, fmt.Sprintf("final reads did not reach every partition's end within %v: %s", FinalReadTimeMax, pending)
-	}
-	res.TraceHash, res.Events, res.SimTime = w.TraceHash(), w.Steps(), w.Now()
+	res.WallTime = r.now().Sub(r.start)
+	return res
+}
+
+// crashed is the result of a run that stopped early, for why.
+func (r *execution) crashed(why string) *Result {
+	res, w := r.res, r.w
+	res.Verdict = Crash
+	res.CrashDetail = why
+	res.Interrupted = why == interruptedDetail
+	res.TraceHash, res.Events, res.SimTime, res.WallTime = w.TraceHash(), w.Steps(), w.Now(), r.now().Sub(r.start)
 	res.Faults = w.FaultLog()
-	res.Violations = c.Audit.Violations()
-	res.Losses = c.Audit.Losses()
-	res.Stuck = c.StuckReplicas()
-	if !res.Converged && len(res.Stuck) > 0 {
-		// Undetected corruption left a replica Kafka cannot bring back
-		// without an operator; what depends on it (a min ISR it must be
-		// part of, the writes waiting for that) cannot heal either. The
-		// run's liveness is not judged; its safety still is.
-		res.Converged = true
-		res.ConvergeDetail = "not judged: a replica is stuck (see stuck_replicas), so the cluster cannot heal without an operator: " + res.ConvergeDetail
-	}
-	if res.interrupted() { // the checks of a long run take seconds
-		return res.crashed(w, interruptedDetail, now().Sub(start)), nil
-	}
-	res.Invariants = invariants(c.Audit)
-	res.Producers = producerStats(s, c)
-	res.Final, res.FinalTopics = FinalState(c), FinalTopics(c)
-	checks := checkerConfig(s, c)
-	if !opts.KeepCluster {
-		c.History.Detach()
-		res.Cluster, c, w = nil, nil, nil
-		res.Timeline.letGo()
-	}
-	res.Report = checker.CheckEach(res.History.Each, checks)
-	res.linkEvents()
-	res.Expectations = evaluate(s, res)
-	res.Verdict = verdict(res)
-	res.WallTime = now().Sub(start)
-	return res, nil
+	return res
 }
 
 // convergeGrace is how long past settle the runner waits for convergence:
@@ -380,11 +266,12 @@ func convergeGrace(cfg cluster.Config) (time.Duration, string) {
 	return longest + ConvergeMargin, fmt.Sprintf("%s + %v margin", why, ConvergeMargin)
 }
 
-// runPhase runs the world until t, reporting progress each simulated
-// second. It returns why the run stopped early, or "".
-func (res *Result) runPhase(w *sim.World, t, total time.Duration, progress func(now, total time.Duration)) string {
+// runUntil runs the world until t; with progress, Options.Progress hears of
+// each simulated second. It returns why the run stopped early, or "".
+func (r *execution) runUntil(t time.Duration, progress bool) string {
+	w := r.w
 	for w.Now() < t {
-		if res.interrupted() {
+		if r.interrupted() {
 			return interruptedDetail
 		}
 		step := min(t, w.Now()+time.Second)
@@ -392,8 +279,8 @@ func (res *Result) runPhase(w *sim.World, t, total time.Duration, progress func(
 		if rr.Livelocked() {
 			return rr.Detail
 		}
-		if progress != nil {
-			progress(w.Now(), total)
+		if progress && r.opts.Progress != nil {
+			r.opts.Progress(w.Now(), r.total)
 		}
 		switch rr.Reason {
 		case sim.StopHalted:
@@ -405,27 +292,22 @@ func (res *Result) runPhase(w *sim.World, t, total time.Duration, progress func(
 	return ""
 }
 
+// runFor runs the world for d more (see runUntil).
+func (r *execution) runFor(d time.Duration) string {
+	return r.runUntil(r.w.Now()+d, false)
+}
+
 // interruptedDetail is why a run stopped when Options.Stop closed.
 const interruptedDetail = "interrupted"
 
-func (res *Result) interrupted() bool {
+func (r *execution) interrupted() bool {
 	select {
-	case <-res.stop:
+	case <-r.opts.Stop:
 		return true
 	default:
 		return false
 	}
 }
-
-func (res *Result) crashed(w *sim.World, why string, wall time.Duration) *Result {
-	res.Verdict = Crash
-	res.CrashDetail = why
-	res.Interrupted = why == interruptedDetail
-	res.TraceHash, res.Events, res.SimTime, res.WallTime = w.TraceHash(), w.Steps(), w.Now(), wall
-	res.Faults = w.FaultLog()
-	return res
-}
-
 func topicNames(s *scenarios.Scenario) []string {
 	out := make([]string, len(s.Topics))
 	for i, t := range s.Topics {
@@ -498,108 +380,6 @@ func invariants(a *audit.Audit) []Invariant {
 	return out
 }
 
-// probeWrites has every running producer write one record to each partition
-// and waits for the outcomes. A producer that cannot write after the heal
-// is a liveness failure.
-// knowsAll reports whether a reader's metadata has every partition of the
-// topics it reads.
-func knowsAll(c *cluster.Cluster, r *reader.Reader) bool {
-	im := c.Metadata()
-	if im == nil {
-		return true
-	}
-	for _, p := range im.Partitions() {
-		if r.Reads(p.Topic) && !r.Knows(p.Topic, p.Partition) {
-			return false
-		}
-	}
-	return true
-}
-
-func probeWrites(c *cluster.Cluster, res *Result) string {
-	w := c.World
-	acksNone := map[sim.NodeID]bool{}
-	i := 0
-	for _, spec := range res.Scenario.Producers {
-		for range spec.Count {
-			acksNone[c.Producers[i]] = spec.Config.Get("acks") == "0"
-			i++
-		}
-	}
-	var probing []sim.NodeID
-	anyAcksNone := false
-	for _, id := range c.Producers {
-		if p := c.Producer(id); p != nil && w.State(id) == sim.Running {
-			p.Probe()
-			probing = append(probing, id)
-			anyAcksNone = anyAcksNone || acksNone[id]
-		}
-	}
-	// An acks=0 probe sent on stale metadata is lost without a word (the
-	// broker closes the connection and the producer refreshes): probe such
-	// producers twice more, and judge them by the last round.
-	lastRound := map[sim.NodeID][]string{}
-	if anyAcksNone {
-		for round := 0; round < acksNoneProbeRounds-1; round++ {
-			if stopped := res.runPhase(w, w.Now()+2*time.Second, 0, nil); stopped != "" {
-				return stopped
-			}
-			for _, id := range probing {
-				if p := c.Producer(id); p != nil && acksNone[id] {
-					before := map[string]bool{}
-					for _, v := range p.ProbesUnknown() {
-						before[v] = true
-					}
-					p.Probe()
-					lastRound[id] = nil
-					for _, v := range p.ProbesUnknown() {
-						if !before[v] {
-							lastRound[id] = append(lastRound[id], v)
-						}
-					}
-				}
-			}
-		}
-	}
-	probeMax := max(ProbeTimeMax, res.ConvergeGrace)
-	deadline := w.Now() + probeMax
-	for w.Now() < deadline {
-		pending := false
-		for _, id := range probing {
-			if p := c.Producer(id); p != nil {
-				if _, _, _, n := p.ProbeOutcome(); n > 0 {
-					pending = true
-				}
-			}
-		}
-		if !pending {
-			break
-		}
-		if stopped := res.runPhase(w, w.Now()+time.Second, 0, nil); stopped != "" {
-			return stopped
-		}
-	}
-	for _, id := range probing {
-		p := c.Producer(id)
-		if p == nil {
-			continue
-		}
-		acked, failed, unknown, pending := p.ProbeOutcome()
-		if acksNone[id] {
-			// acks=0 never says: the final reads must hold the probes.
-			// (The last round is already unknown: acks=0 completes at once.)
-			res.unconfirmed = append(res.unconfirmed, lastRound[id]...)
-			acked, unknown = acked+unknown, 0
-		}
-		if (failed > 0 || unknown > 0 || pending > 0) && res.Converged {
-			res.Converged = false
-			res.ConvergeDetail = fmt.Sprintf("%s cannot write after the heal: of %d probe writes, %d acknowledged, %d failed, %d unknown, %d without an answer after %v",
-				w.Name(id), acked+failed+unknown+pending, acked, failed, unknown, pending, probeMax)
-		}
-	}
-	return ""
-}
-
 // ProducerStats are one producer group's figures (of each instance since its
 // last restart): what went on the wire, batched and compressed.
 type ProducerStats struct {
@@ -660,26 +440,4 @@ func (res *Result) linkEvents() {
 			link(&a.Examples[j])
 		}
 	}
-}
-
-// missingFromFinalReads returns the first value final reads do not hold.
-func missingFromFinalReads(c *cluster.Cluster, values []string) string {
-	want := map[string]bool{}
-	for _, v := range values {
-		want[v] = true
-	}
-	c.History.Each(func(op *history.Op) {
-		if op.Process != FinalReaderName+"-0" || op.F != history.FPoll || op.Type != history.OK {
-			return
-		}
-		for _, r := range op.Value.Records {
-			delete(want, r.Value)
-		}
-	})
-	for _, v := range values {
-		if want[v] {
-			return v
-		}
-	}
-	return ""
 }

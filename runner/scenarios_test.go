@@ -226,10 +226,12 @@ func TestFlippedLeaderEpochReplicaIsStuck(t *testing.T) {
 func TestRunLetsTheClusterGoBeforeTheChecks(t *testing.T) {
 	s := bundled(t)["acks1-leader-failover.yaml"]
 	var built weak.Pointer[cluster.Cluster]
-	watchCluster = func(c *cluster.Cluster) { built = weak.Make(c) }
-	defer func() { watchCluster = nil }()
-	let := run(t, s)
-	watchCluster = nil
+	x := newExecution(s, Options{})
+	x.built = func(c *cluster.Cluster) { built = weak.Make(c) }
+	let, err := x.execute()
+	if err != nil {
+		t.Fatal(err)
+	}
 	runtime.GC()
 	if built.Value() != nil {
 		t.Fatal("the run's result still reaches its cluster")

@@ -1,0 +1,350 @@
+package runner
+
+import (
+	"fmt"
+	"time"
+
+	"kafkasim/checker"
+	"kafkasim/history"
+	"kafkasim/model/cluster"
+	"kafkasim/model/reader"
+	"kafkasim/sim"
+)
+
+// The run's phases, in the order execute runs them: build and schedule,
+// then safety, liveness, converge, probe, drain, finalReads and collect,
+// each of which returns why the run stopped early (or ""), then check.
+
+// build builds the cluster the scenario describes, with the final reader
+// added.
+func (r *execution) build() error {
+	s := r.s
+	r.cfg = s.ClusterConfig()
+	r.cfg.Trace = r.opts.Trace
+	fr := reader.DefaultConfig("", topicNames(s))
+	fr.Start = s.Duration + s.Settle
+	fr.AutoOffsetReset = "earliest"
+	fr.Processing = sim.Range{Min: time.Millisecond, Max: time.Millisecond}
+	r.cfg.Readers = append(r.cfg.Readers, cluster.ReaderSpec{Name: FinalReaderName, Count: 1, Config: fr})
+	r.cfg.FinalReader = FinalReaderName
+	c, err := cluster.Build(r.cfg)
+	if err != nil {
+		return err
+	}
+	if r.built != nil {
+		r.built(c)
+	}
+	r.c, r.w = c, c.World
+	c.History.TraceSteps(r.w.Steps)
+	r.res = &Result{Scenario: s, Cluster: c, History: c.History}
+	return nil
+}
+
+// schedule arms the scenario's faults and the nemesis, and the timeline's
+// sampling.
+func (r *execution) schedule() error {
+	s, c, w := r.s, r.c, r.w
+	for _, f := range s.Faults {
+		schedule := func() error { return w.ScheduleFault(f.At, f.Fault) }
+		if f.AfterElections > 0 {
+			schedule = func() error { return c.ScheduleFaultAfterElections(f.At, f.AfterElections, f.Fault) }
+		}
+		if err := schedule(); err != nil {
+			return fmt.Errorf("%s: %v", f.Path, err)
+		}
+	}
+	if len(s.Nemesis) > 0 && s.NemesisIntensity > 0 {
+		plan, err := w.StartNemesis(s.NemesisOptions())
+		if err != nil {
+			return err
+		}
+		r.res.NemesisPlan = plan
+	}
+	r.total = s.Duration + s.Settle
+	r.res.Timeline = newTimeline(c, r.opts, r.total)
+	w.SetAfterEvent(r.res.Timeline.afterEvent)
+	return nil
+}
+
+// safety is the fault phase: faults fire, clients run.
+func (r *execution) safety() string {
+	r.w.Start()
+	return r.runUntil(r.s.Duration, true)
+}
+
+// liveness heals everything and lets the cluster settle.
+func (r *execution) liveness() string {
+	r.w.HealAll()
+	return r.runUntil(r.total, true)
+}
+
+// converge judges whether the cluster converged, waiting out a grace for
+// one still finishing its healing.
+//
+// A cluster still finishing its healing (a follower fetching its last
+// batches, a reader a record behind a backlog the leader is still
+// appending) gets a short grace, checked every second; one that is stuck
+// stays unconverged. A follower out of the ISR whose log end keeps reaching
+// new highs is catching up (one batch per round trip with
+// replica.fetch.max.bytes small, an fsync per batch with
+// log.flush.interval.messages=1): such a second does not count against the
+// grace, up to ConvergeCatchUpMax. The grace covers the longest wait the
+// configuration itself puts on the way back: a request sent to a machine
+// that went down silently is answered by nobody, and its client waits its
+// own timeout (which may have started just before the heal) before it
+// retries.
+func (r *execution) converge() string {
+	res, c, w := r.res, r.c, r.w
+	res.Converged, res.ConvergeDetail = c.Converged()
+	res.ConvergeGrace, res.ConvergeBasis = convergeGrace(r.cfg)
+	caught := cluster.CatchUp{}
+	caught.Progressed(c)
+	catchUpEnd := w.Now() + ConvergeCatchUpMax
+	for stalled := time.Duration(0); !res.Converged && stalled < res.ConvergeGrace; {
+		if stopped := r.runFor(time.Second); stopped != "" {
+			return stopped
+		}
+		res.Converged, res.ConvergeDetail = c.Converged()
+		if caught.Progressed(c) && w.Now() < catchUpEnd {
+			stalled = 0
+		} else {
+			stalled += time.Second
+		}
+	}
+	res.Timeline.sample()
+	return ""
+}
+
+// probe has every running producer write one record to each partition and
+// waits for the outcomes. A producer that cannot write after the heal is a
+// liveness failure.
+func (r *execution) probe() string {
+	c, res := r.c, r.res
+	w := c.World
+	acksNone := map[sim.NodeID]bool{}
+	i := 0
+	for _, spec := range res.Scenario.Producers {
+		for range spec.Count {
+			acksNone[c.Producers[i]] = spec.Config.Get("acks") == "0"
+			i++
+		}
+	}
+	var probing []sim.NodeID
+	anyAcksNone := false
+	for _, id := range c.Producers {
+		if p := c.Producer(id); p != nil && w.State(id) == sim.Running {
+			p.Probe()
+			probing = append(probing, id)
+			anyAcksNone = anyAcksNone || acksNone[id]
+		}
+	}
+	// An acks=0 probe sent on stale metadata is lost without a word (the
+	// broker closes the connection and the producer refreshes): probe such
+	// producers twice more, and judge them by the last round.
+	lastRound := map[sim.NodeID][]string{}
+	if anyAcksNone {
+		for round := 0; round < acksNoneProbeRounds-1; round++ {
+			if stopped := r.runFor(2 * time.Second); stopped != "" {
+				return stopped
+			}
+			for _, id := range probing {
+				if p := c.Producer(id); p != nil && acksNone[id] {
+					before := map[string]bool{}
+					for _, v := range p.ProbesUnknown() {
+						before[v] = true
+					}
+					p.Probe()
+					lastRound[id] = nil
+					for _, v := range p.ProbesUnknown() {
+						if !before[v] {
+							lastRound[id] = append(lastRound[id], v)
+						}
+					}
+				}
+			}
+		}
+	}
+	probeMax := max(ProbeTimeMax, res.ConvergeGrace)
+	deadline := w.Now() + probeMax
+	for w.Now() < deadline {
+		pending := false
+		for _, id := range probing {
+			if p := c.Producer(id); p != nil {
+				if _, _, _, n := p.ProbeOutcome(); n > 0 {
+					pending = true
+				}
+			}
+		}
+		if !pending {
+			break
+		}
+		if stopped := r.runFor(time.Second); stopped != "" {
+			return stopped
+		}
+	}
+	for _, id := range probing {
+		p := c.Producer(id)
+		if p == nil {
+			continue
+		}
+		acked, failed, unknown, pending := p.ProbeOutcome()
+		if acksNone[id] {
+			// acks=0 never says: the final reads must hold the probes.
+			// (The last round is already unknown: acks=0 completes at once.)
+			r.unconfirmed = append(r.unconfirmed, lastRound[id]...)
+			acked, unknown = acked+unknown, 0
+		}
+		if (failed > 0 || unknown > 0 || pending > 0) && res.Converged {
+			res.Converged = false
+			res.ConvergeDetail = fmt.Sprintf("%s cannot write after the heal: of %d probe writes, %d acknowledged, %d failed, %d unknown, %d without an answer after %v",
+				w.Name(id), acked+failed+unknown+pending, acked, failed, unknown, pending, probeMax)
+		}
+	}
+	return ""
+}
+
+// drain waits for replication to drain after the probes. Final reads end
+// at the high watermark: it must be at the log end (the probes replicated)
+// and stay there, or the final reads end below acknowledged records that
+// are only not yet committed, which readers still polling read a moment
+// later (and the checker calls lost).
+func (r *execution) drain() string {
+	res, c := r.res, r.c
+	ok, why := c.Drained()
+	for waited := time.Duration(0); res.Converged && !ok && waited < ConvergeGraceMax; waited += time.Second {
+		if stopped := r.runFor(time.Second); stopped != "" {
+			return stopped
+		}
+		ok, why = c.Drained()
+	}
+	if !ok && res.Converged {
+		res.Converged, res.ConvergeDetail = false, "after the probes: "+why
+	}
+	return ""
+}
+
+// finalReads has the final reader read every partition from its log start
+// to its high watermark.
+func (r *execution) finalReads() string {
+	res, c, w := r.res, r.c, r.w
+	final := c.FinalReader
+	// The final reader must know every partition, those added during the
+	// run too (its metadata may be older than the add): it asks again
+	// until it does, for a few seconds at most.
+	for waited := time.Duration(0); waited < 5*time.Second; waited += 100 * time.Millisecond {
+		fr := c.Reader(final)
+		if fr == nil || knowsAll(c, fr) {
+			break
+		}
+		fr.RefreshMetadata()
+		if stopped := r.runFor(100 * time.Millisecond); stopped != "" {
+			return stopped
+		}
+	}
+	if fr := c.Reader(final); fr != nil {
+		fr.StartFinal()
+	}
+	deadline := w.Now() + FinalReadTimeMax
+	for w.Now() < deadline {
+		if stopped := r.runFor(time.Second); stopped != "" {
+			return stopped
+		}
+		if fr := c.Reader(final); fr != nil && fr.FinalDone() {
+			res.FinalReadsDone = true
+			break
+		}
+	}
+	w.SetAfterEvent(nil)
+	if res.FinalReadsDone && res.Converged && len(r.unconfirmed) > 0 {
+		if missing := missingFromFinalReads(c, r.unconfirmed); missing != "" {
+			res.Converged, res.ConvergeDetail = false, "an acks=0 producer cannot write after the heal: its probe "+missing+" is not in the log"
+		}
+	}
+	if !res.FinalReadsDone && res.Converged {
+		pending := "the final reader is down"
+		if fr := c.Reader(final); fr != nil {
+			pending = fr.FinalPending()
+		}
+		res.Converged, res.ConvergeDetail = false, fmt.Sprintf("final reads did not reach every partition's end within %v: %s", FinalReadTimeMax, pending)
+	}
+	return ""
+}
+
+// collect takes what the run ended with from the world and the god view.
+func (r *execution) collect() string {
+	res, c, w := r.res, r.c, r.w
+	res.TraceHash, res.Events, res.SimTime = w.TraceHash(), w.Steps(), w.Now()
+	res.Faults = w.FaultLog()
+	res.Violations = c.Audit.Violations()
+	res.Losses = c.Audit.Losses()
+	res.Stuck = c.StuckReplicas()
+	if !res.Converged && len(res.Stuck) > 0 {
+		// Undetected corruption left a replica Kafka cannot bring back
+		// without an operator; what depends on it (a min ISR it must be
+		// part of, the writes waiting for that) cannot heal either. The
+		// run's liveness is not judged; its safety still is.
+		res.Converged = true
+		res.ConvergeDetail = "not judged: a replica is stuck (see stuck_replicas), so the cluster cannot heal without an operator: " + res.ConvergeDetail
+	}
+	if r.interrupted() { // the checks of a long run take seconds
+		return interruptedDetail
+	}
+	return ""
+}
+
+// check lets the cluster go (unless Options.KeepCluster) and hands the
+// history to the checker; it evaluates the expectations and the verdict.
+func (r *execution) check() {
+	res, s, c := r.res, r.s, r.c
+	res.Invariants = invariants(c.Audit)
+	res.Producers = producerStats(s, c)
+	res.Final, res.FinalTopics = FinalState(c), FinalTopics(c)
+	checks := checkerConfig(s, c)
+	if !r.opts.KeepCluster {
+		c.History.Detach()
+		res.Cluster, r.c, r.w = nil, nil, nil
+		res.Timeline.letGo()
+	}
+	res.Report = checker.CheckEach(res.History.Each, checks)
+	res.linkEvents()
+	res.Expectations = evaluate(s, res)
+	res.Verdict = verdict(res)
+	res.WallTime = r.now().Sub(r.start)
+}
+
+// knowsAll reports whether a reader's metadata has every partition of the
+// topics it reads.
+func knowsAll(c *cluster.Cluster, r *reader.Reader) bool {
+	im := c.Metadata()
+	if im == nil {
+		return true
+	}
+	for _, p := range im.Partitions() {
+		if r.Reads(p.Topic) && !r.Knows(p.Topic, p.Partition) {
+			return false
+		}
+	}
+	return true
+}
+
+// missingFromFinalReads returns the first value final reads do not hold.
+func missingFromFinalReads(c *cluster.Cluster, values []string) string {
+	want := map[string]bool{}
+	for _, v := range values {
+		want[v] = true
+	}
+	c.History.Each(func(op *history.Op) {
+		if op.Process != FinalReaderName+"-0" || op.F != history.FPoll || op.Type != history.OK {
+			return
+		}
+		for _, r := range op.Value.Records {
+			delete(want, r.Value)
+		}
+	})
+	for _, v := range values {
+		if want[v] {
+			return v
+		}
+	}
+	return ""
+}
