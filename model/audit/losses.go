@@ -4,44 +4,26 @@ import (
 	"fmt"
 	"math"
 
+	"kafkasim/godview"
 	"kafkasim/model/metadata"
 	"kafkasim/model/partlog"
 	"kafkasim/model/record"
 )
 
-// Loss is committed data lost in a way Kafka's configuration permits.
-type Loss struct {
-	At        int64 // virtual nanoseconds
-	Partition string
-	From, To  int64 // offsets [From, To) lost
-	Records   int
-	// Cause is the root cause: "unclean-election", "power-loss",
-	// "disk-wipe" or "disk-corruption" (causeOf).
-	Cause string
-	// ExposedBy: "unclean-election" when the cause is a power loss or a disk
-	// fault that had already taken every in-sync copy, and an unclean
-	// election (or KIP-966's election of the last known leader) then only
-	// exposed the loss; "" otherwise.
-	ExposedBy string
-	// LeaderEnd: a loss at an election, the new leader's log end then.
-	// Its records in [From, LeaderEnd) are older epochs' (never committed)
-	// that now stand where committed ones stood; a reader's KIP-320
-	// validation cannot see that divergence. 0 otherwise.
-	LeaderEnd int64
-}
+// Loss is committed data lost in a way Kafka's configuration permits: a fact
+// of kind godview.Loss, its Cause the root cause (causeOf).
+type Loss = godview.Fact
 
 // Losses are the permitted losses of committed data, in order.
-func (a *Audit) Losses() []Loss { return a.losses }
-
-// ResurrectedRanges are, per unclean election, the offsets [From, To) of
-// the new leader's log that were never committed — writes it took in an
-// earlier epoch that no producer had acknowledged — which the election made
-// the partition's log. A producer that had given such a write up (it
-// retried elsewhere, was told OUT_OF_ORDER_SEQUENCE_NUMBER by a leader that
-// lacked it, bumped its epoch and sent it again) finds it written twice:
-// idempotence cannot match sequences across producer epochs (fuzz seed
-// 4008635).
-func (a *Audit) ResurrectedRanges() []OffsetRange { return a.resurrected }
+func (a *Audit) Losses() []Loss {
+	var out []Loss
+	for _, f := range a.facts {
+		if f.Kind == godview.Loss {
+			out = append(out, f)
+		}
+	}
+	return out
+}
 
 // lose drops committed batches from index i on; if Kafka permits the loss it
 // is recorded as one, otherwise as a violation of invariant.
@@ -56,8 +38,8 @@ func (a *Audit) lose(tp metadata.TopicPartition, p *partitionAudit, i int, broke
 	if cause == "" {
 		a.report(invariant, a.brokerNode(broker), "%s: committed offsets %d..%d %s", tp, from, to-1, how)
 	} else {
-		a.losses = append(a.losses, Loss{At: int64(a.w.Now()), Partition: tp.String(), From: from, To: to, Records: records,
-			Cause: cause, ExposedBy: exposedBy, LeaderEnd: leaderEnd})
+		a.facts = append(a.facts, Loss{Kind: godview.Loss, At: int64(a.w.Now()), Partition: tp.String(), From: from, To: to, Records: records,
+			Producer: godview.NoProducer, Cause: cause, ExposedBy: exposedBy, LeaderEnd: leaderEnd})
 		why := cause
 		if exposedBy != "" {
 			why += ", exposed by " + exposedBy
@@ -100,13 +82,12 @@ func (a *Audit) deposedExposed(tp metadata.TopicPartition, p *partitionAudit, le
 	if records == 0 {
 		return
 	}
-	if n := len(a.losses); n > 0 {
-		if l := &a.losses[n-1]; l.Partition == tp.String() && l.Cause == CauseUncleanElection && l.To == from {
-			l.To, l.Records = hw, l.Records+records
-			return
-		}
+	if l := a.lastOf(godview.Loss); l != nil && l.Partition == tp.String() && l.Cause == CauseUncleanElection && l.To == from {
+		l.To, l.Records = hw, l.Records+records
+		return
 	}
-	a.losses = append(a.losses, Loss{At: int64(a.w.Now()), Partition: tp.String(), From: from, To: hw, Records: records, Cause: CauseUncleanElection})
+	a.facts = append(a.facts, Loss{Kind: godview.Loss, At: int64(a.w.Now()), Partition: tp.String(), From: from, To: hw, Records: records,
+		Producer: godview.NoProducer, Cause: CauseUncleanElection})
 	a.w.Note("data-loss", fmt.Sprintf("%s: offsets %d..%d exposed by the deposed leader of epoch %d lost (unclean-election)", tp, from, hw-1, leaderEpoch))
 }
 
@@ -157,18 +138,24 @@ func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leader
 		if lost >= 0 {
 			start = p.committed.At(lost).base
 		}
+		// A producer that had given such a write up (it retried
+		// elsewhere, was told OUT_OF_ORDER_SEQUENCE_NUMBER by a leader
+		// that lacked it, bumped its epoch and sent it again) finds it
+		// written twice: idempotence cannot match sequences across
+		// producer epochs (fuzz seed 4008635).
 		if start < log.LEO() {
-			a.resurrected = append(a.resurrected, OffsetRange{At: int64(a.w.Now()), Partition: tp.String(), From: start, To: log.LEO()})
+			a.facts = append(a.facts, godview.Fact{Kind: godview.Resurrected, At: int64(a.w.Now()), Partition: tp.String(), From: start, To: log.LEO(),
+				Producer: godview.NoProducer})
 		}
 		// What was acknowledged past where its log stops agreeing is
 		// gone: followers that truncate to it owe those writes nothing.
 		p.ackedUpTo = min(p.ackedUpTo, from-1)
 	}
 	if lost >= 0 {
-		n := len(a.losses)
+		n := len(a.facts)
 		a.lose(tp, p, lost, broker, log.LEO(), CommittedDataKept,
 			fmt.Sprintf("missing from the log of broker %d, elected leader in epoch %d", broker, leaderEpoch))
-		if unclean && len(a.losses) > n {
+		if unclean && len(a.facts) > n {
 			p.uncleanElections[len(p.uncleanElections)-1].loss = n
 		}
 	}

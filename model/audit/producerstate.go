@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"kafkasim/godview"
 	"kafkasim/model/metadata"
 	"kafkasim/model/record"
 )
@@ -44,29 +45,14 @@ func (r batchRetry) matches(k batchKey) bool {
 	return k.pid == r.pid && k.pepoch == r.pepoch && k.seq == r.seq && k.last-k.base == int64(r.lastDelta)
 }
 
-// Forgotten is a committed idempotent batch whose retry a leader answered
-// OUT_OF_ORDER_SEQUENCE_NUMBER: its producer state no longer held the batch.
-// Kafka's does that after a restart: the producer-state snapshot keeps each
-// producer's last batch only, and the log it replays after the snapshot may
-// have lost the batch to the cleaner. The producer then bumps its epoch and
-// sends the batch again under new sequences (KIP-360): it is written twice.
-type Forgotten = OffsetRange
-
-// OffsetRange is a partition's offsets [From, To) the audit records
-// something of, and when.
-type OffsetRange struct {
-	At        int64 // virtual nanoseconds
-	Partition string
-	From, To  int64
-}
-
-// ForgottenBatches are the committed batches leaders forgot, in order.
-func (a *Audit) ForgottenBatches() []Forgotten { return a.forgotten }
-
 // OutOfOrderSequence is told that a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER
 // to batch b: if b is a retry of a committed batch (same producer id, epoch
 // and sequences), the leader's producer state forgot it, and that is
-// recorded.
+// recorded (godview.ForgottenBatch). Kafka's does that after a restart: the
+// producer-state snapshot keeps each producer's last batch only, and the log
+// it replays after the snapshot may have lost the batch to the cleaner. The
+// producer then bumps its epoch and sends the batch again under new
+// sequences (KIP-360): it is written twice.
 func (a *Audit) OutOfOrderSequence(broker int32, tp metadata.TopicPartition, b *record.Batch) {
 	if b.ProducerID < 0 {
 		return
@@ -99,15 +85,22 @@ func (a *Audit) committedNow(tp metadata.TopicPartition, p *partitionAudit, k ba
 }
 
 // unknownAppendCommitted records batch k, just committed, if a leader
-// appended it from a producer it held no state for (UnknownProducerAppends).
+// appended it from a producer it held no state for
+// (godview.UnknownProducerAppend). Kafka 4.2's broker
+// (ProducerAppendInfo.checkSequence) takes such a batch at any sequence
+// (KIP-360): when an earlier batch of the same producer, in flight beside
+// it, was refused without being appended (NOT_ENOUGH_REPLICAS,
+// NOT_LEADER_OR_FOLLOWER), that one can be written only after it, under a
+// new producer epoch (KAFKA-15591).
 func (a *Audit) unknownAppendCommitted(tp metadata.TopicPartition, p *partitionAudit, k batchKey) {
 	for i, u := range p.unknownAppends {
 		if !u.matches(k) {
 			continue
 		}
 		p.unknownAppends = slices.Delete(p.unknownAppends, i, i+1)
-		r := OffsetRange{At: int64(a.w.Now()), Partition: tp.String(), From: k.base, To: k.last + 1}
-		a.unknownProducerAppends = append(a.unknownProducerAppends, r)
+		r := godview.Fact{Kind: godview.UnknownProducerAppend, At: int64(a.w.Now()), Partition: tp.String(), From: k.base, To: k.last + 1,
+			Producer: k.pid}
+		a.facts = append(a.facts, r)
 		a.w.Note("producer-state", fmt.Sprintf("%s: committed offsets %d..%d (producer %d, epoch %d, sequence %d), which broker %d appended from a producer its producer state held nothing of",
 			tp, r.From, r.To-1, k.pid, k.pepoch, k.seq, u.broker))
 		return
@@ -130,51 +123,36 @@ func (a *Audit) outOfOrderCommitted(tp metadata.TopicPartition, p *partitionAudi
 // forgetCommitted records committed batch k as one a leader's producer state
 // forgot (it answered OUT_OF_ORDER_SEQUENCE_NUMBER to retry r of it).
 func (a *Audit) forgetCommitted(tp metadata.TopicPartition, r batchRetry, k batchKey) {
-	f := Forgotten{At: int64(a.w.Now()), Partition: tp.String(), From: k.base, To: k.last + 1}
-	if n := len(a.forgotten); n == 0 || a.forgotten[n-1].Partition != f.Partition || a.forgotten[n-1].From != f.From {
-		a.forgotten = append(a.forgotten, f)
+	f := godview.Fact{Kind: godview.ForgottenBatch, At: int64(a.w.Now()), Partition: tp.String(), From: k.base, To: k.last + 1,
+		Producer: r.pid}
+	if last := a.lastOf(godview.ForgottenBatch); last == nil || last.Partition != f.Partition || last.From != f.From {
+		a.facts = append(a.facts, f)
 		a.w.Note("producer-state", fmt.Sprintf("%s: broker %d answered OUT_OF_ORDER_SEQUENCE_NUMBER to a retry of committed offsets %d..%d (producer %d, sequence %d): its producer state no longer held them",
 			tp, r.broker, f.From, f.To-1, r.pid, r.seq))
 	}
 }
 
-// ProducerForgotten is a committed idempotent batch whose retry a leader took
-// as new: retention had deleted the batch below the leader's log start, and
-// the leader's producer state no longer knew its producer at all. Kafka's
-// keeps a producer whose batches retention deleted in memory (KIP-360) and
-// in the snapshots it takes, but loses it when it reloads producer state
-// from the log without a snapshot that still has it — after an unclean
-// shutdown, the snapshots at or below the log start, or past the segment
-// being recovered, are deleted first (a clean restart's snapshot is past the
-// active segment's base) — or when it copied the log from past the batch (a
-// new follower). Then it takes a batch of a producer it does not know at any
-// sequence (ProducerAppendInfo.checkSequence), and the retry is written twice.
-type ProducerForgotten = OffsetRange
-
-// ForgottenProducers are the committed batches whose retry a leader took as
-// new because retention and a reload of producer state forgot the producer,
-// in order.
-func (a *Audit) ForgottenProducers() []ProducerForgotten { return a.forgottenProducers }
-
-// UnknownProducerAppends are the batches leaders appended, at a sequence
-// other than 0, from a producer their producer state held nothing of, in
-// order. Kafka 4.2's broker (ProducerAppendInfo.checkSequence) takes
-// such a batch at any sequence (KIP-360): when an earlier batch of the same
-// producer, in flight beside it, was refused without being appended
-// (NOT_ENOUGH_REPLICAS, NOT_LEADER_OR_FOLLOWER), that one can be written only
-// after it, under a new producer epoch (KAFKA-15591).
-func (a *Audit) UnknownProducerAppends() []OffsetRange { return a.unknownProducerAppends }
-
 // UnknownProducer is told that a leader whose producer state holds nothing of
 // batch b's producer is about to append b at offset base; its log starts at
 // logStart and its producer state was last rebuilt from rebuiltFrom
 // (partlog's ProducersRebuiltFrom). A batch at a sequence other than 0 is
-// recorded (UnknownProducerAppends). If b is a retry of a committed batch
-// (same producer id, epoch and sequences) that lies below both, retention
-// deleted the batch and a reload (or a log copied from past it) forgot the
-// producer, as Kafka's can, and that is recorded. Anything else (a batch the
-// log still holds, or one the last rebuild replayed) is a producer state lost
-// some other way: not excused.
+// recorded when it commits (unknownAppendCommitted). If b is a retry of a
+// committed batch (same producer id, epoch and sequences) that lies below
+// both, retention deleted the batch and a reload (or a log copied from past
+// it) forgot the producer, as Kafka's can, and that is recorded
+// (godview.ForgottenProducer). Anything else (a batch the log still holds,
+// or one the last rebuild replayed) is a producer state lost some other way:
+// not excused.
+//
+// Kafka's broker keeps a producer whose batches retention deleted in memory
+// (KIP-360) and in the snapshots it takes, but loses it when it reloads
+// producer state from the log without a snapshot that still has it — after
+// an unclean shutdown, the snapshots at or below the log start, or past the
+// segment being recovered, are deleted first (a clean restart's snapshot is
+// past the active segment's base) — or when it copied the log from past the
+// batch (a new follower). Then it takes a batch of a producer it does not
+// know at any sequence (ProducerAppendInfo.checkSequence), and the retry is
+// written twice.
 func (a *Audit) UnknownProducer(broker int32, tp metadata.TopicPartition, b *record.Batch, base, logStart, rebuiltFrom int64) {
 	if b.ProducerID < 0 {
 		return
@@ -198,9 +176,10 @@ func (a *Audit) UnknownProducer(broker int32, tp metadata.TopicPartition, b *rec
 		if k.last >= logStart || k.last >= rebuiltFrom {
 			return // the log holds it, or the last rebuild replayed it
 		}
-		f := ProducerForgotten{At: int64(a.w.Now()), Partition: tp.String(), From: k.base, To: k.last + 1}
-		if n := len(a.forgottenProducers); n == 0 || a.forgottenProducers[n-1].Partition != f.Partition || a.forgottenProducers[n-1].From != f.From {
-			a.forgottenProducers = append(a.forgottenProducers, f)
+		f := godview.Fact{Kind: godview.ForgottenProducer, At: int64(a.w.Now()), Partition: tp.String(), From: k.base, To: k.last + 1,
+			Producer: b.ProducerID}
+		if last := a.lastOf(godview.ForgottenProducer); last == nil || last.Partition != f.Partition || last.From != f.From {
+			a.facts = append(a.facts, f)
 			a.w.Note("producer-state", fmt.Sprintf("%s: broker %d took a retry of committed offsets %d..%d (producer %d, sequence %d) as new: retention deleted them below its log start %d, and its producer state, rebuilt from offset %d, no longer knew the producer",
 				tp, broker, f.From, f.To-1, b.ProducerID, b.BaseSequence, logStart, rebuiltFrom))
 		}
