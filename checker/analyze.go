@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"kafkasim/godview"
 	"kafkasim/history"
 )
 
@@ -1222,7 +1223,7 @@ func (a *analyzer) checkLost() {
 			// reached it yet (a follower still copying, a retry still
 			// being written). They say nothing about it.
 			typ, detail = Unseen, "; past the final reads' end (offset "+itoa(max(po.finalEnd, 0))+"), acknowledged or read only after they began"
-		case covered && v.flags&obsFinal == 0 && a.cfg.heldBack(po.name, s.offset):
+		case covered && v.flags&obsFinal == 0 && a.cfg.Happened.Covers(godview.HeldBack, po.name, s.offset):
 			typ, detail = Unseen, "; in the leader's log above a high watermark that cannot advance (a replica stuck by undetected disk corruption keeps the ISR below min.insync.replicas)"
 		case covered:
 			if v.flags&obsFinal == 0 {
@@ -1480,7 +1481,7 @@ func (a *analyzer) reusedOffset(partition string, offset int64, value string) bo
 			read = read || o.flags&obsRead != 0
 		}
 	}
-	committed := read && a.cfg.Losses != nil && !a.cfg.lostAt(partition, offset)
+	committed := read && a.cfg.Happened.GodView() && !a.cfg.Happened.Covers(godview.Loss, partition, offset)
 	for _, o := range obs {
 		if o.val != vi && o.op > last && (o.flags&obsRead != 0 || !committed) {
 			return true

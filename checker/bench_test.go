@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"kafkasim/godview"
 	"kafkasim/history"
 )
 
@@ -138,7 +139,7 @@ func hashKey(s string) uint32 {
 var benchConfig = Config{
 	Producers: []ProducerGuarantees{{Prefix: "p", Acks: "all", Idempotence: true, MaxInFlight: 5, Retries: 100}},
 	Topics:    []TopicGuarantees{{Name: "t", ReplicationFactor: 3, MinInsyncReplicas: 2}},
-	Losses:    []DataLoss{},
+	Happened:  godview.Seen(),
 }
 
 func TestGeneratedHistoryIsClean(t *testing.T) {

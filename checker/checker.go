@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"kafkasim/godview"
 	"kafkasim/history"
 )
 
@@ -21,42 +22,14 @@ type Config struct {
 	// ELR is eligible.leader.replicas.enable.
 	ELR  bool
 	Bugs []string
-	// Losses are committed data the simulator saw lost in ways Kafka
-	// permits (unclean elections, power loss of unflushed data).
-	Losses []DataLoss
-	// PowerLosses counts faults that lost page cache on brokers (crash,
-	// power-loss, torn-write), for histories without loss events.
-	PowerLosses int
-	// UncleanElections counts unclean leader elections that happened.
-	UncleanElections int
-	// PartitionsAdded lists topics whose partition count grew during the
-	// run: their keys moved between partitions.
-	PartitionsAdded []string
-	// HeldBack lists, from the god view, records at the end of a leader's
-	// log that its high watermark cannot reach (a replica stuck by
-	// undetected corruption keeps the ISR below min.insync.replicas): they
-	// are in the log, but no reader may see them.
-	HeldBack []HeldBack
-	// Forgotten lists, from the god view, committed idempotent batches whose
-	// retry a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER: its producer
-	// state (rebuilt at a restart) no longer held them, and the producer
-	// bumped its epoch and wrote them again.
-	Forgotten []ForgottenBatch
-	// ForgottenProducers lists, from the god view, committed idempotent
-	// batches whose retry a leader took as new: retention had deleted them
-	// below its log start, and its producer state, reloaded without a
-	// snapshot that still had their producer, no longer knew the producer.
-	ForgottenProducers []OffsetRange
-	// UnknownProducerAppends lists, from the god view, idempotent batches a
-	// leader appended at a sequence other than 0 from a producer its
-	// producer state held nothing of (Kafka takes those at any sequence,
-	// KIP-360): an earlier batch of the producer, refused without being
-	// appended while this one was in flight, can land only after it.
-	UnknownProducerAppends []OffsetRange
-	// Resurrected lists, from the god view, offset ranges an unclean
-	// election made the log although they were never committed (the new
-	// leader's own writes of an earlier epoch, never acknowledged).
-	Resurrected []OffsetRange
+	// Happened is what the simulator's god view saw happen that Kafka
+	// permits to cost data or order (committed data lost, records held
+	// back, batches a leader's producer state forgot, power losses, unclean
+	// elections, partitions added: model/cluster's Facts), looked up by
+	// kind. A history checked without a god view carries only what its
+	// scenario's faults may do (power losses, partitions added), and the
+	// zero List knows nothing.
+	Happened godview.List
 
 	// LinearizabilityBudget is the wall-clock time porcupine may take in
 	// all, searching committed-offset registers and visualising failures
@@ -134,79 +107,12 @@ type TopicGuarantees struct {
 }
 
 // DataLoss is committed data lost the way Kafka permits, seen by the
-// simulator's god view.
-type DataLoss struct {
-	Partition string
-	From, To  int64 // offsets [From, To)
-	// Cause is the root cause: "unclean-election", "power-loss",
-	// "disk-wipe" or "disk-corruption".
-	Cause string
-	// ExposedBy is "unclean-election" when the root cause (a power loss or
-	// a disk fault) had already taken every in-sync copy and an unclean
-	// election, or KIP-966's election of the last known leader, then only
-	// exposed the loss; "" otherwise.
-	ExposedBy string
-	// At is when the loss happened (ns of the run; 0: unknown): a write
-	// acknowledged after it was not taken by it.
-	At int64
-	// LeaderEnd: a loss at an election, the new leader's log end then
-	// (0: unknown). Its records in [From, LeaderEnd) came from older epochs
-	// and replaced committed ones below the end offset KIP-320 validation
-	// reports: a reader that read the lost records goes on past them.
-	LeaderEnd int64
-}
-
-// OffsetRange is a partition's offsets [From, To) that the god view says
-// something of (held back, forgotten by a leader, of a producer a leader
-// forgot, resurrected by an unclean election).
-type OffsetRange struct {
-	Partition string
-	From, To  int64
-}
-
-// HeldBack is a partition's offsets present in its leader's log above a high
-// watermark that cannot advance.
-type HeldBack = OffsetRange
-
-// ForgottenBatch is a committed batch that a leader's producer state no
-// longer held when the producer retried it.
-type ForgottenBatch = OffsetRange
-
-// forgotten reports whether a leader forgot the committed batch at offset.
-func (c *Config) forgotten(partition string, offset int64) bool {
-	return inRanges(c.Forgotten, partition, offset)
-}
-
-// forgottenProducer reports whether a leader took a retry of the committed
-// batch at offset as new, its producer forgotten.
-func (c *Config) forgottenProducer(partition string, offset int64) bool {
-	return inRanges(c.ForgottenProducers, partition, offset)
-}
-
-// unknownProducerAppend reports whether a leader appended the batch at
-// offset from a producer it held no state for, at a sequence other than 0.
-func (c *Config) unknownProducerAppend(partition string, offset int64) bool {
-	return inRanges(c.UnknownProducerAppends, partition, offset)
-}
-
-// resurrected reports whether an unclean election made offset's entry, never
-// committed, part of the log.
-func (c *Config) resurrected(partition string, offset int64) bool {
-	return inRanges(c.Resurrected, partition, offset)
-}
-
-func (c *Config) heldBack(partition string, offset int64) bool {
-	return inRanges(c.HeldBack, partition, offset)
-}
-
-func inRanges(ranges []OffsetRange, partition string, offset int64) bool {
-	for _, r := range ranges {
-		if r.Partition == partition && r.From <= offset && offset < r.To {
-			return true
-		}
-	}
-	return false
-}
+// simulator's god view: a fact of kind godview.Loss. At (0: unknown) tells
+// a write acknowledged after it, which it did not take; LeaderEnd (0:
+// unknown), of a loss at an election, says where the new leader's older
+// epochs' records replaced committed ones below the end offset KIP-320
+// validation reports: a reader that read the lost records goes on past them.
+type DataLoss = godview.Fact
 
 // Report is the checker's result.
 type Report struct {
@@ -423,10 +329,10 @@ func (c *Config) topic(name string) TopicGuarantees {
 // not take it), or loss's answer when times are unknown.
 func (c *Config) lossAfter(partition string, offset, ackedAt int64) (DataLoss, bool) {
 	if ackedAt > 0 {
-		for _, l := range c.Losses {
-			if l.Partition == partition && offset >= l.From && l.At > 0 && l.At >= ackedAt {
-				return l, true
-			}
+		if l, ok := c.Happened.First(godview.Loss, func(l *DataLoss) bool {
+			return l.Partition == partition && offset >= l.From && l.At > 0 && l.At >= ackedAt
+		}); ok {
+			return l, true
 		}
 	}
 	return c.loss(partition, offset)
@@ -435,25 +341,20 @@ func (c *Config) lossAfter(partition string, offset, ackedAt int64) (DataLoss, b
 // loss finds a permitted loss covering partition at offset (offset < 0: any
 // offset of the partition).
 func (c *Config) loss(partition string, offset int64) (DataLoss, bool) {
-	for _, l := range c.Losses {
-		// Offsets at or after a loss's start may have been lost with it (the
-		// god view records what was committed when the loss happened).
-		if l.Partition == partition && (offset < 0 || offset >= l.From) {
-			return l, true
-		}
-	}
-	return DataLoss{}, false
+	// Offsets at or after a loss's start may have been lost with it (the
+	// god view records what was committed when the loss happened).
+	return c.Happened.First(godview.Loss, func(l *DataLoss) bool {
+		return l.Partition == partition && (offset < 0 || offset >= l.From)
+	})
 }
 
 // replacedUnderReader reports whether a loss at an election put the new
 // leader's older-epoch record at offset where committed data stood.
 func (c *Config) replacedUnderReader(partition string, offset int64) bool {
-	for _, l := range c.Losses {
-		if l.Partition == partition && l.From <= offset && offset < l.LeaderEnd {
-			return true
-		}
-	}
-	return false
+	_, ok := c.Happened.First(godview.Loss, func(l *DataLoss) bool {
+		return l.Partition == partition && l.From <= offset && offset < l.LeaderEnd
+	})
+	return ok
 }
 
 // Notes lists what a reader of the report should know besides its
@@ -526,7 +427,7 @@ func (c *Config) excuseCompacted(a *analyzer) {
 func (c *Config) supersededByLost(a *analyzer, partition string, offset int64, value string) bool {
 	vi, ok := a.valIDs[value]
 	pi := a.partByName(partition)
-	if !ok || pi < 0 || a.vals[vi].send < 0 || offset < 0 || c.lostAt(partition, offset) {
+	if !ok || pi < 0 || a.vals[vi].send < 0 || offset < 0 || c.Happened.Covers(godview.Loss, partition, offset) {
 		return false
 	}
 	key := a.sends[a.vals[vi].send].key
@@ -540,18 +441,7 @@ func (c *Config) supersededByLost(a *analyzer, partition string, offset int64, v
 		if ob.val == vi || later < 0 || a.sends[later].key != key || a.vals[ob.val].flags&obsFinal != 0 {
 			continue
 		}
-		if ob.flags&obsRead != 0 || c.lostAt(partition, ob.off) {
-			return true
-		}
-	}
-	return false
-}
-
-// lostAt reports whether the god view saw committed data at offset of
-// partition lost.
-func (c *Config) lostAt(partition string, offset int64) bool {
-	for _, l := range c.Losses {
-		if l.Partition == partition && l.From <= offset && offset < l.To {
+		if ob.flags&obsRead != 0 || c.Happened.Covers(godview.Loss, partition, ob.off) {
 			return true
 		}
 	}
@@ -649,8 +539,8 @@ func (c *Config) assumed(a *analyzer) []string {
 	if len(topicAssumed) > 0 {
 		out = append(out, "topics "+list(topicAssumed)+": not configured; Kafka defaults assumed: min.insync.replicas=1, unclean.leader.election.enable=false, flush left to the OS (log.flush.interval.messages=9223372036854775807)")
 	}
-	if c.Losses == nil && a.stats.Attempted > 0 {
-		if c.PowerLosses > 0 {
+	if !c.Happened.GodView() && a.stats.Attempted > 0 {
+		if c.Happened.Count(godview.PowerLoss) > 0 {
 			out = append(out, "no god view: the scenario's faults may lose brokers' page cache, so with the default flush policy every lost or rewritten record is taken for a permitted power loss; losses Kafka permits only after unclean elections count as violations unless the configuration permits them anyway")
 		} else {
 			out = append(out, "no god view: losses Kafka permits only after unclean elections or power loss count as violations unless the configuration permits them anyway")

@@ -3,6 +3,7 @@ package checker
 import (
 	"testing"
 
+	"kafkasim/godview"
 	"kafkasim/history"
 )
 
@@ -50,6 +51,14 @@ func (h *hb) poll(process string, final bool, recs ...rec) {
 var strict = Config{
 	Producers: []ProducerGuarantees{{Prefix: "p", Acks: "all", Idempotence: true, MaxInFlight: 5, Retries: 100}},
 	Topics:    []TopicGuarantees{{Name: "t", ReplicationFactor: 3, MinInsyncReplicas: 2}},
+}
+
+// godViewLosses is a god view that saw the losses ls and nothing else.
+func godViewLosses(ls ...DataLoss) godview.List {
+	for i := range ls {
+		ls[i].Kind = godview.Loss
+	}
+	return godview.Seen(ls...)
 }
 
 func expectCount(t *testing.T, r *Report, typ string, n int) {
@@ -103,9 +112,9 @@ func TestLostAckedWriteAgainstFinalReads(t *testing.T) {
 	expectVerdict(t, Check(h.ops, cfg), LostAckedWrite, Permitted)
 	// And with a loss the simulator saw as an unclean election.
 	cfg = strict
-	cfg.Losses = []DataLoss{{Partition: "t-0", From: 1, To: 2, Cause: "unclean-election"}}
+	cfg.Happened = godViewLosses(DataLoss{Partition: "t-0", From: 1, To: 2, Cause: "unclean-election"})
 	expectVerdict(t, Check(h.ops, cfg), LostAckedWrite, Permitted)
-	cfg.Losses = []DataLoss{{Partition: "t-0", From: 1, To: 2, Cause: "power-loss"}}
+	cfg.Happened = godViewLosses(DataLoss{Partition: "t-0", From: 1, To: 2, Cause: "power-loss"})
 	cfg.Topics = []TopicGuarantees{{Name: "t", ReplicationFactor: 3, MinInsyncReplicas: 2, FlushEveryMessage: true}}
 	expectVerdict(t, Check(h.ops, cfg), LostAckedWrite, Violation)
 }
@@ -175,7 +184,7 @@ func TestDuplicate(t *testing.T) {
 // came) is accepted as new, at a reused offset. The log holds it once.
 func TestDuplicateOfALostCopyAfterALoss(t *testing.T) {
 	cfg := strict
-	cfg.Losses = []DataLoss{{Partition: "t-0", From: 0, To: 3, Cause: "power-loss"}}
+	cfg.Happened = godViewLosses(DataLoss{Partition: "t-0", From: 0, To: 3, Cause: "power-loss"})
 	h := &hb{}
 	h.send("p-0", "a", 0, 0, history.OK)
 	h.send("p-0", "b", 0, 1, history.OK)
@@ -214,21 +223,20 @@ func TestDuplicateOfABatchALeaderForgot(t *testing.T) {
 	h.poll("c-0", false, rec{0, 0, "a"}, rec{0, 1, "b"}, rec{0, 2, "b"})
 	for _, c := range []struct {
 		name string
-		set  func(cfg *Config, ranges []OffsetRange)
+		kind godview.Kind
 	}{
-		{"forgotten batches", func(cfg *Config, r []OffsetRange) { cfg.Forgotten = r }},
-		{"forgotten producers", func(cfg *Config, r []OffsetRange) { cfg.ForgottenProducers = r }},
+		{"forgotten batches", godview.ForgottenBatch},
+		{"forgotten producers", godview.ForgottenProducer},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := strict
-			cfg.Losses = []DataLoss{}
-			c.set(&cfg, []OffsetRange{{Partition: "t-0", From: 1, To: 2}})
+			cfg.Happened = godview.Seen(godview.Fact{Kind: c.kind, Partition: "t-0", From: 1, To: 2})
 			r := Check(h.ops, cfg)
 			expectCount(t, r, Duplicate, 1)
 			expectVerdict(t, r, Duplicate, Permitted)
 			// A range elsewhere (another offset, another partition) excuses
 			// nothing, nor does a history without the god view.
-			c.set(&cfg, []OffsetRange{{Partition: "t-0", From: 0, To: 1}, {Partition: "t-1", From: 1, To: 2}})
+			cfg.Happened = godview.Seen(godview.Fact{Kind: c.kind, Partition: "t-0", From: 0, To: 1}, godview.Fact{Kind: c.kind, Partition: "t-1", From: 1, To: 2})
 			expectVerdict(t, Check(h.ops, cfg), Duplicate, Violation)
 			expectVerdict(t, Check(h.ops, strict), Duplicate, Violation)
 		})
@@ -245,7 +253,7 @@ func TestInconsistentOffsets(t *testing.T) {
 	expectCount(t, r, InconsistentOffsets, 1)
 	expectVerdict(t, r, InconsistentOffsets, Violation)
 	cfg := strict
-	cfg.Losses = []DataLoss{{Partition: "t-0", From: 0, To: 2, Cause: "unclean-election"}}
+	cfg.Happened = godViewLosses(DataLoss{Partition: "t-0", From: 0, To: 2, Cause: "unclean-election"})
 	expectVerdict(t, Check(h.ops, cfg), InconsistentOffsets, Permitted)
 }
 
@@ -322,11 +330,11 @@ func TestNonmonotonicSendOfAProducersFirstBatch(t *testing.T) {
 	one.Producers = []ProducerGuarantees{{Prefix: "p", Acks: "all", Idempotence: true, MaxInFlight: 1, Retries: 100}}
 	expectVerdict(t, Check(h.ops, one), NonmonotonicSend, Violation) // one batch in flight per partition
 	god := strict
-	god.Losses = []DataLoss{}
+	god.Happened = godview.Seen()
 	expectVerdict(t, Check(h.ops, god), NonmonotonicSend, Violation) // the simulator saw nothing of the kind
-	god.UnknownProducerAppends = []OffsetRange{{Partition: "t-0", From: 0, To: 1}}
+	god.Happened = godview.Seen(godview.Fact{Kind: godview.UnknownProducerAppend, Partition: "t-0", From: 0, To: 1})
 	expectVerdict(t, Check(h.ops, god), NonmonotonicSend, Permitted)
-	god.UnknownProducerAppends = []OffsetRange{{Partition: "t-0", From: 5, To: 6}} // the earlier send's batch: not the one
+	god.Happened = godview.Seen(godview.Fact{Kind: godview.UnknownProducerAppend, Partition: "t-0", From: 5, To: 6}) // the earlier send's batch: not the one
 	expectVerdict(t, Check(h.ops, god), NonmonotonicSend, Violation)
 
 	// A record of the producer read below the one that landed first: the
@@ -384,7 +392,7 @@ func TestCommittedDataLossIsAViolationEvenWithAcks1(t *testing.T) {
 
 func TestSkippingARecordThatSurvivedIsAViolationEvenAfterALoss(t *testing.T) {
 	cfg := strict
-	cfg.Losses = []DataLoss{{Partition: "t-0", From: 2, To: 4, Cause: "unclean-election"}}
+	cfg.Happened = godViewLosses(DataLoss{Partition: "t-0", From: 2, To: 4, Cause: "unclean-election"})
 	h := &hb{}
 	for i, v := range []string{"a", "b", "c", "d"} {
 		h.send("p-0", v, 0, int64(i), history.OK)
@@ -414,7 +422,7 @@ func TestSkippingARecordThatSurvivedIsAViolationEvenAfterALoss(t *testing.T) {
 // truncation and the reader goes on past them (fuzz seed 204388).
 func TestSkippingARecordTheNewLeaderHeldBelowTheReadersEpochIsPermitted(t *testing.T) {
 	cfg := strict
-	cfg.Losses = []DataLoss{{Partition: "t-0", From: 2, To: 4, Cause: "unclean-election", LeaderEnd: 4}}
+	cfg.Happened = godViewLosses(DataLoss{Partition: "t-0", From: 2, To: 4, Cause: "unclean-election", LeaderEnd: 4})
 	h := &hb{}
 	h.send("p-0", "a", 0, 0, history.OK)
 	h.send("p-0", "b", 0, 1, history.OK)
@@ -429,7 +437,7 @@ func TestSkippingARecordTheNewLeaderHeldBelowTheReadersEpochIsPermitted(t *testi
 	r := Check(h.ops, cfg)
 	expectVerdict(t, r, PollSkip, Permitted)
 	// Without the new leader's log end the skip stays a violation.
-	cfg.Losses[0].LeaderEnd = 0
+	cfg.Happened = godViewLosses(DataLoss{Partition: "t-0", From: 2, To: 4, Cause: "unclean-election"})
 	r = Check(h.ops, cfg)
 	expectVerdict(t, r, PollSkip, Violation)
 }
@@ -446,14 +454,14 @@ func TestHeldBackAboveAStuckHighWatermarkIsUnseen(t *testing.T) {
 	h.poll("c-0", false, rec{0, 0, "a"}, rec{0, 1, "b"})
 	h.poll("c-1", true, rec{0, 0, "a"})
 	cfg := strict
-	cfg.HeldBack = []HeldBack{{Partition: "t-0", From: 1, To: 2}}
+	cfg.Happened = godview.Seen(godview.Fact{Kind: godview.HeldBack, Partition: "t-0", From: 1, To: 2})
 	r := Check(h.ops, cfg)
 	expectCount(t, r, LostAckedWrite, 0)
 	expectCount(t, r, Unseen, 1)
 	if r.Violations != 0 {
 		t.Fatalf("no violation, got\n%s", r.Summary())
 	}
-	cfg.HeldBack = []HeldBack{{Partition: "t-0", From: 2, To: 3}} // not where b is
+	cfg.Happened = godview.Seen(godview.Fact{Kind: godview.HeldBack, Partition: "t-0", From: 2, To: 3}) // not where b is
 	r = Check(h.ops, cfg)
 	expectCount(t, r, LostAckedWrite, 1)
 	expectVerdict(t, r, LostAckedWrite, Violation)
@@ -471,14 +479,17 @@ func TestLostWriteIsJudgedByTheLossAfterItsAcknowledgement(t *testing.T) {
 	h.poll("c-1", true, rec{0, 2, "c"})
 	cfg := strict
 	cfg.Topics = []TopicGuarantees{{Name: "t", ReplicationFactor: 3, MinInsyncReplicas: 2, FlushEveryMessage: true}}
-	cfg.Losses = []DataLoss{
-		{Partition: "t-0", From: 1, To: 2, Cause: "power-loss", At: 1500},
-		{Partition: "t-0", From: 0, To: 2, Cause: "disk-wipe", At: 5000},
-	}
+	cfg.Happened = godViewLosses(
+		DataLoss{Partition: "t-0", From: 1, To: 2, Cause: "power-loss", At: 1500},
+		DataLoss{Partition: "t-0", From: 0, To: 2, Cause: "disk-wipe", At: 5000},
+	)
 	r := Check(h.ops, cfg)
 	expectCount(t, r, LostAckedWrite, 2)
 	expectVerdict(t, r, LostAckedWrite, Permitted)
-	cfg.Losses[1].At = 0 // times unknown: the first loss reaching b decides, a violation
+	cfg.Happened = godViewLosses( // times unknown: the first loss reaching b decides, a violation
+		DataLoss{Partition: "t-0", From: 1, To: 2, Cause: "power-loss", At: 1500},
+		DataLoss{Partition: "t-0", From: 0, To: 2, Cause: "disk-wipe"},
+	)
 	r = Check(h.ops, cfg)
 	expectVerdict(t, r, LostAckedWrite, Violation)
 }

@@ -3,6 +3,7 @@ package checker
 import (
 	"testing"
 
+	"kafkasim/godview"
 	"kafkasim/history"
 )
 
@@ -99,7 +100,7 @@ func TestKeyOrderAcrossPartitions(t *testing.T) {
 	expectVerdict(t, r, KeyOrder, Violation)
 
 	added := strict
-	added.PartitionsAdded = []string{"t"}
+	added.Happened = godview.Scheduled(godview.Fact{Kind: godview.PartitionsAdded, Topic: "t"})
 	expectVerdict(t, Check(build().ops, added), KeyOrder, Permitted)
 
 	// In send order, or re-read within one partition, is no finding.
@@ -154,7 +155,7 @@ func TestCompactionSupersededByALaterLostRecord(t *testing.T) {
 	}
 	compacted := strict
 	compacted.Topics = []TopicGuarantees{{Name: "t", ReplicationFactor: 3, MinInsyncReplicas: 2, Compact: true}}
-	compacted.Losses = []DataLoss{{Partition: "t-0", From: 2, To: 3, Cause: "disk-corruption"}}
+	compacted.Happened = godViewLosses(DataLoss{Partition: "t-0", From: 2, To: 3, Cause: "disk-corruption"})
 	r := Check(build(true).ops, compacted)
 	expectCount(t, r, LostAckedWrite, 1)
 	expectVerdict(t, r, LostAckedWrite, Permitted)
@@ -168,7 +169,7 @@ func TestCompactionSupersededByALaterLostRecord(t *testing.T) {
 	// Lost with no loss the god view saw: the later record's loss is the
 	// violation; the older one still followed it.
 	noLoss := compacted
-	noLoss.Losses = []DataLoss{}
+	noLoss.Happened = godview.Seen()
 	r = Check(build(true).ops, noLoss)
 	expectCount(t, r, LostAckedWrite, 1)
 	expectVerdict(t, r, LostAckedWrite, Violation)
@@ -214,7 +215,7 @@ func TestLateAcknowledgementAtACommittedOffset(t *testing.T) {
 	cfg := strict
 	cfg.Producers = []ProducerGuarantees{{Prefix: "p", Acks: "1", Idempotence: false, MaxInFlight: 5, Retries: 100}}
 	cfg.Topics = []TopicGuarantees{{Name: "t", ReplicationFactor: 3, MinInsyncReplicas: 1, Compact: true}}
-	cfg.Losses = []DataLoss{}
+	cfg.Happened = godview.Seen()
 	r := Check(build(false).ops, cfg)
 	expectCount(t, r, LostAckedWrite, 0)
 	expectVerdict(t, r, InconsistentOffsets, Permitted)
@@ -222,11 +223,11 @@ func TestLateAcknowledgementAtACommittedOffset(t *testing.T) {
 	// Without the god view nothing says the offset was not reused: a is
 	// judged lost.
 	noGod := cfg
-	noGod.Losses = nil
+	noGod.Happened = godview.List{}
 	expectCount(t, Check(build(false).ops, noGod), LostAckedWrite, 1)
 	// Nor when the god view saw committed data lost there.
 	lossy := cfg
-	lossy.Losses = []DataLoss{{Partition: "t-0", From: 5, To: 6, Cause: "unclean-election"}}
+	lossy.Happened = godViewLosses(DataLoss{Partition: "t-0", From: 5, To: 6, Cause: "unclean-election"})
 	expectCount(t, Check(build(false).ops, lossy), LostAckedWrite, 1)
 	// A reader that read the other record at the offset afterwards saw the
 	// offset taken again: a was lost, and the run says so.

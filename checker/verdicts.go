@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"kafkasim/godview"
 )
 
 // The verdict table: for each anomaly type, in order, the conditions under
@@ -413,15 +415,15 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		Acks: p.Acks, Idempotence: p.Idempotence, ReorderingRetries: p.MaxInFlight > 1 && p.Retries > 0,
 		MinInsyncReplicas: t.MinInsyncReplicas, Unclean: t.Unclean, ELR: c.ELR, FlushEveryMessage: t.FlushEveryMessage,
 		Isolation: f.iso, AutoOffsetReset: cons.AutoOffsetReset, CommitMode: cons.Commit,
-		GodView: c.Losses != nil, UncleanElections: c.UncleanElections, PowerLosses: c.PowerLosses, Bugs: c.Bugs,
+		GodView: c.Happened.GodView(), UncleanElections: c.Happened.Count(godview.UncleanElection), PowerLosses: c.Happened.Count(godview.PowerLoss), Bugs: c.Bugs,
 		FailedSend: f.failedSend, Impossible: f.impossible, ViaWW: f.viaWW, Register: f.register,
 	}
 	if fx.Acks == "" {
 		fx.Acks = "all"
 	}
 	fx.SentTwice = typ == Duplicate && f.Partition == ""
-	for _, name := range c.PartitionsAdded {
-		if name == topicOf(f.Partition) {
+	for _, added := range c.Happened.Of(godview.PartitionsAdded) {
+		if added.Topic == topicOf(f.Partition) {
 			fx.PartitionsAdded = true
 		}
 	}
@@ -444,15 +446,15 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 			fx.Loss, fx.CopiesLost = &l, true
 		}
 		for _, at := range f.copies {
-			fx.Forgotten = fx.Forgotten || c.forgotten(at.part, at.off)
-			fx.ForgottenProducer = fx.ForgottenProducer || c.forgottenProducer(at.part, at.off)
-			fx.Resurrected = fx.Resurrected || c.resurrected(at.part, at.off)
+			fx.Forgotten = fx.Forgotten || c.Happened.Covers(godview.ForgottenBatch, at.part, at.off)
+			fx.ForgottenProducer = fx.ForgottenProducer || c.Happened.Covers(godview.ForgottenProducer, at.part, at.off)
+			fx.Resurrected = fx.Resurrected || c.Happened.Covers(godview.Resurrected, at.part, at.off)
 		}
 	case NonmonotonicSend:
 		if l, ok := c.loss(f.Partition, -1); ok {
 			fx.Loss = &l
 		}
-		fx.UnknownProducer = c.unknownProducerAppend(f.Partition, f.Offset)
+		fx.UnknownProducer = c.Happened.Covers(godview.UnknownProducerAppend, f.Partition, f.Offset)
 		fx.FirstOfProducer = f.firstOfProducer
 	case StaleOffsetFetch, Nonlinearizable:
 		if l, ok := c.offsetsLoss(); ok {
@@ -517,12 +519,7 @@ func (c *Config) copiesLost(f Finding, a *analyzer) (DataLoss, bool) {
 
 // offsetsLoss finds a loss in __consumer_offsets.
 func (c *Config) offsetsLoss() (DataLoss, bool) {
-	for _, l := range c.Losses {
-		if strings.HasPrefix(l.Partition, "__consumer_offsets-") {
-			return l, true
-		}
-	}
-	return DataLoss{}, false
+	return c.Happened.First(godview.Loss, func(l *DataLoss) bool { return strings.HasPrefix(l.Partition, "__consumer_offsets-") })
 }
 
 // VerdictsMarkdown renders the verdict table (VERDICTS.md).

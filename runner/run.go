@@ -10,7 +10,6 @@ package runner
 import (
 	"fmt"
 	"runtime/debug"
-	"slices"
 	"time"
 
 	"kafkasim/checker"
@@ -321,44 +320,7 @@ func topicNames(s *scenarios.Scenario) []string {
 func checkerConfig(s *scenarios.Scenario, c *cluster.Cluster) checker.Config {
 	cc := s.Guarantees()
 	cc.Consumers = append(cc.Consumers, checker.ConsumerGuarantees{Prefix: FinalReaderName, Isolation: "read_uncommitted", AutoOffsetReset: "earliest"})
-	cc.Losses = []checker.DataLoss{}
-	for _, l := range c.Audit.Losses() {
-		cc.Losses = append(cc.Losses, checker.DataLoss{Partition: l.Partition, From: l.From, To: l.To, Cause: l.Cause, ExposedBy: l.ExposedBy,
-			At: l.At, LeaderEnd: l.LeaderEnd})
-		// An unclean election that only exposed a power loss happened all
-		// the same.
-		if l.Cause == audit.CauseUncleanElection || l.ExposedBy == audit.CauseUncleanElection {
-			cc.UncleanElections++
-		}
-	}
-	for _, h := range c.HeldBack() {
-		cc.HeldBack = append(cc.HeldBack, checker.HeldBack{Partition: h.Partition, From: h.From, To: h.To})
-	}
-	for _, f := range c.Audit.ForgottenBatches() {
-		cc.Forgotten = append(cc.Forgotten, checker.ForgottenBatch{Partition: f.Partition, From: f.From, To: f.To})
-	}
-	for _, f := range c.Audit.ForgottenProducers() {
-		cc.ForgottenProducers = append(cc.ForgottenProducers, checker.OffsetRange{Partition: f.Partition, From: f.From, To: f.To})
-	}
-	for _, u := range c.Audit.UnknownProducerAppends() {
-		cc.UnknownProducerAppends = append(cc.UnknownProducerAppends, checker.OffsetRange{Partition: u.Partition, From: u.From, To: u.To})
-	}
-	for _, r := range c.Audit.ResurrectedRanges() {
-		cc.Resurrected = append(cc.Resurrected, checker.OffsetRange{Partition: r.Partition, From: r.From, To: r.To})
-	}
-	for _, r := range c.World.FaultLog() {
-		if r.Undo || r.Skipped != "" {
-			continue
-		}
-		if op, ok := r.Fault.Custom.(cluster.AddPartitions); ok && !slices.Contains(cc.PartitionsAdded, op.Topic) {
-			cc.PartitionsAdded = append(cc.PartitionsAdded, op.Topic)
-		}
-		switch {
-		case r.Fault.Kind == sim.FaultCrash, r.Fault.Kind == sim.FaultPowerLoss,
-			r.Fault.Kind == sim.FaultDisk && (r.Fault.Disk == sim.DiskTornWrite || r.Fault.Disk == sim.DiskWipe):
-			cc.PowerLosses++
-		}
-	}
+	cc.Happened = c.Facts()
 	sizes := c.History.Sizes()
 	cc.Sizes = &sizes
 	return cc

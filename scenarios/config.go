@@ -2,11 +2,11 @@ package scenarios
 
 import (
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
 	"kafkasim/checker"
+	"kafkasim/godview"
 	"kafkasim/model/broker"
 	"kafkasim/model/cluster"
 	"kafkasim/model/producer"
@@ -161,28 +161,26 @@ func (s *Scenario) Guarantees() checker.Config {
 // ScheduledFaultFacts is what the scenario's faults may do that Kafka
 // permits to cost data or order, for checking a history without the
 // simulator's god view (kafkasim check --config): the topics an
-// add-partitions fault grows, and how many faults may lose brokers' page
-// cache (crash, power loss, a torn write or a wiped disk, scheduled or drawn
-// by the nemesis). The runner counts what did happen instead.
-func (s *Scenario) ScheduledFaultFacts() (partitionsAdded []string, powerLosses int) {
-	losesPageCache := func(f sim.Fault) bool {
-		return f.Kind == sim.FaultCrash || f.Kind == sim.FaultPowerLoss ||
-			f.Kind == sim.FaultDisk && (f.Disk == sim.DiskTornWrite || f.Disk == sim.DiskWipe)
-	}
+// add-partitions fault grows, and a power loss for each fault that may lose
+// brokers' page cache (crash, power loss, a torn write or a wiped disk,
+// scheduled or drawn by the nemesis). Their times are unknown. The runner
+// hands the checker what did happen instead (cluster.Cluster's Facts).
+func (s *Scenario) ScheduledFaultFacts() godview.List {
+	var facts []godview.Fact
 	for _, f := range s.Faults {
-		if op, ok := f.Fault.Custom.(cluster.AddPartitions); ok && !slices.Contains(partitionsAdded, op.Topic) {
-			partitionsAdded = append(partitionsAdded, op.Topic)
+		if op, ok := f.Fault.Custom.(cluster.AddPartitions); ok {
+			facts = append(facts, godview.Fact{Kind: godview.PartitionsAdded, Topic: op.Topic, Producer: godview.NoProducer})
 		}
-		if losesPageCache(f.Fault) {
-			powerLosses++
+		if cluster.LosesPageCache(f.Fault) {
+			facts = append(facts, godview.Fact{Kind: godview.PowerLoss, Producer: godview.NoProducer})
 		}
 	}
 	for _, r := range s.Nemesis {
-		if losesPageCache(r.Rule.Fault) {
-			powerLosses++
+		if cluster.LosesPageCache(r.Rule.Fault) {
+			facts = append(facts, godview.Fact{Kind: godview.PowerLoss, Producer: godview.NoProducer})
 		}
 	}
-	return partitionsAdded, powerLosses
+	return godview.Scheduled(facts...)
 }
 
 // NemesisOptions is the nemesis of the fault phase.

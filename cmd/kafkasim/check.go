@@ -83,7 +83,7 @@ Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 				// What the scenario's faults may cost (the runner counts
 				// what did happen; a history alone cannot say), and
 				// kafkasim's final reader, as a run configures it.
-				cfg.PartitionsAdded, cfg.PowerLosses = s.ScheduledFaultFacts()
+				cfg.Happened = s.ScheduledFaultFacts()
 				cfg.Consumers = append(cfg.Consumers, checker.ConsumerGuarantees{Prefix: scenarios.FinalReaderName,
 					Isolation: "read_uncommitted", AutoOffsetReset: "earliest"})
 			}

@@ -32,6 +32,7 @@ import (
 	"sort"
 	"time"
 
+	"kafkasim/godview"
 	"kafkasim/model/metadata"
 	"kafkasim/model/partlog"
 	"kafkasim/model/raft"
@@ -98,18 +99,10 @@ type Audit struct {
 	replicas  func(broker int32, tp metadata.TopicPartition) *partlog.Log
 	parts     map[string]*topicAudit // by topic (part)
 	lastTopic *topicAudit
-	losses    []Loss
-	// forgotten: committed batches a leader's producer state forgot.
-	forgotten []Forgotten
-	// forgottenProducers: committed batches whose retry a leader took as
-	// new, its producer state having forgotten their producer.
-	forgottenProducers []ProducerForgotten
-	// unknownProducerAppends: batches a leader appended at a sequence other
-	// than 0 from a producer its producer state held nothing of.
-	unknownProducerAppends []OffsetRange
-	// resurrected: entries an unclean leader held that were never
-	// committed, which its election made the partition's log.
-	resurrected []OffsetRange
+	// facts: what the audit saw happen that Kafka permits to cost data or
+	// order (losses, batches a leader's producer state forgot, entries an
+	// unclean election resurrected...), in order (facts.go).
+	facts []godview.Fact
 }
 
 type hwMark struct {

@@ -51,7 +51,8 @@ type uncleanElection struct {
 	// rootCause is what took the batches from the replicas that had them:
 	// "power-loss", "disk-wipe" or "disk-corruption"; "" if nothing did.
 	rootCause string
-	// loss indexes the loss recorded at the election (-1: none).
+	// loss indexes the loss recorded at the election in the audit's
+	// facts (-1: none).
 	loss int
 }
 
@@ -156,7 +157,7 @@ func (a *Audit) openedAfterElection(tp metadata.TopicPartition, p *partitionAudi
 		if !e.onlyExposes() || e.loss < 0 {
 			continue
 		}
-		l := &a.losses[e.loss]
+		l := &a.facts[e.loss]
 		if l.Cause != CauseUncleanElection {
 			continue
 		}

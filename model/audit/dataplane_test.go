@@ -3,6 +3,7 @@ package audit
 import (
 	"testing"
 
+	"kafkasim/godview"
 	"kafkasim/model/metadata"
 	"kafkasim/model/partlog"
 	"kafkasim/model/record"
@@ -296,6 +297,11 @@ func idem(seq int32, v ...string) *record.Batch {
 	return record.New(rs, record.Producer{ID: 7, Epoch: 0, BaseSequence: seq}, false, record.CompressionNone)
 }
 
+// factsOf are the audit's facts of kind, in order.
+func factsOf(a *Audit, kind godview.Kind) []godview.Fact {
+	return godview.Seen(a.Facts()...).Of(kind)
+}
+
 // idempotentLog is orders-0 on one replica: "a" of no producer at offset 0,
 // then producer 7's sequences 0–1 ("b", "c") at offsets 1–2 and sequence 2
 // ("d") at offset 3, none committed yet.
@@ -319,11 +325,11 @@ func TestOutOfOrderRetryOfACommittedBatchIsRecorded(t *testing.T) {
 	a.OutOfOrderSequence(1, tp, idem(5, "e"))                                                                                                                // a gap, nothing written
 	a.OutOfOrderSequence(1, tp, idem(0, "b"))                                                                                                                // other sequences
 	a.OutOfOrderSequence(1, tp, record.New([]record.Record{{Value: "d"}}, record.Producer{ID: 7, Epoch: 1, BaseSequence: 2}, false, record.CompressionNone)) // another epoch
-	if f := a.ForgottenBatches(); len(f) != 0 {
+	if f := factsOf(a, godview.ForgottenBatch); len(f) != 0 {
 		t.Fatalf("forgotten %+v, want none", f)
 	}
 	a.OutOfOrderSequence(1, tp, idem(0, "b", "c"))
-	if f := a.ForgottenBatches(); len(f) != 1 || f[0].Partition != "orders-0" || f[0].From != 1 || f[0].To != 3 {
+	if f := factsOf(a, godview.ForgottenBatch); len(f) != 1 || f[0].Partition != "orders-0" || f[0].From != 1 || f[0].To != 3 || f[0].Producer != 7 {
 		t.Fatalf("forgotten %+v, want orders-0 offsets [1, 3)", f)
 	}
 }
@@ -342,14 +348,14 @@ func TestRetryOfABatchRetentionDeletedTakenAsNewIsRecorded(t *testing.T) {
 	a.UnknownProducer(1, tp, idem(0, "b"), l.LEO(), 4, 10)                                                                                                                              // other sequences
 	a.UnknownProducer(1, tp, record.New([]record.Record{{Value: "b"}, {Value: "c"}}, record.Producer{ID: 7, Epoch: 1, BaseSequence: 0}, false, record.CompressionNone), l.LEO(), 4, 10) // another epoch
 	a.UnknownProducer(1, tp, idem(0, "b", "c"), l.LEO(), 4, 2)                                                                                                                          // below the log start, but the last rebuild replayed it: state lost some other way
-	if f := a.ForgottenProducers(); len(f) != 0 {
+	if f := factsOf(a, godview.ForgottenProducer); len(f) != 0 {
 		t.Fatalf("forgotten producers %+v, want none", f)
 	}
 	a.UnknownProducer(1, tp, idem(0, "b", "c"), l.LEO(), 3, 10)
-	if f := a.ForgottenProducers(); len(f) != 1 || f[0].Partition != "orders-0" || f[0].From != 1 || f[0].To != 3 {
+	if f := factsOf(a, godview.ForgottenProducer); len(f) != 1 || f[0].Partition != "orders-0" || f[0].From != 1 || f[0].To != 3 || f[0].Producer != 7 {
 		t.Fatalf("forgotten producers %+v, want orders-0 offsets [1, 3)", f)
 	}
-	if f := a.ForgottenBatches(); len(f) != 0 {
+	if f := factsOf(a, godview.ForgottenBatch); len(f) != 0 {
 		t.Fatalf("forgotten batches %+v, want none", f)
 	}
 }
@@ -367,18 +373,18 @@ func TestUnknownProducerAppendAtALaterSequenceIsRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.ReplicaHW(1, tp, 0, true, l.LEO(), l)
-	if u := a.UnknownProducerAppends(); len(u) != 0 {
+	if u := factsOf(a, godview.UnknownProducerAppend); len(u) != 0 {
 		t.Fatalf("unknown-producer appends %+v, want none: another batch committed at those offsets", u)
 	}
 	a.UnknownProducer(1, tp, idem(527, "x", "y"), l.LEO(), 0, 0)
 	if err := l.Append([]*record.Batch{idem(527, "x", "y").Stamped(l.LEO(), 0)}, true); err != nil {
 		t.Fatal(err)
 	}
-	if u := a.UnknownProducerAppends(); len(u) != 0 {
+	if u := factsOf(a, godview.UnknownProducerAppend); len(u) != 0 {
 		t.Fatalf("unknown-producer appends %+v, want none before the commit", u)
 	}
 	a.ReplicaHW(1, tp, 0, true, l.LEO(), l)
-	if u := a.UnknownProducerAppends(); len(u) != 1 || u[0].Partition != "orders-0" || u[0].From != 6 || u[0].To != 8 {
+	if u := factsOf(a, godview.UnknownProducerAppend); len(u) != 1 || u[0].Partition != "orders-0" || u[0].From != 6 || u[0].To != 8 || u[0].Producer != 7 {
 		t.Fatalf("unknown-producer appends %+v, want orders-0 offsets [6, 8)", u)
 	}
 }
@@ -395,11 +401,11 @@ func TestOutOfOrderRetryOfABatchCommittedLaterIsRecorded(t *testing.T) {
 	a.ReplicaHW(1, tp, 0, true, 1, l) // only offset 0 is committed
 	a.OutOfOrderSequence(1, tp, idem(0, "b", "c"))
 	a.OutOfOrderSequence(1, tp, idem(7, "x")) // matches nothing, ever
-	if f := a.ForgottenBatches(); len(f) != 0 {
+	if f := factsOf(a, godview.ForgottenBatch); len(f) != 0 {
 		t.Fatalf("forgotten %+v before the batch is committed, want none", f)
 	}
 	a.ReplicaHW(1, tp, 0, true, l.LEO(), l)
-	if f := a.ForgottenBatches(); len(f) != 1 || f[0].Partition != "orders-0" || f[0].From != 1 || f[0].To != 3 {
+	if f := factsOf(a, godview.ForgottenBatch); len(f) != 1 || f[0].Partition != "orders-0" || f[0].From != 1 || f[0].To != 3 || f[0].Producer != 7 {
 		t.Fatalf("forgotten %+v, want orders-0 offsets [1, 3)", f)
 	}
 }

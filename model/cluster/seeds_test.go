@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"kafkasim/godview"
 	"kafkasim/model/metadata"
 	"kafkasim/model/proto"
 	"kafkasim/model/record"
@@ -141,6 +142,14 @@ func TestUncleanElectionLosesExactlyTheMissingOffsets(t *testing.T) {
 	losses := c.Audit.Losses()
 	if len(losses) != 1 || losses[0].Cause != "unclean-election" || losses[0].From != 98 || losses[0].Records != 3 {
 		t.Fatalf("want exactly offsets 98..100 lost by the unclean election, got %+v", losses)
+	}
+	// The checker is told of the loss and of the unclean election behind it.
+	facts := c.Facts()
+	if l := facts.Of(godview.Loss); len(l) != 1 || l[0] != losses[0] {
+		t.Fatalf("the facts' losses %+v, want the audit's %+v", l, losses)
+	}
+	if u := facts.Of(godview.UncleanElection); len(u) != 1 || u[0].Partition != "t-0" || u[0].At != losses[0].At {
+		t.Fatalf("unclean elections %+v, want one of t-0 at %d", u, losses[0].At)
 	}
 	if v := c.Audit.Violations(); len(v) > 0 {
 		t.Fatalf("an unclean election is permitted, not a violation: %v", v)

@@ -7,7 +7,6 @@ import (
 	"kafkasim/model/producer"
 	"kafkasim/model/proto"
 	"kafkasim/model/reader"
-	"kafkasim/sim"
 )
 
 // workload is a data-plane test run: a topic, producers, readers, faults,
@@ -137,41 +136,13 @@ func (wl workload) checkerConfig(c *Cluster, cfg Config) checker.Config {
 		minISR = max(cfg.Broker.MinInsyncReplicas, 1)
 	}
 	flush := cfg.Data.Log.FlushIntervalMessages == 1 || t.Configs["flush.messages"] == "1"
-	cc := checker.Config{
+	return checker.Config{
 		Producers: []checker.ProducerGuarantees{{Prefix: "p", Acks: acks, Idempotence: wl.idempotence, MaxInFlight: 5, Retries: 1 << 30}},
 		Topics:    []checker.TopicGuarantees{{Name: t.Name, ReplicationFactor: t.ReplicationFactor, MinInsyncReplicas: minISR, Unclean: wl.unclean, FlushEveryMessage: flush}},
 		ELR:       !wl.elrOff,
 		Bugs:      wl.bugs,
-		Losses:    []checker.DataLoss{},
+		// What the god view saw Kafka permit, as the runner tells its
+		// checker.
+		Happened: c.Facts(),
 	}
-	for _, l := range c.Audit.Losses() {
-		cc.Losses = append(cc.Losses, checker.DataLoss{Partition: l.Partition, From: l.From, To: l.To, Cause: l.Cause})
-	}
-	// The duplicates the god view saw Kafka's producer state allow, as the
-	// runner tells its checker: a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER
-	// to the retry of a committed batch its producer state no longer held (a
-	// producer-state snapshot keeps each producer's last batch only), took
-	// the retry of a batch retention deleted from a producer it forgot, or an
-	// unclean election resurrected a copy.
-	for _, f := range c.Audit.ForgottenBatches() {
-		cc.Forgotten = append(cc.Forgotten, checker.ForgottenBatch{Partition: f.Partition, From: f.From, To: f.To})
-	}
-	for _, f := range c.Audit.ForgottenProducers() {
-		cc.ForgottenProducers = append(cc.ForgottenProducers, checker.OffsetRange{Partition: f.Partition, From: f.From, To: f.To})
-	}
-	for _, r := range c.Audit.ResurrectedRanges() {
-		cc.Resurrected = append(cc.Resurrected, checker.OffsetRange{Partition: r.Partition, From: r.From, To: r.To})
-	}
-	// And, as the runner tells it too, the batches a leader took from a
-	// producer its state held nothing of, at any sequence (KIP-360), which
-	// may land before an earlier batch refused and retried (KAFKA-15591).
-	for _, u := range c.Audit.UnknownProducerAppends() {
-		cc.UnknownProducerAppends = append(cc.UnknownProducerAppends, checker.OffsetRange{Partition: u.Partition, From: u.From, To: u.To})
-	}
-	for _, r := range c.World.FaultLog() {
-		if !r.Undo && r.Skipped == "" && (r.Fault.Kind == sim.FaultCrash || r.Fault.Kind == sim.FaultPowerLoss) {
-			cc.PowerLosses++
-		}
-	}
-	return cc
 }
