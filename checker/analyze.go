@@ -25,9 +25,23 @@ import (
 // Operations are taken in history order, which is index order (docs/history.md):
 // "before" and "after" between operations compare their indexes.
 
+// analyzer is one history's analysis: the configuration it is judged
+// against, the tables ingestion fills and the checks read, and what the
+// checks found. The parts are embedded, so their fields read as the
+// analyzer's own.
 type analyzer struct {
 	cfg *Config
 
+	numbering
+	records
+	finalCover
+	lazyIndexes
+	results
+}
+
+// numbering: every process, partition, topic, key and value gets a number
+// when it first appears (index.go); the facts refer to them by number.
+type numbering struct {
 	procIDs  map[string]int32
 	procs    []*procState
 	partIDs  map[partKey]int32
@@ -41,6 +55,14 @@ type analyzer struct {
 	vals     []valInfo
 	valNames []string
 
+	lastPart   partKey // a one-entry cache for partID
+	lastPartID int32
+}
+
+// records: the compact facts ingestion keeps about the history, a record per
+// send, reader session, jump in a session, transaction and transactional
+// read, and the groups' state.
+type records struct {
 	sends    []sendRec
 	sessions []session
 	skips    []skipCandidate
@@ -48,34 +70,45 @@ type analyzer struct {
 	txnReads []txnRead
 	groups   groupState
 
-	// What final reads cover: whole topics (a reader without an assignment
-	// that returned their records reads every partition of them), single
-	// partitions (those a final reader was assigned, or returned records
-	// of), or everything (a final reader without an assignment that
-	// returned nothing at all, in a history of one topic: every partition
-	// it read was empty).
+	lastIndex int64
+	nOps      int64
+}
+
+// finalCover: what final reads cover: whole topics (a reader without an
+// assignment that returned their records reads every partition of them),
+// single partitions (those a final reader was assigned, or returned records
+// of), or everything (a final reader without an assignment that returned
+// nothing at all, in a history of one topic: every partition it read was
+// empty).
+type finalCover struct {
 	finalTopic map[int32]bool
 	finalPart  map[int32]bool
 	finalAll   bool
-	spans      map[int32][]readSpan    // readAcross's index, built at first use
-	compaction map[int32]*compactIndex // compactable's index, built at first use
-	// readOffsets: where polls first read each value (checkLostNoAck's
-	// index, built at first use).
-	readOffsets map[int32]int64
-	finalBegin  int64 // op index of the first final poll (-1: none yet)
-	findings    []Finding
-	stats       Stats
-	lastIndex   int64
-	nOps        int64
+	finalBegin int64 // op index of the first final poll (-1: none yet)
+}
 
-	lastPart   partKey // a one-entry cache for partID
-	lastPartID int32
+// lazyIndexes: the indexes a check builds at its first question, from the
+// version order.
+type lazyIndexes struct {
+	spans      map[int32][]readSpan    // readAcross's index
+	compaction map[int32]*compactIndex // compactable's index
+	// readOffsets: where polls first read each value (checkLostNoAck's
+	// index).
+	readOffsets map[int32]int64
+}
+
+// results: what the checks found, and the counts of the report.
+type results struct {
+	findings []Finding
+	stats    Stats
 }
 
 func newAnalyzer(cfg *Config) *analyzer {
-	a := &analyzer{cfg: cfg, procIDs: map[string]int32{}, partIDs: map[partKey]int32{}, partName: map[string]int32{},
-		topicIDs: map[string]int32{}, keyIDs: map[string]int32{}, finalTopic: map[int32]bool{}, finalPart: map[int32]bool{},
-		groups: newGroupState(), lastPartID: -1, finalBegin: -1}
+	a := &analyzer{cfg: cfg,
+		numbering: numbering{procIDs: map[string]int32{}, partIDs: map[partKey]int32{}, partName: map[string]int32{},
+			topicIDs: map[string]int32{}, keyIDs: map[string]int32{}, lastPartID: -1},
+		records:    records{groups: newGroupState()},
+		finalCover: finalCover{finalTopic: map[int32]bool{}, finalPart: map[int32]bool{}, finalBegin: -1}}
 	sends := 0
 	if cfg.Sizes != nil {
 		sends = cfg.Sizes.Sends
