@@ -28,9 +28,11 @@
 //     what no execution can produce.
 //   - groups.go: per-partition sessions of group members (assign, revoke),
 //     committed offsets that go back, fetches of stale committed offsets.
-//   - linear.go: the models of each partition's log (decided directly, in
-//     O(n log n)) and each group's committed offsets (porcupine), with
-//     porcupine's HTML visualisations of failures.
+//   - linear.go: linearizability of each partition's log (decided directly,
+//     in O(n log n): linscan.go) and each group's committed offsets
+//     (porcupine), on the models of linmodel.go; linjobs.go runs the checks
+//     within the time budget, linexplain.go reports failures with
+//     porcupine's HTML visualisations.
 //   - verdicts.go: what each configuration promises, and the verdict table
 //     (rendered in VERDICTS.md).
 package checker
