@@ -10,7 +10,9 @@ import (
 // axis may name. In this package, not the sweep's, because they work on the
 // key tables and the scenario's fields that only the loader knows.
 
-func knownKafkaKey(k string) bool {
+// IsKafkaKey reports whether k is a Kafka key kafkasim models (of a broker,
+// a topic, a producer or a consumer).
+func IsKafkaKey(k string) bool {
 	for _, t := range [][]kafkaKey{brokerKeys, topicKeys, producerKeys, consumerKeys} {
 		for _, key := range t {
 			if key.name == k {
@@ -21,7 +23,9 @@ func knownKafkaKey(k string) bool {
 	return false
 }
 
-func allKafkaKeys() []string {
+// KafkaKeyNames lists the Kafka keys kafkasim models: the broker's, the
+// topics', the producers' and the consumers'.
+func KafkaKeyNames() []string {
 	var out []string
 	for _, t := range [][]kafkaKey{brokerKeys, topicKeys, producerKeys, consumerKeys} {
 		out = append(out, keyNames(t)...)
@@ -92,7 +96,7 @@ func (s *Scenario) Apply(name, value string) error {
 			return err
 		}
 	}
-	if knownKafkaKey(name) {
+	if IsKafkaKey(name) {
 		if !applied {
 			return fmt.Errorf("%s applies to nothing in the base scenario (no broker, topic or client it belongs to)", name)
 		}

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -114,57 +115,52 @@ var SweepMetrics = []string{"availability", "lost-acked-fraction", "lost-acked",
 
 // LoadSweepFile reads and validates a sweep file and its base scenario.
 func LoadSweepFile(path string) (*SweepFile, error) {
-	data, err := readFile(path)
+	r, root, err := ReadYAML(path)
 	if err != nil {
 		return nil, err
 	}
-	root, err := parseDocument(path, data)
-	if err != nil {
-		return nil, err
-	}
-	r := newReader(path, len(data))
 	sw := &SweepFile{Seeds: 10, File: path}
-	var baseField, plotsField field
+	var baseField, plotsField YAMLField
 	hasBase, hasPlots := false, false
-	for _, g := range r.fields(root, "", []string{"name", "base", "seeds", "axes", "plots"}) {
-		switch g.name {
+	for _, g := range r.Fields(root, "", []string{"name", "base", "seeds", "axes", "plots"}) {
+		switch g.Name {
 		case "name":
-			sw.Name = r.name(g, "sweep name")
+			sw.Name = r.Name(g, "sweep name")
 		case "base":
 			baseField, hasBase = g, true
-			sw.BasePath = r.str(g)
+			sw.BasePath = r.Str(g)
 		case "seeds":
-			if n, ok := r.int(g, 1, SweepSeedsMax); ok {
+			if n, ok := r.Int(g, 1, SweepSeedsMax); ok {
 				sw.Seeds = int(n)
 			}
 		case "axes":
-			r.sweepAxes(g, sw)
+			sweepAxes(r, g, sw)
 		case "plots":
 			// Read once the axes are known, wherever the file puts them.
 			plotsField, hasPlots = g, true
 		}
 	}
 	if hasPlots {
-		r.sweepPlots(plotsField, sw)
+		sweepPlots(r, plotsField, sw)
 	}
-	if sw.Name == "" && r.failures == 0 {
+	if sw.Name == "" && r.Failures() == 0 {
 		sw.Name = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".yaml"), ".yml")
-		if !safeName.MatchString(sw.Name) {
-			r.fail(root, "name", "missing, and the file name cannot stand in for it")
+		if !IsSafeName(sw.Name) {
+			r.Fail(root, "name", "missing, and the file name cannot stand in for it")
 		}
 	}
 	if !hasBase {
-		r.fail(root, "base", "missing: the scenario the sweep varies, relative to this file")
+		r.Fail(root, "base", "missing: the scenario the sweep varies, relative to this file")
 	}
-	if r.failures > 0 {
-		return nil, r.report()
+	if r.Failures() > 0 {
+		return nil, r.Report()
 	}
 	if !filepath.IsAbs(sw.BasePath) {
 		sw.BasePath = filepath.Join(filepath.Dir(path), sw.BasePath)
 	}
 	base, err := LoadFile(sw.BasePath)
 	if err != nil {
-		return nil, &Error{File: path, Line: baseField.key.Line, Column: baseField.key.Column, Key: "base", Msg: err.Error()}
+		return nil, &Error{File: path, Line: baseField.Key.Line, Column: baseField.Key.Column, Key: "base", Msg: err.Error()}
 	}
 	sw.Base = base
 	cells := 1
@@ -190,27 +186,27 @@ func LoadSweepFile(path string) (*SweepFile, error) {
 	return sw, nil
 }
 
-func (r *reader) sweepAxes(f field, sw *SweepFile) {
-	for _, g := range r.fields(f.value, f.path, nil) {
-		ok := contains(SweepFields, g.name) || knownKafkaKey(g.name)
+func sweepAxes(r *YAMLReader, f YAMLField, sw *SweepFile) {
+	for _, g := range r.Fields(f.Value, f.Path, nil) {
+		ok := contains(SweepFields, g.Name) || IsKafkaKey(g.Name)
 		if !ok {
 			msg := fmt.Sprintf("not a Kafka key kafkasim models, nor one of %s", strings.Join(SweepFields, ", "))
-			if s := suggest(g.name, append(append([]string{}, SweepFields...), allKafkaKeys()...)); s != "" {
+			if s := Suggest(g.Name, append(append([]string{}, SweepFields...), KafkaKeyNames()...)); s != "" {
 				msg = fmt.Sprintf("unknown axis (did you mean %q?)", s)
 			}
-			r.fail(g.key, g.path, "%s", msg)
+			r.Fail(g.Key, g.Path, "%s", msg)
 			continue
 		}
-		vals := r.strings(g)
+		vals := r.Strings(g)
 		if len(vals) == 0 {
-			r.fail(nodeOr(g.value, g.key), g.path, "an axis needs at least one value")
+			r.Fail(cmp.Or(g.Value, g.Key), g.Path, "an axis needs at least one value")
 			continue
 		}
 		seen := map[string]int{}
 		dup := false
 		for j, v := range vals {
 			if k, ok := seen[v]; ok {
-				r.fail(g.value, index(g.path, j), "%q is value %d too: a cell would run twice", v, k)
+				r.Fail(g.Value, ItemPath(g.Path, j), "%q is value %d too: a cell would run twice", v, k)
 				dup = true
 				break
 			}
@@ -219,11 +215,11 @@ func (r *reader) sweepAxes(f field, sw *SweepFile) {
 		if dup {
 			continue
 		}
-		sw.Axes = append(sw.Axes, SweepAxis{Name: g.name, Values: vals, Line: g.key.Line})
+		sw.Axes = append(sw.Axes, SweepAxis{Name: g.Name, Values: vals, Line: g.Key.Line})
 	}
 }
 
-func (r *reader) sweepPlots(f field, sw *SweepFile) {
+func sweepPlots(r *YAMLReader, f YAMLField, sw *SweepFile) {
 	axes := map[string]SweepAxis{}
 	var axisNames []string
 	for _, a := range sw.Axes {
@@ -231,30 +227,30 @@ func (r *reader) sweepPlots(f field, sw *SweepFile) {
 		axisNames = append(axisNames, a.Name)
 	}
 	isMetric := func(v string) bool { return contains(SweepMetrics, v) || isAnomalyType(v) }
-	for i, item := range r.list(f) {
+	for i, item := range r.List(f) {
 		if item == nil {
 			continue
 		}
-		path := index(f.path, i)
+		path := ItemPath(f.Path, i)
 		p := SweepPlot{Line: item.Line}
-		failuresBefore := r.failures
+		failuresBefore := r.Failures()
 		var whereNode *yaml.Node
 		fieldNode := map[string]*yaml.Node{}
-		for _, g := range r.fields(item, path, []string{"kind", "x", "y", "z", "label", "series", "facets", "where", "title"}) {
-			fieldNode[g.name] = g.value
-			switch g.name {
+		for _, g := range r.Fields(item, path, []string{"kind", "x", "y", "z", "label", "series", "facets", "where", "title"}) {
+			fieldNode[g.Name] = g.Value
+			switch g.Name {
 			case "kind":
-				p.Kind = r.str(g)
+				p.Kind = r.Str(g)
 				if !contains([]string{"pareto", "heatmap", "lines"}, p.Kind) {
-					r.fail(g.value, g.path, "want pareto, heatmap or lines, got %q", p.Kind)
+					r.Fail(g.Value, g.Path, "want pareto, heatmap or lines, got %q", p.Kind)
 				}
 			case "x", "y", "z":
-				v := r.str(g)
+				v := r.Str(g)
 				if _, ok := axes[v]; !ok && !isMetric(v) {
-					r.fail(g.value, g.path, "%q is neither an axis of this sweep (%s) nor a metric (%s, or an anomaly type)",
+					r.Fail(g.Value, g.Path, "%q is neither an axis of this sweep (%s) nor a metric (%s, or an anomaly type)",
 						v, strings.Join(axisNames, ", "), strings.Join(SweepMetrics, ", "))
 				}
-				switch g.name {
+				switch g.Name {
 				case "x":
 					p.X = v
 				case "y":
@@ -263,12 +259,12 @@ func (r *reader) sweepPlots(f field, sw *SweepFile) {
 					p.Z = v
 				}
 			case "label", "series", "facets":
-				for j, v := range r.strings(g) {
+				for j, v := range r.Strings(g) {
 					if _, ok := axes[v]; !ok {
-						r.fail(g.value, index(g.path, j), "%q is not an axis of this sweep (%s)", v, strings.Join(axisNames, ", "))
+						r.Fail(g.Value, ItemPath(g.Path, j), "%q is not an axis of this sweep (%s)", v, strings.Join(axisNames, ", "))
 						continue
 					}
-					switch g.name {
+					switch g.Name {
 					case "label":
 						p.Label = append(p.Label, v)
 					case "series":
@@ -278,28 +274,28 @@ func (r *reader) sweepPlots(f field, sw *SweepFile) {
 					}
 				}
 			case "where":
-				whereNode = g.value
-				for _, w := range r.fields(g.value, g.path, nil) {
-					a, ok := axes[w.name]
+				whereNode = g.Value
+				for _, w := range r.Fields(g.Value, g.Path, nil) {
+					a, ok := axes[w.Name]
 					if !ok {
-						r.fail(w.key, w.path, "%q is not an axis of this sweep (%s)", w.name, strings.Join(axisNames, ", "))
+						r.Fail(w.Key, w.Path, "%q is not an axis of this sweep (%s)", w.Name, strings.Join(axisNames, ", "))
 						continue
 					}
-					v, ok := r.scalar(w)
+					v, ok := r.Scalar(w)
 					if !ok {
 						continue
 					}
 					if !contains(a.Values, v) {
-						r.fail(w.value, w.path, "%q is not a value of axis %s (%s)", v, w.name, strings.Join(a.Values, ", "))
+						r.Fail(w.Value, w.Path, "%q is not a value of axis %s (%s)", v, w.Name, strings.Join(a.Values, ", "))
 						continue
 					}
-					p.Where = append(p.Where, SweepFixed{Axis: w.name, Value: v})
+					p.Where = append(p.Where, SweepFixed{Axis: w.Name, Value: v})
 				}
 			case "title":
-				p.Title = r.str(g)
+				p.Title = r.Str(g)
 			}
 		}
-		if r.failures > failuresBefore {
+		if r.Failures() > failuresBefore {
 			sw.Plots = append(sw.Plots, p)
 			continue // the plot is already wrong where it says so
 		}
@@ -312,27 +308,27 @@ func (r *reader) sweepPlots(f field, sw *SweepFile) {
 		isAxis := func(v string) bool { _, ok := axes[v]; return ok }
 		switch {
 		case p.Kind == "":
-			r.fail(item, path+".kind", "missing: pareto, heatmap or lines")
+			r.Fail(item, path+".kind", "missing: pareto, heatmap or lines")
 		case p.X == "" || p.Y == "":
-			r.fail(item, path, "a plot needs x and y")
+			r.Fail(item, path, "a plot needs x and y")
 		case p.Kind == "heatmap" && p.Z == "":
-			r.fail(item, path+".z", "a heatmap needs z: the metric shown as colour")
+			r.Fail(item, path+".z", "a heatmap needs z: the metric shown as colour")
 		case p.Kind == "pareto" && !isMetric(p.X):
-			r.fail(at("x"), path+".x", "a pareto plot's x is a metric, not the axis %q", p.X)
+			r.Fail(at("x"), path+".x", "a pareto plot's x is a metric, not the axis %q", p.X)
 		case p.Kind == "pareto" && !isMetric(p.Y):
-			r.fail(at("y"), path+".y", "a pareto plot's y is a metric, not the axis %q", p.Y)
+			r.Fail(at("y"), path+".y", "a pareto plot's y is a metric, not the axis %q", p.Y)
 		case p.Kind == "heatmap" && !isAxis(p.X):
-			r.fail(at("x"), path+".x", "a heatmap's x is an axis, not the metric %q", p.X)
+			r.Fail(at("x"), path+".x", "a heatmap's x is an axis, not the metric %q", p.X)
 		case p.Kind == "heatmap" && !isAxis(p.Y):
-			r.fail(at("y"), path+".y", "a heatmap's y is an axis, not the metric %q", p.Y)
+			r.Fail(at("y"), path+".y", "a heatmap's y is an axis, not the metric %q", p.Y)
 		case p.Kind == "heatmap" && !isMetric(p.Z):
-			r.fail(at("z"), path+".z", "a heatmap's z is a metric, not the axis %q", p.Z)
+			r.Fail(at("z"), path+".z", "a heatmap's z is a metric, not the axis %q", p.Z)
 		case p.Kind == "lines" && !isAxis(p.X):
-			r.fail(at("x"), path+".x", "a lines plot's x is an axis, not the metric %q", p.X)
+			r.Fail(at("x"), path+".x", "a lines plot's x is an axis, not the metric %q", p.X)
 		case p.Kind == "lines" && !isMetric(p.Y):
-			r.fail(at("y"), path+".y", "a lines plot's y is a metric, not the axis %q", p.Y)
+			r.Fail(at("y"), path+".y", "a lines plot's y is a metric, not the axis %q", p.Y)
 		default:
-			r.sweepPlotAxes(p, path, item, whereNode, sw.Axes)
+			sweepPlotAxes(r, p, path, item, whereNode, sw.Axes)
 		}
 		sw.Plots = append(sw.Plots, p)
 	}
@@ -340,7 +336,7 @@ func (r *reader) sweepPlots(f field, sw *SweepFile) {
 
 // sweepPlotAxes checks that a plot names each axis once (drawn, faceted or
 // fixed) and that its panels stay few enough to read.
-func (r *reader) sweepPlotAxes(p SweepPlot, path string, item, whereNode *yaml.Node, axes []SweepAxis) {
+func sweepPlotAxes(r *YAMLReader, p SweepPlot, path string, item, whereNode *yaml.Node, axes []SweepAxis) {
 	role := map[string]string{}
 	claim := func(axis, as string) bool {
 		if prev, ok := role[axis]; ok {
@@ -348,7 +344,7 @@ func (r *reader) sweepPlotAxes(p SweepPlot, path string, item, whereNode *yaml.N
 			if as == "fixed by where" && whereNode != nil {
 				n = whereNode
 			}
-			r.fail(n, path, "axis %s is %s and %s: name each axis once", axis, prev, as)
+			r.Fail(n, path, "axis %s is %s and %s: name each axis once", axis, prev, as)
 			return false
 		}
 		role[axis] = as
@@ -380,12 +376,12 @@ func (r *reader) sweepPlotAxes(p SweepPlot, path string, item, whereNode *yaml.N
 	}
 	for _, l := range p.Label {
 		if role[l] == "fixed by where" || role[l] == "a facet" {
-			r.fail(item, path+".label", "axis %s is %s: every point of a panel has the same value, so it cannot tell points apart", l, role[l])
+			r.Fail(item, path+".label", "axis %s is %s: every point of a panel has the same value, so it cannot tell points apart", l, role[l])
 			return
 		}
 	}
 	if err := PlotPanelsFit(p.Facets, PlotAveragedAxes(p.Kind, p.Named(), axes), axes); err != nil {
-		r.fail(item, path, "%v", err)
+		r.Fail(item, path, "%v", err)
 	}
 }
 
