@@ -1,4 +1,4 @@
-package scenarios
+package sweep
 
 import (
 	"cmp"
@@ -9,11 +9,12 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"kafkasim/checker"
+	"kafkasim/scenarios"
 )
 
 // A sweep file: a base scenario, axes, seeds per cell, plots.
 // It is read as strictly as a scenario, with the same file:line:column:
-// key errors.
+// key errors (scenarios.ReadYAML reads both).
 
 // SweepFile is a loaded sweep file.
 type SweepFile struct {
@@ -21,7 +22,7 @@ type SweepFile struct {
 	// BasePath is the base scenario's path (resolved against the sweep
 	// file's folder); Base the scenario loaded from it.
 	BasePath string
-	Base     *Scenario
+	Base     *scenarios.Scenario
 	Seeds    int
 	Axes     []SweepAxis
 	Plots    []SweepPlot
@@ -115,12 +116,12 @@ var SweepMetrics = []string{"availability", "lost-acked-fraction", "lost-acked",
 
 // LoadSweepFile reads and validates a sweep file and its base scenario.
 func LoadSweepFile(path string) (*SweepFile, error) {
-	r, root, err := ReadYAML(path)
+	r, root, err := scenarios.ReadYAML(path)
 	if err != nil {
 		return nil, err
 	}
 	sw := &SweepFile{Seeds: 10, File: path}
-	var baseField, plotsField YAMLField
+	var baseField, plotsField scenarios.YAMLField
 	hasBase, hasPlots := false, false
 	for _, g := range r.Fields(root, "", []string{"name", "base", "seeds", "axes", "plots"}) {
 		switch g.Name {
@@ -145,7 +146,7 @@ func LoadSweepFile(path string) (*SweepFile, error) {
 	}
 	if sw.Name == "" && r.Failures() == 0 {
 		sw.Name = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".yaml"), ".yml")
-		if !IsSafeName(sw.Name) {
+		if !scenarios.IsSafeName(sw.Name) {
 			r.Fail(root, "name", "missing, and the file name cannot stand in for it")
 		}
 	}
@@ -158,16 +159,16 @@ func LoadSweepFile(path string) (*SweepFile, error) {
 	if !filepath.IsAbs(sw.BasePath) {
 		sw.BasePath = filepath.Join(filepath.Dir(path), sw.BasePath)
 	}
-	base, err := LoadFile(sw.BasePath)
+	base, err := scenarios.LoadFile(sw.BasePath)
 	if err != nil {
-		return nil, &Error{File: path, Line: baseField.Key.Line, Column: baseField.Key.Column, Key: "base", Msg: err.Error()}
+		return nil, &scenarios.Error{File: path, Line: baseField.Key.Line, Column: baseField.Key.Column, Key: "base", Msg: err.Error()}
 	}
 	sw.Base = base
 	cells := 1
 	for _, a := range sw.Axes {
 		cells *= len(a.Values)
 		if cells > SweepCellsMax {
-			return nil, &Error{File: path, Line: a.Line, Key: "axes", Msg: fmt.Sprintf("the grid has more than %d cells", SweepCellsMax)}
+			return nil, &scenarios.Error{File: path, Line: a.Line, Key: "axes", Msg: fmt.Sprintf("the grid has more than %d cells", SweepCellsMax)}
 		}
 	}
 	// Every axis value must apply to the base: a key nothing uses, or a
@@ -175,23 +176,23 @@ func LoadSweepFile(path string) (*SweepFile, error) {
 	for _, a := range sw.Axes {
 		for _, v := range a.Values {
 			c := *base
-			c.Topics = append([]Topic(nil), base.Topics...)
-			c.Producers = append([]Producer(nil), base.Producers...)
-			c.Consumers = append([]Consumer(nil), base.Consumers...)
+			c.Topics = append([]scenarios.Topic(nil), base.Topics...)
+			c.Producers = append([]scenarios.Producer(nil), base.Producers...)
+			c.Consumers = append([]scenarios.Consumer(nil), base.Consumers...)
 			if err := c.Apply(a.Name, v); err != nil {
-				return nil, &Error{File: path, Line: a.Line, Key: "axes." + a.Name, Msg: err.Error()}
+				return nil, &scenarios.Error{File: path, Line: a.Line, Key: "axes." + a.Name, Msg: err.Error()}
 			}
 		}
 	}
 	return sw, nil
 }
 
-func sweepAxes(r *YAMLReader, f YAMLField, sw *SweepFile) {
+func sweepAxes(r *scenarios.YAMLReader, f scenarios.YAMLField, sw *SweepFile) {
 	for _, g := range r.Fields(f.Value, f.Path, nil) {
-		ok := contains(SweepFields, g.Name) || IsKafkaKey(g.Name)
+		ok := contains(SweepFields, g.Name) || scenarios.IsKafkaKey(g.Name)
 		if !ok {
 			msg := fmt.Sprintf("not a Kafka key kafkasim models, nor one of %s", strings.Join(SweepFields, ", "))
-			if s := Suggest(g.Name, append(append([]string{}, SweepFields...), KafkaKeyNames()...)); s != "" {
+			if s := scenarios.Suggest(g.Name, append(append([]string{}, SweepFields...), scenarios.KafkaKeyNames()...)); s != "" {
 				msg = fmt.Sprintf("unknown axis (did you mean %q?)", s)
 			}
 			r.Fail(g.Key, g.Path, "%s", msg)
@@ -206,7 +207,7 @@ func sweepAxes(r *YAMLReader, f YAMLField, sw *SweepFile) {
 		dup := false
 		for j, v := range vals {
 			if k, ok := seen[v]; ok {
-				r.Fail(g.Value, ItemPath(g.Path, j), "%q is value %d too: a cell would run twice", v, k)
+				r.Fail(g.Value, scenarios.ItemPath(g.Path, j), "%q is value %d too: a cell would run twice", v, k)
 				dup = true
 				break
 			}
@@ -219,7 +220,7 @@ func sweepAxes(r *YAMLReader, f YAMLField, sw *SweepFile) {
 	}
 }
 
-func sweepPlots(r *YAMLReader, f YAMLField, sw *SweepFile) {
+func sweepPlots(r *scenarios.YAMLReader, f scenarios.YAMLField, sw *SweepFile) {
 	axes := map[string]SweepAxis{}
 	var axisNames []string
 	for _, a := range sw.Axes {
@@ -231,7 +232,7 @@ func sweepPlots(r *YAMLReader, f YAMLField, sw *SweepFile) {
 		if item == nil {
 			continue
 		}
-		path := ItemPath(f.Path, i)
+		path := scenarios.ItemPath(f.Path, i)
 		p := SweepPlot{Line: item.Line}
 		failuresBefore := r.Failures()
 		var whereNode *yaml.Node
@@ -261,7 +262,7 @@ func sweepPlots(r *YAMLReader, f YAMLField, sw *SweepFile) {
 			case "label", "series", "facets":
 				for j, v := range r.Strings(g) {
 					if _, ok := axes[v]; !ok {
-						r.Fail(g.Value, ItemPath(g.Path, j), "%q is not an axis of this sweep (%s)", v, strings.Join(axisNames, ", "))
+						r.Fail(g.Value, scenarios.ItemPath(g.Path, j), "%q is not an axis of this sweep (%s)", v, strings.Join(axisNames, ", "))
 						continue
 					}
 					switch g.Name {
@@ -336,7 +337,7 @@ func sweepPlots(r *YAMLReader, f YAMLField, sw *SweepFile) {
 
 // sweepPlotAxes checks that a plot names each axis once (drawn, faceted or
 // fixed) and that its panels stay few enough to read.
-func sweepPlotAxes(r *YAMLReader, p SweepPlot, path string, item, whereNode *yaml.Node, axes []SweepAxis) {
+func sweepPlotAxes(r *scenarios.YAMLReader, p SweepPlot, path string, item, whereNode *yaml.Node, axes []SweepAxis) {
 	role := map[string]string{}
 	claim := func(axis, as string) bool {
 		if prev, ok := role[axis]; ok {
