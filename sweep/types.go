@@ -3,8 +3,6 @@
 // availability, latency, throughput.
 package sweep
 
-import "kafkasim/scenarios"
-
 // Axis is one dimension of the grid: a Kafka configuration key (applied to
 // every broker, topic, producer or consumer it belongs to) or one of
 // kafkasim's own fields, with the values to try, as written.
@@ -59,15 +57,15 @@ type PlotSpec struct {
 }
 
 // Fixed is an axis fixed to one value by a plot's where.
-type Fixed = scenarios.SweepFixed
+type Fixed = SweepFixed
 
-// named lists the axes the spec names, as scenarios.SweepPlot.Named.
+// named lists the axes the spec names, as SweepPlot.Named.
 func (s PlotSpec) named() []string {
-	return scenarios.SweepPlot{Kind: s.Kind, X: s.X, Y: s.Y, Series: s.Series, Facets: s.Facets, Where: s.Where}.Named()
+	return SweepPlot{Kind: s.Kind, X: s.X, Y: s.Y, Series: s.Series, Facets: s.Facets, Where: s.Where}.Named()
 }
 
 // PlotSpecs are a sweep file's plots.
-func PlotSpecs(sw *scenarios.SweepFile) []PlotSpec {
+func PlotSpecs(sw *SweepFile) []PlotSpec {
 	var out []PlotSpec
 	for _, p := range sw.Plots {
 		out = append(out, PlotSpec{Kind: p.Kind, X: p.X, Y: p.Y, Z: p.Z, Label: p.Label, Series: p.Series,
@@ -84,4 +82,4 @@ const RunsLosingAcked = "runs-losing-acked"
 
 // Metrics lists the metric names every run reports, besides anomaly counts;
 // the sweep file's loader checks plots against the same list.
-var Metrics = scenarios.SweepMetrics
+var Metrics = SweepMetrics

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"kafkasim/internal/plural"
-	"kafkasim/scenarios"
 	"kafkasim/sweep"
 )
 
@@ -52,7 +51,7 @@ configurations that lose data should not assert in its base what they break;
 or a plot could not be drawn.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sw, err := scenarios.LoadSweepFile(args[0])
+			sw, err := sweep.LoadSweepFile(args[0])
 			if err != nil {
 				return inputError(err)
 			}

@@ -1,19 +1,20 @@
-package scenarios
+package sweep
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"kafkasim/checker"
+	"kafkasim/scenarios"
 )
 
 // A sweep file: a base scenario, axes, seeds per cell, plots.
 // It is read as strictly as a scenario, with the same file:line:column:
-// key errors.
+// key errors (scenarios.ReadYAML reads both).
 
 // SweepFile is a loaded sweep file.
 type SweepFile struct {
@@ -21,7 +22,7 @@ type SweepFile struct {
 	// BasePath is the base scenario's path (resolved against the sweep
 	// file's folder); Base the scenario loaded from it.
 	BasePath string
-	Base     *Scenario
+	Base     *scenarios.Scenario
 	Seeds    int
 	Axes     []SweepAxis
 	Plots    []SweepPlot
@@ -115,64 +116,59 @@ var SweepMetrics = []string{"availability", "lost-acked-fraction", "lost-acked",
 
 // LoadSweepFile reads and validates a sweep file and its base scenario.
 func LoadSweepFile(path string) (*SweepFile, error) {
-	data, err := readFile(path)
+	r, root, err := scenarios.ReadYAML(path)
 	if err != nil {
 		return nil, err
 	}
-	root, err := parseDocument(path, data)
-	if err != nil {
-		return nil, err
-	}
-	r := newReader(path, len(data))
 	sw := &SweepFile{Seeds: 10, File: path}
-	var baseField, plotsField field
+	var baseField, plotsField scenarios.YAMLField
 	hasBase, hasPlots := false, false
-	for _, g := range r.fields(root, "", []string{"name", "base", "seeds", "axes", "plots"}) {
-		switch g.name {
+	for _, g := range r.Fields(root, "", []string{"name", "base", "seeds", "axes", "plots"}) {
+		switch g.Name {
 		case "name":
-			sw.Name = r.name(g, "sweep name")
+			sw.Name = r.Name(g, "sweep name")
 		case "base":
 			baseField, hasBase = g, true
-			sw.BasePath = r.str(g)
+			sw.BasePath = r.Str(g)
 		case "seeds":
-			if n, ok := r.int(g, 1, SweepSeedsMax); ok {
+			if n, ok := r.Int(g, 1, SweepSeedsMax); ok {
 				sw.Seeds = int(n)
 			}
 		case "axes":
-			r.sweepAxes(g, sw)
+			sweepAxes(r, g, sw)
 		case "plots":
 			// Read once the axes are known, wherever the file puts them.
 			plotsField, hasPlots = g, true
 		}
 	}
 	if hasPlots {
-		r.sweepPlots(plotsField, sw)
+		sweepPlots(r, plotsField, sw)
 	}
-	if sw.Name == "" && r.failures == 0 {
+	if sw.Name == "" && r.Failures() == 0 {
 		sw.Name = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".yaml"), ".yml")
-		if !safeName.MatchString(sw.Name) {
-			r.fail(root, "name", "missing, and the file name cannot stand in for it")
+		if !scenarios.IsSafeName(sw.Name) {
+			r.Fail(root, "name", "missing, and the file name cannot stand in for it")
 		}
 	}
 	if !hasBase {
-		r.fail(root, "base", "missing: the scenario the sweep varies, relative to this file")
+		r.Fail(root, "base", "missing: the scenario the sweep varies, relative to this file")
 	}
-	if r.failures > 0 {
-		return nil, r.report()
+	if r.Failures() > 0 {
+		return nil, r.Report()
 	}
 	if !filepath.IsAbs(sw.BasePath) {
 		sw.BasePath = filepath.Join(filepath.Dir(path), sw.BasePath)
 	}
-	base, err := LoadFile(sw.BasePath)
+	base, err := scenarios.LoadFile(sw.BasePath)
 	if err != nil {
-		return nil, &Error{File: path, Line: baseField.key.Line, Column: baseField.key.Column, Key: "base", Msg: err.Error()}
+		return nil, &scenarios.Error{File: path, Line: baseField.Key.Line, Column: baseField.Key.Column, Key: "base", Msg: err.Error()}
 	}
 	sw.Base = base
 	cells := 1
 	for _, a := range sw.Axes {
 		cells *= len(a.Values)
 		if cells > SweepCellsMax {
-			return nil, &Error{File: path, Line: a.Line, Key: "axes", Msg: fmt.Sprintf("the grid has more than %d cells", SweepCellsMax)}
+			return nil, &scenarios.Error{File: path, Line: a.Line, Key: "axes", Msg: fmt.Sprintf("the grid has more than %d cells", SweepCellsMax)}
 		}
 	}
 	// Every axis value must apply to the base: a key nothing uses, or a
@@ -180,38 +176,38 @@ func LoadSweepFile(path string) (*SweepFile, error) {
 	for _, a := range sw.Axes {
 		for _, v := range a.Values {
 			c := *base
-			c.Topics = append([]Topic(nil), base.Topics...)
-			c.Producers = append([]Producer(nil), base.Producers...)
-			c.Consumers = append([]Consumer(nil), base.Consumers...)
+			c.Topics = append([]scenarios.Topic(nil), base.Topics...)
+			c.Producers = append([]scenarios.Producer(nil), base.Producers...)
+			c.Consumers = append([]scenarios.Consumer(nil), base.Consumers...)
 			if err := c.Apply(a.Name, v); err != nil {
-				return nil, &Error{File: path, Line: a.Line, Key: "axes." + a.Name, Msg: err.Error()}
+				return nil, &scenarios.Error{File: path, Line: a.Line, Key: "axes." + a.Name, Msg: err.Error()}
 			}
 		}
 	}
 	return sw, nil
 }
 
-func (r *reader) sweepAxes(f field, sw *SweepFile) {
-	for _, g := range r.fields(f.value, f.path, nil) {
-		ok := contains(SweepFields, g.name) || knownKafkaKey(g.name)
+func sweepAxes(r *scenarios.YAMLReader, f scenarios.YAMLField, sw *SweepFile) {
+	for _, g := range r.Fields(f.Value, f.Path, nil) {
+		ok := contains(SweepFields, g.Name) || scenarios.IsKafkaKey(g.Name)
 		if !ok {
 			msg := fmt.Sprintf("not a Kafka key kafkasim models, nor one of %s", strings.Join(SweepFields, ", "))
-			if s := suggest(g.name, append(append([]string{}, SweepFields...), allKafkaKeys()...)); s != "" {
+			if s := scenarios.Suggest(g.Name, append(append([]string{}, SweepFields...), scenarios.KafkaKeyNames()...)); s != "" {
 				msg = fmt.Sprintf("unknown axis (did you mean %q?)", s)
 			}
-			r.fail(g.key, g.path, "%s", msg)
+			r.Fail(g.Key, g.Path, "%s", msg)
 			continue
 		}
-		vals := r.strings(g)
+		vals := r.Strings(g)
 		if len(vals) == 0 {
-			r.fail(nodeOr(g.value, g.key), g.path, "an axis needs at least one value")
+			r.Fail(cmp.Or(g.Value, g.Key), g.Path, "an axis needs at least one value")
 			continue
 		}
 		seen := map[string]int{}
 		dup := false
 		for j, v := range vals {
 			if k, ok := seen[v]; ok {
-				r.fail(g.value, index(g.path, j), "%q is value %d too: a cell would run twice", v, k)
+				r.Fail(g.Value, scenarios.ItemPath(g.Path, j), "%q is value %d too: a cell would run twice", v, k)
 				dup = true
 				break
 			}
@@ -220,11 +216,11 @@ func (r *reader) sweepAxes(f field, sw *SweepFile) {
 		if dup {
 			continue
 		}
-		sw.Axes = append(sw.Axes, SweepAxis{Name: g.name, Values: vals, Line: g.key.Line})
+		sw.Axes = append(sw.Axes, SweepAxis{Name: g.Name, Values: vals, Line: g.Key.Line})
 	}
 }
 
-func (r *reader) sweepPlots(f field, sw *SweepFile) {
+func sweepPlots(r *scenarios.YAMLReader, f scenarios.YAMLField, sw *SweepFile) {
 	axes := map[string]SweepAxis{}
 	var axisNames []string
 	for _, a := range sw.Axes {
@@ -232,30 +228,30 @@ func (r *reader) sweepPlots(f field, sw *SweepFile) {
 		axisNames = append(axisNames, a.Name)
 	}
 	isMetric := func(v string) bool { return contains(SweepMetrics, v) || isAnomalyType(v) }
-	for i, item := range r.list(f) {
+	for i, item := range r.List(f) {
 		if item == nil {
 			continue
 		}
-		path := index(f.path, i)
+		path := scenarios.ItemPath(f.Path, i)
 		p := SweepPlot{Line: item.Line}
-		failuresBefore := r.failures
+		failuresBefore := r.Failures()
 		var whereNode *yaml.Node
 		fieldNode := map[string]*yaml.Node{}
-		for _, g := range r.fields(item, path, []string{"kind", "x", "y", "z", "label", "series", "facets", "where", "title"}) {
-			fieldNode[g.name] = g.value
-			switch g.name {
+		for _, g := range r.Fields(item, path, []string{"kind", "x", "y", "z", "label", "series", "facets", "where", "title"}) {
+			fieldNode[g.Name] = g.Value
+			switch g.Name {
 			case "kind":
-				p.Kind = r.str(g)
+				p.Kind = r.Str(g)
 				if !contains([]string{"pareto", "heatmap", "lines"}, p.Kind) {
-					r.fail(g.value, g.path, "want pareto, heatmap or lines, got %q", p.Kind)
+					r.Fail(g.Value, g.Path, "want pareto, heatmap or lines, got %q", p.Kind)
 				}
 			case "x", "y", "z":
-				v := r.str(g)
+				v := r.Str(g)
 				if _, ok := axes[v]; !ok && !isMetric(v) {
-					r.fail(g.value, g.path, "%q is neither an axis of this sweep (%s) nor a metric (%s, or an anomaly type)",
+					r.Fail(g.Value, g.Path, "%q is neither an axis of this sweep (%s) nor a metric (%s, or an anomaly type)",
 						v, strings.Join(axisNames, ", "), strings.Join(SweepMetrics, ", "))
 				}
-				switch g.name {
+				switch g.Name {
 				case "x":
 					p.X = v
 				case "y":
@@ -264,12 +260,12 @@ func (r *reader) sweepPlots(f field, sw *SweepFile) {
 					p.Z = v
 				}
 			case "label", "series", "facets":
-				for j, v := range r.strings(g) {
+				for j, v := range r.Strings(g) {
 					if _, ok := axes[v]; !ok {
-						r.fail(g.value, index(g.path, j), "%q is not an axis of this sweep (%s)", v, strings.Join(axisNames, ", "))
+						r.Fail(g.Value, scenarios.ItemPath(g.Path, j), "%q is not an axis of this sweep (%s)", v, strings.Join(axisNames, ", "))
 						continue
 					}
-					switch g.name {
+					switch g.Name {
 					case "label":
 						p.Label = append(p.Label, v)
 					case "series":
@@ -279,28 +275,28 @@ func (r *reader) sweepPlots(f field, sw *SweepFile) {
 					}
 				}
 			case "where":
-				whereNode = g.value
-				for _, w := range r.fields(g.value, g.path, nil) {
-					a, ok := axes[w.name]
+				whereNode = g.Value
+				for _, w := range r.Fields(g.Value, g.Path, nil) {
+					a, ok := axes[w.Name]
 					if !ok {
-						r.fail(w.key, w.path, "%q is not an axis of this sweep (%s)", w.name, strings.Join(axisNames, ", "))
+						r.Fail(w.Key, w.Path, "%q is not an axis of this sweep (%s)", w.Name, strings.Join(axisNames, ", "))
 						continue
 					}
-					v, ok := r.scalar(w)
+					v, ok := r.Scalar(w)
 					if !ok {
 						continue
 					}
 					if !contains(a.Values, v) {
-						r.fail(w.value, w.path, "%q is not a value of axis %s (%s)", v, w.name, strings.Join(a.Values, ", "))
+						r.Fail(w.Value, w.Path, "%q is not a value of axis %s (%s)", v, w.Name, strings.Join(a.Values, ", "))
 						continue
 					}
-					p.Where = append(p.Where, SweepFixed{Axis: w.name, Value: v})
+					p.Where = append(p.Where, SweepFixed{Axis: w.Name, Value: v})
 				}
 			case "title":
-				p.Title = r.str(g)
+				p.Title = r.Str(g)
 			}
 		}
-		if r.failures > failuresBefore {
+		if r.Failures() > failuresBefore {
 			sw.Plots = append(sw.Plots, p)
 			continue // the plot is already wrong where it says so
 		}
@@ -313,27 +309,27 @@ func (r *reader) sweepPlots(f field, sw *SweepFile) {
 		isAxis := func(v string) bool { _, ok := axes[v]; return ok }
 		switch {
 		case p.Kind == "":
-			r.fail(item, path+".kind", "missing: pareto, heatmap or lines")
+			r.Fail(item, path+".kind", "missing: pareto, heatmap or lines")
 		case p.X == "" || p.Y == "":
-			r.fail(item, path, "a plot needs x and y")
+			r.Fail(item, path, "a plot needs x and y")
 		case p.Kind == "heatmap" && p.Z == "":
-			r.fail(item, path+".z", "a heatmap needs z: the metric shown as colour")
+			r.Fail(item, path+".z", "a heatmap needs z: the metric shown as colour")
 		case p.Kind == "pareto" && !isMetric(p.X):
-			r.fail(at("x"), path+".x", "a pareto plot's x is a metric, not the axis %q", p.X)
+			r.Fail(at("x"), path+".x", "a pareto plot's x is a metric, not the axis %q", p.X)
 		case p.Kind == "pareto" && !isMetric(p.Y):
-			r.fail(at("y"), path+".y", "a pareto plot's y is a metric, not the axis %q", p.Y)
+			r.Fail(at("y"), path+".y", "a pareto plot's y is a metric, not the axis %q", p.Y)
 		case p.Kind == "heatmap" && !isAxis(p.X):
-			r.fail(at("x"), path+".x", "a heatmap's x is an axis, not the metric %q", p.X)
+			r.Fail(at("x"), path+".x", "a heatmap's x is an axis, not the metric %q", p.X)
 		case p.Kind == "heatmap" && !isAxis(p.Y):
-			r.fail(at("y"), path+".y", "a heatmap's y is an axis, not the metric %q", p.Y)
+			r.Fail(at("y"), path+".y", "a heatmap's y is an axis, not the metric %q", p.Y)
 		case p.Kind == "heatmap" && !isMetric(p.Z):
-			r.fail(at("z"), path+".z", "a heatmap's z is a metric, not the axis %q", p.Z)
+			r.Fail(at("z"), path+".z", "a heatmap's z is a metric, not the axis %q", p.Z)
 		case p.Kind == "lines" && !isAxis(p.X):
-			r.fail(at("x"), path+".x", "a lines plot's x is an axis, not the metric %q", p.X)
+			r.Fail(at("x"), path+".x", "a lines plot's x is an axis, not the metric %q", p.X)
 		case p.Kind == "lines" && !isMetric(p.Y):
-			r.fail(at("y"), path+".y", "a lines plot's y is a metric, not the axis %q", p.Y)
+			r.Fail(at("y"), path+".y", "a lines plot's y is a metric, not the axis %q", p.Y)
 		default:
-			r.sweepPlotAxes(p, path, item, whereNode, sw.Axes)
+			sweepPlotAxes(r, p, path, item, whereNode, sw.Axes)
 		}
 		sw.Plots = append(sw.Plots, p)
 	}
@@ -341,7 +337,7 @@ func (r *reader) sweepPlots(f field, sw *SweepFile) {
 
 // sweepPlotAxes checks that a plot names each axis once (drawn, faceted or
 // fixed) and that its panels stay few enough to read.
-func (r *reader) sweepPlotAxes(p SweepPlot, path string, item, whereNode *yaml.Node, axes []SweepAxis) {
+func sweepPlotAxes(r *scenarios.YAMLReader, p SweepPlot, path string, item, whereNode *yaml.Node, axes []SweepAxis) {
 	role := map[string]string{}
 	claim := func(axis, as string) bool {
 		if prev, ok := role[axis]; ok {
@@ -349,7 +345,7 @@ func (r *reader) sweepPlotAxes(p SweepPlot, path string, item, whereNode *yaml.N
 			if as == "fixed by where" && whereNode != nil {
 				n = whereNode
 			}
-			r.fail(n, path, "axis %s is %s and %s: name each axis once", axis, prev, as)
+			r.Fail(n, path, "axis %s is %s and %s: name each axis once", axis, prev, as)
 			return false
 		}
 		role[axis] = as
@@ -381,12 +377,12 @@ func (r *reader) sweepPlotAxes(p SweepPlot, path string, item, whereNode *yaml.N
 	}
 	for _, l := range p.Label {
 		if role[l] == "fixed by where" || role[l] == "a facet" {
-			r.fail(item, path+".label", "axis %s is %s: every point of a panel has the same value, so it cannot tell points apart", l, role[l])
+			r.Fail(item, path+".label", "axis %s is %s: every point of a panel has the same value, so it cannot tell points apart", l, role[l])
 			return
 		}
 	}
 	if err := PlotPanelsFit(p.Facets, PlotAveragedAxes(p.Kind, p.Named(), axes), axes); err != nil {
-		r.fail(item, path, "%v", err)
+		r.Fail(item, path, "%v", err)
 	}
 }
 
@@ -419,171 +415,4 @@ func isAnomalyType(s string) bool {
 		}
 	}
 	return false
-}
-
-func knownKafkaKey(k string) bool {
-	for _, t := range [][]kafkaKey{brokerKeys, topicKeys, producerKeys, consumerKeys} {
-		for _, key := range t {
-			if key.name == k {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func allKafkaKeys() []string {
-	var out []string
-	for _, t := range [][]kafkaKey{brokerKeys, topicKeys, producerKeys, consumerKeys} {
-		out = append(out, keyNames(t)...)
-	}
-	return out
-}
-
-// Apply sets one axis value on the scenario: a Kafka key on every broker,
-// topic, producer and consumer it belongs to (a broker key also moves the
-// topic configs that inherit it), or one of kafkasim's own fields. Topics,
-// producers and consumers must be copies the caller owns.
-func (s *Scenario) Apply(name, value string) error {
-	applied := false
-	setKey := func(keys []kafkaKey, cfg *Config) error {
-		k := keyTable(keys)[name]
-		if k == nil {
-			return nil
-		}
-		v, err := k.parse(value)
-		if err != nil {
-			return err
-		}
-		c := Config{Keys: append([]string(nil), cfg.Keys...), Values: map[string]string{}, Explicit: map[string]bool{}}
-		for key, val := range cfg.Values { // kafkasim:orderless: a copy
-			c.Values[key] = val
-		}
-		for key, e := range cfg.Explicit { // kafkasim:orderless: a copy
-			c.Explicit[key] = e
-		}
-		c.Set(name, v)
-		c.Explicit[name] = true
-		*cfg = c
-		applied = true
-		return nil
-	}
-	if err := setKey(brokerKeys, &s.Cluster.Broker); err != nil {
-		return err
-	}
-	for i := range s.Topics {
-		t := &s.Topics[i]
-		if err := setKey(topicKeys, &t.Config); err != nil {
-			return err
-		}
-		for tk, bk := range topicInherits { // kafkasim:orderless: each key sets its own field
-			if bk == name && !t.Config.Explicit[tk] {
-				c := t.Config
-				c.Values = copyMap(t.Config.Values)
-				c.Values[tk] = s.Cluster.Broker.Get(bk)
-				t.Config = c
-			}
-		}
-	}
-	for i := range s.Producers {
-		c := &s.Producers[i].Config
-		if err := setKey(producerKeys, c); err != nil {
-			return err
-		}
-		// Kafka's rule: idempotence is on by default only where acks=all
-		// (and the in-flight limit and retries) allow it.
-		if !c.Explicit["enable.idempotence"] && (c.Get("acks") != "all" ||
-			configInt(*c, "max.in.flight.requests.per.connection") > 5 || configInt(*c, "retries") == 0) {
-			c.Values = copyMap(c.Values)
-			c.Values["enable.idempotence"] = "false"
-		}
-	}
-	for i := range s.Consumers {
-		if err := setKey(consumerKeys, &s.Consumers[i].Config); err != nil {
-			return err
-		}
-	}
-	if knownKafkaKey(name) {
-		if !applied {
-			return fmt.Errorf("%s applies to nothing in the base scenario (no broker, topic or client it belongs to)", name)
-		}
-		return nil
-	}
-	num := func(lo, hi float64) (float64, error) {
-		x, err := strconv.ParseFloat(value, 64)
-		if err != nil || x < lo || x > hi {
-			return 0, fmt.Errorf("%s %q: want a number in %v..%v", name, value, lo, hi)
-		}
-		return x, nil
-	}
-	switch name {
-	case "nemesis-intensity":
-		x, err := num(0, 100)
-		s.NemesisIntensity = x
-		return err
-	case "duration", "settle":
-		d, err := parseDuration(value)
-		if err != nil || d < 0 || d > PhaseMax {
-			return fmt.Errorf("%s %q: want a duration up to %v", name, value, PhaseMax)
-		}
-		if name == "duration" {
-			for i := range s.Producers {
-				if s.Producers[i].Stop == s.Duration {
-					s.Producers[i].Stop = d
-				}
-			}
-			s.Duration = d
-		} else {
-			s.Settle = d
-		}
-		return nil
-	case "controllers":
-		x, err := num(1, ControllersMax)
-		s.Cluster.Controllers = int(x)
-		return err
-	case "brokers":
-		x, err := num(1, BrokersMax)
-		s.Cluster.Brokers = int(x)
-		return err
-	case "replication.factor", "partitions":
-		x, err := num(1, PartitionsMax)
-		for i := range s.Topics {
-			if s.Topics[i].Assignment != nil {
-				return fmt.Errorf("%s: topic %s has a replica-assignment", name, s.Topics[i].Name)
-			}
-			if name == "partitions" {
-				s.Topics[i].Partitions = int(x)
-			} else {
-				s.Topics[i].ReplicationFactor = int(x)
-			}
-		}
-		return err
-	case "rate":
-		// Written as in a scenario ("50/s") or as a bare number.
-		value = strings.TrimSuffix(value, "/s")
-		x, err := num(0, rateMax)
-		for i := range s.Producers {
-			s.Producers[i].Rate = x
-		}
-		return err
-	case "keys":
-		x, err := num(0, 1_000_000)
-		for i := range s.Producers {
-			s.Producers[i].Keys = int(x)
-		}
-		return err
-	case "seed-offset":
-		x, err := num(0, 1e15)
-		s.Seed += uint64(x)
-		return err
-	}
-	return fmt.Errorf("unknown axis %q", name)
-}
-
-func copyMap(m map[string]string) map[string]string {
-	c := make(map[string]string, len(m))
-	for k, v := range m { // kafkasim:orderless: a copy
-		c[k] = v
-	}
-	return c
 }

@@ -1,0 +1,68 @@
+package checker
+
+import (
+	"kafkasim/history"
+)
+
+// The log cleaner's excuse: whether a compacted topic's cleaner may have
+// removed the record at an offset. Both poll-skip checks (pollskip.go,
+// coverage.go) ask it; its index is built at the first question.
+
+// compactable reports whether the cleaner of a compacted topic may have
+// removed the record at partition part's offset: every record known there
+// has a key that a record at a higher offset has too.
+func (a *analyzer) compactable(part int32, offset int64) bool {
+	if a.compaction == nil {
+		a.compaction = map[int32]*compactIndex{}
+		compact := map[string]bool{}
+		for _, t := range a.cfg.Topics {
+			compact[t.Name] = t.Compact
+		}
+		for pi, po := range a.parts {
+			if !compact[topicOf(po.name)] {
+				continue
+			}
+			ci := &compactIndex{keyAt: map[int64]int32{}, last: map[int32]int64{}}
+			for i := range po.obs {
+				key := int32(-1)
+				if si := a.vals[po.obs[i].val].send; si >= 0 {
+					key = a.sends[si].key
+				}
+				ci.note(po.obs[i].off, key)
+			}
+			a.compaction[int32(pi)] = ci
+		}
+		for i := range a.sends {
+			s := &a.sends[i]
+			if ci := a.compaction[s.part]; s.part >= 0 && ci != nil && s.typ == history.OK && s.offset >= 0 {
+				ci.note(s.offset, s.key)
+			}
+		}
+	}
+	ci := a.compaction[part]
+	if ci == nil {
+		return false
+	}
+	key, ok := ci.keyAt[offset]
+	return ok && key >= 0 && ci.last[key] > offset
+}
+
+// compactIndex is what compactable knows of one compacted partition: the key
+// of the record at each known offset (-1: none, or records that disagree),
+// and each key's highest known offset.
+type compactIndex struct {
+	keyAt map[int64]int32
+	last  map[int32]int64
+}
+
+// note records a record of key (-1: none) seen at off.
+func (ci *compactIndex) note(off int64, key int32) {
+	if k, ok := ci.keyAt[off]; !ok || k == key {
+		ci.keyAt[off] = key
+	} else {
+		ci.keyAt[off] = -1 // two different records known there
+	}
+	if key >= 0 {
+		ci.last[key] = max(ci.last[key], off)
+	}
+}

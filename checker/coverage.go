@@ -1,0 +1,163 @@
+package checker
+
+import (
+	"cmp"
+	"slices"
+	"sort"
+)
+
+// poll-skip by coverage: a session that read past a record the final reads
+// hold without ever reading it. Apart from pollskip.go because it compares
+// each session with the final reads rather than a jump with the known
+// offsets; a record inside a jump checkSkips reported goes into that jump's
+// finding.
+
+// checkCoverage: a reader reads every record between where its session
+// started and how far it got. A record the final reads hold inside that
+// range that the session never read was skipped, even if its offset was read
+// once with another record (after a truncation the reader must go back:
+// KIP-320), if the session read on past that offset once the record could be
+// there: a session that read the offset's earlier record and got no further
+// before this one was sent skipped nothing (the earlier record's fate is the
+// lost-write and inconsistent-offsets rules' to judge). A record inside a
+// jump that checkSkips reported is that jump's skip: one jump is one finding,
+// which this check names the record of. For a group member a session runs
+// from an assign to a revoke.
+func (a *analyzer) checkCoverage() {
+	type sv struct {
+		sess int32
+		off  int64
+		val  int32
+		op   int64 // the poll that read it
+	}
+	// The jumps checkSkips reported, by session.
+	jumps := map[int32][]int32{}
+	for i := range a.skips {
+		if c := &a.skips[i]; c.finding >= 0 {
+			jumps[c.sess] = append(jumps[c.sess], int32(i))
+		}
+	}
+	var finals []observation
+	var reads, bySess []sv
+	perSess := make([]int32, len(a.sessions)+1)
+	var lastOp []int64 // lastOp[k]: the latest poll among run[k:], built when needed
+	for _, pi := range a.sortedParts() {
+		po := a.parts[pi]
+		if po.finalEnd < 0 {
+			continue
+		}
+		// Counted first, so that the lists (reused from partition to
+		// partition) grow once rather than by doubling.
+		nFinal, nRead := 0, 0
+		for i := range po.obs {
+			if f := po.obs[i].flags; f&obsFinal != 0 {
+				nFinal++
+			} else if f&obsRead != 0 {
+				nRead++
+			}
+		}
+		finals, reads = slices.Grow(finals[:0], nFinal), slices.Grow(reads[:0], nRead)
+		for i := range po.obs {
+			ob := &po.obs[i]
+			if ob.flags&obsFinal != 0 {
+				if len(finals) == 0 || finals[len(finals)-1].off != ob.off || finals[len(finals)-1].val != ob.val {
+					finals = append(finals, *ob)
+				}
+			} else if ob.flags&obsRead != 0 {
+				reads = append(reads, sv{ob.sess, ob.off, ob.val, ob.op})
+			}
+		}
+		if len(finals) == 0 || len(reads) == 0 {
+			continue
+		}
+		// The reads come in the observations' order (offset, value,
+		// operation): gathering them by session, each session's in that
+		// order, is sorting them by (session, offset, value, operation),
+		// in linear time.
+		bySess = placeBy(slices.Grow(bySess[:0], len(reads))[:len(reads)], reads, perSess, func(r *sv) int { return int(r.sess) })
+		reads, bySess = bySess, reads
+		for lo := 0; lo < len(reads); {
+			hi := lo
+			for hi < len(reads) && reads[hi].sess == reads[lo].sess {
+				hi++
+			}
+			run := reads[lo:hi]
+			sid := reads[lo].sess
+			lo = hi
+			s := &a.sessions[sid]
+			js := jumps[sid]
+			slices.SortFunc(js, func(x, y int32) int { return cmp.Compare(a.skips[x].prev, a.skips[y].prev) })
+			lastOp = lastOp[:0]
+			f := sort.Search(len(finals), func(i int) bool { return finals[i].off >= s.first })
+			r := 0
+			for ; f < len(finals) && finals[f].off <= s.max; f++ {
+				fin := &finals[f]
+				if s.rc && !a.visibleToRC(fin.val) {
+					continue
+				}
+				for r < len(run) && run[r].off < fin.off {
+					r++
+				}
+				found := false
+				for k := r; k < len(run) && run[k].off == fin.off; k++ {
+					if run[k].val == fin.val {
+						found = true
+						break
+					}
+				}
+				if !found {
+					// The value may sit at another offset too (a duplicate).
+					for k := range run {
+						if run[k].val == fin.val {
+							found = true
+							break
+						}
+					}
+				}
+				if found || a.compactable(pi, fin.off) {
+					// (Replicas compact on their own schedules: the
+					// leader the reader read from may have cleaned away
+					// a record that the one the final reads read from
+					// still holds.)
+					continue
+				}
+				readOther := r < len(run) && run[r].off == fin.off
+				if j := a.jumpOver(js, fin.off); j != nil {
+					a.nameSkipped(j, fin)
+					// The records after it that the jump passed over are
+					// its too.
+					for f+1 < len(finals) && finals[f+1].off < j.next {
+						f++
+					}
+					continue
+				}
+				if readOther {
+					if len(lastOp) == 0 {
+						lastOp = slices.Grow(lastOp, len(run))[:len(run)]
+						for k := len(run) - 1; k >= 0; k-- {
+							lastOp[k] = run[k].op
+							if k+1 < len(run) {
+								lastOp[k] = max(lastOp[k], lastOp[k+1])
+							}
+						}
+					}
+					k := r
+					for k < len(run) && run[k].off == fin.off {
+						k++
+					}
+					// (Without its send, when the record got there is
+					// unknown: a skip.)
+					if si := a.vals[fin.val].send; si >= 0 && (k == len(run) || lastOp[k] < a.sends[si].invoke) {
+						continue // it read no further once the record was sent
+					}
+				}
+				name := a.procs[s.proc].name
+				a.findings = append(a.findings, Finding{Type: PollSkip, Example: Example{Partition: po.name, Offset: fin.off,
+					Value: a.valNames[fin.val], Process: name, Ops: []int64{fin.op},
+					Detail: name + " read " + po.name + " from " + itoa(s.first) + " to " + itoa(s.max) + " but never the record at " + itoa(fin.off) + " that the log holds"},
+					readOther: readOther})
+				break
+			}
+		}
+	}
+}

@@ -1,0 +1,263 @@
+package checker
+
+import (
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"kafkasim/history"
+)
+
+// The index: the tables every check reads. Processes, topics, partitions,
+// keys and values are numbered as they first appear; each partition keeps
+// the values seen at its offsets (observations, from polls and from
+// acknowledgements) and, once the history is in, its version order (build).
+// Ingestion (ingest.go) fills these tables and the checks only read them,
+// so they live apart from both.
+
+// Observation flags.
+const (
+	obsRead  uint8 = 1 << iota // a poll saw it (else an acknowledgement placed it)
+	obsFinal                   // a final poll saw it
+	obsRC                      // a read_committed poll saw it
+	// valInfo only: a poll that finished before the final reads began saw
+	// it (it was committed before the final reads took their ends).
+	obsBeforeFinal
+)
+
+// observation is one value seen at one offset of a partition: by a poll, or
+// placed there by a send's acknowledgement.
+type observation struct {
+	off   int64
+	op    int64 // history index of the operation that saw it
+	val   int32
+	proc  int32
+	sess  int32 // reader session; -1 for an acknowledgement
+	flags uint8
+}
+
+type partState struct {
+	name     string
+	topic    int32
+	obs      []observation // sorted by (offset, value, op) in finish
+	offsets  []int64       // distinct known offsets, ascending (finish)
+	at       []int32       // index in obs of the first observation of offsets[i]
+	visRC    []bool        // offsets[i] holds a record read_committed readers must see
+	maxRead  int64         // highest offset any read saw (-1)
+	finalEnd int64         // one past the highest offset final reads saw (-1: none)
+	logStart int64         // log start offset when final reads began
+	// Linearizability: the reads of this partition, in history order.
+	lin linLog
+}
+
+type valInfo struct {
+	send  int32 // index in sends, -1: nobody sent it
+	flags uint8 // obsRead | obsFinal | obsRC: how polls saw it
+}
+
+type sendRec struct {
+	val      int32
+	proc     int32
+	topic    int32
+	key      int32 // -1: null key
+	rank     int32 // the send's place in its producer's order
+	part     int32 // -1: unknown
+	txn      int32 // -1: not transactional
+	typ      history.Type
+	invoke   int64 // op index
+	complete int64 // op index, -1 while pending
+	offset   int64 // -1: unknown
+	doneAt   int64 // the completion's time (ns)
+	// noAck: an acks=0 send the producer reported done, as Kafka's does
+	// (the callback succeeds with offset -1): acknowledged without a
+	// position, judged by the final reads alone.
+	noAck bool
+}
+
+type partKey struct {
+	topic string
+	p     int32
+}
+
+func partName(topic string, p int32) string { return topic + "-" + strconv.Itoa(int(p)) }
+
+func (a *analyzer) topicID(name string) int32 {
+	if id, ok := a.topicIDs[name]; ok {
+		return id
+	}
+	id := int32(len(a.topics))
+	a.topicIDs[name] = id
+	a.topics = append(a.topics, name)
+	return id
+}
+
+func (a *analyzer) partID(topic string, p int32) int32 {
+	k := partKey{topic, p}
+	if a.lastPartID >= 0 && a.lastPart == k {
+		return a.lastPartID
+	}
+	id, ok := a.partIDs[k]
+	if !ok {
+		id = int32(len(a.parts))
+		name := partName(topic, p)
+		po := &partState{name: name, topic: a.topicID(topic), maxRead: -1, finalEnd: -1}
+		if sz := a.cfg.Sizes; sz != nil {
+			// A partition observes each record read from it and each
+			// send acknowledged in it (placeAcks).
+			tp := history.TopicPartition{Topic: topic, Partition: p}
+			reads := sz.Reads[tp]
+			po.obs = make([]observation, 0, reads+sz.Acks[tp])
+			po.lin.recs = make([]linRec, 0, reads)
+		}
+		a.parts = append(a.parts, po)
+		a.partIDs[k] = id
+		a.partName[name] = id
+	}
+	a.lastPart, a.lastPartID = k, id
+	return id
+}
+
+// partByName finds a partition by its "topic-partition" name, -1 if unknown.
+func (a *analyzer) partByName(name string) int32 {
+	if id, ok := a.partName[name]; ok {
+		return id
+	}
+	return -1
+}
+
+func (a *analyzer) keyID(k string) int32 {
+	if id, ok := a.keyIDs[k]; ok {
+		return id
+	}
+	id := int32(len(a.keys))
+	a.keyIDs[k] = id
+	a.keys = append(a.keys, k)
+	return id
+}
+
+func (a *analyzer) valID(v string) int32 {
+	if id, ok := a.valIDs[v]; ok {
+		return id
+	}
+	id := int32(len(a.vals))
+	a.valIDs[v] = id
+	a.vals = append(a.vals, valInfo{send: -1})
+	a.valNames = append(a.valNames, v)
+	return id
+}
+
+// splitPartition splits "topic-partition".
+func splitPartition(name string) (string, int32, bool) {
+	i := strings.LastIndexByte(name, '-')
+	if i <= 0 {
+		return "", 0, false
+	}
+	n, err := strconv.ParseInt(name[i+1:], 10, 32)
+	if err != nil || n < 0 {
+		return "", 0, false
+	}
+	return name[:i], int32(n), true
+}
+
+func topicOf(partition string) string {
+	if i := strings.LastIndexByte(partition, '-'); i > 0 {
+		return partition[:i]
+	}
+	return partition
+}
+
+// placeAcks adds every acknowledged send's position to its partition's
+// observations.
+func (a *analyzer) placeAcks() {
+	for i := range a.sends {
+		s := &a.sends[i]
+		if s.typ == history.OK && s.part >= 0 && s.offset >= 0 {
+			po := a.parts[s.part]
+			po.obs = append(po.obs, observation{off: s.offset, op: s.complete, val: s.val, proc: s.proc, sess: -1})
+		}
+	}
+}
+
+// build sorts each partition's observations into its version order.
+func (a *analyzer) build() {
+	for _, po := range a.parts {
+		obs := po.obs
+		sortObservations(obs)
+		// One poll that returned a record twice observed it once.
+		out := obs[:0]
+		for i := range obs {
+			if i > 0 && obs[i].off == obs[i-1].off && obs[i].val == obs[i-1].val && obs[i].op == obs[i-1].op && obs[i].sess == obs[i-1].sess {
+				continue
+			}
+			out = append(out, obs[i])
+		}
+		po.obs = out
+		distinct := 0 // offsets, counted first: the slices are made once
+		for i := range out {
+			if i == 0 || out[i].off != out[i-1].off {
+				distinct++
+			}
+		}
+		po.offsets = slices.Grow(po.offsets[:0], distinct)
+		po.at = slices.Grow(po.at[:0], distinct)
+		po.visRC = slices.Grow(po.visRC[:0], distinct)
+		for i := range out {
+			if i == 0 || out[i].off != out[i-1].off {
+				po.offsets = append(po.offsets, out[i].off)
+				po.at = append(po.at, int32(i))
+				po.visRC = append(po.visRC, false)
+			}
+			if a.visibleToRC(out[i].val) {
+				po.visRC[len(po.visRC)-1] = true
+			}
+		}
+	}
+}
+
+// visibleToRC reports whether a read_committed reader must see the record of
+// value v when it passes its offset: it was not written in a transaction,
+// or its transaction committed.
+func (a *analyzer) visibleToRC(v int32) bool {
+	si := a.vals[v].send
+	if si < 0 {
+		return true
+	}
+	t := a.sends[si].txn
+	return t < 0 || a.txns[t].outcome == txnCommitted
+}
+
+// obsAt returns the observations at an offset of a partition.
+func (po *partState) obsAt(off int64) []observation {
+	i := sort.Search(len(po.offsets), func(i int) bool { return po.offsets[i] >= off })
+	if i == len(po.offsets) || po.offsets[i] != off {
+		return nil
+	}
+	end := len(po.obs)
+	if i+1 < len(po.at) {
+		end = int(po.at[i+1])
+	}
+	return po.obs[po.at[i]:end]
+}
+
+// knownBetween reports the first known offset strictly between lo and hi
+// (for a read_committed reader, the first that holds a record it must see).
+func (po *partState) knownBetween(lo, hi int64, rc bool) (int64, bool) {
+	i := sort.Search(len(po.offsets), func(i int) bool { return po.offsets[i] > lo })
+	for ; i < len(po.offsets) && po.offsets[i] < hi; i++ {
+		if !rc || po.visRC[i] {
+			return po.offsets[i], true
+		}
+	}
+	return 0, false
+}
+
+// sortedParts lists partitions by name.
+func (a *analyzer) sortedParts() []int32 {
+	ids := make([]int32, len(a.parts))
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	sort.Slice(ids, func(i, j int) bool { return a.parts[ids[i]].name < a.parts[ids[j]].name })
+	return ids
+}

@@ -1,0 +1,289 @@
+package checker
+
+import (
+	"sort"
+
+	"kafkasim/history"
+)
+
+// Ingestion: the history taken one operation at a time (add), each turned
+// into a few compact facts in the index (a send's record, observations, a
+// reader's session) and per-process state. Nothing here needs the whole
+// history: what does runs at the end (finish, analyze.go).
+
+// session is one reader's reading of one partition, from its first poll (or
+// an assign) to a crash, a restart or a revoke.
+type session struct {
+	proc, part int32
+	final, rc  bool
+	hasLast    bool
+	// fromStart: the reader began at the log start (assign mode, no group,
+	// auto.offset.reset=earliest): it read every offset below first that
+	// existed, as far as readAcross is concerned.
+	fromStart bool
+	first     int64 // first offset read
+	max       int64 // highest offset read
+	last      int64 // last offset read (the position's predecessor)
+}
+
+type procState struct {
+	name    string
+	sess    map[int32]int32 // partition -> open session
+	owned   map[int32]bool  // group member: partitions owned
+	group   string
+	pollIso string // isolation of the pending poll invocation
+	pollAt  int64  // op index of the pending poll invocation
+	pollFin bool
+	// finalPolls counts the final polls that completed, finalRecs whether
+	// any of them returned a record: what the process's final reads cover.
+	finalPolls int
+	finalRecs  bool
+	rank       int32
+	txn        int32     // open transaction, -1
+	reads      []readRef // transactional records read since this process's last transaction ended
+	readSet    map[int64]bool
+	keySeen    map[keyID]keySeen
+	commits    []pendingCommit
+	fetches    []pendingFetch
+}
+
+func (a *analyzer) proc(name string) (int32, *procState) {
+	if id, ok := a.procIDs[name]; ok {
+		return id, a.procs[id]
+	}
+	id := int32(len(a.procs))
+	p := &procState{name: name, sess: map[int32]int32{}, txn: -1}
+	a.procIDs[name] = id
+	a.procs = append(a.procs, p)
+	return id, p
+}
+
+// add takes the next operation of the history.
+func (a *analyzer) add(o *history.Op) {
+	a.nOps++
+	a.lastIndex = max(a.lastIndex, o.Index)
+	pid, p := a.proc(o.Process)
+	switch o.F {
+	case history.FSend:
+		a.addSend(pid, p, o)
+	case history.FPoll:
+		if o.Type == history.Invoke {
+			p.pollIso, p.pollAt, p.pollFin = o.Value.Isolation, o.Index, o.Value.Final
+			if o.Value.Final && a.finalBegin < 0 {
+				a.finalBegin = o.Index
+			}
+			return
+		}
+		if o.Type == history.OK {
+			a.addPoll(pid, p, o)
+		}
+		p.pollAt = -1
+	case history.FCrash, history.FRestart:
+		a.endProcess(p)
+	case history.FAssign, history.FRevoke:
+		a.addRebalance(p, o)
+	case history.FCommit:
+		a.addCommit(pid, p, o)
+	case history.FFetchCommitted:
+		a.addFetch(pid, p, o)
+	case history.FTxnBegin, history.FTxnCommit, history.FTxnAbort:
+		a.addTxnOp(pid, p, o)
+	}
+}
+
+// endProcess: a client process died or came back. Its sessions end, and a
+// transaction it had open can never commit.
+func (a *analyzer) endProcess(p *procState) {
+	clear(p.sess)
+	p.owned = nil
+	p.keySeen = nil
+	p.takeReads()
+	p.pollAt = -1
+	p.txn = -1 // an open transaction can no longer commit (resolveTxns)
+	a.groups.procEnded(p)
+}
+
+func (a *analyzer) addSend(pid int32, p *procState, o *history.Op) {
+	vi := a.valID(o.Value.Value)
+	if o.Type == history.Invoke {
+		if a.vals[vi].send >= 0 {
+			a.findings = append(a.findings, Finding{Type: Duplicate, Example: Example{Value: o.Value.Value, Process: o.Process, Ops: []int64{o.Index},
+				Detail: "the history sends this value twice: values must be unique"}})
+			return
+		}
+		key := int32(-1)
+		if o.Value.HasKey {
+			key = a.keyID(o.Value.Key)
+		}
+		s := sendRec{val: vi, proc: pid, topic: a.topicID(o.Value.Topic), key: key, rank: p.rank, part: -1, txn: -1,
+			typ: history.Info, invoke: o.Index, complete: -1, offset: -1}
+		p.rank++
+		if tid := txnIDOf(o); p.txn >= 0 || tid != "" {
+			s.txn = a.txnFor(pid, p, tid, o.Index)
+		}
+		a.vals[vi].send = int32(len(a.sends))
+		a.sends = append(a.sends, s)
+		if s.txn >= 0 {
+			a.txns[s.txn].sends = append(a.txns[s.txn].sends, a.vals[vi].send)
+		}
+		return
+	}
+	si := a.vals[vi].send
+	if si < 0 {
+		return // a completion without its invocation: nothing to check against
+	}
+	s := &a.sends[si]
+	if s.complete >= 0 || s.proc != pid {
+		return
+	}
+	s.complete, s.typ, s.doneAt = o.Index, o.Type, o.Time
+	if o.Value.Partition >= 0 {
+		s.part = a.partID(o.Value.Topic, o.Value.Partition)
+	}
+	if o.Type == history.OK {
+		s.offset = o.Value.Offset
+		if s.part < 0 || s.offset < 0 {
+			s.typ = history.Info // an ok without a position says nothing checkable
+		}
+	}
+	s.noAck = s.typ == history.Info && s.txn < 0 && a.cfg.producer(p.name).Acks == "0"
+}
+
+func (a *analyzer) isolation(p *procState, o *history.Op) string {
+	if o.Value.Isolation != "" {
+		return o.Value.Isolation
+	}
+	if p.pollIso != "" && p.pollAt >= 0 {
+		return p.pollIso
+	}
+	return a.cfg.consumer(p.name).Isolation
+}
+
+type pollPart struct {
+	part int32
+	sess int32
+	last int64
+	from int32 // first record of this partition in the read's records (linearizability)
+}
+
+func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
+	rc := a.isolation(p, o) == readCommitted
+	final := o.Value.Final || (p.pollAt >= 0 && p.pollFin)
+	a.stats.Polls++
+	invoke := o.Index
+	if p.pollAt >= 0 {
+		invoke = p.pollAt
+	}
+	if final && a.finalBegin < 0 {
+		a.finalBegin = invoke
+	}
+	if final {
+		p.finalPolls++
+		for part := range p.owned { // kafkasim:orderless: sets flags
+			a.finalPart[part] = true
+		}
+	}
+	if x := o.Value.Ext; x != nil && final {
+		names := make([]string, 0, len(x.LogStartOffsets))
+		for name := range x.LogStartOffsets { // kafkasim:orderless: sorted below
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			t, part, ok := splitPartition(name)
+			if !ok {
+				continue
+			}
+			po := a.parts[a.partID(t, part)]
+			po.logStart = max(po.logStart, x.LogStartOffsets[name])
+			a.finalTopic[po.topic] = true
+			a.finalPart[a.partID(t, part)] = true
+		}
+	}
+	var inPoll [8]pollPart
+	parts := inPoll[:0]
+	flags := obsRead
+	if final {
+		flags |= obsFinal
+	}
+	if rc {
+		flags |= obsRC
+	}
+	early := uint8(0)
+	if !final && a.finalBegin < 0 {
+		early = obsBeforeFinal
+	}
+	for i := range o.Value.Records {
+		r := &o.Value.Records[i]
+		a.stats.Records++
+		pi := a.partID(r.Topic, r.Partition)
+		po := a.parts[pi]
+		vi := a.valID(r.Value)
+		j := -1
+		for k := range parts {
+			if parts[k].part == pi {
+				j = k
+				break
+			}
+		}
+		if j >= 0 {
+			a.step(pi, parts[j].sess, pid, rc, parts[j].last, r.Offset, o, true)
+			parts[j].last = r.Offset
+		} else {
+			sid := a.session(pid, p, pi, final, rc)
+			s := &a.sessions[sid]
+			if s.hasLast {
+				a.step(pi, sid, pid, rc, s.last, r.Offset, o, false)
+			} else {
+				s.first, s.max = r.Offset, r.Offset
+			}
+			parts = append(parts, pollPart{part: pi, sess: sid, last: r.Offset, from: int32(len(po.lin.recs))})
+			j = len(parts) - 1
+		}
+		s := &a.sessions[parts[j].sess]
+		s.max = max(s.max, r.Offset)
+		po.obs = append(po.obs, observation{off: r.Offset, op: o.Index, val: vi, proc: pid, sess: parts[j].sess, flags: flags})
+		po.lin.recs = append(po.lin.recs, linRec{off: r.Offset, val: vi})
+		po.maxRead = max(po.maxRead, r.Offset)
+		if final {
+			po.finalEnd = max(po.finalEnd, r.Offset+1)
+			a.finalPart[pi] = true
+			if len(p.owned) == 0 {
+				a.finalTopic[po.topic] = true
+			}
+			p.finalRecs = true
+		}
+		v := &a.vals[vi]
+		v.flags |= flags | early
+		if v.send < 0 {
+			continue // not sent yet (if ever): see lateTxnReads
+		}
+		s2 := &a.sends[v.send]
+		if !final && s2.key >= 0 {
+			a.keyOrder(p, pid, s2, r, pi, o)
+		}
+		if s2.txn >= 0 {
+			a.txnReads = append(a.txnReads, txnRead{txn: s2.txn, val: vi, op: o.Index, proc: pid, part: pi, off: r.Offset, rc: rc})
+			p.addRead(s2.txn, rc)
+		}
+	}
+	for _, pp := range parts {
+		s := &a.sessions[pp.sess]
+		s.last, s.hasLast = pp.last, true
+		po := a.parts[pp.part]
+		po.lin.reads = append(po.lin.reads, linRead{call: invoke, ret: o.Index, proc: pid, from: pp.from, to: int32(len(po.lin.recs)), rc: rc})
+	}
+}
+
+// session returns the reader's open session on a partition, opening one if
+// needed. Final reads start again from the beginning: a new session.
+func (a *analyzer) session(pid int32, p *procState, part int32, final, rc bool) int32 {
+	if sid, ok := p.sess[part]; ok && a.sessions[sid].final == final {
+		return sid
+	}
+	sid := int32(len(a.sessions))
+	fromStart := p.group == "" && p.owned == nil && a.cfg.consumer(p.name).AutoOffsetReset != "latest"
+	a.sessions = append(a.sessions, session{proc: pid, part: part, final: final, rc: rc, fromStart: fromStart})
+	p.sess[part] = sid
+	return sid
+}

@@ -1,0 +1,308 @@
+package checker
+
+import (
+	"cmp"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"kafkasim/history"
+)
+
+// The jobs: one per partition log and committed-offset register, built in
+// name order (linJobs) and run by a pool of workers within the time budget
+// (each search gets a share of it). Results are combined in job order, so
+// the report never depends on which worker finished first.
+
+// linJob is one partition's or register's check.
+type linJob struct {
+	name    string
+	reg     *register // a committed-offset register (nil: a partition's log)
+	ops     []porcupine.Operation
+	model   *logModel
+	finding *Finding
+	vis     []byte
+	result  porcupine.CheckResult
+	// crossCheck: porcupine searches the log too (Config.CrossCheckLogs);
+	// disagreed: it found no linearization of a log the scan passed.
+	crossCheck, disagreed bool
+}
+
+func (c *Config) checkLinearizability(a *analyzer) *linResult {
+	res := &linResult{acksMemo: map[string]string{}}
+	opsMax := c.LinearizabilityOpsMax
+	if opsMax == 0 {
+		opsMax = DefaultLinearizabilityOpsMax
+	}
+	res.stats.OpsMax = opsMax
+	if c.SkipLinearizability {
+		res.stats.Disabled = true
+		res.stats.Note = "linearizability was not checked (turned off)"
+		return res
+	}
+	budget := c.LinearizabilityBudget
+	if budget <= 0 {
+		budget = DefaultLinearizabilityBudget
+	}
+	visMax := c.VisualizeOpsMax
+	if visMax <= 0 {
+		visMax = DefaultVisualizeOpsMax
+	}
+	jobs := a.linJobs(c, opsMax, &res.stats)
+	defer res.note(budget, opsMax)
+	if len(jobs) == 0 {
+		return res
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(jobs))
+	deadline := time.Now().Add(budget)
+	searched := 0 // what porcupine searches: registers, cross-checked logs
+	for _, j := range jobs {
+		if j.model == nil || j.crossCheck {
+			searched++
+		}
+	}
+	share := max(budget*time.Duration(workers)/time.Duration(max(searched, 1)), 50*time.Millisecond)
+	var wg sync.WaitGroup
+	next := make(chan *linJob)
+	for range workers {
+		wg.Go(func() {
+			for j := range next {
+				j.run(a, deadline, share, visMax)
+			}
+		})
+	}
+	for _, j := range jobs {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	for _, j := range jobs {
+		switch {
+		case j.result == porcupine.Ok:
+			res.stats.Checked++
+			if j.disagreed {
+				res.stats.Disagreed = append(res.stats.Disagreed, j.name)
+			}
+		case j.result == porcupine.Illegal:
+			res.stats.Failed = append(res.stats.Failed, j.name)
+			a.findings = append(a.findings, *j.finding)
+			if j.vis != nil {
+				res.vis = append(res.vis, Visualization{Partition: j.name, HTML: j.vis})
+			}
+		default:
+			res.stats.Unknown = append(res.stats.Unknown, j.name)
+		}
+	}
+	return res
+}
+
+// linJobs builds the operations of every partition and register, in name
+// order, skipping those with too many.
+func (a *analyzer) linJobs(c *Config, opsMax int, st *LinearizabilityStats) []*linJob {
+	inf := a.lastIndex + 1
+	byPart := make([][]int32, len(a.parts))
+	perPart := make([]int32, len(a.parts))
+	for i := range a.sends {
+		if p := a.sends[i].part; p >= 0 {
+			perPart[p]++
+		}
+	}
+	for p, n := range perPart {
+		byPart[p] = make([]int32, 0, n)
+	}
+	for i := range a.sends {
+		if p := a.sends[i].part; p >= 0 {
+			byPart[p] = append(byPart[p], int32(i))
+		}
+	}
+	compact := map[string]bool{}
+	for _, t := range c.Topics {
+		compact[t.Name] = t.Compact
+	}
+	var jobs []*linJob
+	parts := a.sortedParts()
+	if len(a.sends) == 0 {
+		// A history of reads alone (a recorder around consumers only):
+		// what they read was written by nobody the history shows, so no
+		// order of its operations explains it; the logs are not judged
+		// (phantom-read stays silent for the same reason), committed
+		// offsets still are.
+		parts = nil
+	}
+	// The values whose send did not end ok: the only reads the loop below
+	// keeps, found by a bit each rather than by two lookups per read (a
+	// long run reads millions of records, nearly all of acknowledged
+	// sends). A value has one send at most (a second is a finding, not a
+	// send).
+	notOK := make([]uint64, (len(a.vals)+63)/64)
+	for i := range a.sends {
+		if v := a.sends[i].val; a.sends[i].typ != history.OK {
+			notOK[v>>6] |= 1 << (v & 63)
+		}
+	}
+	for _, pi := range parts {
+		po := a.parts[pi]
+		// Where polls first saw each value whose send did not say where it
+		// went.
+		firstRead := map[int32][2]int64{} // value -> (offset, completion)
+		for i := range po.obs {
+			ob := &po.obs[i]
+			if ob.flags&obsRead == 0 || notOK[ob.val>>6]&(1<<(ob.val&63)) == 0 {
+				continue
+			}
+			if f, ok := firstRead[ob.val]; !ok || ob.op < f[1] {
+				firstRead[ob.val] = [2]int64{ob.off, ob.op}
+			}
+		}
+		// Sends that never said where they went, but were read here.
+		sends := byPart[pi]
+		var unplaced []int32
+		for v := range firstRead { // kafkasim:orderless: sorted below
+			if si := a.vals[v].send; si >= 0 && a.sends[si].part < 0 && a.sends[si].typ != history.Fail && a.sends[si].topic == po.topic {
+				unplaced = append(unplaced, si)
+			}
+		}
+		if len(unplaced) > 0 {
+			slices.Sort(unplaced)
+			sends = append(append([]int32(nil), sends...), unplaced...)
+		}
+		n := len(po.lin.reads)
+		for _, si := range sends {
+			if a.sends[si].typ != history.Fail {
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		ops := make([]porcupine.Operation, 0, n)
+		slab := make([]logOp, n) // one allocation for the partition's operations
+		for _, si := range sends {
+			s := &a.sends[si]
+			op := &slab[len(ops)]
+			*op = logOp{off: s.offset, val: s.val, txn: s.txn >= 0, ops: [2]int64{s.invoke, s.complete}, proc: s.proc}
+			ret := s.complete
+			switch s.typ {
+			case history.Fail:
+				continue
+			case history.OK:
+			default:
+				f, ok := firstRead[s.val]
+				if !ok {
+					continue // never seen: it may not have happened
+				}
+				op.off, ret = f[0], max(f[1], s.invoke)
+				op.ops[1] = -1
+			}
+			ops = append(ops, porcupine.Operation{ClientId: int(s.proc), Input: op, Call: s.invoke, Return: ret, Metadata: op})
+		}
+		// The reads' records, sorted in place: nothing else uses them.
+		for _, r := range po.lin.reads {
+			recs := po.lin.recs[r.from:r.to:r.to]
+			slices.SortFunc(recs, func(x, y linRec) int {
+				if c := cmp.Compare(y.off, x.off); c != 0 {
+					return c
+				}
+				return cmp.Compare(x.val, y.val)
+			})
+			out := recs[:0]
+			for i, x := range recs {
+				if i == 0 || x != recs[i-1] {
+					out = append(out, x)
+				}
+			}
+			op := &slab[len(ops)]
+			*op = logOp{read: true, recs: out, rc: r.rc, ops: [2]int64{r.call, r.ret}, proc: r.proc}
+			ops = append(ops, porcupine.Operation{ClientId: int(r.proc), Input: op, Call: r.call, Return: r.ret, Metadata: op})
+		}
+		base := logModel{skipAll: compact[a.topics[po.topic]], names: a.valNames}
+		jobs = append(jobs, &linJob{name: po.name, ops: ops, model: base.withOps(ops, newLog()), crossCheck: c.CrossCheckLogs})
+	}
+	// Committed offsets, by group then partition.
+	regs := append([]*register(nil), a.groups.regs...)
+	sort.Slice(regs, func(i, j int) bool {
+		if regs[i].group != regs[j].group {
+			return regs[i].group < regs[j].group
+		}
+		return regs[i].part < regs[j].part
+	})
+	for _, reg := range regs {
+		name := reg.group + "/" + reg.part
+		var ops []porcupine.Operation
+		for _, cr := range reg.commits {
+			op := &regOp{write: true, value: cr.value, ops: [2]int64{cr.invoke, cr.complete}}
+			ret := cr.complete
+			switch {
+			case cr.typ == history.Fail:
+				continue
+			case cr.typ != history.OK:
+				ret = inf // it may take effect at any later point, or never
+			}
+			ops = append(ops, porcupine.Operation{ClientId: int(cr.proc), Input: op, Call: cr.invoke, Return: ret, Metadata: op})
+		}
+		for _, f := range reg.fetches {
+			op := &regOp{value: f.value, ops: [2]int64{f.invoke, f.complete}}
+			ops = append(ops, porcupine.Operation{ClientId: int(f.proc), Input: op, Call: f.invoke, Return: f.complete, Metadata: op})
+		}
+		if len(reg.fetches) == 0 || len(ops) == 0 {
+			continue // nothing read: nothing to check
+		}
+		if opsMax > 0 && len(ops) > opsMax {
+			st.Skipped = append(st.Skipped, name)
+			continue
+		}
+		jobs = append(jobs, &linJob{name: name, reg: reg, ops: ops})
+	}
+	return jobs
+}
+
+// porcupineModel is the job's model.
+func (j *linJob) porcupineModel() porcupine.Model {
+	if j.model != nil {
+		return j.model.porcupine()
+	}
+	return regModel
+}
+
+// check runs porcupine within the job's time; ok is false when it ran out.
+func check(model porcupine.Model, ops []porcupine.Operation, until time.Time) (porcupine.CheckResult, bool) {
+	left := time.Until(until)
+	if left <= 0 {
+		return porcupine.Unknown, false
+	}
+	r := porcupine.CheckOperationsTimeout(model, ops, left)
+	return r, r != porcupine.Unknown
+}
+
+func (j *linJob) run(a *analyzer, deadline time.Time, share time.Duration, visMax int) {
+	until := time.Now().Add(share)
+	if deadline.Before(until) {
+		until = deadline
+	}
+	if j.model != nil {
+		// The direct check decides the log model (it agrees with
+		// porcupine's search on every history: TestLogScanAgreesWithPorcupine)
+		// in O(n log n), at any length; porcupine shows the failing ones.
+		c, bad := j.model.scan(j.ops)
+		if !bad {
+			j.result = porcupine.Ok
+			if j.crossCheck {
+				if r, _ := check(j.model.porcupine(), j.ops, until); r == porcupine.Illegal {
+					j.disagreed = true
+				}
+			}
+			return
+		}
+		j.result = porcupine.Illegal
+		j.explainLog(a, c, until, visMax)
+		return
+	}
+	j.result, _ = check(j.porcupineModel(), j.ops, until)
+	if j.result == porcupine.Illegal {
+		j.explainRegister(a, until, visMax)
+	}
+}

@@ -1,0 +1,183 @@
+package checker
+
+import (
+	"sort"
+
+	"kafkasim/godview"
+)
+
+// Lookups by a finding's position (partition@offset, value): what the
+// verdicts (verdicts.go, checker.go) ask of the analysis after the checks
+// ran, to tell a permitted cost from a broken guarantee.
+
+// inFinalReadsBefore reports whether final reads hold, at partition@offset,
+// a record sent before operation op: one that was there when op ran, not
+// one that took the offset later (after a loss reset the log).
+func (a *analyzer) inFinalReadsBefore(partition string, offset, op int64) bool {
+	pi := a.partByName(partition)
+	if pi < 0 {
+		return false
+	}
+	for _, o := range a.parts[pi].obsAt(offset) {
+		if o.flags&obsFinal == 0 {
+			continue
+		}
+		if si := a.vals[o.val].send; si < 0 || a.sends[si].invoke < op {
+			return true
+		}
+	}
+	return false
+}
+
+// finalHolds reports whether final reads hold value at partition@offset.
+func (a *analyzer) finalHolds(partition string, offset int64, value string) bool {
+	pi := a.partByName(partition)
+	vi, ok := a.valIDs[value]
+	if pi < 0 || !ok {
+		return false
+	}
+	for _, o := range a.parts[pi].obsAt(offset) {
+		if o.flags&obsFinal != 0 && o.val == vi {
+			return true
+		}
+	}
+	return false
+}
+
+// readAt reports whether a poll saw value at partition@offset.
+func (a *analyzer) readAt(partition string, offset int64, value string) bool {
+	pi := a.partByName(partition)
+	vi, ok := a.valIDs[value]
+	if pi < 0 || !ok {
+		return false
+	}
+	for _, o := range a.parts[pi].obsAt(offset) {
+		if o.flags&obsRead != 0 && o.val == vi {
+			return true
+		}
+	}
+	return false
+}
+
+// readValuesAt counts the distinct values polls saw at partition@offset.
+func (a *analyzer) readValuesAt(partition string, offset int64) int {
+	pi := a.partByName(partition)
+	if pi < 0 {
+		return 0
+	}
+	n := 0
+	last := int32(-1)
+	for _, o := range a.parts[pi].obsAt(offset) {
+		if o.flags&obsRead != 0 && o.val != last {
+			n++
+			last = o.val
+		}
+	}
+	return n
+}
+
+// ackedCopyLostAt names the sender of a record acknowledged at
+// partition@offset that no poll saw there and final reads do not hold there:
+// that acknowledged copy is gone (the record may survive elsewhere, from
+// another attempt of its batch).
+func (a *analyzer) ackedCopyLostAt(partition string, offset int64) (string, bool) {
+	pi := a.partByName(partition)
+	if pi < 0 {
+		return "", false
+	}
+	obs := a.parts[pi].obsAt(offset)
+	for _, o := range obs {
+		if o.flags&obsRead != 0 || a.vals[o.val].send < 0 {
+			continue
+		}
+		kept := false
+		for _, x := range obs {
+			kept = kept || (x.val == o.val && x.flags&(obsRead|obsFinal) != 0)
+		}
+		if !kept {
+			return a.procs[a.sends[a.vals[o.val].send].proc].name, true
+		}
+	}
+	return "", false
+}
+
+// logStartOf is a partition's log start offset when final reads began.
+func (a *analyzer) logStartOf(partition string) int64 {
+	if pi := a.partByName(partition); pi >= 0 {
+		return a.parts[pi].logStart
+	}
+	return 0
+}
+
+// senderOf names the process that sent value, if any.
+func (a *analyzer) senderOf(value string) (string, bool) {
+	vi, ok := a.valIDs[value]
+	if !ok || a.vals[vi].send < 0 {
+		return "", false
+	}
+	return a.procs[a.sends[a.vals[vi].send].proc].name, true
+}
+
+// reusedOffset reports whether another record took value's offset after it:
+// seen there (acknowledged or read) later than value was last seen there.
+// The cleaner never reuses an offset, so value was lost some other way (a
+// leader failed before its followers copied it). A record that held the
+// offset before value (one lost that way, whose offset value then took)
+// says nothing about value. Nor does a later acknowledgement at an offset
+// where a poll read value (below a high watermark: committed) when the god
+// view saw no committed data lost there: a committed offset is never taken
+// again without such a loss, so that acknowledgement came from a log that
+// diverged (a deposed leader, resumed from a pause, appending and answering
+// acks=1 at its own end: fuzz seed 3008800), and its write is the one lost.
+func (a *analyzer) reusedOffset(partition string, offset int64, value string) bool {
+	pi := a.partByName(partition)
+	vi, ok := a.valIDs[value]
+	if pi < 0 || !ok || offset < 0 {
+		return false
+	}
+	obs := a.parts[pi].obsAt(offset)
+	last := int64(-1)
+	if si := a.vals[vi].send; si >= 0 {
+		last = a.sends[si].complete
+	}
+	read := false
+	for _, o := range obs {
+		if o.val == vi {
+			last = max(last, o.op)
+			read = read || o.flags&obsRead != 0
+		}
+	}
+	committed := read && a.cfg.Happened.GodView() && !a.cfg.Happened.Covers(godview.Loss, partition, offset)
+	for _, o := range obs {
+		if o.val != vi && o.op > last && (o.flags&obsRead != 0 || !committed) {
+			return true
+		}
+	}
+	return false
+}
+
+// supersededInFinal reports whether final reads hold, after offset, a record
+// with the same key as the send of value.
+func (a *analyzer) supersededInFinal(partition string, offset int64, value string) bool {
+	vi, ok := a.valIDs[value]
+	pi := a.partByName(partition)
+	if !ok || pi < 0 || a.vals[vi].send < 0 {
+		return false
+	}
+	s := &a.sends[a.vals[vi].send]
+	if s.key < 0 {
+		return false
+	}
+	po := a.parts[pi]
+	i := sort.Search(len(po.obs), func(i int) bool { return po.obs[i].off > offset })
+	for ; i < len(po.obs); i++ {
+		ob := &po.obs[i]
+		if ob.flags&obsFinal == 0 {
+			continue
+		}
+		if li := a.vals[ob.val].send; li >= 0 && a.sends[li].key == s.key {
+			return true
+		}
+	}
+	return false
+}

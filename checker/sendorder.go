@@ -1,0 +1,47 @@
+package checker
+
+import (
+	"kafkasim/history"
+)
+
+// nonmonotonic-send: a producer's acknowledged sends to one partition land
+// at increasing offsets.
+
+// checkSends: a producer's successive acknowledged sends to one partition
+// must land at increasing offsets.
+func (a *analyzer) checkSends() {
+	type key struct{ proc, part int32 }
+	last := map[key]int32{}
+	for i := range a.sends {
+		s := &a.sends[i]
+		if s.typ != history.OK {
+			continue
+		}
+		k := key{s.proc, s.part}
+		if pi, ok := last[k]; ok {
+			prev := &a.sends[pi]
+			if s.offset <= prev.offset {
+				a.findings = append(a.findings, Finding{Type: NonmonotonicSend, Example: Example{Partition: a.parts[s.part].name, Offset: s.offset,
+					Value: a.valNames[s.val], Process: a.procs[s.proc].name, Ops: []int64{prev.invoke, prev.complete, s.invoke, s.complete},
+					Detail: a.valNames[s.val] + " was sent after " + a.valNames[prev.val] + " but landed at " + itoa(s.offset) + ", not after " + itoa(prev.offset)},
+					firstOfProducer: a.firstOfProducer(s)})
+			}
+		}
+		last[k] = int32(i) // consecutive sends: one reordering is one finding
+	}
+}
+
+// firstOfProducer reports whether no record of s's producer, acknowledged or
+// read, lies below s in its partition: s's batch was the first of its
+// producer that the partition's log held.
+func (a *analyzer) firstOfProducer(s *sendRec) bool {
+	for _, o := range a.parts[s.part].obs {
+		if o.off >= s.offset {
+			return true
+		}
+		if si := a.vals[o.val].send; si >= 0 && a.sends[si].proc == s.proc {
+			return false
+		}
+	}
+	return true
+}
