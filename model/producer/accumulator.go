@@ -14,6 +14,7 @@ type pendingRecord struct {
 	record record.Record // its Value is the history's value
 	// partition is an explicit partition (a probe's), or -1.
 	partition int32
+	cb        Callback
 }
 
 // outcome of one attempt of a batch.
@@ -29,8 +30,14 @@ type pbatch struct {
 	// records are the batch's records, handed to record.New as they are
 	// (it numbers them); explicit holds, in a batch still waiting for a
 	// partition (partition -1), each record's explicit partition or -1.
-	records    []record.Record
-	explicit   []int32
+	records  []record.Record
+	explicit []int32
+	// cb is every record's callback, unless callbacks holds one per record
+	// (records sent with different callbacks share the batch): a client's
+	// records mostly come from one application, and a slice per batch
+	// would cost it allocations.
+	cb         Callback
+	callbacks  []Callback
 	bytes      int
 	created    time.Duration
 	attempts   int
@@ -83,7 +90,22 @@ func (st *partitionState) maySendSooner() {
 	}
 }
 
-func (p *Producer) partitionFor(pr pendingRecord) int32 {
+// Send hands a record to the accumulator (Kafka's KafkaProducer.send): for
+// partition, or, when it is -1, the one the partitioner picks. cb is told
+// how it ends. Before any metadata arrives the record waits unpartitioned
+// (Kafka blocks send() for up to max.block.ms), its delivery timeout
+// running.
+func (p *Client) Send(r record.Record, partition int32, cb Callback) {
+	p.Stats.Sent++
+	p.append(pendingRecord{record: r, partition: partition, cb: cb})
+}
+
+// partitions is how many partitions of the topic the client's last
+// metadata listed (Kafka's partitionsFor), and whether that metadata is
+// current.
+func (p *Client) partitions() (n int, current bool) { return len(p.parts), p.metaValid }
+
+func (p *Client) partitionFor(pr pendingRecord) int32 {
 	n := max(len(p.parts), 1)
 	if pr.partition >= 0 && int(pr.partition) < n {
 		return pr.partition
@@ -111,7 +133,7 @@ func (p *Producer) partitionFor(pr pendingRecord) int32 {
 }
 
 // pendingUnpartitioned holds records sent before any metadata arrived.
-func (p *Producer) append(pr pendingRecord) {
+func (p *Client) append(pr pendingRecord) {
 	part := p.partitionFor(pr)
 	if !p.metaValid {
 		part = -1
@@ -137,6 +159,7 @@ func (p *Producer) append(pr pendingRecord) {
 		}
 	}
 	b.records = append(b.records, pr.record)
+	b.addCallback(pr.cb)
 	if part < 0 {
 		b.explicit = append(b.explicit, pr.partition)
 	}
@@ -152,8 +175,32 @@ func (p *Producer) append(pr pendingRecord) {
 	}
 }
 
+// addCallback notes the callback of the record just added. Callbacks are
+// compared, so a Callback's type must be comparable (a pointer is).
+func (b *pbatch) addCallback(cb Callback) {
+	switch n := len(b.records); {
+	case n == 1:
+		b.cb = cb
+	case len(b.callbacks) > 0:
+		b.callbacks = append(b.callbacks, cb)
+	case cb != b.cb:
+		for range n - 1 {
+			b.callbacks = append(b.callbacks, b.cb)
+		}
+		b.callbacks = append(b.callbacks, cb)
+	}
+}
+
+// callback is record i's callback.
+func (b *pbatch) callback(i int) Callback {
+	if len(b.callbacks) > 0 {
+		return b.callbacks[i]
+	}
+	return b.cb
+}
+
 // newBatch is an empty batch of partition part, created now.
-func (p *Producer) newBatch(part int32) *pbatch {
+func (p *Client) newBatch(part int32) *pbatch {
 	b := p.spareBatches.Get()
 	if b == nil {
 		b = new(pbatch)
@@ -161,11 +208,11 @@ func (p *Producer) newBatch(part int32) *pbatch {
 	// A reused batch keeps its record and partition arrays (emptied when
 	// it was settled): a producer's batches stop allocating once it has
 	// settled a few dozen.
-	*b = pbatch{partition: part, created: p.env.Now(), baseSeq: -1, records: b.records[:0], explicit: b.explicit[:0]}
+	*b = pbatch{partition: part, created: p.env.Now(), baseSeq: -1, records: b.records[:0], explicit: b.explicit[:0], callbacks: b.callbacks[:0]}
 	return b
 }
 
-func (p *Producer) partState(part int32) *partitionState {
+func (p *Client) partState(part int32) *partitionState {
 	if part < 0 {
 		if p.pending == nil {
 			p.pending = &partitionState{lastAcked: -1}
@@ -179,14 +226,14 @@ func (p *Producer) partState(part int32) *partitionState {
 }
 
 // growState makes room for n partitions.
-func (p *Producer) growState(n int) {
+func (p *Client) growState(n int) {
 	for len(p.state) < n {
 		p.state = append(p.state, &partitionState{lastAcked: -1, looks: &p.looks, index: len(p.state)})
 	}
 	p.looks.grow(n)
 }
 
-func (p *Producer) wakeSender(after time.Duration) {
+func (p *Client) wakeSender(after time.Duration) {
 	now := p.env.Now()
 	at := now + after
 	// One wake-up at a time, the earliest asked for (Kafka's sender polls
@@ -214,7 +261,7 @@ const senderLateMax = time.Microsecond
 // Unresolved is the number of records sent whose outcome the producer does
 // not know yet (queued, in flight or waiting to retry): after a heal it must
 // fall to zero, or the producer cannot write.
-func (p *Producer) Unresolved() int {
+func (p *Client) Unresolved() int {
 	n := 0
 	for _, st := range append([]*partitionState{p.pending}, p.state...) {
 		if st == nil {

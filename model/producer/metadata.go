@@ -19,7 +19,7 @@ type partitionInfo struct {
 	known bool
 }
 
-func (p *Producer) refreshMetadata() {
+func (p *Client) refreshMetadata() {
 	if p.metaCorr != 0 || len(p.cfg.Brokers) == 0 {
 		return
 	}
@@ -35,7 +35,7 @@ func (p *Producer) refreshMetadata() {
 	p.env.After(p.cfg.RequestTimeout/10, newTimer(timerMetadata, p.corr))
 }
 
-func (p *Producer) handleMetadata(m *proto.MetadataResponse) {
+func (p *Client) handleMetadata(m *proto.MetadataResponse) {
 	if m.CorrelationID != p.metaCorr {
 		return
 	}
@@ -77,7 +77,7 @@ func (p *Producer) handleMetadata(m *proto.MetadataResponse) {
 	p.wakeSender(0)
 }
 
-func (p *Producer) initProducerID() {
+func (p *Client) initProducerID() {
 	ids := p.brokerIDs()
 	if len(ids) == 0 {
 		p.refreshMetadata()
@@ -89,7 +89,7 @@ func (p *Producer) initProducerID() {
 	p.env.After(p.cfg.RequestTimeout/10, newTimer(timerInitPID, p.corr))
 }
 
-func (p *Producer) handleInitPID(m *proto.InitProducerIDResponse) {
+func (p *Client) handleInitPID(m *proto.InitProducerIDResponse) {
 	if m.CorrelationID != p.pidCorr {
 		return
 	}
@@ -101,4 +101,4 @@ func (p *Producer) handleInitPID(m *proto.InitProducerIDResponse) {
 	p.wakeSender(0)
 }
 
-func (p *Producer) brokerIDs() []int32 { return slices.Sorted(maps.Keys(p.brokers)) }
+func (p *Client) brokerIDs() []int32 { return slices.Sorted(maps.Keys(p.brokers)) }
