@@ -23,7 +23,7 @@ type fetchBox struct {
 // partitions with a valid position and an empty buffer.
 func (r *Reader) fetchMissing() {
 	leaders := r.leaderScratch[:0]
-	for _, p := range r.parts {
+	for _, p := range r.subs.parts {
 		if r.wantsFetch(p) && !slices.Contains(leaders, p.leader) {
 			leaders = append(leaders, p.leader)
 		}
@@ -37,7 +37,7 @@ func (r *Reader) fetchMissing() {
 		}
 		box := &fetchBox{}
 		parts := box.parts[:0] // the request keeps the list
-		for _, p := range r.parts {
+		for _, p := range r.subs.parts {
 			if p.leader == l && r.wantsFetch(p) {
 				parts = append(parts, proto.FetchPartition{
 					TopicPartition: proto.TopicPartition{Topic: p.key.topic, Partition: p.key.partition}, FetchOffset: p.offset,
@@ -57,14 +57,14 @@ func (r *Reader) fetchMissing() {
 // wantsFetch reports whether p needs a fetch: a valid position, nothing
 // buffered, its leader's fetch not in flight, and (in the final read) not
 // yet at the end.
-func (r *Reader) wantsFetch(p *position) bool {
+func (r *Reader) wantsFetch(p *partitionState) bool {
 	if p.leader < 0 || p.offset < 0 || p.validating || p.resetting || len(p.buf) > 0 {
 		return false
 	}
 	if r.fetching.busy(p.leader) {
 		return false
 	}
-	return !r.final || p.end < 0 || p.offset < p.end
+	return !r.final || !p.reachedEnd()
 }
 
 func (r *Reader) handleFetch(m *proto.FetchResponse) {
@@ -78,14 +78,14 @@ func (r *Reader) handleFetch(m *proto.FetchResponse) {
 	refresh := false
 	for _, fp := range m.Partitions {
 		k := partKey{fp.Topic, fp.Partition}
-		p := r.pos[k]
+		p := r.subs.assignedState(k)
 		if p == nil {
 			continue
 		}
 		switch fp.Error {
 		case proto.None:
 		case proto.OffsetOutOfRange:
-			if r.cfg.AutoOffsetReset != "none" {
+			if hasDefaultOffsetResetPolicy(r.cfg.AutoOffsetReset) {
 				p.offset, p.offsetEpoch = -1, -1
 				p.buf = nil
 			}
@@ -112,8 +112,8 @@ func (r *Reader) handleFetch(m *proto.FetchResponse) {
 		r.refreshMetadata()
 	}
 	if r.polling && r.pollWait != 0 {
-		r.drain()
-		if r.pollN > 0 || r.fetching.empty() {
+		r.collector.collectFetch(r.subs.parts)
+		if r.collector.n > 0 || r.fetching.empty() {
 			r.finishPoll()
 		}
 	}

@@ -17,7 +17,7 @@ import (
 func (r *Reader) StartFinal() {
 	r.final = true
 	r.finalDone = false
-	for _, p := range r.parts {
+	for _, p := range r.subs.parts {
 		p.end = -1
 		p.offset, p.offsetEpoch, p.validating, p.resetting = -1, -1, false, false
 		p.buf = nil
@@ -30,30 +30,42 @@ func (r *Reader) StartFinal() {
 func (r *Reader) FinalDone() bool { return r.final && r.finalDone }
 
 func (r *Reader) checkFinal() {
-	if !r.final {
-		return
+	if r.final && finalReadsDone(r.subs.parts) {
+		r.finalDone = true
 	}
-	for _, p := range r.parts {
-		if p.end < 0 || p.offset < p.end {
-			return
+}
+
+// reachedEnd reports whether final reads reached the partition's end: it
+// is known, and the position is at or past it.
+func (p *partitionState) reachedEnd() bool { return p.end >= 0 && p.offset >= p.end }
+
+// finalReadsDone reports whether final reads reached the end of every
+// partition (of none, too: the runner starts them once the reader knows
+// every partition).
+func finalReadsDone(parts []*partitionState) bool {
+	for _, p := range parts {
+		if !p.reachedEnd() {
+			return false
 		}
 	}
-	r.finalDone = true
+	return true
 }
 
 // FinalPending describes the partitions final reads have not finished, for
 // a liveness failure's message.
-func (r *Reader) FinalPending() string {
-	var parts []string
-	for _, p := range r.parts {
-		if p.end < 0 || p.offset < p.end {
-			parts = append(parts, fmt.Sprintf("%s at %d of %d (leader %d, validating %v, resetting %v)", p.key, p.offset, p.end, p.leader, p.validating, p.resetting))
+func (r *Reader) FinalPending() string { return finalPending(r.subs.parts) }
+
+func finalPending(parts []*partitionState) string {
+	var pending []string
+	for _, p := range parts {
+		if !p.reachedEnd() {
+			pending = append(pending, fmt.Sprintf("%s at %d of %d (leader %d, validating %v, resetting %v)", p.key, p.offset, p.end, p.leader, p.validating, p.resetting))
 		}
 	}
-	if len(r.parts) == 0 {
+	if len(parts) == 0 {
 		return "no partitions assigned"
 	}
-	return strings.Join(parts, "; ")
+	return strings.Join(pending, "; ")
 }
 
 // askFinalEnds asks again for the end of every partition final reads do not
@@ -61,7 +73,7 @@ func (r *Reader) FinalPending() string {
 // learned them from fresh metadata) or whose first answer was an error.
 func (r *Reader) askFinalEnds() {
 	missing := false
-	for _, p := range r.parts {
+	for _, p := range r.subs.parts {
 		if p.end < 0 && p.leader >= 0 {
 			missing = true
 		}

@@ -45,35 +45,11 @@ func (r *Reader) handleMetadata(m *proto.MetadataResponse) {
 		}
 		for _, mp := range t.Partitions {
 			k := partKey{t.Name, mp.Partition}
-			p := r.pos[k]
+			p := r.subs.assignedState(k)
 			if p == nil {
-				p = &position{key: k, offset: -1, offsetEpoch: -1, leader: -1, leaderEpoch: -1, end: -1}
-				r.pos[k] = p
-				r.parts = append(r.parts, p)
-				slices.SortFunc(r.parts, func(a, b *position) int {
-					if a.key.topic != b.key.topic {
-						if a.key.topic < b.key.topic {
-							return -1
-						}
-						return 1
-					}
-					return int(a.key.partition - b.key.partition)
-				})
+				p = r.subs.assign(k) // assign mode: every partition listed
 			}
-			if mp.LeaderEpoch < p.leaderEpoch {
-				continue // stale metadata
-			}
-			changed := mp.Leader != p.leader || mp.LeaderEpoch != p.leaderEpoch
-			p.leader, p.leaderEpoch = mp.Leader, mp.LeaderEpoch
-			if changed {
-				p.buf = nil // fetched from the old leader: fetch again
-			}
-			if changed && p.offset >= 0 && p.offsetEpoch >= 0 && !r.cfg.NoEpochValidation && mp.Leader >= 0 {
-				// KIP-320: the leader changed; before fetching again, ask the
-				// new leader whether our position's epoch still ends where we
-				// think, or the log was truncated under us.
-				p.validating, p.validateAfter = true, 0
-			}
+			p.updateLeader(mp.Leader, mp.LeaderEpoch, !r.cfg.NoEpochValidation)
 		}
 	}
 	r.validate()
@@ -88,7 +64,7 @@ func (r *Reader) refreshIfLeaderless() {
 	if now < r.leaderlessAt+r.cfg.RetryBackoff {
 		return
 	}
-	for _, p := range r.parts {
+	for _, p := range r.subs.parts {
 		if _, known := r.brokers[p.leader]; p.leader < 0 || !known {
 			r.leaderlessAt = now
 			r.refreshMetadata()

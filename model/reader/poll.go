@@ -2,12 +2,11 @@ package reader
 
 import (
 	"kafkasim/history"
-	"kafkasim/model/record"
 )
 
-// The poll loop: each poll takes what the fetch buffers hold, up to
-// max.poll.records (Kafka's FetchCollector), waits for a fetch when they
-// hold nothing, and records the poll in the history.
+// The poll loop: each poll takes what the fetch buffers hold (collector.go),
+// waits for a fetch when they hold nothing, and records the poll in the
+// history.
 
 // poll returns what the fetch buffer holds (Kafka's poll does not wait when
 // records are buffered), and keeps one fetch in flight per leader for the
@@ -28,7 +27,7 @@ func (r *Reader) poll() {
 	}
 	r.refreshIfLeaderless()
 	r.polling = true
-	r.pollSpans, r.pollN = r.pollSpans[:0], 0
+	r.collector.reset()
 	v := history.NoValue()
 	v.Isolation = r.cfg.Isolation
 	v.Final = r.final
@@ -36,9 +35,9 @@ func (r *Reader) poll() {
 		r.hist.Invoke(history.FPoll, &v)
 	}
 	r.Stats.Polls++
-	r.drain()
+	r.collector.collectFetch(r.subs.parts)
 	r.fetchMissing()
-	if r.pollN > 0 {
+	if r.collector.n > 0 {
 		r.finishPoll()
 		return
 	}
@@ -49,60 +48,6 @@ func (r *Reader) poll() {
 	r.env.After(r.cfg.FetchMaxWait+r.cfg.RequestTimeout/10, rtimer{kind: timerPollTimeout, corr: r.corr})
 	if r.fetching.empty() {
 		r.refreshMetadata()
-	}
-}
-
-// drain moves buffered records at or after each position into the poll, up
-// to max.poll.records, partitions in order.
-func (r *Reader) drain() {
-	for _, p := range r.parts {
-		if r.pollN >= r.cfg.MaxPollRecords {
-			return
-		}
-		for len(p.buf) > 0 && r.pollN < r.cfg.MaxPollRecords {
-			b := p.buf[0]
-			r.take(p, b)
-			if p.offset > b.LastOffset() {
-				p.buf = p.buf[1:]
-			}
-		}
-		if len(p.buf) == 0 {
-			p.buf = nil
-		}
-	}
-}
-
-// take adds a batch's records at or after the position, up to max.poll.records.
-func (r *Reader) take(p *position, b *record.Batch) {
-	// The records at or past the position, up to max.poll.records: offsets
-	// grow within a batch, so they are one run of its records. Record i is
-	// at BaseOffset+i unless compaction thinned the batch; only then are
-	// its records decoded to find their offsets.
-	lo, n := 0, b.RecordCount()
-	var thinned []record.Record
-	if b.Thinned() {
-		thinned = b.Records()
-		for lo < n && b.BaseOffset+int64(thinned[lo].OffsetDelta) < p.offset {
-			lo++
-		}
-	} else {
-		lo = int(min(max(p.offset-b.BaseOffset, 0), int64(n)))
-	}
-	hi := min(n, lo+r.cfg.MaxPollRecords-r.pollN)
-	if hi > lo {
-		r.pollSpans = append(r.pollSpans, history.RecordSpan{Src: b, Topic: p.key.topic, Partition: p.key.partition, Lo: int32(lo), Hi: int32(hi)})
-		r.pollN += hi - lo
-		last := b.BaseOffset + int64(hi-1)
-		if thinned != nil {
-			last = b.BaseOffset + int64(thinned[hi-1].OffsetDelta)
-		}
-		p.offset = last + 1
-		p.offsetEpoch = b.PartitionLeaderEpoch
-	}
-	// A thinned (compacted) batch may end before its last offset.
-	if p.offset <= b.LastOffset() && r.pollN < r.cfg.MaxPollRecords {
-		p.offset = b.LastOffset() + 1
-		p.offsetEpoch = b.PartitionLeaderEpoch
 	}
 }
 
@@ -122,10 +67,10 @@ func (r *Reader) finishPoll() {
 	if r.rec != nil {
 		// The history keeps the spans (the batches are never changed),
 		// not a copy of each record.
-		r.hist.CompletePoll(history.OK, v, r.pollSpans)
+		r.hist.CompletePoll(history.OK, v, r.collector.spans)
 	}
-	r.Stats.Records += r.pollN
-	r.pollSpans, r.pollN = r.pollSpans[:0], 0
+	r.Stats.Records += r.collector.n
+	r.collector.reset()
 	if r.final {
 		r.checkFinal()
 	}

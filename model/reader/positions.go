@@ -9,23 +9,74 @@ import (
 
 // Positions: resetting a position the reader does not have (ListOffsets,
 // auto.offset.reset) and validating one after a leader change (KIP-320's
-// OffsetsForLeaderEpoch), as Kafka's OffsetFetcher does with the
-// SubscriptionState's fetch states.
+// OffsetsForLeaderEpoch), as Kafka's OffsetFetcher does; what an answer
+// makes of a position is decided by the pure functions below, as in Kafka's
+// SubscriptionState.
+
+// hasDefaultOffsetResetPolicy reports whether auto.offset.reset lets the
+// reader reset a position the leader says is out of range (Kafka's
+// SubscriptionState.hasDefaultOffsetResetPolicy). With none, Kafka's poll
+// raises OffsetOutOfRangeException to the application; the reader keeps its
+// position and fetches from it again once fresh metadata came.
+func hasDefaultOffsetResetPolicy(autoOffsetReset string) bool { return autoOffsetReset != "none" }
+
+// offsetResetTimestamp is the ListOffsets timestamp a position without an
+// offset is reset to: the latest offset with auto.offset.reset=latest, else
+// the earliest. With none, Kafka raises NoOffsetForPartitionException to the
+// application instead; the reader, with no application to raise it to,
+// reads from the log start.
+func offsetResetTimestamp(autoOffsetReset string) int64 {
+	if autoOffsetReset == "latest" {
+		return proto.ListLatest
+	}
+	return proto.ListEarliest
+}
+
+// validationOutcome is what the leader's OffsetsForLeaderEpoch answer makes
+// of a position awaiting validation.
+type validationOutcome uint8
+
+const (
+	// positionValid: the position's epoch ends at or past the position on
+	// the leader; the reader fetches on from it.
+	positionValid validationOutcome = iota
+	// truncatedToDivergence: the leader's log ends the position's epoch
+	// below the position, truncated under the reader, which seeks back to
+	// the first offset known to diverge (Kafka does not skip ahead).
+	truncatedToDivergence
+	// truncatedReset: the leader cannot say where the position's epoch
+	// ends; the position is dropped, to be reset per auto.offset.reset.
+	truncatedReset
+)
+
+// completeValidation decides what a leader's answer, where the position's
+// epoch ends on it, makes of the position, and returns the position to
+// read from: pos itself, the divergence under the answer's epoch, or none
+// (-1) to be reset (Kafka's SubscriptionState.maybeCompleteValidation with
+// a reset policy). Both truncations are Kafka's LogTruncation, which with
+// auto.offset.reset=none it raises to the application (LogTruncationException)
+// instead; the reader, with no application to raise it to, recovers from
+// them as with a policy (offsetResetTimestamp).
+func completeValidation(pos fetchPosition, end proto.EpochEndOffset) (validationOutcome, fetchPosition) {
+	switch {
+	case end.EndOffset < 0 || end.Epoch < 0:
+		return truncatedReset, fetchPosition{offset: -1, offsetEpoch: -1}
+	case end.EndOffset < pos.offset:
+		return truncatedToDivergence, fetchPosition{offset: end.EndOffset, offsetEpoch: end.Epoch}
+	}
+	return positionValid, pos
+}
 
 // resetPositions asks the leaders for the earliest or latest offset of
 // partitions without a position.
 func (r *Reader) resetPositions() {
-	ts := proto.ListEarliest
-	if r.cfg.AutoOffsetReset == "latest" {
-		ts = proto.ListLatest
-	}
-	r.listOffsets(ts, false)
+	r.listOffsets(offsetResetTimestamp(r.cfg.AutoOffsetReset), false)
 }
 
 func (r *Reader) listOffsets(ts int64, forEnd bool) {
 	byLeader := map[int32][]proto.ListOffsetsPartition{}
 	var leaders []int32
-	for _, p := range r.parts {
+	for _, p := range r.subs.parts {
 		if p.leader < 0 {
 			continue
 		}
@@ -49,7 +100,7 @@ func (r *Reader) listOffsets(ts int64, forEnd bool) {
 		}
 		if !forEnd {
 			for _, lp := range byLeader[l] {
-				r.pos[partKey{lp.Topic, lp.Partition}].resetting = true
+				r.subs.assignedState(partKey{lp.Topic, lp.Partition}).resetting = true
 			}
 		}
 		r.corr++
@@ -68,7 +119,7 @@ func (r *Reader) listOffsets(ts int64, forEnd bool) {
 // once fresh metadata arrives.
 func (r *Reader) requestFailed(kind string) {
 	if kind == "reset" {
-		for _, p := range r.parts {
+		for _, p := range r.subs.parts {
 			p.resetting = false
 		}
 	}
@@ -85,7 +136,7 @@ func (r *Reader) handleListOffsets(m *proto.ListOffsetsResponse) {
 	}
 	kind := req.kind
 	for _, lp := range m.Partitions {
-		p := r.pos[partKey{lp.Topic, lp.Partition}]
+		p := r.subs.assignedState(partKey{lp.Topic, lp.Partition})
 		if p == nil {
 			continue
 		}
@@ -123,7 +174,7 @@ func (r *Reader) handleListOffsets(m *proto.ListOffsetsResponse) {
 func (r *Reader) validate() {
 	byLeader := map[int32][]proto.OffsetsForLeaderEpochPartition{}
 	var leaders []int32
-	for _, p := range r.parts {
+	for _, p := range r.subs.parts {
 		if !p.validating || p.leader < 0 || r.env.Now() < p.validateAfter {
 			continue
 		}
@@ -140,7 +191,7 @@ func (r *Reader) validate() {
 			continue
 		}
 		for _, vp := range byLeader[l] {
-			r.pos[partKey{vp.Topic, vp.Partition}].validateAfter = r.env.Now() + r.cfg.RequestTimeout/10
+			r.subs.assignedState(partKey{vp.Topic, vp.Partition}).validateAfter = r.env.Now() + r.cfg.RequestTimeout/10
 		}
 		r.corr++
 		r.requests.Add(r.corr, request{kind: "validate"})
@@ -154,7 +205,7 @@ func (r *Reader) handleValidation(m *proto.OffsetsForLeaderEpochResponse) {
 		return
 	}
 	for _, vp := range m.Partitions {
-		p := r.pos[partKey{vp.Topic, vp.Partition}]
+		p := r.subs.assignedState(partKey{vp.Topic, vp.Partition})
 		if p == nil || !p.validating {
 			continue
 		}
@@ -167,16 +218,14 @@ func (r *Reader) handleValidation(m *proto.OffsetsForLeaderEpochResponse) {
 		}
 		p.validating = false
 		r.Stats.Validations++
-		switch {
-		case vp.EndOffset < 0 || vp.LeaderEpoch < 0:
-			// The leader cannot say where our epoch ends: reset.
-			p.offset, p.offsetEpoch = -1, -1
+		outcome, pos := completeValidation(p.fetchPosition, proto.EpochEndOffset{Epoch: vp.LeaderEpoch, EndOffset: vp.EndOffset})
+		switch outcome {
+		case truncatedReset:
+			p.fetchPosition = pos
 			r.Stats.Truncations++
-		case vp.EndOffset < p.offset:
-			// The log was truncated below our position: go back to the first
-			// offset known to diverge (Kafka does not skip ahead).
+		case truncatedToDivergence:
 			r.env.Note("reader", fmt.Sprintf("%s truncated at %d below position %d: seeking back", partKey{vp.Topic, vp.Partition}, vp.EndOffset, p.offset))
-			p.offset, p.offsetEpoch = vp.EndOffset, vp.LeaderEpoch
+			p.fetchPosition = pos
 			p.buf = nil
 			r.Stats.Truncations++
 		}

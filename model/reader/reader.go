@@ -4,6 +4,12 @@
 // (KIP-320) and resetting it with auto.offset.reset when it falls out of
 // range. Every poll is recorded in the history; final polls, made after the
 // writers stop, read each partition to its end.
+//
+// Its parts are Kafka's consumer's: the SubscriptionState (subscription.go:
+// the partitions assigned, the position in each), the fetch path (fetch.go,
+// after AbstractFetch; collector.go, FetchCollector; poll.go, the poll
+// loop), positions reset and validated (positions.go, OffsetFetcher),
+// metadata (metadata.go), and final reads (final.go).
 package reader
 
 import (
@@ -97,17 +103,14 @@ type Reader struct {
 	hist history.Proc
 
 	brokers  map[int32]sim.NodeID
-	pos      map[partKey]*position
-	parts    []*position // by key: the order partitions are read in
+	subs     subscriptionState
 	metaCorr uint64
 	corr     uint64
 
 	polling  bool
 	pollWait uint64 // the timer of a poll waiting for fetches, 0 if none
-	// pollSpans are the records of the poll under way, as spans of the
-	// batches they come from; pollN counts them.
-	pollSpans []history.RecordSpan
-	pollN     int
+	// collector gathers the records of the poll under way.
+	collector fetchCollector
 	fetching  inFlight // leader -> fetch in flight
 	pollStart time.Duration
 	final     bool
@@ -148,11 +151,12 @@ func New(cfg Config) func() sim.Node { return func() sim.Node { return &Reader{c
 func (r *Reader) Start(env sim.Env) {
 	r.env = env
 	r.rec = r.cfg.Recorder
+	r.collector.maxPollRecords = r.cfg.MaxPollRecords
 	if r.rec != nil {
 		r.hist = r.rec.Proc(r.cfg.Name)
 	}
 	r.brokers = map[int32]sim.NodeID{}
-	r.pos = map[partKey]*position{}
+	r.subs.byKey = map[partKey]*partitionState{}
 	r.requests = corrlist.List[request]{}
 	if env.Incarnation() > 1 && r.rec != nil {
 		r.rec.Restarted(r.cfg.Name) // the world recorded the death (Recorder.Died)
@@ -197,7 +201,7 @@ func (r *Reader) Fire(t sim.Timer) {
 		r.poll()
 	case timerPollTimeout:
 		if r.polling && r.pollWait == rt.corr {
-			r.drain()
+			r.collector.collectFetch(r.subs.parts)
 			r.finishPoll()
 		}
 	case timerMetadata:
@@ -223,7 +227,7 @@ func (r *Reader) Fire(t sim.Timer) {
 // Position returns the next offset the reader will read in a partition, or
 // -1 when it does not know (not assigned yet, or resetting).
 func (r *Reader) Position(topic string, partition int32) int64 {
-	p := r.pos[partKey{topic: topic, partition: partition}]
+	p := r.subs.assignedState(partKey{topic: topic, partition: partition})
 	if p == nil || p.resetting {
 		return -1
 	}
@@ -235,7 +239,7 @@ func (r *Reader) RefreshMetadata() { r.refreshMetadata() }
 
 // Knows reports whether the reader's metadata has the partition.
 func (r *Reader) Knows(topic string, partition int32) bool {
-	return r.pos[partKey{topic: topic, partition: partition}] != nil
+	return r.subs.assignedState(partKey{topic: topic, partition: partition}) != nil
 }
 
 // Reads reports whether the reader reads a topic.
