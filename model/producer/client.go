@@ -28,7 +28,7 @@ import (
 
 // ClientConfig is a producer client's Kafka configuration.
 type ClientConfig struct {
-	// Name is the process name in the history ("p-0").
+	// Name is the instance's name ("p-0"): its process in the history.
 	Name string
 	// Topic is the topic the client writes to.
 	Topic string
