@@ -20,7 +20,7 @@ import (
 const never = time.Duration(math.MaxInt64)
 
 // runSender expires overdue batches, then sends what is ready.
-func (p *Producer) runSender() {
+func (p *Client) runSender() {
 	now := p.env.Now()
 	p.partitionPending()
 	p.expire(now)
@@ -65,7 +65,7 @@ func (p *Producer) runSender() {
 
 // lookAt looks at partition i for runSender: marks it idle, or adds the
 // batch it may send now to its leader's list.
-func (p *Producer) lookAt(i int, now time.Duration, room *leaderRoom, byBroker [][]*pbatch, brokers []int32) ([][]*pbatch, []int32) {
+func (p *Client) lookAt(i int, now time.Duration, room *leaderRoom, byBroker [][]*pbatch, brokers []int32) ([][]*pbatch, []int32) {
 	part, st := int32(i), p.state[i]
 	if int(part) >= len(p.parts) || len(st.queue) == 0 {
 		// Nothing to send, nor to find a leader for, until a batch
@@ -121,7 +121,7 @@ type leaderRoom struct {
 	n    int
 }
 
-func (r *leaderRoom) has(p *Producer, leader int32) bool {
+func (r *leaderRoom) has(p *Client, leader int32) bool {
 	for i := range r.n {
 		if r.ids[i] == leader {
 			return r.room[i]
@@ -137,7 +137,7 @@ func (r *leaderRoom) has(p *Producer, leader int32) bool {
 
 // partitionPending gives their partitions to the records sent before any
 // metadata arrived, in the order they were sent, before any later record.
-func (p *Producer) partitionPending() {
+func (p *Client) partitionPending() {
 	st := p.pending
 	if st == nil || !p.metaValid || len(p.parts) == 0 {
 		return
@@ -145,7 +145,7 @@ func (p *Producer) partitionPending() {
 	p.pending = nil
 	for _, b := range st.queue {
 		for i, r := range b.records {
-			p.append(pendingRecord{record: r, partition: b.explicit[i]})
+			p.append(pendingRecord{record: r, partition: b.explicit[i], cb: b.callback(i)})
 		}
 	}
 }
@@ -157,7 +157,7 @@ func (p *Producer) partitionPending() {
 // none, it says until when none can be ready unless the partition changes
 // (its version) or the epoch is bumped: a linger or a backoff running out
 // is the only thing time changes here.
-func (p *Producer) nextToSend(part int32, now time.Duration) (*pbatch, time.Duration) {
+func (p *Client) nextToSend(part int32, now time.Duration) (*pbatch, time.Duration) {
 	st := p.state[part]
 	if p.needBump && p.cfg.EnableIdempotence {
 		return nil, never
@@ -197,7 +197,7 @@ func (p *Producer) nextToSend(part int32, now time.Duration) (*pbatch, time.Dura
 	return nil, never
 }
 
-func (p *Producer) sendRequest(broker int32, batches []*pbatch) {
+func (p *Client) sendRequest(broker int32, batches []*pbatch) {
 	p.corr++
 	sr := p.newSentRequest()
 	req := &sr.req
@@ -281,7 +281,7 @@ type sentRequest struct {
 // spareRequestsMax bounds the answered requests a producer keeps for reuse.
 const spareRequestsMax = 16
 
-func (p *Producer) newSentRequest() *sentRequest {
+func (p *Client) newSentRequest() *sentRequest {
 	if sr := p.spareRequests.Get(); sr != nil {
 		*sr = sentRequest{}
 		return sr
@@ -299,7 +299,7 @@ func (sr *sentRequest) TakeBack() {
 
 // answered frees a request its answer came back for, if the world
 // delivered it exactly once.
-func (p *Producer) answered(sr *sentRequest) {
+func (p *Client) answered(sr *sentRequest) {
 	if !sr.delivered {
 		return
 	}
@@ -328,7 +328,7 @@ func unsentAfter(batches []*pbatch) bool {
 }
 
 // scheduleNext wakes the sender for the next linger expiry, retry or expiry.
-func (p *Producer) scheduleNext(now time.Duration) {
+func (p *Client) scheduleNext(now time.Duration) {
 	next := never
 	p.looks.staleAfterJumpBack(now)
 	for base := 0; base < p.looks.len(); base += 64 {
@@ -345,7 +345,7 @@ func (p *Producer) scheduleNext(now time.Duration) {
 
 // firstWake finds partition i's first wake-up after now again, computing
 // its wake-ups first when they are stale.
-func (p *Producer) firstWake(i int, now time.Duration) time.Duration {
+func (p *Client) firstWake(i int, now time.Duration) time.Duration {
 	st := p.state[i]
 	if p.looks.firstWake[i] == wakesStale {
 		st.wakes = p.wakesOf(st)
@@ -366,7 +366,7 @@ func (p *Producer) firstWake(i int, now time.Duration) time.Duration {
 // its oldest batch's delivery timeout, the retry of the first batch not in
 // flight, the linger of its last batch. Batches queue oldest first, so a
 // few of them tell.
-func (p *Producer) wakesOf(st *partitionState) (w [3]time.Duration) {
+func (p *Client) wakesOf(st *partitionState) (w [3]time.Duration) {
 	if len(st.queue) == 0 {
 		return w
 	}
@@ -386,7 +386,7 @@ func (p *Producer) wakesOf(st *partitionState) (w [3]time.Duration) {
 	return w
 }
 
-func (p *Producer) handleProduceResponse(m *proto.ProduceResponse) {
+func (p *Client) handleProduceResponse(m *proto.ProduceResponse) {
 	ir, ok := p.inflight.Get(m.CorrelationID)
 	if !ok {
 		return // answered after we gave up on it: the batches were settled
@@ -419,7 +419,7 @@ func resultFor(m *proto.ProduceResponse, partition int32) (proto.ProducePartitio
 	return proto.ProducePartitionResponse{}, false
 }
 
-func (p *Producer) finishRequest(corr uint64, ir *inflightReq) {
+func (p *Client) finishRequest(corr uint64, ir *inflightReq) {
 	p.inflight.Remove(corr)
 	p.env.Cancel(ir.timer)
 	p.perNode.add(ir.broker, -1)
@@ -437,7 +437,7 @@ func (p *Producer) finishRequest(corr uint64, ir *inflightReq) {
 
 // failRequest settles a request that got no answer: the connection died or
 // it timed out. Whatever it carried may have been appended.
-func (p *Producer) failRequest(corr uint64, err proto.ErrorCode) {
+func (p *Client) failRequest(corr uint64, err proto.ErrorCode) {
 	ir, _ := p.inflight.Get(corr)
 	p.finishRequest(corr, ir)
 	for _, b := range ir.batches {
@@ -471,7 +471,7 @@ func retriable(err proto.ErrorCode) bool {
 	return false
 }
 
-func (p *Producer) retryOrFail(b *pbatch, err proto.ErrorCode, maybe bool) {
+func (p *Client) retryOrFail(b *pbatch, err proto.ErrorCode, maybe bool) {
 	b.maybe = b.maybe || maybe
 	now := p.env.Now()
 	switch err {
@@ -521,7 +521,7 @@ func (p *Producer) retryOrFail(b *pbatch, err proto.ErrorCode, maybe bool) {
 
 // backoff is Kafka's ExponentialBackoff: retry.backoff.ms doubling up to
 // retry.backoff.max.ms, with 20% jitter.
-func (p *Producer) backoff(attempts int) time.Duration {
+func (p *Client) backoff(attempts int) time.Duration {
 	d := float64(p.cfg.RetryBackoff)
 	for i := 1; i < attempts && d < float64(p.cfg.RetryBackoffMax); i++ {
 		d *= 2
@@ -535,7 +535,7 @@ func (p *Producer) backoff(attempts int) time.Duration {
 // have been appended, info otherwise. An idempotent producer that gives up
 // on a batch that may have been written cannot know the next sequence the
 // broker expects: it bumps its epoch (KIP-360).
-func (p *Producer) settleFailed(b *pbatch, why string) {
+func (p *Client) settleFailed(b *pbatch, why string) {
 	t := history.Fail
 	if b.maybe {
 		t = history.Info
@@ -558,51 +558,43 @@ func (p *Producer) settleFailed(b *pbatch, why string) {
 	p.complete(b, t, -1, why)
 }
 
-func (p *Producer) acked(b *pbatch, base int64) {
+func (p *Client) acked(b *pbatch, base int64) {
 	if st := p.partState(b.partition); b.baseSeq >= 0 && b.epoch == p.epoch {
 		st.lastAcked = max(st.lastAcked, b.baseSeq+int32(len(b.records))-1)
 	}
 	p.complete(b, history.OK, base, "")
 }
 
-// complete records every record of a settled batch and removes it.
-func (p *Producer) complete(b *pbatch, t history.Type, base int64, why string) {
+// complete tells every record's callback how its settled batch ended, and
+// removes it.
+func (p *Client) complete(b *pbatch, t history.Type, base int64, why string) {
 	st := p.partState(b.partition)
 	st.queue = slices.DeleteFunc(st.queue, func(x *pbatch) bool { return x == b })
 	st.changed()
-	for i, r := range b.records {
-		v := history.NoValue()
-		v.Topic, v.Key, v.HasKey, v.Value = p.cfg.Topic, r.Key, r.HasKey, r.Value
+	for i := range b.records {
+		m := RecordMetadata{Topic: p.cfg.Topic, Partition: b.partition, Offset: -1}
 		switch t {
 		case history.OK:
-			v.Partition, v.Offset = b.partition, base+int64(i)
+			m.Offset = base + int64(i)
 			p.Stats.Acked++
 		case history.Fail:
-			v.Error = why
 			p.Stats.Failed++
 		default:
-			if b.partition >= 0 {
-				v.Partition = b.partition
-			}
-			v.Error = why
 			p.Stats.Indeterminate++
 		}
-		p.record(t, history.FSend, &v)
-		if p.probes == nil {
-			continue // no probes: spare a lookup per record
-		}
-		if _, ok := p.probes[r.Value]; ok {
-			p.probes[r.Value] = t
+		if cb := b.callback(i); cb != nil {
+			cb.OnCompletion(&b.records[i], m, t, why)
 		}
 	}
 	clear(b.records) // the strings they hold go
-	*b = pbatch{records: b.records[:0], explicit: b.explicit[:0]}
+	clear(b.callbacks)
+	*b = pbatch{records: b.records[:0], explicit: b.explicit[:0], callbacks: b.callbacks[:0]}
 	p.spareBatches.Put(b, spareBatchesMax)
 }
 
 // expire fails batches past delivery.timeout.ms that are not in flight
 // (oldest first: the first that has time left ends the look).
-func (p *Producer) expire(now time.Duration) {
+func (p *Client) expire(now time.Duration) {
 	if p.haveFloor && now-p.expireFloor < p.cfg.DeliveryTimeout {
 		return // nothing queued is old enough
 	}
@@ -624,7 +616,7 @@ func (p *Producer) expire(now time.Duration) {
 
 // setExpireFloor finds the oldest batch queued (every batch: a clock that
 // jumped back may have put an older creation time behind a newer one).
-func (p *Producer) setExpireFloor() {
+func (p *Client) setExpireFloor() {
 	p.haveFloor, p.expireFloor = true, time.Duration(math.MaxInt64)
 	for _, st := range p.state {
 		for _, b := range st.queue {
@@ -636,7 +628,7 @@ func (p *Producer) setExpireFloor() {
 // maybeBumpEpoch bumps the idempotent epoch once nothing is in flight, and
 // restarts every partition's sequences; batches not yet settled are rebuilt
 // under the new epoch.
-func (p *Producer) maybeBumpEpoch() {
+func (p *Client) maybeBumpEpoch() {
 	if p.inflight.Len() > 0 {
 		return
 	}
@@ -668,7 +660,7 @@ func (p *Producer) maybeBumpEpoch() {
 
 // refreshMetadataSoon asks for metadata after retry.backoff.ms, unless a
 // request is already on its way.
-func (p *Producer) refreshMetadataSoon() {
+func (p *Client) refreshMetadataSoon() {
 	if p.metaCorr != 0 {
 		return
 	}

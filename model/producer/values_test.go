@@ -11,7 +11,7 @@ import (
 func TestValuesAreThePrefixAndTheSequence(t *testing.T) {
 	for _, payload := range []string{"", "some payload"} {
 		for _, start := range []int{0, 1, 5, 9, 95, 990, 9_990, 99_999_950, 1 << 40} {
-			p := &Producer{valuePrefix: "p-3", cfg: Config{Payload: payload}}
+			p := &workload{valuePrefix: "p-3", cfg: Config{WorkloadConfig: WorkloadConfig{Payload: payload}}}
 			p.seq = start
 			for range 3 * valuesPerBlock {
 				want := "p-3:" + strconv.Itoa(p.seq)
@@ -31,7 +31,7 @@ func TestValuesAreThePrefixAndTheSequence(t *testing.T) {
 // and built each time above them, whatever order keys are drawn in.
 func TestKeyNamesAreKAndTheNumber(t *testing.T) {
 	for _, keys := range []int{1, 10, 1000, keyNamesMax, 3 * keyNamesMax} {
-		p := &Producer{cfg: Config{Keys: keys}}
+		p := &workload{cfg: Config{WorkloadConfig: WorkloadConfig{Keys: keys}}}
 		for _, n := range []int{keys - 1, 0, keys / 2, 9, 10, 99, 100, keyNamesMax - 1, keyNamesMax, keys - 1} {
 			if n < 0 || n >= keys {
 				continue

@@ -1,0 +1,104 @@
+package producer
+
+import (
+	"maps"
+	"slices"
+
+	"kafkasim/model/proto"
+	"kafkasim/model/record"
+	"kafkasim/sim"
+)
+
+// Metadata (the topic's partition leaders) and the idempotent producer's id.
+
+type partitionInfo struct {
+	leader      int32
+	leaderEpoch int32
+	// known: the leader is a broker the metadata listed (the sender's
+	// check, made once per metadata rather than per look).
+	known bool
+}
+
+func (p *Client) refreshMetadata() {
+	if p.metaCorr != 0 || len(p.cfg.Brokers) == 0 {
+		return
+	}
+	target := p.cfg.Brokers[p.bootstrap%len(p.cfg.Brokers)]
+	ids := p.brokerIDs()
+	if len(ids) > 0 {
+		target = p.brokers[ids[p.bootstrap%len(ids)]]
+	}
+	p.bootstrap++
+	p.corr++
+	p.metaCorr = p.corr
+	p.env.Send(target, &proto.MetadataRequest{CorrelationID: p.corr, Topics: []string{p.cfg.Topic}})
+	p.env.After(p.cfg.RequestTimeout/10, newTimer(timerMetadata, p.corr))
+}
+
+func (p *Client) handleMetadata(m *proto.MetadataResponse) {
+	if m.CorrelationID != p.metaCorr {
+		return
+	}
+	p.metaCorr = 0
+	if len(m.Topics) != 1 || m.Topics[0].Error != proto.None || len(m.Brokers) == 0 {
+		p.metaValid = false
+		p.corr++
+		p.metaCorr = p.corr
+		p.env.After(p.cfg.RetryBackoff, newTimer(timerMetadata, p.corr))
+		return
+	}
+	p.brokers = map[int32]sim.NodeID{}
+	for _, b := range m.Brokers {
+		p.brokers[b.ID] = b.Node
+	}
+	parts := make([]partitionInfo, len(m.Topics[0].Partitions))
+	for _, mp := range m.Topics[0].Partitions {
+		if int(mp.Partition) < len(parts) {
+			parts[mp.Partition] = partitionInfo{leader: mp.Leader, leaderEpoch: mp.LeaderEpoch}
+		}
+	}
+	// Metadata can be stale: never go back to an older leader epoch.
+	for i := range parts {
+		if i < len(p.parts) && parts[i].leaderEpoch < p.parts[i].leaderEpoch {
+			parts[i] = p.parts[i]
+		}
+	}
+	for i := range parts {
+		_, listed := p.brokers[parts[i].leader]
+		parts[i].known = parts[i].leader >= 0 && listed
+	}
+	p.parts = parts
+	p.looks.lookAtAll()
+	p.metaValid = true
+	p.partitionPending()
+	if p.cfg.EnableIdempotence && p.pid == record.NoProducer && p.pidCorr == 0 {
+		p.initProducerID()
+	}
+	p.wakeSender(0)
+}
+
+func (p *Client) initProducerID() {
+	ids := p.brokerIDs()
+	if len(ids) == 0 {
+		p.refreshMetadata()
+		return
+	}
+	p.corr++
+	p.pidCorr = p.corr
+	p.env.Send(p.brokers[ids[int(p.corr)%len(ids)]], &proto.InitProducerIDRequest{CorrelationID: p.corr})
+	p.env.After(p.cfg.RequestTimeout/10, newTimer(timerInitPID, p.corr))
+}
+
+func (p *Client) handleInitPID(m *proto.InitProducerIDResponse) {
+	if m.CorrelationID != p.pidCorr {
+		return
+	}
+	if m.Error != proto.None {
+		return // the timer retries
+	}
+	p.pidCorr = 0
+	p.pid, p.epoch = m.ProducerID, m.ProducerEpoch
+	p.wakeSender(0)
+}
+
+func (p *Client) brokerIDs() []int32 { return slices.Sorted(maps.Keys(p.brokers)) }

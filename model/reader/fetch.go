@@ -1,0 +1,171 @@
+package reader
+
+import (
+	"fmt"
+	"slices"
+
+	"kafkasim/model/proto"
+)
+
+// The fetch path: one fetch in flight per leader for the partitions ready to
+// be fetched, and the answers, which fill each partition's buffer (Kafka's
+// AbstractFetch: prepareFetchRequests, handleFetchSuccess).
+
+// fetchBox is a reader's fetch, its partitions when they are few, and its
+// timer: one allocation.
+type fetchBox struct {
+	req   proto.FetchRequest
+	parts [2]proto.FetchPartition
+	timer rtimer
+}
+
+// fetchMissing sends a fetch to each leader without one in flight, for the
+// partitions with a valid position and an empty buffer.
+func (r *Reader) fetchMissing() {
+	leaders := r.leaderScratch[:0]
+	for _, p := range r.subs.parts {
+		if r.wantsFetch(p) && !slices.Contains(leaders, p.leader) {
+			leaders = append(leaders, p.leader)
+		}
+	}
+	slices.Sort(leaders)
+	r.leaderScratch = leaders
+	for _, l := range leaders {
+		node, ok := r.brokers[l]
+		if !ok {
+			continue
+		}
+		box := &fetchBox{}
+		parts := box.parts[:0] // the request keeps the list
+		for _, p := range r.subs.parts {
+			if p.leader == l && r.wantsFetch(p) {
+				parts = append(parts, proto.FetchPartition{
+					TopicPartition: proto.TopicPartition{Topic: p.key.topic, Partition: p.key.partition}, FetchOffset: p.offset,
+					CurrentLeaderEpoch: p.leaderEpoch, LastFetchedEpoch: -1, MaxBytes: r.cfg.MaxPartitionFetchBytes})
+			}
+		}
+		r.corr++
+		r.fetching.set(l, r.corr)
+		box.req = proto.FetchRequest{CorrelationID: r.corr, ReplicaID: -1, BrokerEpoch: -1, MaxWait: r.cfg.FetchMaxWait, Partitions: parts}
+		r.env.Send(node, &box.req)
+		box.timer = rtimer{kind: timerRequest, corr: r.corr}
+		r.env.After(r.cfg.FetchMaxWait+r.cfg.RequestTimeout/10, &box.timer)
+		r.requests.Add(r.corr, request{kind: "fetch", parts: parts})
+	}
+}
+
+// wantsFetch reports whether p needs a fetch: a valid position, nothing
+// buffered, its leader's fetch not in flight, and (in the final read) not
+// yet at the end.
+func (r *Reader) wantsFetch(p *partitionState) bool {
+	if p.leader < 0 || p.offset < 0 || p.validating || p.resetting || len(p.buf) > 0 {
+		return false
+	}
+	if r.fetching.busy(p.leader) {
+		return false
+	}
+	return !r.final || !p.reachedEnd()
+}
+
+func (r *Reader) handleFetch(m *proto.FetchResponse) {
+	req, ok := r.requests.Get(m.CorrelationID)
+	if !ok || req.kind != "fetch" {
+		return
+	}
+	r.requests.Remove(m.CorrelationID)
+	r.fetchDone(m.CorrelationID)
+	from := req.parts
+	refresh := false
+	for _, fp := range m.Partitions {
+		k := partKey{fp.Topic, fp.Partition}
+		p := r.subs.assignedState(k)
+		if p == nil {
+			continue
+		}
+		switch fp.Error {
+		case proto.None:
+		case proto.OffsetOutOfRange:
+			if hasDefaultOffsetResetPolicy(r.cfg.AutoOffsetReset) {
+				p.offset, p.offsetEpoch = -1, -1
+				p.buf = nil
+			}
+			refresh = true
+			continue
+		default:
+			refresh = true
+			continue
+		}
+		if p.offset < 0 || p.validating || p.resetting || len(p.buf) > 0 {
+			continue // the position moved since the fetch left
+		}
+		// Kafka's consumer discards a response fetched from an offset
+		// that is no longer its position (a seek since, say KIP-320's).
+		if off, ok := fetchedFrom(from, k); ok && off != p.offset {
+			r.env.Note("reader", fmt.Sprintf("%s: discarding stale fetch from %d, position %d", k, off, p.offset))
+			continue
+		}
+		if len(fp.Batches) > 0 && fp.Batches[len(fp.Batches)-1].LastOffset() >= p.offset {
+			p.buf = fp.Batches
+		}
+	}
+	if refresh {
+		r.refreshMetadata()
+	}
+	if r.polling && r.pollWait != 0 {
+		r.collector.collectFetch(r.subs.parts)
+		if r.collector.n > 0 || r.fetching.empty() {
+			r.finishPoll()
+		}
+	}
+	r.fetchMissing()
+}
+
+// fetchedFrom is the offset a fetch asked for in a partition (a fetch names
+// a handful of partitions: a scan beats a map).
+func fetchedFrom(asked []proto.FetchPartition, k partKey) (int64, bool) {
+	for _, fp := range asked {
+		if fp.Partition == k.partition && fp.Topic == k.topic {
+			return fp.FetchOffset, true
+		}
+	}
+	return 0, false
+}
+
+func (r *Reader) fetchDone(corr uint64) { r.fetching.done(corr) }
+
+// inFlight is a reader's fetches in flight, one per leader at most: a
+// handful, looked through at every fetch a poll considers, so a short list
+// rather than a map.
+type inFlight []leaderFetch
+
+type leaderFetch struct {
+	leader int32
+	corr   uint64
+}
+
+func (f inFlight) empty() bool { return len(f) == 0 }
+
+func (f inFlight) busy(leader int32) bool {
+	for _, e := range f {
+		if e.leader == leader {
+			return true
+		}
+	}
+	return false
+}
+
+// set records the fetch corr to leader (replacing one in flight there).
+func (f *inFlight) set(leader int32, corr uint64) {
+	for i := range *f {
+		if (*f)[i].leader == leader {
+			(*f)[i].corr = corr
+			return
+		}
+	}
+	*f = append(*f, leaderFetch{leader, corr})
+}
+
+// done forgets the fetch corr.
+func (f *inFlight) done(corr uint64) {
+	*f = slices.DeleteFunc(*f, func(e leaderFetch) bool { return e.corr == corr })
+}

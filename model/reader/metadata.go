@@ -1,0 +1,85 @@
+package reader
+
+import (
+	"maps"
+	"slices"
+
+	"kafkasim/model/proto"
+	"kafkasim/sim"
+)
+
+// Metadata: the brokers' addresses and the partitions' leaders, which the
+// reader asks for at start, every metadata.max.age.ms, and whenever an
+// answer says its picture is stale (Kafka's Metadata and its updates).
+
+func (r *Reader) brokerIDs() []int32 { return slices.Sorted(maps.Keys(r.brokers)) }
+
+func (r *Reader) refreshMetadata() {
+	if r.metaCorr != 0 || len(r.cfg.Brokers) == 0 {
+		return
+	}
+	r.corr++
+	r.metaCorr = r.corr
+	target := r.cfg.Brokers[int(r.corr)%len(r.cfg.Brokers)]
+	if ids := r.brokerIDs(); len(ids) > 0 {
+		target = r.brokers[ids[int(r.corr)%len(ids)]]
+	}
+	r.env.Send(target, &proto.MetadataRequest{CorrelationID: r.corr, Topics: r.cfg.Topics})
+	r.env.After(r.cfg.RequestTimeout/10, rtimer{kind: timerMetadata, corr: r.corr})
+}
+
+func (r *Reader) handleMetadata(m *proto.MetadataResponse) {
+	if m.CorrelationID != r.metaCorr {
+		return
+	}
+	r.metaCorr = 0
+	if len(m.Brokers) > 0 {
+		r.brokers = map[int32]sim.NodeID{}
+		for _, b := range m.Brokers {
+			r.brokers[b.ID] = b.Node
+		}
+	}
+	for _, t := range m.Topics {
+		if t.Error != proto.None {
+			continue
+		}
+		for _, mp := range t.Partitions {
+			k := partKey{t.Name, mp.Partition}
+			p := r.subs.assignedState(k)
+			if p == nil {
+				p = r.subs.assign(k) // assign mode: every partition listed
+			}
+			p.updateLeader(mp.Leader, mp.LeaderEpoch, !r.cfg.NoEpochValidation)
+		}
+	}
+	r.validate()
+	r.resetPositions()
+}
+
+// refreshIfLeaderless asks for metadata, at most every retry.backoff.ms,
+// while a partition the reader reads has no known leader: nothing else would
+// tell it when one is elected.
+func (r *Reader) refreshIfLeaderless() {
+	now := r.env.WorldTime()
+	if now < r.leaderlessAt+r.cfg.RetryBackoff {
+		return
+	}
+	for _, p := range r.subs.parts {
+		if _, known := r.brokers[p.leader]; p.leader < 0 || !known {
+			r.leaderlessAt = now
+			r.refreshMetadata()
+			return
+		}
+	}
+}
+
+// refreshMetadataSoon asks for metadata after retry.backoff.ms, unless a
+// request is on its way.
+func (r *Reader) refreshMetadataSoon() {
+	if r.metaCorr != 0 {
+		return
+	}
+	r.corr++
+	r.metaCorr = r.corr
+	r.env.After(r.cfg.RetryBackoff, rtimer{kind: timerMetadata, corr: r.corr})
+}

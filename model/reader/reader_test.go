@@ -1,0 +1,158 @@
+package reader_test
+
+import (
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"kafkasim/history"
+	"kafkasim/model/proto"
+	"kafkasim/model/reader"
+	"kafkasim/model/record"
+	"kafkasim/sim"
+)
+
+// leader is broker 1, the leader of orders-0, with a log of one-record
+// batches, all of it committed (the high watermark is the log end). It
+// answers at once; a fetch that names an older leader epoch than its own is
+// fenced, as Kafka's leader fences it.
+type leader struct {
+	env   sim.Env
+	epoch int32
+	log   []*record.Batch
+}
+
+func (l *leader) Start(env sim.Env) { l.env = env }
+func (l *leader) Fire(sim.Timer)    {}
+
+// appendRecords appends records with values prefix+offset in the current epoch.
+func (l *leader) appendRecords(prefix string, n int) {
+	for range n {
+		off := int64(len(l.log))
+		r := []record.Record{{Value: prefix + strconv.FormatInt(off, 10)}}
+		l.log = append(l.log, record.New(r, record.Producer{ID: record.NoProducer}, false, record.CompressionNone).Stamp(off, l.epoch))
+	}
+}
+
+// epochEnd is where the leader's log ends epoch e (Kafka's
+// OffsetsForLeaderEpoch): the largest epoch at most e that it knows, and
+// the first offset after it.
+func (l *leader) epochEnd(e int32) proto.EpochEndOffset {
+	if e >= l.epoch {
+		return proto.EpochEndOffset{Epoch: l.epoch, EndOffset: int64(len(l.log))}
+	}
+	found := int32(-1)
+	for _, b := range l.log {
+		if b.PartitionLeaderEpoch > e {
+			if found < 0 {
+				break
+			}
+			return proto.EpochEndOffset{Epoch: found, EndOffset: b.BaseOffset}
+		}
+		found = b.PartitionLeaderEpoch
+	}
+	return proto.EpochEndOffset{Epoch: -1, EndOffset: -1}
+}
+
+func (l *leader) Deliver(from sim.NodeID, m sim.Message) {
+	tp := proto.TopicPartition{Topic: "orders", Partition: 0}
+	switch m := m.(type) {
+	case *proto.MetadataRequest:
+		l.env.Send(from, &proto.MetadataResponse{CorrelationID: m.CorrelationID,
+			Brokers: []proto.MetadataBroker{{ID: 1, Node: l.env.ID()}},
+			Topics: []proto.MetadataTopic{{Name: "orders", Partitions: []proto.MetadataPartition{
+				{Partition: 0, Leader: 1, LeaderEpoch: l.epoch, Replicas: []int32{1}, ISR: []int32{1}}}}}})
+	case *proto.ListOffsetsRequest:
+		resp := &proto.ListOffsetsResponse{CorrelationID: m.CorrelationID}
+		for _, p := range m.Partitions {
+			off := int64(len(l.log))
+			if p.Timestamp == proto.ListEarliest {
+				off = 0
+			}
+			resp.Partitions = append(resp.Partitions, proto.ListOffsetsPartitionResponse{TopicPartition: p.TopicPartition, Offset: off, LeaderEpoch: l.epoch})
+		}
+		l.env.Send(from, resp)
+	case *proto.OffsetsForLeaderEpochRequest:
+		resp := &proto.OffsetsForLeaderEpochResponse{CorrelationID: m.CorrelationID}
+		for _, p := range m.Partitions {
+			end := l.epochEnd(p.LeaderEpoch)
+			resp.Partitions = append(resp.Partitions, proto.OffsetsForLeaderEpochPartitionResponse{TopicPartition: p.TopicPartition, LeaderEpoch: end.Epoch, EndOffset: end.EndOffset})
+		}
+		l.env.Send(from, resp)
+	case *proto.FetchRequest:
+		resp := &proto.FetchResponse{CorrelationID: m.CorrelationID}
+		for _, p := range m.Partitions {
+			fp := proto.FetchPartitionResponse{TopicPartition: tp, HighWatermark: int64(len(l.log)), LeaderEpoch: l.epoch}
+			switch {
+			case p.CurrentLeaderEpoch < l.epoch:
+				fp.Error = proto.FencedLeaderEpoch
+			case p.FetchOffset > int64(len(l.log)):
+				fp.Error = proto.OffsetOutOfRange
+			default:
+				fp.Batches = l.log[p.FetchOffset:]
+			}
+			resp.Partitions = append(resp.Partitions, fp)
+		}
+		l.env.Send(from, resp)
+	}
+}
+
+// polls are the records of the reader's completed polls, "offset=value",
+// final ones or the others.
+func polls(rec *history.Recorder, final bool) []string {
+	var out []string
+	for _, op := range rec.Ops() {
+		if op.F == history.FPoll && op.Type == history.OK && op.Value.Final == final {
+			for _, r := range op.Value.Records {
+				out = append(out, strconv.FormatInt(r.Offset, 10)+"="+r.Value)
+			}
+		}
+	}
+	return out
+}
+
+// A reader read orders-0 to offset 10 when a new leader epoch truncated the
+// log to 6 and wrote on: fenced, it learns the new epoch, validates its
+// position (KIP-320), seeks back to 6, where epoch 0 ends, and reads the
+// new records. Its final reads then read the whole log, to its end.
+func TestReaderSeeksBackAfterATruncationAndReadsToTheEnd(t *testing.T) {
+	w := sim.NewWorld(sim.DefaultOptions(1))
+	l := &leader{}
+	l.appendRecords("a", 10)
+	bid := w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return l }})
+	rec := history.NewRecorder(w.Now)
+	cfg := reader.DefaultConfig("c-0", []string{"orders"})
+	cfg.Brokers, cfg.Recorder = []sim.NodeID{bid}, rec
+	rid := w.AddNode(sim.NodeSpec{Name: "c-0", Role: "consumer", New: reader.New(cfg)})
+	w.Start()
+	w.RunUntil(10 * time.Second)
+	r := w.Node(rid).(*reader.Reader)
+	if pos := r.Position("orders", 0); pos != 10 {
+		t.Fatalf("position %d after reading the log, want 10; polled %v", pos, polls(rec, false))
+	}
+
+	l.epoch, l.log = 1, l.log[:6]
+	l.appendRecords("b", 3)
+	w.RunUntil(20 * time.Second)
+	if pos := r.Position("orders", 0); pos != 9 || r.Stats.Validations != 1 || r.Stats.Truncations != 1 {
+		t.Fatalf("position %d, %d validations, %d truncations; want 9, 1, 1", pos, r.Stats.Validations, r.Stats.Truncations)
+	}
+	want := []string{"0=a0", "1=a1", "2=a2", "3=a3", "4=a4", "5=a5", "6=a6", "7=a7", "8=a8", "9=a9", "6=b6", "7=b7", "8=b8"}
+	if got := polls(rec, false); !slices.Equal(got, want) {
+		t.Fatalf("polled %v, want %v", got, want)
+	}
+
+	r.StartFinal()
+	if r.FinalDone() {
+		t.Fatal("final reads done before they read anything")
+	}
+	w.RunUntil(30 * time.Second)
+	if !r.FinalDone() {
+		t.Fatalf("final reads not done: %s", r.FinalPending())
+	}
+	want = []string{"0=a0", "1=a1", "2=a2", "3=a3", "4=a4", "5=a5", "6=b6", "7=b7", "8=b8"}
+	if got := polls(rec, true); !slices.Equal(got, want) {
+		t.Fatalf("final reads polled %v, want %v", got, want)
+	}
+}

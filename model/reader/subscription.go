@@ -1,0 +1,96 @@
+package reader
+
+import (
+	"slices"
+	"strconv"
+	"time"
+
+	"kafkasim/model/record"
+)
+
+// The partitions a reader reads, and where it stands in each (Kafka's
+// SubscriptionState). An assign-mode reader is assigned every partition of
+// its topics as the metadata lists them (metadata.go); the metadata also
+// moves each partition's leader, which is where position validation starts.
+
+type partKey struct {
+	topic     string
+	partition int32
+}
+
+func (k partKey) String() string { return k.topic + "-" + strconv.Itoa(int(k.partition)) }
+
+// fetchPosition is where the reader reads a partition next (Kafka's
+// FetchPosition): an offset, and the leader epoch of the record before it,
+// which KIP-320 validates after a leader change.
+type fetchPosition struct {
+	offset      int64 // -1: unknown, needs a reset
+	offsetEpoch int32 // epoch of the last record consumed (-1: none)
+}
+
+// partitionState is the reader's state of one assigned partition (Kafka's
+// TopicPartitionState).
+type partitionState struct {
+	key partKey
+	buf []*record.Batch // fetched, not yet returned
+	fetchPosition
+	leader      int32
+	leaderEpoch int32
+	validating  bool
+	// validateAfter is when a validation may be sent (again): a request in
+	// flight waits for its answer or timeout, a failed one for
+	// retry.backoff.ms (Kafka's SubscriptionState nextRetryTimeMs).
+	validateAfter time.Duration
+	resetting     bool
+	end           int64 // final reads: the end to reach (-1: unknown)
+}
+
+// updateLeader takes the partition's leader from the metadata (Kafka's
+// maybeValidatePositionForCurrentLeader): an older leader epoch is stale
+// metadata and changes nothing; a new leader or epoch drops what was
+// fetched from the old one and, when validate is set and the position's
+// epoch is known, makes the position await validation before the reader
+// fetches from it again.
+func (p *partitionState) updateLeader(leader, leaderEpoch int32, validate bool) {
+	if leaderEpoch < p.leaderEpoch {
+		return // stale metadata
+	}
+	changed := leader != p.leader || leaderEpoch != p.leaderEpoch
+	p.leader, p.leaderEpoch = leader, leaderEpoch
+	if changed {
+		p.buf = nil // fetched from the old leader: fetch again
+	}
+	if changed && p.offset >= 0 && p.offsetEpoch >= 0 && validate && leader >= 0 {
+		// KIP-320: the leader changed; before fetching again, ask the
+		// new leader whether our position's epoch still ends where we
+		// think, or the log was truncated under us.
+		p.validating, p.validateAfter = true, 0
+	}
+}
+
+// subscriptionState is the partitions assigned to the reader.
+type subscriptionState struct {
+	byKey map[partKey]*partitionState
+	// parts are the assigned partitions by key: the order they are read in.
+	parts []*partitionState
+}
+
+// assignedState is partition k's state, or nil if it is not assigned.
+func (s *subscriptionState) assignedState(k partKey) *partitionState { return s.byKey[k] }
+
+// assign adds partition k, with no position and no leader yet.
+func (s *subscriptionState) assign(k partKey) *partitionState {
+	p := &partitionState{key: k, fetchPosition: fetchPosition{offset: -1, offsetEpoch: -1}, leader: -1, leaderEpoch: -1, end: -1}
+	s.byKey[k] = p
+	s.parts = append(s.parts, p)
+	slices.SortFunc(s.parts, func(a, b *partitionState) int {
+		if a.key.topic != b.key.topic {
+			if a.key.topic < b.key.topic {
+				return -1
+			}
+			return 1
+		}
+		return int(a.key.partition - b.key.partition)
+	})
+	return p
+}
