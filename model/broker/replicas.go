@@ -67,9 +67,9 @@ type partition struct {
 	rm  *replicaManager
 	tp  metadata.TopicPartition
 	log *partlog.Log
-	// produces are the acks=all writes waiting for the high watermark to
-	// pass them, oldest first.
-	produces []*pendingProduce
+	// waiting are the writes waiting for the high watermark to pass them
+	// (acks=all produces, coordinators' appends), oldest first.
+	waiting []commitWaiter
 
 	leader         int32
 	leaderEpoch    int32
@@ -167,6 +167,15 @@ type replicaManager struct {
 	alter        alterManager
 	nextPID      int64
 	correlator   uint64
+
+	// coordinators are the coordinators this broker hosts (see
+	// internal.go); leadership is the news for them from the metadata
+	// batch being applied; finishedAppends their appends that finished,
+	// not yet told (tellScheduled: an appendsFinished timer will).
+	coordinators    []hostedCoordinator
+	leadership      []leadershipChange
+	finishedAppends []*pendingAppend
+	tellScheduled   bool
 }
 
 func newReplicaManager(n *Node) *replicaManager {
@@ -184,6 +193,7 @@ func newReplicaManager(n *Node) *replicaManager {
 	if rm.cfg.FlushInterval > 0 {
 		env.After(rm.cfg.FlushInterval, rmTick{tickFlush})
 	}
+	rm.startCoordinators()
 	return rm
 }
 
@@ -249,6 +259,7 @@ func (rm *replicaManager) setCaughtUp() {
 	for _, p := range rm.image().Partitions() {
 		rm.apply(p)
 	}
+	rm.tellLeadership()
 }
 
 // metadataApplied reacts to one committed metadata batch.
@@ -265,6 +276,7 @@ func (rm *replicaManager) metadataApplied(batch metadata.Batch) {
 			rm.apply(im.Partition(metadata.TopicPartition{Topic: r.PartitionChange.Topic, Partition: r.PartitionChange.Partition}))
 		}
 	}
+	rm.tellLeadership()
 }
 
 // apply brings a hosted partition in line with its registration.
@@ -418,6 +430,7 @@ func (rm *replicaManager) makeLeader(p *partition, reg *metadata.Partition) {
 		if a := rm.audit(); a != nil {
 			a.PartitionLeader(rm.id(), p.tp, p.leaderEpoch, p.log, p.recovering)
 		}
+		rm.leadershipChanged(p, p.leaderEpoch, true)
 	}
 	if p.recovering && len(p.isr) == 1 {
 		// An uncleanly elected leader reports that it has recovered (KIP-704).
@@ -438,8 +451,9 @@ func (rm *replicaManager) makeFollower(p *partition, reg *metadata.Partition) {
 	p.followers = nil
 	p.failed = false
 	if wasLeader {
-		rm.failProduces(p)
+		rm.completeWaiting(p) // they fail: this replica no longer leads
 		rm.wakeParked(p.tp)
+		rm.leadershipChanged(p, p.leaderEpoch, false)
 	}
 	p.hw = min(p.hw, p.log.LEO())
 	if rm.cfg.Bugs.HWTruncation && p.hw < p.log.LEO() {
@@ -468,7 +482,7 @@ func (p *partition) maybeIncrementHW() bool {
 	if a := rm.audit(); a != nil {
 		a.ReplicaHW(rm.id(), p.tp, p.leaderEpoch, true, p.hw, p.log)
 	}
-	rm.completeProduces(p)
+	rm.completeWaiting(p)
 	rm.wakeParked(p.tp)
 	return true
 }
@@ -566,5 +580,5 @@ func (p *partition) committedISRChanged(isr []int32, partitionEpoch int32) {
 	p.partitionEpoch = partitionEpoch
 	p.pending = nil
 	p.maybeIncrementHW()
-	rm.completeProduces(p)
+	rm.completeWaiting(p)
 }
