@@ -127,6 +127,7 @@ func (rm *replicaManager) tick(kind tickKind) {
 // loss would undo it.
 func (rm *replicaManager) shutdown() {
 	rm.stopped = true
+	rm.resignCoordinators()
 	// The fetchers are gone: a fetch answer or timeout still on its way
 	// finds none and is dropped.
 	rm.fetchers = map[int32]*fetcher{}

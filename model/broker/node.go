@@ -61,6 +61,9 @@ type DataConfig struct {
 	Log partlog.Config
 	// Audit sees the data plane's god-view checkpoints.
 	Audit DataAuditor
+	// Coordinators are the coordinators the broker hosts on its internal
+	// topics' partitions (internal.go), built anew at every start.
+	Coordinators []CoordinatorSpec
 	// Bugs switched on (docs/bug-zoo.md names).
 	Bugs DataBugs
 }

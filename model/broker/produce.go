@@ -2,7 +2,6 @@ package broker
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 
 	"kafkasim/model/metadata"
@@ -201,7 +200,7 @@ func (rm *replicaManager) handleProduceNow(from sim.NodeID, m *proto.ProduceRequ
 	wait.timer = rm.n.env.After(m.Timeout, produceTimeout{req: wait})
 	for _, part := range wait.parts {
 		if !part.done {
-			part.p.produces = append(part.p.produces, wait)
+			part.p.waiting = append(part.p.waiting, wait)
 			wait.lists++
 		}
 	}
@@ -281,22 +280,9 @@ func (rm *replicaManager) checkProduce(w *pendingProduce) {
 		if part.done {
 			continue
 		}
-		r := &w.resp.Partitions[i]
-		p := part.p
-		switch {
-		case p == nil || !p.isLeader:
-			r.Error, part.done = proto.NotLeaderOrFollower, true
-		case p.hw >= part.required:
-			part.done = true
-			if len(p.maximalISR()) >= p.effectiveMinISR() {
-				r.Error = proto.None
-				if a := rm.audit(); a != nil {
-					a.AckedAll(rm.id(), p.tp, p.leaderEpoch, part.required-1, p.isr, p.effectiveMinISR())
-				}
-			} else {
-				r.Error = proto.NotEnoughReplicasAfterAppend
-			}
-		default:
+		if done, err := part.p.writeOutcome(part.required, proto.AcksAll); done {
+			w.resp.Partitions[i].Error, part.done = err, true
+		} else {
 			open++
 		}
 	}
@@ -325,35 +311,15 @@ func (w *pendingProduce) waitsOn(p *partition) bool {
 	return false
 }
 
-// completeProduces re-checks, oldest first, every waiting produce for p (the
-// high watermark moved, or the ISR changed).
-func (rm *replicaManager) completeProduces(p *partition) {
-	if len(p.produces) == 0 {
-		return
-	}
-	// checkProduce answers and forgets; it never comes back here, so the
-	// list is not changed under this loop.
-	for _, w := range p.produces {
-		if w.waitsOn(p) {
-			rm.checkProduce(w)
-		}
-	}
-	p.produces = slices.DeleteFunc(p.produces, func(w *pendingProduce) bool {
-		if w.waitsOn(p) {
-			return false
-		}
-		w.lists--
-		w.reuseIfFree()
-		return true
-	})
-	if len(p.produces) == 0 {
-		p.produces = nil
-	}
-}
+// recheck implements commitWaiter: checkProduce answers and forgets; it
+// never comes back to a waiting list.
+func (w *pendingProduce) recheck() { w.rm.checkProduce(w) }
 
-// failProduces answers the writes waiting on a partition this broker no
-// longer leads.
-func (rm *replicaManager) failProduces(p *partition) { rm.completeProduces(p) }
+// unlisted implements commitWaiter.
+func (w *pendingProduce) unlisted() {
+	w.lists--
+	w.reuseIfFree()
+}
 
 func (rm *replicaManager) produceTimedOut(w *pendingProduce) {
 	w.mustBeLive()

@@ -67,9 +67,9 @@ type partition struct {
 	rm  *replicaManager
 	tp  metadata.TopicPartition
 	log *partlog.Log
-	// produces are the acks=all writes waiting for the high watermark to
-	// pass them, oldest first.
-	produces []*pendingProduce
+	// waiting are the writes waiting for the high watermark to pass them
+	// (acks=all produces, coordinators' appends), oldest first.
+	waiting []commitWaiter
 
 	leader         int32
 	leaderEpoch    int32
@@ -101,28 +101,18 @@ type partition struct {
 
 func (p *partition) effectiveMinISR() int { return min(p.minISR, len(p.replicas)) }
 
-func (p *partition) follower(id int32) *followerState {
-	for _, f := range p.followers {
-		if f.id == id {
-			return f
-		}
-	}
-	return nil
-}
+func (p *partition) follower(id int32) *followerState { return followerOf(p.followers, id) }
 
-// maximalISR is the ISR counting a pending expansion (a pending shrink does not
-// count until committed).
-func (p *partition) maximalISR() []int32 {
-	if p.pending == nil {
-		return p.isr
-	}
-	out := slices.Clone(p.isr)
-	for _, r := range p.pending.isr {
-		if !slices.Contains(out, r) {
-			out = append(out, r)
-		}
-	}
-	return out
+// maximalISR is the ISR counting a pending expansion.
+func (p *partition) maximalISR() []int32 { return maximalISR(p.isr, p.pending) }
+
+// leaderState is what this replica's decisions as leader read (see isr.go).
+func (p *partition) leaderState() leaderState {
+	rm := p.rm
+	return leaderState{leo: p.log.LEO(), hw: p.hw, epochStart: p.epochStart, syncing: p.syncing,
+		isr: p.isr, pending: p.pending, minISR: p.effectiveMinISR(), followers: p.followers,
+		brokers: rm.image().Brokers, now: rm.now(), lagMax: rm.cfg.ReplicaLagTimeMax,
+		strictMinISR: !rm.cfg.Bugs.NoStrictMinISR, joinBelowEpochStart: rm.cfg.Bugs.ISRJoinAtStaleHW}
 }
 
 type tickKind uint8
@@ -177,6 +167,15 @@ type replicaManager struct {
 	alter        alterManager
 	nextPID      int64
 	correlator   uint64
+
+	// coordinators are the coordinators this broker hosts (see
+	// internal.go); leadership is the news for them from the metadata
+	// batch being applied; finishedAppends their appends that finished,
+	// not yet told (tellScheduled: an appendsFinished timer will).
+	coordinators    []hostedCoordinator
+	leadership      []leadershipChange
+	finishedAppends []*pendingAppend
+	tellScheduled   bool
 }
 
 func newReplicaManager(n *Node) *replicaManager {
@@ -194,6 +193,7 @@ func newReplicaManager(n *Node) *replicaManager {
 	if rm.cfg.FlushInterval > 0 {
 		env.After(rm.cfg.FlushInterval, rmTick{tickFlush})
 	}
+	rm.startCoordinators()
 	return rm
 }
 
@@ -259,6 +259,7 @@ func (rm *replicaManager) setCaughtUp() {
 	for _, p := range rm.image().Partitions() {
 		rm.apply(p)
 	}
+	rm.tellLeadership()
 }
 
 // metadataApplied reacts to one committed metadata batch.
@@ -275,6 +276,7 @@ func (rm *replicaManager) metadataApplied(batch metadata.Batch) {
 			rm.apply(im.Partition(metadata.TopicPartition{Topic: r.PartitionChange.Topic, Partition: r.PartitionChange.Partition}))
 		}
 	}
+	rm.tellLeadership()
 }
 
 // apply brings a hosted partition in line with its registration.
@@ -413,7 +415,7 @@ func (rm *replicaManager) truncate(p *partition, to int64, why string) {
 // replica knew as a follower until every ISR member has fetched.
 func (rm *replicaManager) makeLeader(p *partition, reg *metadata.Partition) {
 	rm.stopFetching(p)
-	newEpoch := reg.LeaderEpoch > p.leaderEpoch || !p.isLeader
+	newEpoch, epochStart := startsLeaderEpoch(p.isLeader, p.leaderEpoch, reg.LeaderEpoch, p.log.LEO())
 	p.isLeader = true
 	p.leader = rm.id()
 	p.leaderEpoch = reg.LeaderEpoch
@@ -421,24 +423,14 @@ func (rm *replicaManager) makeLeader(p *partition, reg *metadata.Partition) {
 	p.pending = nil
 	p.failed = false
 	if newEpoch {
-		p.epochStart = p.log.LEO()
+		p.epochStart = epochStart
 		p.log.AssignEpoch(p.leaderEpoch)
-		now := rm.now()
-		p.followers = nil
-		for _, r := range p.replicas {
-			if r == rm.id() {
-				continue
-			}
-			f := &followerState{id: r, leo: -1, lastFetchLeaderLEO: -1, brokerEpoch: -1}
-			if slices.Contains(p.isr, r) {
-				f.lastCaughtUp = now
-			}
-			p.followers = append(p.followers, f)
-		}
+		p.followers = newFollowerStates(p.replicas, p.isr, rm.id(), rm.now())
 		rm.note("partition-leader", "%s leader epoch %d, start offset %d, isr %v", p.tp, p.leaderEpoch, p.epochStart, p.isr)
 		if a := rm.audit(); a != nil {
 			a.PartitionLeader(rm.id(), p.tp, p.leaderEpoch, p.log, p.recovering)
 		}
+		rm.leadershipChanged(p, p.leaderEpoch, true)
 	}
 	if p.recovering && len(p.isr) == 1 {
 		// An uncleanly elected leader reports that it has recovered (KIP-704).
@@ -459,8 +451,9 @@ func (rm *replicaManager) makeFollower(p *partition, reg *metadata.Partition) {
 	p.followers = nil
 	p.failed = false
 	if wasLeader {
-		rm.failProduces(p)
+		rm.completeWaiting(p) // they fail: this replica no longer leads
 		rm.wakeParked(p.tp)
+		rm.leadershipChanged(p, p.leaderEpoch, false)
 	}
 	p.hw = min(p.hw, p.log.LEO())
 	if rm.cfg.Bugs.HWTruncation && p.hw < p.log.LEO() {
@@ -472,50 +465,24 @@ func (rm *replicaManager) makeFollower(p *partition, reg *metadata.Partition) {
 	}
 }
 
-// caughtUp: the follower's log end equals the leader's, or it was caught up
-// within replica.lag.time.max.ms.
-func (p *partition) caughtUp(f *followerState, now time.Duration) bool {
-	return f.leo == p.log.LEO() || now-f.lastCaughtUp <= p.rm.cfg.ReplicaLagTimeMax
-}
-
-// eligible: the follower may join the ISR: registered, unfenced, not shutting
-// down, and (KIP-903) fetching with its current broker epoch.
-func (p *partition) eligible(f *followerState) bool {
-	b, ok := p.rm.image().Brokers[f.id]
-	return ok && b.Active() && (f.brokerEpoch == -1 || f.brokerEpoch == b.Epoch)
-}
-
-// maybeIncrementHW advances the leader's high watermark to the smallest log
-// end among the leader, the (maximal) ISR and any caught-up eligible replica,
-// never backwards, and not at all while the ISR is smaller than min ISR
-// (KIP-966's strict rule, which is what makes ELR members safe to elect).
+// maybeIncrementHW advances the leader's high watermark as far as its
+// followers and its own syncing appends allow (leaderState.highWatermark),
+// and completes the writes and wakes the fetches waiting for it.
 func (p *partition) maybeIncrementHW() bool {
 	if !p.isLeader {
 		return false
 	}
 	rm := p.rm
-	if len(p.isr) < p.effectiveMinISR() && !rm.cfg.Bugs.NoStrictMinISR {
+	s := p.leaderState()
+	hw, moved := s.highWatermark()
+	if !moved {
 		return false
 	}
-	now := rm.now()
-	newHW := p.log.LEO()
-	if len(p.syncing) > 0 {
-		newHW = min(newHW, p.syncing[0])
-	}
-	maximal := p.maximalISR()
-	for _, f := range p.followers {
-		if f.leo < newHW && (slices.Contains(maximal, f.id) || (p.caughtUp(f, now) && p.eligible(f))) {
-			newHW = f.leo
-		}
-	}
-	if newHW <= p.hw {
-		return false
-	}
-	p.hw = newHW
+	p.hw = hw
 	if a := rm.audit(); a != nil {
 		a.ReplicaHW(rm.id(), p.tp, p.leaderEpoch, true, p.hw, p.log)
 	}
-	rm.completeProduces(p)
+	rm.completeWaiting(p)
 	rm.wakeParked(p.tp)
 	return true
 }
@@ -559,34 +526,15 @@ func (p *partition) setFollowerHW(leaderHW int64) {
 // Replica.updateFetchStateOrThrow), then maybe expands the ISR and advances
 // the high watermark.
 func (p *partition) updateFollowerFetchState(f *followerState, fetchOffset, leaderEnd int64, brokerEpoch int64) {
-	now := p.rm.now()
-	switch {
-	case fetchOffset >= leaderEnd:
-		f.lastCaughtUp = max(f.lastCaughtUp, now)
-	case fetchOffset >= f.lastFetchLeaderLEO:
-		f.lastCaughtUp = max(f.lastCaughtUp, f.lastFetchTime)
-	}
-	f.leo = fetchOffset
-	f.lastFetchLeaderLEO = max(leaderEnd, f.lastFetchLeaderLEO)
-	f.lastFetchTime = now
-	if brokerEpoch >= 0 {
-		f.brokerEpoch = brokerEpoch
-	}
+	*f = f.fetched(fetchOffset, leaderEnd, brokerEpoch, p.rm.now())
 	p.maybeExpandISR(f)
 	p.maybeIncrementHW()
 }
 
-// maybeExpandISR adds a follower that has caught up to the high watermark and
-// to the start of the current leader epoch (KAFKA-7128: a follower short of
-// the epoch start could be elected without data committed before it).
+// maybeExpandISR proposes adding a follower that has caught up
+// (leaderState.mayJoinISR).
 func (p *partition) maybeExpandISR(f *followerState) {
-	if p.pending != nil || slices.Contains(p.isr, f.id) || !p.eligible(f) {
-		return
-	}
-	if f.leo < p.hw {
-		return
-	}
-	if f.leo < p.epochStart && !p.rm.cfg.Bugs.ISRJoinAtStaleHW {
+	if s := p.leaderState(); !s.mayJoinISR(f) {
 		return
 	}
 	if a := p.rm.audit(); a != nil {
@@ -598,20 +546,13 @@ func (p *partition) maybeExpandISR(f *followerState) {
 // shrinkISRs removes followers that have not caught up within
 // replica.lag.time.max.ms (checked every half of it).
 func (rm *replicaManager) shrinkISRs() {
-	now := rm.now()
 	for _, tp := range rm.order {
 		p := rm.parts.get(tp)
-		if !p.isLeader || p.pending != nil {
+		if !p.isLeader {
 			continue
 		}
-		var keep []int32
-		for _, r := range p.isr {
-			f := p.follower(r)
-			if r == rm.id() || (f != nil && p.caughtUp(f, now)) {
-				keep = append(keep, r)
-			}
-		}
-		if len(keep) < len(p.isr) {
+		s := p.leaderState()
+		if keep, shrink := s.shrunkISR(rm.id()); shrink {
 			rm.note("isr-shrink", "%s isr %v -> %v", p.tp, p.isr, keep)
 			rm.alter.submit(p, keep, false)
 		}
@@ -639,5 +580,5 @@ func (p *partition) committedISRChanged(isr []int32, partitionEpoch int32) {
 	p.partitionEpoch = partitionEpoch
 	p.pending = nil
 	p.maybeIncrementHW()
-	rm.completeProduces(p)
+	rm.completeWaiting(p)
 }

@@ -77,6 +77,11 @@ func (rm *replicaManager) fire(t sim.Timer) bool {
 	switch t := t.(type) {
 	case produceTimeout:
 		rm.produceTimedOut(t.req)
+	case appendTimeout:
+		t.a.timedOut()
+	case appendsFinished:
+		rm.tellScheduled = false
+		rm.tellAppends()
 	case parkedTimeout:
 		if !t.p.done {
 			rm.unpark(t.p)
@@ -258,16 +263,8 @@ func (rm *replicaManager) fetchPartition(m *proto.FetchRequest, fp proto.FetchPa
 	if follower {
 		upTo = p.log.LEO()
 	}
-	if fp.FetchOffset < p.log.LogStartOffset() || fp.FetchOffset > p.log.LEO() {
-		r.Error = proto.OffsetOutOfRange
+	if r.Batches, r.Error = readLog(p, fp.FetchOffset, upTo, fp.MaxBytes); r.Error != proto.None {
 		return r
-	}
-	maxBytes := fp.MaxBytes
-	if maxBytes <= 0 {
-		maxBytes = 1 << 20
-	}
-	if fp.FetchOffset < upTo {
-		r.Batches = p.log.Read(fp.FetchOffset, upTo, maxBytes)
 	}
 	if follower {
 		// The answer carries the high watermark from before this fetch
@@ -275,6 +272,22 @@ func (rm *replicaManager) fetchPartition(m *proto.FetchRequest, fp proto.FetchPa
 		p.updateFollowerFetchState(f, fp.FetchOffset, r.LogEndOffset, m.BrokerEpoch)
 	}
 	return r
+}
+
+// readLog reads p's log as a fetch from offset from does: whole batches
+// from the one holding from, below upTo, about maxBytes of them (at least
+// one; 0: 1 MiB).
+func readLog(p *partition, from, upTo int64, maxBytes int) ([]*record.Batch, proto.ErrorCode) {
+	if from < p.log.LogStartOffset() || from > p.log.LEO() {
+		return nil, proto.OffsetOutOfRange
+	}
+	if maxBytes <= 0 {
+		maxBytes = 1 << 20
+	}
+	if from < upTo {
+		return p.log.Read(from, upTo, maxBytes), proto.None
+	}
+	return nil, proto.None
 }
 
 // leaderChecked finds a partition this broker leads and checks the
