@@ -1,0 +1,28 @@
+package sim
+
+// FileRef remembers the entry a name had when last written through it, so
+// that a file written over and over (a log's active segment) has its name
+// looked up once rather than on every write. A ref is good until the disk
+// drops an entry (a file emptied and gone, the disk wiped); its next use
+// then looks the name up again. The zero FileRef is ready to use.
+type FileRef struct {
+	name    string
+	e       *fileEntry
+	dropped uint64
+}
+
+// WriteOwnedRef is WriteOwned of file name, through ref.
+func (d *Disk) WriteOwnedRef(ref *FileRef, name string, off int64, data []byte) error {
+	if ref.e == nil || ref.dropped != d.dropped || ref.name != name {
+		*ref = FileRef{name: name, e: d.files[name], dropped: d.dropped}
+	}
+	e, err := d.writeEntry(name, ref.e, off, data)
+	ref.e = e
+	return err
+}
+
+// WriteOwned is Write for a buffer nobody changes again (the caller's own,
+// or bytes shared read-only, such as a record batch's wire form): the disk
+// keeps it as is, never writes into it, and saves a copy on the hot path of
+// log appends.
+func (d *Disk) WriteOwned(name string, off int64, data []byte) error { return d.write(name, off, data) }

@@ -1,0 +1,79 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// NodeID identifies a node of a world: its index, in the order nodes were added.
+type NodeID int32
+
+// NoNode is the id of no node.
+const NoNode NodeID = -1
+
+// Timer is whatever a node asks to be handed back when a timer fires.
+type Timer any
+
+// TimerID cancels a timer.
+type TimerID = EventID
+
+// Node is a controller, broker or client: a deterministic state machine. It
+// reacts to a delivered message or a fired timer, changes its state and asks
+// its Env for effects. It never does I/O itself, and a crash throws the value
+// away: a restarted node is a new value that knows only what its disk holds.
+type Node interface {
+	// Start boots the node; everything it knows comes from env.Disk().
+	Start(env Env)
+	// Deliver hands the node a message from another node (or a Disconnected
+	// notice from its own kernel).
+	Deliver(from NodeID, m Message)
+	// Fire hands back a timer the node set, or a FsyncDone.
+	Fire(t Timer)
+}
+
+// Stopper is implemented by nodes that shut down cleanly: Stop asks the node
+// to finish (a Kafka broker's controlled shutdown) and call Env.Exit. A node
+// that does not implement it exits at once. One that does not exit within the
+// world's shutdown grace is killed.
+type Stopper interface {
+	Stop()
+}
+
+// Env is everything a node may ask of the world.
+type Env interface {
+	// ID is the node's id; Name its name ("broker-1").
+	ID() NodeID
+	Name() string
+	// Now is the node's local clock (offset and drift applied).
+	Now() time.Duration
+	// Send queues m for delivery to another node. It may be delayed, dropped
+	// by a partition or lost with a connection; the sender is not told,
+	// except through a Disconnected notice.
+	Send(to NodeID, m Message)
+	// After fires t after d of the node's local time, unless cancelled or
+	// the node crashes first.
+	After(d time.Duration, t Timer) TimerID
+	// Cancel stops a timer; cancelling one that fired is a no-op.
+	Cancel(id TimerID)
+	// Disk is the node's disk.
+	Disk() *Disk
+	// Rand is the node's own random stream.
+	Rand() *rand.Rand
+	// Exit ends a clean shutdown: the process stops, the page cache stays.
+	Exit()
+	// Note records a happening (an election, an ISR change) in the trace.
+	Note(kind, detail string)
+	// Lookup finds a node by name.
+	Lookup(name string) (NodeID, bool)
+	// Incarnation counts this process's boots (1 for the first): a client
+	// that restarts can keep the values it writes unique.
+	Incarnation() uint32
+	// WorldTime is the simulation's virtual time, for history records only:
+	// behaviour must use Now, the node's own clock.
+	WorldTime() time.Duration
+	// CloseConnection closes this node's connection to a peer (as a Kafka
+	// broker does after an acks=0 produce fails): what is in flight either
+	// way is lost, and the peer learns of it once the close crosses the
+	// link.
+	CloseConnection(peer NodeID)
+}
