@@ -85,6 +85,9 @@ type Options struct {
 	// result then has Interrupted set (and verdict crash), and is not
 	// checked. Ctrl-C closes it.
 	Stop <-chan struct{}
+	// HooksOff runs the world without its performance hooks, for the test
+	// that holds them to changing nothing (sim.Options.HooksOff).
+	HooksOff bool
 }
 
 // Result is everything a run produced.
@@ -158,6 +161,7 @@ func Run(s *scenarios.Scenario, opts Options) (res *Result, err error) {
 	start := now()
 	cfg := s.ClusterConfig()
 	cfg.Trace = opts.Trace
+	cfg.HooksOff = opts.HooksOff
 	fr := reader.DefaultConfig("", topicNames(s))
 	fr.Start = s.Duration + s.Settle
 	fr.AutoOffsetReset = "earliest"

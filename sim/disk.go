@@ -109,6 +109,53 @@ type FsyncDone struct {
 	Dir bool
 }
 
+// NodeDisk is what a node may do with its disk (Env.Disk), and all a
+// node's author needs to know of it (the fault model above says the rest):
+//   - files have flat names; the part before the last slash is a file's
+//     directory (FsyncDir);
+//   - a write, truncate, rename or removal is seen by reads at once (it is
+//     in the page cache) and survives a power loss once an fsync of the
+//     file has completed: Fsync and FsyncDir return at once, and the
+//     node's Fire receives a *FsyncDone carrying the token when the fsync
+//     completes (never, if the process dies first). Writeback may make
+//     it durable earlier; nothing may count on that;
+//   - a process crash loses nothing the node wrote, a power loss what no
+//     fsync covered (the last write perhaps torn), a wipe everything;
+//   - operations fail with ErrNotExist, ErrNoSpace (a full disk) or ErrIO
+//     (an unreadable range); a flipped bit is found only by a checksum.
+//
+// *Disk implements it, and a fake may in unit tests. *Disk also offers
+// optional interfaces (DiskMemo, OwnedWriter) that save work: a node
+// finds them by type assertion, and behaves identically without them.
+type NodeDisk interface {
+	Exists(name string) bool
+	Size(name string) (int64, bool)
+	// List returns the names that start with prefix, sorted.
+	List(prefix string) []string
+	// Read returns a copy of up to n bytes from off (fewer at the end).
+	Read(name string, off int64, n int) ([]byte, error)
+	ReadFile(name string) ([]byte, error)
+	// Write writes at off, creating the file and zero-filling any gap; the
+	// disk keeps a copy of data.
+	Write(name string, off int64, data []byte) error
+	// Append writes at the end and returns where it landed.
+	Append(name string, data []byte) (int64, error)
+	// WriteFile replaces a file's content.
+	WriteFile(name string, data []byte) error
+	// Truncate cuts a file to size (no longer than it is).
+	Truncate(name string, size int64) error
+	// Rename replaces any file at to.
+	Rename(from, to string) error
+	Remove(name string) error
+	// Fsync makes the file's operations issued so far durable; FsyncDir
+	// also the renames and removals in its directory (a checkpoint's
+	// atomic replacement).
+	Fsync(name string, token any)
+	FsyncDir(name string, token any)
+}
+
+var _ NodeDisk = (*Disk)(nil)
+
 // DiskStats counts a disk's work.
 type DiskStats struct {
 	Writes, BytesWritten, Fsyncs, Writebacks, TornWrites, Corruptions uint64
@@ -116,8 +163,9 @@ type DiskStats struct {
 	Wipes uint64
 }
 
-// Disk is one node's storage. Its methods are called by the node that owns it,
-// through Env, between events.
+// Disk is one node's storage. The node that owns it calls its NodeDisk
+// methods (through Env, between events) and the optional ones; the rest
+// (Stats, Flips, Durable, Preload, ...) are the world owner's god view.
 type Disk struct {
 	w     *World
 	owner NodeID

@@ -1,9 +1,33 @@
 package sim
 
+// The disk's memo: an optional interface (a performance hook). A node may
+// leave on its disk what it derived from a file's bytes (a log segment's
+// decoded batches) and, after a restart, take it back instead of decoding
+// the file again, as far as the bytes are provably the same. What it buys
+// is in docs/performance.md (a restarted broker recovers its segments
+// without decoding them). A node that never asks for it decodes every file
+// and behaves identically: the memo is checked against the bytes, never
+// trusted beyond them.
+
 import (
 	"bytes"
 	"math"
 )
+
+// DiskMemo is the memo's interface, found on Env.Disk by type assertion.
+// The bytes a memo came from must be checked (Equal) wherever they might
+// have changed behind the node's back (below UnchangedBelow they have
+// not), and a file that does not read in whole (Readable) must take the
+// slow path, which fails as it must.
+type DiskMemo interface {
+	Memo(key string) any
+	SetMemo(key string, v any)
+	UnchangedBelow(key string) int64
+	Readable(name string) bool
+	Equal(name string, off int64, data []byte) bool
+}
+
+var _ DiskMemo = (*Disk)(nil)
 
 // Memo returns what the node last stored under key with SetMemo (nil if
 // nothing), even across its crashes and power losses; removing or renaming

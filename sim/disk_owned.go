@@ -1,5 +1,22 @@
 package sim
 
+// Owned writes: an optional interface (a performance hook). A node that
+// writes a buffer nobody changes again (a record batch's wire form) may
+// hand it to the disk without the copy Write makes, and may keep a FileRef
+// to a file it writes over and over (a log's active segment) so that its
+// name is not looked up on every write. What it buys is in
+// docs/performance.md. The disk holds the same bytes either way: a node
+// that only uses Write behaves identically.
+
+// OwnedWriter is the owned writes' interface, found on Env.Disk by type
+// assertion.
+type OwnedWriter interface {
+	WriteOwned(name string, off int64, data []byte) error
+	WriteOwnedRef(ref *FileRef, name string, off int64, data []byte) error
+}
+
+var _ OwnedWriter = (*Disk)(nil)
+
 // FileRef remembers the entry a name had when last written through it, so
 // that a file written over and over (a log's active segment) has its name
 // looked up once rather than on every write. A ref is good until the disk

@@ -1,5 +1,24 @@
 package sim
 
+// What a node's author must know of the world: Node (the three calls a
+// node receives), Env (what it may ask for), NodeDisk (its disk, in
+// disk.go) and Message (network.go). In short:
+//   - a node is a state machine: it reacts to Start, Deliver and Fire and
+//     never blocks, spawns, reads the OS clock or does I/O; a crash throws
+//     its value away, and a restart builds a new one that knows only what
+//     its disk holds;
+//   - time is the node's own clock (Env.Now, which a fault may skew);
+//     timers are Env.After and come back through Fire;
+//   - messages go out with Env.Send and arrive through Deliver, in send
+//     order per pair of nodes, or not at all (a Disconnected notice tells
+//     of a reset connection; a partition tells nothing);
+//   - the disk's writes are seen at once but are durable only when an
+//     fsync's *FsyncDone comes back through Fire;
+//   - every random draw comes from Env.Rand.
+// Everything else this package offers nodes (Reusable messages, the
+// disk's DiskMemo and OwnedWriter, DetailAppender payloads) is an optional
+// performance hook: a node that ignores it behaves identically (hooks.go).
+
 import (
 	"math/rand/v2"
 	"time"
@@ -55,8 +74,9 @@ type Env interface {
 	After(d time.Duration, t Timer) TimerID
 	// Cancel stops a timer; cancelling one that fired is a no-op.
 	Cancel(id TimerID)
-	// Disk is the node's disk.
-	Disk() *Disk
+	// Disk is the node's disk: NodeDisk's operations, and the optional
+	// interfaces a type assertion may find.
+	Disk() NodeDisk
 	// Rand is the node's own random stream.
 	Rand() *rand.Rand
 	// Exit ends a clean shutdown: the process stops, the page cache stays.

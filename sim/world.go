@@ -47,6 +47,11 @@ type Options struct {
 	Trace TraceSink
 	// ShutdownGrace bounds a clean shutdown; zero means 30 s.
 	ShutdownGrace time.Duration
+	// HooksOff is for tests: the world runs as if no node, payload or sink
+	// implemented the optional performance hooks (hooks.go). Nodes get a
+	// disk without them, no message is handed back for reuse, and every
+	// trace detail comes as a string. The run must be the same.
+	HooksOff bool
 }
 
 // DefaultOptions returns options with the default network and disk.
@@ -69,6 +74,7 @@ type nodeSlot struct {
 	env         *nodeEnv
 	clock       Clock
 	disk        *Disk
+	nodeDisk    NodeDisk // disk, or disk without its hooks (Options.HooksOff)
 	rng         *rand.Rand
 	held        []Held
 	stopping    bool
@@ -106,7 +112,9 @@ func NewWorld(opts Options) *World {
 		opts.ShutdownGrace = 30 * time.Second
 	}
 	w := &World{opts: opts, seed: opts.Seed, byName: map[string]NodeID{}, trace: opts.Trace}
-	w.detailSink, _ = opts.Trace.(DetailSink)
+	if !opts.HooksOff {
+		w.detailSink, _ = opts.Trace.(DetailSink)
+	}
 	w.sched = NewScheduler(w, opts.Limits)
 	w.net = network{w: w, opts: opts.Network}
 	w.faults.init(w)
@@ -137,6 +145,10 @@ func (w *World) AddNode(spec NodeSpec) NodeID {
 	}
 	slot := &nodeSlot{id: id, spec: spec, name: spec.Name, rng: w.seed.Stream("node/" + spec.Name)}
 	slot.disk = newDisk(w, id, diskOpts, w.seed.Stream("disk/"+spec.Name))
+	slot.nodeDisk = slot.disk
+	if w.opts.HooksOff {
+		slot.nodeDisk = WithoutDiskHooks(slot.disk)
+	}
 	w.nodes = append(w.nodes, slot)
 	w.byName[spec.Name] = id
 	w.net.grow(len(w.nodes))
@@ -295,7 +307,7 @@ func (w *World) handle(e *Event) {
 			w.sched.Fold(w.names.hash(m.MessageName()))
 			w.record(e, "")
 			s.node.Deliver(e.From, m)
-			if e.Kind == EventDeliver {
+			if e.Kind == EventDeliver && !w.opts.HooksOff {
 				delivered(m)
 			}
 		}
@@ -602,7 +614,7 @@ func (e *nodeEnv) CloseConnection(peer NodeID) {
 func (e *nodeEnv) ID() NodeID         { return e.s.id }
 func (e *nodeEnv) Name() string       { return e.s.name }
 func (e *nodeEnv) Now() time.Duration { return e.s.clock.Now(e.w.sched.now) }
-func (e *nodeEnv) Disk() *Disk        { return e.s.disk }
+func (e *nodeEnv) Disk() NodeDisk     { return e.s.nodeDisk }
 func (e *nodeEnv) Rand() *rand.Rand   { return e.s.rng }
 
 func (e *nodeEnv) Send(to NodeID, m Message) {

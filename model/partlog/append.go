@@ -13,11 +13,8 @@ var ErrOffsetMismatch = errors.New("batch does not continue the log")
 
 // Append writes batches whose offsets continue the log (a leader stamped
 // them, or a follower copies them), rolling segments as they fill, and
-// updates the epoch cache and producer state. fromLeader says whether this
+// updates the epoch cache and producer state. asLeader says whether this
 // replica leads (for producer-state tracking under the bug switch).
-// Compacted reports cleanup.policy=compact.
-func (l *Log) Compacted() bool { return l.cfg.Compact }
-
 func (l *Log) Append(batches []*record.Batch, asLeader bool) error {
 	for _, b := range batches {
 		// A leader writes at its log end; a follower copies the leader's
@@ -34,7 +31,7 @@ func (l *Log) Append(batches []*record.Batch, asLeader bool) error {
 			}
 		}
 		data := b.Wire()
-		if err := l.disk.WriteOwnedRef(&seg.ref, seg.file, seg.size, data); err != nil {
+		if err := l.writeBatch(seg, data); err != nil {
 			return err
 		}
 		seg.add(b, seg.size)
@@ -166,4 +163,13 @@ func (l *Log) TruncateFullyAndStartAt(offset int64) {
 		l.removeSnapshot(l.snaps[0])
 	}
 	l.producers, l.lastSnap, l.producersFrom = NewProducerState(), offset, offset
+}
+
+// writeBatch writes a batch's wire bytes at the end of seg: without a copy
+// where the disk takes them as they are (they never change), else copied.
+func (l *Log) writeBatch(seg *segment, data []byte) error {
+	if l.owned != nil {
+		return l.owned.WriteOwnedRef(&seg.ref, seg.file, seg.size, data)
+	}
+	return l.disk.Write(seg.file, seg.size, data)
 }

@@ -92,7 +92,7 @@ func (l *Log) Compact(hw int64) int {
 		if l.disk.WriteFile(tmp, data) == nil {
 			l.gate.Fsync(tmp)
 			l.disk.Rename(tmp, s.file)
-			l.disk.SetMemo(s.file, s)
+			l.setMemo(s)
 			l.gate.Fsync(s.file)
 		}
 	}

@@ -49,7 +49,12 @@ func DefaultConfig() Config {
 
 // Log is one partition replica's log.
 type Log struct {
-	disk      *sim.Disk
+	disk sim.NodeDisk
+	// memo and owned are the disk's optional hooks, nil when it has
+	// none: the log then decodes every segment it opens, and copies
+	// what it appends (behaving identically).
+	memo      sim.DiskMemo
+	owned     sim.OwnedWriter
 	gate      *storage.Gate
 	dir       string
 	cfg       Config
@@ -119,6 +124,9 @@ func (l *Log) Dir() string { return l.dir }
 
 // Config is the log's configuration.
 func (l *Log) Config() Config { return l.cfg }
+
+// Compacted reports cleanup.policy=compact.
+func (l *Log) Compacted() bool { return l.cfg.Compact }
 
 // LEO is the log end offset.
 func (l *Log) LEO() int64 { return l.segs[len(l.segs)-1].next() }

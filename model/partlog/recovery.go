@@ -27,9 +27,11 @@ type Checkpoints struct {
 // the longest valid prefix, truncates the segment where it ends and deletes
 // the segments after it. It loads producer state as Kafka's LogLoader does,
 // from the producer-state snapshots and the checkpoints (snapshots.go).
-func Open(disk *sim.Disk, gate *storage.Gate, dir string, cfg Config, ck Checkpoints) (*Log, Recovery) {
+func Open(disk sim.NodeDisk, gate *storage.Gate, dir string, cfg Config, ck Checkpoints) (*Log, Recovery) {
 	logStart := ck.LogStart
 	l := &Log{disk: disk, gate: gate, dir: dir, cfg: cfg, start: logStart}
+	l.memo, _ = disk.(sim.DiskMemo)
+	l.owned, _ = disk.(sim.OwnedWriter)
 	rec := Recovery{TruncatedAt: -1}
 	var files []string
 	for _, f := range disk.List(dir + "/") {
@@ -145,17 +147,21 @@ func Open(disk *sim.Disk, gate *storage.Gate, dir string, cfg Config, ck Checkpo
 // held it in memory, the batches whose bytes the file still holds exactly,
 // from the start: decoding them again would give the same batches. It
 // returns where in the file it stopped. A file that does not read in whole
-// takes the slow path, as it must fail the same way.
+// takes the slow path, as it must fail the same way, and so does a disk
+// without a memo.
 func (l *Log) recallSegment(seg *segment, rec *Recovery) int64 {
-	old, _ := l.disk.Memo(seg.file).(*segment)
-	if old == nil || !l.disk.Readable(seg.file) {
+	if l.memo == nil {
+		return 0
+	}
+	old, _ := l.memo.Memo(seg.file).(*segment)
+	if old == nil || !l.memo.Readable(seg.file) {
 		return 0
 	}
 	n := old.idx.len()
 	seg.idx = batchIndex{}
 	// Below unchanged, the file holds what the node wrote, which is what
 	// the memo holds: only the rest needs comparing.
-	unchanged := min(l.disk.UnchangedBelow(seg.file), old.size)
+	unchanged := min(l.memo.UnchangedBelow(seg.file), old.size)
 	size, _ := l.disk.Size(seg.file)
 	// A memo's batches lie end to end in offset order (Append and recovery
 	// put them so): those wholly below unchanged are taken at once, once
@@ -180,7 +186,7 @@ func (l *Log) recallSegment(seg *segment, rec *Recovery) int64 {
 			break
 		}
 		end := pos + int64(b.SizeBytes())
-		if end > size || (end > unchanged && !l.disk.Equal(seg.file, pos, b.Wire())) {
+		if end > size || (end > unchanged && !l.memo.Equal(seg.file, pos, b.Wire())) {
 			break
 		}
 		seg.add(b, pos)
@@ -194,7 +200,15 @@ func (l *Log) recallSegment(seg *segment, rec *Recovery) int64 {
 // restart to recall.
 func (l *Log) addSegment(seg *segment) {
 	l.segs = append(l.segs, seg)
-	l.disk.SetMemo(seg.file, seg)
+	l.setMemo(seg)
+}
+
+// setMemo leaves seg in the disk's memo, if it keeps one, as the file now
+// holds it.
+func (l *Log) setMemo(seg *segment) {
+	if l.memo != nil {
+		l.memo.SetMemo(seg.file, seg)
+	}
 }
 
 func (l *Log) nextOffsetAfter(seg *segment) int64 {

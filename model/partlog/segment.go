@@ -14,7 +14,7 @@ type segment struct {
 	size  int64
 	idx   batchIndex  // its batches, where each starts, and their last offsets
 	dirty bool        // written since its last fsync
-	ref   sim.FileRef // appends go through it: no name lookup per batch
+	ref   sim.FileRef // appends go through it: no name lookup per batch (sim.OwnedWriter)
 }
 
 func (s *segment) next() int64 {
