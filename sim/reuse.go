@@ -1,12 +1,12 @@
 package sim
 
 // Message reuse: an optional interface (a performance hook). A sender may
-// take back a message the world is done with and fill it again for a
-// later send, instead of allocating a new one. What it buys is in
-// docs/performance.md (bytes allocated per event). A sender whose messages
-// do not embed Reuse allocates every message afresh and behaves
-// identically; a receiver need only keep nothing of a message once its
-// Deliver returns.
+// take back a message the world is done with and fill it again for a later
+// send, instead of allocating a new one: the data-plane benchmark allocates
+// 139 bytes per event with it, 232 without (docs/performance.md, The
+// performance hooks). A sender whose messages do not embed Reuse allocates
+// every message afresh and behaves identically; a receiver need only keep
+// nothing of a message once its Deliver returns.
 
 // Reusable is a message its sender may take back, to reuse for a later
 // one, once the world is done with it: it embeds Reuse, and its Owner's

@@ -1,11 +1,12 @@
 package sim
 
-// Trace details as bytes: optional interfaces (performance hooks). A
-// payload that appends its trace detail to a buffer (DetailAppender), and a
-// sink that takes it as bytes (DetailSink), spare a traced run a string
-// per event. What it buys is in docs/performance.md. Neither reaches the
-// trace hash, and the words are the payload's String: a payload or sink
-// that implements neither gets the same trace.
+// Trace details as bytes: optional interfaces (performance hooks). A payload
+// that appends its trace detail to a buffer (DetailAppender), and a sink
+// that takes it as bytes (DetailSink), spare a traced run a string per
+// event: a traced run of acks-all-safe allocates 562 bytes per event with
+// them, 670 without (docs/performance.md, The performance hooks). Neither
+// reaches the trace hash, and the words are the payload's String: a payload
+// or sink that implements neither gets the same trace.
 
 // DetailAppender is an event payload that appends its trace detail to a
 // buffer, in the words its String returns. The payloads of nearly every
