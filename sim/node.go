@@ -10,8 +10,9 @@ package sim
 //   - time is the node's own clock (Env.Now, which a fault may skew);
 //     timers are Env.After and come back through Fire;
 //   - messages go out with Env.Send and arrive through Deliver, in send
-//     order per pair of nodes, or not at all (a Disconnected notice tells
-//     of a reset connection; a partition tells nothing);
+//     order per pair of nodes (unless reordering is switched on), or not
+//     at all (a Disconnected notice tells of a reset connection; a
+//     partition tells nothing);
 //   - the disk's writes are seen at once but are durable only when an
 //     fsync's *FsyncDone comes back through Fire;
 //   - every random draw comes from Env.Rand.
