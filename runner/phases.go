@@ -21,6 +21,7 @@ func (r *execution) build() error {
 	s := r.s
 	r.cfg = s.ClusterConfig()
 	r.cfg.Trace = r.opts.Trace
+	r.cfg.HooksOff = r.opts.HooksOff
 	fr := reader.DefaultConfig("", topicNames(s))
 	fr.Start = s.Duration + s.Settle
 	fr.AutoOffsetReset = "earliest"

@@ -83,6 +83,9 @@ type Options struct {
 	// result then has Interrupted set (and verdict crash), and is not
 	// checked. Ctrl-C closes it.
 	Stop <-chan struct{}
+	// HooksOff runs the world without its performance hooks, for the test
+	// that holds them to changing nothing (sim.Options.HooksOff).
+	HooksOff bool
 }
 
 // Result is everything a run produced.

@@ -44,12 +44,8 @@ package sim
 //     must be down; it restarts with nothing.
 
 import (
-	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
-	"kafkasim/internal/grow"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -113,45 +109,52 @@ type FsyncDone struct {
 	Dir bool
 }
 
-type opKind uint8
-
-const (
-	opWrite opKind = iota
-	opTruncate
-	opRename
-	opRemove
-)
-
-// A pending operation takes 72 bytes: thousands wait out the writeback
-// delay, and each write queues one. The names it concerns are its entries'.
-type pendingOp struct {
-	seq  uint64
-	at   time.Duration
-	off  int64 // write offset, or truncate size
-	data []byte
-	// e and eTo are the entries of the file's name and of a rename's
-	// target: the operation waits in their queues, and settles without a
-	// lookup.
-	e, eTo *fileEntry
-	kind   opKind
-	done   bool // made durable (by an fsync) ahead of its turn
+// NodeDisk is what a node may do with its disk (Env.Disk), and all a
+// node's author needs to know of it (the fault model above says the rest):
+//   - files have flat names; the part before the last slash is a file's
+//     directory (FsyncDir);
+//   - a write, truncate, rename or removal is seen by reads at once (it is
+//     in the page cache) and survives a power loss once an fsync of the
+//     file has completed: Fsync and FsyncDir return at once, and the
+//     node's Fire receives a *FsyncDone carrying the token when the fsync
+//     completes (never, if the process dies first). Writeback may make
+//     it durable earlier; nothing may count on that;
+//   - a process crash loses nothing the node wrote, a power loss what no
+//     fsync covered (the last write perhaps torn), a wipe everything;
+//   - operations fail with ErrNotExist, ErrNoSpace (a full disk) or ErrIO
+//     (an unreadable range); a flipped bit is found only by a checksum.
+//
+// *Disk implements it, and a fake may in unit tests. *Disk also offers
+// optional interfaces (DiskMemo, OwnedWriter) that save work: a node
+// finds them by type assertion, and behaves identically without them.
+type NodeDisk interface {
+	Exists(name string) bool
+	Size(name string) (int64, bool)
+	// List returns the names that start with prefix, sorted.
+	List(prefix string) []string
+	// Read returns a copy of up to n bytes from off (fewer at the end).
+	Read(name string, off int64, n int) ([]byte, error)
+	ReadFile(name string) ([]byte, error)
+	// Write writes at off, creating the file and zero-filling any gap; the
+	// disk keeps a copy of data.
+	Write(name string, off int64, data []byte) error
+	// Append writes at the end and returns where it landed.
+	Append(name string, data []byte) (int64, error)
+	// WriteFile replaces a file's content.
+	WriteFile(name string, data []byte) error
+	// Truncate cuts a file to size (no longer than it is).
+	Truncate(name string, size int64) error
+	// Rename replaces any file at to.
+	Rename(from, to string) error
+	Remove(name string) error
+	// Fsync makes the file's operations issued so far durable; FsyncDir
+	// also the renames and removals in its directory (a checkpoint's
+	// atomic replacement).
+	Fsync(name string, token any)
+	FsyncDir(name string, token any)
 }
 
-// name is the file the operation concerns; to is a rename's target ("" for
-// other operations).
-func (op *pendingOp) name() string { return op.e.name }
-
-func (op *pendingOp) to() string {
-	if op.eTo == nil {
-		return ""
-	}
-	return op.eTo.name
-}
-
-type badRange struct {
-	name     string
-	off, end int64
-}
+var _ NodeDisk = (*Disk)(nil)
 
 // DiskStats counts a disk's work.
 type DiskStats struct {
@@ -160,8 +163,9 @@ type DiskStats struct {
 	Wipes uint64
 }
 
-// Disk is one node's storage. Its methods are called by the node that owns it,
-// through Env, between events.
+// Disk is one node's storage. The node that owns it calls its NodeDisk
+// methods (through Env, between events) and the optional ones; the rest
+// (Stats, Flips, Durable, Preload, ...) are the world owner's god view.
 type Disk struct {
 	w     *World
 	owner NodeID
@@ -252,27 +256,6 @@ func (d *Disk) tidy(name string, e *fileEntry) {
 	}
 }
 
-// FileRef remembers the entry a name had when last written through it, so
-// that a file written over and over (a log's active segment) has its name
-// looked up once rather than on every write. A ref is good until the disk
-// drops an entry (a file emptied and gone, the disk wiped); its next use
-// then looks the name up again. The zero FileRef is ready to use.
-type FileRef struct {
-	name    string
-	e       *fileEntry
-	dropped uint64
-}
-
-// WriteOwnedRef is WriteOwned of file name, through ref.
-func (d *Disk) WriteOwnedRef(ref *FileRef, name string, off int64, data []byte) error {
-	if ref.e == nil || ref.dropped != d.dropped || ref.name != name {
-		*ref = FileRef{name: name, e: d.files[name], dropped: d.dropped}
-	}
-	e, err := d.writeEntry(name, ref.e, off, data)
-	ref.e = e
-	return err
-}
-
 // Stats returns the disk's counters.
 func (d *Disk) Stats() DiskStats { return d.stats }
 
@@ -301,96 +284,6 @@ func (d *Disk) List(prefix string) []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-// Memo returns what the node last stored under key with SetMemo (nil if
-// nothing), even across its crashes and power losses; removing or renaming
-// the file of that name drops it, and a wipe clears it all. It
-// is a shortcut only, for work derived from file bytes (decoding a log
-// segment on restart): a user must check, with Equal, that the bytes it came
-// from are still the file's, so that the shortcut never changes a result.
-func (d *Disk) Memo(key string) any { return d.memo[key] }
-
-// SetMemo stores v under key (see Memo), taken to agree with the file of
-// that name as it is now.
-func (d *Disk) SetMemo(key string, v any) {
-	if d.memo == nil {
-		d.memo, d.unchangedBelow = map[string]any{}, map[string]int64{}
-	}
-	d.memo[key] = v
-	delete(d.unchangedBelow, key)
-}
-
-// UnchangedBelow is the offset below which a memo's file still holds what
-// the node itself last wrote there, since SetMemo: only a power loss (which
-// undoes the writes not yet durable) or a bit flip change bytes behind the
-// node's back. A user of the memo may skip checking bytes below it.
-func (d *Disk) UnchangedBelow(key string) int64 {
-	if _, ok := d.memo[key]; !ok {
-		return 0
-	}
-	if low, ok := d.unchangedBelow[key]; ok {
-		return low
-	}
-	return math.MaxInt64
-}
-
-// changedFrom notes that a file's bytes from off on changed behind its
-// node's back.
-func (d *Disk) changedFrom(name string, off int64) {
-	if _, ok := d.memo[name]; !ok {
-		return
-	}
-	if low, ok := d.unchangedBelow[name]; !ok || off < low {
-		d.unchangedBelow[name] = off
-	}
-}
-
-// Flip is where a bit flip landed (a god-view fact, for audits).
-type Flip struct {
-	File   string
-	Offset int64
-}
-
-// Flips lists every bit flip in the disk's files, oldest first, by the
-// files' current names: a rename carries a file's flips along, a removal or
-// a wipe clears them.
-func (d *Disk) Flips() []Flip { return d.flips }
-
-// Readable reports whether the whole of a file reads without error.
-func (d *Disk) Readable(name string) bool {
-	f := d.cached(name)
-	if f == nil {
-		return false
-	}
-	for _, r := range d.bad {
-		if r.name == name && r.off < f.size && r.end > 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// Equal reports whether a file holds exactly data at off (false when the
-// range is not all in the file, or does not read), comparing in place.
-func (d *Disk) Equal(name string, off int64, data []byte) bool {
-	f := d.cached(name)
-	if f == nil || off < 0 || off+int64(len(data)) > f.size {
-		return false
-	}
-	end := off + int64(len(data))
-	for _, r := range d.bad {
-		if r.name == name && r.off < end && off < r.end {
-			return false
-		}
-	}
-	equal := true
-	f.each(off, end, func(b []byte) bool {
-		equal = bytes.Equal(b, data[:len(b)])
-		data = data[len(b):]
-		return equal
-	})
-	return equal
 }
 
 // Read returns a copy of up to n bytes of a file from off. Reading past the end
@@ -429,12 +322,6 @@ func (d *Disk) ReadFile(name string) ([]byte, error) {
 func (d *Disk) Write(name string, off int64, data []byte) error {
 	return d.write(name, off, append([]byte(nil), data...))
 }
-
-// WriteOwned is Write for a buffer nobody changes again (the caller's own,
-// or bytes shared read-only, such as a record batch's wire form): the disk
-// keeps it as is, never writes into it, and saves a copy on the hot path of
-// log appends.
-func (d *Disk) WriteOwned(name string, off int64, data []byte) error { return d.write(name, off, data) }
 
 func (d *Disk) write(name string, off int64, data []byte) error {
 	_, err := d.writeEntry(name, d.files[name], off, data)
@@ -601,474 +488,4 @@ func (d *Disk) full(grow int64) bool {
 		return true
 	}
 	return d.opts.CapacityBytes > 0 && d.used+grow > d.opts.CapacityBytes
-}
-
-func (d *Disk) queue(op pendingOp) {
-	d.opSeq++
-	op.seq = d.opSeq
-	op.at = d.w.sched.now
-	// Operations are carved from blocks: one allocation per block, not per
-	// write, and a block is reused once all its operations have left the
-	// queue (they leave in issue order; see releaseBlocks).
-	if len(d.opBlock) == cap(d.opBlock) {
-		if n := len(d.spare); n > 0 {
-			d.opBlock, d.spare = d.spare[n-1], d.spare[:n-1]
-		} else {
-			d.opBlock = make([]pendingOp, 0, opBlockOps)
-		}
-		d.blocks = append(d.blocks, d.opBlock)
-	}
-	d.opBlock = append(d.opBlock, op)
-	p := &d.opBlock[len(d.opBlock)-1]
-	d.pending = grow.Append(d.pending, p)
-	d.live++
-	p.e.ops.push(p)
-	if op.kind == opRename {
-		p.eTo.ops.push(p)
-	}
-	if op.kind == opRename || op.kind == opRemove {
-		d.names = append(d.names, p)
-	}
-	if d.opts.WritebackDelay > 0 && !d.writebackArmed {
-		d.armWriteback(op.at + d.opts.WritebackDelay)
-	}
-}
-
-// opBlockOps is how many operations a block holds (tests shrink it, so
-// that blocks are reused within a few operations).
-var opBlockOps = 256
-
-// releaseBlocks makes the oldest block spare once op, which just left the
-// queue, was its last: operations leave in issue order, so the block's
-// others left before it, and nothing points into it any more (the queue
-// and the per-file queues dropped them).
-func (d *Disk) releaseBlocks(op *pendingOp) {
-	if len(d.blocks) == 0 || op != &d.blocks[0][:opBlockOps][opBlockOps-1] {
-		return
-	}
-	if len(d.blocks) == 1 {
-		// The block being carved, full and now empty of pending
-		// operations: the next one takes a spare.
-		d.opBlock = nil
-	}
-	b := d.blocks[0][:opBlockOps]
-	clear(b) // no names or data kept alive
-	d.spare = append(d.spare, b[:0])
-	d.blocks[0] = nil
-	d.blocks = d.blocks[1:]
-}
-
-func (d *Disk) armWriteback(at time.Duration) {
-	d.writebackArmed = true
-	d.w.sched.schedule(&Event{At: at, Kind: EventWriteback, Node: d.owner})
-}
-
-// applyCache performs op in the page cache, keeping d.used in step.
-func (d *Disk) applyCache(op *pendingOp) {
-	switch op.kind {
-	case opWrite:
-		d.applyCacheWrite(op)
-	case opTruncate:
-		f := op.e.cache
-		d.used -= f.size - op.off
-		f.truncate(op.off)
-	case opRename:
-		f := op.e.cache
-		if old := op.eTo.cache; old != nil {
-			d.used -= old.size
-		}
-		op.eTo.cache = f
-		op.e.cache = nil
-	case opRemove:
-		d.used -= op.e.cache.size
-		op.e.cache = nil
-	}
-}
-
-// applyCacheWrite performs a write in the page cache.
-func (d *Disk) applyCacheWrite(op *pendingOp) {
-	f := op.e.cache
-	if f == nil {
-		f = &file{}
-		op.e.cache = f
-	}
-	before := f.size
-	f.write(op.off, op.data)
-	d.used += f.size - before
-}
-
-// applyDurable performs op on the durable copy.
-func (d *Disk) applyDurable(op *pendingOp) {
-	e := op.e
-	switch op.kind {
-	case opWrite:
-		f := e.durable
-		if f == nil {
-			f = &file{}
-			e.durable = f
-		}
-		f.settleWrite(op.off, op.data, e.cache)
-	case opTruncate:
-		if f := e.durable; f != nil {
-			f.truncate(op.off)
-		} else {
-			e.durable = &file{}
-		}
-	case opRename:
-		// A durable rename whose source's creation is not durable still
-		// leaves a (zero-length) file: the directory entry is metadata,
-		// the data is not. This is the classic empty-file-after-crash.
-		f := e.durable
-		if f == nil {
-			f = &file{}
-		}
-		op.eTo.durable = f
-		e.durable = nil
-	case opRemove:
-		e.durable = nil
-	}
-}
-
-// settle makes one pending operation durable, if it is not already.
-func (d *Disk) settle(op *pendingOp) {
-	if !op.done {
-		d.applyDurable(op)
-		op.done = true
-		d.live--
-	}
-}
-
-// fileOps is one file's queue of pending operations, oldest first from
-// head on. Operations join at the back and leave at the front; the slice is
-// reused (compacted in place) rather than resliced, so that a file written
-// all the time does not reallocate its queue all the time.
-type fileOps struct {
-	ops  []*pendingOp
-	head int
-}
-
-func (q *fileOps) pending() []*pendingOp { return q.ops[q.head:] }
-
-func (q *fileOps) push(op *pendingOp) { q.ops = grow.Append(q.ops, op) }
-
-// drop removes the first n pending operations.
-func (q *fileOps) drop(n int) {
-	clear(q.ops[q.head : q.head+n])
-	q.head += n
-	switch {
-	case q.head == len(q.ops):
-		q.ops, q.head = q.ops[:0], 0
-	case q.head >= 64 && 2*q.head >= len(q.ops):
-		k := copy(q.ops, q.ops[q.head:])
-		clear(q.ops[k:])
-		q.ops, q.head = q.ops[:k], 0
-	}
-}
-
-// dropFront removes op from the front of name's queue (e's), if it is
-// there.
-func (d *Disk) dropFront(name string, e *fileEntry, op *pendingOp) {
-	if p := e.ops.pending(); len(p) > 0 && p[0] == op {
-		d.dropOps(name, e, 1)
-	}
-}
-
-// dropOps removes the first n operations of name's queue (e's), and the
-// entry once it holds nothing.
-func (d *Disk) dropOps(name string, e *fileEntry, n int) {
-	e.ops.drop(n)
-	if len(e.ops.pending()) == 0 {
-		d.tidy(name, e)
-	}
-}
-
-// fsyncDone makes durable, in order, the operations on name issued before the
-// fsync.
-func (d *Disk) fsyncDone(issued uint64, name string) {
-	e := d.files[name]
-	if e == nil {
-		return
-	}
-	p := e.ops.pending()
-	n := 0
-	for n < len(p) && p[n].seq <= issued {
-		d.settle(p[n])
-		n++
-	}
-	d.dropOps(name, e, n)
-}
-
-// dirSyncDone makes durable the renames and removals of files in name's
-// directory issued before the fsync, each with the operations issued before
-// it on the files it concerns (in order: what a rename moves, or a removal
-// ends, must be in place first).
-func (d *Disk) dirSyncDone(issued uint64, name string) {
-	dir := parentDir(name)
-	for _, op := range d.names {
-		if op.seq > issued {
-			break
-		}
-		if op.done {
-			continue
-		}
-		if parentDir(op.name()) == dir || (op.kind == opRename && parentDir(op.to()) == dir) {
-			d.settleThrough(op)
-		}
-	}
-	// Done ones go: writeback skips what it finds gone (see dropName).
-	kept := d.names[:0]
-	for _, op := range d.names {
-		if !op.done {
-			kept = append(kept, op)
-		}
-	}
-	clear(d.names[len(kept):])
-	d.names = kept
-}
-
-// dropName removes op, leaving the queue, from the front of names if it is
-// there: both are in issue order, so an op still in names is at its front.
-func (d *Disk) dropName(op *pendingOp) {
-	if len(d.names) > 0 && d.names[0] == op {
-		d.names[0] = nil
-		d.names = d.names[1:]
-	}
-}
-
-// settleThrough makes op durable after every operation issued before it on
-// the files it concerns, and on the files those renamed, in issue order.
-func (d *Disk) settleThrough(op *pendingOp) {
-	names := []string{op.name()}
-	if op.kind == opRename {
-		names = append(names, op.to())
-	}
-	var ops []*pendingOp
-	for i := 0; i < len(names); i++ {
-		fe := d.files[names[i]]
-		if fe == nil {
-			continue
-		}
-		for _, q := range fe.ops.pending() {
-			if q.done || q.seq > op.seq || slices.Contains(ops, q) {
-				continue
-			}
-			ops = append(ops, q)
-			if q.kind == opRename {
-				for _, n := range []string{q.name(), q.to()} {
-					if !slices.Contains(names, n) {
-						names = append(names, n)
-					}
-				}
-			}
-		}
-	}
-	slices.SortFunc(ops, func(a, b *pendingOp) int { return cmp.Compare(a.seq, b.seq) })
-	for _, q := range ops {
-		d.settle(q)
-	}
-}
-
-// parentDir is the directory part of a file name ("" at the top).
-func parentDir(name string) string {
-	if i := strings.LastIndexByte(name, '/'); i >= 0 {
-		return name[:i]
-	}
-	return ""
-}
-
-func (d *Disk) writeback() {
-	d.writebackArmed = false
-	now := d.w.sched.now
-	for d.head < len(d.pending) {
-		op := d.pending[d.head]
-		if !op.done && op.at+d.opts.WritebackDelay > now {
-			break
-		}
-		if !op.done {
-			d.settle(op)
-			d.stats.Writebacks++
-		}
-		d.dropFront(op.name(), op.e, op)
-		if op.kind == opRename {
-			d.dropFront(op.to(), op.eTo, op)
-		}
-		if op.kind == opRename || op.kind == opRemove {
-			d.dropName(op)
-		}
-		d.pending[d.head] = nil
-		d.head++
-		d.releaseBlocks(op)
-	}
-	if d.head > 1024 && d.head*2 > len(d.pending) {
-		d.pending = append(d.pending[:0], d.pending[d.head:]...)
-		d.head = 0
-	}
-	if d.head < len(d.pending) && d.opts.WritebackDelay > 0 {
-		d.armWriteback(d.pending[d.head].at + d.opts.WritebackDelay)
-	}
-}
-
-func (d *Disk) clearPending() {
-	clear(d.pending)
-	d.pending = d.pending[:0]
-	d.head = 0
-	d.live = 0
-	for _, e := range d.files { // kafkasim:orderless: empties every queue
-		e.ops = fileOps{}
-	}
-	clear(d.names)
-	d.names = d.names[:0]
-	// Every block holds only dropped operations now; the one being carved
-	// goes on being carved unless it is full (its last operation will
-	// never leave the queue to release it).
-	keep := 0
-	if len(d.opBlock) < cap(d.opBlock) {
-		keep = 1
-	}
-	n := len(d.blocks) - keep
-	for _, b := range d.blocks[:n] {
-		clear(b[:cap(b)])
-		d.spare = append(d.spare, b[:0])
-	}
-	d.blocks = append(d.blocks[:0], d.blocks[n:]...)
-	clear(d.blocks[len(d.blocks) : n+keep])
-	if keep == 0 {
-		d.opBlock = nil
-	}
-}
-
-// powerLoss drops the page cache: pending operations are lost, except that a
-// torn last write may leave a prefix of itself on the medium.
-func (d *Disk) powerLoss() {
-	tear := d.tornArmed || chance(d.rng, d.opts.TornWriteProbability)
-	d.tornArmed = false
-	if tear {
-		for i := len(d.pending) - 1; i >= d.head; i-- {
-			op := *d.pending[i]
-			if op.kind != opWrite || op.done {
-				continue
-			}
-			if len(op.data) > 1 {
-				op.data = op.data[:1+d.rng.IntN(len(op.data)-1)]
-				d.applyDurable(&op)
-				d.stats.TornWrites++
-			}
-			break
-		}
-	}
-	// What the page cache held beyond the durable copy is undone: a file
-	// changes from the lowest offset an operation not yet durable touched,
-	// or a bit flip hit.
-	for _, f := range d.flips {
-		d.changedFrom(f.File, f.Offset)
-	}
-	for _, op := range d.pending[d.head:] {
-		if op.done {
-			continue
-		}
-		switch op.kind {
-		case opWrite, opTruncate:
-			d.changedFrom(op.name(), op.off)
-		default:
-			d.changedFrom(op.name(), 0)
-			d.changedFrom(op.to(), 0)
-		}
-	}
-	d.clearPending()
-	d.used = 0
-	for name, e := range d.files { // kafkasim:orderless: each entry on its own
-		e.cache = nil
-		if f := e.durable; f != nil {
-			e.cache = f.handOver()
-			d.used += f.size
-		}
-		d.tidy(name, e)
-	}
-}
-
-// wipe replaces the disk with an empty one.
-func (d *Disk) wipe() {
-	d.stats.Wipes++
-	d.clearPending()
-	d.files = map[string]*fileEntry{}
-	d.dropped++
-	d.used = 0
-	d.bad = nil
-	d.memo, d.unchangedBelow, d.flips = nil, nil, nil
-	d.tornArmed = false
-	d.fullAt = -1
-	d.fsyncSlowFactor = 1
-}
-
-// corrupt flips one bit of a file (a random file when name is empty) at a
-// random offset, on the medium and in the cache. It returns the file and
-// offset, or false if there was nothing to corrupt.
-func (d *Disk) corrupt(name string) (string, int64, bool) {
-	if name == "" {
-		var names []string
-		for _, n := range d.List("") {
-			if d.cached(n).size > 0 {
-				names = append(names, n)
-			}
-		}
-		if len(names) == 0 {
-			return "", 0, false
-		}
-		name = names[d.rng.IntN(len(names))]
-	}
-	f := d.cached(name)
-	if f == nil || f.size == 0 {
-		return "", 0, false
-	}
-	off := d.rng.Int64N(f.size)
-	bit := byte(1) << d.rng.IntN(8)
-	f.flip(off, bit)
-	d.changedFrom(name, off)
-	d.flips = append(d.flips, Flip{File: name, Offset: off})
-	if df := d.files[name].durable; df != nil && off < df.size {
-		df.flip(off, bit) // on the medium too
-	}
-	d.stats.Corruptions++
-	return name, off, true
-}
-
-// readError makes a range of a file unreadable (a random file and range when
-// name is empty). It returns what it chose.
-func (d *Disk) readError(name string) (string, int64, bool) {
-	if name == "" {
-		names := d.List("")
-		if len(names) == 0 {
-			return "", 0, false
-		}
-		name = names[d.rng.IntN(len(names))]
-	}
-	size, _ := d.Size(name)
-	off := int64(0)
-	if size > 0 {
-		off = d.rng.Int64N(size)
-	}
-	d.bad = append(d.bad, badRange{name: name, off: off, end: off + 4096})
-	return name, off, true
-}
-
-func (d *Disk) clearBad(name string, off, end int64) {
-	kept := d.bad[:0]
-	for _, r := range d.bad {
-		if r.name == name && off <= r.off && r.end <= end {
-			continue
-		}
-		kept = append(kept, r)
-	}
-	d.bad = kept
-}
-
-func (d *Disk) dropBad(name string) { d.clearBad(name, 0, 1<<62) }
-
-// SetFull makes the disk full at its current usage (on) or lifts that (off).
-func (d *Disk) setFull(on bool) {
-	if on {
-		d.fullAt = d.used
-	} else {
-		d.fullAt = -1
-	}
 }

@@ -86,21 +86,6 @@ type TraceSink interface {
 	Record(r TraceRecord)
 }
 
-// DetailAppender is an event payload that appends its trace detail to a
-// buffer, in the words its String returns. The payloads of nearly every
-// event of a run are: a traced run then makes no string per event for
-// the sinks that take details as bytes.
-type DetailAppender interface {
-	AppendDetail(b []byte) []byte
-}
-
-// DetailSink is a TraceSink that also takes a record whose detail comes as
-// bytes, which it may read only during the call (r.Detail is empty).
-type DetailSink interface {
-	TraceSink
-	RecordDetail(r TraceRecord, detail []byte)
-}
-
 // TraceBuffer is a TraceSink that keeps every record in memory, up to a limit
 // (records past it are counted, not kept).
 type TraceBuffer struct {

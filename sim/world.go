@@ -6,79 +6,6 @@ import (
 	"time"
 )
 
-// NodeID identifies a node of a world: its index, in the order nodes were added.
-type NodeID int32
-
-// NoNode is the id of no node.
-const NoNode NodeID = -1
-
-// Timer is whatever a node asks to be handed back when a timer fires.
-type Timer any
-
-// TimerID cancels a timer.
-type TimerID = EventID
-
-// Node is a controller, broker or client: a deterministic state machine. It
-// reacts to a delivered message or a fired timer, changes its state and asks
-// its Env for effects. It never does I/O itself, and a crash throws the value
-// away: a restarted node is a new value that knows only what its disk holds.
-type Node interface {
-	// Start boots the node; everything it knows comes from env.Disk().
-	Start(env Env)
-	// Deliver hands the node a message from another node (or a Disconnected
-	// notice from its own kernel).
-	Deliver(from NodeID, m Message)
-	// Fire hands back a timer the node set, or a FsyncDone.
-	Fire(t Timer)
-}
-
-// Stopper is implemented by nodes that shut down cleanly: Stop asks the node
-// to finish (a Kafka broker's controlled shutdown) and call Env.Exit. A node
-// that does not implement it exits at once. One that does not exit within the
-// world's shutdown grace is killed.
-type Stopper interface {
-	Stop()
-}
-
-// Env is everything a node may ask of the world.
-type Env interface {
-	// ID is the node's id; Name its name ("broker-1").
-	ID() NodeID
-	Name() string
-	// Now is the node's local clock (offset and drift applied).
-	Now() time.Duration
-	// Send queues m for delivery to another node. It may be delayed, dropped
-	// by a partition or lost with a connection; the sender is not told,
-	// except through a Disconnected notice.
-	Send(to NodeID, m Message)
-	// After fires t after d of the node's local time, unless cancelled or
-	// the node crashes first.
-	After(d time.Duration, t Timer) TimerID
-	// Cancel stops a timer; cancelling one that fired is a no-op.
-	Cancel(id TimerID)
-	// Disk is the node's disk.
-	Disk() *Disk
-	// Rand is the node's own random stream.
-	Rand() *rand.Rand
-	// Exit ends a clean shutdown: the process stops, the page cache stays.
-	Exit()
-	// Note records a happening (an election, an ISR change) in the trace.
-	Note(kind, detail string)
-	// Lookup finds a node by name.
-	Lookup(name string) (NodeID, bool)
-	// Incarnation counts this process's boots (1 for the first): a client
-	// that restarts can keep the values it writes unique.
-	Incarnation() uint32
-	// WorldTime is the simulation's virtual time, for history records only:
-	// behaviour must use Now, the node's own clock.
-	WorldTime() time.Duration
-	// CloseConnection closes this node's connection to a peer (as a Kafka
-	// broker does after an acks=0 produce fails): what is in flight either
-	// way is lost, and the peer learns of it once the close crosses the
-	// link.
-	CloseConnection(peer NodeID)
-}
-
 // ProcessState is a node's process state.
 type ProcessState uint8
 
@@ -120,6 +47,11 @@ type Options struct {
 	Trace TraceSink
 	// ShutdownGrace bounds a clean shutdown; zero means 30 s.
 	ShutdownGrace time.Duration
+	// HooksOff is for tests: the world runs as if no node, payload or sink
+	// implemented the optional performance hooks (hooks.go). Nodes get a
+	// disk without them, no message is handed back for reuse, and every
+	// trace detail comes as a string. The run must be the same.
+	HooksOff bool
 }
 
 // DefaultOptions returns options with the default network and disk.
@@ -142,6 +74,7 @@ type nodeSlot struct {
 	env         *nodeEnv
 	clock       Clock
 	disk        *Disk
+	nodeDisk    NodeDisk // disk, or disk without its hooks (Options.HooksOff)
 	rng         *rand.Rand
 	held        []Held
 	stopping    bool
@@ -179,7 +112,9 @@ func NewWorld(opts Options) *World {
 		opts.ShutdownGrace = 30 * time.Second
 	}
 	w := &World{opts: opts, seed: opts.Seed, byName: map[string]NodeID{}, trace: opts.Trace}
-	w.detailSink, _ = opts.Trace.(DetailSink)
+	if !opts.HooksOff {
+		w.detailSink, _ = opts.Trace.(DetailSink)
+	}
 	w.sched = NewScheduler(w, opts.Limits)
 	w.net = network{w: w, opts: opts.Network}
 	w.faults.init(w)
@@ -210,6 +145,10 @@ func (w *World) AddNode(spec NodeSpec) NodeID {
 	}
 	slot := &nodeSlot{id: id, spec: spec, name: spec.Name, rng: w.seed.Stream("node/" + spec.Name)}
 	slot.disk = newDisk(w, id, diskOpts, w.seed.Stream("disk/"+spec.Name))
+	slot.nodeDisk = slot.disk
+	if w.opts.HooksOff {
+		slot.nodeDisk = WithoutDiskHooks(slot.disk)
+	}
 	w.nodes = append(w.nodes, slot)
 	w.byName[spec.Name] = id
 	w.net.grow(len(w.nodes))
@@ -368,7 +307,7 @@ func (w *World) handle(e *Event) {
 			w.sched.Fold(w.names.hash(m.MessageName()))
 			w.record(e, "")
 			s.node.Deliver(e.From, m)
-			if e.Kind == EventDeliver {
+			if e.Kind == EventDeliver && !w.opts.HooksOff {
 				delivered(m)
 			}
 		}
@@ -675,7 +614,7 @@ func (e *nodeEnv) CloseConnection(peer NodeID) {
 func (e *nodeEnv) ID() NodeID         { return e.s.id }
 func (e *nodeEnv) Name() string       { return e.s.name }
 func (e *nodeEnv) Now() time.Duration { return e.s.clock.Now(e.w.sched.now) }
-func (e *nodeEnv) Disk() *Disk        { return e.s.disk }
+func (e *nodeEnv) Disk() NodeDisk     { return e.s.nodeDisk }
 func (e *nodeEnv) Rand() *rand.Rand   { return e.s.rng }
 
 func (e *nodeEnv) Send(to NodeID, m Message) {

@@ -22,7 +22,7 @@ const (
 	logStartCheckpointFile = dataDir + "/log-start-offset-checkpoint"
 )
 
-func readOffsetCheckpoint(d *sim.Disk, file string) map[string]int64 {
+func readOffsetCheckpoint(d sim.NodeDisk, file string) map[string]int64 {
 	out := map[string]int64{}
 	data, err := storage.ReadCheckpoint(d, file)
 	if err != nil {

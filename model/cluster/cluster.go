@@ -98,6 +98,9 @@ type Config struct {
 	Topics  []TopicSpec
 	Bugs    []string
 	Trace   sim.TraceSink
+	// HooksOff runs the world without its performance hooks, for tests
+	// (sim.Options.HooksOff).
+	HooksOff bool
 	// Data is the brokers' replication and log configuration.
 	Data broker.DataConfig
 	// Producers and Readers are the clients: Count instances of each,
@@ -264,7 +267,7 @@ func Build(cfg Config) (*Cluster, error) {
 		}
 		bugs[b] = true
 	}
-	opts := sim.Options{Seed: sim.Seed(cfg.Seed), Network: cfg.Network, Disk: cfg.Disk, Limits: cfg.Limits, Trace: cfg.Trace}
+	opts := sim.Options{Seed: sim.Seed(cfg.Seed), Network: cfg.Network, Disk: cfg.Disk, Limits: cfg.Limits, Trace: cfg.Trace, HooksOff: cfg.HooksOff}
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ type logBench struct {
 	node   *logNode
 	log    *Log
 	cfg    Config
-	forget bool        // reopen without the disk's memo (the slow path only)
+	forget bool        // open through a disk without its hooks: no memo, appends copied (the slow paths only)
 	ck     Checkpoints // what the next reopen is told
 	rec    Recovery
 }
@@ -52,9 +52,7 @@ func newLogBench(seed uint64, cfg Config, forget bool) *logBench {
 func (b *logBench) reopen() {
 	disk := b.node.env.Disk()
 	if b.forget {
-		for _, f := range disk.List("") {
-			disk.SetMemo(f, nil)
-		}
+		disk = sim.WithoutDiskHooks(disk)
 	}
 	b.log, b.rec = Open(disk, b.node.gate, testDir, b.cfg, b.ck)
 }
@@ -91,7 +89,8 @@ func drawBatch(t *rapid.T, n int, leo int64, epoch int32) *record.Batch {
 // TestLogAgainstOracleAndWithoutMemo drives two identical worlds through
 // appends, truncations, flushes, crashes (with and without page cache),
 // torn writes and bit flips. One reopens its log with the disk's memo of the
-// decoded batches, the other decodes every file from scratch: every log and
+// decoded batches, the other, through a disk without its hooks, decodes
+// every file from scratch (and copies what it appends): every log and
 // every recovery report must be the same. Without corruption, the log must
 // also be what an oracle says: the batches appended and not truncated, and
 // after a power loss a prefix of them at least as long as the last flush.

@@ -28,7 +28,7 @@ func (e Entry) Same(o Entry) bool {
 // Log is the metadata log of one replica: entries in memory, mirrored as
 // checksummed frames in one file on the node's disk.
 type Log struct {
-	disk    *sim.Disk
+	disk    sim.NodeDisk
 	file    string
 	entries []Entry
 	starts  []int64 // file position of each entry's frame
@@ -63,7 +63,7 @@ func decodeEntry(b []byte) (Entry, bool) {
 // OpenLog recovers a log from disk: it keeps the longest prefix of valid
 // frames whose offsets run 0, 1, 2, ... and truncates the file after it (a
 // torn or corrupt tail). It reports how many bytes were cut.
-func OpenLog(disk *sim.Disk, file string) (*Log, int64) {
+func OpenLog(disk sim.NodeDisk, file string) (*Log, int64) {
 	l := &Log{disk: disk, file: file}
 	data, err := disk.ReadFile(file)
 	if err != nil {

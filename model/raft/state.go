@@ -35,7 +35,7 @@ type quorumState struct {
 	Leader   sim.NodeID `json:"leaderId"`
 }
 
-func readQuorumState(d *sim.Disk, file string) (quorumState, error) {
+func readQuorumState(d sim.NodeDisk, file string) (quorumState, error) {
 	payload, err := storage.ReadCheckpoint(d, file)
 	if errors.Is(err, sim.ErrNotExist) {
 		return quorumState{VotedFor: sim.NoNode, Leader: sim.NoNode}, nil

@@ -81,7 +81,7 @@ func WriteCheckpoint(g *Gate, name string, payload []byte, token any) error {
 
 // ReadCheckpoint reads a checkpoint file; it returns sim.ErrNotExist when
 // there is none and ErrCorrupt when its frame is damaged.
-func ReadCheckpoint(d *sim.Disk, name string) ([]byte, error) {
+func ReadCheckpoint(d sim.NodeDisk, name string) ([]byte, error) {
 	data, err := d.ReadFile(name)
 	if err != nil {
 		return nil, err
@@ -128,7 +128,7 @@ type fsyncToken struct {
 // NewGate returns a gate over env's disk and network.
 func NewGate(env sim.Env) *Gate { return &Gate{env: env} }
 
-func (g *Gate) disk() *sim.Disk { return g.env.Disk() }
+func (g *Gate) disk() sim.NodeDisk { return g.env.Disk() }
 
 // Fsync asks for name to be made durable; messages sent after this wait for it.
 func (g *Gate) Fsync(name string) { g.FsyncWith(name, nil) }

@@ -1,0 +1,44 @@
+package partlog
+
+import (
+	"fmt"
+	"math"
+
+	"kafkasim/model/record"
+	"kafkasim/sim"
+)
+
+type segment struct {
+	base  int64
+	file  string
+	size  int64
+	idx   batchIndex  // its batches, where each starts, and their last offsets
+	dirty bool        // written since its last fsync
+	ref   sim.FileRef // appends go through it: no name lookup per batch (sim.OwnedWriter)
+}
+
+func (s *segment) next() int64 {
+	if s.idx.len() == 0 {
+		return s.base
+	}
+	return s.idx.last(s.idx.len()-1) + 1
+}
+
+func (s *segment) add(b *record.Batch, pos int64) {
+	if pos > math.MaxUint32 {
+		panic(fmt.Sprintf("partlog: %s: a batch at position %d, past what segment.bytes allows", s.file, pos))
+	}
+	s.idx.add(b, uint32(pos))
+}
+
+// end is where batch i ends in the file.
+func (s *segment) end(i int) int64 {
+	if i+1 < s.idx.len() {
+		return s.idx.position(i + 1)
+	}
+	return s.idx.position(i) + int64(s.idx.batch(i).SizeBytes())
+}
+
+// cut keeps the first n batches (views Read handed out stay as they were:
+// batchIndex.cut).
+func (s *segment) cut(n int) { s.idx.cut(n) }
