@@ -58,7 +58,7 @@ policy permits lost and rewritten records, even ones readers saw; an
 add-partitions fault permits key-order.
 
 Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
-2 for an unreadable or malformed history or scenario.`,
+2 for an unreadable or malformed history, scenario or godview.jsonl.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path, storeConfig, storeSummary, storeFacts, err := historyPath(args[0], configPath != "")
