@@ -6,8 +6,9 @@
 // cost from a broken guarantee (docs/checker.md). A history checked without
 // a god view carries only what its scenario's faults may do.
 //
-// A new kind of excuse is a constant here, an append where the model sees
-// it happen, and a verdict rule that looks it up: no new field anywhere.
+// A new kind of excuse is a constant here (and in Kinds, so the run store's
+// file of facts reads it back), an append where the model sees it happen,
+// and a verdict rule that looks it up: no new field anywhere.
 package godview
 
 // Kind is what a fact says happened.
@@ -94,6 +95,7 @@ func (f *Fact) Covers(partition string, offset int64) bool {
 // view and with nothing known.
 type List struct {
 	godView bool
+	all     []Fact // in the order given: the run store writes them so
 	byKind  map[Kind][]Fact
 }
 
@@ -106,7 +108,7 @@ func Seen(facts ...Fact) List { return newList(true, facts) }
 func Scheduled(facts ...Fact) List { return newList(false, facts) }
 
 func newList(godView bool, facts []Fact) List {
-	l := List{godView: godView}
+	l := List{godView: godView, all: append([]Fact(nil), facts...)}
 	for _, f := range facts {
 		if l.byKind == nil {
 			l.byKind = map[Kind][]Fact{}
@@ -120,6 +122,10 @@ func newList(godView bool, facts []Fact) List {
 // kind it holds no fact of did not happen. Without one, only what the
 // scenario's faults may do is known.
 func (l List) GodView() bool { return l.godView }
+
+// All lists every fact, of every kind, in the order the list was made
+// with. The caller must not change them.
+func (l List) All() []Fact { return l.all }
 
 // Of lists the facts of kind, in the order they happened. The caller must
 // not change them.

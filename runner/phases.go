@@ -301,6 +301,7 @@ func (r *execution) check() {
 	res.Producers = producerStats(s, c)
 	res.Final, res.FinalTopics = FinalState(c), FinalTopics(c)
 	checks := checkerConfig(s, c)
+	res.Happened = checks.Happened
 	if !r.opts.KeepCluster {
 		c.History.Detach()
 		res.Cluster, r.c, r.w = nil, nil, nil

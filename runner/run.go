@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"kafkasim/checker"
+	"kafkasim/godview"
 	"kafkasim/history"
 	"kafkasim/model/audit"
 	"kafkasim/model/cluster"
@@ -105,6 +106,9 @@ type Result struct {
 	SimTime     time.Duration
 	WallTime    time.Duration
 	Report      *checker.Report
+	// Happened is what the god view saw happen that Kafka permits, as the
+	// checker was given it (the run store keeps it for check RUN_DIR).
+	Happened godview.List
 	// Invariants are the god-view invariants with their status.
 	Invariants []Invariant
 	Violations []audit.Violation
@@ -321,11 +325,19 @@ func topicNames(s *scenarios.Scenario) []string {
 // checkerConfig is what the scenario promises plus what the god view saw
 // happen that Kafka permits.
 func checkerConfig(s *scenarios.Scenario, c *cluster.Cluster) checker.Config {
-	cc := s.Guarantees()
-	cc.Consumers = append(cc.Consumers, checker.ConsumerGuarantees{Prefix: FinalReaderName, Isolation: "read_uncommitted", AutoOffsetReset: "earliest"})
-	cc.Happened = c.Facts()
+	cc := CheckerConfig(s, c.Facts())
 	sizes := c.History.Sizes()
 	cc.Sizes = &sizes
+	return cc
+}
+
+// CheckerConfig is what the scenario promises, with kafkasim's final
+// reader, plus happened: a run's checker's configuration, and that of a
+// history checked again (kafkasim check RUN_DIR).
+func CheckerConfig(s *scenarios.Scenario, happened godview.List) checker.Config {
+	cc := s.Guarantees()
+	cc.Consumers = append(cc.Consumers, checker.ConsumerGuarantees{Prefix: FinalReaderName, Isolation: "read_uncommitted", AutoOffsetReset: "earliest"})
+	cc.Happened = happened
 	return cc
 }
 

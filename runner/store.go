@@ -11,6 +11,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"kafkasim/godview"
 	"kafkasim/history"
 	"kafkasim/internal/jsonstr"
 	"kafkasim/reports"
@@ -18,7 +19,8 @@ import (
 )
 
 // The run store (docs/run-store.md): OUT/<scenario>/seed-<N>/ holds scenario.yaml,
-// history.jsonl.gz, trace.jsonl.gz, summary.json, final-state.json, report.html and the plots.
+// history.jsonl.gz, trace.jsonl.gz, summary.json, final-state.json, report.html and the plots,
+// and for a run that was checked godview.jsonl, the facts its checker was given.
 // A run writes into a hidden staging folder beside its final place and
 // renames it at the end, so that an interrupted run leaves no half-written
 // store where a finished one is expected.
@@ -97,6 +99,9 @@ func (s *Store) write(res *Result, version string) error {
 	if err := writeHistory(filepath.Join(s.staging, history.StoreFile), res); err != nil {
 		return err
 	}
+	if err := writeFacts(filepath.Join(s.staging, godview.StoreFile), res); err != nil {
+		return err
+	}
 	sum, err := json.MarshalIndent(res.Summary(version), "", "  ")
 	if err != nil {
 		return err
@@ -136,6 +141,24 @@ func (s *Store) write(res *Result, version string) error {
 		return err
 	}
 	return final.Close()
+}
+
+// writeFacts writes the god view's facts the run's checker was given, so
+// that check RUN_DIR judges the history as the run did; a run that was not
+// checked (the simulator failed) has none.
+func writeFacts(path string, res *Result) error {
+	if res.Report == nil || res.Verdict == Crash {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := godview.WriteJSONL(f, res.Happened); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // writeHistory writes the history gzip-compressed: a long run's JSON Lines

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"kafkasim/checker"
+	"kafkasim/godview"
 	"kafkasim/history"
 	"kafkasim/internal/plural"
 	"kafkasim/runner"
@@ -33,7 +34,9 @@ guarantee the configuration promises, or a cost the configuration permits.
 
 Given a run's folder (OUT/<scenario>/seed-<N>/), check reads its history
 (history.jsonl.gz) and takes its scenario.yaml as --config would; an explicit
---config overrides it.
+--config overrides it. It judges the history against the facts the run's god
+view saw (godview.jsonl), as the run did; a folder without them (written by
+an older kafkasim) is judged as a history from elsewhere, below.
 
 Every line must be an operation: a JSON object with index, type (invoke, ok,
 fail or info), process, and f, one of:
@@ -55,10 +58,10 @@ policy permits lost and rewritten records, even ones readers saw; an
 add-partitions fault permits key-order.
 
 Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
-2 for an unreadable or malformed history or scenario.`,
+2 for an unreadable or malformed history, scenario or godview.jsonl.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path, storeConfig, storeSummary, err := historyPath(args[0], configPath != "")
+			path, storeConfig, storeSummary, storeFacts, err := historyPath(args[0], configPath != "")
 			if err != nil {
 				return err
 			}
@@ -73,19 +76,21 @@ Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 			}
 			var cfg checker.Config
 			var s *scenarios.Scenario
+			basis := factsBasis{}
 			if configPath != "" {
 				var err error
 				s, err = scenarios.LoadFile(configPath)
 				if err != nil {
 					return inputError(err)
 				}
-				cfg = s.Guarantees()
-				// What the scenario's faults may cost (the runner counts
-				// what did happen; a history alone cannot say), and
-				// kafkasim's final reader, as a run configures it.
-				cfg.Happened = s.ScheduledFaultFacts()
-				cfg.Consumers = append(cfg.Consumers, checker.ConsumerGuarantees{Prefix: scenarios.FinalReaderName,
-					Isolation: "read_uncommitted", AutoOffsetReset: "earliest"})
+				// What the run's god view saw happen, else what the
+				// scenario's faults may cost (a history alone cannot say),
+				// and kafkasim's final reader, as a run configures it.
+				basis, err = readFactsBasis(s, storeFacts, storeConfig != "")
+				if err != nil {
+					return err
+				}
+				cfg = runner.CheckerConfig(s, basis.happened)
 			}
 			rep, nops, err := checkHistory(path, cfg)
 			if err != nil {
@@ -118,10 +123,12 @@ Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 					Violations int               `json:"violations"`
 					// Invariants: god-view invariants the run's summary.json
 					// records broken (checking a run's folder).
-					Invariants int      `json:"invariants_violated"`
-					OK         bool     `json:"ok"`
-					Failures   []string `json:"failures"`
-				}{path, nops, rep.Stats, rep.Anomalies, violations, invariants, len(failures) == 0, append([]string{}, failures...)}
+					Invariants int `json:"invariants_violated"`
+					// Basis: what the verdicts took as having happened.
+					Basis    string   `json:"basis"`
+					OK       bool     `json:"ok"`
+					Failures []string `json:"failures"`
+				}{path, nops, rep.Stats, rep.Anomalies, violations, invariants, basis.name(), len(failures) == 0, append([]string{}, failures...)}
 				if out.Anomalies == nil {
 					out.Anomalies = []checker.Anomaly{}
 				}
@@ -135,6 +142,9 @@ Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 				printStats(w, rep.Stats)
 				for _, line := range splitLines(rep.Summary()) {
 					fmt.Fprintf(w, "  %s\n", cutLongWords(line))
+				}
+				if s != nil {
+					fmt.Fprintf(w, "  basis: %s\n", basis.line)
 				}
 				if invariants > 0 {
 					fmt.Fprintf(w, "  god view (the run's summary.json): %s broken\n", plural.Count(invariants, "invariant"))
@@ -179,11 +189,12 @@ func indentWords(words []string, indent string, width int) string {
 
 // historyPath resolves check's argument: a history file (or "-"), or a
 // run's folder, whose history it names with the folder's scenario (needed
-// unless another is given).
-func historyPath(arg string, configGiven bool) (path, config, summary string, err error) {
+// unless another is given), summary and god view's facts (either may be
+// missing: "").
+func historyPath(arg string, configGiven bool) (path, config, summary, facts string, err error) {
 	st, err := os.Stat(arg)
 	if arg == "-" || err != nil || !st.IsDir() {
-		return arg, "", "", nil // checkHistory words a file it cannot read
+		return arg, "", "", "", nil // checkHistory words a file it cannot read
 	}
 	path = ""
 	// history.jsonl: a run store written before histories were compressed.
@@ -194,16 +205,73 @@ func historyPath(arg string, configGiven bool) (path, config, summary string, er
 		}
 	}
 	if path == "" {
-		return "", "", "", usage("%s: a folder, but no %s (nor %s) in it: give a history file or a run's folder", arg, history.StoreFile, history.PlainStoreFile)
+		return "", "", "", "", usage("%s: a folder, but no %s (nor %s) in it: give a history file or a run's folder", arg, history.StoreFile, history.PlainStoreFile)
 	}
 	config = filepath.Join(arg, "scenario.yaml")
 	if !fileExists(config) && !configGiven {
-		return "", "", "", usage("%s: a run's folder lacks scenario.yaml, the configuration its history ran under: restore it or give --config", arg)
+		return "", "", "", "", usage("%s: a run's folder lacks scenario.yaml, the configuration its history ran under: restore it or give --config", arg)
 	}
 	if summary = filepath.Join(arg, "summary.json"); !fileExists(summary) {
 		summary = ""
 	}
-	return path, config, summary, nil
+	if facts = filepath.Join(arg, godview.StoreFile); !fileExists(facts) {
+		facts = ""
+	}
+	return path, config, summary, facts, nil
+}
+
+// factsBasis is what check takes as having happened in the run a history
+// came from: what its god view saw, or what its scenario's faults may do.
+type factsBasis struct {
+	happened godview.List
+	stored   bool   // read from a run's folder
+	line     string // said on the console ("": no scenario, nothing known)
+}
+
+// name is the basis in --json: "god-view", "scenario-faults", or "none"
+// without a scenario.
+func (b factsBasis) name() string {
+	switch {
+	case b.stored:
+		return "god-view"
+	case b.line != "":
+		return "scenario-faults"
+	}
+	return "none"
+}
+
+// readFactsBasis reads the facts a run's god view saw, from path (a run's
+// godview.jsonl), or without one takes what s's faults may do. runDir: the
+// history is a run's folder's, one written before its facts were stored.
+func readFactsBasis(s *scenarios.Scenario, path string, runDir bool) (factsBasis, error) {
+	if path == "" {
+		why := "a history holds no god view"
+		if runDir {
+			why = "the run's folder holds no " + godview.StoreFile + ": its verdicts may differ from the run's"
+		}
+		return factsBasis{happened: s.ScheduledFaultFacts(), line: "the scenario's faults (" + why + ")"}, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return factsBasis{}, usage("%s: cannot read: %v", path, unwrapPath(err))
+	}
+	defer f.Close()
+	l, err := godview.ReadJSONL(f)
+	var pe *godview.ParseError
+	switch {
+	case errors.As(err, &pe) && pe.Key != "":
+		return factsBasis{}, usage("%s:%d: %s: %s", path, pe.Line, pe.Key, pe.Msg)
+	case errors.As(err, &pe):
+		return factsBasis{}, usage("%s:%d: %s", path, pe.Line, pe.Msg)
+	case err != nil:
+		return factsBasis{}, usage("%s: cannot read: %v", path, err)
+	}
+	whose := "the run's god view"
+	if !l.GodView() {
+		whose = "facts not from a god view"
+	}
+	return factsBasis{happened: l, stored: true,
+		line: fmt.Sprintf("%s (%s: %s), as the run was checked", whose, godview.StoreFile, plural.Count(len(l.All()), "fact"))}, nil
 }
 
 // storedInvariantViolations is how many god-view invariant violations a
