@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"kafkasim/model/metadata"
 	"kafkasim/sim"
 )
 
@@ -79,6 +80,35 @@ func (t *InternalTopics) After(d time.Duration, timer sim.Timer) sim.TimerID {
 // Cancel stops a timer set with After; cancelling one that fired is a
 // no-op.
 func (t *InternalTopics) Cancel(id sim.TimerID) { t.rm.n.env.Cancel(id) }
+
+// Partitions is the partition count of the coordinator's topic in this
+// broker's metadata (0: no such topic yet), for the coordinator's
+// partitionFor(key).
+func (t *InternalTopics) Partitions() int {
+	if topic, ok := t.rm.image().Topics[t.h.topic]; ok {
+		return len(topic.Partitions)
+	}
+	return 0
+}
+
+// Leader is the leader of a partition of the coordinator's topic and its
+// node, as this broker's metadata has them (possibly stale, as Kafka's
+// metadata cache): where a FindCoordinator answer sends the client. ok is
+// false when the partition has no leader that is registered and unfenced
+// (Kafka's getCoordinator answers COORDINATOR_NOT_AVAILABLE then).
+func (t *InternalTopics) Leader(partition int32) (broker int32, node sim.NodeID, ok bool) {
+	im := t.rm.image()
+	p := im.Partition(metadata.TopicPartition{Topic: t.h.topic, Partition: partition})
+	if p == nil || p.Leader < 0 {
+		return -1, sim.NoNode, false
+	}
+	b, registered := im.Brokers[p.Leader]
+	node, listed := t.rm.n.cfg.Nodes[p.Leader]
+	if !registered || b.Fenced || !listed {
+		return -1, sim.NoNode, false
+	}
+	return p.Leader, node, true
+}
 
 // coordinatorTimer is a coordinator's timer, naming the coordinator.
 type coordinatorTimer struct {

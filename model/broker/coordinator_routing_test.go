@@ -342,6 +342,12 @@ func TestCoordinatorsServeOnlyTheirOwnRequests(t *testing.T) {
 		t.Errorf("%d coordinators built, want 2 on each of 3 brokers", n)
 	}
 	h.checkTimersAreOwn()
+	// Where a FindCoordinator would send a client, from any broker.
+	for _, f := range h.fakes {
+		if b, node, ok := f.topics.Leader(0); b != 1 || node != h.c.BrokerNode(1) || !ok || f.topics.Partitions() != 1 {
+			t.Errorf("broker %d's %s coordinator finds its leader at %d (node %d, %v) of %d partitions, want broker 1 of 1", f.broker, f.topic, b, node, ok, f.topics.Partitions())
+		}
+	}
 
 	// The trace names the requests as they name themselves, and a
 	// coordinator's timer by its coordinator and as fmt prints it.

@@ -168,3 +168,46 @@ func TestCoordinatorTimerString(t *testing.T) {
 		}
 	}
 }
+
+// Leader is where a FindCoordinator sends a client: the leader of the
+// coordinator's partition, if it is registered, unfenced and has a node.
+func TestInternalTopicsLeader(t *testing.T) {
+	im := metadata.NewImage("broker-1", nil)
+	im.Brokers[1] = &metadata.Broker{ID: 1}
+	im.Brokers[2] = &metadata.Broker{ID: 2, Fenced: true}
+	im.Brokers[3] = &metadata.Broker{ID: 3, InControlledShutdown: true}
+	im.Brokers[9] = &metadata.Broker{ID: 9} // registered, no node known
+	led := func(i, leader int32) *metadata.Partition {
+		return &metadata.Partition{TopicPartition: metadata.TopicPartition{Topic: "__consumer_offsets", Partition: i}, Leader: leader}
+	}
+	im.Topics["__consumer_offsets"] = &metadata.Topic{Name: "__consumer_offsets",
+		Partitions: []*metadata.Partition{led(0, 1), led(1, 2), led(2, 3), led(3, -1), led(4, 9), led(5, 4)}}
+	n := &Node{image: im, cfg: Config{Nodes: map[int32]sim.NodeID{1: 11, 2: 12, 3: 13, 4: 14}}}
+	rm := &replicaManager{n: n}
+	offsets := &InternalTopics{rm: rm, h: &hostedCoordinator{topic: "__consumer_offsets"}}
+	txn := &InternalTopics{rm: rm, h: &hostedCoordinator{topic: "__transaction_state"}}
+	if offsets.Partitions() != 6 || txn.Partitions() != 0 {
+		t.Fatalf("Partitions: %d and %d, want 6 and 0", offsets.Partitions(), txn.Partitions())
+	}
+	for _, tc := range []struct {
+		topics    *InternalTopics
+		partition int32
+		broker    int32
+		node      sim.NodeID
+		ok        bool
+	}{
+		{offsets, 0, 1, 11, true},
+		{offsets, 1, -1, sim.NoNode, false}, // fenced
+		{offsets, 2, 3, 13, true},           // shutting down, still alive
+		{offsets, 3, -1, sim.NoNode, false}, // no leader
+		{offsets, 4, -1, sim.NoNode, false}, // no node
+		{offsets, 5, -1, sim.NoNode, false}, // not registered
+		{offsets, 6, -1, sim.NoNode, false}, // no such partition
+		{txn, 0, -1, sim.NoNode, false},     // no such topic
+	} {
+		b, node, ok := tc.topics.Leader(tc.partition)
+		if b != tc.broker || node != tc.node || ok != tc.ok {
+			t.Errorf("%s-%d: got %d %d %v, want %d %d %v", tc.topics.h.topic, tc.partition, b, node, ok, tc.broker, tc.node, tc.ok)
+		}
+	}
+}
