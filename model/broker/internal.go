@@ -46,14 +46,20 @@ type Coordinator interface {
 const NoLeaderEpoch int32 = -1
 
 // CoordinatorSpec is a coordinator the broker hosts: New builds it at
-// every start of the broker, for the partitions of Topic.
+// every start of the broker, for the partitions of Topic. A coordinator
+// that serves requests or sets timers implements RequestHandler or
+// TimerHandler too.
 type CoordinatorSpec struct {
 	Topic string
 	New   func(*InternalTopics) Coordinator
 }
 
-// InternalTopics is a coordinator's handle on the broker's replicas.
-type InternalTopics struct{ rm *replicaManager }
+// InternalTopics is a coordinator's handle on the broker's replicas, and
+// on its network and clock (coordinator_routing.go).
+type InternalTopics struct {
+	rm *replicaManager
+	h  *hostedCoordinator
+}
 
 // BrokerID is the id of the broker hosting the coordinator.
 func (t *InternalTopics) BrokerID() int32 { return t.rm.id() }
@@ -225,10 +231,13 @@ func (rm *replicaManager) tellAppends() {
 	rm.finishedAppends = nil
 }
 
-// hostedCoordinator is a coordinator and its topic.
+// hostedCoordinator is a coordinator, its topic, and what it serves
+// besides (coordinator_routing.go): nil when it does not.
 type hostedCoordinator struct {
-	topic string
-	c     Coordinator
+	topic    string
+	c        Coordinator
+	requests RequestHandler
+	timers   TimerHandler
 }
 
 // leadershipChange is news for a coordinator: this broker became leader of
@@ -240,9 +249,15 @@ type leadershipChange struct {
 	leader bool
 }
 
+// startCoordinators builds the coordinators, in configuration order: the
+// order they are asked whether a message is theirs.
 func (rm *replicaManager) startCoordinators() {
 	for _, spec := range rm.cfg.Coordinators {
-		rm.coordinators = append(rm.coordinators, hostedCoordinator{topic: spec.Topic, c: spec.New(&InternalTopics{rm: rm})})
+		h := &hostedCoordinator{topic: spec.Topic}
+		h.c = spec.New(&InternalTopics{rm: rm, h: h})
+		h.requests, _ = h.c.(RequestHandler)
+		h.timers, _ = h.c.(TimerHandler)
+		rm.coordinators = append(rm.coordinators, h)
 	}
 }
 

@@ -23,7 +23,7 @@ func (c *recordingCoordinator) OnResign(tp metadata.TopicPartition, leaderEpoch 
 // batch's records came in; only the hosted topics' partitions are told.
 func TestLeadershipNewsIsToldInPartitionOrder(t *testing.T) {
 	c := &recordingCoordinator{}
-	rm := &replicaManager{coordinators: []hostedCoordinator{{topic: "__consumer_offsets", c: c}}}
+	rm := &replicaManager{coordinators: []*hostedCoordinator{{topic: "__consumer_offsets", c: c}}}
 	offsets := func(i int32) *partition {
 		return &partition{tp: metadata.TopicPartition{Topic: "__consumer_offsets", Partition: i}}
 	}

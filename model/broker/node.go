@@ -153,10 +153,12 @@ func (n *Node) Image() *metadata.Image { return n.image }
 // Raft is the broker's observer replica of the metadata log (god view).
 func (n *Node) Raft() *raft.Raft { return n.raft }
 
-// Deliver routes metadata fetches to the observer, controller answers to the
-// lifecycle, and the data plane to the replica manager.
+// Deliver routes metadata fetches to the observer, a coordinator's
+// requests to it (or answers that no coordinator here serves them),
+// controller answers to the lifecycle, and the data plane to the replica
+// manager.
 func (n *Node) Deliver(from sim.NodeID, m sim.Message) {
-	if n.raft.Deliver(from, m) || n.rm.deliver(from, m) {
+	if n.raft.Deliver(from, m) || n.rm.toCoordinator(from, m) || n.rm.deliver(from, m) || n.rm.notCoordinator(from, m) {
 		return
 	}
 	n.life.deliver(from, m)

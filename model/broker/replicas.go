@@ -172,7 +172,7 @@ type replicaManager struct {
 	// internal.go); leadership is the news for them from the metadata
 	// batch being applied; finishedAppends their appends that finished,
 	// not yet told (tellScheduled: an appendsFinished timer will).
-	coordinators    []hostedCoordinator
+	coordinators    []*hostedCoordinator
 	leadership      []leadershipChange
 	finishedAppends []*pendingAppend
 	tellScheduled   bool

@@ -82,6 +82,8 @@ func (rm *replicaManager) fire(t sim.Timer) bool {
 	case appendsFinished:
 		rm.tellScheduled = false
 		rm.tellAppends()
+	case coordinatorTimer:
+		rm.fireCoordinatorTimer(t)
 	case parkedTimeout:
 		if !t.p.done {
 			rm.unpark(t.p)
