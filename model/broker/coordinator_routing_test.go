@@ -16,10 +16,6 @@ import (
 
 var txnTP = metadata.TopicPartition{Topic: "__transaction_state", Partition: 0}
 
-// notCoordinator is NOT_COORDINATOR, which proto gains with the first
-// request a coordinator serves.
-const notCoordinator proto.ErrorCode = 16
-
 // coordRequest stands in for JoinGroup or EndTxn: a request for the
 // coordinator of Topic (as a FindCoordinator's key type picks one). Delay
 // asks the coordinator to answer that much later, from a timer.
@@ -37,7 +33,7 @@ func (m *coordRequest) String() string {
 
 // NotCoordinator implements broker.CoordinatorRequest.
 func (m *coordRequest) NotCoordinator() sim.Message {
-	return &coordResponse{Correlation: m.Correlation, Error: notCoordinator, Broker: -1}
+	return &coordResponse{Correlation: m.Correlation, Error: proto.NotCoordinator, Broker: -1}
 }
 
 // coordResponse answers a coordRequest: ServedBy is the topic of the
@@ -198,7 +194,7 @@ func (f *servingCoordinator) HandleRequest(from sim.NodeID, m sim.Message) {
 	f.handled = append(f.handled, r.Correlation)
 	switch {
 	case !f.leading:
-		f.topics.Send(from, &coordResponse{Correlation: r.Correlation, Error: notCoordinator, ServedBy: f.topic, Broker: f.broker})
+		f.topics.Send(from, &coordResponse{Correlation: r.Correlation, Error: proto.NotCoordinator, ServedBy: f.topic, Broker: f.broker})
 	case r.Delay > 0:
 		f.topics.After(r.Delay, replyTimer{Instance: f.instance, To: from, Req: *r})
 	default:
@@ -304,9 +300,9 @@ func TestCoordinatorsServeOnlyTheirOwnRequests(t *testing.T) {
 	want := map[uint64]coordResponse{
 		1: {ServedBy: offsetsTP.Topic, Broker: 1},
 		2: {ServedBy: txnTP.Topic, Broker: 1},
-		3: {Error: notCoordinator, Broker: -1},
+		3: {Error: proto.NotCoordinator, Broker: -1},
 		4: {ServedBy: offsetsTP.Topic, Broker: 1},
-		5: {Error: notCoordinator, ServedBy: txnTP.Topic, Broker: 2},
+		5: {Error: proto.NotCoordinator, ServedBy: txnTP.Topic, Broker: 2},
 		6: {ServedBy: txnTP.Topic, Broker: 1},
 	}
 	if len(h.client.answers) != len(want) {

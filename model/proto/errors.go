@@ -16,6 +16,9 @@ const (
 	NotLeaderOrFollower          ErrorCode = 6
 	RequestTimedOut              ErrorCode = 7
 	NetworkException             ErrorCode = 13
+	CoordinatorLoadInProgress    ErrorCode = 14
+	CoordinatorNotAvailable      ErrorCode = 15
+	NotCoordinator               ErrorCode = 16
 	NotController                ErrorCode = 41
 	InvalidRequest               ErrorCode = 42
 	NotEnoughReplicas            ErrorCode = 19
@@ -61,7 +64,8 @@ var errorNames = map[ErrorCode]string{
 	OffsetNotAvailable: "OFFSET_NOT_AVAILABLE", DuplicateBrokerRegistration: "DUPLICATE_BROKER_REGISTRATION",
 	InconsistentClusterID: "INCONSISTENT_CLUSTER_ID", InvalidUpdateVersion: "INVALID_UPDATE_VERSION",
 	IneligibleReplica: "INELIGIBLE_REPLICA", NewLeaderElected: "NEW_LEADER_ELECTED",
-	BrokerNotAvailable: "BROKER_NOT_AVAILABLE",
+	BrokerNotAvailable: "BROKER_NOT_AVAILABLE", CoordinatorLoadInProgress: "COORDINATOR_LOAD_IN_PROGRESS",
+	CoordinatorNotAvailable: "COORDINATOR_NOT_AVAILABLE", NotCoordinator: "NOT_COORDINATOR",
 }
 
 // String is the error's Kafka name.
