@@ -17,14 +17,6 @@ type pendingRecord struct {
 	cb        Callback
 }
 
-// outcome of one attempt of a batch.
-type attempt uint8
-
-const (
-	notWritten attempt = iota // definitely not appended
-	maybeWritten
-)
-
 type pbatch struct {
 	partition int32
 	// records are the batch's records, handed to record.New as they are

@@ -112,7 +112,6 @@ type Reader struct {
 	// collector gathers the records of the poll under way.
 	collector fetchCollector
 	fetching  inFlight // leader -> fetch in flight
-	pollStart time.Duration
 	final     bool
 	finalDone bool
 	// finalStarts are log start offsets final reads began from, not yet
