@@ -1,5 +1,9 @@
 package sim
 
+// The disk's faults, as the world injects them: a power loss (the page
+// cache lost, the last write perhaps torn), a wipe, a flipped bit,
+// unreadable ranges and a full disk.
+
 type badRange struct {
 	name     string
 	off, end int64

@@ -10,6 +10,11 @@ import (
 	"kafkasim/model/record"
 )
 
+// Losses Kafka permits: committed data a new leader lacks, or a deposed
+// leader exposed, recorded as godview.Loss facts with their cause
+// (cause.go), and as a violation of the invariant when nothing permits it;
+// what an unclean election resurrected.
+
 // Loss is committed data lost in a way Kafka's configuration permits: a fact
 // of kind godview.Loss, its Cause the root cause (causeOf).
 type Loss = godview.Fact

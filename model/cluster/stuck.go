@@ -9,6 +9,11 @@ import (
 	"kafkasim/sim"
 )
 
+// Replicas stuck out of their ISR by undetected disk corruption, which
+// Kafka cannot bring back without an operator (StuckBy), and what they hold
+// back: the offsets above a high watermark that cannot advance. Convergence
+// does not wait for them, and the god view's facts excuse what they hold.
+
 // HeldBack is a partition's offsets [From, To) in its leader's log above a
 // high watermark that cannot reach them.
 type HeldBack struct {
