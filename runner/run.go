@@ -310,6 +310,8 @@ func (r *execution) interrupted() bool {
 		return false
 	}
 }
+
+// topicNames are the scenario's topics, which the final reader reads.
 func topicNames(s *scenarios.Scenario) []string {
 	out := make([]string, len(s.Topics))
 	for i, t := range s.Topics {
