@@ -43,7 +43,7 @@ const (
 	// ConvergeGraceMax is how long past settle the runner waits for a
 	// cluster that has not quite converged, at least: the grace grows to
 	// cover the configuration's own longest wait on a lost request (see
-	// recoveryWait), plus ConvergeMargin.
+	// convergeGrace), plus ConvergeMargin.
 	ConvergeGraceMax = 15 * time.Second
 	// ConvergeMargin is what the grace adds to the longest configured
 	// wait: the retry itself, a metadata refresh, replication.

@@ -145,7 +145,7 @@ func (d *Disk) clearBad(name string, off, end int64) {
 
 func (d *Disk) dropBad(name string) { d.clearBad(name, 0, 1<<62) }
 
-// SetFull makes the disk full at its current usage (on) or lifts that (off).
+// setFull makes the disk full at its current usage (on) or lifts that (off).
 func (d *Disk) setFull(on bool) {
 	if on {
 		d.fullAt = d.used

@@ -124,7 +124,10 @@ func (p *Client) partitionFor(pr pendingRecord) int32 {
 	return p.sticky
 }
 
-// pendingUnpartitioned holds records sent before any metadata arrived.
+// append adds a record to its partition's last batch, or to a new one when
+// that one is closed, already sent or full (a record sent before any
+// metadata arrived goes to pending, partition -1), and wakes the sender:
+// now for a batch this record closed, after linger.ms otherwise.
 func (p *Client) append(pr pendingRecord) {
 	part := p.partitionFor(pr)
 	if !p.metaValid {
