@@ -23,9 +23,7 @@ func (c *Cluster) Facts() godview.List {
 			facts = append(facts, godview.Fact{Kind: godview.UncleanElection, Partition: l.Partition, At: l.At})
 		}
 	}
-	for _, h := range c.HeldBack() {
-		facts = append(facts, godview.Fact{Kind: godview.HeldBack, Partition: h.Partition, From: h.From, To: h.To})
-	}
+	facts = append(facts, c.heldBack()...)
 	for _, r := range c.World.FaultLog() {
 		if r.Undo || r.Skipped != "" {
 			continue
