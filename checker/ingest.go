@@ -9,7 +9,7 @@ import (
 // Ingestion: the history taken one operation at a time (add), each turned
 // into a few compact facts in the index (a send's record, observations, a
 // reader's session) and per-process state. Nothing here needs the whole
-// history: what does runs at the end (finish, analyze.go).
+// history: what does runs once it is all in (finish, analyze.go).
 
 // session is one reader's reading of one partition, from its first poll (or
 // an assign) to a crash, a restart or a revoke.

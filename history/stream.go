@@ -6,7 +6,7 @@ import (
 )
 
 // The operation stream holds a recorder's operations, each encoded in a
-// few bytes (encodeOp): its flags, then varints — time, process, function,
+// few bytes (Recorder.addAs, with an opHead): its flags, then varints — time, process, function,
 // isolation, topic, partition, offset, side entry — then its key and value
 // bytes. A send takes about 28 bytes where a fixed slot and its text took
 // 53, and the stream holds no pointer for the collector to follow.

@@ -10,6 +10,9 @@ import (
 	"kafkasim/sim"
 )
 
+// The cluster's state when the run ended, for final-state.json and the
+// describe commands: every partition and every topic.
+
 // FinalState is every partition at the end of the run, for describe topics.
 func FinalState(c *cluster.Cluster) []reports.PartitionState {
 	im := c.Metadata()

@@ -335,8 +335,9 @@ func missingFromFinalReads(c *cluster.Cluster, values []string) string {
 	for _, v := range values {
 		want[v] = true
 	}
+	final := c.World.Name(c.FinalReader)
 	c.History.Each(func(op *history.Op) {
-		if op.Process != FinalReaderName+"-0" || op.F != history.FPoll || op.Type != history.OK {
+		if op.Process != final || op.F != history.FPoll || op.Type != history.OK {
 			return
 		}
 		for _, r := range op.Value.Records {

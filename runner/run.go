@@ -44,7 +44,7 @@ const (
 	// ConvergeGraceMax is how long past settle the runner waits for a
 	// cluster that has not quite converged, at least: the grace grows to
 	// cover the configuration's own longest wait on a lost request (see
-	// recoveryWait), plus ConvergeMargin.
+	// convergeGrace), plus ConvergeMargin.
 	ConvergeGraceMax = 15 * time.Second
 	// ConvergeMargin is what the grace adds to the longest configured
 	// wait: the retry itself, a metadata refresh, replication.
@@ -314,6 +314,8 @@ func (r *execution) interrupted() bool {
 		return false
 	}
 }
+
+// topicNames are the scenario's topics, which the final reader reads.
 func topicNames(s *scenarios.Scenario) []string {
 	out := make([]string, len(s.Topics))
 	for i, t := range s.Topics {

@@ -1,5 +1,9 @@
 package sim
 
+// The disk's faults, as the world injects them: a power loss (the page
+// cache lost, the last write perhaps torn), a wipe, a flipped bit,
+// unreadable ranges and a full disk.
+
 type badRange struct {
 	name     string
 	off, end int64
@@ -141,7 +145,7 @@ func (d *Disk) clearBad(name string, off, end int64) {
 
 func (d *Disk) dropBad(name string) { d.clearBad(name, 0, 1<<62) }
 
-// SetFull makes the disk full at its current usage (on) or lifts that (off).
+// setFull makes the disk full at its current usage (on) or lifts that (off).
 func (d *Disk) setFull(on bool) {
 	if on {
 		d.fullAt = d.used

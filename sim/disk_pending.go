@@ -9,6 +9,10 @@ import (
 	"kafkasim/internal/grow"
 )
 
+// Pending operations: what the page cache holds that the durable copy does
+// not yet, in issue order per file; an fsync or the writeback makes them
+// durable, a power loss drops them (disk_faults.go).
+
 type opKind uint8
 
 const (

@@ -81,11 +81,11 @@ func TestResumeRerunsChangedCells(t *testing.T) {
 
 // smallSweep is a sweep of one axis over the smallest bundled scenario, one
 // seed per cell.
-func smallSweep(t *testing.T, name, axis string, values ...string) *SweepFile {
+func smallSweep(t *testing.T, name, axis string, values ...string) *File {
 	t.Helper()
 	base, err := scenarios.LoadFile("../scenarios/batch-compression.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &SweepFile{Name: name, Base: base, Seeds: 1, Axes: []SweepAxis{{Name: axis, Values: values}}}
+	return &File{Name: name, Base: base, Seeds: 1, Axes: []Axis{{Name: axis, Values: values}}}
 }

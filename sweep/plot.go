@@ -42,7 +42,7 @@ type Plot = reports.Plot
 // multiples, one panel per combination of their values, and every other
 // axis with more than one value that the plot does not draw is faceted too
 // (seed-offset, a seed axis, is averaged over like seeds). The panels
-// share their scales. More panels than SweepPanelsMax is an
+// share their scales. More panels than PanelsMax is an
 // error.
 //
 // The three kinds:

@@ -35,7 +35,7 @@ type plotPanels struct {
 // plotSplit resolves a spec's facets and where against the sweep's axes
 // and groups the cells into panels. It fails when an axis the spec names
 // is not one of the sweep's, a where value is not one of its axis's, or
-// the panels would be more than SweepPanelsMax.
+// the panels would be more than PanelsMax.
 func plotSplit(axes []Axis, cells []Cell, s PlotSpec) (*plotPanels, error) {
 	ps := &plotPanels{where: s.Where}
 	for _, w := range s.Where {
@@ -57,11 +57,7 @@ func plotSplit(axes []Axis, cells []Cell, s PlotSpec) (*plotPanels, error) {
 			kept = append(kept, c)
 		}
 	}
-	sa := make([]SweepAxis, len(axes))
-	for i, a := range axes {
-		sa[i] = SweepAxis{Name: a.Name, Values: a.Values}
-	}
-	ps.auto = PlotAveragedAxes(s.Kind, s.named(), sa)
+	ps.auto = PlotAveragedAxes(s.Kind, s.Named(), axes)
 	names := append(append([]string{}, s.Facets...), ps.auto...)
 	n := 1
 	for _, name := range names {
@@ -72,7 +68,7 @@ func plotSplit(axes []Axis, cells []Cell, s PlotSpec) (*plotPanels, error) {
 		ps.facets = append(ps.facets, a)
 		n *= len(a.values)
 	}
-	if err := PlotPanelsFit(s.Facets, ps.auto, sa); err != nil {
+	if err := PlotPanelsFit(s.Facets, ps.auto, axes); err != nil {
 		return nil, err
 	}
 	ps.rows, ps.cols = plotGridShape(ps.facets, n)

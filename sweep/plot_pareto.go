@@ -127,7 +127,7 @@ func plotPareto(axes []Axis, cells []Cell, s PlotSpec) (*plotFigure, error) {
 	labelAxes := s.Label
 	if len(labelAxes) == 0 {
 		// Every axis that tells a panel's cells apart.
-		labelAxes = plotOtherAxes(axes, s.named()...)
+		labelAxes = plotOtherAxes(axes, s.Named()...)
 	}
 	// When less is better along Y, zero is the best there is: a cell
 	// with Y = 0 (no acknowledged write lost) is marked apart from one

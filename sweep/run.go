@@ -108,7 +108,7 @@ type cellPlan struct {
 }
 
 // Run runs a sweep file's grid.
-func Run(sw *SweepFile, opts Options) (*Result, error) {
+func Run(sw *File, opts Options) (*Result, error) {
 	if opts.Parallel <= 0 {
 		opts.Parallel = runtime.NumCPU()
 	}
@@ -235,7 +235,7 @@ feed:
 // grid builds every cell: the product of the axes, each applied to a copy of
 // the base. A cell whose configuration is impossible (min.insync.replicas
 // above the replication factor) is kept, marked invalid, and not run.
-func grid(sw *SweepFile, res *Result) []*cellPlan {
+func grid(sw *File, res *Result) []*cellPlan {
 	var plans []*cellPlan
 	var walk func(i int, values []string)
 	walk = func(i int, values []string) {

@@ -22,8 +22,8 @@ func TestSweepShapesFollowKafkasDesign(t *testing.T) {
 		t.Skip("runs two small sweeps")
 	}
 	const never, every = "9223372036854775807", "1"
-	load := func(name string, fixed map[string]string, axes ...SweepAxis) *SweepFile {
-		sw, err := LoadSweepFile("../sweeps/durability-vs-availability.yaml")
+	load := func(name string, fixed map[string]string, axes ...Axis) *File {
+		sw, err := Load("../sweeps/durability-vs-availability.yaml")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +39,7 @@ func TestSweepShapesFollowKafkasDesign(t *testing.T) {
 		sw.Name, sw.Base, sw.Axes, sw.Plots = name, base, axes, nil
 		return sw
 	}
-	run := func(sw *SweepFile) *Result {
+	run := func(sw *File) *Result {
 		res, err := Run(sw, Options{Seeds: 5, Parallel: 2, Out: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
@@ -62,9 +62,9 @@ func TestSweepShapesFollowKafkasDesign(t *testing.T) {
 	lost := func(c Cell) float64 { return c.Metrics["lost-acked"].Mean }
 
 	res := run(load("shapes-acks-all", map[string]string{"acks": "all", "unclean.leader.election.enable": "false"},
-		SweepAxis{Name: "min.insync.replicas", Values: []string{"1", "2"}},
-		SweepAxis{Name: "eligible.leader.replicas.enable", Values: []string{"true", "false"}},
-		SweepAxis{Name: "log.flush.interval.messages", Values: []string{never, every}}))
+		Axis{Name: "min.insync.replicas", Values: []string{"1", "2"}},
+		Axis{Name: "eligible.leader.replicas.enable", Values: []string{"true", "false"}},
+		Axis{Name: "log.flush.interval.messages", Values: []string{never, every}}))
 	cell := func(isr, elr, flush string) Cell {
 		return cellOf(res, map[string]string{"min.insync.replicas": isr, "eligible.leader.replicas.enable": elr, "log.flush.interval.messages": flush})
 	}
@@ -90,8 +90,8 @@ func TestSweepShapesFollowKafkasDesign(t *testing.T) {
 
 	res = run(load("shapes-flushed", map[string]string{"min.insync.replicas": "2", "eligible.leader.replicas.enable": "true",
 		"log.flush.interval.messages": every},
-		SweepAxis{Name: "acks", Values: []string{"1", "all"}},
-		SweepAxis{Name: "unclean.leader.election.enable", Values: []string{"false", "true"}}))
+		Axis{Name: "acks", Values: []string{"1", "all"}},
+		Axis{Name: "unclean.leader.election.enable", Values: []string{"false", "true"}}))
 	for _, c := range res.Cells {
 		safe := c.Values["acks"] == "all" && c.Values["unclean.leader.election.enable"] == "false"
 		if safe != (lost(c) == 0) {

@@ -9,6 +9,8 @@ package sweep
 type Axis struct {
 	Name   string
 	Values []string
+	// Line is where the sweep file gives the axis (0: not from a file).
+	Line int
 }
 
 // Stat is one metric of a cell: the mean over its runs and a 95% confidence
@@ -47,29 +49,32 @@ type PlotSpec struct {
 	Series []string // lines: axes that make one line each
 	// Facets are axes drawn as small multiples, one panel per combination
 	// of their values. Every other axis with more than one value that the
-	// plot neither draws nor fixes with Where is faceted too: a plot never
-	// averages over configurations (only over seed-offset, a seed axis).
+	// plot neither draws nor fixes with Where is faceted too (see
+	// PlotAveragedAxes): a plot never averages over configurations (only
+	// over seed-offset, a seed axis).
 	Facets []string
-	// Where fixes axes to one value each: the plot shows that slice.
+	// Where fixes axes to one value each: the plot shows that slice of the
+	// grid and says so.
 	Where []Fixed
-	// Title, when empty, is derived from the kind and the fields.
+	// Title, when set, replaces the title derived from the kind and the
+	// fields: the lesson the plot teaches, say.
 	Title string
+	// Line is where the sweep file gives the plot (0: not from a file).
+	Line int
 }
 
-// Fixed is an axis fixed to one value by a plot's where.
-type Fixed = SweepFixed
+// Fixed is one axis fixed to one of its values by a plot's where.
+type Fixed struct{ Axis, Value string }
 
-// named lists the axes the spec names, as SweepPlot.Named.
-func (s PlotSpec) named() []string {
-	return SweepPlot{Kind: s.Kind, X: s.X, Y: s.Y, Series: s.Series, Facets: s.Facets, Where: s.Where}.Named()
-}
-
-// PlotSpecs are a sweep file's plots.
-func PlotSpecs(sw *SweepFile) []PlotSpec {
-	var out []PlotSpec
-	for _, p := range sw.Plots {
-		out = append(out, PlotSpec{Kind: p.Kind, X: p.X, Y: p.Y, Z: p.Z, Label: p.Label, Series: p.Series,
-			Facets: p.Facets, Where: p.Where, Title: p.Title})
+// Named lists the names a plot gives in x, y, series, facets and where:
+// every axis it draws, splits into panels or fixes (and, for x and y, any
+// metric).
+func (p PlotSpec) Named() []string {
+	out := []string{p.X, p.Y}
+	out = append(out, p.Series...)
+	out = append(out, p.Facets...)
+	for _, w := range p.Where {
+		out = append(out, w.Axis)
 	}
 	return out
 }
@@ -79,7 +84,3 @@ func PlotSpecs(sw *SweepFile) []PlotSpec {
 // runs that lost any, with a Wilson interval. Loss under a fault schedule is
 // rare and large, so this says more than the mean lost fraction.
 const RunsLosingAcked = "runs-losing-acked"
-
-// Metrics lists the metric names every run reports, besides anomaly counts;
-// the sweep file's loader checks plots against the same list.
-var Metrics = SweepMetrics

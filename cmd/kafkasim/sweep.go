@@ -51,7 +51,7 @@ configurations that lose data should not assert in its base what they break;
 or a plot could not be drawn.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sw, err := sweep.LoadSweepFile(args[0])
+			sw, err := sweep.Load(args[0])
 			if err != nil {
 				return inputError(err)
 			}
@@ -81,7 +81,7 @@ or a plot could not be drawn.`,
 			if err != nil {
 				return simulatorFailed("%v", err)
 			}
-			sum, err := sweep.Report(res, sweep.PlotSpecs(sw), sweep.Info{Name: sw.Name, File: args[0], Base: sw.BasePath, Version: versionString()})
+			sum, err := sweep.Report(res, sw.Plots, sweep.Info{Name: sw.Name, File: args[0], Base: sw.BasePath, Version: versionString()})
 			if asJSON {
 				if jerr := writeJSON(cmd.OutOrStdout(), sum); jerr != nil {
 					return simulatorFailed("%v", jerr)

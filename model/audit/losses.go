@@ -10,6 +10,11 @@ import (
 	"kafkasim/model/record"
 )
 
+// Losses Kafka permits: committed data a new leader lacks, or a deposed
+// leader exposed, recorded as godview.Loss facts with their cause
+// (cause.go), and as a violation of the invariant when nothing permits it;
+// what an unclean election resurrected.
+
 // Loss is committed data lost in a way Kafka's configuration permits: a fact
 // of kind godview.Loss, its Cause the root cause (causeOf).
 type Loss = godview.Fact
@@ -39,7 +44,7 @@ func (a *Audit) lose(tp metadata.TopicPartition, p *partitionAudit, i int, broke
 		a.report(invariant, a.brokerNode(broker), "%s: committed offsets %d..%d %s", tp, from, to-1, how)
 	} else {
 		a.facts = append(a.facts, Loss{Kind: godview.Loss, At: int64(a.w.Now()), Partition: tp.String(), From: from, To: to, Records: records,
-			Producer: godview.NoProducer, Cause: cause, ExposedBy: exposedBy, LeaderEnd: leaderEnd})
+			Cause: cause, ExposedBy: exposedBy, LeaderEnd: leaderEnd})
 		why := cause
 		if exposedBy != "" {
 			why += ", exposed by " + exposedBy
@@ -87,7 +92,7 @@ func (a *Audit) deposedExposed(tp metadata.TopicPartition, p *partitionAudit, le
 		return
 	}
 	a.facts = append(a.facts, Loss{Kind: godview.Loss, At: int64(a.w.Now()), Partition: tp.String(), From: from, To: hw, Records: records,
-		Producer: godview.NoProducer, Cause: CauseUncleanElection})
+		Cause: CauseUncleanElection})
 	a.w.Note("data-loss", fmt.Sprintf("%s: offsets %d..%d exposed by the deposed leader of epoch %d lost (unclean-election)", tp, from, hw-1, leaderEpoch))
 }
 
@@ -144,8 +149,7 @@ func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leader
 		// written twice: idempotence cannot match sequences across
 		// producer epochs (fuzz seed 4008635).
 		if start < log.LEO() {
-			a.facts = append(a.facts, godview.Fact{Kind: godview.Resurrected, At: int64(a.w.Now()), Partition: tp.String(), From: start, To: log.LEO(),
-				Producer: godview.NoProducer})
+			a.facts = append(a.facts, godview.Fact{Kind: godview.Resurrected, At: int64(a.w.Now()), Partition: tp.String(), From: start, To: log.LEO()})
 		}
 		// What was acknowledged past where its log stops agreeing is
 		// gone: followers that truncate to it owe those writes nothing.

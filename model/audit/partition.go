@@ -11,6 +11,13 @@ import (
 	"kafkasim/sim"
 )
 
+// A partition's audit state: the batches committed in it, how far each
+// replica's high watermark has been checked against them, and what may
+// excuse a committed batch that vanishes (unclean elections, replicas that
+// came back short from a recovery); part finds it by topic and number.
+
+// batchKey identifies a batch in the log, as the audit compares copies of
+// it across replicas and retries.
 type batchKey struct {
 	base    int64
 	last    int64
@@ -34,6 +41,7 @@ func (k batchKey) same(o batchKey) bool {
 	return k.thinned || o.thinned || k.crc == o.crc // compaction rewrites batches
 }
 
+// partitionAudit is what the audit knows of one partition.
 type partitionAudit struct {
 	committed chunked.List[batchKey] // committed batches, by offset
 	// outOfOrder: retries a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER
@@ -48,10 +56,12 @@ type partitionAudit struct {
 	// checks: how far each replica's high watermark has been checked (a
 	// replica set is a handful of brokers: a list, not maps).
 	checks []replicaCheck
-	// permitted says a committed batch may now vanish: an unclean election,
-	// or a recovery that lost page cache, happened since.
-	// uncleanElections: each unclean election's leader epoch and where its
-	// loss began; a leader of an earlier epoch is deposed by it.
+	// uncleanElections and powerLossFrom say a committed batch may now
+	// vanish: an unclean election, or a recovery that lost page cache,
+	// happened since. uncleanElections: each unclean election's leader
+	// epoch and where its loss began; a leader of an earlier epoch is
+	// deposed by it. powerLossFrom: the lowest log end a replica came back
+	// with, short of what was committed (-1: none).
 	uncleanElections []uncleanElection
 	powerLossFrom    int64
 	// shortSince: brokers whose log came back from a power loss shorter
@@ -92,9 +102,6 @@ type topicAudit struct {
 	parts []*partitionAudit
 }
 
-// part is a partition's audit state. It is asked for after every
-// acknowledgement and high-watermark move: partitions are found by topic
-// (the last one at hand) and number, with no hashing of the pair.
 // replicaCheck is how far the audit has checked one replica of a
 // partition.
 type replicaCheck struct {
@@ -125,6 +132,9 @@ func (p *partitionAudit) check(broker int32) *replicaCheck {
 	return &p.checks[len(p.checks)-1]
 }
 
+// part is a partition's audit state. It is asked for after every
+// acknowledgement and high-watermark move: partitions are found by topic
+// (the last one at hand) and number, with no hashing of the pair.
 func (a *Audit) part(tp metadata.TopicPartition) *partitionAudit {
 	t := a.lastTopic
 	if t == nil || t.name != tp.Topic {

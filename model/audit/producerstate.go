@@ -9,6 +9,11 @@ import (
 	"kafkasim/model/record"
 )
 
+// Producer-state excuses: committed idempotent batches a leader's producer
+// state forgot (answered OUT_OF_ORDER_SEQUENCE_NUMBER, or took a retry as
+// new), and batches it appended from a producer it held nothing of
+// (KIP-360), each recorded as a godview fact once the batch is committed.
+
 // batchRetry identifies a batch a producer sent again (one a leader answered
 // OUT_OF_ORDER_SEQUENCE_NUMBER, or took from a producer it held no state
 // for): its producer id, epoch, first sequence and length, and the broker.

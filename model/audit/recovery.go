@@ -6,6 +6,10 @@ import (
 	"kafkasim/model/record"
 )
 
+// Recoveries that lost data: a replica that came back shorter than what was
+// committed (a power loss, a wiped or corrupt disk), which may later excuse
+// that committed data's loss, and the lookups that ask what it lacks.
+
 // ReplicaRecovered notes a replica whose log came back shorter than what was
 // committed (or disagreeing with it) because recovery lost data: a power loss
 // took its page cache, its disk was replaced or corrupt. Committed data from

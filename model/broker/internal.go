@@ -220,15 +220,17 @@ func (a *pendingAppend) timedOut() {
 	}
 }
 
-// tellAppends tells the coordinators of the appends that finished, in the
-// order they did (one may append again, and finish more).
+// tellAppends tells the coordinators of the appends that finished so far,
+// in the order they did. An append a coordinator makes on hearing of one
+// may finish at once (a partition with one replica in sync commits it as it
+// is written): that one is told in an event of its own, as Append promises,
+// not in this loop.
 func (rm *replicaManager) tellAppends() {
-	for len(rm.finishedAppends) > 0 {
-		a := rm.finishedAppends[0]
-		rm.finishedAppends = rm.finishedAppends[1:]
+	finished := rm.finishedAppends
+	rm.finishedAppends = nil
+	for _, a := range finished {
 		a.done(a.result)
 	}
-	rm.finishedAppends = nil
 }
 
 // hostedCoordinator is a coordinator, its topic, and what it serves

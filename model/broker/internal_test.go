@@ -20,13 +20,17 @@ var offsetsTP = metadata.TopicPartition{Topic: "__consumer_offsets", Partition: 
 
 // coordinatorHarness runs a fake coordinator on every broker of a cluster
 // (one controller, brokers 1..3, __consumer_offsets-0 on all three led by
-// broker 1, min.insync.replicas 2) and checks what it is told against the
-// god view.
+// broker 1, min.insync.replicas 2, unless newCoordinatorHarnessOn says
+// otherwise) and checks what it is told against the god view.
 type coordinatorHarness struct {
 	t       *testing.T
 	c       *cluster.Cluster
 	acks    int16
 	timeout time.Duration
+	minISR  int
+	// appending is set while a coordinator's Append runs: the broker must
+	// not tell it of an append then.
+	appending bool
 	// fakes are the coordinators built, in the order the brokers started.
 	fakes []*fakeCoordinator
 	// committed are the records coordinators were told were committed, by
@@ -39,11 +43,18 @@ type coordinatorHarness struct {
 
 func newCoordinatorHarness(t *testing.T, seed uint64, acks int16, timeout time.Duration) *coordinatorHarness {
 	t.Helper()
-	h := &coordinatorHarness{t: t, acks: acks, timeout: timeout, committed: map[int64]string{}}
+	return newCoordinatorHarnessOn(t, seed, acks, timeout, []int32{1, 2, 3}, 2)
+}
+
+// newCoordinatorHarnessOn places __consumer_offsets-0 on replicas (the
+// first leads) with min.insync.replicas minISR.
+func newCoordinatorHarnessOn(t *testing.T, seed uint64, acks int16, timeout time.Duration, replicas []int32, minISR int) *coordinatorHarness {
+	t.Helper()
+	h := &coordinatorHarness{t: t, acks: acks, timeout: timeout, minISR: minISR, committed: map[int64]string{}}
 	cfg := cluster.DefaultConfig(seed)
 	cfg.Controllers, cfg.Brokers = 1, 3
-	cfg.Topics = []cluster.TopicSpec{{Name: offsetsTP.Topic, Partitions: 1, ReplicationFactor: 3, MinInsyncReplicas: 2,
-		Assignment: [][]int32{{1, 2, 3}}, Configs: map[string]string{"cleanup.policy": "compact"}}}
+	cfg.Topics = []cluster.TopicSpec{{Name: offsetsTP.Topic, Partitions: 1, ReplicationFactor: len(replicas), MinInsyncReplicas: minISR,
+		Assignment: [][]int32{replicas}, Configs: map[string]string{"cleanup.policy": "compact"}}}
 	cfg.Data.Coordinators = []broker.CoordinatorSpec{{Topic: offsetsTP.Topic, New: func(topics *broker.InternalTopics) broker.Coordinator {
 		f := &fakeCoordinator{h: h, broker: topics.BrokerID(), topics: topics}
 		h.fakes = append(h.fakes, f)
@@ -88,6 +99,8 @@ type fakeCoordinator struct {
 	leading bool
 	epoch   int32
 	written int
+	// doneSteps are the world's steps at which it heard of its appends.
+	doneSteps []uint64
 	// events is what it was told, in order: "leader 3", "load 120",
 	// "committed", "failed NOT_LEADER_OR_FOLLOWER", "refused
 	// NOT_ENOUGH_REPLICAS", "resign 4".
@@ -152,7 +165,9 @@ func (f *fakeCoordinator) write(tp metadata.TopicPartition) {
 	f.written++
 	v := fmt.Sprintf("broker %d epoch %d write %d", f.broker, f.epoch, f.written)
 	b := record.New([]record.Record{{Key: v, Value: v, HasKey: true}}, record.Producer{ID: record.NoProducer}, false, record.CompressionNone)
+	f.h.appending = true
 	res := f.topics.Append(tp, b, f.h.acks, f.h.timeout, func(r broker.AppendResult) { f.done(tp, v, r) })
+	f.h.appending = false
 	if res.Error != proto.None {
 		f.events = append(f.events, "refused "+res.Error.String())
 		f.checkRefusal(tp, res.Error)
@@ -164,10 +179,14 @@ func (f *fakeCoordinator) write(tp metadata.TopicPartition) {
 // members.
 func (f *fakeCoordinator) done(tp metadata.TopicPartition, v string, r broker.AppendResult) {
 	t := f.h.t
+	if f.h.appending {
+		t.Errorf("broker %d: told of an append (%v) inside Append", f.broker, r.Error)
+	}
+	f.doneSteps = append(f.doneSteps, f.h.c.World.Steps())
 	if r.Error != proto.None {
 		f.events = append(f.events, "failed "+r.Error.String())
 		if r.Error == proto.RequestTimedOut {
-			if len(f.h.c.Broker(f.broker).Partition(tp).ISR()) < 2 {
+			if len(f.h.c.Broker(f.broker).Partition(tp).ISR()) < f.h.minISR {
 				f.h.timeoutsBelowMinISR++
 			}
 			f.write(tp)
@@ -179,8 +198,8 @@ func (f *fakeCoordinator) done(tp metadata.TopicPartition, v string, r broker.Ap
 	if !leader.IsLeader() || leader.HighWatermark() <= r.LastOffset {
 		t.Errorf("broker %d: %q at %d committed, but leader=%v with high watermark %d", f.broker, v, r.LastOffset, leader.IsLeader(), leader.HighWatermark())
 	}
-	if isr := leader.ISR(); len(isr) < 2 {
-		t.Errorf("broker %d: %q committed with ISR %v, below min ISR 2", f.broker, v, isr)
+	if isr := leader.ISR(); len(isr) < f.h.minISR {
+		t.Errorf("broker %d: %q committed with ISR %v, below min ISR %d", f.broker, v, isr, f.h.minISR)
 	}
 	for _, m := range leader.ISR() {
 		if replica := f.h.c.Broker(m).Partition(tp); replica == nil || replica.Log().LEO() <= r.LastOffset {
@@ -195,7 +214,7 @@ func (f *fakeCoordinator) done(tp metadata.TopicPartition, v string, r broker.Ap
 // while the leader's ISR was below min ISR.
 func (f *fakeCoordinator) checkRefusal(tp metadata.TopicPartition, err proto.ErrorCode) {
 	isr := f.h.c.Broker(f.broker).Partition(tp).ISR()
-	if err != proto.NotEnoughReplicas || f.h.acks != proto.AcksAll || len(isr) >= 2 {
+	if err != proto.NotEnoughReplicas || f.h.acks != proto.AcksAll || len(isr) >= f.h.minISR {
 		f.h.t.Errorf("broker %d: append with acks=%d refused %v with ISR %v", f.broker, f.h.acks, err, isr)
 	}
 }
@@ -335,4 +354,60 @@ func TestCoordinatorWritesBelowMinISR(t *testing.T) {
 			}
 		})
 	}
+}
+
+// With one replica an append is committed as it is made. The coordinator
+// still hears of it in an event of its own, never inside Append, and so
+// hears of the append it makes on hearing that one in the next event: each
+// append's news comes after the broker finished what committed it, and a
+// coordinator that appends on every answer cannot spin inside one event.
+func TestCoordinatorHearsOfEachAppendInAnEventOfItsOwn(t *testing.T) {
+	h := newCoordinatorHarnessOn(t, 3, proto.AcksLeader, 0, []int32{1}, 1)
+	h.run(5 * time.Second)
+	f := h.of(1)[0]
+	if f.count("committed") < 100 {
+		t.Fatalf("broker 1 should lead and commit its writes: %v...", f.events[:min(len(f.events), 5)])
+	}
+	for i := 1; i < len(f.doneSteps); i++ {
+		if f.doneSteps[i] == f.doneSteps[i-1] {
+			t.Fatalf("appends %d and %d were told in one event (step %d)", i-1, i, f.doneSteps[i])
+		}
+	}
+}
+
+// What the internal-topic API refuses, at once and with the reason: a read
+// or an append on a replica that does not lead, a read from outside the
+// log (with the log's ends, so that a loader can start again from its
+// start), an append with acks other than 1 or all. A refused append's
+// callback is never called.
+func TestInternalTopicsRefuseWhatTheyCannotDo(t *testing.T) {
+	h := newCoordinatorHarness(t, 3, proto.AcksLeader, 0)
+	h.run(3 * time.Second)
+	leader, follower := h.of(1)[0], h.of(2)[0]
+	if !leader.leading || follower.leading {
+		t.Fatalf("broker 1 should lead, broker 2 follow: %v, %v", leader.events[:min(len(leader.events), 3)], follower.events)
+	}
+	view := h.c.Broker(1).Partition(offsetsTP)
+	never := func(r broker.AppendResult) { t.Errorf("a refused append was told %+v", r) }
+	b := record.New([]record.Record{{Key: "k", Value: "v", HasKey: true}}, record.Producer{ID: record.NoProducer}, false, record.CompressionNone)
+
+	if r := follower.topics.Read(offsetsTP, 0, math.MaxInt64, 0, broker.IsolationLogEnd); r.Error != proto.NotLeaderOrFollower || r.Batches != nil || r.LogEndOffset != -1 || r.LeaderEpoch != -1 {
+		t.Errorf("a read on a follower: %+v, want NOT_LEADER_OR_FOLLOWER and no ends", r)
+	}
+	if r := follower.topics.Append(offsetsTP, b, proto.AcksLeader, 0, never); r.Error != proto.NotLeaderOrFollower || r.BaseOffset != -1 || r.LastOffset != -1 {
+		t.Errorf("an append on a follower: %+v, want NOT_LEADER_OR_FOLLOWER at -1", r)
+	}
+	r := leader.topics.Read(offsetsTP, view.Log().LEO()+1, math.MaxInt64, 0, broker.IsolationLogEnd)
+	if r.Error != proto.OffsetOutOfRange || r.Batches != nil || r.LogEndOffset != view.Log().LEO() || r.LogStartOffset != view.Log().LogStartOffset() ||
+		r.HighWatermark != view.HighWatermark() || r.LeaderEpoch != view.LeaderEpoch() {
+		t.Errorf("a read past the log end: %+v, want OFFSET_OUT_OF_RANGE with the log's ends (%d..%d, high watermark %d, epoch %d)",
+			r, view.Log().LogStartOffset(), view.Log().LEO(), view.HighWatermark(), view.LeaderEpoch())
+	}
+	if r := leader.topics.Read(offsetsTP, view.HighWatermark(), math.MaxInt64, 0, broker.IsolationHighWatermark); r.Error != proto.None || len(r.Batches) != 0 {
+		t.Errorf("a read from the high watermark, bounded by it: %+v, want nothing", r)
+	}
+	if r := leader.topics.Append(offsetsTP, b, proto.AcksNone, 0, never); r.Error != proto.InvalidRequiredAcks {
+		t.Errorf("an append with acks=0: %+v, want INVALID_REQUIRED_ACKS", r)
+	}
+	h.c.World.RunFor(time.Second) // a callback due would be told by now
 }

@@ -20,21 +20,19 @@ func (c *Cluster) Facts() godview.List {
 		// An unclean election that only exposed a power loss happened all
 		// the same.
 		if l.Kind == godview.Loss && (l.Cause == audit.CauseUncleanElection || l.ExposedBy == audit.CauseUncleanElection) {
-			facts = append(facts, godview.Fact{Kind: godview.UncleanElection, Partition: l.Partition, At: l.At, Producer: godview.NoProducer})
+			facts = append(facts, godview.Fact{Kind: godview.UncleanElection, Partition: l.Partition, At: l.At})
 		}
 	}
-	for _, h := range c.HeldBack() {
-		facts = append(facts, godview.Fact{Kind: godview.HeldBack, Partition: h.Partition, From: h.From, To: h.To, Producer: godview.NoProducer})
-	}
+	facts = append(facts, c.heldBack()...)
 	for _, r := range c.World.FaultLog() {
 		if r.Undo || r.Skipped != "" {
 			continue
 		}
 		if op, ok := r.Fault.Custom.(AddPartitions); ok {
-			facts = append(facts, godview.Fact{Kind: godview.PartitionsAdded, Topic: op.Topic, At: int64(r.At), Producer: godview.NoProducer})
+			facts = append(facts, godview.Fact{Kind: godview.PartitionsAdded, Topic: op.Topic, At: int64(r.At)})
 		}
 		if LosesPageCache(r.Fault) {
-			facts = append(facts, godview.Fact{Kind: godview.PowerLoss, At: int64(r.At), Producer: godview.NoProducer})
+			facts = append(facts, godview.Fact{Kind: godview.PowerLoss, At: int64(r.At)})
 		}
 	}
 	return godview.Seen(facts...)

@@ -4,17 +4,16 @@ import (
 	"fmt"
 	"slices"
 
+	"kafkasim/godview"
 	"kafkasim/model/broker"
 	"kafkasim/model/metadata"
 	"kafkasim/sim"
 )
 
-// HeldBack is a partition's offsets [From, To) in its leader's log above a
-// high watermark that cannot reach them.
-type HeldBack struct {
-	Partition string
-	From, To  int64
-}
+// Replicas stuck out of their ISR by undetected disk corruption, which
+// Kafka cannot bring back without an operator (StuckBy), and what they hold
+// back: the offsets above a high watermark that cannot advance. Convergence
+// does not wait for them, and the god view's facts excuse what they hold.
 
 // HasStuckReplica reports whether a replica of p is kept out of its ISR by a
 // disk corruption (see StuckBy): with min.insync.replicas at the
@@ -88,22 +87,22 @@ func (c *Cluster) LeaderView(p *metadata.Partition) *broker.PartitionView {
 	return nil
 }
 
-// HeldBack lists, for partitions with a stuck replica, what their leader's
-// log holds above its high watermark: with the ISR kept below
-// min.insync.replicas the high watermark cannot reach it, so no reader sees
-// it, and the final reads end below it.
-func (c *Cluster) HeldBack() []HeldBack {
+// heldBack lists, for partitions with a stuck replica, what their leader's
+// log holds above its high watermark (godview.HeldBack): with the ISR kept
+// below min.insync.replicas the high watermark cannot reach it, so no
+// reader sees it, and the final reads end below it.
+func (c *Cluster) heldBack() []godview.Fact {
 	im := c.Metadata()
 	if im == nil {
 		return nil
 	}
-	var out []HeldBack
+	var out []godview.Fact
 	for _, p := range im.Partitions() {
 		if !c.HasStuckReplica(p) {
 			continue
 		}
 		if v := c.LeaderView(p); v != nil && v.HighWatermark() < v.Log().LEO() {
-			out = append(out, HeldBack{Partition: p.TopicPartition.String(), From: v.HighWatermark(), To: v.Log().LEO()})
+			out = append(out, godview.Fact{Kind: godview.HeldBack, Partition: p.TopicPartition.String(), From: v.HighWatermark(), To: v.Log().LEO()})
 		}
 	}
 	return out

@@ -8,6 +8,10 @@ import (
 	"kafkasim/model/storage"
 )
 
+// Writing the log: appends (rolling segments as they fill), the start of a
+// leader epoch, flushes and the close, and truncation (to an offset, or of
+// everything to start again at one).
+
 // ErrOffsetMismatch is returned when appended batches do not continue the log.
 var ErrOffsetMismatch = errors.New("batch does not continue the log")
 

@@ -6,6 +6,9 @@ import (
 	"kafkasim/model/record"
 )
 
+// Reading the log: batches from an offset (a fetch's Read, a Scan, a
+// Cursor walking forward), found by segment and batch index.
+
 // Batches lists the batches from the one holding offset from, oldest first.
 func (l *Log) Batches(from int64) []*record.Batch {
 	var out []*record.Batch

@@ -12,6 +12,11 @@ import (
 	"kafkasim/sim"
 )
 
+// Opening a log at startup: its segments read back from disk, every batch
+// checked and the log cut at the first bad one, then the leader-epoch cache
+// and the producer state rebuilt (from the checkpoints, the snapshots and
+// the batches).
+
 // Checkpoints are what the broker knows of a log it opens at startup.
 type Checkpoints struct {
 	// LogStart and RecoveryPoint are the log's entries in the broker's

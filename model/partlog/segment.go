@@ -8,6 +8,9 @@ import (
 	"kafkasim/sim"
 )
 
+// A segment: one file of the log, from its base offset, and the index of
+// the batches in it.
+
 type segment struct {
 	base  int64
 	file  string

@@ -17,14 +17,6 @@ type pendingRecord struct {
 	cb        Callback
 }
 
-// outcome of one attempt of a batch.
-type attempt uint8
-
-const (
-	notWritten attempt = iota // definitely not appended
-	maybeWritten
-)
-
 type pbatch struct {
 	partition int32
 	// records are the batch's records, handed to record.New as they are
@@ -132,7 +124,10 @@ func (p *Client) partitionFor(pr pendingRecord) int32 {
 	return p.sticky
 }
 
-// pendingUnpartitioned holds records sent before any metadata arrived.
+// append adds a record to its partition's last batch, or to a new one when
+// that one is closed, already sent or full (a record sent before any
+// metadata arrived goes to pending, partition -1), and wakes the sender:
+// now for a batch this record closed, after linger.ms otherwise.
 func (p *Client) append(pr pendingRecord) {
 	part := p.partitionFor(pr)
 	if !p.metaValid {

@@ -50,7 +50,7 @@ func (r *Reader) fetchMissing() {
 		r.env.Send(node, &box.req)
 		box.timer = rtimer{kind: timerRequest, corr: r.corr}
 		r.env.After(r.cfg.FetchMaxWait+r.cfg.RequestTimeout/10, &box.timer)
-		r.requests.Add(r.corr, request{kind: "fetch", parts: parts})
+		r.requests.Add(r.corr, request{kind: requestFetch, parts: parts})
 	}
 }
 
@@ -69,7 +69,7 @@ func (r *Reader) wantsFetch(p *partitionState) bool {
 
 func (r *Reader) handleFetch(m *proto.FetchResponse) {
 	req, ok := r.requests.Get(m.CorrelationID)
-	if !ok || req.kind != "fetch" {
+	if !ok || req.kind != requestFetch {
 		return
 	}
 	r.requests.Remove(m.CorrelationID)

@@ -82,7 +82,7 @@ func (r *Reader) askFinalEnds() {
 		return
 	}
 	for _, req := range r.requests.All() {
-		if req.kind == "end" {
+		if req.kind == requestEnd {
 			return
 		}
 	}

@@ -104,9 +104,9 @@ func (r *Reader) listOffsets(ts int64, forEnd bool) {
 			}
 		}
 		r.corr++
-		kind := "reset"
+		kind := requestReset
 		if forEnd {
-			kind = "end"
+			kind = requestEnd
 		}
 		r.requests.Add(r.corr, request{kind: kind})
 		r.env.Send(node, &proto.ListOffsetsRequest{CorrelationID: r.corr, Partitions: byLeader[l], ReadCommitted: r.cfg.Isolation == "read_committed"})
@@ -117,14 +117,14 @@ func (r *Reader) listOffsets(ts int64, forEnd bool) {
 // requestFailed handles a ListOffsets or OffsetsForLeaderEpoch that got no
 // answer: resets are asked again; validations stay pending and are retried
 // once fresh metadata arrives.
-func (r *Reader) requestFailed(kind string) {
-	if kind == "reset" {
+func (r *Reader) requestFailed(kind requestKind) {
+	if kind == requestReset {
 		for _, p := range r.subs.parts {
 			p.resetting = false
 		}
 	}
 	r.refreshMetadata()
-	if kind == "end" && r.final {
+	if kind == requestEnd && r.final {
 		r.env.After(r.cfg.RetryBackoff, rtimer{kind: timerPoll})
 	}
 }
@@ -140,14 +140,14 @@ func (r *Reader) handleListOffsets(m *proto.ListOffsetsResponse) {
 		if p == nil {
 			continue
 		}
-		if kind == "reset" {
+		if kind == requestReset {
 			p.resetting = false
 		}
 		if lp.Error != proto.None {
 			r.refreshMetadata()
 			continue
 		}
-		if kind == "end" {
+		if kind == requestEnd {
 			p.end = lp.Offset
 			continue
 		}
@@ -165,7 +165,7 @@ func (r *Reader) handleListOffsets(m *proto.ListOffsetsResponse) {
 			}
 		}
 	}
-	if kind == "end" {
+	if kind == requestEnd {
 		r.checkFinal()
 	}
 }
@@ -194,7 +194,7 @@ func (r *Reader) validate() {
 			r.subs.assignedState(partKey{vp.Topic, vp.Partition}).validateAfter = r.env.Now() + r.cfg.RequestTimeout/10
 		}
 		r.corr++
-		r.requests.Add(r.corr, request{kind: "validate"})
+		r.requests.Add(r.corr, request{kind: requestValidate})
 		r.env.Send(node, &proto.OffsetsForLeaderEpochRequest{CorrelationID: r.corr, Partitions: byLeader[l]})
 		r.env.After(r.cfg.RequestTimeout/10, rtimer{kind: timerRequest, corr: r.corr})
 	}

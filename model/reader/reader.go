@@ -112,7 +112,6 @@ type Reader struct {
 	// collector gathers the records of the poll under way.
 	collector fetchCollector
 	fetching  inFlight // leader -> fetch in flight
-	pollStart time.Duration
 	final     bool
 	finalDone bool
 	// finalStarts are log start offsets final reads began from, not yet
@@ -122,8 +121,7 @@ type Reader struct {
 	// partition had no leader.
 	leaderlessAt time.Duration
 	stopped      bool
-	// requests in flight: their kind ("fetch", "reset", "end",
-	// "validate") and, for a fetch, what it asked for.
+	// requests in flight: their kind and, for a fetch, what it asked for.
 	requests corrlist.List[request]
 	// leaderScratch is fetchMissing's list of leaders.
 	leaderScratch []int32
@@ -135,9 +133,19 @@ type Reader struct {
 // request is a request in flight: its kind and, for a fetch, the
 // partitions it asked for.
 type request struct {
-	kind  string
+	kind  requestKind
 	parts []proto.FetchPartition
 }
+
+// requestKind is what a request in flight asks for.
+type requestKind uint8
+
+const (
+	requestFetch    requestKind = iota // records (Fetch)
+	requestReset                       // a position to reset to (ListOffsets, auto.offset.reset)
+	requestEnd                         // the end final reads read to (ListOffsets, latest)
+	requestValidate                    // where a position's epoch ends (OffsetsForLeaderEpoch, KIP-320)
+)
 
 // Stats counts what the reader did.
 type Stats struct {
@@ -214,7 +222,7 @@ func (r *Reader) Fire(t sim.Timer) {
 		r.env.After(r.cfg.MetadataMaxAge, rtimer{kind: timerMetadataAge})
 	case timerRequest:
 		if req, ok := r.requests.Remove(rt.corr); ok {
-			if req.kind == "fetch" {
+			if req.kind == requestFetch {
 				r.fetchDone(rt.corr)
 				r.refreshMetadata()
 				return

@@ -16,53 +16,23 @@ import (
 // It is read as strictly as a scenario, with the same file:line:column:
 // key errors (scenarios.ReadYAML reads both).
 
-// SweepFile is a loaded sweep file.
-type SweepFile struct {
+// File is a loaded sweep file.
+type File struct {
 	Name string
 	// BasePath is the base scenario's path (resolved against the sweep
 	// file's folder); Base the scenario loaded from it.
 	BasePath string
 	Base     *scenarios.Scenario
 	Seeds    int
-	Axes     []SweepAxis
-	Plots    []SweepPlot
+	Axes     []Axis
+	Plots    []PlotSpec
 	File     string
 }
 
-// SweepAxis is one axis: a Kafka key or a kafkasim field, and its values.
-type SweepAxis struct {
-	Name   string
-	Values []string
-	Line   int
-}
-
-// SweepPlot is one plot request.
-type SweepPlot struct {
-	Kind          string
-	X, Y, Z       string
-	Label, Series []string
-	// Facets are axes drawn as small multiples: one panel per combination
-	// of their values. An axis with more than one value that the plot
-	// neither draws, facets nor fixes with Where is added to Facets when
-	// the plot is drawn (see PlotAveragedAxes): a plot never averages over
-	// configurations.
-	Facets []string
-	// Where fixes axes to one value each: the plot shows that slice of the
-	// grid and says so.
-	Where []SweepFixed
-	// Title, when set, replaces the plot's derived title: the lesson the
-	// plot teaches, say.
-	Title string
-	Line  int
-}
-
-// SweepFixed is one axis fixed to one of its values by a plot's where.
-type SweepFixed struct{ Axis, Value string }
-
-// SweepPanelsMax is how many panels (combinations of facet values) a plot
+// PanelsMax is how many panels (combinations of facet values) a plot
 // may have: beyond it the panels are too small to read, and the loader asks
 // for a where or fewer facets instead.
-const SweepPanelsMax = 16
+const PanelsMax = 16
 
 // SeedAxis is the one axis a plot may average over without drawing it: its
 // cells differ only in the seeds they run, and averaging over seeds is what
@@ -73,7 +43,7 @@ const SeedAxis = "seed-offset"
 // average over: those with more than one value that it does not name
 // (drawn, faceted or fixed), except the seed axis. A pareto plot draws one
 // point per cell and so averages over nothing.
-func PlotAveragedAxes(kind string, named []string, axes []SweepAxis) []string {
+func PlotAveragedAxes(kind string, named []string, axes []Axis) []string {
 	if kind == "pareto" {
 		return nil
 	}
@@ -87,40 +57,28 @@ func PlotAveragedAxes(kind string, named []string, axes []SweepAxis) []string {
 	return out
 }
 
-// Named lists the names a plot gives in x, y, series, facets and where:
-// every axis it draws, splits into panels or fixes (and, for x and y, any
-// metric).
-func (p SweepPlot) Named() []string {
-	out := []string{p.X, p.Y}
-	out = append(out, p.Series...)
-	out = append(out, p.Facets...)
-	for _, w := range p.Where {
-		out = append(out, w.Axis)
-	}
-	return out
-}
-
 // Limits of a sweep, so that a typo cannot make one that never ends.
 const (
-	SweepSeedsMax = 10_000
-	SweepCellsMax = 10_000
+	SeedsMax = 10_000
+	CellsMax = 10_000
 )
 
-// SweepFields are kafkasim's own axes (besides every Kafka key).
-var SweepFields = []string{"nemesis-intensity", "duration", "settle", "controllers", "brokers", "replication.factor",
+// Fields are kafkasim's own axes (besides every Kafka key).
+var Fields = []string{"nemesis-intensity", "duration", "settle", "controllers", "brokers", "replication.factor",
 	"partitions", "rate", "keys", "seed-offset"}
 
-// SweepMetrics are what plots may show, besides axes and anomaly types.
-var SweepMetrics = []string{"availability", "lost-acked-fraction", "lost-acked", "runs-losing-acked", "unavailable-seconds",
+// Metrics are the metric names every run reports, besides anomaly counts:
+// what plots may show, besides axes and anomaly types.
+var Metrics = []string{"availability", "lost-acked-fraction", "lost-acked", "runs-losing-acked", "unavailable-seconds",
 	"p99-produce-latency-ms", "records-per-second", "bytes-per-record", "violations"}
 
-// LoadSweepFile reads and validates a sweep file and its base scenario.
-func LoadSweepFile(path string) (*SweepFile, error) {
+// Load reads and validates a sweep file and its base scenario.
+func Load(path string) (*File, error) {
 	r, root, err := scenarios.ReadYAML(path)
 	if err != nil {
 		return nil, err
 	}
-	sw := &SweepFile{Seeds: 10, File: path}
+	sw := &File{Seeds: 10, File: path}
 	var baseField, plotsField scenarios.YAMLField
 	hasBase, hasPlots := false, false
 	for _, g := range r.Fields(root, "", []string{"name", "base", "seeds", "axes", "plots"}) {
@@ -131,18 +89,18 @@ func LoadSweepFile(path string) (*SweepFile, error) {
 			baseField, hasBase = g, true
 			sw.BasePath = r.Str(g)
 		case "seeds":
-			if n, ok := r.Int(g, 1, SweepSeedsMax); ok {
+			if n, ok := r.Int(g, 1, SeedsMax); ok {
 				sw.Seeds = int(n)
 			}
 		case "axes":
-			sweepAxes(r, g, sw)
+			readAxes(r, g, sw)
 		case "plots":
 			// Read once the axes are known, wherever the file puts them.
 			plotsField, hasPlots = g, true
 		}
 	}
 	if hasPlots {
-		sweepPlots(r, plotsField, sw)
+		readPlots(r, plotsField, sw)
 	}
 	if sw.Name == "" && r.Failures() == 0 {
 		sw.Name = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".yaml"), ".yml")
@@ -167,8 +125,8 @@ func LoadSweepFile(path string) (*SweepFile, error) {
 	cells := 1
 	for _, a := range sw.Axes {
 		cells *= len(a.Values)
-		if cells > SweepCellsMax {
-			return nil, &scenarios.Error{File: path, Line: a.Line, Key: "axes", Msg: fmt.Sprintf("the grid has more than %d cells", SweepCellsMax)}
+		if cells > CellsMax {
+			return nil, &scenarios.Error{File: path, Line: a.Line, Key: "axes", Msg: fmt.Sprintf("the grid has more than %d cells", CellsMax)}
 		}
 	}
 	// Every axis value must apply to the base: a key nothing uses, or a
@@ -187,12 +145,12 @@ func LoadSweepFile(path string) (*SweepFile, error) {
 	return sw, nil
 }
 
-func sweepAxes(r *scenarios.YAMLReader, f scenarios.YAMLField, sw *SweepFile) {
+func readAxes(r *scenarios.YAMLReader, f scenarios.YAMLField, sw *File) {
 	for _, g := range r.Fields(f.Value, f.Path, nil) {
-		ok := contains(SweepFields, g.Name) || scenarios.IsKafkaKey(g.Name)
+		ok := contains(Fields, g.Name) || scenarios.IsKafkaKey(g.Name)
 		if !ok {
-			msg := fmt.Sprintf("not a Kafka key kafkasim models, nor one of %s", strings.Join(SweepFields, ", "))
-			if s := scenarios.Suggest(g.Name, append(append([]string{}, SweepFields...), scenarios.KafkaKeyNames()...)); s != "" {
+			msg := fmt.Sprintf("not a Kafka key kafkasim models, nor one of %s", strings.Join(Fields, ", "))
+			if s := scenarios.Suggest(g.Name, append(append([]string{}, Fields...), scenarios.KafkaKeyNames()...)); s != "" {
 				msg = fmt.Sprintf("unknown axis (did you mean %q?)", s)
 			}
 			r.Fail(g.Key, g.Path, "%s", msg)
@@ -216,24 +174,24 @@ func sweepAxes(r *scenarios.YAMLReader, f scenarios.YAMLField, sw *SweepFile) {
 		if dup {
 			continue
 		}
-		sw.Axes = append(sw.Axes, SweepAxis{Name: g.Name, Values: vals, Line: g.Key.Line})
+		sw.Axes = append(sw.Axes, Axis{Name: g.Name, Values: vals, Line: g.Key.Line})
 	}
 }
 
-func sweepPlots(r *scenarios.YAMLReader, f scenarios.YAMLField, sw *SweepFile) {
-	axes := map[string]SweepAxis{}
+func readPlots(r *scenarios.YAMLReader, f scenarios.YAMLField, sw *File) {
+	axes := map[string]Axis{}
 	var axisNames []string
 	for _, a := range sw.Axes {
 		axes[a.Name] = a
 		axisNames = append(axisNames, a.Name)
 	}
-	isMetric := func(v string) bool { return contains(SweepMetrics, v) || isAnomalyType(v) }
+	isMetric := func(v string) bool { return contains(Metrics, v) || isAnomalyType(v) }
 	for i, item := range r.List(f) {
 		if item == nil {
 			continue
 		}
 		path := scenarios.ItemPath(f.Path, i)
-		p := SweepPlot{Line: item.Line}
+		p := PlotSpec{Line: item.Line}
 		failuresBefore := r.Failures()
 		var whereNode *yaml.Node
 		fieldNode := map[string]*yaml.Node{}
@@ -249,7 +207,7 @@ func sweepPlots(r *scenarios.YAMLReader, f scenarios.YAMLField, sw *SweepFile) {
 				v := r.Str(g)
 				if _, ok := axes[v]; !ok && !isMetric(v) {
 					r.Fail(g.Value, g.Path, "%q is neither an axis of this sweep (%s) nor a metric (%s, or an anomaly type)",
-						v, strings.Join(axisNames, ", "), strings.Join(SweepMetrics, ", "))
+						v, strings.Join(axisNames, ", "), strings.Join(Metrics, ", "))
 				}
 				switch g.Name {
 				case "x":
@@ -290,7 +248,7 @@ func sweepPlots(r *scenarios.YAMLReader, f scenarios.YAMLField, sw *SweepFile) {
 						r.Fail(w.Value, w.Path, "%q is not a value of axis %s (%s)", v, w.Name, strings.Join(a.Values, ", "))
 						continue
 					}
-					p.Where = append(p.Where, SweepFixed{Axis: w.Name, Value: v})
+					p.Where = append(p.Where, Fixed{Axis: w.Name, Value: v})
 				}
 			case "title":
 				p.Title = r.Str(g)
@@ -329,15 +287,15 @@ func sweepPlots(r *scenarios.YAMLReader, f scenarios.YAMLField, sw *SweepFile) {
 		case p.Kind == "lines" && !isMetric(p.Y):
 			r.Fail(at("y"), path+".y", "a lines plot's y is a metric, not the axis %q", p.Y)
 		default:
-			sweepPlotAxes(r, p, path, item, whereNode, sw.Axes)
+			checkPlotAxes(r, p, path, item, whereNode, sw.Axes)
 		}
 		sw.Plots = append(sw.Plots, p)
 	}
 }
 
-// sweepPlotAxes checks that a plot names each axis once (drawn, faceted or
+// checkPlotAxes checks that a plot names each axis once (drawn, faceted or
 // fixed) and that its panels stay few enough to read.
-func sweepPlotAxes(r *scenarios.YAMLReader, p SweepPlot, path string, item, whereNode *yaml.Node, axes []SweepAxis) {
+func checkPlotAxes(r *scenarios.YAMLReader, p PlotSpec, path string, item, whereNode *yaml.Node, axes []Axis) {
 	role := map[string]string{}
 	claim := func(axis, as string) bool {
 		if prev, ok := role[axis]; ok {
@@ -389,18 +347,18 @@ func sweepPlotAxes(r *scenarios.YAMLReader, p SweepPlot, path string, item, wher
 // PlotPanelsFit says why a plot would draw too many panels to read (nil
 // when it would not): it draws one per combination of the values of its
 // facets and of the axes it would otherwise average over (averaged, see
-// PlotAveragedAxes), at most SweepPanelsMax.
-func PlotPanelsFit(facets, averaged []string, axes []SweepAxis) error {
+// PlotAveragedAxes), at most PanelsMax.
+func PlotPanelsFit(facets, averaged []string, axes []Axis) error {
 	panels := 1
 	for _, a := range axes {
 		if contains(facets, a.Name) || contains(averaged, a.Name) {
 			panels *= len(a.Values)
 		}
 	}
-	if panels <= SweepPanelsMax {
+	if panels <= PanelsMax {
 		return nil
 	}
-	msg := fmt.Sprintf("%d panels is more than %d", panels, SweepPanelsMax)
+	msg := fmt.Sprintf("%d panels is more than %d", panels, PanelsMax)
 	if len(averaged) > 0 {
 		msg = fmt.Sprintf("the plot does not draw %s, and a plot never averages over configurations: "+
 			"it would draw one panel per combination of their values (%s)", strings.Join(averaged, ", "), msg)

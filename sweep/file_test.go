@@ -21,11 +21,11 @@ func TestSweepAxisValues(t *testing.T) {
 		os.WriteFile(p, []byte("name: s\nbase: batching-base.yaml\nseeds: 1\naxes:\n"+axes), 0o644)
 		return p
 	}
-	_, err = LoadSweepFile(write("  acks: [all, \"1\", all]\n"))
+	_, err = Load(write("  acks: [all, \"1\", all]\n"))
 	if err == nil || !strings.Contains(err.Error(), "s.yaml:5") || !strings.Contains(err.Error(), `"all" is value 0 too`) {
 		t.Fatalf("duplicate axis value: %v", err)
 	}
-	sw, err := LoadSweepFile(write("  rate: [50/s, 200]\n"))
+	sw, err := Load(write("  rate: [50/s, 200]\n"))
 	if err != nil {
 		t.Fatalf("rate axis: %v", err)
 	}
@@ -51,13 +51,13 @@ func TestSweepPlotFacetsAndWhere(t *testing.T) {
 		os.WriteFile(p, []byte("name: s\nbase: batching-base.yaml\nseeds: 1\nplots:\n"+plots+axes), 0o644)
 		return p
 	}
-	sw, err := LoadSweepFile(write(`  - { kind: heatmap, x: linger.ms, y: batch.size, z: bytes-per-record, where: { acks: all }, facets: compression.type, title: "Bytes per record" }
+	sw, err := Load(write(`  - { kind: heatmap, x: linger.ms, y: batch.size, z: bytes-per-record, where: { acks: all }, facets: compression.type, title: "Bytes per record" }
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := sw.Plots[0]
-	if len(p.Where) != 1 || p.Where[0] != (SweepFixed{Axis: "acks", Value: "all"}) || len(p.Facets) != 1 || p.Facets[0] != "compression.type" || p.Title != "Bytes per record" {
+	if len(p.Where) != 1 || p.Where[0] != (Fixed{Axis: "acks", Value: "all"}) || len(p.Facets) != 1 || p.Facets[0] != "compression.type" || p.Title != "Bytes per record" {
 		t.Fatalf("plot = %+v", p)
 	}
 	// Nothing left to average over but the seeds.
@@ -81,12 +81,12 @@ func TestSweepPlotFacetsAndWhere(t *testing.T) {
 		// the most; one more axis of two values is too many.
 		{`  - { kind: lines, x: seed-offset, y: bytes-per-record }`, `the plot does not draw acks, linger.ms, batch.size, compression.type, and a plot never averages over configurations: it would draw one panel per combination of their values (32 panels is more than 16); fix axes with where`},
 	} {
-		_, err := LoadSweepFile(write(tc.plot + "\n"))
+		_, err := Load(write(tc.plot + "\n"))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s:\n got %v\nwant %s", tc.plot, err, tc.want)
 		}
 	}
-	if _, err := LoadSweepFile(write("  - { kind: lines, x: batch.size, y: bytes-per-record }\n")); err != nil {
+	if _, err := Load(write("  - { kind: lines, x: batch.size, y: bytes-per-record }\n")); err != nil {
 		t.Errorf("16 panels: %v", err)
 	}
 }
