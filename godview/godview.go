@@ -52,6 +52,10 @@ const (
 	PartitionsAdded Kind = "partitions-added"
 )
 
+// NoProducer is Fact.Producer for a kind that names no producer (Kafka's
+// NO_PRODUCER_ID).
+const NoProducer = -1
+
 // Fact is one thing the god view saw happen. Which fields a kind fills is
 // said at the kind.
 type Fact struct {
@@ -60,8 +64,7 @@ type Fact struct {
 	From, To  int64  // offsets [From, To)
 	Records   int    // records lost (Loss)
 	// Producer is the producer id of the batch (ForgottenBatch,
-	// ForgottenProducer, UnknownProducerAppend); like every field a kind
-	// does not fill, zero otherwise.
+	// ForgottenProducer, UnknownProducerAppend), NoProducer otherwise.
 	Producer int64
 	// Cause is a loss's root cause: "unclean-election", "power-loss",
 	// "disk-wipe" or "disk-corruption".

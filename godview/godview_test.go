@@ -4,7 +4,7 @@ import "testing"
 
 func TestCovers(t *testing.T) {
 	held := Fact{Kind: HeldBack, Partition: "t-0", From: 3, To: 5}
-	l := Seen(held, Fact{Kind: Loss, Partition: "t-1", From: 0, To: 10, Cause: "power-loss"})
+	l := Seen(held, Fact{Kind: Loss, Partition: "t-1", From: 0, To: 10, Cause: "power-loss", Producer: NoProducer})
 	for _, c := range []struct {
 		name      string
 		kind      Kind

@@ -169,15 +169,15 @@ func (s *Scenario) ScheduledFaultFacts() godview.List {
 	var facts []godview.Fact
 	for _, f := range s.Faults {
 		if op, ok := f.Fault.Custom.(cluster.AddPartitions); ok {
-			facts = append(facts, godview.Fact{Kind: godview.PartitionsAdded, Topic: op.Topic})
+			facts = append(facts, godview.Fact{Kind: godview.PartitionsAdded, Topic: op.Topic, Producer: godview.NoProducer})
 		}
 		if cluster.LosesPageCache(f.Fault) {
-			facts = append(facts, godview.Fact{Kind: godview.PowerLoss})
+			facts = append(facts, godview.Fact{Kind: godview.PowerLoss, Producer: godview.NoProducer})
 		}
 	}
 	for _, r := range s.Nemesis {
 		if cluster.LosesPageCache(r.Rule.Fault) {
-			facts = append(facts, godview.Fact{Kind: godview.PowerLoss})
+			facts = append(facts, godview.Fact{Kind: godview.PowerLoss, Producer: godview.NoProducer})
 		}
 	}
 	return godview.Scheduled(facts...)

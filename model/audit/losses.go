@@ -44,7 +44,7 @@ func (a *Audit) lose(tp metadata.TopicPartition, p *partitionAudit, i int, broke
 		a.report(invariant, a.brokerNode(broker), "%s: committed offsets %d..%d %s", tp, from, to-1, how)
 	} else {
 		a.facts = append(a.facts, Loss{Kind: godview.Loss, At: int64(a.w.Now()), Partition: tp.String(), From: from, To: to, Records: records,
-			Cause: cause, ExposedBy: exposedBy, LeaderEnd: leaderEnd})
+			Producer: godview.NoProducer, Cause: cause, ExposedBy: exposedBy, LeaderEnd: leaderEnd})
 		why := cause
 		if exposedBy != "" {
 			why += ", exposed by " + exposedBy
@@ -92,7 +92,7 @@ func (a *Audit) deposedExposed(tp metadata.TopicPartition, p *partitionAudit, le
 		return
 	}
 	a.facts = append(a.facts, Loss{Kind: godview.Loss, At: int64(a.w.Now()), Partition: tp.String(), From: from, To: hw, Records: records,
-		Cause: CauseUncleanElection})
+		Producer: godview.NoProducer, Cause: CauseUncleanElection})
 	a.w.Note("data-loss", fmt.Sprintf("%s: offsets %d..%d exposed by the deposed leader of epoch %d lost (unclean-election)", tp, from, hw-1, leaderEpoch))
 }
 
@@ -149,7 +149,8 @@ func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leader
 		// written twice: idempotence cannot match sequences across
 		// producer epochs (fuzz seed 4008635).
 		if start < log.LEO() {
-			a.facts = append(a.facts, godview.Fact{Kind: godview.Resurrected, At: int64(a.w.Now()), Partition: tp.String(), From: start, To: log.LEO()})
+			a.facts = append(a.facts, godview.Fact{Kind: godview.Resurrected, At: int64(a.w.Now()), Partition: tp.String(), From: start, To: log.LEO(),
+				Producer: godview.NoProducer})
 		}
 		// What was acknowledged past where its log stops agreeing is
 		// gone: followers that truncate to it owe those writes nothing.

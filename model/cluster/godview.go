@@ -20,7 +20,7 @@ func (c *Cluster) Facts() godview.List {
 		// An unclean election that only exposed a power loss happened all
 		// the same.
 		if l.Kind == godview.Loss && (l.Cause == audit.CauseUncleanElection || l.ExposedBy == audit.CauseUncleanElection) {
-			facts = append(facts, godview.Fact{Kind: godview.UncleanElection, Partition: l.Partition, At: l.At})
+			facts = append(facts, godview.Fact{Kind: godview.UncleanElection, Partition: l.Partition, At: l.At, Producer: godview.NoProducer})
 		}
 	}
 	facts = append(facts, c.heldBack()...)
@@ -29,10 +29,10 @@ func (c *Cluster) Facts() godview.List {
 			continue
 		}
 		if op, ok := r.Fault.Custom.(AddPartitions); ok {
-			facts = append(facts, godview.Fact{Kind: godview.PartitionsAdded, Topic: op.Topic, At: int64(r.At)})
+			facts = append(facts, godview.Fact{Kind: godview.PartitionsAdded, Topic: op.Topic, At: int64(r.At), Producer: godview.NoProducer})
 		}
 		if LosesPageCache(r.Fault) {
-			facts = append(facts, godview.Fact{Kind: godview.PowerLoss, At: int64(r.At)})
+			facts = append(facts, godview.Fact{Kind: godview.PowerLoss, At: int64(r.At), Producer: godview.NoProducer})
 		}
 	}
 	return godview.Seen(facts...)

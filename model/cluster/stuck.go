@@ -102,7 +102,7 @@ func (c *Cluster) heldBack() []godview.Fact {
 			continue
 		}
 		if v := c.LeaderView(p); v != nil && v.HighWatermark() < v.Log().LEO() {
-			out = append(out, godview.Fact{Kind: godview.HeldBack, Partition: p.TopicPartition.String(), From: v.HighWatermark(), To: v.Log().LEO()})
+			out = append(out, godview.Fact{Kind: godview.HeldBack, Partition: p.TopicPartition.String(), From: v.HighWatermark(), To: v.Log().LEO(), Producer: godview.NoProducer})
 		}
 	}
 	return out
