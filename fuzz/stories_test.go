@@ -19,13 +19,13 @@ func TestGeneratorIsBlindToBugs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		ya, _ := a.Resolved()
 		for _, bug := range cluster.KnownBugs {
 			b, err := Generate(seed, nil, []string{bug})
 			if err != nil {
 				t.Fatal(err)
 			}
 			b.Bugs = nil
-			ya, _ := a.Resolved()
 			yb, _ := b.Resolved()
 			if !bytes.Equal(ya, yb) {
 				t.Fatalf("seed %d: switching %s on changed the scenario drawn", seed, bug)
