@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"kafkasim/model/metadata"
+	"kafkasim/model/proto"
 	"kafkasim/sim"
 )
 
@@ -24,8 +25,10 @@ import (
 type RequestHandler interface {
 	// Handles reports whether m is for this coordinator, from m alone: its
 	// type, a FindCoordinator's key type. The first coordinator that
-	// handles m gets it. *sim.Disconnected is never offered: the broker's
-	// own parts need it, and a coordinator's requests time out instead.
+	// handles m gets it. What the broker's own parts need is never offered
+	// (brokersOwn): a connection reset (a coordinator's requests time out
+	// instead), the answers to the broker's own requests, and the requests
+	// the replica manager serves but InitProducerId.
 	Handles(m sim.Message) bool
 	// HandleRequest hands the coordinator m from from. It answers with
 	// InternalTopics.Send, at once or in a later event (once an append is
@@ -139,7 +142,7 @@ func (rm *replicaManager) toCoordinator(from sim.NodeID, m sim.Message) bool {
 }
 
 func (rm *replicaManager) routeToCoordinator(from sim.NodeID, m sim.Message) bool {
-	if _, ok := m.(*sim.Disconnected); ok || rm.stopped {
+	if rm.stopped || brokersOwn(m) {
 		return false
 	}
 	for _, h := range rm.coordinators {
@@ -147,6 +150,23 @@ func (rm *replicaManager) routeToCoordinator(from sim.NodeID, m sim.Message) boo
 			h.requests.HandleRequest(from, m)
 			return true
 		}
+	}
+	return false
+}
+
+// brokersOwn reports whether m is for the broker's own parts, whatever a
+// coordinator's Handles says: one taken by a coordinator would stall
+// replication (a follower's fetch answer, AlterPartition's), fence the
+// broker (its registration's and heartbeats' answers) or leave a client
+// unanswered. InitProducerId is not: Kafka's transaction coordinator serves
+// it, and the replica manager only when no coordinator does.
+func brokersOwn(m sim.Message) bool {
+	switch m.(type) {
+	case *sim.Disconnected, *proto.FetchResponse, *proto.AlterPartitionResponse,
+		*proto.BrokerRegistrationResponse, *proto.BrokerHeartbeatResponse,
+		*proto.ProduceRequest, *proto.FetchRequest, *proto.ListOffsetsRequest,
+		*proto.OffsetsForLeaderEpochRequest, *proto.MetadataRequest:
+		return true
 	}
 	return false
 }

@@ -120,6 +120,43 @@ func TestCoordinatorRequestRouting(t *testing.T) {
 	}
 }
 
+// greedyCoordinator claims every message it is offered.
+type greedyCoordinator struct{ routingCoordinator }
+
+func (*greedyCoordinator) Handles(sim.Message) bool { return true }
+
+// A coordinator that claims everything is offered neither what the
+// broker's own parts need nor the requests the replica manager serves,
+// InitProducerId aside.
+func TestCoordinatorCannotTakeTheBrokersOwn(t *testing.T) {
+	for _, tc := range []struct {
+		m       sim.Message
+		offered bool
+	}{
+		{&sim.Disconnected{Peer: 7}, false},
+		{&proto.FetchResponse{}, false},
+		{&proto.AlterPartitionResponse{}, false},
+		{&proto.BrokerRegistrationResponse{}, false},
+		{&proto.BrokerHeartbeatResponse{}, false},
+		{&proto.ProduceRequest{}, false},
+		{&proto.FetchRequest{}, false},
+		{&proto.ListOffsetsRequest{}, false},
+		{&proto.OffsetsForLeaderEpochRequest{}, false},
+		{&proto.MetadataRequest{}, false},
+		{&proto.InitProducerIDRequest{}, true},
+		{&routedRequest{"join"}, true},
+		{&routedAnswer{"join"}, true}, // an answer to the coordinator's own request
+	} {
+		var got []string
+		c := &greedyCoordinator{routingCoordinator{name: "a", got: &got}}
+		rm := &replicaManager{n: &Node{env: &routingEnv{got: &got}}}
+		rm.coordinators = []*hostedCoordinator{{topic: "__a", c: c, requests: c, timers: c}}
+		if taken := rm.toCoordinator(7, tc.m); taken != tc.offered || (len(got) == 1) != tc.offered {
+			t.Errorf("%s: taken %v, %q; want taken %v", tc.m.MessageName(), taken, got, tc.offered)
+		}
+	}
+}
+
 // A coordinator's timer goes back to the coordinator that set it, through
 // the replica manager's Fire, and to none once the broker is in the last
 // step of a clean shutdown.
