@@ -179,10 +179,62 @@ func readFact(line []byte, n int) (Fact, error) {
 	if fl.Producer != nil {
 		f.Producer = *fl.Producer
 	}
-	if f.To < f.From {
-		return Fact{}, &ParseError{Line: n, Key: "to", Msg: fmt.Sprintf("%d is below from (%d): offsets [from, to)", f.To, f.From)}
+	if err := checkFact(&f, fl.Producer != nil, n); err != nil {
+		return Fact{}, err
 	}
 	return f, nil
+}
+
+// checkFact rejects a fact no god view could have seen: a checker given it
+// would quietly honour nothing (a loss of no partition) or a nonsense
+// range, and check's verdicts would differ from the run's without a word.
+func checkFact(f *Fact, producerGiven bool, n int) error {
+	bad := func(key, msg string, args ...any) error {
+		return &ParseError{Line: n, Key: key, Msg: fmt.Sprintf(msg, args...)}
+	}
+	switch {
+	case f.At < 0:
+		return bad("at_ns", "%d: a time in the run, not below 0", f.At)
+	case f.From < 0:
+		return bad("from", "%d: an offset, not below 0", f.From)
+	case f.To < f.From:
+		return bad("to", "%d is below from (%d): offsets [from, to)", f.To, f.From)
+	case f.Records < 0:
+		return bad("records", "%d: a count, not below 0", f.Records)
+	case f.LeaderEnd < 0:
+		return bad("leader_end", "%d: an offset, not below 0", f.LeaderEnd)
+	case producerGiven && f.Producer < 0:
+		return bad("producer", "%d: a producer id, not below 0 (left out for none)", f.Producer)
+	case f.Partition != "" && !partitionName(f.Partition):
+		return bad("partition", "%q: a partition is topic-N", f.Partition)
+	}
+	switch f.Kind {
+	case PowerLoss:
+	case PartitionsAdded:
+		if f.Topic == "" {
+			return bad("topic", "missing: %s names the topic that grew", f.Kind)
+		}
+	default:
+		if f.Partition == "" {
+			return bad("partition", "missing: %s names a partition", f.Kind)
+		}
+	}
+	return nil
+}
+
+// partitionName reports whether s is a partition as the god view names
+// one: a topic, a dash, the partition's index.
+func partitionName(s string) bool {
+	i := strings.LastIndexByte(s, '-')
+	if i < 1 || i == len(s)-1 {
+		return false
+	}
+	for _, c := range s[i+1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func knownKind(k Kind) bool {

@@ -32,7 +32,7 @@ func TestJSONLRoundTrip(t *testing.T) {
 			Fact{Kind: ForgottenBatch, Partition: "orders-1", From: 9, To: 10, Producer: 3},
 			Fact{Kind: Loss, Partition: "orders-0", From: 4000, To: 4001, Records: 1, Producer: NoProducer, Cause: "disk-wipe"},
 		)},
-		{"offsets without a partition", Seen(Fact{Kind: HeldBack, From: 0, To: 2}, Fact{Kind: HeldBack, From: -1, To: 0})},
+		{"offsets from 0, a topic with dashes", Seen(Fact{Kind: HeldBack, Partition: "a-b-12", From: 0, To: 2, Producer: NoProducer})},
 		{"a topic name JSON escapes", Seen(Fact{Kind: PartitionsAdded, Topic: `a"b\c<&>`, Producer: NoProducer})},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -102,6 +102,15 @@ func TestReadJSONLRejectsWhatIsNotAList(t *testing.T) {
 		{"offset a fraction", head + `{"kind":"loss","partition":"t-0","from":0.5,"to":1}`, "line 2: from: want an integer, got number 0.5"},
 		{"records a string", head + `{"kind":"loss","records":"3"}`, "line 2: records: want an integer, got string"},
 		{"to below from", head + `{"kind":"loss","partition":"t-0","from":5,"to":4}`, "line 2: to: 4 is below from (5)"},
+		{"negative from", head + `{"kind":"loss","partition":"t-0","from":-5,"to":2}`, "line 2: from: -5: an offset, not below 0"},
+		{"negative time", head + `{"kind":"power-loss","at_ns":-1}`, "line 2: at_ns: -1: a time in the run, not below 0"},
+		{"negative records", head + `{"kind":"loss","partition":"t-0","from":0,"to":2,"records":-3}`, "line 2: records: -3: a count, not below 0"},
+		{"negative leader end", head + `{"kind":"loss","partition":"t-0","from":0,"to":2,"leader_end":-1}`, "line 2: leader_end: -1: an offset, not below 0"},
+		{"negative producer", head + `{"kind":"forgotten-batch","partition":"t-0","from":0,"to":2,"producer":-1}`, "line 2: producer: -1: a producer id, not below 0"},
+		{"partition without index", head + `{"kind":"loss","partition":"orders","from":0,"to":2}`, `line 2: partition: "orders": a partition is topic-N`},
+		{"partition index not a number", head + `{"kind":"loss","partition":"orders-x","from":0,"to":2}`, `line 2: partition: "orders-x": a partition is topic-N`},
+		{"loss of no partition", head + `{"kind":"loss","from":0,"to":2,"records":2}`, "line 2: partition: missing: loss names a partition"},
+		{"partitions added to no topic", head + `{"kind":"partitions-added","at_ns":3}`, "line 2: topic: missing: partitions-added names the topic that grew"},
 		{"not JSON", head + `{"kind":`, "line 2: not a fact: unexpected end of JSON input"},
 		{"not an object", head + `"loss"`, "line 2: not a fact: a line holds one JSON object"},
 	} {
