@@ -98,6 +98,11 @@ type AppendResult struct {
 // timeout, the transaction log append's.
 func (t *InternalTopics) Append(tp metadata.TopicPartition, b *record.Batch, acks int16, timeout time.Duration, done func(AppendResult)) AppendResult {
 	rm := t.rm
+	if tp.Topic != t.h.topic {
+		// Only its own topic's appends fail when the coordinator resigns
+		// or the broker shuts down: another topic's could be told after.
+		panic("broker: the coordinator on " + t.h.topic + " appended to " + tp.String())
+	}
 	if acks != proto.AcksLeader && acks != proto.AcksAll {
 		return AppendResult{BaseOffset: -1, LastOffset: -1, Error: proto.InvalidRequiredAcks}
 	}

@@ -410,4 +410,15 @@ func TestInternalTopicsRefuseWhatTheyCannotDo(t *testing.T) {
 		t.Errorf("an append with acks=0: %+v, want INVALID_REQUIRED_ACKS", r)
 	}
 	h.c.World.RunFor(time.Second) // a callback due would be told by now
+
+	// Another topic's partition is not the coordinator's to write: its
+	// appends would not fail when the coordinator resigns.
+	func() {
+		defer func() {
+			if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "appended to orders-0") {
+				t.Errorf("an append to another topic: recovered %v, want a panic naming it", p)
+			}
+		}()
+		leader.topics.Append(metadata.TopicPartition{Topic: "orders", Partition: 0}, b, proto.AcksLeader, 0, never)
+	}()
 }
