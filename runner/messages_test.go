@@ -24,24 +24,26 @@ func (s *nameSink) Record(r sim.TraceRecord) {
 	}
 }
 
-// cluster.MessageNames, which a stall fault's messages are checked against,
-// names every message the bundled scenarios send, and every name in it but
-// the CreatePartitions pair (no bundled scenario grows a topic by request)
-// is sent by one of them.
-func TestMessageNamesAreWhatTheClusterSends(t *testing.T) {
-	sink := &nameSink{names: map[string]bool{}}
-	for name, s := range bundled(t) {
-		if _, err := Run(s, Options{Trace: sink}); err != nil {
-			t.Fatalf("%s: %v", name, err)
+// checkMessageNames holds cluster.MessageNames, which a stall fault's
+// messages are checked against, to what the bundled scenarios' runs
+// delivered (TestBundledScenariosHoldTheirExpectations): it names every
+// message they send, and every name in it but the CreatePartitions pair (no
+// bundled scenario grows a topic by request) is sent by one of them.
+func checkMessageNames(t *testing.T, sinks []*nameSink) {
+	t.Helper()
+	sent := map[string]bool{}
+	for _, s := range sinks {
+		for name := range s.names {
+			sent[name] = true
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(sink.names)) {
+	for _, name := range slices.Sorted(maps.Keys(sent)) {
 		if !cluster.KnownMessageName(name) {
 			t.Errorf("the cluster sends %q, which cluster.MessageNames lacks", name)
 		}
 	}
 	for _, name := range cluster.MessageNames {
-		if !sink.names[name] && !strings.HasPrefix(name, "CreatePartitions") {
+		if !sent[name] && !strings.HasPrefix(name, "CreatePartitions") {
 			t.Errorf("cluster.MessageNames lists %q, which no bundled scenario sends", name)
 		}
 	}

@@ -69,16 +69,26 @@ func explain(res *Result) string {
 	return b.String()
 }
 
-// Every bundled scenario is a regression test: its expect block holds.
+// Every bundled scenario is a regression test: its expect block holds. The
+// same runs, traced, give the message names the cluster sends
+// (checkMessageNames), so the bundled scenarios run once for both.
 func TestBundledScenariosHoldTheirExpectations(t *testing.T) {
-	for name, s := range bundled(t) {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			res := run(t, s)
-			if res.Verdict != Pass {
-				t.Fatalf("%s seed %d: verdict %s\n%s", name, s.Seed, res.Verdict, explain(res))
-			}
-		})
+	var sinks []*nameSink
+	t.Run("each", func(t *testing.T) {
+		for name, s := range bundled(t) {
+			sink := &nameSink{names: map[string]bool{}}
+			sinks = append(sinks, sink)
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				res := runWith(t, s, Options{Trace: sink})
+				if res.Verdict != Pass {
+					t.Fatalf("%s seed %d: verdict %s\n%s", name, s.Seed, res.Verdict, explain(res))
+				}
+			})
+		}
+	})
+	if !t.Failed() {
+		checkMessageNames(t, sinks)
 	}
 }
 
