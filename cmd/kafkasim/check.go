@@ -259,10 +259,8 @@ func readFactsBasis(s *scenarios.Scenario, path string, runDir bool) (factsBasis
 	l, err := godview.ReadJSONL(f)
 	var pe *godview.ParseError
 	switch {
-	case errors.As(err, &pe) && pe.Key != "":
-		return factsBasis{}, usage("%s:%d: %s: %s", path, pe.Line, pe.Key, pe.Msg)
 	case errors.As(err, &pe):
-		return factsBasis{}, usage("%s:%d: %s", path, pe.Line, pe.Msg)
+		return factsBasis{}, badLine(path, pe.Line, pe.Key, pe.Msg)
 	case err != nil:
 		return factsBasis{}, usage("%s: cannot read: %v", path, err)
 	}
@@ -326,14 +324,20 @@ func checkHistory(path string, cfg checker.Config) (*checker.Report, int, error)
 	if err != nil {
 		var pe *history.ParseError
 		if errors.As(err, &pe) {
-			if pe.Field != "" {
-				return nil, 0, usage("%s:%d: %s: %s", path, pe.Line, pe.Field, pe.Msg)
-			}
-			return nil, 0, usage("%s:%d: %s", path, pe.Line, pe.Msg)
+			return nil, 0, badLine(path, pe.Line, pe.Field, pe.Msg)
 		}
 		return nil, 0, usage("%s: %v", path, err)
 	}
 	return rep, int(rep.Stats.Ops), nil
+}
+
+// badLine is a malformed line of a history or facts file, as bad input:
+// "FILE:LINE: KEY: what is wrong" (no KEY when the line is not JSON).
+func badLine(path string, line int, key, msg string) error {
+	if key != "" {
+		return usage("%s:%d: %s: %s", path, line, key, msg)
+	}
+	return usage("%s:%d: %s", path, line, msg)
 }
 
 func unwrapPath(err error) error {
