@@ -50,6 +50,7 @@ const (
 )
 
 func init() {
+	// kafkasim:orderless: filling a map
 	for code, name := range map[ErrorCode]string{
 		IllegalGeneration: "ILLEGAL_GENERATION", InconsistentGroupProtocol: "INCONSISTENT_GROUP_PROTOCOL",
 		InvalidGroupID: "INVALID_GROUP_ID", UnknownMemberID: "UNKNOWN_MEMBER_ID",
@@ -60,7 +61,7 @@ func init() {
 		NonEmptyGroup: "NON_EMPTY_GROUP", UnreleasedInstanceID: "UNRELEASED_INSTANCE_ID",
 		UnsupportedAssignor: "UNSUPPORTED_ASSIGNOR", StaleMemberEpoch: "STALE_MEMBER_EPOCH",
 		FencedMemberEpoch: "FENCED_MEMBER_EPOCH", UnknownServerError: "UNKNOWN_SERVER_ERROR",
-	} { // kafkasim:orderless: filling a map
+	} {
 		errorNames[code] = name
 	}
 }
