@@ -25,7 +25,11 @@ import (
 // partitions in order; Java's TreeSet of members by assignment size is a
 // sorted slice. Where Kafka would throw NullPointerException (a partition's
 // earlier owner, or its current one, is not among the members taking part in
-// the reassignment), that check is skipped instead.
+// the reassignment), that check is skipped instead. And a partition goes
+// back to its owner of an earlier generation only if that member still
+// subscribes to its topic: Kafka's performReassignments does not check, and
+// would hand the member a partition it did not subscribe to (which the member
+// then refuses and rejoins over, ConsumerCoordinator.onJoinComplete).
 func generalAssign(st *stickyState) map[string][]proto.TopicPartition {
 	g := newGeneralBuilder(st)
 	return g.build()
@@ -273,7 +277,7 @@ func (g *generalBuilder) performReassignments(list []proto.TopicPartition) bool 
 			if !ok {
 				continue
 			}
-			if prev, ok := g.prev[tp]; ok {
+			if prev, ok := g.prev[tp]; ok && g.potentialTopics[prev.member][tp.Topic] {
 				if prevPs, ok := g.current[prev.member]; ok && len(ownerPs) > len(prevPs)+1 {
 					g.reassignPartitionTo(tp, prev.member)
 					performed, modified = true, true
