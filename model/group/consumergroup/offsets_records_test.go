@@ -91,7 +91,7 @@ func drawRecord(t *rapid.T) Record {
 		r.GroupEpoch, r.MetadataHash = rapid.Int32().Draw(t, "epoch"), rapid.Uint64().Draw(t, "hash")
 	case TypeMemberMetadata:
 		r.Member = &Member{MemberID: r.MemberID, InstanceID: str.Draw(t, "instance"), RackID: str.Draw(t, "rack"),
-			RebalanceTimeout: time.Duration(rapid.Int64Range(-1, 1<<40).Draw(t, "timeout")),
+			RebalanceTimeout:     time.Duration(rapid.Int64Range(-1, 1<<40).Draw(t, "timeout")),
 			SubscribedTopicNames: normalizeTopics(rapid.SliceOfN(str, 0, 4).Draw(t, "topics")),
 			ServerAssignor:       str.Draw(t, "assignor")}
 	case TypeTargetAssignmentMetadata:
