@@ -15,10 +15,13 @@ import (
 //     overlapping time (a process operation runs from its invocation to its
 //     completion, or to its process's crash or the history's end) at the same
 //     generation or member epoch. Per (group, partition, generation) the
-//     operations are swept in invocation order, keeping the two that end
-//     last among different members: one overlapping another member's is
-//     overlapping one of those. One finding per pair of members. (A member
-//     processing after it gave the partition up is found as it is ingested.)
+//     operations are swept in invocation order, keeping for each member the
+//     one that ends last: an operation overlaps another member's if and only
+//     if it begins before that member's last end so far. One finding per
+//     pair of members that overlapped (the first overlap is the example);
+//     the cost is the sort plus, per operation, the members of its
+//     generation. (A member processing after it gave the partition up is
+//     found as it is ingested.)
 //   - reprocessed-record: a record processed (ok) more than once by a group.
 //   - duplicate-side-effect: a record's effect acknowledged more than once
 //     by a group whose store applies every effect (side-effects: plain).
@@ -79,21 +82,25 @@ func (a *analyzer) checkOverlaps() {
 	})
 	type pair struct{ group, part, gen, m1, m2 int32 }
 	seen := map[pair]bool{}
-	b1, b2 := int32(-1), int32(-1) // the operations ending last, of different members
+	// Per member, its operation that ends last so far in this (group,
+	// partition, generation): few members, so a short list.
+	var last []int32
 	for k, i := range idx {
 		x := &m.procs[i]
 		if k > 0 {
 			prev := &m.procs[idx[k-1]]
 			if prev.group != x.group || prev.part != x.part || prev.gen != x.gen {
-				b1, b2 = -1, -1
+				last = last[:0]
 			}
 		}
-		for _, o := range [2]int32{b1, b2} {
-			if o < 0 {
+		mine := -1
+		for j, o := range last {
+			y := &m.procs[o]
+			if y.member == x.member {
+				mine = j
 				continue
 			}
-			y := &m.procs[o]
-			if y.member == x.member || y.end <= x.start {
+			if y.end <= x.start {
 				continue
 			}
 			pk := pair{x.group, x.part, x.gen, min(x.member, y.member), max(x.member, y.member)}
@@ -101,17 +108,12 @@ func (a *analyzer) checkOverlaps() {
 				seen[pk] = true
 				a.reportOverlap(y, x)
 			}
-			break
 		}
 		switch {
-		case b1 >= 0 && m.procs[b1].member == x.member:
-			if x.end > m.procs[b1].end {
-				b1 = i
-			}
-		case b1 < 0 || x.end > m.procs[b1].end:
-			b1, b2 = i, b1
-		case b2 < 0 || x.end > m.procs[b2].end:
-			b2 = i
+		case mine < 0:
+			last = append(last, i)
+		case x.end > m.procs[last[mine]].end:
+			last[mine] = i
 		}
 	}
 }
@@ -142,7 +144,7 @@ func (a *analyzer) reportOverlap(y, x *processRec) {
 	}
 	a.findings = append(a.findings, Finding{Type: DoubleOwner, group: group, Example: Example{Partition: part, Offset: x.off, Process: px, Ops: ops,
 		Detail: "group " + group + ": " + who(y, py) + " and " + who(x, px) + " both processed " + part + " " + when +
-			" (offsets " + itoa(y.off) + " and " + itoa(x.off) + ")"}})
+			": " + py + " " + part + "@" + itoa(y.off) + ", " + px + " " + part + "@" + itoa(x.off)}})
 }
 
 // byRecord sorts record indexes by (group, partition, offset, then order).
