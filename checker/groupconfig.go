@@ -85,5 +85,5 @@ func (c *Config) groupsAssumed(a *analyzer) string {
 		return ""
 	}
 	sort.Strings(names)
-	return "groups " + strings.Join(capList(names, 8), ", ") + ": not configured; assumed commit: auto (enable.auto.commit=true: at-least-once), group.protocol=classic (a generation is the group's), side-effects: plain, and auto.offset.reset=earliest (Kafka's default is latest, which would excuse the records a group skipped where it started)"
+	return "groups " + strings.Join(capList(names, 8), ", ") + ": not configured; assumed commit: auto (enable.auto.commit=true: at-least-once), group.protocol=classic (a generation is the group's: a KIP-848 group checked as classic reads its members' differing epochs as fenced), side-effects: plain, and auto.offset.reset=earliest (Kafka's default is latest, which would excuse the records a group skipped where it started)"
 }

@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -521,4 +522,37 @@ func TestGroupSettingsByGroupThenByProcess(t *testing.T) {
 		}
 	}
 	_ = godview.Seen
+}
+
+// Histories recorded from franz-go against kfake (testdata/README.md): a
+// correct coordinator's commits across rebalances are not zombie commits,
+// in a classic group and in a KIP-848 group judged as one. The KIP-848
+// group judged as classic shows why group.protocol matters: its members'
+// epochs differ, and a lower epoch than another member's is not stale.
+func TestRecordedGroupHistories(t *testing.T) {
+	for _, tc := range []struct {
+		file, protocol string
+		zombies        bool
+	}{
+		{"kfakerec-group-classic.jsonl", "classic", false},
+		{"kfakerec-group-consumer.jsonl", "consumer", false},
+		{"kfakerec-group-consumer.jsonl", "classic", true},
+	} {
+		f, err := os.Open("testdata/" + tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := Config{Consumers: []ConsumerGuarantees{{Group: "billing", Commit: "after-processing", GroupProtocol: tc.protocol}}}
+		r, err := CheckReader(f, cfg)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Stats.Commits == 0 {
+			t.Fatalf("%s: no commits", tc.file)
+		}
+		if got := r.Count(ZombieCommit) > 0; got != tc.zombies || (!tc.zombies && r.Violations != 0) {
+			t.Errorf("%s as %s: zombie commits %v, want %v\n%s", tc.file, tc.protocol, got, tc.zombies, r.Summary())
+		}
+	}
 }
