@@ -376,14 +376,14 @@ func TestSkippedRecordAndAutoOffsetResetLatest(t *testing.T) {
 }
 
 func TestSkippedRecordJudgesTheFinalCommittedOffset(t *testing.T) {
-	h, c := skipHistory(0, 1)
+	h, _ := skipHistory(0, 1)
 	// A later fetch says 2 is committed (an indeterminate commit moved it
 	// back, say): records 2..4 are not below it.
 	h.fetch("admin", "g", map[string]int64{"t-0": 2})
 	expectCount(t, Check(h.ops, withGroup("after-processing")), SkippedRecord, 0)
 	// A commit of unknown outcome after the last acknowledged one may have
 	// taken effect: the lower offset counts.
-	h, c = skipHistory(0, 1)
+	h, c := skipHistory(0, 1)
 	c.commit(1, map[string]int64{"t-0": 2}, history.Info)
 	expectCount(t, Check(h.ops, withGroup("after-processing")), SkippedRecord, 0)
 }
