@@ -69,6 +69,7 @@ type records struct {
 	txns     []txnRec
 	txnReads []txnRead
 	groups   groupState
+	members  groupMembers
 
 	lastIndex int64
 	nOps      int64
@@ -136,6 +137,7 @@ func (a *analyzer) finish() {
 	a.checkLost()
 	a.checkTxnReads()
 	a.checkCycles()
+	a.checkGroupMembers()
 }
 
 func (a *analyzer) countStats() {

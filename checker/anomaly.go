@@ -26,13 +26,19 @@ const (
 	G1c                 = "G1c"
 	NonmonotonicCommit  = "nonmonotonic-commit"
 	StaleOffsetFetch    = "stale-offset-fetch"
+	DoubleOwner         = "double-owner"
+	ZombieCommit        = "zombie-commit"
+	SkippedRecord       = "skipped-record"
+	ReprocessedRecord   = "reprocessed-record"
+	DuplicateSideEffect = "duplicate-side-effect"
 	Nonlinearizable     = "nonlinearizable"
 )
 
 // AnomalyTypes lists every type the checker reports, for docs and validation.
 var AnomalyTypes = []string{LostAckedWrite, Unseen, Duplicate, InconsistentOffsets, NonmonotonicPoll, PollSkip,
 	IntNonmonotonicPoll, IntPollSkip, NonmonotonicSend, KeyOrder, AbortedRead, PrecommittedRead, UncommittedRead, PhantomRead, G0, G1c,
-	NonmonotonicCommit, StaleOffsetFetch, Nonlinearizable}
+	NonmonotonicCommit, StaleOffsetFetch, DoubleOwner, ZombieCommit, SkippedRecord, ReprocessedRecord, DuplicateSideEffect,
+	Nonlinearizable}
 
 // Verdicts.
 const (
@@ -75,6 +81,9 @@ type Finding struct {
 	// Nonmonotonic-send: no record of the producer, acknowledged or read,
 	// lies below the one that landed first (the later send's).
 	firstOfProducer bool
+	// Reprocessed-record: the attempts that were not in an aborted
+	// transaction.
+	committedAttempts int
 }
 
 // copyAt is one position of a record.

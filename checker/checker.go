@@ -91,6 +91,20 @@ type ConsumerGuarantees struct {
 	// (enable.auto.commit, Kafka's default), or transactional (exactly-once,
 	// sendOffsetsToTransaction).
 	Commit string
+	// Group is the consumer group (group.id) these settings are for: a
+	// finding about a group (double-owner, zombie-commit, skipped-record,
+	// reprocessed-record, duplicate-side-effect, nonmonotonic-commit) is
+	// judged by the entry naming its group, else by the entry whose Prefix
+	// matches the process involved (consumerOf).
+	Group string
+	// SideEffects is how the group's external store applies effects: plain
+	// (every effect applied; the default) or idempotent (one effect kept
+	// per key: duplicate-side-effect is never reported).
+	SideEffects string
+	// GroupProtocol is group.protocol: classic (Kafka's default) or
+	// consumer (KIP-848). It decides whether a generation is the group's
+	// (classic: every member shares it) or each member's own epoch.
+	GroupProtocol string
 }
 
 // TopicGuarantees are a topic's durability settings.
@@ -535,6 +549,9 @@ func (c *Config) assumed(a *analyzer) []string {
 	}
 	if len(consAssumed) > 0 {
 		out = append(out, "consumers "+list(consAssumed)+": not configured; assumed isolation.level=read_uncommitted (Kafka's default; a poll's own isolation field wins), enable.auto.commit=true (at-least-once), and auto.offset.reset=earliest (Kafka's default is latest, which would excuse every skip)")
+	}
+	if s := c.groupsAssumed(a); s != "" {
+		out = append(out, s)
 	}
 	if len(topicAssumed) > 0 {
 		out = append(out, "topics "+list(topicAssumed)+": not configured; Kafka defaults assumed: min.insync.replicas=1, unclean.leader.election.enable=false, flush left to the OS (log.flush.interval.messages=9223372036854775807)")

@@ -78,7 +78,8 @@ type register struct {
 type pendingCommit struct {
 	regs    []int32
 	commits []int32
-	txn     int32 // -1: a commit operation
+	txn     int32     // -1: a commit operation
+	zombie  *zombieEv // the committing member was fenced when the commit began (members.go)
 }
 
 type pendingFetch struct {
@@ -124,7 +125,7 @@ func sortedKeys(m map[string]int64) []string {
 }
 
 // addRebalance applies an assign or a revoke to the member's sessions.
-func (a *analyzer) addRebalance(p *procState, o *history.Op) {
+func (a *analyzer) addRebalance(pid int32, p *procState, o *history.Op) {
 	if o.Type == history.Fail {
 		return // it did not happen
 	}
@@ -143,6 +144,7 @@ func (a *analyzer) addRebalance(p *procState, o *history.Op) {
 			}
 		}
 	}
+	a.trackRebalance(pid, p, o, listed)
 	if o.F == history.FRevoke {
 		for _, part := range listed {
 			delete(p.sess, part)
@@ -180,6 +182,9 @@ func (a *analyzer) addCommit(pid int32, p *procState, o *history.Op) {
 				pc.commits = append(pc.commits, g.invokeCommit(pc.regs[len(pc.regs)-1], o.Index, x.Offsets[part], pid, false))
 			}
 		}
+		if pc.zombie = a.fencedAt(p, o, group); pc.zombie != nil {
+			pc.zombie.invoke = o.Index
+		}
 		p.commits = append(p.commits, pc)
 		a.stats.Commits++
 		return
@@ -189,6 +194,9 @@ func (a *analyzer) addCommit(pid int32, p *procState, o *history.Op) {
 	}
 	pc := p.commits[0]
 	p.commits = p.commits[1:]
+	if pc.zombie != nil && o.Type == history.OK {
+		a.zombieCommitted(pc.zombie, o)
+	}
 	for i, r := range pc.regs {
 		a.completeCommit(r, pc.commits[i], o.Type, o.Index)
 	}

@@ -45,6 +45,7 @@ type procState struct {
 	keySeen    map[keyID]keySeen
 	commits    []pendingCommit
 	fetches    []pendingFetch
+	gm         *memberProc // as a group member (members.go); nil until it acts as one
 }
 
 func (a *analyzer) proc(name string) (int32, *procState) {
@@ -62,6 +63,7 @@ func (a *analyzer) proc(name string) (int32, *procState) {
 func (a *analyzer) add(o *history.Op) {
 	a.nOps++
 	a.lastIndex = max(a.lastIndex, o.Index)
+	a.members.lastTime = max(a.members.lastTime, o.Time)
 	pid, p := a.proc(o.Process)
 	switch o.F {
 	case history.FSend:
@@ -79,9 +81,14 @@ func (a *analyzer) add(o *history.Op) {
 		}
 		p.pollAt = -1
 	case history.FCrash, history.FRestart:
+		a.memberEnded(p, o)
 		a.endProcess(p)
 	case history.FAssign, history.FRevoke:
-		a.addRebalance(p, o)
+		a.addRebalance(pid, p, o)
+	case history.FProcess:
+		a.addProcess(pid, p, o)
+	case history.FSideEffect:
+		a.addSideEffect(pid, p, o)
 	case history.FCommit:
 		a.addCommit(pid, p, o)
 	case history.FFetchCommitted:

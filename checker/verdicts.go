@@ -83,6 +83,9 @@ type Facts struct {
 	// Related is the partition's other findings' strongest verdict (for
 	// nonlinearizable), RelatedType and RelatedWhy the finding behind it.
 	Related, RelatedType, RelatedWhy string
+	// CommittedAttempts: of a reprocessed record's attempts, those not in a
+	// transaction that aborted (exactly-once lets aborted attempts repeat).
+	CommittedAttempts int
 }
 
 // unknownProducerReorder is why an idempotent producer's earlier batch may
@@ -158,9 +161,11 @@ var Guarantees = []Guarantee{
 	{"transactions (transactional.id)", "a transaction's records and offsets commit or abort together (atomic); transactions are not isolated from each other: records are ordered when appended, not when committed", []string{LostAckedWrite, G0, G1c}},
 	{"isolation.level=read_committed", "a poll returns only committed transactions' records (it stops at the last stable offset and filters aborted records), never before their commit", []string{AbortedRead, UncommittedRead, PrecommittedRead, G1c}},
 	{"isolation.level=read_uncommitted (default)", "a poll returns every record below the high watermark, those of open and aborted transactions too", []string{AbortedRead}},
-	{"commit: before-processing (at-most-once)", "no record is processed twice: committed offsets never go back (records may be skipped on a crash)", []string{NonmonotonicCommit}},
-	{"commit: after-processing, auto (at-least-once; auto is Kafka's default)", "no record is skipped; records may be processed again after a crash or a rebalance", []string{NonmonotonicCommit}},
-	{"commit: transactional (exactly-once)", "a record's output and its offset commit together: no record's output is committed twice", []string{NonmonotonicCommit}},
+	{"commit: before-processing (at-most-once)", "no record is processed twice: committed offsets never go back (records may be skipped on a crash)", []string{NonmonotonicCommit, SkippedRecord, ReprocessedRecord, DuplicateSideEffect}},
+	{"commit: after-processing, auto (at-least-once; auto is Kafka's default)", "no record is skipped; records may be processed again after a crash or a rebalance", []string{NonmonotonicCommit, SkippedRecord, ReprocessedRecord, DuplicateSideEffect}},
+	{"commit: transactional (exactly-once)", "a record's output and its offset commit together: no record's output is committed twice; only attempts in aborted transactions repeat", []string{NonmonotonicCommit, SkippedRecord, ReprocessedRecord}},
+	{"side-effects: plain / idempotent", "a plain external store applies every effect it is sent; an idempotent one keeps one effect per key", []string{DuplicateSideEffect}},
+	{"consumer groups (group.protocol classic or consumer)", "one member owns a partition at a time: the classic protocol assigns it to one member per generation, and an eager member revokes everything before the next; cooperative rebalancing and KIP-848's reconciliation revoke a partition before granting it to another member. The coordinator refuses an offset commit from a fenced member: a classic member's generation must be the group's (ILLEGAL_GENERATION), a consumer-protocol member's epoch its own current one (STALE_MEMBER_EPOCH)", []string{DoubleOwner, ZombieCommit}},
 	{"committed offsets (__consumer_offsets, acks=all)", "an acknowledged OffsetCommit is what the next OffsetFetch returns (a linearizable register per group and partition)", []string{StaleOffsetFetch, Nonlinearizable}},
 	{"bugs: [...] (docs/bug-zoo.md)", "a historical Kafka bug switched back on breaks the guarantee it names: its violations are expected, and reported as violations naming the bug", nil},
 	{"faults that happened (the god view)", "losses the simulator saw in unclean elections, power losses, disk wipes or disk corruption, committed batches a leader's producer state forgot, and partitions added, excuse the anomalies they explain, and only those", []string{LostAckedWrite, Duplicate, InconsistentOffsets, NonmonotonicSend, PollSkip, NonmonotonicPoll, KeyOrder, NonmonotonicCommit, Nonlinearizable}},
@@ -350,6 +355,47 @@ var VerdictRules = []Rule{
 	{StaleOffsetFetch, "", Violation,
 		"the group coordinator acknowledges an OffsetCommit once __consumer_offsets holds it (acks=all): an OffsetFetch that begins after the acknowledgement returns it or a later commit", nil, nil},
 
+	{DoubleOwner, "the simulator saw __consumer_offsets lose committed data", Permitted, "__consumer_offsets lost committed data (CAUSE): the coordinator reloaded the group without the generations and assignments it had written",
+		func(f *Facts) bool { return f.OffsetsLost != nil }, func(f *Facts) string {
+			return "__consumer_offsets lost committed data (" + f.OffsetsLost.Cause + "): the coordinator reloaded the group without the generations and assignments it had written"
+		}},
+	{DoubleOwner, "", Violation,
+		"one member owns a partition at a time: the classic protocol assigns each partition to one member per generation and an eager member revokes before the next assignment; cooperative rebalancing revokes a partition before another member is granted it; KIP-848's reconciliation grants it only once its owner has revoked it", nil, nil},
+
+	{ZombieCommit, "the simulator saw __consumer_offsets lose committed data", Permitted, "__consumer_offsets lost committed data (CAUSE): the coordinator reloaded the group at an older generation",
+		func(f *Facts) bool { return f.OffsetsLost != nil }, func(f *Facts) string {
+			return "__consumer_offsets lost committed data (" + f.OffsetsLost.Cause + "): the coordinator reloaded the group at an older generation"
+		}},
+	{ZombieCommit, "", Violation,
+		"the group coordinator refuses an offset commit from a fenced member: a classic member's generation must be the group's current one (ClassicGroup.validateOffsetCommit: ILLEGAL_GENERATION), a consumer-protocol member's epoch its current one (ConsumerGroup.validateOffsetCommit: STALE_MEMBER_EPOCH); both only grow", nil, nil},
+
+	{SkippedRecord, "commit: before-processing (at-most-once)", Permitted,
+		"at-most-once commits before processing: a member that fails between the commit and the processing leaves the records it committed unprocessed, and the next owner starts after them",
+		func(f *Facts) bool { return f.CommitMode == "before-processing" }, nil},
+	{SkippedRecord, "auto.offset.reset=latest, and the simulator saw the partition or __consumer_offsets lose committed data", Permitted,
+		"committed data was lost: the group's position or committed offset was out of range, and auto.offset.reset=latest moved it to the end, past records",
+		func(f *Facts) bool { return f.AutoOffsetReset == "latest" && (f.Loss != nil || f.OffsetsLost != nil) }, nil},
+	{SkippedRecord, "", Violation,
+		"at-least-once (commit after processing, or auto-commit) and exactly-once commit an offset only once every record below it was processed", nil, nil},
+
+	{ReprocessedRecord, "commit: before-processing (at-most-once)", Violation,
+		"at-most-once commits before processing: the next owner starts after what was committed, so no record is processed twice",
+		func(f *Facts) bool { return f.CommitMode == "before-processing" }, nil},
+	{ReprocessedRecord, "commit: transactional, and at most one attempt was outside an aborted transaction", Permitted,
+		"exactly-once: the other attempts were in transactions that aborted, whose output and offsets Kafka discarded",
+		func(f *Facts) bool { return f.CommitMode == "transactional" && f.CommittedAttempts <= 1 }, nil},
+	{ReprocessedRecord, "commit: transactional (exactly-once)", Violation,
+		"exactly-once commits a record's offset with its output in one transaction: only attempts in aborted transactions may repeat",
+		func(f *Facts) bool { return f.CommitMode == "transactional" }, nil},
+	{ReprocessedRecord, "", Permitted,
+		"at-least-once (commit after processing, or auto-commit): a member that fails or loses its partitions before committing leaves its records to be processed again", nil, nil},
+
+	{DuplicateSideEffect, "commit: before-processing (at-most-once)", Violation,
+		"at-most-once processes each record at most once: its effect is applied at most once",
+		func(f *Facts) bool { return f.CommitMode == "before-processing" }, nil},
+	{DuplicateSideEffect, "", Permitted,
+		"a plain external store applies every effect it is sent: a record processed again (at-least-once, or an aborted exactly-once attempt: the store is outside Kafka's transactions) applies its effect again; an idempotent store would keep one", nil, nil},
+
 	{Nonlinearizable, "a committed-offset register, __consumer_offsets lost committed data", Permitted, "__consumer_offsets lost committed data (CAUSE)",
 		func(f *Facts) bool { return f.Register && f.OffsetsLost != nil }, func(f *Facts) string { return "__consumer_offsets lost committed data (" + f.OffsetsLost.Cause + ")" }},
 	{Nonlinearizable, "a committed-offset register", Violation,
@@ -411,12 +457,16 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 	}
 	p := c.producer(proc)
 	cons := c.consumer(f.Process)
+	if f.group != "" {
+		cons = c.consumerOf(f.group, f.Process)
+	}
 	fx := &Facts{
 		Acks: p.Acks, Idempotence: p.Idempotence, ReorderingRetries: p.MaxInFlight > 1 && p.Retries > 0,
 		MinInsyncReplicas: t.MinInsyncReplicas, Unclean: t.Unclean, ELR: c.ELR, FlushEveryMessage: t.FlushEveryMessage,
 		Isolation: f.iso, AutoOffsetReset: cons.AutoOffsetReset, CommitMode: cons.Commit,
 		GodView: c.Happened.GodView(), UncleanElections: c.Happened.Count(godview.UncleanElection), PowerLosses: c.Happened.Count(godview.PowerLoss), Bugs: c.Bugs,
 		FailedSend: f.failedSend, Impossible: f.impossible, ViaWW: f.viaWW, Register: f.register,
+		CommittedAttempts: f.committedAttempts,
 	}
 	if fx.Acks == "" {
 		fx.Acks = "all"
@@ -456,7 +506,7 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		}
 		fx.UnknownProducer = c.Happened.Covers(godview.UnknownProducerAppend, f.Partition, f.Offset)
 		fx.FirstOfProducer = f.firstOfProducer
-	case StaleOffsetFetch, Nonlinearizable:
+	case StaleOffsetFetch, Nonlinearizable, DoubleOwner, ZombieCommit, SkippedRecord:
 		if l, ok := c.offsetsLoss(); ok {
 			fx.OffsetsLost = &l
 		}

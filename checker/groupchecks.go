@@ -1,0 +1,364 @@
+package checker
+
+import (
+	"slices"
+	"sort"
+	"strconv"
+
+	"kafkasim/history"
+)
+
+// The group members' checks that need the whole history (members.go keeps
+// their records). Each sorts its records once: no check compares every pair.
+//
+//   - double-owner: two members of a group processed one partition in
+//     overlapping time (a process operation runs from its invocation to its
+//     completion, or to its process's crash or the history's end) at the same
+//     generation or member epoch. Per (group, partition, generation) the
+//     operations are swept in invocation order, keeping for each member the
+//     one that ends last: an operation overlaps another member's if and only
+//     if it begins before that member's last end so far. One finding per
+//     pair of members that overlapped (the first overlap is the example);
+//     the cost is the sort plus, per operation, the members of its
+//     generation. (A member processing after it gave the partition up is
+//     found as it is ingested.)
+//   - reprocessed-record: a record processed (ok) more than once by a group.
+//   - duplicate-side-effect: a record's effect acknowledged more than once
+//     by a group whose store applies every effect (side-effects: plain).
+//   - skipped-record: a record below the group's final committed offset for
+//     its partition that no member began processing. Only records that were
+//     there to process count: acknowledged and not lost, or read; not
+//     deleted by retention (below the log start final reads began from);
+//     not of an aborted (or never committed) transaction; not passed over by
+//     auto.offset.reset=latest (a member that began above the committed
+//     offset when there was none, or when it was out of range: below the log
+//     start, or in a partition that lost committed data).
+
+func (a *analyzer) checkGroupMembers() {
+	m := &a.members
+	if len(m.procs) == 0 && len(m.effects) == 0 {
+		return
+	}
+	for i := range m.procs {
+		if pr := &m.procs[i]; pr.open {
+			pr.end, pr.endT = a.lastIndex+1, m.lastTime
+		}
+	}
+	a.checkOverlaps()
+	a.checkReprocessed()
+	a.checkSideEffects()
+	a.checkSkipped()
+}
+
+func (a *analyzer) genWord(group, process string) string {
+	if a.cfg.consumerOf(group, process).GroupProtocol == "consumer" {
+		return "member epoch"
+	}
+	return "generation"
+}
+
+func seconds(ns int64) string { return strconv.FormatFloat(float64(ns)/1e9, 'f', 3, 64) + " s" }
+
+func (a *analyzer) checkOverlaps() {
+	m := &a.members
+	idx := make([]int32, 0, len(m.procs))
+	for i := range m.procs {
+		if m.procs[i].gen >= 0 {
+			idx = append(idx, int32(i))
+		}
+	}
+	sort.Slice(idx, func(i, j int) bool {
+		x, y := &m.procs[idx[i]], &m.procs[idx[j]]
+		if x.group != y.group {
+			return x.group < y.group
+		}
+		if x.part != y.part {
+			return x.part < y.part
+		}
+		if x.gen != y.gen {
+			return x.gen < y.gen
+		}
+		return x.start < y.start
+	})
+	type pair struct{ group, part, gen, m1, m2 int32 }
+	seen := map[pair]bool{}
+	// Per member, its operation that ends last so far in this (group,
+	// partition, generation): few members, so a short list.
+	var last []int32
+	for k, i := range idx {
+		x := &m.procs[i]
+		if k > 0 {
+			prev := &m.procs[idx[k-1]]
+			if prev.group != x.group || prev.part != x.part || prev.gen != x.gen {
+				last = last[:0]
+			}
+		}
+		mine := -1
+		for j, o := range last {
+			y := &m.procs[o]
+			if y.member == x.member {
+				mine = j
+				continue
+			}
+			if y.end <= x.start {
+				continue
+			}
+			pk := pair{x.group, x.part, x.gen, min(x.member, y.member), max(x.member, y.member)}
+			if !seen[pk] {
+				seen[pk] = true
+				a.reportOverlap(y, x)
+			}
+		}
+		switch {
+		case mine < 0:
+			last = append(last, i)
+		case x.end > m.procs[last[mine]].end:
+			last[mine] = i
+		}
+	}
+}
+
+// reportOverlap: y began before x and was still processing when x began.
+func (a *analyzer) reportOverlap(y, x *processRec) {
+	group := a.members.groupNames[x.group]
+	py, px := a.procs[y.proc].name, a.procs[x.proc].name
+	word := a.genWord(group, px)
+	part := a.parts[x.part].name
+	ops := []int64{y.start}
+	if y.end <= a.lastIndex {
+		ops = append(ops, y.end)
+	}
+	ops = append(ops, x.start)
+	if x.end <= a.lastIndex {
+		ops = append(ops, x.end)
+	}
+	who := func(pr *processRec, name string) string {
+		if mid := a.members.members[pr.member]; mid != name {
+			return name + " (member " + mid + ", " + word + " " + itoa(int64(pr.gen)) + ")"
+		}
+		return name + " (" + word + " " + itoa(int64(pr.gen)) + ")"
+	}
+	when := "from #" + itoa(x.start) + " to #" + itoa(min(x.end, y.end))
+	if x.startT > 0 {
+		when = "from " + seconds(x.startT) + " to " + seconds(min(x.endT, y.endT)) + " (#" + itoa(x.start) + "–#" + itoa(min(x.end, y.end)) + ")"
+	}
+	a.findings = append(a.findings, Finding{Type: DoubleOwner, group: group, Example: Example{Partition: part, Offset: x.off, Process: px, Ops: ops,
+		Detail: "group " + group + ": " + who(y, py) + " and " + who(x, px) + " both processed " + part + " " + when +
+			": " + py + " " + part + "@" + itoa(y.off) + ", " + px + " " + part + "@" + itoa(x.off)}})
+}
+
+// byRecord sorts record indexes by (group, partition, offset, then order).
+func byRecord(idx []int32, key func(int32) (int32, int32, int64, int64)) {
+	sort.Slice(idx, func(i, j int) bool {
+		g1, p1, o1, s1 := key(idx[i])
+		g2, p2, o2, s2 := key(idx[j])
+		if g1 != g2 {
+			return g1 < g2
+		}
+		if p1 != p2 {
+			return p1 < p2
+		}
+		if o1 != o2 {
+			return o1 < o2
+		}
+		return s1 < s2
+	})
+}
+
+func (a *analyzer) checkReprocessed() {
+	m := &a.members
+	var idx []int32
+	for i := range m.procs {
+		if m.procs[i].ok {
+			idx = append(idx, int32(i))
+		}
+	}
+	byRecord(idx, func(i int32) (int32, int32, int64, int64) {
+		pr := &m.procs[i]
+		return pr.group, pr.part, pr.off, pr.start
+	})
+	for lo := 0; lo < len(idx); {
+		hi := lo + 1
+		first := &m.procs[idx[lo]]
+		for hi < len(idx) && m.procs[idx[hi]].group == first.group && m.procs[idx[hi]].part == first.part && m.procs[idx[hi]].off == first.off {
+			hi++
+		}
+		if hi-lo > 1 {
+			a.reportReprocessed(idx[lo:hi])
+		}
+		lo = hi
+	}
+}
+
+func (a *analyzer) reportReprocessed(run []int32) {
+	m := &a.members
+	first := &m.procs[run[0]]
+	group := m.groupNames[first.group]
+	committed := 0
+	var ops []int64
+	who := ""
+	for k, i := range run {
+		pr := &m.procs[i]
+		if pr.txn < 0 || (a.txns[pr.txn].outcome != txnAborted && a.txns[pr.txn].outcome != txnNeverCommitted) {
+			committed++
+		}
+		if k < 4 {
+			ops = append(ops, pr.start)
+			if who != "" {
+				who += ", "
+			}
+			who += a.procs[pr.proc].name + " (#" + itoa(pr.start) + ")"
+		}
+	}
+	if len(run) > 4 {
+		who += ", …"
+	}
+	second := &m.procs[run[1]]
+	a.findings = append(a.findings, Finding{Type: ReprocessedRecord, group: group, committedAttempts: committed,
+		Example: Example{Partition: a.parts[first.part].name, Offset: first.off, Process: a.procs[second.proc].name, Ops: ops,
+			Detail: "group " + group + " processed it " + strconv.Itoa(len(run)) + " times: " + who}})
+}
+
+func (a *analyzer) checkSideEffects() {
+	m := &a.members
+	idx := make([]int32, len(m.effects))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	byRecord(idx, func(i int32) (int32, int32, int64, int64) {
+		e := &m.effects[i]
+		return e.group, e.part, e.off, e.op
+	})
+	for lo := 0; lo < len(idx); {
+		hi := lo + 1
+		first := &m.effects[idx[lo]]
+		for hi < len(idx) && m.effects[idx[hi]].group == first.group && m.effects[idx[hi]].part == first.part && m.effects[idx[hi]].off == first.off {
+			hi++
+		}
+		group := m.groupNames[first.group]
+		second := &m.effects[idx[lo+min(1, hi-lo-1)]]
+		if hi-lo > 1 && a.cfg.consumerOf(group, a.procs[second.proc].name).SideEffects != "idempotent" {
+			var ops []int64
+			who := ""
+			for k := lo; k < hi && k < lo+4; k++ {
+				e := &m.effects[idx[k]]
+				ops = append(ops, e.op)
+				if who != "" {
+					who += ", "
+				}
+				who += a.procs[e.proc].name + " (#" + itoa(e.op) + ")"
+			}
+			a.findings = append(a.findings, Finding{Type: DuplicateSideEffect, group: group, Example: Example{Partition: a.parts[first.part].name, Offset: first.off,
+				Process: a.procs[second.proc].name, Ops: ops,
+				Detail: "group " + group + ": the store acknowledged this record's effect " + strconv.Itoa(hi-lo) + " times: " + who}})
+		}
+		lo = hi
+	}
+}
+
+// finalCommitted is a group's final committed offset for a partition: the
+// last acknowledged commit's, or a fetch-committed that completed after it;
+// lowered by any commit of unknown outcome invoked after that, which may
+// have taken effect. ok is false when nothing is known committed.
+func (reg *register) finalCommitted() (value, invoke, complete int64, proc int32, ok bool) {
+	complete = -1
+	if reg.lastOK >= 0 {
+		c := &reg.commits[reg.lastOK]
+		value, invoke, complete, proc, ok = c.value, c.invoke, c.complete, c.proc, true
+	}
+	for i := range reg.fetches {
+		if f := &reg.fetches[i]; f.complete > complete {
+			value, invoke, complete, proc, ok = f.value, f.invoke, f.complete, f.proc, true
+		}
+	}
+	if !ok || value < 0 {
+		return 0, 0, 0, 0, false
+	}
+	for i := range reg.commits {
+		if c := &reg.commits[i]; c.typ != history.OK && c.typ != history.Fail && c.invoke > invoke && c.value < value {
+			value = c.value
+		}
+	}
+	return value, invoke, complete, proc, true
+}
+
+func (a *analyzer) checkSkipped() {
+	m := &a.members
+	// What each group began processing, per partition, sorted.
+	type gp struct{ group, part int32 }
+	started := map[gp][]int64{}
+	for i := range m.procs {
+		pr := &m.procs[i]
+		k := gp{pr.group, pr.part}
+		started[k] = append(started[k], pr.off)
+	}
+	for k, offs := range started { // kafkasim:orderless: sorts each slice in place
+		slices.Sort(offs)
+		started[k] = offs
+	}
+	lost := map[int32]bool{}
+	for i := range a.findings {
+		if f := &a.findings[i]; f.Type == LostAckedWrite {
+			if v, ok := a.valIDs[f.Value]; ok {
+				lost[v] = true
+			}
+		}
+	}
+	// Where auto.offset.reset=latest moved a member past records.
+	type span struct{ lo, hi int64 }
+	passed := map[gp][]span{}
+	for _, j := range m.jumps {
+		group, part := m.groupNames[j.group], a.parts[j.part]
+		if a.cfg.consumerOf(group, a.procs[j.proc].name).AutoOffsetReset != "latest" {
+			continue
+		}
+		_, lossHere := a.cfg.loss(part.name, -1)
+		if j.from < 0 || j.from < part.logStart || lossHere {
+			passed[gp{j.group, j.part}] = append(passed[gp{j.group, j.part}], span{max(j.from, 0), j.to})
+		}
+	}
+	for _, reg := range a.groups.regs {
+		g, ok := m.groupIDs[reg.group]
+		pi := a.partByName(reg.part)
+		if !ok || !m.processes[g] || pi < 0 {
+			continue
+		}
+		final, at, done, proc, ok := reg.finalCommitted()
+		if !ok {
+			continue
+		}
+		po := a.parts[pi]
+		offs := started[gp{g, pi}]
+		spans := passed[gp{g, pi}]
+		j := 0
+		for i := 0; i < len(po.offsets) && po.offsets[i] < final; i++ {
+			off := po.offsets[i]
+			for j < len(offs) && offs[j] < off {
+				j++
+			}
+			if (j < len(offs) && offs[j] == off) || off < po.logStart {
+				continue
+			}
+			if slices.ContainsFunc(spans, func(s span) bool { return s.lo <= off && off < s.hi }) {
+				continue
+			}
+			end := len(po.obs)
+			if i+1 < len(po.at) {
+				end = int(po.at[i+1])
+			}
+			val := int32(-1)
+			for _, ob := range po.obs[po.at[i]:end] {
+				if (ob.flags&obsRead != 0 || !lost[ob.val]) && a.visibleToRC(ob.val) {
+					val = ob.val
+					break
+				}
+			}
+			if val < 0 {
+				continue
+			}
+			a.findings = append(a.findings, Finding{Type: SkippedRecord, group: reg.group, Example: Example{Partition: reg.part, Offset: off,
+				Value: a.valNames[val], Process: a.procs[proc].name, Ops: []int64{at, done},
+				Detail: "group " + reg.group + "'s final committed offset is " + itoa(final) + " (#" + itoa(done) + "), but no member processed the record at " + itoa(off)}})
+		}
+	}
+}

@@ -1,0 +1,374 @@
+package checker
+
+import (
+	"math"
+
+	"kafkasim/history"
+)
+
+// Group members in a history: what they processed, the effects they applied,
+// what they were assigned and at which generation (classic) or member epoch
+// (KIP-848). Ingestion keeps one small record per process and side-effect
+// operation and, per group, the highest generation an assign carried; the
+// checks that need the whole history (overlaps, skipped and reprocessed
+// records, repeated effects) run at the end (groupchecks.go). A history whose
+// members record no process operation says nothing about processing, and is
+// not judged for it.
+//
+// Fencing (zombie-commit) is decided when a commit is invoked, against what
+// the history had shown by then: Kafka's coordinator accepts an OffsetCommit
+// only at the group's current generation (ClassicGroup.validateOffsetCommit:
+// ILLEGAL_GENERATION otherwise), or at the member's current epoch
+// (ConsumerGroup.validateOffsetCommit, validateMemberEpoch:
+// STALE_MEMBER_EPOCH otherwise, Kafka 4.0–4.2). Both only grow, so an assign
+// acknowledged before the commit began at a higher generation (any member's,
+// in a classic group) or a higher epoch (the same member's) proves the
+// commit's was stale when it arrived. A revoke does not fence: KIP-848 keeps
+// the member's epoch until it acknowledges the revocation, and neither
+// validator looks at which partitions the member owns. Commits without a
+// generation (-1: assign mode, or an admin's) are not a member's.
+
+// sessionStarted marks, in memberProc.sess, a partition whose session has
+// processed a record.
+const sessionStarted = math.MinInt64
+
+type processRec struct {
+	start, end   int64 // op indexes; end: the completion, the crash, or past the history's end
+	startT, endT int64 // times (ns)
+	off          int64
+	group, part  int32
+	proc, member int32
+	gen          int32 // -1: not recorded
+	txn          int32 // the transaction open when processing began, -1
+	ok, open     bool
+}
+
+type effectRec struct {
+	op          int64
+	off         int64
+	group, part int32
+	proc        int32
+}
+
+type effectPending struct {
+	off         int64
+	group, part int32
+}
+
+// resetJump is a member's first processed offset in a partition, where it
+// began above the offset the group had committed (-1: none): its position
+// came from auto.offset.reset, not the committed offset.
+type resetJump struct {
+	group, part int32
+	proc        int32
+	from, to    int64
+}
+
+// genSeen is the highest generation (or member epoch) an assign carried, and
+// the assign's completion.
+type genSeen struct {
+	gen  int32
+	op   int64
+	proc int32
+}
+
+type memberKey struct {
+	group, member int32
+}
+
+// groupMembers is the members' part of the history's records.
+type groupMembers struct {
+	groupIDs   map[string]int32
+	groupNames []string
+	groupFirst []string // the first process that acted for each group
+	processes  []bool   // the group's members recorded process operations
+	memberIDs  map[string]int32
+	members    []string
+	procs      []processRec
+	effects    []effectRec
+	jumps      []resetJump
+	maxGen     []genSeen // per group
+	memberGen  map[memberKey]genSeen
+	lastTime   int64
+}
+
+// memberProc is a process's state as a group member.
+type memberProc struct {
+	open    []int32 // process operations in flight
+	effects []effectPending
+	owned   map[int32]bool  // partitions owned (as of acknowledged assigns and revokes)
+	revoked map[int32]int64 // partition -> the revoke (or assign) that took it away
+	// sess: partition -> the offset the group had committed when the
+	// member was assigned it (awaiting the first record processed), or
+	// sessionStarted.
+	sess map[int32]int64
+}
+
+func (a *analyzer) memberOf(p *procState) *memberProc {
+	if p.gm == nil {
+		p.gm = &memberProc{owned: map[int32]bool{}, revoked: map[int32]int64{}, sess: map[int32]int64{}}
+	}
+	return p.gm
+}
+
+func (m *groupMembers) groupID(name, process string) int32 {
+	if m.groupIDs == nil {
+		m.groupIDs, m.memberIDs, m.memberGen = map[string]int32{}, map[string]int32{}, map[memberKey]genSeen{}
+	}
+	if id, ok := m.groupIDs[name]; ok {
+		return id
+	}
+	id := int32(len(m.groupNames))
+	m.groupIDs[name] = id
+	m.groupNames = append(m.groupNames, name)
+	m.groupFirst = append(m.groupFirst, process)
+	m.processes = append(m.processes, false)
+	m.maxGen = append(m.maxGen, genSeen{gen: -1})
+	return id
+}
+
+// memberID numbers a member: its member id, or its process's name when the
+// history records none.
+func (m *groupMembers) memberID(p *procState, o *history.Op) int32 {
+	name := p.name
+	if x := o.Value.Ext; x != nil && x.MemberID != "" {
+		name = x.MemberID
+	}
+	if id, ok := m.memberIDs[name]; ok {
+		return id
+	}
+	id := int32(len(m.members))
+	m.memberIDs[name] = id
+	m.members = append(m.members, name)
+	return id
+}
+
+func generationOf(o *history.Op) int32 {
+	if x := o.Value.Ext; x != nil {
+		return x.Generation
+	}
+	return -1
+}
+
+// committedNow is the offset the group's last acknowledged commit of a
+// partition holds (-1: none).
+func (a *analyzer) committedNow(group, part string) int64 {
+	r, ok := a.groups.regIDs[regKey{group, part}]
+	if !ok {
+		return -1
+	}
+	reg := a.groups.regs[r]
+	if reg.lastOK < 0 {
+		return -1
+	}
+	return reg.commits[reg.lastOK].value
+}
+
+// trackRebalance records an acknowledged assign or revoke: the generation
+// it carried, and the partitions it took away or granted. listed are the
+// operation's partitions.
+func (a *analyzer) trackRebalance(pid int32, p *procState, o *history.Op, listed []int32) {
+	if o.Type != history.OK {
+		return
+	}
+	group := groupOf(p, o)
+	if group == "" {
+		return
+	}
+	m := &a.members
+	g := m.groupID(group, p.name)
+	gm := a.memberOf(p)
+	if o.F == history.FRevoke {
+		for _, part := range listed {
+			gm.revoked[part] = o.Index
+			delete(gm.owned, part)
+			delete(gm.sess, part)
+		}
+		return
+	}
+	if gen := generationOf(o); gen >= 0 {
+		if gen > m.maxGen[g].gen {
+			m.maxGen[g] = genSeen{gen: gen, op: o.Index, proc: pid}
+		}
+		k := memberKey{g, m.memberID(p, o)}
+		if s, ok := m.memberGen[k]; !ok || gen > s.gen {
+			m.memberGen[k] = genSeen{gen: gen, op: o.Index, proc: pid}
+		}
+	}
+	keep := make(map[int32]bool, len(listed))
+	for _, part := range listed {
+		keep[part] = true
+	}
+	for part := range gm.owned { // kafkasim:orderless: deletes and sets per partition
+		if !keep[part] {
+			gm.revoked[part] = o.Index
+			delete(gm.owned, part)
+			delete(gm.sess, part)
+		}
+	}
+	for _, part := range listed {
+		delete(gm.revoked, part)
+		gm.owned[part] = true
+		gm.sess[part] = a.committedNow(group, a.parts[part].name)
+	}
+}
+
+// addProcess takes a process operation: a member processed a record.
+func (a *analyzer) addProcess(pid int32, p *procState, o *history.Op) {
+	m := &a.members
+	gm := a.memberOf(p)
+	if o.Type != history.Invoke {
+		a.completeProcess(gm, o)
+		return
+	}
+	group := groupOf(p, o)
+	if group == "" || o.Value.Partition < 0 || o.Value.Offset < 0 {
+		return
+	}
+	g := m.groupID(group, p.name)
+	m.processes[g] = true
+	part := a.partID(o.Value.Topic, o.Value.Partition)
+	off := o.Value.Offset
+	if at, ok := gm.revoked[part]; ok {
+		delete(gm.revoked, part) // one finding per revocation
+		a.findings = append(a.findings, Finding{Type: DoubleOwner, group: group, Example: Example{Partition: a.parts[part].name, Offset: off,
+			Process: p.name, Ops: []int64{at, o.Index},
+			Detail: "group " + group + ": " + p.name + " began processing " + a.parts[part].name + "@" + itoa(off) + " (#" + itoa(o.Index) +
+				") after it gave the partition up (#" + itoa(at) + ") and before it was assigned it again"}})
+	}
+	if c, ok := gm.sess[part]; !ok || c != sessionStarted {
+		if !ok {
+			c = a.committedNow(group, a.parts[part].name) // no assign recorded: the session starts here
+		}
+		if off > c && off > 0 {
+			m.jumps = append(m.jumps, resetJump{group: g, part: part, proc: pid, from: c, to: off})
+		}
+		gm.sess[part] = sessionStarted
+	}
+	gm.open = append(gm.open, int32(len(m.procs)))
+	m.procs = append(m.procs, processRec{start: o.Index, startT: o.Time, end: -1, off: off, group: g, part: part, proc: pid,
+		member: m.memberID(p, o), gen: generationOf(o), txn: p.txn, open: true})
+}
+
+// completeProcess pairs a completion with the open process operation of the
+// same record, else the oldest.
+func (a *analyzer) completeProcess(gm *memberProc, o *history.Op) {
+	if len(gm.open) == 0 {
+		return
+	}
+	j := 0
+	if o.Value.Partition >= 0 && o.Value.Offset >= 0 {
+		part := a.partID(o.Value.Topic, o.Value.Partition)
+		for i, r := range gm.open {
+			if pr := &a.members.procs[r]; pr.part == part && pr.off == o.Value.Offset {
+				j = i
+				break
+			}
+		}
+	}
+	pr := &a.members.procs[gm.open[j]]
+	gm.open = append(gm.open[:j], gm.open[j+1:]...)
+	pr.end, pr.endT, pr.open, pr.ok = o.Index, o.Time, false, o.Type == history.OK
+}
+
+// addSideEffect takes a side-effect operation: a member applied a record's
+// effect to an external store.
+func (a *analyzer) addSideEffect(pid int32, p *procState, o *history.Op) {
+	m := &a.members
+	gm := a.memberOf(p)
+	var e effectPending
+	known := o.Value.Partition >= 0 && o.Value.Offset >= 0
+	if group := groupOf(p, o); group != "" && known {
+		e = effectPending{off: o.Value.Offset, group: m.groupID(group, p.name), part: a.partID(o.Value.Topic, o.Value.Partition)}
+	}
+	if o.Type == history.Invoke {
+		if known {
+			gm.effects = append(gm.effects, e)
+		}
+		return
+	}
+	j := -1
+	for i := range gm.effects {
+		if !known || (gm.effects[i].part == e.part && gm.effects[i].off == e.off) {
+			j = i
+			break
+		}
+	}
+	if j >= 0 {
+		if !known {
+			e = gm.effects[j]
+			known = true
+		}
+		gm.effects = append(gm.effects[:j], gm.effects[j+1:]...)
+	}
+	if o.Type == history.OK && known {
+		m.effects = append(m.effects, effectRec{op: o.Index, off: e.off, group: e.group, part: e.part, proc: pid})
+	}
+}
+
+// memberEnded: the process died or came back. What it was processing ran
+// until then; a new process is a new member, which owns nothing.
+func (a *analyzer) memberEnded(p *procState, o *history.Op) {
+	gm := p.gm
+	if gm == nil {
+		return
+	}
+	for _, r := range gm.open {
+		pr := &a.members.procs[r]
+		pr.end, pr.endT, pr.open = o.Index, o.Time, false
+	}
+	p.gm = nil
+}
+
+// zombieEv is why a commit, when it was invoked, came from a fenced member.
+type zombieEv struct {
+	gen     int32 // the commit's
+	invoke  int64 // the commit's invocation
+	seen    genSeen
+	own     bool // seen is the member's own assign (else another member's, classic)
+	group   string
+	process string
+	part    string // the first partition it commits, and its offset
+	off     int64
+}
+
+// fencedAt says whether a commit being invoked comes from a member the group
+// had fenced by then.
+func (a *analyzer) fencedAt(p *procState, o *history.Op, group string) *zombieEv {
+	x := o.Value.Ext
+	if x == nil || group == "" || x.Generation < 0 {
+		return nil
+	}
+	m := &a.members
+	g := m.groupID(group, p.name)
+	z := &zombieEv{gen: x.Generation, group: group, process: p.name}
+	if len(x.Offsets) > 0 {
+		z.part = sortedKeys(x.Offsets)[0]
+		z.off = x.Offsets[z.part]
+	}
+	if s, ok := m.memberGen[memberKey{g, m.memberID(p, o)}]; ok && s.gen > x.Generation {
+		z.seen, z.own = s, true
+		return z
+	}
+	if s := m.maxGen[g]; s.gen > x.Generation && a.cfg.consumerOf(group, p.name).GroupProtocol != "consumer" {
+		z.seen = s
+		return z
+	}
+	return nil
+}
+
+// zombieCommitted reports a fenced member's commit acknowledged.
+func (a *analyzer) zombieCommitted(z *zombieEv, o *history.Op) {
+	invoke, part, off := z.invoke, z.part, z.off
+	word := "generation"
+	if a.cfg.consumerOf(z.group, z.process).GroupProtocol == "consumer" {
+		word = "member epoch"
+	}
+	why := "the group had moved to " + word + " " + itoa(int64(z.seen.gen)) + " when " + a.procs[z.seen.proc].name + " was assigned in it (#" + itoa(z.seen.op) + ")"
+	if z.own {
+		why = "it had itself been assigned at " + word + " " + itoa(int64(z.seen.gen)) + " (#" + itoa(z.seen.op) + ")"
+	}
+	a.findings = append(a.findings, Finding{Type: ZombieCommit, group: z.group, Example: Example{Partition: part, Offset: off, Process: z.process,
+		Ops:    []int64{z.seen.op, invoke, o.Index},
+		Detail: "group " + z.group + ": " + z.process + "'s commit at " + word + " " + itoa(int64(z.gen)) + " (#" + itoa(invoke) + ") was acknowledged, though " + why + " before the commit began"}})
+}

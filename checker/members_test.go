@@ -1,0 +1,558 @@
+package checker
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"kafkasim/godview"
+	"kafkasim/history"
+)
+
+// member writes a group member's operations for tests.
+type member struct {
+	h     *hb
+	proc  string
+	group string
+	id    string
+}
+
+func (h *hb) member(process, group string) *member {
+	return &member{h: h, proc: process, group: group, id: process + "-id"}
+}
+
+func (m *member) ext(v *history.Value, gen int32) *history.Ext {
+	x := v.X()
+	x.Group, x.MemberID, x.Generation = m.group, m.id, gen
+	return x
+}
+
+func (m *member) rebalance(f string, gen int32, parts ...string) int64 {
+	v := history.NoValue()
+	x := m.ext(&v, gen)
+	x.Partitions = append([]string{}, parts...)
+	m.h.add(m.proc, history.Invoke, f, v)
+	m.h.add(m.proc, history.OK, f, v)
+	return int64(len(m.h.ops) - 1)
+}
+
+func (m *member) assign(gen int32, parts ...string) int64 {
+	return m.rebalance(history.FAssign, gen, parts...)
+}
+func (m *member) revoke(gen int32, parts ...string) int64 {
+	return m.rebalance(history.FRevoke, gen, parts...)
+}
+
+// begin invokes a process operation of t-part@off.
+func (m *member) begin(gen int32, part int32, off int64) int64 {
+	v := history.NoValue()
+	m.ext(&v, gen)
+	v.Topic, v.Partition, v.Offset = "t", part, off
+	m.h.add(m.proc, history.Invoke, history.FProcess, v)
+	return int64(len(m.h.ops) - 1)
+}
+
+func (m *member) end(gen int32, part int32, off int64, typ history.Type) int64 {
+	v := history.NoValue()
+	m.ext(&v, gen)
+	v.Topic, v.Partition, v.Offset = "t", part, off
+	m.h.add(m.proc, typ, history.FProcess, v)
+	return int64(len(m.h.ops) - 1)
+}
+
+// process processes records of partition 0 one after the other.
+func (m *member) process(gen int32, offs ...int64) {
+	for _, off := range offs {
+		m.begin(gen, 0, off)
+		m.end(gen, 0, off, history.OK)
+	}
+}
+
+func (m *member) commit(gen int32, offsets map[string]int64, outcome history.Type) (int64, int64) {
+	v := history.NoValue()
+	m.ext(&v, gen).Offsets = offsets
+	at := int64(len(m.h.ops))
+	m.h.add(m.proc, history.Invoke, history.FCommit, v)
+	if outcome == history.Invoke {
+		return at, -1
+	}
+	m.h.add(m.proc, outcome, history.FCommit, v)
+	return at, at + 1
+}
+
+func (m *member) effect(part int32, off int64) {
+	v := history.NoValue()
+	m.ext(&v, -1)
+	v.Topic, v.Partition, v.Offset, v.Key = "t", part, off, "store-"+itoa(off)
+	m.h.add(m.proc, history.Invoke, history.FSideEffect, v)
+	m.h.add(m.proc, history.OK, history.FSideEffect, v)
+}
+
+func (h *hb) crash(process string) {
+	v := history.NoValue()
+	v.Error = "process died: killed"
+	h.add(process, history.Invoke, history.FCrash, v)
+	h.add(process, history.OK, history.FCrash, v)
+}
+
+// withGroup is strict plus a consumer group g's settings.
+func withGroup(commit string, mod ...func(*ConsumerGuarantees)) Config {
+	c := strict
+	g := ConsumerGuarantees{Prefix: "c", Group: "g", Commit: commit}
+	for _, f := range mod {
+		f(&g)
+	}
+	c.Consumers = []ConsumerGuarantees{g}
+	return c
+}
+
+func TestDoubleOwnerWhenTwoMembersOfOneGenerationOverlap(t *testing.T) {
+	build := func(gen2 int32, overlap bool, sameMember bool) *Report {
+		h := &hb{}
+		h.sendsTo(0, "a0", "a1", "a2")
+		c1, c2 := h.member("c-1", "g"), h.member("c-2", "g")
+		if sameMember {
+			c2 = &member{h: h, proc: "c-1", group: "g", id: "c-1-id"} // a second worker of c-1
+		}
+		c1.begin(4, 0, 0)
+		if !overlap {
+			c1.end(4, 0, 0, history.OK)
+		}
+		c2.begin(gen2, 0, 1)
+		if overlap {
+			c1.end(4, 0, 0, history.OK)
+		}
+		c2.end(gen2, 0, 1, history.OK)
+		return Check(h.ops, withGroup("after-processing"))
+	}
+	r := build(4, true, false)
+	expectCount(t, r, DoubleOwner, 1)
+	expectVerdict(t, r, DoubleOwner, Violation)
+	a, _ := r.Anomaly(DoubleOwner)
+	if d := a.Example.Detail; !strings.Contains(d, "c-1 (member c-1-id, generation 4) and c-2 (member c-2-id, generation 4) both processed t-0") || a.Example.Partition != "t-0" {
+		t.Fatalf("example %+v", a.Example)
+	}
+	// A zombie of generation 4 processing beside generation 5's owner:
+	// Kafka fences its commits, not its processing.
+	expectCount(t, build(5, true, false), DoubleOwner, 0)
+	// One after the other in one generation: ownership moved.
+	expectCount(t, build(4, false, false), DoubleOwner, 0)
+	// Two workers of one member.
+	expectCount(t, build(4, true, true), DoubleOwner, 0)
+}
+
+func TestDoubleOwnerProcessingRunsToTheCrash(t *testing.T) {
+	build := func(crashFirst bool) *Report {
+		h := &hb{}
+		h.sendsTo(0, "a0", "a1")
+		c1, c2 := h.member("c-1", "g"), h.member("c-2", "g")
+		c1.begin(3, 0, 0) // never completes
+		if crashFirst {
+			h.crash("c-1")
+		}
+		c2.process(3, 1)
+		return Check(h.ops, withGroup("after-processing"))
+	}
+	expectCount(t, build(true), DoubleOwner, 0)
+	r := build(false) // c-1's processing runs to the end of the history
+	expectCount(t, r, DoubleOwner, 1)
+}
+
+func TestDoubleOwnerAfterARevoke(t *testing.T) {
+	cases := []struct {
+		name string
+		then func(c *member)
+		want int
+	}{
+		{"revoked, then processed", func(c *member) { c.revoke(2, "t-0") }, 1},
+		{"taken away by an assign that does not list it", func(c *member) { c.assign(3, "t-1") }, 1},
+		{"revoked and assigned again", func(c *member) { c.revoke(2, "t-0"); c.assign(3, "t-0") }, 0},
+		{"another partition revoked", func(c *member) { c.revoke(2, "t-1") }, 0},
+		{"crashed and restarted", func(c *member) { c.revoke(2, "t-0"); c.h.crash(c.proc) }, 0},
+	}
+	for _, tc := range cases {
+		h := &hb{}
+		h.sendsTo(0, "a0", "a1", "a2")
+		c := h.member("c-1", "g")
+		c.assign(2, "t-0", "t-1")
+		c.process(2, 0)
+		tc.then(c)
+		c.process(3, 1, 2)
+		r := Check(h.ops, withGroup("after-processing"))
+		if got := r.Count(DoubleOwner); got != tc.want {
+			t.Errorf("%s: %d double-owner, want %d\n%s", tc.name, got, tc.want, r.Summary())
+		}
+		if tc.want > 0 {
+			expectVerdict(t, r, DoubleOwner, Violation)
+		}
+	}
+}
+
+func TestZombieCommit(t *testing.T) {
+	offs := map[string]int64{"t-0": 1}
+	cases := []struct {
+		name     string
+		protocol string
+		run      func(c1, c2 *member)
+		want     int
+	}{
+		{"classic: the group moved on before the commit began", "", func(c1, c2 *member) {
+			c1.assign(4, "t-0")
+			c2.assign(5, "t-1")
+			c1.commit(4, offs, history.OK)
+		}, 1},
+		{"classic: refused", "", func(c1, c2 *member) {
+			c1.assign(4, "t-0")
+			c2.assign(5, "t-1")
+			c1.commit(4, offs, history.Fail)
+		}, 0},
+		{"classic: the commit began before the group moved on", "", func(c1, c2 *member) {
+			c1.assign(4, "t-0")
+			at, _ := c1.commit(4, offs, history.Invoke)
+			c2.assign(5, "t-1")
+			c1.h.add(c1.proc, history.OK, history.FCommit, c1.h.ops[at].Value)
+		}, 0},
+		{"classic: at the current generation", "", func(c1, c2 *member) {
+			c1.assign(4, "t-0")
+			c2.assign(5, "t-1")
+			c1.assign(5, "t-0")
+			c1.commit(5, offs, history.OK)
+		}, 0},
+		{"a simple commit (generation -1)", "", func(c1, c2 *member) {
+			c2.assign(5, "t-1")
+			c1.commit(-1, offs, history.OK)
+		}, 0},
+		{"consumer: another member's higher epoch fences nobody else", "consumer", func(c1, c2 *member) {
+			c1.assign(5, "t-0")
+			c2.assign(7, "t-1")
+			c1.commit(5, offs, history.OK)
+		}, 0},
+		{"consumer: the member's own epoch had moved on", "consumer", func(c1, c2 *member) {
+			c1.assign(5, "t-0")
+			c1.assign(6, "t-0")
+			c1.commit(5, offs, history.OK)
+		}, 1},
+		{"consumer: after a revoke, at its current epoch (KIP-848 keeps it until the revocation is acknowledged)", "consumer", func(c1, c2 *member) {
+			c1.assign(5, "t-0")
+			c1.revoke(5, "t-0")
+			c1.commit(5, offs, history.OK)
+		}, 0},
+	}
+	for _, tc := range cases {
+		h := &hb{}
+		c1, c2 := h.member("c-1", "g"), h.member("c-2", "g")
+		tc.run(c1, c2)
+		r := Check(h.ops, withGroup("after-processing", func(g *ConsumerGuarantees) { g.GroupProtocol = tc.protocol }))
+		if got := r.Count(ZombieCommit); got != tc.want {
+			t.Errorf("%s: %d zombie-commit, want %d\n%s", tc.name, got, tc.want, r.Summary())
+			continue
+		}
+		if tc.want > 0 {
+			expectVerdict(t, r, ZombieCommit, Violation)
+			if a, _ := r.Anomaly(ZombieCommit); a.Example.Partition != "t-0" || a.Example.Offset != 1 || len(a.Example.Ops) != 3 {
+				t.Errorf("%s: example %+v", tc.name, a.Example)
+			}
+		}
+	}
+	// The god view's hook: a coordinator that lost __consumer_offsets may
+	// have reloaded the group at an older generation.
+	h := &hb{}
+	c1, c2 := h.member("c-1", "g"), h.member("c-2", "g")
+	c1.assign(4, "t-0")
+	c2.assign(5, "t-1")
+	c1.commit(4, offs, history.OK)
+	cfg := withGroup("after-processing")
+	cfg.Happened = godViewLosses(DataLoss{Partition: "__consumer_offsets-3", From: 0, Cause: "unclean-election"})
+	expectVerdict(t, Check(h.ops, cfg), ZombieCommit, Permitted)
+}
+
+// skipHistory: five records in t-0; c-1 processes those listed, then
+// commits offset 5.
+func skipHistory(processed ...int64) (*hb, *member) {
+	h := &hb{}
+	h.sendsTo(0, "a0", "a1", "a2", "a3", "a4")
+	c := h.member("c-1", "g")
+	c.assign(1, "t-0")
+	c.process(1, processed...)
+	c.commit(1, map[string]int64{"t-0": 5}, history.OK)
+	return h, c
+}
+
+func TestSkippedRecordByCommitMode(t *testing.T) {
+	h, _ := skipHistory(0, 1, 3, 4)
+	for _, tc := range []struct{ mode, verdict string }{
+		{"before-processing", Permitted}, {"after-processing", Violation}, {"auto", Violation}, {"transactional", Violation},
+	} {
+		r := Check(h.ops, withGroup(tc.mode))
+		expectCount(t, r, SkippedRecord, 1)
+		expectVerdict(t, r, SkippedRecord, tc.verdict)
+		if a, _ := r.Anomaly(SkippedRecord); a.Example.Offset != 2 || a.Example.Value != "a2" {
+			t.Fatalf("example %+v", a.Example)
+		}
+	}
+	// No configuration: Kafka's default, auto-commit, at-least-once.
+	r := Check(h.ops, strict)
+	expectVerdict(t, r, SkippedRecord, Violation)
+	if !strings.Contains(strings.Join(r.Assumed, "\n"), "groups g: not configured; assumed commit: auto") {
+		t.Fatalf("assumed %q", r.Assumed)
+	}
+	if r := Check(h.ops, withGroup("auto")); strings.Contains(strings.Join(r.Assumed, "\n"), "groups g") {
+		t.Fatalf("a configured group assumes nothing: %q", r.Assumed)
+	}
+	h, _ = skipHistory(0, 1, 2, 3, 4)
+	expectCount(t, Check(h.ops, withGroup("after-processing")), SkippedRecord, 0)
+	// A record the member began processing but never finished is not
+	// skipped (it was processed, maybe partly).
+	h, c := skipHistory(0, 1, 3, 4)
+	c.begin(1, 0, 2)
+	expectCount(t, Check(h.ops, withGroup("after-processing")), SkippedRecord, 0)
+}
+
+func TestSkippedRecordCountsOnlyRecordsThatWereThere(t *testing.T) {
+	// Lost: the final reads do not hold offset 2 (lost-acked-write says so).
+	h, _ := skipHistory(0, 1, 3, 4)
+	h.poll("f-0", true, rec{0, 0, "a0"}, rec{0, 1, "a1"}, rec{0, 3, "a3"}, rec{0, 4, "a4"})
+	r := Check(h.ops, withGroup("after-processing"))
+	expectCount(t, r, LostAckedWrite, 1)
+	expectCount(t, r, SkippedRecord, 0)
+
+	// Deleted by retention before the group reached it.
+	h = &hb{}
+	h.sendsTo(0, "a0", "a1", "a2", "a3", "a4")
+	c := h.member("c-1", "g")
+	c.assign(1, "t-0")
+	c.process(1, 3, 4)
+	c.commit(1, map[string]int64{"t-0": 5}, history.OK)
+	v := history.NoValue()
+	v.Final = true
+	h.add("f-0", history.Invoke, history.FPoll, v)
+	v.HasRecords = true
+	v.Records = []history.Record{{Topic: "t", Partition: 0, Offset: 3, Value: "a3"}, {Topic: "t", Partition: 0, Offset: 4, Value: "a4"}}
+	v.X().LogStartOffsets = map[string]int64{"t-0": 3}
+	h.add("f-0", history.OK, history.FPoll, v)
+	expectCount(t, Check(h.ops, withGroup("after-processing")), SkippedRecord, 0)
+
+	// A group whose members record no processing is not judged.
+	h = &hb{}
+	h.sendsTo(0, "a0", "a1")
+	h.member("c-1", "g").commit(1, map[string]int64{"t-0": 2}, history.OK)
+	expectCount(t, Check(h.ops, withGroup("after-processing")), SkippedRecord, 0)
+}
+
+func TestSkippedRecordOfAbortedTransactionsIsNotCounted(t *testing.T) {
+	h := &hb{}
+	h.sendsTo(0, "a0")
+	h.txnBegin("p-1")
+	h.tsend("p-1", "x1", 0, 1)
+	h.txnEnd("p-1", history.FTxnAbort, history.OK)
+	h.send("p-0", "a2", 0, 3, history.OK) // 2: the abort marker
+	c := h.member("c-1", "g")
+	c.assign(1, "t-0")
+	c.process(1, 0, 3)
+	c.commit(1, map[string]int64{"t-0": 4}, history.OK)
+	expectCount(t, Check(h.ops, withGroup("after-processing")), SkippedRecord, 0)
+}
+
+func TestSkippedRecordAndAutoOffsetResetLatest(t *testing.T) {
+	build := func(committedFirst bool) []history.Op {
+		h := &hb{}
+		h.sendsTo(0, "a0", "a1", "a2", "a3", "a4")
+		c := h.member("c-1", "g")
+		if committedFirst {
+			h.member("c-0", "g").commit(1, map[string]int64{"t-0": 0}, history.OK)
+		}
+		c.assign(1, "t-0")
+		c.process(1, 3, 4) // started at the end, as latest does with nothing committed
+		c.commit(1, map[string]int64{"t-0": 5}, history.OK)
+		return h.ops
+	}
+	latest := func(g *ConsumerGuarantees) { g.AutoOffsetReset = "latest" }
+	expectCount(t, Check(build(false), withGroup("after-processing", latest)), SkippedRecord, 0)
+	// earliest starts from the log start: 0..2 were skipped.
+	expectCount(t, Check(build(false), withGroup("after-processing")), SkippedRecord, 3)
+	// latest resets only without a committed offset in range: the member
+	// should have started from the committed 0.
+	expectCount(t, Check(build(true), withGroup("after-processing", latest)), SkippedRecord, 3)
+}
+
+func TestSkippedRecordJudgesTheFinalCommittedOffset(t *testing.T) {
+	h, _ := skipHistory(0, 1)
+	// A later fetch says 2 is committed (an indeterminate commit moved it
+	// back, say): records 2..4 are not below it.
+	h.fetch("admin", "g", map[string]int64{"t-0": 2})
+	expectCount(t, Check(h.ops, withGroup("after-processing")), SkippedRecord, 0)
+	// A commit of unknown outcome after the last acknowledged one may have
+	// taken effect: the lower offset counts.
+	h, c := skipHistory(0, 1)
+	c.commit(1, map[string]int64{"t-0": 2}, history.Info)
+	expectCount(t, Check(h.ops, withGroup("after-processing")), SkippedRecord, 0)
+}
+
+func TestReprocessedRecord(t *testing.T) {
+	build := func(second history.Type) []history.Op {
+		h := &hb{}
+		h.sendsTo(0, "a0", "a1")
+		c1, c2 := h.member("c-1", "g"), h.member("c-2", "g")
+		c1.process(1, 0, 1)
+		c2.begin(2, 0, 1)
+		c2.end(2, 0, 1, second)
+		return h.ops
+	}
+	for _, tc := range []struct{ mode, verdict string }{
+		{"before-processing", Violation}, {"after-processing", Permitted}, {"auto", Permitted}, {"transactional", Violation},
+	} {
+		r := Check(build(history.OK), withGroup(tc.mode))
+		expectCount(t, r, ReprocessedRecord, 1)
+		expectVerdict(t, r, ReprocessedRecord, tc.verdict)
+		if a, _ := r.Anomaly(ReprocessedRecord); a.Example.Offset != 1 || a.Example.Process != "c-2" || !strings.Contains(a.Example.Detail, "2 times: c-1 (#") {
+			t.Fatalf("example %+v", a.Example)
+		}
+	}
+	expectCount(t, Check(build(history.Fail), withGroup("before-processing")), ReprocessedRecord, 0)
+	expectCount(t, Check(build(history.Info), withGroup("before-processing")), ReprocessedRecord, 0)
+}
+
+func TestReprocessedRecordInAbortedTransactions(t *testing.T) {
+	build := func(firstEnds string) []history.Op {
+		h := &hb{}
+		h.sendsTo(0, "a0")
+		c := h.member("c-1", "g")
+		h.txnBegin("c-1")
+		c.process(1, 0)
+		h.txnEnd("c-1", firstEnds, history.OK)
+		h.txnBegin("c-1")
+		c.process(1, 0)
+		h.txnEnd("c-1", history.FTxnCommit, history.OK)
+		return h.ops
+	}
+	r := Check(build(history.FTxnAbort), withGroup("transactional"))
+	expectCount(t, r, ReprocessedRecord, 1)
+	expectVerdict(t, r, ReprocessedRecord, Permitted)
+	expectVerdict(t, Check(build(history.FTxnCommit), withGroup("transactional")), ReprocessedRecord, Violation)
+}
+
+func TestDuplicateSideEffect(t *testing.T) {
+	build := func(times int) []history.Op {
+		h := &hb{}
+		h.sendsTo(0, "a0", "a1")
+		c1, c2 := h.member("c-1", "g"), h.member("c-2", "g")
+		c1.effect(0, 0)
+		for range times {
+			c2.effect(0, 1)
+		}
+		return h.ops
+	}
+	idem := func(g *ConsumerGuarantees) { g.SideEffects = "idempotent" }
+	for _, tc := range []struct {
+		mode    string
+		mod     []func(*ConsumerGuarantees)
+		n       int
+		verdict string
+	}{
+		{"after-processing", nil, 1, Permitted},
+		{"auto", nil, 1, Permitted},
+		{"before-processing", nil, 1, Violation},
+		{"after-processing", []func(*ConsumerGuarantees){idem}, 0, ""},
+		{"before-processing", []func(*ConsumerGuarantees){idem}, 0, ""},
+	} {
+		r := Check(build(2), withGroup(tc.mode, tc.mod...))
+		expectCount(t, r, DuplicateSideEffect, tc.n)
+		if tc.n > 0 {
+			expectVerdict(t, r, DuplicateSideEffect, tc.verdict)
+		}
+	}
+	expectCount(t, Check(build(1), withGroup("before-processing")), DuplicateSideEffect, 0)
+}
+
+func TestGroupVerdictsFollowTheConfiguration(t *testing.T) {
+	loss := &DataLoss{Cause: "power-loss"}
+	cases := []struct {
+		typ     string
+		f       Facts
+		verdict string
+		why     string
+	}{
+		{DoubleOwner, Facts{}, Violation, "one member owns a partition at a time"},
+		{DoubleOwner, Facts{CommitMode: "before-processing"}, Violation, "one member owns"},
+		{DoubleOwner, Facts{OffsetsLost: loss}, Permitted, "power-loss"},
+		{ZombieCommit, Facts{CommitMode: "auto"}, Violation, "ILLEGAL_GENERATION"},
+		{ZombieCommit, Facts{OffsetsLost: loss}, Permitted, "older generation"},
+		{SkippedRecord, Facts{CommitMode: "before-processing"}, Permitted, "at-most-once"},
+		{SkippedRecord, Facts{CommitMode: "after-processing"}, Violation, "at-least-once"},
+		{SkippedRecord, Facts{CommitMode: "auto"}, Violation, "at-least-once"},
+		{SkippedRecord, Facts{CommitMode: "transactional"}, Violation, "exactly-once"},
+		{SkippedRecord, Facts{CommitMode: "auto", AutoOffsetReset: "latest", Loss: loss}, Permitted, "auto.offset.reset=latest"},
+		{SkippedRecord, Facts{CommitMode: "auto", Loss: loss}, Violation, "at-least-once"},
+		{ReprocessedRecord, Facts{CommitMode: "before-processing"}, Violation, "at-most-once"},
+		{ReprocessedRecord, Facts{CommitMode: "after-processing"}, Permitted, "at-least-once"},
+		{ReprocessedRecord, Facts{CommitMode: "auto"}, Permitted, "at-least-once"},
+		{ReprocessedRecord, Facts{CommitMode: "transactional", CommittedAttempts: 1}, Permitted, "aborted"},
+		{ReprocessedRecord, Facts{CommitMode: "transactional", CommittedAttempts: 2}, Violation, "only attempts in aborted transactions"},
+		{DuplicateSideEffect, Facts{CommitMode: "before-processing"}, Violation, "at-most-once"},
+		{DuplicateSideEffect, Facts{CommitMode: "after-processing"}, Permitted, "plain external store"},
+		{DuplicateSideEffect, Facts{CommitMode: "transactional"}, Permitted, "outside Kafka's transactions"},
+	}
+	for _, c := range cases {
+		v, why := decide(c.typ, &c.f)
+		if v != c.verdict || !strings.Contains(why, c.why) {
+			t.Errorf("%s %+v: %s %q, want %s (%q)", c.typ, c.f, v, why, c.verdict, c.why)
+		}
+	}
+}
+
+func TestGroupSettingsByGroupThenByProcess(t *testing.T) {
+	c := Config{Consumers: []ConsumerGuarantees{
+		{Prefix: "c", Commit: "after-processing"},
+		{Prefix: "d", Group: "ledger", Commit: "before-processing", SideEffects: "idempotent"},
+		{Prefix: "e", Group: "ledger", Commit: "transactional", GroupProtocol: "consumer"},
+	}}
+	cases := []struct {
+		group, process          string
+		commit, effects, protoc string
+	}{
+		{"billing", "c-1", "after-processing", "plain", "classic"},
+		{"ledger", "c-1", "before-processing", "idempotent", "classic"}, // the group's entry wins over c's
+		{"ledger", "e-0", "transactional", "plain", "consumer"},         // the group's entry matching the process
+		{"other", "x-0", "auto", "plain", "classic"},                    // Kafka's defaults
+	}
+	for _, tc := range cases {
+		g := c.consumerOf(tc.group, tc.process)
+		if g.Commit != tc.commit || g.SideEffects != tc.effects || g.GroupProtocol != tc.protoc {
+			t.Errorf("%s %s: %+v", tc.group, tc.process, g)
+		}
+	}
+	_ = godview.Seen
+}
+
+// Histories recorded from franz-go against kfake (testdata/README.md): a
+// correct coordinator's commits across rebalances are not zombie commits,
+// in a classic group and in a KIP-848 group judged as one. The KIP-848
+// group judged as classic shows why group.protocol matters: its members'
+// epochs differ, and a lower epoch than another member's is not stale.
+func TestRecordedGroupHistories(t *testing.T) {
+	for _, tc := range []struct {
+		file, protocol string
+		zombies        bool
+	}{
+		{"kfakerec-group-classic.jsonl", "classic", false},
+		{"kfakerec-group-consumer.jsonl", "consumer", false},
+		{"kfakerec-group-consumer.jsonl", "classic", true},
+	} {
+		f, err := os.Open("testdata/" + tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := Config{Consumers: []ConsumerGuarantees{{Group: "billing", Commit: "after-processing", GroupProtocol: tc.protocol}}}
+		r, err := CheckReader(f, cfg)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Stats.Commits == 0 {
+			t.Fatalf("%s: no commits", tc.file)
+		}
+		if got := r.Count(ZombieCommit) > 0; got != tc.zombies || (!tc.zombies && r.Violations != 0) {
+			t.Errorf("%s as %s: zombie commits %v, want %v\n%s", tc.file, tc.protocol, got, tc.zombies, r.Summary())
+		}
+	}
+}
