@@ -102,9 +102,12 @@ func (r *reader) memberKey(g field, c *Consumer) {
 }
 
 // problem is a rule a consumer entry breaks; key is relative to the entry
-// ("commit", "config.session.timeout.ms").
+// ("commit", "config.session.timeout.ms") or, when a broker key is to
+// blame, the broker key's path ("cluster.broker.KEY"). broker: the rule
+// compares the entry with the brokers' keys.
 type problem struct {
 	key, msg string
+	broker   bool
 }
 
 // groupMember reports what a consumer entry breaks of the rules for
@@ -118,10 +121,16 @@ func (r *reader) groupMember(item *yaml.Node, path string, c *Consumer, s *Scena
 	}
 	brokerKnown := !r.failedAt("cluster.broker")
 	for _, p := range fitMember(c, commitSet, c.Config.Explicit["enable.auto.commit"], s.Cluster.Broker) {
-		if !brokerKnown && strings.Contains(p.msg, "cluster.broker") {
+		if p.broker && !brokerKnown {
 			continue // an echo of the broker key's own error
 		}
 		key := path + "." + p.key
+		if strings.HasPrefix(p.key, "cluster.") {
+			key = p.key
+			if r.failedOn(key) {
+				continue // said for an earlier entry
+			}
+		}
 		r.fail(r.where(key, item), key, "%s", p.msg)
 	}
 }
@@ -139,7 +148,7 @@ func fitMember(c *Consumer, commitSet, autoSet bool, broker Config) []problem {
 	if c.Group == "" {
 		for _, k := range groupConsumerKeys {
 			if cfg.Explicit[k.name] {
-				out = append(out, problem{"config." + k.name, fmt.Sprintf("%s applies to the members of a consumer group only: set group", k.name)})
+				out = append(out, problem{key: "config." + k.name, msg: fmt.Sprintf("%s applies to the members of a consumer group only: set group", k.name)})
 			}
 			cfg.del(k.name)
 		}
@@ -167,7 +176,7 @@ func fitMember(c *Consumer, commitSet, autoSet bool, broker Config) []problem {
 			} else {
 				msg += ": the classic protocol's assignors are the client's partition.assignment.strategy"
 			}
-			out = append(out, problem{"config." + k, msg})
+			out = append(out, problem{key: "config." + k, msg: msg})
 		}
 		cfg.del(k)
 	}
@@ -185,7 +194,7 @@ func fitMember(c *Consumer, commitSet, autoSet bool, broker Config) []problem {
 			// assignor; kafkasim writes that choice out.
 			cfg.Set("group.remote.assignor", assignors[0])
 		} else if a := cfg.Get("group.remote.assignor"); !contains(assignors, a) {
-			out = append(out, problem{"config.group.remote.assignor", fmt.Sprintf("%s is not one of the brokers' group.consumer.assignors (%s): Kafka's coordinator answers UNSUPPORTED_ASSIGNOR (set cluster.broker.group.consumer.assignors)", a, strings.Join(assignors, ", "))})
+			out = append(out, problem{"config.group.remote.assignor", fmt.Sprintf("%s is not one of the brokers' group.consumer.assignors (%s): Kafka's coordinator answers UNSUPPORTED_ASSIGNOR (set cluster.broker.group.consumer.assignors)", a, strings.Join(assignors, ", ")), true})
 		}
 	}
 
@@ -203,7 +212,7 @@ func fitMember(c *Consumer, commitSet, autoSet bool, broker Config) []problem {
 			if !cfg.Explicit[key] {
 				key = "session.timeout.ms"
 			}
-			out = append(out, problem{"config." + key, fmt.Sprintf("heartbeat.interval.ms %d must be lower than session.timeout.ms %d (Kafka's consumer refuses it)", heartbeat, session)})
+			out = append(out, problem{key: "config." + key, msg: fmt.Sprintf("heartbeat.interval.ms %d must be lower than session.timeout.ms %d (Kafka's consumer refuses it)", heartbeat, session)})
 		}
 		lo, hi := configInt(broker, "group.min.session.timeout.ms"), configInt(broker, "group.max.session.timeout.ms")
 		if session < lo || session > hi {
@@ -211,7 +220,11 @@ func fitMember(c *Consumer, commitSet, autoSet bool, broker Config) []problem {
 			if session > hi {
 				bound = "cluster.broker.group.max.session.timeout.ms"
 			}
-			out = append(out, problem{"config.session.timeout.ms", fmt.Sprintf("session.timeout.ms %d is outside the brokers' [group.min.session.timeout.ms, group.max.session.timeout.ms] = [%d, %d] (%s): Kafka's coordinator refuses the member's JoinGroup with INVALID_SESSION_TIMEOUT, a fatal error for the consumer", session, lo, hi, bound)})
+			key := "config.session.timeout.ms"
+			if !cfg.Explicit["session.timeout.ms"] {
+				key = bound // the default is fine: the broker's bound is not
+			}
+			out = append(out, problem{key, fmt.Sprintf("session.timeout.ms %d is outside the brokers' [group.min.session.timeout.ms, group.max.session.timeout.ms] = [%d, %d]: Kafka's coordinator refuses the member's JoinGroup with INVALID_SESSION_TIMEOUT, a fatal error for the consumer", session, lo, hi), true})
 		}
 	}
 	return out
@@ -230,7 +243,7 @@ func commitMode(commit string, commitSet bool, auto string, autoSet bool) (strin
 			if commit == CommitAuto {
 				what = "turns off the auto-commit that commit: auto is"
 			}
-			return commit, auto, &problem{"config.enable.auto.commit", fmt.Sprintf("enable.auto.commit=%s contradicts commit: %s (it %s): give one of the two", auto, commit, what)}
+			return commit, auto, &problem{key: "config.enable.auto.commit", msg: fmt.Sprintf("enable.auto.commit=%s contradicts commit: %s (it %s): give one of the two", auto, commit, what)}
 		}
 		return commit, auto, nil
 	case commitSet:
@@ -333,12 +346,12 @@ func coordinatorProblems(b Config) []problem {
 	var out []problem
 	atLeast := func(key, lower string) {
 		if configInt(b, key) < configInt(b, lower) {
-			out = append(out, problem{key, fmt.Sprintf("%s %s must be at least %s %s (Kafka's broker refuses to start)", key, b.Get(key), lower, b.Get(lower))})
+			out = append(out, problem{key: key, msg: fmt.Sprintf("%s %s must be at least %s %s (Kafka's broker refuses to start)", key, b.Get(key), lower, b.Get(lower))})
 		}
 	}
 	atMost := func(key, upper string) {
 		if configInt(b, key) > configInt(b, upper) {
-			out = append(out, problem{key, fmt.Sprintf("%s %s must be at most %s %s (Kafka's broker refuses to start)", key, b.Get(key), upper, b.Get(upper))})
+			out = append(out, problem{key: key, msg: fmt.Sprintf("%s %s must be at most %s %s (Kafka's broker refuses to start)", key, b.Get(key), upper, b.Get(upper))})
 		}
 	}
 	atLeast("group.consumer.max.heartbeat.interval.ms", "group.consumer.min.heartbeat.interval.ms")
@@ -348,7 +361,7 @@ func coordinatorProblems(b Config) []problem {
 	atLeast("group.consumer.session.timeout.ms", "group.consumer.min.session.timeout.ms")
 	atMost("group.consumer.session.timeout.ms", "group.consumer.max.session.timeout.ms")
 	if hb, st := configInt(b, "group.consumer.heartbeat.interval.ms"), configInt(b, "group.consumer.session.timeout.ms"); hb >= st {
-		out = append(out, problem{"group.consumer.heartbeat.interval.ms", fmt.Sprintf("group.consumer.heartbeat.interval.ms %d must be lower than group.consumer.session.timeout.ms %d (Kafka's broker refuses to start)", hb, st)})
+		out = append(out, problem{key: "group.consumer.heartbeat.interval.ms", msg: fmt.Sprintf("group.consumer.heartbeat.interval.ms %d must be lower than group.consumer.session.timeout.ms %d (Kafka's broker refuses to start)", hb, st)})
 	}
 	return out
 }
