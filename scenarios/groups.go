@@ -69,38 +69,6 @@ func (c Consumer) GroupInstanceID(i int) string {
 	return cluster.ClientName(c.Name, i)
 }
 
-// memberKey reads one of a consumer entry's group-member keys.
-func (r *reader) memberKey(g field, c *Consumer) {
-	r.remember(g.path, g.key)
-	switch g.name {
-	case "commit":
-		mode := r.str(g)
-		switch {
-		case mode == "transactional":
-			r.fail(g.value, g.path, "transactions are not modelled yet: commit: transactional sends the offsets to a transaction")
-		case !contains(CommitModes, mode):
-			r.fail(g.value, g.path, "want %s, got %q", strings.Join(CommitModes, ", "), cutLong(mode))
-		default:
-			c.Commit = mode
-		}
-	case "workers":
-		if n, ok := r.int(g, 1, WorkersMax); ok {
-			c.Workers = int(n)
-		}
-	case "side-effects":
-		mode := r.str(g)
-		if !contains(SideEffectModes, mode) {
-			r.fail(g.value, g.path, "want %s, got %q", strings.Join(SideEffectModes, " or "), cutLong(mode))
-			return
-		}
-		c.SideEffects = mode
-	case "static":
-		if v, ok := r.bool(g); ok {
-			c.Static = v
-		}
-	}
-}
-
 // problem is a rule a consumer entry breaks; key is relative to the entry
 // ("commit", "config.session.timeout.ms") or, when a broker key is to
 // blame, the broker key's path ("cluster.broker.KEY"). broker: the rule

@@ -669,65 +669,6 @@ func (r *reader) producerRules(item *yaml.Node, path string, p *Producer) {
 	}
 }
 
-func (r *reader) consumers(f field, s *Scenario) {
-	instances := 0
-	for i, item := range r.clients(f, "consumer") {
-		if item == nil {
-			continue
-		}
-		path := index(f.path, i)
-		c := Consumer{Count: 1, Processing: sim.Range{Min: time.Millisecond, Max: 5 * time.Millisecond}, Config: defaults(allConsumerKeys)}
-		topicsSet := false
-		var countNode *yaml.Node
-		for _, g := range r.fields(item, path, []string{"name", "count", "group", "topics", "processing", "commit", "workers",
-			"side-effects", "static", "config"}) {
-			switch g.name {
-			case "name":
-				c.Name = r.name(g, "consumer name")
-				r.remember(g.path, g.key)
-			case "count":
-				if n, ok := r.int(g, 0, InstancesMax); ok {
-					c.Count, countNode = int(n), g.value
-				}
-			case "group":
-				c.Group = r.name(g, "group name")
-				r.remember(g.path, g.key)
-			case "topics":
-				topicsSet = true
-				for j, t := range r.strings(g) {
-					switch {
-					case internalTopics[t] != "":
-						r.fail(g.value, index(g.path, j), "%s", internalTopicRefusal(t))
-					case r.topicNamed(s, t) == nil && !r.topicNamesDoubtful:
-						r.fail(g.value, index(g.path, j), "no topic %q in topics", t)
-					}
-					c.Topics = append(c.Topics, t)
-				}
-			case "processing":
-				if v, ok := r.rangeOf(g, time.Hour); ok {
-					c.Processing = v
-				}
-			case "commit", "workers", "side-effects", "static":
-				r.memberKey(g, &c)
-			case "config":
-				r.kafkaConfig(g, allConsumerKeys, &c.Config)
-			}
-		}
-		if c.Name == "" {
-			c.Name = defaultClientName("c", i)
-		}
-		c.Count = r.instances(&instances, c.Count, nodeOr(countNode, item), path, "consumer")
-		if !topicsSet {
-			for _, t := range s.Topics {
-				c.Topics = append(c.Topics, t.Name)
-			}
-		}
-		r.groupMember(item, path, &c, s)
-		r.consumerPaths = append(r.consumerPaths, path)
-		s.Consumers = append(s.Consumers, c)
-	}
-}
-
 func (r *reader) bugs(f field, s *Scenario) {
 	s.Bugs = []string{}
 	for i, b := range r.strings(f) {
