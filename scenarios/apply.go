@@ -13,7 +13,7 @@ import (
 // IsKafkaKey reports whether k is a Kafka key kafkasim models (of a broker,
 // a topic, a producer or a consumer).
 func IsKafkaKey(k string) bool {
-	for _, t := range [][]kafkaKey{brokerKeys, topicKeys, producerKeys, consumerKeys} {
+	for _, t := range [][]kafkaKey{brokerKeys, topicKeys, producerKeys, allConsumerKeys} {
 		for _, key := range t {
 			if key.name == k {
 				return true
@@ -27,7 +27,7 @@ func IsKafkaKey(k string) bool {
 // topics', the producers' and the consumers'.
 func KafkaKeyNames() []string {
 	var out []string
-	for _, t := range [][]kafkaKey{brokerKeys, topicKeys, producerKeys, consumerKeys} {
+	for _, t := range [][]kafkaKey{brokerKeys, topicKeys, producerKeys, allConsumerKeys} {
 		out = append(out, keyNames(t)...)
 	}
 	return out
@@ -48,13 +48,7 @@ func (s *Scenario) Apply(name, value string) error {
 		if err != nil {
 			return err
 		}
-		c := Config{Keys: append([]string(nil), cfg.Keys...), Values: map[string]string{}, Explicit: map[string]bool{}}
-		for key, val := range cfg.Values { // kafkasim:orderless: a copy
-			c.Values[key] = val
-		}
-		for key, e := range cfg.Explicit { // kafkasim:orderless: a copy
-			c.Explicit[key] = e
-		}
+		c := copyConfig(*cfg)
 		c.Set(name, v)
 		c.Explicit[name] = true
 		*cfg = c
@@ -92,10 +86,27 @@ func (s *Scenario) Apply(name, value string) error {
 		}
 	}
 	for i := range s.Consumers {
-		if err := setKey(consumerKeys, &s.Consumers[i].Config); err != nil {
+		c := &s.Consumers[i]
+		if err := setKey(consumerKeys, &c.Config); err != nil {
 			return err
 		}
+		if c.Group == "" {
+			continue
+		}
+		// A group key applies to the members whose protocol takes it.
+		protocol := c.Config.Get("group.protocol")
+		takes := !contains(classicOnly, name) && !contains(consumerOnly, name) ||
+			protocol == "classic" && contains(classicOnly, name) || protocol == "consumer" && contains(consumerOnly, name)
+		if takes {
+			if err := setKey(groupConsumerKeys, &c.Config); err != nil {
+				return err
+			}
+		}
 	}
+	if err := s.fitGroupMembers(name == "enable.auto.commit"); err != nil {
+		return err
+	}
+	s.syncOffsetsTopic(name)
 	if IsKafkaKey(name) {
 		if !applied {
 			return fmt.Errorf("%s applies to nothing in the base scenario (no broker, topic or client it belongs to)", name)
@@ -137,7 +148,10 @@ func (s *Scenario) Apply(name, value string) error {
 	case "brokers":
 		x, err := num(1, BrokersMax)
 		s.Cluster.Brokers = int(x)
+		s.syncOffsetsTopic(name)
 		return err
+	case "commit", "workers", "side-effects", "static":
+		return s.groupAxis(name, value)
 	case "replication.factor", "partitions":
 		x, err := num(1, PartitionsMax)
 		for i := range s.Topics {
@@ -171,6 +185,95 @@ func (s *Scenario) Apply(name, value string) error {
 		return err
 	}
 	return fmt.Errorf("unknown axis %q", name)
+}
+
+// fitGroupMembers applies the rules of a group member to every consumer
+// with a group after an axis changed it; autoDecides: enable.auto.commit
+// was the axis, and the commit mode follows it (otherwise the commit mode
+// decides enable.auto.commit).
+func (s *Scenario) fitGroupMembers(autoDecides bool) error {
+	broker := s.brokerOut()
+	for i := range s.Consumers {
+		c := &s.Consumers[i]
+		if c.Group == "" {
+			continue
+		}
+		c.Config = copyConfig(c.Config)
+		if ps := fitMember(c, !autoDecides, autoDecides, broker); len(ps) > 0 {
+			return fmt.Errorf("consumer %s: %s", c.Name, ps[0].msg)
+		}
+	}
+	return nil
+}
+
+// syncOffsetsTopic keeps the offsets topic as the broker's keys describe it
+// after an axis changed them.
+func (s *Scenario) syncOffsetsTopic(name string) {
+	if s.OffsetsTopic.Name == "" {
+		return
+	}
+	broker := s.brokerOut()
+	t := &s.OffsetsTopic
+	t.Config = copyConfig(t.Config)
+	for tk, bk := range topicInherits { // kafkasim:orderless: each key sets its own field
+		if bk == name && !t.Config.Explicit[tk] && !offsetsTopicFixed[tk] {
+			t.Config.Values[tk] = broker.Get(bk)
+		}
+	}
+	t.Partitions = int(configInt(broker, "offsets.topic.num.partitions"))
+	t.ReplicationFactor = int(configInt(broker, "offsets.topic.replication.factor"))
+}
+
+// groupAxis sets one of a group member's own keys (commit, workers,
+// side-effects, static) on every consumer with a group.
+func (s *Scenario) groupAxis(name, value string) error {
+	applied := false
+	for i := range s.Consumers {
+		c := &s.Consumers[i]
+		if c.Group == "" {
+			continue
+		}
+		applied = true
+		switch name {
+		case "commit":
+			if !contains(CommitModes, value) {
+				return fmt.Errorf("commit %q: want %s", value, strings.Join(CommitModes, ", "))
+			}
+			c.Commit = value
+		case "workers":
+			n, err := strconv.Atoi(value)
+			if err != nil || n < 1 || n > WorkersMax {
+				return fmt.Errorf("workers %q: want a number in 1..%d", value, WorkersMax)
+			}
+			c.Workers = n
+		case "side-effects":
+			if !contains(SideEffectModes, value) {
+				return fmt.Errorf("side-effects %q: want %s", value, strings.Join(SideEffectModes, " or "))
+			}
+			c.SideEffects = value
+		case "static":
+			b, err := strconv.ParseBool(value)
+			if err != nil {
+				return fmt.Errorf("static %q: want true or false", value)
+			}
+			c.Static = b
+		}
+	}
+	if !applied {
+		return fmt.Errorf("%s applies to nothing in the base scenario (no consumer with a group)", name)
+	}
+	return s.fitGroupMembers(false)
+}
+
+func copyConfig(cfg Config) Config {
+	c := Config{Keys: append([]string(nil), cfg.Keys...), Values: map[string]string{}, Explicit: map[string]bool{}}
+	for key, val := range cfg.Values { // kafkasim:orderless: a copy
+		c.Values[key] = val
+	}
+	for key, e := range cfg.Explicit { // kafkasim:orderless: a copy
+		c.Explicit[key] = e
+	}
+	return c
 }
 
 func copyMap(m map[string]string) map[string]string {

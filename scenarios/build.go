@@ -31,6 +31,16 @@ func (s *Scenario) NewConsumer(name string, count int, topics []string) Consumer
 	return c
 }
 
+// NewGroupConsumer returns members of a consumer group with Kafka's
+// consumer defaults (the classic protocol, auto-commit) and one worker.
+func (s *Scenario) NewGroupConsumer(name, group string, count int, topics []string) Consumer {
+	c := s.NewConsumer(name, count, topics)
+	c.Group = group
+	c.Config = defaults(allConsumerKeys)
+	fitMember(&c, false, false, s.brokerOut())
+	return c
+}
+
 // Normalize validates a scenario built in code the way a file is validated:
 // it renders it and loads it back, so that what runs is exactly what the
 // YAML says (and Kafka's rules, such as idempotence needing acks=all, are

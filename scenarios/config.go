@@ -263,6 +263,9 @@ func (r *reader) crossCheck(s *Scenario, root *yaml.Node) {
 		}
 	}
 	validate := func(sel string) error {
+		if matched, err := groupCoordinatorTarget(sel, s); matched {
+			return err
+		}
 		if arg, ok := sim.ParseCall(sel, "leader"); ok {
 			if tp, err := cluster.ParseTopicPartition(arg); err == nil && int(tp.Partition) < grown[tp.Topic] {
 				return nil
@@ -285,6 +288,9 @@ func (r *reader) crossCheck(s *Scenario, root *yaml.Node) {
 				return !r.failedAt(p+".partitions") && !r.failedAt(p+".replica-assignment")
 			}
 			return true
+		}
+		if _, ok := ParseGroupCoordinator(sel); ok {
+			return !r.failedAt("consumers")
 		}
 		if _, ok := sim.ParseCall(sel, "rack"); ok {
 			return !r.failedAt("cluster.racks")

@@ -259,7 +259,58 @@ func (r *reader) fault(kind field, params map[string]field, s *Scenario) []sim.F
 }
 
 // targetForms says every way a fault may name its targets.
-var targetForms = "a target is one of " + strings.Join(cluster.TargetForms(), ", ")
+var targetForms = "a target is one of " + strings.Join(withGroupCoordinator(cluster.TargetForms()), ", ")
+
+// GroupCoordinatorForm is the selector naming the broker that coordinates
+// a consumer group: the leader of the group's partition of
+// __consumer_offsets, resolved when the fault fires. A fault keeps it as
+// written in its targets (sim.Fault's Target, Groups, Peer, a nemesis
+// rule's Among), as it keeps leader(T-P).
+const GroupCoordinatorForm = "group-coordinator(GROUP)"
+
+// ParseGroupCoordinator returns the group a group-coordinator(GROUP)
+// selector names.
+func ParseGroupCoordinator(selector string) (group string, ok bool) {
+	return sim.ParseCall(selector, "group-coordinator")
+}
+
+// withGroupCoordinator adds the group coordinator's selector to the
+// model's forms, after leader(T-P), unless the model lists it already.
+func withGroupCoordinator(forms []string) []string {
+	if contains(forms, GroupCoordinatorForm) {
+		return forms
+	}
+	out := make([]string, 0, len(forms)+1)
+	added := false
+	for _, f := range forms {
+		out = append(out, f)
+		if strings.HasPrefix(f, "leader(") && !added {
+			out, added = append(out, GroupCoordinatorForm), true
+		}
+	}
+	if !added {
+		out = append(out, GroupCoordinatorForm)
+	}
+	return out
+}
+
+// groupCoordinatorTarget checks a group-coordinator(GROUP) selector: the
+// group must be one a consumer entry names. matched is false for a
+// selector of another form.
+func groupCoordinatorTarget(selector string, s *Scenario) (matched bool, err error) {
+	group, ok := ParseGroupCoordinator(selector)
+	if !ok {
+		return false, nil
+	}
+	groups := s.Groups()
+	switch {
+	case contains(groups, group):
+		return true, nil
+	case len(groups) == 0:
+		return true, fmt.Errorf("%s: no consumer joins group %q (the scenario has no consumer group)", selector, group)
+	}
+	return true, fmt.Errorf("%s: no consumer joins group %q (groups: %s)", selector, group, strings.Join(groups, ", "))
+}
 
 func (r *reader) signedDuration(f field, hi time.Duration) (time.Duration, bool) {
 	s, ok := r.scalar(f)

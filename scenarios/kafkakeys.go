@@ -19,6 +19,7 @@ const (
 	kindBool                // true or false
 	kindEnum                // one of enum
 	kindMs                  // milliseconds: an integer, or a duration string ("30s")
+	kindList                // a non-empty list of distinct names of enum (Kafka's LIST type): a YAML list or a comma-separated string
 )
 
 type kafkaKey struct {
@@ -60,6 +61,24 @@ var brokerKeys = []kafkaKey{
 	{name: "controller.quorum.election.timeout.ms", kind: kindMs, def: "1000", min: 1, max: math.MaxInt32},
 	{name: "controller.quorum.fetch.timeout.ms", kind: kindMs, def: "2000", min: 1, max: math.MaxInt32},
 	{name: "metadata.max.idle.interval.ms", kind: kindMs, def: "500", min: 0, max: math.MaxInt32},
+	// The group coordinator's (Kafka's GroupCoordinatorConfig).
+	{name: "offsets.topic.num.partitions", kind: kindInt, def: "50", min: 1, max: PartitionsMax},
+	{name: "offsets.topic.replication.factor", kind: kindInt, def: "3", min: 1, max: BrokersMax,
+		note: "kafkasim's default is min(3, brokers): Kafka's 3 would leave a smaller cluster without the topic"},
+	{name: "offsets.commit.timeout.ms", kind: kindMs, def: "5000", min: 1, max: math.MaxInt32},
+	{name: "group.initial.rebalance.delay.ms", kind: kindMs, def: "3000", min: 0, max: math.MaxInt32},
+	{name: "group.min.session.timeout.ms", kind: kindMs, def: "6000", min: 0, max: math.MaxInt32},
+	{name: "group.max.session.timeout.ms", kind: kindMs, def: "1800000", min: 0, max: math.MaxInt32},
+	{name: "group.consumer.session.timeout.ms", kind: kindMs, def: "45000", min: 1, max: math.MaxInt32},
+	{name: "group.consumer.min.session.timeout.ms", kind: kindMs, def: "45000", min: 1, max: math.MaxInt32},
+	{name: "group.consumer.max.session.timeout.ms", kind: kindMs, def: "60000", min: 1, max: math.MaxInt32},
+	{name: "group.consumer.heartbeat.interval.ms", kind: kindMs, def: "5000", min: 1, max: math.MaxInt32},
+	{name: "group.consumer.min.heartbeat.interval.ms", kind: kindMs, def: "5000", min: 1, max: math.MaxInt32},
+	{name: "group.consumer.max.heartbeat.interval.ms", kind: kindMs, def: "15000", min: 1, max: math.MaxInt32},
+	{name: "group.consumer.assignors", kind: kindList, def: "uniform,range", enum: []string{"uniform", "range"},
+		canonical: map[string]string{
+			"org.apache.kafka.coordinator.group.assignor.UniformAssignor": "uniform",
+			"org.apache.kafka.coordinator.group.assignor.RangeAssignor":   "range"}},
 }
 
 // topicKeys default to the broker key in inherit (Kafka's
@@ -112,24 +131,57 @@ var consumerKeys = []kafkaKey{
 	{name: "metadata.max.age.ms", kind: kindMs, def: "300000", min: 0, max: math.MaxInt64},
 }
 
+// groupConsumerKeys are the consumer keys only a group member takes (an
+// assign-mode reader has no group to use them with); classicOnly and
+// consumerOnly are those a single group.protocol takes, as Kafka's client
+// refuses the others (ConsumerConfig.checkGroupRemoteAssignor, and the
+// consumer protocol's unsupported configs of KIP-848).
+var groupConsumerKeys = []kafkaKey{
+	{name: "group.protocol", kind: kindEnum, def: "classic", enum: []string{"classic", "consumer"}},
+	{name: "partition.assignment.strategy", kind: kindList, def: "range,cooperative-sticky",
+		enum: []string{"range", "roundrobin", "sticky", "cooperative-sticky"},
+		canonical: map[string]string{
+			"org.apache.kafka.clients.consumer.RangeAssignor":             "range",
+			"org.apache.kafka.clients.consumer.RoundRobinAssignor":        "roundrobin",
+			"org.apache.kafka.clients.consumer.StickyAssignor":            "sticky",
+			"org.apache.kafka.clients.consumer.CooperativeStickyAssignor": "cooperative-sticky"}},
+	{name: "group.remote.assignor", kind: kindEnum, def: "uniform", enum: []string{"uniform", "range"},
+		note: "the brokers' group.consumer.assignors"},
+	{name: "session.timeout.ms", kind: kindMs, def: "45000", min: 1, max: math.MaxInt32},
+	{name: "heartbeat.interval.ms", kind: kindMs, def: "3000", min: 1, max: math.MaxInt32},
+	{name: "max.poll.interval.ms", kind: kindMs, def: "300000", min: 1, max: math.MaxInt32},
+	{name: "enable.auto.commit", kind: kindBool, def: "true"},
+	{name: "auto.commit.interval.ms", kind: kindMs, def: "5000", min: 0, max: math.MaxInt32},
+	{name: "default.api.timeout.ms", kind: kindMs, def: "60000", min: 0, max: math.MaxInt32},
+}
+
+var (
+	classicOnly  = []string{"partition.assignment.strategy", "session.timeout.ms", "heartbeat.interval.ms"}
+	consumerOnly = []string{"group.remote.assignor"}
+)
+
+// allConsumerKeys is every key a consumers[].config may hold, in the order
+// a group member's config lists them.
+var allConsumerKeys = append(append([]kafkaKey(nil), consumerKeys...), groupConsumerKeys...)
+
+// writtenElsewhere are real Kafka keys a scenario writes another way: an
+// error says which.
+var writtenElsewhere = map[string]string{
+	"group.id":          "the group is the consumer's own key: write group: NAME beside config, not in it",
+	"group.instance.id": "every instance needs a group.instance.id of its own: write static: true beside config, and instance i of consumer NAME takes NAME-i",
+}
+
 // notModelled are real Kafka keys a scenario may reasonably write that the
 // model does not have yet: an error says so instead of "unknown key".
 var notModelled = map[string]string{
-	"transactional.id":              "transactions are not modelled yet",
-	"transaction.timeout.ms":        "transactions are not modelled yet",
-	"group.protocol":                "consumer groups are not modelled yet",
-	"group.id":                      "consumer groups are not modelled yet",
-	"group.instance.id":             "consumer groups are not modelled yet",
-	"enable.auto.commit":            "consumer groups are not modelled yet",
-	"auto.commit.interval.ms":       "consumer groups are not modelled yet",
-	"session.timeout.ms":            "consumer groups are not modelled yet",
-	"heartbeat.interval.ms":         "consumer groups are not modelled yet",
-	"max.poll.interval.ms":          "consumer groups are not modelled yet",
-	"partition.assignment.strategy": "consumer groups are not modelled yet",
-	"group.remote.assignor":         "consumer groups are not modelled yet",
-	"flush.ms":                      "per-topic flush.ms is not modelled; use the broker's log.flush.interval.ms",
-	"partitioner.class":             "only Kafka's default partitioner is modelled",
-	"partitioner.ignore.keys":       "only Kafka's default partitioner is modelled",
+	"transactional.id":                         "transactions are not modelled yet",
+	"transaction.timeout.ms":                   "transactions are not modelled yet",
+	"transaction.state.log.replication.factor": "transactions are not modelled yet",
+	"transaction.state.log.min.isr":            "transactions are not modelled yet",
+	"transaction.state.log.num.partitions":     "transactions are not modelled yet",
+	"flush.ms":                                 "per-topic flush.ms is not modelled; use the broker's log.flush.interval.ms",
+	"partitioner.class":                        "only Kafka's default partitioner is modelled",
+	"partitioner.ignore.keys":                  "only Kafka's default partitioner is modelled",
 }
 
 func keyTable(keys []kafkaKey) map[string]*kafkaKey {
@@ -175,6 +227,8 @@ func (k *kafkaKey) parse(raw string) (string, error) {
 			msg += " (" + k.note + ")"
 		}
 		return "", fmt.Errorf("%s", msg)
+	case kindList:
+		return k.parseList(raw)
 	case kindMs:
 		if n, err := strconv.ParseInt(raw, 10, 64); err == nil {
 			return k.inRange(n)
@@ -193,6 +247,31 @@ func (k *kafkaKey) parse(raw string) (string, error) {
 		}
 		return k.inRange(n)
 	}
+}
+
+// parseList reads a comma-separated list of names (a YAML list arrives
+// joined with commas) into its canonical form: short names, in the given
+// order, joined with commas.
+func (k *kafkaKey) parseList(raw string) (string, error) {
+	var out []string
+	for _, item := range strings.Split(raw, ",") {
+		item = strings.TrimSpace(item)
+		v := item
+		if c, ok := k.canonical[item]; ok {
+			v = c
+		}
+		if !contains(k.enum, v) {
+			if item == "" {
+				return "", fmt.Errorf("want a non-empty list of %s, got %q", strings.Join(k.enum, ", "), cutLong(raw))
+			}
+			return "", fmt.Errorf("unknown name %q: want %s or Kafka's class name of one", cutLong(item), strings.Join(k.enum, ", "))
+		}
+		if contains(out, v) {
+			return "", fmt.Errorf("%s is listed twice", v)
+		}
+		out = append(out, v)
+	}
+	return strings.Join(out, ","), nil
 }
 
 func (k *kafkaKey) inRange(n int64) (string, error) {
@@ -235,4 +314,28 @@ func configMs(c Config, key string) time.Duration {
 		return time.Duration(math.MaxInt64)
 	}
 	return time.Duration(n) * time.Millisecond
+}
+
+// configList reads a key of kindList.
+func configList(c Config, key string) []string {
+	if c.Get(key) == "" {
+		return nil
+	}
+	return strings.Split(c.Get(key), ",")
+}
+
+// del removes a key.
+func (c *Config) del(key string) {
+	if _, ok := c.Values[key]; !ok {
+		return
+	}
+	delete(c.Values, key)
+	delete(c.Explicit, key)
+	keys := make([]string, 0, len(c.Keys)-1)
+	for _, k := range c.Keys {
+		if k != key {
+			keys = append(keys, k)
+		}
+	}
+	c.Keys = keys
 }

@@ -153,7 +153,7 @@ func parseDocument(file string, data []byte) (*yaml.Node, error) {
 }
 
 var topKeys = []string{"name", "description", "seed", "duration", "settle", "cluster", "topics", "producers",
-	"consumers", "faults", "nemesis", "nemesis-intensity", "nemesis-swarm", "bugs", "expect"}
+	"consumers", "processors", "faults", "nemesis", "nemesis-intensity", "nemesis-swarm", "bugs", "expect"}
 
 func (r *reader) scenario(root *yaml.Node, file string) *Scenario {
 	s := &Scenario{Seed: DefaultSeed, Duration: DefaultDuration, Settle: DefaultSettle, NemesisIntensity: 1}
@@ -199,6 +199,7 @@ func (r *reader) scenario(root *yaml.Node, file string) *Scenario {
 	if f, ok := nodes["cluster"]; ok {
 		r.cluster(f, &s.Cluster)
 	}
+	r.groupCoordinatorDefaults(s)
 	if f, ok := nodes["topics"]; ok {
 		r.topics(f, s)
 	}
@@ -207,6 +208,10 @@ func (r *reader) scenario(root *yaml.Node, file string) *Scenario {
 	}
 	if f, ok := nodes["consumers"]; ok {
 		r.consumers(f, s)
+	}
+	r.groupsAgree(s)
+	if f, ok := nodes["processors"]; ok {
+		r.fail(f.key, f.path, "stream processors (read-process-write with transactions) are not modelled yet")
 	}
 	if f, ok := nodes["bugs"]; ok {
 		r.bugs(f, s)
@@ -343,10 +348,13 @@ func (r *reader) cluster(f field, c *Cluster) {
 // defaults, and remembers where each key was written.
 func (r *reader) kafkaConfig(f field, keys []kafkaKey, cfg *Config) {
 	table := keyTable(keys)
+	var ok bool
 	for _, g := range r.fields(f.value, f.path, keyNames(keys)) {
 		r.remember(g.path, g.key)
-		raw, ok := r.scalar(g)
-		if !ok {
+		var raw string
+		if v := g.value; table[g.name].kind == kindList && v != nil && v.Kind == yaml.SequenceNode {
+			raw = strings.Join(r.strings(g), ",")
+		} else if raw, ok = r.scalar(g); !ok {
 			continue
 		}
 		v, err := table[g.name].parse(raw)
@@ -377,6 +385,9 @@ func (r *reader) topics(f field, s *Scenario) {
 			continue
 		}
 		path := index(f.path, i)
+		if r.internalTopic(item, path, s) {
+			continue
+		}
 		t := Topic{Partitions: 1, ReplicationFactor: int(configInt(s.Cluster.Broker, "default.replication.factor"))}
 		t.Config = topicDefaults(s.Cluster.Broker)
 		var partitionsSet, rfSet bool
@@ -533,8 +544,10 @@ func (r *reader) producers(f field, s *Scenario) {
 		p := Producer{Count: 1, Rate: defaultRatePerSecond, Stop: s.Duration, Config: defaults(producerKeys)}
 		var topicNode, stopNode, countNode *yaml.Node
 		stopSet := false
-		for _, g := range r.fields(item, path, []string{"name", "count", "topic", "rate", "keys", "payload", "config", "start", "stop"}) {
+		for _, g := range r.fields(item, path, []string{"name", "count", "topic", "rate", "keys", "payload", "config", "start", "stop", "transactions"}) {
 			switch g.name {
+			case "transactions":
+				r.fail(g.key, g.path, "transactions are not modelled yet")
 			case "name":
 				p.Name = r.name(g, "producer name")
 				r.remember(g.path, g.key)
@@ -579,6 +592,8 @@ func (r *reader) producers(f field, s *Scenario) {
 		switch {
 		case p.Topic == "" && len(s.Topics) == 1:
 			p.Topic = s.Topics[0].Name
+		case internalTopics[p.Topic] != "":
+			r.fail(topicNode, path+".topic", "%s", internalTopicRefusal(p.Topic))
 		case r.topicNamesDoubtful:
 		case p.Topic == "":
 			r.fail(item, path+".topic", "which topic? the scenario has %d topics", len(s.Topics))
@@ -651,66 +666,6 @@ func (r *reader) producerRules(item *yaml.Node, path string, p *Producer) {
 		} else {
 			c.Set("delivery.timeout.ms", fmt.Sprint(need))
 		}
-	}
-}
-
-func (r *reader) consumers(f field, s *Scenario) {
-	instances := 0
-	for i, item := range r.clients(f, "consumer") {
-		if item == nil {
-			continue
-		}
-		path := index(f.path, i)
-		c := Consumer{Count: 1, Processing: sim.Range{Min: time.Millisecond, Max: 5 * time.Millisecond}, Config: defaults(consumerKeys)}
-		topicsSet := false
-		var countNode *yaml.Node
-		for _, g := range r.fields(item, path, []string{"name", "count", "group", "topics", "processing", "commit", "config"}) {
-			switch g.name {
-			case "name":
-				c.Name = r.name(g, "consumer name")
-				r.remember(g.path, g.key)
-			case "count":
-				if n, ok := r.int(g, 0, InstancesMax); ok {
-					c.Count, countNode = int(n), g.value
-				}
-			case "group":
-				c.Group = r.str(g)
-				r.fail(g.key, g.path, "consumer groups are not modelled yet: omit group for assign-mode readers, which read every partition of their topics")
-			case "topics":
-				topicsSet = true
-				for j, t := range r.strings(g) {
-					if r.topicNamed(s, t) == nil && !r.topicNamesDoubtful {
-						r.fail(g.value, index(g.path, j), "no topic %q in topics", t)
-					}
-					c.Topics = append(c.Topics, t)
-				}
-			case "processing":
-				if v, ok := r.rangeOf(g, time.Hour); ok {
-					c.Processing = v
-				}
-			case "commit":
-				mode := r.str(g)
-				if !contains([]string{"before-processing", "after-processing", "auto", "transactional"}, mode) {
-					r.fail(g.value, g.path, "want before-processing, after-processing, auto or transactional, got %q", mode)
-				} else {
-					r.fail(g.key, g.path, "committing offsets needs a consumer group, and consumer groups are not modelled yet")
-				}
-				c.Commit = mode
-			case "config":
-				r.kafkaConfig(g, consumerKeys, &c.Config)
-			}
-		}
-		if c.Name == "" {
-			c.Name = defaultClientName("c", i)
-		}
-		c.Count = r.instances(&instances, c.Count, nodeOr(countNode, item), path, "consumer")
-		if !topicsSet {
-			for _, t := range s.Topics {
-				c.Topics = append(c.Topics, t.Name)
-			}
-		}
-		r.consumerPaths = append(r.consumerPaths, path)
-		s.Consumers = append(s.Consumers, c)
 	}
 }
 

@@ -141,7 +141,7 @@ func TestBadScenariosNameFileLineAndKey(t *testing.T) {
 		{"messages on another fault", "    restart-after: 5s", "    restart-after: 5s\n    messages: [Produce]", 24, "faults[0].messages", "applies to stall only"},
 		{"unknown acks", "{ acks: all }", "{ acks: two }", 16, "producers[0].config.acks", "want one of all, 1, 0"},
 		{"kafka key not modelled", "{ acks: all }", "{ transactional.id: t1 }", 16, "producers[0].config.transactional.id", "transactions are not modelled"},
-		{"groups not modelled", "    topics: [orders]", "    group: g", 19, "consumers[0].group", "consumer groups are not modelled"},
+		{"transactional commit not modelled", "    topics: [orders]", "    topics: [orders]\n    group: g\n    commit: transactional", 21, "consumers[0].commit", "transactions are not modelled"},
 		{"unknown expectation", "  lost-acked-write: 0", "  lost-writes: 0", 25, "expect.lost-writes", "unknown key"},
 		{"bad comparison", "  lost-acked-write: 0", "  lost-acked-write: lots", 25, "expect.lost-acked-write", "comparison"},
 		{"unknown bug", "expect:", "bugs: [hw-truncaton]\nexpect:", 24, "bugs[0]", `did you mean "hw-truncation"`},

@@ -46,7 +46,8 @@ func (s *Scenario) Resolved() ([]byte, error) {
 	put(d, "capacity-bytes", plain(strconv.FormatInt(s.Cluster.Disk.CapacityBytes, 10)))
 	put(d, "torn-write-probability", plain(formatFloat(s.Cluster.Disk.TornWriteProbability)))
 	put(c, "disk", d)
-	put(c, "broker", configNode(s.Cluster.Broker))
+	broker := s.brokerOut()
+	put(c, "broker", configNode(broker))
 	put(root, "cluster", c)
 
 	topics := seq()
@@ -67,6 +68,14 @@ func (s *Scenario) Resolved() ([]byte, error) {
 			}
 			put(m, "replica-assignment", rows)
 		}
+		topics.Content = append(topics.Content, m)
+	}
+	if ot := s.offsetsTopicOut(broker); s.writesOffsetsTopic(ot, broker) {
+		m := mapping()
+		put(m, "name", str(ot.Name))
+		put(m, "partitions", plain(strconv.Itoa(ot.Partitions)))
+		put(m, "replication.factor", plain(strconv.Itoa(ot.ReplicationFactor)))
+		put(m, "config", configNode(ot.Config))
 		topics.Content = append(topics.Content, m)
 	}
 	put(root, "topics", topics)
@@ -94,8 +103,19 @@ func (s *Scenario) Resolved() ([]byte, error) {
 		m := mapping()
 		put(m, "name", str(cs.Name))
 		put(m, "count", plain(strconv.Itoa(cs.Count)))
+		if cs.Group != "" {
+			put(m, "group", str(cs.Group))
+		}
 		put(m, "topics", flowList(cs.Topics))
 		put(m, "processing", str(formatRange(cs.Processing)))
+		if cs.Group != "" {
+			put(m, "commit", str(cs.Commit))
+			put(m, "workers", plain(strconv.Itoa(cs.Workers)))
+			if cs.SideEffects != "" {
+				put(m, "side-effects", str(cs.SideEffects))
+			}
+			put(m, "static", plain(strconv.FormatBool(cs.Static)))
+		}
 		put(m, "config", configNode(cs.Config))
 		consumers.Content = append(consumers.Content, m)
 	}
@@ -267,7 +287,10 @@ func configNode(c Config) *yaml.Node {
 	m := mapping()
 	for _, k := range c.Keys {
 		v := keyValue(c.Get(k))
-		if enumKeys[k] {
+		switch {
+		case listKeys[k]:
+			v = flowList(strings.Split(c.Get(k), ","))
+		case enumKeys[k]:
 			v = str(c.Get(k)) // acks: "1" stays a string
 		}
 		put(m, k, v)
@@ -275,17 +298,65 @@ func configNode(c Config) *yaml.Node {
 	return m
 }
 
-var enumKeys = func() map[string]bool {
+var enumKeys, listKeys = keysOfKind(kindEnum), keysOfKind(kindList)
+
+func keysOfKind(kind keyKind) map[string]bool {
 	m := map[string]bool{}
-	for _, t := range [][]kafkaKey{brokerKeys, topicKeys, producerKeys, consumerKeys} {
+	for _, t := range [][]kafkaKey{brokerKeys, topicKeys, producerKeys, allConsumerKeys} {
 		for _, k := range t {
-			if k.kind == kindEnum {
+			if k.kind == kind {
 				m[k.name] = true
 			}
 		}
 	}
 	return m
-}()
+}
+
+// writesOffsetsTopic says whether the resolved scenario lists
+// __consumer_offsets among its topics: when a consumer group will have the
+// coordinator create it, or when its config is not what the coordinator
+// gives it (its partitions and replication factor are the broker's keys,
+// written out in any case).
+func (s *Scenario) writesOffsetsTopic(ot Topic, broker Config) bool {
+	if len(s.Groups()) > 0 {
+		return true
+	}
+	def := offsetsTopic(broker).Config
+	for _, k := range ot.Config.Keys {
+		if ot.Config.Get(k) != def.Get(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// brokerOut is the broker config as written out: a default that follows
+// the cluster (offsets.topic.replication.factor, min(3, brokers)) follows
+// it still when the scenario was built in code or a sweep changed its
+// brokers.
+func (s *Scenario) brokerOut() Config {
+	const rfKey = "offsets.topic.replication.factor"
+	b := s.Cluster.Broker
+	if b.Explicit[rfKey] {
+		return b
+	}
+	out := Config{Keys: b.Keys, Values: copyMap(b.Values), Explicit: b.Explicit}
+	out.Values[rfKey] = strconv.Itoa(min(3, s.Cluster.Brokers))
+	return out
+}
+
+// offsetsTopicOut is the offsets topic as written out: a scenario built in
+// code has none yet (the coordinator's), and its partitions and
+// replication factor are the broker's keys.
+func (s *Scenario) offsetsTopicOut(broker Config) Topic {
+	ot := s.OffsetsTopic
+	if ot.Name == "" {
+		ot = offsetsTopic(broker)
+	}
+	ot.Partitions = int(configInt(broker, "offsets.topic.num.partitions"))
+	ot.ReplicationFactor = int(configInt(broker, "offsets.topic.replication.factor"))
+	return ot
+}
 
 func mapping() *yaml.Node { return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"} }
 func seq() *yaml.Node     { return &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"} }

@@ -16,12 +16,18 @@ type Scenario struct {
 	Duration time.Duration
 	Settle   time.Duration
 
-	Cluster   Cluster
-	Topics    []Topic
-	Producers []Producer
-	Consumers []Consumer
-	Faults    []ScheduledFault
-	Nemesis   []NemesisRule
+	Cluster Cluster
+	// Topics are the topics created at start; OffsetsTopic is not one of
+	// them: it is __consumer_offsets as the group coordinator creates it
+	// when first used (partitions and replication factor are the broker's
+	// offsets.topic.num.partitions and offsets.topic.replication.factor;
+	// a topics entry named __consumer_offsets may tune it).
+	Topics       []Topic
+	OffsetsTopic Topic
+	Producers    []Producer
+	Consumers    []Consumer
+	Faults       []ScheduledFault
+	Nemesis      []NemesisRule
 	// NemesisIntensity multiplies every nemesis rule's rate; NemesisSwarm
 	// lets the seed switch rules off and scale each (kafkasim extensions).
 	NemesisIntensity float64
@@ -95,13 +101,33 @@ type Producer struct {
 
 // Consumer is a group of consumer instances <Name>-0 ...
 type Consumer struct {
-	Name       string
-	Count      int
-	Group      string // "": assign-mode readers
-	Topics     []string
+	Name  string
+	Count int
+	// Group is the consumer group the instances join (subscribe()); "":
+	// assign-mode readers, which read every partition of their topics.
+	Group  string
+	Topics []string
+	// Processing is the time each record takes to process.
 	Processing sim.Range
-	Commit     string // with a group only
-	Config     Config
+	// The keys below are a group member's ("" or zero without a group).
+	// Commit is CommitBeforeProcessing, CommitAfterProcessing or
+	// CommitAuto (Config's enable.auto.commit agrees: "true" for auto).
+	Commit string
+	// Workers is the pool that processes records (1: the poll loop
+	// itself); a partition's offset is committed up to its contiguous
+	// completed prefix.
+	Workers int
+	// SideEffects is "plain" or "idempotent" when each processed record
+	// is applied to an external store; "" when none is.
+	SideEffects string
+	// Static members have group.instance.id <Name>-<i>
+	// (GroupInstanceID).
+	Static bool
+	// Config holds the consumer keys, and for a group member the group
+	// keys its group.protocol takes (classic: partition.assignment.strategy,
+	// session.timeout.ms, heartbeat.interval.ms; consumer:
+	// group.remote.assignor).
+	Config Config
 }
 
 // ScheduledFault is one fault of the explicit schedule.

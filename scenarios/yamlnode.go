@@ -101,6 +101,8 @@ type reader struct {
 	// grownDoubtful: an add-partitions fault had an error, so a partition
 	// leader(T-P) names may be one it would have made.
 	grownDoubtful bool
+	// offsetsTopicListed: topics had a __consumer_offsets entry.
+	offsetsTopicListed bool
 }
 
 // newReader returns a reader for a file of size bytes.
@@ -325,7 +327,9 @@ func (r *reader) fields(n *yaml.Node, path string, known []string) []field {
 		seen[k.Value] = true
 		if known != nil && !contains(known, k.Value) {
 			msg := "unknown key"
-			if why, ok := notModelled[k.Value]; ok {
+			if why, ok := writtenElsewhere[k.Value]; ok {
+				msg = why
+			} else if why, ok := notModelled[k.Value]; ok {
 				msg = "a Kafka key kafkasim does not model: " + why
 			} else if s := suggest(k.Value, known); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)

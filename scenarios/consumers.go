@@ -1,0 +1,104 @@
+package scenarios
+
+import (
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"kafkasim/sim"
+)
+
+// A consumers entry: assign-mode readers, or members of a consumer group
+// (groups.go has the rules for the latter).
+
+func (r *reader) consumers(f field, s *Scenario) {
+	instances := 0
+	for i, item := range r.clients(f, "consumer") {
+		if item == nil {
+			continue
+		}
+		path := index(f.path, i)
+		c := Consumer{Count: 1, Processing: sim.Range{Min: time.Millisecond, Max: 5 * time.Millisecond}, Config: defaults(allConsumerKeys)}
+		topicsSet := false
+		var countNode *yaml.Node
+		for _, g := range r.fields(item, path, []string{"name", "count", "group", "topics", "processing", "commit", "workers",
+			"side-effects", "static", "config"}) {
+			switch g.name {
+			case "name":
+				c.Name = r.name(g, "consumer name")
+				r.remember(g.path, g.key)
+			case "count":
+				if n, ok := r.int(g, 0, InstancesMax); ok {
+					c.Count, countNode = int(n), g.value
+				}
+			case "group":
+				c.Group = r.name(g, "group name")
+				r.remember(g.path, g.key)
+			case "topics":
+				topicsSet = true
+				for j, t := range r.strings(g) {
+					switch {
+					case internalTopics[t] != "":
+						r.fail(g.value, index(g.path, j), "%s", internalTopicRefusal(t))
+					case r.topicNamed(s, t) == nil && !r.topicNamesDoubtful:
+						r.fail(g.value, index(g.path, j), "no topic %q in topics", t)
+					}
+					c.Topics = append(c.Topics, t)
+				}
+			case "processing":
+				if v, ok := r.rangeOf(g, time.Hour); ok {
+					c.Processing = v
+				}
+			case "commit", "workers", "side-effects", "static":
+				r.memberKey(g, &c)
+			case "config":
+				r.kafkaConfig(g, allConsumerKeys, &c.Config)
+			}
+		}
+		if c.Name == "" {
+			c.Name = defaultClientName("c", i)
+		}
+		c.Count = r.instances(&instances, c.Count, nodeOr(countNode, item), path, "consumer")
+		if !topicsSet {
+			for _, t := range s.Topics {
+				c.Topics = append(c.Topics, t.Name)
+			}
+		}
+		r.groupMember(item, path, &c, s)
+		r.consumerPaths = append(r.consumerPaths, path)
+		s.Consumers = append(s.Consumers, c)
+	}
+}
+
+// memberKey reads one of a consumer entry's group-member keys.
+func (r *reader) memberKey(g field, c *Consumer) {
+	r.remember(g.path, g.key)
+	switch g.name {
+	case "commit":
+		mode := r.str(g)
+		switch {
+		case mode == "transactional":
+			r.fail(g.value, g.path, "transactions are not modelled yet: commit: transactional sends the offsets to a transaction")
+		case !contains(CommitModes, mode):
+			r.fail(g.value, g.path, "want %s, got %q", strings.Join(CommitModes, ", "), cutLong(mode))
+		default:
+			c.Commit = mode
+		}
+	case "workers":
+		if n, ok := r.int(g, 1, WorkersMax); ok {
+			c.Workers = int(n)
+		}
+	case "side-effects":
+		mode := r.str(g)
+		if !contains(SideEffectModes, mode) {
+			r.fail(g.value, g.path, "want %s, got %q", strings.Join(SideEffectModes, " or "), cutLong(mode))
+			return
+		}
+		c.SideEffects = mode
+	case "static":
+		if v, ok := r.bool(g); ok {
+			c.Static = v
+		}
+	}
+}
