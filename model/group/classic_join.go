@@ -23,7 +23,7 @@ func (s *shard) joinGroup(from sim.NodeID, m *proto.JoinGroupRequest) {
 		fail(proto.InvalidGroupID)
 		return
 	}
-	if m.SessionTimeout < s.c.cfg.GroupMinSessionTimeoutMs || m.SessionTimeout > s.c.cfg.GroupMaxSessionTimeoutMs {
+	if m.SessionTimeout < s.c.cfg.GroupMinSessionTimeout || m.SessionTimeout > s.c.cfg.GroupMaxSessionTimeout {
 		fail(proto.InvalidSessionTimeout)
 		return
 	}
@@ -300,7 +300,7 @@ func (s *shard) prepareRebalance(g *classicGroup) {
 	s.cancel(syncKey(g.id))
 	initial := g.state == stateEmpty
 	if initial {
-		delay := s.c.cfg.GroupInitialRebalanceDelayMs
+		delay := s.c.cfg.GroupInitialRebalanceDelay
 		remaining := max(g.rebalanceTimeout()-delay, 0)
 		s.schedule(joinKey(g.id), delay, func() { s.tryCompleteInitialRebalance(g.id, delay, remaining) })
 	}
@@ -327,7 +327,7 @@ func (s *shard) tryCompleteInitialRebalance(groupID string, delay, remaining tim
 	}
 	if g.newMemberAdded && remaining != 0 {
 		g.newMemberAdded = false
-		newDelay := min(s.c.cfg.GroupInitialRebalanceDelayMs, remaining)
+		newDelay := min(s.c.cfg.GroupInitialRebalanceDelay, remaining)
 		newRemaining := max(remaining-delay, 0)
 		s.schedule(joinKey(groupID), newDelay, func() { s.tryCompleteInitialRebalance(groupID, newDelay, newRemaining) })
 		return

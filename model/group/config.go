@@ -28,29 +28,29 @@ type Config struct {
 	OffsetsTopicNumPartitions int
 	// OffsetsTopicReplicationFactor is offsets.topic.replication.factor (3).
 	OffsetsTopicReplicationFactor int
-	// OffsetsCommitTimeoutMs is offsets.commit.timeout.ms (5000): the
+	// OffsetsCommitTimeout is offsets.commit.timeout.ms (5000): the
 	// coordinator runtime's write timeout.
-	OffsetsCommitTimeoutMs time.Duration
+	OffsetsCommitTimeout time.Duration
 	// OffsetsLoadBufferSizeBytes is offsets.load.buffer.size (5 MiB): how
 	// much of the log the loader reads at a time.
 	OffsetsLoadBufferSizeBytes int
-	// GroupInitialRebalanceDelayMs is group.initial.rebalance.delay.ms (3000).
-	GroupInitialRebalanceDelayMs time.Duration
-	// GroupMinSessionTimeoutMs is group.min.session.timeout.ms (6000).
-	GroupMinSessionTimeoutMs time.Duration
-	// GroupMaxSessionTimeoutMs is group.max.session.timeout.ms (1800000).
-	GroupMaxSessionTimeoutMs time.Duration
+	// GroupInitialRebalanceDelay is group.initial.rebalance.delay.ms (3000).
+	GroupInitialRebalanceDelay time.Duration
+	// GroupMinSessionTimeout is group.min.session.timeout.ms (6000).
+	GroupMinSessionTimeout time.Duration
+	// GroupMaxSessionTimeout is group.max.session.timeout.ms (1800000).
+	GroupMaxSessionTimeout time.Duration
 	// GroupMaxSize is group.max.size (Integer.MAX_VALUE).
 	GroupMaxSize int
-	// GroupConsumerSessionTimeoutMs is group.consumer.session.timeout.ms
+	// GroupConsumerSessionTimeout is group.consumer.session.timeout.ms
 	// (45000), for the consumer protocol (Consumer).
-	GroupConsumerSessionTimeoutMs time.Duration
-	// GroupConsumerHeartbeatIntervalMs is group.consumer.heartbeat.interval.ms
+	GroupConsumerSessionTimeout time.Duration
+	// GroupConsumerHeartbeatInterval is group.consumer.heartbeat.interval.ms
 	// (5000), for the consumer protocol (Consumer).
-	GroupConsumerHeartbeatIntervalMs time.Duration
+	GroupConsumerHeartbeatInterval time.Duration
 	// Consumer builds the consumer protocol's state machine for a shard
-	// (consumer.go); nil: ConsumerGroupHeartbeat is answered
-	// UNSUPPORTED_VERSION's stand-in, GROUP_ID_NOT_FOUND... see consumer.go.
+	// (consumer.go); nil: no group is a consumer group, and a
+	// ConsumerGroupHeartbeat is answered GROUP_ID_NOT_FOUND.
 	Consumer func(ConsumerShardEnv) ConsumerProtocol
 	// Bugs switched on (docs/bug-zoo.md names).
 	Bugs Bugs
@@ -71,16 +71,16 @@ const classicGroupNewMemberJoinTimeout = 5 * time.Minute
 // DefaultConfig has Kafka's defaults.
 func DefaultConfig() Config {
 	return Config{
-		OffsetsTopicNumPartitions:        50,
-		OffsetsTopicReplicationFactor:    3,
-		OffsetsCommitTimeoutMs:           5 * time.Second,
-		OffsetsLoadBufferSizeBytes:       5 << 20,
-		GroupInitialRebalanceDelayMs:     3 * time.Second,
-		GroupMinSessionTimeoutMs:         6 * time.Second,
-		GroupMaxSessionTimeoutMs:         30 * time.Minute,
-		GroupMaxSize:                     math.MaxInt32,
-		GroupConsumerSessionTimeoutMs:    45 * time.Second,
-		GroupConsumerHeartbeatIntervalMs: 5 * time.Second,
+		OffsetsTopicNumPartitions:      50,
+		OffsetsTopicReplicationFactor:  3,
+		OffsetsCommitTimeout:           5 * time.Second,
+		OffsetsLoadBufferSizeBytes:     5 << 20,
+		GroupInitialRebalanceDelay:     3 * time.Second,
+		GroupMinSessionTimeout:         6 * time.Second,
+		GroupMaxSessionTimeout:         30 * time.Minute,
+		GroupMaxSize:                   math.MaxInt32,
+		GroupConsumerSessionTimeout:    45 * time.Second,
+		GroupConsumerHeartbeatInterval: 5 * time.Second,
 	}
 }
 

@@ -97,7 +97,7 @@ func (f *fakeTopics) log(p int32) *fakeLog {
 }
 
 func (f *fakeTopics) Append(tp metadata.TopicPartition, b *record.Batch, acks int16, timeout time.Duration, done func(broker.AppendResult)) broker.AppendResult {
-	if acks != proto.AcksLeader || timeout != f.c.cfg.OffsetsCommitTimeoutMs {
+	if acks != proto.AcksLeader || timeout != f.c.cfg.OffsetsCommitTimeout {
 		f.t.Errorf("an append with acks=%d timeout %v, want acks=1 and offsets.commit.timeout.ms", acks, timeout)
 	}
 	if f.appendErr != proto.None {

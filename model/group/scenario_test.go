@@ -68,7 +68,7 @@ func stableGroup(t *testing.T, f *fakeTopics, n int, instances ...string) ([]str
 			t.Fatal("a static member's join is parked")
 		}
 	}
-	f.advance(2 * f.c.cfg.GroupInitialRebalanceDelayMs) // all joined at once: the delay is extended once
+	f.advance(2 * f.c.cfg.GroupInitialRebalanceDelay) // all joined at once: the delay is extended once
 	var gen int32
 	for i := range n {
 		r := answer[*proto.JoinGroupResponse](t, f.to(sim.NodeID(101+i), starts[i]))
@@ -162,7 +162,6 @@ func TestClassicJoinWithTheInitialDelayAndSync(t *testing.T) {
 	if r.Error != proto.MemberIDRequired || len(r.MemberID) != len("consumer-")+22 {
 		t.Fatalf("first join: %+v", r)
 	}
-	n0 := len(f.sent)
 	f.request(101, joinReq(r.MemberID, ""))
 	f.advance(2 * time.Second)
 	var ids = []string{r.MemberID}
@@ -173,7 +172,7 @@ func TestClassicJoinWithTheInitialDelayAndSync(t *testing.T) {
 		}
 		ids = append(ids, r.MemberID)
 	}
-	n0 = len(f.sent)
+	n0 := len(f.sent)
 	for i, c := range []sim.NodeID{102, 103} {
 		f.request(c, joinReq(ids[i+1], ""))
 	}

@@ -217,7 +217,7 @@ func (s *shard) write(records []shardRecord, replay bool, done func(proto.ErrorC
 		}
 	}
 	b := record.New(recs, record.Producer{ID: record.NoProducer}, false, record.CompressionNone)
-	res := s.c.t.Append(s.tp, b, proto.AcksLeader, s.c.cfg.OffsetsCommitTimeoutMs, func(r broker.AppendResult) { s.appended(w, r) })
+	res := s.c.t.Append(s.tp, b, proto.AcksLeader, s.c.cfg.OffsetsCommitTimeout, func(r broker.AppendResult) { s.appended(w, r) })
 	if res.Error != proto.None {
 		s.undo(w)
 		done(normalize(res.Error))
