@@ -138,6 +138,9 @@ func (rm *replicaManager) toCoordinator(from sim.NodeID, m sim.Message) bool {
 	if len(rm.coordinators) == 0 {
 		return false
 	}
+	if r, ok := m.(*proto.CreateTopicsResponse); ok && rm.topicCreated(r) {
+		return true
+	}
 	return rm.routeToCoordinator(from, m)
 }
 

@@ -245,6 +245,7 @@ type hostedCoordinator struct {
 	c        Coordinator
 	requests RequestHandler
 	timers   TimerHandler
+	creating topicCreation // its CreateTopics in flight (internal_create.go)
 }
 
 // leadershipChange is news for a coordinator: this broker became leader of

@@ -176,6 +176,8 @@ type replicaManager struct {
 	leadership      []leadershipChange
 	finishedAppends []*pendingAppend
 	tellScheduled   bool
+	// createCorrelation numbers the coordinators' CreateTopics requests.
+	createCorrelation uint64
 }
 
 func newReplicaManager(n *Node) *replicaManager {

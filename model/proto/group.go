@@ -114,6 +114,7 @@ type JoinGroupRequest struct {
 	RebalanceTimeout time.Duration // the consumer's max.poll.interval.ms
 	MemberID         string
 	GroupInstanceID  string // "": dynamic membership
+	ClientID         string // the request header's client.id: a new member id starts with it
 	ProtocolType     string // "consumer"
 	Protocols        []JoinGroupProtocol
 	Reason           string
