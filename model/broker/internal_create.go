@@ -55,3 +55,13 @@ func (rm *replicaManager) topicCreated(m *proto.CreateTopicsResponse) bool {
 	}
 	return false
 }
+
+// TopicPartitionCount is a topic's partition count in this broker's
+// metadata (ok false: no such topic), as a coordinator's assignor reads
+// the metadata image (KIP-848's target assignment).
+func (t *InternalTopics) TopicPartitionCount(topic string) (int32, bool) {
+	if tp, ok := t.rm.image().Topics[topic]; ok {
+		return int32(len(tp.Partitions)), true
+	}
+	return 0, false
+}

@@ -1,6 +1,7 @@
 package group
 
 import (
+	"math/rand/v2"
 	"time"
 
 	"kafkasim/model/proto"
@@ -36,6 +37,12 @@ type ConsumerShardEnv interface {
 	Schedule(key string, d time.Duration, fn func() []ConsumerRecord)
 	// Cancel cancels the timer of key.
 	Cancel(key string)
+	// Rand is the broker's random stream (the ids of members that join
+	// without one).
+	Rand() *rand.Rand
+	// PartitionCount is a topic's partition count in the broker's
+	// metadata image (ok false: no such topic).
+	PartitionCount(topic string) (int32, bool)
 }
 
 // ConsumerProtocol is a shard's consumer-protocol state machine. Its

@@ -26,6 +26,7 @@ type topics interface {
 	Read(tp metadata.TopicPartition, from, to int64, maxBytes int, isolation broker.FetchIsolation) broker.LogRead
 	CreateTopic(proto.CreatableTopic)
 	Rand() *rand.Rand
+	TopicPartitionCount(topic string) (int32, bool)
 }
 
 // coordinator is the group coordinator of one broker start

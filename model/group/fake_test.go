@@ -64,11 +64,12 @@ func newFake(t *testing.T, cfg Config) *fakeTopics {
 	return f
 }
 
-func (f *fakeTopics) BrokerID() int32                   { return 1 }
-func (f *fakeTopics) Send(to sim.NodeID, m sim.Message) { f.sent = append(f.sent, sentMsg{to, m}) }
-func (f *fakeTopics) Now() time.Duration                { return f.now }
-func (f *fakeTopics) Partitions() int                   { return f.partitions }
-func (f *fakeTopics) Rand() *rand.Rand                  { return f.rng }
+func (f *fakeTopics) BrokerID() int32                          { return 1 }
+func (f *fakeTopics) Send(to sim.NodeID, m sim.Message)        { f.sent = append(f.sent, sentMsg{to, m}) }
+func (f *fakeTopics) Now() time.Duration                       { return f.now }
+func (f *fakeTopics) Partitions() int                          { return f.partitions }
+func (f *fakeTopics) Rand() *rand.Rand                         { return f.rng }
+func (f *fakeTopics) TopicPartitionCount(string) (int32, bool) { return 0, false }
 func (f *fakeTopics) CreateTopic(c proto.CreatableTopic) {
 	f.created = append(f.created, c)
 }

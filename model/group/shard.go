@@ -2,6 +2,7 @@ package group
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"time"
@@ -408,6 +409,10 @@ func (e consumerEnv) Schedule(key string, d time.Duration, fn func() []ConsumerR
 }
 
 func (e consumerEnv) Cancel(key string) { e.s.cancel("consumer-" + key) }
+
+func (e consumerEnv) Rand() *rand.Rand { return e.s.c.t.Rand() }
+
+func (e consumerEnv) PartitionCount(topic string) (int32, bool) { return e.s.c.t.TopicPartitionCount(topic) }
 
 // writeConsumer writes the consumer protocol's records: replayed once
 // appended (see ConsumerProtocol).
