@@ -80,7 +80,7 @@ func (r *Reader) listOffsets(ts int64, forEnd bool) {
 		if p.leader < 0 {
 			continue
 		}
-		if !forEnd && (p.offset >= 0 || p.resetting) {
+		if !forEnd && (p.offset >= 0 || p.resetting || p.initializing) {
 			continue
 		}
 		if _, ok := byLeader[p.leader]; !ok {
