@@ -401,6 +401,11 @@ func (r *Reader) heartbeatTick() {
 		return
 	}
 	now := r.env.Now()
+	if r.polling {
+		// The application is inside poll, whose loop keeps the poll
+		// timer fresh (ConsumerCoordinator.poll: pollHeartbeat).
+		g.lastPoll = now
+	}
 	switch {
 	case !g.coordinatorKnown:
 		r.lookupCoordinator()

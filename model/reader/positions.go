@@ -168,6 +168,9 @@ func (r *Reader) handleListOffsets(m *proto.ListOffsetsResponse) {
 	if kind == requestEnd {
 		r.checkFinal()
 	}
+	if r.group != nil {
+		r.fetchMissing() // a member's poll may be waiting on this position
+	}
 }
 
 // validate sends OffsetsForLeaderEpoch for positions awaiting validation.
@@ -231,4 +234,7 @@ func (r *Reader) handleValidation(m *proto.OffsetsForLeaderEpochResponse) {
 		}
 	}
 	r.resetPositions()
+	if r.group != nil {
+		r.fetchMissing() // a member's poll may be waiting on this position
+	}
 }
