@@ -16,12 +16,13 @@ import (
 // A new dynamic member is told MEMBER_ID_REQUIRED and joins again with the
 // id it was given (KIP-394); as the only member it leads and assigns itself
 // both partitions; it starts orders-0 at the committed offset 3 and
-// orders-1, with nothing committed, at auto.offset.reset (earliest); it
+// orders-1, with nothing committed, at auto.offset.reset (earliest); the
+// committed offset's leader epoch is validated first (KIP-320); it
 // processes every record once, committing after processing.
 func TestMemberJoinsWithTheGivenMemberIDAndStartsAtCommittedOffsets(t *testing.T) {
 	gw := newGroupWorld(2, 5, memberConfig("c-0", reader.CommitAfterProcessing))
 	gw.b.requireMemberID = true
-	gw.b.committed["orders-0"] = proto.OffsetCommitPartition{TopicPartition: proto.TopicPartition{Topic: "orders"}, CommittedOffset: 3, CommittedLeaderEpoch: -1}
+	gw.b.committed["orders-0"] = proto.OffsetCommitPartition{TopicPartition: proto.TopicPartition{Topic: "orders"}, CommittedOffset: 3, CommittedLeaderEpoch: 0}
 	gw.w.Start()
 	gw.w.RunUntil(10 * time.Second)
 
@@ -46,6 +47,9 @@ func TestMemberJoinsWithTheGivenMemberIDAndStartsAtCommittedOffsets(t *testing.T
 	want = append(want, "invoke commit orders-0=5 orders-1=5 gen=1", "ok commit orders-0=5 orders-1=5 gen=1")
 	if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
 		t.Fatalf("member's operations:\n%s\nwant them to begin:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if n := gw.b.count("OffsetsForLeaderEpoch"); n != 1 {
+		t.Fatalf("%d OffsetsForLeaderEpoch, want orders-0's committed epoch validated once (KIP-320)", n)
 	}
 	if c := gw.b.committed["orders-1"]; c.CommittedOffset != 5 {
 		t.Fatalf("orders-1 committed %d, want 5", c.CommittedOffset)
