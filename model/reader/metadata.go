@@ -43,14 +43,23 @@ func (r *Reader) handleMetadata(m *proto.MetadataResponse) {
 		if t.Error != proto.None {
 			continue
 		}
+		if r.group != nil {
+			r.learnTopic(t)
+		}
 		for _, mp := range t.Partitions {
 			k := partKey{t.Name, mp.Partition}
 			p := r.subs.assignedState(k)
+			if p == nil && r.group != nil {
+				continue // a group member reads what it is assigned
+			}
 			if p == nil {
 				p = r.subs.assign(k) // assign mode: every partition listed
 			}
 			p.updateLeader(mp.Leader, mp.LeaderEpoch, !r.cfg.NoEpochValidation)
 		}
+	}
+	if r.group != nil {
+		r.checkAssignmentSnapshot()
 	}
 	r.validate()
 	r.resetPositions()

@@ -16,7 +16,11 @@ func (r *Reader) poll() {
 	if r.stopped && !r.final {
 		return
 	}
-	if r.cfg.Stop > 0 && r.env.WorldTime() >= r.cfg.Stop && !r.final {
+	if r.group != nil {
+		if !r.groupPoll() {
+			return
+		}
+	} else if r.cfg.Stop > 0 && r.env.WorldTime() >= r.cfg.Stop && !r.final {
 		return
 	}
 	if r.final && r.finalDone {
@@ -31,6 +35,9 @@ func (r *Reader) poll() {
 	v := history.NoValue()
 	v.Isolation = r.cfg.Isolation
 	v.Final = r.final
+	if r.group != nil {
+		v.X().Group = r.group.cfg.GroupID
+	}
 	if r.rec != nil {
 		r.hist.Invoke(history.FPoll, &v)
 	}
@@ -64,16 +71,27 @@ func (r *Reader) finishPoll() {
 		v.X().LogStartOffsets = r.finalStarts
 		r.finalStarts = nil
 	}
+	if r.group != nil {
+		v.X().Group = r.group.cfg.GroupID
+	}
 	if r.rec != nil {
 		// The history keeps the spans (the batches are never changed),
 		// not a copy of each record.
 		r.hist.CompletePoll(history.OK, v, r.collector.spans)
 	}
 	r.Stats.Records += r.collector.n
+	var items []workItem
+	if r.group != nil {
+		items = workItems(r.collector.spans)
+	}
 	r.collector.reset()
 	if r.final {
 		r.checkFinal()
 	}
 	r.validate()
+	if r.group != nil {
+		r.handOver(items) // the application processes them
+		return
+	}
 	r.env.After(r.cfg.Processing.Draw(r.env.Rand()), rtimer{kind: timerPoll})
 }

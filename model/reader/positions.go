@@ -80,7 +80,7 @@ func (r *Reader) listOffsets(ts int64, forEnd bool) {
 		if p.leader < 0 {
 			continue
 		}
-		if !forEnd && (p.offset >= 0 || p.resetting) {
+		if !forEnd && (p.offset >= 0 || p.resetting || p.initializing) {
 			continue
 		}
 		if _, ok := byLeader[p.leader]; !ok {
@@ -168,6 +168,9 @@ func (r *Reader) handleListOffsets(m *proto.ListOffsetsResponse) {
 	if kind == requestEnd {
 		r.checkFinal()
 	}
+	if r.group != nil {
+		r.fetchMissing() // a member's poll may be waiting on this position
+	}
 }
 
 // validate sends OffsetsForLeaderEpoch for positions awaiting validation.
@@ -231,4 +234,7 @@ func (r *Reader) handleValidation(m *proto.OffsetsForLeaderEpochResponse) {
 		}
 	}
 	r.resetPositions()
+	if r.group != nil {
+		r.fetchMissing() // a member's poll may be waiting on this position
+	}
 }

@@ -47,6 +47,10 @@ type Config struct {
 	Start, Stop    time.Duration
 	// NoEpochValidation is the bug zoo's no-consumer-epoch-validation.
 	NoEpochValidation bool
+	// Group makes the reader a member of a classic consumer group (nil:
+	// an assign-mode reader of every partition of its topics). A member
+	// consumes until the run ends: Stop does not apply to it.
+	Group *GroupConfig
 }
 
 // DefaultConfig has Kafka's consumer defaults, except that a reader starts
@@ -125,6 +129,8 @@ type Reader struct {
 	requests corrlist.List[request]
 	// leaderScratch is fetchMissing's list of leaders.
 	leaderScratch []int32
+	// group is a group member's state (nil in assign mode).
+	group *groupState
 
 	// Stats for reports and tests.
 	Stats Stats
@@ -135,6 +141,7 @@ type Reader struct {
 type request struct {
 	kind  requestKind
 	parts []proto.FetchPartition
+	call  *groupCall // a group request's (coordinator.go)
 }
 
 // requestKind is what a request in flight asks for.
@@ -145,6 +152,7 @@ const (
 	requestReset                       // a position to reset to (ListOffsets, auto.offset.reset)
 	requestEnd                         // the end final reads read to (ListOffsets, latest)
 	requestValidate                    // where a position's epoch ends (OffsetsForLeaderEpoch, KIP-320)
+	requestGroup                       // a group member's request (coordinator.go)
 )
 
 // Stats counts what the reader did.
@@ -166,6 +174,9 @@ func (r *Reader) Start(env sim.Env) {
 	r.brokers = map[int32]sim.NodeID{}
 	r.subs.byKey = map[partKey]*partitionState{}
 	r.requests = corrlist.List[request]{}
+	if r.cfg.Group != nil {
+		r.group = newGroupState(r.cfg.Group)
+	}
 	if env.Incarnation() > 1 && r.rec != nil {
 		r.rec.Restarted(r.cfg.Name) // the world recorded the death (Recorder.Died)
 	}
@@ -176,8 +187,13 @@ func (r *Reader) Start(env sim.Env) {
 	env.After(max(r.cfg.Start-env.WorldTime(), 0)+r.cfg.Processing.Draw(env.Rand()), rtimer{kind: timerPoll})
 }
 
-// Stop ends polling.
-func (r *Reader) Stop() { r.stopped = true }
+// Stop ends polling; a group member closes (ConsumerCoordinator.close).
+func (r *Reader) Stop() {
+	r.stopped = true
+	if r.group != nil {
+		r.closeGroup()
+	}
+}
 
 // Deliver handles broker answers.
 func (r *Reader) Deliver(from sim.NodeID, m sim.Message) {
@@ -192,11 +208,22 @@ func (r *Reader) Deliver(from sim.NodeID, m sim.Message) {
 		r.handleValidation(m)
 	case *sim.Disconnected:
 		r.refreshMetadata()
+		if r.group != nil {
+			r.groupDisconnected(m.Peer)
+		}
+	default:
+		if r.group != nil {
+			r.deliverGroup(m)
+		}
 	}
 }
 
 // Fire handles timers.
 func (r *Reader) Fire(t sim.Timer) {
+	if gt, isGroup := t.(gtimer); isGroup {
+		r.fireGroup(gt)
+		return
+	}
 	rt, ok := t.(rtimer)
 	if p, boxed := t.(*rtimer); boxed {
 		rt, ok = *p, true
@@ -225,6 +252,10 @@ func (r *Reader) Fire(t sim.Timer) {
 			if req.kind == requestFetch {
 				r.fetchDone(rt.corr)
 				r.refreshMetadata()
+				return
+			}
+			if req.kind == requestGroup {
+				r.groupRequestTimedOut(rt.corr, req.call)
 				return
 			}
 			r.requestFailed(req.kind)

@@ -42,7 +42,10 @@ type partitionState struct {
 	// retry.backoff.ms (Kafka's SubscriptionState nextRetryTimeMs).
 	validateAfter time.Duration
 	resetting     bool
-	end           int64 // final reads: the end to reach (-1: unknown)
+	// initializing: a group member's newly assigned partition awaits its
+	// committed offset (Kafka's INITIALIZING fetch state): no reset yet.
+	initializing bool
+	end          int64 // final reads: the end to reach (-1: unknown)
 }
 
 // updateLeader takes the partition's leader from the metadata (Kafka's
@@ -93,4 +96,10 @@ func (s *subscriptionState) assign(k partKey) *partitionState {
 		return int(a.key.partition - b.key.partition)
 	})
 	return p
+}
+
+// unassign drops partition k (a group member's revocation).
+func (s *subscriptionState) unassign(k partKey) {
+	delete(s.byKey, k)
+	s.parts = slices.DeleteFunc(s.parts, func(p *partitionState) bool { return p.key == k })
 }

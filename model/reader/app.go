@@ -1,0 +1,222 @@
+package reader
+
+import (
+	"kafkasim/history"
+	"kafkasim/model/record"
+)
+
+// The application of a group member: a poll loop that processes each
+// polled record (each a process operation, taking a draw of the processing
+// range) and commits per its commit mode. Kafka runs rebalance callbacks
+// and applies assignments only inside poll (ClassicKafkaConsumer.poll:
+// updateAssignmentMetadataIfNeeded), so a batch being processed never
+// loses a partition under it; only the heartbeat thread acts meanwhile (it
+// may leave the group on the poll timer, after which the batch is still
+// processed but its commit is refused).
+//
+// The processing is a queue of work items handed to a worker; a pool of
+// workers, committing each partition's contiguous completed prefix, would
+// replace processNext's single worker and the processed map's update.
+
+// workItem is one polled record to process.
+type workItem struct {
+	key    partKey
+	offset int64
+	epoch  int32 // the leader epoch of its batch
+}
+
+// application is the state of the poll loop between polls.
+type application struct {
+	queue []workItem
+	next  int
+	// generation and memberID are the member's when the batch was polled:
+	// what its process operations carry.
+	generation int32
+	memberID   string
+	token      uint64 // the record in processing's timer
+	value      history.Value
+	busy       bool // a record is being processed
+}
+
+// groupPoll is the group's part of a poll (ClassicKafkaConsumer.
+// updateAssignmentMetadataIfNeeded, ConsumerCoordinator.poll): discovery,
+// the assignment synced since the last poll (onJoinComplete), a join when
+// one is needed (onJoinPrepare first), the auto-commit, and the committed
+// offsets of new partitions. It reports whether the poll goes on to fetch;
+// when a rebalance callback's commit is under way it does not, and the
+// commit's end polls again.
+func (r *Reader) groupPoll() bool {
+	g := r.group
+	if g.fatal != "" || g.blocked {
+		return false
+	}
+	now := r.env.Now()
+	g.lastPoll = now // Heartbeat.poll: the poll timer starts over
+	if !g.coordinatorKnown {
+		r.lookupCoordinator()
+	}
+	if g.synced != nil && !r.onJoinComplete() {
+		return false
+	}
+	if g.rejoinNeeded && g.coordinatorKnown && g.joinCorr == 0 && g.syncCorr == 0 && now >= g.joinRetryAt {
+		if g.needsJoinPrepare && !r.onJoinPrepare() {
+			return false
+		}
+		r.sendJoinGroup()
+	}
+	r.maybeAutoCommitAsync()
+	r.fetchCommittedIfNeeded()
+	return true
+}
+
+// maybeAutoCommitAsync is ConsumerCoordinator.maybeAutoCommitOffsetsAsync:
+// every auto.commit.interval.ms, at a poll, the positions of what the
+// previous polls returned (all processed by now) are committed, without
+// waiting. Kafka also tries while no coordinator is known or the member is
+// rebalancing, and fails at once; the reader waits for the next poll then.
+func (r *Reader) maybeAutoCommitAsync() {
+	g := r.group
+	if g.cfg.Commit != CommitAuto || g.state != stable || !g.coordinatorKnown || r.env.Now() < g.nextAutoCommit {
+		return
+	}
+	g.nextAutoCommit = r.env.Now() + g.cfg.AutoCommitInterval
+	r.commitAsync(r.processedOffsets(r.ownedTPs()))
+}
+
+// wakePoll ends a poll waiting for records at once, as Kafka's poll loop
+// would go round again to act on a rebalance event.
+func (r *Reader) wakePoll() {
+	if r.polling && r.pollWait != 0 {
+		r.collector.collectFetch(r.subs.parts)
+		r.finishPoll()
+	}
+}
+
+// workItems lists the records of a poll's spans.
+func workItems(spans []history.RecordSpan) []workItem {
+	var out []workItem
+	for _, s := range spans {
+		epoch := int32(-1)
+		if b, ok := s.Src.(*record.Batch); ok {
+			epoch = b.PartitionLeaderEpoch
+		}
+		k := partKey{s.Topic, s.Partition}
+		s.Src.PolledRecords(int(s.Lo), int(s.Hi), func(offset int64, _ []byte, _ bool, _ []byte) {
+			out = append(out, workItem{key: k, offset: offset, epoch: epoch})
+		})
+	}
+	return out
+}
+
+// offsetsAfter is, per partition, the position after the last of items
+// (ordered within each partition), partitions in order of first appearance.
+func offsetsAfter(items []workItem) []commitOffset {
+	var out []commitOffset
+	for _, it := range items {
+		pos := fetchPosition{offset: it.offset + 1, offsetEpoch: it.epoch}
+		found := false
+		for i := range out {
+			if out[i].key == it.key {
+				out[i].pos, found = pos, true
+			}
+		}
+		if !found {
+			out = append(out, commitOffset{key: it.key, pos: pos})
+		}
+	}
+	return out
+}
+
+// handOver gives the application the records a poll returned.
+func (r *Reader) handOver(items []workItem) {
+	g := r.group
+	a := &g.app
+	a.queue, a.next = items, 0
+	a.generation, a.memberID = g.ownedGeneration, g.ownedMemberID
+	if len(a.queue) == 0 {
+		r.nextPoll()
+		return
+	}
+	if g.cfg.Commit == CommitBeforeProcessing {
+		// At-most-once: commit past the records, then process them; a
+		// refused commit means the partitions may be another member's now,
+		// so the batch is dropped unprocessed.
+		r.commitSync(offsetsAfter(a.queue), func(ok bool) {
+			if !ok {
+				a.queue = nil
+				r.nextPoll()
+				return
+			}
+			r.processNext()
+		})
+		return
+	}
+	r.processNext()
+}
+
+// processNext starts the next record, or ends the batch.
+func (r *Reader) processNext() {
+	g := r.group
+	a := &g.app
+	for a.next < len(a.queue) {
+		it := a.queue[a.next]
+		if r.subs.assignedState(it.key) == nil {
+			a.next++ // revoked since the poll: dropped
+			continue
+		}
+		a.busy = true
+		a.value = history.NoValue()
+		a.value.Topic, a.value.Partition, a.value.Offset = it.key.topic, it.key.partition, it.offset
+		x := a.value.X()
+		x.Group, x.Generation, x.MemberID = g.cfg.GroupID, a.generation, a.memberID
+		if r.rec != nil {
+			r.hist.Invoke(history.FProcess, &a.value)
+		}
+		a.token++
+		r.env.After(g.cfg.Processing.Draw(r.env.Rand()), gtimer{kind: gProcessed, token: a.token})
+		return
+	}
+	a.queue = nil
+	if g.cfg.Commit == CommitAfterProcessing {
+		r.commitSync(r.processedOffsets(r.ownedTPs()), func(bool) { r.nextPoll() })
+		return
+	}
+	r.nextPoll()
+}
+
+// recordProcessed ends the record in processing.
+func (r *Reader) recordProcessed(token uint64) {
+	g := r.group
+	a := &g.app
+	if !a.busy || token != a.token {
+		return
+	}
+	a.busy = false
+	it := a.queue[a.next]
+	a.next++
+	if r.rec != nil {
+		r.hist.Complete(history.OK, history.FProcess, &a.value)
+	}
+	if r.subs.assignedState(it.key) != nil {
+		g.processed[it.key] = fetchPosition{offset: it.offset + 1, offsetEpoch: it.epoch}
+	}
+	r.processNext()
+}
+
+// nextPoll polls again after the reader's pause between polls.
+func (r *Reader) nextPoll() {
+	r.env.After(r.cfg.Processing.Draw(r.env.Rand()), rtimer{kind: timerPoll})
+}
+
+// closeGroup is ClassicKafkaConsumer.close for a member: with auto-commit,
+// a last commitSync of what it processed, then LeaveGroup (a dynamic
+// member's; a static one lets its session expire).
+func (r *Reader) closeGroup() {
+	g := r.group
+	leave := func(bool) { r.maybeLeaveGroup("the consumer is being closed") }
+	if g.cfg.Commit == CommitAuto && g.state == stable && g.syncCommit == nil {
+		r.commitSync(r.processedOffsets(r.ownedTPs()), leave)
+		return
+	}
+	leave(true)
+}

@@ -1,0 +1,306 @@
+package reader
+
+import (
+	"slices"
+	"strconv"
+	"time"
+
+	"kafkasim/model/proto"
+	"kafkasim/sim"
+)
+
+// A reader configured with a group is a member of a classic consumer group
+// (Kafka 4's ClassicKafkaConsumer with its ConsumerCoordinator): it finds
+// the group's coordinator, joins, owns what the leader's assignor gives it,
+// heartbeats, and hands what it polls to an application that processes the
+// records one by one and commits offsets. Its parts:
+//   - coordinator.go: AbstractCoordinator — discovery, JoinGroup/SyncGroup,
+//     the heartbeat thread, the poll timer, LeaveGroup;
+//   - rebalance.go: ConsumerCoordinator's onJoinPrepare / onJoinComplete
+//     (eager and cooperative revocation) and the leader's assignment;
+//   - commit.go: OffsetCommit (commitSync, commitAsync) and OffsetFetch
+//     (positions from committed offsets);
+//   - app.go: the application — the poll loop's group step and the
+//     per-record processing, with the commit modes.
+
+// CommitMode is when the application commits offsets.
+type CommitMode string
+
+const (
+	// CommitBeforeProcessing commits the offsets after the polled records
+	// before processing them (at-most-once).
+	CommitBeforeProcessing CommitMode = "before-processing"
+	// CommitAfterProcessing processes the polled records, then commits
+	// (at-least-once).
+	CommitAfterProcessing CommitMode = "after-processing"
+	// CommitAuto is Kafka's enable.auto.commit=true: the consumer commits
+	// every auto.commit.interval.ms at a poll, and before a revocation.
+	CommitAuto CommitMode = "auto"
+)
+
+// GroupAssignor is a partition assignor the group's leader runs (Kafka's
+// ConsumerPartitionAssignor).
+type GroupAssignor interface {
+	// Name is the JoinGroup protocol name ("range", "cooperative-sticky").
+	Name() string
+	// Cooperative reports whether the assignor supports the COOPERATIVE
+	// rebalance protocol. A cooperative assignor must itself leave out a
+	// partition that moves between members while its owner still holds it
+	// (CooperativeStickyAssignor does): the owner revokes it first.
+	Cooperative() bool
+	// Assign assigns the partitions of the subscribed topics (counts per
+	// topic, from the leader's metadata) to the members.
+	Assign(partitionsPerTopic map[string]int32, members []proto.JoinGroupMember) map[string][]proto.TopicPartition
+}
+
+// GroupConfig is a group member's configuration: the consumer configs of
+// group management (Kafka's ConsumerConfig, defaults in DefaultGroupConfig)
+// and the application's.
+type GroupConfig struct {
+	// GroupID is group.id.
+	GroupID string
+	// GroupInstanceID is group.instance.id: "" is a dynamic member.
+	GroupInstanceID string
+	// SessionTimeout is session.timeout.ms (45 s).
+	SessionTimeout time.Duration
+	// HeartbeatInterval is heartbeat.interval.ms (3 s).
+	HeartbeatInterval time.Duration
+	// MaxPollInterval is max.poll.interval.ms (5 minutes), also the
+	// rebalance timeout sent in JoinGroup.
+	MaxPollInterval time.Duration
+	// Assignors is partition.assignment.strategy, best first.
+	Assignors []GroupAssignor
+	// Commit is the application's commit mode.
+	Commit CommitMode
+	// AutoCommitInterval is auto.commit.interval.ms (5 s).
+	AutoCommitInterval time.Duration
+	// Processing is the time the application spends on each record.
+	Processing sim.Range
+	// RetryBackoff is retry.backoff.ms (100 ms); RequestTimeout
+	// request.timeout.ms (30 s); DefaultAPITimeout default.api.timeout.ms
+	// (60 s), commitSync's budget.
+	RetryBackoff, RequestTimeout, DefaultAPITimeout time.Duration
+}
+
+// DefaultGroupConfig has Kafka 4's consumer defaults (no assignors: the
+// caller gives them), committing automatically.
+func DefaultGroupConfig(groupID string) GroupConfig {
+	return GroupConfig{GroupID: groupID, SessionTimeout: 45 * time.Second, HeartbeatInterval: 3 * time.Second,
+		MaxPollInterval: 5 * time.Minute, Commit: CommitAuto, AutoCommitInterval: 5 * time.Second,
+		Processing: sim.Range{Min: time.Millisecond, Max: 5 * time.Millisecond}, RetryBackoff: 100 * time.Millisecond,
+		RequestTimeout: 30 * time.Second, DefaultAPITimeout: 60 * time.Second}
+}
+
+// cooperativeProtocol reports whether a member with these assignors runs
+// the COOPERATIVE rebalance protocol: only when every assignor supports it
+// (ConsumerCoordinator's constructor takes the protocols common to all), so
+// Kafka's default [range, cooperative-sticky] runs EAGER.
+func cooperativeProtocol(assignors []GroupAssignor) bool {
+	if len(assignors) == 0 {
+		return false
+	}
+	for _, a := range assignors {
+		if !a.Cooperative() {
+			return false
+		}
+	}
+	return true
+}
+
+// memberState is AbstractCoordinator.MemberState.
+type memberState uint8
+
+const (
+	unjoined            memberState = iota // not part of a group
+	preparingRebalance                     // JoinGroup sent, no answer yet
+	completingRebalance                    // joined, SyncGroup not answered yet
+	stable                                 // synced, heartbeating
+)
+
+// hasNotJoinedGroup is MemberState.hasNotJoinedGroup: no heartbeats then.
+func (s memberState) hasNotJoinedGroup() bool { return s == unjoined || s == preparingRebalance }
+
+// gtimerKind is a group member's timer.
+type gtimerKind uint8
+
+const (
+	gHeartbeat   gtimerKind = iota // the heartbeat thread wakes
+	gFindRetry                     // FindCoordinator again after retry.backoff.ms
+	gWake                          // wake a waiting poll (a join may be retried)
+	gProcessed                     // the application finished a record
+	gCommitRetry                   // commitSync tries again after retry.backoff.ms
+)
+
+// gtimer is a group member's timer; token tells a stale one (a timer
+// re-armed since, or of a commit that ended) from the current one.
+type gtimer struct {
+	kind  gtimerKind
+	token uint64
+}
+
+// String is how the trace shows the timer.
+func (t gtimer) String() string {
+	return "reader.gtimer {kind:" + strconv.Itoa(int(t.kind)) + " token:" + strconv.FormatUint(t.token, 10) + "}"
+}
+
+// leaderInfo is a partition's leader as the metadata has it.
+type leaderInfo struct{ leader, epoch int32 }
+
+// groupState is the member's view of its group (AbstractCoordinator's and
+// ConsumerCoordinator's fields).
+type groupState struct {
+	cfg         *GroupConfig
+	cooperative bool
+
+	// The coordinator: known once FindCoordinator answered.
+	coordinator      sim.NodeID
+	coordinatorKnown bool
+	findCorr         uint64 // FindCoordinator in flight
+	findRetryAt      time.Duration
+
+	state            memberState
+	generation       int32 // proto.NoGeneration when none
+	memberID         string
+	protocol         string
+	rejoinNeeded     bool
+	needsJoinPrepare bool
+	rejoinReason     string
+	joinCorr         uint64 // JoinGroup in flight
+	syncCorr         uint64 // SyncGroup in flight
+	joinRetryAt      time.Duration
+	// synced is the assignment SyncGroup returned, applied at the next poll
+	// (onJoinComplete runs in the application's thread).
+	synced *syncedAssignment
+	// The leader watches the partition counts it assigned from (Kafka's
+	// assignmentSnapshot): a change calls for a rebalance.
+	isLeader           bool
+	assignmentSnapshot map[string]int32
+
+	// From the metadata: partition counts and leaders of the member's topics.
+	partitionCounts map[string]int32
+	leaders         map[partKey]leaderInfo
+
+	// The heartbeat thread (Kafka's Heartbeat timers).
+	hbEnabled      bool
+	hbToken        uint64
+	hbCorr         uint64 // Heartbeat in flight
+	nextHeartbeat  time.Duration
+	lastHbReceived time.Duration
+	lastPoll       time.Duration
+
+	// The generation and member id the owned partitions were assigned in.
+	ownedGeneration int32
+	ownedMemberID   string
+
+	// fetchingCommitted is the OffsetFetch in flight (0: none), with its
+	// partitions; fetchCommittedAt when one may be sent again.
+	fetchingCommitted uint64
+	fetchCommittedAt  time.Duration
+
+	// commits in flight: sync ones one at a time; async ones by corr.
+	commitToken    uint64
+	syncCommit     *commitCall
+	nextAutoCommit time.Duration
+
+	// processed is, per owned partition, the position after the last record
+	// the application finished (what its commits commit).
+	processed map[partKey]fetchPosition
+
+	// blocked is set while the poll's group step waits on a commit made by
+	// a rebalance callback; the commit's end polls again.
+	blocked bool
+	// fatal is the error that ended the member (FENCED_INSTANCE_ID, a
+	// fatal JoinGroup error): it consumes no more.
+	fatal string
+
+	app application
+}
+
+// syncedAssignment is SyncGroup's answer waiting for the next poll.
+type syncedAssignment struct {
+	generation int32
+	memberID   string
+	partitions []proto.TopicPartition
+}
+
+func newGroupState(cfg *GroupConfig) *groupState {
+	return &groupState{cfg: cfg, cooperative: cooperativeProtocol(cfg.Assignors), coordinator: sim.NoNode,
+		generation: proto.NoGeneration, rejoinNeeded: true, needsJoinPrepare: true,
+		partitionCounts: map[string]int32{}, leaders: map[partKey]leaderInfo{},
+		ownedGeneration: proto.NoGeneration, processed: map[partKey]fetchPosition{}}
+}
+
+// Group returns the member's group id, generation and member id, and
+// whether it is a group member at all.
+func (r *Reader) Group() (groupID string, generation int32, memberID string, ok bool) {
+	if r.group == nil {
+		return "", proto.NoGeneration, "", false
+	}
+	return r.group.cfg.GroupID, r.group.generation, r.group.memberID, true
+}
+
+// Owned returns the partitions the member owns, "topic-partition", in order.
+func (r *Reader) Owned() []string {
+	out := make([]string, 0, len(r.subs.parts))
+	for _, p := range r.subs.parts {
+		out = append(out, p.key.String())
+	}
+	return out
+}
+
+// Fatal returns the error that ended a group member, "" while it runs.
+func (r *Reader) Fatal() string {
+	if r.group == nil {
+		return ""
+	}
+	return r.group.fatal
+}
+
+// Stable reports whether the member is in a generation it synced and owns
+// its assignment (no rebalance pending).
+func (r *Reader) Stable() bool {
+	g := r.group
+	return g != nil && g.state == stable && !g.rejoinNeeded && g.synced == nil
+}
+
+// tpStrings names partitions "topic-partition", sorted.
+func tpStrings(tps []proto.TopicPartition) []string {
+	out := make([]string, 0, len(tps))
+	for _, tp := range tps {
+		out = append(out, partKey{tp.Topic, tp.Partition}.String())
+	}
+	slices.Sort(out)
+	return out
+}
+
+// sortTPs sorts partitions by topic, then partition.
+func sortTPs(tps []proto.TopicPartition) {
+	slices.SortFunc(tps, func(a, b proto.TopicPartition) int {
+		if a.Topic != b.Topic {
+			if a.Topic < b.Topic {
+				return -1
+			}
+			return 1
+		}
+		return int(a.Partition - b.Partition)
+	})
+}
+
+// assignmentChange is what a new assignment changes of the owned
+// partitions (ConsumerCoordinator.onJoinComplete): added are assigned and
+// not owned, revoked owned and not assigned; both sorted.
+func assignmentChange(owned, assigned []proto.TopicPartition) (added, revoked []proto.TopicPartition) {
+	for _, tp := range assigned {
+		if !slices.Contains(owned, tp) && !slices.Contains(added, tp) {
+			added = append(added, tp)
+		}
+	}
+	for _, tp := range owned {
+		if !slices.Contains(assigned, tp) && !slices.Contains(revoked, tp) {
+			revoked = append(revoked, tp)
+		}
+	}
+	sortTPs(added)
+	sortTPs(revoked)
+	return added, revoked
+}

@@ -1,0 +1,405 @@
+package reader_test
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"kafkasim/history"
+	"kafkasim/model/proto"
+	"kafkasim/model/reader"
+	"kafkasim/model/record"
+	"kafkasim/sim"
+)
+
+// groupBroker is broker 1 of a one-broker cluster: the leader of every
+// partition of topic orders and the coordinator of the group, a small
+// classic coordinator (a join completes once every known member joined;
+// the leader's SyncGroup assignment goes to all; heartbeats answer
+// REBALANCE_IN_PROGRESS while a join is pending; commits are checked
+// against the generation and member).
+type groupBroker struct {
+	env  sim.Env
+	logs [][]*record.Batch
+
+	// scripted answers
+	requireMemberID bool
+	commitErr       proto.ErrorCode // answered to every commit when set
+	heartbeatErr    []proto.ErrorCode
+
+	// received is every request's name, in order, with who sent it.
+	received []string
+	joins    []*proto.JoinGroupRequest
+	leaves   []*proto.LeaveGroupRequest
+
+	generation int32
+	nextID     int
+	members    []string          // current members, sorted
+	static     map[string]string // instance id -> member id
+	pending    map[string]joinWait
+	rebalance  bool
+	leader     string
+	assignment map[string][]proto.TopicPartition
+	syncs      map[string]syncWait
+	committed  map[string]proto.OffsetCommitPartition
+}
+
+type joinWait struct {
+	from sim.NodeID
+	req  *proto.JoinGroupRequest
+}
+
+type syncWait struct {
+	from sim.NodeID
+	corr uint64
+}
+
+func newGroupBroker(partitions, records int) *groupBroker {
+	b := &groupBroker{static: map[string]string{}, pending: map[string]joinWait{}, syncs: map[string]syncWait{},
+		committed: map[string]proto.OffsetCommitPartition{}}
+	for p := range partitions {
+		var log []*record.Batch
+		for off := range records {
+			r := []record.Record{{Value: "p" + strconv.Itoa(p) + ":" + strconv.Itoa(off)}}
+			log = append(log, record.New(r, record.Producer{ID: record.NoProducer}, false, record.CompressionNone).Stamp(int64(off), 0))
+		}
+		b.logs = append(b.logs, log)
+	}
+	return b
+}
+
+func (b *groupBroker) Start(env sim.Env) { b.env = env }
+func (b *groupBroker) Fire(sim.Timer)    {}
+
+func (b *groupBroker) count(name string) int {
+	n := 0
+	for _, r := range b.received {
+		if r == name {
+			n++
+		}
+	}
+	return n
+}
+
+func (b *groupBroker) Deliver(from sim.NodeID, m sim.Message) {
+	b.received = append(b.received, m.MessageName())
+	switch m := m.(type) {
+	case *proto.MetadataRequest:
+		var parts []proto.MetadataPartition
+		for p := range b.logs {
+			parts = append(parts, proto.MetadataPartition{Partition: int32(p), Leader: 1, Replicas: []int32{1}, ISR: []int32{1}})
+		}
+		b.env.Send(from, &proto.MetadataResponse{CorrelationID: m.CorrelationID, Brokers: []proto.MetadataBroker{{ID: 1, Node: b.env.ID()}},
+			Topics: []proto.MetadataTopic{{Name: "orders", Partitions: parts}}})
+	case *proto.ListOffsetsRequest:
+		resp := &proto.ListOffsetsResponse{CorrelationID: m.CorrelationID}
+		for _, p := range m.Partitions {
+			off := int64(len(b.logs[p.Partition]))
+			if p.Timestamp == proto.ListEarliest {
+				off = 0
+			}
+			resp.Partitions = append(resp.Partitions, proto.ListOffsetsPartitionResponse{TopicPartition: p.TopicPartition, Offset: off})
+		}
+		b.env.Send(from, resp)
+	case *proto.OffsetsForLeaderEpochRequest:
+		resp := &proto.OffsetsForLeaderEpochResponse{CorrelationID: m.CorrelationID}
+		for _, p := range m.Partitions {
+			resp.Partitions = append(resp.Partitions, proto.OffsetsForLeaderEpochPartitionResponse{TopicPartition: p.TopicPartition, LeaderEpoch: 0, EndOffset: int64(len(b.logs[p.Partition]))})
+		}
+		b.env.Send(from, resp)
+	case *proto.FetchRequest:
+		resp := &proto.FetchResponse{CorrelationID: m.CorrelationID}
+		for _, p := range m.Partitions {
+			log := b.logs[p.Partition]
+			fp := proto.FetchPartitionResponse{TopicPartition: p.TopicPartition, HighWatermark: int64(len(log))}
+			if p.FetchOffset > int64(len(log)) {
+				fp.Error = proto.OffsetOutOfRange
+			} else {
+				fp.Batches = log[p.FetchOffset:]
+			}
+			resp.Partitions = append(resp.Partitions, fp)
+		}
+		b.env.Send(from, resp)
+	case *proto.FindCoordinatorRequest:
+		b.env.Send(from, &proto.FindCoordinatorResponse{CorrelationID: m.CorrelationID, Key: m.Key, NodeID: 1, Node: b.env.ID()})
+	case *proto.JoinGroupRequest:
+		b.join(from, m)
+	case *proto.SyncGroupRequest:
+		b.sync(from, m)
+	case *proto.HeartbeatRequest:
+		err := proto.None
+		switch {
+		case len(b.heartbeatErr) > 0:
+			err, b.heartbeatErr = b.heartbeatErr[0], b.heartbeatErr[1:]
+		case !slices.Contains(b.members, m.MemberID):
+			err = proto.UnknownMemberID
+		case b.rebalance:
+			err = proto.RebalanceInProgress
+		case m.GenerationID != b.generation:
+			err = proto.IllegalGeneration
+		}
+		b.env.Send(from, &proto.HeartbeatResponse{CorrelationID: m.CorrelationID, Error: err})
+	case *proto.LeaveGroupRequest:
+		b.leaves = append(b.leaves, m)
+		for _, mem := range m.Members {
+			b.remove(mem.MemberID)
+		}
+		b.env.Send(from, &proto.LeaveGroupResponse{CorrelationID: m.CorrelationID})
+	case *proto.OffsetCommitRequest:
+		err := b.commitErr
+		switch {
+		case err != proto.None:
+		case !slices.Contains(b.members, m.MemberID):
+			err = proto.UnknownMemberID
+		case m.GenerationIDOrMemberEpoch != b.generation:
+			err = proto.IllegalGeneration
+		}
+		if err == proto.None {
+			for _, p := range m.Partitions {
+				b.committed[p.Topic+"-"+strconv.Itoa(int(p.Partition))] = p
+			}
+		}
+		b.env.Send(from, m.Refused(err))
+	case *proto.OffsetFetchRequest:
+		resp := &proto.OffsetFetchResponse{CorrelationID: m.CorrelationID}
+		for _, tp := range m.Partitions {
+			c, ok := b.committed[tp.Topic+"-"+strconv.Itoa(int(tp.Partition))]
+			off, epoch := int64(-1), int32(-1)
+			if ok {
+				off, epoch = c.CommittedOffset, c.CommittedLeaderEpoch
+			}
+			resp.Partitions = append(resp.Partitions, proto.OffsetFetchPartitionResponse{TopicPartition: tp, CommittedOffset: off, CommittedLeaderEpoch: epoch})
+		}
+		b.env.Send(from, resp)
+	}
+}
+
+func (b *groupBroker) remove(memberID string) {
+	if !slices.Contains(b.members, memberID) {
+		return
+	}
+	b.members = slices.DeleteFunc(b.members, func(s string) bool { return s == memberID })
+	delete(b.pending, memberID)
+	if len(b.members) > 0 {
+		b.rebalance = true
+		b.maybeCompleteJoin()
+	}
+}
+
+func (b *groupBroker) join(from sim.NodeID, m *proto.JoinGroupRequest) {
+	b.joins = append(b.joins, m)
+	id := m.MemberID
+	if m.GroupInstanceID != "" {
+		if old, ok := b.static[m.GroupInstanceID]; ok && id == "" {
+			// A static member rejoining under a new member id replaces
+			// its old one.
+			b.members = slices.DeleteFunc(b.members, func(s string) bool { return s == old })
+			delete(b.pending, old)
+		}
+	}
+	if id == "" {
+		b.nextID++
+		id = "m" + strconv.Itoa(b.nextID)
+		if m.GroupInstanceID != "" {
+			id = m.GroupInstanceID + "-" + strconv.Itoa(b.nextID)
+			b.static[m.GroupInstanceID] = id
+		} else if b.requireMemberID {
+			b.env.Send(from, &proto.JoinGroupResponse{CorrelationID: m.CorrelationID, Error: proto.MemberIDRequired, GenerationID: -1, MemberID: id})
+			return
+		}
+	}
+	if !slices.Contains(b.members, id) {
+		b.members = append(b.members, id)
+		slices.Sort(b.members)
+	}
+	b.rebalance = true
+	b.pending[id] = joinWait{from: from, req: m}
+	b.maybeCompleteJoin()
+}
+
+func (b *groupBroker) maybeCompleteJoin() {
+	for _, id := range b.members {
+		if _, ok := b.pending[id]; !ok {
+			return
+		}
+	}
+	b.generation++
+	b.rebalance = false
+	b.leader = b.members[0]
+	b.assignment = nil
+	var all []proto.JoinGroupMember
+	for _, id := range b.members {
+		w := b.pending[id]
+		all = append(all, proto.JoinGroupMember{MemberID: id, GroupInstanceID: w.req.GroupInstanceID, Subscription: w.req.Protocols[0].Subscription})
+	}
+	for _, id := range b.members {
+		w := b.pending[id]
+		resp := &proto.JoinGroupResponse{CorrelationID: w.req.CorrelationID, GenerationID: b.generation, ProtocolType: "consumer",
+			ProtocolName: w.req.Protocols[0].Name, Leader: b.leader, MemberID: id}
+		if id == b.leader {
+			resp.Members = all
+		}
+		b.env.Send(w.from, resp)
+	}
+	b.pending = map[string]joinWait{}
+}
+
+func (b *groupBroker) sync(from sim.NodeID, m *proto.SyncGroupRequest) {
+	if m.GenerationID != b.generation || !slices.Contains(b.members, m.MemberID) {
+		b.env.Send(from, &proto.SyncGroupResponse{CorrelationID: m.CorrelationID, Error: proto.IllegalGeneration})
+		return
+	}
+	b.syncs[m.MemberID] = syncWait{from: from, corr: m.CorrelationID}
+	if m.MemberID == b.leader {
+		b.assignment = map[string][]proto.TopicPartition{}
+		for _, a := range m.Assignments {
+			b.assignment[a.MemberID] = a.Partitions
+		}
+	}
+	if b.assignment == nil {
+		return
+	}
+	for _, id := range slices.Sorted(mapKeys(b.syncs)) {
+		w := b.syncs[id]
+		b.env.Send(w.from, &proto.SyncGroupResponse{CorrelationID: w.corr, ProtocolType: "consumer", Partitions: b.assignment[id]})
+	}
+	b.syncs = map[string]syncWait{}
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m { // kafkasim:orderless: sorted by the caller
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// rangeAssignor is Kafka's RangeAssignor (eager): each topic's partitions
+// in ranges over the members in member id order.
+type rangeAssignor struct{}
+
+func (rangeAssignor) Name() string      { return "range" }
+func (rangeAssignor) Cooperative() bool { return false }
+func (rangeAssignor) Assign(counts map[string]int32, members []proto.JoinGroupMember) map[string][]proto.TopicPartition {
+	out := map[string][]proto.TopicPartition{}
+	topics := slices.Sorted(mapKeys(counts))
+	for _, t := range topics {
+		n := int(counts[t])
+		per, extra := n/len(members), n%len(members)
+		p := 0
+		for i, m := range members {
+			k := per
+			if i < extra {
+				k++
+			}
+			for range k {
+				out[m.MemberID] = append(out[m.MemberID], proto.TopicPartition{Topic: t, Partition: int32(p)})
+				p++
+			}
+		}
+	}
+	return out
+}
+
+// cooperativeRange is range made cooperative as CooperativeStickyAssignor
+// adjusts its assignment: a partition moving away from a member that still
+// owns it is left unassigned until that member revoked it.
+type cooperativeRange struct{}
+
+func (cooperativeRange) Name() string      { return "cooperative-range" }
+func (cooperativeRange) Cooperative() bool { return true }
+func (cooperativeRange) Assign(counts map[string]int32, members []proto.JoinGroupMember) map[string][]proto.TopicPartition {
+	target := rangeAssignor{}.Assign(counts, members)
+	owner := map[proto.TopicPartition]string{}
+	for _, m := range members {
+		for _, tp := range m.Subscription.OwnedPartitions {
+			owner[tp] = m.MemberID
+		}
+	}
+	out := map[string][]proto.TopicPartition{}
+	for _, m := range members {
+		for _, tp := range target[m.MemberID] {
+			if o, owned := owner[tp]; owned && o != m.MemberID {
+				continue
+			}
+			out[m.MemberID] = append(out[m.MemberID], tp)
+		}
+	}
+	return out
+}
+
+// groupWorld is a world with the broker and n members of group g.
+type groupWorld struct {
+	w       *sim.World
+	b       *groupBroker
+	rec     *history.Recorder
+	members []sim.NodeID
+}
+
+func newGroupWorld(partitions, records int, cfgs ...reader.Config) *groupWorld {
+	gw := &groupWorld{w: sim.NewWorld(sim.DefaultOptions(1)), b: newGroupBroker(partitions, records)}
+	bid := gw.w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return gw.b }})
+	gw.rec = history.NewRecorder(gw.w.Now)
+	for _, cfg := range cfgs {
+		cfg.Brokers, cfg.Recorder = []sim.NodeID{bid}, gw.rec
+		gw.members = append(gw.members, gw.w.AddNode(sim.NodeSpec{Name: cfg.Name, Role: "consumer", New: reader.New(cfg)}))
+	}
+	return gw
+}
+
+func (gw *groupWorld) member(i int) *reader.Reader { return gw.w.Node(gw.members[i]).(*reader.Reader) }
+
+// memberConfig is a member of group g reading orders.
+func memberConfig(name string, commit reader.CommitMode, assignors ...reader.GroupAssignor) reader.Config {
+	cfg := reader.DefaultConfig(name, []string{"orders"})
+	gc := reader.DefaultGroupConfig("g")
+	gc.Commit, gc.Assignors = commit, assignors
+	if len(assignors) == 0 {
+		gc.Assignors = []reader.GroupAssignor{rangeAssignor{}}
+	}
+	gc.Processing = sim.Fixed(time.Millisecond)
+	cfg.Group = &gc
+	return cfg
+}
+
+// ops are a process's operations of the given functions, as short strings:
+// "type f detail".
+func ops(rec *history.Recorder, process string, fs ...string) []string {
+	var out []string
+	for _, op := range rec.Ops() {
+		if op.Process != process || !slices.Contains(fs, op.F) {
+			continue
+		}
+		out = append(out, opString(op))
+	}
+	return out
+}
+
+func opString(op history.Op) string {
+	s := op.Type.String() + " " + op.F
+	v := op.Value
+	if x := v.Ext; x != nil {
+		if x.Partitions != nil {
+			s += fmt.Sprintf(" %v", x.Partitions)
+		}
+		if x.Offsets != nil {
+			keys := slices.Sorted(mapKeys(x.Offsets))
+			for _, k := range keys {
+				s += fmt.Sprintf(" %s=%d", k, x.Offsets[k])
+			}
+		}
+		if op.F != history.FFetchCommitted && op.F != history.FPoll {
+			s += fmt.Sprintf(" gen=%d", x.Generation)
+		}
+	}
+	if op.F == history.FProcess {
+		s += fmt.Sprintf(" %s-%d@%d", v.Topic, v.Partition, v.Offset)
+	}
+	if v.Error != "" {
+		s += " (" + v.Error + ")"
+	}
+	return s
+}

@@ -1,0 +1,280 @@
+package reader_test
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"kafkasim/history"
+	"kafkasim/model/proto"
+	"kafkasim/model/reader"
+	"kafkasim/sim"
+)
+
+// A new dynamic member is told MEMBER_ID_REQUIRED and joins again with the
+// id it was given (KIP-394); as the only member it leads and assigns itself
+// both partitions; it starts orders-0 at the committed offset 3 and
+// orders-1, with nothing committed, at auto.offset.reset (earliest); the
+// committed offset's leader epoch is validated first (KIP-320); it
+// processes every record once, committing after processing.
+func TestMemberJoinsWithTheGivenMemberIDAndStartsAtCommittedOffsets(t *testing.T) {
+	gw := newGroupWorld(2, 5, memberConfig("c-0", reader.CommitAfterProcessing))
+	gw.b.requireMemberID = true
+	gw.b.committed["orders-0"] = proto.OffsetCommitPartition{TopicPartition: proto.TopicPartition{Topic: "orders"}, CommittedOffset: 3, CommittedLeaderEpoch: 0}
+	gw.w.Start()
+	gw.w.RunUntil(10 * time.Second)
+
+	if len(gw.b.joins) != 2 || gw.b.joins[0].MemberID != "" || gw.b.joins[1].MemberID != "m1" {
+		t.Fatalf("joins %+v, want one without a member id, then one as m1", gw.b.joins)
+	}
+	got := ops(gw.rec, "c-0", history.FAssign, history.FFetchCommitted, history.FProcess, history.FCommit)
+	want := []string{
+		"invoke assign [orders-0 orders-1] gen=1", "ok assign [orders-0 orders-1] gen=1",
+		"invoke fetch-committed [orders-0 orders-1]", "ok fetch-committed orders-0=3 orders-1=-1",
+	}
+	// orders-1 waits for its reset (ListOffsets), so the first poll
+	// returns orders-0's records only; each batch is committed after it is
+	// processed.
+	for _, off := range []string{"orders-0@3", "orders-0@4"} {
+		want = append(want, "invoke process gen=1 "+off, "ok process gen=1 "+off)
+	}
+	want = append(want, "invoke commit orders-0=5 gen=1", "ok commit orders-0=5 gen=1")
+	for _, off := range []string{"orders-1@0", "orders-1@1", "orders-1@2", "orders-1@3", "orders-1@4"} {
+		want = append(want, "invoke process gen=1 "+off, "ok process gen=1 "+off)
+	}
+	want = append(want, "invoke commit orders-0=5 orders-1=5 gen=1", "ok commit orders-0=5 orders-1=5 gen=1")
+	if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
+		t.Fatalf("member's operations:\n%s\nwant them to begin:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if n := gw.b.count("OffsetsForLeaderEpoch"); n != 1 {
+		t.Fatalf("%d OffsetsForLeaderEpoch, want orders-0's committed epoch validated once (KIP-320)", n)
+	}
+	if c := gw.b.committed["orders-1"]; c.CommittedOffset != 5 {
+		t.Fatalf("orders-1 committed %d, want 5", c.CommittedOffset)
+	}
+	if n := gw.b.count("Heartbeat"); n < 2 {
+		t.Fatalf("%d heartbeats in 10 s, want them every 3 s", n)
+	}
+}
+
+// only keeps the operations whose string contains sub.
+func only(ops []string, sub string) []string {
+	return slices.DeleteFunc(slices.Clone(ops), func(s string) bool { return !strings.Contains(s, sub) })
+}
+
+// twoMembers starts c-0 at once and c-1 at 20 s, both with assignors, over
+// four partitions of five records each.
+func twoMembers(assignors ...reader.GroupAssignor) *groupWorld {
+	c0 := memberConfig("c-0", reader.CommitAfterProcessing, assignors...)
+	c1 := memberConfig("c-1", reader.CommitAfterProcessing, assignors...)
+	c1.Start = 20 * time.Second
+	gw := newGroupWorld(4, 5, c0, c1)
+	gw.w.Start()
+	gw.w.RunUntil(40 * time.Second)
+	return gw
+}
+
+// Eager: when c-1 joins, c-0 learns of the rebalance from a heartbeat,
+// commits what it processed and revokes everything before joining again;
+// c-1 starts its half at the offsets c-0 committed, so it processes nothing.
+func TestEagerMemberRevokesEverythingBeforeItJoins(t *testing.T) {
+	gw := twoMembers(rangeAssignor{})
+	// The first commit follows the processing; the second is the
+	// rebalance listener's, before the revocation.
+	all := "ok commit orders-0=5 orders-1=5 orders-2=5 orders-3=5 gen=1"
+	want := []string{"ok assign [orders-0 orders-1 orders-2 orders-3] gen=1", all, all,
+		"ok revoke [orders-0 orders-1 orders-2 orders-3] gen=1", "ok assign [orders-0 orders-1] gen=2"}
+	if got := only(ops(gw.rec, "c-0", history.FAssign, history.FRevoke, history.FCommit), "ok "); !slices.Equal(got, want) {
+		t.Fatalf("c-0's operations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := only(ops(gw.rec, "c-1", history.FAssign, history.FFetchCommitted, history.FProcess), "ok "); !slices.Equal(got, []string{
+		"ok assign [orders-2 orders-3] gen=2", "ok fetch-committed orders-2=5 orders-3=5"}) {
+		t.Fatalf("c-1's operations %v, want its assignment starting at c-0's commits, nothing to process", got)
+	}
+	// c-0's second JoinGroup went after its revocation: the coordinator saw
+	// it join twice and c-1 once.
+	if n := gw.b.count("JoinGroup"); n != 3 {
+		t.Fatalf("%d JoinGroups, want 3", n)
+	}
+}
+
+// Cooperative: c-0 keeps orders-0 and orders-1 throughout; the partitions
+// moving to c-1 are withheld in generation 2, revoked by c-0 after its sync
+// (with a commit), and given to c-1 in the follow-up rebalance.
+func TestCooperativeMemberRevokesOnlyWhatMovesThenRejoins(t *testing.T) {
+	gw := twoMembers(cooperativeRange{})
+	got := only(ops(gw.rec, "c-0", history.FAssign, history.FRevoke), "ok ")
+	want := []string{"ok assign [orders-0 orders-1 orders-2 orders-3] gen=1", "ok revoke [orders-2 orders-3] gen=1",
+		"ok assign [orders-0 orders-1] gen=2", "ok assign [orders-0 orders-1] gen=3"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("c-0's assignments %v, want %v", got, want)
+	}
+	commits := only(ops(gw.rec, "c-0", history.FCommit), "ok ")
+	if last := commits[len(commits)-1]; last != "ok commit orders-2=5 orders-3=5 gen=2" {
+		t.Fatalf("c-0's last commit %q, want the revoked partitions' in generation 2", last)
+	}
+	got = only(ops(gw.rec, "c-1", history.FAssign, history.FRevoke), "ok ")
+	if !slices.Equal(got, []string{"ok assign [] gen=2", "ok assign [orders-2 orders-3] gen=3"}) {
+		t.Fatalf("c-1's assignments %v", got)
+	}
+}
+
+// slowMember processes each record for a second, five records a poll, with
+// a two-second max.poll.interval.ms: the poll timer expires in each batch.
+func slowMember(instanceID string) *groupWorld {
+	cfg := memberConfig("c-0", reader.CommitAfterProcessing)
+	cfg.MaxPollRecords = 5
+	cfg.Group.GroupInstanceID = instanceID
+	cfg.Group.MaxPollInterval = 2 * time.Second
+	cfg.Group.Processing = sim.Fixed(time.Second)
+	gw := newGroupWorld(1, 10, cfg)
+	gw.w.Start()
+	gw.w.RunUntil(8 * time.Second)
+	return gw
+}
+
+// A dynamic member whose processing outlasts max.poll.interval.ms leaves
+// the group (LeaveGroup) from its heartbeat thread; the batch is still
+// processed, but its commit is refused (it is made with no generation).
+func TestPollTimeoutMakesADynamicMemberLeave(t *testing.T) {
+	gw := slowMember("")
+	if len(gw.b.leaves) == 0 || gw.b.leaves[0].Members[0].MemberID != "m1" {
+		t.Fatalf("LeaveGroups %+v, want m1's", gw.b.leaves)
+	}
+	commits := ops(gw.rec, "c-0", history.FCommit)
+	if len(commits) < 2 || !strings.HasPrefix(commits[1], "fail commit orders-0=5 gen=-1 (CommitFailedException") {
+		t.Fatalf("commits %v, want the first batch's refused", commits)
+	}
+	if got := only(ops(gw.rec, "c-0", history.FProcess), "ok "); len(got) < 5 {
+		t.Fatalf("processed %v, want the whole first batch", got)
+	}
+}
+
+// A static member whose poll timer expires sends no LeaveGroup (its session
+// expiry removes it), though it drops its generation all the same.
+func TestPollTimeoutMakesNoStaticMemberLeave(t *testing.T) {
+	gw := slowMember("c-0")
+	if len(gw.b.leaves) != 0 {
+		t.Fatalf("a static member sent LeaveGroup %+v", gw.b.leaves)
+	}
+	commits := ops(gw.rec, "c-0", history.FCommit)
+	if len(commits) < 2 || !strings.HasPrefix(commits[1], "fail commit orders-0=5 gen=-1 (CommitFailedException") {
+		t.Fatalf("commits %v, want the first batch's refused", commits)
+	}
+	if j := gw.b.joins[len(gw.b.joins)-1]; len(gw.b.joins) < 2 || j.GroupInstanceID != "c-0" || j.MemberID != "" {
+		t.Fatalf("joins %+v, want a rejoin as c-0 without a member id", gw.b.joins)
+	}
+}
+
+// The commit modes order commits and processing: before-processing commits
+// past a batch before processing it; after-processing processes it, then
+// commits; auto commits at a poll once auto.commit.interval.ms passed.
+func TestCommitModesOrderCommitsAndProcessing(t *testing.T) {
+	for _, tc := range []struct {
+		mode reader.CommitMode
+		want []string
+	}{
+		{reader.CommitBeforeProcessing, []string{"invoke commit orders-0=3", "ok commit orders-0=3", "invoke process @0", "ok process @0",
+			"invoke process @1", "ok process @1", "invoke process @2", "ok process @2"}},
+		{reader.CommitAfterProcessing, []string{"invoke process @0", "ok process @0", "invoke process @1", "ok process @1",
+			"invoke process @2", "ok process @2", "invoke commit orders-0=3", "ok commit orders-0=3"}},
+		{reader.CommitAuto, []string{"invoke process @0", "ok process @0", "invoke process @1", "ok process @1",
+			"invoke process @2", "ok process @2", "invoke commit orders-0=3", "ok commit orders-0=3"}},
+	} {
+		t.Run(string(tc.mode), func(t *testing.T) {
+			gw := newGroupWorld(1, 3, memberConfig("c-0", tc.mode))
+			gw.w.Start()
+			gw.w.RunUntil(20 * time.Second)
+			var got []string
+			var assigned, committed time.Duration // the first commit's
+			for _, op := range gw.rec.Ops() {
+				switch op.F {
+				case history.FAssign:
+					assigned = time.Duration(op.Time)
+				case history.FCommit:
+					if committed == 0 {
+						committed = time.Duration(op.Time)
+					}
+					got = append(got, op.Type.String()+" commit orders-0="+strconv.FormatInt(op.Value.Ext.Offsets["orders-0"], 10))
+				case history.FProcess:
+					got = append(got, op.Type.String()+" process @"+strconv.FormatInt(op.Value.Offset, 10))
+				}
+			}
+			if len(got) < len(tc.want) || !slices.Equal(got[:len(tc.want)], tc.want) {
+				t.Fatalf("operations %v, want them to begin %v", got, tc.want)
+			}
+			if tc.mode == reader.CommitAuto && committed-assigned < 5*time.Second {
+				t.Fatalf("auto-committed %v after the assignment, want auto.commit.interval.ms (5 s) at least", committed-assigned)
+			}
+		})
+	}
+}
+
+// A commit the coordinator refuses (ILLEGAL_GENERATION) is recorded fail;
+// the member resets its generation, gives its partitions up as lost (the
+// listener's commit is refused too, locally) and joins again, keeping its
+// member id.
+func TestRefusedCommitIsRecordedFailAndTheMemberRejoins(t *testing.T) {
+	gw := newGroupWorld(1, 3, memberConfig("c-0", reader.CommitAfterProcessing))
+	gw.b.commitErr = proto.IllegalGeneration
+	gw.w.Start()
+	gw.w.RunUntil(5 * time.Second)
+	got := ops(gw.rec, "c-0", history.FCommit, history.FRevoke)
+	want := []string{"invoke commit orders-0=3 gen=1", "fail commit orders-0=3 gen=1 (ILLEGAL_GENERATION)",
+		"invoke commit orders-0=3 gen=-1", "fail commit orders-0=3 gen=-1 (CommitFailedException: the member is not part of an active group)",
+		"invoke revoke [orders-0] gen=1", "ok revoke [orders-0] gen=1"}
+	if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
+		t.Fatalf("operations:\n%s\nwant them to begin:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(gw.b.joins) < 2 || gw.b.joins[1].MemberID != "m1" {
+		t.Fatalf("joins %+v, want a rejoin as m1", gw.b.joins)
+	}
+}
+
+// A heartbeat answered NOT_COORDINATOR marks the coordinator dead: the
+// member finds it again and heartbeats on in its generation, no rejoin.
+func TestLostCoordinatorIsRediscovered(t *testing.T) {
+	gw := newGroupWorld(1, 3, memberConfig("c-0", reader.CommitAfterProcessing))
+	gw.b.heartbeatErr = []proto.ErrorCode{proto.NotCoordinator}
+	gw.w.Start()
+	gw.w.RunUntil(15 * time.Second)
+	if n := gw.b.count("FindCoordinator"); n != 2 {
+		t.Fatalf("%d FindCoordinators, want 2", n)
+	}
+	if n := gw.b.count("JoinGroup"); n != 1 {
+		t.Fatalf("%d JoinGroups, want 1: the generation survives a coordinator move", n)
+	}
+	if n := gw.b.count("Heartbeat"); n < 3 {
+		t.Fatalf("%d heartbeats, want them to go on", n)
+	}
+	if !gw.member(0).Stable() {
+		t.Fatal("member not stable")
+	}
+}
+
+// A static member that crashed comes back as a new process and joins with
+// its group.instance.id and no member id; the coordinator gives it a new
+// member id, and it starts from what it committed.
+func TestRestartedStaticMemberRejoinsWithItsInstanceID(t *testing.T) {
+	cfg := memberConfig("c-0", reader.CommitAfterProcessing)
+	cfg.Group.GroupInstanceID = "c-0"
+	gw := newGroupWorld(1, 3, cfg)
+	gw.w.Start()
+	gw.w.RunUntil(5 * time.Second)
+	gw.w.Crash(gw.members[0], false)
+	gw.w.RunUntil(6 * time.Second)
+	gw.w.Restart(gw.members[0])
+	gw.w.RunUntil(12 * time.Second)
+	if len(gw.b.joins) != 2 {
+		t.Fatalf("%d joins, want 2", len(gw.b.joins))
+	}
+	if j := gw.b.joins[1]; j.GroupInstanceID != "c-0" || j.MemberID != "" {
+		t.Fatalf("rejoin %+v, want instance c-0 without a member id", j)
+	}
+	got := only(ops(gw.rec, "c-0", history.FAssign, history.FFetchCommitted, history.FProcess), "ok ")
+	if last := got[len(got)-2:]; !slices.Equal(last, []string{"ok assign [orders-0] gen=2", "ok fetch-committed orders-0=3"}) {
+		t.Fatalf("operations %v, want the restarted member assigned in generation 2 from offset 3, with nothing to process", got)
+	}
+}
