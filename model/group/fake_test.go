@@ -29,7 +29,10 @@ type fakeTopics struct {
 	created    []proto.CreatableTopic
 	rng        *rand.Rand
 	appendErr  proto.ErrorCode // the next appends fail at once with it
-	c          *coordinator
+	// topicCounts are the metadata's partition counts (the consumer
+	// protocol's target assignment reads them).
+	topicCounts map[string]int32
+	c           *coordinator
 }
 
 type fakeLog struct {
@@ -64,12 +67,15 @@ func newFake(t *testing.T, cfg Config) *fakeTopics {
 	return f
 }
 
-func (f *fakeTopics) BrokerID() int32                          { return 1 }
-func (f *fakeTopics) Send(to sim.NodeID, m sim.Message)        { f.sent = append(f.sent, sentMsg{to, m}) }
-func (f *fakeTopics) Now() time.Duration                       { return f.now }
-func (f *fakeTopics) Partitions() int                          { return f.partitions }
-func (f *fakeTopics) Rand() *rand.Rand                         { return f.rng }
-func (f *fakeTopics) TopicPartitionCount(string) (int32, bool) { return 0, false }
+func (f *fakeTopics) BrokerID() int32                   { return 1 }
+func (f *fakeTopics) Send(to sim.NodeID, m sim.Message) { f.sent = append(f.sent, sentMsg{to, m}) }
+func (f *fakeTopics) Now() time.Duration                { return f.now }
+func (f *fakeTopics) Partitions() int                   { return f.partitions }
+func (f *fakeTopics) Rand() *rand.Rand                  { return f.rng }
+func (f *fakeTopics) TopicPartitionCount(topic string) (int32, bool) {
+	n, ok := f.topicCounts[topic]
+	return n, ok
+}
 func (f *fakeTopics) CreateTopic(c proto.CreatableTopic) {
 	f.created = append(f.created, c)
 }

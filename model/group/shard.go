@@ -412,7 +412,9 @@ func (e consumerEnv) Cancel(key string) { e.s.cancel("consumer-" + key) }
 
 func (e consumerEnv) Rand() *rand.Rand { return e.s.c.t.Rand() }
 
-func (e consumerEnv) PartitionCount(topic string) (int32, bool) { return e.s.c.t.TopicPartitionCount(topic) }
+func (e consumerEnv) PartitionCount(topic string) (int32, bool) {
+	return e.s.c.t.TopicPartitionCount(topic)
+}
 
 // writeConsumer writes the consumer protocol's records: replayed once
 // appended (see ConsumerProtocol).
