@@ -340,3 +340,12 @@ func (rm *replicaManager) resignCoordinators() {
 		c.OnResign(tp, NoLeaderEpoch)
 	}
 }
+
+// Coordinator is the coordinator this broker start hosts for topic (nil:
+// none), for the simulator's god view (what a group coordinator holds).
+func (n *Node) Coordinator(topic string) Coordinator {
+	if n.rm == nil {
+		return nil
+	}
+	return n.rm.coordinatorOf(topic)
+}
