@@ -9,6 +9,7 @@ import (
 	"kafkasim/godview"
 	"kafkasim/model/broker"
 	"kafkasim/model/cluster"
+	"kafkasim/model/group"
 	"kafkasim/model/producer"
 	kreader "kafkasim/model/reader"
 	"kafkasim/model/record"
@@ -87,9 +88,39 @@ func (s *Scenario) ClusterConfig() cluster.Config {
 		cfg.Producers = append(cfg.Producers, cluster.ProducerSpec{Name: p.Name, Count: p.Count, Config: p.producerConfig()})
 	}
 	for _, c := range s.Consumers {
-		cfg.Readers = append(cfg.Readers, cluster.ReaderSpec{Name: c.Name, Count: c.Count, Config: c.readerConfig()})
+		cfg.Readers = append(cfg.Readers, cluster.ReaderSpec{Name: c.Name, Count: c.Count, Config: c.readerConfig(), Static: c.Static})
+	}
+	if len(s.Groups()) > 0 {
+		cfg.Groups = s.groupSettings()
 	}
 	return cfg
+}
+
+// groupSettings is the brokers' group coordinator, from the broker keys and
+// the __consumer_offsets entry.
+func (s *Scenario) groupSettings() *cluster.GroupSettings {
+	b := s.Cluster.Broker
+	gc := group.DefaultConfig()
+	ot := s.OffsetsTopic
+	if ot.Name == "" {
+		ot = offsetsTopic(b)
+	}
+	gc.OffsetsTopicNumPartitions, gc.OffsetsTopicReplicationFactor = ot.Partitions, ot.ReplicationFactor
+	gc.OffsetsTopicConfigs = map[string]string{}
+	for _, k := range ot.Config.Keys {
+		v := ot.Config.Get(k)
+		if v == b.Get(topicInherits[k]) && !ot.Config.Explicit[k] && !offsetsTopicFixed[k] {
+			continue // the broker's own: the controller applies it
+		}
+		gc.OffsetsTopicConfigs[k] = v
+	}
+	gc.OffsetsCommitTimeout = configMs(b, "offsets.commit.timeout.ms")
+	gc.GroupInitialRebalanceDelay = configMs(b, "group.initial.rebalance.delay.ms")
+	gc.GroupMinSessionTimeout = configMs(b, "group.min.session.timeout.ms")
+	gc.GroupMaxSessionTimeout = configMs(b, "group.max.session.timeout.ms")
+	gc.GroupConsumerSessionTimeout = configMs(b, "group.consumer.session.timeout.ms")
+	gc.GroupConsumerHeartbeatInterval = configMs(b, "group.consumer.heartbeat.interval.ms")
+	return &cluster.GroupSettings{Coordinator: gc, ConsumerAssignors: configList(b, "group.consumer.assignors")}
 }
 
 func (p Producer) producerConfig() producer.Config {
@@ -131,7 +162,44 @@ func (c Consumer) readerConfig() kreader.Config {
 	rc.RequestTimeout = configMs(c.Config, "request.timeout.ms")
 	rc.RetryBackoff = configMs(c.Config, "retry.backoff.ms")
 	rc.MetadataMaxAge = configMs(c.Config, "metadata.max.age.ms")
+	if c.Group != "" {
+		rc.Group = c.groupConfig()
+		// A member's application polls again as soon as it has processed
+		// what the last poll returned: its processing is per record.
+		rc.Processing = sim.Range{}
+	}
 	return rc
+}
+
+// groupConfig is a group member's configuration (its group.instance.id
+// is set per instance when the cluster is built).
+func (c Consumer) groupConfig() *kreader.GroupConfig {
+	gc := kreader.DefaultGroupConfig(c.Group)
+	switch c.Commit {
+	case CommitBeforeProcessing:
+		gc.Commit = kreader.CommitBeforeProcessing
+	case CommitAfterProcessing:
+		gc.Commit = kreader.CommitAfterProcessing
+	default:
+		gc.Commit = kreader.CommitAuto
+	}
+	if c.Config.Get("session.timeout.ms") != "" {
+		gc.SessionTimeout = configMs(c.Config, "session.timeout.ms")
+	}
+	if c.Config.Get("heartbeat.interval.ms") != "" {
+		gc.HeartbeatInterval = configMs(c.Config, "heartbeat.interval.ms")
+	}
+	gc.MaxPollInterval = configMs(c.Config, "max.poll.interval.ms")
+	gc.AutoCommitInterval = configMs(c.Config, "auto.commit.interval.ms")
+	gc.DefaultAPITimeout = configMs(c.Config, "default.api.timeout.ms")
+	gc.RetryBackoff = configMs(c.Config, "retry.backoff.ms")
+	gc.RequestTimeout = configMs(c.Config, "request.timeout.ms")
+	gc.Processing = c.Processing
+	if names := configList(c.Config, "partition.assignment.strategy"); len(names) > 0 {
+		// The loader admits only the assignors assign knows.
+		gc.Assignors, _ = cluster.ClientAssignors(names)
+	}
+	return &gc
 }
 
 // Guarantees is what the scenario's configuration promises, for the checker

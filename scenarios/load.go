@@ -679,7 +679,7 @@ func (r *reader) bugs(f field, s *Scenario) {
 			}
 			s.Bugs = append(s.Bugs, b)
 		case contains(ZooBugs, b):
-			r.fail(f.value, index(f.path, i), "bug %q is in the bug zoo but its model (consumer groups or transactions) is not built yet; modelled: %s", b, strings.Join(cluster.KnownBugs, ", "))
+			r.fail(f.value, index(f.path, i), "bug %q is in the bug zoo but its model (transactions) is not built yet; modelled: %s", b, strings.Join(cluster.KnownBugs, ", "))
 		default:
 			msg := fmt.Sprintf("unknown bug %q; modelled: %s", cutLong(b), strings.Join(cluster.KnownBugs, ", "))
 			if sg := suggest(b, cluster.KnownBugs); sg != "" {

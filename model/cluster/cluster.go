@@ -35,11 +35,14 @@ const (
 	BugNoStrictMinISR             = "no-strict-min-isr"
 	BugProducerStateNotReplicated = "producer-state-not-replicated"
 	BugNoConsumerEpochValidation  = "no-consumer-epoch-validation"
+	BugNoGenerationFencing        = "no-generation-fencing"
+	BugGrantBeforeRelease         = "grant-before-release"
 )
 
 // KnownBugs lists the bug switches the model implements.
 var KnownBugs = []string{BugKRaftCommitPriorEpoch, BugStaleAlterPartition, BugHWTruncation, BugEpochLookupFirstGreater,
-	BugISRJoinAtStaleHW, BugNoStrictMinISR, BugProducerStateNotReplicated, BugNoConsumerEpochValidation}
+	BugISRJoinAtStaleHW, BugNoStrictMinISR, BugProducerStateNotReplicated, BugNoConsumerEpochValidation,
+	BugNoGenerationFencing, BugGrantBeforeRelease}
 
 // BrokerSettings are broker-level Kafka configs.
 type BrokerSettings struct {
@@ -107,6 +110,9 @@ type Config struct {
 	// named <Name>-0 .. <Name>-(Count-1).
 	Producers []ProducerSpec
 	Readers   []ReaderSpec
+	// Groups configures the brokers' group coordinator; nil: the brokers
+	// host none (a cluster whose readers have no group).
+	Groups *GroupSettings
 	// FinalReader names the reader (one of Readers, of one instance) that
 	// makes the final reads once the cluster has converged: convergence
 	// does not wait for it to catch up. Empty: none.
@@ -131,11 +137,15 @@ type ProducerSpec struct {
 	Config producer.Config // a template: Name, Brokers and Recorder are filled in
 }
 
-// ReaderSpec is a group of assign-mode readers sharing a configuration.
+// ReaderSpec is a group of readers sharing a configuration: assign-mode
+// readers, or the members of a consumer group (Config.Group).
 type ReaderSpec struct {
 	Name   string
 	Count  int
 	Config reader.Config
+	// Static members have group.instance.id "<Name>-<i>", their instance
+	// names (a restarted process rejoins as the same member).
+	Static bool
 }
 
 // DefaultConfig is three controllers and three brokers with Kafka's defaults.
@@ -330,6 +340,13 @@ func Build(cfg Config) (*Cluster, error) {
 	data.Bugs = broker.DataBugs{HWTruncation: bugs[BugHWTruncation], EpochLookupFirstGreater: bugs[BugEpochLookupFirstGreater],
 		ISRJoinAtStaleHW: bugs[BugISRJoinAtStaleHW], NoStrictMinISR: bugs[BugNoStrictMinISR],
 		ProducerStateNotReplicated: bugs[BugProducerStateNotReplicated]}
+	if cfg.Groups != nil {
+		spec, err := groupCoordinatorSpec(*cfg.Groups, bugs)
+		if err != nil {
+			return nil, err
+		}
+		data.Coordinators = append(slices.Clone(data.Coordinators), spec)
+	}
 	for i := 1; i <= cfg.Brokers; i++ {
 		bc := broker.DefaultConfig(int32(i), c.Controllers)
 		bc.Raft = raftCfg()
@@ -372,6 +389,14 @@ func Build(cfg Config) (*Cluster, error) {
 			rc.Brokers = c.Brokers
 			rc.Recorder = c.History
 			rc.NoEpochValidation = bugs[BugNoConsumerEpochValidation]
+			if rc.Group != nil {
+				g := *rc.Group
+				if rs.Static {
+					g.GroupInstanceID = rc.Name
+				}
+				g.ClientID = rc.Name
+				rc.Group = &g
+			}
 			c.Readers = append(c.Readers, w.AddNode(sim.NodeSpec{Name: rc.Name, Role: RoleConsumer, New: reader.New(rc)}))
 			if rs.Name == cfg.FinalReader {
 				c.FinalReader = c.Readers[len(c.Readers)-1]
@@ -506,6 +531,7 @@ var modelSelectors = []modelSelector{
 			}
 			return true, fmt.Errorf("%s: no topic %q (topics: %s)", sel, tp.Topic, strings.Join(names, ", "))
 		}},
+	groupCoordinatorSelector,
 	{form: "active-controller",
 		resolve: func(c *Cluster, sel string) ([]sim.NodeID, bool, error) {
 			if sel != "active-controller" {

@@ -25,19 +25,20 @@ type ConvergenceCondition struct {
 // so it is part of its summary: add a condition after those it depends on,
 // never between two that exist.
 //
-// The places the coordinators' conditions go:
-//   - consumer groups (a group coordinator): after "readers caught up",
-//     "consumer groups stable" — every partition a group subscribes to is
-//     owned by exactly one live member, and the group's committed offsets
-//     are at the high watermark (lag 0);
-//   - transactions (a transaction coordinator): after that, "no
-//     transaction open" — every transaction has committed or aborted.
+// Consumer groups come after the readers (group members are not readers
+// for "readers caught up"): "consumer groups stable" — each group's
+// coordinator holds it Stable, its live members are in its generation,
+// every partition it subscribes to is owned by exactly one of them, and its
+// committed offsets are at the high watermark (lag 0). Transactions (a
+// transaction coordinator) go after that: "no transaction open" — every
+// transaction has committed or aborted.
 var convergence = []ConvergenceCondition{
 	{Name: "control plane", Check: (*Cluster).ControlPlaneConverged},
 	{Name: "partitions led in sync", Check: (*Cluster).partitionsLedInSync},
 	{Name: "replication drained", Check: (*Cluster).Drained},
 	{Name: "producers done", Check: (*Cluster).producersDone},
 	{Name: "readers caught up", Check: (*Cluster).readersCaughtUp},
+	{Name: "consumer groups stable", Check: (*Cluster).groupsStable},
 }
 
 // Converged reports whether the cluster healed: every convergence condition
@@ -197,6 +198,9 @@ func (c *Cluster) readersCaughtUp() (bool, string) {
 	for _, id := range c.Readers {
 		if id == c.FinalReader {
 			continue
+		}
+		if c.readerGroup(id) != "" {
+			continue // a group member: consumer groups stable says
 		}
 		r := c.Reader(id)
 		if r == nil || w.State(id) != sim.Running {

@@ -10,6 +10,7 @@ package group
 
 import (
 	"math"
+	"strconv"
 	"time"
 
 	"kafkasim/model/broker"
@@ -28,6 +29,11 @@ type Config struct {
 	OffsetsTopicNumPartitions int
 	// OffsetsTopicReplicationFactor is offsets.topic.replication.factor (3).
 	OffsetsTopicReplicationFactor int
+	// OffsetsTopicConfigs are the topic configs the topic is created with
+	// besides cleanup.policy=compact (segment.bytes is Kafka's
+	// offsets.topic.segment.bytes; a scenario may set min.insync.replicas
+	// and others): topic configs as Kafka spells them.
+	OffsetsTopicConfigs map[string]string
 	// OffsetsCommitTimeout is offsets.commit.timeout.ms (5000): the
 	// coordinator runtime's write timeout.
 	OffsetsCommitTimeout time.Duration
@@ -93,6 +99,21 @@ func Spec(cfg Config) broker.CoordinatorSpec {
 // offsetsTopic is the topic a FindCoordinator asks the controller to
 // create: compacted, as Kafka's GroupCoordinator.groupMetadataTopicConfigs.
 func (cfg Config) offsetsTopic() proto.CreatableTopic {
-	return proto.CreatableTopic{Name: Topic, NumPartitions: cfg.OffsetsTopicNumPartitions,
-		ReplicationFactor: cfg.OffsetsTopicReplicationFactor, Configs: map[string]string{"cleanup.policy": "compact"}}
+	t := proto.CreatableTopic{Name: Topic, NumPartitions: cfg.OffsetsTopicNumPartitions,
+		ReplicationFactor: cfg.OffsetsTopicReplicationFactor, Configs: map[string]string{}}
+	for k, v := range cfg.OffsetsTopicConfigs { // kafkasim:orderless: copying into a map
+		switch k {
+		case "min.insync.replicas":
+			if n, err := strconv.Atoi(v); err == nil {
+				t.MinInsyncReplicas = n
+			}
+		case "unclean.leader.election.enable":
+			u := v == "true"
+			t.UncleanLeaderElection = &u
+		default:
+			t.Configs[k] = v
+		}
+	}
+	t.Configs["cleanup.policy"] = "compact"
+	return t
 }

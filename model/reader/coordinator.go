@@ -256,7 +256,7 @@ func (r *Reader) sendJoinGroup() {
 	timeout := max(g.cfg.RequestTimeout, g.cfg.MaxPollInterval+5*time.Second) // JOIN_GROUP_TIMEOUT_LAPSE
 	protocols := r.joinProtocols()
 	g.joinCorr = r.sendGroup(g.coordinator, groupCall{api: apiJoinGroup}, timeout, func(corr uint64) sim.Message {
-		return &proto.JoinGroupRequest{CorrelationID: corr, GroupID: g.cfg.GroupID, SessionTimeout: g.cfg.SessionTimeout,
+		return &proto.JoinGroupRequest{CorrelationID: corr, GroupID: g.cfg.GroupID, ClientID: g.cfg.ClientID, SessionTimeout: g.cfg.SessionTimeout,
 			RebalanceTimeout: g.cfg.MaxPollInterval, MemberID: g.memberID, GroupInstanceID: g.cfg.GroupInstanceID,
 			ProtocolType: "consumer", Protocols: protocols, Reason: g.rejoinReason}
 	})

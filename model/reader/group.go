@@ -61,6 +61,9 @@ type GroupConfig struct {
 	GroupID string
 	// GroupInstanceID is group.instance.id: "" is a dynamic member.
 	GroupInstanceID string
+	// ClientID is client.id, the prefix of the member id the coordinator
+	// gives a classic member (clientId-UUID).
+	ClientID string
 	// SessionTimeout is session.timeout.ms (45 s).
 	SessionTimeout time.Duration
 	// HeartbeatInterval is heartbeat.interval.ms (3 s).

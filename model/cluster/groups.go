@@ -1,0 +1,295 @@
+package cluster
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"kafkasim/model/broker"
+	"kafkasim/model/group"
+	"kafkasim/model/group/assign"
+	"kafkasim/model/group/consumergroup"
+	"kafkasim/model/metadata"
+	"kafkasim/model/proto"
+	"kafkasim/model/reader"
+	"kafkasim/sim"
+)
+
+// Consumer groups in the cluster: the group coordinator every broker
+// hosts on __consumer_offsets (model/group), the assignors it and the
+// classic members' leaders run (model/group/assign), the
+// group-coordinator(G) selector, and the condition a healed cluster's
+// groups meet.
+
+// GroupSettings are the brokers' group coordinator configuration.
+type GroupSettings struct {
+	Coordinator group.Config
+	// ConsumerAssignors are group.consumer.assignors (uniform, range), the
+	// first the default.
+	ConsumerAssignors []string
+}
+
+// ClientAssignors maps partition.assignment.strategy's names (short or
+// Kafka's class names) to the assignors a classic member's leader runs.
+func ClientAssignors(names []string) ([]reader.GroupAssignor, error) {
+	var out []reader.GroupAssignor
+	for _, n := range names {
+		a, ok := assign.ClientAssignorByName(strings.TrimSpace(n))
+		if !ok {
+			return nil, fmt.Errorf("unknown assignor %q", n)
+		}
+		out = append(out, clientAssignor{a})
+	}
+	return out, nil
+}
+
+// clientAssignor is an assign.ClientAssignor as the reader's leader calls
+// it.
+type clientAssignor struct{ a assign.ClientAssignor }
+
+func (c clientAssignor) Name() string { return c.a.Name() }
+
+func (c clientAssignor) Cooperative() bool {
+	return slices.Contains(c.a.Protocols(), assign.Cooperative)
+}
+
+func (c clientAssignor) Assign(partitionsPerTopic map[string]int32, members []proto.JoinGroupMember) map[string][]proto.TopicPartition {
+	subs := make([]assign.MemberSubscription, len(members))
+	for i, m := range members {
+		subs[i] = assign.MemberSubscription{MemberID: m.MemberID, GroupInstanceID: m.GroupInstanceID, Topics: m.Subscription.Topics,
+			OwnedPartitions: m.Subscription.OwnedPartitions, Generation: m.Subscription.Generation, RackID: m.Subscription.RackID}
+	}
+	return c.a.Assign(partitionsPerTopic, subs)
+}
+
+// serverAssignors maps group.consumer.assignors to the coordinator's.
+func serverAssignors(names []string) ([]consumergroup.Assignor, error) {
+	var out []consumergroup.Assignor
+	for _, n := range names {
+		a, ok := assign.ServerAssignorByName(strings.TrimSpace(n))
+		if !ok {
+			return nil, fmt.Errorf("unknown group.consumer.assignors entry %q", n)
+		}
+		out = append(out, serverAssignor{a})
+	}
+	return out, nil
+}
+
+// serverAssignor is an assign.ServerAssignor as a consumer group's target
+// assignment calls it.
+type serverAssignor struct{ a assign.ServerAssignor }
+
+func (s serverAssignor) Name() string { return s.a.Name() }
+
+func (s serverAssignor) Assign(members []consumergroup.MemberSpec, partitionsPerTopic map[string]int32) map[string][]proto.TopicPartition {
+	gm := make([]assign.GroupMember, len(members))
+	for i, m := range members {
+		gm[i] = assign.GroupMember{MemberID: m.MemberID, InstanceID: m.InstanceID, RackID: m.RackID, Topics: m.Topics, Assigned: m.Current}
+	}
+	return s.a.Assign(gm, partitionsPerTopic)
+}
+
+// groupCoordinatorSpec is the coordinator every broker hosts when the
+// cluster has consumer groups.
+func groupCoordinatorSpec(gs GroupSettings, bugs map[string]bool) (broker.CoordinatorSpec, error) {
+	gc := gs.Coordinator
+	gc.Bugs.NoGenerationFencing = bugs[BugNoGenerationFencing]
+	names := gs.ConsumerAssignors
+	if len(names) == 0 {
+		names = []string{"uniform", "range"}
+	}
+	assignors, err := serverAssignors(names)
+	if err != nil {
+		return broker.CoordinatorSpec{}, err
+	}
+	gc.Consumer = group.NewConsumerProtocol(group.ConsumerProtocolConfig{SessionTimeout: gc.GroupConsumerSessionTimeout,
+		HeartbeatInterval: gc.GroupConsumerHeartbeatInterval, Assignors: assignors,
+		GrantBeforeRelease: bugs[BugGrantBeforeRelease], NoGenerationFencing: bugs[BugNoGenerationFencing]})
+	return group.Spec(gc), nil
+}
+
+// Groups lists the consumer groups the cluster's readers belong to, in
+// order.
+func (c *Cluster) Groups() []string {
+	var out []string
+	for _, r := range c.cfg.Readers {
+		if r.Config.Group != nil && !slices.Contains(out, r.Config.Group.GroupID) {
+			out = append(out, r.Config.Group.GroupID)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// offsetsPartitions is offsets.topic.num.partitions.
+func (c *Cluster) offsetsPartitions() int {
+	if c.cfg.Groups == nil || c.cfg.Groups.Coordinator.OffsetsTopicNumPartitions <= 0 {
+		return group.DefaultConfig().OffsetsTopicNumPartitions
+	}
+	return c.cfg.Groups.Coordinator.OffsetsTopicNumPartitions
+}
+
+// GroupCoordinator is the broker id of groupID's coordinator as the
+// committed metadata has it: the leader of its __consumer_offsets
+// partition (-1: the topic does not exist yet, or the partition has no
+// leader).
+func (c *Cluster) GroupCoordinator(groupID string) int32 {
+	im := c.Metadata()
+	if im == nil {
+		return -1
+	}
+	tp := metadata.TopicPartition{Topic: group.Topic, Partition: group.PartitionFor(groupID, c.offsetsPartitions())}
+	p := im.Partition(tp)
+	if p == nil || p.Leader == metadata.NoLeader {
+		return -1
+	}
+	return p.Leader
+}
+
+// DescribeGroup is what groupID's coordinator holds, ok false when its
+// coordinator is not up or holds no such group (not loaded yet).
+func (c *Cluster) DescribeGroup(groupID string) (group.GroupDescription, bool) {
+	b := c.Broker(c.GroupCoordinator(groupID))
+	if b == nil || c.World.State(c.BrokerNode(b.ID())) != sim.Running {
+		return group.GroupDescription{}, false
+	}
+	d, ok := b.Coordinator(group.Topic).(group.Describer)
+	if !ok {
+		return group.GroupDescription{}, false
+	}
+	for _, g := range d.DescribeGroups() {
+		if g.GroupID == groupID {
+			return g, true
+		}
+	}
+	return group.GroupDescription{}, false
+}
+
+// groupCoordinatorSelector resolves group-coordinator(G) when a fault
+// fires: the broker leading G's __consumer_offsets partition (none while
+// the topic does not exist or the partition has no leader).
+var groupCoordinatorSelector = modelSelector{form: "group-coordinator(GROUP)",
+	resolve: func(c *Cluster, sel string) ([]sim.NodeID, bool, error) {
+		g, ok := sim.ParseCall(sel, "group-coordinator")
+		if !ok {
+			return nil, false, nil
+		}
+		b := c.GroupCoordinator(g)
+		if b < 1 || int(b) > len(c.Brokers) {
+			return nil, true, nil
+		}
+		return []sim.NodeID{c.BrokerNode(b)}, true, nil
+	},
+	validate: func(c *Cluster, sel string) (bool, error) {
+		g, ok := sim.ParseCall(sel, "group-coordinator")
+		if !ok {
+			return false, nil
+		}
+		groups := c.Groups()
+		if !slices.Contains(groups, g) {
+			if len(groups) == 0 {
+				return true, fmt.Errorf("%s: no consumer group %q (the scenario has no consumer groups)", sel, g)
+			}
+			return true, fmt.Errorf("%s: no consumer group %q (groups: %s)", sel, g, strings.Join(groups, ", "))
+		}
+		return true, nil
+	}}
+
+// groupsStable reports whether every consumer group healed: its
+// coordinator holds it Stable, every live member is in the group's
+// generation with nothing pending, every partition of the topics the group
+// subscribes to is owned by exactly one live member, and the group's
+// committed offset of each is at its high watermark (lag 0).
+func (c *Cluster) groupsStable() (bool, string) {
+	im := c.Metadata()
+	if im == nil {
+		return false, "no committed metadata"
+	}
+	for _, gid := range c.Groups() {
+		d, ok := c.DescribeGroup(gid)
+		if !ok {
+			return false, fmt.Sprintf("group %s: its coordinator does not hold it (yet)", gid)
+		}
+		if d.State != "Stable" {
+			return false, fmt.Sprintf("group %s is %s", gid, d.State)
+		}
+		owners := map[string]string{}
+		var members []*reader.Reader
+		for _, id := range c.Readers {
+			r := c.Reader(id)
+			name := c.World.Name(id)
+			if r == nil {
+				if c.readerGroup(id) == gid {
+					return false, fmt.Sprintf("%s is %v", name, c.World.State(id))
+				}
+				continue
+			}
+			g, generation, member, isMember := r.Group()
+			if !isMember || g != gid {
+				continue
+			}
+			if f := r.Fatal(); f != "" {
+				return false, fmt.Sprintf("%s stopped consuming: %s", name, f)
+			}
+			if c.World.State(id) != sim.Running {
+				return false, fmt.Sprintf("%s is %v", name, c.World.State(id))
+			}
+			if !r.Stable() {
+				return false, fmt.Sprintf("%s is rebalancing", name)
+			}
+			if d.Protocol == "classic" && generation != d.Generation {
+				return false, fmt.Sprintf("%s is in generation %d, the group in %d", name, generation, d.Generation)
+			}
+			for _, p := range r.Owned() {
+				if other, taken := owners[p]; taken {
+					return false, fmt.Sprintf("%s and %s both own %s", other, name, p)
+				}
+				owners[p] = name + " (" + member + ")"
+			}
+			members = append(members, r)
+		}
+		committed := map[string]int64{}
+		for _, o := range d.Offsets {
+			committed[o.TopicPartition.String()] = o.Offset
+		}
+		for _, p := range im.Partitions() {
+			if !slices.ContainsFunc(members, func(r *reader.Reader) bool { return r.Reads(p.Topic) }) {
+				continue
+			}
+			key := p.TopicPartition.String()
+			if _, ok := owners[key]; !ok {
+				return false, fmt.Sprintf("group %s: no live member owns %s", gid, key)
+			}
+			v := c.LeaderView(p)
+			if v == nil {
+				return false, fmt.Sprintf("broker-%d does not lead %s yet", p.Leader, key)
+			}
+			hw := v.HighWatermark()
+			if hw <= v.Log().LogStartOffset() {
+				continue // nothing to consume
+			}
+			if off, ok := committed[key]; !ok || off < hw {
+				if !ok {
+					off = -1
+				}
+				return false, fmt.Sprintf("group %s: committed offset of %s is %d, high watermark %d (lag %d)", gid, key, off, hw, hw-max(off, 0))
+			}
+		}
+	}
+	return true, ""
+}
+
+// readerGroup is the group a reader node was configured with ("" none).
+func (c *Cluster) readerGroup(id sim.NodeID) string {
+	i := slices.Index(c.Readers, id)
+	for _, rs := range c.cfg.Readers {
+		if i < rs.Count {
+			if rs.Config.Group == nil {
+				return ""
+			}
+			return rs.Config.Group.GroupID
+		}
+		i -= rs.Count
+	}
+	return ""
+}
