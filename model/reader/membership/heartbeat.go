@@ -163,6 +163,8 @@ func (m *Manager) Heartbeat(now time.Duration, coordinatorKnown bool) (*proto.Co
 		return nil, m.wait(now)
 	}
 	req := m.makeRequest(now, false)
+	// Sending an acknowledgement may reveal a newer assignment to reconcile.
+	m.maybeReconcile()
 	return req, m.wait(now)
 }
 
