@@ -201,7 +201,9 @@ func (m *Manager) Subscribe(topics []string) {
 // partitions (onPartitionsRevoked while in the group, onPartitionsLost
 // otherwise), then the member sends its leave heartbeat, epoch -1 or, for
 // a static member, -2 (the coordinator keeps its assignment for the
-// session timeout, for the instance to come back).
+// session timeout, for the instance to come back). A member out of the
+// group just forgets its subscription: a fenced one becomes UNSUBSCRIBED,
+// a stale one stays STALE and will not rejoin.
 func (m *Manager) Unsubscribe() {
 	if m.state.notInGroup() {
 		if m.state == Fenced {
