@@ -128,4 +128,6 @@ func (s *shard) committedOffsets(group string) []CommittedOffset {
 
 // PartitionFor is the __consumer_offsets partition whose leader
 // coordinates groupID (GroupCoordinatorService.partitionFor).
-func PartitionFor(groupID string, numPartitions int) int32 { return partitionFor(groupID, numPartitions) }
+func PartitionFor(groupID string, numPartitions int) int32 {
+	return partitionFor(groupID, numPartitions)
+}
