@@ -213,8 +213,13 @@ func (s *Scenario) Guarantees() checker.Config {
 			Retries:     int(min(configInt(p.Config, "retries"), math.MaxInt32))})
 	}
 	for _, c := range s.Consumers {
-		cc.Consumers = append(cc.Consumers, checker.ConsumerGuarantees{Prefix: c.Name, Isolation: c.Config.Get("isolation.level"),
-			AutoOffsetReset: c.Config.Get("auto.offset.reset")})
+		g := checker.ConsumerGuarantees{Prefix: c.Name, Isolation: c.Config.Get("isolation.level"),
+			AutoOffsetReset: c.Config.Get("auto.offset.reset")}
+		if c.Group != "" {
+			g.Group, g.Commit, g.SideEffects = c.Group, c.Commit, c.SideEffects
+			g.GroupProtocol = c.Config.Get("group.protocol")
+		}
+		cc.Consumers = append(cc.Consumers, g)
 	}
 	for _, t := range s.Topics {
 		cc.Topics = append(cc.Topics, checker.TopicGuarantees{Name: t.Name, ReplicationFactor: t.ReplicationFactor,
