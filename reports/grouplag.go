@@ -1,7 +1,9 @@
 package reports
 
 import (
+	"fmt"
 	"maps"
+	"math"
 	"strconv"
 	"time"
 
@@ -111,4 +113,40 @@ func GroupLag(h History, groups []string, times []time.Duration) [][]float64 {
 // partitionName is the history's "topic-partition" name.
 func partitionName(topic string, partition int32) string {
 	return topic + "-" + strconv.Itoa(int(partition))
+}
+
+// groupLagFigure draws each consumer group's lag (GroupLag) at the
+// throughput plot's bucket boundaries, beside the readers' lag: a group's
+// lag is what it has committed, not where its members have read.
+func (v *runView) groupLagFigure() *figure {
+	acts := GroupActivities(v.r.history())
+	if len(acts) == 0 || v.cs.b.n == 0 {
+		return nil
+	}
+	groups := make([]string, len(acts))
+	for i, a := range acts {
+		groups[i] = a.Group
+	}
+	xs := bucketXs(v.cs.b, v.end)
+	times := make([]time.Duration, len(xs))
+	for i, x := range xs {
+		times[i] = time.Duration(v.cs.b.origin) + time.Duration(math.Round(x*float64(time.Second)))
+	}
+	lag := GroupLag(v.r.history(), groups, times)
+	var ss []series
+	title := "Consumer group lag (log end minus committed offset)"
+	if len(groups) == 1 {
+		title = "Consumer group lag of " + groups[0] + " (log end minus committed offset)"
+	}
+	if len(groups) <= maxLines {
+		for i, g := range groups {
+			ss = append(ss, series{name: g, xs: xs, ys: lag[i]})
+		}
+	} else {
+		ss = spread("lag", xs, lag)
+		title = fmt.Sprintf("Consumer group lag across %d groups", len(groups))
+	}
+	p := panelSpec{series: ss, y: countAxis("lag (records)", top(ss)),
+		notes: []string{"log end: acknowledged sends and polls; committed: acknowledged commits; partitions with a commit"}}
+	return v.single("group-lag", title, p)
 }
