@@ -24,11 +24,14 @@ type TopicState struct {
 	Configs []KeyValue `json:"configs"`
 }
 
-// FinalState is final-state.json: the topics and each partition's state
-// when the run ended.
+// FinalState is final-state.json: the topics, each partition's state and
+// the consumer groups when the run ended. Groups is left out of the file
+// when the run had none (and run stores written before groups were
+// recorded have none).
 type FinalState struct {
 	Topics     []TopicState     `json:"topics"`
 	Partitions []PartitionState `json:"partitions"`
+	Groups     []GroupState     `json:"groups,omitempty"`
 }
 
 // ReadFinalState decodes final-state.json, in its current form or in the
@@ -41,8 +44,10 @@ func ReadFinalState(data []byte) (FinalState, error) {
 		err := json.Unmarshal(data, &fs.Partitions)
 		return fs, err
 	}
-	err := json.Unmarshal(data, &fs)
-	return fs, err
+	if err := json.Unmarshal(data, &fs); err != nil {
+		return fs, err
+	}
+	return fs, validateGroups(fs.Groups)
 }
 
 // TopicNames are the topics of a final state, sorted.

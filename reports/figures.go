@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// The five figures of a run. Each builder returns nil when its plot would
+// The figures of a run. Each builder returns nil when its plot would
 // have no data, which WritePlots then skips. Every figure shares the time
 // axis of the run (0 to its end, as the report's timeline) and its marks:
 // the phases, the faults, the final reads.

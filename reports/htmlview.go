@@ -30,6 +30,7 @@ type page struct {
 	Faults       []faultView
 	FaultsNote   string
 	Lanes        laneChart
+	Groups       []groupView
 	Plots        []plotView
 	Final        []finalRow
 	Excerpt      []excerptRow
@@ -101,6 +102,7 @@ func newPage(r *Run, plots []Plot, dir string) *page {
 		SimPerWall:   "–",
 		Availability: fmt.Sprintf("%.2f%%", 100*r.Writes.Availability),
 		Lanes:        newLaneChart(r),
+		Groups:       groupViews(r),
 		Final:        finalRows(r.Final),
 	}
 	if w := r.WallTime.Seconds(); w > 0 {

@@ -110,17 +110,7 @@ func newLaneChart(r *Run) laneChart {
 		names = names[:maxLanes]
 	}
 
-	// The time axis runs from 0 to the end of the run.
-	end := r.SimTime
-	for _, s := range samples {
-		end = max(end, s.At)
-	}
-	for _, f := range r.Faults {
-		end = max(end, f.At)
-	}
-	if end <= 0 {
-		end = time.Second
-	}
+	end := laneEnd(r, samples)
 	x := func(t time.Duration) float64 {
 		t = max(0, min(t, end))
 		return laneLabelW + laneChartW*float64(t)/float64(end)
@@ -226,6 +216,22 @@ func newLaneChart(r *Run) laneChart {
 		lc.Brokers = append(lc.Brokers, swatch{"broker " + strconv.Itoa(id), brokerColour(int32(id))})
 	}
 	return lc
+}
+
+// laneEnd is where the lane charts' time axis ends: the end of the run,
+// or of the last sample or fault.
+func laneEnd(r *Run, samples []*Sample) time.Duration {
+	end := r.SimTime
+	for _, s := range samples {
+		end = max(end, s.At)
+	}
+	for _, f := range r.Faults {
+		end = max(end, f.At)
+	}
+	if end <= 0 {
+		end = time.Second
+	}
+	return end
 }
 
 // replicaCounts is each partition's replication factor from the final

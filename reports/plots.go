@@ -12,7 +12,7 @@ import (
 
 // Plot is one figure of the run store, written as both PNG and SVG.
 type Plot struct {
-	Name  string // "throughput", "latency", "isr", "unavailability", "lag"
+	Name  string // "throughput", "latency", "isr", "unavailability", "lag", "group-lag"
 	Title string
 	PNG   string // file name relative to the run directory
 	SVG   string
@@ -56,7 +56,8 @@ type figure struct {
 
 // WritePlots writes the run's plots over simulated time into dir as
 // NAME.png and NAME.svg: throughput, produce latency, ISR size,
-// unavailability and consumer lag. A plot with no data (no sends, no
+// unavailability, consumer lag and, for a history with consumer groups,
+// each group's lag. A plot with no data (no sends, no
 // timeline) is skipped, not returned and not an error, so that a run that
 // ended early still gets a report.
 func WritePlots(dir string, r *Run) ([]Plot, error) {
@@ -78,7 +79,7 @@ func WritePlots(dir string, r *Run) ([]Plot, error) {
 func buildFigures(r *Run) []*figure {
 	v := newRunView(r)
 	var figs []*figure
-	for _, f := range []*figure{v.throughputFigure(), v.latencyFigure(), v.isrFigure(), v.unavailabilityFigure(), v.lagFigure()} {
+	for _, f := range []*figure{v.throughputFigure(), v.latencyFigure(), v.isrFigure(), v.unavailabilityFigure(), v.lagFigure(), v.groupLagFigure()} {
 		if f != nil {
 			figs = append(figs, f)
 		}
