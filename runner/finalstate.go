@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"kafkasim/model/cluster"
+	"kafkasim/model/group"
+	"kafkasim/model/proto"
 	"kafkasim/reports"
 	"kafkasim/sim"
 )
@@ -61,6 +63,65 @@ func FinalTopics(c *cluster.Cluster) []reports.TopicState {
 			st.Configs = append(st.Configs, reports.KeyValue{Key: k, Value: t.Configs[k]})
 		}
 		out = append(out, st)
+	}
+	return out
+}
+
+// FinalGroups is each consumer group as its coordinator holds it at the
+// end of the run (describe groups); a group whose coordinator is down or
+// has not loaded it is listed as Dead with no coordinator, as Kafka's
+// describe would find no group there.
+func FinalGroups(c *cluster.Cluster) []reports.GroupState {
+	var out []reports.GroupState
+	for _, id := range c.Groups() {
+		d, ok := c.DescribeGroup(id)
+		if !ok {
+			out = append(out, reports.GroupState{GroupID: id, Protocol: "classic", State: "Dead", Coordinator: -1,
+				Generation: -1, GroupEpoch: -1, AssignmentEpoch: -1})
+			continue
+		}
+		st := reports.GroupState{GroupID: id, Protocol: d.Protocol, State: d.State, Coordinator: c.GroupCoordinator(id),
+			Generation: d.Generation, Leader: d.Leader, GroupEpoch: -1, AssignmentEpoch: -1, Assignor: d.Assignor}
+		if d.Protocol == "consumer" {
+			st.Generation, st.GroupEpoch, st.AssignmentEpoch = -1, d.Generation, d.AssignmentEpoch
+		}
+		for _, m := range d.Members {
+			ms := reports.MemberState{MemberID: m.MemberID, GroupInstanceID: m.InstanceID, ClientID: m.ClientID,
+				Host: memberHost(c, m), MemberEpoch: m.MemberEpoch, Assignment: reportPartitions(m.Assigned)}
+			if d.Protocol == "consumer" {
+				ms.TargetAssignment = reportPartitions(m.Target)
+			}
+			st.Members = append(st.Members, ms)
+		}
+		for _, o := range d.Offsets {
+			st.Offsets = append(st.Offsets, reports.CommittedOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch})
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// memberHost is the node a member runs on: its client id (the instance
+// name) when the coordinator has one, else the instance whose member id it
+// is.
+func memberHost(c *cluster.Cluster, m group.MemberDescription) string {
+	if m.ClientID != "" {
+		return m.ClientID
+	}
+	for _, id := range c.Readers {
+		if r := c.Reader(id); r != nil {
+			if _, _, member, ok := r.Group(); ok && member == m.MemberID {
+				return c.World.Name(id)
+			}
+		}
+	}
+	return ""
+}
+
+func reportPartitions(tps []proto.TopicPartition) []reports.TopicPartition {
+	out := make([]reports.TopicPartition, 0, len(tps))
+	for _, tp := range tps {
+		out = append(out, reports.TopicPartition{Topic: tp.Topic, Partition: tp.Partition})
 	}
 	return out
 }

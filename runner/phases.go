@@ -299,7 +299,7 @@ func (r *execution) check() {
 	res, s, c := r.res, r.s, r.c
 	res.Invariants = invariants(c.Audit)
 	res.Producers = producerStats(s, c)
-	res.Final, res.FinalTopics = FinalState(c), FinalTopics(c)
+	res.Final, res.FinalTopics, res.FinalGroups = FinalState(c), FinalTopics(c), FinalGroups(c)
 	checks := checkerConfig(s, c)
 	res.Happened = checks.Happened
 	if !r.opts.KeepCluster {

@@ -101,6 +101,8 @@ type Result struct {
 	// each topic's id and configs.
 	Final       []reports.PartitionState
 	FinalTopics []reports.TopicState
+	// FinalGroups is each consumer group as its coordinator held it.
+	FinalGroups []reports.GroupState
 	TraceHash   uint64
 	Events      uint64
 	SimTime     time.Duration
@@ -258,6 +260,15 @@ func convergeGrace(cfg cluster.Config) (time.Duration, string) {
 		}
 		consider(r.Config.LostRequestWait(), fmt.Sprintf("consumer %s: fetch.max.wait.ms %v + request.timeout.ms/10 %v + retry.backoff.ms %v",
 			r.Name, r.Config.FetchMaxWait, r.Config.RequestTimeout/10, r.Config.RetryBackoff))
+		if g := r.Config.Group; g != nil && cfg.Groups != nil {
+			// A member that died in the fault phase leaves the group only
+			// when its session times out; the rebalance that follows may
+			// wait the initial delay (an emptied group) and a heartbeat.
+			gc := cfg.Groups.Coordinator
+			session, what := g.SessionTimeout, "session.timeout.ms"
+			consider(session+gc.GroupInitialRebalanceDelay+g.HeartbeatInterval, fmt.Sprintf("consumer %s: %s %v + group.initial.rebalance.delay.ms %v + heartbeat.interval.ms %v",
+				r.Name, what, session, gc.GroupInitialRebalanceDelay, g.HeartbeatInterval))
+		}
 	}
 	consider(cfg.Data.LostFetchWait(), fmt.Sprintf("followers: replica.socket.timeout.ms %v + replica.fetch.backoff.ms %v",
 		cfg.Data.ReplicaSocketTimeout, cfg.Data.ReplicaFetchBackoff))
