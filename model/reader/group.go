@@ -76,6 +76,9 @@ type GroupConfig struct {
 	AutoCommitInterval time.Duration
 	// Processing is the time the application spends on each record.
 	Processing sim.Range
+	// Workers is the size of the application's pool of workers (0 or 1:
+	// the poll loop processes each batch itself, record by record).
+	Workers int
 	// RetryBackoff is retry.backoff.ms (100 ms); RequestTimeout
 	// request.timeout.ms (30 s); DefaultAPITimeout default.api.timeout.ms
 	// (60 s), commitSync's budget.
