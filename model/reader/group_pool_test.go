@@ -1,10 +1,12 @@
 package reader_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
 	"kafkasim/history"
+	"kafkasim/model/proto"
 	"kafkasim/model/reader"
 	"kafkasim/sim"
 )
@@ -169,3 +171,138 @@ func TestCommitHighestFinishedCommitsPastAnUnfinishedRecord(t *testing.T) {
 	}
 }
 
+// partOf is the partition of a "orders-N" key.
+func partOf(tp string) int32 { return int32(tp[len("orders-")] - '0') }
+
+// Eager, with a pool: when c-1 joins, c-0's listener drops its queued
+// records, waits for those in processing to finish, and only then commits
+// their partitions' prefixes and revokes them; c-1 goes on from those
+// commits. Every record is processed exactly once.
+func TestPoolRevocationDrainsInFlightRecordsBeforeItCommits(t *testing.T) {
+	slow := sim.Range{Min: 100 * time.Millisecond, Max: 300 * time.Millisecond}
+	c0 := poolConfig("c-0", reader.CommitAfterProcessing, 4, slow, rangeAssignor{})
+	c1 := poolConfig("c-1", reader.CommitAfterProcessing, 4, slow, rangeAssignor{})
+	c1.Start = 2 * time.Second
+	c0.MaxPollRecords, c1.MaxPollRecords = 10, 10
+	gw := newGroupWorld(4, 40, c0, c1)
+	gw.w.Start()
+	gw.w.RunUntil(40 * time.Second)
+
+	ps := processings(gw.rec)
+	var revoke, listenerCommit history.Op
+	for _, op := range gw.rec.Ops() {
+		if op.Process != "c-0" {
+			continue
+		}
+		if op.F == history.FRevoke && op.Type == history.OK && revoke.F == "" {
+			revoke = op
+		}
+		if revoke.F == "" && op.F == history.FCommit && op.Type == history.Invoke {
+			listenerCommit = op
+		}
+	}
+	if revoke.F == "" || !slices.Equal(revoke.Value.Ext.Partitions, []string{"orders-0", "orders-1", "orders-2", "orders-3"}) {
+		t.Fatalf("c-0's revoke %v, want all four partitions revoked", revoke)
+	}
+	for _, p := range ps {
+		if p.process == "c-0" && p.start < listenerCommit.Index && (p.end < 0 || p.end > listenerCommit.Index) {
+			t.Fatalf("c-0 committed on revoke (#%d) with orders-%d@%d in processing", listenerCommit.Index, p.partition, p.offset)
+		}
+	}
+	// The listener waited: it committed as c-0's last record in processing
+	// finished, in the same step.
+	if before := gw.rec.Op(listenerCommit.Index - 1); before.Process != "c-0" || before.F != history.FProcess || before.Type != history.OK || before.Time != listenerCommit.Time {
+		t.Fatalf("c-0's listener committed (#%d) after %v, want it to follow the end of its last record in processing", listenerCommit.Index, before)
+	}
+	for tp, off := range listenerCommit.Value.Ext.Offsets { // kafkasim:orderless: each checked alone
+		for _, p := range ps {
+			if p.process == "c-0" && p.partition == partOf(tp) && p.offset < off && !p.okEnd {
+				t.Fatalf("the listener committed %s=%d past unfinished record %d", tp, off, p.offset)
+			}
+		}
+	}
+	done := map[[2]int64]int{}
+	for _, p := range ps {
+		if p.okEnd {
+			done[[2]int64{int64(p.partition), p.offset}]++
+		}
+	}
+	for part := range int64(4) {
+		for off := range int64(40) {
+			if n := done[[2]int64{part, off}]; n != 1 {
+				t.Fatalf("orders-%d@%d processed %d times, want once", part, off, n)
+			}
+		}
+	}
+}
+
+// A member fenced while its workers run (UNKNOWN_MEMBER_ID from a
+// heartbeat) gives its partitions up as lost at the next poll: its pool
+// drops their queued records and commits nothing (the poll loop processing
+// records itself has its listener try, and be refused, in the same step);
+// the records in processing still finish.
+func TestPoolLosingPartitionsCommitsNothing(t *testing.T) {
+	for _, workers := range []int{1, 4} {
+		cfg := poolConfig("c-0", reader.CommitAfterProcessing, workers, sim.Range{Min: 100 * time.Millisecond, Max: 300 * time.Millisecond})
+		cfg.MaxPollRecords = 5
+		gw := newGroupWorld(2, 100, cfg)
+		gw.b.heartbeatErr = []proto.ErrorCode{proto.None, proto.UnknownMemberID}
+		gw.w.Start()
+		gw.w.RunUntil(12 * time.Second)
+		var revoke history.Op
+		listenerCommit := false
+		for _, op := range gw.rec.Ops() {
+			if op.F == history.FRevoke && op.Type == history.OK {
+				revoke = op
+				break
+			}
+		}
+		if revoke.F == "" {
+			t.Fatalf("workers %d: no revocation", workers)
+		}
+		for _, op := range gw.rec.Ops() {
+			listenerCommit = listenerCommit || (op.F == history.FCommit && op.Time == revoke.Time)
+		}
+		if listenerCommit != (workers == 1) {
+			t.Fatalf("workers %d: the listener committed %v as the partitions were lost", workers, listenerCommit)
+		}
+		if workers == 1 {
+			continue
+		}
+		finishedAfter := false
+		for _, p := range processings(gw.rec) {
+			if p.start < revoke.Index && p.end > revoke.Index && p.okEnd {
+				finishedAfter = true
+			}
+		}
+		if !finishedAfter {
+			t.Fatal("no record in processing at the loss finished after it")
+		}
+	}
+}
+
+// The poll loop hands records to the pool and polls on while the workers
+// run: records of a second each, four a poll, do not make a member with
+// four workers outlast a two-second max.poll.interval.ms (with one worker,
+// five a poll, it leaves the group: TestPollTimeoutMakesADynamicMemberLeave);
+// a pool saturated longer than that, its loop waiting to hand a record
+// over, does.
+func TestPoolKeepsPollingWhileWorkersRun(t *testing.T) {
+	for _, tc := range []struct {
+		processing time.Duration
+		leaves     bool
+	}{{time.Second, false}, {3 * time.Second, true}} {
+		cfg := poolConfig("c-0", reader.CommitAfterProcessing, 4, sim.Fixed(tc.processing))
+		cfg.MaxPollRecords = 4
+		cfg.Group.MaxPollInterval = 2 * time.Second
+		gw := newGroupWorld(1, 40, cfg)
+		gw.w.Start()
+		gw.w.RunUntil(9 * time.Second)
+		if left := len(gw.b.leaves) > 0; left != tc.leaves {
+			t.Fatalf("processing %v: left the group %v, want %v", tc.processing, left, tc.leaves)
+		}
+		if n := len(only(ops(gw.rec, "c-0", history.FProcess), "ok ")); n < 8 {
+			t.Fatalf("processing %v: %d records processed in 9 s, want the pool busy", tc.processing, n)
+		}
+	}
+}
