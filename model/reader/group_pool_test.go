@@ -306,3 +306,73 @@ func TestPoolKeepsPollingWhileWorkersRun(t *testing.T) {
 		}
 	}
 }
+
+// crashAt runs a static member with four workers over one partition,
+// crashes it at the first millisecond when (with find) the coordinator
+// holds a committed offset past a record the member still processes, or
+// at the given time, restarts it, and returns the world and the crash time.
+func crashAt(highestFinished, find bool, at time.Duration) (*groupWorld, time.Duration) {
+	cfg := poolConfig("c-0", reader.CommitAfterProcessing, 4, sim.Range{Min: time.Millisecond, Max: 40 * time.Millisecond})
+	cfg.Group.GroupInstanceID = "c-0"
+	cfg.Group.CommitHighestFinished = highestFinished
+	cfg.MaxPollRecords = 5
+	gw := newGroupWorld(1, 60, cfg)
+	gw.w.Start()
+	seen := int64(-1)
+	for now := time.Duration(0); now < 5*time.Second; now += time.Millisecond {
+		gw.w.RunUntil(now)
+		if !find && now >= at {
+			break
+		}
+		if c, ok := gw.b.committed["orders-0"]; find && ok && c.CommittedOffset != seen {
+			seen = c.CommittedOffset
+			if slices.ContainsFunc(unfinishedAt(processings(gw.rec), "c-0", int64(gw.rec.Len()))[0], func(o int64) bool { return o < c.CommittedOffset }) {
+				at = now
+				break
+			}
+		}
+	}
+	gw.w.Crash(gw.members[0], false)
+	gw.w.RunUntil(gw.w.Now() + 100*time.Millisecond)
+	gw.w.Restart(gw.members[0])
+	gw.w.RunUntil(gw.w.Now() + 10*time.Second)
+	return gw, at
+}
+
+// skipped lists the records below the committed offset never processed.
+func skipped(gw *groupWorld) []int64 {
+	done := map[int64]bool{}
+	for _, p := range processings(gw.rec) {
+		if p.okEnd {
+			done[p.offset] = true
+		}
+	}
+	var out []int64
+	for o := range gw.b.committed["orders-0"].CommittedOffset {
+		if !done[o] {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// With CommitHighestFinished, a member that crashes after committing past a
+// record still in processing restarts above it: the record is skipped.
+// Crashed at the same moment, the member committing its contiguous
+// completed prefix skips nothing.
+func TestCommitHighestFinishedSkipsRecordsAtACrash(t *testing.T) {
+	gw, at := crashAt(true, true, 0)
+	if at == 0 {
+		t.Fatal("the member never committed past a record in processing")
+	}
+	if s := skipped(gw); len(s) == 0 {
+		t.Fatalf("crashed at %v: nothing skipped", at)
+	}
+	if c := gw.b.committed["orders-0"]; c.CommittedOffset != 60 {
+		t.Fatalf("committed %d after the restart, want 60", c.CommittedOffset)
+	}
+	gw, _ = crashAt(false, false, at)
+	if s := skipped(gw); len(s) != 0 {
+		t.Fatalf("the contiguous prefix skipped %v", s)
+	}
+}
