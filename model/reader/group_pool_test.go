@@ -376,3 +376,31 @@ func TestCommitHighestFinishedSkipsRecordsAtACrash(t *testing.T) {
 		t.Fatalf("the contiguous prefix skipped %v", s)
 	}
 }
+
+// An at-most-once pool committed past its records before handing them
+// over: its listener commits nothing at a revocation, so the group's
+// committed offsets never go back below records it dropped.
+func TestPoolBeforeProcessingNeverCommitsBack(t *testing.T) {
+	slow := sim.Range{Min: 100 * time.Millisecond, Max: 300 * time.Millisecond}
+	c0 := poolConfig("c-0", reader.CommitBeforeProcessing, 4, slow, rangeAssignor{})
+	c1 := poolConfig("c-1", reader.CommitBeforeProcessing, 4, slow, rangeAssignor{})
+	c1.Start = 2 * time.Second
+	c0.MaxPollRecords, c1.MaxPollRecords = 10, 10
+	gw := newGroupWorld(4, 40, c0, c1)
+	gw.w.Start()
+	gw.w.RunUntil(40 * time.Second)
+	last := map[string]int64{}
+	for _, name := range []string{"c-0", "c-1"} {
+		for _, c := range commitsOf(gw.rec, name) {
+			for tp, off := range c.Value.Ext.Offsets { // kafkasim:orderless: each checked alone
+				if off < last[tp] {
+					t.Fatalf("%s committed %s=%d after %d", name, tp, off, last[tp])
+				}
+				last[tp] = off
+			}
+		}
+	}
+	if n := len(only(ops(gw.rec, "c-0", history.FRevoke), "ok ")); n == 0 {
+		t.Fatal("c-0 revoked nothing: the test shows nothing")
+	}
+}

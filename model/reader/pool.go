@@ -27,11 +27,12 @@ import (
 // listener of a careful application (onPartitionsRevoked) drops the
 // revoked partitions' queued records, waits for their records in
 // processing to finish, commits their completed prefix, and only then
-// lets the revocation complete. On partitions lost (the member was fenced:
-// its generation is gone) it drops their queued records and commits
-// nothing; records in processing still finish — the application cannot
-// recall a request already sent to a database — but no longer count for
-// the partition. A crash loses everything in flight.
+// lets the revocation complete (with before-processing, which committed
+// past the records before handing them over, it commits nothing). On
+// partitions lost (the member was fenced: its generation is gone) it
+// drops their queued records and commits nothing; records in processing
+// still finish — the application cannot recall a request already sent to
+// a database — but no longer count for the partition. A crash loses everything in flight.
 
 // pool is the pool's state.
 type pool struct {
@@ -224,5 +225,8 @@ func (r *Reader) poolCheckDrain() {
 		}
 	}
 	a.pool.drain = nil
-	d.then(true)
+	// An at-most-once application committed past its records before
+	// handing them over: committing its prefix now would move the
+	// committed offset back below records it dropped.
+	d.then(r.group.cfg.Commit != CommitBeforeProcessing)
 }
