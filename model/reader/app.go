@@ -9,14 +9,16 @@ import (
 // polled record (each a process operation, taking a draw of the processing
 // range) and commits per its commit mode. Kafka runs rebalance callbacks
 // and applies assignments only inside poll (ClassicKafkaConsumer.poll:
-// updateAssignmentMetadataIfNeeded), so a batch being processed never
-// loses a partition under it; only the heartbeat thread acts meanwhile (it
-// may leave the group on the poll timer, after which the batch is still
-// processed but its commit is refused).
+// updateAssignmentMetadataIfNeeded), so a batch being processed by the
+// poll loop itself never loses a partition under it; only the heartbeat
+// thread acts meanwhile (it may leave the group on the poll timer, after
+// which the batch is still processed but its commit is refused).
 //
-// The processing is a queue of work items handed to a worker; a pool of
-// workers, committing each partition's contiguous completed prefix, would
-// replace processNext's single worker and the processed map's update.
+// With GroupConfig.Workers of 1 (or unset) the poll loop processes each
+// batch itself, record by record, then commits and polls again. With more,
+// it hands the records to a pool of workers (pool.go) and polls on while
+// they work. A record's processing (task.go) may end with a write to an
+// external store (sideeffect.go).
 
 // workItem is one polled record to process.
 type workItem struct {
@@ -27,15 +29,21 @@ type workItem struct {
 
 // application is the state of the poll loop between polls.
 type application struct {
+	// The batch the poll loop processes itself (one worker): queue[next]
+	// is the record in processing (or next).
 	queue []workItem
 	next  int
 	// generation and memberID are the member's when the batch was polled:
 	// what its process operations carry.
 	generation int32
 	memberID   string
-	token      uint64 // the record in processing's timer
-	value      history.Value
-	busy       bool // a record is being processed
+	// token numbers the processings started, for their timers.
+	token uint64
+	// tasks are the records being processed, in the order they started.
+	tasks []*task
+	// writeCorr numbers the writes to the external store.
+	writeCorr uint64
+	pool      pool
 }
 
 // groupPoll is the group's part of a poll (ClassicKafkaConsumer.
@@ -130,6 +138,10 @@ func offsetsAfter(items []workItem) []commitOffset {
 // handOver gives the application the records a poll returned.
 func (r *Reader) handOver(items []workItem) {
 	g := r.group
+	if g.cfg.Workers > 1 {
+		r.poolHandOver(items)
+		return
+	}
 	a := &g.app
 	a.queue, a.next = items, 0
 	a.generation, a.memberID = g.ownedGeneration, g.ownedMemberID
@@ -154,26 +166,18 @@ func (r *Reader) handOver(items []workItem) {
 	r.processNext()
 }
 
-// processNext starts the next record, or ends the batch.
+// processNext starts the poll loop's next record, or ends the batch.
 func (r *Reader) processNext() {
 	g := r.group
 	a := &g.app
 	for a.next < len(a.queue) {
 		it := a.queue[a.next]
-		if r.subs.assignedState(it.key) == nil {
+		ps := r.subs.assignedState(it.key)
+		if ps == nil {
 			a.next++ // revoked since the poll: dropped
 			continue
 		}
-		a.busy = true
-		a.value = history.NoValue()
-		a.value.Topic, a.value.Partition, a.value.Offset = it.key.topic, it.key.partition, it.offset
-		x := a.value.X()
-		x.Group, x.Generation, x.MemberID = g.cfg.GroupID, a.generation, a.memberID
-		if r.rec != nil {
-			r.hist.Invoke(history.FProcess, &a.value)
-		}
-		a.token++
-		r.env.After(g.cfg.Processing.Draw(r.env.Rand()), gtimer{kind: gProcessed, token: a.token})
+		r.startTask(&task{item: it, ps: ps, generation: a.generation, memberID: a.memberID})
 		return
 	}
 	a.queue = nil
@@ -184,21 +188,14 @@ func (r *Reader) processNext() {
 	r.nextPoll()
 }
 
-// recordProcessed ends the record in processing.
-func (r *Reader) recordProcessed(token uint64) {
+// loopTaskEnded goes on with the poll loop's batch once its record in
+// processing ended: finished (its position is what the member processed
+// of the partition) or dropped.
+func (r *Reader) loopTaskEnded(t *task, finished bool) {
 	g := r.group
-	a := &g.app
-	if !a.busy || token != a.token {
-		return
-	}
-	a.busy = false
-	it := a.queue[a.next]
-	a.next++
-	if r.rec != nil {
-		r.hist.Complete(history.OK, history.FProcess, &a.value)
-	}
-	if r.subs.assignedState(it.key) != nil {
-		g.processed[it.key] = fetchPosition{offset: it.offset + 1, offsetEpoch: it.epoch}
+	g.app.next++
+	if finished && r.subs.assignedState(t.item.key) != nil {
+		g.processed[t.item.key] = fetchPosition{offset: t.item.offset + 1, offsetEpoch: t.item.epoch}
 	}
 	r.processNext()
 }

@@ -79,9 +79,25 @@ type GroupConfig struct {
 	AutoCommitInterval time.Duration
 	// Processing is the time the application spends on each record.
 	Processing sim.Range
+	// Workers is the size of the application's pool of workers (pool.go;
+	// 0 or 1: the poll loop processes each batch itself, record by
+	// record). A partition's committed offset covers its contiguous
+	// completed prefix.
+	Workers int
+	// CommitHighestFinished is an application bug (a kafkasim extension,
+	// for teaching): with workers, commit the offset after the highest
+	// finished record of each partition instead of its contiguous completed
+	// prefix, so a crash skips the records below it still in processing.
+	CommitHighestFinished bool
+	// SideEffects makes processing a record write its effect to the
+	// external store node Store (sideeffect.go).
+	SideEffects SideEffects
+	Store       sim.NodeID
 	// RetryBackoff is retry.backoff.ms (100 ms); RequestTimeout
 	// request.timeout.ms (30 s); DefaultAPITimeout default.api.timeout.ms
-	// (60 s), commitSync's budget.
+	// (60 s), commitSync's budget. The application's writes to the store
+	// take the same: an attempt's timeout, the backoff between attempts,
+	// and the time after which a record's processing gives up.
 	RetryBackoff, RequestTimeout, DefaultAPITimeout time.Duration
 }
 

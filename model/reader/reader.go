@@ -19,6 +19,7 @@ import (
 
 	"kafkasim/history"
 	"kafkasim/internal/corrlist"
+	"kafkasim/model/extstore"
 	"kafkasim/model/proto"
 	"kafkasim/sim"
 )
@@ -210,6 +211,11 @@ func (r *Reader) Deliver(from sim.NodeID, m sim.Message) {
 		r.refreshMetadata()
 		if r.group != nil {
 			r.groupDisconnected(m.Peer)
+			r.storeDisconnected(m.Peer)
+		}
+	case *extstore.ApplyResponse:
+		if r.group != nil {
+			r.handleApplied(m)
 		}
 	default:
 		if r.group != nil {
@@ -222,6 +228,10 @@ func (r *Reader) Deliver(from sim.NodeID, m sim.Message) {
 func (r *Reader) Fire(t sim.Timer) {
 	if gt, isGroup := t.(gtimer); isGroup {
 		r.fireGroup(gt)
+		return
+	}
+	if at, isApp := t.(atimer); isApp {
+		r.fireApp(at)
 		return
 	}
 	rt, ok := t.(rtimer)

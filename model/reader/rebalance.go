@@ -55,18 +55,25 @@ func (r *Reader) onJoinPrepare() bool {
 }
 
 // commitOnRevoke is the application's onPartitionsRevoked (and
-// onPartitionsLost, which by default calls it): it commits, synchronously,
-// what it processed of the partitions given up — with auto-commit, the
+// onPartitionsLost, which by default calls it): once its workers are done
+// with the partitions given up (quiesce, pool.go), it commits,
+// synchronously, what it processed of them — with auto-commit, the
 // consumer's own commit before a revocation. then runs once the commit
 // ended, whatever its outcome (Kafka's callback catches the commit's
 // exception); the poll it blocked starts again after.
 func (r *Reader) commitOnRevoke(tps []proto.TopicPartition, then func()) {
 	g := r.group
 	g.blocked = true
-	r.commitSync(r.processedOffsets(tps), func(bool) {
-		then()
-		g.blocked = false
-		r.env.After(0, rtimer{kind: timerPoll})
+	r.quiesce(tps, func(commit bool) {
+		var offsets []commitOffset
+		if commit {
+			offsets = r.processedOffsets(tps)
+		}
+		r.commitSync(offsets, func(bool) {
+			then()
+			g.blocked = false
+			r.env.After(0, rtimer{kind: timerPoll})
+		})
 	})
 }
 
