@@ -284,13 +284,24 @@ func (reg *register) finalCommitted() (value, invoke, complete int64, proc int32
 
 func (a *analyzer) checkSkipped() {
 	m := &a.members
-	// What each group began processing, per partition, sorted.
+	// What each group processed, per partition, sorted: a process that
+	// completed, or whose effect reached (or may have reached) the
+	// external store. A processing a crash cut short, or one still open
+	// when the history ends, did not complete: the application's work
+	// died with it; only an effect it sent on may have escaped.
 	type gp struct{ group, part int32 }
 	started := map[gp][]int64{}
 	for i := range m.procs {
-		pr := &m.procs[i]
-		k := gp{pr.group, pr.part}
-		started[k] = append(started[k], pr.off)
+		if pr := &m.procs[i]; pr.ok {
+			k := gp{pr.group, pr.part}
+			started[k] = append(started[k], pr.off)
+		}
+	}
+	for _, effs := range [][]effectRec{m.effects, m.maybeEffects} {
+		for _, e := range effs {
+			k := gp{e.group, e.part}
+			started[k] = append(started[k], e.off)
+		}
 	}
 	for k, offs := range started { // kafkasim:orderless: sorts each slice in place
 		slices.Sort(offs)

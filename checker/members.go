@@ -86,10 +86,13 @@ type groupMembers struct {
 	members    []string
 	procs      []processRec
 	effects    []effectRec
-	jumps      []resetJump
-	maxGen     []genSeen // per group
-	memberGen  map[memberKey]genSeen
-	lastTime   int64
+	// maybeEffects are side effects of unknown outcome (info): the store
+	// may hold them.
+	maybeEffects []effectRec
+	jumps        []resetJump
+	maxGen       []genSeen // per group
+	memberGen    map[memberKey]genSeen
+	lastTime     int64
 }
 
 // memberProc is a process's state as a group member.
@@ -303,6 +306,9 @@ func (a *analyzer) addSideEffect(pid int32, p *procState, o *history.Op) {
 	}
 	if o.Type == history.OK && known {
 		m.effects = append(m.effects, effectRec{op: o.Index, off: e.off, group: e.group, part: e.part, proc: pid})
+	}
+	if o.Type == history.Info && known {
+		m.maybeEffects = append(m.maybeEffects, effectRec{op: o.Index, off: e.off, group: e.group, part: e.part, proc: pid})
 	}
 }
 

@@ -301,11 +301,23 @@ func TestSkippedRecordByCommitMode(t *testing.T) {
 	}
 	h, _ = skipHistory(0, 1, 2, 3, 4)
 	expectCount(t, Check(h.ops, withGroup("after-processing")), SkippedRecord, 0)
-	// A record the member began processing but never finished is not
-	// skipped (it was processed, maybe partly).
+	// A record the member began processing but never finished (the
+	// process died, or it was still at it when the history ended) was not
+	// processed: its work died with the process. Skipped.
 	h, c := skipHistory(0, 1, 3, 4)
 	c.begin(1, 0, 2)
-	expectCount(t, Check(h.ops, withGroup("after-processing")), SkippedRecord, 0)
+	expectCount(t, Check(h.ops, withGroup("after-processing")), SkippedRecord, 1)
+	// Unless its effect reached, or may have reached, the external store.
+	for _, typ := range []history.Type{history.OK, history.Info} {
+		h, c = skipHistory(0, 1, 3, 4)
+		c.begin(1, 0, 2)
+		v := history.NoValue()
+		c.ext(&v, -1)
+		v.Topic, v.Partition, v.Offset, v.Key = "t", 0, 2, "store-2"
+		h.add(c.proc, history.Invoke, history.FSideEffect, v)
+		h.add(c.proc, typ, history.FSideEffect, v)
+		expectCount(t, Check(h.ops, withGroup("after-processing")), SkippedRecord, 0)
+	}
 }
 
 func TestSkippedRecordCountsOnlyRecordsThatWereThere(t *testing.T) {

@@ -150,7 +150,7 @@ func (s *Scenario) Apply(name, value string) error {
 		s.Cluster.Brokers = int(x)
 		s.syncOffsetsTopic(name)
 		return err
-	case "commit", "workers", "side-effects", "static":
+	case "commit", "workers", "workers-commit", "side-effects", "static":
 		return s.groupAxis(name, value)
 	case "replication.factor", "partitions":
 		x, err := num(1, PartitionsMax)
@@ -246,6 +246,11 @@ func (s *Scenario) groupAxis(name, value string) error {
 				return fmt.Errorf("workers %q: want a number in 1..%d", value, WorkersMax)
 			}
 			c.Workers = n
+		case "workers-commit":
+			if !contains(WorkersCommitModes, value) {
+				return fmt.Errorf("workers-commit %q: want %s", value, strings.Join(WorkersCommitModes, " or "))
+			}
+			c.WorkersCommit = value
 		case "side-effects":
 			if !contains(SideEffectModes, value) {
 				return fmt.Errorf("side-effects %q: want %s", value, strings.Join(SideEffectModes, " or "))

@@ -195,6 +195,14 @@ func (c Consumer) groupConfig() *kreader.GroupConfig {
 	gc.RetryBackoff = configMs(c.Config, "retry.backoff.ms")
 	gc.RequestTimeout = configMs(c.Config, "request.timeout.ms")
 	gc.Processing = c.Processing
+	gc.Workers = max(c.Workers, 1)
+	gc.CommitHighestFinished = c.WorkersCommit == "highest-finished"
+	switch c.SideEffects {
+	case "plain":
+		gc.SideEffects = kreader.SideEffectsPlain
+	case "idempotent":
+		gc.SideEffects = kreader.SideEffectsIdempotent
+	}
 	if names := configList(c.Config, "partition.assignment.strategy"); len(names) > 0 {
 		// The loader admits only the assignors assign knows.
 		gc.Assignors, _ = cluster.ClientAssignors(names)

@@ -23,7 +23,7 @@ func (r *reader) consumers(f field, s *Scenario) {
 		topicsSet := false
 		var countNode *yaml.Node
 		for _, g := range r.fields(item, path, []string{"name", "count", "group", "topics", "processing", "commit", "workers",
-			"side-effects", "static", "config"}) {
+			"workers-commit", "side-effects", "static", "config"}) {
 			switch g.name {
 			case "name":
 				c.Name = r.name(g, "consumer name")
@@ -50,7 +50,7 @@ func (r *reader) consumers(f field, s *Scenario) {
 				if v, ok := r.rangeOf(g, time.Hour); ok {
 					c.Processing = v
 				}
-			case "commit", "workers", "side-effects", "static":
+			case "commit", "workers", "workers-commit", "side-effects", "static":
 				r.memberKey(g, &c)
 			case "config":
 				r.kafkaConfig(g, allConsumerKeys, &c.Config)
@@ -89,6 +89,13 @@ func (r *reader) memberKey(g field, c *Consumer) {
 		if n, ok := r.int(g, 1, WorkersMax); ok {
 			c.Workers = int(n)
 		}
+	case "workers-commit":
+		mode := r.str(g)
+		if !contains(WorkersCommitModes, mode) {
+			r.fail(g.value, g.path, "want %s, got %q", strings.Join(WorkersCommitModes, " or "), cutLong(mode))
+			return
+		}
+		c.WorkersCommit = mode
 	case "side-effects":
 		mode := r.str(g)
 		if !contains(SideEffectModes, mode) {

@@ -58,7 +58,14 @@ func internalTopicRefusal(name string) string {
 }
 
 // memberOnlyKeys are a consumer entry's keys that need a group.
-var memberOnlyKeys = []string{"commit", "workers", "side-effects", "static"}
+var memberOnlyKeys = []string{"commit", "workers", "workers-commit", "side-effects", "static"}
+
+// WorkersCommitModes are what a worker pool commits (a kafkasim
+// extension): completed-prefix, each partition's contiguous completed
+// prefix (correct, the default), or highest-finished, the offset after the
+// highest record any worker finished — an application bug for teaching: a
+// crash then skips the records still in flight below it.
+var WorkersCommitModes = []string{"completed-prefix", "highest-finished"}
 
 // GroupInstanceID is the group.instance.id of instance i of a static
 // member ("" when the member is dynamic): its instance name, "<name>-<i>".

@@ -111,6 +111,9 @@ func (s *Scenario) Resolved() ([]byte, error) {
 		if cs.Group != "" {
 			put(m, "commit", str(cs.Commit))
 			put(m, "workers", plain(strconv.Itoa(cs.Workers)))
+			if cs.WorkersCommit != "" {
+				put(m, "workers-commit", str(cs.WorkersCommit))
+			}
 			if cs.SideEffects != "" {
 				put(m, "side-effects", str(cs.SideEffects))
 			}

@@ -120,6 +120,10 @@ type Consumer struct {
 	// SideEffects is "plain" or "idempotent" when each processed record
 	// is applied to an external store; "" when none is.
 	SideEffects string
+	// WorkersCommit is what the worker pool commits: "completed-prefix"
+	// (the default) or "highest-finished" (an application bug, for
+	// teaching).
+	WorkersCommit string
 	// Static members have group.instance.id <Name>-<i>
 	// (GroupInstanceID).
 	Static bool

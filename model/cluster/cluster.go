@@ -16,6 +16,7 @@ import (
 	"kafkasim/model/audit"
 	"kafkasim/model/broker"
 	"kafkasim/model/controller"
+	"kafkasim/model/extstore"
 	"kafkasim/model/metadata"
 	"kafkasim/model/partlog"
 	"kafkasim/model/producer"
@@ -173,6 +174,9 @@ type Cluster struct {
 	Admin       sim.NodeID
 	Producers   []sim.NodeID
 	Readers     []sim.NodeID
+	// Stores are the external stores of consumer entries with side
+	// effects.
+	Stores []sim.NodeID
 	// FinalReader is the node of Config.FinalReader, or sim.NoNode.
 	FinalReader sim.NodeID
 	// History is what the clients recorded.
@@ -238,6 +242,10 @@ func ControllerName(i int) string { return fmt.Sprintf("controller-%d", i) }
 // BrokerName is broker-<id>.
 func BrokerName(id int32) string { return fmt.Sprintf("broker-%d", id) }
 
+// StoreName is the node of the external store the members of consumer
+// entry name write their side effects to.
+func StoreName(name string) string { return name + "-store" }
+
 // AdminName is the admin client's node.
 const AdminName = "admin"
 
@@ -248,10 +256,13 @@ const (
 	RoleProducer   = "producer"
 	RoleConsumer   = "consumer"
 	RoleAdmin      = "admin"
+	// RoleStore is the external store a consumer group's side effects go
+	// to (model/extstore).
+	RoleStore = "store"
 )
 
 // Roles lists them, the ones faults most often pick first.
-var Roles = []string{RoleBroker, RoleController, RoleProducer, RoleConsumer, RoleAdmin}
+var Roles = []string{RoleBroker, RoleController, RoleProducer, RoleConsumer, RoleAdmin, RoleStore}
 
 // ClientName is instance i of producer or consumer name ("p-0"); a negative
 // i leaves the number off, for messages ("p-").
@@ -383,6 +394,15 @@ func Build(cfg Config) (*Cluster, error) {
 		}
 	}
 	for _, rs := range cfg.Readers {
+		store := sim.NoNode
+		if g := rs.Config.Group; g != nil && g.SideEffects != reader.SideEffectsNone {
+			mode := extstore.Plain
+			if g.SideEffects == reader.SideEffectsIdempotent {
+				mode = extstore.Idempotent
+			}
+			store = w.AddNode(sim.NodeSpec{Name: StoreName(rs.Name), Role: RoleStore, New: extstore.New(mode)})
+			c.Stores = append(c.Stores, store)
+		}
 		for i := range rs.Count {
 			rc := rs.Config
 			rc.Name = ClientName(rs.Name, i)
@@ -395,6 +415,7 @@ func Build(cfg Config) (*Cluster, error) {
 					g.GroupInstanceID = rc.Name
 				}
 				g.ClientID = rc.Name
+				g.Store = store
 				rc.Group = &g
 			}
 			c.Readers = append(c.Readers, w.AddNode(sim.NodeSpec{Name: rc.Name, Role: RoleConsumer, New: reader.New(rc)}))
