@@ -8,6 +8,7 @@ import (
 
 	"kafkasim/internal/gctune"
 	"kafkasim/internal/hugeheap"
+	"kafkasim/model/group"
 	"kafkasim/model/producer"
 	"kafkasim/model/reader"
 	"kafkasim/sim"
@@ -95,4 +96,60 @@ func dataPlaneBenchConfig(seed uint64) Config {
 	cfg.Producers = []ProducerSpec{{Name: "p", Count: 4, Config: pc}}
 	cfg.Readers = []ReaderSpec{{Name: "c", Count: 2, Config: reader.DefaultConfig("", []string{"orders"})}}
 	return cfg
+}
+
+// BenchmarkDataPlaneGroupFiveMinutes is BenchmarkDataPlaneFiveMinutes with
+// the two assign-mode readers replaced by a consumer group of three
+// members (classic protocol, Kafka's default assignors, committing after
+// processing, no processing time): the same load, read through the group
+// coordinator, with a process operation per record and the commits in the
+// history. Compare its sim-s/s with the readers' (docs/performance.md).
+func BenchmarkDataPlaneGroupFiveMinutes(b *testing.B) {
+	if os.Getenv("GOGC") == "" {
+		defer gctune.Start()()
+	}
+	if _, _, err := hugeheap.Reserve(); err != nil {
+		b.Fatal(err)
+	}
+	var events uint64
+	var simTime time.Duration
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range b.N {
+		cfg := dataPlaneBenchConfig(1)
+		rc := reader.DefaultConfig("", []string{"orders"})
+		gc := reader.DefaultGroupConfig("billing")
+		gc.Commit = reader.CommitAfterProcessing
+		gc.Processing = sim.Range{}
+		gc.Assignors, _ = ClientAssignors([]string{"range", "cooperative-sticky"})
+		rc.Group, rc.Processing = &gc, sim.Range{}
+		cfg.Readers = []ReaderSpec{{Name: "c", Count: 3, Config: rc}}
+		cfg.Groups = &GroupSettings{Coordinator: groupBenchCoordinator()}
+		c, err := Build(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := 1; i <= 9; i++ {
+			c.World.ScheduleFault(time.Duration(30*i)*time.Second, sim.Fault{Kind: sim.FaultCrash, Target: "random-broker", For: 10 * time.Second})
+		}
+		c.World.Start()
+		c.World.RunUntil(5 * time.Minute)
+		events += c.World.Steps()
+		simTime += c.World.Now()
+		if c.History.Len() < 1_000_000 {
+			b.Fatalf("only %d history operations: the workload did not run", c.History.Len())
+		}
+	}
+	secs := b.Elapsed().Seconds()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(events)/secs, "events/s")
+	b.ReportMetric(simTime.Seconds()/secs, "sim-s/s")
+	b.ReportMetric(float64(events)/float64(b.N), "events/run")
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(events), "B/event")
+}
+
+func groupBenchCoordinator() group.Config {
+	gc := group.DefaultConfig()
+	gc.OffsetsTopicReplicationFactor = 3
+	return gc
 }

@@ -41,6 +41,9 @@ type application struct {
 	token uint64
 	// tasks are the records being processed, in the order they started.
 	tasks []*task
+	// processExt is the group fields of the process operations of the
+	// generation under way (task.go).
+	processExt *history.Ext
 	// writeCorr numbers the writes to the external store.
 	writeCorr uint64
 	pool      pool

@@ -83,8 +83,13 @@ func (r *Reader) startTask(t *task) {
 	t.phase = taskProcessing
 	t.value = history.NoValue()
 	t.value.Topic, t.value.Partition, t.value.Offset = t.item.key.topic, t.item.key.partition, t.item.offset
-	x := t.value.X()
-	x.Group, x.Generation, x.MemberID = g.cfg.GroupID, t.generation, t.memberID
+	// The process operations of one generation share their group fields:
+	// the history keeps the pointer, and no one changes an Ext once
+	// recorded.
+	if e := a.processExt; e == nil || e.Generation != t.generation || e.MemberID != t.memberID {
+		a.processExt = &history.Ext{Group: g.cfg.GroupID, Generation: t.generation, MemberID: t.memberID}
+	}
+	t.value.Ext = a.processExt
 	if r.rec != nil {
 		r.hist.Invoke(history.FProcess, &t.value)
 	}
