@@ -183,6 +183,11 @@ func (c Consumer) groupConfig() *kreader.GroupConfig {
 	default:
 		gc.Commit = kreader.CommitAuto
 	}
+	if c.Config.Get("group.protocol") == string(kreader.ProtocolConsumer) {
+		// The loader wrote out the brokers' default assignor when none
+		// was set.
+		gc.Protocol, gc.ServerAssignor = kreader.ProtocolConsumer, c.Config.Get("group.remote.assignor")
+	}
 	if c.Config.Get("session.timeout.ms") != "" {
 		gc.SessionTimeout = configMs(c.Config, "session.timeout.ms")
 	}
@@ -213,8 +218,13 @@ func (s *Scenario) Guarantees() checker.Config {
 			Retries:     int(min(configInt(p.Config, "retries"), math.MaxInt32))})
 	}
 	for _, c := range s.Consumers {
-		cc.Consumers = append(cc.Consumers, checker.ConsumerGuarantees{Prefix: c.Name, Isolation: c.Config.Get("isolation.level"),
-			AutoOffsetReset: c.Config.Get("auto.offset.reset")})
+		g := checker.ConsumerGuarantees{Prefix: c.Name, Isolation: c.Config.Get("isolation.level"),
+			AutoOffsetReset: c.Config.Get("auto.offset.reset")}
+		if c.Group != "" {
+			g.Group, g.Commit, g.SideEffects = c.Group, c.Commit, c.SideEffects
+			g.GroupProtocol = c.Config.Get("group.protocol")
+		}
+		cc.Consumers = append(cc.Consumers, g)
 	}
 	for _, t := range s.Topics {
 		cc.Topics = append(cc.Topics, checker.TopicGuarantees{Name: t.Name, ReplicationFactor: t.ReplicationFactor,
