@@ -187,4 +187,3 @@ func from(log []string, process, sub string) []string {
 	}
 	return out
 }
-
