@@ -183,6 +183,11 @@ func (c Consumer) groupConfig() *kreader.GroupConfig {
 	default:
 		gc.Commit = kreader.CommitAuto
 	}
+	if c.Config.Get("group.protocol") == string(kreader.ProtocolConsumer) {
+		// The loader wrote out the brokers' default assignor when none
+		// was set.
+		gc.Protocol, gc.ServerAssignor = kreader.ProtocolConsumer, c.Config.Get("group.remote.assignor")
+	}
 	if c.Config.Get("session.timeout.ms") != "" {
 		gc.SessionTimeout = configMs(c.Config, "session.timeout.ms")
 	}

@@ -197,7 +197,8 @@ var groupCoordinatorSelector = modelSelector{form: "group-coordinator(GROUP)",
 
 // groupsStable reports whether every consumer group healed: its
 // coordinator holds it Stable, every live member is in the group's
-// generation with nothing pending, every partition of the topics the group
+// generation (a consumer group's member STABLE at the assignment epoch,
+// which is the group epoch) with nothing pending, every partition of the topics the group
 // subscribes to is owned by exactly one live member, and the group's
 // committed offset of each is at its high watermark (lag 0).
 func (c *Cluster) groupsStable() (bool, string) {
@@ -239,6 +240,12 @@ func (c *Cluster) groupsStable() (bool, string) {
 			}
 			if d.Protocol == "classic" && generation != d.Generation {
 				return false, fmt.Sprintf("%s is in generation %d, the group in %d", name, generation, d.Generation)
+			}
+			if epoch, ok := r.MemberEpoch(); ok && (epoch != d.AssignmentEpoch || d.AssignmentEpoch != d.Generation) {
+				// A consumer group (KIP-848) is healed when its target
+				// assignment is of the current group epoch and every
+				// member reconciled to it.
+				return false, fmt.Sprintf("%s is at member epoch %d, the group's assignment at epoch %d (group epoch %d)", name, epoch, d.AssignmentEpoch, d.Generation)
 			}
 			for _, p := range r.Owned() {
 				if other, taken := owners[p]; taken {

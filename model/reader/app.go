@@ -58,6 +58,9 @@ type application struct {
 // commit's end polls again.
 func (r *Reader) groupPoll() bool {
 	g := r.group
+	if g.consumer != nil {
+		return r.consumerPoll() // consumerproto.go
+	}
 	if g.fatal != "" || g.blocked {
 		return false
 	}
@@ -213,6 +216,10 @@ func (r *Reader) nextPoll() {
 // member's; a static one lets its session expire).
 func (r *Reader) closeGroup() {
 	g := r.group
+	if g.consumer != nil {
+		r.closeConsumerGroup() // consumerproto.go
+		return
+	}
 	leave := func(bool) { r.maybeLeaveGroup("the consumer is being closed") }
 	if g.cfg.Commit == CommitAuto && g.state == stable && g.syncCommit == nil {
 		r.commitSync(r.processedOffsets(r.ownedTPs()), leave)

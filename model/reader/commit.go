@@ -52,7 +52,8 @@ type commitVerdict struct {
 // classifyCommitError decides a commit's fate from the error of its
 // answer: retriable ones are retried by commitSync; the others refuse the
 // commit (CommitFailedException for ILLEGAL_GENERATION and
-// UNKNOWN_MEMBER_ID, RebalanceInProgressException, FencedInstanceIdException).
+// UNKNOWN_MEMBER_ID, RebalanceInProgressException, FencedInstanceIdException;
+// a consumer-protocol member's StaleMemberEpochException).
 func classifyCommitError(e proto.ErrorCode) commitVerdict {
 	switch e {
 	case proto.NotCoordinator, proto.CoordinatorNotAvailable:
@@ -62,7 +63,7 @@ func classifyCommitError(e proto.ErrorCode) commitVerdict {
 	case proto.CoordinatorLoadInProgress, proto.UnknownTopicOrPartition:
 		return commitVerdict{retriable: true}
 	case proto.IllegalGeneration, proto.UnknownMemberID, proto.RebalanceInProgress, proto.FencedInstanceID,
-		proto.InvalidCommitOffsetSize, proto.InvalidGroupID:
+		proto.InvalidCommitOffsetSize, proto.InvalidGroupID, proto.StaleMemberEpoch:
 		return commitVerdict{}
 	}
 	return commitVerdict{maybeApplied: true} // unexpected: a KafkaException, outcome unknown
@@ -220,14 +221,17 @@ func (r *Reader) handleOffsetCommit(m *proto.OffsetCommitResponse) {
 		r.retrySyncCommitLater(c, err.String())
 		return
 	}
-	switch err {
-	case proto.UnknownMemberID, proto.IllegalGeneration:
+	switch {
+	case r.group.consumer != nil:
+		// A consumer-protocol member's membership changes only by its
+		// heartbeats (CommitRequestManager fails the commit and no more).
+	case err == proto.UnknownMemberID || err == proto.IllegalGeneration:
 		if r.generationUnchanged(call) {
 			r.resetStateAndRejoin("OffsetCommit: "+err.String(), err == proto.UnknownMemberID)
 		}
-	case proto.RebalanceInProgress:
+	case err == proto.RebalanceInProgress:
 		r.requestRejoin("OffsetCommit: REBALANCE_IN_PROGRESS")
-	case proto.FencedInstanceID:
+	case err == proto.FencedInstanceID:
 		r.fail("OffsetCommit: FENCED_INSTANCE_ID")
 	}
 	r.endCommit(c, false, err.String())
@@ -306,8 +310,14 @@ func (r *Reader) fetchCommittedIfNeeded() {
 		v.X().Group, v.X().Partitions = g.cfg.GroupID, tpStrings(parts)
 		r.hist.Invoke(history.FFetchCommitted, &v)
 	}
+	// A consumer-protocol member in the group sends its member id and
+	// epoch (OffsetFetch v9); the classic member sends neither.
+	memberID, epoch := "", proto.NoGeneration
+	if g.consumer != nil && g.generation > 0 {
+		memberID, epoch = g.memberID, g.generation
+	}
 	g.fetchingCommitted = r.sendGroup(g.coordinator, groupCall{api: apiOffsetFetch, parts: parts}, g.cfg.RequestTimeout, func(corr uint64) sim.Message {
-		return &proto.OffsetFetchRequest{CorrelationID: corr, GroupID: g.cfg.GroupID, MemberEpoch: proto.NoGeneration,
+		return &proto.OffsetFetchRequest{CorrelationID: corr, GroupID: g.cfg.GroupID, MemberID: memberID, MemberEpoch: epoch,
 			Partitions: parts, RequireStable: r.cfg.Isolation == "read_committed"}
 	})
 }

@@ -28,6 +28,7 @@ const (
 	apiLeaveGroup
 	apiOffsetCommit
 	apiOffsetFetch
+	apiConsumerGroupHeartbeat
 )
 
 // groupCall is a group request in flight: what it is and the generation
@@ -39,6 +40,9 @@ type groupCall struct {
 	memberID   string
 	commit     *commitCall
 	parts      []proto.TopicPartition // OffsetFetch: the partitions asked
+	// hb is a ConsumerGroupHeartbeat's request, which its answer is fed
+	// back with (consumerproto.go).
+	hb *proto.ConsumerGroupHeartbeatRequest
 }
 
 // sendGroup sends a group request, keeps it with the reader's requests in
@@ -102,6 +106,9 @@ func (r *Reader) handleFindCoordinator(m *proto.FindCoordinatorResponse) {
 	g.lastHbReceived = r.env.Now() // Heartbeat.resetSessionTimeout
 	r.env.Note("reader", r.cfg.Name+" discovered group coordinator "+strconv.Itoa(int(m.NodeID)))
 	r.resumeSyncCommit()
+	if g.consumer != nil {
+		r.consumerHeartbeat()
+	}
 	r.wakePoll()
 }
 
@@ -192,6 +199,8 @@ func (r *Reader) groupCallFailed(corr uint64, c *groupCall) {
 		r.commitAttemptFailed(corr, c.commit)
 	case apiOffsetFetch:
 		r.offsetFetchFailed(corr, "request failed without an answer")
+	case apiConsumerGroupHeartbeat:
+		r.consumerHeartbeatFailed(c)
 	}
 }
 
@@ -513,6 +522,8 @@ func (r *Reader) deliverGroup(m sim.Message) {
 		r.handleOffsetCommit(m)
 	case *proto.OffsetFetchResponse:
 		r.handleOffsetFetch(m)
+	case *proto.ConsumerGroupHeartbeatResponse:
+		r.handleConsumerGroupHeartbeat(m)
 	}
 }
 
@@ -537,5 +548,7 @@ func (r *Reader) fireGroup(t gtimer) {
 		r.recordProcessed(t.token)
 	case gCommitRetry:
 		r.retrySyncCommit(t.token)
+	case gConsumerHeartbeat:
+		r.consumerHeartbeatDue(t.token)
 	}
 }

@@ -53,6 +53,18 @@ type GroupAssignor interface {
 	Assign(partitionsPerTopic map[string]int32, members []proto.JoinGroupMember) map[string][]proto.TopicPartition
 }
 
+// GroupProtocol is group.protocol: how the member takes part in its group.
+type GroupProtocol string
+
+const (
+	// ProtocolClassic is the classic protocol: JoinGroup, SyncGroup,
+	// Heartbeat, the leader's client-side assignment (Kafka's default).
+	ProtocolClassic GroupProtocol = "classic"
+	// ProtocolConsumer is KIP-848's consumer protocol: ConsumerGroupHeartbeat,
+	// with the assignment computed by the coordinator (consumerproto.go).
+	ProtocolConsumer GroupProtocol = "consumer"
+)
+
 // GroupConfig is a group member's configuration: the consumer configs of
 // group management (Kafka's ConsumerConfig, defaults in DefaultGroupConfig)
 // and the application's.
@@ -61,17 +73,24 @@ type GroupConfig struct {
 	GroupID string
 	// GroupInstanceID is group.instance.id: "" is a dynamic member.
 	GroupInstanceID string
+	// Protocol is group.protocol ("": classic).
+	Protocol GroupProtocol
+	// ServerAssignor is group.remote.assignor, the assignor a consumer
+	// protocol member asks the coordinator for ("": the broker's default).
+	ServerAssignor string
 	// ClientID is client.id, the prefix of the member id the coordinator
 	// gives a classic member (clientId-UUID).
 	ClientID string
-	// SessionTimeout is session.timeout.ms (45 s).
-	SessionTimeout time.Duration
-	// HeartbeatInterval is heartbeat.interval.ms (3 s).
+	// SessionTimeout is session.timeout.ms (45 s) and HeartbeatInterval
+	// heartbeat.interval.ms (3 s): classic only (the consumer protocol's
+	// are the broker's group.consumer.* settings).
+	SessionTimeout    time.Duration
 	HeartbeatInterval time.Duration
 	// MaxPollInterval is max.poll.interval.ms (5 minutes), also the
-	// rebalance timeout sent in JoinGroup.
+	// rebalance timeout sent in JoinGroup (or ConsumerGroupHeartbeat).
 	MaxPollInterval time.Duration
-	// Assignors is partition.assignment.strategy, best first.
+	// Assignors is partition.assignment.strategy, best first (classic
+	// only).
 	Assignors []GroupAssignor
 	// Commit is the application's commit mode.
 	Commit CommitMode
@@ -99,7 +118,13 @@ type GroupConfig struct {
 	// take the same: an attempt's timeout, the backoff between attempts,
 	// and the time after which a record's processing gives up.
 	RetryBackoff, RequestTimeout, DefaultAPITimeout time.Duration
+	// RetryBackoffMax is retry.backoff.max.ms (1 s): the consumer
+	// protocol's heartbeat backoff grows up to it.
+	RetryBackoffMax time.Duration
 }
+
+// consumerProtocol reports whether the member runs KIP-848's protocol.
+func (c *GroupConfig) consumerProtocol() bool { return c.Protocol == ProtocolConsumer }
 
 // DefaultGroupConfig has Kafka 4's consumer defaults (no assignors: the
 // caller gives them), committing automatically.
@@ -107,7 +132,7 @@ func DefaultGroupConfig(groupID string) GroupConfig {
 	return GroupConfig{GroupID: groupID, SessionTimeout: 45 * time.Second, HeartbeatInterval: 3 * time.Second,
 		MaxPollInterval: 5 * time.Minute, Commit: CommitAuto, AutoCommitInterval: 5 * time.Second,
 		Processing: sim.Range{Min: time.Millisecond, Max: 5 * time.Millisecond}, RetryBackoff: 100 * time.Millisecond,
-		RequestTimeout: 30 * time.Second, DefaultAPITimeout: 60 * time.Second}
+		RequestTimeout: 30 * time.Second, DefaultAPITimeout: 60 * time.Second, RetryBackoffMax: time.Second}
 }
 
 // cooperativeProtocol reports whether a member with these assignors runs
@@ -232,6 +257,9 @@ type groupState struct {
 	// fatal JoinGroup error): it consumes no more.
 	fatal string
 
+	// consumer is a consumer-protocol member's driver (nil: classic).
+	consumer *consumerMember
+
 	app application
 }
 
@@ -279,6 +307,9 @@ func (r *Reader) Fatal() string {
 // its assignment (no rebalance pending).
 func (r *Reader) Stable() bool {
 	g := r.group
+	if g != nil && g.consumer != nil {
+		return r.consumerStable()
+	}
 	return g != nil && g.state == stable && !g.rejoinNeeded && g.synced == nil
 }
 

@@ -48,8 +48,9 @@ type Config struct {
 	Start, Stop    time.Duration
 	// NoEpochValidation is the bug zoo's no-consumer-epoch-validation.
 	NoEpochValidation bool
-	// Group makes the reader a member of a classic consumer group (nil:
-	// an assign-mode reader of every partition of its topics). A member
+	// Group makes the reader a member of a consumer group, classic or
+	// KIP-848's (nil: an assign-mode reader of every partition of its
+	// topics). A member
 	// consumes until the run ends: Stop does not apply to it.
 	Group *GroupConfig
 }
@@ -177,6 +178,9 @@ func (r *Reader) Start(env sim.Env) {
 	r.requests = corrlist.List[request]{}
 	if r.cfg.Group != nil {
 		r.group = newGroupState(r.cfg.Group)
+		if r.cfg.Group.consumerProtocol() {
+			r.group.consumer = newConsumerMember(r.cfg.Group, r.cfg.Topics, env)
+		}
 	}
 	if env.Incarnation() > 1 && r.rec != nil {
 		r.rec.Restarted(r.cfg.Name) // the world recorded the death (Recorder.Died)

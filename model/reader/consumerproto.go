@@ -1,0 +1,285 @@
+package reader
+
+import (
+	"fmt"
+	"slices"
+
+	"kafkasim/model/proto"
+	"kafkasim/model/reader/membership"
+	"kafkasim/sim"
+)
+
+// A reader whose group config says group.protocol=consumer is a member of a
+// KIP-848 consumer group, after Kafka 4's AsyncKafkaConsumer: the
+// membership manager (model/reader/membership) decides what to heartbeat
+// and what the application must do; this file drives it. Its background
+// thread's part (ConsumerNetworkThread with the CoordinatorRequestManager
+// and the heartbeat request manager) is the heartbeat timer and the
+// responses; its application thread's part (AsyncKafkaConsumer.poll, which
+// runs the rebalance callbacks: processBackgroundEvents) is consumerPoll.
+// Discovery, commits and the committed offsets of new partitions are the
+// classic member's code (coordinator.go, commit.go), with the member epoch
+// where the classic member sends its generation (OffsetCommit's
+// GenerationIdOrMemberEpoch, OffsetFetch v9's member id and epoch).
+
+// gConsumerHeartbeat is the timer of a consumer-protocol member's
+// heartbeat request manager.
+const gConsumerHeartbeat = gCommitRetry + 1
+
+// consumerMember is a consumer-protocol member's driver state.
+type consumerMember struct {
+	m *membership.Manager
+	// hbToken tells the current heartbeat timer from stale ones.
+	hbToken uint64
+	// actions are the manager's actions not carried out yet, in order.
+	actions []membership.Action
+}
+
+// newConsumerMember is a member subscribed to the reader's topics: it joins
+// at its first poll (AsyncKafkaConsumer.subscribe, then poll).
+func newConsumerMember(cfg *GroupConfig, topics []string, r sim.Env) *consumerMember {
+	mc := membership.Config{GroupID: cfg.GroupID, InstanceID: cfg.GroupInstanceID, ServerAssignor: cfg.ServerAssignor,
+		RebalanceTimeout: cfg.MaxPollInterval, RetryBackoff: cfg.RetryBackoff, RetryBackoffMax: max(cfg.RetryBackoffMax, cfg.RetryBackoff)}
+	m := membership.NewManager(mc, r.Rand(), r.Now())
+	m.Subscribe(topics)
+	return &consumerMember{m: m}
+}
+
+// syncConsumerState mirrors the manager's member id and epoch where the
+// classic member keeps its member id and generation, so that the shared
+// code (commits, history, Reader.Group) sends and records them: a member
+// with a positive epoch is in the group (its commits go out with that
+// epoch); otherwise it is not, and a commit is refused before it is sent,
+// as the classic member's is outside a generation (Kafka's
+// CommitRequestManager sends it with epoch -1, which a group with members
+// refuses).
+func (r *Reader) syncConsumerState() {
+	g := r.group
+	m := g.consumer.m
+	g.memberID = m.MemberID()
+	if e := m.MemberEpoch(); e > 0 {
+		// What the member processes and revokes carries the epoch it
+		// holds them at (its epoch moves on with the group's without a
+		// new assignment).
+		g.generation, g.state, g.ownedGeneration = e, stable, e
+	} else {
+		g.generation, g.state = proto.NoGeneration, unjoined
+	}
+}
+
+// consumerHeartbeat is one turn of the heartbeat request manager: the
+// heartbeat the manager wants sent now, and a timer for its next turn.
+// Called after every input the manager takes.
+func (r *Reader) consumerHeartbeat() {
+	g := r.group
+	c := g.consumer
+	req, wait := c.m.Heartbeat(r.env.Now(), g.coordinatorKnown)
+	r.syncConsumerState()
+	if req != nil {
+		r.sendGroup(g.coordinator, groupCall{api: apiConsumerGroupHeartbeat, hb: req}, g.cfg.RequestTimeout, func(corr uint64) sim.Message {
+			req.CorrelationID = corr
+			return req
+		})
+	}
+	r.takeConsumerActions()
+	if wait == membership.Never {
+		return
+	}
+	if wait <= 0 && req == nil {
+		// Nothing to send yet something due: not a state the manager
+		// reaches, but never spin on it.
+		wait = g.cfg.RetryBackoff
+	}
+	c.hbToken++
+	r.env.After(wait, gtimer{kind: gConsumerHeartbeat, token: c.hbToken})
+}
+
+// takeConsumerActions collects the manager's new actions; they wait for
+// the application's poll, which a waiting poll is woken for (Kafka's
+// background thread queues a callback event the poll loop runs).
+func (r *Reader) takeConsumerActions() {
+	c := r.group.consumer
+	if a := c.m.Actions(); len(a) > 0 {
+		c.actions = append(c.actions, a...)
+		r.wakePoll()
+	}
+}
+
+// handleConsumerGroupHeartbeat feeds a heartbeat's answer to the manager
+// (ConsumerHeartbeatRequestManager.onResponse).
+func (r *Reader) handleConsumerGroupHeartbeat(m *proto.ConsumerGroupHeartbeatResponse) {
+	g := r.group
+	call, ok := r.takeGroupCall(m.CorrelationID)
+	if !ok || call.hb == nil || g.consumer == nil {
+		return
+	}
+	out := g.consumer.m.OnResponse(r.env.Now(), call.hb, m)
+	r.syncConsumerState()
+	if out.Rediscover {
+		r.markCoordinatorUnknown("ConsumerGroupHeartbeat: " + m.Error.String())
+	}
+	r.consumerHeartbeat()
+}
+
+// consumerHeartbeatFailed feeds a heartbeat that got no answer (timeout,
+// disconnection) to the manager; the coordinator is looked for again.
+func (r *Reader) consumerHeartbeatFailed(c *groupCall) {
+	g := r.group
+	out := g.consumer.m.OnFailure(r.env.Now(), c.hb)
+	r.syncConsumerState()
+	if out.Rediscover {
+		r.markCoordinatorUnknown("ConsumerGroupHeartbeat failed")
+	}
+	r.consumerHeartbeat()
+}
+
+// consumerPoll is the group's part of the application's poll for a
+// consumer-protocol member (AsyncKafkaConsumer.poll): the poll timer
+// restarts (Manager.Poll), the rebalance callbacks the manager asked for
+// run, then, as in the classic member's poll, the auto-commit and the
+// committed offsets of new partitions. It reports whether the poll goes on
+// to fetch; when a revocation's commit is under way it does not, and the
+// commit's end polls again.
+func (r *Reader) consumerPoll() bool {
+	g := r.group
+	if g.fatal != "" || g.blocked {
+		return false
+	}
+	if !g.coordinatorKnown {
+		r.lookupCoordinator()
+	}
+	g.consumer.m.Poll(r.env.Now())
+	done := r.runConsumerActions()
+	r.consumerHeartbeat()
+	if !done || g.fatal != "" {
+		return false
+	}
+	r.maybeAutoCommitAsync()
+	r.fetchCommittedIfNeeded()
+	return true
+}
+
+// runConsumerActions carries out the manager's actions in order, as
+// Kafka's application thread runs the callbacks: RevokePartitions commits
+// what was processed of the partitions (the commit on revoke the classic
+// member's listener makes, synchronously), drops them and runs
+// onPartitionsRevoked; AssignPartitions adds the new partitions, whose
+// positions come from their committed offsets (fetchCommittedIfNeeded);
+// LosePartitions drops them without committing (onPartitionsLost);
+// FatalError ends the member. Each but the last is reported done, which
+// lets the manager go on (acknowledge, or the next step). It reports false
+// when it stopped on a commit under way, whose end resumes it.
+func (r *Reader) runConsumerActions() bool {
+	g := r.group
+	c := g.consumer
+	for !g.blocked {
+		c.actions = append(c.actions, c.m.Actions()...)
+		if len(c.actions) == 0 {
+			return true
+		}
+		a := c.actions[0]
+		c.actions = c.actions[1:]
+		switch a.Kind {
+		case membership.RevokePartitions:
+			r.revokeWithCommit(a)
+			return false
+		case membership.AssignPartitions:
+			r.addPartitions(a.Partitions)
+			g.ownedGeneration, g.ownedMemberID = c.m.MemberEpoch(), c.m.MemberID()
+			g.nextAutoCommit = r.env.Now() + g.cfg.AutoCommitInterval
+			r.recordAssign()
+			r.consumerActionDone(a.Seq)
+		case membership.LosePartitions:
+			r.revoke(a.Partitions)
+			r.consumerActionDone(a.Seq)
+		case membership.FatalError:
+			// The member stops; its partitions are lost next.
+			r.fail(fmt.Sprintf("ConsumerGroupHeartbeat: %v %s", a.Error, a.Message))
+		}
+	}
+	return g.fatal == "" && !g.blocked
+}
+
+// revokeWithCommit is onPartitionsRevoked with the application's commit on
+// revoke: the poll waits for the commit, whatever its outcome (Kafka's
+// callback catches the commit's exception), then the partitions go and the
+// action is done. A member closing is not polling: its actions go on at
+// once.
+func (r *Reader) revokeWithCommit(a membership.Action) {
+	g := r.group
+	g.blocked = true
+	r.commitSync(r.processedOffsets(a.Partitions), func(bool) {
+		r.revoke(a.Partitions)
+		g.blocked = false
+		r.consumerActionDone(a.Seq)
+		if r.stopped {
+			r.runConsumerActions()
+			r.consumerHeartbeat()
+			return
+		}
+		r.env.After(0, rtimer{kind: timerPoll})
+	})
+}
+
+// consumerActionDone reports an action carried out; the manager may go on
+// (an acknowledgement to send, the next step of a reconciliation).
+func (r *Reader) consumerActionDone(seq uint64) {
+	if err := r.group.consumer.m.ActionDone(seq); err != nil {
+		panic(err) // the actions are carried out in the order they came
+	}
+	r.syncConsumerState()
+	r.consumerHeartbeat()
+}
+
+// closeConsumerGroup is AsyncKafkaConsumer.close with the default
+// membership operation: unsubscribe (revoke with the commit on revoke,
+// then the leave heartbeat).
+func (r *Reader) closeConsumerGroup() {
+	g := r.group
+	if g.fatal != "" {
+		return
+	}
+	g.consumer.m.Unsubscribe()
+	if !g.blocked {
+		r.runConsumerActions()
+	}
+	r.consumerHeartbeat()
+}
+
+// consumerStable reports whether a consumer-protocol member is STABLE with
+// nothing left to carry out: it owns what the coordinator assigned it.
+func (r *Reader) consumerStable() bool {
+	g := r.group
+	c := g.consumer
+	d := c.m.Describe()
+	return g.fatal == "" && d.State == membership.Stable && d.PendingActions == 0 && len(c.actions) == 0 &&
+		slices.Equal(d.Owned, d.Assignment) && slices.Equal(d.Assignment, d.Target)
+}
+
+// MemberEpoch is a consumer-protocol member's epoch (0 while joining,
+// negative once left), ok false for a classic member or a reader outside
+// any group.
+func (r *Reader) MemberEpoch() (int32, bool) {
+	if r.group == nil || r.group.consumer == nil {
+		return 0, false
+	}
+	return r.group.consumer.m.MemberEpoch(), true
+}
+
+// MemberState is a consumer-protocol member's state as its manager has it
+// ("" for others): for reports and convergence messages.
+func (r *Reader) MemberState() string {
+	if r.group == nil || r.group.consumer == nil {
+		return ""
+	}
+	return r.group.consumer.m.State().String()
+}
+
+// consumerHeartbeatDue is the heartbeat timer.
+func (r *Reader) consumerHeartbeatDue(token uint64) {
+	g := r.group
+	if g.consumer == nil || token != g.consumer.hbToken {
+		return
+	}
+	r.consumerHeartbeat()
+}
