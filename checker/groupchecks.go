@@ -45,6 +45,7 @@ func (a *analyzer) checkGroupMembers() {
 		}
 	}
 	a.checkOverlaps()
+	a.checkUnreleased()
 	a.checkReprocessed()
 	a.checkSideEffects()
 	a.checkSkipped()
@@ -370,6 +371,101 @@ func (a *analyzer) checkSkipped() {
 			a.findings = append(a.findings, Finding{Type: SkippedRecord, group: reg.group, Example: Example{Partition: reg.part, Offset: off,
 				Value: a.valNames[val], Process: a.procs[proc].name, Ops: []int64{at, done},
 				Detail: "group " + reg.group + "'s final committed offset is " + itoa(final) + " (#" + itoa(done) + "), but no member processed the record at " + itoa(off)}})
+		}
+	}
+}
+
+// checkUnreleased finds the consumer protocol's double owners (KIP-848):
+// members' epochs are their own, so two owners of a partition are never
+// at one epoch — the old owner keeps its epoch until it acknowledges the
+// revocation, while the new one is granted the partition at the target
+// epoch. What shows it is a commit: the coordinator accepts a member's
+// commit only at its current epoch (ConsumerGroup.validateOffsetCommit), so
+// an acknowledged commit of partition p at epoch e1 means the member still
+// held p at e1 when it committed. If the member invoked that commit after
+// another member had begun processing p at a later epoch, p had two owners:
+// the member commits what it processed of p before it acknowledges the
+// revocation, and the coordinator grants p to the next member only after
+// that acknowledgement (reconciliation revokes before it grants).
+func (a *analyzer) checkUnreleased() {
+	m := &a.members
+	type gp struct{ group, part int32 }
+	// Each member's earliest processing of a partition at each epoch.
+	type firstAt struct {
+		member, gen, proc int32
+		start, startT     int64
+		off               int64
+	}
+	first := map[gp][]firstAt{}
+	for i := range m.procs {
+		pr := &m.procs[i]
+		if pr.gen < 0 {
+			continue
+		}
+		k := gp{pr.group, pr.part}
+		found := false
+		for j := range first[k] {
+			if f := &first[k][j]; f.member == pr.member && f.gen == pr.gen {
+				if pr.start < f.start {
+					*f = firstAt{member: pr.member, gen: pr.gen, proc: pr.proc, start: pr.start, startT: pr.startT, off: pr.off}
+				}
+				found = true
+				break
+			}
+		}
+		if !found {
+			first[k] = append(first[k], firstAt{member: pr.member, gen: pr.gen, proc: pr.proc, start: pr.start, startT: pr.startT, off: pr.off})
+		}
+	}
+	type pair struct{ group, part, m1, m2 int32 }
+	seen := map[pair]bool{}
+	for _, reg := range a.groups.regs {
+		g, ok := m.groupIDs[reg.group]
+		pi := a.partByName(reg.part)
+		if !ok || pi < 0 {
+			continue
+		}
+		firsts := first[gp{g, pi}]
+		if len(firsts) < 2 {
+			continue
+		}
+		for ci := range reg.commits {
+			c := &reg.commits[ci]
+			if c.typ != history.OK || c.gen < 0 || c.inTxn || a.cfg.consumerOf(reg.group, a.procs[c.proc].name).GroupProtocol != "consumer" {
+				continue
+			}
+			// The committing member: the one whose processing at the
+			// commit's epoch came from the committing process.
+			committer := int32(-1)
+			for _, f := range firsts {
+				if f.proc == c.proc && f.gen == c.gen {
+					committer = f.member
+				}
+			}
+			if committer < 0 {
+				continue
+			}
+			for _, f := range firsts {
+				if f.member == committer || f.gen <= c.gen || f.start >= c.invoke {
+					continue
+				}
+				pk := pair{g, pi, min(f.member, committer), max(f.member, committer)}
+				if seen[pk] {
+					continue
+				}
+				seen[pk] = true
+				px, py := a.procs[f.proc].name, a.procs[c.proc].name
+				when := "#" + itoa(f.start)
+				if f.startT > 0 {
+					when = seconds(f.startT) + " (#" + itoa(f.start) + ")"
+				}
+				a.findings = append(a.findings, Finding{Type: DoubleOwner, group: reg.group, Example: Example{Partition: reg.part, Offset: f.off,
+					Process: px, Ops: []int64{f.start, c.invoke, c.complete},
+					Detail: "group " + reg.group + ": " + px + " (member " + m.members[f.member] + ", member epoch " + itoa(int64(f.gen)) +
+						") began processing " + reg.part + " at " + when + ", and after that " + py + " (member epoch " + itoa(int64(c.gen)) +
+						") committed " + reg.part + " and the coordinator accepted it (#" + itoa(c.invoke) + "): " + py +
+						" still held the partition, not yet released, while " + px + " had it"}})
+			}
 		}
 	}
 }

@@ -57,6 +57,7 @@ type commitRec struct {
 	typ      history.Type // Invoke while pending
 	proc     int32
 	prevOK   int32 // the last commit acknowledged when this one was invoked, -1
+	gen      int32 // the commit's generation or member epoch, -1
 	inTxn    bool
 }
 
@@ -180,6 +181,8 @@ func (a *analyzer) addCommit(pid int32, p *procState, o *history.Op) {
 			for _, part := range sortedKeys(x.Offsets) {
 				pc.regs = append(pc.regs, g.reg(group, part))
 				pc.commits = append(pc.commits, g.invokeCommit(pc.regs[len(pc.regs)-1], o.Index, x.Offsets[part], pid, false))
+				reg := g.regs[pc.regs[len(pc.regs)-1]]
+				reg.commits[len(reg.commits)-1].gen = x.Generation
 			}
 		}
 		if pc.zombie = a.fencedAt(p, o, group); pc.zombie != nil {
@@ -205,7 +208,7 @@ func (a *analyzer) addCommit(pid int32, p *procState, o *history.Op) {
 func (g *groupState) invokeCommit(r int32, at, value int64, pid int32, inTxn bool) int32 {
 	reg := g.regs[r]
 	c := int32(len(reg.commits))
-	reg.commits = append(reg.commits, commitRec{invoke: at, complete: -1, value: value, typ: history.Invoke, proc: pid, prevOK: reg.lastOK, inTxn: inTxn})
+	reg.commits = append(reg.commits, commitRec{invoke: at, complete: -1, value: value, typ: history.Invoke, proc: pid, prevOK: reg.lastOK, gen: -1, inTxn: inTxn})
 	reg.byValue[value] = append(reg.byValue[value], c)
 	return c
 }

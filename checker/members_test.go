@@ -568,3 +568,49 @@ func TestRecordedGroupHistories(t *testing.T) {
 		}
 	}
 }
+
+// The consumer protocol's double owner: members' epochs are their own, so
+// the old owner (c-1, epoch 2) and the new one (c-2, epoch 3) of t-0 are
+// never at one epoch. c-1's commit of t-0, accepted at its epoch after c-2
+// began processing t-0, shows that c-1 still held it.
+func TestUnreleasedPartitionIsADoubleOwner(t *testing.T) {
+	consumer := func(g *ConsumerGuarantees) { g.GroupProtocol = "consumer" }
+	build := func(commitAfterGrant bool) *hb {
+		h := &hb{}
+		h.sendsTo(0, "a0", "a1", "a2", "a3", "a4", "a5")
+		c1, c2 := h.member("c-1", "g"), h.member("c-2", "g")
+		c1.assign(2, "t-0")
+		c1.process(2, 0, 1, 2)
+		if !commitAfterGrant {
+			// Kafka: the owner commits what it processed, then
+			// acknowledges the revocation; only then is t-0 granted.
+			c1.commit(2, map[string]int64{"t-0": 3}, history.OK)
+			c1.revoke(2, "t-0")
+		}
+		c2.assign(3, "t-0")
+		c2.process(3, 3, 4)
+		if commitAfterGrant {
+			c1.commit(2, map[string]int64{"t-0": 3}, history.OK)
+			c1.revoke(2, "t-0")
+		}
+		c2.process(3, 5)
+		c2.commit(3, map[string]int64{"t-0": 6}, history.OK)
+		return h
+	}
+	r := Check(build(true).ops, withGroup("after-processing", consumer))
+	expectCount(t, r, DoubleOwner, 1)
+	expectVerdict(t, r, DoubleOwner, Violation)
+	expectCount(t, Check(build(false).ops, withGroup("after-processing", consumer)), DoubleOwner, 0)
+	// A refused commit (a fenced zombie's) shows nothing: the coordinator
+	// did not take the old owner as holding the partition.
+	h := &hb{}
+	h.sendsTo(0, "a0", "a1", "a2", "a3")
+	c1, c2 := h.member("c-1", "g"), h.member("c-2", "g")
+	c1.assign(2, "t-0")
+	c1.process(2, 0, 1)
+	c2.assign(3, "t-0")
+	c2.process(3, 2, 3)
+	c1.commit(2, map[string]int64{"t-0": 2}, history.Fail)
+	c2.commit(3, map[string]int64{"t-0": 4}, history.OK)
+	expectCount(t, Check(h.ops, withGroup("after-processing", consumer)), DoubleOwner, 0)
+}

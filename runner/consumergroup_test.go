@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"kafkasim/checker"
 	"strings"
 	"testing"
 
@@ -130,12 +131,13 @@ func overlaps(ops []history.Op) (all, sameEpoch int) {
 
 // With grant-before-release the coordinator hands a partition to a
 // joining member while its owner still processes it: two members process
-// one partition at once. Without the bug the same schedule has no such
-// overlap and heals. The overlapping members are at different member
-// epochs (the owner keeps its epoch until it acknowledges the revocation,
-// the new owner is at the target epoch), so the checker's double-owner
-// rule, which compares operations at one generation or epoch, does not
-// see it.
+// one partition at once, and the checker reports double-owner (a
+// violation). Without the bug the same schedule has no such overlap and
+// heals. The overlapping members are at different member epochs (the
+// owner keeps its epoch until it acknowledges the revocation, the new
+// owner is at the target epoch): what shows the double owner is the old
+// owner's commit of the partition, accepted at its epoch after the new
+// owner began processing it (checker.checkUnreleased).
 func TestGrantBeforeReleaseMakesTwoMembersProcessOnePartition(t *testing.T) {
 	for _, bug := range []bool{true, false} {
 		src := grantBeforeRelease
@@ -154,6 +156,8 @@ func TestGrantBeforeReleaseMakesTwoMembersProcessOnePartition(t *testing.T) {
 			t.Fatalf("with the bug: no two members processed one partition at once\n%s", explain(res))
 		case bug && same != 0:
 			t.Fatalf("with the bug: %d overlaps at one member epoch, want none (the epochs differ)", same)
+		case bug && (res.Report.Count(checker.DoubleOwner) == 0 || res.Verdict == Pass):
+			t.Fatalf("with the bug: double-owner %d, verdict %s; want double-owner reported\n%s", res.Report.Count(checker.DoubleOwner), res.Verdict, explain(res))
 		case !bug && (all != 0 || res.Verdict != Pass || !res.Converged):
 			t.Fatalf("without the bug: %d overlaps, verdict %s, converged %v\n%s", all, res.Verdict, res.Converged, explain(res))
 		}

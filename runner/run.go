@@ -17,6 +17,7 @@ import (
 	"kafkasim/history"
 	"kafkasim/model/audit"
 	"kafkasim/model/cluster"
+	"kafkasim/model/reader"
 	"kafkasim/reports"
 	"kafkasim/scenarios"
 	"kafkasim/sim"
@@ -266,6 +267,9 @@ func convergeGrace(cfg cluster.Config) (time.Duration, string) {
 			// wait the initial delay (an emptied group) and a heartbeat.
 			gc := cfg.Groups.Coordinator
 			session, what := g.SessionTimeout, "session.timeout.ms"
+			if g.Protocol == reader.ProtocolConsumer {
+				session, what = gc.GroupConsumerSessionTimeout, "group.consumer.session.timeout.ms"
+			}
 			consider(session+gc.GroupInitialRebalanceDelay+g.HeartbeatInterval, fmt.Sprintf("consumer %s: %s %v + group.initial.rebalance.delay.ms %v + heartbeat.interval.ms %v",
 				r.Name, what, session, gc.GroupInitialRebalanceDelay, g.HeartbeatInterval))
 		}
