@@ -25,6 +25,21 @@ func hasGroup(s *scenarios.Scenario) bool {
 	return false
 }
 
+// measuresGroups reports whether a stored run record has the group
+// metrics its scenario calls for: one written before they existed is run
+// again rather than read as zeros.
+func measuresGroups(rec RunRecord, s *scenarios.Scenario) bool {
+	if !hasGroup(s) {
+		return true
+	}
+	for _, m := range GroupMetrics {
+		if _, ok := rec.Metrics[m]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // groupMetrics measures the groups of a history, summed over groups:
 //
 //   - rebalances: the generations (KIP-848: member epochs) first assigned

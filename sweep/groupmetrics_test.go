@@ -249,7 +249,8 @@ func TestGroupSweepRecordsGroupMetrics(t *testing.T) {
 	}
 	sw.Axes = []Axis{{Name: "partition.assignment.strategy", Values: []string{"range"}}, {Name: "duration", Values: []string{"30s"}}}
 	sw.Plots = nil
-	res, err := Run(sw, Options{Parallel: 1, Seeds: 1, Out: t.TempDir()})
+	out := t.TempDir()
+	res, err := Run(sw, Options{Parallel: 1, Seeds: 1, Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,5 +266,26 @@ func TestGroupSweepRecordsGroupMetrics(t *testing.T) {
 	m := res.Records[res.Cells[0].ID][0].Metrics
 	if m["rebalances"] < 1 || m["unowned-seconds"] <= 0 || m["unowned-seconds-per-rebalance"] <= 0 || m["max-unowned-seconds"] <= 0 {
 		t.Fatalf("a crashed dynamic member under range cost nothing: %v", m)
+	}
+	// A record written before the group metrics existed is run again, not
+	// read as zeros; one that has them is resumed.
+	rebalances, unowned := m["rebalances"], m["unowned-seconds"]
+	rec := res.Records[res.Cells[0].ID][0]
+	path := recordPath(res.Dir, rec.Cell, rec.Seed)
+	if again, err := Run(sw, Options{Parallel: 1, Seeds: 1, Out: out}); err != nil || again.Resumed != 1 || again.Runs != 0 {
+		t.Fatalf("unchanged: %d runs, %d resumed (%v)", again.Runs, again.Resumed, err)
+	}
+	for _, name := range GroupMetrics {
+		delete(rec.Metrics, name)
+	}
+	if err := writeRecord(path, rec); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Run(sw, Options{Parallel: 1, Seeds: 1, Out: out})
+	if err != nil || again.Resumed != 0 || again.Runs != 1 {
+		t.Fatalf("a record without group metrics: %d runs, %d resumed (%v)", again.Runs, again.Resumed, err)
+	}
+	if got := again.Records[rec.Cell][0].Metrics; got["rebalances"] != rebalances || got["unowned-seconds"] != unowned {
+		t.Fatalf("run again: %v, first %v rebalances, %v unowned-seconds", got, rebalances, unowned)
 	}
 }

@@ -141,7 +141,7 @@ func Run(sw *File, opts Options) (*Result, error) {
 			// The cell's seed: the base's, moved by a seed-offset axis.
 			seed := p.scenario.Seed + uint64(i)
 			path := recordPath(dir, p.cell.ID, seed)
-			if rec, ok := readRecord(path); ok && rec.Scenario == digestAt(p.scenario, seed) {
+			if rec, ok := readRecord(path); ok && rec.Scenario == digestAt(p.scenario, seed) && measuresGroups(rec, p.scenario) {
 				records[p.cell.ID] = append(records[p.cell.ID], rec)
 				res.Resumed++
 				continue
