@@ -43,6 +43,13 @@ func TestSeedOffsetAndZeroAnomalyCounts(t *testing.T) {
 	if a[col("seed")] == b[col("seed")] || a[col("trace_hash")] == b[col("trace_hash")] {
 		t.Fatalf("seed-offset 0 and 100 ran the same seed:\n%s", data)
 	}
+	// A sweep without a consumer group has no group metric: its files
+	// stay as they were before groups existed.
+	for _, m := range GroupMetrics {
+		if strings.Contains(lines[0], ","+m+",") {
+			t.Fatalf("runs.csv of a sweep without a group has %s: %s", m, lines[0])
+		}
+	}
 	if a[col("nonmonotonic-send")] != "0" {
 		t.Fatalf("nonmonotonic-send = %q, want 0", a[col("nonmonotonic-send")])
 	}

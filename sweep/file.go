@@ -65,7 +65,7 @@ const (
 
 // Fields are kafkasim's own axes (besides every Kafka key).
 var Fields = []string{"nemesis-intensity", "duration", "settle", "controllers", "brokers", "replication.factor",
-	"partitions", "rate", "keys", "seed-offset"}
+	"partitions", "rate", "keys", "seed-offset", "commit", "workers", "workers-commit", "side-effects", "static"}
 
 // Metrics are the metric names every run reports, besides anomaly counts:
 // what plots may show, besides axes and anomaly types.
@@ -122,6 +122,18 @@ func Load(path string) (*File, error) {
 		return nil, &scenarios.Error{File: path, Line: baseField.Key.Line, Column: baseField.Key.Column, Key: "base", Msg: err.Error()}
 	}
 	sw.Base = base
+	if !hasGroup(base) {
+		// Only a run with a group measures them: the plot would find no
+		// cell reporting the metric after the whole sweep ran.
+		for _, p := range sw.Plots {
+			for _, m := range []string{p.X, p.Y, p.Z} {
+				if contains(GroupMetrics, m) {
+					return nil, &scenarios.Error{File: path, Line: p.Line, Key: "plots",
+						Msg: fmt.Sprintf("%s is a consumer group's metric, and the base has no consumer with a group", m)}
+				}
+			}
+		}
+	}
 	cells := 1
 	for _, a := range sw.Axes {
 		cells *= len(a.Values)
@@ -185,7 +197,7 @@ func readPlots(r *scenarios.YAMLReader, f scenarios.YAMLField, sw *File) {
 		axes[a.Name] = a
 		axisNames = append(axisNames, a.Name)
 	}
-	isMetric := func(v string) bool { return contains(Metrics, v) || isAnomalyType(v) }
+	isMetric := func(v string) bool { return contains(Metrics, v) || contains(GroupMetrics, v) || isAnomalyType(v) }
 	for i, item := range r.List(f) {
 		if item == nil {
 			continue
@@ -207,7 +219,7 @@ func readPlots(r *scenarios.YAMLReader, f scenarios.YAMLField, sw *File) {
 				v := r.Str(g)
 				if _, ok := axes[v]; !ok && !isMetric(v) {
 					r.Fail(g.Value, g.Path, "%q is neither an axis of this sweep (%s) nor a metric (%s, or an anomaly type)",
-						v, strings.Join(axisNames, ", "), strings.Join(Metrics, ", "))
+						v, strings.Join(axisNames, ", "), strings.Join(append(append([]string{}, Metrics...), GroupMetrics...), ", "))
 				}
 				switch g.Name {
 				case "x":

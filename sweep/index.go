@@ -128,8 +128,8 @@ type indexInvalid struct {
 	Reason string
 }
 
-// indexMetricNames lists the metrics the cells report: those of Metrics in
-// its order, then the others (anomaly counts) by name.
+// indexMetricNames lists the metrics the cells report: those of Metrics
+// and GroupMetrics in their order, then the others (anomaly counts) by name.
 func indexMetricNames(cells []Cell) []string {
 	set := map[string]bool{}
 	for _, c := range cells {
@@ -138,13 +138,13 @@ func indexMetricNames(cells []Cell) []string {
 		}
 	}
 	var out, extra []string
-	for _, m := range Metrics {
+	for _, m := range append(append([]string{}, Metrics...), GroupMetrics...) {
 		if set[m] {
 			out = append(out, m)
 		}
 	}
 	for m := range set { // kafkasim:orderless: sorted below
-		if !slices.Contains(Metrics, m) {
+		if !slices.Contains(Metrics, m) && !slices.Contains(GroupMetrics, m) {
 			extra = append(extra, m)
 		}
 	}

@@ -302,20 +302,22 @@ func HigherIsBetter(metric string) bool {
 
 // plotIsFraction reports whether a metric is a fraction in 0..1.
 func plotIsFraction(metric string) bool {
-	return metric == "availability" || metric == "lost-acked-fraction" || metric == RunsLosingAcked
+	return metric == "availability" || metric == "lost-acked-fraction" || metric == RunsLosingAcked || metric == "reprocessed-fraction"
 }
 
 // plotMetricLabel is a metric's axis label, with its unit.
 func plotMetricLabel(metric string) string {
 	switch metric {
-	case "availability", "lost-acked-fraction":
+	case "availability", "lost-acked-fraction", "reprocessed-fraction":
 		return metric + " (fraction, 0–1)"
 	case RunsLosingAcked:
 		return metric + " (fraction of runs, 0–1)"
 	case "lost-acked":
 		return metric + " (records)"
-	case "unavailable-seconds":
+	case "unavailable-seconds", "max-unowned-seconds":
 		return metric + " (s)"
+	case "unowned-seconds", "unowned-seconds-per-rebalance":
+		return metric + " (partition-seconds)"
 	case "p99-produce-latency-ms":
 		return metric + " (ms)"
 	case "records-per-second":

@@ -18,6 +18,7 @@ import (
 
 	"kafkasim/checker"
 	"kafkasim/history"
+	"kafkasim/reports"
 	"kafkasim/runner"
 	"kafkasim/scenarios"
 )
@@ -140,7 +141,7 @@ func Run(sw *File, opts Options) (*Result, error) {
 			// The cell's seed: the base's, moved by a seed-offset axis.
 			seed := p.scenario.Seed + uint64(i)
 			path := recordPath(dir, p.cell.ID, seed)
-			if rec, ok := readRecord(path); ok && rec.Scenario == digestAt(p.scenario, seed) {
+			if rec, ok := readRecord(path); ok && rec.Scenario == digestAt(p.scenario, seed) && measuresGroups(rec, p.scenario) {
 				records[p.cell.ID] = append(records[p.cell.ID], rec)
 				res.Resumed++
 				continue
@@ -420,6 +421,15 @@ func record(cell string, s *scenarios.Scenario, r *runner.Result) RunRecord {
 	if sent > 0 {
 		m["bytes-per-record"] = bytes / sent
 	}
+	if hasGroup(s) {
+		h := reports.OpsHistory(nil)
+		if r.History != nil {
+			h = reports.RecorderHistory(r.History)
+		}
+		for k, v := range groupMetrics(h) { // kafkasim:orderless: fills a map
+			m[k] = v
+		}
+	}
 	rec := RunRecord{Cell: cell, Seed: s.Seed, Verdict: r.Verdict, TraceHash: fmt.Sprintf("%016x", r.TraceHash), Metrics: m}
 	if r.Verdict != runner.Pass && (r.Report != nil || r.Verdict == runner.Crash) {
 		rec.Headline = r.Headline()
@@ -514,7 +524,7 @@ func aggregate(recs []RunRecord) map[string]Stat {
 		// The interval stays within what the metric can be: every metric
 		// is at least 0, and the fractions at most 1.
 		st.Lo = max(st.Lo, 0)
-		if name == "availability" || name == "lost-acked-fraction" || name == RunsLosingAcked {
+		if plotIsFraction(name) {
 			st.Hi = min(st.Hi, 1)
 		}
 		out[name] = st
@@ -629,9 +639,14 @@ func metricNames(records map[string][]RunRecord) []string {
 		}
 	}
 	out := append([]string{}, Metrics...)
+	for _, k := range GroupMetrics {
+		if set[k] {
+			out = append(out, k)
+		}
+	}
 	var extra []string
 	for k := range set { // kafkasim:orderless: sorted below
-		if !contains(Metrics, k) {
+		if !contains(Metrics, k) && !contains(GroupMetrics, k) {
 			extra = append(extra, k)
 		}
 	}

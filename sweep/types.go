@@ -36,7 +36,8 @@ type Cell struct {
 	Invalid string
 	// Metrics by name: availability, lost-acked-fraction, lost-acked,
 	// unavailable-seconds, p99-produce-latency-ms, records-per-second,
-	// bytes-per-record, violations, and each anomaly type's count.
+	// bytes-per-record, violations, each anomaly type's count, and with a
+	// consumer group the GroupMetrics.
 	Metrics map[string]Stat
 }
 
