@@ -2,11 +2,13 @@ package runner
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"kafkasim/checker"
 	"kafkasim/internal/plural"
+	"kafkasim/reports"
 	"kafkasim/scenarios"
 )
 
@@ -33,6 +35,7 @@ func (res *Result) ViolationCount() int {
 
 func evaluate(s *scenarios.Scenario, res *Result) []ExpectationResult {
 	var out []ExpectationResult
+	var costs map[string]float64 // the consumer groups' (reports.GroupCosts), once asked
 	invariants := res.ViolationCount() - res.Report.Violations
 	for _, e := range s.Expect {
 		if e.Bool != nil {
@@ -41,6 +44,15 @@ func evaluate(s *scenarios.Scenario, res *Result) []ExpectationResult {
 			if !res.Converged {
 				r.Got += " (" + res.ConvergeDetail + ")"
 			}
+			out = append(out, r)
+			continue
+		}
+		if slices.Contains(reports.GroupCostNames, e.Key) {
+			if costs == nil {
+				costs = reports.GroupCosts(recordedHistory{res.History})
+			}
+			r := ExpectationResult{Key: e.Key, Want: e.Cmp.Text, Got: FormatNumber(costs[e.Key])}
+			r.OK = e.Cmp.Holds(costs[e.Key])
 			out = append(out, r)
 			continue
 		}
@@ -57,7 +69,8 @@ func evaluate(s *scenarios.Scenario, res *Result) []ExpectationResult {
 func HistoryExpectations(s *scenarios.Scenario, rep *checker.Report, invariants int, stored bool) []ExpectationResult {
 	var out []ExpectationResult
 	for _, e := range s.Expect {
-		if e.Bool != nil || (e.Key == "invariants" && !stored) || strings.HasPrefix(e.Key, "bytes-per-record") {
+		if e.Bool != nil || (e.Key == "invariants" && !stored) || strings.HasPrefix(e.Key, "bytes-per-record") ||
+			slices.Contains(reports.GroupCostNames, e.Key) {
 			continue // needs the run, not just its history
 		}
 		out = append(out, judge(e, rep, invariants, nil))

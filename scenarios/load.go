@@ -696,7 +696,8 @@ var ZooBugs = []string{"no-epoch-bump-on-abort", "delayed-end-txn", "no-generati
 
 // ExpectKeys are the keys an expect block may hold besides anomaly types.
 var ExpectKeys = []string{"violations", "availability", "converged", "lost-acked", "acked", "attempted", "invariants",
-	"bytes-per-record"}
+	"bytes-per-record", "rebalances", "unowned-seconds", "unowned-seconds-per-rebalance", "max-unowned-seconds",
+	"reprocessed-fraction"}
 
 func (r *reader) expect(f field, s *Scenario) {
 	known := append(append([]string(nil), ExpectKeys...), checker.AnomalyTypes...)

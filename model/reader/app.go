@@ -41,6 +41,9 @@ type application struct {
 	token uint64
 	// tasks are the records being processed, in the order they started.
 	tasks []*task
+	// recommit: the last commit after a batch failed; the next poll
+	// commits again what was processed.
+	recommit bool
 	// processExt is the group fields of the process operations of the
 	// generation under way (task.go).
 	processExt *history.Ext
@@ -152,6 +155,10 @@ func (r *Reader) handOver(items []workItem) {
 	a.queue, a.next = items, 0
 	a.generation, a.memberID = g.ownedGeneration, g.ownedMemberID
 	if len(a.queue) == 0 {
+		if a.recommit && g.cfg.Commit == CommitAfterProcessing && g.state == stable {
+			r.commitProcessed()
+			return
+		}
 		r.nextPoll()
 		return
 	}
@@ -188,10 +195,23 @@ func (r *Reader) processNext() {
 	}
 	a.queue = nil
 	if g.cfg.Commit == CommitAfterProcessing {
-		r.commitSync(r.processedOffsets(r.ownedTPs()), func(bool) { r.nextPoll() })
+		r.commitProcessed()
 		return
 	}
 	r.nextPoll()
+}
+
+// commitProcessed is the at-least-once loop's commitSync after a batch. A
+// commit that failed (a rebalance under way: RebalanceInProgressException,
+// whose javadoc says to poll and commit again; the coordinator lost) is
+// tried again after the next poll even when that poll returns nothing, or
+// what the member processed would stay uncommitted until more records come.
+func (r *Reader) commitProcessed() {
+	a := &r.group.app
+	r.commitSync(r.processedOffsets(r.ownedTPs()), func(ok bool) {
+		a.recommit = !ok
+		r.nextPoll()
+	})
 }
 
 // loopTaskEnded goes on with the poll loop's batch once its record in
