@@ -1,0 +1,304 @@
+package fuzz
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"kafkasim/model/cluster"
+	"kafkasim/scenarios"
+	"kafkasim/sim"
+)
+
+// Consumer groups in drawn scenarios: one or two groups of 1-4 members
+// beside (or instead of) the assign-mode readers, each with a drawn
+// protocol, assignors, commit mode, worker pool, side effects and timeouts,
+// and faults aimed at the members, the group's coordinator and its
+// external store. A stream of its own decides and draws all of it, so that
+// a seed without groups draws exactly what it drew before groups existed.
+
+// groupPercent is the share of seeds that get consumer groups.
+const groupPercent = 30
+
+// groupStream seeds the groups' stream (the second word of its PCG).
+const groupStream = 0x6a09e667f3bcc909
+
+// drawConsumerProtocol: whether groups are drawn on the KIP-848 consumer
+// protocol too (a third of them). Off until group.protocol: consumer runs
+// in the simulated cluster.
+var drawConsumerProtocol = false
+
+// groupNames are the groups a seed may get, with the consumer entry that
+// holds each one's members (nodes b-0.., b-store).
+var groupNames = []struct{ group, entry string }{{"billing", "b"}, {"ledger", "l"}}
+
+// classicAssignors are the partition.assignment.strategy lists drawn:
+// each assignor alone, and Kafka's default pair (eager range first).
+var classicAssignors = []string{"range", "roundrobin", "sticky", "cooperative-sticky", "range,cooperative-sticky"}
+
+// memberFaultKinds are the faults aimed at a group, swarm style: each on
+// with probability 1/2 and a weight of 1-8 per seed.
+var memberFaultKinds = []string{"member-stop", "member-pause", "member-partition", "member-clock", "coordinator", "store"}
+
+// Processing must keep up with the producers: a member that cannot drain
+// the backlog before the run ends leaves lag that is no bug. One member
+// may own every partition, so each member's pool processes at least
+// capacityMargin times the producers' total rate.
+const capacityMargin = 3
+
+// drawGroups adds one or two consumer groups to a drawn scenario.
+func drawGroups(rng *rand.Rand, s *scenarios.Scenario) {
+	total := 0.0
+	for _, p := range s.Producers {
+		total += p.Rate * float64(p.Count)
+	}
+	n := 1
+	if rng.IntN(10) < 3 {
+		n = 2
+	}
+	if rng.IntN(3) == 0 {
+		s.Consumers = nil // groups instead of the assign-mode readers
+	}
+	for _, g := range groupNames[:n] {
+		s.Consumers = append(s.Consumers, drawGroup(rng, s, g.group, g.entry, total))
+	}
+}
+
+// drawGroup draws one group's members.
+func drawGroup(rng *rand.Rand, s *scenarios.Scenario, group, entry string, rate float64) scenarios.Consumer {
+	c := s.NewGroupConsumer(entry, group, 1+rng.IntN(4), []string{s.Topics[0].Name})
+	cfg := &c.Config
+	// Kafka's default, latest, in a quarter of the groups; never where
+	// retention deletes: a member that falls behind it jumps to the end
+	// past records still in the log, a cost the checker does not excuse
+	// yet (it excuses such a jump only when a member's session starts).
+	latest := rng.IntN(4) == 0
+	if !latest || strings.Contains(s.Topics[0].Config.Get("cleanup.policy"), "delete") {
+		set(cfg, "auto.offset.reset", "earliest")
+	}
+	consumer := drawConsumerProtocol && rng.IntN(3) == 0
+	session := time.Duration(6+rng.IntN(40)) * time.Second
+	if consumer {
+		set(cfg, "group.protocol", "consumer")
+		set(cfg, "group.remote.assignor", []string{"uniform", "range"}[rng.IntN(2)])
+		// The consumer protocol's session and heartbeat are the brokers'
+		// (one pair for every group); their bounds come down with them.
+		b := &s.Cluster.Broker
+		session = msOf(*b, "group.consumer.session.timeout.ms", 45*time.Second)
+		if !b.Explicit["group.consumer.session.timeout.ms"] {
+			session = time.Duration(10+rng.IntN(36)) * time.Second
+			hb := heartbeatFor(rng, session)
+			set(b, "group.consumer.min.session.timeout.ms", strconv.FormatInt(session.Milliseconds(), 10))
+			set(b, "group.consumer.session.timeout.ms", strconv.FormatInt(session.Milliseconds(), 10))
+			set(b, "group.consumer.min.heartbeat.interval.ms", strconv.FormatInt(hb.Milliseconds(), 10))
+			set(b, "group.consumer.heartbeat.interval.ms", strconv.FormatInt(hb.Milliseconds(), 10))
+		}
+	} else {
+		set(cfg, "partition.assignment.strategy", classicAssignors[rng.IntN(len(classicAssignors))])
+		set(cfg, "session.timeout.ms", strconv.FormatInt(session.Milliseconds(), 10))
+		// Below a third of the session, as Kafka advises, so that a lost
+		// heartbeat or two does not expire the member.
+		set(cfg, "heartbeat.interval.ms", strconv.FormatInt(heartbeatFor(rng, session).Milliseconds(), 10))
+	}
+	c.Static = rng.IntN(3) == 0
+	c.Commit = scenarios.CommitModes[rng.IntN(len(scenarios.CommitModes))]
+	set(cfg, "enable.auto.commit", strconv.FormatBool(c.Commit == scenarios.CommitAuto))
+	if c.Commit == scenarios.CommitAuto && rng.IntN(2) == 0 {
+		set(cfg, "auto.commit.interval.ms", "1000")
+	}
+	c.Workers = 1
+	if rng.IntN(5) < 2 {
+		c.Workers = 2 + rng.IntN(7)
+	}
+	c.SideEffects = []string{"", "", "plain", "idempotent"}[rng.IntN(4)]
+	records := []int{500, 500, 10, 50, 100}[rng.IntN(5)]
+	if records != 500 {
+		set(cfg, "max.poll.records", strconv.Itoa(records))
+	}
+	// Processing time: a mean the pool keeps up with, spread around it.
+	// A record with a side effect also waits for the store's answer, a
+	// round trip; enough workers overlap those waits.
+	trip := 2 * s.Cluster.Network.Latency.Max
+	if c.SideEffects != "" {
+		c.Workers = max(c.Workers, int(capacityMargin*rate*(trip+time.Millisecond).Seconds())+1)
+	}
+	meanMax := time.Duration(float64(time.Second) * float64(c.Workers) / (capacityMargin * max(rate, 1)))
+	if c.SideEffects != "" {
+		meanMax -= trip
+	}
+	mean := time.Duration(float64(min(max(meanMax, 10*time.Microsecond), 20*time.Millisecond)) * (0.1 + 0.9*rng.Float64()))
+	spread := []float64{0, 0.5, 0.9}[rng.IntN(3)]
+	c.Processing = sim.Range{Min: micros(time.Duration(float64(mean) * (1 - spread))), Max: micros(time.Duration(float64(mean) * (1 + spread)))}
+	c.Processing.Min = max(c.Processing.Min, time.Microsecond)
+	c.Processing.Max = max(c.Processing.Max, c.Processing.Min)
+	if rng.IntN(4) == 0 {
+		// A poll interval short enough that a full poll of slow records
+		// can exceed it now and then (the member leaves the group and
+		// rejoins), but not so short that most full polls do: that is a
+		// rebalance storm, which never converges.
+		slowest, mean := c.Processing.Max, (c.Processing.Min+c.Processing.Max)/2
+		if c.SideEffects != "" {
+			slowest, mean = slowest+trip, mean+trip/2
+		}
+		batch := time.Duration(records) * slowest / time.Duration(c.Workers)
+		interval := max(batch*time.Duration(8+rng.IntN(8))/10, time.Duration(records)*mean/time.Duration(c.Workers)*2)
+		set(cfg, "max.poll.interval.ms", strconv.FormatInt(max(interval.Milliseconds(), 1000), 10))
+	}
+	// Kafka's consumer sees new partitions of its topics at its next
+	// metadata refresh (metadata.max.age.ms, 5 minutes by default): the
+	// group rebalances onto partitions an operator added within the run.
+	set(cfg, "metadata.max.age.ms", strconv.Itoa([]int{5000, 10000, 30000}[rng.IntN(3)]))
+	return c
+}
+
+// heartbeatFor draws a heartbeat interval below a third of session, to the
+// 100 ms.
+func heartbeatFor(rng *rand.Rand, session time.Duration) time.Duration {
+	hb := session / time.Duration(4+rng.IntN(7)) / (100 * time.Millisecond) * (100 * time.Millisecond)
+	return max(hb, 500*time.Millisecond)
+}
+
+func micros(d time.Duration) time.Duration { return d / time.Microsecond * time.Microsecond }
+
+// sessionOf is the session timeout of a group member entry.
+func sessionOf(s *scenarios.Scenario, c scenarios.Consumer) time.Duration {
+	if c.Config.Get("group.protocol") == "consumer" {
+		return msOf(s.Cluster.Broker, "group.consumer.session.timeout.ms", 45*time.Second)
+	}
+	return msOf(c.Config, "session.timeout.ms", 45*time.Second)
+}
+
+// withMemberFaults adds faults aimed at the scenario's groups (0-5, swarm
+// style) to the drawn schedule, and puts it in order of time.
+func withMemberFaults(rng *rand.Rand, s *scenarios.Scenario, faults []scenarios.ScheduledFault) []scenarios.ScheduledFault {
+	var members []scenarios.Consumer
+	for _, c := range s.Consumers {
+		if c.Group != "" && c.Count > 0 {
+			members = append(members, c)
+		}
+	}
+	if len(members) == 0 {
+		return faults
+	}
+	kinds, weights := swarm(rng, memberFaultKinds)
+	if len(kinds) == 0 {
+		kinds, weights = []string{"member-pause"}, []int{1}
+	}
+	out := slices.Clone(faults)
+	for range rng.IntN(6) {
+		c := members[rng.IntN(len(members))]
+		at := time.Duration(rng.Int64N(int64(s.Duration-time.Second))) / time.Millisecond * time.Millisecond
+		if f, ok := drawMemberFault(rng, s, c, kinds[pick(rng, weights)]); ok {
+			f.At = at
+			out = append(out, f)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b scenarios.ScheduledFault) int { return int(a.At - b.At) })
+	for i := range out {
+		out[i].Path = fmt.Sprintf("faults[%d]", i)
+	}
+	return out
+}
+
+// drawMemberFault draws one fault of a kind aimed at one group member
+// entry: a member stopped and restarted, paused (past its session timeout
+// half the time: a zombie when it resumes), cut from the brokers or from
+// its coordinator, its clock jumped; the group's coordinator stopped; the
+// group's external store cut off.
+func drawMemberFault(rng *rand.Rand, s *scenarios.Scenario, c scenarios.Consumer, kind string) (scenarios.ScheduledFault, bool) {
+	member := cluster.ClientName(c.Name, rng.IntN(c.Count))
+	coordinator := "group-coordinator(" + c.Group + ")"
+	session := sessionOf(s, c)
+	f := sim.Fault{Target: member}
+	down := between(rng, 500*time.Millisecond, 15*time.Second)
+	switch kind {
+	case "member-stop":
+		k := []string{"crash", "kill", "shutdown"}[rng.IntN(3)]
+		f.Kind, f.For = sim.FaultKind(k), down
+		if c.Static && k != "shutdown" && c.Config.Get("group.protocol") == "consumer" {
+			// A static KIP-848 member that did not leave and comes back
+			// within its session is refused (UNRELEASED_INSTANCE_ID, fatal
+			// for Kafka 4's consumer): it restarts once its session ended.
+			f.For = session + between(rng, time.Second, 5*time.Second)
+		}
+		return scenarios.ScheduledFault{Fault: f, Key: k}, true
+	case "member-pause":
+		f.Kind, f.For = sim.FaultPause, between(rng, 200*time.Millisecond, session)
+		if rng.IntN(2) == 0 {
+			f.For = session + between(rng, time.Second, 10*time.Second) // a zombie
+		}
+		return scenarios.ScheduledFault{Fault: f, Key: "pause"}, true
+	case "member-partition":
+		f.Kind, f.Target, f.For = sim.FaultPartition, "", between(rng, 200*time.Millisecond, session*3/2)
+		f.Groups = [][]string{{member}, {"role(broker)"}}
+		if rng.IntN(2) == 0 {
+			f.Groups[1] = []string{coordinator}
+		}
+		f.OneWay = rng.IntN(4) == 0
+		return scenarios.ScheduledFault{Fault: f, Key: "partition"}, true
+	case "member-clock":
+		f.Kind, f.For = sim.FaultClock, down
+		f.ClockJump = time.Duration(rng.IntN(20000)-10000) * time.Millisecond
+		f.DriftPPM = int64(rng.IntN(2000) - 500)
+		return scenarios.ScheduledFault{Fault: f, Key: "clock"}, true
+	case "coordinator":
+		k := []string{"crash", "kill", "shutdown"}[rng.IntN(3)]
+		f.Kind, f.Target, f.For = sim.FaultKind(k), coordinator, down
+		return scenarios.ScheduledFault{Fault: f, Key: k}, true
+	case "store":
+		if c.SideEffects == "" {
+			return scenarios.ScheduledFault{}, false
+		}
+		f.Kind, f.Target, f.For = sim.FaultPartition, "", down
+		f.Groups = [][]string{{cluster.StoreName(c.Name)}, {"rest"}}
+		return scenarios.ScheduledFault{Fault: f, Key: "partition"}, true
+	}
+	return scenarios.ScheduledFault{}, false
+}
+
+// groupNodes are the node names and selectors that belong to consumer
+// entry c: its members, its store and (when no other entry is in its
+// group) its coordinator selector.
+func groupNodes(s *scenarios.Scenario, c scenarios.Consumer) []string {
+	out := []string{cluster.StoreName(c.Name)}
+	for i := range c.Count {
+		out = append(out, cluster.ClientName(c.Name, i))
+	}
+	shared := false
+	for _, o := range s.Consumers {
+		shared = shared || (o.Name != c.Name && o.Group == c.Group)
+	}
+	if c.Group != "" && !shared {
+		out = append(out, "group-coordinator("+c.Group+")")
+	}
+	return out
+}
+
+// names reports whether a fault names one of the nodes or selectors.
+func names(f sim.Fault, nodes []string) bool {
+	if slices.Contains(nodes, f.Target) {
+		return true
+	}
+	for _, g := range f.Groups {
+		for _, x := range g {
+			if slices.Contains(nodes, x) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// withoutFaultsOn drops the faults that name any of nodes.
+func withoutFaultsOn(faults []scenarios.ScheduledFault, nodes []string) []scenarios.ScheduledFault {
+	var out []scenarios.ScheduledFault
+	for _, f := range faults {
+		if !names(f.Fault, nodes) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
