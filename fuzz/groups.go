@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -21,7 +22,7 @@ import (
 // a seed without groups draws exactly what it drew before groups existed.
 
 // groupPercent is the share of seeds that get consumer groups.
-const groupPercent = 30
+var groupPercent = 30
 
 // groupStream seeds the groups' stream (the second word of its PCG).
 const groupStream = 0x6a09e667f3bcc909
@@ -83,6 +84,9 @@ func drawGroup(rng *rand.Rand, s *scenarios.Scenario, group, entry string, rate 
 	session := time.Duration(6+rng.IntN(40)) * time.Second
 	if consumer {
 		set(cfg, "group.protocol", "consumer")
+		for _, k := range []string{"partition.assignment.strategy", "session.timeout.ms", "heartbeat.interval.ms"} {
+			unset(cfg, k) // the classic protocol's: Kafka's client refuses them
+		}
 		set(cfg, "group.remote.assignor", []string{"uniform", "range"}[rng.IntN(2)])
 		// The consumer protocol's session and heartbeat are the brokers'
 		// (one pair for every group); their bounds come down with them.
@@ -135,17 +139,18 @@ func drawGroup(rng *rand.Rand, s *scenarios.Scenario, group, entry string, rate 
 	c.Processing.Min = max(c.Processing.Min, time.Microsecond)
 	c.Processing.Max = max(c.Processing.Max, c.Processing.Min)
 	if rng.IntN(4) == 0 {
-		// A poll interval short enough that a full poll of slow records
-		// can exceed it now and then (the member leaves the group and
-		// rejoins), but not so short that most full polls do: that is a
-		// rebalance storm, which never converges.
-		slowest, mean := c.Processing.Max, (c.Processing.Min+c.Processing.Max)/2
+		// A poll interval a few times the slowest full poll: processing
+		// alone never exceeds it (every full poll would, in a rebalance
+		// storm, which never converges), but a member slowed by a fault
+		// does (its store cut off, its clock jumped): it leaves the
+		// group and rejoins.
+		slowest := c.Processing.Max
 		if c.SideEffects != "" {
-			slowest, mean = slowest+trip, mean+trip/2
+			slowest += trip
 		}
 		batch := time.Duration(records) * slowest / time.Duration(c.Workers)
-		interval := max(batch*time.Duration(8+rng.IntN(8))/10, time.Duration(records)*mean/time.Duration(c.Workers)*2)
-		set(cfg, "max.poll.interval.ms", strconv.FormatInt(max(interval.Milliseconds(), 1000), 10))
+		interval := max(batch*time.Duration(20+rng.IntN(21))/10, time.Second)
+		set(cfg, "max.poll.interval.ms", strconv.FormatInt(interval.Milliseconds(), 10))
 	}
 	// Kafka's consumer sees new partitions of its topics at its next
 	// metadata refresh (metadata.max.age.ms, 5 minutes by default): the
@@ -159,6 +164,13 @@ func drawGroup(rng *rand.Rand, s *scenarios.Scenario, group, entry string, rate 
 func heartbeatFor(rng *rand.Rand, session time.Duration) time.Duration {
 	hb := session / time.Duration(4+rng.IntN(7)) / (100 * time.Millisecond) * (100 * time.Millisecond)
 	return max(hb, 500*time.Millisecond)
+}
+
+// unset removes a key from a config.
+func unset(c *scenarios.Config, key string) {
+	c.Keys = slices.DeleteFunc(c.Keys, func(k string) bool { return k == key })
+	delete(c.Values, key)
+	delete(c.Explicit, key)
 }
 
 func micros(d time.Duration) time.Duration { return d / time.Microsecond * time.Microsecond }
@@ -300,5 +312,87 @@ func withoutFaultsOn(faults []scenarios.ScheduledFault, nodes []string) []scenar
 			out = append(out, f)
 		}
 	}
+	return out
+}
+
+// shrinkGroups simplifies the consumer entries, each step kept only if the
+// scenario still fails the same way (try): an entry dropped with the faults
+// aimed at its nodes, fewer members (faults on the members gone dropped),
+// one worker, no side effects (the store's faults dropped), dynamic
+// membership, Kafka's poll interval. The commit mode stays: it decides
+// what the checker calls a violation. A liveness failure keeps its
+// workers: fewer would make a member too slow to catch up, a liveness
+// failure of another cause that the shrinker could not tell apart.
+func shrinkGroups(cur *scenarios.Scenario, want *Failure, try func(*scenarios.Scenario) bool) (*scenarios.Scenario, bool) {
+	progress := false
+	step := func(c *scenarios.Scenario) {
+		if try(c) {
+			cur, progress = c, true
+		}
+	}
+	if len(cur.Consumers) > 1 {
+		for i := 0; i < len(cur.Consumers); i++ {
+			c := clone(cur)
+			c.Faults = withoutFaultsOn(c.Faults, groupNodes(cur, cur.Consumers[i]))
+			c.Consumers = slices.Delete(c.Consumers, i, i+1)
+			if try(c) {
+				cur, progress = c, true
+				i--
+			}
+		}
+	}
+	for i := range cur.Consumers {
+		m := cur.Consumers[i]
+		if m.Group == "" {
+			continue
+		}
+		if m.Count > 1 {
+			for n := 1; n < m.Count; n++ {
+				c := clone(cur)
+				var gone []string
+				for k := n; k < m.Count; k++ {
+					gone = append(gone, cluster.ClientName(m.Name, k))
+				}
+				c.Faults = withoutFaultsOn(c.Faults, gone)
+				c.Consumers[i].Count = n
+				if try(c) {
+					cur, progress = c, true
+					break
+				}
+			}
+		}
+		if cur.Consumers[i].Workers > 1 && want.Kind != "liveness" {
+			c := clone(cur)
+			c.Consumers[i].Workers = 1
+			step(c)
+		}
+		if cur.Consumers[i].SideEffects != "" {
+			c := clone(cur)
+			c.Faults = withoutFaultsOn(c.Faults, []string{cluster.StoreName(m.Name)})
+			c.Consumers[i].SideEffects = ""
+			step(c)
+		}
+		if cur.Consumers[i].Static {
+			c := clone(cur)
+			c.Consumers[i].Static = false
+			step(c)
+		}
+		if cur.Consumers[i].Config.Get("max.poll.interval.ms") != "300000" {
+			c := clone(cur)
+			c.Consumers[i].Config = cloneConfig(c.Consumers[i].Config)
+			c.Consumers[i].Config.Set("max.poll.interval.ms", "300000")
+			step(c)
+		}
+	}
+	return cur, progress
+}
+
+// cloneConfig copies a config, so that a candidate's change does not reach
+// the scenario it was cloned from.
+func cloneConfig(c scenarios.Config) scenarios.Config {
+	out := c
+	out.Keys = slices.Clone(c.Keys)
+	out.Values = maps.Clone(c.Values)
+	out.Explicit = maps.Clone(c.Explicit)
 	return out
 }
