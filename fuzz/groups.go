@@ -3,6 +3,7 @@ package fuzz
 import (
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -52,10 +53,6 @@ const capacityMargin = 3
 
 // drawGroups adds one or two consumer groups to a drawn scenario.
 func drawGroups(rng *rand.Rand, s *scenarios.Scenario) {
-	total := 0.0
-	for _, p := range s.Producers {
-		total += p.Rate * float64(p.Count)
-	}
 	n := 1
 	if rng.IntN(10) < 3 {
 		n = 2
@@ -64,6 +61,10 @@ func drawGroups(rng *rand.Rand, s *scenarios.Scenario) {
 		s.Consumers = nil // groups instead of the assign-mode readers
 	}
 	for _, g := range groupNames[:n] {
+		total := 0.0
+		for _, p := range s.Producers {
+			total += p.Rate * float64(p.Count)
+		}
 		s.Consumers = append(s.Consumers, drawGroup(rng, s, g.group, g.entry, total))
 	}
 }
@@ -118,6 +119,19 @@ func drawGroup(rng *rand.Rand, s *scenarios.Scenario, group, entry string, rate 
 		c.Workers = 2 + rng.IntN(7)
 	}
 	c.SideEffects = []string{"", "", "plain", "idempotent"}[rng.IntN(4)]
+	if c.SideEffects != "" {
+		// The store makes each write durable before it answers, one
+		// fsync after another: it applies a few hundred writes a second
+		// at most, whatever the workers. The producers slow down to what
+		// it keeps up with.
+		storeRate := 1 / (s.Cluster.Disk.FsyncLatency.Max + s.Cluster.Disk.WriteLatency.Max).Seconds()
+		if limit := storeRate / capacityMargin; rate > limit {
+			for i := range s.Producers {
+				s.Producers[i].Rate = math.Max(1, math.Floor(s.Producers[i].Rate*limit/rate))
+			}
+			rate = limit
+		}
+	}
 	records := []int{500, 500, 10, 50, 100}[rng.IntN(5)]
 	if records != 500 {
 		set(cfg, "max.poll.records", strconv.Itoa(records))
@@ -138,17 +152,13 @@ func drawGroup(rng *rand.Rand, s *scenarios.Scenario, group, entry string, rate 
 	c.Processing = sim.Range{Min: micros(time.Duration(float64(mean) * (1 - spread))), Max: micros(time.Duration(float64(mean) * (1 + spread)))}
 	c.Processing.Min = max(c.Processing.Min, time.Microsecond)
 	c.Processing.Max = max(c.Processing.Max, c.Processing.Min)
-	if rng.IntN(4) == 0 {
+	if rng.IntN(4) == 0 && c.SideEffects == "" {
 		// A poll interval a few times the slowest full poll: processing
 		// alone never exceeds it (every full poll would, in a rebalance
 		// storm, which never converges), but a member slowed by a fault
 		// does (its store cut off, its clock jumped): it leaves the
 		// group and rejoins.
-		slowest := c.Processing.Max
-		if c.SideEffects != "" {
-			slowest += trip
-		}
-		batch := time.Duration(records) * slowest / time.Duration(c.Workers)
+		batch := time.Duration(records) * c.Processing.Max / time.Duration(c.Workers)
 		interval := max(batch*time.Duration(20+rng.IntN(21))/10, time.Second)
 		set(cfg, "max.poll.interval.ms", strconv.FormatInt(interval.Milliseconds(), 10))
 	}

@@ -42,10 +42,15 @@ func TestSeedsWithoutGroupsDrawAsBefore(t *testing.T) {
 		}
 		with++
 		// A seed with groups keeps the rest of its draws: the cluster, the
-		// producers and the swarm's faults.
-		if a.Cluster.Brokers != b.Cluster.Brokers || a.Cluster.Controllers != b.Cluster.Controllers || len(a.Producers) != len(b.Producers) ||
-			a.Producers[0].Rate != b.Producers[0].Rate {
+		// producers (slowed down for a store only) and the swarm's faults.
+		if a.Cluster.Brokers != b.Cluster.Brokers || a.Cluster.Controllers != b.Cluster.Controllers || len(a.Producers) != len(b.Producers) {
 			t.Fatalf("seed %d: drawing groups changed the cluster or the producers", seed)
+		}
+		store := slices.ContainsFunc(a.Consumers, func(c scenarios.Consumer) bool { return c.SideEffects != "" })
+		for i := range a.Producers {
+			if r, was := a.Producers[i].Rate, b.Producers[i].Rate; r > was || (r < was && !store) {
+				t.Fatalf("seed %d: producer %s writes %v/s, drawn %v/s without groups", seed, a.Producers[i].Name, r, was)
+			}
 		}
 		for _, f := range b.Faults {
 			if !slices.ContainsFunc(a.Faults, func(g scenarios.ScheduledFault) bool { return g.At == f.At && g.Key == f.Key }) {
