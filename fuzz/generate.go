@@ -61,6 +61,8 @@ func Generate(seed uint64, base *scenarios.Scenario, bugs []string) (*scenarios.
 	if story := drawStory(rand.New(rand.NewPCG(seed, 0x2545f4914f6cdd1d))); story != "" {
 		focus = story
 	}
+	// Consumer groups too come from a stream of their own (see groups).
+	grng := rand.New(rand.NewPCG(seed, groupStream))
 	var s *scenarios.Scenario
 	if base != nil {
 		c := *base
@@ -78,6 +80,9 @@ func Generate(seed uint64, base *scenarios.Scenario, bugs []string) (*scenarios.
 			fitReplace(rng, s)
 		case "elections":
 			fitElections(rng, s)
+		}
+		if grng.IntN(100) < groupPercent {
+			drawGroups(grng, s)
 		}
 	}
 	// Around a base too small for the story, the seed keeps a focus.
@@ -99,6 +104,9 @@ func Generate(seed uint64, base *scenarios.Scenario, bugs []string) (*scenarios.
 		s.Faults = drawElectionsStory(rng, s)
 	default:
 		s.Faults = drawFaults(rng, s, focus)
+	}
+	if len(s.Groups()) > 0 {
+		s.Faults = withMemberFaults(grng, s, s.Faults)
 	}
 	return scenarios.Normalize(s)
 }

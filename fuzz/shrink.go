@@ -157,6 +157,9 @@ func Shrink(s *scenarios.Scenario, want *Failure, budget int, stop func() bool, 
 				}
 			}
 		}
+		if c, ok := shrinkGroups(cur, want, try); ok {
+			cur, progress = c, true
+		}
 		// A shorter run: end the fault phase just after the last fault.
 		last := time.Duration(0)
 		for _, f := range cur.Faults {
