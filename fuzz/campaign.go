@@ -43,6 +43,9 @@ type Options struct {
 	Progress func(done, failures int)
 	// Stop, when closed, ends the campaign early; what was found is kept.
 	Stop <-chan struct{}
+	// GroupPercent is the share of seeds (0..100) that draw consumer
+	// groups.
+	GroupPercent int
 	// MaxFailures, when positive, ends the campaign once it has found that
 	// many failures (runs already started finish).
 	MaxFailures int
@@ -180,7 +183,7 @@ func Campaign(opts Options) (*Summary, error) {
 						continue // handed out before the last failure was counted
 					}
 				}
-				s, err := Generate(seed, opts.Base, opts.Bugs)
+				s, err := GenerateWithGroups(seed, opts.Base, opts.Bugs, opts.GroupPercent)
 				if err != nil {
 					mu.Lock()
 					genErr = fmt.Errorf("seed %d: the generator drew an invalid scenario: %w", seed, err)

@@ -40,17 +40,42 @@ var faultKinds = []string{"crash", "kill", "shutdown", "pause", "partition", "is
 // plane's (replication, produce, ISR changes, broker liveness), or the
 // quorum's.
 var stallMessages = map[string][]string{
-	"": cluster.MessageNames,
+	"": withoutGroupAPIs(cluster.MessageNames),
 	"data": {"AlterPartition", "AlterPartitionResponse", "Fetch(replica)", "FetchResponse", "Produce", "ProduceResponse",
 		"OffsetsForLeaderEpoch", "OffsetsForLeaderEpochResponse", "BrokerHeartbeat", "BrokerRegistration", "Fetch(metadata)"},
 	"quorum": {"Vote", "VoteResponse", "BeginQuorumEpoch", "BeginQuorumEpochResponse", "EndQuorumEpoch",
 		"Fetch(metadata)", "FetchResponse(metadata)"},
 }
 
+// groupAPIs are the messages of consumer groups and their stores: a stall
+// drawn for a scenario without groups holds none of them (it would hold
+// nothing), and seeds drew their stalls from the other APIs before groups
+// existed.
+var groupAPIs = []string{"ConsumerGroupHeartbeat", "ConsumerGroupHeartbeatResponse", "FindCoordinator",
+	"FindCoordinatorResponse", "Heartbeat", "HeartbeatResponse", "JoinGroup", "JoinGroupResponse", "LeaveGroup",
+	"LeaveGroupResponse", "OffsetCommit", "OffsetCommitResponse", "OffsetFetch", "OffsetFetchResponse", "StoreApply",
+	"StoreApplyResponse", "SyncGroup", "SyncGroupResponse"}
+
+func withoutGroupAPIs(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !slices.Contains(groupAPIs, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // Generate draws a scenario from a seed. With a base, the cluster, topics
 // and clients are the base's and only the seed and the fault schedule are
 // drawn; bugs are switched on as given.
 func Generate(seed uint64, base *scenarios.Scenario, bugs []string) (*scenarios.Scenario, error) {
+	return GenerateWithGroups(seed, base, bugs, groupPercent)
+}
+
+// GenerateWithGroups is Generate with consumer groups drawn for
+// groupPercent of the seeds (0..100; Generate's share is groupPercent).
+func GenerateWithGroups(seed uint64, base *scenarios.Scenario, bugs []string, groupPercent int) (*scenarios.Scenario, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	// The seed's focus: faults anywhere, or mostly on the data plane
 	// (partition leaders and their followers), or on the quorum.

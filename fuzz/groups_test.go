@@ -71,7 +71,7 @@ func TestSeedsWithoutGroupsDrawAsBefore(t *testing.T) {
 func TestGeneratorDrawsGroups(t *testing.T) {
 	seen := map[string]bool{}
 	for seed := uint64(1); seed <= 400; seed++ {
-		s, err := Generate(seed, nil, nil)
+		s, err := GenerateWithGroups(seed, nil, nil, 30)
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
@@ -171,7 +171,7 @@ func TestGeneratorDrawsConsumerProtocolGroups(t *testing.T) {
 	drawConsumerProtocol = true
 	consumer := 0
 	for seed := uint64(1); seed <= 300; seed++ {
-		s, err := Generate(seed, nil, nil)
+		s, err := GenerateWithGroups(seed, nil, nil, 30)
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
@@ -209,7 +209,7 @@ func configInt(c scenarios.Config, key string) int64 {
 func TestShrinkSimplifiesGroups(t *testing.T) {
 	var s *scenarios.Scenario
 	for seed := uint64(1); s == nil; seed++ {
-		d, err := Generate(seed, nil, nil)
+		d, err := GenerateWithGroups(seed, nil, nil, 30)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -276,7 +276,7 @@ func TestGroupBugsFoundBlind(t *testing.T) {
 	} {
 		found := uint64(0)
 		for seed := bug.start; seed < bug.start+40 && found == 0; seed++ {
-			s, err := Generate(seed, nil, []string{bug.name})
+			s, err := GenerateWithGroups(seed, nil, []string{bug.name}, 30)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -290,7 +290,7 @@ func TestGroupBugsFoundBlind(t *testing.T) {
 		if found == 0 {
 			t.Fatalf("%s: 40 seeds from %d found no %v", bug.name, bug.start, bug.what)
 		}
-		s, _ := Generate(found, nil, nil)
+		s, _ := GenerateWithGroups(found, nil, nil, 30)
 		if _, f := runOne(s); f != nil && f.Kind == "violation" {
 			t.Fatalf("%s: seed %d fails with the bug off too: %+v", bug.name, found, f)
 		}

@@ -32,6 +32,7 @@ func newFuzzCommand() *cobra.Command {
 		seedStart uint64
 		quiet     bool
 		maxFails  int
+		groups    int
 		asJSON    bool
 	)
 	cmd := &cobra.Command{
@@ -58,7 +59,11 @@ Exit 0 when no failure was found, 1 when one was, 2 for a bad flag or --base
 scenario, 3 when the simulator itself failed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts := fuzz.Options{Runs: runs, Time: duration, Parallel: parallel, Out: out, SeedStart: seedStart, MaxFailures: maxFails}
+			if groups < 0 || groups > 100 {
+				return usage("--groups %d: want a percentage of seeds, 0..100", groups)
+			}
+			opts := fuzz.Options{Runs: runs, Time: duration, Parallel: parallel, Out: out, SeedStart: seedStart, MaxFailures: maxFails,
+				GroupPercent: groups}
 			if base != "" {
 				s, err := scenarios.Open(base)
 				if err != nil {
@@ -141,6 +146,7 @@ scenario, 3 when the simulator itself failed.`,
 	cmd.Flags().Uint64Var(&seedStart, "seed-start", 1, "the first seed of the range")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress output")
 	cmd.Flags().IntVar(&maxFails, "max-failures", 0, "stop once this many failures are found (0: never)")
+	cmd.Flags().IntVar(&groups, "groups", 0, "percentage of seeds (0..100) that draw consumer groups and member faults")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the campaign's summary.json to stdout instead of the text summary")
 	cmd.RegisterFlagCompletionFunc("bugs", completeBugs)
 	return cmd
