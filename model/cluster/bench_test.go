@@ -50,7 +50,11 @@ func BenchmarkIdleClusterHour(b *testing.B) {
 // (internal/gctune, unless GOGC is set) and, as the command does, the heap
 // marked for huge pages where the machine leaves that to programs
 // (internal/hugeheap); it reports bytes allocated per event.
-func BenchmarkDataPlaneFiveMinutes(b *testing.B) {
+func BenchmarkDataPlaneFiveMinutes(b *testing.B) { runDataPlaneBench(b, dataPlaneBenchConfig) }
+
+// runDataPlaneBench runs the data-plane benchmark's five minutes, with a
+// broker crash every 30 s, on the cluster config builds.
+func runDataPlaneBench(b *testing.B, config func(seed uint64) Config) {
 	if os.Getenv("GOGC") == "" {
 		defer gctune.Start()()
 	}
@@ -62,8 +66,7 @@ func BenchmarkDataPlaneFiveMinutes(b *testing.B) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	for range b.N {
-		cfg := dataPlaneBenchConfig(1)
-		c, err := Build(cfg)
+		c, err := Build(config(1))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -105,18 +108,8 @@ func dataPlaneBenchConfig(seed uint64) Config {
 // coordinator, with a process operation per record and the commits in the
 // history. Compare its sim-s/s with the readers' (docs/performance.md).
 func BenchmarkDataPlaneGroupFiveMinutes(b *testing.B) {
-	if os.Getenv("GOGC") == "" {
-		defer gctune.Start()()
-	}
-	if _, _, err := hugeheap.Reserve(); err != nil {
-		b.Fatal(err)
-	}
-	var events uint64
-	var simTime time.Duration
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for range b.N {
-		cfg := dataPlaneBenchConfig(1)
+	runDataPlaneBench(b, func(seed uint64) Config {
+		cfg := dataPlaneBenchConfig(seed)
 		rc := reader.DefaultConfig("", []string{"orders"})
 		gc := reader.DefaultGroupConfig("billing")
 		gc.Commit = reader.CommitAfterProcessing
@@ -125,27 +118,8 @@ func BenchmarkDataPlaneGroupFiveMinutes(b *testing.B) {
 		rc.Group, rc.Processing = &gc, sim.Range{}
 		cfg.Readers = []ReaderSpec{{Name: "c", Count: 3, Config: rc}}
 		cfg.Groups = &GroupSettings{Coordinator: groupBenchCoordinator()}
-		c, err := Build(cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for i := 1; i <= 9; i++ {
-			c.World.ScheduleFault(time.Duration(30*i)*time.Second, sim.Fault{Kind: sim.FaultCrash, Target: "random-broker", For: 10 * time.Second})
-		}
-		c.World.Start()
-		c.World.RunUntil(5 * time.Minute)
-		events += c.World.Steps()
-		simTime += c.World.Now()
-		if c.History.Len() < 1_000_000 {
-			b.Fatalf("only %d history operations: the workload did not run", c.History.Len())
-		}
-	}
-	secs := b.Elapsed().Seconds()
-	runtime.ReadMemStats(&after)
-	b.ReportMetric(float64(events)/secs, "events/s")
-	b.ReportMetric(simTime.Seconds()/secs, "sim-s/s")
-	b.ReportMetric(float64(events)/float64(b.N), "events/run")
-	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(events), "B/event")
+		return cfg
+	})
 }
 
 func groupBenchCoordinator() group.Config {

@@ -1,7 +1,6 @@
 package consumergroup
 
 import (
-	"cmp"
 	"slices"
 
 	"kafkasim/model/proto"
@@ -12,26 +11,13 @@ import (
 // groups holding the same state compare equal (replay is checked so) and
 // records encode the same bytes.
 
-func compareTP(a, b proto.TopicPartition) int {
-	if c := cmp.Compare(a.Topic, b.Topic); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.Partition, b.Partition)
-}
+func compareTP(a, b proto.TopicPartition) int { return proto.CompareTopicPartitions(a, b) }
 
 // normalize sorts and deduplicates tps into a new set.
-func normalize(tps []proto.TopicPartition) []proto.TopicPartition {
-	if len(tps) == 0 {
-		return nil
-	}
-	out := slices.Clone(tps)
-	slices.SortFunc(out, compareTP)
-	return slices.CompactFunc(out, func(a, b proto.TopicPartition) bool { return a == b })
-}
+func normalize(tps []proto.TopicPartition) []proto.TopicPartition { return proto.PartitionSet(tps) }
 
 func containsTP(set []proto.TopicPartition, tp proto.TopicPartition) bool {
-	_, ok := slices.BinarySearchFunc(set, tp, compareTP)
-	return ok
+	return proto.SetContains(set, tp)
 }
 
 // intersect is a ∩ b.
@@ -46,15 +32,7 @@ func intersect(a, b []proto.TopicPartition) []proto.TopicPartition {
 }
 
 // minus is a − b.
-func minus(a, b []proto.TopicPartition) []proto.TopicPartition {
-	var out []proto.TopicPartition
-	for _, tp := range a {
-		if !containsTP(b, tp) {
-			out = append(out, tp)
-		}
-	}
-	return out
-}
+func minus(a, b []proto.TopicPartition) []proto.TopicPartition { return proto.SetMinus(a, b) }
 
 // union is a ∪ b.
 func union(a, b []proto.TopicPartition) []proto.TopicPartition {

@@ -1,7 +1,6 @@
 package membership
 
 import (
-	"cmp"
 	"slices"
 
 	"kafkasim/model/proto"
@@ -9,37 +8,16 @@ import (
 
 // Partition sets are sorted, duplicate-free slices, nil when empty.
 
-func compareTP(a, b proto.TopicPartition) int {
-	if c := cmp.Compare(a.Topic, b.Topic); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.Partition, b.Partition)
-}
+func compareTP(a, b proto.TopicPartition) int { return proto.CompareTopicPartitions(a, b) }
 
-func normalize(tps []proto.TopicPartition) []proto.TopicPartition {
-	if len(tps) == 0 {
-		return nil
-	}
-	out := slices.Clone(tps)
-	slices.SortFunc(out, compareTP)
-	return slices.CompactFunc(out, func(a, b proto.TopicPartition) bool { return a == b })
-}
+func normalize(tps []proto.TopicPartition) []proto.TopicPartition { return proto.PartitionSet(tps) }
 
 func containsTP(set []proto.TopicPartition, tp proto.TopicPartition) bool {
-	_, ok := slices.BinarySearchFunc(set, tp, compareTP)
-	return ok
+	return proto.SetContains(set, tp)
 }
 
 // minus is a − b over sets.
-func minus(a, b []proto.TopicPartition) []proto.TopicPartition {
-	var out []proto.TopicPartition
-	for _, tp := range a {
-		if !containsTP(b, tp) {
-			out = append(out, tp)
-		}
-	}
-	return out
-}
+func minus(a, b []proto.TopicPartition) []proto.TopicPartition { return proto.SetMinus(a, b) }
 
 // localAssignment is AbstractMembershipManager.LocalAssignment: a set of
 // partitions with a local epoch the member bumps each time the coordinator
