@@ -32,9 +32,8 @@ var groupPercent = 0
 const groupStream = 0x6a09e667f3bcc909
 
 // drawConsumerProtocol: whether groups are drawn on the KIP-848 consumer
-// protocol too (a third of them). Off until group.protocol: consumer runs
-// in the simulated cluster.
-var drawConsumerProtocol = false
+// protocol too (a third of them).
+var drawConsumerProtocol = true
 
 // groupNames are the groups a seed may get, with the consumer entry that
 // holds each one's members (nodes b-0.., b-store).
