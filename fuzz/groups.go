@@ -94,9 +94,8 @@ func drawGroup(rng *rand.Rand, s *scenarios.Scenario, group, entry string, rate 
 		// The consumer protocol's session and heartbeat are the brokers'
 		// (one pair for every group); their bounds come down with them.
 		b := &s.Cluster.Broker
-		session = msOf(*b, "group.consumer.session.timeout.ms", 45*time.Second)
 		if !b.Explicit["group.consumer.session.timeout.ms"] {
-			session = time.Duration(10+rng.IntN(36)) * time.Second
+			session := time.Duration(10+rng.IntN(36)) * time.Second
 			hb := heartbeatFor(rng, session)
 			set(b, "group.consumer.min.session.timeout.ms", strconv.FormatInt(session.Milliseconds(), 10))
 			set(b, "group.consumer.session.timeout.ms", strconv.FormatInt(session.Milliseconds(), 10))

@@ -93,6 +93,12 @@ func TestGeneratorDrawsGroups(t *testing.T) {
 				t.Errorf("seed %d: %s has %d members", seed, c.Name, c.Count)
 			}
 			session, hb := msOf(c.Config, "session.timeout.ms", 0), msOf(c.Config, "heartbeat.interval.ms", 0)
+			if c.Config.Get("group.protocol") == "consumer" {
+				// The brokers' group.consumer.* keys, not the client's.
+				seen["consumer protocol"] = true
+				b := s.Cluster.Broker
+				session, hb = msOf(b, "group.consumer.session.timeout.ms", 0), msOf(b, "group.consumer.heartbeat.interval.ms", 0)
+			}
 			if session < 6*time.Second || session > 45*time.Second || 3*hb >= session {
 				t.Errorf("seed %d: %s: session %v, heartbeat %v", seed, c.Name, session, hb)
 			}

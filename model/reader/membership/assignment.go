@@ -8,13 +8,8 @@ import (
 
 // Partition sets are sorted, duplicate-free slices, nil when empty.
 
-func compareTP(a, b proto.TopicPartition) int { return proto.CompareTopicPartitions(a, b) }
 
 func normalize(tps []proto.TopicPartition) []proto.TopicPartition { return proto.PartitionSet(tps) }
-
-func containsTP(set []proto.TopicPartition, tp proto.TopicPartition) bool {
-	return proto.SetContains(set, tp)
-}
 
 // minus is a − b over sets.
 func minus(a, b []proto.TopicPartition) []proto.TopicPartition { return proto.SetMinus(a, b) }
