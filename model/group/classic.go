@@ -52,6 +52,10 @@ func validPrevious(s groupState) []groupState {
 type parked struct {
 	from        sim.NodeID
 	correlation uint64
+	// answered: Kafka's response future completes once; a later
+	// complete (a failed write's error after a rebalance answered the
+	// request) is a no-op.
+	answered bool
 }
 
 type classicMember struct {

@@ -215,8 +215,11 @@ func (s *shard) updateStaticMember(g *classicGroup, m *proto.JoinGroupRequest, o
 					old := s.replaceStaticMember(g, m.GroupInstanceID, newID, oldID)
 					s.rescheduleHeartbeat(g, old, old.sessionTimeout)
 				}
-				s.c.t.Send(park.from, &proto.JoinGroupResponse{CorrelationID: park.correlation, Error: err, GenerationID: generation,
-					ProtocolType: g.protocolType, ProtocolName: g.protocolName, Leader: currentLeader})
+				if !park.answered {
+					park.answered = true
+					s.c.t.Send(park.from, &proto.JoinGroupResponse{CorrelationID: park.correlation, Error: err, GenerationID: generation,
+						ProtocolType: g.protocolType, ProtocolName: g.protocolName, Leader: currentLeader})
+				}
 				return
 			}
 			isLeader := g.leader == newID
@@ -258,6 +261,7 @@ func (s *shard) completeJoinFuture(g *classicGroup, m *classicMember, r *proto.J
 		return false
 	}
 	r.CorrelationID = m.awaitingJoin.correlation
+	m.awaitingJoin.answered = true
 	s.c.t.Send(m.awaitingJoin.from, r)
 	m.awaitingJoin = nil
 	g.numAwaitingJoin--

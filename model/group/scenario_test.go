@@ -510,3 +510,29 @@ func snapshot(s *shard) string {
 	}
 	return out
 }
+
+// A static member's rejoin is answered once, as Kafka's response future
+// completes once: when a rebalance (here another member leaving) answers
+// the parked JoinGroup with the next generation before the write of the
+// rejoin's metadata fails, the failure reverts the member id but sends no
+// second JoinGroupResponse (updateStaticMemberThenRebalanceOrCompleteJoin's
+// responseFuture.complete is a no-op on a completed future).
+func TestStaticRejoinIsAnsweredOnceWhenItsWriteFailsAfterARebalance(t *testing.T) {
+	f := loaded(t)
+	ids, gen := stableGroup(t, f, 2, "instance-a", "instance-b")
+	n := len(f.sent)
+	if got := f.request(101, joinReq("", "instance-a")); len(got) != 0 {
+		t.Fatalf("the rejoin is answered once its metadata is committed: %+v", got)
+	}
+	// Its answer waits for the pending write, as any operation's.
+	f.request(102, &proto.LeaveGroupRequest{CorrelationID: next(), GroupID: "g",
+		Members: []proto.LeaveGroupMember{{MemberID: ids[1], GroupInstanceID: "instance-b"}}})
+	r := answer[*proto.JoinGroupResponse](t, f.to(101, n))
+	if r.Error != proto.None || r.GenerationID != gen+1 || r.MemberID == ids[0] {
+		t.Fatalf("the rebalance's answer to the rejoin: %+v", r)
+	}
+	f.failAppends(proto.RequestTimedOut)
+	if got := f.to(101, n); len(got) != 1 {
+		t.Fatalf("one JoinGroup, %d answers: %+v", len(got), got)
+	}
+}
