@@ -272,6 +272,19 @@ func convergeGrace(cfg cluster.Config) (time.Duration, string) {
 			}
 			consider(session+gc.GroupInitialRebalanceDelay+g.HeartbeatInterval, fmt.Sprintf("consumer %s: %s %v + group.initial.rebalance.delay.ms %v + heartbeat.interval.ms %v",
 				r.Name, what, session, gc.GroupInitialRebalanceDelay, g.HeartbeatInterval))
+			if g.Protocol != reader.ProtocolConsumer {
+				// A classic member whose JoinGroup response was lost
+				// (a partition from its coordinator while the join
+				// completed) sends no heartbeats while it waits and
+				// retries only when the JoinGroup times out, after
+				// max(request.timeout.ms, max.poll.interval.ms +
+				// JOIN_GROUP_TIMEOUT_LAPSE) (ConsumerCoordinator
+				// .sendJoinGroupRequest); its rejoin then rebalances
+				// the others at their next heartbeat.
+				join := max(g.RequestTimeout, g.MaxPollInterval+5*time.Second)
+				consider(join+g.HeartbeatInterval, fmt.Sprintf("consumer %s: JoinGroup timeout max(request.timeout.ms, max.poll.interval.ms + 5s) %v + heartbeat.interval.ms %v",
+					r.Name, join, g.HeartbeatInterval))
+			}
 		}
 	}
 	consider(cfg.Data.LostFetchWait(), fmt.Sprintf("followers: replica.socket.timeout.ms %v + replica.fetch.backoff.ms %v",

@@ -215,6 +215,7 @@ func (c *Cluster) groupsStable() (bool, string) {
 			return false, fmt.Sprintf("group %s is %s", gid, d.State)
 		}
 		owners := map[string]string{}
+		ownerOf := map[string]sim.NodeID{}
 		var members []*reader.Reader
 		for _, id := range c.Readers {
 			r := c.Reader(id)
@@ -252,6 +253,7 @@ func (c *Cluster) groupsStable() (bool, string) {
 					return false, fmt.Sprintf("%s and %s both own %s", other, name, p)
 				}
 				owners[p] = name + " (" + member + ")"
+				ownerOf[p] = id
 			}
 			members = append(members, r)
 		}
@@ -275,6 +277,9 @@ func (c *Cluster) groupsStable() (bool, string) {
 			if hw <= v.Log().LogStartOffset() {
 				continue // nothing to consume
 			}
+			if _, ok := committed[key]; !ok && c.resetPastUnpolled(ownerOf[key], p.TopicPartition, hw) {
+				continue
+			}
 			if off, ok := committed[key]; !ok || off < hw {
 				if !ok {
 					off = -1
@@ -284,6 +289,29 @@ func (c *Cluster) groupsStable() (bool, string) {
 		}
 	}
 	return true, ""
+}
+
+// resetPastUnpolled reports whether a partition the group never committed
+// is one its owner's application has nothing to commit for: its position
+// is at the high watermark and came from auto.offset.reset=latest, with
+// no record returned to the application since, and the application commits
+// the offsets of the records it polled (KafkaConsumer.commitSync(Map)), so
+// Kafka commits nothing until a record arrives. Auto-commit commits every
+// position (ConsumerCoordinator.maybeAutoCommitOffsetsAsync commits
+// SubscriptionState.allConsumed), so its group must have committed.
+func (c *Cluster) resetPastUnpolled(id sim.NodeID, tp metadata.TopicPartition, hw int64) bool {
+	r := c.Reader(id)
+	if r == nil || r.Position(tp.Topic, tp.Partition) < hw || !r.ResetUnconsumed(tp.Topic, tp.Partition) {
+		return false
+	}
+	i := slices.Index(c.Readers, id)
+	for _, rs := range c.cfg.Readers {
+		if i < rs.Count {
+			return rs.Config.Group != nil && rs.Config.Group.Commit != reader.CommitAuto
+		}
+		i -= rs.Count
+	}
+	return false
 }
 
 // readerGroup is the group a reader node was configured with ("" none).

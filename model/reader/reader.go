@@ -287,6 +287,14 @@ func (r *Reader) Position(topic string, partition int32) int64 {
 	return p.offset
 }
 
+// ResetUnconsumed reports whether the reader's position in a partition
+// came from auto.offset.reset and no record was consumed since: only a
+// consumed record gives the position a leader epoch.
+func (r *Reader) ResetUnconsumed(topic string, partition int32) bool {
+	p := r.subs.assignedState(partKey{topic: topic, partition: partition})
+	return p != nil && !p.resetting && p.offset >= 0 && p.offsetEpoch < 0
+}
+
 // RefreshMetadata asks for metadata now (unless a request is on its way).
 func (r *Reader) RefreshMetadata() { r.refreshMetadata() }
 
