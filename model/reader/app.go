@@ -240,7 +240,17 @@ func (r *Reader) closeGroup() {
 		r.closeConsumerGroup() // consumerproto.go
 		return
 	}
-	leave := func(bool) { r.maybeLeaveGroup("the consumer is being closed") }
+	leave := func(bool) {
+		sent := r.maybeLeaveGroup("the consumer is being closed")
+		// Kafka's close ends once the LeaveGroup is answered (or its
+		// timeout, the close timeout: the world's shutdown grace kills
+		// the process first); a static member sends none and is done.
+		if sent {
+			g.exitOnLeave = true
+		} else {
+			r.env.Exit()
+		}
+	}
 	if g.cfg.Commit == CommitAuto && g.state == stable && g.syncCommit == nil {
 		r.commitSync(r.processedOffsets(r.ownedTPs()), leave)
 		return

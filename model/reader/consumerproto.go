@@ -115,6 +115,12 @@ func (r *Reader) handleConsumerGroupHeartbeat(m *proto.ConsumerGroupHeartbeatRes
 	}
 	out := g.consumer.m.OnResponse(r.env.Now(), call.hb, m)
 	r.syncConsumerState()
+	if r.stopped && call.hb.MemberEpoch < 0 {
+		// The leave heartbeat of close is answered: the process ends
+		// (AsyncKafkaConsumer.close).
+		r.env.Exit()
+		return
+	}
 	if out.Rediscover {
 		r.markCoordinatorUnknown("ConsumerGroupHeartbeat: " + m.Error.String())
 	}

@@ -488,9 +488,10 @@ func (r *Reader) handleHeartbeat(m *proto.HeartbeatResponse) {
 // never does — the coordinator expires it when its session times out.
 // Either way the member drops its generation and member id and joins again
 // at its next poll.
-func (r *Reader) maybeLeaveGroup(reason string) {
+func (r *Reader) maybeLeaveGroup(reason string) (sent bool) {
 	g := r.group
 	if g.cfg.GroupInstanceID == "" && g.coordinatorKnown && g.state != unjoined && g.memberID != "" {
+		sent = true
 		memberID := g.memberID
 		r.sendGroup(g.coordinator, groupCall{api: apiLeaveGroup}, g.cfg.RequestTimeout, func(corr uint64) sim.Message {
 			return &proto.LeaveGroupRequest{CorrelationID: corr, GroupID: g.cfg.GroupID,
@@ -499,10 +500,13 @@ func (r *Reader) maybeLeaveGroup(reason string) {
 	}
 	r.resetStateAndRejoin(reason, true)
 	g.hbEnabled = false
+	return sent
 }
 
 func (r *Reader) handleLeaveGroup(m *proto.LeaveGroupResponse) {
-	r.takeGroupCall(m.CorrelationID) // best effort: the outcome changes nothing
+	if _, ok := r.takeGroupCall(m.CorrelationID); ok && r.group.exitOnLeave { // best effort: the outcome changes nothing
+		r.env.Exit()
+	}
 }
 
 // deliverGroup hands a group answer to its handler.

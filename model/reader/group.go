@@ -225,7 +225,10 @@ type groupState struct {
 	leaders         map[partKey]leaderInfo
 
 	// The heartbeat thread (Kafka's Heartbeat timers).
-	hbEnabled      bool
+	hbEnabled bool
+	// exitOnLeave: the member is closing, and ends once its LeaveGroup is
+	// answered.
+	exitOnLeave    bool
 	hbToken        uint64
 	hbCorr         uint64 // Heartbeat in flight
 	nextHeartbeat  time.Duration
