@@ -184,11 +184,42 @@ func (a *analyzer) checkReprocessed() {
 		for hi < len(idx) && m.procs[idx[hi]].group == first.group && m.procs[idx[hi]].part == first.part && m.procs[idx[hi]].off == first.off {
 			hi++
 		}
-		if hi-lo > 1 {
-			a.reportReprocessed(idx[lo:hi])
+		for _, run := range byValue(idx[lo:hi], func(i int32) int32 { return m.procs[i].val }) {
+			a.reportReprocessed(run)
 		}
 		lo = hi
 	}
+}
+
+// byValue splits the operations on one offset (in order) into those on one
+// record, keeping the runs of more than one. Committed data that is lost
+// leaves its offsets to new records (the new leader appends from where its
+// log ends, LeaderEpochFileCache truncation on the followers): a member
+// that reads the offset again then reads another record — after KIP-320's
+// truncation detection moved its position back to the divergence, or after
+// auto.offset.reset — and processing it is no reprocessing. When any
+// operation's record is unknown, the offset stands for the record.
+func byValue(run []int32, val func(int32) int32) [][]int32 {
+	if len(run) < 2 {
+		return nil
+	}
+	if slices.ContainsFunc(run, func(i int32) bool { return val(i) < 0 }) {
+		return [][]int32{run}
+	}
+	run = slices.Clone(run)
+	slices.SortStableFunc(run, func(x, y int32) int { return int(val(x)) - int(val(y)) })
+	var out [][]int32
+	for lo := 0; lo < len(run); {
+		hi := lo + 1
+		for hi < len(run) && val(run[hi]) == val(run[lo]) {
+			hi++
+		}
+		if hi-lo > 1 {
+			out = append(out, run[lo:hi])
+		}
+		lo = hi
+	}
+	return out
 }
 
 func (a *analyzer) reportReprocessed(run []int32) {
@@ -237,12 +268,15 @@ func (a *analyzer) checkSideEffects() {
 			hi++
 		}
 		group := m.groupNames[first.group]
-		second := &m.effects[idx[lo+min(1, hi-lo-1)]]
-		if hi-lo > 1 && a.cfg.consumerOf(group, a.procs[second.proc].name).SideEffects != "idempotent" {
+		for _, run := range byValue(idx[lo:hi], func(i int32) int32 { return m.effects[i].val }) {
+			second := &m.effects[run[1]]
+			if a.cfg.consumerOf(group, a.procs[second.proc].name).SideEffects == "idempotent" {
+				continue
+			}
 			var ops []int64
 			who := ""
-			for k := lo; k < hi && k < lo+4; k++ {
-				e := &m.effects[idx[k]]
+			for k := 0; k < len(run) && k < 4; k++ {
+				e := &m.effects[run[k]]
 				ops = append(ops, e.op)
 				if who != "" {
 					who += ", "
@@ -251,7 +285,7 @@ func (a *analyzer) checkSideEffects() {
 			}
 			a.findings = append(a.findings, Finding{Type: DuplicateSideEffect, group: group, Example: Example{Partition: a.parts[first.part].name, Offset: first.off,
 				Process: a.procs[second.proc].name, Ops: ops,
-				Detail: "group " + group + ": the store acknowledged this record's effect " + strconv.Itoa(hi-lo) + " times: " + who}})
+				Detail: "group " + group + ": the store acknowledged this record's effect " + strconv.Itoa(len(run)) + " times: " + who}})
 		}
 		lo = hi
 	}

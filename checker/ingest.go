@@ -207,6 +207,7 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 			a.finalPart[a.partID(t, part)] = true
 		}
 	}
+	member := !final && groupOf(p, o) != ""
 	var inPoll [8]pollPart
 	parts := inPoll[:0]
 	flags := obsRead
@@ -250,6 +251,9 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 		s := &a.sessions[parts[j].sess]
 		s.max = max(s.max, r.Offset)
 		po.obs = append(po.obs, observation{off: r.Offset, op: o.Index, val: vi, proc: pid, sess: parts[j].sess, flags: flags})
+		if member {
+			a.memberPolled(p, pi, r.Offset, vi)
+		}
 		po.lin.recs = append(po.lin.recs, linRec{off: r.Offset, val: vi})
 		po.maxRead = max(po.maxRead, r.Offset)
 		if final {

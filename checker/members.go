@@ -40,7 +40,11 @@ type processRec struct {
 	proc, member int32
 	gen          int32 // -1: not recorded
 	txn          int32 // the transaction open when processing began, -1
-	ok, open     bool
+	// val is the record the member had polled at off (-1: unknown). After
+	// committed data is lost, the new leader reuses the lost offsets for new
+	// records: an offset alone no longer names one record.
+	val      int32
+	ok, open bool
 }
 
 type effectRec struct {
@@ -48,11 +52,19 @@ type effectRec struct {
 	off         int64
 	group, part int32
 	proc        int32
+	val         int32 // the record whose processing sent it (-1: unknown)
 }
 
 type effectPending struct {
 	off         int64
 	group, part int32
+	val         int32
+}
+
+// polledKey is a record a member polled: its partition and offset.
+type polledKey struct {
+	part int32
+	off  int64
 }
 
 // resetJump is a member's first processed offset in a partition, where it
@@ -105,11 +117,14 @@ type memberProc struct {
 	// member was assigned it (awaiting the first record processed), or
 	// sessionStarted.
 	sess map[int32]int64
+	// polled: the record the member last polled at each offset, until it
+	// begins processing it.
+	polled map[polledKey]int32
 }
 
 func (a *analyzer) memberOf(p *procState) *memberProc {
 	if p.gm == nil {
-		p.gm = &memberProc{owned: map[int32]bool{}, revoked: map[int32]int64{}, sess: map[int32]int64{}}
+		p.gm = &memberProc{owned: map[int32]bool{}, revoked: map[int32]int64{}, sess: map[int32]int64{}, polled: map[polledKey]int32{}}
 	}
 	return p.gm
 }
@@ -248,9 +263,20 @@ func (a *analyzer) addProcess(pid int32, p *procState, o *history.Op) {
 		}
 		gm.sess[part] = sessionStarted
 	}
+	val := int32(-1)
+	if v, ok := gm.polled[polledKey{part, off}]; ok {
+		val = v
+		delete(gm.polled, polledKey{part, off})
+	}
 	gm.open = append(gm.open, int32(len(m.procs)))
 	m.procs = append(m.procs, processRec{start: o.Index, startT: o.Time, end: -1, off: off, group: g, part: part, proc: pid,
-		member: m.memberID(p, o), gen: generationOf(o), txn: p.txn, open: true})
+		member: m.memberID(p, o), gen: generationOf(o), txn: p.txn, val: val, open: true})
+}
+
+// memberPolled notes the records a group member's poll returned: which
+// record each offset held when the member read it.
+func (a *analyzer) memberPolled(p *procState, part int32, off int64, val int32) {
+	a.memberOf(p).polled[polledKey{part, off}] = val
 }
 
 // completeProcess pairs a completion with the open process operation of the
@@ -279,13 +305,19 @@ func (a *analyzer) completeProcess(gm *memberProc, o *history.Op) {
 func (a *analyzer) addSideEffect(pid int32, p *procState, o *history.Op) {
 	m := &a.members
 	gm := a.memberOf(p)
-	var e effectPending
+	e := effectPending{val: -1}
 	known := o.Value.Partition >= 0 && o.Value.Offset >= 0
 	if group := groupOf(p, o); group != "" && known {
-		e = effectPending{off: o.Value.Offset, group: m.groupID(group, p.name), part: a.partID(o.Value.Topic, o.Value.Partition)}
+		e = effectPending{off: o.Value.Offset, group: m.groupID(group, p.name), part: a.partID(o.Value.Topic, o.Value.Partition), val: -1}
 	}
 	if o.Type == history.Invoke {
 		if known {
+			// The processing of the record under way sends its effect.
+			for _, r := range gm.open {
+				if pr := &m.procs[r]; pr.part == e.part && pr.off == e.off {
+					e.val = pr.val
+				}
+			}
 			gm.effects = append(gm.effects, e)
 		}
 		return
@@ -301,14 +333,16 @@ func (a *analyzer) addSideEffect(pid int32, p *procState, o *history.Op) {
 		if !known {
 			e = gm.effects[j]
 			known = true
+		} else {
+			e.val = gm.effects[j].val
 		}
 		gm.effects = append(gm.effects[:j], gm.effects[j+1:]...)
 	}
 	if o.Type == history.OK && known {
-		m.effects = append(m.effects, effectRec{op: o.Index, off: e.off, group: e.group, part: e.part, proc: pid})
+		m.effects = append(m.effects, effectRec{op: o.Index, off: e.off, group: e.group, part: e.part, proc: pid, val: e.val})
 	}
 	if o.Type == history.Info && known {
-		m.maybeEffects = append(m.maybeEffects, effectRec{op: o.Index, off: e.off, group: e.group, part: e.part, proc: pid})
+		m.maybeEffects = append(m.maybeEffects, effectRec{op: o.Index, off: e.off, group: e.group, part: e.part, proc: pid, val: e.val})
 	}
 }
 

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -613,4 +614,77 @@ func TestUnreleasedPartitionIsADoubleOwner(t *testing.T) {
 	c1.commit(2, map[string]int64{"t-0": 2}, history.Fail)
 	c2.commit(3, map[string]int64{"t-0": 4}, history.OK)
 	expectCount(t, Check(h.ops, withGroup("after-processing", consumer)), DoubleOwner, 0)
+}
+
+// poll writes a member's poll of records of t.
+func (m *member) poll(recs ...rec) {
+	v := history.NoValue()
+	m.ext(&v, -1)
+	m.h.add(m.proc, history.Invoke, history.FPoll, v)
+	v.HasRecords = true
+	for _, r := range recs {
+		v.Records = append(v.Records, history.Record{Topic: "t", Partition: r.p, Offset: r.off, Value: r.v})
+	}
+	m.h.add(m.proc, history.OK, history.FPoll, v)
+}
+
+// After committed data is lost the new leader gives its offsets to new
+// records: a member that reads offset 1 again then (KIP-320's truncation
+// detection moved its position back) and processes what it holds processes
+// another record, not the same one twice. The same record read and
+// processed twice is still reprocessing.
+func TestReprocessedRecordIsTheRecordNotTheOffset(t *testing.T) {
+	build := func(second string) []history.Op {
+		h := &hb{}
+		h.sendsTo(0, "a0", "a1")
+		c := h.member("c-1", "g")
+		c.poll(rec{0, 0, "a0"}, rec{0, 1, "a1"})
+		c.begin(1, 0, 0)
+		c.end(1, 0, 0, history.OK)
+		c.begin(1, 0, 1)
+		c.effect(0, 1)
+		c.end(1, 0, 1, history.OK)
+		h.send("p-0", "b1", 0, 1, history.OK) // offset 1 reused after a loss
+		c.poll(rec{0, 1, second})
+		c.begin(1, 0, 1)
+		c.effect(0, 1)
+		c.end(1, 0, 1, history.OK)
+		return h.ops
+	}
+	cfg := withGroup("before-processing")
+	cfg.Happened = godViewLosses(DataLoss{Partition: "t-0", From: 1, To: 2, Records: 1, Cause: "unclean-election"})
+	r := Check(build("b1"), cfg)
+	expectCount(t, r, ReprocessedRecord, 0)
+	expectCount(t, r, DuplicateSideEffect, 0)
+	r = Check(build("a1"), withGroup("before-processing"))
+	expectCount(t, r, ReprocessedRecord, 1)
+	expectVerdict(t, r, ReprocessedRecord, Violation)
+	expectCount(t, r, DuplicateSideEffect, 1)
+	expectVerdict(t, r, DuplicateSideEffect, Violation)
+}
+
+func TestByValue(t *testing.T) {
+	vals := map[int32]int32{0: 5, 1: 7, 2: 5, 3: -1, 4: 7, 5: 9}
+	val := func(i int32) int32 { return vals[i] }
+	for _, tc := range []struct {
+		run  []int32
+		want [][]int32
+	}{
+		{[]int32{0}, nil},
+		{[]int32{0, 2}, [][]int32{{0, 2}}},
+		{[]int32{0, 1}, nil},
+		{[]int32{0, 1, 2, 4, 5}, [][]int32{{0, 2}, {1, 4}}},
+		{[]int32{2, 0, 1}, [][]int32{{2, 0}}},    // order within a record kept
+		{[]int32{0, 1, 3}, [][]int32{{0, 1, 3}}}, // an unknown record: the offset stands for it
+	} {
+		got := byValue(tc.run, val)
+		if len(got) != len(tc.want) {
+			t.Fatalf("byValue(%v) = %v, want %v", tc.run, got, tc.want)
+		}
+		for i := range got {
+			if !slices.Equal(got[i], tc.want[i]) {
+				t.Fatalf("byValue(%v) = %v, want %v", tc.run, got, tc.want)
+			}
+		}
+	}
 }
