@@ -11,7 +11,6 @@ import (
 // groups holding the same state compare equal (replay is checked so) and
 // records encode the same bytes.
 
-
 // normalize sorts and deduplicates tps into a new set.
 func normalize(tps []proto.TopicPartition) []proto.TopicPartition { return proto.PartitionSet(tps) }
 

@@ -8,7 +8,6 @@ import (
 
 // Partition sets are sorted, duplicate-free slices, nil when empty.
 
-
 func normalize(tps []proto.TopicPartition) []proto.TopicPartition { return proto.PartitionSet(tps) }
 
 // minus is a − b over sets.
