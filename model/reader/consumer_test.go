@@ -244,3 +244,35 @@ func TestConsumerMemberLeavesWhenItsPollTimerExpires(t *testing.T) {
 		t.Fatalf("c-0 processed %d records, want the batch's 8 once", n)
 	}
 }
+
+// A member idle in poll is polling: an empty poll (the broker holds its
+// fetch) waits longer (fetch wait plus a tenth of the request timeout) than
+// its max.poll.interval.ms, yet
+// Kafka's poll loop sends a PollEvent each round (AsyncKafkaConsumer.poll),
+// so the poll timer never expires under it. The member stays in the group
+// with its partition and commits once, no leave heartbeat (fuzz seed 38).
+func TestConsumerMemberIdleInPollKeepsItsPollTimer(t *testing.T) {
+	c0 := consumerMemberConfig("c-0", reader.CommitAfterProcessing)
+	c0.Group.MaxPollInterval = time.Second
+	if wait := c0.FetchMaxWait + c0.RequestTimeout/10; wait <= 2*c0.Group.MaxPollInterval {
+		t.Fatalf("an empty poll waits %v: the test needs it well past max.poll.interval.ms", wait)
+	}
+	b := newCGBroker(1, 3, false)
+	b.holdEmptyFetches = true
+	gw := newCGWorld(b, c0)
+	gw.w.Start()
+	gw.w.RunUntil(20 * time.Second)
+
+	_, _, id, _ := gw.member(0).Group()
+	if n := len(from(b.log, "c-0", "ConsumerGroupHeartbeat epoch=-1 ")); n != 0 {
+		t.Fatalf("c-0 left the group %d times while idle in poll:\n%s", n, strings.Join(from(b.log, "c-0", ""), "\n"))
+	}
+	if n := len(from(b.log, "c-0", "ConsumerGroupHeartbeat epoch=0 owned=[] id="+id)); n != 1 {
+		t.Fatalf("c-0 joined %d times, want once", n)
+	}
+	got := ops(gw.rec, "c-0", history.FAssign, history.FRevoke, history.FCommit)
+	want := []string{"invoke assign [orders-0] gen=1", "ok assign [orders-0] gen=1", "invoke commit orders-0=3 gen=1", "ok commit orders-0=3 gen=1"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("c-0's operations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

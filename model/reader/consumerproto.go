@@ -73,6 +73,12 @@ func (r *Reader) syncConsumerState() {
 func (r *Reader) consumerHeartbeat() {
 	g := r.group
 	c := g.consumer
+	if r.polling {
+		// The application is inside poll, whose loop sends a PollEvent
+		// each round (AsyncKafkaConsumer.poll): the poll timer never
+		// expires under a poll that waits for records.
+		c.m.Poll(r.env.Now())
+	}
 	req, wait := c.m.Heartbeat(r.env.Now(), g.coordinatorKnown)
 	r.syncConsumerState()
 	if req != nil {

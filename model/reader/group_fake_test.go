@@ -27,6 +27,10 @@ type groupBroker struct {
 	requireMemberID bool
 	commitErr       proto.ErrorCode // answered to every commit when set
 	heartbeatErr    []proto.ErrorCode
+	// holdEmptyFetches leaves a fetch that finds nothing new unanswered,
+	// as a broker parks it in purgatory (here for good): a poll waits
+	// then for its own timeout.
+	holdEmptyFetches bool
 
 	// received is every request's name, in order, with who sent it.
 	received []string
@@ -110,6 +114,11 @@ func (b *groupBroker) Deliver(from sim.NodeID, m sim.Message) {
 		b.env.Send(from, resp)
 	case *proto.FetchRequest:
 		resp := &proto.FetchResponse{CorrelationID: m.CorrelationID}
+		if b.holdEmptyFetches && !slices.ContainsFunc(m.Partitions, func(p proto.FetchPartition) bool {
+			return p.FetchOffset != int64(len(b.logs[p.Partition]))
+		}) {
+			return
+		}
 		for _, p := range m.Partitions {
 			log := b.logs[p.Partition]
 			fp := proto.FetchPartitionResponse{TopicPartition: p.TopicPartition, HighWatermark: int64(len(log))}
