@@ -70,6 +70,7 @@ type records struct {
 	txnReads []txnRead
 	groups   groupState
 	members  groupMembers
+	lossOps  lossOps
 
 	lastIndex int64
 	nOps      int64
@@ -108,7 +109,7 @@ func newAnalyzer(cfg *Config) *analyzer {
 	a := &analyzer{cfg: cfg,
 		numbering: numbering{procIDs: map[string]int32{}, partIDs: map[partKey]int32{}, partName: map[string]int32{},
 			topicIDs: map[string]int32{}, keyIDs: map[string]int32{}, lastPartID: -1},
-		records:    records{groups: newGroupState()},
+		records:    records{groups: newGroupState(), lossOps: newLossOps(cfg.Happened)},
 		finalCover: finalCover{finalTopic: map[int32]bool{}, finalPart: map[int32]bool{}, finalBegin: -1}}
 	sends := 0
 	if cfg.Sizes != nil {

@@ -150,6 +150,14 @@ func (a *analyzer) checkCoverage() {
 					if si := a.vals[fin.val].send; si >= 0 && (k == len(run) || lastOp[k] < a.sends[si].invoke) {
 						continue // it read no further once the record was sent
 					}
+					// A record at or above the new leader's log end took the
+					// offset only after the loss that took the one read there:
+					// a session that read no further before that loss was
+					// served by leaders that still held the record it read,
+					// and had nothing to go back for.
+					if end, lossOp, ok := a.lastLossOf(po.name, fin.off); ok && fin.off >= end && lastOp[k] < lossOp {
+						continue
+					}
 				}
 				name := a.procs[s.proc].name
 				a.findings = append(a.findings, Finding{Type: PollSkip, Example: Example{Partition: po.name, Offset: fin.off,

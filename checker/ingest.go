@@ -64,6 +64,7 @@ func (a *analyzer) add(o *history.Op) {
 	a.nOps++
 	a.lastIndex = max(a.lastIndex, o.Index)
 	a.members.lastTime = max(a.members.lastTime, o.Time)
+	a.lossOps.see(o.Index, o.Time)
 	pid, p := a.proc(o.Process)
 	switch o.F {
 	case history.FSend:

@@ -76,6 +76,10 @@ type Facts struct {
 	// Resurrected: a duplicate one of whose copies is an entry an unclean
 	// election made the log although it was never committed.
 	Resurrected bool
+	// LostThenResurrected: a record processed again whose offset the god
+	// view saw an unclean election lose and a later unclean election make
+	// the log again.
+	LostThenResurrected bool
 	// ReadLostHere: poll-skip where the reader read another record at the
 	// offset, and the god view saw the committed data there lost at an
 	// election whose new leader already held the skipped record.
@@ -378,6 +382,9 @@ var VerdictRules = []Rule{
 	{SkippedRecord, "", Violation,
 		"at-least-once (commit after processing, or auto-commit) and exactly-once commit an offset only once every record below it was processed", nil, nil},
 
+	{ReprocessedRecord, "commit: before-processing (at-most-once), and the simulator saw an unclean election lose the record and a later one make it the log again", Permitted,
+		"an unclean election lost the record: the member's KIP-320 validation against the new leader moved its position back to that leader's log end, below the record; a later unclean election made a log that still held the record (from an older epoch) the log again, and the member read it again at its offset",
+		func(f *Facts) bool { return f.CommitMode == "before-processing" && f.LostThenResurrected }, nil},
 	{ReprocessedRecord, "commit: before-processing (at-most-once)", Violation,
 		"at-most-once commits before processing: the next owner starts after what was committed, so no record is processed twice",
 		func(f *Facts) bool { return f.CommitMode == "before-processing" }, nil},
@@ -467,6 +474,9 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		GodView: c.Happened.GodView(), UncleanElections: c.Happened.Count(godview.UncleanElection), PowerLosses: c.Happened.Count(godview.PowerLoss), Bugs: c.Bugs,
 		FailedSend: f.failedSend, Impossible: f.impossible, ViaWW: f.viaWW, Register: f.register,
 		CommittedAttempts: f.committedAttempts,
+	}
+	if typ == ReprocessedRecord {
+		fx.LostThenResurrected = c.Happened.Covers(godview.Loss, f.Partition, f.Offset) && c.Happened.Covers(godview.Resurrected, f.Partition, f.Offset)
 	}
 	if fx.Acks == "" {
 		fx.Acks = "all"

@@ -1,0 +1,61 @@
+package checker
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"kafkasim/godview"
+)
+
+// lossOps places the losses the god view saw among the history's
+// operations, which the checks compare by index: for each loss (in the order
+// of Happened.Of), the index of the first operation at or after its time. A
+// read that completed before that index was served while the log still held
+// what the loss took.
+type lossOps struct {
+	losses []godview.Fact
+	at     []int64 // by loss: the first operation's index; MaxInt64 until one comes; -1: time unknown
+	order  []int32 // the losses with a known time, by time
+	next   int     // the first of order that no operation has reached yet
+}
+
+func newLossOps(l godview.List) lossOps {
+	losses := l.Of(godview.Loss)
+	lo := lossOps{losses: losses, at: make([]int64, len(losses))}
+	for i := range losses {
+		if losses[i].At <= 0 {
+			lo.at[i] = -1
+			continue
+		}
+		lo.at[i] = math.MaxInt64
+		lo.order = append(lo.order, int32(i))
+	}
+	slices.SortStableFunc(lo.order, func(x, y int32) int { return cmp.Compare(losses[x].At, losses[y].At) })
+	return lo
+}
+
+// see places the losses that happened by the time of operation index.
+func (lo *lossOps) see(index, time int64) {
+	for lo.next < len(lo.order) && lo.losses[lo.order[lo.next]].At <= time {
+		lo.at[lo.order[lo.next]] = index
+		lo.next++
+	}
+}
+
+// lastLossOf is the latest loss (by time) that took offset of partition,
+// its LeaderEnd, and the index of the first operation after it; ok false if
+// the god view saw none there with a known time.
+func (a *analyzer) lastLossOf(partition string, offset int64) (leaderEnd, op int64, ok bool) {
+	losses := a.lossOps.losses
+	var last *DataLoss
+	for i := range losses {
+		if l := &losses[i]; l.Covers(partition, offset) && a.lossOps.at[i] >= 0 && (last == nil || l.At >= last.At) {
+			last, op = l, a.lossOps.at[i]
+		}
+	}
+	if last == nil {
+		return 0, 0, false
+	}
+	return last.LeaderEnd, op, true
+}
