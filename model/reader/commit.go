@@ -90,6 +90,12 @@ func (r *Reader) startCommit(offsets []commitOffset, sync bool, then func(bool))
 		deadline: r.env.Now() + g.cfg.DefaultAPITimeout, value: history.NoValue()}
 	x := c.value.X()
 	x.Group, x.Generation, x.MemberID = g.cfg.GroupID, g.generation, g.memberID
+	if g.generation == proto.NoGeneration && g.ownedGeneration != proto.NoGeneration {
+		// Out of the group (the commit is refused before it is sent): the
+		// history names the generation the member held its partitions in,
+		// as its revoke does.
+		x.Generation, x.MemberID = g.ownedGeneration, g.ownedMemberID
+	}
 	x.Offsets = make(map[string]int64, len(offsets))
 	for _, o := range offsets {
 		x.Offsets[o.key.String()] = o.pos.offset

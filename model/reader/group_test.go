@@ -137,14 +137,16 @@ func slowMember(instanceID string) *groupWorld {
 
 // A dynamic member whose processing outlasts max.poll.interval.ms leaves
 // the group (LeaveGroup) from its heartbeat thread; the batch is still
-// processed, but its commit is refused (it is made with no generation).
+// processed, but its commit is refused before it is sent (the member is
+// out of the group); the history names the generation the member held its
+// partitions in.
 func TestPollTimeoutMakesADynamicMemberLeave(t *testing.T) {
 	gw := slowMember("")
 	if len(gw.b.leaves) == 0 || gw.b.leaves[0].Members[0].MemberID != "m1" {
 		t.Fatalf("LeaveGroups %+v, want m1's", gw.b.leaves)
 	}
 	commits := ops(gw.rec, "c-0", history.FCommit)
-	if len(commits) < 2 || !strings.HasPrefix(commits[1], "fail commit orders-0=5 gen=-1 (CommitFailedException") {
+	if len(commits) < 2 || !strings.HasPrefix(commits[1], "fail commit orders-0=5 gen=1 (CommitFailedException") {
 		t.Fatalf("commits %v, want the first batch's refused", commits)
 	}
 	if got := only(ops(gw.rec, "c-0", history.FProcess), "ok "); len(got) < 5 {
@@ -160,7 +162,7 @@ func TestPollTimeoutMakesNoStaticMemberLeave(t *testing.T) {
 		t.Fatalf("a static member sent LeaveGroup %+v", gw.b.leaves)
 	}
 	commits := ops(gw.rec, "c-0", history.FCommit)
-	if len(commits) < 2 || !strings.HasPrefix(commits[1], "fail commit orders-0=5 gen=-1 (CommitFailedException") {
+	if len(commits) < 2 || !strings.HasPrefix(commits[1], "fail commit orders-0=5 gen=1 (CommitFailedException") {
 		t.Fatalf("commits %v, want the first batch's refused", commits)
 	}
 	if j := gw.b.joins[len(gw.b.joins)-1]; len(gw.b.joins) < 2 || j.GroupInstanceID != "c-0" || j.MemberID != "" {
@@ -214,7 +216,8 @@ func TestCommitModesOrderCommitsAndProcessing(t *testing.T) {
 
 // A commit the coordinator refuses (ILLEGAL_GENERATION) is recorded fail;
 // the member resets its generation, gives its partitions up as lost (the
-// listener's commit is refused too, locally) and joins again, keeping its
+// listener's commit is refused too, locally; the history names the
+// generation the partitions were held in) and joins again, keeping its
 // member id.
 func TestRefusedCommitIsRecordedFailAndTheMemberRejoins(t *testing.T) {
 	gw := newGroupWorld(1, 3, memberConfig("c-0", reader.CommitAfterProcessing))
@@ -223,7 +226,7 @@ func TestRefusedCommitIsRecordedFailAndTheMemberRejoins(t *testing.T) {
 	gw.w.RunUntil(5 * time.Second)
 	got := ops(gw.rec, "c-0", history.FCommit, history.FRevoke)
 	want := []string{"invoke commit orders-0=3 gen=1", "fail commit orders-0=3 gen=1 (ILLEGAL_GENERATION)",
-		"invoke commit orders-0=3 gen=-1", "fail commit orders-0=3 gen=-1 (CommitFailedException: the member is not part of an active group)",
+		"invoke commit orders-0=3 gen=1", "fail commit orders-0=3 gen=1 (CommitFailedException: the member is not part of an active group)",
 		"invoke revoke [orders-0] gen=1", "ok revoke [orders-0] gen=1"}
 	if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
 		t.Fatalf("operations:\n%s\nwant them to begin:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
