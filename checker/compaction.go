@@ -6,7 +6,8 @@ import (
 
 // The log cleaner's excuse: whether a compacted topic's cleaner may have
 // removed the record at an offset. Both poll-skip checks (pollskip.go,
-// coverage.go) ask it; its index is built at the first question.
+// coverage.go) and skipped-record (groupchecks.go) ask it; its index is
+// built at the first question.
 
 // compactable reports whether the cleaner of a compacted topic may have
 // removed the record at partition part's offset: every record known there

@@ -213,23 +213,32 @@ func (r *Reader) runConsumerActions() bool {
 }
 
 // revokeWithCommit is onPartitionsRevoked with the application's commit on
-// revoke: the poll waits for the commit, whatever its outcome (Kafka's
-// callback catches the commit's exception), then the partitions go and the
-// action is done. A member closing is not polling: its actions go on at
-// once.
+// revoke — the same listener as a classic member's (commitOnRevoke): its
+// workers are done with the partitions first (quiesce, pool.go), then it
+// commits what it processed of them, unless it committed before processing
+// (an at-most-once pool's prefix lies below what it already committed).
+// The poll waits for the commit, whatever its outcome (Kafka's callback
+// catches the commit's exception), then the partitions go and the action
+// is done. A member closing is not polling: its actions go on at once.
 func (r *Reader) revokeWithCommit(a membership.Action) {
 	g := r.group
 	g.blocked = true
-	r.commitSync(r.processedOffsets(a.Partitions), func(bool) {
-		r.revoke(a.Partitions)
-		g.blocked = false
-		r.consumerActionDone(a.Seq)
-		if r.stopped {
-			r.runConsumerActions()
-			r.consumerHeartbeat()
-			return
+	r.quiesce(a.Partitions, func(commit bool) {
+		var offsets []commitOffset
+		if commit {
+			offsets = r.processedOffsets(a.Partitions)
 		}
-		r.env.After(0, rtimer{kind: timerPoll})
+		r.commitSync(offsets, func(bool) {
+			r.revoke(a.Partitions)
+			g.blocked = false
+			r.consumerActionDone(a.Seq)
+			if r.stopped {
+				r.runConsumerActions()
+				r.consumerHeartbeat()
+				return
+			}
+			r.env.After(0, rtimer{kind: timerPoll})
+		})
 	})
 }
 
