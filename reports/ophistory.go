@@ -7,7 +7,8 @@ import "kafkasim/history"
 func OpsHistory(ops []history.Op) History { return newOps(ops) }
 
 // RecorderHistory serves a run's recorder as a History without building
-// every operation at once: a sweep measures each run from it.
+// every operation at once (with its polls' records, a long run's history
+// took gigabytes): the report, a run's expectations and a sweep read it.
 func RecorderHistory(r *history.Recorder) History { return recorderHistory{r} }
 
 type recorderHistory struct{ r *history.Recorder }

@@ -49,7 +49,7 @@ func evaluate(s *scenarios.Scenario, res *Result) []ExpectationResult {
 		}
 		if slices.Contains(reports.GroupCostNames, e.Key) {
 			if costs == nil {
-				costs = reports.GroupCosts(recordedHistory{res.History})
+				costs = reports.GroupCosts(reports.RecorderHistory(res.History))
 			}
 			r := ExpectationResult{Key: e.Key, Want: e.Cmp.Text, Got: FormatNumber(costs[e.Key])}
 			r.OK = e.Cmp.Holds(costs[e.Key])

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"kafkasim/reports"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -88,7 +89,7 @@ func TestTheReportsHistoryIsTheRecordersOps(t *testing.T) {
 	}
 	res := run(t, s)
 	ops := res.History.Ops()
-	h := recordedHistory{res.History}
+	h := reports.RecorderHistory(res.History)
 	if h.Len() != len(ops) || len(ops) == 0 {
 		t.Fatalf("%d operations, Ops has %d", h.Len(), len(ops))
 	}

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"kafkasim/checker"
-	"kafkasim/history"
 	"kafkasim/internal/plural"
 	"kafkasim/reports"
 	"kafkasim/sim"
@@ -248,7 +247,7 @@ func (res *Result) ReportData(version string) *reports.Run {
 		r.Final = FinalState(res.Cluster)
 	}
 	if res.History != nil {
-		r.History = recordedHistory{res.History}
+		r.History = reports.RecorderHistory(res.History)
 	}
 	if res.Report != nil {
 		for _, v := range res.Report.Visualizations {
@@ -306,32 +305,4 @@ func configList(res *Result) []reports.KeyValue {
 		out = append(out, kv("bugs", fmt.Sprint(s.Bugs)))
 	}
 	return out
-}
-
-// recordedHistory serves a run's recorder to the report without building
-// every operation at once (with its polls' records, a long run's history
-// took gigabytes).
-type recordedHistory struct{ r *history.Recorder }
-
-func (h recordedHistory) Len() int                    { return h.r.Len() }
-func (h recordedHistory) Each(f func(op *history.Op)) { h.r.Each(f) }
-
-func (h recordedHistory) EachHead(f func(op *history.Op)) { h.r.EachHead(f) }
-
-func (h recordedHistory) At(p int) *history.Op {
-	op := h.r.Op(int64(p))
-	return &op
-}
-
-func (h recordedHistory) Head(p int) *history.Op {
-	op := h.r.OpHead(int64(p))
-	return &op
-}
-
-// Find: a recorder's operations sit at their index.
-func (h recordedHistory) Find(idx int64) (int, bool) {
-	if idx < 0 || idx >= int64(h.r.Len()) {
-		return 0, false
-	}
-	return int(idx), true
 }

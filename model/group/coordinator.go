@@ -134,45 +134,11 @@ func (c *coordinator) findCoordinator(from sim.NodeID, m *proto.FindCoordinatorR
 }
 
 // groupOf is the group a request is for.
-func groupOf(m sim.Message) string {
-	switch m := m.(type) {
-	case *proto.JoinGroupRequest:
-		return m.GroupID
-	case *proto.SyncGroupRequest:
-		return m.GroupID
-	case *proto.HeartbeatRequest:
-		return m.GroupID
-	case *proto.LeaveGroupRequest:
-		return m.GroupID
-	case *proto.OffsetCommitRequest:
-		return m.GroupID
-	case *proto.OffsetFetchRequest:
-		return m.GroupID
-	case *proto.ConsumerGroupHeartbeatRequest:
-		return m.GroupID
-	}
-	panic("group: not a group request")
-}
+func groupOf(m sim.Message) string { return m.(proto.GroupRequest).GroupKey() }
 
 // errorResponse is m's answer with err.
 func errorResponse(m sim.Message, err proto.ErrorCode) sim.Message {
-	switch m := m.(type) {
-	case *proto.JoinGroupRequest:
-		return &proto.JoinGroupResponse{CorrelationID: m.CorrelationID, Error: err, GenerationID: -1, MemberID: m.MemberID}
-	case *proto.SyncGroupRequest:
-		return &proto.SyncGroupResponse{CorrelationID: m.CorrelationID, Error: err}
-	case *proto.HeartbeatRequest:
-		return &proto.HeartbeatResponse{CorrelationID: m.CorrelationID, Error: err}
-	case *proto.LeaveGroupRequest:
-		return &proto.LeaveGroupResponse{CorrelationID: m.CorrelationID, Error: err}
-	case *proto.OffsetCommitRequest:
-		return m.Refused(err)
-	case *proto.OffsetFetchRequest:
-		return &proto.OffsetFetchResponse{CorrelationID: m.CorrelationID, Error: err}
-	case *proto.ConsumerGroupHeartbeatRequest:
-		return &proto.ConsumerGroupHeartbeatResponse{CorrelationID: m.CorrelationID, Error: err, MemberID: m.MemberID, MemberEpoch: m.MemberEpoch}
-	}
-	panic("group: not a group request")
+	return m.(proto.GroupRequest).ErrorResponse(err)
 }
 
 // handle serves a request on its shard.

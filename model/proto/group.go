@@ -374,30 +374,60 @@ func (m *FindCoordinatorRequest) NotCoordinator() sim.Message {
 	return &FindCoordinatorResponse{CorrelationID: m.CorrelationID, Key: m.Key, Error: CoordinatorNotAvailable, NodeID: -1, Node: sim.NoNode}
 }
 
-// NotCoordinator answers with NOT_COORDINATOR.
-func (m *JoinGroupRequest) NotCoordinator() sim.Message {
-	return &JoinGroupResponse{CorrelationID: m.CorrelationID, Error: NotCoordinator, GenerationID: -1, MemberID: m.MemberID}
+// GroupRequest is a request a group coordinator serves: it names its group,
+// and any error answers it with that error alone (Kafka's
+// getErrorResponse).
+type GroupRequest interface {
+	sim.Message
+	// GroupKey is the group the request is for.
+	GroupKey() string
+	// ErrorResponse is the request's answer with err.
+	ErrorResponse(err ErrorCode) sim.Message
 }
 
-// NotCoordinator answers with NOT_COORDINATOR.
-func (m *SyncGroupRequest) NotCoordinator() sim.Message {
-	return &SyncGroupResponse{CorrelationID: m.CorrelationID, Error: NotCoordinator}
+// GroupKey implements GroupRequest.
+func (m *JoinGroupRequest) GroupKey() string { return m.GroupID }
+
+// GroupKey implements GroupRequest.
+func (m *SyncGroupRequest) GroupKey() string { return m.GroupID }
+
+// GroupKey implements GroupRequest.
+func (m *HeartbeatRequest) GroupKey() string { return m.GroupID }
+
+// GroupKey implements GroupRequest.
+func (m *LeaveGroupRequest) GroupKey() string { return m.GroupID }
+
+// GroupKey implements GroupRequest.
+func (m *OffsetCommitRequest) GroupKey() string { return m.GroupID }
+
+// GroupKey implements GroupRequest.
+func (m *OffsetFetchRequest) GroupKey() string { return m.GroupID }
+
+// GroupKey implements GroupRequest.
+func (m *ConsumerGroupHeartbeatRequest) GroupKey() string { return m.GroupID }
+
+// ErrorResponse implements GroupRequest.
+func (m *JoinGroupRequest) ErrorResponse(err ErrorCode) sim.Message {
+	return &JoinGroupResponse{CorrelationID: m.CorrelationID, Error: err, GenerationID: -1, MemberID: m.MemberID}
 }
 
-// NotCoordinator answers with NOT_COORDINATOR.
-func (m *HeartbeatRequest) NotCoordinator() sim.Message {
-	return &HeartbeatResponse{CorrelationID: m.CorrelationID, Error: NotCoordinator}
+// ErrorResponse implements GroupRequest.
+func (m *SyncGroupRequest) ErrorResponse(err ErrorCode) sim.Message {
+	return &SyncGroupResponse{CorrelationID: m.CorrelationID, Error: err}
 }
 
-// NotCoordinator answers with NOT_COORDINATOR.
-func (m *LeaveGroupRequest) NotCoordinator() sim.Message {
-	return &LeaveGroupResponse{CorrelationID: m.CorrelationID, Error: NotCoordinator}
+// ErrorResponse implements GroupRequest.
+func (m *HeartbeatRequest) ErrorResponse(err ErrorCode) sim.Message {
+	return &HeartbeatResponse{CorrelationID: m.CorrelationID, Error: err}
 }
 
-// NotCoordinator answers with NOT_COORDINATOR for every partition.
-func (m *OffsetCommitRequest) NotCoordinator() sim.Message {
-	return m.Refused(NotCoordinator)
+// ErrorResponse implements GroupRequest.
+func (m *LeaveGroupRequest) ErrorResponse(err ErrorCode) sim.Message {
+	return &LeaveGroupResponse{CorrelationID: m.CorrelationID, Error: err}
 }
+
+// ErrorResponse implements GroupRequest: every partition carries err.
+func (m *OffsetCommitRequest) ErrorResponse(err ErrorCode) sim.Message { return m.Refused(err) }
 
 // Refused is the request's answer with err for every partition.
 func (m *OffsetCommitRequest) Refused(err ErrorCode) *OffsetCommitResponse {
@@ -408,12 +438,35 @@ func (m *OffsetCommitRequest) Refused(err ErrorCode) *OffsetCommitResponse {
 	return r
 }
 
-// NotCoordinator answers with NOT_COORDINATOR.
-func (m *OffsetFetchRequest) NotCoordinator() sim.Message {
-	return &OffsetFetchResponse{CorrelationID: m.CorrelationID, Error: NotCoordinator}
+// ErrorResponse implements GroupRequest.
+func (m *OffsetFetchRequest) ErrorResponse(err ErrorCode) sim.Message {
+	return &OffsetFetchResponse{CorrelationID: m.CorrelationID, Error: err}
+}
+
+// ErrorResponse implements GroupRequest.
+func (m *ConsumerGroupHeartbeatRequest) ErrorResponse(err ErrorCode) sim.Message {
+	return &ConsumerGroupHeartbeatResponse{CorrelationID: m.CorrelationID, Error: err, MemberID: m.MemberID, MemberEpoch: m.MemberEpoch}
 }
 
 // NotCoordinator answers with NOT_COORDINATOR.
+func (m *JoinGroupRequest) NotCoordinator() sim.Message { return m.ErrorResponse(NotCoordinator) }
+
+// NotCoordinator answers with NOT_COORDINATOR.
+func (m *SyncGroupRequest) NotCoordinator() sim.Message { return m.ErrorResponse(NotCoordinator) }
+
+// NotCoordinator answers with NOT_COORDINATOR.
+func (m *HeartbeatRequest) NotCoordinator() sim.Message { return m.ErrorResponse(NotCoordinator) }
+
+// NotCoordinator answers with NOT_COORDINATOR.
+func (m *LeaveGroupRequest) NotCoordinator() sim.Message { return m.ErrorResponse(NotCoordinator) }
+
+// NotCoordinator answers with NOT_COORDINATOR for every partition.
+func (m *OffsetCommitRequest) NotCoordinator() sim.Message { return m.ErrorResponse(NotCoordinator) }
+
+// NotCoordinator answers with NOT_COORDINATOR.
+func (m *OffsetFetchRequest) NotCoordinator() sim.Message { return m.ErrorResponse(NotCoordinator) }
+
+// NotCoordinator answers with NOT_COORDINATOR.
 func (m *ConsumerGroupHeartbeatRequest) NotCoordinator() sim.Message {
-	return &ConsumerGroupHeartbeatResponse{CorrelationID: m.CorrelationID, Error: NotCoordinator, MemberID: m.MemberID, MemberEpoch: m.MemberEpoch}
+	return m.ErrorResponse(NotCoordinator)
 }
