@@ -270,8 +270,23 @@ func (a *analyzer) checkSideEffects() {
 		}
 		group := m.groupNames[first.group]
 		for _, run := range byValue(idx[lo:hi], func(i int32) int32 { return m.effects[i].val }) {
+			// Effects the store said it did not apply do not count; when
+			// the store never said (a recorder that does not know), an
+			// idempotent store is taken at its configuration's word.
+			applied, answered := run[:0:0], false
+			for _, i := range run {
+				e := &m.effects[i]
+				answered = answered || e.answered
+				if !e.notApplied {
+					applied = append(applied, i)
+				}
+			}
+			if len(applied) < 2 {
+				continue
+			}
+			run = applied
 			second := &m.effects[run[1]]
-			if a.cfg.consumerOf(group, a.procs[second.proc].name).SideEffects == "idempotent" {
+			if !answered && a.cfg.consumerOf(group, a.procs[second.proc].name).SideEffects == "idempotent" {
 				continue
 			}
 			var ops []int64
@@ -286,7 +301,7 @@ func (a *analyzer) checkSideEffects() {
 			}
 			a.findings = append(a.findings, Finding{Type: DuplicateSideEffect, group: group, Example: Example{Partition: a.parts[first.part].name, Offset: first.off,
 				Process: a.procs[second.proc].name, Ops: ops,
-				Detail: "group " + group + ": the store acknowledged this record's effect " + strconv.Itoa(len(run)) + " times: " + who}})
+				Detail: "group " + group + ": the store " + map[bool]string{true: "applied", false: "acknowledged"}[answered] + " this record's effect " + strconv.Itoa(len(run)) + " times: " + who}})
 		}
 		lo = hi
 	}

@@ -53,6 +53,10 @@ type effectRec struct {
 	group, part int32
 	proc        int32
 	val         int32 // the record whose processing sent it (-1: unknown)
+	// answered: the history says whether the store applied it (applied on
+	// a side-effect's ok); notApplied: the store said it did not (an
+	// idempotent store that already held the key).
+	answered, notApplied bool
 }
 
 type effectPending struct {
@@ -339,7 +343,11 @@ func (a *analyzer) addSideEffect(pid int32, p *procState, o *history.Op) {
 		gm.effects = append(gm.effects[:j], gm.effects[j+1:]...)
 	}
 	if o.Type == history.OK && known {
-		m.effects = append(m.effects, effectRec{op: o.Index, off: e.off, group: e.group, part: e.part, proc: pid, val: e.val})
+		r := effectRec{op: o.Index, off: e.off, group: e.group, part: e.part, proc: pid, val: e.val}
+		if x := o.Value.Ext; x != nil && x.HasApplied {
+			r.answered, r.notApplied = true, !x.Applied
+		}
+		m.effects = append(m.effects, r)
 	}
 	if o.Type == history.Info && known {
 		m.maybeEffects = append(m.maybeEffects, effectRec{op: o.Index, off: e.off, group: e.group, part: e.part, proc: pid, val: e.val})

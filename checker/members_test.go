@@ -89,6 +89,17 @@ func (m *member) effect(part int32, off int64) {
 	m.h.add(m.proc, history.OK, history.FSideEffect, v)
 }
 
+// answeredEffect is a side effect whose ok carries the store's answer:
+// whether it applied the effect.
+func (m *member) answeredEffect(part int32, off int64, applied bool) {
+	v := history.NoValue()
+	m.ext(&v, -1)
+	v.Topic, v.Partition, v.Offset, v.Key = "t", part, off, "store-"+itoa(off)
+	m.h.add(m.proc, history.Invoke, history.FSideEffect, v)
+	v.Ext = &history.Ext{Group: m.group, MemberID: m.id, Generation: -1, HasApplied: true, Applied: applied}
+	m.h.add(m.proc, history.OK, history.FSideEffect, v)
+}
+
 func (h *hb) crash(process string) {
 	v := history.NoValue()
 	v.Error = "process died: killed"
@@ -477,6 +488,46 @@ func TestDuplicateSideEffect(t *testing.T) {
 	expectCount(t, Check(build(1), withGroup("before-processing")), DuplicateSideEffect, 0)
 }
 
+// When the history carries the store's answers (applied on each ok), they
+// decide, whatever the configuration says: an effect the store did not
+// apply is no duplicate, and an "idempotent" store that applied a key twice
+// broke its promise.
+func TestDuplicateSideEffectFromTheStoresAnswers(t *testing.T) {
+	build := func(applied ...bool) []history.Op {
+		h := &hb{}
+		h.sendsTo(0, "a0", "a1")
+		c1, c2 := h.member("c-1", "g"), h.member("c-2", "g")
+		c1.answeredEffect(0, 1, true)
+		for _, a := range applied {
+			c2.answeredEffect(0, 1, a)
+		}
+		return h.ops
+	}
+	idem := func(g *ConsumerGuarantees) { g.SideEffects = "idempotent" }
+	for _, tc := range []struct {
+		name    string
+		applied []bool
+		cfg     Config
+		n       int
+		verdict string
+	}{
+		{"idempotent store deduplicated", []bool{false, false}, withGroup("after-processing", idem), 0, ""},
+		{"idempotent store applied twice", []bool{true}, withGroup("after-processing", idem), 1, Violation},
+		{"idempotent store applied twice, at-most-once", []bool{false, true}, withGroup("before-processing", idem), 1, Violation},
+		{"plain store applied twice", []bool{true}, withGroup("after-processing"), 1, Permitted},
+		{"plain store answered not applied", []bool{false}, withGroup("after-processing"), 0, ""},
+	} {
+		r := Check(build(tc.applied...), tc.cfg)
+		if r.Count(DuplicateSideEffect) != tc.n {
+			t.Errorf("%s: %d duplicate-side-effect, want %d\n%s", tc.name, r.Count(DuplicateSideEffect), tc.n, r.Summary())
+			continue
+		}
+		if tc.n > 0 {
+			expectVerdict(t, r, DuplicateSideEffect, tc.verdict)
+		}
+	}
+}
+
 func TestGroupVerdictsFollowTheConfiguration(t *testing.T) {
 	loss := &DataLoss{Cause: "power-loss"}
 	cases := []struct {
@@ -502,6 +553,7 @@ func TestGroupVerdictsFollowTheConfiguration(t *testing.T) {
 		{ReprocessedRecord, Facts{CommitMode: "transactional", CommittedAttempts: 1}, Permitted, "aborted"},
 		{ReprocessedRecord, Facts{CommitMode: "transactional", CommittedAttempts: 2}, Violation, "only attempts in aborted transactions"},
 		{DuplicateSideEffect, Facts{CommitMode: "before-processing"}, Violation, "at-most-once"},
+		{DuplicateSideEffect, Facts{CommitMode: "after-processing", SideEffects: "idempotent"}, Violation, "idempotent store keeps one effect per key"},
 		{DuplicateSideEffect, Facts{CommitMode: "after-processing"}, Permitted, "plain external store"},
 		{DuplicateSideEffect, Facts{CommitMode: "transactional"}, Permitted, "outside Kafka's transactions"},
 	}

@@ -32,6 +32,7 @@ type Facts struct {
 	Isolation       string // of the reads involved
 	AutoOffsetReset string
 	CommitMode      string // before-processing, after-processing, auto, transactional
+	SideEffects     string // plain, idempotent ("" : none configured)
 	// What happened (the simulator's god view, when there is one).
 	GodView          bool // the configuration carries the simulator's record of losses
 	Loss             *DataLoss
@@ -397,6 +398,9 @@ var VerdictRules = []Rule{
 	{ReprocessedRecord, "", Permitted,
 		"at-least-once (commit after processing, or auto-commit): a member that fails or loses its partitions before committing leaves its records to be processed again", nil, nil},
 
+	{DuplicateSideEffect, "side-effects: idempotent", Violation,
+		"an idempotent store keeps one effect per key: it acknowledges a key it already holds without applying it again, yet the history shows it applied this record's effect twice",
+		func(f *Facts) bool { return f.SideEffects == "idempotent" }, nil},
 	{DuplicateSideEffect, "commit: before-processing (at-most-once)", Violation,
 		"at-most-once processes each record at most once: its effect is applied at most once",
 		func(f *Facts) bool { return f.CommitMode == "before-processing" }, nil},
@@ -470,7 +474,7 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 	fx := &Facts{
 		Acks: p.Acks, Idempotence: p.Idempotence, ReorderingRetries: p.MaxInFlight > 1 && p.Retries > 0,
 		MinInsyncReplicas: t.MinInsyncReplicas, Unclean: t.Unclean, ELR: c.ELR, FlushEveryMessage: t.FlushEveryMessage,
-		Isolation: f.iso, AutoOffsetReset: cons.AutoOffsetReset, CommitMode: cons.Commit,
+		Isolation: f.iso, AutoOffsetReset: cons.AutoOffsetReset, CommitMode: cons.Commit, SideEffects: cons.SideEffects,
 		GodView: c.Happened.GodView(), UncleanElections: c.Happened.Count(godview.UncleanElection), PowerLosses: c.Happened.Count(godview.PowerLoss), Bugs: c.Bugs,
 		FailedSend: f.failedSend, Impossible: f.impossible, ViaWW: f.viaWW, Register: f.register,
 		CommittedAttempts: f.committedAttempts,

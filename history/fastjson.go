@@ -347,6 +347,7 @@ func (s *scanner) value(op *Op) (bool, bool) {
 		offsets, logStarts       map[string]int64
 		gen, epoch               int32
 		hasGen, hasEpoch         bool
+		hasApplied, applied      bool
 		parts                    []string
 		sends                    []Send
 		hasSends, hasExt, hasVal bool
@@ -418,6 +419,15 @@ func (s *scanner) value(op *Op) (bool, bool) {
 			hasEpoch, hasExt = true, true
 		case "member_id":
 			member, ok = s.str()
+		case "applied":
+			ok = false // neither literal: parseLine words the error
+			switch {
+			case s.literal("true"):
+				applied, ok = true, true
+			case s.literal("false"):
+				applied, ok = false, true
+			}
+			hasApplied, hasExt = true, true
 		case "partitions":
 			parts, hasExt = []string{}, true
 			if ok = s.eat('['); !ok {
@@ -463,6 +473,7 @@ func (s *scanner) value(op *Op) (bool, bool) {
 		x := v.X()
 		x.TransactionalID, x.Group, x.Offsets, x.MemberID, x.Partitions = tid, group, offsets, member, parts
 		x.LogStartOffsets = logStarts
+		x.HasApplied, x.Applied = hasApplied, applied
 		if hasGen {
 			x.Generation = gen
 		} else if hasEpoch {
@@ -543,6 +554,6 @@ func parseFast(b []byte, in *interner) (Op, bool) {
 // case included) is a recorder's own and is ignored.
 var (
 	topFields    = []string{"index", "time", "process", "type", "f", "value"}
-	valueFields  = []string{"topic", "partition", "key", "value", "offset", "transactional_id", "isolation", "group", "final", "records", "offsets", "log_start_offsets", "generation", "member_epoch", "member_id", "partitions", "sends", "error"}
+	valueFields  = []string{"topic", "partition", "key", "value", "offset", "transactional_id", "isolation", "group", "final", "records", "offsets", "log_start_offsets", "generation", "member_epoch", "member_id", "applied", "partitions", "sends", "error"}
 	recordFields = []string{"topic", "partition", "offset", "key", "value"}
 )

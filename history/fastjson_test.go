@@ -101,6 +101,10 @@ func TestFastPathAgrees(t *testing.T) {
 		`{"index":16,"process":"p","type":"ok","f":"poll","value":{"isolation":"\u0072ead_committed"}}`,
 		`{"index":17,"process":"p\u00e9","type":"ok","f":"poll","value":{}}`,
 		`{"index":18,"process":"p","type":"ok","f":"send","value":{"topic":"t","value":"a"},"value":{"key":"k"}}`,
+		`{"index":20,"process":"c","type":"ok","f":"side-effect","value":{"topic":"t","partition":0,"offset":3,"key":"t-0-3","applied":false}}`,
+		`{"index":21,"process":"c","type":"ok","f":"side-effect","value":{"topic":"t","partition":0,"offset":3,"key":"t-0-3","applied":true,"group":"g"}}`,
+		`{"index":22,"process":"c","type":"ok","f":"side-effect","value":{"applied":null}}`,
+		`{"index":23,"process":"c","type":"ok","f":"side-effect","value":{"applied":1}}`,
 		"{\"index\":19,\"process\":\"p\xff\",\"type\":\"ok\",\"f\":\"poll\",\"value\":{}}",
 	}
 	accepted := 0

@@ -153,6 +153,12 @@ type Ext struct {
 	// acknowledged record below one was deleted by retention, not lost (an
 	// extension of the format, docs/history.md).
 	LogStartOffsets map[string]int64
+	// HasApplied and Applied are, on a side-effect's ok, the store's answer:
+	// whether it applied the effect (an idempotent store that already holds
+	// the key acknowledges without applying it again). Without HasApplied
+	// (a recorder that does not know) every acknowledged effect counts as
+	// applied by a plain store.
+	HasApplied, Applied bool
 }
 
 // NoValue is a Value with every optional number unset.

@@ -152,6 +152,14 @@ func appendValue(buf []byte, v *Value) []byte {
 		if x.MemberID != "" {
 			w.str("member_id", x.MemberID)
 		}
+		if x.HasApplied {
+			w.name("applied")
+			if x.Applied {
+				w.buf = append(w.buf, "true"...)
+			} else {
+				w.buf = append(w.buf, "false"...)
+			}
+		}
 		if x.Sends != nil {
 			w.name("sends")
 			w.buf = append(w.buf, '[')
@@ -237,6 +245,7 @@ type wireValue struct {
 	Generation      *int32           `json:"generation"`
 	MemberEpoch     *int32           `json:"member_epoch"`
 	MemberID        string           `json:"member_id"`
+	Applied         *bool            `json:"applied"`
 	Partitions      []string         `json:"partitions"`
 	Sends           []wireRecord     `json:"sends"`
 	Error           string           `json:"error"`
@@ -543,10 +552,13 @@ func parseLine(b []byte, line int) (Op, error) {
 	}
 	op.Value.Isolation, op.Value.Final, op.Value.Error = v.Isolation, v.Final, v.Error
 	if v.TransactionalID != "" || v.Group != "" || v.Offsets != nil || v.MemberID != "" || v.Partitions != nil ||
-		v.Generation != nil || v.MemberEpoch != nil || v.Sends != nil || v.LogStartOffsets != nil {
+		v.Generation != nil || v.MemberEpoch != nil || v.Sends != nil || v.LogStartOffsets != nil || v.Applied != nil {
 		x := op.Value.X()
 		x.TransactionalID, x.Group, x.Offsets, x.MemberID, x.Partitions = v.TransactionalID, v.Group, v.Offsets, v.MemberID, v.Partitions
 		x.LogStartOffsets = v.LogStartOffsets
+		if v.Applied != nil {
+			x.HasApplied, x.Applied = true, *v.Applied
+		}
 		if v.Generation != nil {
 			x.Generation = *v.Generation
 		} else if v.MemberEpoch != nil {

@@ -231,3 +231,31 @@ func TestAnyTextRoundTripsThroughTheJSONLines(t *testing.T) {
 		t.Fatalf("read back %+v", got[1])
 	}
 }
+
+// A side effect's ok says whether the store applied it; a line without
+// the field leaves it unknown, which is not the same as false.
+func TestSideEffectAppliedRoundTrips(t *testing.T) {
+	for _, tc := range []struct {
+		line         string
+		has, applied bool
+	}{
+		{`{"index":0,"time":0,"process":"c","type":"ok","f":"side-effect","value":{"group":"g","topic":"t","partition":0,"key":"t-0-3","offset":3,"applied":false}}`, true, false},
+		{`{"index":0,"time":0,"process":"c","type":"ok","f":"side-effect","value":{"group":"g","topic":"t","partition":0,"key":"t-0-3","offset":3,"applied":true}}`, true, true},
+		{`{"index":0,"time":0,"process":"c","type":"ok","f":"side-effect","value":{"group":"g","topic":"t","partition":0,"key":"t-0-3","offset":3}}`, false, false},
+	} {
+		ops, err := ReadAll(strings.NewReader(tc.line + "\n"))
+		if err != nil || len(ops) != 1 {
+			t.Fatalf("%s: %v", tc.line, err)
+		}
+		x := ops[0].Value.Ext
+		if x == nil || x.HasApplied != tc.has || x.Applied != tc.applied {
+			t.Fatalf("%s: decoded %+v", tc.line, x)
+		}
+		if got := string(AppendJSON(nil, &ops[0])); got != tc.line {
+			t.Fatalf("written back as\n%s\nnot\n%s", got, tc.line)
+		}
+	}
+	if _, err := ReadAll(strings.NewReader(`{"index":0,"process":"c","type":"ok","f":"side-effect","value":{"applied":"yes"}}` + "\n")); err == nil || !strings.Contains(err.Error(), "applied") {
+		t.Fatalf("a non-boolean applied: %v", err)
+	}
+}

@@ -91,6 +91,13 @@ func TestUnacknowledgedWriteIsRetriedAndAPlainStoreAppliesItTwice(t *testing.T) 
 	if n := st.Applications("orders-0-0"); n < 2 {
 		t.Fatalf("orders-0-0 applied %d times by the plain store, want the retry applied again", n)
 	}
+	for _, op := range gw.rec.Ops() {
+		if op.F == history.FSideEffect && op.Type == history.OK {
+			if x := op.Value.Ext; x == nil || !x.HasApplied || !x.Applied {
+				t.Fatalf("a plain store's acknowledgement not recorded as applied: %+v", op.Value.Ext)
+			}
+		}
+	}
 	if c := gw.b.committed["orders-0"]; c.CommittedOffset != 3 {
 		t.Fatalf("committed %d, want 3", c.CommittedOffset)
 	}
@@ -109,6 +116,23 @@ func TestIdempotentStoreAppliesARetriedWriteOnce(t *testing.T) {
 	}
 	if st.Stats.Deduplicated == 0 {
 		t.Fatal("the idempotent store deduplicated nothing")
+	}
+	// The history says which acknowledgements applied the effect: a
+	// retried write's says it did not (the lost first attempt had). Some
+	// deduplicated retries' answers were cut off too.
+	notApplied := 0
+	for _, op := range gw.rec.Ops() {
+		if op.F != history.FSideEffect || op.Type != history.OK {
+			continue
+		}
+		if x := op.Value.Ext; x == nil || !x.HasApplied {
+			t.Fatalf("side-effect ok without the store's answer: %+v", op.Value)
+		} else if !x.Applied {
+			notApplied++
+		}
+	}
+	if notApplied == 0 || notApplied > st.Stats.Deduplicated {
+		t.Fatalf("%d side-effect oks say not applied, the store deduplicated %d", notApplied, st.Stats.Deduplicated)
 	}
 }
 

@@ -68,6 +68,8 @@ func (r *Reader) handleApplied(m *extstore.ApplyResponse) {
 		if t.phase == taskWriting && t.writeCorr == m.CorrelationID {
 			t.writeCorr = 0
 			if r.rec != nil {
+				x := t.write.X()
+				x.HasApplied, x.Applied = true, m.Applied
 				r.hist.Complete(history.OK, history.FSideEffect, &t.write)
 			}
 			r.finishTask(t)
