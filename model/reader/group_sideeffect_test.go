@@ -122,6 +122,9 @@ func TestIdempotentStoreAppliesARetriedWriteOnce(t *testing.T) {
 	// deduplicated retries' answers were cut off too.
 	notApplied := 0
 	for _, op := range gw.rec.Ops() {
+		if op.F == history.FSideEffect && op.Type == history.Invoke && op.Value.Ext != nil && op.Value.Ext.HasApplied {
+			t.Fatalf("a side-effect's invoke carries the store's answer: %+v", op.Value.Ext)
+		}
 		if op.F != history.FSideEffect || op.Type != history.OK {
 			continue
 		}

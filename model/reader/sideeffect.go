@@ -68,9 +68,12 @@ func (r *Reader) handleApplied(m *extstore.ApplyResponse) {
 		if t.phase == taskWriting && t.writeCorr == m.CorrelationID {
 			t.writeCorr = 0
 			if r.rec != nil {
-				x := t.write.X()
+				// A copy: the recorded invoke shares t.write's Ext.
+				x := *t.write.X()
 				x.HasApplied, x.Applied = true, m.Applied
-				r.hist.Complete(history.OK, history.FSideEffect, &t.write)
+				done := t.write
+				done.Ext = &x
+				r.hist.Complete(history.OK, history.FSideEffect, &done)
 			}
 			r.finishTask(t)
 			return
