@@ -112,6 +112,16 @@ func (r *execution) converge() string {
 			stalled += time.Second
 		}
 	}
+	if !res.Converged {
+		// A consumer group Kafka itself would leave rebalancing: its
+		// convergence is not judged; the rest of the run's liveness (the
+		// probes, the final reads) and its safety still are.
+		if why := c.GroupsNotJudged(); why != "" {
+			res.Converged, res.ConvergeDetail = true, "not judged: "+why
+		}
+	} else if without := c.JudgedWithout(); without != "" {
+		res.ConvergeDetail = "consumer groups judged without a member Kafka would stop too: " + without
+	}
 	res.Timeline.sample()
 	return ""
 }

@@ -201,94 +201,115 @@ var groupCoordinatorSelector = modelSelector{form: "group-coordinator(GROUP)",
 // which is the group epoch) with nothing pending, every partition of the topics the group
 // subscribes to is owned by exactly one live member, and the group's
 // committed offset of each is at its high watermark (lag 0).
+//
+// A member that stopped on a refusal Kafka's client cannot recover from
+// while the coordinator's answer is Kafka's (refusedForGood) is not a live
+// member: the group heals without it (JudgedWithout names it).
 func (c *Cluster) groupsStable() (bool, string) {
 	im := c.Metadata()
 	if im == nil {
 		return false, "no committed metadata"
 	}
 	for _, gid := range c.Groups() {
-		d, ok := c.DescribeGroup(gid)
-		if !ok {
-			return false, fmt.Sprintf("group %s: its coordinator does not hold it (yet)", gid)
-		}
-		if d.State != "Stable" {
-			return false, fmt.Sprintf("group %s is %s", gid, d.State)
-		}
-		owners := map[string]string{}
-		ownerOf := map[string]sim.NodeID{}
-		var members []*reader.Reader
-		for _, id := range c.Readers {
-			r := c.Reader(id)
-			name := c.World.Name(id)
-			if r == nil {
-				if c.readerGroup(id) == gid {
-					return false, fmt.Sprintf("%s is %v", name, c.World.State(id))
-				}
-				continue
-			}
-			g, generation, member, isMember := r.Group()
-			if !isMember || g != gid {
-				continue
-			}
-			if f := r.Fatal(); f != "" {
-				return false, fmt.Sprintf("%s stopped consuming: %s", name, f)
-			}
-			if c.World.State(id) != sim.Running {
-				return false, fmt.Sprintf("%s is %v", name, c.World.State(id))
-			}
-			if !r.Stable() {
-				return false, fmt.Sprintf("%s is rebalancing", name)
-			}
-			if d.Protocol == "classic" && generation != d.Generation {
-				return false, fmt.Sprintf("%s is in generation %d, the group in %d", name, generation, d.Generation)
-			}
-			if epoch, ok := r.MemberEpoch(); ok && (epoch != d.AssignmentEpoch || d.AssignmentEpoch != d.Generation) {
-				// A consumer group (KIP-848) is healed when its target
-				// assignment is of the current group epoch and every
-				// member reconciled to it.
-				return false, fmt.Sprintf("%s is at member epoch %d, the group's assignment at epoch %d (group epoch %d)", name, epoch, d.AssignmentEpoch, d.Generation)
-			}
-			for _, p := range r.Owned() {
-				if other, taken := owners[p]; taken {
-					return false, fmt.Sprintf("%s and %s both own %s", other, name, p)
-				}
-				owners[p] = name + " (" + member + ")"
-				ownerOf[p] = id
-			}
-			members = append(members, r)
-		}
-		committed := map[string]int64{}
-		for _, o := range d.Offsets {
-			committed[o.TopicPartition.String()] = o.Offset
-		}
-		for _, p := range im.Partitions() {
-			if !slices.ContainsFunc(members, func(r *reader.Reader) bool { return r.Reads(p.Topic) }) {
-				continue
-			}
-			key := p.TopicPartition.String()
-			if _, ok := owners[key]; !ok {
-				return false, fmt.Sprintf("group %s: no live member owns %s", gid, key)
-			}
-			v := c.LeaderView(p)
-			if v == nil {
-				return false, fmt.Sprintf("broker-%d does not lead %s yet", p.Leader, key)
-			}
-			hw := v.HighWatermark()
-			if hw <= v.Log().LogStartOffset() {
-				continue // nothing to consume
-			}
-			if _, ok := committed[key]; !ok && c.resetPastUnpolled(ownerOf[key], p.TopicPartition, hw) {
-				continue
-			}
-			if off, ok := committed[key]; !ok || off < hw {
-				if !ok {
-					off = -1
-				}
-				return false, fmt.Sprintf("group %s: committed offset of %s is %d, high watermark %d (lag %d)", gid, key, off, hw, hw-max(off, 0))
-			}
+		if ok, why, _ := c.groupStable(im, gid); !ok {
+			return false, why
 		}
 	}
 	return true, ""
+}
+
+// groupStable is groupsStable for one group; rebalancing tells a group
+// that has not healed because its members are not all in its current
+// generation (or it is between generations) from one that has not for
+// another reason.
+func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why string, rebalancing bool) {
+	if !c.hasLiveMember(gid) {
+		return true, "", false // every member stopped for good: nothing heals
+	}
+	d, ok := c.DescribeGroup(gid)
+	if !ok {
+		return false, fmt.Sprintf("group %s: its coordinator does not hold it (yet)", gid), false
+	}
+	if d.State != "Stable" {
+		return false, fmt.Sprintf("group %s is %s", gid, d.State), d.State == "PreparingRebalance" || d.State == "CompletingRebalance"
+	}
+	owners := map[string]string{}
+	ownerOf := map[string]sim.NodeID{}
+	var members []*reader.Reader
+	for _, id := range c.Readers {
+		r := c.Reader(id)
+		name := c.World.Name(id)
+		if r == nil {
+			if c.readerGroup(id) == gid {
+				return false, fmt.Sprintf("%s is %v", name, c.World.State(id)), false
+			}
+			continue
+		}
+		g, generation, member, isMember := r.Group()
+		if !isMember || g != gid {
+			continue
+		}
+		if f := r.Fatal(); f != "" {
+			if code, _ := r.FatalError(); refusedForGood(code) {
+				continue
+			}
+			return false, fmt.Sprintf("%s stopped consuming: %s", name, f), false
+		}
+		if c.World.State(id) != sim.Running {
+			return false, fmt.Sprintf("%s is %v", name, c.World.State(id)), false
+		}
+		if !r.Stable() {
+			return false, fmt.Sprintf("%s is rebalancing", name), true
+		}
+		if d.Protocol == "classic" && generation != d.Generation {
+			return false, fmt.Sprintf("%s is in generation %d, the group in %d", name, generation, d.Generation), true
+		}
+		if epoch, ok := r.MemberEpoch(); ok && (epoch != d.AssignmentEpoch || d.AssignmentEpoch != d.Generation) {
+			// A consumer group (KIP-848) is healed when its target
+			// assignment is of the current group epoch and every
+			// member reconciled to it.
+			return false, fmt.Sprintf("%s is at member epoch %d, the group's assignment at epoch %d (group epoch %d)", name, epoch, d.AssignmentEpoch, d.Generation), true
+		}
+		for _, p := range r.Owned() {
+			if other, taken := owners[p]; taken {
+				return false, fmt.Sprintf("%s and %s both own %s", other, name, p), false
+			}
+			owners[p] = name + " (" + member + ")"
+			ownerOf[p] = id
+		}
+		members = append(members, r)
+	}
+	committed := map[string]int64{}
+	for _, o := range d.Offsets {
+		committed[o.TopicPartition.String()] = o.Offset
+	}
+	for _, p := range im.Partitions() {
+		if !slices.ContainsFunc(members, func(r *reader.Reader) bool { return r.Reads(p.Topic) }) {
+			continue
+		}
+		key := p.TopicPartition.String()
+		if _, ok := owners[key]; !ok {
+			return false, fmt.Sprintf("group %s: no live member owns %s", gid, key), false
+		}
+		v := c.LeaderView(p)
+		if v == nil {
+			return false, fmt.Sprintf("broker-%d does not lead %s yet", p.Leader, key), false
+		}
+		hw := v.HighWatermark()
+		if hw <= v.Log().LogStartOffset() {
+			continue // nothing to consume
+		}
+		if _, ok := committed[key]; !ok && c.resetPastUnpolled(ownerOf[key], p.TopicPartition, hw) {
+			continue
+		}
+		if off, ok := committed[key]; !ok || off < hw {
+			if !ok {
+				off = -1
+			}
+			return false, fmt.Sprintf("group %s: committed offset of %s is %d, high watermark %d (lag %d)", gid, key, off, hw, hw-max(off, 0)), false
+		}
+	}
+	return true, "", false
 }
 
 // resetPastUnpolled reports whether a partition the group never committed

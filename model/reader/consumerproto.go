@@ -304,3 +304,14 @@ func (r *Reader) consumerHeartbeatDue(token uint64) {
 	}
 	r.consumerHeartbeat()
 }
+
+// FatalError is the error a consumer-protocol member's heartbeat got that
+// ended it (ConsumerHeartbeatRequestManager.handleSpecificError's fatal
+// errors), with the coordinator's message; None for a member that did not
+// stop on one, a classic member or a reader outside any group.
+func (r *Reader) FatalError() (proto.ErrorCode, string) {
+	if r.group == nil || r.group.consumer == nil || r.group.fatal == "" {
+		return proto.None, ""
+	}
+	return r.group.consumer.m.Err()
+}

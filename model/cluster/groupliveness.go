@@ -1,0 +1,193 @@
+package cluster
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"kafkasim/model/proto"
+	"kafkasim/model/reader"
+)
+
+// What Kafka's group protocols themselves cannot heal from: the
+// convergence of consumer groups does not hold those against the
+// simulator, and says so. Each is grounded in a fact of the run (the
+// coordinator's answer a member stopped on; the members' configuration
+// and the group's state), never in the mere presence of a group.
+
+// refusedForGood reports whether a member stopped on a coordinator's answer
+// that Kafka 4's consumer takes as fatal although the coordinator gives it
+// as Kafka's does: UNRELEASED_INSTANCE_ID
+// (GroupMetadataManager.throwIfInstanceIdIsUnreleased, whenever a static
+// member joins with epoch 0 while the member holding its instance id has
+// not left with epoch -2; ConsumerHeartbeatRequestManager.
+// handleSpecificError ends the consumer). A restarted static member whose
+// previous incarnation did not leave meets it until that one's session
+// times out; so does a static member that rejoins under its own member id
+// after its leave heartbeat was lost (an expired poll timer while its
+// coordinator was down) or after FENCED_MEMBER_EPOCH, since Kafka's
+// coordinator then takes it for a replacement of itself.
+func refusedForGood(code proto.ErrorCode) bool {
+	return code == proto.UnreleasedInstanceID
+}
+
+// hasLiveMember reports whether group gid has a member that did not stop
+// for good (a member down counts: it comes back).
+func (c *Cluster) hasLiveMember(gid string) bool {
+	for _, id := range c.Readers {
+		if c.readerGroup(id) != gid {
+			continue
+		}
+		r := c.Reader(id)
+		if r == nil {
+			return true
+		}
+		if code, _ := r.FatalError(); !refusedForGood(code) {
+			return true
+		}
+	}
+	return false
+}
+
+// JudgedWithout names the group members the groups' convergence was judged
+// without (refusedForGood), each with the answer it stopped on and why
+// Kafka gives it; "" when none.
+func (c *Cluster) JudgedWithout() string {
+	var out []string
+	for _, id := range c.Readers {
+		r := c.Reader(id)
+		if r == nil {
+			continue
+		}
+		code, msg := r.FatalError()
+		if !refusedForGood(code) {
+			continue
+		}
+		_, _, member, _ := r.Group()
+		owner := "another member holds its instance id without having left with epoch -2 (a previous incarnation, until its session times out)"
+		if member != "" && strings.Contains(msg, "owned by "+member+" ") {
+			owner = "the coordinator holds its instance id under the very member id it rejoined with, its leave never heard (Kafka's coordinator takes it for a replacement of itself)"
+		}
+		out = append(out, fmt.Sprintf("%s stopped on %v, fatal in Kafka's consumer: %s", c.World.Name(id), code, owner))
+	}
+	return strings.Join(out, "; ")
+}
+
+// memberPace is what a classic member's configuration sets of a
+// rebalance's pace.
+type memberPace struct {
+	name string
+	// heartbeat is heartbeat.interval.ms; rebalance is max.poll.interval.ms,
+	// the rebalance timeout its JoinGroup carries.
+	heartbeat, rebalance time.Duration
+}
+
+// heartbeatsOutpaced reports a classic group's rebalance timeout (the
+// largest of its members', ClassicGroup.rebalanceTimeoutMs) and the members
+// whose heartbeat interval is longer. A member hears of a rebalance only
+// from its heartbeat's REBALANCE_IN_PROGRESS (AbstractCoordinator's
+// heartbeat thread; its poll sends none), and the join phase ends at the
+// rebalance timeout (GroupMetadataManager.completeClassicGroupJoin), which
+// removes a dynamic member that has not rejoined and leaves a static one
+// in the generation before: such a member may miss every rebalance, and
+// its rejoining starts one the others miss in turn.
+func heartbeatsOutpaced(members []memberPace) (time.Duration, []memberPace) {
+	var timeout time.Duration
+	for _, m := range members {
+		timeout = max(timeout, m.rebalance)
+	}
+	var slow []memberPace
+	for _, m := range members {
+		if m.heartbeat > timeout {
+			slow = append(slow, m)
+		}
+	}
+	return timeout, slow
+}
+
+// groupPace is the pace of every classic member configured in group gid.
+func (c *Cluster) groupPace(gid string) []memberPace {
+	var out []memberPace
+	i := 0
+	for _, rs := range c.cfg.Readers {
+		for k := range rs.Count {
+			g := rs.Config.Group
+			if g != nil && g.GroupID == gid && g.Protocol != reader.ProtocolConsumer {
+				out = append(out, memberPace{name: c.World.Name(c.Readers[i+k]), heartbeat: g.HeartbeatInterval, rebalance: g.MaxPollInterval})
+			}
+		}
+		i += rs.Count
+	}
+	return out
+}
+
+// GroupsNotJudged reports why the consumer groups' convergence is not
+// judged, or "" when it is: every other convergence condition holds, and
+// each group that has not healed is a classic group caught between
+// generations whose members' heartbeats are slower than its rebalance
+// timeout (heartbeatsOutpaced) — Kafka's coordinator and consumers would
+// go on rebalancing just so.
+func (c *Cluster) GroupsNotJudged() string {
+	for _, cond := range convergence {
+		if cond.Name == "consumer groups stable" {
+			break
+		}
+		if ok, _ := cond.Check(c); !ok {
+			return ""
+		}
+	}
+	im := c.Metadata()
+	if im == nil {
+		return ""
+	}
+	var out []string
+	for _, gid := range c.Groups() {
+		ok, why, rebalancing := c.groupStable(im, gid)
+		if ok {
+			continue
+		}
+		if !rebalancing {
+			return ""
+		}
+		timeout, slow := heartbeatsOutpaced(c.groupPace(gid))
+		if len(slow) == 0 {
+			return ""
+		}
+		out = append(out, fmt.Sprintf("%s: group %s's rebalance timeout is %v (its members' largest max.poll.interval.ms) and %s (heartbeat.interval.ms), "+
+			"the only way a classic member hears of a rebalance: a join phase ends before they rejoin, and their rejoining starts one the others miss in turn, in Kafka too",
+			why, gid, timeout, describePace(slow)))
+	}
+	return strings.Join(out, "; ")
+}
+
+// describePace says how often the members heartbeat, those of one interval
+// together: "b-0 and b-1 heartbeat every 1.7s, b-2 every 4s".
+func describePace(members []memberPace) string {
+	var intervals []time.Duration
+	by := map[time.Duration][]string{}
+	for _, m := range members {
+		if by[m.heartbeat] == nil {
+			intervals = append(intervals, m.heartbeat)
+		}
+		by[m.heartbeat] = append(by[m.heartbeat], m.name)
+	}
+	slices.Sort(intervals)
+	var out []string
+	for i, hb := range intervals {
+		names := by[hb]
+		who := strings.Join(names, ", ")
+		if len(names) > 1 {
+			who = strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+		}
+		verb := " every "
+		if i == 0 {
+			verb = " heartbeat every "
+			if len(names) == 1 {
+				verb = " heartbeats every "
+			}
+		}
+		out = append(out, who+verb+hb.String())
+	}
+	return strings.Join(out, ", ")
+}

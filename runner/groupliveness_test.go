@@ -1,0 +1,40 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+
+	"kafkasim/scenarios"
+)
+
+// The two regression scenarios of what Kafka's group protocols cannot heal
+// from pass for the reason their summaries give, not because the group
+// happened to settle: the convergence they report names it.
+func TestGroupLivenessExcuses(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want []string
+	}{
+		{"testdata/group-rebalance-timeout-below-heartbeat-not-judged.yaml",
+			[]string{"not judged: ", "group billing's rebalance timeout is 1s", "b-0 and b-1 heartbeat every 4s"}},
+		{"testdata/group-static-restart-within-session-unreleased.yaml",
+			[]string{"consumer groups judged without a member Kafka would stop too: ", "b-0 stopped on UNRELEASED_INSTANCE_ID", "a previous incarnation"}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel()
+			s, err := scenarios.LoadFile(tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := run(t, s)
+			if !res.Converged {
+				t.Fatalf("not converged: %s", res.ConvergeDetail)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(res.ConvergeDetail, w) {
+					t.Errorf("convergence detail %q lacks %q", res.ConvergeDetail, w)
+				}
+			}
+		})
+	}
+}
