@@ -33,7 +33,8 @@ import (
 //     key has a later record: compaction.go); not of an aborted (or never committed) transaction; not passed over by
 //     auto.offset.reset=latest (a member that began above the committed
 //     offset when there was none, or when it was out of range: below the log
-//     start, or in a partition that lost committed data).
+//     start, or in a partition that lost committed data; or whose processing
+//     jumped forward mid-session from a position out of range the same way).
 
 func (a *analyzer) checkGroupMembers() {
 	m := &a.members

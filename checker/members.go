@@ -121,6 +121,10 @@ type memberProc struct {
 	// member was assigned it (awaiting the first record processed), or
 	// sessionStarted.
 	sess map[int32]int64
+	// next: partition -> the offset after the highest the member began
+	// processing in its session; a record begun above it passed over the
+	// ones between (a position reset mid-session).
+	next map[int32]int64
 	// polled: the record the member last polled at each offset, until it
 	// begins processing it.
 	polled map[polledKey]int32
@@ -128,7 +132,7 @@ type memberProc struct {
 
 func (a *analyzer) memberOf(p *procState) *memberProc {
 	if p.gm == nil {
-		p.gm = &memberProc{owned: map[int32]bool{}, revoked: map[int32]int64{}, sess: map[int32]int64{}, polled: map[polledKey]int32{}}
+		p.gm = &memberProc{owned: map[int32]bool{}, revoked: map[int32]int64{}, sess: map[int32]int64{}, next: map[int32]int64{}, polled: map[polledKey]int32{}}
 	}
 	return p.gm
 }
@@ -205,6 +209,7 @@ func (a *analyzer) trackRebalance(pid int32, p *procState, o *history.Op, listed
 			gm.revoked[part] = o.Index
 			delete(gm.owned, part)
 			delete(gm.sess, part)
+			delete(gm.next, part)
 		}
 		return
 	}
@@ -226,12 +231,14 @@ func (a *analyzer) trackRebalance(pid int32, p *procState, o *history.Op, listed
 			gm.revoked[part] = o.Index
 			delete(gm.owned, part)
 			delete(gm.sess, part)
+			delete(gm.next, part)
 		}
 	}
 	for _, part := range listed {
 		delete(gm.revoked, part)
 		gm.owned[part] = true
 		gm.sess[part] = a.committedNow(group, a.parts[part].name)
+		delete(gm.next, part)
 	}
 }
 
@@ -266,6 +273,15 @@ func (a *analyzer) addProcess(pid int32, p *procState, o *history.Op) {
 			m.jumps = append(m.jumps, resetJump{group: g, part: part, proc: pid, from: c, to: off})
 		}
 		gm.sess[part] = sessionStarted
+	} else if next, ok := gm.next[part]; ok && off > next && a.cfg.consumerOf(group, p.name).AutoOffsetReset == "latest" {
+		// Its position jumped: offsets between may hold no record (control
+		// batches, compaction), or the position fell out of range and
+		// auto.offset.reset=latest moved it to the end (checkSkipped
+		// decides which it may be; only latest moves a position forward).
+		m.jumps = append(m.jumps, resetJump{group: g, part: part, proc: pid, from: next, to: off})
+	}
+	if next, ok := gm.next[part]; !ok || off >= next {
+		gm.next[part] = off + 1
 	}
 	val := int32(-1)
 	if v, ok := gm.polled[polledKey{part, off}]; ok {

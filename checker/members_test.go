@@ -769,3 +769,42 @@ func TestSkippedRecordExcusesWhatTheLogCleanerMayHaveRemoved(t *testing.T) {
 	// 2 is its key's last record: the cleaner keeps it.
 	expectCount(t, Check(build("x", "k", "j", "k"), compacted(withGroup("after-processing"))), SkippedRecord, 1)
 }
+
+// A member whose position fell below the log start mid-session (retention
+// deleted what it had not read yet) is moved by auto.offset.reset=latest to
+// the end, past records still in the log: permitted with latest, as where
+// a session starts. The same jump with earliest, or with the member's
+// position still inside the log, skipped records.
+func TestSkippedRecordAndAMidSessionResetToLatest(t *testing.T) {
+	build := func(logStart int64) []history.Op {
+		h := &hb{}
+		h.sendsTo(0, "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7")
+		c := h.member("c-1", "g")
+		c.assign(1, "t-0")
+		c.process(1, 0, 1)
+		c.commit(1, map[string]int64{"t-0": 2}, history.OK)
+		c.process(1, 6, 7) // reset to the end, 6 at the time
+		c.commit(1, map[string]int64{"t-0": 8}, history.OK)
+		v := history.NoValue()
+		v.Final = true
+		h.add("f-0", history.Invoke, history.FPoll, v)
+		v.HasRecords = true
+		for off := logStart; off < 8; off++ {
+			v.Records = append(v.Records, history.Record{Topic: "t", Partition: 0, Offset: off, Value: "a" + itoa(off)})
+		}
+		v.X().LogStartOffsets = map[string]int64{"t-0": logStart}
+		h.add("f-0", history.OK, history.FPoll, v)
+		return h.ops
+	}
+	latest := func(g *ConsumerGuarantees) { g.AutoOffsetReset = "latest" }
+	// Retention moved the log start to 4, past the member's position 2:
+	// 2 and 3 were deleted, 4 and 5 passed over by the reset.
+	expectCount(t, Check(build(4), withGroup("after-processing", latest)), SkippedRecord, 0)
+	r := Check(build(4), withGroup("after-processing"))
+	expectCount(t, r, SkippedRecord, 2) // earliest would have gone to 4
+	expectVerdict(t, r, SkippedRecord, Violation)
+	// Nothing deleted: its position 2 was in range, no reset moves it.
+	r = Check(build(0), withGroup("after-processing", latest))
+	expectCount(t, r, SkippedRecord, 4)
+	expectVerdict(t, r, SkippedRecord, Violation)
+}
