@@ -281,3 +281,32 @@ func TestRestartedStaticMemberRejoinsWithItsInstanceID(t *testing.T) {
 		t.Fatalf("operations %v, want the restarted member assigned in generation 2 from offset 3, with nothing to process", got)
 	}
 }
+
+// At-most-once: a commit before processing that the coordinator refuses
+// (REBALANCE_IN_PROGRESS) drops the batch unprocessed; the member keeps the
+// partition through the rebalance (cooperative) at the position past the
+// batch, and no more records come. KafkaConsumer.commitSync's javadoc says
+// to complete the rebalance with poll and reconsider the commit then, for
+// the partitions still assigned: the next poll commits past the dropped
+// records, or the group's committed offset lags its position for good.
+func TestAtMostOnceCommitsPastARefusedBatchAgain(t *testing.T) {
+	for _, workers := range []int{1, 3} {
+		t.Run(strconv.Itoa(workers)+" workers", func(t *testing.T) {
+			cfg := memberConfig("c-0", reader.CommitBeforeProcessing, cooperativeRange{})
+			cfg.Group.Workers = workers
+			gw := newGroupWorld(1, 3, cfg)
+			gw.b.commitErrs = []proto.ErrorCode{proto.RebalanceInProgress}
+			gw.w.Start()
+			gw.w.RunUntil(10 * time.Second)
+			got := ops(gw.rec, "c-0", history.FCommit, history.FProcess)
+			want := []string{"invoke commit orders-0=3 gen=1", "fail commit orders-0=3 gen=1 (REBALANCE_IN_PROGRESS)",
+				"invoke commit orders-0=3 gen=2", "ok commit orders-0=3 gen=2"}
+			if !slices.Equal(got, want) {
+				t.Fatalf("operations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			if c := gw.b.committed["orders-0"]; c.CommittedOffset != 3 {
+				t.Fatalf("committed %d, want 3 (the position past the dropped batch)", c.CommittedOffset)
+			}
+		})
+	}
+}
