@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"kafkasim/checker"
@@ -111,6 +112,10 @@ func (r *execution) converge() string {
 		} else {
 			stalled += time.Second
 		}
+	}
+	if nj := c.GroupsNotJudged(); res.Converged && len(nj) > 0 {
+		// The condition skipped these groups: the run says so.
+		res.ConvergeDetail = "not judged: " + strings.Join(nj, "; ")
 	}
 	res.Timeline.sample()
 	return ""

@@ -207,6 +207,9 @@ func (c *Cluster) groupsStable() (bool, string) {
 		return false, "no committed metadata"
 	}
 	for _, gid := range c.Groups() {
+		if c.groupNotJudged(gid) != "" {
+			continue
+		}
 		d, ok := c.DescribeGroup(gid)
 		if !ok {
 			return false, fmt.Sprintf("group %s: its coordinator does not hold it (yet)", gid)
@@ -227,8 +230,8 @@ func (c *Cluster) groupsStable() (bool, string) {
 				continue
 			}
 			g, generation, member, isMember := r.Group()
-			if !isMember || g != gid {
-				continue
+			if !isMember || g != gid || r.FatalError() == proto.UnreleasedInstanceID {
+				continue // out of the group for good (see groupNotJudged)
 			}
 			if f := r.Fatal(); f != "" {
 				return false, fmt.Sprintf("%s stopped consuming: %s", name, f)
@@ -289,6 +292,53 @@ func (c *Cluster) groupsStable() (bool, string) {
 		}
 	}
 	return true, ""
+}
+
+// GroupsNotJudged lists the groups whose liveness a run cannot judge,
+// each with why (see groupNotJudged).
+func (c *Cluster) GroupsNotJudged() []string {
+	var out []string
+	for _, gid := range c.Groups() {
+		if why := c.groupNotJudged(gid); why != "" {
+			out = append(out, why)
+		}
+	}
+	return out
+}
+
+// groupNotJudged says why group gid cannot heal ("" when it can): each of
+// its members ended on UNRELEASED_INSTANCE_ID, which Kafka's consumer
+// treats as fatal (ConsumerHeartbeatRequestManager.handleSpecificError):
+// only restarting the application brings such a member back, and the
+// group has no member left to own its partitions and commit. The
+// coordinator refuses a static member's join at member epoch 0 while a
+// member not left with epoch -2 holds its group.instance.id
+// (GroupMetadataManager.throwIfInstanceIdIsUnreleased): a process that
+// crashed and came back with a new member id before its old session
+// expired, or the member itself when the answer to its join was lost (a
+// write timeout answered COORDINATOR_NOT_AVAILABLE, a coordinator move)
+// and it joined again with its own member id, which Kafka 4's coordinator
+// does not tell apart from another's (apache/kafka pull request 23542,
+// open). A group with other members left is judged without the ended ones:
+// the coordinator expires their sessions and the others take their
+// partitions over.
+func (c *Cluster) groupNotJudged(gid string) string {
+	var ended []string
+	for _, id := range c.Readers {
+		if c.readerGroup(id) != gid {
+			continue
+		}
+		r := c.Reader(id)
+		if r == nil || r.FatalError() != proto.UnreleasedInstanceID {
+			return ""
+		}
+		ended = append(ended, c.World.Name(id))
+	}
+	if len(ended) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("group %s: every member (%s) ended on UNRELEASED_INSTANCE_ID, fatal for Kafka's consumer: a static member's join at epoch 0 while its instance id is still held, by its crashed incarnation not yet expired or by its own earlier join whose answer it lost; only restarting the application brings it back",
+		gid, strings.Join(ended, ", "))
 }
 
 // resetPastUnpolled reports whether a partition the group never committed

@@ -306,6 +306,16 @@ func (r *Reader) Fatal() string {
 	return r.group.fatal
 }
 
+// FatalError is the error a consumer-protocol member's heartbeat ended it
+// with (proto.None while it runs, and for a classic member).
+func (r *Reader) FatalError() proto.ErrorCode {
+	if r.group == nil || r.group.consumer == nil || r.group.fatal == "" {
+		return proto.None
+	}
+	code, _ := r.group.consumer.m.Err()
+	return code
+}
+
 // Stable reports whether the member is in a generation it synced and owns
 // its assignment (no rebalance pending).
 func (r *Reader) Stable() bool {
