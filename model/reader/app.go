@@ -103,7 +103,28 @@ func (r *Reader) maybeAutoCommitAsync() {
 		return
 	}
 	g.nextAutoCommit = r.env.Now() + g.cfg.AutoCommitInterval
-	r.commitAsync(r.processedOffsets(r.ownedTPs()))
+	r.commitAsync(r.autoCommitOffsets())
+}
+
+// autoCommitOffsets is what the auto-commit commits: Kafka's
+// SubscriptionState.allConsumed, the position of every assigned partition
+// that has one, here as far as the application finished the records polled
+// (processedOffsets). A partition whose position came from
+// auto.offset.reset with no record polled since has that position
+// committed too, as Kafka's is: without it a partition reset to latest
+// after the producers stopped is never committed.
+func (r *Reader) autoCommitOffsets() []commitOffset {
+	g := r.group
+	tps := r.ownedTPs()
+	out := r.processedOffsets(tps)
+	for _, tp := range tps {
+		k := partKey{tp.Topic, tp.Partition}
+		if _, done := g.processed[k]; done || !r.ResetUnconsumed(tp.Topic, tp.Partition) {
+			continue
+		}
+		out = append(out, commitOffset{key: k, pos: r.subs.assignedState(k).fetchPosition})
+	}
+	return out
 }
 
 // wakePoll ends a poll waiting for records at once, as Kafka's poll loop

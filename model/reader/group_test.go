@@ -310,3 +310,27 @@ func TestAtMostOnceCommitsPastARefusedBatchAgain(t *testing.T) {
 		})
 	}
 }
+
+// Auto-commit commits every assigned partition's position
+// (SubscriptionState.allConsumed): one reset to latest, with no record
+// polled since, is committed at that position too, though the member
+// processed nothing there — or the group would never commit it while no
+// record comes.
+func TestAutoCommitCommitsAPositionResetToLatest(t *testing.T) {
+	for _, workers := range []int{1, 2} {
+		t.Run(strconv.Itoa(workers)+" workers", func(t *testing.T) {
+			cfg := memberConfig("c-0", reader.CommitAuto)
+			cfg.AutoOffsetReset = "latest"
+			cfg.Group.Workers = workers
+			gw := newGroupWorld(1, 3, cfg)
+			gw.w.Start()
+			gw.w.RunUntil(12 * time.Second)
+			if got := only(ops(gw.rec, "c-0", history.FCommit), "ok "); len(got) == 0 || got[0] != "ok commit orders-0=3 gen=1" {
+				t.Fatalf("commits %v, want the position reset to latest, 3, committed", got)
+			}
+			if n := len(ops(gw.rec, "c-0", history.FProcess)); n != 0 {
+				t.Fatalf("%d process operations, want none (nothing after the reset)", n)
+			}
+		})
+	}
+}
