@@ -42,6 +42,18 @@ type Coordinator interface {
 	OnResign(tp metadata.TopicPartition, leaderEpoch int32)
 }
 
+// HighWatermarkListener is a Coordinator that hears when the high
+// watermark of a partition this broker leads advances (Kafka's
+// PartitionListener.onHighWatermarkUpdated, which CoordinatorRuntime
+// registers for each partition it loads): what it loaded or wrote above
+// the high watermark becomes committed as it passes, whether or not the
+// coordinator writes again. leaderEpoch is the epoch the broker led the
+// partition in when it advanced. The news comes in an event of its own,
+// after the appends that finished by then (see Append).
+type HighWatermarkListener interface {
+	OnHighWatermark(tp metadata.TopicPartition, leaderEpoch int32, hw int64)
+}
+
 // NoLeaderEpoch is OnResign's epoch at a clean shutdown.
 const NoLeaderEpoch int32 = -1
 
@@ -226,15 +238,45 @@ func (a *pendingAppend) timedOut() {
 }
 
 // tellAppends tells the coordinators of the appends that finished so far,
-// in the order they did. An append a coordinator makes on hearing of one
-// may finish at once (a partition with one replica in sync commits it as it
-// is written): that one is told in an event of its own, as Append promises,
-// not in this loop.
+// in the order they did, then of the high watermarks that advanced. An
+// append a coordinator makes on hearing of one may finish at once (a
+// partition with one replica in sync commits it as it is written): that one
+// is told in an event of its own, as Append promises, not in this loop.
 func (rm *replicaManager) tellAppends() {
 	finished := rm.finishedAppends
 	rm.finishedAppends = nil
 	for _, a := range finished {
 		a.done(a.result)
+	}
+	advanced := rm.advancedHWs
+	rm.advancedHWs = nil
+	for _, h := range advanced {
+		h.l.OnHighWatermark(h.tp, h.epoch, h.hw)
+	}
+}
+
+// advancedHW is news of a high watermark for its coordinator.
+type advancedHW struct {
+	l     HighWatermarkListener
+	tp    metadata.TopicPartition
+	epoch int32
+	hw    int64
+}
+
+// highWatermarkAdvanced queues the news that p's high watermark advanced
+// for its coordinator, if it listens.
+func (rm *replicaManager) highWatermarkAdvanced(p *partition) {
+	if len(rm.coordinators) == 0 {
+		return
+	}
+	l, ok := rm.coordinatorOf(p.tp.Topic).(HighWatermarkListener)
+	if !ok {
+		return
+	}
+	rm.advancedHWs = append(rm.advancedHWs, advancedHW{l: l, tp: p.tp, epoch: p.leaderEpoch, hw: p.hw})
+	if !rm.tellScheduled {
+		rm.tellScheduled = true
+		rm.n.env.After(0, appendsFinished{})
 	}
 }
 

@@ -176,6 +176,9 @@ type replicaManager struct {
 	leadership      []leadershipChange
 	finishedAppends []*pendingAppend
 	tellScheduled   bool
+	// advancedHWs are the high watermarks of coordinators' partitions that
+	// advanced, not yet told (with the appends).
+	advancedHWs []advancedHW
 	// createCorrelation numbers the coordinators' CreateTopics requests.
 	createCorrelation uint64
 }
@@ -486,6 +489,7 @@ func (p *partition) maybeIncrementHW() bool {
 	}
 	rm.completeWaiting(p)
 	rm.wakeParked(p.tp)
+	rm.highWatermarkAdvanced(p)
 	return true
 }
 

@@ -38,6 +38,8 @@ type coordinator struct {
 	shards map[int32]*shard
 }
 
+var _ broker.HighWatermarkListener = (*coordinator)(nil)
+
 func newCoordinator(cfg Config, t topics) *coordinator {
 	return &coordinator{cfg: cfg, t: t, shards: map[int32]*shard{}}
 }
@@ -65,6 +67,15 @@ func (c *coordinator) OnResign(tp metadata.TopicPartition, epoch int32) {
 	}
 	s.close()
 	delete(c.shards, tp.Partition)
+}
+
+// OnHighWatermark is CoordinatorRuntime's HighWatermarkListener: the
+// shard of the partition, if it is of the epoch the high watermark
+// advanced in, counts the log below it as committed.
+func (c *coordinator) OnHighWatermark(tp metadata.TopicPartition, epoch int32, hw int64) {
+	if s, ok := c.shards[tp.Partition]; ok && s.epoch == epoch && s.state != shardClosed {
+		s.committed(hw)
+	}
 }
 
 // OnTimer hands a shard its timer.

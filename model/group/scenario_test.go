@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"kafkasim/model/broker"
 	"kafkasim/model/metadata"
 	"kafkasim/model/proto"
 	"kafkasim/sim"
@@ -534,5 +535,37 @@ func TestStaticRejoinIsAnsweredOnceWhenItsWriteFailsAfterARebalance(t *testing.T
 	f.failAppends(proto.RequestTimedOut)
 	if got := f.to(101, n); len(got) != 1 {
 		t.Fatalf("one JoinGroup, %d answers: %+v", len(got), got)
+	}
+}
+
+// A new leader loads commits its log holds above its high watermark as
+// uncommitted (the previous leader answered them once its followers had
+// them, this broker's high watermark not yet raised). Once the high
+// watermark passes them they are committed — whether or not the
+// coordinator writes again: Kafka's CoordinatorRuntime hears the advance
+// from the partition (HighWatermarkListener). A member that committed its
+// last offsets and has nothing more to commit sees them.
+func TestLoadedCommitsAboveTheHighWatermarkBecomeVisibleWhenItPasses(t *testing.T) {
+	f := loaded(t)
+	f.request(5, commitReq("", -1, 10))
+	f.commit()
+	f.request(5, commitReq("", -1, 20)) // in the log, not yet committed
+	tp := metadata.TopicPartition{Topic: Topic, Partition: 0}
+	f.c.OnResign(tp, 3)
+	f.c = newCoordinator(f.c.cfg, f)
+	f.lead(3)
+	if r := answer[*proto.OffsetFetchResponse](t, f.request(9, fetchReq(false))); len(r.Partitions) != 1 || r.Partitions[0].CommittedOffset != 10 {
+		t.Fatalf("after the load: %+v, want 10 (20 lies above the high watermark)", r)
+	}
+	l := f.log(0)
+	l.hw = l.leo
+	var hl broker.HighWatermarkListener = f.c
+	hl.OnHighWatermark(tp, 2, l.hw) // of an older leader epoch: not this shard's
+	if r := answer[*proto.OffsetFetchResponse](t, f.request(9, fetchReq(false))); r.Partitions[0].CommittedOffset != 10 {
+		t.Fatalf("after another epoch's high watermark: %+v, want 10", r)
+	}
+	hl.OnHighWatermark(tp, 3, l.hw)
+	if r := answer[*proto.OffsetFetchResponse](t, f.request(9, fetchReq(false))); r.Partitions[0].CommittedOffset != 20 {
+		t.Fatalf("after the high watermark passed the loaded commit: %+v, want 20", r)
 	}
 }

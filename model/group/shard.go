@@ -193,7 +193,8 @@ type shardRecord struct {
 // undo is the snapshot before it). A write that fails later (it timed out,
 // or leadership moved) keeps its records applied, as Kafka's does: they
 // are in the log, uncommitted, and the committed view keeps them out until
-// a later write commits past them. An operation with no records answers at
+// the high watermark passes them (OnHighWatermark, or a later write's
+// commit). An operation with no records answers at
 // once if nothing is pending, else with the last pending write (Kafka
 // defers it to the last written offset).
 func (s *shard) write(records []shardRecord, replay bool, done func(proto.ErrorCode)) {

@@ -1,6 +1,8 @@
 package reader
 
 import (
+	"slices"
+
 	"kafkasim/history"
 	"kafkasim/model/record"
 )
@@ -44,6 +46,10 @@ type application struct {
 	// recommit: the last commit after a batch failed; the next poll
 	// commits again what was processed.
 	recommit bool
+	// dropped: at-most-once, the positions past the batches whose commit
+	// before processing was refused, each with the assignment it was
+	// polled in; the next poll commits them again (atMostOnceOffsets).
+	dropped []droppedCommit
 	// processExt is the group fields of the process operations of the
 	// generation under way (task.go).
 	processExt *history.Ext
@@ -97,7 +103,28 @@ func (r *Reader) maybeAutoCommitAsync() {
 		return
 	}
 	g.nextAutoCommit = r.env.Now() + g.cfg.AutoCommitInterval
-	r.commitAsync(r.processedOffsets(r.ownedTPs()))
+	r.commitAsync(r.autoCommitOffsets())
+}
+
+// autoCommitOffsets is what the auto-commit commits: Kafka's
+// SubscriptionState.allConsumed, the position of every assigned partition
+// that has one, here as far as the application finished the records polled
+// (processedOffsets). A partition whose position came from
+// auto.offset.reset with no record polled since has that position
+// committed too, as Kafka's is: without it a partition reset to latest
+// after the producers stopped is never committed.
+func (r *Reader) autoCommitOffsets() []commitOffset {
+	g := r.group
+	tps := r.ownedTPs()
+	out := r.processedOffsets(tps)
+	for _, tp := range tps {
+		k := partKey{tp.Topic, tp.Partition}
+		if _, done := g.processed[k]; done || !r.ResetUnconsumed(tp.Topic, tp.Partition) {
+			continue
+		}
+		out = append(out, commitOffset{key: k, pos: r.subs.assignedState(k).fetchPosition})
+	}
+	return out
 }
 
 // wakePoll ends a poll waiting for records at once, as Kafka's poll loop
@@ -154,20 +181,12 @@ func (r *Reader) handOver(items []workItem) {
 	a := &g.app
 	a.queue, a.next = items, 0
 	a.generation, a.memberID = g.ownedGeneration, g.ownedMemberID
-	if len(a.queue) == 0 {
-		if a.recommit && g.cfg.Commit == CommitAfterProcessing && g.state == stable {
-			r.commitProcessed()
-			return
-		}
-		r.nextPoll()
-		return
-	}
-	if g.cfg.Commit == CommitBeforeProcessing {
+	if g.cfg.Commit == CommitBeforeProcessing && (len(a.queue) > 0 || r.recommitDropped()) {
 		// At-most-once: commit past the records, then process them; a
 		// refused commit means the partitions may be another member's now,
 		// so the batch is dropped unprocessed.
-		r.commitSync(offsetsAfter(a.queue), func(ok bool) {
-			if !ok {
+		r.commitBeforeProcessing(a.queue, func(ok bool) {
+			if !ok || len(a.queue) == 0 {
 				a.queue = nil
 				r.nextPoll()
 				return
@@ -176,7 +195,66 @@ func (r *Reader) handOver(items []workItem) {
 		})
 		return
 	}
+	if len(a.queue) == 0 {
+		if a.recommit && g.cfg.Commit == CommitAfterProcessing && g.state == stable {
+			r.commitProcessed()
+			return
+		}
+		r.nextPoll()
+		return
+	}
 	r.processNext()
+}
+
+// droppedCommit is a position past a batch dropped at-most-once, and the
+// assignment of its partition it was polled in.
+type droppedCommit struct {
+	commitOffset
+	ps *partitionState
+}
+
+// recommitDropped reports whether a poll that returned nothing commits
+// again past dropped batches: the member is in a stable generation
+// (during a rebalance the commit would fail at once again).
+func (r *Reader) recommitDropped() bool {
+	return len(r.group.app.dropped) > 0 && r.group.state == stable
+}
+
+// commitBeforeProcessing is the at-most-once commitSync before a batch
+// (items, maybe none) is processed: past the batch, and past the batches
+// dropped before it on the partitions the member still holds where it
+// left them. A commit refused during a rebalance (RebalanceInProgress-
+// Exception) leaves the batch's position past records the member never
+// processed; KafkaConsumer.commitSync's javadoc says to complete the
+// rebalance by polling and reconsider the commit then, for the partitions
+// still assigned. An application that does not commits nothing for them
+// until more records come: the group's committed offset lags its position
+// for good once the producers stop. A partition assigned again since, or
+// whose position moved back (reset to the committed offset, KIP-320's
+// truncation), drops its entry: committing it would move the committed
+// offset past records the member reads again.
+func (r *Reader) commitBeforeProcessing(items []workItem, then func(ok bool)) {
+	a := &r.group.app
+	offsets := offsetsAfter(items)
+	for _, d := range a.dropped {
+		if r.subs.assignedState(d.key) != d.ps || d.ps.offset != d.pos.offset {
+			continue
+		}
+		if !slices.ContainsFunc(offsets, func(o commitOffset) bool { return o.key == d.key }) {
+			offsets = append(offsets, d.commitOffset)
+		}
+	}
+	a.dropped = nil
+	r.commitSync(offsets, func(ok bool) {
+		if !ok {
+			for _, o := range offsets {
+				if ps := r.subs.assignedState(o.key); ps != nil {
+					a.dropped = append(a.dropped, droppedCommit{commitOffset: o, ps: ps})
+				}
+			}
+		}
+		then(ok)
+	})
 }
 
 // processNext starts the poll loop's next record, or ends the batch.

@@ -25,7 +25,8 @@ type groupBroker struct {
 
 	// scripted answers
 	requireMemberID bool
-	commitErr       proto.ErrorCode // answered to every commit when set
+	commitErr       proto.ErrorCode   // answered to every commit when set
+	commitErrs      []proto.ErrorCode // answered to the next commits, one each
 	heartbeatErr    []proto.ErrorCode
 	// holdEmptyFetches leaves a fetch that finds nothing new unanswered,
 	// as a broker parks it in purgatory (here for good): a poll waits
@@ -157,6 +158,9 @@ func (b *groupBroker) Deliver(from sim.NodeID, m sim.Message) {
 		b.env.Send(from, &proto.LeaveGroupResponse{CorrelationID: m.CorrelationID})
 	case *proto.OffsetCommitRequest:
 		err := b.commitErr
+		if len(b.commitErrs) > 0 {
+			err, b.commitErrs = b.commitErrs[0], b.commitErrs[1:]
+		}
 		switch {
 		case err != proto.None:
 		case !slices.Contains(b.members, m.MemberID):

@@ -281,3 +281,56 @@ func TestRestartedStaticMemberRejoinsWithItsInstanceID(t *testing.T) {
 		t.Fatalf("operations %v, want the restarted member assigned in generation 2 from offset 3, with nothing to process", got)
 	}
 }
+
+// At-most-once: a commit before processing that the coordinator refuses
+// (REBALANCE_IN_PROGRESS) drops the batch unprocessed; the member keeps the
+// partition through the rebalance (cooperative) at the position past the
+// batch, and no more records come. KafkaConsumer.commitSync's javadoc says
+// to complete the rebalance with poll and reconsider the commit then, for
+// the partitions still assigned: the next poll commits past the dropped
+// records, or the group's committed offset lags its position for good.
+func TestAtMostOnceCommitsPastARefusedBatchAgain(t *testing.T) {
+	for _, workers := range []int{1, 3} {
+		t.Run(strconv.Itoa(workers)+" workers", func(t *testing.T) {
+			cfg := memberConfig("c-0", reader.CommitBeforeProcessing, cooperativeRange{})
+			cfg.Group.Workers = workers
+			gw := newGroupWorld(1, 3, cfg)
+			gw.b.commitErrs = []proto.ErrorCode{proto.RebalanceInProgress}
+			gw.w.Start()
+			gw.w.RunUntil(10 * time.Second)
+			got := ops(gw.rec, "c-0", history.FCommit, history.FProcess)
+			want := []string{"invoke commit orders-0=3 gen=1", "fail commit orders-0=3 gen=1 (REBALANCE_IN_PROGRESS)",
+				"invoke commit orders-0=3 gen=2", "ok commit orders-0=3 gen=2"}
+			if !slices.Equal(got, want) {
+				t.Fatalf("operations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			if c := gw.b.committed["orders-0"]; c.CommittedOffset != 3 {
+				t.Fatalf("committed %d, want 3 (the position past the dropped batch)", c.CommittedOffset)
+			}
+		})
+	}
+}
+
+// Auto-commit commits every assigned partition's position
+// (SubscriptionState.allConsumed): one reset to latest, with no record
+// polled since, is committed at that position too, though the member
+// processed nothing there — or the group would never commit it while no
+// record comes.
+func TestAutoCommitCommitsAPositionResetToLatest(t *testing.T) {
+	for _, workers := range []int{1, 2} {
+		t.Run(strconv.Itoa(workers)+" workers", func(t *testing.T) {
+			cfg := memberConfig("c-0", reader.CommitAuto)
+			cfg.AutoOffsetReset = "latest"
+			cfg.Group.Workers = workers
+			gw := newGroupWorld(1, 3, cfg)
+			gw.w.Start()
+			gw.w.RunUntil(12 * time.Second)
+			if got := only(ops(gw.rec, "c-0", history.FCommit), "ok "); len(got) == 0 || got[0] != "ok commit orders-0=3 gen=1" {
+				t.Fatalf("commits %v, want the position reset to latest, 3, committed", got)
+			}
+			if n := len(ops(gw.rec, "c-0", history.FProcess)); n != 0 {
+				t.Fatalf("%d process operations, want none (nothing after the reset)", n)
+			}
+		})
+	}
+}

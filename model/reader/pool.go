@@ -77,10 +77,10 @@ func (r *Reader) poolHandOver(items []workItem) {
 	for _, it := range items {
 		tasks = append(tasks, &task{item: it, ps: r.subs.assignedState(it.key), generation: g.ownedGeneration, memberID: g.ownedMemberID})
 	}
-	if g.cfg.Commit == CommitBeforeProcessing && len(items) > 0 {
+	if g.cfg.Commit == CommitBeforeProcessing && (len(items) > 0 || r.recommitDropped()) {
 		// At-most-once, as with one worker: a refused commit drops the
-		// batch unprocessed.
-		r.commitSync(offsetsAfter(items), func(ok bool) {
+		// batch unprocessed, and the next poll commits past it again.
+		r.commitBeforeProcessing(items, func(ok bool) {
 			if !ok {
 				r.nextPoll()
 				return
