@@ -121,6 +121,17 @@ type GroupConfig struct {
 	// RetryBackoffMax is retry.backoff.max.ms (1 s): the consumer
 	// protocol's heartbeat backoff grows up to it.
 	RetryBackoffMax time.Duration
+	// Audit sees what the god view's group invariants check (nil: none).
+	Audit GroupAuditor
+}
+
+// GroupAuditor sees a member's ownership change as the member process
+// lives it (model/audit's groups.go): partitions its assign callback takes
+// on, partitions it revokes or loses, a position it resets.
+type GroupAuditor interface {
+	PartitionsGranted(node sim.NodeID, group, memberID string, generation int32, tps []proto.TopicPartition)
+	PartitionsRevoked(node sim.NodeID, group string, tps []proto.TopicPartition)
+	PositionReset(node sim.NodeID, group string, tp proto.TopicPartition)
 }
 
 // consumerProtocol reports whether the member runs KIP-848's protocol.

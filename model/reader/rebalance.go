@@ -97,6 +97,9 @@ func (r *Reader) revoke(tps []proto.TopicPartition) {
 		r.subs.unassign(k)
 		delete(g.processed, k)
 	}
+	if a := g.cfg.Audit; a != nil {
+		a.PartitionsRevoked(r.env.ID(), g.cfg.GroupID, tps)
+	}
 }
 
 // onJoinComplete is ConsumerCoordinator.onJoinComplete: it applies the
@@ -113,8 +116,8 @@ func (r *Reader) onJoinComplete() bool {
 	}
 	added, revoked := assignmentChange(r.ownedTPs(), s.partitions)
 	finish := func() {
-		r.addPartitions(added)
 		g.ownedGeneration, g.ownedMemberID = s.generation, s.memberID
+		r.addPartitions(added)
 		g.needsJoinPrepare = true // the next join prepares again
 		g.nextAutoCommit = r.env.Now() + g.cfg.AutoCommitInterval
 		r.recordAssign()
@@ -134,11 +137,13 @@ func (r *Reader) onJoinComplete() bool {
 	return false
 }
 
-// addPartitions assigns partitions the member did not own: with their
-// leader from the metadata, awaiting their committed offset (Kafka's
-// INITIALIZING fetch state).
+// addPartitions assigns partitions the member did not own, in the
+// generation and member id it owns them in (ownedGeneration, set first):
+// with their leader from the metadata, awaiting their committed offset
+// (Kafka's INITIALIZING fetch state).
 func (r *Reader) addPartitions(tps []proto.TopicPartition) {
 	g := r.group
+	var granted []proto.TopicPartition
 	for _, tp := range tps {
 		k := partKey{tp.Topic, tp.Partition}
 		if r.subs.assignedState(k) != nil {
@@ -149,6 +154,10 @@ func (r *Reader) addPartitions(tps []proto.TopicPartition) {
 		if li, ok := g.leaders[k]; ok {
 			p.updateLeader(li.leader, li.epoch, false)
 		}
+		granted = append(granted, tp)
+	}
+	if a := g.cfg.Audit; a != nil && len(granted) > 0 {
+		a.PartitionsGranted(r.env.ID(), g.cfg.GroupID, g.ownedMemberID, g.ownedGeneration, granted)
 	}
 }
 
