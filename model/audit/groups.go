@@ -28,14 +28,17 @@ import (
 //     on the new leader, whose load sees it. So a coordinator never begins
 //     a generation another committed already (nor an older one), unless
 //     the god view saw the partition lose committed data.
-//   - group-partition-single-owner: a member is never granted a partition
-//     that another member of the group still owns. A member process owns
-//     a partition from its assignment (the assign callback) until it
-//     revokes it or is told it lost it, or dies; "another member of the
-//     group" is one the group's coordinator still counts as a member: a
-//     member it removed (session timeout, fenced, left) may still think
-//     it owns its partitions until it hears so — Kafka does not stop such
-//     a zombie; it fences its commits (group-commit-not-below-owner).
+//   - group-partition-single-owner: a member never comes to own a
+//     partition that another member of the group still owns. A member
+//     process owns a partition from its assignment (the assign callback)
+//     until it revokes it or is told it lost it, or dies; "another member
+//     of the group" is one that still counts as a member: under the
+//     consumer protocol one its coordinator still has, under the classic
+//     protocol one whose own assignment is of the same generation or a
+//     later one (PartitionsAssigned says why). A member removed (session
+//     timeout, fenced, left) may still think it owns its partitions until
+//     it hears so — Kafka does not stop such a zombie; it fences its
+//     commits (group-commit-not-below-owner).
 //     Eager classic members revoke everything before they join, cooperative
 //     ones revoke what moves before the next generation gives it away, and
 //     a consumer group's coordinator grants a partition only once its
@@ -86,6 +89,8 @@ type groupsAudit struct {
 	// false: it is not loaded).
 	members func(group string) ([]string, bool)
 	byGroup map[string]*groupAudit
+	// lossCount is the losses among the first factsSeen facts.
+	factsSeen, lossCount int
 }
 
 type groupAudit struct {
@@ -150,14 +155,16 @@ func (a *Audit) lostSince(since int, partitions ...string) bool {
 	return false
 }
 
+// losses is how many losses the god view has seen, counted on from where
+// the last call left off (it runs at every acknowledged commit).
 func (a *Audit) losses() int {
-	n := 0
-	for _, f := range a.facts {
-		if f.Kind == godview.Loss {
-			n++
+	gs := a.groups
+	for ; gs.factsSeen < len(a.facts); gs.factsSeen++ {
+		if a.facts[gs.factsSeen].Kind == godview.Loss {
+			gs.lossCount++
 		}
 	}
-	return n
+	return gs.lossCount
 }
 
 func offsetsPartition(p int32) string { return fmt.Sprintf("__consumer_offsets-%d", p) }
@@ -245,33 +252,52 @@ func (a *Audit) resetBy(g *groupAudit, tp proto.TopicPartition, memberID string)
 
 // reader.GroupAuditor
 
-// PartitionsGranted checks partitions a member's assignment callback took
-// on: none may be owned by another live member its coordinator still has.
-func (a *Audit) PartitionsGranted(node sim.NodeID, group, memberID string, generation int32, tps []proto.TopicPartition) {
-	if a.groups == nil || len(tps) == 0 {
+// PartitionsAssigned checks the assignment a member applied (its assign
+// callback ran): every partition it owns now, in generation (classic) or
+// at its member epoch (consumer protocol). A partition it did not own is
+// granted to it; one it kept now counts in this generation. Neither may be
+// owned by another live process that still counts as a member: under the
+// consumer protocol, any member its coordinator still has; under the
+// classic protocol, one whose own claim is of this generation or a later
+// one. A classic member that did not rejoin the generation — a static
+// member is not removed when the join completes without it
+// (GroupMetadataManager.completeClassicGroupJoin removes only dynamic
+// ones) — still owns the partitions of its older generation until it
+// hears of the rebalance; Kafka fences its commits rather than stopping
+// it.
+func (a *Audit) PartitionsAssigned(node sim.NodeID, group, memberID string, generation int32, classic bool, owned []proto.TopicPartition) {
+	if a.groups == nil || len(owned) == 0 {
 		return
 	}
 	g := a.group(group)
 	var members []string
 	asked, loaded := false, false
-	for _, tp := range tps {
+	for _, tp := range owned {
 		kept := g.owners[tp][:0]
+		reset := false
 		for _, o := range g.owners[tp] {
-			if !a.owns(o) || o.node == node {
-				continue // dead, or this process's own older claim
+			if o.node == node {
+				reset = o.reset && o.memberID == memberID
+				continue // this process's own claim, renewed below
+			}
+			if !a.owns(o) {
+				continue // its process died
 			}
 			kept = append(kept, o)
+			if classic && o.generation < generation {
+				continue
+			}
 			if !asked {
 				members, loaded = a.groups.members(group)
 				asked = true
 			}
 			if loaded && slices.Contains(members, o.memberID) {
 				a.report(GroupPartitionSingleOwner, node,
-					"group %s: %s granted %s as member %s of generation %d while %s (member %s, generation %d) still owns it",
+					"group %s: %s owns %s as member %s of generation %d while %s (member %s, generation %d) still owns it",
 					group, a.w.Name(node), tp, memberID, generation, a.w.Name(o.node), o.memberID, o.generation)
 			}
 		}
-		g.owners[tp] = append(kept, owner{node: node, incarnation: a.w.Incarnation(node), memberID: memberID, generation: generation})
+		g.owners[tp] = append(kept, owner{node: node, incarnation: a.w.Incarnation(node), memberID: memberID, generation: generation, reset: reset})
 	}
 }
 

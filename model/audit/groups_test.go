@@ -38,8 +38,8 @@ func TestGroupInvariantsListedOnlyWithGroups(t *testing.T) {
 		t.Fatalf("an audit without groups lists %v", got)
 	}
 	// Without groups the hooks are no-ops.
-	a.PartitionsGranted(0, "g", "m", 1, []proto.TopicPartition{orders0})
-	a.PartitionsGranted(1, "g", "n", 1, []proto.TopicPartition{orders0})
+	a.PartitionsAssigned(0, "g", "m", 1, false, []proto.TopicPartition{orders0})
+	a.PartitionsAssigned(1, "g", "n", 1, false, []proto.TopicPartition{orders0})
 	if a.Total() != 0 {
 		t.Fatalf("violations without groups: %v", a.Violations())
 	}
@@ -109,48 +109,69 @@ func TestPartitionSingleOwner(t *testing.T) {
 		want    int
 	}{
 		{"revoked before granted", []string{"A", "B"}, func(a *Audit, w *sim.World) {
-			a.PartitionsGranted(0, "g", "A", 1, tps)
+			a.PartitionsAssigned(0, "g", "A", 1, false, tps)
 			a.PartitionsRevoked(0, "g", []proto.TopicPartition{orders1})
-			a.PartitionsGranted(1, "g", "B", 2, []proto.TopicPartition{orders1})
+			a.PartitionsAssigned(1, "g", "B", 2, false, []proto.TopicPartition{orders1})
 		}, 0},
 		{"granted while its owner still has it", []string{"A", "B"}, func(a *Audit, w *sim.World) {
-			a.PartitionsGranted(0, "g", "A", 1, tps)
-			a.PartitionsGranted(1, "g", "B", 2, []proto.TopicPartition{orders1})
+			a.PartitionsAssigned(0, "g", "A", 1, false, tps)
+			a.PartitionsAssigned(1, "g", "B", 2, false, []proto.TopicPartition{orders1})
 		}, 1},
 		{"the owner was removed from the group (a zombie)", []string{"B"}, func(a *Audit, w *sim.World) {
-			a.PartitionsGranted(0, "g", "A", 1, tps)
-			a.PartitionsGranted(1, "g", "B", 2, tps)
+			a.PartitionsAssigned(0, "g", "A", 1, false, tps)
+			a.PartitionsAssigned(1, "g", "B", 2, false, tps)
 		}, 0},
 		{"the owner's process died", []string{"A", "B"}, func(a *Audit, w *sim.World) {
-			a.PartitionsGranted(0, "g", "A", 1, tps)
+			a.PartitionsAssigned(0, "g", "A", 1, false, tps)
 			w.Crash(0, false)
-			a.PartitionsGranted(1, "g", "B", 2, tps)
+			a.PartitionsAssigned(1, "g", "B", 2, false, tps)
 		}, 0},
 		{"the owner's process restarted", []string{"A", "B"}, func(a *Audit, w *sim.World) {
-			a.PartitionsGranted(0, "g", "A", 1, tps)
+			a.PartitionsAssigned(0, "g", "A", 1, false, tps)
 			w.Crash(0, false)
 			w.Restart(0)
-			a.PartitionsGranted(1, "g", "B", 2, tps)
+			a.PartitionsAssigned(1, "g", "B", 2, false, tps)
 		}, 0},
 		{"a paused owner still owns", []string{"A", "B"}, func(a *Audit, w *sim.World) {
-			a.PartitionsGranted(0, "g", "A", 1, tps)
+			a.PartitionsAssigned(0, "g", "A", 1, false, tps)
 			w.Pause(0)
-			a.PartitionsGranted(1, "g", "B", 2, []proto.TopicPartition{orders0})
+			a.PartitionsAssigned(1, "g", "B", 2, false, []proto.TopicPartition{orders0})
 		}, 1},
 		{"the same process again, under a new member id", []string{"A2"}, func(a *Audit, w *sim.World) {
-			a.PartitionsGranted(0, "g", "A", 1, tps)
-			a.PartitionsGranted(0, "g", "A2", 2, tps)
+			a.PartitionsAssigned(0, "g", "A", 1, false, tps)
+			a.PartitionsAssigned(0, "g", "A2", 2, false, tps)
 		}, 0},
 		{"another group's partition", []string{"A", "B"}, func(a *Audit, w *sim.World) {
-			a.PartitionsGranted(0, "g", "A", 1, tps)
-			a.PartitionsGranted(1, "h", "B", 1, tps)
+			a.PartitionsAssigned(0, "g", "A", 1, false, tps)
+			a.PartitionsAssigned(1, "h", "B", 1, false, tps)
 		}, 0},
 		{"each later grant of a doubly owned partition fires", []string{"A", "B", "C"}, func(a *Audit, w *sim.World) {
-			a.PartitionsGranted(0, "g", "A", 1, []proto.TopicPartition{orders0})
-			a.PartitionsGranted(1, "g", "B", 2, []proto.TopicPartition{orders0})
+			a.PartitionsAssigned(0, "g", "A", 1, false, []proto.TopicPartition{orders0})
+			a.PartitionsAssigned(1, "g", "B", 2, false, []proto.TopicPartition{orders0})
 			a.PartitionsRevoked(0, "g", []proto.TopicPartition{orders0})
-			a.PartitionsGranted(2, "g", "C", 3, []proto.TopicPartition{orders0}) // B still owns it
+			a.PartitionsAssigned(2, "g", "C", 3, false, []proto.TopicPartition{orders0}) // B still owns it
 		}, 2},
+		// The classic protocol: who rejoined a generation owns only what
+		// it was given in it.
+		{"classic: a static member that did not rejoin keeps its older generation's", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			a.PartitionsAssigned(0, "g", "A", 1, true, tps)
+			a.PartitionsAssigned(1, "g", "B", 2, true, tps)
+		}, 0},
+		{"classic: two members given one partition in one generation", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			a.PartitionsAssigned(0, "g", "A", 2, true, tps)
+			a.PartitionsAssigned(1, "g", "B", 2, true, []proto.TopicPartition{orders1})
+		}, 1},
+		{"classic: a cooperative member keeps into the generation another was given it in", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			a.PartitionsAssigned(0, "g", "A", 1, true, tps)
+			a.PartitionsAssigned(1, "g", "B", 2, true, []proto.TopicPartition{orders1})
+			a.PartitionsAssigned(0, "g", "A", 2, true, tps)
+		}, 1},
+		{"classic: a cooperative member keeps what it alone owns", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			a.PartitionsAssigned(0, "g", "A", 1, true, tps)
+			a.PartitionsAssigned(0, "g", "A", 2, true, []proto.TopicPartition{orders0})
+			a.PartitionsRevoked(0, "g", []proto.TopicPartition{orders1})
+			a.PartitionsAssigned(1, "g", "B", 3, true, []proto.TopicPartition{orders1})
+		}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, w := newGroupsAudit(t, map[string][]string{"g": tc.members, "h": {"B"}})
@@ -164,8 +185,8 @@ func TestPartitionSingleOwnerCoordinatorNotLoaded(t *testing.T) {
 	// While the group's coordinator does not hold the group, who is still a
 	// member cannot be told: nothing is reported.
 	a, _ := newGroupsAudit(t, map[string][]string{})
-	a.PartitionsGranted(0, "g", "A", 1, []proto.TopicPartition{orders0})
-	a.PartitionsGranted(1, "g", "B", 2, []proto.TopicPartition{orders0})
+	a.PartitionsAssigned(0, "g", "A", 1, false, []proto.TopicPartition{orders0})
+	a.PartitionsAssigned(1, "g", "B", 2, false, []proto.TopicPartition{orders0})
 	expect(t, a, GroupPartitionSingleOwner, 0)
 }
 
@@ -202,18 +223,18 @@ func TestCommitNotBelowOwner(t *testing.T) {
 		}, 0},
 		{"a newer owner goes below with nothing to explain it", func(a *Audit) {
 			offsetCommitted(a, "A", 1, orders0, 20)
-			a.PartitionsGranted(1, "g", "B", 2, []proto.TopicPartition{orders0})
+			a.PartitionsAssigned(1, "g", "B", 2, false, []proto.TopicPartition{orders0})
 			offsetCommitted(a, "B", 2, orders0, 5)
 		}, 1},
 		{"a newer owner that reset its position", func(a *Audit) {
 			offsetCommitted(a, "A", 1, orders0, 20)
-			a.PartitionsGranted(1, "g", "B", 2, []proto.TopicPartition{orders0})
+			a.PartitionsAssigned(1, "g", "B", 2, false, []proto.TopicPartition{orders0})
 			a.PositionReset(1, "g", orders0)
 			offsetCommitted(a, "B", 2, orders0, 5)
 		}, 0},
 		{"a reset of another partition does not explain it", func(a *Audit) {
 			offsetCommitted(a, "A", 1, orders0, 20)
-			a.PartitionsGranted(1, "g", "B", 2, []proto.TopicPartition{orders0, orders1})
+			a.PartitionsAssigned(1, "g", "B", 2, false, []proto.TopicPartition{orders0, orders1})
 			a.PositionReset(1, "g", orders1)
 			offsetCommitted(a, "B", 2, orders0, 5)
 		}, 1},

@@ -196,8 +196,8 @@ func (r *Reader) runConsumerActions() bool {
 			r.revokeWithCommit(a)
 			return false
 		case membership.AssignPartitions:
-			g.ownedGeneration, g.ownedMemberID = c.m.MemberEpoch(), c.m.MemberID()
 			r.addPartitions(a.Partitions)
+			g.ownedGeneration, g.ownedMemberID = c.m.MemberEpoch(), c.m.MemberID()
 			g.nextAutoCommit = r.env.Now() + g.cfg.AutoCommitInterval
 			r.recordAssign()
 			r.consumerActionDone(a.Seq)

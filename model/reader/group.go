@@ -126,10 +126,11 @@ type GroupConfig struct {
 }
 
 // GroupAuditor sees a member's ownership change as the member process
-// lives it (model/audit's groups.go): partitions its assign callback takes
-// on, partitions it revokes or loses, a position it resets.
+// lives it (model/audit's groups.go): the assignment its assign callback
+// applied (every partition it owns then), partitions it revokes or loses,
+// a position it resets.
 type GroupAuditor interface {
-	PartitionsGranted(node sim.NodeID, group, memberID string, generation int32, tps []proto.TopicPartition)
+	PartitionsAssigned(node sim.NodeID, group, memberID string, generation int32, classic bool, owned []proto.TopicPartition)
 	PartitionsRevoked(node sim.NodeID, group string, tps []proto.TopicPartition)
 	PositionReset(node sim.NodeID, group string, tp proto.TopicPartition)
 }

@@ -116,8 +116,8 @@ func (r *Reader) onJoinComplete() bool {
 	}
 	added, revoked := assignmentChange(r.ownedTPs(), s.partitions)
 	finish := func() {
-		g.ownedGeneration, g.ownedMemberID = s.generation, s.memberID
 		r.addPartitions(added)
+		g.ownedGeneration, g.ownedMemberID = s.generation, s.memberID
 		g.needsJoinPrepare = true // the next join prepares again
 		g.nextAutoCommit = r.env.Now() + g.cfg.AutoCommitInterval
 		r.recordAssign()
@@ -137,13 +137,11 @@ func (r *Reader) onJoinComplete() bool {
 	return false
 }
 
-// addPartitions assigns partitions the member did not own, in the
-// generation and member id it owns them in (ownedGeneration, set first):
-// with their leader from the metadata, awaiting their committed offset
-// (Kafka's INITIALIZING fetch state).
+// addPartitions assigns partitions the member did not own: with their
+// leader from the metadata, awaiting their committed offset (Kafka's
+// INITIALIZING fetch state).
 func (r *Reader) addPartitions(tps []proto.TopicPartition) {
 	g := r.group
-	var granted []proto.TopicPartition
 	for _, tp := range tps {
 		k := partKey{tp.Topic, tp.Partition}
 		if r.subs.assignedState(k) != nil {
@@ -154,19 +152,19 @@ func (r *Reader) addPartitions(tps []proto.TopicPartition) {
 		if li, ok := g.leaders[k]; ok {
 			p.updateLeader(li.leader, li.epoch, false)
 		}
-		granted = append(granted, tp)
-	}
-	if a := g.cfg.Audit; a != nil && len(granted) > 0 {
-		a.PartitionsGranted(r.env.ID(), g.cfg.GroupID, g.ownedMemberID, g.ownedGeneration, granted)
 	}
 }
 
-// recordAssign records the assignment applied: every partition owned.
+// recordAssign records the assignment applied: every partition owned, in
+// the history and to the god view's audit.
 func (r *Reader) recordAssign() {
+	g := r.group
+	if a := g.cfg.Audit; a != nil {
+		a.PartitionsAssigned(r.env.ID(), g.cfg.GroupID, g.ownedMemberID, g.ownedGeneration, !g.cfg.consumerProtocol(), r.ownedTPs())
+	}
 	if r.rec == nil {
 		return
 	}
-	g := r.group
 	v := history.NoValue()
 	x := v.X()
 	x.Group, x.Partitions, x.Generation, x.MemberID = g.cfg.GroupID, tpStrings(r.ownedTPs()), g.ownedGeneration, g.ownedMemberID
