@@ -379,7 +379,7 @@ func invariants(a *audit.Audit) []Invariant {
 		}
 	}
 	var out []Invariant
-	for _, names := range [][]string{audit.ControlPlaneInvariants, audit.DataPlaneInvariants} {
+	for _, names := range [][]string{audit.ControlPlaneInvariants, audit.DataPlaneInvariants, a.GroupInvariants()} {
 		for _, n := range names {
 			out = append(out, Invariant{Name: n, Count: a.Count(n), Detail: first[n]})
 		}

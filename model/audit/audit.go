@@ -103,6 +103,9 @@ type Audit struct {
 	// order (losses, batches a leader's producer state forgot, entries an
 	// unclean election resurrected...), in order (facts.go).
 	facts []godview.Fact
+	// groups: the consumer groups' state (groups.go); nil when the cluster
+	// has none.
+	groups *groupsAudit
 }
 
 type hwMark struct {

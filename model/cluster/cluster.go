@@ -352,7 +352,8 @@ func Build(cfg Config) (*Cluster, error) {
 		ISRJoinAtStaleHW: bugs[BugISRJoinAtStaleHW], NoStrictMinISR: bugs[BugNoStrictMinISR],
 		ProducerStateNotReplicated: bugs[BugProducerStateNotReplicated]}
 	if cfg.Groups != nil {
-		spec, err := groupCoordinatorSpec(*cfg.Groups, bugs)
+		c.Audit.SetGroupMembers(c.groupMembers)
+		spec, err := groupCoordinatorSpec(*cfg.Groups, bugs, c.Audit)
 		if err != nil {
 			return nil, err
 		}
@@ -416,6 +417,7 @@ func Build(cfg Config) (*Cluster, error) {
 				}
 				g.ClientID = rc.Name
 				g.Store = store
+				g.Audit = c.Audit
 				rc.Group = &g
 			}
 			c.Readers = append(c.Readers, w.AddNode(sim.NodeSpec{Name: rc.Name, Role: RoleConsumer, New: reader.New(rc)}))

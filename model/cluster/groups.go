@@ -91,9 +91,10 @@ func (s serverAssignor) Assign(members []consumergroup.MemberSpec, partitionsPer
 
 // groupCoordinatorSpec is the coordinator every broker hosts when the
 // cluster has consumer groups.
-func groupCoordinatorSpec(gs GroupSettings, bugs map[string]bool) (broker.CoordinatorSpec, error) {
+func groupCoordinatorSpec(gs GroupSettings, bugs map[string]bool, audit group.Auditor) (broker.CoordinatorSpec, error) {
 	gc := gs.Coordinator
 	gc.Bugs.NoGenerationFencing = bugs[BugNoGenerationFencing]
+	gc.Audit = audit
 	names := gs.ConsumerAssignors
 	if len(names) == 0 {
 		names = []string{"uniform", "range"}
@@ -119,6 +120,21 @@ func (c *Cluster) Groups() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// groupMembers is the member ids groupID's coordinator holds, ok false
+// when it does not hold the group (not up, not loaded): the god view's
+// group-partition-single-owner asks who still counts as a member.
+func (c *Cluster) groupMembers(groupID string) ([]string, bool) {
+	d, ok := c.DescribeGroup(groupID)
+	if !ok {
+		return nil, false
+	}
+	ids := make([]string, len(d.Members))
+	for i, m := range d.Members {
+		ids[i] = m.MemberID
+	}
+	return ids, true
 }
 
 // offsetsPartitions is offsets.topic.num.partitions.

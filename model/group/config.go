@@ -60,6 +60,8 @@ type Config struct {
 	Consumer func(ConsumerShardEnv) ConsumerProtocol
 	// Bugs switched on (docs/bug-zoo.md names).
 	Bugs Bugs
+	// Audit sees what the god view's group invariants check (nil: none).
+	Audit Auditor
 }
 
 // Bugs are the bug zoo switches that live in the group coordinator.

@@ -48,7 +48,12 @@ func (s *shard) commitOffsets(from sim.NodeID, m *proto.OffsetCommitRequest) {
 		records = append(records, shardRecord{Key: encodeOffsetKey(k), Value: encodeOffsetValue(v)})
 	}
 	n := len(s.pending)
-	s.write(records, true, func(err proto.ErrorCode) { s.c.t.Send(from, m.Refused(err)) })
+	s.write(records, true, func(err proto.ErrorCode) {
+		if err == proto.None {
+			s.auditOffsetCommit(m)
+		}
+		s.c.t.Send(from, m.Refused(err))
+	})
 	if created && len(s.pending) > n {
 		s.pending[len(s.pending)-1].createdBy = append(s.pending[len(s.pending)-1].createdBy, m.GroupID)
 	} else if created && len(s.pending) == n && len(records) > 0 {

@@ -62,6 +62,9 @@ type pendingWrite struct {
 	createdBy   []string // the simple groups it created
 	waiters     []func(proto.ErrorCode)
 	failed      bool
+	// generations are the group generations its records carry, for the
+	// auditor (only with one).
+	generations []groupGeneration
 }
 
 type shardTimerEntry struct {
@@ -227,6 +230,9 @@ func (s *shard) write(records []shardRecord, replay bool, done func(proto.ErrorC
 	}
 	w.lastOffset = res.LastOffset
 	w.waiters = []func(proto.ErrorCode){done}
+	if s.c.cfg.Audit != nil {
+		w.generations = writtenGenerations(records)
+	}
 	s.pending = append(s.pending, w)
 }
 
@@ -268,6 +274,7 @@ func (s *shard) committed(upTo int64) {
 		w := s.pending[0]
 		s.pending = s.pending[1:]
 		if !w.failed {
+			s.auditCommitted(w)
 			for _, fn := range w.waiters {
 				fn(proto.None)
 			}
@@ -393,6 +400,7 @@ func (s *shard) loaded() {
 	if s.consumer != nil {
 		s.consumer.OnLoaded()
 	}
+	s.auditLoaded()
 }
 
 // consumerEnv is the consumer protocol's handle on its shard.

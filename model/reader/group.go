@@ -121,6 +121,18 @@ type GroupConfig struct {
 	// RetryBackoffMax is retry.backoff.max.ms (1 s): the consumer
 	// protocol's heartbeat backoff grows up to it.
 	RetryBackoffMax time.Duration
+	// Audit sees what the god view's group invariants check (nil: none).
+	Audit GroupAuditor
+}
+
+// GroupAuditor sees a member's ownership change as the member process
+// lives it (model/audit's groups.go): the assignment its assign callback
+// applied (every partition it owns then), partitions it revokes or loses,
+// a position it resets.
+type GroupAuditor interface {
+	PartitionsAssigned(node sim.NodeID, group, memberID string, generation int32, classic bool, owned []proto.TopicPartition)
+	PartitionsRevoked(node sim.NodeID, group string, tps []proto.TopicPartition)
+	PositionReset(node sim.NodeID, group string, tp proto.TopicPartition)
 }
 
 // consumerProtocol reports whether the member runs KIP-848's protocol.

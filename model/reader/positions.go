@@ -155,6 +155,9 @@ func (r *Reader) handleListOffsets(m *proto.ListOffsetsResponse) {
 			p.offset, p.offsetEpoch = lp.Offset, -1
 			p.buf = nil
 			r.Stats.Resets++
+			if r.group != nil && r.group.cfg.Audit != nil {
+				r.group.cfg.Audit.PositionReset(r.env.ID(), r.group.cfg.GroupID, proto.TopicPartition{Topic: lp.Topic, Partition: lp.Partition})
+			}
 			if r.final {
 				// Final reads start at the log start: what lies below it
 				// was deleted by retention, and the history says so.

@@ -97,6 +97,9 @@ func (r *Reader) revoke(tps []proto.TopicPartition) {
 		r.subs.unassign(k)
 		delete(g.processed, k)
 	}
+	if a := g.cfg.Audit; a != nil {
+		a.PartitionsRevoked(r.env.ID(), g.cfg.GroupID, tps)
+	}
 }
 
 // onJoinComplete is ConsumerCoordinator.onJoinComplete: it applies the
@@ -152,12 +155,16 @@ func (r *Reader) addPartitions(tps []proto.TopicPartition) {
 	}
 }
 
-// recordAssign records the assignment applied: every partition owned.
+// recordAssign records the assignment applied: every partition owned, in
+// the history and to the god view's audit.
 func (r *Reader) recordAssign() {
+	g := r.group
+	if a := g.cfg.Audit; a != nil {
+		a.PartitionsAssigned(r.env.ID(), g.cfg.GroupID, g.ownedMemberID, g.ownedGeneration, !g.cfg.consumerProtocol(), r.ownedTPs())
+	}
 	if r.rec == nil {
 		return
 	}
-	g := r.group
 	v := history.NoValue()
 	x := v.X()
 	x.Group, x.Partitions, x.Generation, x.MemberID = g.cfg.GroupID, tpStrings(r.ownedTPs()), g.ownedGeneration, g.ownedMemberID

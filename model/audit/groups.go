@@ -1,0 +1,336 @@
+package audit
+
+import (
+	"fmt"
+	"slices"
+
+	"kafkasim/godview"
+	"kafkasim/model/proto"
+	"kafkasim/sim"
+)
+
+// Consumer groups' invariants, checked from the coordinators' and the
+// members' own state (docs/checker.md, "God-view invariants"):
+//
+//   - group-generation-single-coordinator: a group's generation (classic)
+//     or group epoch (consumer protocol, KIP-848) is begun by one
+//     coordinator only. A coordinator — one leader epoch of one broker's
+//     shard of a __consumer_offsets partition — begins generation G when a
+//     write of it carrying G is committed (the high watermark passed it,
+//     so the answers that wait on it go out: the assignments of a
+//     SyncGroup, a heartbeat's new epoch) while nothing it loaded or wrote
+//     before held G or later. Two coordinators may both run the group for
+//     a while (a deposed leader that has not unloaded yet may even move it
+//     to the same generation in memory), but Kafka writes with acks=1 and
+//     answers only once the write is under the high watermark: the deposed
+//     leader's high watermark cannot pass a write its followers, now
+//     fetching from the new leader, never copy, and a committed write is
+//     on the new leader, whose load sees it. So a coordinator never begins
+//     a generation another committed already (nor an older one), unless
+//     the god view saw the partition lose committed data.
+//   - group-partition-single-owner: a member never comes to own a
+//     partition that another member of the group still owns. A member
+//     process owns a partition from its assignment (the assign callback)
+//     until it revokes it or is told it lost it, or dies; "another member
+//     of the group" is one that still counts as a member: under the
+//     consumer protocol one its coordinator still has, under the classic
+//     protocol one whose own assignment is of the same generation or a
+//     later one (PartitionsAssigned says why). A member removed (session
+//     timeout, fenced, left) may still think it owns its partitions until
+//     it hears so — Kafka does not stop such a zombie; it fences its
+//     commits (group-commit-not-below-owner).
+//     Eager classic members revoke everything before they join, cooperative
+//     ones revoke what moves before the next generation gives it away, and
+//     a consumer group's coordinator grants a partition only once its
+//     previous owner acknowledged releasing it.
+//   - group-commit-not-below-owner: once a commit of a group's partition
+//     at offset X by its owner in generation G (classic generation, or the
+//     member epoch: a partition's successive owners hold strictly greater
+//     ones) is acknowledged, no commit below X is acknowledged from an older
+//     generation, or from another member of G; one from a newer generation
+//     only if that member reset its position of the partition since it
+//     was granted it (auto.offset.reset), or the god view saw the partition
+//     or the group's __consumer_offsets partition lose committed data. A
+//     member lowering its own commits within its generation is the
+//     application's doing, which the history's nonmonotonic-commit judges.
+const (
+	GroupGenerationSingleCoordinator = "group-generation-single-coordinator"
+	GroupPartitionSingleOwner        = "group-partition-single-owner"
+	GroupCommitNotBelowOwner         = "group-commit-not-below-owner"
+)
+
+// groupInvariants lists the consumer groups' invariants.
+var groupInvariants = []string{GroupGenerationSingleCoordinator, GroupPartitionSingleOwner, GroupCommitNotBelowOwner}
+
+// GroupInvariants lists the consumer groups' invariants when the cluster has
+// consumer groups (SetGroupMembers was called), none otherwise: a run
+// without groups reports what it always did.
+func (a *Audit) GroupInvariants() []string {
+	if a.groups == nil {
+		return nil
+	}
+	return groupInvariants
+}
+
+// Coordinator names one coordinator: a broker's shard of a
+// __consumer_offsets partition in one leader epoch.
+type Coordinator struct {
+	Broker, Partition, LeaderEpoch int32
+}
+
+func (c Coordinator) String() string {
+	return fmt.Sprintf("broker-%d (__consumer_offsets-%d, leader epoch %d)", c.Broker, c.Partition, c.LeaderEpoch)
+}
+
+// groupsAudit is the audit's state of the consumer groups, bounded by the
+// groups, their partitions and members, and the coordinators that ran them.
+type groupsAudit struct {
+	// members is the group's members as its coordinator has them now (ok
+	// false: it is not loaded).
+	members func(group string) ([]string, bool)
+	byGroup map[string]*groupAudit
+	// lossCount is the losses among the first factsSeen facts.
+	factsSeen, lossCount int
+}
+
+type groupAudit struct {
+	// gen is the latest generation a coordinator began, and who began it.
+	gen      int32
+	began    Coordinator
+	hasBegun bool
+	// known: the highest generation each coordinator loaded or wrote.
+	known map[Coordinator]int32
+	// owners: the processes that own each partition (one, but for a
+	// violation), and the latest commit of each by a member.
+	owners  map[proto.TopicPartition][]owner
+	commits map[proto.TopicPartition]commitMark
+}
+
+type owner struct {
+	node        sim.NodeID
+	incarnation uint32
+	memberID    string
+	generation  int32
+	// reset: the member reset its position since it was granted it.
+	reset bool
+}
+
+type commitMark struct {
+	offset     int64
+	generation int32
+	memberID   string
+	// losses is how many data losses the god view had seen then.
+	losses int
+}
+
+// SetGroupMembers turns the group invariants on, with where the audit
+// asks a group's coordinator for its members.
+func (a *Audit) SetGroupMembers(members func(group string) ([]string, bool)) {
+	a.groups = &groupsAudit{members: members, byGroup: map[string]*groupAudit{}}
+}
+
+func (a *Audit) group(id string) *groupAudit {
+	g, ok := a.groups.byGroup[id]
+	if !ok {
+		g = &groupAudit{known: map[Coordinator]int32{}, owners: map[proto.TopicPartition][]owner{},
+			commits: map[proto.TopicPartition]commitMark{}}
+		a.groups.byGroup[id] = g
+	}
+	return g
+}
+
+// lostSince reports whether the god view saw committed data of one of
+// partitions lost after it had seen `since` losses.
+func (a *Audit) lostSince(since int, partitions ...string) bool {
+	n := 0
+	for _, f := range a.facts {
+		if f.Kind != godview.Loss {
+			continue
+		}
+		n++
+		if n > since && slices.Contains(partitions, f.Partition) {
+			return true
+		}
+	}
+	return false
+}
+
+// losses is how many losses the god view has seen, counted on from where
+// the last call left off (it runs at every acknowledged commit).
+func (a *Audit) losses() int {
+	gs := a.groups
+	for ; gs.factsSeen < len(a.facts); gs.factsSeen++ {
+		if a.facts[gs.factsSeen].Kind == godview.Loss {
+			gs.lossCount++
+		}
+	}
+	return gs.lossCount
+}
+
+func offsetsPartition(p int32) string { return fmt.Sprintf("__consumer_offsets-%d", p) }
+
+// group.Auditor
+
+// GroupLoaded notes the generation a coordinator loaded a group at: it
+// continues it, it does not begin it.
+func (a *Audit) GroupLoaded(broker, partition, leaderEpoch int32, group string, generation int32) {
+	if a.groups == nil {
+		return
+	}
+	c := Coordinator{Broker: broker, Partition: partition, LeaderEpoch: leaderEpoch}
+	g := a.group(group)
+	g.known[c] = max(g.known[c], generation)
+}
+
+// GroupGenerationCommitted checks a committed write of coordinator c that
+// carries group's generation.
+func (a *Audit) GroupGenerationCommitted(broker, partition, leaderEpoch int32, group string, generation int32) {
+	if a.groups == nil {
+		return
+	}
+	c := Coordinator{Broker: broker, Partition: partition, LeaderEpoch: leaderEpoch}
+	g := a.group(group)
+	if k, ok := g.known[c]; ok && k >= generation {
+		return // it continues a generation it holds
+	}
+	g.known[c] = generation
+	if g.hasBegun && generation <= g.gen && g.began != c && !a.lostSince(0, offsetsPartition(c.Partition)) {
+		what := "also began"
+		if generation < g.gen {
+			what = fmt.Sprintf("began the older generation %d after", generation)
+		}
+		a.report(GroupGenerationSingleCoordinator, a.brokerNode(c.Broker), "group %s: %s %s generation %d, committed by %s",
+			group, c, what, g.gen, g.began)
+	}
+	if !g.hasBegun || generation >= g.gen {
+		g.gen, g.began, g.hasBegun = generation, c, true
+	}
+}
+
+// GroupOffsetCommitted checks an acknowledged OffsetCommit of one
+// partition by memberID in generation (the member epoch under the consumer
+// protocol). Commits of no generation (a consumer outside any group) are
+// not an owner's.
+func (a *Audit) GroupOffsetCommitted(broker, partition, leaderEpoch int32, group, memberID string, generation int32, tp proto.TopicPartition, offset int64) {
+	if a.groups == nil || generation < 0 {
+		return
+	}
+	c := Coordinator{Broker: broker, Partition: partition, LeaderEpoch: leaderEpoch}
+	g := a.group(group)
+	prev, ok := g.commits[tp]
+	mark := commitMark{offset: offset, generation: generation, memberID: memberID, losses: a.losses()}
+	if !ok || offset >= prev.offset {
+		g.commits[tp] = mark
+		return
+	}
+	lost := a.lostSince(prev.losses, tp.String(), offsetsPartition(c.Partition))
+	switch {
+	case generation < prev.generation || (generation == prev.generation && memberID != prev.memberID):
+		if !lost {
+			a.report(GroupCommitNotBelowOwner, a.brokerNode(c.Broker),
+				"group %s: %s committed %s at %d for member %s of generation %d, below %d committed by member %s of generation %d",
+				group, c, tp, offset, memberID, generation, prev.offset, prev.memberID, prev.generation)
+		}
+	case generation == prev.generation:
+		// The member's own doing: the history judges it.
+	case !lost && !a.resetBy(g, tp, memberID):
+		a.report(GroupCommitNotBelowOwner, a.brokerNode(c.Broker),
+			"group %s: %s committed %s at %d for member %s of generation %d, below %d committed by member %s of the older generation %d, with no reset or loss to explain it",
+			group, c, tp, offset, memberID, generation, prev.offset, prev.memberID, prev.generation)
+	}
+	g.commits[tp] = mark
+}
+
+func (a *Audit) resetBy(g *groupAudit, tp proto.TopicPartition, memberID string) bool {
+	for _, o := range g.owners[tp] {
+		if o.memberID == memberID && o.reset {
+			return true
+		}
+	}
+	return false
+}
+
+// reader.GroupAuditor
+
+// PartitionsAssigned checks the assignment a member applied (its assign
+// callback ran): every partition it owns now, in generation (classic) or
+// at its member epoch (consumer protocol). A partition it did not own is
+// granted to it; one it kept now counts in this generation. Neither may be
+// owned by another live process that still counts as a member: under the
+// consumer protocol, any member its coordinator still has; under the
+// classic protocol, one whose own claim is of this generation or a later
+// one. A classic member that did not rejoin the generation — a static
+// member is not removed when the join completes without it
+// (GroupMetadataManager.completeClassicGroupJoin removes only dynamic
+// ones) — still owns the partitions of its older generation until it
+// hears of the rebalance; Kafka fences its commits rather than stopping
+// it.
+func (a *Audit) PartitionsAssigned(node sim.NodeID, group, memberID string, generation int32, classic bool, owned []proto.TopicPartition) {
+	if a.groups == nil || len(owned) == 0 {
+		return
+	}
+	g := a.group(group)
+	var members []string
+	asked, loaded := false, false
+	for _, tp := range owned {
+		kept := g.owners[tp][:0]
+		reset := false
+		for _, o := range g.owners[tp] {
+			if o.node == node {
+				reset = o.reset && o.memberID == memberID
+				continue // this process's own claim, renewed below
+			}
+			if !a.owns(o) {
+				continue // its process died
+			}
+			kept = append(kept, o)
+			if classic && o.generation < generation {
+				continue
+			}
+			if !asked {
+				members, loaded = a.groups.members(group)
+				asked = true
+			}
+			if loaded && slices.Contains(members, o.memberID) {
+				a.report(GroupPartitionSingleOwner, node,
+					"group %s: %s owns %s as member %s of generation %d while %s (member %s, generation %d) still owns it",
+					group, a.w.Name(node), tp, memberID, generation, a.w.Name(o.node), o.memberID, o.generation)
+			}
+		}
+		g.owners[tp] = append(kept, owner{node: node, incarnation: a.w.Incarnation(node), memberID: memberID, generation: generation, reset: reset})
+	}
+}
+
+// owns reports whether o's process is the one that was granted the
+// partition, still alive.
+func (a *Audit) owns(o owner) bool {
+	return a.w.State(o.node) != sim.Down && a.w.Incarnation(o.node) == o.incarnation
+}
+
+// PartitionsRevoked notes partitions a member revoked or lost.
+func (a *Audit) PartitionsRevoked(node sim.NodeID, group string, tps []proto.TopicPartition) {
+	if a.groups == nil {
+		return
+	}
+	g := a.group(group)
+	for _, tp := range tps {
+		g.owners[tp] = slices.DeleteFunc(g.owners[tp], func(o owner) bool { return o.node == node })
+		if len(g.owners[tp]) == 0 {
+			delete(g.owners, tp)
+		}
+	}
+}
+
+// PositionReset notes a member that reset its position of a partition it
+// owns (auto.offset.reset).
+func (a *Audit) PositionReset(node sim.NodeID, group string, tp proto.TopicPartition) {
+	if a.groups == nil {
+		return
+	}
+	os := a.group(group).owners[tp]
+	for i := range os {
+		if os[i].node == node {
+			os[i].reset = true
+		}
+	}
+}

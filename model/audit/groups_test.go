@@ -1,0 +1,271 @@
+package audit
+
+import (
+	"slices"
+	"testing"
+
+	"kafkasim/godview"
+	"kafkasim/model/proto"
+	"kafkasim/sim"
+)
+
+// newGroupsAudit is an audit of a world of three member processes (c1, c2, c3:
+// nodes 0, 1, 2) whose group coordinator holds the members in members.
+func newGroupsAudit(t *testing.T, members map[string][]string) (*Audit, *sim.World) {
+	t.Helper()
+	a, w := newAudit(t)
+	a.SetGroupMembers(func(g string) ([]string, bool) {
+		m, ok := members[g]
+		return m, ok
+	})
+	return a, w
+}
+
+var (
+	coordOld = Coordinator{Broker: 1, Partition: 7, LeaderEpoch: 3}
+	coordNew = Coordinator{Broker: 2, Partition: 7, LeaderEpoch: 4}
+	orders0  = proto.TopicPartition{Topic: "orders", Partition: 0}
+	orders1  = proto.TopicPartition{Topic: "orders", Partition: 1}
+)
+
+func generationCommitted(a *Audit, c Coordinator, group string, gen int32) {
+	a.GroupGenerationCommitted(c.Broker, c.Partition, c.LeaderEpoch, group, gen)
+}
+
+func TestGroupInvariantsListedOnlyWithGroups(t *testing.T) {
+	a, _ := newAudit(t)
+	if got := a.GroupInvariants(); got != nil {
+		t.Fatalf("an audit without groups lists %v", got)
+	}
+	// Without groups the hooks are no-ops.
+	a.PartitionsAssigned(0, "g", "m", 1, false, []proto.TopicPartition{orders0})
+	a.PartitionsAssigned(1, "g", "n", 1, false, []proto.TopicPartition{orders0})
+	if a.Total() != 0 {
+		t.Fatalf("violations without groups: %v", a.Violations())
+	}
+	a.SetGroupMembers(func(string) ([]string, bool) { return nil, false })
+	if got := a.GroupInvariants(); !slices.Equal(got, []string{GroupGenerationSingleCoordinator, GroupPartitionSingleOwner, GroupCommitNotBelowOwner}) {
+		t.Fatalf("group invariants %v", got)
+	}
+}
+
+func TestGenerationSingleCoordinator(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		run  func(a *Audit)
+		want int
+	}{
+		{"one coordinator advances", func(a *Audit) {
+			generationCommitted(a, coordOld, "g", 1)
+			generationCommitted(a, coordOld, "g", 2)
+			generationCommitted(a, coordOld, "g", 2) // a static member's replacement rewrites it
+		}, 0},
+		{"the new coordinator loaded it and goes on", func(a *Audit) {
+			generationCommitted(a, coordOld, "g", 2)
+			a.GroupLoaded(coordNew.Broker, coordNew.Partition, coordNew.LeaderEpoch, "g", 2)
+			generationCommitted(a, coordNew, "g", 2)
+			generationCommitted(a, coordNew, "g", 3)
+		}, 0},
+		{"another group's generations are its own", func(a *Audit) {
+			generationCommitted(a, coordOld, "g", 2)
+			generationCommitted(a, coordNew, "h", 2)
+		}, 0},
+		{"a deposed coordinator's write of the same generation commits", func(a *Audit) {
+			generationCommitted(a, coordOld, "g", 2)
+			a.GroupLoaded(coordNew.Broker, coordNew.Partition, coordNew.LeaderEpoch, "g", 2)
+			generationCommitted(a, coordNew, "g", 3)
+			old := Coordinator{Broker: 1, Partition: 7, LeaderEpoch: 3}
+			generationCommitted(a, old, "g", 3)
+		}, 1},
+		{"a coordinator that never loaded the group begins an older generation", func(a *Audit) {
+			generationCommitted(a, coordOld, "g", 5)
+			generationCommitted(a, coordNew, "g", 4)
+		}, 1},
+		{"a loss of the partition explains it", func(a *Audit) {
+			generationCommitted(a, coordOld, "g", 5)
+			a.facts = append(a.facts, godview.Fact{Kind: godview.Loss, Partition: "__consumer_offsets-7"})
+			generationCommitted(a, coordNew, "g", 5)
+		}, 0},
+		{"a loss elsewhere does not", func(a *Audit) {
+			generationCommitted(a, coordOld, "g", 5)
+			a.facts = append(a.facts, godview.Fact{Kind: godview.Loss, Partition: "__consumer_offsets-8"})
+			generationCommitted(a, coordNew, "g", 5)
+		}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, _ := newGroupsAudit(t, nil)
+			tc.run(a)
+			expect(t, a, GroupGenerationSingleCoordinator, tc.want)
+		})
+	}
+}
+
+func TestPartitionSingleOwner(t *testing.T) {
+	tps := []proto.TopicPartition{orders0, orders1}
+	for _, tc := range []struct {
+		name    string
+		members []string
+		run     func(a *Audit, w *sim.World)
+		want    int
+	}{
+		{"revoked before granted", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			a.PartitionsAssigned(0, "g", "A", 1, false, tps)
+			a.PartitionsRevoked(0, "g", []proto.TopicPartition{orders1})
+			a.PartitionsAssigned(1, "g", "B", 2, false, []proto.TopicPartition{orders1})
+		}, 0},
+		{"granted while its owner still has it", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			a.PartitionsAssigned(0, "g", "A", 1, false, tps)
+			a.PartitionsAssigned(1, "g", "B", 2, false, []proto.TopicPartition{orders1})
+		}, 1},
+		{"the owner was removed from the group (a zombie)", []string{"B"}, func(a *Audit, w *sim.World) {
+			a.PartitionsAssigned(0, "g", "A", 1, false, tps)
+			a.PartitionsAssigned(1, "g", "B", 2, false, tps)
+		}, 0},
+		{"the owner's process died", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			a.PartitionsAssigned(0, "g", "A", 1, false, tps)
+			w.Crash(0, false)
+			a.PartitionsAssigned(1, "g", "B", 2, false, tps)
+		}, 0},
+		{"the owner's process restarted", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			a.PartitionsAssigned(0, "g", "A", 1, false, tps)
+			w.Crash(0, false)
+			w.Restart(0)
+			a.PartitionsAssigned(1, "g", "B", 2, false, tps)
+		}, 0},
+		{"a paused owner still owns", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			a.PartitionsAssigned(0, "g", "A", 1, false, tps)
+			w.Pause(0)
+			a.PartitionsAssigned(1, "g", "B", 2, false, []proto.TopicPartition{orders0})
+		}, 1},
+		{"the same process again, under a new member id", []string{"A2"}, func(a *Audit, w *sim.World) {
+			a.PartitionsAssigned(0, "g", "A", 1, false, tps)
+			a.PartitionsAssigned(0, "g", "A2", 2, false, tps)
+		}, 0},
+		{"another group's partition", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			a.PartitionsAssigned(0, "g", "A", 1, false, tps)
+			a.PartitionsAssigned(1, "h", "B", 1, false, tps)
+		}, 0},
+		{"each later grant of a doubly owned partition fires", []string{"A", "B", "C"}, func(a *Audit, w *sim.World) {
+			a.PartitionsAssigned(0, "g", "A", 1, false, []proto.TopicPartition{orders0})
+			a.PartitionsAssigned(1, "g", "B", 2, false, []proto.TopicPartition{orders0})
+			a.PartitionsRevoked(0, "g", []proto.TopicPartition{orders0})
+			a.PartitionsAssigned(2, "g", "C", 3, false, []proto.TopicPartition{orders0}) // B still owns it
+		}, 2},
+		// The classic protocol: who rejoined a generation owns only what
+		// it was given in it.
+		{"classic: a static member that did not rejoin keeps its older generation's", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			a.PartitionsAssigned(0, "g", "A", 1, true, tps)
+			a.PartitionsAssigned(1, "g", "B", 2, true, tps)
+		}, 0},
+		{"classic: two members given one partition in one generation", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			a.PartitionsAssigned(0, "g", "A", 2, true, tps)
+			a.PartitionsAssigned(1, "g", "B", 2, true, []proto.TopicPartition{orders1})
+		}, 1},
+		{"classic: a cooperative member keeps into the generation another was given it in", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			a.PartitionsAssigned(0, "g", "A", 1, true, tps)
+			a.PartitionsAssigned(1, "g", "B", 2, true, []proto.TopicPartition{orders1})
+			a.PartitionsAssigned(0, "g", "A", 2, true, tps)
+		}, 1},
+		{"classic: a cooperative member keeps what it alone owns", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			a.PartitionsAssigned(0, "g", "A", 1, true, tps)
+			a.PartitionsAssigned(0, "g", "A", 2, true, []proto.TopicPartition{orders0})
+			a.PartitionsRevoked(0, "g", []proto.TopicPartition{orders1})
+			a.PartitionsAssigned(1, "g", "B", 3, true, []proto.TopicPartition{orders1})
+		}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, w := newGroupsAudit(t, map[string][]string{"g": tc.members, "h": {"B"}})
+			tc.run(a, w)
+			expect(t, a, GroupPartitionSingleOwner, tc.want)
+		})
+	}
+}
+
+func TestPartitionSingleOwnerCoordinatorNotLoaded(t *testing.T) {
+	// While the group's coordinator does not hold the group, who is still a
+	// member cannot be told: nothing is reported.
+	a, _ := newGroupsAudit(t, map[string][]string{})
+	a.PartitionsAssigned(0, "g", "A", 1, false, []proto.TopicPartition{orders0})
+	a.PartitionsAssigned(1, "g", "B", 2, false, []proto.TopicPartition{orders0})
+	expect(t, a, GroupPartitionSingleOwner, 0)
+}
+
+func offsetCommitted(a *Audit, member string, gen int32, tp proto.TopicPartition, offset int64) {
+	a.GroupOffsetCommitted(coordOld.Broker, coordOld.Partition, coordOld.LeaderEpoch, "g", member, gen, tp, offset)
+}
+
+func TestCommitNotBelowOwner(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		run  func(a *Audit)
+		want int
+	}{
+		{"commits advance", func(a *Audit) {
+			offsetCommitted(a, "A", 1, orders0, 10)
+			offsetCommitted(a, "A", 1, orders0, 10)
+			offsetCommitted(a, "B", 2, orders0, 20)
+		}, 0},
+		{"a stale generation's commit goes below the new owner's", func(a *Audit) {
+			offsetCommitted(a, "B", 2, orders0, 20)
+			offsetCommitted(a, "A", 1, orders0, 15)
+		}, 1},
+		{"another member of the same generation goes below", func(a *Audit) {
+			offsetCommitted(a, "B", 2, orders0, 20)
+			offsetCommitted(a, "A", 2, orders0, 15)
+		}, 1},
+		{"the owner lowers its own (the history judges it)", func(a *Audit) {
+			offsetCommitted(a, "A", 1, orders0, 20)
+			offsetCommitted(a, "A", 1, orders0, 15)
+		}, 0},
+		{"a stale commit above is not this invariant's", func(a *Audit) {
+			offsetCommitted(a, "B", 2, orders0, 20)
+			offsetCommitted(a, "A", 1, orders0, 25)
+		}, 0},
+		{"a newer owner goes below with nothing to explain it", func(a *Audit) {
+			offsetCommitted(a, "A", 1, orders0, 20)
+			a.PartitionsAssigned(1, "g", "B", 2, false, []proto.TopicPartition{orders0})
+			offsetCommitted(a, "B", 2, orders0, 5)
+		}, 1},
+		{"a newer owner that reset its position", func(a *Audit) {
+			offsetCommitted(a, "A", 1, orders0, 20)
+			a.PartitionsAssigned(1, "g", "B", 2, false, []proto.TopicPartition{orders0})
+			a.PositionReset(1, "g", orders0)
+			offsetCommitted(a, "B", 2, orders0, 5)
+		}, 0},
+		{"a reset of another partition does not explain it", func(a *Audit) {
+			offsetCommitted(a, "A", 1, orders0, 20)
+			a.PartitionsAssigned(1, "g", "B", 2, false, []proto.TopicPartition{orders0, orders1})
+			a.PositionReset(1, "g", orders1)
+			offsetCommitted(a, "B", 2, orders0, 5)
+		}, 1},
+		{"the partition lost data since", func(a *Audit) {
+			offsetCommitted(a, "B", 2, orders0, 20)
+			a.facts = append(a.facts, godview.Fact{Kind: godview.Loss, Partition: "orders-0"})
+			offsetCommitted(a, "A", 1, orders0, 15)
+		}, 0},
+		{"the group's __consumer_offsets partition lost data since", func(a *Audit) {
+			offsetCommitted(a, "A", 1, orders0, 20)
+			a.facts = append(a.facts, godview.Fact{Kind: godview.Loss, Partition: "__consumer_offsets-7"})
+			offsetCommitted(a, "B", 2, orders0, 5)
+		}, 0},
+		{"a loss before the commit it goes below does not explain it", func(a *Audit) {
+			a.facts = append(a.facts, godview.Fact{Kind: godview.Loss, Partition: "orders-0"})
+			offsetCommitted(a, "B", 2, orders0, 20)
+			offsetCommitted(a, "A", 1, orders0, 15)
+		}, 1},
+		{"commits of no generation are not an owner's", func(a *Audit) {
+			offsetCommitted(a, "B", 2, orders0, 20)
+			offsetCommitted(a, "", -1, orders0, 3)
+		}, 0},
+		{"partitions are apart", func(a *Audit) {
+			offsetCommitted(a, "B", 2, orders0, 20)
+			offsetCommitted(a, "A", 1, orders1, 3)
+		}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, _ := newGroupsAudit(t, map[string][]string{"g": {"A", "B"}})
+			tc.run(a)
+			expect(t, a, GroupCommitNotBelowOwner, tc.want)
+		})
+	}
+}

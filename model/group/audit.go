@@ -1,0 +1,82 @@
+package group
+
+import (
+	"kafkasim/model/group/consumergroup"
+	"kafkasim/model/proto"
+)
+
+// Auditor sees what the god view's group invariants check (model/audit's
+// groups.go): which generation a coordinator loaded each group at, the
+// generations its committed writes carry, and the offsets it acknowledged.
+// A coordinator is named by its broker, __consumer_offsets partition and
+// leader epoch.
+type Auditor interface {
+	GroupLoaded(broker, partition, leaderEpoch int32, group string, generation int32)
+	GroupGenerationCommitted(broker, partition, leaderEpoch int32, group string, generation int32)
+	GroupOffsetCommitted(broker, partition, leaderEpoch int32, group, memberID string, generation int32, tp proto.TopicPartition, offset int64)
+}
+
+// groupGeneration is a group's generation (classic) or group epoch
+// (consumer protocol) that a write carries.
+type groupGeneration struct {
+	group      string
+	generation int32
+}
+
+// writtenGenerations are the generations records carry: a classic group's
+// GroupMetadata record, a consumer group's group epoch record.
+func writtenGenerations(records []shardRecord) []groupGeneration {
+	var out []groupGeneration
+	for _, r := range records {
+		if r.Tombstone {
+			continue
+		}
+		if consumergroup.IsConsumerGroupRecord(r.Key) {
+			if d, err := consumergroup.Decode(r.Key, r.Value, false); err == nil && d.Type == consumergroup.TypeGroupMetadata {
+				out = append(out, groupGeneration{group: d.GroupID, generation: d.GroupEpoch})
+			}
+			continue
+		}
+		if d, err := decodeRecord([]byte(r.Key), []byte(r.Value)); err == nil && d.Type == recordGroupMetadata {
+			out = append(out, groupGeneration{group: d.Group, generation: d.GroupVal.Generation})
+		}
+	}
+	return out
+}
+
+// auditLoaded tells the auditor the generation of every group the shard
+// loaded.
+func (s *shard) auditLoaded() {
+	a := s.c.cfg.Audit
+	if a == nil {
+		return
+	}
+	for _, d := range s.describe() {
+		a.GroupLoaded(s.c.t.BrokerID(), s.tp.Partition, s.epoch, d.GroupID, d.Generation)
+	}
+}
+
+// auditCommitted tells the auditor the generations a committed write
+// carried.
+func (s *shard) auditCommitted(w *pendingWrite) {
+	a := s.c.cfg.Audit
+	if a == nil {
+		return
+	}
+	for _, g := range w.generations {
+		a.GroupGenerationCommitted(s.c.t.BrokerID(), s.tp.Partition, s.epoch, g.group, g.generation)
+	}
+}
+
+// auditOffsetCommit tells the auditor the offsets of an acknowledged
+// OffsetCommit.
+func (s *shard) auditOffsetCommit(m *proto.OffsetCommitRequest) {
+	a := s.c.cfg.Audit
+	if a == nil {
+		return
+	}
+	for _, p := range m.Partitions {
+		a.GroupOffsetCommitted(s.c.t.BrokerID(), s.tp.Partition, s.epoch, m.GroupID, m.MemberID, m.GenerationIDOrMemberEpoch,
+			p.TopicPartition, p.CommittedOffset)
+	}
+}
