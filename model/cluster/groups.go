@@ -200,16 +200,27 @@ var groupCoordinatorSelector = modelSelector{form: "group-coordinator(GROUP)",
 // generation (a consumer group's member STABLE at the assignment epoch,
 // which is the group epoch) with nothing pending, every partition of the topics the group
 // subscribes to is owned by exactly one live member, and the group's
-// committed offset of each is at its high watermark (lag 0).
+// committed offset of each is at its high watermark (lag 0). Members that
+// stopped because the god view saw their group's records lost are not
+// judged (lostGroupMembers), nor is a group none of whose members is left
+// to bring it back; what was not judged is said even when the rest holds.
 func (c *Cluster) groupsStable() (bool, string) {
 	im := c.Metadata()
 	if im == nil {
 		return false, "no committed metadata"
 	}
+	var notJudged []string
 	for _, gid := range c.Groups() {
+		lost, note := c.lostGroupMembers(gid)
+		if note != "" {
+			notJudged = append(notJudged, note)
+		}
 		d, ok := c.DescribeGroup(gid)
 		if !ok {
-			return false, fmt.Sprintf("group %s: its coordinator does not hold it (yet)", gid)
+			if len(lost) > 0 && !c.groupHasOthers(gid, lost) {
+				continue // no member left that could bring it back
+			}
+			return false, c.groupAbsence(gid)
 		}
 		if d.State != "Stable" {
 			return false, fmt.Sprintf("group %s is %s", gid, d.State)
@@ -227,7 +238,7 @@ func (c *Cluster) groupsStable() (bool, string) {
 				continue
 			}
 			g, generation, member, isMember := r.Group()
-			if !isMember || g != gid {
+			if !isMember || g != gid || lost[id] {
 				continue
 			}
 			if f := r.Fatal(); f != "" {
@@ -288,7 +299,7 @@ func (c *Cluster) groupsStable() (bool, string) {
 			}
 		}
 	}
-	return true, ""
+	return true, strings.Join(notJudged, "; ")
 }
 
 // resetPastUnpolled reports whether a partition the group never committed
