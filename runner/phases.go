@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"kafkasim/checker"
@@ -120,7 +121,8 @@ func (r *execution) converge() string {
 			res.Converged, res.ConvergeDetail = true, "not judged: "+why
 		}
 	} else if without := c.JudgedWithout(); without != "" {
-		res.ConvergeDetail = "consumer groups judged without a member Kafka would stop too: " + without
+		// After what the conditions said they did not judge, if anything.
+		res.ConvergeDetail = strings.TrimPrefix(res.ConvergeDetail+"; ", "; ") + "consumer groups judged without a member Kafka would stop too: " + without
 	}
 	res.Timeline.sample()
 	return ""

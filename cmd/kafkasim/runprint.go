@@ -65,6 +65,9 @@ func printRun(w io.Writer, o runOutcome) {
 	if broken == 0 && res.Verdict != runner.Crash {
 		fmt.Fprintf(w, "  invariants: all %d held\n", len(res.Invariants))
 	}
+	if res.Converged && res.ConvergeDetail != "" && res.Verdict != runner.Crash {
+		fmt.Fprintf(w, "  converged; liveness %s\n", res.ConvergeDetail)
+	}
 	if !res.Converged && res.Verdict != runner.Crash {
 		fmt.Fprintf(w, "  not converged after settle: %s\n", res.ConvergeDetail)
 		if res.ConvergeGrace > 0 {

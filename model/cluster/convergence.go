@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"kafkasim/model/broker"
 	"kafkasim/model/metadata"
@@ -10,7 +11,8 @@ import (
 )
 
 // ConvergenceCondition is one thing a healed cluster holds. Check reports
-// whether it holds now and, when it does not, what is missing; it may assume
+// whether it holds now and, when it does not, what is missing (when it
+// does, what it left unjudged and why, or ""); it may assume
 // that every condition before it in the list holds (a reader caught up to
 // the high watermark needs a leader to have one). Checks only read state:
 // they add no events.
@@ -45,14 +47,20 @@ var convergence = []ConvergenceCondition{
 // holds (the control plane agrees, every partition is led with its whole
 // replica set in sync and its high watermark at its log end, producers have
 // no sends left hanging, and readers have caught up). When it has not, the
-// reason is the first condition's that does not hold.
+// reason is the first condition's that does not hold; when it has, what
+// the conditions left unjudged, if anything.
 func (c *Cluster) Converged() (bool, string) {
+	var notJudged []string
 	for _, cond := range convergence {
-		if ok, why := cond.Check(c); !ok {
+		ok, why := cond.Check(c)
+		if !ok {
 			return false, why
 		}
+		if why != "" {
+			notJudged = append(notJudged, why)
+		}
 	}
-	return true, ""
+	return true, strings.Join(notJudged, "; ")
 }
 
 // ControlPlaneConverged reports whether the control plane has healed: one

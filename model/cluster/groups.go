@@ -220,18 +220,25 @@ var groupCoordinatorSelector = modelSelector{form: "group-coordinator(GROUP)",
 //
 // A member that stopped on a refusal Kafka's client cannot recover from
 // while the coordinator's answer is Kafka's (refusedForGood) is not a live
-// member: the group heals without it (JudgedWithout names it).
+// member: the group heals without it (JudgedWithout names it). Members that
+// stopped because the god view saw their group's records lost are not
+// judged (lostGroupMembers), nor is a group none of whose members is left
+// to bring it back; what was not judged is said even when the rest holds.
 func (c *Cluster) groupsStable() (bool, string) {
 	im := c.Metadata()
 	if im == nil {
 		return false, "no committed metadata"
 	}
+	var notJudged []string
 	for _, gid := range c.Groups() {
+		if _, note := c.lostGroupMembers(gid); note != "" {
+			notJudged = append(notJudged, note)
+		}
 		if ok, why, _ := c.groupStable(im, gid); !ok {
 			return false, why
 		}
 	}
-	return true, ""
+	return true, strings.Join(notJudged, "; ")
 }
 
 // groupStable is groupsStable for one group; rebalancing tells a group
@@ -242,9 +249,13 @@ func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why stri
 	if !c.hasLiveMember(gid) {
 		return true, "", false // every member stopped for good: nothing heals
 	}
+	lost, _ := c.lostGroupMembers(gid)
 	d, ok := c.DescribeGroup(gid)
 	if !ok {
-		return false, fmt.Sprintf("group %s: its coordinator does not hold it (yet)", gid), false
+		if len(lost) > 0 && !c.groupHasOthers(gid, lost) {
+			return true, "", false // no member left that could bring it back
+		}
+		return false, c.groupAbsence(gid), false
 	}
 	if d.State != "Stable" {
 		return false, fmt.Sprintf("group %s is %s", gid, d.State), d.State == "PreparingRebalance" || d.State == "CompletingRebalance"
@@ -262,7 +273,7 @@ func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why stri
 			continue
 		}
 		g, generation, member, isMember := r.Group()
-		if !isMember || g != gid {
+		if !isMember || g != gid || lost[id] {
 			continue
 		}
 		if f := r.Fatal(); f != "" {

@@ -60,6 +60,18 @@ type Describer interface {
 	// DescribeGroups describes the groups of every loaded shard, by
 	// group id.
 	DescribeGroups() []GroupDescription
+	// Loaded reports whether the shard of __consumer_offsets partition p
+	// is loaded: the broker leads p and has replayed its records
+	// (CoordinatorRuntime's shard is ACTIVE); until then the coordinator
+	// answers COORDINATOR_LOAD_IN_PROGRESS, and describes none of its
+	// groups.
+	Loaded(p int32) bool
+}
+
+// Loaded implements Describer.
+func (c *coordinator) Loaded(p int32) bool {
+	s, ok := c.shards[p]
+	return ok && s.state == shardActive
 }
 
 // DescribeGroups implements Describer.

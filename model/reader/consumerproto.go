@@ -3,6 +3,7 @@ package reader
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"kafkasim/model/proto"
 	"kafkasim/model/reader/membership"
@@ -33,6 +34,13 @@ type consumerMember struct {
 	hbToken uint64
 	// actions are the manager's actions not carried out yet, in order.
 	actions []membership.Action
+	// joinedAt is when the member last joined: the coordinator answered
+	// its heartbeat at member epoch 0 (-1: not yet). A group that exists
+	// since then has its records on __consumer_offsets.
+	joinedAt time.Duration
+	// fatalCode is the heartbeat error that ended the member, at fatalAt.
+	fatalCode proto.ErrorCode
+	fatalAt   time.Duration
 }
 
 // newConsumerMember is a member subscribed to the reader's topics: it joins
@@ -42,7 +50,7 @@ func newConsumerMember(cfg *GroupConfig, topics []string, r sim.Env) *consumerMe
 		RebalanceTimeout: cfg.MaxPollInterval, RetryBackoff: cfg.RetryBackoff, RetryBackoffMax: max(cfg.RetryBackoffMax, cfg.RetryBackoff)}
 	m := membership.NewManager(mc, r.Rand(), r.Now())
 	m.Subscribe(topics)
-	return &consumerMember{m: m}
+	return &consumerMember{m: m, joinedAt: -1}
 }
 
 // syncConsumerState mirrors the manager's member id and epoch where the
@@ -120,6 +128,9 @@ func (r *Reader) handleConsumerGroupHeartbeat(m *proto.ConsumerGroupHeartbeatRes
 		return
 	}
 	out := g.consumer.m.OnResponse(r.env.Now(), call.hb, m)
+	if call.hb.MemberEpoch == 0 && m.Error == proto.None {
+		g.consumer.joinedAt = r.env.Now()
+	}
 	r.syncConsumerState()
 	if r.stopped && call.hb.MemberEpoch < 0 {
 		// The leave heartbeat of close is answered: the process ends
@@ -206,6 +217,9 @@ func (r *Reader) runConsumerActions() bool {
 			r.consumerActionDone(a.Seq)
 		case membership.FatalError:
 			// The member stops; its partitions are lost next.
+			if g.fatal == "" {
+				c.fatalCode, c.fatalAt = a.Error, r.env.Now()
+			}
 			r.fail(fmt.Sprintf("ConsumerGroupHeartbeat: %v %s", a.Error, a.Message))
 		}
 	}
@@ -275,6 +289,19 @@ func (r *Reader) consumerStable() bool {
 	d := c.m.Describe()
 	return g.fatal == "" && d.State == membership.Stable && d.PendingActions == 0 && len(c.actions) == 0 &&
 		slices.Equal(d.Owned, d.Assignment) && slices.Equal(d.Assignment, d.Target)
+}
+
+// ConsumerFatal is the heartbeat error that ended a consumer-protocol
+// member (GROUP_ID_NOT_FOUND: its coordinator no longer knows its group,
+// AbstractHeartbeatRequestManager.onErrorResponse's default arm) and when,
+// with when the member last joined the group (-1: never); ok is false for
+// a classic member and for one that runs.
+func (r *Reader) ConsumerFatal() (code proto.ErrorCode, at, joinedAt time.Duration, ok bool) {
+	if r.group == nil || r.group.consumer == nil || r.group.fatal == "" {
+		return proto.None, 0, 0, false
+	}
+	c := r.group.consumer
+	return c.fatalCode, c.fatalAt, c.joinedAt, true
 }
 
 // MemberEpoch is a consumer-protocol member's epoch (0 while joining,

@@ -1,0 +1,53 @@
+package reader_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"kafkasim/model/group/consumergroup"
+	"kafkasim/model/proto"
+	"kafkasim/model/reader"
+)
+
+// The coordinator forgets the group (its records on __consumer_offsets were
+// lost, and the broker that took the partition over replayed none of it):
+// the member's next heartbeat, at its epoch, is answered GROUP_ID_NOT_FOUND
+// (GroupMetadataManager.consumerGroupHeartbeat creates a group only at
+// member epoch 0), which Kafka's client takes as fatal
+// (AbstractHeartbeatRequestManager.onErrorResponse's default arm): the
+// member stops for good and never joins again. ConsumerFatal says so, with
+// when it last joined, for the convergence check to ground it in the loss.
+func TestConsumerMemberStopsWhenItsGroupIsGone(t *testing.T) {
+	b := newCGBroker(2, 5, false)
+	gw := newCGWorld(b, consumerMemberConfig("c-0", reader.CommitAuto))
+	gw.w.Start()
+	gw.w.RunUntil(8 * time.Second)
+	m := gw.member(0)
+	if _, _, _, ok := m.ConsumerFatal(); ok || m.Fatal() != "" {
+		t.Fatalf("c-0 stopped before its group was lost: %q", m.Fatal())
+	}
+	lostAt := gw.w.Now()
+	b.g = consumergroup.New("g")
+	gw.w.RunUntil(40 * time.Second)
+
+	code, at, joined, ok := m.ConsumerFatal()
+	if !ok || code != proto.GroupIDNotFound {
+		t.Fatalf("c-0 ended with %v (%v), fatal %q: want GROUP_ID_NOT_FOUND", code, ok, m.Fatal())
+	}
+	if at < lostAt || joined < 0 || joined >= lostAt {
+		t.Fatalf("c-0 joined at %v and stopped at %v, the group lost at %v: want it joined before and stopped after", joined, at, lostAt)
+	}
+	var after []string
+	for i, l := range b.log {
+		if b.at[i] > at && strings.HasPrefix(l, "c-0 ConsumerGroupHeartbeat") {
+			after = append(after, l)
+		}
+	}
+	if len(after) > 0 {
+		t.Fatalf("c-0 heartbeated after it stopped (a member in FATAL state sends nothing):\n%s", strings.Join(after, "\n"))
+	}
+	if m.Stable() {
+		t.Fatal("c-0 is stable after it stopped")
+	}
+}
