@@ -1,6 +1,8 @@
 package checker
 
 import (
+	"slices"
+
 	"kafkasim/history"
 )
 
@@ -23,7 +25,7 @@ func (a *analyzer) compactable(part int32, offset int64) bool {
 			if !compact[topicOf(po.name)] {
 				continue
 			}
-			ci := &compactIndex{keyAt: map[int64]int32{}, last: map[int32]int64{}}
+			ci := &compactIndex{keysAt: map[int64][]int32{}, last: map[int32]int64{}}
 			for i := range po.obs {
 				key := int32(-1)
 				if si := a.vals[po.obs[i].val].send; si >= 0 {
@@ -44,24 +46,33 @@ func (a *analyzer) compactable(part int32, offset int64) bool {
 	if ci == nil {
 		return false
 	}
-	key, ok := ci.keyAt[offset]
-	return ok && key >= 0 && ci.last[key] > offset
+	keys, ok := ci.keysAt[offset]
+	if !ok {
+		return false
+	}
+	// Two records known at one offset (one of them lost with a leader, its
+	// offset reused): whichever the log holds, the cleaner may have removed
+	// it only if each has a later record of its key.
+	for _, key := range keys {
+		if key < 0 || ci.last[key] <= offset {
+			return false
+		}
+	}
+	return true
 }
 
-// compactIndex is what compactable knows of one compacted partition: the key
-// of the record at each known offset (-1: none, or records that disagree),
+// compactIndex is what compactable knows of one compacted partition: the
+// keys of the records known at each offset (-1: a record without a key),
 // and each key's highest known offset.
 type compactIndex struct {
-	keyAt map[int64]int32
-	last  map[int32]int64
+	keysAt map[int64][]int32
+	last   map[int32]int64
 }
 
 // note records a record of key (-1: none) seen at off.
 func (ci *compactIndex) note(off int64, key int32) {
-	if k, ok := ci.keyAt[off]; !ok || k == key {
-		ci.keyAt[off] = key
-	} else {
-		ci.keyAt[off] = -1 // two different records known there
+	if keys := ci.keysAt[off]; !slices.Contains(keys, key) {
+		ci.keysAt[off] = append(keys, key)
 	}
 	if key >= 0 {
 		ci.last[key] = max(ci.last[key], off)
