@@ -152,31 +152,6 @@ func TestSkipsOverCompactedRecords(t *testing.T) {
 	expectVerdict(t, r, PollSkip, Violation)
 }
 
-// An offset reused after a loss holds two known records (acks=1: the
-// first was lost with its leader); whichever the log holds, the cleaner may
-// have removed it if both keys come again, not if one never does (fuzz
-// --groups seed 20244: skipped-record over such an offset).
-func TestCompactionOfAnOffsetTwoRecordsTook(t *testing.T) {
-	build := func(laterKey string) *Report {
-		cfg := compacted(strict)
-		cfg.Producers = []ProducerGuarantees{{Prefix: "p", Acks: "1"}}
-		h := &hb{}
-		h.sendKeyed("v0", "k0", 0)
-		h.sendKeyed("lost", "k1", 1)
-		h.sendKeyed("v1", "k2", 1) // lost's leader failed before its followers copied it
-		h.sendKeyed("v2", "k1", 2)
-		h.sendKeyed("v3", laterKey, 3)
-		h.poll("c-0", false, rec{0, 0, "v0"})
-		h.poll("c-0", false, rec{0, 2, "v2"}, rec{0, 3, "v3"}) // jumps over offset 1
-		return Check(h.ops, cfg)
-	}
-	if r := build("k2"); r.Count(PollSkip) != 0 {
-		t.Fatalf("k1 and k2 both come again: the cleaner may have removed offset 1\n%s", r.Summary())
-	}
-	r := build("k9")
-	expectCount(t, r, PollSkip, 1)
-}
-
 // acks=0: Kafka's producer reports a send done as soon as it is on the wire
 // (offset -1). The history says info; the send counts as acknowledged for
 // availability, and the final reads judge it: missing from them, it was

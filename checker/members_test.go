@@ -786,3 +786,30 @@ func TestAtMostOnceGoingBackAfterTheCommittedOffsetsWereLost(t *testing.T) {
 		})
 	}
 }
+
+// An offset reused after a loss holds two known records (acks=1: the first
+// was lost with its leader); whichever the log holds, the cleaner may have
+// removed it if both keys come again, and a member that never processed it
+// skipped nothing; if one key never comes again, it skipped a record (fuzz
+// --groups seed 20244).
+func TestSkippedRecordAtAnOffsetTwoRecordsTook(t *testing.T) {
+	build := func(laterKey string) *Report {
+		cfg := compacted(withGroup("after-processing"))
+		cfg.Producers = []ProducerGuarantees{{Prefix: "p", Acks: "1"}}
+		h := &hb{}
+		h.sendKeyed("v0", "k0", 0)
+		h.sendKeyed("lost", "k1", 1)
+		h.sendKeyed("v1", "k2", 1) // lost's leader failed before its followers copied it
+		h.sendKeyed("v2", "k1", 2)
+		h.sendKeyed("v3", laterKey, 3)
+		c := h.member("c-1", "g")
+		c.assign(1, "t-0")
+		c.process(1, 0, 2, 3)
+		c.commit(1, map[string]int64{"t-0": 4}, history.OK)
+		return Check(h.ops, cfg)
+	}
+	expectCount(t, build("k2"), SkippedRecord, 0)
+	r := build("k9")
+	expectCount(t, r, SkippedRecord, 1)
+	expectVerdict(t, r, SkippedRecord, Violation)
+}
