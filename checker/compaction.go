@@ -1,18 +1,52 @@
 package checker
 
 import (
+	"slices"
+
 	"kafkasim/history"
 )
 
 // The log cleaner's excuse: whether a compacted topic's cleaner may have
 // removed the record at an offset. Both poll-skip checks (pollskip.go,
-// coverage.go) and skipped-record (groupchecks.go) ask it; its index is
-// built at the first question.
+// coverage.go) and skipped-record (groupchecks.go) ask it.
 
 // compactable reports whether the cleaner of a compacted topic may have
-// removed the record at partition part's offset: every record known there
+// removed the record at partition part's offset: the one record known there
 // has a key that a record at a higher offset has too.
 func (a *analyzer) compactable(part int32, offset int64) bool {
+	ci := a.compactionIndex(part)
+	if ci == nil {
+		return false
+	}
+	keys := ci.keysAt[offset]
+	return len(keys) == 1 && keys[0] >= 0 && ci.last[keys[0]] > offset
+}
+
+// compactableEither is compactable where two records are known at the
+// offset (one of them lost with a leader, its offset reused): whichever the
+// log holds, the cleaner may have removed it if each has a later record of
+// its key. Only skipped-record asks it so far: the poll-skip checks keep
+// compactable, so that runs without groups are judged as before.
+func (a *analyzer) compactableEither(part int32, offset int64) bool {
+	ci := a.compactionIndex(part)
+	if ci == nil {
+		return false
+	}
+	keys, ok := ci.keysAt[offset]
+	if !ok {
+		return false
+	}
+	for _, key := range keys {
+		if key < 0 || ci.last[key] <= offset {
+			return false
+		}
+	}
+	return true
+}
+
+// compactionIndex is partition part's index (nil: not compacted), built
+// for every partition at the first question.
+func (a *analyzer) compactionIndex(part int32) *compactIndex {
 	if a.compaction == nil {
 		a.compaction = map[int32]*compactIndex{}
 		compact := map[string]bool{}
@@ -23,7 +57,7 @@ func (a *analyzer) compactable(part int32, offset int64) bool {
 			if !compact[topicOf(po.name)] {
 				continue
 			}
-			ci := &compactIndex{keyAt: map[int64]int32{}, last: map[int32]int64{}}
+			ci := &compactIndex{keysAt: map[int64][]int32{}, last: map[int32]int64{}}
 			for i := range po.obs {
 				key := int32(-1)
 				if si := a.vals[po.obs[i].val].send; si >= 0 {
@@ -40,28 +74,21 @@ func (a *analyzer) compactable(part int32, offset int64) bool {
 			}
 		}
 	}
-	ci := a.compaction[part]
-	if ci == nil {
-		return false
-	}
-	key, ok := ci.keyAt[offset]
-	return ok && key >= 0 && ci.last[key] > offset
+	return a.compaction[part]
 }
 
-// compactIndex is what compactable knows of one compacted partition: the key
-// of the record at each known offset (-1: none, or records that disagree),
+// compactIndex is what compactable knows of one compacted partition: the
+// keys of the records known at each offset (-1: a record without a key),
 // and each key's highest known offset.
 type compactIndex struct {
-	keyAt map[int64]int32
-	last  map[int32]int64
+	keysAt map[int64][]int32
+	last   map[int32]int64
 }
 
 // note records a record of key (-1: none) seen at off.
 func (ci *compactIndex) note(off int64, key int32) {
-	if k, ok := ci.keyAt[off]; !ok || k == key {
-		ci.keyAt[off] = key
-	} else {
-		ci.keyAt[off] = -1 // two different records known there
+	if keys := ci.keysAt[off]; !slices.Contains(keys, key) {
+		ci.keysAt[off] = append(keys, key)
 	}
 	if key >= 0 {
 		ci.last[key] = max(ci.last[key], off)

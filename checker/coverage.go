@@ -2,8 +2,11 @@ package checker
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"sort"
+
+	"kafkasim/godview"
 )
 
 // poll-skip by coverage: a session that read past a record the final reads
@@ -70,6 +73,14 @@ func (a *analyzer) checkCoverage() {
 		if len(finals) == 0 || len(reads) == 0 {
 			continue
 		}
+		// Where the god view saw committed data of the partition lost:
+		// offsets at or after it may have been.
+		lossFrom := int64(math.MaxInt64)
+		for _, l := range a.cfg.Happened.Of(godview.Loss) {
+			if l.Partition == po.name {
+				lossFrom = min(lossFrom, l.From)
+			}
+		}
 		// The reads come in the observations' order (offset, value,
 		// operation): gathering them by session, each session's in that
 		// order, is sorting them by (session, offset, value, operation),
@@ -133,9 +144,18 @@ func (a *analyzer) checkCoverage() {
 				}
 				if readOther {
 					if len(lastOp) == 0 {
+						// A read of a record the god view saw lost (final
+						// reads hold another there) is a read of the log
+						// that was lost, however late the poll returned it
+						// (records fetched before the loss wait in the
+						// consumer's buffer): it says nothing of how far the
+						// session got in the log the final reads show.
 						lastOp = slices.Grow(lastOp, len(run))[:len(run)]
 						for k := len(run) - 1; k >= 0; k-- {
-							lastOp[k] = run[k].op
+							lastOp[k] = -1
+							if run[k].off < lossFrom || finalsHold(finals, run[k].off, run[k].val) {
+								lastOp[k] = run[k].op
+							}
 							if k+1 < len(run) {
 								lastOp[k] = max(lastOp[k], lastOp[k+1])
 							}
@@ -168,4 +188,15 @@ func (a *analyzer) checkCoverage() {
 			}
 		}
 	}
+}
+
+// finalsHold reports whether the final reads (sorted by offset) hold the
+// record val at off.
+func finalsHold(finals []observation, off int64, val int32) bool {
+	for i := sort.Search(len(finals), func(i int) bool { return finals[i].off >= off }); i < len(finals) && finals[i].off == off; i++ {
+		if finals[i].val == val {
+			return true
+		}
+	}
+	return false
 }

@@ -402,7 +402,7 @@ func (a *analyzer) checkSkipped() {
 			if (j < len(offs) && offs[j] == off) || off < po.logStart {
 				continue
 			}
-			if a.compactable(pi, off) {
+			if a.compactableEither(pi, off) {
 				// The log cleaner may have removed it before the group
 				// reached it: Kafka promises every record only to a
 				// consumer caught up within the head of a compacted log.

@@ -91,6 +91,23 @@ type Facts struct {
 	// CommittedAttempts: of a reprocessed record's attempts, those not in a
 	// transaction that aborted (exactly-once lets aborted attempts repeat).
 	CommittedAttempts int
+	// OffsetsLostBetween: a loss in __consumer_offsets the god view saw
+	// between the finding's operations — after the earlier commit (or
+	// processing) began and before the later one ended.
+	OffsetsLostBetween *DataLoss
+}
+
+// offsetsLostBecause is why a committed offset that goes back, and the
+// records processed again behind it, are no violation once __consumer_offsets
+// lost committed data in between: the coordinator reloads the group from
+// what its partition still holds (GroupMetadataManager replays the log), so
+// the later commits are gone, and a member that fetches the committed
+// offsets (OffsetFetch) starts from an older one, or from auto.offset.reset
+// with none left, and processes and commits again what the group had.
+const offsetsLostBecause = "__consumer_offsets lost committed data (CAUSE) in between: the coordinator reloaded the group without the later commits, so a member started again from an older committed offset (or auto.offset.reset) and processed and committed again what the group had"
+
+func offsetsLostWhy(f *Facts) string {
+	return strings.Replace(offsetsLostBecause, "CAUSE", f.OffsetsLostBetween.Cause, 1)
 }
 
 // unknownProducerReorder is why an idempotent producer's earlier batch may
@@ -343,6 +360,8 @@ var VerdictRules = []Rule{
 	{G1c, "", Violation,
 		"isolation.level=read_committed reads a transaction's records only after it commits: no execution orders these transactions in a cycle of reads and commits", nil, nil},
 
+	{NonmonotonicCommit, "the simulator saw __consumer_offsets lose committed data between the two commits", Permitted, offsetsLostBecause,
+		func(f *Facts) bool { return f.OffsetsLostBetween != nil }, offsetsLostWhy},
 	{NonmonotonicCommit, "the simulator saw committed data lost in the partition", Permitted,
 		"committed data was lost: the consumer's position fell out of range and auto.offset.reset moved it back",
 		func(f *Facts) bool { return f.Loss != nil }, nil},
@@ -383,6 +402,8 @@ var VerdictRules = []Rule{
 	{SkippedRecord, "", Violation,
 		"at-least-once (commit after processing, or auto-commit) and exactly-once commit an offset only once every record below it was processed", nil, nil},
 
+	{ReprocessedRecord, "the simulator saw __consumer_offsets lose committed data between the first two attempts", Permitted, offsetsLostBecause,
+		func(f *Facts) bool { return f.OffsetsLostBetween != nil }, offsetsLostWhy},
 	{ReprocessedRecord, "commit: before-processing (at-most-once), and the simulator saw an unclean election lose the record and a later one make it the log again", Permitted,
 		"an unclean election lost the record: the member's KIP-320 validation against the new leader moved its position back to that leader's log end, below the record; a later unclean election made a log that still held the record (from an older epoch) the log again, and the member read it again at its offset",
 		func(f *Facts) bool { return f.CommitMode == "before-processing" && f.LostThenResurrected }, nil},
@@ -401,6 +422,8 @@ var VerdictRules = []Rule{
 	{DuplicateSideEffect, "side-effects: idempotent", Violation,
 		"an idempotent store keeps one effect per key: it acknowledges a key it already holds without applying it again, yet the history shows it applied this record's effect twice",
 		func(f *Facts) bool { return f.SideEffects == "idempotent" }, nil},
+	{DuplicateSideEffect, "the simulator saw __consumer_offsets lose committed data between the first two effects", Permitted, offsetsLostBecause,
+		func(f *Facts) bool { return f.OffsetsLostBetween != nil }, offsetsLostWhy},
 	{DuplicateSideEffect, "commit: before-processing (at-most-once)", Violation,
 		"at-most-once processes each record at most once: its effect is applied at most once",
 		func(f *Facts) bool { return f.CommitMode == "before-processing" }, nil},
@@ -493,6 +516,20 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 	}
 	if typ == NonmonotonicCommit && f.inTxn {
 		fx.CommitMode = "transactional"
+	}
+	switch typ {
+	case NonmonotonicCommit, ReprocessedRecord, DuplicateSideEffect:
+		// Their operations: the earlier commit's invocation to the later
+		// one's completion; the first two attempts' or effects' starts.
+		if n := len(f.Ops); n >= 2 {
+			to := f.Ops[n-1]
+			if typ != NonmonotonicCommit {
+				to = f.Ops[1]
+			}
+			if l, ok := a.offsetsLossBetween(f.Ops[0], to); ok {
+				fx.OffsetsLostBetween = &l
+			}
+		}
 	}
 	switch typ {
 	case LostAckedWrite:

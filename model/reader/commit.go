@@ -34,6 +34,11 @@ type commitCall struct {
 	corr  uint64 // the attempt in flight, 0 if none
 	value history.Value
 	then  func(ok bool)
+	// ended is set once the commit's outcome is known (ok, with the
+	// history type t); it completes once every commit invoked before it
+	// has.
+	ended, ok bool
+	t         history.Type
 }
 
 // commitVerdict is what an OffsetCommit error makes of the commit
@@ -103,6 +108,7 @@ func (r *Reader) startCommit(offsets []commitOffset, sync bool, then func(bool))
 	if r.rec != nil {
 		r.hist.Invoke(history.FCommit, &c.value)
 	}
+	g.commitsOpen = append(g.commitsOpen, c)
 	return c
 }
 
@@ -160,32 +166,57 @@ func (r *Reader) commitAttempt(c *commitCall) {
 	})
 }
 
-// endCommit completes the commit in the history — ok, fail when it surely
-// did not happen, info when it may have — and runs its continuation.
+// endCommit settles the commit — ok, fail when it surely did not happen,
+// info when it may have — and completes it, in the history and by its
+// continuation, once the commits invoked before it have completed.
 func (r *Reader) endCommit(c *commitCall, ok bool, why string) {
 	g := r.group
 	c.corr = 0
 	if g.syncCommit == c {
 		g.syncCommit = nil
 	}
-	t := history.OK
+	c.ended, c.ok, c.t = true, ok, history.OK
 	if !ok {
-		t = history.Fail
+		c.t = history.Fail
 		if c.maybe {
-			t = history.Info
+			c.t = history.Info
 		}
 		c.value.Error = why
-	}
-	if r.rec != nil {
-		r.hist.Complete(t, history.FCommit, &c.value)
 	}
 	if !ok && !c.sync && classifyRetriable(why) {
 		// ConsumerCoordinator.autoCommitOffsetsAsync: a retriable failure
 		// retries after the backoff, not the whole interval.
 		g.nextAutoCommit = r.env.Now() + g.cfg.RetryBackoff
 	}
-	if c.then != nil {
-		c.then(ok)
+	r.completeCommitsInOrder()
+}
+
+// completeCommitsInOrder completes the settled commits at the head of those
+// open, in invocation order. Kafka's client never completes a commit before
+// one invoked earlier: a connection's answers complete its requests in the
+// order they were sent (NetworkClient.handleCompletedReceives takes
+// InFlightRequests.completeNext, and a reset fails them oldest first), so
+// ConsumerCoordinator's completedOffsetCommits queue runs the callbacks in
+// the order of the commits (KafkaConsumer.commitAsync: "corresponding commit
+// callbacks are also invoked in the same order"), and commitSync returns
+// only after the async commits before it completed. The simulated network
+// can answer a later commit while an earlier one's request is lost behind a
+// partition (TCP would hold the later one back), so the member holds the
+// later completion until the earlier one ends (by its answer or its
+// timeout). The history relies on it: a commit's completion is paired with
+// its process's oldest open commit (docs/history.md).
+func (r *Reader) completeCommitsInOrder() {
+	g := r.group
+	for len(g.commitsOpen) > 0 && g.commitsOpen[0].ended {
+		c := g.commitsOpen[0]
+		g.commitsOpen[0] = nil
+		g.commitsOpen = g.commitsOpen[1:]
+		if r.rec != nil {
+			r.hist.Complete(c.t, history.FCommit, &c.value)
+		}
+		if c.then != nil {
+			c.then(c.ok)
+		}
 	}
 }
 

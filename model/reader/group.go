@@ -260,6 +260,10 @@ type groupState struct {
 	commitToken    uint64
 	syncCommit     *commitCall
 	nextAutoCommit time.Duration
+	// commitsOpen are the commits invoked and not yet completed in the
+	// history, in invocation order: they complete in that order (commit.go,
+	// completeCommitsInOrder).
+	commitsOpen []*commitCall
 
 	// processed is, per owned partition, the position after the last record
 	// the application finished (what its commits commit).

@@ -32,6 +32,9 @@ type groupBroker struct {
 	// as a broker parks it in purgatory (here for good): a poll waits
 	// then for its own timeout.
 	holdEmptyFetches bool
+	// dropCommits leaves the first commits unanswered and unapplied, as a
+	// partition that lost their requests.
+	dropCommits int
 
 	// received is every request's name, in order, with who sent it.
 	received []string
@@ -157,6 +160,10 @@ func (b *groupBroker) Deliver(from sim.NodeID, m sim.Message) {
 		}
 		b.env.Send(from, &proto.LeaveGroupResponse{CorrelationID: m.CorrelationID})
 	case *proto.OffsetCommitRequest:
+		if b.dropCommits > 0 {
+			b.dropCommits--
+			return
+		}
 		err := b.commitErr
 		if len(b.commitErrs) > 0 {
 			err, b.commitErrs = b.commitErrs[0], b.commitErrs[1:]

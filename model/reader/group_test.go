@@ -334,3 +334,43 @@ func TestAutoCommitCommitsAPositionResetToLatest(t *testing.T) {
 		})
 	}
 }
+
+// An auto-commit whose request is lost gets no answer until its request
+// times out, while the commits after it are answered: the member completes
+// them in the order it made them (KafkaConsumer.commitAsync: callbacks run
+// in the order of the commits), the lost one first, with an unknown
+// outcome; each completion is then its process's oldest open commit's, as
+// the history pairs them.
+func TestAsyncCommitsCompleteInTheOrderTheyWereMade(t *testing.T) {
+	cfg := memberConfig("c-0", reader.CommitAuto)
+	cfg.Group.AutoCommitInterval = time.Second
+	cfg.Group.RequestTimeout = 10 * time.Second
+	gw := newGroupWorld(1, 3, cfg)
+	gw.b.dropCommits = 1
+	gw.w.Start()
+	gw.w.RunUntil(20 * time.Second)
+	var open []int64 // invocation times of the commits not yet completed
+	completed, answered := 0, 0
+	for _, op := range gw.rec.Ops() {
+		if op.Process != "c-0" || op.F != history.FCommit {
+			continue
+		}
+		if op.Type == history.Invoke {
+			open = append(open, op.Time)
+			continue
+		}
+		if len(open) == 0 {
+			t.Fatalf("%s with no commit open", opString(op))
+		}
+		if completed == 0 && (op.Type != history.Info || open[0] > int64(2*time.Second)) {
+			t.Fatalf("first completion %s of the commit made at %v, want the lost first commit's, info", opString(op), time.Duration(open[0]))
+		}
+		if op.Type == history.OK {
+			answered++
+		}
+		open, completed = open[1:], completed+1
+	}
+	if completed < 5 || answered < completed-1 {
+		t.Fatalf("%d commits completed, %d ok; want the ones after the lost one answered", completed, answered)
+	}
+}
