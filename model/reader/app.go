@@ -128,6 +128,14 @@ func workItems(spans []history.RecordSpan) []workItem {
 			epoch = b.PartitionLeaderEpoch
 		}
 		k := partKey{s.Topic, s.Partition}
+		if b, ok := s.Src.(*record.Batch); ok && !b.Thinned() {
+			// Record i is at BaseOffset+i (as the collector took them):
+			// no need to decode the records for their offsets.
+			for i := s.Lo; i < s.Hi; i++ {
+				out = append(out, workItem{key: k, offset: b.BaseOffset + int64(i), epoch: epoch})
+			}
+			continue
+		}
 		s.Src.PolledRecords(int(s.Lo), int(s.Hi), func(offset int64, _ []byte, _ bool, _ []byte) {
 			out = append(out, workItem{key: k, offset: offset, epoch: epoch})
 		})
