@@ -42,9 +42,15 @@ type Recorder struct {
 	steps  [][]uint64
 	nsteps int64
 	// side holds the rarer, larger parts of operations: a poll's records,
-	// an error, an Ext, a type outside the four, a key and value too long
-	// for the stream.
+	// an error, a type outside the four, a key and value too long for the
+	// stream, and the Ext of an operation with any of those.
 	side chunked.List[rare]
+	// exts holds the Ext of an operation that needs nothing else of a
+	// side entry: a group member's process operations, one per record it
+	// processes, sharing the few Exts of its generations. A pointer here
+	// instead of a whole rare entry keeps millions of them cheap to record
+	// and to scan.
+	exts chunked.List[*Ext]
 	// procs, fs, topics and isolations number the strings operations
 	// name, so that the stream holds small numbers instead of strings.
 	procs, fs, topics, isolations table
@@ -104,15 +110,20 @@ const (
 	flagFinal        = 1 << 3
 	flagHasRecords   = 1 << 4
 	flagEmptyRecords = 1 << 5 // Records is non-nil and empty
-	flagSide         = 1 << 6 // a side entry's number follows the offset
+	flagSide         = 1 << 6 // a side reference follows the offset (see sideRef)
 	flagSpilled      = 1 << 7 // the key and value are in the side entry
 )
+
+// An operation's side reference is a side entry's index shifted left by
+// one, or an index into exts shifted left by one with sideRefExt set.
+const sideRefExt = 1
 
 // timeGroupShift: timeBase holds the time of one operation in 64.
 const timeGroupShift = 6
 
-// rare is the side entry of an operation with records, an error, an Ext, a
-// type outside the four, or a key and value too long for the stream.
+// rare is the side entry of an operation with records, an error, a type
+// outside the four, or a key and value too long for the stream (and its
+// Ext, if any; an Ext alone goes to exts).
 type rare struct {
 	records []Record
 	// spanFrom and spanN: a poll's records, by reference (CompletePoll),
@@ -326,9 +337,12 @@ func (r *Recorder) addAs(pid uint32, t Type, f string, v *Value, spans []RecordS
 	h.varint(v.Offset)
 	// Texts that would crowd a chunk go to the side entry.
 	spilled := t > flagsType || len(v.Key)+len(v.Value) > streamChunkBytes/4
-	if len(v.Records) > 0 || len(spans) > 0 || v.Error != "" || v.Ext != nil || spilled {
+	if len(v.Records) > 0 || len(spans) > 0 || v.Error != "" || spilled {
 		flags |= flagSide
-		h.uvarint(uint64(r.addRare(v, spans, spilled, t)))
+		h.uvarint(uint64(r.addRare(v, spans, spilled, t)) << 1)
+	} else if v.Ext != nil {
+		flags |= flagSide
+		h.uvarint(r.addExt(v.Ext)<<1 | sideRefExt)
 	}
 	key, value := v.Key, v.Value
 	if spilled {
@@ -373,6 +387,26 @@ func (r *Recorder) addRare(v *Value, spans []RecordSpan, spilled bool, t Type) u
 	return uint32(r.side.Len() - 1)
 }
 
+// extReuse is how many of the last Exts addExt looks through for the one
+// it is given before it keeps it again.
+const extReuse = 4
+
+// addExt keeps an operation's Ext and returns its index in exts: an Ext
+// among the last few kept is shared, not kept again.
+func (r *Recorder) addExt(x *Ext) uint64 {
+	n := r.exts.Len()
+	for i := n - 1; i >= max(n-extReuse, 0); i-- {
+		if *r.exts.At(i) == x {
+			return uint64(i)
+		}
+	}
+	if n >= maxOps {
+		panic("history: more Exts than a recorder holds")
+	}
+	r.exts.Append(x)
+	return uint64(n)
+}
+
 // header is an operation's fields up to its side entry, names as numbers
 // in the recorder's tables.
 type header struct {
@@ -382,13 +416,14 @@ type header struct {
 	partition                    int32
 	offset                       int64
 	side                         int // the side entry's index; -1: none
+	ext                          int // the index in exts of the Ext, with no side entry; -1: none
 }
 
 // header decodes operation i's header into h, and returns the reader of
 // the rest (its key and value lengths, when not spilled).
 func (r *Recorder) header(i int64, h *header) opReader {
 	d := opReader{b: r.stream.at(r.pos[i>>chunkShift][i&chunkMask]), k: 1}
-	h.flags, h.side = d.b[0], -1
+	h.flags, h.side, h.ext = d.b[0], -1, -1
 	h.at = r.timeBase[i>>timeGroupShift] + d.varint()
 	h.process = d.uvarint()
 	h.f = d.uvarint()
@@ -397,7 +432,11 @@ func (r *Recorder) header(i int64, h *header) opReader {
 	h.partition = int32(d.varint())
 	h.offset = d.varint()
 	if h.flags&flagSide != 0 {
-		h.side = int(d.uvarint())
+		if ref := d.uvarint(); ref&sideRefExt != 0 {
+			h.ext = int(ref >> 1)
+		} else {
+			h.side = int(ref >> 1)
+		}
 	}
 	return d
 }
@@ -437,6 +476,9 @@ func (r *Recorder) load(i int64, op *Op, scratch *[]Record, spans bool) {
 		keyLen, valueLen := int(d.uvarint()), int(d.uvarint())
 		op.Value.Key = text(d.b[d.k:], keyLen)
 		op.Value.Value = text(d.b[d.k+keyLen:], valueLen)
+	}
+	if h.ext >= 0 {
+		op.Value.Ext = *r.exts.At(h.ext)
 	}
 	if e == nil {
 		return

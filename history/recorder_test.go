@@ -372,8 +372,9 @@ func TestRecorderIsLossless(t *testing.T) {
 		}
 	}
 	b.died("never-seen", "process died: machine down")
-	if b.r.Len() <= 2*recorderChunk || b.r.side.Len() <= recorderChunk {
-		t.Fatalf("%d operations, %d side entries: too few to cross blocks", b.r.Len(), b.r.side.Len())
+	// 2<<12: two of the Exts' blocks of 4,096.
+	if b.r.Len() <= 2*recorderChunk || b.r.side.Len() <= recorderChunk || b.r.exts.Len() <= 2<<12 {
+		t.Fatalf("%d operations, %d side entries, %d Exts: too few to cross blocks", b.r.Len(), b.r.side.Len(), b.r.exts.Len())
 	}
 	b.check()
 }

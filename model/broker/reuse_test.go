@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"crypto/sha256"
+	"fmt"
 	"testing"
 	"time"
 
@@ -21,8 +22,16 @@ import (
 // crashes, pauses, partitions (one that cuts a leader off from its
 // followers only, so that writes time out while still listed as waiting)
 // and message duplication must be the same run, event for event and
-// operation for operation; a freed produce touched again panics.
+// operation for operation; a freed produce touched again panics. With 24
+// partitions on 3 brokers, a fetch names more partitions than a fetch
+// answer holds in itself (its more).
 func TestFreedMessagesAreNeverReadAgain(t *testing.T) {
+	for _, partitions := range []int{6, 24} {
+		t.Run(fmt.Sprint(partitions, " partitions"), func(t *testing.T) { testFreedMessagesAreNeverReadAgain(t, partitions) })
+	}
+}
+
+func testFreedMessagesAreNeverReadAgain(t *testing.T, partitions int) {
 	run := func(poison bool) (trace uint64, hist [32]byte, produces, answers, fetches, requests uint64) {
 		if poison {
 			proto.PoisonFreed = true
@@ -34,7 +43,7 @@ func TestFreedMessagesAreNeverReadAgain(t *testing.T) {
 		// answer to its original.
 		cfg.Network.DuplicateProbability = 0.1
 		cfg.Network.Latency = sim.Range{Min: time.Millisecond, Max: 60 * time.Millisecond}
-		cfg.Topics = []cluster.TopicSpec{{Name: "orders", Partitions: 6, ReplicationFactor: 3, MinInsyncReplicas: 2}}
+		cfg.Topics = []cluster.TopicSpec{{Name: "orders", Partitions: partitions, ReplicationFactor: 3, MinInsyncReplicas: 2}}
 		pc := producer.DefaultConfig("", "orders")
 		pc.Rate, pc.Keys = 500, 50
 		// Writes time out while a leader is cut off from its followers,

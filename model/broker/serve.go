@@ -130,11 +130,15 @@ func (rm *replicaManager) wakeParked(tp metadata.TopicPartition) {
 
 // fetchAnswer is a fetch's answer and, when they are few, its partitions:
 // one allocation, reused once the answer is delivered (a follower fetches
-// one or two partitions from each leader, a reader a few more).
+// one or two partitions from each leader, a reader a few more). More
+// partitions go in more, kept with the answer for its next reuse: a
+// follower of __consumer_offsets's fifty partitions fetches dozens from
+// each leader, several times a second.
 type fetchAnswer struct {
 	rm    *replicaManager
 	resp  proto.FetchResponse
 	parts [4]proto.FetchPartitionResponse
+	more  []proto.FetchPartitionResponse
 	// poisoned: freed and filled with nonsense (tests).
 	poisoned bool
 }
@@ -164,9 +168,14 @@ func (a *fetchAnswer) TakeBack() {
 		for i := range a.parts {
 			a.parts[i] = proto.FetchPartitionResponse{Error: proto.CorruptMessage, HighWatermark: -7, LogStartOffset: -7, LogEndOffset: -7}
 		}
+		more := a.more[:cap(a.more)]
+		for i := range more {
+			more[i] = proto.FetchPartitionResponse{Error: proto.CorruptMessage, HighWatermark: -7, LogStartOffset: -7, LogEndOffset: -7}
+		}
 		return
 	}
 	clear(a.parts[:]) // the batches they name may go
+	clear(a.more[:cap(a.more)])
 	a.resp.Partitions = nil
 	a.rm.spareAnswers.Put(a, spareAnswersMax)
 }
@@ -177,14 +186,15 @@ func (rm *replicaManager) handleFetch(from sim.NodeID, m *proto.FetchRequest, de
 	if m.CorrelationID == proto.FreedCorrelationID {
 		panic("broker: a fetch its sender freed for reuse arrived")
 	}
-	var resp *proto.FetchResponse
-	var answer *fetchAnswer
-	if n := len(m.Partitions); n <= len(fetchAnswer{}.parts) {
-		answer = rm.newFetchAnswer()
-		resp = &answer.resp
+	answer := rm.newFetchAnswer()
+	resp := &answer.resp
+	if n := len(m.Partitions); n <= len(answer.parts) {
 		resp.Partitions = answer.parts[:0]
 	} else {
-		resp = &proto.FetchResponse{Partitions: make([]proto.FetchPartitionResponse, 0, n)}
+		if cap(answer.more) < n {
+			answer.more = make([]proto.FetchPartitionResponse, 0, n)
+		}
+		resp.Partitions = answer.more[:0]
 	}
 	resp.CorrelationID = m.CorrelationID
 	follower := m.ReplicaID >= 0
@@ -200,9 +210,7 @@ func (rm *replicaManager) handleFetch(from sim.NodeID, m *proto.FetchRequest, de
 		p := &parkedFetch{from: from, req: m, deadline: deadline}
 		p.timer = rm.n.env.After(deadline-rm.now(), parkedTimeout{p: p})
 		rm.parked = append(rm.parked, p)
-		if answer != nil {
-			answer.TakeBack() // the answer is made again when the fetch wakes
-		}
+		answer.TakeBack() // the answer is made again when the fetch wakes
 		return
 	}
 	rm.n.env.Send(from, resp)

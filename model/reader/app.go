@@ -43,6 +43,9 @@ type application struct {
 	token uint64
 	// tasks are the records being processed, in the order they started.
 	tasks []*task
+	// spare is the poll loop's last task, ended and held by no one: the
+	// loop processes one record at a time, and makes its next task of it.
+	spare *task
 	// recommit: the last commit after a batch failed; the next poll
 	// commits again what was processed.
 	recommit bool
@@ -138,13 +141,28 @@ func (r *Reader) wakePoll() {
 
 // workItems lists the records of a poll's spans.
 func workItems(spans []history.RecordSpan) []workItem {
-	var out []workItem
+	n := 0
+	for _, s := range spans {
+		n += int(s.Hi - s.Lo)
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]workItem, 0, n)
 	for _, s := range spans {
 		epoch := int32(-1)
 		if b, ok := s.Src.(*record.Batch); ok {
 			epoch = b.PartitionLeaderEpoch
 		}
 		k := partKey{s.Topic, s.Partition}
+		if b, ok := s.Src.(*record.Batch); ok && !b.Thinned() {
+			// Record i is at BaseOffset+i (as the collector took them):
+			// no need to decode the records for their offsets.
+			for i := s.Lo; i < s.Hi; i++ {
+				out = append(out, workItem{key: k, offset: b.BaseOffset + int64(i), epoch: epoch})
+			}
+			continue
+		}
 		s.Src.PolledRecords(int(s.Lo), int(s.Hi), func(offset int64, _ []byte, _ bool, _ []byte) {
 			out = append(out, workItem{key: k, offset: offset, epoch: epoch})
 		})
@@ -268,7 +286,13 @@ func (r *Reader) processNext() {
 			a.next++ // revoked since the poll: dropped
 			continue
 		}
-		r.startTask(&task{item: it, ps: ps, generation: a.generation, memberID: a.memberID})
+		t := a.spare
+		if t == nil {
+			t = new(task)
+		}
+		a.spare = nil
+		*t = task{item: it, ps: ps, generation: a.generation, memberID: a.memberID}
+		r.startTask(t)
 		return
 	}
 	a.queue = nil
@@ -301,6 +325,8 @@ func (r *Reader) loopTaskEnded(t *task, finished bool) {
 	if finished && r.subs.assignedState(t.item.key) != nil {
 		g.processed[t.item.key] = fetchPosition{offset: t.item.offset + 1, offsetEpoch: t.item.epoch}
 	}
+	// endTask took it out of tasks, and its timers find it by token only.
+	g.app.spare = t
 	r.processNext()
 }
 

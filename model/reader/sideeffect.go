@@ -47,13 +47,14 @@ func (r *Reader) sendWrite(t *task) {
 	a.writeCorr++
 	t.phase, t.writeCorr = taskWriting, a.writeCorr
 	key := sideEffectKey(t.item.key, t.item.offset)
-	t.write = history.NoValue()
-	t.write.Topic, t.write.Partition, t.write.Offset = t.item.key.topic, t.item.key.partition, t.item.offset
-	t.write.Key, t.write.HasKey = key, true
-	x := t.write.X()
+	w := history.NoValue()
+	w.Topic, w.Partition, w.Offset = t.item.key.topic, t.item.key.partition, t.item.offset
+	w.Key, w.HasKey = key, true
+	x := w.X()
 	x.Group, x.MemberID = g.cfg.GroupID, t.memberID
+	t.write = &w
 	if r.rec != nil {
-		r.hist.Invoke(history.FSideEffect, &t.write)
+		r.hist.Invoke(history.FSideEffect, t.write)
 	}
 	r.env.Send(g.cfg.Store, &extstore.ApplyRequest{CorrelationID: t.writeCorr, Key: key})
 	timeout := min(g.cfg.RequestTimeout, t.writeDeadline-r.env.Now())
@@ -71,7 +72,7 @@ func (r *Reader) handleApplied(m *extstore.ApplyResponse) {
 				// A copy: the recorded invoke shares t.write's Ext.
 				x := *t.write.X()
 				x.HasApplied, x.Applied = true, m.Applied
-				done := t.write
+				done := *t.write
 				done.Ext = &x
 				r.hist.Complete(history.OK, history.FSideEffect, &done)
 			}
@@ -89,7 +90,7 @@ func (r *Reader) writeFailed(t *task, why string) {
 	t.writeCorr = 0
 	t.write.Error = why
 	if r.rec != nil {
-		r.hist.Complete(history.Info, history.FSideEffect, &t.write)
+		r.hist.Complete(history.Info, history.FSideEffect, t.write)
 	}
 	if r.env.Now()+g.cfg.RetryBackoff >= t.writeDeadline {
 		r.giveUp(t, "side effect not acknowledged within default.api.timeout.ms")

@@ -48,12 +48,25 @@ type task struct {
 	memberID   string
 	token      uint64
 	phase      taskPhase
-	value      history.Value // the process operation
+	// ext is the process operation's group fields (the rest of it is the
+	// record's: processValue).
+	ext *history.Ext
 	// The write to the store: the attempt in flight (0: none), its
-	// operation, and when the processing gives up retrying.
+	// operation (nil until the first), and when the processing gives up
+	// retrying. A task is made per record processed: what only side
+	// effects use stays out of it.
 	writeCorr     uint64
-	write         history.Value
+	write         *history.Value
 	writeDeadline time.Duration
+}
+
+// processValue is the task's process operation, completed with err unless
+// err is "".
+func (t *task) processValue(err string) history.Value {
+	v := history.NoValue()
+	v.Topic, v.Partition, v.Offset = t.item.key.topic, t.item.key.partition, t.item.offset
+	v.Ext, v.Error = t.ext, err
+	return v
 }
 
 // atimerKind is a timer of the application's processings.
@@ -81,17 +94,16 @@ func (r *Reader) startTask(t *task) {
 	g := r.group
 	a := &g.app
 	t.phase = taskProcessing
-	t.value = history.NoValue()
-	t.value.Topic, t.value.Partition, t.value.Offset = t.item.key.topic, t.item.key.partition, t.item.offset
 	// The process operations of one generation share their group fields:
 	// the history keeps the pointer, and no one changes an Ext once
 	// recorded.
 	if e := a.processExt; e == nil || e.Generation != t.generation || e.MemberID != t.memberID {
 		a.processExt = &history.Ext{Group: g.cfg.GroupID, Generation: t.generation, MemberID: t.memberID}
 	}
-	t.value.Ext = a.processExt
+	t.ext = a.processExt
 	if r.rec != nil {
-		r.hist.Invoke(history.FProcess, &t.value)
+		v := t.processValue("")
+		r.hist.Invoke(history.FProcess, &v)
 	}
 	a.token++
 	t.token = a.token
@@ -127,7 +139,8 @@ func (r *Reader) recordProcessed(token uint64) {
 // finishTask completes a record's processing.
 func (r *Reader) finishTask(t *task) {
 	if r.rec != nil {
-		r.hist.Complete(history.OK, history.FProcess, &t.value)
+		v := t.processValue("")
+		r.hist.Complete(history.OK, history.FProcess, &v)
 	}
 	r.endTask(t, true)
 }
@@ -148,9 +161,9 @@ func (r *Reader) endTask(t *task, finished bool) {
 // retry.backoff.ms.
 func (r *Reader) giveUp(t *task, why string) {
 	t.phase = taskFailed
-	t.value.Error = why
 	if r.rec != nil {
-		r.hist.Complete(history.Info, history.FProcess, &t.value)
+		v := t.processValue(why)
+		r.hist.Complete(history.Info, history.FProcess, &v)
 	}
 	r.env.After(r.group.cfg.RetryBackoff, atimer{kind: aProcessAgain, token: t.token})
 }
@@ -165,7 +178,7 @@ func (r *Reader) processAgain(t *task) {
 		return
 	}
 	a.tasks = slices.DeleteFunc(a.tasks, func(x *task) bool { return x == t })
-	t.write, t.value.Error = history.Value{}, ""
+	t.write = nil
 	r.startTask(t)
 }
 
