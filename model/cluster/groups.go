@@ -234,6 +234,9 @@ func (c *Cluster) groupsStable() (bool, string) {
 		if _, note := c.lostGroupMembers(gid); note != "" {
 			notJudged = append(notJudged, note)
 		}
+		if _, note := c.missedBySkippedAssignment(im, gid); note != "" {
+			notJudged = append(notJudged, note)
+		}
 		if ok, why, _ := c.groupStable(im, gid); !ok {
 			return false, why
 		}
@@ -306,6 +309,7 @@ func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why stri
 		}
 		members = append(members, r)
 	}
+	missed, _ := c.missedBySkippedAssignment(im, gid)
 	committed := map[string]int64{}
 	for _, o := range d.Offsets {
 		committed[o.TopicPartition.String()] = o.Offset
@@ -315,6 +319,9 @@ func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why stri
 			continue
 		}
 		key := p.TopicPartition.String()
+		if missed[key] {
+			continue
+		}
 		if _, ok := owners[key]; !ok {
 			return false, fmt.Sprintf("group %s: no live member owns %s", gid, key), false
 		}
