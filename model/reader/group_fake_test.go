@@ -40,6 +40,9 @@ type groupBroker struct {
 	// assignment, and tells a returning leader to skip the assignment
 	// (KIP-814), as GroupMetadataManager.updateStaticMemberThenRebalanceOrCompleteJoin.
 	skipStaticRejoin bool
+	// logStart is each partition's log start offset (retention deleted
+	// what is below; absent: 0).
+	logStart []int64
 
 	// received is every request's name, in order, with who sent it.
 	received []string
@@ -111,7 +114,7 @@ func (b *groupBroker) Deliver(from sim.NodeID, m sim.Message) {
 		for _, p := range m.Partitions {
 			off := int64(len(b.logs[p.Partition]))
 			if p.Timestamp == proto.ListEarliest {
-				off = 0
+				off = b.start(p.Partition)
 			}
 			resp.Partitions = append(resp.Partitions, proto.ListOffsetsPartitionResponse{TopicPartition: p.TopicPartition, Offset: off})
 		}
@@ -132,7 +135,7 @@ func (b *groupBroker) Deliver(from sim.NodeID, m sim.Message) {
 		for _, p := range m.Partitions {
 			log := b.logs[p.Partition]
 			fp := proto.FetchPartitionResponse{TopicPartition: p.TopicPartition, HighWatermark: int64(len(log))}
-			if p.FetchOffset > int64(len(log)) {
+			if p.FetchOffset > int64(len(log)) || p.FetchOffset < b.start(p.Partition) {
 				fp.Error = proto.OffsetOutOfRange
 			} else {
 				fp.Batches = log[p.FetchOffset:]
@@ -198,6 +201,22 @@ func (b *groupBroker) Deliver(from sim.NodeID, m sim.Message) {
 			resp.Partitions = append(resp.Partitions, proto.OffsetFetchPartitionResponse{TopicPartition: tp, CommittedOffset: off, CommittedLeaderEpoch: epoch})
 		}
 		b.env.Send(from, resp)
+	}
+}
+
+func (b *groupBroker) start(partition int32) int64 {
+	if int(partition) < len(b.logStart) {
+		return b.logStart[partition]
+	}
+	return 0
+}
+
+// appendRecords adds n records to a partition's log.
+func (b *groupBroker) appendRecords(partition int32, n int) {
+	for range n {
+		off := len(b.logs[partition])
+		r := []record.Record{{Value: "p" + strconv.Itoa(int(partition)) + ":" + strconv.Itoa(off)}}
+		b.logs[partition] = append(b.logs[partition], record.New(r, record.Producer{ID: record.NoProducer}, false, record.CompressionNone).Stamp(int64(off), 0))
 	}
 }
 
