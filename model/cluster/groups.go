@@ -333,7 +333,7 @@ func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why stri
 		if hw <= v.Log().LogStartOffset() {
 			continue // nothing to consume
 		}
-		if _, ok := committed[key]; !ok && c.resetPastUnpolled(ownerOf[key], p.TopicPartition, hw) {
+		if c.resetPastUnpolled(ownerOf[key], p.TopicPartition, hw) {
 			continue
 		}
 		if off, ok := committed[key]; !ok || off < hw {
@@ -346,12 +346,15 @@ func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why stri
 	return true, "", false
 }
 
-// resetPastUnpolled reports whether a partition the group never committed
-// is one its owner's application has nothing to commit for: its position
-// is at the high watermark and came from auto.offset.reset=latest, with
-// no record returned to the application since, and the application commits
-// the offsets of the records it polled (KafkaConsumer.commitSync(Map)), so
-// Kafka commits nothing until a record arrives. Auto-commit commits every
+// resetPastUnpolled reports whether a partition whose committed offset is
+// below its high watermark (or absent) is one its owner's application has
+// nothing to commit for: its position is at the high watermark and came
+// from auto.offset.reset=latest — where it was assigned, or mid-session
+// when its position fell out of range (retention deleted what it had not
+// read) — with no record returned to the application since, and the
+// application commits the offsets of the records it polled
+// (KafkaConsumer.commitSync(Map)), so Kafka commits nothing until a record
+// arrives. Auto-commit commits every
 // position (ConsumerCoordinator.maybeAutoCommitOffsetsAsync commits
 // SubscriptionState.allConsumed), so its group must have committed.
 func (c *Cluster) resetPastUnpolled(id sim.NodeID, tp metadata.TopicPartition, hw int64) bool {
