@@ -7,7 +7,7 @@ import (
 	"kafkasim/scenarios"
 )
 
-// The two regression scenarios of what Kafka's group protocols cannot heal
+// The regression scenarios of what Kafka's group protocols cannot heal
 // from pass for the reason their summaries give, not because the group
 // happened to settle: the convergence they report names it.
 func TestGroupLivenessExcuses(t *testing.T) {
@@ -19,6 +19,8 @@ func TestGroupLivenessExcuses(t *testing.T) {
 			[]string{"not judged: ", "group billing's rebalance timeout is 1s", "b-0 and b-1 heartbeat every 4s"}},
 		{"testdata/group-static-restart-within-session-unreleased.yaml",
 			[]string{"consumer groups judged without a member Kafka would stop too: ", "b-0 stopped on UNRELEASED_INSTANCE_ID", "a previous incarnation"}},
+		{"testdata/group-static-leader-keeps-assignment-misses-added-partitions.yaml",
+			[]string{"not judged: group billing: no member owns orders-1, orders-2", "leader b-0 rejoined as a static member", "KIP-814"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()

@@ -234,6 +234,9 @@ func (c *Cluster) groupsStable() (bool, string) {
 		if _, note := c.lostGroupMembers(gid); note != "" {
 			notJudged = append(notJudged, note)
 		}
+		if _, note := c.missedBySkippedAssignment(im, gid); note != "" {
+			notJudged = append(notJudged, note)
+		}
 		if ok, why, _ := c.groupStable(im, gid); !ok {
 			return false, why
 		}
@@ -306,6 +309,7 @@ func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why stri
 		}
 		members = append(members, r)
 	}
+	missed, _ := c.missedBySkippedAssignment(im, gid)
 	committed := map[string]int64{}
 	for _, o := range d.Offsets {
 		committed[o.TopicPartition.String()] = o.Offset
@@ -315,6 +319,9 @@ func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why stri
 			continue
 		}
 		key := p.TopicPartition.String()
+		if missed[key] {
+			continue
+		}
 		if _, ok := owners[key]; !ok {
 			return false, fmt.Sprintf("group %s: no live member owns %s", gid, key), false
 		}
@@ -326,7 +333,7 @@ func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why stri
 		if hw <= v.Log().LogStartOffset() {
 			continue // nothing to consume
 		}
-		if _, ok := committed[key]; !ok && c.resetPastUnpolled(ownerOf[key], p.TopicPartition, hw) {
+		if c.resetPastUnpolled(ownerOf[key], p.TopicPartition, hw) {
 			continue
 		}
 		if off, ok := committed[key]; !ok || off < hw {
@@ -339,12 +346,15 @@ func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why stri
 	return true, "", false
 }
 
-// resetPastUnpolled reports whether a partition the group never committed
-// is one its owner's application has nothing to commit for: its position
-// is at the high watermark and came from auto.offset.reset=latest, with
-// no record returned to the application since, and the application commits
-// the offsets of the records it polled (KafkaConsumer.commitSync(Map)), so
-// Kafka commits nothing until a record arrives. Auto-commit commits every
+// resetPastUnpolled reports whether a partition whose committed offset is
+// below its high watermark (or absent) is one its owner's application has
+// nothing to commit for: its position is at the high watermark and came
+// from auto.offset.reset=latest — where it was assigned, or mid-session
+// when its position fell out of range (retention deleted what it had not
+// read) — with no record returned to the application since, and the
+// application commits the offsets of the records it polled
+// (KafkaConsumer.commitSync(Map)), so Kafka commits nothing until a record
+// arrives. Auto-commit commits every
 // position (ConsumerCoordinator.maybeAutoCommitOffsetsAsync commits
 // SubscriptionState.allConsumed), so its group must have committed.
 func (c *Cluster) resetPastUnpolled(id sim.NodeID, tp metadata.TopicPartition, hw int64) bool {

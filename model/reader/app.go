@@ -114,20 +114,27 @@ func (r *Reader) maybeAutoCommitAsync() {
 // that has one, here as far as the application finished the records polled
 // (processedOffsets). A partition whose position came from
 // auto.offset.reset with no record polled since has that position
-// committed too, as Kafka's is: without it a partition reset to latest
-// after the producers stopped is never committed.
+// committed too, as Kafka's is, once every record polled of it before the
+// reset is finished: without it a partition reset to latest after the
+// producers stopped is never committed — first assigned there, or moved
+// there mid-session when its position fell out of range (retention deleted
+// what it had not read yet) — and the group lags its high watermark. The
+// reset position then counts as processed, so that every later commit of
+// the member (a revocation's too) starts from it.
 func (r *Reader) autoCommitOffsets() []commitOffset {
 	g := r.group
 	tps := r.ownedTPs()
-	out := r.processedOffsets(tps)
 	for _, tp := range tps {
 		k := partKey{tp.Topic, tp.Partition}
-		if _, done := g.processed[k]; done || !r.ResetUnconsumed(tp.Topic, tp.Partition) {
+		ps := r.subs.assignedState(k)
+		if !r.ResetUnconsumed(tp.Topic, tp.Partition) || r.poolUnfinished(k, ps) {
 			continue
 		}
-		out = append(out, commitOffset{key: k, pos: r.subs.assignedState(k).fetchPosition})
+		if done, ok := g.processed[k]; !ok || done.offset < ps.fetchPosition.offset {
+			g.processed[k] = ps.fetchPosition
+		}
 	}
-	return out
+	return r.processedOffsets(tps)
 }
 
 // wakePoll ends a poll waiting for records at once, as Kafka's poll loop

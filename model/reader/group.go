@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -231,6 +232,10 @@ type groupState struct {
 	// assignmentSnapshot): a change calls for a rebalance.
 	isLeader           bool
 	assignmentSnapshot map[string]int32
+	// skippedAssignment: the leader returned to a stable group as a
+	// static member and kept its assignment (KIP-814), whose partition
+	// counts may be older than its snapshot.
+	skippedAssignment bool
 
 	// From the metadata: partition counts and leaders of the member's topics.
 	partitionCounts map[string]int32
@@ -303,6 +308,18 @@ func (r *Reader) Group() (groupID string, generation int32, memberID string, ok 
 		return "", proto.NoGeneration, "", false
 	}
 	return r.group.cfg.GroupID, r.group.generation, r.group.memberID, true
+}
+
+// SkippedAssignmentSnapshot returns, for a classic group's leader that
+// kept the group's assignment on a static rejoin (KIP-814), the partition
+// count of each subscribed topic it watches for a change (Kafka's
+// assignmentSnapshot, taken at that rejoin); ok is false otherwise.
+func (r *Reader) SkippedAssignmentSnapshot() (counts map[string]int32, ok bool) {
+	g := r.group
+	if g == nil || !g.isLeader || !g.skippedAssignment {
+		return nil, false
+	}
+	return maps.Clone(g.assignmentSnapshot), true
 }
 
 // Owned returns the partitions the member owns, "topic-partition", in order.

@@ -35,6 +35,14 @@ type groupBroker struct {
 	// dropCommits leaves the first commits unanswered and unapplied, as a
 	// partition that lost their requests.
 	dropCommits int
+	// skipStaticRejoin answers a static member's rejoin under a new member
+	// id in a stable group at once, in the same generation, keeping the
+	// assignment, and tells a returning leader to skip the assignment
+	// (KIP-814), as GroupMetadataManager.updateStaticMemberThenRebalanceOrCompleteJoin.
+	skipStaticRejoin bool
+	// logStart is each partition's log start offset (retention deleted
+	// what is below; absent: 0).
+	logStart []int64
 
 	// received is every request's name, in order, with who sent it.
 	received []string
@@ -48,6 +56,7 @@ type groupBroker struct {
 	pending    map[string]joinWait
 	rebalance  bool
 	leader     string
+	joined     []proto.JoinGroupMember // the current generation's members and subscriptions
 	assignment map[string][]proto.TopicPartition
 	syncs      map[string]syncWait
 	committed  map[string]proto.OffsetCommitPartition
@@ -105,7 +114,7 @@ func (b *groupBroker) Deliver(from sim.NodeID, m sim.Message) {
 		for _, p := range m.Partitions {
 			off := int64(len(b.logs[p.Partition]))
 			if p.Timestamp == proto.ListEarliest {
-				off = 0
+				off = b.start(p.Partition)
 			}
 			resp.Partitions = append(resp.Partitions, proto.ListOffsetsPartitionResponse{TopicPartition: p.TopicPartition, Offset: off})
 		}
@@ -126,7 +135,7 @@ func (b *groupBroker) Deliver(from sim.NodeID, m sim.Message) {
 		for _, p := range m.Partitions {
 			log := b.logs[p.Partition]
 			fp := proto.FetchPartitionResponse{TopicPartition: p.TopicPartition, HighWatermark: int64(len(log))}
-			if p.FetchOffset > int64(len(log)) {
+			if p.FetchOffset > int64(len(log)) || p.FetchOffset < b.start(p.Partition) {
 				fp.Error = proto.OffsetOutOfRange
 			} else {
 				fp.Batches = log[p.FetchOffset:]
@@ -195,6 +204,22 @@ func (b *groupBroker) Deliver(from sim.NodeID, m sim.Message) {
 	}
 }
 
+func (b *groupBroker) start(partition int32) int64 {
+	if int(partition) < len(b.logStart) {
+		return b.logStart[partition]
+	}
+	return 0
+}
+
+// appendRecords adds n records to a partition's log.
+func (b *groupBroker) appendRecords(partition int32, n int) {
+	for range n {
+		off := len(b.logs[partition])
+		r := []record.Record{{Value: "p" + strconv.Itoa(int(partition)) + ":" + strconv.Itoa(off)}}
+		b.logs[partition] = append(b.logs[partition], record.New(r, record.Producer{ID: record.NoProducer}, false, record.CompressionNone).Stamp(int64(off), 0))
+	}
+}
+
 func (b *groupBroker) remove(memberID string) {
 	if !slices.Contains(b.members, memberID) {
 		return
@@ -210,6 +235,28 @@ func (b *groupBroker) remove(memberID string) {
 func (b *groupBroker) join(from sim.NodeID, m *proto.JoinGroupRequest) {
 	b.joins = append(b.joins, m)
 	id := m.MemberID
+	if old, ok := b.static[m.GroupInstanceID]; ok && id == "" && b.skipStaticRejoin && !b.rebalance && b.generation > 0 {
+		b.nextID++
+		id = m.GroupInstanceID + "-" + strconv.Itoa(b.nextID)
+		b.static[m.GroupInstanceID] = id
+		b.members = append(slices.DeleteFunc(b.members, func(s string) bool { return s == old }), id)
+		slices.Sort(b.members)
+		b.assignment[id] = b.assignment[old]
+		delete(b.assignment, old)
+		for i := range b.joined {
+			if b.joined[i].MemberID == old {
+				b.joined[i].MemberID = id
+			}
+		}
+		resp := &proto.JoinGroupResponse{CorrelationID: m.CorrelationID, GenerationID: b.generation, ProtocolType: "consumer",
+			ProtocolName: m.Protocols[0].Name, Leader: b.leader, MemberID: id}
+		if b.leader == old {
+			b.leader = id
+			resp.Leader, resp.SkipAssignment, resp.Members = id, true, slices.Clone(b.joined)
+		}
+		b.env.Send(from, resp)
+		return
+	}
 	if m.GroupInstanceID != "" {
 		if old, ok := b.static[m.GroupInstanceID]; ok && id == "" {
 			// A static member rejoining under a new member id replaces
@@ -253,6 +300,7 @@ func (b *groupBroker) maybeCompleteJoin() {
 		w := b.pending[id]
 		all = append(all, proto.JoinGroupMember{MemberID: id, GroupInstanceID: w.req.GroupInstanceID, Subscription: w.req.Protocols[0].Subscription})
 	}
+	b.joined = all
 	for _, id := range b.members {
 		w := b.pending[id]
 		resp := &proto.JoinGroupResponse{CorrelationID: w.req.CorrelationID, GenerationID: b.generation, ProtocolType: "consumer",
@@ -271,7 +319,7 @@ func (b *groupBroker) sync(from sim.NodeID, m *proto.SyncGroupRequest) {
 		return
 	}
 	b.syncs[m.MemberID] = syncWait{from: from, corr: m.CorrelationID}
-	if m.MemberID == b.leader {
+	if m.MemberID == b.leader && (len(m.Assignments) > 0 || b.assignment == nil) {
 		b.assignment = map[string][]proto.TopicPartition{}
 		for _, a := range m.Assignments {
 			b.assignment[a.MemberID] = a.Partitions

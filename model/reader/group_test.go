@@ -335,6 +335,42 @@ func TestAutoCommitCommitsAPositionResetToLatest(t *testing.T) {
 	}
 }
 
+// A position that falls out of range mid-session (retention deleted the
+// records the member had not read yet) and is reset to latest, with no
+// record after it, is auto-committed once what was polled before is
+// finished: Kafka's auto-commit commits every position
+// (SubscriptionState.allConsumed). Committing only processed records left
+// the group's committed offset behind for good (fuzz seed 20211 with
+// --groups).
+func TestAutoCommitCommitsAPositionResetMidSession(t *testing.T) {
+	for _, workers := range []int{1, 2} {
+		t.Run(strconv.Itoa(workers)+" workers", func(t *testing.T) {
+			cfg := memberConfig("c-0", reader.CommitAuto)
+			cfg.AutoOffsetReset = "latest"
+			cfg.Group.Workers = workers
+			cfg.Group.AutoCommitInterval = time.Second
+			gw := newGroupWorld(1, 0, cfg)
+			gw.w.Start()
+			gw.w.RunUntil(5 * time.Second)
+			gw.b.appendRecords(0, 5)
+			gw.w.RunUntil(10 * time.Second)
+			gw.b.appendRecords(0, 5)
+			gw.b.logStart = []int64{8}
+			gw.w.RunUntil(20 * time.Second)
+			commits := only(ops(gw.rec, "c-0", history.FCommit), "ok ")
+			if !slices.Contains(commits, "ok commit orders-0=5 gen=1") {
+				t.Fatalf("commits %v, want the five records processed committed first", commits)
+			}
+			if last := commits[len(commits)-1]; last != "ok commit orders-0=10 gen=1" {
+				t.Fatalf("commits %v, want the position reset to latest, 10, committed last", commits)
+			}
+			if n := len(only(ops(gw.rec, "c-0", history.FProcess), "ok ")); n != 5 {
+				t.Fatalf("%d records processed, want the 5 before the reset", n)
+			}
+		})
+	}
+}
+
 // An auto-commit whose request is lost gets no answer until its request
 // times out, while the commits after it are answered: the member completes
 // them in the order it made them (KafkaConsumer.commitAsync: callbacks run

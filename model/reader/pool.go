@@ -70,6 +70,14 @@ func (p *pool) tracker(k partKey, ps *partitionState) *prefixTracker {
 	return t
 }
 
+// poolUnfinished reports whether records polled of partition k in its
+// assignment ps are still queued or in processing in the pool (with one
+// worker, a poll comes only once the previous batch is processed).
+func (r *Reader) poolUnfinished(k partKey, ps *partitionState) bool {
+	t := r.group.app.pool.trackers[k]
+	return t != nil && t.ps == ps && len(t.pending) > 0
+}
+
 // poolHandOver hands a poll's records to the pool.
 func (r *Reader) poolHandOver(items []workItem) {
 	g := r.group

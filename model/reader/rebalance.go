@@ -41,7 +41,7 @@ func (r *Reader) onJoinPrepare() bool {
 		giving = owned
 	}
 	done := func() {
-		g.needsJoinPrepare, g.isLeader, g.assignmentSnapshot = false, false, nil
+		g.needsJoinPrepare, g.isLeader, g.assignmentSnapshot, g.skippedAssignment = false, false, nil, false
 	}
 	if len(giving) == 0 {
 		done()
@@ -184,6 +184,14 @@ func (r *Reader) recordAssign() {
 func (r *Reader) onLeaderElected(m *proto.JoinGroupResponse) ([]proto.MemberAssignment, string) {
 	g := r.group
 	if m.SkipAssignment {
+		// The returning static leader (KIP-814) keeps the group's
+		// assignment but is still its leader: it watches the partition
+		// counts from now on, as ConsumerCoordinator.onLeaderElected sets
+		// isLeader and assignmentSnapshot = metadataSnapshot before it
+		// returns no assignment. The snapshot is the metadata of now, not
+		// the one the kept assignment was made from: partitions added
+		// while the leader was away call for no rebalance (Kafka's too).
+		g.isLeader, g.assignmentSnapshot, g.skippedAssignment = true, r.subscribedCounts(m.Members), true
 		return nil, ""
 	}
 	var assignor GroupAssignor
@@ -205,15 +213,8 @@ func (r *Reader) onLeaderElected(m *proto.JoinGroupResponse) ([]proto.MemberAssi
 		}
 		return 0
 	})
-	counts := map[string]int32{}
-	for _, mem := range members {
-		for _, t := range mem.Subscription.Topics {
-			if n, ok := g.partitionCounts[t]; ok {
-				counts[t] = n
-			}
-		}
-	}
-	g.isLeader, g.assignmentSnapshot = true, maps.Clone(counts)
+	counts := r.subscribedCounts(members)
+	g.isLeader, g.assignmentSnapshot, g.skippedAssignment = true, maps.Clone(counts), false
 	assigned := assignor.Assign(counts, members)
 	out := make([]proto.MemberAssignment, 0, len(members))
 	for _, mem := range members {
@@ -222,6 +223,20 @@ func (r *Reader) onLeaderElected(m *proto.JoinGroupResponse) ([]proto.MemberAssi
 		out = append(out, proto.MemberAssignment{MemberID: mem.MemberID, Partitions: parts})
 	}
 	return out, ""
+}
+
+// subscribedCounts is the partition count the metadata has of each topic
+// the members subscribe to.
+func (r *Reader) subscribedCounts(members []proto.JoinGroupMember) map[string]int32 {
+	counts := map[string]int32{}
+	for _, mem := range members {
+		for _, t := range mem.Subscription.Topics {
+			if n, ok := r.group.partitionCounts[t]; ok {
+				counts[t] = n
+			}
+		}
+	}
+	return counts
 }
 
 // learnTopic takes a topic's partitions from the metadata: their count and
