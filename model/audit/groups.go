@@ -48,11 +48,21 @@ import (
 //     member epoch: a partition's successive owners hold strictly greater
 //     ones) is acknowledged, no commit below X is acknowledged from an older
 //     generation, or from another member of G; one from a newer generation
-//     only if that member reset its position of the partition since it
-//     was granted it (auto.offset.reset), or the god view saw the partition
-//     or the group's __consumer_offsets partition lose committed data. A
-//     member lowering its own commits within its generation is the
-//     application's doing, which the history's nonmonotonic-commit judges.
+//     only if that member moved its position of the partition back since
+//     it was granted it — reset it (auto.offset.reset), or found the log
+//     truncated under it (KIP-320) where the god view saw the partition
+//     lose committed data below X — or the god view saw the partition or
+//     the group's __consumer_offsets partition lose committed data since X
+//     was committed. The truncation covers a loss before X was committed
+//     too: Kafka's coordinator accepts a commit of records the owner read
+//     before they were lost (OffsetMetadataManager validates the member
+//     and its generation, never the offset against the log), and the next
+//     owner, fetching X with its leader epoch (ConsumerCoordinator.
+//     refreshCommittedOffsetsIfNeeded: SubscriptionState.seekUnvalidated),
+//     validates it and seeks back to the first offset known to diverge
+//     (SubscriptionState.maybeCompleteValidation). A member lowering its
+//     own commits within its generation is the application's doing, which
+//     the history's nonmonotonic-commit judges.
 const (
 	GroupGenerationSingleCoordinator = "group-generation-single-coordinator"
 	GroupPartitionSingleOwner        = "group-partition-single-owner"
@@ -113,6 +123,9 @@ type owner struct {
 	generation  int32
 	// reset: the member reset its position since it was granted it.
 	reset bool
+	// truncated: the member found the log truncated below its position
+	// since it was granted it, and sought back (KIP-320).
+	truncated bool
 }
 
 type commitMark struct {
@@ -233,17 +246,37 @@ func (a *Audit) GroupOffsetCommitted(broker, partition, leaderEpoch int32, group
 		}
 	case generation == prev.generation:
 		// The member's own doing: the history judges it.
-	case !lost && !a.resetBy(g, tp, memberID):
+	case !lost && !a.movedBackBy(g, tp, memberID, prev.offset):
 		a.report(GroupCommitNotBelowOwner, a.brokerNode(c.Broker),
-			"group %s: %s committed %s at %d for member %s of generation %d, below %d committed by member %s of the older generation %d, with no reset or loss to explain it",
+			"group %s: %s committed %s at %d for member %s of generation %d, below %d committed by member %s of the older generation %d, with no reset, truncation or loss to explain it",
 			group, c, tp, offset, memberID, generation, prev.offset, prev.memberID, prev.generation)
 	}
 	g.commits[tp] = mark
 }
 
-func (a *Audit) resetBy(g *groupAudit, tp proto.TopicPartition, memberID string) bool {
+// movedBackBy reports whether memberID, owning tp, moved its position
+// back since it was granted it in a way that explains a commit below
+// `below`: a reset, or a truncation where the god view saw tp lose
+// committed data below `below` (a loss at or above it cannot have taken
+// what that commit counted; without a loss, KIP-320 finds no divergence
+// under a position taken from committed records).
+func (a *Audit) movedBackBy(g *groupAudit, tp proto.TopicPartition, memberID string, below int64) bool {
 	for _, o := range g.owners[tp] {
-		if o.memberID == memberID && o.reset {
+		if o.memberID != memberID {
+			continue
+		}
+		if o.reset || (o.truncated && a.lostBelow(tp.String(), below)) {
+			return true
+		}
+	}
+	return false
+}
+
+// lostBelow reports whether the god view saw partition lose committed data
+// at an offset below `below`.
+func (a *Audit) lostBelow(partition string, below int64) bool {
+	for _, f := range a.facts {
+		if f.Kind == godview.Loss && f.Partition == partition && f.From < below {
 			return true
 		}
 	}
@@ -274,10 +307,11 @@ func (a *Audit) PartitionsAssigned(node sim.NodeID, group, memberID string, gene
 	asked, loaded := false, false
 	for _, tp := range owned {
 		kept := g.owners[tp][:0]
-		reset := false
+		reset, truncated := false, false
 		for _, o := range g.owners[tp] {
 			if o.node == node {
-				reset = o.reset && o.memberID == memberID
+				same := o.memberID == memberID
+				reset, truncated = o.reset && same, o.truncated && same
 				continue // this process's own claim, renewed below
 			}
 			if !a.owns(o) {
@@ -297,7 +331,8 @@ func (a *Audit) PartitionsAssigned(node sim.NodeID, group, memberID string, gene
 					group, a.w.Name(node), tp, memberID, generation, a.w.Name(o.node), o.memberID, o.generation)
 			}
 		}
-		g.owners[tp] = append(kept, owner{node: node, incarnation: a.w.Incarnation(node), memberID: memberID, generation: generation, reset: reset})
+		g.owners[tp] = append(kept, owner{node: node, incarnation: a.w.Incarnation(node), memberID: memberID, generation: generation,
+			reset: reset, truncated: truncated})
 	}
 }
 
@@ -331,6 +366,22 @@ func (a *Audit) PositionReset(node sim.NodeID, group string, tp proto.TopicParti
 	for i := range os {
 		if os[i].node == node {
 			os[i].reset = true
+		}
+	}
+}
+
+// PositionTruncated notes a member whose position of a partition it owns
+// went back to the first offset known to diverge: the leader's log ends
+// the position's leader epoch below it (KIP-320's validation, Kafka's
+// SubscriptionState.maybeCompleteValidation).
+func (a *Audit) PositionTruncated(node sim.NodeID, group string, tp proto.TopicPartition) {
+	if a.groups == nil {
+		return
+	}
+	os := a.group(group).owners[tp]
+	for i := range os {
+		if os[i].node == node {
+			os[i].truncated = true
 		}
 	}
 }

@@ -238,6 +238,61 @@ func TestCommitNotBelowOwner(t *testing.T) {
 			a.PositionReset(1, "g", orders1)
 			offsetCommitted(a, "B", 2, orders0, 5)
 		}, 1},
+		{"the same member, moved to a newer generation, finds its own commit's records lost (fuzz seed 40100)", func(a *Audit) {
+			// The loss comes before the commit of 6 — records A read
+			// before it — which the coordinator accepts; fetching 6 in
+			// generation 2, A's KIP-320 validation seeks back to 0.
+			a.PartitionsAssigned(1, "g", "A", 1, true, []proto.TopicPartition{orders0})
+			a.facts = append(a.facts, godview.Fact{Kind: godview.Loss, Partition: "orders-0", From: 0, To: 6})
+			offsetCommitted(a, "A", 1, orders0, 6)
+			a.PartitionsRevoked(1, "g", []proto.TopicPartition{orders0})
+			a.PartitionsAssigned(1, "g", "A", 2, true, []proto.TopicPartition{orders0})
+			a.PositionTruncated(1, "g", orders0)
+			offsetCommitted(a, "A", 2, orders0, 1)
+		}, 0},
+		{"a newer owner that found the log truncated after a loss below the commit", func(a *Audit) {
+			a.facts = append(a.facts, godview.Fact{Kind: godview.Loss, Partition: "orders-0", From: 4, To: 30})
+			offsetCommitted(a, "A", 1, orders0, 20)
+			a.PartitionsAssigned(1, "g", "B", 2, false, []proto.TopicPartition{orders0})
+			a.PositionTruncated(1, "g", orders0)
+			offsetCommitted(a, "B", 2, orders0, 5)
+		}, 0},
+		{"a truncation with no loss does not explain it", func(a *Audit) {
+			offsetCommitted(a, "A", 1, orders0, 20)
+			a.PartitionsAssigned(1, "g", "B", 2, false, []proto.TopicPartition{orders0})
+			a.PositionTruncated(1, "g", orders0)
+			offsetCommitted(a, "B", 2, orders0, 5)
+		}, 1},
+		{"a truncation after a loss at or above the commit does not explain it", func(a *Audit) {
+			a.facts = append(a.facts, godview.Fact{Kind: godview.Loss, Partition: "orders-0", From: 20, To: 30})
+			offsetCommitted(a, "A", 1, orders0, 20)
+			a.PartitionsAssigned(1, "g", "B", 2, false, []proto.TopicPartition{orders0})
+			a.PositionTruncated(1, "g", orders0)
+			offsetCommitted(a, "B", 2, orders0, 5)
+		}, 1},
+		{"a truncation after another partition's loss does not explain it", func(a *Audit) {
+			a.facts = append(a.facts, godview.Fact{Kind: godview.Loss, Partition: "orders-1", From: 0, To: 30})
+			offsetCommitted(a, "A", 1, orders0, 20)
+			a.PartitionsAssigned(1, "g", "B", 2, false, []proto.TopicPartition{orders0})
+			a.PositionTruncated(1, "g", orders0)
+			offsetCommitted(a, "B", 2, orders0, 5)
+		}, 1},
+		{"a truncation of another partition does not explain it", func(a *Audit) {
+			a.facts = append(a.facts, godview.Fact{Kind: godview.Loss, Partition: "orders-0", From: 0, To: 30})
+			offsetCommitted(a, "A", 1, orders0, 20)
+			a.PartitionsAssigned(1, "g", "B", 2, false, []proto.TopicPartition{orders0, orders1})
+			a.PositionTruncated(1, "g", orders1)
+			offsetCommitted(a, "B", 2, orders0, 5)
+		}, 1},
+		{"another member's truncation does not explain it", func(a *Audit) {
+			a.facts = append(a.facts, godview.Fact{Kind: godview.Loss, Partition: "orders-0", From: 0, To: 30})
+			a.PartitionsAssigned(0, "g", "A", 1, false, []proto.TopicPartition{orders0})
+			a.PositionTruncated(0, "g", orders0)
+			offsetCommitted(a, "A", 1, orders0, 20)
+			a.PartitionsRevoked(0, "g", []proto.TopicPartition{orders0})
+			a.PartitionsAssigned(1, "g", "B", 2, false, []proto.TopicPartition{orders0})
+			offsetCommitted(a, "B", 2, orders0, 5)
+		}, 1},
 		{"the partition lost data since", func(a *Audit) {
 			offsetCommitted(a, "B", 2, orders0, 20)
 			a.facts = append(a.facts, godview.Fact{Kind: godview.Loss, Partition: "orders-0"})

@@ -129,11 +129,13 @@ type GroupConfig struct {
 // GroupAuditor sees a member's ownership change as the member process
 // lives it (model/audit's groups.go): the assignment its assign callback
 // applied (every partition it owns then), partitions it revokes or loses,
-// a position it resets.
+// a position it resets, a position it moves back to where the log was
+// truncated under it (KIP-320).
 type GroupAuditor interface {
 	PartitionsAssigned(node sim.NodeID, group, memberID string, generation int32, classic bool, owned []proto.TopicPartition)
 	PartitionsRevoked(node sim.NodeID, group string, tps []proto.TopicPartition)
 	PositionReset(node sim.NodeID, group string, tp proto.TopicPartition)
+	PositionTruncated(node sim.NodeID, group string, tp proto.TopicPartition)
 }
 
 // consumerProtocol reports whether the member runs KIP-848's protocol.

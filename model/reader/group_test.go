@@ -410,3 +410,41 @@ func TestAsyncCommitsCompleteInTheOrderTheyWereMade(t *testing.T) {
 		t.Fatalf("%d commits completed, %d ok; want the ones after the lost one answered", completed, answered)
 	}
 }
+
+// positionAuditor records the positions a member tells the group audit it
+// moved.
+type positionAuditor struct{ moves []string }
+
+func (a *positionAuditor) PartitionsAssigned(sim.NodeID, string, string, int32, bool, []proto.TopicPartition) {
+}
+func (a *positionAuditor) PartitionsRevoked(sim.NodeID, string, []proto.TopicPartition) {}
+func (a *positionAuditor) PositionReset(_ sim.NodeID, _ string, tp proto.TopicPartition) {
+	a.moves = append(a.moves, "reset "+tp.String())
+}
+func (a *positionAuditor) PositionTruncated(_ sim.NodeID, _ string, tp proto.TopicPartition) {
+	a.moves = append(a.moves, "truncated "+tp.String())
+}
+
+// A committed offset past the leader's log end for its epoch — records the
+// previous owner read and committed before they were lost — is validated
+// (KIP-320) and the member seeks back to where the log diverges
+// (SubscriptionState.maybeCompleteValidation); it tells the group audit,
+// whose commit-not-below-owner takes a truncation after a loss as what
+// explains a commit below the previous owner's. A partition with nothing
+// committed is reset instead.
+func TestMemberTellsTheAuditOfATruncationUnderItsCommittedOffset(t *testing.T) {
+	cfg := memberConfig("c-0", reader.CommitAfterProcessing)
+	aud := &positionAuditor{}
+	cfg.Group.Audit = aud
+	gw := newGroupWorld(2, 3, cfg)
+	gw.b.committed["orders-0"] = proto.OffsetCommitPartition{TopicPartition: proto.TopicPartition{Topic: "orders"}, CommittedOffset: 6, CommittedLeaderEpoch: 0}
+	gw.w.Start()
+	gw.w.RunUntil(10 * time.Second)
+	slices.Sort(aud.moves)
+	if want := []string{"reset orders-1", "truncated orders-0"}; !slices.Equal(aud.moves, want) {
+		t.Fatalf("positions moved %v, want %v", aud.moves, want)
+	}
+	if got := only(ops(gw.rec, "c-0", history.FProcess), "orders-0"); len(got) != 0 {
+		t.Fatalf("processed %v of orders-0, want nothing (its log ends at 3, where the member sought back to)", got)
+	}
+}

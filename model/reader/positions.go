@@ -234,6 +234,9 @@ func (r *Reader) handleValidation(m *proto.OffsetsForLeaderEpochResponse) {
 			p.fetchPosition = pos
 			p.buf = nil
 			r.Stats.Truncations++
+			if r.group != nil && r.group.cfg.Audit != nil {
+				r.group.cfg.Audit.PositionTruncated(r.env.ID(), r.group.cfg.GroupID, proto.TopicPartition{Topic: vp.Topic, Partition: vp.Partition})
+			}
 		}
 	}
 	r.resetPositions()
