@@ -73,7 +73,9 @@ type polledKey struct {
 
 // resetJump is a member's first processed offset in a partition, where it
 // began above the offset the group had committed (-1: none): its position
-// came from auto.offset.reset, not the committed offset.
+// came from auto.offset.reset, not the committed offset. Or a later one
+// above the record after the last it began (a reset mid-session), or an
+// offset it committed above either before processing there (commitJumps).
 type resetJump struct {
 	group, part int32
 	proc        int32
@@ -291,6 +293,39 @@ func (a *analyzer) addProcess(pid int32, p *procState, o *history.Op) {
 	gm.open = append(gm.open, int32(len(m.procs)))
 	m.procs = append(m.procs, processRec{start: o.Index, startT: o.Time, end: -1, off: off, group: g, part: part, proc: pid,
 		member: m.memberID(p, o), gen: generationOf(o), txn: p.txn, val: val, open: true})
+}
+
+// commitJumps takes a member's commit as evidence of its positions: Kafka
+// commits positions (SubscriptionState.allConsumed, the auto-commit's and a
+// commitSync()'s), and a position auto.offset.reset moved is committed
+// before any record is consumed from it — latest after the producers
+// stopped, or while the member lagged, is never followed by a record at
+// the new position. A commit above where the member's session started
+// (the offset the group had committed when it was assigned the
+// partition), before it processed any of it, or above the record after
+// the last it began, moved its position forward without processing: a
+// jump like one to the first record processed there (checkSkipped decides
+// whether a reset may have made it). Only partitions the member owns: a
+// session runs from an assign to a revoke.
+func (a *analyzer) commitJumps(pid int32, p *procState, o *history.Op, group string) {
+	gm, x := p.gm, o.Value.Ext
+	if gm == nil || x == nil || group == "" {
+		return
+	}
+	m := &a.members
+	for _, name := range sortedKeys(x.Offsets) {
+		part := a.partByName(name)
+		if part < 0 || !gm.owned[part] {
+			continue
+		}
+		from, ok := gm.sess[part]
+		if ok && from == sessionStarted {
+			from, ok = gm.next[part]
+		}
+		if off := x.Offsets[name]; ok && off > from && off > 0 {
+			m.jumps = append(m.jumps, resetJump{group: m.groupID(group, p.name), part: part, proc: pid, from: from, to: off})
+		}
+	}
 }
 
 // memberPolled notes the records a group member's poll returned: which
