@@ -406,7 +406,9 @@ func TestSkippedRecordAndAutoOffsetResetLatest(t *testing.T) {
 // committed offset is; the next owner starts from it (fuzz --groups seeds
 // 20065, 40108, 40181).
 func TestSkippedRecordAndACommitOfAPositionResetToLatest(t *testing.T) {
-	build := func(committedFirst bool) []history.Op {
+	// held: c-1 polls 5 and 6 after its reset and commits 7 before it
+	// processes them.
+	build := func(committedFirst, held bool) []history.Op {
 		h := &hb{}
 		h.sendsTo(0, "a0", "a1", "a2", "a3", "a4")
 		if committedFirst {
@@ -414,26 +416,43 @@ func TestSkippedRecordAndACommitOfAPositionResetToLatest(t *testing.T) {
 		}
 		c1 := h.member("c-1", "g")
 		c1.assign(1, "t-0")
-		c1.commit(1, map[string]int64{"t-0": 5}, history.OK) // reset to the end, nothing consumed
+		end := int64(5) // reset to the end, nothing consumed
+		if held {
+			h.send("p-0", "a5", 0, 5, history.OK)
+			h.send("p-0", "a6", 0, 6, history.OK)
+			h.poll("c-1", false, rec{0, 5, "a5"}, rec{0, 6, "a6"})
+			end = 7
+		}
+		c1.commit(1, map[string]int64{"t-0": end}, history.OK)
 		c1.revoke(1, "t-0")
-		h.send("p-0", "a5", 0, 5, history.OK)
-		h.send("p-0", "a6", 0, 6, history.OK)
+		if !held {
+			h.send("p-0", "a5", 0, 5, history.OK)
+			h.send("p-0", "a6", 0, 6, history.OK)
+		}
+		h.send("p-0", "a7", 0, 7, history.OK)
 		c2 := h.member("c-2", "g")
 		c2.assign(2, "t-0")
-		c2.process(2, 5, 6)
-		c2.commit(2, map[string]int64{"t-0": 7}, history.OK)
+		for off := end; off < 8; off++ {
+			c2.process(2, off)
+		}
+		c2.commit(2, map[string]int64{"t-0": 8}, history.OK)
 		return h.ops
 	}
 	latest := func(g *ConsumerGuarantees) { g.AutoOffsetReset = "latest" }
-	expectCount(t, Check(build(false), withGroup("auto", latest)), SkippedRecord, 0)
+	expectCount(t, Check(build(false, false), withGroup("auto", latest)), SkippedRecord, 0)
 	// earliest would have started c-1 at the log start: 0..4 were skipped.
-	r := Check(build(false), withGroup("auto"))
+	r := Check(build(false, false), withGroup("auto"))
 	expectCount(t, r, SkippedRecord, 5)
 	expectVerdict(t, r, SkippedRecord, Violation)
 	// With 0 committed, in range, no reset moves c-1: its commit of 5
 	// passed over records it never processed.
-	r = Check(build(true), withGroup("auto", latest))
+	r = Check(build(true, false), withGroup("auto", latest))
 	expectCount(t, r, SkippedRecord, 5)
+	expectVerdict(t, r, SkippedRecord, Violation)
+	// The reset moved c-1 to 5 at most (it polled 5 from there); 5 and 6,
+	// which it held and committed unprocessed, were skipped.
+	r = Check(build(false, true), withGroup("auto", latest))
+	expectCount(t, r, SkippedRecord, 2)
 	expectVerdict(t, r, SkippedRecord, Violation)
 }
 
