@@ -34,7 +34,9 @@ import (
 //     auto.offset.reset=latest (a member that began above the committed
 //     offset when there was none, or when it was out of range: below the log
 //     start, or in a partition that lost committed data; or whose processing
-//     jumped forward mid-session from a position out of range the same way).
+//     jumped forward mid-session from a position out of range the same way;
+//     a commit above such a position, before any record processed there,
+//     is the same jump: Kafka commits a position reset by latest).
 
 func (a *analyzer) checkGroupMembers() {
 	m := &a.members

@@ -185,6 +185,7 @@ func (a *analyzer) addCommit(pid int32, p *procState, o *history.Op) {
 				reg.commits[len(reg.commits)-1].gen = x.Generation
 			}
 		}
+		a.commitJumps(pid, p, o, group)
 		if pc.zombie = a.fencedAt(p, o, group); pc.zombie != nil {
 			pc.zombie.invoke = o.Index
 		}

@@ -71,9 +71,15 @@ type polledKey struct {
 	off  int64
 }
 
+// polledRec is the record a member polled at a polledKey, and the poll
+// session (analyzer.sessions) that read it.
+type polledRec struct{ val, sess int32 }
+
 // resetJump is a member's first processed offset in a partition, where it
 // began above the offset the group had committed (-1: none): its position
-// came from auto.offset.reset, not the committed offset.
+// came from auto.offset.reset, not the committed offset. Or a later one
+// above the record after the last it began (a reset mid-session), or an
+// offset it committed above either before processing there (commitJumps).
 type resetJump struct {
 	group, part int32
 	proc        int32
@@ -127,12 +133,12 @@ type memberProc struct {
 	next map[int32]int64
 	// polled: the record the member last polled at each offset, until it
 	// begins processing it.
-	polled map[polledKey]int32
+	polled map[polledKey]polledRec
 }
 
 func (a *analyzer) memberOf(p *procState) *memberProc {
 	if p.gm == nil {
-		p.gm = &memberProc{owned: map[int32]bool{}, revoked: map[int32]int64{}, sess: map[int32]int64{}, next: map[int32]int64{}, polled: map[polledKey]int32{}}
+		p.gm = &memberProc{owned: map[int32]bool{}, revoked: map[int32]int64{}, sess: map[int32]int64{}, next: map[int32]int64{}, polled: map[polledKey]polledRec{}}
 	}
 	return p.gm
 }
@@ -285,7 +291,7 @@ func (a *analyzer) addProcess(pid int32, p *procState, o *history.Op) {
 	}
 	val := int32(-1)
 	if v, ok := gm.polled[polledKey{part, off}]; ok {
-		val = v
+		val = v.val
 		delete(gm.polled, polledKey{part, off})
 	}
 	gm.open = append(gm.open, int32(len(m.procs)))
@@ -293,10 +299,59 @@ func (a *analyzer) addProcess(pid int32, p *procState, o *history.Op) {
 		member: m.memberID(p, o), gen: generationOf(o), txn: p.txn, val: val, open: true})
 }
 
+// commitJumps takes a member's commit as evidence of its positions: Kafka
+// commits positions (SubscriptionState.allConsumed, the auto-commit's and a
+// commitSync()'s), and a position auto.offset.reset moved is committed
+// before any record is consumed from it — latest after the producers
+// stopped, or while the member lagged, is never followed by a record at
+// the new position. A commit above where the member's session started
+// (the offset the group had committed when it was assigned the
+// partition), before it processed any of it, or above the record after
+// the last it began, moved its position forward without processing: a
+// jump like one to the first record processed there (checkSkipped decides
+// whether a reset may have made it). The jump ends at the lowest record
+// the member polled there in its session and has not begun processing:
+// its position was no further than that record when it polled it, so a
+// commit past it passed over a record it held, which no reset explains.
+// Only partitions the member owns: a session runs from an assign to a
+// revoke.
+func (a *analyzer) commitJumps(pid int32, p *procState, o *history.Op, group string) {
+	gm, x := p.gm, o.Value.Ext
+	if gm == nil || x == nil || group == "" {
+		return
+	}
+	m := &a.members
+	for _, name := range sortedKeys(x.Offsets) {
+		part := a.partByName(name)
+		if part < 0 || !gm.owned[part] {
+			continue
+		}
+		from, ok := gm.sess[part]
+		if ok && from == sessionStarted {
+			from, ok = gm.next[part]
+		}
+		to := x.Offsets[name]
+		if !ok || to <= from || to <= 0 {
+			continue
+		}
+		if sid, polling := p.sess[part]; polling {
+			for k, r := range gm.polled { // kafkasim:orderless: a minimum
+				if k.part == part && r.sess == sid && k.off >= from && k.off < to {
+					to = k.off
+				}
+			}
+		}
+		if to > from && to > 0 {
+			m.jumps = append(m.jumps, resetJump{group: m.groupID(group, p.name), part: part, proc: pid, from: from, to: to})
+		}
+	}
+}
+
 // memberPolled notes the records a group member's poll returned: which
-// record each offset held when the member read it.
-func (a *analyzer) memberPolled(p *procState, part int32, off int64, val int32) {
-	a.memberOf(p).polled[polledKey{part, off}] = val
+// record each offset held when the member read it, and in which poll
+// session (commitJumps ends a jump at a record the member held).
+func (a *analyzer) memberPolled(p *procState, part int32, off int64, val, sess int32) {
+	a.memberOf(p).polled[polledKey{part, off}] = polledRec{val, sess}
 }
 
 // completeProcess pairs a completion with the open process operation of the

@@ -399,6 +399,103 @@ func TestSkippedRecordAndAutoOffsetResetLatest(t *testing.T) {
 	expectCount(t, Check(build(true), withGroup("after-processing", latest)), SkippedRecord, 3)
 }
 
+// Kafka commits positions (SubscriptionState.allConsumed): a member that
+// auto.offset.reset=latest moved to the end commits that position before
+// it consumes a record there — the producers have stopped, say. Its commit
+// is the evidence of the reset, as a first record processed above the
+// committed offset is; the next owner starts from it (fuzz --groups seeds
+// 20065, 40108, 40181).
+func TestSkippedRecordAndACommitOfAPositionResetToLatest(t *testing.T) {
+	// held: c-1 polls 5 and 6 after its reset and commits 7 before it
+	// processes them.
+	build := func(committedFirst, held bool) []history.Op {
+		h := &hb{}
+		h.sendsTo(0, "a0", "a1", "a2", "a3", "a4")
+		if committedFirst {
+			h.member("c-0", "g").commit(1, map[string]int64{"t-0": 0}, history.OK)
+		}
+		c1 := h.member("c-1", "g")
+		c1.assign(1, "t-0")
+		end := int64(5) // reset to the end, nothing consumed
+		if held {
+			h.send("p-0", "a5", 0, 5, history.OK)
+			h.send("p-0", "a6", 0, 6, history.OK)
+			h.poll("c-1", false, rec{0, 5, "a5"}, rec{0, 6, "a6"})
+			end = 7
+		}
+		c1.commit(1, map[string]int64{"t-0": end}, history.OK)
+		c1.revoke(1, "t-0")
+		if !held {
+			h.send("p-0", "a5", 0, 5, history.OK)
+			h.send("p-0", "a6", 0, 6, history.OK)
+		}
+		h.send("p-0", "a7", 0, 7, history.OK)
+		c2 := h.member("c-2", "g")
+		c2.assign(2, "t-0")
+		for off := end; off < 8; off++ {
+			c2.process(2, off)
+		}
+		c2.commit(2, map[string]int64{"t-0": 8}, history.OK)
+		return h.ops
+	}
+	latest := func(g *ConsumerGuarantees) { g.AutoOffsetReset = "latest" }
+	expectCount(t, Check(build(false, false), withGroup("auto", latest)), SkippedRecord, 0)
+	// earliest would have started c-1 at the log start: 0..4 were skipped.
+	r := Check(build(false, false), withGroup("auto"))
+	expectCount(t, r, SkippedRecord, 5)
+	expectVerdict(t, r, SkippedRecord, Violation)
+	// With 0 committed, in range, no reset moves c-1: its commit of 5
+	// passed over records it never processed.
+	r = Check(build(true, false), withGroup("auto", latest))
+	expectCount(t, r, SkippedRecord, 5)
+	expectVerdict(t, r, SkippedRecord, Violation)
+	// The reset moved c-1 to 5 at most (it polled 5 from there); 5 and 6,
+	// which it held and committed unprocessed, were skipped.
+	r = Check(build(false, true), withGroup("auto", latest))
+	expectCount(t, r, SkippedRecord, 2)
+	expectVerdict(t, r, SkippedRecord, Violation)
+}
+
+// The same mid-session: the member processed 0 and 1, retention deleted
+// past its position, auto.offset.reset=latest moved it to the end, and it
+// committed there before consuming anything new; the next owner starts
+// from that commit.
+func TestSkippedRecordAndACommitAfterAMidSessionResetToLatest(t *testing.T) {
+	build := func(logStart int64) []history.Op {
+		h := &hb{}
+		h.sendsTo(0, "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7")
+		c := h.member("c-1", "g")
+		c.assign(1, "t-0")
+		c.process(1, 0, 1)
+		c.commit(1, map[string]int64{"t-0": 2}, history.OK)
+		c.commit(1, map[string]int64{"t-0": 6}, history.OK) // reset to the end, 6 at the time
+		c.revoke(1, "t-0")
+		c2 := h.member("c-2", "g")
+		c2.assign(2, "t-0")
+		c2.process(2, 6, 7)
+		c2.commit(2, map[string]int64{"t-0": 8}, history.OK)
+		v := history.NoValue()
+		v.Final = true
+		h.add("f-0", history.Invoke, history.FPoll, v)
+		v.HasRecords = true
+		for off := logStart; off < 8; off++ {
+			v.Records = append(v.Records, history.Record{Topic: "t", Partition: 0, Offset: off, Value: "a" + itoa(off)})
+		}
+		v.X().LogStartOffsets = map[string]int64{"t-0": logStart}
+		h.add("f-0", history.OK, history.FPoll, v)
+		return h.ops
+	}
+	latest := func(g *ConsumerGuarantees) { g.AutoOffsetReset = "latest" }
+	expectCount(t, Check(build(4), withGroup("auto", latest)), SkippedRecord, 0)
+	r := Check(build(4), withGroup("auto"))
+	expectCount(t, r, SkippedRecord, 2) // earliest would have gone to 4
+	expectVerdict(t, r, SkippedRecord, Violation)
+	// Nothing deleted: its position 2 was in range, no reset moves it.
+	r = Check(build(0), withGroup("auto", latest))
+	expectCount(t, r, SkippedRecord, 4)
+	expectVerdict(t, r, SkippedRecord, Violation)
+}
+
 func TestSkippedRecordJudgesTheFinalCommittedOffset(t *testing.T) {
 	h, _ := skipHistory(0, 1)
 	// A later fetch says 2 is committed (an indeterminate commit moved it
