@@ -230,7 +230,8 @@ func (r *Reader) runConsumerActions() bool {
 // revoke — the same listener as a classic member's (commitOnRevoke): its
 // workers are done with the partitions first (quiesce, pool.go), then it
 // commits what it processed of them, unless it committed before processing
-// (an at-most-once pool's prefix lies below what it already committed).
+// (what an at-most-once member processed lies at or below what it
+// committed, maybe below a commit still in flight).
 // The poll waits for the commit, whatever its outcome (Kafka's callback
 // catches the commit's exception), then the partitions go and the action
 // is done. A member closing is not polling: its actions go on at once.

@@ -196,11 +196,16 @@ func (r *Reader) poolRevoking(k partKey) bool {
 // quiesce is the application's listener before partitions are given up
 // (onPartitionsRevoked, onPartitionsLost): then runs once the member may
 // commit what it processed of them (commit: whether it should). The poll
-// loop processing its batch itself has nothing in processing by then.
+// loop processing its batch itself has nothing in processing by then —
+// unless the member is closed mid-batch (a consumer-protocol member's
+// close unsubscribes, which revokes at once): an at-most-once application
+// commits nothing on revoke either way, as with a pool (poolCheckDrain),
+// since what it processed lies at or below what it committed before
+// processing, maybe below a commit still in flight.
 func (r *Reader) quiesce(tps []proto.TopicPartition, then func(commit bool)) {
 	g := r.group
 	if g.cfg.Workers <= 1 {
-		then(true)
+		then(g.cfg.Commit != CommitBeforeProcessing)
 		return
 	}
 	p := &g.app.pool
