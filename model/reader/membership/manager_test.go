@@ -360,6 +360,41 @@ func TestUnsubscribedDoesNotJoinOnEarlierSubscriptionChange(t *testing.T) {
 	mustNotSend(t, m, 2*time.Second)
 }
 
+// A leave aborts the reconciliation under way: the assignment its
+// onPartitionsAssigned completes is never acknowledged, and heartbeats
+// report the reconciled assignment only (AbstractMembershipManager's
+// maybeAbortReconciliation leaves currentAssignment alone); a full
+// heartbeat after a failure reports owning none of the new partitions.
+func TestLeaveAbortsReconciliation(t *testing.T) {
+	m := newTestManager(testConfig())
+	m.Subscribe([]string{"t"})
+	m.Poll(0)
+	join := mustSend(t, m, 0)
+	m.OnResponse(0, join, okAssign(join, 1, tps(tp("t", 0))))
+	assign := oneAction(t, m, AssignPartitions, tps(tp("t", 0)))
+	m.Unsubscribe()
+	wantState(t, m, PrepareLeaving)
+	revoke := oneAction(t, m, RevokePartitions, tps(tp("t", 0)))
+	done(t, m, assign)
+	wantState(t, m, PrepareLeaving)
+	if d := m.Describe(); !slices.Equal(d.Owned, tps(tp("t", 0))) || len(d.Assignment) != 0 {
+		t.Fatalf("after the aborted assignment: %+v", d)
+	}
+	hb := mustSend(t, m, 5*time.Second)
+	if hb.OwnedSent {
+		t.Fatalf("owned partitions sent again unchanged: %+v", hb)
+	}
+	m.OnFailure(6*time.Second, hb)
+	full := mustSend(t, m, 8*time.Second)
+	if !full.OwnedSent || len(full.OwnedPartitions) != 0 || full.MemberEpoch != 1 {
+		t.Fatalf("heartbeat after a failure: %+v", full)
+	}
+	done(t, m, revoke)
+	if leave := mustSend(t, m, 8*time.Second); leave.MemberEpoch != proto.LeaveGroupMemberEpoch {
+		t.Fatalf("leave %+v", leave)
+	}
+}
+
 func TestLeaveEpochs(t *testing.T) {
 	for _, static := range []bool{false, true} {
 		cfg := testConfig()
