@@ -211,6 +211,16 @@ func (m *Manager) Unsubscribe() {
 			m.transitionTo(Unsubscribed)
 		}
 		m.subscription, m.subscriptionUpdated = nil, false
+		// A rejoin a poll asked of a stale member still releasing its
+		// partitions is dropped. In Kafka that release runs inside the
+		// very poll (the application thread runs the queued
+		// onPartitionsLost there, and its completion reaches the
+		// background thread right after the PollEvent), so the member
+		// rejoins before an unsubscribe is processed, which then leaves.
+		// Here the application may unsubscribe first; dropping the rejoin
+		// ends the member out of the group just the same, rather than in
+		// it with no subscription.
+		m.staleRejoin = false
 		return
 	}
 	if m.state.leavingGroup() {
@@ -228,7 +238,14 @@ func (m *Manager) Unsubscribe() {
 // Poll is the application's call to poll(): onConsumerPoll joins a member
 // whose subscription was updated while unsubscribed, and resetPollTimer
 // restarts max.poll.interval.ms, bringing back a member that went stale.
+// A consumer with no subscription does none of it: AsyncKafkaConsumer.poll
+// throws IllegalStateException ("not subscribed to any topics") before it
+// sends the PollEvent, so an application that unsubscribed cannot bring
+// its stale member back, nor join, until it subscribes again.
 func (m *Manager) Poll(now time.Duration) {
+	if len(m.subscription) == 0 {
+		return
+	}
 	if m.subscriptionUpdated {
 		m.subscriptionUpdated = false
 		if m.state == Unsubscribed {

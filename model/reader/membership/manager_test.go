@@ -302,6 +302,99 @@ func TestStaleRejoinsOnPollAfterRelease(t *testing.T) {
 	wantState(t, m, Joining)
 }
 
+// A stale member whose application unsubscribes stays out of the group,
+// even if the application goes on calling Poll before its partitions are
+// released: Kafka's poll throws on a consumer with no subscription before
+// the PollEvent that would bring the member back (AsyncKafkaConsumer.poll).
+// Found by TestPropertyInterop: the member rejoined with no subscription
+// and sat STABLE owning nothing.
+func TestStaleUnsubscribedDoesNotRejoin(t *testing.T) {
+	m := stableWith(t, testConfig(), tp("t", 0))
+	mustSend(t, m, time.Minute)
+	wantState(t, m, Stale)
+	lost := oneAction(t, m, LosePartitions, tps(tp("t", 0)))
+	m.Unsubscribe()
+	m.Poll(2 * time.Minute)
+	done(t, m, lost)
+	wantState(t, m, Stale)
+	mustNotSend(t, m, 2*time.Minute)
+	// Subscribing again brings it back at the next poll.
+	m.Subscribe([]string{"t"})
+	m.Poll(2*time.Minute + time.Second)
+	wantState(t, m, Joining)
+	if join := mustSend(t, m, 2*time.Minute+time.Second); join.MemberEpoch != 0 || !slices.Equal(join.SubscribedTopicNames, []string{"t"}) {
+		t.Fatalf("rejoin %+v", join)
+	}
+}
+
+// A stale member whose poll asked it to rejoin, and whose application
+// unsubscribes before the partitions are released, does not rejoin with
+// no subscription. In Kafka the release runs inside that very poll, so
+// the member rejoins before the unsubscribe and the unsubscribe then
+// leaves; here the two meet in the other order and the rejoin is dropped:
+// the member ends out of the group either way.
+func TestStaleRejoinDroppedByUnsubscribe(t *testing.T) {
+	m := stableWith(t, testConfig(), tp("t", 0))
+	mustSend(t, m, time.Minute)
+	lost := oneAction(t, m, LosePartitions, tps(tp("t", 0)))
+	m.Poll(2 * time.Minute)
+	m.Unsubscribe()
+	done(t, m, lost)
+	wantState(t, m, Stale)
+	mustNotSend(t, m, 2*time.Minute)
+}
+
+// A member that left does not join again on a subscription it changed
+// just before unsubscribing: with no subscription, poll does nothing
+// (AsyncKafkaConsumer.poll throws before onConsumerPoll).
+func TestUnsubscribedDoesNotJoinOnEarlierSubscriptionChange(t *testing.T) {
+	m := stableWith(t, testConfig(), tp("t", 0))
+	m.Subscribe([]string{"t", "u"})
+	m.Unsubscribe()
+	done(t, m, oneAction(t, m, RevokePartitions, tps(tp("t", 0))))
+	leave := mustSend(t, m, time.Second)
+	m.OnResponse(time.Second, leave, ok(leave, proto.LeaveGroupMemberEpoch))
+	wantState(t, m, Unsubscribed)
+	m.Poll(2 * time.Second)
+	wantState(t, m, Unsubscribed)
+	mustNotSend(t, m, 2*time.Second)
+}
+
+// A leave aborts the reconciliation under way: the assignment its
+// onPartitionsAssigned completes is never acknowledged, and heartbeats
+// report the reconciled assignment only (AbstractMembershipManager's
+// maybeAbortReconciliation leaves currentAssignment alone); a full
+// heartbeat after a failure reports owning none of the new partitions.
+func TestLeaveAbortsReconciliation(t *testing.T) {
+	m := newTestManager(testConfig())
+	m.Subscribe([]string{"t"})
+	m.Poll(0)
+	join := mustSend(t, m, 0)
+	m.OnResponse(0, join, okAssign(join, 1, tps(tp("t", 0))))
+	assign := oneAction(t, m, AssignPartitions, tps(tp("t", 0)))
+	m.Unsubscribe()
+	wantState(t, m, PrepareLeaving)
+	revoke := oneAction(t, m, RevokePartitions, tps(tp("t", 0)))
+	done(t, m, assign)
+	wantState(t, m, PrepareLeaving)
+	if d := m.Describe(); !slices.Equal(d.Owned, tps(tp("t", 0))) || len(d.Assignment) != 0 {
+		t.Fatalf("after the aborted assignment: %+v", d)
+	}
+	hb := mustSend(t, m, 5*time.Second)
+	if hb.OwnedSent {
+		t.Fatalf("owned partitions sent again unchanged: %+v", hb)
+	}
+	m.OnFailure(6*time.Second, hb)
+	full := mustSend(t, m, 8*time.Second)
+	if !full.OwnedSent || len(full.OwnedPartitions) != 0 || full.MemberEpoch != 1 {
+		t.Fatalf("heartbeat after a failure: %+v", full)
+	}
+	done(t, m, revoke)
+	if leave := mustSend(t, m, 8*time.Second); leave.MemberEpoch != proto.LeaveGroupMemberEpoch {
+		t.Fatalf("leave %+v", leave)
+	}
+}
+
 func TestLeaveEpochs(t *testing.T) {
 	for _, static := range []bool{false, true} {
 		cfg := testConfig()
