@@ -97,7 +97,17 @@ func (c *Cluster) lostGroupMembers(gid string) (map[sim.NodeID]bool, string) {
 // member epoch 0 creates it).
 func (c *Cluster) groupHasOthers(gid string, lost map[sim.NodeID]bool) bool {
 	return slices.ContainsFunc(c.Readers, func(id sim.NodeID) bool {
-		return id != c.FinalReader && c.readerGroup(id) == gid && !lost[id]
+		if id == c.FinalReader || c.readerGroup(id) != gid || lost[id] {
+			return false
+		}
+		// A member refused for good (refusedForGood) cannot bring the
+		// group back either.
+		if r := c.Reader(id); r != nil {
+			if code, _ := r.FatalError(); refusedForGood(code) {
+				return false
+			}
+		}
+		return true
 	})
 }
 
