@@ -474,15 +474,11 @@ func TestSkippedRecordAndACommitAfterAMidSessionResetToLatest(t *testing.T) {
 		c2.assign(2, "t-0")
 		c2.process(2, 6, 7)
 		c2.commit(2, map[string]int64{"t-0": 8}, history.OK)
-		v := history.NoValue()
-		v.Final = true
-		h.add("f-0", history.Invoke, history.FPoll, v)
-		v.HasRecords = true
+		var final []rec
 		for off := logStart; off < 8; off++ {
-			v.Records = append(v.Records, history.Record{Topic: "t", Partition: 0, Offset: off, Value: "a" + itoa(off)})
+			final = append(final, rec{0, off, "a" + itoa(off)})
 		}
-		v.X().LogStartOffsets = map[string]int64{"t-0": logStart}
-		h.add("f-0", history.OK, history.FPoll, v)
+		h.finalFrom(map[string]int64{"t-0": logStart}, final...)
 		return h.ops
 	}
 	latest := func(g *ConsumerGuarantees) { g.AutoOffsetReset = "latest" }
@@ -882,15 +878,11 @@ func TestSkippedRecordAndAMidSessionResetToLatest(t *testing.T) {
 		c.commit(1, map[string]int64{"t-0": 2}, history.OK)
 		c.process(1, 6, 7) // reset to the end, 6 at the time
 		c.commit(1, map[string]int64{"t-0": 8}, history.OK)
-		v := history.NoValue()
-		v.Final = true
-		h.add("f-0", history.Invoke, history.FPoll, v)
-		v.HasRecords = true
+		var final []rec
 		for off := logStart; off < 8; off++ {
-			v.Records = append(v.Records, history.Record{Topic: "t", Partition: 0, Offset: off, Value: "a" + itoa(off)})
+			final = append(final, rec{0, off, "a" + itoa(off)})
 		}
-		v.X().LogStartOffsets = map[string]int64{"t-0": logStart}
-		h.add("f-0", history.OK, history.FPoll, v)
+		h.finalFrom(map[string]int64{"t-0": logStart}, final...)
 		return h.ops
 	}
 	latest := func(g *ConsumerGuarantees) { g.AutoOffsetReset = "latest" }
