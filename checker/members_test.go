@@ -474,11 +474,7 @@ func TestSkippedRecordAndACommitAfterAMidSessionResetToLatest(t *testing.T) {
 		c2.assign(2, "t-0")
 		c2.process(2, 6, 7)
 		c2.commit(2, map[string]int64{"t-0": 8}, history.OK)
-		var final []rec
-		for off := logStart; off < 8; off++ {
-			final = append(final, rec{0, off, "a" + itoa(off)})
-		}
-		h.finalFrom(map[string]int64{"t-0": logStart}, final...)
+		h.finalOfT0(logStart, 8)
 		return h.ops
 	}
 	latest := func(g *ConsumerGuarantees) { g.AutoOffsetReset = "latest" }
@@ -878,11 +874,7 @@ func TestSkippedRecordAndAMidSessionResetToLatest(t *testing.T) {
 		c.commit(1, map[string]int64{"t-0": 2}, history.OK)
 		c.process(1, 6, 7) // reset to the end, 6 at the time
 		c.commit(1, map[string]int64{"t-0": 8}, history.OK)
-		var final []rec
-		for off := logStart; off < 8; off++ {
-			final = append(final, rec{0, off, "a" + itoa(off)})
-		}
-		h.finalFrom(map[string]int64{"t-0": logStart}, final...)
+		h.finalOfT0(logStart, 8)
 		return h.ops
 	}
 	latest := func(g *ConsumerGuarantees) { g.AutoOffsetReset = "latest" }

@@ -29,6 +29,16 @@ func (h *hb) finalFrom(starts map[string]int64, recs ...rec) {
 	h.add("final-0", history.OK, history.FPoll, v)
 }
 
+// finalOfT0 is a final read of t-0 from logStart to end, of the records
+// sendsTo(0, "a0", "a1", ...) wrote there.
+func (h *hb) finalOfT0(logStart, end int64) {
+	var recs []rec
+	for off := logStart; off < end; off++ {
+		recs = append(recs, rec{0, off, "a" + itoa(off)})
+	}
+	h.finalFrom(map[string]int64{"t-0": logStart}, recs...)
+}
+
 func TestRecordsBelowTheLogStartWereDeletedNotLost(t *testing.T) {
 	h := &hb{}
 	for i, v := range []string{"a", "b", "c", "d"} {
