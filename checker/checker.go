@@ -20,8 +20,14 @@ type Config struct {
 	Consumers []ConsumerGuarantees
 	Topics    []TopicGuarantees
 	// ELR is eligible.leader.replicas.enable.
-	ELR  bool
-	Bugs []string
+	ELR bool
+	// OffsetsTopicPartitions is offsets.topic.num.partitions: with it, only
+	// a loss in the partition of __consumer_offsets that holds a group
+	// (GroupCoordinatorService.partitionFor) explains that group's
+	// anomalies. 0 (a history checked without its configuration): a loss
+	// in any of its partitions may.
+	OffsetsTopicPartitions int
+	Bugs                   []string
 	// Happened is what the simulator's god view saw happen that Kafka
 	// permits to cost data or order (committed data lost, records held
 	// back, batches a leader's producer state forgot, power losses, unclean

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"strings"
 
 	"kafkasim/godview"
 )
@@ -61,13 +60,14 @@ func (a *analyzer) lastLossOf(partition string, offset int64) (leaderEnd, op int
 	return last.LeaderEnd, op, true
 }
 
-// offsetsLossBetween finds a loss in __consumer_offsets that the god view
-// saw after operation from began and no later than operation to: the first
-// operation at or after the loss's time lies in (from, to].
-func (a *analyzer) offsetsLossBetween(from, to int64) (DataLoss, bool) {
+// offsetsLossBetween finds a loss in group's partition of __consumer_offsets
+// that the god view saw after operation from began and no later than
+// operation to: the first operation at or after the loss's time lies in
+// (from, to].
+func (a *analyzer) offsetsLossBetween(c *Config, group string, from, to int64) (DataLoss, bool) {
 	for i := range a.lossOps.losses {
 		l := &a.lossOps.losses[i]
-		if at := a.lossOps.at[i]; strings.HasPrefix(l.Partition, "__consumer_offsets-") && at > from && at <= to {
+		if at := a.lossOps.at[i]; c.holdsGroup(l.Partition, group) && at > from && at <= to {
 			return *l, true
 		}
 	}

@@ -276,6 +276,12 @@ func TestZombieCommit(t *testing.T) {
 	cfg := withGroup("after-processing")
 	cfg.Happened = godViewLosses(DataLoss{Partition: "__consumer_offsets-3", From: 0, Cause: "unclean-election"})
 	expectVerdict(t, Check(h.ops, cfg), ZombieCommit, Permitted)
+	// g's records live in __consumer_offsets-3 of 50 partitions: that loss
+	// explains the zombie, one in __consumer_offsets-9 does not.
+	cfg.OffsetsTopicPartitions = 50
+	expectVerdict(t, Check(h.ops, cfg), ZombieCommit, Permitted)
+	cfg.Happened = godViewLosses(DataLoss{Partition: "__consumer_offsets-9", From: 0, Cause: "unclean-election"})
+	expectVerdict(t, Check(h.ops, cfg), ZombieCommit, Violation)
 }
 
 // skipHistory: five records in t-0; c-1 processes those listed, then
@@ -898,7 +904,7 @@ func TestSkippedRecordAndAMidSessionResetToLatest(t *testing.T) {
 // --groups seeds 20198, 20224, 20290); a loss before c-1's commit, or none,
 // explains nothing.
 func TestAtMostOnceGoingBackAfterTheCommittedOffsetsWereLost(t *testing.T) {
-	build := func(lossBetween, lossBefore bool) *Report {
+	build := func(lossBetween, lossBefore bool, lossIn string, offsetsPartitions int) *Report {
 		h := &hb{}
 		h.sendsTo(0, "a0", "a1", "a2")
 		var lossAt int64
@@ -927,22 +933,30 @@ func TestAtMostOnceGoingBackAfterTheCommittedOffsetsWereLost(t *testing.T) {
 			c2.end(2, 0, off, history.OK)
 		}
 		cfg := withGroup("before-processing")
+		cfg.OffsetsTopicPartitions = offsetsPartitions
 		if lossAt > 0 {
-			cfg.Happened = godViewLosses(DataLoss{Partition: "__consumer_offsets-9", From: 0, To: 5, Cause: "power-loss", At: lossAt})
+			cfg.Happened = godViewLosses(DataLoss{Partition: lossIn, From: 0, To: 5, Cause: "power-loss", At: lossAt})
 		}
 		return Check(h.ops, cfg)
 	}
+	// With 50 partitions, group g lives in __consumer_offsets-3
+	// (abs("g".hashCode()) % 50 = 103 % 50): a loss in another partition
+	// took none of its commits.
 	for _, tc := range []struct {
 		name                    string
 		lossBetween, lossBefore bool
+		lossIn                  string
+		offsetsPartitions       int
 		verdict                 string
 	}{
-		{"lost in between", true, false, Permitted},
-		{"lost before the first commit", false, true, Violation},
-		{"nothing lost", false, false, Violation},
+		{"lost in between", true, false, "__consumer_offsets-9", 0, Permitted},
+		{"lost in between, in the group's partition", true, false, "__consumer_offsets-3", 50, Permitted},
+		{"lost in between, in another group's partition", true, false, "__consumer_offsets-9", 50, Violation},
+		{"lost before the first commit", false, true, "__consumer_offsets-9", 0, Violation},
+		{"nothing lost", false, false, "", 0, Violation},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := build(tc.lossBetween, tc.lossBefore)
+			r := build(tc.lossBetween, tc.lossBefore, tc.lossIn, tc.offsetsPartitions)
 			for _, typ := range []string{NonmonotonicCommit, ReprocessedRecord, DuplicateSideEffect} {
 				if r.Count(typ) == 0 {
 					t.Fatalf("no %s\n%s", typ, r.Summary())

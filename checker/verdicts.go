@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"kafkasim/godview"
+	"kafkasim/internal/kafkahash"
 )
 
 // The verdict table: for each anomaly type, in order, the conditions under
@@ -526,7 +527,7 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 			if typ != NonmonotonicCommit {
 				to = f.Ops[1]
 			}
-			if l, ok := a.offsetsLossBetween(f.Ops[0], to); ok {
+			if l, ok := a.offsetsLossBetween(c, f.group, f.Ops[0], to); ok {
 				fx.OffsetsLostBetween = &l
 			}
 		}
@@ -558,7 +559,7 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		fx.UnknownProducer = c.Happened.Covers(godview.UnknownProducerAppend, f.Partition, f.Offset)
 		fx.FirstOfProducer = f.firstOfProducer
 	case StaleOffsetFetch, Nonlinearizable, DoubleOwner, ZombieCommit, SkippedRecord:
-		if l, ok := c.offsetsLoss(); ok {
+		if l, ok := c.offsetsLoss(f.group); ok {
 			fx.OffsetsLost = &l
 		}
 		if l, ok := c.loss(f.Partition, -1); ok {
@@ -618,9 +619,23 @@ func (c *Config) copiesLost(f Finding, a *analyzer) (DataLoss, bool) {
 	return loss, lost > 0 && kept <= 1
 }
 
-// offsetsLoss finds a loss in __consumer_offsets.
-func (c *Config) offsetsLoss() (DataLoss, bool) {
-	return c.Happened.First(godview.Loss, func(l *DataLoss) bool { return strings.HasPrefix(l.Partition, "__consumer_offsets-") })
+// offsetsLoss finds a loss in group's partition of __consumer_offsets.
+func (c *Config) offsetsLoss(group string) (DataLoss, bool) {
+	return c.Happened.First(godview.Loss, func(l *DataLoss) bool { return c.holdsGroup(l.Partition, group) })
+}
+
+// holdsGroup reports whether partition is the one of __consumer_offsets that
+// holds group's records: any of them when the partition count is unknown
+// (or the finding names no group).
+func (c *Config) holdsGroup(partition, group string) bool {
+	const prefix = "__consumer_offsets-"
+	if !strings.HasPrefix(partition, prefix) {
+		return false
+	}
+	if c.OffsetsTopicPartitions <= 0 || group == "" {
+		return true
+	}
+	return partition[len(prefix):] == strconv.Itoa(int(kafkahash.CoordinatorPartition(group, c.OffsetsTopicPartitions)))
 }
 
 // VerdictsMarkdown renders the verdict table (VERDICTS.md).

@@ -218,7 +218,8 @@ func (c Consumer) groupConfig() *kreader.GroupConfig {
 // Guarantees is what the scenario's configuration promises, for the checker
 // (what happened in the run, such as losses, is added by the runner).
 func (s *Scenario) Guarantees() checker.Config {
-	cc := checker.Config{ELR: configBool(s.Cluster.Broker, "eligible.leader.replicas.enable"), Bugs: append([]string(nil), s.Bugs...)}
+	cc := checker.Config{ELR: configBool(s.Cluster.Broker, "eligible.leader.replicas.enable"), Bugs: append([]string(nil), s.Bugs...),
+		OffsetsTopicPartitions: int(configInt(s.Cluster.Broker, "offsets.topic.num.partitions"))}
 	for _, p := range s.Producers {
 		cc.Producers = append(cc.Producers, checker.ProducerGuarantees{Prefix: p.Name, Acks: p.Config.Get("acks"),
 			Idempotence: configBool(p.Config, "enable.idempotence"),
