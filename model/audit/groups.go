@@ -314,8 +314,9 @@ func (a *Audit) PartitionsAssigned(node sim.NodeID, group, memberID string, gene
 		// A consumer-protocol member its coordinator already fenced
 		// (rebalance or session timeout) may still apply a heartbeat
 		// answer written before: GroupMetadataManager.consumerGroupHeartbeat
-		// schedules the rebalance timeout when it writes the assignment,
-		// and the coordinator runtime answers only once that write is
+		// schedules the rebalance timeout when it writes the assignment
+		// (CoordinatorRuntime's EventBasedCoordinatorTimer starts it at
+		// once), and the runtime answers only once that write is
 		// committed, so the timeout can fence the member, and give its
 		// partitions to others, before the member hears its assignment.
 		// The zombie learns it is out at its next heartbeat
