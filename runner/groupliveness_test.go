@@ -21,6 +21,8 @@ func TestGroupLivenessExcuses(t *testing.T) {
 			[]string{"consumer groups judged without a member Kafka would stop too: ", "b-0 stopped on UNRELEASED_INSTANCE_ID", "a previous incarnation"}},
 		{"testdata/group-static-leader-keeps-assignment-misses-added-partitions.yaml",
 			[]string{"not judged: group billing: no member owns orders-1, orders-2", "leader b-0 rejoined as a static member", "KIP-814"}},
+		{"testdata/group-truncated-position-commits-nothing-not-judged.yaml",
+			[]string{"not judged: group billing: committed offset of orders-0 is 74, below the high watermark 75", "truncated under b-0's position (offsets 75..179 lost, power-loss", "commit: before-processing"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()

@@ -38,7 +38,9 @@ import (
 //     later one (PartitionsAssigned says why). A member removed (session
 //     timeout, fenced, left) may still think it owns its partitions until
 //     it hears so — Kafka does not stop such a zombie; it fences its
-//     commits (group-commit-not-below-owner).
+//     commits (group-commit-not-below-owner). Nor is a zombie's own
+//     claim judged: under the consumer protocol a member its coordinator
+//     no longer has may apply an answer written before it was fenced.
 //     Eager classic members revoke everything before they join, cooperative
 //     ones revoke what moves before the next generation gives it away, and
 //     a consumer group's coordinator grants a partition only once its
@@ -292,7 +294,9 @@ func (a *Audit) lostBelow(partition string, below int64) bool {
 // owned by another live process that still counts as a member: under the
 // consumer protocol, any member its coordinator still has; under the
 // classic protocol, one whose own claim is of this generation or a later
-// one. A classic member that did not rejoin the generation — a static
+// one. A consumer-protocol member its coordinator no longer has is a
+// zombie applying a late answer: its claim is recorded, not judged. A
+// classic member that did not rejoin the generation — a static
 // member is not removed when the join completes without it
 // (GroupMetadataManager.completeClassicGroupJoin removes only dynamic
 // ones) — still owns the partitions of its older generation until it
@@ -305,6 +309,23 @@ func (a *Audit) PartitionsAssigned(node sim.NodeID, group, memberID string, gene
 	g := a.group(group)
 	var members []string
 	asked, loaded := false, false
+	zombie := false
+	if !classic {
+		// A consumer-protocol member its coordinator already fenced
+		// (rebalance or session timeout) may still apply a heartbeat
+		// answer written before: GroupMetadataManager.consumerGroupHeartbeat
+		// schedules the rebalance timeout when it writes the assignment
+		// (CoordinatorRuntime's EventBasedCoordinatorTimer starts it at
+		// once), and the runtime answers only once that write is
+		// committed, so the timeout can fence the member, and give its
+		// partitions to others, before the member hears its assignment.
+		// The zombie learns it is out at its next heartbeat
+		// (UNKNOWN_MEMBER_ID); until then Kafka fences its commits, not its
+		// ownership (group-commit-not-below-owner).
+		members, loaded = a.groups.members(group)
+		asked = true
+		zombie = loaded && !slices.Contains(members, memberID)
+	}
 	for _, tp := range owned {
 		kept := g.owners[tp][:0]
 		reset, truncated := false, false
@@ -325,7 +346,7 @@ func (a *Audit) PartitionsAssigned(node sim.NodeID, group, memberID string, gene
 				members, loaded = a.groups.members(group)
 				asked = true
 			}
-			if loaded && slices.Contains(members, o.memberID) {
+			if loaded && !zombie && slices.Contains(members, o.memberID) {
 				a.report(GroupPartitionSingleOwner, node,
 					"group %s: %s owns %s as member %s of generation %d while %s (member %s, generation %d) still owns it",
 					group, a.w.Name(node), tp, memberID, generation, a.w.Name(o.node), o.memberID, o.generation)

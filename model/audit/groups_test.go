@@ -121,6 +121,18 @@ func TestPartitionSingleOwner(t *testing.T) {
 			a.PartitionsAssigned(0, "g", "A", 1, false, tps)
 			a.PartitionsAssigned(1, "g", "B", 2, false, tps)
 		}, 0},
+		{"a fenced member applies an answer written before its fencing (a zombie)", []string{"B"}, func(a *Audit, w *sim.World) {
+			// A's rebalance timeout fenced it and gave its partitions to
+			// B; the answer A's heartbeat was waiting for (revoke
+			// orders-1, keep orders-0) arrives after.
+			a.PartitionsAssigned(0, "g", "A", 1, false, tps)
+			a.PartitionsAssigned(1, "g", "B", 3, false, tps)
+			a.PartitionsAssigned(0, "g", "A", 1, false, []proto.TopicPartition{orders0})
+		}, 0},
+		{"a member still in the group keeps what another was given", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			a.PartitionsAssigned(1, "g", "B", 3, false, tps)
+			a.PartitionsAssigned(0, "g", "A", 1, false, []proto.TopicPartition{orders0})
+		}, 1},
 		{"the owner's process died", []string{"A", "B"}, func(a *Audit, w *sim.World) {
 			a.PartitionsAssigned(0, "g", "A", 1, false, tps)
 			w.Crash(0, false)

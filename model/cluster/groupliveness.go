@@ -143,7 +143,7 @@ func (c *Cluster) GroupsNotJudged() string {
 	}
 	var out []string
 	for _, gid := range c.Groups() {
-		ok, why, rebalancing := c.groupStable(im, gid)
+		ok, why, rebalancing, _ := c.groupStable(im, gid)
 		if ok {
 			continue
 		}

@@ -237,9 +237,11 @@ func (c *Cluster) groupsStable() (bool, string) {
 		if _, note := c.missedBySkippedAssignment(im, gid); note != "" {
 			notJudged = append(notJudged, note)
 		}
-		if ok, why, _ := c.groupStable(im, gid); !ok {
+		ok, why, _, notes := c.groupStable(im, gid)
+		if !ok {
 			return false, why
 		}
+		notJudged = append(notJudged, notes...)
 	}
 	return true, strings.Join(notJudged, "; ")
 }
@@ -248,20 +250,22 @@ func (c *Cluster) groupsStable() (bool, string) {
 // that has not healed because its members are not all in its current
 // generation (or it is between generations) from one that has not for
 // another reason.
-func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why string, rebalancing bool) {
+//
+// notJudged says what of a group that healed was not judged, and why.
+func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why string, rebalancing bool, notJudged []string) {
 	if !c.hasLiveMember(gid) {
-		return true, "", false // every member stopped for good: nothing heals
+		return true, "", false, nil // every member stopped for good: nothing heals
 	}
 	lost, _ := c.lostGroupMembers(gid)
 	d, ok := c.DescribeGroup(gid)
 	if !ok {
 		if len(lost) > 0 && !c.groupHasOthers(gid, lost) {
-			return true, "", false // no member left that could bring it back
+			return true, "", false, nil // no member left that could bring it back
 		}
-		return false, c.groupAbsence(gid), false
+		return false, c.groupAbsence(gid), false, nil
 	}
 	if d.State != "Stable" {
-		return false, fmt.Sprintf("group %s is %s", gid, d.State), d.State == "PreparingRebalance" || d.State == "CompletingRebalance"
+		return false, fmt.Sprintf("group %s is %s", gid, d.State), d.State == "PreparingRebalance" || d.State == "CompletingRebalance", nil
 	}
 	owners := map[string]string{}
 	ownerOf := map[string]sim.NodeID{}
@@ -271,7 +275,7 @@ func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why stri
 		name := c.World.Name(id)
 		if r == nil {
 			if c.readerGroup(id) == gid {
-				return false, fmt.Sprintf("%s is %v", name, c.World.State(id)), false
+				return false, fmt.Sprintf("%s is %v", name, c.World.State(id)), false, nil
 			}
 			continue
 		}
@@ -283,26 +287,26 @@ func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why stri
 			if code, _ := r.FatalError(); refusedForGood(code) {
 				continue
 			}
-			return false, fmt.Sprintf("%s stopped consuming: %s", name, f), false
+			return false, fmt.Sprintf("%s stopped consuming: %s", name, f), false, nil
 		}
 		if c.World.State(id) != sim.Running {
-			return false, fmt.Sprintf("%s is %v", name, c.World.State(id)), false
+			return false, fmt.Sprintf("%s is %v", name, c.World.State(id)), false, nil
 		}
 		if !r.Stable() {
-			return false, fmt.Sprintf("%s is rebalancing", name), true
+			return false, fmt.Sprintf("%s is rebalancing", name), true, nil
 		}
 		if d.Protocol == "classic" && generation != d.Generation {
-			return false, fmt.Sprintf("%s is in generation %d, the group in %d", name, generation, d.Generation), true
+			return false, fmt.Sprintf("%s is in generation %d, the group in %d", name, generation, d.Generation), true, nil
 		}
 		if epoch, ok := r.MemberEpoch(); ok && (epoch != d.AssignmentEpoch || d.AssignmentEpoch != d.Generation) {
 			// A consumer group (KIP-848) is healed when its target
 			// assignment is of the current group epoch and every
 			// member reconciled to it.
-			return false, fmt.Sprintf("%s is at member epoch %d, the group's assignment at epoch %d (group epoch %d)", name, epoch, d.AssignmentEpoch, d.Generation), true
+			return false, fmt.Sprintf("%s is at member epoch %d, the group's assignment at epoch %d (group epoch %d)", name, epoch, d.AssignmentEpoch, d.Generation), true, nil
 		}
 		for _, p := range r.Owned() {
 			if other, taken := owners[p]; taken {
-				return false, fmt.Sprintf("%s and %s both own %s", other, name, p), false
+				return false, fmt.Sprintf("%s and %s both own %s", other, name, p), false, nil
 			}
 			owners[p] = name + " (" + member + ")"
 			ownerOf[p] = id
@@ -323,11 +327,11 @@ func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why stri
 			continue
 		}
 		if _, ok := owners[key]; !ok {
-			return false, fmt.Sprintf("group %s: no live member owns %s", gid, key), false
+			return false, fmt.Sprintf("group %s: no live member owns %s", gid, key), false, nil
 		}
 		v := c.LeaderView(p)
 		if v == nil {
-			return false, fmt.Sprintf("broker-%d does not lead %s yet", p.Leader, key), false
+			return false, fmt.Sprintf("broker-%d does not lead %s yet", p.Leader, key), false, nil
 		}
 		hw := v.HighWatermark()
 		if hw <= v.Log().LogStartOffset() {
@@ -340,10 +344,14 @@ func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why stri
 			if !ok {
 				off = -1
 			}
-			return false, fmt.Sprintf("group %s: committed offset of %s is %d, high watermark %d (lag %d)", gid, key, off, hw, hw-max(off, 0)), false
+			if note := c.truncatedPastUnpolled(gid, ownerOf[key], p.TopicPartition, hw, off); note != "" {
+				notJudged = append(notJudged, note)
+				continue
+			}
+			return false, fmt.Sprintf("group %s: committed offset of %s is %d, high watermark %d (lag %d)", gid, key, off, hw, hw-max(off, 0)), false, nil
 		}
 	}
-	return true, "", false
+	return true, "", false, notJudged
 }
 
 // resetPastUnpolled reports whether a partition whose committed offset is
@@ -362,14 +370,8 @@ func (c *Cluster) resetPastUnpolled(id sim.NodeID, tp metadata.TopicPartition, h
 	if r == nil || r.Position(tp.Topic, tp.Partition) < hw || !r.ResetUnconsumed(tp.Topic, tp.Partition) {
 		return false
 	}
-	i := slices.Index(c.Readers, id)
-	for _, rs := range c.cfg.Readers {
-		if i < rs.Count {
-			return rs.Config.Group != nil && rs.Config.Group.Commit != reader.CommitAuto
-		}
-		i -= rs.Count
-	}
-	return false
+	mode, ok := c.commitMode(id)
+	return ok && mode != reader.CommitAuto
 }
 
 // readerGroup is the group a reader node was configured with ("" none).

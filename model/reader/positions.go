@@ -232,6 +232,7 @@ func (r *Reader) handleValidation(m *proto.OffsetsForLeaderEpochResponse) {
 		case truncatedToDivergence:
 			r.env.Note("reader", fmt.Sprintf("%s truncated at %d below position %d: seeking back", partKey{vp.Topic, vp.Partition}, vp.EndOffset, p.offset))
 			p.fetchPosition = pos
+			p.truncated, p.truncatedTo = true, pos
 			p.buf = nil
 			r.Stats.Truncations++
 			if r.group != nil && r.group.cfg.Audit != nil {

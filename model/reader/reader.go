@@ -295,6 +295,15 @@ func (r *Reader) ResetUnconsumed(topic string, partition int32) bool {
 	return p != nil && !p.resetting && p.offset >= 0 && p.offsetEpoch < 0
 }
 
+// TruncatedUnconsumed reports whether the reader's position in a partition
+// is where KIP-320's validation sought it back to, the log truncated under
+// it (Kafka's SubscriptionState.maybeCompleteValidation), with no record
+// consumed since.
+func (r *Reader) TruncatedUnconsumed(topic string, partition int32) bool {
+	p := r.subs.assignedState(partKey{topic: topic, partition: partition})
+	return p != nil && p.truncated && !p.resetting && !p.validating && p.fetchPosition == p.truncatedTo
+}
+
 // RefreshMetadata asks for metadata now (unless a request is on its way).
 func (r *Reader) RefreshMetadata() { r.refreshMetadata() }
 

@@ -52,6 +52,10 @@ func (l *leader) epochEnd(e int32) proto.EpochEndOffset {
 		}
 		found = b.PartitionLeaderEpoch
 	}
+	if found >= 0 {
+		// No later epoch has written yet: epoch found ends at the log end.
+		return proto.EpochEndOffset{Epoch: found, EndOffset: int64(len(l.log))}
+	}
 	return proto.EpochEndOffset{Epoch: -1, EndOffset: -1}
 }
 
@@ -154,5 +158,39 @@ func TestReaderSeeksBackAfterATruncationAndReadsToTheEnd(t *testing.T) {
 	want = []string{"0=a0", "1=a1", "2=a2", "3=a3", "4=a4", "5=a5", "6=b6", "7=b7", "8=b8"}
 	if got := polls(rec, true); !slices.Equal(got, want) {
 		t.Fatalf("final reads polled %v, want %v", got, want)
+	}
+}
+
+// A reader whose position the log was truncated under sits where KIP-320's
+// validation sought it back to, with nothing consumed since, until a
+// record arrives: TruncatedUnconsumed says so, and only then.
+func TestReaderTruncatedUnconsumedUntilARecordArrives(t *testing.T) {
+	w := sim.NewWorld(sim.DefaultOptions(1))
+	l := &leader{}
+	l.appendRecords("a", 10)
+	bid := w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return l }})
+	cfg := reader.DefaultConfig("c-0", []string{"orders"})
+	cfg.Brokers = []sim.NodeID{bid}
+	rid := w.AddNode(sim.NodeSpec{Name: "c-0", Role: "consumer", New: reader.New(cfg)})
+	w.Start()
+	w.RunUntil(10 * time.Second)
+	r := w.Node(rid).(*reader.Reader)
+	if pos := r.Position("orders", 0); pos != 10 || r.TruncatedUnconsumed("orders", 0) {
+		t.Fatalf("position %d, truncated-unconsumed %v after reading the log; want 10, false", pos, r.TruncatedUnconsumed("orders", 0))
+	}
+
+	l.epoch, l.log = 1, l.log[:6]
+	w.RunUntil(20 * time.Second)
+	if pos := r.Position("orders", 0); pos != 6 || r.Stats.Truncations != 1 || !r.TruncatedUnconsumed("orders", 0) {
+		t.Fatalf("position %d, %d truncations, truncated-unconsumed %v; want 6, 1, true", pos, r.Stats.Truncations, r.TruncatedUnconsumed("orders", 0))
+	}
+	if r.TruncatedUnconsumed("orders", 1) {
+		t.Fatal("a partition the reader is not assigned is truncated-unconsumed")
+	}
+
+	l.appendRecords("b", 2)
+	w.RunUntil(30 * time.Second)
+	if pos := r.Position("orders", 0); pos != 8 || r.TruncatedUnconsumed("orders", 0) {
+		t.Fatalf("position %d, truncated-unconsumed %v after reading on; want 8, false", pos, r.TruncatedUnconsumed("orders", 0))
 	}
 }

@@ -46,6 +46,10 @@ type partitionState struct {
 	// committed offset (Kafka's INITIALIZING fetch state): no reset yet.
 	initializing bool
 	end          int64 // final reads: the end to reach (-1: unknown)
+	// truncatedTo is where KIP-320's validation last sought the position
+	// back to, the log truncated under it (truncated false: never).
+	truncated   bool
+	truncatedTo fetchPosition
 }
 
 // updateLeader takes the partition's leader from the metadata (Kafka's
