@@ -113,6 +113,20 @@ func (r *execution) converge() string {
 			stalled += time.Second
 		}
 	}
+	if !res.Converged && len(c.Groups()) > 0 {
+		// Groups are judged at an instant when everything else has
+		// healed; their own writes to __consumer_offsets (auto-commits
+		// every second, a group rebalancing for ever) may leave one
+		// still replicating at the last sample. Look on a little for
+		// such an instant; a high watermark that is stuck never gives
+		// one.
+		for end := w.Now() + groupsJudgeWindow; !c.HealedButGroups() && w.Now() < end; {
+			if stopped := r.runFor(groupsJudgeStep); stopped != "" {
+				return stopped
+			}
+		}
+		res.Converged, res.ConvergeDetail = c.Converged()
+	}
 	if !res.Converged {
 		// A consumer group Kafka itself would leave rebalancing: its
 		// convergence is not judged; the rest of the run's liveness (the

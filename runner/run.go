@@ -57,6 +57,11 @@ const (
 	// followers out of the ISR that are still fetching their way back
 	// (their log ends reach new highs every few seconds).
 	ConvergeCatchUpMax = 3 * time.Minute
+	// groupsJudgeWindow and groupsJudgeStep: how long and how finely a
+	// run with consumer groups that did not converge looks for an instant
+	// when everything but its groups has healed, to judge them at.
+	groupsJudgeWindow = 5 * time.Second
+	groupsJudgeStep   = 50 * time.Millisecond
 	// acksNoneProbeRounds is how many rounds of probes an acks=0
 	// producer writes.
 	acksNoneProbeRounds = 3

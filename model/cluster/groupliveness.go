@@ -122,6 +122,23 @@ func (c *Cluster) groupPace(gid string) []memberPace {
 	return out
 }
 
+// HealedButGroups reports whether every convergence condition before the
+// consumer groups' holds now: the instant GroupsNotJudged can judge at.
+// Groups write to __consumer_offsets all the time (auto-commits, a group
+// that rebalances for ever), so an instant may find one of those writes
+// still replicating, its high watermark a batch behind its log end.
+func (c *Cluster) HealedButGroups() bool {
+	for _, cond := range convergence {
+		if cond.Name == "consumer groups stable" {
+			return true
+		}
+		if ok, _ := cond.Check(c); !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // GroupsNotJudged reports why the consumer groups' convergence is not
 // judged, or "" when it is: every other convergence condition holds, and
 // each group that has not healed is a classic group caught between
@@ -129,13 +146,8 @@ func (c *Cluster) groupPace(gid string) []memberPace {
 // timeout (heartbeatsOutpaced) — Kafka's coordinator and consumers would
 // go on rebalancing just so.
 func (c *Cluster) GroupsNotJudged() string {
-	for _, cond := range convergence {
-		if cond.Name == "consumer groups stable" {
-			break
-		}
-		if ok, _ := cond.Check(c); !ok {
-			return ""
-		}
+	if !c.HealedButGroups() {
+		return ""
 	}
 	im := c.Metadata()
 	if im == nil {

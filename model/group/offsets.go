@@ -79,6 +79,12 @@ func (s *shard) fetchOffsets(from sim.NodeID, m *proto.OffsetFetchRequest) {
 	latest := func(k offsetKey) (offsetValue, bool) { v, ok := s.offsets[k]; return v, ok }
 	resp := s.offsetFetchResponse(m, latest, s.latestKeys)
 	s.write(nil, false, func(err proto.ErrorCode) {
+		if err == proto.CoordinatorNotAvailable {
+			// GroupCoordinatorService.handleOffsetFetchException: what
+			// handleOperationException makes COORDINATOR_NOT_AVAILABLE
+			// (a timeout among them) is NOT_COORDINATOR to an OffsetFetch.
+			err = proto.NotCoordinator
+		}
 		if err != proto.None {
 			resp = &proto.OffsetFetchResponse{CorrelationID: m.CorrelationID, Error: err}
 		}

@@ -569,3 +569,76 @@ func TestLoadedCommitsAboveTheHighWatermarkBecomeVisibleWhenItPasses(t *testing.
 		t.Fatalf("after the high watermark passed the loaded commit: %+v, want 20", r)
 	}
 }
+
+// A consumer's OffsetFetch (RequireStable, as every Kafka 4 consumer sends
+// it) on a new leader whose log holds a commit above its high watermark
+// reads the latest state, and is answered only once the high watermark
+// passes that commit (CoordinatorRuntime.waitForPendingWrites waits for
+// the last written offset, which after a load is the log end): answered at
+// once it would hand out an offset no replica but this one may keep; read
+// from the committed view it would hand out the commit before, which the
+// previous leader acknowledged as overwritten. Without the advance it
+// fails at offsets.commit.timeout.ms with NOT_COORDINATOR
+// (handleOffsetFetchException).
+func TestStableFetchOnANewLeaderWaitsForTheLoadedCommitsAboveTheHighWatermark(t *testing.T) {
+	f := loaded(t)
+	f.request(5, commitReq("", -1, 10))
+	f.commit()
+	f.request(5, commitReq("", -1, 20)) // in the log, not yet committed
+	tp := metadata.TopicPartition{Topic: Topic, Partition: 0}
+	f.c.OnResign(tp, 3)
+	f.c = newCoordinator(f.c.cfg, f)
+	f.lead(3)
+	n := len(f.sent)
+	if got := f.request(9, fetchReq(true)); len(got) != 0 {
+		t.Fatalf("a stable fetch answered before the loaded commit above the high watermark is committed: %+v", got)
+	}
+	f.advance(f.c.cfg.OffsetsCommitTimeout - time.Millisecond)
+	if got := f.to(9, n); len(got) != 0 {
+		t.Fatalf("answered before the write timeout: %+v", got)
+	}
+	f.advance(time.Millisecond)
+	if r := answer[*proto.OffsetFetchResponse](t, f.to(9, n)); r.Error != proto.NotCoordinator {
+		t.Fatalf("a stable fetch whose wait timed out: %+v, want NOT_COORDINATOR", r)
+	}
+	n = len(f.sent)
+	f.request(9, fetchReq(true))
+	l := f.log(0)
+	l.hw = l.leo
+	f.c.OnHighWatermark(tp, 3, l.hw)
+	if r := answer[*proto.OffsetFetchResponse](t, f.to(9, n)); r.Error != proto.None || len(r.Partitions) != 1 || r.Partitions[0].CommittedOffset != 20 {
+		t.Fatalf("once the high watermark passed the loaded commit: %+v, want 20", r)
+	}
+	f.advance(f.c.cfg.OffsetsCommitTimeout)
+	if got := f.to(9, n); len(got) != 1 {
+		t.Fatalf("the answered fetch's timeout must not answer it again: %+v", got)
+	}
+}
+
+// A write that timed out stays in the log: a stable fetch after it waits
+// for it to be committed (Kafka's lastWrittenOffset keeps it), and a
+// resignation meanwhile answers NOT_COORDINATOR.
+func TestStableFetchWaitsForAWriteThatTimedOut(t *testing.T) {
+	f := loaded(t)
+	f.request(5, commitReq("", -1, 10))
+	f.commit()
+	f.request(5, commitReq("", -1, 20))
+	f.failAppends(proto.RequestTimedOut)
+	n := len(f.sent)
+	if got := f.request(9, fetchReq(true)); len(got) != 0 {
+		t.Fatalf("a stable fetch answered before the timed-out write is committed: %+v", got)
+	}
+	f.commit()
+	f.c.OnHighWatermark(metadata.TopicPartition{Topic: Topic, Partition: 0}, 1, f.log(0).hw)
+	if r := answer[*proto.OffsetFetchResponse](t, f.to(9, n)); r.Partitions[0].CommittedOffset != 20 {
+		t.Fatalf("the stable fetch once the timed-out write is committed: %+v, want 20", r)
+	}
+	f.request(5, commitReq("", -1, 30))
+	f.failAppends(proto.RequestTimedOut)
+	n = len(f.sent)
+	f.request(9, fetchReq(true))
+	f.c.OnResign(metadata.TopicPartition{Topic: Topic, Partition: 0}, 2)
+	if r := answer[*proto.OffsetFetchResponse](t, f.to(9, n)); r.Error != proto.NotCoordinator {
+		t.Fatalf("a stable fetch when the shard unloads: %+v, want NOT_COORDINATOR", r)
+	}
+}

@@ -46,6 +46,10 @@ type shard struct {
 	// lastCommittedOffset).
 	pending       []*pendingWrite
 	committedUpTo int64
+	// stable are the operations with no records waiting on log that no
+	// write's waiters stand for (see waitForPendingWrites), oldest first.
+	stable   []*stableWaiter
+	stableID uint64
 
 	timers   map[string]*shardTimerEntry
 	timerSeq uint64
@@ -65,6 +69,14 @@ type pendingWrite struct {
 	// generations are the group generations its records carry, for the
 	// auditor (only with one).
 	generations []groupGeneration
+}
+
+// stableWaiter is an operation with no records waiting for the log below
+// upTo to be committed, with its own write timeout.
+type stableWaiter struct {
+	upTo int64
+	key  string
+	done func(proto.ErrorCode)
 }
 
 type shardTimerEntry struct {
@@ -146,6 +158,11 @@ func (s *shard) close() {
 		}
 	}
 	s.pending = nil
+	stable := s.stable
+	s.stable = nil
+	for _, w := range stable {
+		w.done(proto.NotCoordinator)
+	}
 	if wasActive {
 		for _, g := range s.sortedGroups() {
 			s.unloadClassicGroup(g)
@@ -198,19 +215,15 @@ type shardRecord struct {
 // are in the log, uncommitted, and the committed view keeps them out until
 // the high watermark passes them (OnHighWatermark, or a later write's
 // commit). An operation with no records answers at
-// once if nothing is pending, else with the last pending write (Kafka
-// defers it to the last written offset).
+// once if nothing is pending, else once the log written before it is
+// committed (waitForPendingWrites).
 func (s *shard) write(records []shardRecord, replay bool, done func(proto.ErrorCode)) {
 	if s.state != shardActive {
 		done(proto.NotCoordinator)
 		return
 	}
 	if len(records) == 0 {
-		if n := len(s.pending); n > 0 && !s.pending[n-1].failed {
-			s.pending[n-1].waiters = append(s.pending[n-1].waiters, done)
-			return
-		}
-		done(proto.None)
+		s.waitForPendingWrites(done)
 		return
 	}
 	w := &pendingWrite{prevOffsets: map[offsetKey]*offsetValue{}}
@@ -234,6 +247,33 @@ func (s *shard) write(records []shardRecord, replay bool, done func(proto.ErrorC
 		w.generations = writtenGenerations(records)
 	}
 	s.pending = append(s.pending, w)
+}
+
+// waitForPendingWrites is CoordinatorRuntime.waitForPendingWrites: an
+// operation with no records is answered once the log written before it is
+// committed, up to Kafka's lastWrittenOffset — which after a load is the
+// log end, and which a write that timed out does not take back: the
+// pending writes that failed still count — or fails at its own write
+// timeout (CoordinatorWriteEvent's OperationTimeout, REQUEST_TIMED_OUT).
+// While the last pending write still waits, its waiters stand for that
+// wait.
+func (s *shard) waitForPendingWrites(done func(proto.ErrorCode)) {
+	n := len(s.pending)
+	if n == 0 {
+		done(proto.None)
+		return
+	}
+	if last := s.pending[n-1]; !last.failed {
+		last.waiters = append(last.waiters, done)
+		return
+	}
+	s.stableID++
+	w := &stableWaiter{upTo: s.pending[n-1].lastOffset + 1, key: "stable-" + strconv.FormatUint(s.stableID, 10), done: done}
+	s.stable = append(s.stable, w)
+	s.schedule(w.key, s.c.cfg.OffsetsCommitTimeout, func() {
+		s.stable = slices.DeleteFunc(s.stable, func(x *stableWaiter) bool { return x == w })
+		w.done(normalize(proto.RequestTimedOut))
+	})
 }
 
 // undo takes back a write's records.
@@ -279,6 +319,12 @@ func (s *shard) committed(upTo int64) {
 				fn(proto.None)
 			}
 		}
+	}
+	for len(s.stable) > 0 && s.stable[0].upTo <= s.committedUpTo {
+		w := s.stable[0]
+		s.stable = s.stable[1:]
+		s.cancel(w.key)
+		w.done(proto.None)
 	}
 }
 

@@ -348,14 +348,20 @@ func (r *Reader) fetchCommittedIfNeeded() {
 		r.hist.Invoke(history.FFetchCommitted, &v)
 	}
 	// A consumer-protocol member in the group sends its member id and
-	// epoch (OffsetFetch v9); the classic member sends neither.
+	// epoch (OffsetFetch v9); the classic member sends neither. Both ask
+	// for stable offsets whatever their isolation level
+	// (ConsumerCoordinator.sendOffsetFetchRequest,
+	// CommitRequestManager.OffsetFetchRequestState.toUnsentRequest:
+	// requireStable is always true), so the coordinator answers from its
+	// latest state once the log written before is committed, never from a
+	// committed view that a new leader's high watermark holds back.
 	memberID, epoch := "", proto.NoGeneration
 	if g.consumer != nil && g.generation > 0 {
 		memberID, epoch = g.memberID, g.generation
 	}
 	g.fetchingCommitted = r.sendGroup(g.coordinator, groupCall{api: apiOffsetFetch, parts: parts}, g.cfg.RequestTimeout, func(corr uint64) sim.Message {
 		return &proto.OffsetFetchRequest{CorrelationID: corr, GroupID: g.cfg.GroupID, MemberID: memberID, MemberEpoch: epoch,
-			Partitions: parts, RequireStable: r.cfg.Isolation == "read_committed"}
+			Partitions: parts, RequireStable: true}
 	})
 }
 

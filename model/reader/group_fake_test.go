@@ -48,6 +48,7 @@ type groupBroker struct {
 	received []string
 	joins    []*proto.JoinGroupRequest
 	leaves   []*proto.LeaveGroupRequest
+	fetches  []*proto.OffsetFetchRequest
 
 	generation int32
 	nextID     int
@@ -191,6 +192,7 @@ func (b *groupBroker) Deliver(from sim.NodeID, m sim.Message) {
 		}
 		b.env.Send(from, m.Refused(err))
 	case *proto.OffsetFetchRequest:
+		b.fetches = append(b.fetches, m)
 		resp := &proto.OffsetFetchResponse{CorrelationID: m.CorrelationID}
 		for _, tp := range m.Partitions {
 			c, ok := b.committed[tp.Topic+"-"+strconv.Itoa(int(tp.Partition))]

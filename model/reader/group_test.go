@@ -448,3 +448,27 @@ func TestMemberTellsTheAuditOfATruncationUnderItsCommittedOffset(t *testing.T) {
 		t.Fatalf("processed %v of orders-0, want nothing (its log ends at 3, where the member sought back to)", got)
 	}
 }
+
+// A member asks for stable offsets whatever its isolation level: Kafka 4's
+// consumers always set requireStable (ConsumerCoordinator.
+// sendOffsetFetchRequest, CommitRequestManager), so a coordinator answers
+// from its latest state once it is committed, never from the committed
+// view of a new leader whose high watermark has not yet passed a commit
+// the previous leader acknowledged.
+func TestMemberFetchesStableOffsetsWhateverItsIsolation(t *testing.T) {
+	for _, isolation := range []string{"read_uncommitted", "read_committed"} {
+		cfg := memberConfig("c-0", reader.CommitAfterProcessing)
+		cfg.Isolation = isolation
+		gw := newGroupWorld(2, 5, cfg)
+		gw.w.Start()
+		gw.w.RunUntil(10 * time.Second)
+		if len(gw.b.fetches) == 0 {
+			t.Fatalf("%s: no OffsetFetch", isolation)
+		}
+		for _, f := range gw.b.fetches {
+			if !f.RequireStable {
+				t.Errorf("%s: an OffsetFetch without requireStable: %+v", isolation, f)
+			}
+		}
+	}
+}
