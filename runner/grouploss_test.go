@@ -54,3 +54,38 @@ func TestGroupWhoseRecordsWereLost(t *testing.T) {
 		}
 	})
 }
+
+// The loss rule's two other paths, each a fuzz seed: a member whose clock
+// a fault set back (its join and stop are compared with the loss in
+// virtual time), and a member that rejoined through a coordinator an
+// unclean election had deposed (its join's write went as it committed).
+// The run converges with the group not judged, and says why.
+func TestGroupRecordsLostNotJudged(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		want []string
+	}{
+		{"testdata/group-consumer-clock-set-back-records-lost-not-judged.yaml",
+			[]string{"not judged: group billing", "__consumer_offsets-9 were lost (offsets 0..", "b-0 stopped on GROUP_ID_NOT_FOUND"}},
+		{"testdata/group-consumer-joined-through-deposed-coordinator-not-judged.yaml",
+			[]string{"not judged: group billing", "__consumer_offsets-9 were lost (offsets 0..21, unclean-election",
+				"b-1 joined since through a coordinator an unclean election had deposed", "b-0, b-1 stopped on GROUP_ID_NOT_FOUND"}},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			t.Parallel()
+			s, err := scenarios.LoadFile(c.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := run(t, s)
+			if !res.Converged {
+				t.Fatalf("not converged: %s", res.ConvergeDetail)
+			}
+			for _, want := range c.want {
+				if !strings.Contains(res.ConvergeDetail, want) {
+					t.Fatalf("converge detail %q does not say %q", res.ConvergeDetail, want)
+				}
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"slices"
 	"testing"
 
 	"kafkasim/godview"
@@ -407,5 +408,36 @@ func TestOutOfOrderRetryOfABatchCommittedLaterIsRecorded(t *testing.T) {
 	a.ReplicaHW(1, tp, 0, true, l.LEO(), l)
 	if f := factsOf(a, godview.ForgottenBatch); len(f) != 1 || f[0].Partition != "orders-0" || f[0].From != 1 || f[0].To != 3 || f[0].Producer != 7 {
 		t.Fatalf("forgotten %+v, want orders-0 offsets [1, 3)", f)
+	}
+}
+
+// A group coordinator's generation write committed by a leader an unclean
+// election had deposed, at or past the offset the new leader's log stops,
+// is lost as it commits (the deposed leader's high watermark moves over
+// records the new leader never holds): GenerationWrite.Deposed says so.
+// Writes before the election, below where the new leader's log stops, or
+// the new leader's own, are not.
+func TestGenerationWriteOfADeposedCoordinator(t *testing.T) {
+	tp := metadata.TopicPartition{Topic: "__consumer_offsets", Partition: 7}
+	a, logs := replicaLogs(t,
+		[]vb{{"a", 0}, {"b", 0}, {"y", 0}}, // broker 1 led epoch 0
+		[]vb{{"a", 0}})                     // broker 2's log stops at 1
+	a.SetReplicas(func(broker int32, _ metadata.TopicPartition) *partlog.Log { return logs[broker-1] })
+	a.SetGroupMembers(func(string) ([]string, bool) { return nil, false })
+	a.ReplicaHW(1, tp, 0, true, 2, logs[0])
+	a.GroupGenerationCommitted(1, 7, 0, "g", 1, 1) // before the election
+	a.PartitionLeader(2, tp, 1, logs[1], true)     // broker 2 elected uncleanly: b lost from offset 1
+	a.GroupGenerationCommitted(1, 7, 0, "g", 2, 2) // the deposed leader's write at 2
+	a.GroupGenerationCommitted(1, 7, 0, "g", 2, 0) // the deposed leader's, below where the new log stops
+	a.GroupGenerationCommitted(2, 7, 1, "g", 3, 1) // the new leader's
+	var got []bool
+	for _, w := range a.GroupGenerationWrites("g") {
+		got = append(got, w.Deposed)
+	}
+	if want := []bool{false, true, false, false}; !slices.Equal(got, want) {
+		t.Fatalf("deposed %v, want %v", got, want)
+	}
+	if a.GroupGenerationWrites("other") != nil {
+		t.Fatal("a group never written has writes")
 	}
 }

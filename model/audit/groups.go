@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"kafkasim/godview"
+	"kafkasim/model/metadata"
 	"kafkasim/model/proto"
 	"kafkasim/sim"
 )
@@ -116,6 +117,35 @@ type groupAudit struct {
 	// violation), and the latest commit of each by a member.
 	owners  map[proto.TopicPartition][]owner
 	commits map[proto.TopicPartition]commitMark
+	// writes are the committed writes carrying a generation, in order.
+	writes []GenerationWrite
+}
+
+// GenerationWrite is a coordinator's committed write carrying a group's
+// generation (classic) or group epoch (consumer protocol): every join
+// makes one, and its answer waits for it.
+type GenerationWrite struct {
+	// At is when the high watermark passed it, in virtual nanoseconds.
+	At int64
+	// Deposed: an unclean election of a later leader epoch had already
+	// deposed the coordinator that committed it, from an offset at or
+	// below the write's. A deposed leader's high watermark moves over
+	// records the new leader's log never holds (ReplicaHW's
+	// deposedExposed): the write was lost as it committed, and its group
+	// is on no log the partition's next coordinators load.
+	Deposed bool
+}
+
+// GroupGenerationWrites are group's committed generation writes, in the
+// order they committed (nil without groups).
+func (a *Audit) GroupGenerationWrites(group string) []GenerationWrite {
+	if a.groups == nil {
+		return nil
+	}
+	if g, ok := a.groups.byGroup[group]; ok {
+		return g.writes
+	}
+	return nil
 }
 
 type owner struct {
@@ -182,7 +212,10 @@ func (a *Audit) losses() int {
 	return gs.lossCount
 }
 
-func offsetsPartition(p int32) string { return fmt.Sprintf("__consumer_offsets-%d", p) }
+func offsetsPartition(p int32) string { return fmt.Sprintf("%s-%d", offsetsTopic, p) }
+
+// offsetsTopic is the topic of the group coordinators' records.
+const offsetsTopic = "__consumer_offsets"
 
 // group.Auditor
 
@@ -198,13 +231,16 @@ func (a *Audit) GroupLoaded(broker, partition, leaderEpoch int32, group string, 
 }
 
 // GroupGenerationCommitted checks a committed write of coordinator c that
-// carries group's generation.
-func (a *Audit) GroupGenerationCommitted(broker, partition, leaderEpoch int32, group string, generation int32) {
+// carries group's generation; lastOffset is the write's last offset on
+// the __consumer_offsets partition.
+func (a *Audit) GroupGenerationCommitted(broker, partition, leaderEpoch int32, group string, generation int32, lastOffset int64) {
 	if a.groups == nil {
 		return
 	}
 	c := Coordinator{Broker: broker, Partition: partition, LeaderEpoch: leaderEpoch}
 	g := a.group(group)
+	p := a.part(metadata.TopicPartition{Topic: offsetsTopic, Partition: partition})
+	g.writes = append(g.writes, GenerationWrite{At: int64(a.w.Now()), Deposed: p.deposedLoses(leaderEpoch, lastOffset)})
 	if k, ok := g.known[c]; ok && k >= generation {
 		return // it continues a generation it holds
 	}

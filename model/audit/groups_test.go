@@ -29,7 +29,7 @@ var (
 )
 
 func generationCommitted(a *Audit, c Coordinator, group string, gen int32) {
-	a.GroupGenerationCommitted(c.Broker, c.Partition, c.LeaderEpoch, group, gen)
+	a.GroupGenerationCommitted(c.Broker, c.Partition, c.LeaderEpoch, group, gen, 0)
 }
 
 func TestGroupInvariantsListedOnlyWithGroups(t *testing.T) {

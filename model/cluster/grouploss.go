@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"kafkasim/godview"
+	"kafkasim/model/audit"
 	"kafkasim/model/group"
 	"kafkasim/model/proto"
 	"kafkasim/sim"
@@ -38,16 +39,52 @@ import (
 // joined (its join's records were committed by then) and no later than it
 // stopped. joinedAt < 0 is a member that never joined: nothing of it was
 // lost.
-func groupRecordsLost(losses []godview.Fact, partition string, joinedAt, stoppedAt int64) (godview.Fact, bool) {
+//
+// Or the member joined after such a loss through a coordinator an unclean
+// election had deposed (deposed true): a paused leader of the partition,
+// back before it learned of the election, still ran the group and
+// answered the join once its own high watermark passed the join's write —
+// a write the new leader's log never holds (Kafka's deposed leader, its
+// ISR shrunk to itself, acknowledges just so until the new epoch reaches
+// it). Writes is the group's committed generation writes (every join
+// makes one): each after the loss and no later than the stop is a deposed
+// coordinator's, one of them no later than the join, so no log the
+// partition's next coordinators load holds the group.
+func groupRecordsLost(losses []godview.Fact, writes []audit.GenerationWrite, partition string, joinedAt, stoppedAt int64) (f godview.Fact, deposed, ok bool) {
 	if joinedAt < 0 {
-		return godview.Fact{}, false
+		return godview.Fact{}, false, false
 	}
-	for _, f := range losses {
-		if f.Kind == godview.Loss && f.Partition == partition && f.From == 0 && f.To > 0 && joinedAt < f.At && f.At <= stoppedAt {
-			return f, true
+	var before *godview.Fact
+	for i, f := range losses {
+		if f.Kind != godview.Loss || f.Partition != partition || f.From != 0 || f.To <= 0 {
+			continue
+		}
+		if joinedAt < f.At && f.At <= stoppedAt {
+			return f, false, true
+		}
+		if f.At <= joinedAt && (before == nil || f.At >= before.At) {
+			before = &losses[i]
 		}
 	}
-	return godview.Fact{}, false
+	if before == nil {
+		return godview.Fact{}, false, false
+	}
+	joinedThroughDeposed := false
+	for _, w := range writes {
+		if w.At <= before.At || w.At > stoppedAt {
+			continue
+		}
+		if !w.Deposed {
+			return godview.Fact{}, false, false
+		}
+		if w.At <= joinedAt {
+			joinedThroughDeposed = true
+		}
+	}
+	if !joinedThroughDeposed {
+		return godview.Fact{}, false, false
+	}
+	return *before, true, true
 }
 
 // lostGroupMembers are gid's consumer-protocol members that stopped on
@@ -59,6 +96,7 @@ func (c *Cluster) lostGroupMembers(gid string) (map[sim.NodeID]bool, string) {
 	var names []string
 	var lost map[sim.NodeID]bool
 	var because godview.Fact
+	var joinedDeposed []string
 	for _, id := range c.Readers {
 		r := c.Reader(id)
 		if r == nil || c.readerGroup(id) != gid {
@@ -71,12 +109,15 @@ func (c *Cluster) lostGroupMembers(gid string) (map[sim.NodeID]bool, string) {
 		if losses == nil {
 			losses = c.Audit.Facts()
 		}
-		f, ok := groupRecordsLost(losses, partition, int64(joined), int64(at))
+		f, deposed, ok := groupRecordsLost(losses, c.Audit.GroupGenerationWrites(gid), partition, int64(joined), int64(at))
 		if !ok {
 			continue
 		}
 		if lost == nil {
 			lost, because = map[sim.NodeID]bool{}, f
+		}
+		if deposed {
+			joinedDeposed = append(joinedDeposed, c.World.Name(id))
 		}
 		lost[id] = true
 		names = append(names, c.World.Name(id))
@@ -88,8 +129,12 @@ func (c *Cluster) lostGroupMembers(gid string) (map[sim.NodeID]bool, string) {
 	if because.ExposedBy != "" {
 		cause += " exposed by " + because.ExposedBy
 	}
-	return lost, fmt.Sprintf("not judged: group %s: its records on %s were lost (offsets %d..%d, %s, at %v), so its coordinator no longer knows it; %s stopped on GROUP_ID_NOT_FOUND as Kafka's consumer does, and only a new consumer would bring the group back",
-		gid, partition, because.From, because.To-1, cause, time.Duration(because.At), strings.Join(names, ", "))
+	deposed := ""
+	if len(joinedDeposed) > 0 {
+		deposed = fmt.Sprintf(" (%s joined since through a coordinator an unclean election had deposed, whose writes of the group the new leader never holds)", strings.Join(joinedDeposed, ", "))
+	}
+	return lost, fmt.Sprintf("not judged: group %s: its records on %s were lost (offsets %d..%d, %s, at %v)%s, so its coordinator no longer knows it; %s stopped on GROUP_ID_NOT_FOUND as Kafka's consumer does, and only a new consumer would bring the group back",
+		gid, partition, because.From, because.To-1, cause, time.Duration(because.At), deposed, strings.Join(names, ", "))
 }
 
 // groupHasOthers reports whether gid has a member outside lost: one that

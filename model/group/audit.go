@@ -12,7 +12,7 @@ import (
 // leader epoch.
 type Auditor interface {
 	GroupLoaded(broker, partition, leaderEpoch int32, group string, generation int32)
-	GroupGenerationCommitted(broker, partition, leaderEpoch int32, group string, generation int32)
+	GroupGenerationCommitted(broker, partition, leaderEpoch int32, group string, generation int32, lastOffset int64)
 	GroupOffsetCommitted(broker, partition, leaderEpoch int32, group, memberID string, generation int32, tp proto.TopicPartition, offset int64)
 }
 
@@ -64,7 +64,7 @@ func (s *shard) auditCommitted(w *pendingWrite) {
 		return
 	}
 	for _, g := range w.generations {
-		a.GroupGenerationCommitted(s.c.t.BrokerID(), s.tp.Partition, s.epoch, g.group, g.generation)
+		a.GroupGenerationCommitted(s.c.t.BrokerID(), s.tp.Partition, s.epoch, g.group, g.generation, w.lastOffset)
 	}
 }
 

@@ -51,3 +51,33 @@ func TestConsumerMemberStopsWhenItsGroupIsGone(t *testing.T) {
 		t.Fatal("c-0 is stable after it stopped")
 	}
 }
+
+// A member whose clock a fault set back reports when it joined and stopped
+// in the run's virtual time, which the god view's losses are in: on its
+// own clock it would have stopped before the loss that stopped it (and a
+// member that joins once its clock is set back below zero would have
+// joined at a negative time, taken for "never joined").
+func TestConsumerFatalTimesAreVirtualTime(t *testing.T) {
+	b := newCGBroker(2, 5, false)
+	gw := newCGWorld(b, consumerMemberConfig("c-0", reader.CommitAuto))
+	gw.w.Start()
+	gw.w.RunUntil(500 * time.Millisecond)
+	gw.w.Clock(gw.members[0]).Jump(gw.w.Now(), -4*time.Second)
+	gw.w.RunUntil(8 * time.Second)
+	m := gw.member(0)
+	if _, _, _, ok := m.ConsumerFatal(); ok || m.Fatal() != "" {
+		t.Fatalf("c-0 stopped before its group was lost: %q", m.Fatal())
+	}
+	lostAt := gw.w.Now()
+	b.g = consumergroup.New("g")
+	gw.w.RunUntil(40 * time.Second)
+
+	code, at, joined, ok := m.ConsumerFatal()
+	if !ok || code != proto.GroupIDNotFound {
+		t.Fatalf("c-0 ended with %v (%v), fatal %q: want GROUP_ID_NOT_FOUND", code, ok, m.Fatal())
+	}
+	if joined < 0 || joined >= lostAt || at < lostAt || at > gw.w.Now() {
+		t.Fatalf("c-0 joined at %v and stopped at %v, the group lost at %v (virtual time now %v): want virtual times, joined before the loss and stopped after",
+			joined, at, lostAt, gw.w.Now())
+	}
+}

@@ -37,6 +37,12 @@ type consumerMember struct {
 	// joinedAt is when the member last joined: the coordinator answered
 	// its heartbeat at member epoch 0 (-1: not yet). A group that exists
 	// since then has its records on __consumer_offsets.
+	// joinedAt and fatalAt are in the run's virtual time
+	// (sim.Env.WorldTime), not on the member's clock: they decide nothing
+	// the member does, and the convergence check compares them with the
+	// god view's losses, which are in virtual time. A member whose clock
+	// a fault set back would otherwise have joined at a negative time
+	// (taken for "never") or before a loss that came after.
 	joinedAt time.Duration
 	// fatalCode is the heartbeat error that ended the member, at fatalAt.
 	fatalCode proto.ErrorCode
@@ -129,7 +135,7 @@ func (r *Reader) handleConsumerGroupHeartbeat(m *proto.ConsumerGroupHeartbeatRes
 	}
 	out := g.consumer.m.OnResponse(r.env.Now(), call.hb, m)
 	if call.hb.MemberEpoch == 0 && m.Error == proto.None {
-		g.consumer.joinedAt = r.env.Now()
+		g.consumer.joinedAt = r.env.WorldTime()
 	}
 	r.syncConsumerState()
 	if r.stopped && call.hb.MemberEpoch < 0 {
@@ -218,7 +224,7 @@ func (r *Reader) runConsumerActions() bool {
 		case membership.FatalError:
 			// The member stops; its partitions are lost next.
 			if g.fatal == "" {
-				c.fatalCode, c.fatalAt = a.Error, r.env.Now()
+				c.fatalCode, c.fatalAt = a.Error, r.env.WorldTime()
 			}
 			r.fail(fmt.Sprintf("ConsumerGroupHeartbeat: %v %s", a.Error, a.Message))
 		}
@@ -295,8 +301,9 @@ func (r *Reader) consumerStable() bool {
 // ConsumerFatal is the heartbeat error that ended a consumer-protocol
 // member (GROUP_ID_NOT_FOUND: its coordinator no longer knows its group,
 // AbstractHeartbeatRequestManager.onErrorResponse's default arm) and when,
-// with when the member last joined the group (-1: never); ok is false for
-// a classic member and for one that runs.
+// with when the member last joined the group (-1: never), both in the
+// run's virtual time; ok is false for a classic member and for one that
+// runs.
 func (r *Reader) ConsumerFatal() (code proto.ErrorCode, at, joinedAt time.Duration, ok bool) {
 	if r.group == nil || r.group.consumer == nil || r.group.fatal == "" {
 		return proto.None, 0, 0, false
