@@ -433,9 +433,21 @@ func (gm *memberProc) takePolled(k polledKey) (polledRec, bool) {
 }
 
 // gaveUp forgets what the member did in a partition it gave up: the reader
-// drops its failed processings (processAgain) rather than start them over,
-// and its commits there covered the records of that session.
+// drops the records it polled there and had not begun (the pool's queue,
+// the rest of a batch) and its failed processings (processAgain) rather
+// than start them over, and its commits there covered the records of that
+// session.
 func (gm *memberProc) gaveUp(part int32) {
+	for k := range gm.polled { // kafkasim:orderless: deletes per key
+		if k.part == part {
+			delete(gm.polled, k)
+		}
+	}
+	for k := range gm.earlier { // kafkasim:orderless: deletes per key
+		if k.part == part {
+			delete(gm.earlier, k)
+		}
+	}
 	for k := range gm.failed { // kafkasim:orderless: deletes per key
 		if k.part == part {
 			delete(gm.failed, k)

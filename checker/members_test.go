@@ -909,6 +909,36 @@ func TestReprocessedRecordNotTheDroppedOne(t *testing.T) {
 	}
 }
 
+// A member that gives a partition up drops the records it polled there and
+// had not begun: when it is granted the partition again and polls another
+// record at the offset (a loss gave it away), it processes that one, and a
+// later owner processing it again reprocesses it.
+func TestReprocessedRecordNotOneDroppedOnRevoke(t *testing.T) {
+	h := &hb{}
+	h.sendsTo(0, "a0")
+	c := h.member("c-1", "g")
+	c.assign(1, "t-0")
+	c.poll(rec{0, 0, "a0"})
+	c.commit(1, map[string]int64{"t-0": 1}, history.Fail)
+	c.revoke(1, "t-0")                    // a0 dropped unprocessed
+	h.send("p-0", "b0", 0, 0, history.OK) // offset 0 reused after a loss
+	c.assign(2, "t-0")
+	c.poll(rec{0, 0, "b0"})
+	c.commit(2, map[string]int64{"t-0": 1}, history.OK)
+	c.begin(2, 0, 0)
+	c.end(2, 0, 0, history.OK)
+	c.revoke(2, "t-0")
+	c2 := h.member("c-2", "g")
+	c2.assign(3, "t-0")
+	c2.poll(rec{0, 0, "b0"})
+	c2.commit(3, map[string]int64{"t-0": 1}, history.OK)
+	c2.begin(3, 0, 0)
+	c2.end(3, 0, 0, history.OK)
+	cfg := withGroup("before-processing")
+	cfg.Happened = godViewLosses(DataLoss{Partition: "t-0", From: 0, To: 1, Records: 1, Cause: "unclean-election"})
+	expectCount(t, Check(h.ops, cfg), ReprocessedRecord, 1)
+}
+
 func TestByValue(t *testing.T) {
 	vals := map[int32]int32{0: 5, 1: 7, 2: 5, 3: -1, 4: 7, 5: 9}
 	val := func(i int32) int32 { return vals[i] }
