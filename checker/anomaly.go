@@ -84,6 +84,11 @@ type Finding struct {
 	// Reprocessed-record: the attempts that were not in an aborted
 	// transaction.
 	committedAttempts int
+	// Reprocessed-record, duplicate-side-effect: the invocation of the
+	// commit past the record its first processing's member made before
+	// that processing began (processRec.commit), when hasCommitFirst.
+	commitFirst    int64
+	hasCommitFirst bool
 }
 
 // copyAt is one position of a record.

@@ -186,6 +186,9 @@ func (a *analyzer) addCommit(pid int32, p *procState, o *history.Op) {
 			}
 		}
 		a.commitJumps(pid, p, o, group)
+		if group != "" {
+			a.memberCommitted(p, o)
+		}
 		if pc.zombie = a.fencedAt(p, o, group); pc.zombie != nil {
 			pc.zombie.invoke = o.Index
 		}

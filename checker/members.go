@@ -1,7 +1,9 @@
 package checker
 
 import (
+	"cmp"
 	"math"
+	"slices"
 
 	"kafkasim/history"
 )
@@ -43,7 +45,13 @@ type processRec struct {
 	// val is the record the member had polled at off (-1: unknown). After
 	// committed data is lost, the new leader reuses the lost offsets for new
 	// records: an offset alone no longer names one record.
-	val      int32
+	val int32
+	// commit is the invocation of the member's first commit of the
+	// partition past off in its session, before the processing began (-1:
+	// none): an at-most-once member's commit of the record's batch, which
+	// a loss in __consumer_offsets must take for the record to be
+	// processed again.
+	commit   int64
 	ok, open bool
 }
 
@@ -53,6 +61,7 @@ type effectRec struct {
 	group, part int32
 	proc        int32
 	val         int32 // the record whose processing sent it (-1: unknown)
+	commit      int64 // that processing's processRec.commit
 	// answered: the history says whether the store applied it (applied on
 	// a side-effect's ok); notApplied: the store said it did not (an
 	// idempotent store that already held the key).
@@ -63,6 +72,7 @@ type effectPending struct {
 	off         int64
 	group, part int32
 	val         int32
+	commit      int64
 }
 
 // polledKey is a record a member polled: its partition and offset.
@@ -71,9 +81,12 @@ type polledKey struct {
 	off  int64
 }
 
-// polledRec is the record a member polled at a polledKey, and the poll
-// session (analyzer.sessions) that read it.
-type polledRec struct{ val, sess int32 }
+// polledRec is the record a member polled at a polledKey, the poll
+// session (analyzer.sessions) that read it, and the poll operation.
+type polledRec struct {
+	val, sess int32
+	poll      int64
+}
 
 // resetJump is a member's first processed offset in a partition, where it
 // began above the offset the group had committed (-1: none): its position
@@ -134,11 +147,37 @@ type memberProc struct {
 	// polled: the record the member last polled at each offset, until it
 	// begins processing it.
 	polled map[polledKey]polledRec
+	// earlier: the records the member polled at an offset before the one
+	// in polled, oldest first, until it begins processing them. After
+	// committed data is lost, KIP-320's truncation detection moves the
+	// position back to the divergence while the records polled above it
+	// still wait for a worker: the member polls a new record at an offset
+	// whose old record it has yet to process.
+	earlier map[polledKey][]polledRec
+	// begun: partition -> the poll of the record the member last began
+	// processing there. The poll loop and the pool's queue begin a
+	// partition's records in the order polled, so a record of an earlier
+	// poll not begun by then was dropped unprocessed (a commit refused,
+	// a revocation).
+	begun map[int32]int64
+	// committed: partition -> the member's commits of it in its session
+	// that went past every earlier one (the offset and the invocation), in
+	// order; a commit below the last (a position moved back after a loss)
+	// starts the list again.
+	committed map[int32][]commitMark
+	// failed: the record whose processing at an offset ended without
+	// success (a side effect the store never acknowledged): the member
+	// starts that same record over without polling it again (the reader's
+	// processAgain), as long as it holds the partition, so its next
+	// processing there is of that record.
+	failed map[polledKey]int32
 }
 
 func (a *analyzer) memberOf(p *procState) *memberProc {
 	if p.gm == nil {
-		p.gm = &memberProc{owned: map[int32]bool{}, revoked: map[int32]int64{}, sess: map[int32]int64{}, next: map[int32]int64{}, polled: map[polledKey]polledRec{}}
+		p.gm = &memberProc{owned: map[int32]bool{}, revoked: map[int32]int64{}, sess: map[int32]int64{}, next: map[int32]int64{}, polled: map[polledKey]polledRec{},
+			earlier: map[polledKey][]polledRec{}, begun: map[int32]int64{}, failed: map[polledKey]int32{},
+			committed: map[int32][]commitMark{}}
 	}
 	return p.gm
 }
@@ -216,6 +255,7 @@ func (a *analyzer) trackRebalance(pid int32, p *procState, o *history.Op, listed
 			delete(gm.owned, part)
 			delete(gm.sess, part)
 			delete(gm.next, part)
+			gm.gaveUp(part)
 		}
 		return
 	}
@@ -238,6 +278,7 @@ func (a *analyzer) trackRebalance(pid int32, p *procState, o *history.Op, listed
 			delete(gm.owned, part)
 			delete(gm.sess, part)
 			delete(gm.next, part)
+			gm.gaveUp(part)
 		}
 	}
 	for _, part := range listed {
@@ -290,13 +331,16 @@ func (a *analyzer) addProcess(pid int32, p *procState, o *history.Op) {
 		gm.next[part] = off + 1
 	}
 	val := int32(-1)
-	if v, ok := gm.polled[polledKey{part, off}]; ok {
+	if v, ok := gm.failed[polledKey{part, off}]; ok {
+		val = v
+		delete(gm.failed, polledKey{part, off})
+	} else if v, ok := gm.takePolled(polledKey{part, off}); ok {
 		val = v.val
-		delete(gm.polled, polledKey{part, off})
 	}
+	commit := gm.firstCommitPast(part, off)
 	gm.open = append(gm.open, int32(len(m.procs)))
 	m.procs = append(m.procs, processRec{start: o.Index, startT: o.Time, end: -1, off: off, group: g, part: part, proc: pid,
-		member: m.memberID(p, o), gen: generationOf(o), txn: p.txn, val: val, open: true})
+		member: m.memberID(p, o), gen: generationOf(o), txn: p.txn, val: val, commit: commit, open: true})
 }
 
 // commitJumps takes a member's commit as evidence of its positions: Kafka
@@ -350,8 +394,102 @@ func (a *analyzer) commitJumps(pid int32, p *procState, o *history.Op, group str
 // memberPolled notes the records a group member's poll returned: which
 // record each offset held when the member read it, and in which poll
 // session (commitJumps ends a jump at a record the member held).
-func (a *analyzer) memberPolled(p *procState, part int32, off int64, val, sess int32) {
-	a.memberOf(p).polled[polledKey{part, off}] = polledRec{val, sess}
+func (a *analyzer) memberPolled(p *procState, part int32, off int64, val, sess int32, poll int64) {
+	gm := a.memberOf(p)
+	k := polledKey{part, off}
+	if prev, ok := gm.polled[k]; ok {
+		gm.earlier[k] = append(gm.earlier[k], prev)
+	}
+	gm.polled[k] = polledRec{val, sess, poll}
+}
+
+// takePolled is the record a member begins processing at k, which it polled
+// and had not begun: the oldest it polled there since the last record it
+// began in the partition.
+func (gm *memberProc) takePolled(k polledKey) (polledRec, bool) {
+	r, ok := gm.polled[k]
+	if recs, more := gm.earlier[k]; more {
+		for len(recs) > 0 && recs[0].poll < gm.begun[k.part] {
+			recs = recs[1:]
+		}
+		if len(recs) > 0 {
+			r, ok = recs[0], true
+			recs = recs[1:]
+		} else {
+			delete(gm.polled, k)
+		}
+		if len(recs) > 0 {
+			gm.earlier[k] = recs
+		} else {
+			delete(gm.earlier, k)
+		}
+	} else {
+		delete(gm.polled, k)
+	}
+	if ok {
+		gm.begun[k.part] = max(gm.begun[k.part], r.poll)
+	}
+	return r, ok
+}
+
+// gaveUp forgets what the member did in a partition it gave up: the reader
+// drops the records it polled there and had not begun (the pool's queue,
+// the rest of a batch) and its failed processings (processAgain) rather
+// than start them over, and its commits there covered the records of that
+// session.
+func (gm *memberProc) gaveUp(part int32) {
+	for k := range gm.polled { // kafkasim:orderless: deletes per key
+		if k.part == part {
+			delete(gm.polled, k)
+		}
+	}
+	for k := range gm.earlier { // kafkasim:orderless: deletes per key
+		if k.part == part {
+			delete(gm.earlier, k)
+		}
+	}
+	for k := range gm.failed { // kafkasim:orderless: deletes per key
+		if k.part == part {
+			delete(gm.failed, k)
+		}
+	}
+	delete(gm.committed, part)
+}
+
+// commitMark is a commit a member invoked of one partition.
+type commitMark struct{ off, op int64 }
+
+// memberCommitted notes a commit a group member invoked.
+func (a *analyzer) memberCommitted(p *procState, o *history.Op) {
+	x := o.Value.Ext
+	if x == nil {
+		return
+	}
+	gm := a.memberOf(p)
+	for name, off := range x.Offsets { // kafkasim:orderless: sets per partition
+		part := a.partByName(name)
+		if part < 0 {
+			continue
+		}
+		marks := gm.committed[part]
+		if n := len(marks); n > 0 && off <= marks[n-1].off {
+			if off == marks[n-1].off {
+				continue
+			}
+			marks = marks[:0]
+		}
+		gm.committed[part] = append(marks, commitMark{off, o.Index})
+	}
+}
+
+// firstCommitPast is the invocation of the member's first commit past off of
+// the partition in its session (-1: none).
+func (gm *memberProc) firstCommitPast(part int32, off int64) int64 {
+	marks := gm.committed[part]
+	if i, _ := slices.BinarySearchFunc(marks, off+1, func(m commitMark, t int64) int { return cmp.Compare(m.off, t) }); i < len(marks) {
+		return marks[i].op
+	}
+	return -1
 }
 
 // completeProcess pairs a completion with the open process operation of the
@@ -373,6 +511,9 @@ func (a *analyzer) completeProcess(gm *memberProc, o *history.Op) {
 	pr := &a.members.procs[gm.open[j]]
 	gm.open = append(gm.open[:j], gm.open[j+1:]...)
 	pr.end, pr.endT, pr.open, pr.ok = o.Index, o.Time, false, o.Type == history.OK
+	if !pr.ok && pr.val >= 0 {
+		gm.failed[polledKey{pr.part, pr.off}] = pr.val
+	}
 }
 
 // addSideEffect takes a side-effect operation: a member applied a record's
@@ -380,17 +521,17 @@ func (a *analyzer) completeProcess(gm *memberProc, o *history.Op) {
 func (a *analyzer) addSideEffect(pid int32, p *procState, o *history.Op) {
 	m := &a.members
 	gm := a.memberOf(p)
-	e := effectPending{val: -1}
+	e := effectPending{val: -1, commit: -1}
 	known := o.Value.Partition >= 0 && o.Value.Offset >= 0
 	if group := groupOf(p, o); group != "" && known {
-		e = effectPending{off: o.Value.Offset, group: m.groupID(group, p.name), part: a.partID(o.Value.Topic, o.Value.Partition), val: -1}
+		e = effectPending{off: o.Value.Offset, group: m.groupID(group, p.name), part: a.partID(o.Value.Topic, o.Value.Partition), val: -1, commit: -1}
 	}
 	if o.Type == history.Invoke {
 		if known {
 			// The processing of the record under way sends its effect.
 			for _, r := range gm.open {
 				if pr := &m.procs[r]; pr.part == e.part && pr.off == e.off {
-					e.val = pr.val
+					e.val, e.commit = pr.val, pr.commit
 				}
 			}
 			gm.effects = append(gm.effects, e)
@@ -409,19 +550,19 @@ func (a *analyzer) addSideEffect(pid int32, p *procState, o *history.Op) {
 			e = gm.effects[j]
 			known = true
 		} else {
-			e.val = gm.effects[j].val
+			e.val, e.commit = gm.effects[j].val, gm.effects[j].commit
 		}
 		gm.effects = append(gm.effects[:j], gm.effects[j+1:]...)
 	}
 	if o.Type == history.OK && known {
-		r := effectRec{op: o.Index, off: e.off, group: e.group, part: e.part, proc: pid, val: e.val}
+		r := effectRec{op: o.Index, off: e.off, group: e.group, part: e.part, proc: pid, val: e.val, commit: e.commit}
 		if x := o.Value.Ext; x != nil && x.HasApplied {
 			r.answered, r.notApplied = true, !x.Applied
 		}
 		m.effects = append(m.effects, r)
 	}
 	if o.Type == history.Info && known {
-		m.maybeEffects = append(m.maybeEffects, effectRec{op: o.Index, off: e.off, group: e.group, part: e.part, proc: pid, val: e.val})
+		m.maybeEffects = append(m.maybeEffects, effectRec{op: o.Index, off: e.off, group: e.group, part: e.part, proc: pid, val: e.val, commit: e.commit})
 	}
 }
 

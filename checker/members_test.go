@@ -810,6 +810,141 @@ func TestReprocessedRecordIsTheRecordNotTheOffset(t *testing.T) {
 	expectVerdict(t, r, DuplicateSideEffect, Violation)
 }
 
+// A processing whose side effect the store never acknowledged fails (info),
+// and the member starts the same record over without polling it again
+// (model/reader's processAgain): the retry processes the record it held.
+// When a loss later gives the offset to another record, which the member
+// polls and processes, that is no reprocessing (fuzz --groups seed 104559);
+// polling and processing the same record again is.
+func TestReprocessedRecordRetriedAfterItFailed(t *testing.T) {
+	build := func(second string) []history.Op {
+		h := &hb{}
+		h.sendsTo(0, "a0")
+		c := h.member("c-1", "g")
+		c.assign(1, "t-0")
+		c.poll(rec{0, 0, "a0"})
+		c.commit(1, map[string]int64{"t-0": 1}, history.OK)
+		c.begin(1, 0, 0)
+		c.end(1, 0, 0, history.Info) // the store never answered
+		c.begin(1, 0, 0)             // the retry
+		c.end(1, 0, 0, history.OK)
+		h.send("p-0", "b0", 0, 0, history.OK) // offset 0 reused after a loss
+		c.poll(rec{0, 0, second})
+		c.commit(1, map[string]int64{"t-0": 1}, history.OK)
+		c.begin(1, 0, 0)
+		c.end(1, 0, 0, history.OK)
+		return h.ops
+	}
+	cfg := withGroup("before-processing")
+	cfg.Happened = godViewLosses(DataLoss{Partition: "t-0", From: 0, To: 1, Records: 1, Cause: "unclean-election"})
+	expectCount(t, Check(build("b0"), cfg), ReprocessedRecord, 0)
+	r := Check(build("a0"), withGroup("before-processing"))
+	expectCount(t, r, ReprocessedRecord, 1)
+	expectVerdict(t, r, ReprocessedRecord, Violation)
+}
+
+// A pool's records wait in its queue: when KIP-320's truncation detection
+// moves the position back after a loss, the member polls new records at
+// offsets whose old records it has yet to process, and it processes them
+// in the order polled — the old record, then the new one: two records, not
+// one twice (fuzz --groups seeds 107630, 109047). The same record polled
+// twice and processed twice is reprocessing.
+func TestReprocessedRecordPolledAgainWhileQueued(t *testing.T) {
+	build := func(second string) []history.Op {
+		h := &hb{}
+		h.sendsTo(0, "a0", "a1")
+		c := h.member("c-1", "g")
+		c.assign(1, "t-0")
+		c.poll(rec{0, 0, "a0"}, rec{0, 1, "a1"})
+		c.commit(1, map[string]int64{"t-0": 2}, history.OK)
+		h.send("p-0", "b0", 0, 0, history.OK) // offsets reused after a loss
+		h.send("p-0", "b1", 0, 1, history.OK)
+		c.begin(1, 0, 0)
+		c.end(1, 0, 0, history.OK)
+		c.poll(rec{0, 0, "b0"}, rec{0, 1, second})
+		c.commit(1, map[string]int64{"t-0": 2}, history.OK)
+		for _, off := range []int64{1, 0, 1} {
+			c.begin(1, 0, off)
+			c.end(1, 0, off, history.OK)
+		}
+		return h.ops
+	}
+	cfg := withGroup("before-processing")
+	cfg.Happened = godViewLosses(DataLoss{Partition: "t-0", From: 0, To: 2, Records: 2, Cause: "unclean-election"})
+	expectCount(t, Check(build("b1"), cfg), ReprocessedRecord, 0)
+	r := Check(build("a1"), cfg)
+	expectCount(t, r, ReprocessedRecord, 1)
+	if a, _ := r.Anomaly(ReprocessedRecord); a.Example.Offset != 1 {
+		t.Fatalf("example %+v", a.Example)
+	}
+}
+
+// A record a member polled and never began, before it began one of a later
+// poll of the partition, was dropped (a commit refused): records begin in
+// the order polled. Its offset's next processing is of the record polled
+// there since, which another member processing it again reprocesses.
+func TestReprocessedRecordNotTheDroppedOne(t *testing.T) {
+	h := &hb{}
+	h.sendsTo(0, "a0", "a1")
+	c := h.member("c-1", "g")
+	c.assign(1, "t-0")
+	c.poll(rec{0, 0, "a0"})
+	c.commit(1, map[string]int64{"t-0": 1}, history.Fail) // a0 dropped unprocessed
+	c.poll(rec{0, 1, "a1"})
+	c.commit(1, map[string]int64{"t-0": 2}, history.OK)
+	c.begin(1, 0, 1)
+	c.end(1, 0, 1, history.OK)
+	h.send("p-0", "b0", 0, 0, history.OK) // offset 0 reused after a loss
+	c.poll(rec{0, 0, "b0"})
+	c.commit(1, map[string]int64{"t-0": 1}, history.OK)
+	c.begin(1, 0, 0)
+	c.end(1, 0, 0, history.OK)
+	c.revoke(1, "t-0")
+	c2 := h.member("c-2", "g")
+	c2.assign(2, "t-0")
+	c2.poll(rec{0, 0, "b0"})
+	c2.commit(2, map[string]int64{"t-0": 1}, history.OK)
+	c2.begin(2, 0, 0)
+	c2.end(2, 0, 0, history.OK)
+	cfg := withGroup("before-processing")
+	cfg.Happened = godViewLosses(DataLoss{Partition: "t-0", From: 0, To: 2, Records: 2, Cause: "unclean-election"})
+	r := Check(h.ops, cfg)
+	expectCount(t, r, ReprocessedRecord, 1)
+	if a, _ := r.Anomaly(ReprocessedRecord); a.Example.Offset != 0 || a.Example.Process != "c-2" {
+		t.Fatalf("example %+v", a.Example)
+	}
+}
+
+// A member that gives a partition up drops the records it polled there and
+// had not begun: when it is granted the partition again and polls another
+// record at the offset (a loss gave it away), it processes that one, and a
+// later owner processing it again reprocesses it.
+func TestReprocessedRecordNotOneDroppedOnRevoke(t *testing.T) {
+	h := &hb{}
+	h.sendsTo(0, "a0")
+	c := h.member("c-1", "g")
+	c.assign(1, "t-0")
+	c.poll(rec{0, 0, "a0"})
+	c.commit(1, map[string]int64{"t-0": 1}, history.Fail)
+	c.revoke(1, "t-0")                    // a0 dropped unprocessed
+	h.send("p-0", "b0", 0, 0, history.OK) // offset 0 reused after a loss
+	c.assign(2, "t-0")
+	c.poll(rec{0, 0, "b0"})
+	c.commit(2, map[string]int64{"t-0": 1}, history.OK)
+	c.begin(2, 0, 0)
+	c.end(2, 0, 0, history.OK)
+	c.revoke(2, "t-0")
+	c2 := h.member("c-2", "g")
+	c2.assign(3, "t-0")
+	c2.poll(rec{0, 0, "b0"})
+	c2.commit(3, map[string]int64{"t-0": 1}, history.OK)
+	c2.begin(3, 0, 0)
+	c2.end(3, 0, 0, history.OK)
+	cfg := withGroup("before-processing")
+	cfg.Happened = godViewLosses(DataLoss{Partition: "t-0", From: 0, To: 1, Records: 1, Cause: "unclean-election"})
+	expectCount(t, Check(h.ops, cfg), ReprocessedRecord, 1)
+}
+
 func TestByValue(t *testing.T) {
 	vals := map[int32]int32{0: 5, 1: 7, 2: 5, 3: -1, 4: 7, 5: 9}
 	val := func(i int32) int32 { return vals[i] }
@@ -902,9 +1037,12 @@ func TestSkippedRecordAndAMidSessionResetToLatest(t *testing.T) {
 // __consumer_offsets lose committed data between the two (the coordinator
 // reloaded the group without c-1's commit), Kafka permits all of it (fuzz
 // --groups seeds 20198, 20224, 20290); a loss before c-1's commit, or none,
-// explains nothing.
+// explains nothing. A loss after c-1's commit and before its processing (a
+// member paused with its batch polled and committed processes it once it
+// resumes, after the coordinator lost the commit) takes the commit all the
+// same (fuzz --groups seeds 105488, 107236).
 func TestAtMostOnceGoingBackAfterTheCommittedOffsetsWereLost(t *testing.T) {
-	build := func(lossBetween, lossBefore bool, lossIn string, offsetsPartitions int) *Report {
+	build := func(lossBetween, lossBefore, lossBeforeProcessing bool, lossIn string, offsetsPartitions int) *Report {
 		h := &hb{}
 		h.sendsTo(0, "a0", "a1", "a2")
 		var lossAt int64
@@ -914,6 +1052,9 @@ func TestAtMostOnceGoingBackAfterTheCommittedOffsetsWereLost(t *testing.T) {
 		c1 := h.member("c-1", "g")
 		c1.assign(1, "t-0")
 		c1.commit(1, map[string]int64{"t-0": 3}, history.OK)
+		if lossBeforeProcessing {
+			lossAt = h.t + 500
+		}
 		for _, off := range []int64{0, 1, 2} {
 			c1.begin(1, 0, off)
 			c1.effect(0, off)
@@ -943,20 +1084,21 @@ func TestAtMostOnceGoingBackAfterTheCommittedOffsetsWereLost(t *testing.T) {
 	// (abs("g".hashCode()) % 50 = 103 % 50): a loss in another partition
 	// took none of its commits.
 	for _, tc := range []struct {
-		name                    string
-		lossBetween, lossBefore bool
-		lossIn                  string
-		offsetsPartitions       int
-		verdict                 string
+		name                                          string
+		lossBetween, lossBefore, lossBeforeProcessing bool
+		lossIn                                        string
+		offsetsPartitions                             int
+		verdict                                       string
 	}{
-		{"lost in between", true, false, "__consumer_offsets-9", 0, Permitted},
-		{"lost in between, in the group's partition", true, false, "__consumer_offsets-3", 50, Permitted},
-		{"lost in between, in another group's partition", true, false, "__consumer_offsets-9", 50, Violation},
-		{"lost before the first commit", false, true, "__consumer_offsets-9", 0, Violation},
-		{"nothing lost", false, false, "", 0, Violation},
+		{"lost in between", true, false, false, "__consumer_offsets-9", 0, Permitted},
+		{"lost in between, in the group's partition", true, false, false, "__consumer_offsets-3", 50, Permitted},
+		{"lost in between, in another group's partition", true, false, false, "__consumer_offsets-9", 50, Violation},
+		{"lost after the commit, before the processing", false, false, true, "__consumer_offsets-9", 0, Permitted},
+		{"lost before the first commit", false, true, false, "__consumer_offsets-9", 0, Violation},
+		{"nothing lost", false, false, false, "", 0, Violation},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := build(tc.lossBetween, tc.lossBefore, tc.lossIn, tc.offsetsPartitions)
+			r := build(tc.lossBetween, tc.lossBefore, tc.lossBeforeProcessing, tc.lossIn, tc.offsetsPartitions)
 			for _, typ := range []string{NonmonotonicCommit, ReprocessedRecord, DuplicateSideEffect} {
 				if r.Count(typ) == 0 {
 					t.Fatalf("no %s\n%s", typ, r.Summary())
