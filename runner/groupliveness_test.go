@@ -21,6 +21,12 @@ func TestGroupLivenessExcuses(t *testing.T) {
 			[]string{"consumer groups judged without a member Kafka would stop too: ", "b-0 stopped on UNRELEASED_INSTANCE_ID", "a previous incarnation"}},
 		{"testdata/group-static-leader-keeps-assignment-misses-added-partitions.yaml",
 			[]string{"not judged: group billing: no member owns orders-1, orders-2", "leader b-0 rejoined as a static member", "KIP-814"}},
+		{"testdata/group-static-member-fenced-after-records-lost-not-judged.yaml",
+			[]string{"consumer groups judged without a member Kafka would stop too: b-1 stopped on OffsetCommit: FENCED_INSTANCE_ID",
+				"whose records hold its group.instance.id b-1 under member id", "__consumer_offsets-9 offsets 5..47 were lost"}},
+		{"testdata/group-static-members-fenced-by-deposed-coordinators-joins-not-judged.yaml",
+			[]string{"consumer groups judged without a member Kafka would stop too: l-0 stopped on JoinGroup: FENCED_INSTANCE_ID",
+				"broker-1 gave it generation 5", "its coordinator broker-2", "Kafka answers a join phase before it writes anything"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()
