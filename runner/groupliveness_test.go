@@ -23,6 +23,12 @@ func TestGroupLivenessExcuses(t *testing.T) {
 			[]string{"not judged: group billing: no member owns orders-1, orders-2", "leader b-0 rejoined as a static member", "KIP-814"}},
 		{"testdata/group-truncated-position-commits-nothing-not-judged.yaml",
 			[]string{"not judged: group billing: committed offset of orders-0 is 74, below the high watermark 75", "truncated under b-0's position (offsets 75..179 lost, power-loss", "commit: before-processing"}},
+		{"testdata/group-static-member-fenced-after-records-lost-not-judged.yaml",
+			[]string{"consumer groups judged without a member Kafka would stop too: b-1 stopped on OffsetCommit: FENCED_INSTANCE_ID",
+				"whose records hold its group.instance.id b-1 under member id", "__consumer_offsets-9 offsets 5..47 were lost"}},
+		{"testdata/group-static-members-fenced-by-deposed-coordinators-joins-not-judged.yaml",
+			[]string{"consumer groups judged without a member Kafka would stop too: l-0 stopped on JoinGroup: FENCED_INSTANCE_ID",
+				"broker-1 gave it generation 5", "its coordinator broker-2", "Kafka answers a join phase before it writes anything"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()

@@ -3,6 +3,7 @@ package audit
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"kafkasim/godview"
 	"kafkasim/model/metadata"
@@ -113,6 +114,8 @@ type groupAudit struct {
 	hasBegun bool
 	// known: the highest generation each coordinator loaded or wrote.
 	known map[Coordinator]int32
+	// loads: every load of the group by a coordinator, in time order.
+	loads []GroupLoad
 	// owners: the processes that own each partition (one, but for a
 	// violation), and the latest commit of each by a member.
 	owners  map[proto.TopicPartition][]owner
@@ -221,13 +224,42 @@ const offsetsTopic = "__consumer_offsets"
 
 // GroupLoaded notes the generation a coordinator loaded a group at: it
 // continues it, it does not begin it.
-func (a *Audit) GroupLoaded(broker, partition, leaderEpoch int32, group string, generation int32) {
+func (a *Audit) GroupLoaded(broker, partition, leaderEpoch int32, group string, generation int32, staticMembers map[string]string) {
 	if a.groups == nil {
 		return
 	}
 	c := Coordinator{Broker: broker, Partition: partition, LeaderEpoch: leaderEpoch}
 	g := a.group(group)
 	g.known[c] = max(g.known[c], generation)
+	g.loads = append(g.loads, GroupLoad{At: a.w.Now(), Coordinator: c, Generation: generation, StaticMembers: staticMembers})
+}
+
+// GroupLoad is one load of a group by a coordinator: when, at which
+// generation (classic) or group epoch (consumer protocol) its records left
+// it, and under which member id each static member of a classic group.
+type GroupLoad struct {
+	At            time.Duration
+	Coordinator   Coordinator
+	Generation    int32
+	StaticMembers map[string]string
+}
+
+// LastGroupLoad is the last load of group by a coordinator on broker at or
+// before time at; ok false when there was none.
+func (a *Audit) LastGroupLoad(group string, broker int32, at time.Duration) (GroupLoad, bool) {
+	if a.groups == nil {
+		return GroupLoad{}, false
+	}
+	g, ok := a.groups.byGroup[group]
+	if !ok {
+		return GroupLoad{}, false
+	}
+	for i := len(g.loads) - 1; i >= 0; i-- {
+		if l := g.loads[i]; l.Coordinator.Broker == broker && l.At <= at {
+			return l, true
+		}
+	}
+	return GroupLoad{}, false
 }
 
 // GroupGenerationCommitted checks a committed write of coordinator c that

@@ -3,6 +3,7 @@ package audit
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"kafkasim/godview"
 	"kafkasim/model/proto"
@@ -62,7 +63,7 @@ func TestGenerationSingleCoordinator(t *testing.T) {
 		}, 0},
 		{"the new coordinator loaded it and goes on", func(a *Audit) {
 			generationCommitted(a, coordOld, "g", 2)
-			a.GroupLoaded(coordNew.Broker, coordNew.Partition, coordNew.LeaderEpoch, "g", 2)
+			a.GroupLoaded(coordNew.Broker, coordNew.Partition, coordNew.LeaderEpoch, "g", 2, nil)
 			generationCommitted(a, coordNew, "g", 2)
 			generationCommitted(a, coordNew, "g", 3)
 		}, 0},
@@ -72,7 +73,7 @@ func TestGenerationSingleCoordinator(t *testing.T) {
 		}, 0},
 		{"a deposed coordinator's write of the same generation commits", func(a *Audit) {
 			generationCommitted(a, coordOld, "g", 2)
-			a.GroupLoaded(coordNew.Broker, coordNew.Partition, coordNew.LeaderEpoch, "g", 2)
+			a.GroupLoaded(coordNew.Broker, coordNew.Partition, coordNew.LeaderEpoch, "g", 2, nil)
 			generationCommitted(a, coordNew, "g", 3)
 			old := Coordinator{Broker: 1, Partition: 7, LeaderEpoch: 3}
 			generationCommitted(a, old, "g", 3)
@@ -334,5 +335,41 @@ func TestCommitNotBelowOwner(t *testing.T) {
 			tc.run(a)
 			expect(t, a, GroupCommitNotBelowOwner, tc.want)
 		})
+	}
+}
+
+// LastGroupLoad finds, of a group's loads, the last by the broker asked
+// at or before the time asked, with the static members it held.
+func TestLastGroupLoad(t *testing.T) {
+	a, w := newGroupsAudit(t, nil)
+	if _, ok := a.LastGroupLoad("g", 2, time.Hour); ok {
+		t.Fatal("a load found before any")
+	}
+	a.GroupLoaded(coordNew.Broker, coordNew.Partition, coordNew.LeaderEpoch, "g", 2, map[string]string{"b-0": "m1"})
+	w.RunUntil(10 * time.Second)
+	a.GroupLoaded(coordOld.Broker, coordOld.Partition, coordOld.LeaderEpoch, "g", 3, nil)
+	a.GroupLoaded(coordNew.Broker, coordNew.Partition, coordNew.LeaderEpoch+1, "h", 7, nil)
+	w.RunUntil(20 * time.Second)
+	a.GroupLoaded(coordNew.Broker, coordNew.Partition, coordNew.LeaderEpoch+1, "g", 4, map[string]string{"b-0": "m2"})
+	for _, tc := range []struct {
+		group  string
+		broker int32
+		at     time.Duration
+		gen    int32
+		member string
+		ok     bool
+	}{
+		{"g", 2, 5 * time.Second, 2, "m1", true},
+		{"g", 2, 19 * time.Second, 2, "m1", true},
+		{"g", 2, 20 * time.Second, 4, "m2", true},
+		{"g", 1, time.Hour, 3, "", true},
+		{"h", 2, 15 * time.Second, 7, "", true},
+		{"h", 1, time.Hour, 0, "", false},
+		{"g", 3, time.Hour, 0, "", false},
+	} {
+		l, ok := a.LastGroupLoad(tc.group, tc.broker, tc.at)
+		if ok != tc.ok || l.Generation != tc.gen || l.StaticMembers["b-0"] != tc.member || (ok && l.Coordinator.Broker != tc.broker) {
+			t.Errorf("LastGroupLoad(%s, %d, %v) = %+v, %v; want generation %d, b-0 as %q, %v", tc.group, tc.broker, tc.at, l, ok, tc.gen, tc.member, tc.ok)
+		}
 	}
 }

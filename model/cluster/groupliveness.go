@@ -8,6 +8,7 @@ import (
 
 	"kafkasim/model/proto"
 	"kafkasim/model/reader"
+	"kafkasim/sim"
 )
 
 // What Kafka's group protocols themselves cannot heal from: the
@@ -32,6 +33,17 @@ func refusedForGood(code proto.ErrorCode) bool {
 	return code == proto.UnreleasedInstanceID
 }
 
+// stoppedForGood reports whether reader id stopped on a coordinator's
+// answer Kafka's consumer cannot recover from and Kafka's coordinator gives
+// too: refusedForGood, or a fence fencedByRollback explains.
+func (c *Cluster) stoppedForGood(id sim.NodeID, r *reader.Reader) bool {
+	if code, _ := r.FatalError(); refusedForGood(code) {
+		return true
+	}
+	_, ok := c.fencedByRollback(id, r)
+	return ok
+}
+
 // hasLiveMember reports whether group gid has a member that did not stop
 // for good (a member down counts: it comes back).
 func (c *Cluster) hasLiveMember(gid string) bool {
@@ -43,7 +55,7 @@ func (c *Cluster) hasLiveMember(gid string) bool {
 		if r == nil {
 			return true
 		}
-		if code, _ := r.FatalError(); !refusedForGood(code) {
+		if !c.stoppedForGood(id, r) {
 			return true
 		}
 	}
@@ -51,13 +63,17 @@ func (c *Cluster) hasLiveMember(gid string) bool {
 }
 
 // JudgedWithout names the group members the groups' convergence was judged
-// without (refusedForGood), each with the answer it stopped on and why
+// without (stoppedForGood), each with the answer it stopped on and why
 // Kafka gives it; "" when none.
 func (c *Cluster) JudgedWithout() string {
 	var out []string
 	for _, id := range c.Readers {
 		r := c.Reader(id)
 		if r == nil {
+			continue
+		}
+		if why, ok := c.fencedByRollback(id, r); ok {
+			out = append(out, why)
 			continue
 		}
 		code, msg := r.FatalError()

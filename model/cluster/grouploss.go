@@ -145,12 +145,10 @@ func (c *Cluster) groupHasOthers(gid string, lost map[sim.NodeID]bool) bool {
 		if id == c.FinalReader || c.readerGroup(id) != gid || lost[id] {
 			return false
 		}
-		// A member refused for good (refusedForGood) cannot bring the
+		// A member stopped for good (stoppedForGood) cannot bring the
 		// group back either.
-		if r := c.Reader(id); r != nil {
-			if code, _ := r.FatalError(); refusedForGood(code) {
-				return false
-			}
+		if r := c.Reader(id); r != nil && c.stoppedForGood(id, r) {
+			return false
 		}
 		return true
 	})

@@ -219,7 +219,7 @@ var groupCoordinatorSelector = modelSelector{form: "group-coordinator(GROUP)",
 // committed offset of each is at its high watermark (lag 0).
 //
 // A member that stopped on a refusal Kafka's client cannot recover from
-// while the coordinator's answer is Kafka's (refusedForGood) is not a live
+// while the coordinator's answer is Kafka's (stoppedForGood) is not a live
 // member: the group heals without it (JudgedWithout names it). Members that
 // stopped because the god view saw their group's records lost are not
 // judged (lostGroupMembers), nor is a group none of whose members is left
@@ -284,7 +284,7 @@ func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why stri
 			continue
 		}
 		if f := r.Fatal(); f != "" {
-			if code, _ := r.FatalError(); refusedForGood(code) {
+			if c.stoppedForGood(id, r) {
 				continue
 			}
 			return false, fmt.Sprintf("%s stopped consuming: %s", name, f), false, nil

@@ -11,7 +11,9 @@ import (
 // A coordinator is named by its broker, __consumer_offsets partition and
 // leader epoch.
 type Auditor interface {
-	GroupLoaded(broker, partition, leaderEpoch int32, group string, generation int32)
+	// GroupLoaded: staticMembers maps a classic group's group.instance.id
+	// to the member id the load left it under.
+	GroupLoaded(broker, partition, leaderEpoch int32, group string, generation int32, staticMembers map[string]string)
 	GroupGenerationCommitted(broker, partition, leaderEpoch int32, group string, generation int32, lastOffset int64)
 	GroupOffsetCommitted(broker, partition, leaderEpoch int32, group, memberID string, generation int32, tp proto.TopicPartition, offset int64)
 }
@@ -52,7 +54,16 @@ func (s *shard) auditLoaded() {
 		return
 	}
 	for _, d := range s.describe() {
-		a.GroupLoaded(s.c.t.BrokerID(), s.tp.Partition, s.epoch, d.GroupID, d.Generation)
+		var static map[string]string
+		for _, m := range d.Members {
+			if m.InstanceID != "" && d.Protocol == "classic" {
+				if static == nil {
+					static = map[string]string{}
+				}
+				static[m.InstanceID] = m.MemberID
+			}
+		}
+		a.GroupLoaded(s.c.t.BrokerID(), s.tp.Partition, s.epoch, d.GroupID, d.Generation, static)
 	}
 }
 

@@ -269,7 +269,7 @@ func (r *Reader) handleOffsetCommit(m *proto.OffsetCommitResponse) {
 	case err == proto.RebalanceInProgress:
 		r.requestRejoin("OffsetCommit: REBALANCE_IN_PROGRESS")
 	case err == proto.FencedInstanceID:
-		r.fail("OffsetCommit: FENCED_INSTANCE_ID")
+		r.failFenced("OffsetCommit")
 	}
 	r.endCommit(c, false, err.String())
 }

@@ -289,6 +289,7 @@ func (r *Reader) handleJoinGroup(m *proto.JoinGroupResponse) {
 		}
 		g.state = completingRebalance
 		g.generation, g.memberID, g.protocol = m.GenerationID, m.MemberID, m.ProtocolName
+		g.joinedAt, g.joinedFrom = r.env.Now(), g.coordinator
 		r.enableHeartbeat()
 		var assignments []proto.MemberAssignment
 		if m.Leader == m.MemberID {
@@ -311,7 +312,11 @@ func (r *Reader) handleJoinGroup(m *proto.JoinGroupResponse) {
 		r.markCoordinatorUnknown("JoinGroup: " + m.Error.String())
 		r.requestRejoin("coordinator moved")
 		r.retryJoinAfterBackoff()
-	case proto.FencedInstanceID, proto.InconsistentGroupProtocol, proto.InvalidSessionTimeout, proto.InvalidGroupID,
+	case proto.FencedInstanceID:
+		// JoinGroupResponseHandler: "we would not expect the instance id
+		// gets fenced", so fatal whatever the generation.
+		r.failFenced("JoinGroup")
+	case proto.InconsistentGroupProtocol, proto.InvalidSessionTimeout, proto.InvalidGroupID,
 		proto.GroupMaxSizeReached:
 		r.fail("JoinGroup: " + m.Error.String())
 	case proto.MemberIDRequired:
@@ -359,7 +364,7 @@ func (r *Reader) handleSyncGroup(m *proto.SyncGroupResponse) {
 	case proto.RebalanceInProgress:
 		r.requestRejoin("SyncGroup: REBALANCE_IN_PROGRESS")
 	case proto.FencedInstanceID:
-		r.fail("SyncGroup: FENCED_INSTANCE_ID")
+		r.failFenced("SyncGroup")
 	case proto.UnknownMemberID, proto.IllegalGeneration:
 		if r.generationUnchanged(c) {
 			r.resetStateAndRejoin("SyncGroup: "+m.Error.String(), m.Error == proto.UnknownMemberID)
@@ -474,7 +479,7 @@ func (r *Reader) handleHeartbeat(m *proto.HeartbeatResponse) {
 			return // an answer for a generation the member already left
 		}
 		if m.Error == proto.FencedInstanceID {
-			r.fail("Heartbeat: FENCED_INSTANCE_ID")
+			r.failFenced("Heartbeat")
 			return
 		}
 		r.resetStateAndRejoin("Heartbeat: "+m.Error.String(), m.Error != proto.IllegalGeneration)

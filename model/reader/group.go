@@ -282,6 +282,15 @@ type groupState struct {
 	// fatal is the error that ended the member (FENCED_INSTANCE_ID, a
 	// fatal JoinGroup error): it consumes no more.
 	fatal string
+	// fenced is what a classic member knew when FENCED_INSTANCE_ID ended
+	// it (nil: it was not), for the god view's judgement of it
+	// (ClassicFenced).
+	fenced *Fenced
+	// joinedAt is when the member last got a JoinGroup answer, and with
+	// it its generation and member id; joinedFrom the coordinator that
+	// gave it.
+	joinedAt   time.Duration
+	joinedFrom sim.NodeID
 
 	// consumer is a consumer-protocol member's driver (nil: classic).
 	consumer *consumerMember
@@ -297,7 +306,7 @@ type syncedAssignment struct {
 }
 
 func newGroupState(cfg *GroupConfig) *groupState {
-	return &groupState{cfg: cfg, cooperative: cooperativeProtocol(cfg.Assignors), coordinator: sim.NoNode,
+	return &groupState{cfg: cfg, cooperative: cooperativeProtocol(cfg.Assignors), coordinator: sim.NoNode, joinedFrom: sim.NoNode,
 		generation: proto.NoGeneration, rejoinNeeded: true, needsJoinPrepare: true,
 		partitionCounts: map[string]int32{}, leaders: map[partKey]leaderInfo{},
 		ownedGeneration: proto.NoGeneration, processed: map[partKey]fetchPosition{}}

@@ -1,0 +1,98 @@
+package cluster
+
+import (
+	"fmt"
+	"time"
+
+	"kafkasim/godview"
+	"kafkasim/model/audit"
+	"kafkasim/model/group"
+	"kafkasim/model/reader"
+	"kafkasim/sim"
+)
+
+// A classic static member fenced for good after its coordinator rolled its
+// group back.
+//
+// A classic coordinator knows a static member's member id from its group's
+// GroupMetadata record. A static member that rejoins with a new member id
+// while its group is rebalancing gets the id in its JoinGroup answer, but
+// Kafka writes it only with the GroupMetadata record of the leader's
+// SyncGroup (GroupMetadataManager.updateStaticMemberThenRebalanceOrCompleteJoin
+// writes at once only in a Stable group); and a record written may still be
+// lost (a power loss before the flush, an unclean election). A coordinator
+// that then loads the group (GroupCoordinatorShard.replay) holds the
+// instance id under an older member id, and answers the member's next
+// JoinGroup, SyncGroup, Heartbeat or OffsetCommit FENCED_INSTANCE_ID
+// (validateExistingMember, ClassicGroup.validateMember), which Kafka's
+// consumer takes as fatal: the member stops, and with it the group it
+// alone held up.
+
+// rolledBackFence is what the god view grounds such a fence in: the
+// coordinator that fenced the member had last loaded the group with the
+// member's group.instance.id under another member id, and the member's
+// last JoinGroup answer (its member id) is not one that load could hold:
+// the load came after it, or another broker's coordinator gave it (a
+// deposed one that had not yet heard it was, answering a join phase, which
+// Kafka completes without a write).
+func rolledBackFence(f reader.Fenced, load audit.GroupLoad, loaded bool) bool {
+	if !loaded || f.JoinedAt < 0 || load.At > f.At {
+		return false
+	}
+	held, ok := load.StaticMembers[f.InstanceID]
+	if !ok || held == f.MemberID {
+		return false
+	}
+	return f.JoinedAt < load.At || f.JoinedFrom != f.Coordinator
+}
+
+// fencedByRollback reports whether reader id, a classic member, stopped on
+// FENCED_INSTANCE_ID that rolledBackFence explains, with what to say of it.
+func (c *Cluster) fencedByRollback(id sim.NodeID, r *reader.Reader) (string, bool) {
+	f, ok := r.ClassicFenced()
+	if !ok || c.Audit == nil {
+		return "", false
+	}
+	gid := c.readerGroup(id)
+	b := c.brokerOf(f.Coordinator)
+	if b < 0 {
+		return "", false
+	}
+	load, loaded := c.Audit.LastGroupLoad(gid, b, f.At)
+	if !rolledBackFence(f, load, loaded) {
+		return "", false
+	}
+	return fmt.Sprintf("%s stopped on %s: FENCED_INSTANCE_ID at %v, fatal in Kafka's consumer: %s gave it generation %d and member id %s at %v, "+
+		"but its coordinator %s had loaded group %s at %v at generation %d, whose records hold its group.instance.id %s under member id %s: %s",
+		c.World.Name(id), f.API, time.Duration(f.At), c.World.Name(f.JoinedFrom), f.Generation, f.MemberID, time.Duration(f.JoinedAt),
+		load.Coordinator, gid, time.Duration(load.At), load.Generation, f.InstanceID, load.StaticMembers[f.InstanceID], c.whyNotLoaded(gid, f, load)), true
+}
+
+// whyNotLoaded says why the records a coordinator loaded did not hold a
+// member's generation: lost (the god view saw the group's partition lose
+// committed records between the join and the load), or never written
+// where the coordinator loaded them.
+func (c *Cluster) whyNotLoaded(gid string, f reader.Fenced, load audit.GroupLoad) string {
+	partition := fmt.Sprintf("%s-%d", group.Topic, group.PartitionFor(gid, c.offsetsPartitions()))
+	for _, fact := range c.Audit.Facts() {
+		if fact.Kind == godview.Loss && fact.Partition == partition && int64(f.JoinedAt) < fact.At && fact.At <= int64(load.At) {
+			cause := fact.Cause
+			if fact.ExposedBy != "" {
+				cause += " exposed by " + fact.ExposedBy
+			}
+			return fmt.Sprintf("%s offsets %d..%d were lost at %v (%s)", partition, fact.From, fact.To-1, time.Duration(fact.At), cause)
+		}
+	}
+	return "Kafka answers a join phase before it writes anything, and writes a rebalancing group's new static member id only with its leader's SyncGroup " +
+		"(GroupMetadataManager.completeClassicGroupJoin, updateStaticMemberThenRebalanceOrCompleteJoin); that write had not reached the log the coordinator loaded"
+}
+
+// brokerOf is the broker id of a broker node (-1: not a broker).
+func (c *Cluster) brokerOf(node sim.NodeID) int32 {
+	for i, n := range c.Brokers {
+		if n == node {
+			return int32(i + 1)
+		}
+	}
+	return -1
+}
