@@ -43,6 +43,11 @@ type groupBroker struct {
 	// logStart is each partition's log start offset (retention deleted
 	// what is below; absent: 0).
 	logStart []int64
+	// fenceReplacedStatic answers the parked JoinGroup of a static
+	// member that its instance rejoining under a new member id replaces
+	// FENCED_INSTANCE_ID, as ClassicGroup.replaceStaticMember completes
+	// the old member's join future.
+	fenceReplacedStatic bool
 
 	// received is every request's name, in order, with who sent it.
 	received []string
@@ -264,6 +269,10 @@ func (b *groupBroker) join(from sim.NodeID, m *proto.JoinGroupRequest) {
 			// A static member rejoining under a new member id replaces
 			// its old one.
 			b.members = slices.DeleteFunc(b.members, func(s string) bool { return s == old })
+			if w, parked := b.pending[old]; parked && b.fenceReplacedStatic {
+				b.env.Send(w.from, &proto.JoinGroupResponse{CorrelationID: w.req.CorrelationID, Error: proto.FencedInstanceID,
+					GenerationID: -1, MemberID: old})
+			}
 			delete(b.pending, old)
 		}
 	}

@@ -472,3 +472,38 @@ func TestMemberFetchesStableOffsetsWhateverItsIsolation(t *testing.T) {
 		}
 	}
 }
+
+// A static member that crashed while its JoinGroup was parked comes back
+// as a new process; its rejoin replaces the old member id, whose parked
+// JoinGroup the coordinator answers FENCED_INSTANCE_ID. In Kafka that
+// answer goes out on the dead process's connection and never reaches the
+// new one (NetworkClient matches a response to a request on the
+// connection it came on): the new process joins, it is not fenced.
+func TestRestartedStaticMemberIsNotFencedByItsOldJoin(t *testing.T) {
+	cfg := memberConfig("c-0", reader.CommitAfterProcessing)
+	cfg.Group.GroupInstanceID = "c-0"
+	gw := newGroupWorld(1, 3, cfg)
+	gw.b.fenceReplacedStatic = true
+	// A member that never rejoins keeps c-0's JoinGroup parked.
+	gw.b.members = []string{"absent"}
+	gw.w.Start()
+	gw.w.RunUntil(5 * time.Second)
+	if len(gw.b.joins) != 1 || len(gw.b.pending) != 1 {
+		t.Fatalf("%d joins, %d parked, want c-0's first JoinGroup parked", len(gw.b.joins), len(gw.b.pending))
+	}
+	gw.w.Crash(gw.members[0], false)
+	gw.w.RunUntil(6 * time.Second)
+	gw.w.Restart(gw.members[0])
+	gw.w.RunUntil(7 * time.Second)
+	if len(gw.b.joins) != 2 || gw.b.joins[1].MemberID != "" {
+		t.Fatalf("joins %+v, want the new process's rejoin without a member id", gw.b.joins)
+	}
+	if f := gw.member(0).Fatal(); f != "" {
+		t.Fatalf("the restarted member failed: %s, on the answer to its previous process's JoinGroup", f)
+	}
+	gw.b.remove("absent")
+	gw.w.RunUntil(12 * time.Second)
+	if f := gw.member(0).Fatal(); f != "" || !gw.member(0).Stable() {
+		t.Fatalf("restarted member: fatal %q, stable %v; want it in the group", f, gw.member(0).Stable())
+	}
+}

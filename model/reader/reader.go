@@ -173,6 +173,7 @@ func (r *Reader) Start(env sim.Env) {
 	if r.rec != nil {
 		r.hist = r.rec.Proc(r.cfg.Name)
 	}
+	r.corr = correlationBase(env.Incarnation())
 	r.brokers = map[int32]sim.NodeID{}
 	r.subs.byKey = map[partKey]*partitionState{}
 	r.requests = corrlist.List[request]{}
@@ -190,6 +191,23 @@ func (r *Reader) Start(env sim.Env) {
 		env.After(r.cfg.MetadataMaxAge, rtimer{kind: timerMetadataAge})
 	}
 	env.After(max(r.cfg.Start-env.WorldTime(), 0)+r.cfg.Processing.Draw(env.Rand()), rtimer{kind: timerPoll})
+}
+
+// correlationBase is where an incarnation's correlation ids start. Kafka
+// matches a response to its request on the connection the request went out
+// on (NetworkClient.correlate, InFlightRequests per node connection): a
+// restarted process has new connections, so an answer to what its previous
+// process asked (a JoinGroup parked in the coordinator and answered
+// FENCED_INSTANCE_ID when the restarted static member replaced it,
+// ClassicGroup.replaceStaticMember) never reaches it. The simulated
+// network has one link per pair of nodes across incarnations; numbering
+// each incarnation's requests apart keeps such an answer from matching a
+// request of the new process. The first incarnation starts at 0.
+func correlationBase(incarnation uint32) uint64 {
+	if incarnation <= 1 {
+		return 0
+	}
+	return uint64(incarnation-1) << 32
 }
 
 // Stop ends polling; a group member closes (ConsumerCoordinator.close).
