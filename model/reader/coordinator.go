@@ -83,9 +83,9 @@ func (r *Reader) lookupCoordinator() {
 	if g.coordinatorKnown || g.findCorr != 0 || r.env.Now() < g.findRetryAt || len(r.cfg.Brokers) == 0 {
 		return
 	}
-	target := r.cfg.Brokers[int(r.corr)%len(r.cfg.Brokers)]
+	target := r.cfg.Brokers[r.sent()%len(r.cfg.Brokers)]
 	if ids := r.brokerIDs(); len(ids) > 0 {
-		target = r.brokers[ids[int(r.corr)%len(ids)]]
+		target = r.brokers[ids[r.sent()%len(ids)]]
 	}
 	g.findCorr = r.sendGroup(target, groupCall{api: apiFindCoordinator}, g.cfg.RequestTimeout, func(corr uint64) sim.Message {
 		return &proto.FindCoordinatorRequest{CorrelationID: corr, KeyType: proto.CoordinatorKeyGroup, Key: g.cfg.GroupID}

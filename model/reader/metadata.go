@@ -20,9 +20,9 @@ func (r *Reader) refreshMetadata() {
 	}
 	r.corr++
 	r.metaCorr = r.corr
-	target := r.cfg.Brokers[int(r.corr)%len(r.cfg.Brokers)]
+	target := r.cfg.Brokers[r.sent()%len(r.cfg.Brokers)]
 	if ids := r.brokerIDs(); len(ids) > 0 {
-		target = r.brokers[ids[int(r.corr)%len(ids)]]
+		target = r.brokers[ids[r.sent()%len(ids)]]
 	}
 	r.env.Send(target, &proto.MetadataRequest{CorrelationID: r.corr, Topics: r.cfg.Topics})
 	r.env.After(r.cfg.RequestTimeout/10, rtimer{kind: timerMetadata, corr: r.corr})

@@ -112,6 +112,9 @@ type Reader struct {
 	subs     subscriptionState
 	metaCorr uint64
 	corr     uint64
+	// corrBase is where this incarnation's correlation ids start
+	// (correlationBase).
+	corrBase uint64
 
 	polling  bool
 	pollWait uint64 // the timer of a poll waiting for fetches, 0 if none
@@ -173,7 +176,8 @@ func (r *Reader) Start(env sim.Env) {
 	if r.rec != nil {
 		r.hist = r.rec.Proc(r.cfg.Name)
 	}
-	r.corr = correlationBase(env.Incarnation())
+	r.corrBase = correlationBase(env.Incarnation())
+	r.corr = r.corrBase
 	r.brokers = map[int32]sim.NodeID{}
 	r.subs.byKey = map[partKey]*partitionState{}
 	r.requests = corrlist.List[request]{}
@@ -209,6 +213,10 @@ func correlationBase(incarnation uint32) uint64 {
 	}
 	return uint64(incarnation-1) << 32
 }
+
+// sent is how many requests this process has sent: what the reader goes
+// round the brokers by.
+func (r *Reader) sent() int { return int(r.corr - r.corrBase) }
 
 // Stop ends polling; a group member closes (ConsumerCoordinator.close).
 func (r *Reader) Stop() {
