@@ -120,14 +120,25 @@ func (r *Reader) maybeAutoCommitAsync() {
 // there mid-session when its position fell out of range (retention deleted
 // what it had not read yet) — and the group lags its high watermark. The
 // reset position then counts as processed, so that every later commit of
-// the member (a revocation's too) starts from it.
+// the member (a revocation's too) starts from it. So does a position
+// KIP-320's validation sought back to, the log truncated under it, though it
+// lies below what the member processed: Kafka commits the position, and a
+// commit past the new log's end would have the partition's next owner skip
+// the records written there next.
 func (r *Reader) autoCommitOffsets() []commitOffset {
 	g := r.group
 	tps := r.ownedTPs()
 	for _, tp := range tps {
 		k := partKey{tp.Topic, tp.Partition}
 		ps := r.subs.assignedState(k)
-		if !r.ResetUnconsumed(tp.Topic, tp.Partition) || r.poolUnfinished(k, ps) {
+		if r.poolUnfinished(k, ps) {
+			continue
+		}
+		if r.TruncatedUnconsumed(tp.Topic, tp.Partition) {
+			g.processed[k] = ps.fetchPosition
+			continue
+		}
+		if !r.ResetUnconsumed(tp.Topic, tp.Partition) {
 			continue
 		}
 		if done, ok := g.processed[k]; !ok || done.offset < ps.fetchPosition.offset {

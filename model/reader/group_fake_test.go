@@ -48,6 +48,10 @@ type groupBroker struct {
 	// FENCED_INSTANCE_ID, as ClassicGroup.replaceStaticMember completes
 	// the old member's join future.
 	fenceReplacedStatic bool
+	// leaderEpoch is the partitions' leader epoch (truncateTo starts a new
+	// one); epochStart is where it began, where epoch 0 ends.
+	leaderEpoch int32
+	epochStart  int64
 
 	// received is every request's name, in order, with who sent it.
 	received []string
@@ -111,7 +115,7 @@ func (b *groupBroker) Deliver(from sim.NodeID, m sim.Message) {
 	case *proto.MetadataRequest:
 		var parts []proto.MetadataPartition
 		for p := range b.logs {
-			parts = append(parts, proto.MetadataPartition{Partition: int32(p), Leader: 1, Replicas: []int32{1}, ISR: []int32{1}})
+			parts = append(parts, proto.MetadataPartition{Partition: int32(p), Leader: 1, LeaderEpoch: b.leaderEpoch, Replicas: []int32{1}, ISR: []int32{1}})
 		}
 		b.env.Send(from, &proto.MetadataResponse{CorrelationID: m.CorrelationID, Brokers: []proto.MetadataBroker{{ID: 1, Node: b.env.ID()}},
 			Topics: []proto.MetadataTopic{{Name: "orders", Partitions: parts}}})
@@ -128,7 +132,11 @@ func (b *groupBroker) Deliver(from sim.NodeID, m sim.Message) {
 	case *proto.OffsetsForLeaderEpochRequest:
 		resp := &proto.OffsetsForLeaderEpochResponse{CorrelationID: m.CorrelationID}
 		for _, p := range m.Partitions {
-			resp.Partitions = append(resp.Partitions, proto.OffsetsForLeaderEpochPartitionResponse{TopicPartition: p.TopicPartition, LeaderEpoch: 0, EndOffset: int64(len(b.logs[p.Partition]))})
+			epoch, end := b.leaderEpoch, int64(len(b.logs[p.Partition]))
+			if p.LeaderEpoch < b.leaderEpoch {
+				epoch, end = 0, b.epochStart
+			}
+			resp.Partitions = append(resp.Partitions, proto.OffsetsForLeaderEpochPartitionResponse{TopicPartition: p.TopicPartition, LeaderEpoch: epoch, EndOffset: end})
 		}
 		b.env.Send(from, resp)
 	case *proto.FetchRequest:
@@ -140,8 +148,10 @@ func (b *groupBroker) Deliver(from sim.NodeID, m sim.Message) {
 		}
 		for _, p := range m.Partitions {
 			log := b.logs[p.Partition]
-			fp := proto.FetchPartitionResponse{TopicPartition: p.TopicPartition, HighWatermark: int64(len(log))}
-			if p.FetchOffset > int64(len(log)) || p.FetchOffset < b.start(p.Partition) {
+			fp := proto.FetchPartitionResponse{TopicPartition: p.TopicPartition, HighWatermark: int64(len(log)), LeaderEpoch: b.leaderEpoch}
+			if p.CurrentLeaderEpoch >= 0 && p.CurrentLeaderEpoch < b.leaderEpoch {
+				fp.Error = proto.FencedLeaderEpoch
+			} else if p.FetchOffset > int64(len(log)) || p.FetchOffset < b.start(p.Partition) {
 				fp.Error = proto.OffsetOutOfRange
 			} else {
 				fp.Batches = log[p.FetchOffset:]
@@ -223,8 +233,16 @@ func (b *groupBroker) appendRecords(partition int32, n int) {
 	for range n {
 		off := len(b.logs[partition])
 		r := []record.Record{{Value: "p" + strconv.Itoa(int(partition)) + ":" + strconv.Itoa(off)}}
-		b.logs[partition] = append(b.logs[partition], record.New(r, record.Producer{ID: record.NoProducer}, false, record.CompressionNone).Stamp(int64(off), 0))
+		b.logs[partition] = append(b.logs[partition], record.New(r, record.Producer{ID: record.NoProducer}, false, record.CompressionNone).Stamp(int64(off), b.leaderEpoch))
 	}
+}
+
+// truncateTo is a new leader, in leader epoch 1, whose log of partition
+// ends at end: what the old leader had past it is gone (KIP-320's
+// truncation, as after an unclean election).
+func (b *groupBroker) truncateTo(partition int32, end int64) {
+	b.logs[partition] = b.logs[partition][:end]
+	b.leaderEpoch, b.epochStart = 1, end
 }
 
 func (b *groupBroker) remove(memberID string) {

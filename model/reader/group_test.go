@@ -449,6 +449,36 @@ func TestMemberTellsTheAuditOfATruncationUnderItsCommittedOffset(t *testing.T) {
 	}
 }
 
+// An auto-commit member read and committed orders-0 to 10 when a new leader
+// truncated the log to 6: KIP-320's validation seeks it back to 6, and its
+// next auto-commit commits that position, as Kafka's commits
+// SubscriptionState.allConsumed — not the 10 it processed, past the log's
+// end, where a member that takes the partition over would skip the records
+// written at 6..9 next. Once they come, it reads and commits them.
+func TestAutoCommitCommitsThePositionATruncationSoughtBackTo(t *testing.T) {
+	cfg := memberConfig("c-0", reader.CommitAuto)
+	cfg.Group.AutoCommitInterval = time.Second
+	gw := newGroupWorld(1, 10, cfg)
+	gw.w.Start()
+	gw.w.RunUntil(10 * time.Second)
+	if c := gw.b.committed["orders-0"]; c.CommittedOffset != 10 {
+		t.Fatalf("committed %d before the truncation, want 10", c.CommittedOffset)
+	}
+	gw.b.truncateTo(0, 6)
+	gw.w.RunUntil(20 * time.Second)
+	if r := gw.member(0); r.Position("orders", 0) != 6 || !r.TruncatedUnconsumed("orders", 0) {
+		t.Fatalf("position %d, truncated-unconsumed %v, want 6 after KIP-320's validation", r.Position("orders", 0), r.TruncatedUnconsumed("orders", 0))
+	}
+	if c := gw.b.committed["orders-0"]; c.CommittedOffset != 6 {
+		t.Fatalf("auto-committed %d after the truncation, want the position 6", c.CommittedOffset)
+	}
+	gw.b.appendRecords(0, 3)
+	gw.w.RunUntil(30 * time.Second)
+	if c := gw.b.committed["orders-0"]; c.CommittedOffset != 9 || c.CommittedLeaderEpoch != 1 {
+		t.Fatalf("committed %d (leader epoch %d) after the new records, want 9 in epoch 1", c.CommittedOffset, c.CommittedLeaderEpoch)
+	}
+}
+
 // A member asks for stable offsets whatever its isolation level: Kafka 4's
 // consumers always set requireStable (ConsumerCoordinator.
 // sendOffsetFetchRequest, CommitRequestManager), so a coordinator answers
