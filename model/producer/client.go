@@ -130,10 +130,14 @@ type Client struct {
 	sendBatches [][]*pbatch
 	sendBrokers []int32
 	corr        uint64
-	sticky      int32
-	stickyN     int
-	senderAt    time.Duration // a sender wake-up is scheduled for this time (0: none)
-	sender      sim.TimerID   // that wake-up
+	// corrBase is where this incarnation's correlation ids start
+	// (proto.CorrelationBase): an answer to what a previous process asked
+	// matches none of this one's requests.
+	corrBase uint64
+	sticky   int32
+	stickyN  int
+	senderAt time.Duration // a sender wake-up is scheduled for this time (0: none)
+	sender   sim.TimerID   // that wake-up
 
 	// Stats for reports and tests.
 	Stats Stats
@@ -155,6 +159,8 @@ func NewClient(cfg ClientConfig) *Client { return &Client{cfg: cfg} }
 // Start fetches metadata (and, once it has it, a producer id).
 func (p *Client) Start(env sim.Env) {
 	p.env = env
+	p.corr = proto.CorrelationBase(env.Incarnation())
+	p.corrBase = p.corr
 	p.pid, p.epoch = record.NoProducer, -1
 	p.state, p.looks = nil, sendLooks{}
 	p.pending = nil

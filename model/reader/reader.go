@@ -113,7 +113,7 @@ type Reader struct {
 	metaCorr uint64
 	corr     uint64
 	// corrBase is where this incarnation's correlation ids start
-	// (correlationBase).
+	// (proto.CorrelationBase).
 	corrBase uint64
 
 	polling  bool
@@ -176,7 +176,7 @@ func (r *Reader) Start(env sim.Env) {
 	if r.rec != nil {
 		r.hist = r.rec.Proc(r.cfg.Name)
 	}
-	r.corrBase = correlationBase(env.Incarnation())
+	r.corrBase = proto.CorrelationBase(env.Incarnation())
 	r.corr = r.corrBase
 	r.brokers = map[int32]sim.NodeID{}
 	r.subs.byKey = map[partKey]*partitionState{}
@@ -195,23 +195,6 @@ func (r *Reader) Start(env sim.Env) {
 		env.After(r.cfg.MetadataMaxAge, rtimer{kind: timerMetadataAge})
 	}
 	env.After(max(r.cfg.Start-env.WorldTime(), 0)+r.cfg.Processing.Draw(env.Rand()), rtimer{kind: timerPoll})
-}
-
-// correlationBase is where an incarnation's correlation ids start. Kafka
-// matches a response to its request on the connection the request went out
-// on (NetworkClient.correlate, InFlightRequests per node connection): a
-// restarted process has new connections, so an answer to what its previous
-// process asked (a JoinGroup parked in the coordinator and answered
-// FENCED_INSTANCE_ID when the restarted static member replaced it,
-// ClassicGroup.replaceStaticMember) never reaches it. The simulated
-// network has one link per pair of nodes across incarnations; numbering
-// each incarnation's requests apart keeps such an answer from matching a
-// request of the new process. The first incarnation starts at 0.
-func correlationBase(incarnation uint32) uint64 {
-	if incarnation <= 1 {
-		return 0
-	}
-	return uint64(incarnation-1) << 32
 }
 
 // sent is how many requests this process has sent: what the reader goes

@@ -1,4 +1,4 @@
-package reader
+package proto
 
 import (
 	"testing"
@@ -17,8 +17,8 @@ func TestCorrelationBase(t *testing.T) {
 		{3, 2 << 32},
 		{1 << 31, (1<<31 - 1) << 32},
 	} {
-		if got := correlationBase(c.incarnation); got != c.want {
-			t.Errorf("correlationBase(%d) = %d, want %d", c.incarnation, got, c.want)
+		if got := CorrelationBase(c.incarnation); got != c.want {
+			t.Errorf("CorrelationBase(%d) = %d, want %d", c.incarnation, got, c.want)
 		}
 	}
 }
@@ -31,7 +31,7 @@ func TestCorrelationBasesKeepIncarnationsApart(t *testing.T) {
 		b := rapid.Uint32Range(a+1, 1<<20+1).Draw(t, "b")
 		// A process's nth request goes out with id base+n.
 		n := rapid.Uint64Range(1, 1<<32).Draw(t, "nth request of a")
-		if id, first := correlationBase(a)+n, correlationBase(b)+1; id >= first {
+		if id, first := CorrelationBase(a)+n, CorrelationBase(b)+1; id >= first {
 			t.Fatalf("incarnation %d's request %d has id %d, not below incarnation %d's first, %d", a, n, id, b, first)
 		}
 	})
