@@ -146,7 +146,7 @@ scenario, 3 when the simulator itself failed.`,
 	cmd.Flags().Uint64Var(&seedStart, "seed-start", 1, "the first seed of the range")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress output")
 	cmd.Flags().IntVar(&maxFails, "max-failures", 0, "stop once this many failures are found (0: never)")
-	cmd.Flags().IntVar(&groups, "groups", 0, "percentage of seeds (0..100) that draw consumer groups and member faults")
+	cmd.Flags().IntVar(&groups, "groups", 30, "percentage of seeds (0..100) that draw consumer groups and member faults (0: none)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the campaign's summary.json to stdout instead of the text summary")
 	cmd.RegisterFlagCompletionFunc("bugs", completeBugs)
 	return cmd
