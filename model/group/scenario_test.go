@@ -538,14 +538,11 @@ func TestStaticRejoinIsAnsweredOnceWhenItsWriteFailsAfterARebalance(t *testing.T
 	}
 }
 
-// A new leader loads commits its log holds above its high watermark as
-// uncommitted (the previous leader answered them once its followers had
-// them, this broker's high watermark not yet raised). Once the high
-// watermark passes them they are committed — whether or not the
-// coordinator writes again: Kafka's CoordinatorRuntime hears the advance
-// from the partition (HighWatermarkListener). A member that committed its
-// last offsets and has nothing more to commit sees them.
-func TestLoadedCommitsAboveTheHighWatermarkBecomeVisibleWhenItPasses(t *testing.T) {
+// newLeaderWithCommitAboveItsHighWatermark: a commit of 10 is committed
+// and one of 20 written but not yet committed when the coordinator resigns;
+// a new one, leader in epoch 3, loads the log.
+func newLeaderWithCommitAboveItsHighWatermark(t *testing.T) *fakeTopics {
+	t.Helper()
 	f := loaded(t)
 	f.request(5, commitReq("", -1, 10))
 	f.commit()
@@ -554,6 +551,19 @@ func TestLoadedCommitsAboveTheHighWatermarkBecomeVisibleWhenItPasses(t *testing.
 	f.c.OnResign(tp, 3)
 	f.c = newCoordinator(f.c.cfg, f)
 	f.lead(3)
+	return f
+}
+
+// A new leader loads commits its log holds above its high watermark as
+// uncommitted (the previous leader answered them once its followers had
+// them, this broker's high watermark not yet raised). Once the high
+// watermark passes them they are committed — whether or not the
+// coordinator writes again: Kafka's CoordinatorRuntime hears the advance
+// from the partition (HighWatermarkListener). A member that committed its
+// last offsets and has nothing more to commit sees them.
+func TestLoadedCommitsAboveTheHighWatermarkBecomeVisibleWhenItPasses(t *testing.T) {
+	f := newLeaderWithCommitAboveItsHighWatermark(t)
+	tp := metadata.TopicPartition{Topic: Topic, Partition: 0}
 	if r := answer[*proto.OffsetFetchResponse](t, f.request(9, fetchReq(false))); len(r.Partitions) != 1 || r.Partitions[0].CommittedOffset != 10 {
 		t.Fatalf("after the load: %+v, want 10 (20 lies above the high watermark)", r)
 	}
@@ -581,14 +591,8 @@ func TestLoadedCommitsAboveTheHighWatermarkBecomeVisibleWhenItPasses(t *testing.
 // fails at offsets.commit.timeout.ms with NOT_COORDINATOR
 // (handleOffsetFetchException).
 func TestStableFetchOnANewLeaderWaitsForTheLoadedCommitsAboveTheHighWatermark(t *testing.T) {
-	f := loaded(t)
-	f.request(5, commitReq("", -1, 10))
-	f.commit()
-	f.request(5, commitReq("", -1, 20)) // in the log, not yet committed
+	f := newLeaderWithCommitAboveItsHighWatermark(t)
 	tp := metadata.TopicPartition{Topic: Topic, Partition: 0}
-	f.c.OnResign(tp, 3)
-	f.c = newCoordinator(f.c.cfg, f)
-	f.lead(3)
 	n := len(f.sent)
 	if got := f.request(9, fetchReq(true)); len(got) != 0 {
 		t.Fatalf("a stable fetch answered before the loaded commit above the high watermark is committed: %+v", got)

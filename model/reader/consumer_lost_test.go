@@ -19,25 +19,9 @@ import (
 // member stops for good and never joins again. ConsumerFatal says so, with
 // when it last joined, for the convergence check to ground it in the loss.
 func TestConsumerMemberStopsWhenItsGroupIsGone(t *testing.T) {
-	b := newCGBroker(2, 5, false)
-	gw := newCGWorld(b, consumerMemberConfig("c-0", reader.CommitAuto))
-	gw.w.Start()
-	gw.w.RunUntil(8 * time.Second)
+	b, gw := loseGroupUnderMember(t, 0)
 	m := gw.member(0)
-	if _, _, _, ok := m.ConsumerFatal(); ok || m.Fatal() != "" {
-		t.Fatalf("c-0 stopped before its group was lost: %q", m.Fatal())
-	}
-	lostAt := gw.w.Now()
-	b.g = consumergroup.New("g")
-	gw.w.RunUntil(40 * time.Second)
-
-	code, at, joined, ok := m.ConsumerFatal()
-	if !ok || code != proto.GroupIDNotFound {
-		t.Fatalf("c-0 ended with %v (%v), fatal %q: want GROUP_ID_NOT_FOUND", code, ok, m.Fatal())
-	}
-	if at < lostAt || joined < 0 || joined >= lostAt {
-		t.Fatalf("c-0 joined at %v and stopped at %v, the group lost at %v: want it joined before and stopped after", joined, at, lostAt)
-	}
+	_, at, _, _ := m.ConsumerFatal()
 	var after []string
 	for i, l := range b.log {
 		if b.at[i] > at && strings.HasPrefix(l, "c-0 ConsumerGroupHeartbeat") {
@@ -52,17 +36,19 @@ func TestConsumerMemberStopsWhenItsGroupIsGone(t *testing.T) {
 	}
 }
 
-// A member whose clock a fault set back reports when it joined and stopped
-// in the run's virtual time, which the god view's losses are in: on its
-// own clock it would have stopped before the loss that stopped it (and a
-// member that joins once its clock is set back below zero would have
-// joined at a negative time, taken for "never joined").
-func TestConsumerFatalTimesAreVirtualTime(t *testing.T) {
+// loseGroupUnderMember runs member c-0 of group g, its clock set back by
+// clockBack at 500 ms (0: not), has the coordinator forget the group at
+// 8 s, and checks that c-0 stopped on GROUP_ID_NOT_FOUND, having joined
+// before the loss and stopped after it, in the run's virtual time.
+func loseGroupUnderMember(t *testing.T, clockBack time.Duration) (*cgBroker, *groupWorld) {
+	t.Helper()
 	b := newCGBroker(2, 5, false)
 	gw := newCGWorld(b, consumerMemberConfig("c-0", reader.CommitAuto))
 	gw.w.Start()
 	gw.w.RunUntil(500 * time.Millisecond)
-	gw.w.Clock(gw.members[0]).Jump(gw.w.Now(), -4*time.Second)
+	if clockBack > 0 {
+		gw.w.Clock(gw.members[0]).Jump(gw.w.Now(), -clockBack)
+	}
 	gw.w.RunUntil(8 * time.Second)
 	m := gw.member(0)
 	if _, _, _, ok := m.ConsumerFatal(); ok || m.Fatal() != "" {
@@ -80,4 +66,12 @@ func TestConsumerFatalTimesAreVirtualTime(t *testing.T) {
 		t.Fatalf("c-0 joined at %v and stopped at %v, the group lost at %v (virtual time now %v): want virtual times, joined before the loss and stopped after",
 			joined, at, lostAt, gw.w.Now())
 	}
+	return b, gw
 }
+
+// A member whose clock a fault set back reports when it joined and stopped
+// in the run's virtual time, which the god view's losses are in: on its
+// own clock it would have stopped before the loss that stopped it (and a
+// member that joins once its clock is set back below zero would have
+// joined at a negative time, taken for "never joined").
+func TestConsumerFatalTimesAreVirtualTime(t *testing.T) { loseGroupUnderMember(t, 4*time.Second) }
