@@ -536,6 +536,20 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 			}
 			if l, ok := a.offsetsLossBetween(c, f.group, from, to); ok {
 				fx.OffsetsLostBetween = &l
+			} else if typ != NonmonotonicCommit && f.hasCommitSecond && f.commitSecond < f.Ops[0] {
+				// The later attempt's member had committed past the
+				// record before the first attempt began, and held it
+				// polled (processing slowly, its pool busy): the first
+				// attempt's member started below an acknowledged commit,
+				// which only the coordinator's losing it before that
+				// attempt explains. The holder then processes what it
+				// polled, as Kafka's consumer hands the application a
+				// poll's records whatever happens to the group after
+				// (ConsumerCoordinator acts on a lost membership at the
+				// next poll only).
+				if l, ok := a.offsetsLossBetween(c, f.group, f.commitSecond, f.Ops[0]); ok {
+					fx.OffsetsLostBetween = &l
+				}
 			}
 		}
 	}
