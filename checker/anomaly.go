@@ -89,6 +89,12 @@ type Finding struct {
 	// that processing began (processRec.commit), when hasCommitFirst.
 	commitFirst    int64
 	hasCommitFirst bool
+	// The same of the second processing or effect: a member that committed
+	// past the record, kept it polled while the coordinator lost that
+	// commit, and processed it after another member had started from what
+	// the coordinator still held.
+	commitSecond    int64
+	hasCommitSecond bool
 }
 
 // copyAt is one position of a record.

@@ -251,7 +251,7 @@ func (a *analyzer) reportReprocessed(run []int32) {
 	}
 	second := &m.procs[run[1]]
 	a.findings = append(a.findings, Finding{Type: ReprocessedRecord, group: group, committedAttempts: committed,
-		commitFirst: first.commit, hasCommitFirst: first.commit >= 0,
+		commitFirst: first.commit, hasCommitFirst: first.commit >= 0, commitSecond: second.commit, hasCommitSecond: second.commit >= 0,
 		Example: Example{Partition: a.parts[first.part].name, Offset: first.off, Process: a.procs[second.proc].name, Ops: ops,
 			Detail: "group " + group + " processed it " + strconv.Itoa(len(run)) + " times: " + who}})
 }
@@ -305,6 +305,7 @@ func (a *analyzer) checkSideEffects() {
 			}
 			e0 := &m.effects[run[0]]
 			a.findings = append(a.findings, Finding{Type: DuplicateSideEffect, group: group, commitFirst: e0.commit, hasCommitFirst: e0.commit >= 0,
+				commitSecond: second.commit, hasCommitSecond: second.commit >= 0,
 				Example: Example{Partition: a.parts[first.part].name, Offset: first.off,
 					Process: a.procs[second.proc].name, Ops: ops,
 					Detail: "group " + group + ": the store " + map[bool]string{true: "applied", false: "acknowledged"}[answered] + " this record's effect " + strconv.Itoa(len(run)) + " times: " + who}})

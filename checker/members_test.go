@@ -1115,6 +1115,75 @@ func TestAtMostOnceGoingBackAfterTheCommittedOffsetsWereLost(t *testing.T) {
 	}
 }
 
+// At-most-once, the other way round: c-1 commits 2 past t-0's records 0..1
+// and begins 0, which takes long (its side-effect store unreachable); the
+// coordinator loses c-1's commit and its membership, c-2 joins, finds no
+// committed offset (auto.offset.reset) and processes 1; c-1 then finishes 0
+// and processes 1, the record it polled and committed past before c-2 began,
+// as Kafka's consumer hands the application a poll's records whatever
+// happens to the group after. The first processing of 1 is c-2's, but the
+// commit the loss must take is c-1's, made before it: a loss between that
+// commit and c-2's processing permits it (fuzz --groups seeds 204792,
+// 206398); one before c-1's commit, or in another group's partition, does
+// not.
+func TestAtMostOnceAHolderProcessesWhatItCommittedPastAfterTheCommitWasLost(t *testing.T) {
+	build := func(lossBeforeSecondMember, lossBeforeCommit bool, lossIn string, offsetsPartitions int) *Report {
+		h := &hb{}
+		h.sendsTo(0, "a0", "a1")
+		var lossAt int64
+		if lossBeforeCommit {
+			lossAt = h.t + 500
+		}
+		c1 := h.member("c-1", "g")
+		c1.assign(1, "t-0")
+		c1.commit(1, map[string]int64{"t-0": 2}, history.OK)
+		c1.begin(1, 0, 0)
+		if lossBeforeSecondMember {
+			lossAt = h.t + 500
+		}
+		c2 := h.member("c-2", "g")
+		c2.assign(1, "t-0")
+		h.fetch("c-2", "g", map[string]int64{"t-0": -1})
+		c2.begin(1, 0, 1)
+		c2.effect(0, 1)
+		c2.end(1, 0, 1, history.OK)
+		c1.effect(0, 0)
+		c1.end(1, 0, 0, history.OK)
+		c1.begin(1, 0, 1)
+		c1.effect(0, 1)
+		c1.end(1, 0, 1, history.OK)
+		cfg := withGroup("before-processing")
+		cfg.OffsetsTopicPartitions = offsetsPartitions
+		if lossAt > 0 {
+			cfg.Happened = godViewLosses(DataLoss{Partition: lossIn, From: 0, To: 5, Cause: "unclean-election", At: lossAt})
+		}
+		return Check(h.ops, cfg)
+	}
+	// Group g lives in __consumer_offsets-3 of 50 (see above).
+	for _, tc := range []struct {
+		name                                     string
+		lossBeforeSecondMember, lossBeforeCommit bool
+		lossIn                                   string
+		verdict                                  string
+	}{
+		{"lost before the second member started", true, false, "__consumer_offsets-3", Permitted},
+		{"lost before, in another group's partition", true, false, "__consumer_offsets-9", Violation},
+		{"lost before the commit", false, true, "__consumer_offsets-3", Violation},
+		{"nothing lost", false, false, "", Violation},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := build(tc.lossBeforeSecondMember, tc.lossBeforeCommit, tc.lossIn, 50)
+			for _, typ := range []string{ReprocessedRecord, DuplicateSideEffect} {
+				expectCount(t, r, typ, 1)
+				expectVerdict(t, r, typ, tc.verdict)
+			}
+			if a, _ := r.Anomaly(ReprocessedRecord); !strings.Contains(a.Examples[0].Detail, "c-2 (#") {
+				t.Fatalf("example %q, want c-2's processing first", a.Examples[0].Detail)
+			}
+		})
+	}
+}
+
 // An offset reused after a loss holds two known records (acks=1: the first
 // was lost with its leader); whichever the log holds, the cleaner may have
 // removed it if both keys come again, and a member that never processed it

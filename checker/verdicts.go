@@ -403,7 +403,7 @@ var VerdictRules = []Rule{
 	{SkippedRecord, "", Violation,
 		"at-least-once (commit after processing, or auto-commit) and exactly-once commit an offset only once every record below it was processed", nil, nil},
 
-	{ReprocessedRecord, "the simulator saw __consumer_offsets lose committed data between the first two attempts (from the first's commit past the record, at-most-once)", Permitted, offsetsLostBecause,
+	{ReprocessedRecord, "the simulator saw __consumer_offsets lose committed data between the first two attempts (from the first's commit past the record, at-most-once; or between the second's commit past it and the first attempt)", Permitted, offsetsLostBecause,
 		func(f *Facts) bool { return f.OffsetsLostBetween != nil }, offsetsLostWhy},
 	{ReprocessedRecord, "commit: before-processing (at-most-once), and the simulator saw an unclean election lose the record and a later one make it the log again", Permitted,
 		"an unclean election lost the record: the member's KIP-320 validation against the new leader moved its position back to that leader's log end, below the record; a later unclean election made a log that still held the record (from an older epoch) the log again, and the member read it again at its offset",
@@ -423,7 +423,7 @@ var VerdictRules = []Rule{
 	{DuplicateSideEffect, "side-effects: idempotent", Violation,
 		"an idempotent store keeps one effect per key: it acknowledges a key it already holds without applying it again, yet the history shows it applied this record's effect twice",
 		func(f *Facts) bool { return f.SideEffects == "idempotent" }, nil},
-	{DuplicateSideEffect, "the simulator saw __consumer_offsets lose committed data between the first two effects (from the first's commit past the record, at-most-once)", Permitted, offsetsLostBecause,
+	{DuplicateSideEffect, "the simulator saw __consumer_offsets lose committed data between the first two effects (from the first's commit past the record, at-most-once; or between the second's commit past it and the first effect)", Permitted, offsetsLostBecause,
 		func(f *Facts) bool { return f.OffsetsLostBetween != nil }, offsetsLostWhy},
 	{DuplicateSideEffect, "commit: before-processing (at-most-once)", Violation,
 		"at-most-once processes each record at most once: its effect is applied at most once",
@@ -536,6 +536,20 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 			}
 			if l, ok := a.offsetsLossBetween(c, f.group, from, to); ok {
 				fx.OffsetsLostBetween = &l
+			} else if typ != NonmonotonicCommit && f.hasCommitSecond && f.commitSecond < f.Ops[0] {
+				// The later attempt's member had committed past the
+				// record before the first attempt began, and held it
+				// polled (processing slowly, its pool busy): the first
+				// attempt's member started below an acknowledged commit,
+				// which only the coordinator's losing it before that
+				// attempt explains. The holder then processes what it
+				// polled, as Kafka's consumer hands the application a
+				// poll's records whatever happens to the group after
+				// (ConsumerCoordinator acts on a lost membership at the
+				// next poll only).
+				if l, ok := a.offsetsLossBetween(c, f.group, f.commitSecond, f.Ops[0]); ok {
+					fx.OffsetsLostBetween = &l
+				}
 			}
 		}
 	}
