@@ -236,7 +236,8 @@ func (a *Audit) GroupLoaded(broker, partition, leaderEpoch int32, group string, 
 
 // GroupLoad is one load of a group by a coordinator: when, at which
 // generation (classic) or group epoch (consumer protocol) its records left
-// it, and under which member id each static member of a classic group.
+// it, and under which member id each static member (classic or consumer
+// protocol).
 type GroupLoad struct {
 	At            time.Duration
 	Coordinator   Coordinator

@@ -46,9 +46,85 @@ func rolledBackFence(f reader.Fenced, load audit.GroupLoad, loaded bool) bool {
 	return f.JoinedAt < load.At || f.JoinedFrom != f.Coordinator
 }
 
-// fencedByRollback reports whether reader id, a classic member, stopped on
-// FENCED_INSTANCE_ID that rolledBackFence explains, with what to say of it.
+// A consumer-protocol static member fenced for good after its group's
+// records were lost.
+//
+// A KIP-848 static member that rejoins (a restarted process, at member
+// epoch 0 with a new member id) takes its instance id over from the member
+// that left with epoch -2: GroupMetadataManager.replaceMember writes the
+// new member id's records, and the coordinator answers only once they are
+// committed (CoordinatorRuntime completes a write when the high watermark
+// passes it). When the god view then saw committed records of the group's
+// __consumer_offsets partition lost (every in-sync copy lost power before
+// the flush policy wrote it, or an unclean election), a coordinator that
+// loads the group holds the instance id under the member id before the
+// replacement. The member's next heartbeat, at its epoch, is answered
+// FENCED_INSTANCE_ID (getOrMaybeSubscribeStaticConsumerGroupMember,
+// throwIfInstanceIdIsFenced), which ConsumerHeartbeatRequestManager.
+// handleSpecificError takes as fatal: the member stops, and only a new
+// consumer brings the instance id back.
+
+// consumerRolledBackFence is the loss that grounds such a fence: the
+// coordinator that fenced the member had last loaded the group with the
+// member's group.instance.id under another member id, after the member
+// joined (its join's records committed), and the god view saw committed
+// records of the group's partition lost after the join and no later than
+// the load. A load before the join, or no loss in between, is not a
+// rollback: the coordinator's own state fenced the member.
+func consumerRolledBackFence(f reader.Fenced, load audit.GroupLoad, loaded bool, losses []godview.Fact, partition string) (godview.Fact, bool) {
+	if !loaded || f.JoinedAt < 0 || load.At > f.At || load.At <= f.JoinedAt {
+		return godview.Fact{}, false
+	}
+	held, ok := load.StaticMembers[f.InstanceID]
+	if !ok || held == f.MemberID {
+		return godview.Fact{}, false
+	}
+	for _, fact := range losses {
+		if fact.Kind == godview.Loss && fact.Partition == partition && int64(f.JoinedAt) < fact.At && fact.At <= int64(load.At) {
+			return fact, true
+		}
+	}
+	return godview.Fact{}, false
+}
+
+// consumerFencedByRollback reports whether reader id, a consumer-protocol
+// member, stopped on FENCED_INSTANCE_ID that consumerRolledBackFence
+// explains, with what to say of it.
+func (c *Cluster) consumerFencedByRollback(id sim.NodeID, r *reader.Reader) (string, bool) {
+	f, ok := r.ConsumerFenced()
+	if !ok || c.Audit == nil {
+		return "", false
+	}
+	gid := c.readerGroup(id)
+	b := c.brokerOf(f.Coordinator)
+	if b < 0 {
+		return "", false
+	}
+	load, loaded := c.Audit.LastGroupLoad(gid, b, f.At)
+	partition := fmt.Sprintf("%s-%d", group.Topic, group.PartitionFor(gid, c.offsetsPartitions()))
+	fact, ok := consumerRolledBackFence(f, load, loaded, c.Audit.Facts(), partition)
+	if !ok {
+		return "", false
+	}
+	cause := fact.Cause
+	if fact.ExposedBy != "" {
+		cause += " exposed by " + fact.ExposedBy
+	}
+	return fmt.Sprintf("%s stopped on %s: FENCED_INSTANCE_ID at %v, fatal in Kafka's consumer: it joined as member %s at %v (%s answered once its records were committed), "+
+		"but %s offsets %d..%d were lost at %v (%s), and its coordinator %s loaded group %s at %v at group epoch %d with its group.instance.id %s under member id %s, "+
+		"so its heartbeat at member epoch %d was fenced (throwIfInstanceIdIsFenced)",
+		c.World.Name(id), f.API, time.Duration(f.At), f.MemberID, time.Duration(f.JoinedAt), c.World.Name(f.JoinedFrom),
+		partition, fact.From, fact.To-1, time.Duration(fact.At), cause,
+		load.Coordinator, gid, time.Duration(load.At), load.Generation, f.InstanceID, load.StaticMembers[f.InstanceID], f.Generation), true
+}
+
+// fencedByRollback reports whether reader id stopped on FENCED_INSTANCE_ID
+// that rolledBackFence (a classic member) or consumerRolledBackFence (a
+// consumer-protocol member) explains, with what to say of it.
 func (c *Cluster) fencedByRollback(id sim.NodeID, r *reader.Reader) (string, bool) {
+	if why, ok := c.consumerFencedByRollback(id, r); ok {
+		return why, true
+	}
 	f, ok := r.ClassicFenced()
 	if !ok || c.Audit == nil {
 		return "", false

@@ -11,8 +11,9 @@ import (
 // A coordinator is named by its broker, __consumer_offsets partition and
 // leader epoch.
 type Auditor interface {
-	// GroupLoaded: staticMembers maps a classic group's group.instance.id
-	// to the member id the load left it under.
+	// GroupLoaded: staticMembers maps each group.instance.id of the group
+	// (classic or consumer protocol) to the member id the load left it
+	// under.
 	GroupLoaded(broker, partition, leaderEpoch int32, group string, generation int32, staticMembers map[string]string)
 	GroupGenerationCommitted(broker, partition, leaderEpoch int32, group string, generation int32, lastOffset int64)
 	GroupOffsetCommitted(broker, partition, leaderEpoch int32, group, memberID string, generation int32, tp proto.TopicPartition, offset int64)
@@ -56,7 +57,7 @@ func (s *shard) auditLoaded() {
 	for _, d := range s.describe() {
 		var static map[string]string
 		for _, m := range d.Members {
-			if m.InstanceID != "" && d.Protocol == "classic" {
+			if m.InstanceID != "" {
 				if static == nil {
 					static = map[string]string{}
 				}

@@ -44,6 +44,11 @@ type consumerMember struct {
 	// a fault set back would otherwise have joined at a negative time
 	// (taken for "never") or before a loss that came after.
 	joinedAt time.Duration
+	// joinedFrom is the broker node that answered that heartbeat.
+	joinedFrom sim.NodeID
+	// fenced is what the member knew when FENCED_INSTANCE_ID ended it
+	// (ConsumerFenced).
+	fenced *Fenced
 	// fatalCode is the heartbeat error that ended the member, at fatalAt.
 	fatalCode proto.ErrorCode
 	fatalAt   time.Duration
@@ -56,7 +61,7 @@ func newConsumerMember(cfg *GroupConfig, topics []string, r sim.Env) *consumerMe
 		RebalanceTimeout: cfg.MaxPollInterval, RetryBackoff: cfg.RetryBackoff, RetryBackoffMax: max(cfg.RetryBackoffMax, cfg.RetryBackoff)}
 	m := membership.NewManager(mc, r.Rand(), r.Now())
 	m.Subscribe(topics)
-	return &consumerMember{m: m, joinedAt: -1}
+	return &consumerMember{m: m, joinedAt: -1, joinedFrom: sim.NoNode}
 }
 
 // syncConsumerState mirrors the manager's member id and epoch where the
@@ -135,7 +140,10 @@ func (r *Reader) handleConsumerGroupHeartbeat(m *proto.ConsumerGroupHeartbeatRes
 	}
 	out := g.consumer.m.OnResponse(r.env.Now(), call.hb, m)
 	if call.hb.MemberEpoch == 0 && m.Error == proto.None {
-		g.consumer.joinedAt = r.env.WorldTime()
+		g.consumer.joinedAt, g.consumer.joinedFrom = r.env.WorldTime(), call.to
+	}
+	if m.Error == proto.FencedInstanceID {
+		r.consumerFenced(call)
 	}
 	r.syncConsumerState()
 	if r.stopped && call.hb.MemberEpoch < 0 {

@@ -43,13 +43,15 @@ type groupCall struct {
 	// hb is a ConsumerGroupHeartbeat's request, which its answer is fed
 	// back with (consumerproto.go).
 	hb *proto.ConsumerGroupHeartbeatRequest
+	// to is the broker node the request went to.
+	to sim.NodeID
 }
 
 // sendGroup sends a group request, keeps it with the reader's requests in
 // flight, and arms its timeout (request.timeout.ms; a JoinGroup waits for
 // the rebalance, as Kafka's sendJoinGroupRequest allows).
 func (r *Reader) sendGroup(to sim.NodeID, call groupCall, timeout time.Duration, build func(corr uint64) sim.Message) uint64 {
-	call.generation, call.memberID = r.group.generation, r.group.memberID
+	call.generation, call.memberID, call.to = r.group.generation, r.group.memberID, to
 	r.corr++
 	corr := r.corr
 	r.requests.Add(corr, request{kind: requestGroup, call: &call})
