@@ -51,7 +51,11 @@ import (
 //     at offset X by its owner in generation G (classic generation, or the
 //     member epoch: a partition's successive owners hold strictly greater
 //     ones) is acknowledged, no commit below X is acknowledged from an older
-//     generation, or from another member of G; one from a newer generation
+//     generation, or from another member of G — but for the same static
+//     member's next process incarnation, which rejoins a Stable group under
+//     a new member id in G (GroupMetadataManager.
+//     updateStaticMemberThenRebalanceOrCompleteJoin) and is held as a
+//     newer generation's owner is; one from a newer generation
 //     only if that member moved its position of the partition back since
 //     it was granted it — reset it (auto.offset.reset), or found the log
 //     truncated under it (KIP-320) where the god view saw the partition
@@ -167,6 +171,11 @@ type commitMark struct {
 	offset     int64
 	generation int32
 	memberID   string
+	// owner: the member owned the partition then, from the process
+	// incarnation of node.
+	owner       bool
+	node        sim.NodeID
+	incarnation uint32
 	// losses is how many data losses the god view had seen then.
 	losses int
 }
@@ -303,12 +312,27 @@ func (a *Audit) GroupOffsetCommitted(broker, partition, leaderEpoch int32, group
 	g := a.group(group)
 	prev, ok := g.commits[tp]
 	mark := commitMark{offset: offset, generation: generation, memberID: memberID, losses: a.losses()}
+	if o, ok := ownerOf(g, tp, memberID); ok {
+		mark.owner, mark.node, mark.incarnation = true, o.node, o.incarnation
+	}
 	if !ok || offset >= prev.offset {
 		g.commits[tp] = mark
 		return
 	}
 	lost := a.lostSince(prev.losses, tp.String(), offsetsPartition(c.Partition))
 	switch {
+	case generation == prev.generation && memberID != prev.memberID && succeeds(mark, prev):
+		// A static member's process restarted and rejoined the Stable
+		// group under a new member id in the same generation
+		// (GroupMetadataManager.updateStaticMemberThenRebalanceOrCompleteJoin,
+		// ClassicGroup.replaceStaticMember): the new member fetches what
+		// its previous incarnation committed, so it commits below only as
+		// a newer generation's owner may.
+		if !lost && !a.movedBackBy(g, tp, memberID, prev.offset) {
+			a.report(GroupCommitNotBelowOwner, a.brokerNode(c.Broker),
+				"group %s: %s committed %s at %d for member %s of generation %d, below %d committed by its previous incarnation's member %s, with no reset, truncation or loss to explain it",
+				group, c, tp, offset, memberID, generation, prev.offset, prev.memberID)
+		}
 	case generation < prev.generation || (generation == prev.generation && memberID != prev.memberID):
 		if !lost {
 			a.report(GroupCommitNotBelowOwner, a.brokerNode(c.Broker),
@@ -323,6 +347,24 @@ func (a *Audit) GroupOffsetCommitted(broker, partition, leaderEpoch int32, group
 			group, c, tp, offset, memberID, generation, prev.offset, prev.memberID, prev.generation)
 	}
 	g.commits[tp] = mark
+}
+
+// ownerOf is memberID's claim on tp, if it owns it.
+func ownerOf(g *groupAudit, tp proto.TopicPartition, memberID string) (owner, bool) {
+	for _, o := range g.owners[tp] {
+		if o.memberID == memberID {
+			return o, true
+		}
+	}
+	return owner{}, false
+}
+
+// succeeds reports whether commit mark's member is a later process
+// incarnation of the member that made prev, both owning the partition as
+// they committed: the same client, so the same group instance id, back
+// under a new member id.
+func succeeds(mark, prev commitMark) bool {
+	return mark.owner && prev.owner && mark.node == prev.node && mark.incarnation > prev.incarnation
 }
 
 // movedBackBy reports whether memberID, owning tp, moved its position

@@ -263,6 +263,73 @@ func TestCommitNotBelowOwner(t *testing.T) {
 			a.PositionTruncated(1, "g", orders0)
 			offsetCommitted(a, "A", 2, orders0, 1)
 		}, 0},
+		{"a static member's next incarnation, in the same generation, finds its previous incarnation's commit's records lost (fuzz seed 204745)", func(a *Audit) {
+			// c1 (node 0) commits 82 as member A after the partition lost
+			// 0..82; restarted, it rejoins the Stable group as B in the
+			// same generation, fetches 82, and its KIP-320 validation
+			// seeks back to 0.
+			a.PartitionsAssigned(0, "g", "A", 1, true, []proto.TopicPartition{orders0})
+			a.facts = append(a.facts, godview.Fact{Kind: godview.Loss, Partition: "orders-0", From: 0, To: 82})
+			offsetCommitted(a, "A", 1, orders0, 82)
+			a.w.Crash(0, false)
+			a.w.Restart(0)
+			a.PartitionsAssigned(0, "g", "B", 1, true, []proto.TopicPartition{orders0})
+			a.PositionTruncated(0, "g", orders0)
+			offsetCommitted(a, "B", 1, orders0, 60)
+		}, 0},
+		{"a static member's next incarnation, in the same generation, that reset its position", func(a *Audit) {
+			a.PartitionsAssigned(0, "g", "A", 1, true, []proto.TopicPartition{orders0})
+			offsetCommitted(a, "A", 1, orders0, 82)
+			a.w.Crash(0, false)
+			a.w.Restart(0)
+			a.PartitionsAssigned(0, "g", "B", 1, true, []proto.TopicPartition{orders0})
+			a.PositionReset(0, "g", orders0)
+			offsetCommitted(a, "B", 1, orders0, 60)
+		}, 0},
+		{"a static member's next incarnation, in the same generation, goes below with nothing to explain it", func(a *Audit) {
+			a.PartitionsAssigned(0, "g", "A", 1, true, []proto.TopicPartition{orders0})
+			offsetCommitted(a, "A", 1, orders0, 82)
+			a.w.Crash(0, false)
+			a.w.Restart(0)
+			a.PartitionsAssigned(0, "g", "B", 1, true, []proto.TopicPartition{orders0})
+			offsetCommitted(a, "B", 1, orders0, 60)
+		}, 1},
+		{"a static member's next incarnation, in the same generation, truncated with no loss below the commit", func(a *Audit) {
+			a.PartitionsAssigned(0, "g", "A", 1, true, []proto.TopicPartition{orders0})
+			a.facts = append(a.facts, godview.Fact{Kind: godview.Loss, Partition: "orders-0", From: 82, To: 90})
+			offsetCommitted(a, "A", 1, orders0, 82)
+			a.w.Crash(0, false)
+			a.w.Restart(0)
+			a.PartitionsAssigned(0, "g", "B", 1, true, []proto.TopicPartition{orders0})
+			a.PositionTruncated(0, "g", orders0)
+			offsetCommitted(a, "B", 1, orders0, 60)
+		}, 1},
+		{"another process of the same generation that found the log truncated still may not go below", func(a *Audit) {
+			a.PartitionsAssigned(0, "g", "A", 1, true, []proto.TopicPartition{orders0})
+			a.facts = append(a.facts, godview.Fact{Kind: godview.Loss, Partition: "orders-0", From: 0, To: 82})
+			offsetCommitted(a, "A", 1, orders0, 82)
+			a.w.Crash(0, false)
+			a.PartitionsAssigned(1, "g", "B", 1, true, []proto.TopicPartition{orders0})
+			a.PositionTruncated(1, "g", orders0)
+			offsetCommitted(a, "B", 1, orders0, 60)
+		}, 1},
+		{"the same process's other member id, with no restart, may not go below", func(a *Audit) {
+			a.PartitionsAssigned(0, "g", "A", 1, true, []proto.TopicPartition{orders0})
+			a.facts = append(a.facts, godview.Fact{Kind: godview.Loss, Partition: "orders-0", From: 0, To: 82})
+			offsetCommitted(a, "A", 1, orders0, 82)
+			a.PartitionsAssigned(0, "g", "B", 1, true, []proto.TopicPartition{orders0})
+			a.PositionTruncated(0, "g", orders0)
+			offsetCommitted(a, "B", 1, orders0, 60)
+		}, 1},
+		{"a previous commit by a member that did not own the partition is no incarnation's", func(a *Audit) {
+			a.facts = append(a.facts, godview.Fact{Kind: godview.Loss, Partition: "orders-0", From: 0, To: 82})
+			offsetCommitted(a, "A", 1, orders0, 82)
+			a.w.Crash(0, false)
+			a.w.Restart(0)
+			a.PartitionsAssigned(0, "g", "B", 1, true, []proto.TopicPartition{orders0})
+			a.PositionTruncated(0, "g", orders0)
+			offsetCommitted(a, "B", 1, orders0, 60)
+		}, 1},
 		{"a newer owner that found the log truncated after a loss below the commit", func(a *Audit) {
 			a.facts = append(a.facts, godview.Fact{Kind: godview.Loss, Partition: "orders-0", From: 4, To: 30})
 			offsetCommitted(a, "A", 1, orders0, 20)
