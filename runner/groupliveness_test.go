@@ -35,6 +35,10 @@ func TestGroupLivenessExcuses(t *testing.T) {
 		{"testdata/group-static-members-fenced-by-deposed-coordinators-joins-not-judged.yaml",
 			[]string{"consumer groups judged without a member Kafka would stop too: l-0 stopped on JoinGroup: FENCED_INSTANCE_ID",
 				"broker-1 gave it generation 5", "its coordinator broker-2", "Kafka answers a join phase before it writes anything"}},
+		{"testdata/group-static-member-fenced-by-reverted-rejoin-judged-without.yaml",
+			[]string{"consumer groups judged without a member Kafka would stop too: b-0 stopped on SyncGroup: FENCED_INSTANCE_ID",
+				"broker-2 gave it generation 2", "its coordinator broker-2", "put group billing's group.instance.id b-0 back under member id",
+				"the write that stored", "Kafka reverts so whatever the group became meanwhile"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()

@@ -126,6 +126,9 @@ type groupAudit struct {
 	commits map[proto.TopicPartition]commitMark
 	// writes are the committed writes carrying a generation, in order.
 	writes []GenerationWrite
+	// reverts: every static member a coordinator put back under its old
+	// member id, in time order.
+	reverts []StaticRevert
 }
 
 // GenerationWrite is a coordinator's committed write carrying a group's
@@ -270,6 +273,39 @@ func (a *Audit) LastGroupLoad(group string, broker int32, at time.Duration) (Gro
 		}
 	}
 	return GroupLoad{}, false
+}
+
+// StaticMemberReverted notes a classic coordinator putting a static
+// member back under its old member id after the write of its new one
+// failed (GroupMetadataManager.updateStaticMemberThenRebalanceOrCompleteJoin).
+func (a *Audit) StaticMemberReverted(broker, partition, leaderEpoch int32, group, instanceID, reverted, restored string) {
+	if a.groups == nil {
+		return
+	}
+	g := a.group(group)
+	g.reverts = append(g.reverts, StaticRevert{At: a.w.Now(), Coordinator: Coordinator{Broker: broker, Partition: partition, LeaderEpoch: leaderEpoch},
+		InstanceID: instanceID, Reverted: reverted, Restored: restored})
+}
+
+// StaticRevert is one static member of a classic group put back by a
+// coordinator from member id Reverted to Restored.
+type StaticRevert struct {
+	At                 time.Duration
+	Coordinator        Coordinator
+	InstanceID         string
+	Reverted, Restored string
+}
+
+// StaticMemberReverts are group's static member reverts, in time order
+// (nil without groups).
+func (a *Audit) StaticMemberReverts(group string) []StaticRevert {
+	if a.groups == nil {
+		return nil
+	}
+	if g, ok := a.groups.byGroup[group]; ok {
+		return g.reverts
+	}
+	return nil
 }
 
 // GroupGenerationCommitted checks a committed write of coordinator c that

@@ -440,3 +440,27 @@ func TestLastGroupLoad(t *testing.T) {
 		}
 	}
 }
+
+// StaticMemberReverts keeps each group's reverts apart, in time order,
+// stamped with when and by whom.
+func TestStaticMemberReverts(t *testing.T) {
+	a, w := newGroupsAudit(t, nil)
+	if r := a.StaticMemberReverts("g"); r != nil {
+		t.Fatalf("reverts before any: %+v", r)
+	}
+	w.RunUntil(5 * time.Second)
+	a.StaticMemberReverted(coordNew.Broker, coordNew.Partition, coordNew.LeaderEpoch, "g", "b-0", "m2", "m1")
+	a.StaticMemberReverted(coordOld.Broker, coordOld.Partition, coordOld.LeaderEpoch, "h", "c-0", "n2", "n1")
+	w.RunUntil(9 * time.Second)
+	a.StaticMemberReverted(coordNew.Broker, coordNew.Partition, coordNew.LeaderEpoch, "g", "b-1", "m4", "m3")
+	want := []StaticRevert{
+		{At: 5 * time.Second, Coordinator: coordNew, InstanceID: "b-0", Reverted: "m2", Restored: "m1"},
+		{At: 9 * time.Second, Coordinator: coordNew, InstanceID: "b-1", Reverted: "m4", Restored: "m3"},
+	}
+	if got := a.StaticMemberReverts("g"); !slices.Equal(got, want) {
+		t.Errorf("StaticMemberReverts(g) = %+v, want %+v", got, want)
+	}
+	if got := a.StaticMemberReverts("h"); len(got) != 1 || got[0].Coordinator != coordOld || got[0].Reverted != "n2" {
+		t.Errorf("StaticMemberReverts(h) = %+v", got)
+	}
+}

@@ -35,13 +35,23 @@ func refusedForGood(code proto.ErrorCode) bool {
 
 // stoppedForGood reports whether reader id stopped on a coordinator's
 // answer Kafka's consumer cannot recover from and Kafka's coordinator gives
-// too: refusedForGood, or a fence fencedByRollback explains.
+// too: refusedForGood, or a fence fencedForGood explains.
 func (c *Cluster) stoppedForGood(id sim.NodeID, r *reader.Reader) bool {
 	if code, _ := r.FatalError(); refusedForGood(code) {
 		return true
 	}
-	_, ok := c.fencedByRollback(id, r)
+	_, ok := c.fencedForGood(id, r)
 	return ok
+}
+
+// fencedForGood reports whether reader id stopped on a fence Kafka's
+// coordinator gives too (fencedByRollback, fencedByRevert), with what to
+// say of it.
+func (c *Cluster) fencedForGood(id sim.NodeID, r *reader.Reader) (string, bool) {
+	if why, ok := c.fencedByRollback(id, r); ok {
+		return why, true
+	}
+	return c.fencedByRevert(id, r)
 }
 
 // hasLiveMember reports whether group gid has a member that did not stop
@@ -72,7 +82,7 @@ func (c *Cluster) JudgedWithout() string {
 		if r == nil {
 			continue
 		}
-		if why, ok := c.fencedByRollback(id, r); ok {
+		if why, ok := c.fencedForGood(id, r); ok {
 			out = append(out, why)
 			continue
 		}

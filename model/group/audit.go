@@ -17,6 +17,10 @@ type Auditor interface {
 	GroupLoaded(broker, partition, leaderEpoch int32, group string, generation int32, staticMembers map[string]string)
 	GroupGenerationCommitted(broker, partition, leaderEpoch int32, group string, generation int32, lastOffset int64)
 	GroupOffsetCommitted(broker, partition, leaderEpoch int32, group, memberID string, generation int32, tp proto.TopicPartition, offset int64)
+	// StaticMemberReverted: a classic group's static member instanceID
+	// went back from member id reverted to restored, because the
+	// GroupMetadata write that stored reverted failed.
+	StaticMemberReverted(broker, partition, leaderEpoch int32, group, instanceID, reverted, restored string)
 }
 
 // groupGeneration is a group's generation (classic) or group epoch
@@ -90,5 +94,13 @@ func (s *shard) auditOffsetCommit(m *proto.OffsetCommitRequest) {
 	for _, p := range m.Partitions {
 		a.GroupOffsetCommitted(s.c.t.BrokerID(), s.tp.Partition, s.epoch, m.GroupID, m.MemberID, m.GenerationIDOrMemberEpoch,
 			p.TopicPartition, p.CommittedOffset)
+	}
+}
+
+// auditReverted tells the auditor a static member's new member id was put
+// back to its old one.
+func (s *shard) auditReverted(group, instanceID, reverted, restored string) {
+	if a := s.c.cfg.Audit; a != nil {
+		a.StaticMemberReverted(s.c.t.BrokerID(), s.tp.Partition, s.epoch, group, instanceID, reverted, restored)
 	}
 }

@@ -211,9 +211,14 @@ func (s *shard) updateStaticMember(g *classicGroup, m *proto.JoinGroupRequest, o
 			if err != proto.None {
 				// Put the old member id back: the new one was never stored.
 				g.updateMember(member, oldProtocols, oldRebalance, oldSession, nil)
+				// Kafka reverts whatever the group became meanwhile: a
+				// rebalance may have handed the new id out in a later
+				// generation, whose member replaceStaticMember then
+				// fences (FENCED_INSTANCE_ID to its parked SyncGroup).
 				if _, still := g.members[newID]; still {
 					old := s.replaceStaticMember(g, m.GroupInstanceID, newID, oldID)
 					s.rescheduleHeartbeat(g, old, old.sessionTimeout)
+					s.auditReverted(g.id, m.GroupInstanceID, newID, oldID)
 				}
 				if !park.answered {
 					park.answered = true
