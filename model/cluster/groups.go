@@ -348,6 +348,10 @@ func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why stri
 				notJudged = append(notJudged, note)
 				continue
 			}
+			if note := c.commitLostAtPosition(gid, ownerOf[key], p.TopicPartition, hw, off); note != "" {
+				notJudged = append(notJudged, note)
+				continue
+			}
 			return false, fmt.Sprintf("group %s: committed offset of %s is %d, high watermark %d (lag %d)", gid, key, off, hw, hw-max(off, 0)), false, nil
 		}
 	}

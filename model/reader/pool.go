@@ -20,7 +20,7 @@ import (
 //
 // Commits cover each partition's contiguous completed prefix (prefix.go):
 // after-processing commits it (commitSync) at each turn of the loop that
-// advanced it, auto commits it at its interval, before-processing commits
+// changed it, auto commits it at its interval, before-processing commits
 // past the batch before handing it over (at-most-once).
 //
 // Rebalance callbacks run in poll, while workers may be processing. The

@@ -42,11 +42,20 @@ func newPrefixTracker(ps *partitionState) *prefixTracker {
 }
 
 // polled adds a record handed to the workers. A record below the prefix
-// (a position moved back, as KIP-320's truncation does) is processed
-// without holding the prefix back: the prefix never goes back.
+// comes after the member's position moved back below it (KIP-320's
+// truncation seeks it back to the new log's end; a reset seeks it to the
+// committed offset): the records polled from there are what the partition
+// now holds, so the tracker starts again at that record, as the poll loop
+// processing its batch itself commits the position after the records it
+// last processed. Records polled before the move and still in processing
+// no longer count. Keeping the old prefix instead would have the
+// application commit nothing of the records it processes until they pass
+// it — never, when the log was truncated below it and the commit of it
+// lost with the group's __consumer_offsets data (fuzz seed 203552).
 func (t *prefixTracker) polled(offset int64, epoch int32) {
 	if t.prefix.offset >= 0 && offset < t.prefix.offset {
-		return
+		t.prefix = fetchPosition{offset: -1, offsetEpoch: -1}
+		t.pending = nil
 	}
 	i, found := slices.BinarySearchFunc(t.pending, offset, func(p pendingRecord, o int64) int { return cmpInt64(p.offset, o) })
 	if found {
