@@ -197,6 +197,10 @@ type Disk struct {
 	fsyncSlowFactor int64
 	bad             []badRange
 	stats           DiskStats
+	// undidIn counts, by directory, the power losses that undid an
+	// operation on a file in it (a god-view fact: what a power loss
+	// actually took, not only that one happened).
+	undidIn map[string]uint64
 	// opBlock is the block operations are carved from; blocks holds the
 	// blocks with operations still pending, oldest first (opBlock last),
 	// and spare the blocks whose operations all left the queue, for reuse.

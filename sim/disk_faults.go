@@ -43,9 +43,17 @@ func (d *Disk) powerLoss() {
 	for _, f := range d.flips {
 		d.changedFrom(f.File, f.Offset)
 	}
+	var undid map[string]bool
 	for _, op := range d.pending[d.head:] {
 		if op.done {
 			continue
+		}
+		if undid == nil {
+			undid = map[string]bool{}
+		}
+		undid[dirOf(op.name())] = true
+		if to := op.to(); to != "" {
+			undid[dirOf(to)] = true
 		}
 		switch op.kind {
 		case opWrite, opTruncate:
@@ -54,6 +62,12 @@ func (d *Disk) powerLoss() {
 			d.changedFrom(op.name(), 0)
 			d.changedFrom(op.to(), 0)
 		}
+	}
+	if d.undidIn == nil && undid != nil {
+		d.undidIn = map[string]uint64{}
+	}
+	for dir := range undid { // kafkasim:orderless: each directory counted on its own
+		d.undidIn[dir]++
 	}
 	d.clearPending()
 	d.used = 0
@@ -65,6 +79,22 @@ func (d *Disk) powerLoss() {
 		}
 		d.tidy(name, e)
 	}
+}
+
+// PowerLossesUndoing counts the power losses that undid an operation (a
+// write, truncation, rename or removal not yet durable) on a file in dir
+// (a god-view fact, for audits: a power loss that found everything there
+// durable took nothing from it).
+func (d *Disk) PowerLossesUndoing(dir string) uint64 { return d.undidIn[dir] }
+
+// dirOf is the directory of a file's name ("" for a file at the root).
+func dirOf(name string) string {
+	for i := len(name) - 1; i >= 0; i-- {
+		if name[i] == '/' {
+			return name[:i]
+		}
+	}
+	return ""
 }
 
 // wipe replaces the disk with an empty one.

@@ -813,3 +813,36 @@ func TestAdoptedWritesHoldTheirBytes(t *testing.T) {
 		w.RunFor(time.Second) // settle what is left
 	})
 }
+
+// A power loss counts against the directories whose files it undid an
+// operation on, and only those: one that found a directory all on disk
+// took nothing from it (an audit must not blame it for data lost there).
+func TestPowerLossesUndoingCountsOnlyTheDirectoriesItTookFrom(t *testing.T) {
+	w, disk, _ := diskWorld(t, DefaultDiskOptions())
+	disk.Append("data/a/log", []byte("synced"))
+	disk.Fsync("data/a/log", nil)
+	w.RunFor(time.Second)
+	disk.Append("data/b/log", []byte("cached"))
+	disk.WriteFile("data/c/tmp", []byte("x"))
+	disk.Fsync("data/c/tmp", nil)
+	w.RunFor(time.Second)
+	disk.Rename("data/c/tmp", "data/d/cp")
+	w.Crash(0, true)
+	for _, tc := range []struct {
+		dir  string
+		want uint64
+	}{{"data/a", 0}, {"data/b", 1}, {"data/c", 1}, {"data/d", 1}, {"data", 0}} {
+		if got := disk.PowerLossesUndoing(tc.dir); got != tc.want {
+			t.Errorf("PowerLossesUndoing(%q) = %d after the first power loss, want %d", tc.dir, got, tc.want)
+		}
+	}
+	w.Restart(0)
+	disk.Append("data/b/log", []byte("again"))
+	w.Crash(0, true)
+	if got := disk.PowerLossesUndoing("data/b"); got != 2 {
+		t.Errorf("PowerLossesUndoing(data/b) = %d after a second power loss that undid a write there, want 2", got)
+	}
+	if got := disk.PowerLossesUndoing("data/a"); got != 0 {
+		t.Errorf("PowerLossesUndoing(data/a) = %d, want 0: both power losses found it on disk", got)
+	}
+}

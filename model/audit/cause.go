@@ -192,20 +192,46 @@ func (a *Audit) causeOf(tp metadata.TopicPartition, p *partitionAudit, from int6
 // recoveryLost is what took committed data from offset on from the replicas
 // that held it, when their recovery did: "power-loss" (a replica came back
 // from a power loss ending at or below offset, and has not rejoined the ISR
-// since), or, when broker, the replica that lacks the data, lost it from its
-// disk too, "disk-wipe" or "disk-corruption". "" when no recovery lost it.
+// since), or, when the replicas whose recovery took it lost it from their
+// disk (broker, the replica that lacks the data, or, when broker never had
+// it, every other replica that did), "disk-wipe" or "disk-corruption". ""
+// when no recovery lost it.
 func (p *partitionAudit) recoveryLost(offset int64, broker int32) string {
 	if p.powerLossFrom < 0 || offset < p.powerLossFrom || !p.shortBelow(offset) {
 		return ""
 	}
 	// The data left page cache before it reached a disk; whatever election
 	// followed could only pick among what survived.
-	if short, ok := p.shortSince[broker]; ok && short.end <= offset && p.diskCause[broker] != "" {
-		// The replica that lacks it lost data from its disk (replaced, or
-		// corrupt): no flush policy keeps data through that.
-		return p.diskCause[broker]
+	if short, ok := p.shortSince[broker]; ok && short.end <= offset {
+		if c := p.diskCause[broker]; c != "" {
+			// The replica that lacks it lost data from its disk
+			// (replaced, or corrupt): no flush policy keeps data through
+			// that.
+			return c
+		}
+		return CausePowerLoss
 	}
-	return CausePowerLoss
+	// The replica that lacks it took nothing of it in a recovery: it never
+	// had it. What took it is what took it from the replicas whose
+	// recovery did: their disks, when every one of them lost it there.
+	cause := ""
+	for _, b := range p.replicaIDs() {
+		r, ok := p.shortSince[b]
+		if !ok || r.end > offset || offset >= r.committedEnd {
+			continue
+		}
+		c := p.diskCause[b]
+		if c == "" {
+			return CausePowerLoss
+		}
+		if cause == "" {
+			cause = c
+		}
+	}
+	if cause == "" {
+		return CausePowerLoss
+	}
+	return cause
 }
 
 // uncleanLosing is the latest unclean election that may have lost committed

@@ -2,10 +2,12 @@ package audit
 
 import (
 	"testing"
+	"time"
 
 	"kafkasim/model/metadata"
 	"kafkasim/model/partlog"
 	"kafkasim/model/record"
+	"kafkasim/sim"
 )
 
 // causeWorld is three brokers' replicas of orders-0: broker 1 led epoch 0
@@ -177,5 +179,43 @@ func TestUncleanLeaderShortSinceAnOlderPowerLossIsNoRootCause(t *testing.T) {
 		if ls := a.Losses(); len(ls) != 1 || ls[0].From != 2 || ls[0].To != 4 || ls[0].Cause != cause || ls[0].ExposedBy != exposedBy {
 			t.Fatalf("broker 1 back with %d batches: losses %+v, want offsets 2..3 lost to %s (exposed by %q)", keep, ls, cause, exposedBy)
 		}
+	}
+}
+
+// Brokers 1 and 2, in sync, hold a, b and c; broker 3 fell out of sync
+// after a and has written nothing since. Both in-sync disks are wiped;
+// broker 3 loses power, but its log was all on disk: it comes back as it
+// was, and is elected uncleanly. The wipes took every in-sync copy, the
+// election only exposed it; broker 3's power loss took nothing (fuzz seed
+// 204908, flush.messages=1: blamed on that power loss, a violation). The
+// wiped replicas come back before the election (the loss is judged at it)
+// or after (judged when they open their logs).
+func TestElectionOfAnOutOfSyncReplicaAfterWipesOfEveryInSyncCopyBlamesTheWipes(t *testing.T) {
+	for _, backBefore := range []bool{false, true} {
+		a, logs, down := openedReplicas(t, 3, []vb{{"a", 0}, {"b", 0}, {"c", 0}}, []vb{{"a", 0}, {"b", 0}, {"c", 0}}, []vb{{"a", 0}})
+		a.w.RunFor(time.Minute) // written back: nothing of the logs is in page cache only
+		wipeBack := func() {
+			for b := int32(1); b <= 2; b++ {
+				logs[b-1].TruncateTo(0)
+				down[b] = false
+				a.ReplicaRecovered(b, tpOrders, logs[b-1], partlog.Recovery{TruncatedAt: -1})
+			}
+		}
+		for b := int32(1); b <= 2; b++ {
+			down[b] = true
+			if err := a.w.InjectFault(sim.Fault{Kind: sim.FaultDisk, Disk: sim.DiskWipe, Target: "broker-" + string(rune('0'+b))}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if backBefore {
+			wipeBack()
+		}
+		a.w.Crash(a.brokerNode(3), true)
+		a.ReplicaRecovered(3, tpOrders, logs[2], partlog.Recovery{TruncatedAt: -1})
+		a.PartitionLeader(3, tpOrders, 1, logs[2], true)
+		if !backBefore {
+			wipeBack()
+		}
+		oneLoss(t, a, CauseDiskWipe, CauseUncleanElection)
 	}
 }

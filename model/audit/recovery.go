@@ -22,17 +22,22 @@ func (a *Audit) ReplicaRecovered(broker int32, tp metadata.TopicPartition, log *
 		p.epochCheckpointRead = true
 	}
 	stats := a.w.Disk(a.brokerNode(broker)).Stats()
-	now := [3]uint64{stats.Wipes, stats.Corruptions, a.w.ProcessStats(a.brokerNode(broker)).PowerLosses}
+	now := [3]uint64{stats.Wipes, stats.Corruptions, a.w.Disk(a.brokerNode(broker)).PowerLossesUndoing(log.Dir())}
 	before, opened := p.diskFaults[broker]
 	if p.diskFaults == nil {
 		p.diskFaults = map[int32][3]uint64{}
 	}
 	p.diskFaults[broker] = now
 	// Only a recovery that lost something makes a replica short: a power
-	// loss (page cache gone), a wipe, corruption, or a cut at recovery. A
-	// process killed or shut down comes back with the log it left, which
-	// was already as long as it was; calling it short would excuse, as a
-	// power loss, committed data some other broker loses later.
+	// loss that undid writes to its log (page cache gone), a wipe,
+	// corruption, or a cut at recovery. A process killed or shut down
+	// comes back with the log it left, which was already as long as it
+	// was, and so does one whose power loss found its log all on disk
+	// (flush.messages=1, or a replica out of sync that wrote nothing
+	// since); calling it short would excuse, as a power loss, committed
+	// data some other broker loses later (fuzz seed 204908: a wipe of
+	// both in-sync replicas blamed on the power loss of the out-of-sync
+	// one elected after them).
 	lostData := now != before || rec.CorruptionReason != "" || rec.TruncatedAt >= 0
 	diskCause := diskCauseOf(opened, before, now, rec)
 	if end := p.agreesUpTo(log); lostData && end < p.committedEnd() {
@@ -59,7 +64,7 @@ func (a *Audit) ReplicaRecovered(broker int32, tp metadata.TopicPartition, log *
 // from its page cache: "disk-wipe" (the disk was replaced) or
 // "disk-corruption" (recovery cut the log at a batch that failed its
 // checks); "" otherwise. before and now are the broker's disk wipe,
-// corruption and power-loss counts when its replica was opened before
+// corruption and log-undoing power-loss counts when its replica was opened before
 // (opened: it was) and now.
 func diskCauseOf(opened bool, before, now [3]uint64, rec partlog.Recovery) string {
 	switch {

@@ -67,10 +67,20 @@ func (p *Client) runSender() {
 // batch it may send now to its leader's list.
 func (p *Client) lookAt(i int, now time.Duration, room *leaderRoom, byBroker [][]*pbatch, brokers []int32) ([][]*pbatch, []int32) {
 	part, st := int32(i), p.state[i]
-	if int(part) >= len(p.parts) || len(st.queue) == 0 {
+	if len(st.queue) == 0 {
 		// Nothing to send, nor to find a leader for, until a batch
-		// joins the queue (changed) or the metadata lists the
-		// partition (lookAtAll).
+		// joins the queue (changed).
+		p.looks.idle(i, never, 0)
+		return byBroker, brokers
+	}
+	if int(part) >= len(p.parts) {
+		// The latest metadata does not list the partition (a broker's
+		// cache from before partitions were added): its leader is
+		// unknown. Kafka's RecordAccumulator.partitionReady adds the
+		// topic to unknownLeaderTopics for a partition with batches and
+		// no leader, and the Sender asks for metadata again; the next
+		// answer looks at every partition (lookAtAll).
+		p.refreshMetadataSoon()
 		p.looks.idle(i, never, 0)
 		return byBroker, brokers
 	}
