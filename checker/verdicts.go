@@ -206,7 +206,7 @@ var VerdictRules = []Rule{
 		"flush.messages=1 makes every write durable before it is acknowledged or read (the append returns, and the high watermark passes it, only after its fsync); a power loss must not lose it" + thenPlaceholder,
 		func(f *Facts) bool { return lossCause(f) == "power-loss" && f.FlushEveryMessage }, nil},
 	{LostAckedWrite, "the simulator saw a disk wipe lose it", Permitted,
-		"the replica that led next came back on a replaced (wiped) disk: what it had fsynced was gone too, and no flush policy keeps data through that" + thenPlaceholder,
+		"the replicas that held it came back on replaced (wiped) disks — the one that led next, or every in-sync copy before a replica outside the ISR was elected: what they had fsynced was gone too, and no flush policy keeps data through that" + thenPlaceholder,
 		func(f *Facts) bool { return lossCause(f) == "disk-wipe" }, nil},
 	{LostAckedWrite, "the simulator saw a disk corruption lose it", Permitted,
 		"the replica that led next had cut its log at a corrupt batch at recovery (a bit flip or an unreadable range): what it had fsynced from there on was gone, and no flush policy keeps data through that" + thenPlaceholder,
