@@ -42,10 +42,7 @@ func (c *Cluster) commitLostAtPosition(gid string, id sim.NodeID, tp metadata.To
 	if !ok || !lost || last != pos {
 		return ""
 	}
-	cause := f.Cause
-	if f.ExposedBy != "" {
-		cause += " exposed by " + f.ExposedBy
-	}
+	cause := lossCause(f)
 	return fmt.Sprintf("not judged: group %s: committed offset of %s is %d, below the high watermark %d: the group's last acknowledged commit of it, %d, %s's position, was lost with %s's committed data (offsets %d..%d, %s, at %v); no record was polled since, and its application commits the records it polls (commit: %s), so Kafka's consumer commits nothing until a record arrives",
 		gid, tp, committed, hw, last, c.World.Name(id), f.Partition, f.From, f.To-1, cause, time.Duration(f.At), mode)
 }

@@ -91,13 +91,9 @@ func consumerRolledBackFence(f reader.Fenced, load audit.GroupLoad, loaded bool,
 // member, stopped on FENCED_INSTANCE_ID that consumerRolledBackFence
 // explains, with what to say of it.
 func (c *Cluster) consumerFencedByRollback(id sim.NodeID, r *reader.Reader) (string, bool) {
-	f, ok := r.ConsumerFenced()
-	if !ok || c.Audit == nil {
-		return "", false
-	}
-	gid := c.readerGroup(id)
-	b := c.brokerOf(f.Coordinator)
-	if b < 0 {
+	f, fenced := r.ConsumerFenced()
+	gid, b, ok := c.fenceGround(id, fenced, f)
+	if !ok {
 		return "", false
 	}
 	load, loaded := c.Audit.LastGroupLoad(gid, b, f.At)
@@ -106,10 +102,7 @@ func (c *Cluster) consumerFencedByRollback(id sim.NodeID, r *reader.Reader) (str
 	if !ok {
 		return "", false
 	}
-	cause := fact.Cause
-	if fact.ExposedBy != "" {
-		cause += " exposed by " + fact.ExposedBy
-	}
+	cause := lossCause(fact)
 	return fmt.Sprintf("%s stopped on %s: FENCED_INSTANCE_ID at %v, fatal in Kafka's consumer: it joined as member %s at %v (%s answered once its records were committed), "+
 		"but %s offsets %d..%d were lost at %v (%s), and its coordinator %s loaded group %s at %v at group epoch %d with its group.instance.id %s under member id %s, "+
 		"so its heartbeat at member epoch %d was fenced (throwIfInstanceIdIsFenced)",
@@ -125,13 +118,9 @@ func (c *Cluster) fencedByRollback(id sim.NodeID, r *reader.Reader) (string, boo
 	if why, ok := c.consumerFencedByRollback(id, r); ok {
 		return why, true
 	}
-	f, ok := r.ClassicFenced()
-	if !ok || c.Audit == nil {
-		return "", false
-	}
-	gid := c.readerGroup(id)
-	b := c.brokerOf(f.Coordinator)
-	if b < 0 {
+	f, fenced := r.ClassicFenced()
+	gid, b, ok := c.fenceGround(id, fenced, f)
+	if !ok {
 		return "", false
 	}
 	load, loaded := c.Audit.LastGroupLoad(gid, b, f.At)
@@ -152,15 +141,23 @@ func (c *Cluster) whyNotLoaded(gid string, f reader.Fenced, load audit.GroupLoad
 	partition := fmt.Sprintf("%s-%d", group.Topic, group.PartitionFor(gid, c.offsetsPartitions()))
 	for _, fact := range c.Audit.Facts() {
 		if fact.Kind == godview.Loss && fact.Partition == partition && int64(f.JoinedAt) < fact.At && fact.At <= int64(load.At) {
-			cause := fact.Cause
-			if fact.ExposedBy != "" {
-				cause += " exposed by " + fact.ExposedBy
-			}
+			cause := lossCause(fact)
 			return fmt.Sprintf("%s offsets %d..%d were lost at %v (%s)", partition, fact.From, fact.To-1, time.Duration(fact.At), cause)
 		}
 	}
 	return "Kafka answers a join phase before it writes anything, and writes a rebalancing group's new static member id only with its leader's SyncGroup " +
 		"(GroupMetadataManager.completeClassicGroupJoin, updateStaticMemberThenRebalanceOrCompleteJoin); that write had not reached the log the coordinator loaded"
+}
+
+// fenceGround is what every fence rule starts from: the member's group and
+// the broker id of the coordinator that fenced it; ok is false when the
+// member was not fenced, without a god view, or when no broker fenced it.
+func (c *Cluster) fenceGround(id sim.NodeID, fenced bool, f reader.Fenced) (gid string, broker int32, ok bool) {
+	if !fenced || c.Audit == nil {
+		return "", -1, false
+	}
+	broker = c.brokerOf(f.Coordinator)
+	return c.readerGroup(id), broker, broker >= 0
 }
 
 // brokerOf is the broker id of a broker node (-1: not a broker).

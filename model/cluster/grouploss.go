@@ -125,10 +125,7 @@ func (c *Cluster) lostGroupMembers(gid string) (map[sim.NodeID]bool, string) {
 	if len(lost) == 0 {
 		return nil, ""
 	}
-	cause := because.Cause
-	if because.ExposedBy != "" {
-		cause += " exposed by " + because.ExposedBy
-	}
+	cause := lossCause(because)
 	deposed := ""
 	if len(joinedDeposed) > 0 {
 		deposed = fmt.Sprintf(" (%s joined since through a coordinator an unclean election had deposed, whose writes of the group the new leader never holds)", strings.Join(joinedDeposed, ", "))
@@ -170,4 +167,13 @@ func (c *Cluster) groupAbsence(gid string) string {
 		return fmt.Sprintf("group %s: its coordinator broker-%d has not loaded %s-%d yet", gid, leader, group.Topic, p)
 	}
 	return fmt.Sprintf("group %s: its coordinator broker-%d loaded %s-%d and holds no such group", gid, leader, group.Topic, p)
+}
+
+// lossCause names what took a loss's records, with the election that
+// exposed it, for a verdict's reason.
+func lossCause(f godview.Fact) string {
+	if f.ExposedBy != "" {
+		return f.Cause + " exposed by " + f.ExposedBy
+	}
+	return f.Cause
 }

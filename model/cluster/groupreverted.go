@@ -41,13 +41,9 @@ func revertedFence(f reader.Fenced, coordinator int32, r audit.StaticRevert) boo
 // fencedByRevert reports whether reader id, a classic member, stopped on
 // FENCED_INSTANCE_ID that revertedFence explains, with what to say of it.
 func (c *Cluster) fencedByRevert(id sim.NodeID, r *reader.Reader) (string, bool) {
-	f, ok := r.ClassicFenced()
-	if !ok || c.Audit == nil {
-		return "", false
-	}
-	gid := c.readerGroup(id)
-	b := c.brokerOf(f.Coordinator)
-	if b < 0 {
+	f, fenced := r.ClassicFenced()
+	gid, b, ok := c.fenceGround(id, fenced, f)
+	if !ok {
 		return "", false
 	}
 	for _, rv := range c.Audit.StaticMemberReverts(gid) {

@@ -39,10 +39,7 @@ func (c *Cluster) truncatedPastUnpolled(gid string, id sim.NodeID, tp metadata.T
 	if !ok {
 		return ""
 	}
-	cause := f.Cause
-	if f.ExposedBy != "" {
-		cause += " exposed by " + f.ExposedBy
-	}
+	cause := lossCause(f)
 	return fmt.Sprintf("not judged: group %s: committed offset of %s is %d, below the high watermark %d: the log was truncated under %s's position (offsets %d..%d lost, %s, at %v), KIP-320's validation sought it back to %d, and no record was polled since; its application commits the records it polls (commit: %s), so Kafka's consumer commits nothing until a record arrives",
 		gid, tp, committed, hw, c.World.Name(id), f.From, f.To-1, cause, time.Duration(f.At), pos, mode)
 }
