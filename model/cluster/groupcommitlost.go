@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"kafkasim/model/group"
 	"kafkasim/model/metadata"
 	"kafkasim/model/proto"
 	"kafkasim/model/reader"
@@ -37,7 +36,7 @@ func (c *Cluster) commitLostAtPosition(gid string, id sim.NodeID, tp metadata.To
 	if !ok || mode == reader.CommitAuto {
 		return ""
 	}
-	part := group.PartitionFor(gid, c.offsetsPartitions())
+	part := c.groupOffsetsPartition(gid).Partition
 	last, f, lost, ok := c.Audit.LastGroupCommit(gid, proto.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}, part)
 	if !ok || !lost || last != pos {
 		return ""

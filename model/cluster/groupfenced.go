@@ -6,7 +6,6 @@ import (
 
 	"kafkasim/godview"
 	"kafkasim/model/audit"
-	"kafkasim/model/group"
 	"kafkasim/model/reader"
 	"kafkasim/sim"
 )
@@ -97,7 +96,7 @@ func (c *Cluster) consumerFencedByRollback(id sim.NodeID, r *reader.Reader) (str
 		return "", false
 	}
 	load, loaded := c.Audit.LastGroupLoad(gid, b, f.At)
-	partition := fmt.Sprintf("%s-%d", group.Topic, group.PartitionFor(gid, c.offsetsPartitions()))
+	partition := c.groupOffsetsPartition(gid).String()
 	fact, ok := consumerRolledBackFence(f, load, loaded, c.Audit.Facts(), partition)
 	if !ok {
 		return "", false
@@ -138,7 +137,7 @@ func (c *Cluster) fencedByRollback(id sim.NodeID, r *reader.Reader) (string, boo
 // committed records between the join and the load), or never written
 // where the coordinator loaded them.
 func (c *Cluster) whyNotLoaded(gid string, f reader.Fenced, load audit.GroupLoad) string {
-	partition := fmt.Sprintf("%s-%d", group.Topic, group.PartitionFor(gid, c.offsetsPartitions()))
+	partition := c.groupOffsetsPartition(gid).String()
 	for _, fact := range c.Audit.Facts() {
 		if fact.Kind == godview.Loss && fact.Partition == partition && int64(f.JoinedAt) < fact.At && fact.At <= int64(load.At) {
 			cause := lossCause(fact)

@@ -91,7 +91,7 @@ func groupRecordsLost(losses []godview.Fact, writes []audit.GenerationWrite, par
 // GROUP_ID_NOT_FOUND after the god view saw the group's records lost
 // (groupRecordsLost), with what to say of them.
 func (c *Cluster) lostGroupMembers(gid string) (map[sim.NodeID]bool, string) {
-	partition := fmt.Sprintf("%s-%d", group.Topic, group.PartitionFor(gid, c.offsetsPartitions()))
+	partition := c.groupOffsetsPartition(gid).String()
 	var losses []godview.Fact
 	var names []string
 	var lost map[sim.NodeID]bool

@@ -137,6 +137,12 @@ func (c *Cluster) groupMembers(groupID string) ([]string, bool) {
 	return ids, true
 }
 
+// groupOffsetsPartition is the partition of __consumer_offsets that holds
+// a group's records (GroupCoordinatorService.partitionFor).
+func (c *Cluster) groupOffsetsPartition(groupID string) metadata.TopicPartition {
+	return metadata.TopicPartition{Topic: group.Topic, Partition: group.PartitionFor(groupID, c.offsetsPartitions())}
+}
+
 // offsetsPartitions is offsets.topic.num.partitions.
 func (c *Cluster) offsetsPartitions() int {
 	if c.cfg.Groups == nil || c.cfg.Groups.Coordinator.OffsetsTopicNumPartitions <= 0 {
@@ -154,8 +160,7 @@ func (c *Cluster) GroupCoordinator(groupID string) int32 {
 	if im == nil {
 		return -1
 	}
-	tp := metadata.TopicPartition{Topic: group.Topic, Partition: group.PartitionFor(groupID, c.offsetsPartitions())}
-	p := im.Partition(tp)
+	p := im.Partition(c.groupOffsetsPartition(groupID))
 	if p == nil || p.Leader == metadata.NoLeader {
 		return -1
 	}

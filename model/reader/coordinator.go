@@ -291,7 +291,7 @@ func (r *Reader) handleJoinGroup(m *proto.JoinGroupResponse) {
 		}
 		g.state = completingRebalance
 		g.generation, g.memberID, g.protocol = m.GenerationID, m.MemberID, m.ProtocolName
-		g.joinedAt, g.joinedFrom = r.env.Now(), g.coordinator
+		g.joinedAt, g.joinedFrom = r.env.WorldTime(), g.coordinator
 		r.enableHeartbeat()
 		var assignments []proto.MemberAssignment
 		if m.Leader == m.MemberID {

@@ -22,8 +22,9 @@ import (
 type Fenced struct {
 	// API is the request the answer came to.
 	API string
-	// At is when the answer came; Coordinator is the broker node that gave
-	// it.
+	// At is when the answer came, in the run's virtual time (the god
+	// view's loads and losses are in it; a clock fault must not move it);
+	// Coordinator is the broker node that gave it.
 	At          time.Duration
 	Coordinator sim.NodeID
 	// InstanceID is its group.instance.id.
@@ -32,7 +33,7 @@ type Fenced struct {
 	// of its last JoinGroup answer, which the broker node JoinedFrom gave
 	// at JoinedAt (-1: it holds no generation). A consumer-protocol
 	// member's are the member epoch and member id its fenced heartbeat
-	// sent, and JoinedAt (virtual time) and JoinedFrom are those of the
+	// sent, and JoinedAt (virtual time too) and JoinedFrom are those of the
 	// last answer to its heartbeat at epoch 0.
 	Generation int32
 	MemberID   string
@@ -51,7 +52,7 @@ func (r *Reader) failFenced(api string) {
 	if g.memberID == "" || g.generation == proto.NoGeneration {
 		joinedAt = -1
 	}
-	g.fenced = &Fenced{API: api, At: r.env.Now(), Coordinator: g.coordinator, InstanceID: g.cfg.GroupInstanceID, Generation: g.generation, MemberID: g.memberID,
+	g.fenced = &Fenced{API: api, At: r.env.WorldTime(), Coordinator: g.coordinator, InstanceID: g.cfg.GroupInstanceID, Generation: g.generation, MemberID: g.memberID,
 		JoinedAt: joinedAt, JoinedFrom: g.joinedFrom}
 	r.fail(api + ": FENCED_INSTANCE_ID")
 }

@@ -27,6 +27,9 @@ func TestFencedStaticMemberKeepsWhatItKnew(t *testing.T) {
 		t.Fatalf("member in generation %d as %q, want 1 as %q", generation, memberID, gw.b.static["c-0"])
 	}
 	fencedAfter := gw.w.Now()
+	// A clock fault sets the member's clock ahead: what it keeps is in the
+	// run's virtual time, which the god view's loads and losses are in.
+	gw.w.Clock(gw.members[0]).Jump(gw.w.Now(), 100*time.Second)
 	gw.b.heartbeatErr = []proto.ErrorCode{proto.FencedInstanceID}
 	gw.w.RunUntil(15 * time.Second)
 	f, ok := m.ClassicFenced()
@@ -35,7 +38,7 @@ func TestFencedStaticMemberKeepsWhatItKnew(t *testing.T) {
 	}
 	broker, _ := gw.w.Lookup("broker-1")
 	if f.API != "Heartbeat" || f.InstanceID != "c-0" || f.Generation != 1 || f.MemberID != memberID ||
-		f.Coordinator != broker || f.JoinedFrom != broker || f.At <= fencedAfter || f.JoinedAt <= 0 || f.JoinedAt >= fencedAfter {
+		f.Coordinator != broker || f.JoinedFrom != broker || f.At <= fencedAfter || f.At > gw.w.Now() || f.JoinedAt <= 0 || f.JoinedAt >= fencedAfter {
 		t.Fatalf("fenced %+v; want a Heartbeat after %v from broker-1 of c-0 joined as %s in generation 1 before it", f, fencedAfter, memberID)
 	}
 	if m.Fatal() != "Heartbeat: FENCED_INSTANCE_ID" {
