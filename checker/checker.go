@@ -377,6 +377,16 @@ func (c *Config) replacedUnderReader(partition string, offset int64) bool {
 	return ok
 }
 
+// readFromDeposedLeader reports whether reader proc took what it read at
+// offset of partition from a deposed leader's answer to a fetch it had sent
+// before it learned of the new leader (god view).
+func (c *Config) readFromDeposedLeader(partition string, offset int64, proc string) bool {
+	_, ok := c.Happened.First(godview.StaleLeaderRead, func(f *DataLoss) bool {
+		return f.Process == proc && f.Covers(partition, offset)
+	})
+	return ok
+}
+
 // Notes lists what a reader of the report should know besides its
 // anomalies: the defaults the checker assumed, and what the linearizability
 // checks could not decide.

@@ -442,6 +442,41 @@ func TestSkippingARecordTheNewLeaderHeldBelowTheReadersEpochIsPermitted(t *testi
 	expectVerdict(t, r, PollSkip, Violation)
 }
 
+// A deposed leader, paused through its replacement's unclean election,
+// wakes and answers a fetch the reader had sent it before the election with
+// a record it alone holds (then lost); the reader, already moved to the new
+// leader and fetching there from the same position, takes the answer (the
+// fetch began at its position) and goes on at the new leader past the
+// record the new leader holds there (fuzz seed 216882). Only the god view's
+// record of that read, by that reader and at that offset, excuses the skip.
+func TestSkippingWhatADeposedLeadersAnswerStoodInForIsPermittedOnlyWithTheGodView(t *testing.T) {
+	h := &hb{}
+	h.send("p-0", "x", 0, 0, history.OK) // the deposed leader's, acks=1
+	h.send("p-1", "y", 0, 0, history.OK) // the new leader's
+	h.poll("c-0", false, rec{0, 0, "x"})
+	h.send("p-1", "z", 0, 1, history.OK)
+	h.poll("c-0", false, rec{0, 1, "z"})
+	h.poll("c-1", true, rec{0, 0, "y"}, rec{0, 1, "z"})
+	loss := DataLoss{Kind: godview.Loss, Partition: "t-0", From: 0, To: 1, Records: 1, Cause: "unclean-election"}
+	stale := godview.Fact{Kind: godview.StaleLeaderRead, Partition: "t-0", From: 0, To: 1, Process: "c-0"}
+	for _, c := range []struct {
+		name  string
+		facts []godview.Fact
+		want  string
+	}{
+		{"no record of the read", []godview.Fact{loss}, Violation},
+		{"the reader took the deposed leader's answer", []godview.Fact{loss, stale}, Permitted},
+		{"another reader did", []godview.Fact{loss, {Kind: godview.StaleLeaderRead, Partition: "t-0", From: 0, To: 1, Process: "c-2"}}, Violation},
+		{"at other offsets", []godview.Fact{loss, {Kind: godview.StaleLeaderRead, Partition: "t-0", From: 1, To: 2, Process: "c-0"}}, Violation},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := strict
+			cfg.Happened = godview.Seen(c.facts...)
+			expectVerdict(t, Check(h.ops, cfg), PollSkip, c.want)
+		})
+	}
+}
+
 // A record the god view sees in the leader's log above a high watermark
 // that cannot advance (a stuck replica keeps the ISR below min ISR) is
 // unseen, not lost, even though a poll read it before the final reads

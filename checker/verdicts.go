@@ -86,6 +86,10 @@ type Facts struct {
 	// offset, and the god view saw the committed data there lost at an
 	// election whose new leader already held the skipped record.
 	ReadLostHere bool
+	// ReadStaleLeader: poll-skip where the reader read another record at
+	// the offset, one it took from a deposed leader's answer to a fetch sent
+	// before it knew the new leader (god view: StaleLeaderRead).
+	ReadStaleLeader bool
 	// Related is the partition's other findings' strongest verdict (for
 	// nonlinearizable), RelatedType and RelatedWhy the finding behind it.
 	Related, RelatedType, RelatedWhy string
@@ -307,6 +311,9 @@ var VerdictRules = []Rule{
 	{PollSkip, "the reader read another record at the offset, lost when a leader that held the skipped record (from an older epoch) was elected", Permitted,
 		"the reader read the committed record lost there; the new leader's older-epoch record that replaced it lies below the end offset it gives for the reader's epoch, so KIP-320 validation finds nothing to rewind",
 		func(f *Facts) bool { return f.ReadLostHere }, nil},
+	{PollSkip, "the reader read another record at the offset, from a deposed leader's answer to a fetch it sent before it learned of the new leader (god view)", Permitted,
+		"the reader took a deposed leader's answer, as Kafka's consumer does when the fetch began at its position (FetchCollector checks no leader epoch), and went on past those offsets at the new leader, whose records there it never fetched",
+		func(f *Facts) bool { return f.ReadStaleLeader }, nil},
 	{PollSkip, "final reads hold the skipped record", Violation, "the reader jumped over a record that is still in the log (final reads hold it)",
 		func(f *Facts) bool { return f.InFinalReads }, nil},
 	{PollSkip, "the simulator saw committed data lost in the partition", Permitted, "the skipped record was lost with committed data",
@@ -615,6 +622,7 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		}
 		fx.InFinalReads = a.inFinalReadsBefore(f.Partition, f.Offset, skipOp)
 		fx.ReadLostHere = f.readOther && c.replacedUnderReader(f.Partition, f.Offset)
+		fx.ReadStaleLeader = f.readOther && c.readFromDeposedLeader(f.Partition, f.Offset, f.Process)
 		fx.BelowLogStart = f.Offset < a.logStartOf(f.Partition)
 	}
 	return fx

@@ -50,6 +50,13 @@ const (
 	// PartitionsAdded: Topic's partition count grew (its keys moved between
 	// partitions).
 	PartitionsAdded Kind = "partitions-added"
+	// StaleLeaderRead: reader Process took records [From, To) of Partition,
+	// At, from a fetch it had sent under an older leader epoch than the one
+	// it then knew: a deposed leader's answer that Kafka's consumer accepts
+	// because it asked from the position it still holds
+	// (FetchCollector checks the fetch offset only). What it read there is
+	// the deposed leader's, and it goes on from past it at the new leader.
+	StaleLeaderRead Kind = "stale-leader-read"
 )
 
 // NoProducer is Fact.Producer for a kind that names no producer (Kafka's
@@ -83,6 +90,7 @@ type Fact struct {
 	// validation cannot see that divergence.
 	LeaderEnd int64
 	Topic     string // PartitionsAdded
+	Process   string // StaleLeaderRead: the reader
 }
 
 // Covers reports whether offset of partition lies in the fact's [From, To).

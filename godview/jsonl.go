@@ -18,7 +18,7 @@ const StoreFile = "godview.jsonl"
 // make a file the simulator wrote unreadable (a test holds the list to the
 // constants).
 var Kinds = []Kind{Loss, HeldBack, ForgottenBatch, ForgottenProducer, UnknownProducerAppend,
-	Resurrected, PowerLoss, UncleanElection, PartitionsAdded}
+	Resurrected, PowerLoss, UncleanElection, PartitionsAdded, StaleLeaderRead}
 
 // header is a facts file's first line: whether a god view recorded the list
 // and how many facts follow (a file cut short says so).
@@ -43,6 +43,7 @@ type factLine struct {
 	ExposedBy string `json:"exposed_by,omitempty"`
 	LeaderEnd int64  `json:"leader_end,omitempty"`
 	Topic     string `json:"topic,omitempty"`
+	Process   string `json:"process,omitempty"`
 }
 
 // WriteJSONL writes l as JSON Lines: a header line, then every fact in the
@@ -58,7 +59,7 @@ func WriteJSONL(w io.Writer, l List) error {
 	for i := range l.all {
 		f := &l.all[i]
 		fl := factLine{Kind: f.Kind, At: f.At, Partition: f.Partition, Records: f.Records,
-			Cause: f.Cause, ExposedBy: f.ExposedBy, LeaderEnd: f.LeaderEnd, Topic: f.Topic}
+			Cause: f.Cause, ExposedBy: f.ExposedBy, LeaderEnd: f.LeaderEnd, Topic: f.Topic, Process: f.Process}
 		if f.Partition != "" || f.From != 0 || f.To != 0 {
 			fl.From, fl.To = &f.From, &f.To
 		}
@@ -169,7 +170,7 @@ func readFact(line []byte, n int) (Fact, error) {
 		return Fact{}, &ParseError{Line: n, Key: "kind", Msg: fmt.Sprintf("%q is not a kind of fact (%s)", fl.Kind, strings.Join(names, ", "))}
 	}
 	f := Fact{Kind: fl.Kind, At: fl.At, Partition: fl.Partition, Records: fl.Records, Producer: NoProducer,
-		Cause: fl.Cause, ExposedBy: fl.ExposedBy, LeaderEnd: fl.LeaderEnd, Topic: fl.Topic}
+		Cause: fl.Cause, ExposedBy: fl.ExposedBy, LeaderEnd: fl.LeaderEnd, Topic: fl.Topic, Process: fl.Process}
 	if fl.From != nil {
 		f.From = *fl.From
 	}
@@ -213,6 +214,13 @@ func checkFact(f *Fact, producerGiven bool, n int) error {
 	case PartitionsAdded:
 		if f.Topic == "" {
 			return bad("topic", "missing: %s names the topic that grew", f.Kind)
+		}
+	case StaleLeaderRead:
+		if f.Partition == "" {
+			return bad("partition", "missing: %s names a partition", f.Kind)
+		}
+		if f.Process == "" {
+			return bad("process", "missing: %s names the reader", f.Kind)
 		}
 	default:
 		if f.Partition == "" {

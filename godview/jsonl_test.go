@@ -31,6 +31,7 @@ func TestJSONLRoundTrip(t *testing.T) {
 			Fact{Kind: ForgottenProducer, Partition: "orders-1", From: 7, To: 9, Producer: 0, At: 5},
 			Fact{Kind: ForgottenBatch, Partition: "orders-1", From: 9, To: 10, Producer: 3},
 			Fact{Kind: Loss, Partition: "orders-0", From: 4000, To: 4001, Records: 1, Producer: NoProducer, Cause: "disk-wipe"},
+			Fact{Kind: StaleLeaderRead, Partition: "orders-4", From: 0, To: 1, Producer: NoProducer, Process: "c-0", At: 26028496718},
 		)},
 		{"offsets from 0, a topic with dashes", Seen(Fact{Kind: HeldBack, Partition: "a-b-12", From: 0, To: 2, Producer: NoProducer})},
 		{"a topic name JSON escapes", Seen(Fact{Kind: PartitionsAdded, Topic: `a"b\c<&>`, Producer: NoProducer})},
@@ -111,6 +112,7 @@ func TestReadJSONLRejectsWhatIsNotAList(t *testing.T) {
 		{"partition index not a number", head + `{"kind":"loss","partition":"orders-x","from":0,"to":2}`, `line 2: partition: "orders-x": a partition is topic-N`},
 		{"loss of no partition", head + `{"kind":"loss","from":0,"to":2,"records":2}`, "line 2: partition: missing: loss names a partition"},
 		{"partitions added to no topic", head + `{"kind":"partitions-added","at_ns":3}`, "line 2: topic: missing: partitions-added names the topic that grew"},
+		{"a stale leader read by no reader", head + `{"kind":"stale-leader-read","partition":"orders-4","from":0,"to":1}`, "line 2: process: missing: stale-leader-read names the reader"},
 		{"not JSON", head + `{"kind":`, "line 2: not a fact: unexpected end of JSON input"},
 		{"not an object", head + `"loss"`, "line 2: not a fact: a line holds one JSON object"},
 	} {

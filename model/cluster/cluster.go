@@ -410,6 +410,7 @@ func Build(cfg Config) (*Cluster, error) {
 			rc.Brokers = c.Brokers
 			rc.Recorder = c.History
 			rc.NoEpochValidation = bugs[BugNoConsumerEpochValidation]
+			rc.FetchAudit = c.Audit
 			if rc.Group != nil {
 				g := *rc.Group
 				if rs.Static {

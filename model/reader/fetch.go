@@ -100,12 +100,18 @@ func (r *Reader) handleFetch(m *proto.FetchResponse) {
 		}
 		// Kafka's consumer discards a response fetched from an offset
 		// that is no longer its position (a seek since, say KIP-320's).
-		if off, ok := fetchedFrom(from, k); ok && off != p.offset {
-			r.env.Note("reader", fmt.Sprintf("%s: discarding stale fetch from %d, position %d", k, off, p.offset))
+		asked, ok := askedFor(from, k)
+		if ok && asked.FetchOffset != p.offset {
+			r.env.Note("reader", fmt.Sprintf("%s: discarding stale fetch from %d, position %d", k, asked.FetchOffset, p.offset))
 			continue
 		}
 		if len(fp.Batches) > 0 && fp.Batches[len(fp.Batches)-1].LastOffset() >= p.offset {
 			p.buf = fp.Batches
+			// Asked of a leader the reader has since learned was replaced,
+			// and taken all the same, as Kafka's consumer takes it.
+			if a := r.cfg.FetchAudit; a != nil && ok && asked.CurrentLeaderEpoch < p.leaderEpoch {
+				a.StaleLeaderRead(r.env.ID(), proto.TopicPartition{Topic: k.topic, Partition: k.partition}, p.offset, fp.Batches[len(fp.Batches)-1].LastOffset()+1)
+			}
 		}
 	}
 	if refresh {
@@ -120,15 +126,16 @@ func (r *Reader) handleFetch(m *proto.FetchResponse) {
 	r.fetchMissing()
 }
 
-// fetchedFrom is the offset a fetch asked for in a partition (a fetch names
-// a handful of partitions: a scan beats a map).
-func fetchedFrom(asked []proto.FetchPartition, k partKey) (int64, bool) {
+// askedFor is what a fetch asked of a partition: its offset and the leader
+// epoch it was sent under (a fetch names a handful of partitions: a scan
+// beats a map).
+func askedFor(asked []proto.FetchPartition, k partKey) (proto.FetchPartition, bool) {
 	for _, fp := range asked {
 		if fp.Partition == k.partition && fp.Topic == k.topic {
-			return fp.FetchOffset, true
+			return fp, true
 		}
 	}
-	return 0, false
+	return proto.FetchPartition{}, false
 }
 
 func (r *Reader) fetchDone(corr uint64) { r.fetching.done(corr) }

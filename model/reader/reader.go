@@ -48,11 +48,23 @@ type Config struct {
 	Start, Stop    time.Duration
 	// NoEpochValidation is the bug zoo's no-consumer-epoch-validation.
 	NoEpochValidation bool
+	// FetchAudit sees the fetches the god view records (nil: none).
+	FetchAudit FetchAuditor
 	// Group makes the reader a member of a consumer group, classic or
 	// KIP-848's (nil: an assign-mode reader of every partition of its
 	// topics). A member
 	// consumes until the run ends: Stop does not apply to it.
 	Group *GroupConfig
+}
+
+// FetchAuditor sees the reader take records from a fetch it sent under an
+// older leader epoch than the one it knows when the answer comes: a deposed
+// leader's answer, which Kafka's consumer takes because it asked from the
+// position it still holds (FetchCollector checks the fetch offset only).
+// The records [from, to) it took there are the deposed leader's, whatever
+// the new leader holds at those offsets.
+type FetchAuditor interface {
+	StaleLeaderRead(node sim.NodeID, tp proto.TopicPartition, from, to int64)
 }
 
 // DefaultConfig has Kafka's consumer defaults, except that a reader starts

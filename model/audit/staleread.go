@@ -1,0 +1,19 @@
+package audit
+
+import (
+	"kafkasim/godview"
+	"kafkasim/model/proto"
+	"kafkasim/sim"
+)
+
+// StaleLeaderRead records that reader node took records [from, to) of tp
+// from a fetch it had sent under an older leader epoch than the one it knew
+// when the answer came (model/reader's FetchAuditor): a deposed leader's
+// answer. Kafka's consumer takes it, as it asked from the position the
+// consumer still holds; the records are the deposed leader's, and the
+// reader goes on from past them at the new leader, whatever that one holds
+// at those offsets.
+func (a *Audit) StaleLeaderRead(node sim.NodeID, tp proto.TopicPartition, from, to int64) {
+	a.facts = append(a.facts, godview.Fact{Kind: godview.StaleLeaderRead, At: int64(a.w.Now()),
+		Partition: tp.String(), From: from, To: to, Producer: godview.NoProducer, Process: a.w.Name(node)})
+}
