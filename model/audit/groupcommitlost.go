@@ -8,10 +8,10 @@ import (
 // LastGroupCommit is the latest acknowledged commit of tp by a member of
 // group (its offset), and the god view's first loss of committed data on
 // the group's __consumer_offsets partition (part) after that commit was
-// acknowledged: a loss that may have taken the commit's record,
-// so that the coordinator loading the partition since holds an older
-// offset. lostAfter is false when no such loss came after the commit; ok
-// is false when no commit of tp was acknowledged.
+// acknowledged that took the commit's record, so that the coordinator
+// loading the partition since holds an older offset. lostAfter is false
+// when no such loss came after the commit; ok is false when no commit of
+// tp was acknowledged.
 func (a *Audit) LastGroupCommit(group string, tp proto.TopicPartition, part int32) (offset int64, loss godview.Fact, lostAfter, ok bool) {
 	if a.groups == nil {
 		return 0, godview.Fact{}, false, false
@@ -24,21 +24,21 @@ func (a *Audit) LastGroupCommit(group string, tp proto.TopicPartition, part int3
 	if !found {
 		return 0, godview.Fact{}, false, false
 	}
-	loss, lostAfter = lossAfter(a.facts, mark.losses, offsetsPartition(part))
+	loss, lostAfter = lossAfter(a.facts, mark.losses, offsetsPartition(part), mark.record)
 	return mark.offset, loss, lostAfter, true
 }
 
-// lossAfter is the first loss of partition among facts after the first
-// `seen` losses (those the god view had seen when a commit was
+// lossAfter is the first loss of partition's offset among facts after the
+// first `seen` losses (those the god view had seen when a commit was
 // acknowledged).
-func lossAfter(facts []godview.Fact, seen int, partition string) (godview.Fact, bool) {
+func lossAfter(facts []godview.Fact, seen int, partition string, offset int64) (godview.Fact, bool) {
 	n := 0
 	for _, f := range facts {
 		if f.Kind != godview.Loss {
 			continue
 		}
 		n++
-		if n > seen && f.Partition == partition {
+		if n > seen && f.Covers(partition, offset) {
 			return f, true
 		}
 	}

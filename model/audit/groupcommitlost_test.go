@@ -7,8 +7,8 @@ import (
 )
 
 // The group's latest acknowledged commit counts as lost only when the god
-// view saw the group's own __consumer_offsets partition lose committed
-// data after that commit was acknowledged.
+// view saw the group's own __consumer_offsets partition lose the commit's
+// record after that commit was acknowledged.
 func TestLastGroupCommit(t *testing.T) {
 	offsetsLoss := func(p string) godview.Fact {
 		return godview.Fact{Kind: godview.Loss, Partition: p, From: 3, To: 9, Cause: "unclean-election"}
@@ -49,6 +49,19 @@ func TestLastGroupCommit(t *testing.T) {
 			a.facts = append(a.facts, offsetsLoss("orders-1"))
 			offsetCommitted(a, "A", 1, orders0, 28)
 			a.facts = append(a.facts, offsetsLoss("__consumer_offsets-7"))
+		}, 28, true, true},
+		{"the loss took what came after the commit's record", func(a *Audit) {
+			offsetCommittedAt(a, "A", 1, orders0, 28, 2)
+			a.facts = append(a.facts, offsetsLoss("__consumer_offsets-7"))
+		}, 28, false, true},
+		{"the loss ended below the commit's record", func(a *Audit) {
+			offsetCommittedAt(a, "A", 1, orders0, 28, 9)
+			a.facts = append(a.facts, offsetsLoss("__consumer_offsets-7"))
+		}, 28, false, true},
+		{"a later loss took it", func(a *Audit) {
+			offsetCommittedAt(a, "A", 1, orders0, 28, 9)
+			a.facts = append(a.facts, offsetsLoss("__consumer_offsets-7"))
+			a.facts = append(a.facts, godview.Fact{Kind: godview.Loss, Partition: "__consumer_offsets-7", From: 9, To: 10, Cause: "unclean-election"})
 		}, 28, true, true},
 		{"another partition's commit", func(a *Audit) {
 			offsetCommitted(a, "A", 1, orders1, 28)

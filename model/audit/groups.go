@@ -171,7 +171,10 @@ type owner struct {
 }
 
 type commitMark struct {
-	offset     int64
+	offset int64
+	// record is the offset of the commit's record in the group's
+	// __consumer_offsets partition.
+	record     int64
 	generation int32
 	memberID   string
 	// owner: the member owned the partition then, from the process
@@ -338,16 +341,17 @@ func (a *Audit) GroupGenerationCommitted(broker, partition, leaderEpoch int32, g
 
 // GroupOffsetCommitted checks an acknowledged OffsetCommit of one
 // partition by memberID in generation (the member epoch under the consumer
-// protocol). Commits of no generation (a consumer outside any group) are
-// not an owner's.
-func (a *Audit) GroupOffsetCommitted(broker, partition, leaderEpoch int32, group, memberID string, generation int32, tp proto.TopicPartition, offset int64) {
+// protocol), its record at recordOffset of the coordinator's
+// __consumer_offsets partition. Commits of no generation (a consumer
+// outside any group) are not an owner's.
+func (a *Audit) GroupOffsetCommitted(broker, partition, leaderEpoch int32, group, memberID string, generation int32, tp proto.TopicPartition, offset, recordOffset int64) {
 	if a.groups == nil || generation < 0 {
 		return
 	}
 	c := Coordinator{Broker: broker, Partition: partition, LeaderEpoch: leaderEpoch}
 	g := a.group(group)
 	prev, ok := g.commits[tp]
-	mark := commitMark{offset: offset, generation: generation, memberID: memberID, losses: a.losses()}
+	mark := commitMark{offset: offset, record: recordOffset, generation: generation, memberID: memberID, losses: a.losses()}
 	if o, ok := ownerOf(g, tp, memberID); ok {
 		mark.owner, mark.node, mark.incarnation = true, o.node, o.incarnation
 	}

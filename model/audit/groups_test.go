@@ -203,8 +203,14 @@ func TestPartitionSingleOwnerCoordinatorNotLoaded(t *testing.T) {
 	expect(t, a, GroupPartitionSingleOwner, 0)
 }
 
+// offsetCommitted acknowledges a commit whose record is at offset 5 of the
+// coordinator's __consumer_offsets partition.
 func offsetCommitted(a *Audit, member string, gen int32, tp proto.TopicPartition, offset int64) {
-	a.GroupOffsetCommitted(coordOld.Broker, coordOld.Partition, coordOld.LeaderEpoch, "g", member, gen, tp, offset)
+	offsetCommittedAt(a, member, gen, tp, offset, 5)
+}
+
+func offsetCommittedAt(a *Audit, member string, gen int32, tp proto.TopicPartition, offset, record int64) {
+	a.GroupOffsetCommitted(coordOld.Broker, coordOld.Partition, coordOld.LeaderEpoch, "g", member, gen, tp, offset, record)
 }
 
 func TestCommitNotBelowOwner(t *testing.T) {

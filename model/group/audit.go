@@ -16,7 +16,7 @@ type Auditor interface {
 	// under.
 	GroupLoaded(broker, partition, leaderEpoch int32, group string, generation int32, staticMembers map[string]string)
 	GroupGenerationCommitted(broker, partition, leaderEpoch int32, group string, generation int32, lastOffset int64)
-	GroupOffsetCommitted(broker, partition, leaderEpoch int32, group, memberID string, generation int32, tp proto.TopicPartition, offset int64)
+	GroupOffsetCommitted(broker, partition, leaderEpoch int32, group, memberID string, generation int32, tp proto.TopicPartition, offset, recordOffset int64)
 	// StaticMemberReverted: a classic group's static member instanceID
 	// went back from member id reverted to restored, because the
 	// GroupMetadata write that stored reverted failed.
@@ -85,15 +85,17 @@ func (s *shard) auditCommitted(w *pendingWrite) {
 }
 
 // auditOffsetCommit tells the auditor the offsets of an acknowledged
-// OffsetCommit.
-func (s *shard) auditOffsetCommit(m *proto.OffsetCommitRequest) {
+// OffsetCommit, whose write of one record per partition, in m's order,
+// ended at lastOffset of the shard's partition.
+func (s *shard) auditOffsetCommit(m *proto.OffsetCommitRequest, lastOffset int64) {
 	a := s.c.cfg.Audit
 	if a == nil {
 		return
 	}
-	for _, p := range m.Partitions {
+	first := lastOffset - int64(len(m.Partitions)) + 1
+	for i, p := range m.Partitions {
 		a.GroupOffsetCommitted(s.c.t.BrokerID(), s.tp.Partition, s.epoch, m.GroupID, m.MemberID, m.GenerationIDOrMemberEpoch,
-			p.TopicPartition, p.CommittedOffset)
+			p.TopicPartition, p.CommittedOffset, first+int64(i))
 	}
 }
 

@@ -48,12 +48,16 @@ func (s *shard) commitOffsets(from sim.NodeID, m *proto.OffsetCommitRequest) {
 		records = append(records, shardRecord{Key: encodeOffsetKey(k), Value: encodeOffsetValue(v)})
 	}
 	n := len(s.pending)
+	var written *pendingWrite // set once the write is appended, before any answer
 	s.write(records, true, func(err proto.ErrorCode) {
-		if err == proto.None {
-			s.auditOffsetCommit(m)
+		if err == proto.None && written != nil {
+			s.auditOffsetCommit(m, written.lastOffset)
 		}
 		s.c.t.Send(from, m.Refused(err))
 	})
+	if len(s.pending) > n {
+		written = s.pending[len(s.pending)-1]
+	}
 	if created && len(s.pending) > n {
 		s.pending[len(s.pending)-1].createdBy = append(s.pending[len(s.pending)-1].createdBy, m.GroupID)
 	} else if created && len(s.pending) == n && len(records) > 0 {
