@@ -31,7 +31,8 @@ const (
 	ForgottenBatch Kind = "forgotten-batch"
 	// ForgottenProducer: a committed idempotent batch [From, To) whose retry
 	// a leader took as new: retention had deleted it and the leader's
-	// producer state no longer knew Producer.
+	// producer state no longer knew Producer, or knew it only from an
+	// earlier such retry that this one followed in sequence.
 	ForgottenProducer Kind = "forgotten-producer"
 	// UnknownProducerAppend: a batch [From, To) a leader appended, at a
 	// sequence other than 0, from a Producer its producer state held

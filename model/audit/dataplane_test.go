@@ -441,3 +441,83 @@ func TestGenerationWriteOfADeposedCoordinator(t *testing.T) {
 		t.Fatal("a group never written has writes")
 	}
 }
+
+// A leader that took a producer's retry of a batch retention deleted as new
+// (its producer state forgot the producer) then holds the producer from
+// that retry only: it takes the retries that follow in sequence as new too
+// (Kafka's ProducerAppendInfo.checkSequence: inSequence), and the audit
+// records each (fuzz seed 222235). Only a run the forgotten retry began, on
+// that leader, in sequence, of committed batches below both the log start
+// and the rebuild, counts.
+func TestRetriesFollowingAForgottenProducersRetryAreRecorded(t *testing.T) {
+	// orders-0: "a" at 0, producer 7's sequences 0–1 at 1–2, 2 at 3, 3 at
+	// 4, all committed.
+	setup := func(t *testing.T) (*Audit, metadata.TopicPartition, int64) {
+		a, l, tp := idempotentLog(t)
+		if err := l.Append([]*record.Batch{idem(3, "e").Stamped(l.LEO(), 0)}, true); err != nil {
+			t.Fatal(err)
+		}
+		a.ReplicaHW(1, tp, 0, true, l.LEO(), l)
+		return a, tp, l.LEO()
+	}
+	forgotten := func(a *Audit) [][2]int64 {
+		var r [][2]int64
+		for _, f := range factsOf(a, godview.ForgottenProducer) {
+			r = append(r, [2]int64{f.From, f.To})
+		}
+		return r
+	}
+	for _, c := range []struct {
+		name string
+		then func(a *Audit, tp metadata.TopicPartition, leo int64)
+		want [][2]int64
+	}{
+		{"no forgotten retry before it", func(a *Audit, tp metadata.TopicPartition, leo int64) {
+			a.KnownProducer(1, tp, idem(2, "d"), 5, 10)
+		}, nil},
+		{"the run continues", func(a *Audit, tp metadata.TopicPartition, leo int64) {
+			a.UnknownProducer(1, tp, idem(0, "b", "c"), leo, 5, 10)
+			a.KnownProducer(1, tp, idem(2, "d"), 5, 10)
+			a.KnownProducer(1, tp, idem(3, "e"), 5, 10)
+		}, [][2]int64{{1, 3}, {3, 4}, {4, 5}}},
+		{"another leader", func(a *Audit, tp metadata.TopicPartition, leo int64) {
+			a.UnknownProducer(1, tp, idem(0, "b", "c"), leo, 5, 10)
+			a.KnownProducer(2, tp, idem(2, "d"), 5, 10)
+		}, [][2]int64{{1, 3}}},
+		{"a gap in the sequences", func(a *Audit, tp metadata.TopicPartition, leo int64) {
+			a.UnknownProducer(1, tp, idem(0, "b", "c"), leo, 5, 10)
+			a.KnownProducer(1, tp, idem(3, "e"), 5, 10)
+		}, [][2]int64{{1, 3}}},
+		{"another producer epoch", func(a *Audit, tp metadata.TopicPartition, leo int64) {
+			a.UnknownProducer(1, tp, idem(0, "b", "c"), leo, 5, 10)
+			a.KnownProducer(1, tp, record.New([]record.Record{{Value: "d"}}, record.Producer{ID: 7, Epoch: 1, BaseSequence: 2}, false, record.CompressionNone), 5, 10)
+		}, [][2]int64{{1, 3}}},
+		{"the log still holds it", func(a *Audit, tp metadata.TopicPartition, leo int64) {
+			a.UnknownProducer(1, tp, idem(0, "b", "c"), leo, 3, 10)
+			a.KnownProducer(1, tp, idem(2, "d"), 3, 10)
+			a.KnownProducer(1, tp, idem(3, "e"), 5, 10) // the run ended
+		}, [][2]int64{{1, 3}}},
+		{"the last rebuild replayed it", func(a *Audit, tp metadata.TopicPartition, leo int64) {
+			a.UnknownProducer(1, tp, idem(0, "b", "c"), leo, 5, 10)
+			a.KnownProducer(1, tp, idem(2, "d"), 5, 3)
+		}, [][2]int64{{1, 3}}},
+		{"a new batch, not a retry", func(a *Audit, tp metadata.TopicPartition, leo int64) {
+			a.UnknownProducer(1, tp, idem(0, "b", "c"), leo, 5, 10)
+			a.KnownProducer(1, tp, idem(2, "x", "y"), 5, 10) // sequences 2–3: no committed batch
+			a.KnownProducer(1, tp, idem(3, "e"), 5, 10)      // the run ended
+		}, [][2]int64{{1, 3}}},
+		{"the leader forgot the producer again", func(a *Audit, tp metadata.TopicPartition, leo int64) {
+			a.UnknownProducer(1, tp, idem(0, "b", "c"), leo, 5, 10)
+			a.UnknownProducer(1, tp, idem(9, "z"), leo, 5, 10)
+			a.KnownProducer(1, tp, idem(2, "d"), 5, 10)
+		}, [][2]int64{{1, 3}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a, tp, leo := setup(t)
+			c.then(a, tp, leo)
+			if got := forgotten(a); !slices.Equal(got, c.want) {
+				t.Fatalf("forgotten producers %v, want %v", got, c.want)
+			}
+		})
+	}
+}

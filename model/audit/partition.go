@@ -53,6 +53,12 @@ type partitionAudit struct {
 	// 0 from a producer it held no state for, until they commit (then
 	// they are recorded) or age out (waitingMax).
 	unknownAppends []unknownAppend
+	// forgottenRuns: producers whose retry of a batch retention deleted a
+	// leader took as new (godview.ForgottenProducer), and the sequence the
+	// leader now expects of each: its producer state holds that producer
+	// only from the retry, so the retries that follow it in sequence are
+	// taken as new too (fuzz seed 222235). Bounded by waitingMax.
+	forgottenRuns []forgottenRun
 	// checks: how far each replica's high watermark has been checked (a
 	// replica set is a handful of brokers: a list, not maps).
 	checks []replicaCheck

@@ -172,6 +172,90 @@ func (a *Audit) UnknownProducer(broker int32, tp metadata.TopicPartition, b *rec
 		p.unknownAppends = append(p.unknownAppends, unknownAppend{base: base, last: base + int64(b.LastOffsetDelta),
 			pid: b.ProducerID, seq: b.BaseSequence, pepoch: b.ProducerEpoch, broker: broker})
 	}
+	// Whatever the leader held of the producer is gone: a run of retries
+	// it took as new ends here (one may begin again below).
+	p.endForgottenRun(broker, b.ProducerID)
+	k, ok := p.deletedRetry(b, broker, logStart, rebuiltFrom)
+	if !ok {
+		return
+	}
+	a.forgetProducer(tp, broker, b, k, logStart, rebuiltFrom, "no longer knew the producer")
+	p.startForgottenRun(broker, b)
+}
+
+// KnownProducer is told that a leader whose producer state knows batch b's
+// producer is about to append b as new (in sequence). If the leader's state
+// holds the producer only from a retry of a batch retention deleted that it
+// took as new (UnknownProducer recorded it), and b continues it in sequence
+// and is itself a retry of a committed batch below both the leader's log
+// start and the offset its producer state was rebuilt from, b is written
+// twice as well, and recorded (godview.ForgottenProducer): Kafka's
+// ProducerAppendInfo.checkSequence takes b because its first sequence
+// follows the last one the producer's entry holds (inSequence), the entry
+// the retry taken as new began (fuzz seed 222235: a producer whose first 37
+// records had waited 36 s for acknowledgements retried them all to a new
+// leader that had replicated the log only from past them). Any other batch
+// ends the run.
+func (a *Audit) KnownProducer(broker int32, tp metadata.TopicPartition, b *record.Batch, logStart, rebuiltFrom int64) {
+	p := a.part(tp)
+	if len(p.forgottenRuns) == 0 || b.ProducerID < 0 {
+		return
+	}
+	i := p.forgottenRunOf(broker, b.ProducerID)
+	if i < 0 {
+		return
+	}
+	run := p.forgottenRuns[i]
+	if run.pepoch != b.ProducerEpoch || run.next != b.BaseSequence {
+		p.endForgottenRun(broker, b.ProducerID)
+		return
+	}
+	k, ok := p.deletedRetry(b, broker, logStart, rebuiltFrom)
+	if !ok {
+		p.endForgottenRun(broker, b.ProducerID)
+		return
+	}
+	a.forgetProducer(tp, broker, b, k, logStart, rebuiltFrom, "held the producer only from a retry it had taken as new, which this one follows in sequence")
+	p.forgottenRuns[i].next = b.BaseSequence + b.LastOffsetDelta + 1
+}
+
+// forgottenRun is a producer whose retry of a batch retention deleted a
+// leader took as new: the leader, the producer's id and epoch, and the
+// sequence the leader's producer state expects next.
+type forgottenRun struct {
+	broker int32
+	pid    int64
+	pepoch int16
+	next   int32
+}
+
+func (p *partitionAudit) forgottenRunOf(broker int32, pid int64) int {
+	for i, r := range p.forgottenRuns {
+		if r.broker == broker && r.pid == pid {
+			return i
+		}
+	}
+	return -1
+}
+
+func (p *partitionAudit) endForgottenRun(broker int32, pid int64) {
+	if i := p.forgottenRunOf(broker, pid); i >= 0 {
+		p.forgottenRuns = slices.Delete(p.forgottenRuns, i, i+1)
+	}
+}
+
+func (p *partitionAudit) startForgottenRun(broker int32, b *record.Batch) {
+	if len(p.forgottenRuns) == waitingMax {
+		p.forgottenRuns = p.forgottenRuns[1:]
+	}
+	p.forgottenRuns = append(p.forgottenRuns, forgottenRun{broker: broker, pid: b.ProducerID, pepoch: b.ProducerEpoch,
+		next: b.BaseSequence + b.LastOffsetDelta + 1})
+}
+
+// deletedRetry finds the committed batch b retries (same producer id, epoch
+// and sequences), if it lies below both logStart and rebuiltFrom: retention
+// deleted it, and the last rebuild of the producer state did not replay it.
+func (p *partitionAudit) deletedRetry(b *record.Batch, broker int32, logStart, rebuiltFrom int64) (batchKey, bool) {
 	r := retryOf(b, broker)
 	for i := p.committed.Len() - 1; i >= 0; i-- {
 		k := *p.committed.At(i)
@@ -179,15 +263,21 @@ func (a *Audit) UnknownProducer(broker int32, tp metadata.TopicPartition, b *rec
 			continue
 		}
 		if k.last >= logStart || k.last >= rebuiltFrom {
-			return // the log holds it, or the last rebuild replayed it
+			return batchKey{}, false // the log holds it, or the last rebuild replayed it
 		}
-		f := godview.Fact{Kind: godview.ForgottenProducer, At: int64(a.w.Now()), Partition: tp.String(), From: k.base, To: k.last + 1,
-			Producer: b.ProducerID}
-		if last := a.lastOf(godview.ForgottenProducer); last == nil || last.Partition != f.Partition || last.From != f.From {
-			a.facts = append(a.facts, f)
-			a.w.Note("producer-state", fmt.Sprintf("%s: broker %d took a retry of committed offsets %d..%d (producer %d, sequence %d) as new: retention deleted them below its log start %d, and its producer state, rebuilt from offset %d, no longer knew the producer",
-				tp, broker, f.From, f.To-1, b.ProducerID, b.BaseSequence, logStart, rebuiltFrom))
-		}
-		return
+		return k, true
+	}
+	return batchKey{}, false
+}
+
+// forgetProducer records committed batch k, whose retry b a leader took as
+// new (godview.ForgottenProducer).
+func (a *Audit) forgetProducer(tp metadata.TopicPartition, broker int32, b *record.Batch, k batchKey, logStart, rebuiltFrom int64, why string) {
+	f := godview.Fact{Kind: godview.ForgottenProducer, At: int64(a.w.Now()), Partition: tp.String(), From: k.base, To: k.last + 1,
+		Producer: b.ProducerID}
+	if last := a.lastOf(godview.ForgottenProducer); last == nil || last.Partition != f.Partition || last.From != f.From {
+		a.facts = append(a.facts, f)
+		a.w.Note("producer-state", fmt.Sprintf("%s: broker %d took a retry of committed offsets %d..%d (producer %d, sequence %d) as new: retention deleted them below its log start %d, and its producer state, rebuilt from offset %d, %s",
+			tp, broker, f.From, f.To-1, b.ProducerID, b.BaseSequence, logStart, rebuiltFrom, why))
 	}
 }

@@ -233,8 +233,12 @@ func (rm *replicaManager) appendAsLeader(tp metadata.TopicPartition, p *partitio
 	if dup != nil {
 		return dup.FirstOffset, dup.LastOffset, proto.None
 	}
-	if a := rm.audit(); a != nil && pp.Batch.ProducerID >= 0 && !rm.cfg.Bugs.ProducerStateNotReplicated && p.log.Producers().Entry(pp.Batch.ProducerID) == nil {
-		a.UnknownProducer(rm.id(), tp, pp.Batch, p.log.LEO(), p.log.LogStartOffset(), p.log.ProducersRebuiltFrom())
+	if a := rm.audit(); a != nil && pp.Batch.ProducerID >= 0 && !rm.cfg.Bugs.ProducerStateNotReplicated {
+		if p.log.Producers().Entry(pp.Batch.ProducerID) == nil {
+			a.UnknownProducer(rm.id(), tp, pp.Batch, p.log.LEO(), p.log.LogStartOffset(), p.log.ProducersRebuiltFrom())
+		} else {
+			a.KnownProducer(rm.id(), tp, pp.Batch, p.log.LogStartOffset(), p.log.ProducersRebuiltFrom())
+		}
 	}
 	epoch := p.leaderEpoch
 	if rm.cfg.Bugs.HWTruncation {

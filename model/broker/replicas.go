@@ -46,6 +46,10 @@ type DataAuditor interface {
 	// producer is about to append b at offset base; its log starts at
 	// logStart, and its producer state was rebuilt from rebuiltFrom.
 	UnknownProducer(broker int32, tp metadata.TopicPartition, b *record.Batch, base, logStart, rebuiltFrom int64)
+	// KnownProducer: a leader whose producer state knows b's producer is
+	// about to append b as new (in sequence); its log starts at logStart,
+	// and its producer state was rebuilt from rebuiltFrom.
+	KnownProducer(broker int32, tp metadata.TopicPartition, b *record.Batch, logStart, rebuiltFrom int64)
 }
 
 type followerState struct {
