@@ -129,6 +129,9 @@ type groupAudit struct {
 	// reverts: every static member a coordinator put back under its old
 	// member id, in time order.
 	reverts []StaticRevert
+	// removed: the highest member epoch at which a committed write
+	// removed each consumer-protocol member (ConsumerMemberRemoved).
+	removed map[string]int32
 }
 
 // GenerationWrite is a coordinator's committed write carrying a group's
@@ -247,6 +250,33 @@ func (a *Audit) GroupLoaded(broker, partition, leaderEpoch int32, group string, 
 	g := a.group(group)
 	g.known[c] = max(g.known[c], generation)
 	g.loads = append(g.loads, GroupLoad{At: a.w.Now(), Coordinator: c, Generation: generation, StaticMembers: staticMembers})
+}
+
+// ConsumerMemberRemoved notes that a coordinator's committed write removed
+// a consumer-protocol member (left, fenced, or its instance id taken),
+// which had memberEpoch then: its claims of that epoch or older belong to
+// a membership that ended (PartitionsAssigned). A member that rejoins under
+// the same member id does so at the group epoch, which the removal bumped
+// past every epoch the member had (GroupMetadataManager.
+// consumerGroupFenceMember), so its new claims are newer.
+func (a *Audit) ConsumerMemberRemoved(broker, partition, leaderEpoch int32, group, memberID string, memberEpoch int32) {
+	if a.groups == nil {
+		return
+	}
+	g := a.group(group)
+	if g.removed == nil {
+		g.removed = map[string]int32{}
+	}
+	if e, ok := g.removed[memberID]; !ok || memberEpoch > e {
+		g.removed[memberID] = memberEpoch
+	}
+}
+
+// ended reports whether a consumer-protocol claim by memberID at epoch
+// belongs to a membership a committed write ended.
+func (g *groupAudit) ended(memberID string, epoch int32) bool {
+	e, ok := g.removed[memberID]
+	return ok && epoch <= e
 }
 
 // GroupLoad is one load of a group by a coordinator: when, at which
@@ -446,7 +476,16 @@ func (a *Audit) lostBelow(partition string, below int64) bool {
 // consumer protocol, any member its coordinator still has; under the
 // classic protocol, one whose own claim is of this generation or a later
 // one. A consumer-protocol member its coordinator no longer has is a
-// zombie applying a late answer: its claim is recorded, not judged. A
+// zombie applying a late answer: its claim is recorded, not judged. So is
+// a claim at a member epoch of a membership that ended, though the member
+// id is back in the group: a member whose poll timer expired while a
+// heartbeat waited on the coordinator's commit sends its leave and its
+// rejoin behind it, and the answer, once it comes, finds the member
+// JOINING, which applies an assignment (ConsumerMembershipManager.
+// onHeartbeatSuccess ignores answers only when LEAVING or not in the
+// group: UNSUBSCRIBED, FENCED, STALE, FATAL). The coordinator, which read
+// the leave after sending that answer, gave the partitions to others and
+// fences the stale epoch's heartbeats and commits. A
 // classic member that did not rejoin the generation — a static
 // member is not removed when the join completes without it
 // (GroupMetadataManager.completeClassicGroupJoin removes only dynamic
@@ -475,7 +514,7 @@ func (a *Audit) PartitionsAssigned(node sim.NodeID, group, memberID string, gene
 		// ownership (group-commit-not-below-owner).
 		members, loaded = a.groups.members(group)
 		asked = true
-		zombie = loaded && !slices.Contains(members, memberID)
+		zombie = (loaded && !slices.Contains(members, memberID)) || g.ended(memberID, generation)
 	}
 	for _, tp := range owned {
 		kept := g.owners[tp][:0]
@@ -497,7 +536,7 @@ func (a *Audit) PartitionsAssigned(node sim.NodeID, group, memberID string, gene
 				members, loaded = a.groups.members(group)
 				asked = true
 			}
-			if loaded && !zombie && slices.Contains(members, o.memberID) {
+			if loaded && !zombie && slices.Contains(members, o.memberID) && (classic || !g.ended(o.memberID, o.generation)) {
 				a.report(GroupPartitionSingleOwner, node,
 					"group %s: %s owns %s as member %s of generation %d while %s (member %s, generation %d) still owns it",
 					group, a.w.Name(node), tp, memberID, generation, a.w.Name(o.node), o.memberID, o.generation)

@@ -130,6 +130,38 @@ func TestPartitionSingleOwner(t *testing.T) {
 			a.PartitionsAssigned(1, "g", "B", 3, false, tps)
 			a.PartitionsAssigned(0, "g", "A", 1, false, []proto.TopicPartition{orders0})
 		}, 0},
+		{"a member that left and rejoined applies the answer it waited for before leaving", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			// A's poll timer expired while its heartbeat (granted
+			// orders-1 at epoch 3) waited on the commit; its leave
+			// removed it at epoch 3, its rejoin brought it back under
+			// the same member id, and B was given orders-1. The answer
+			// reaches A, JOINING, which applies it.
+			a.ConsumerMemberRemoved(coordOld.Broker, coordOld.Partition, coordOld.LeaderEpoch, "g", "A", 3)
+			a.PartitionsAssigned(0, "g", "A", 3, false, []proto.TopicPartition{orders1})
+			a.PartitionsAssigned(1, "g", "B", 7, false, tps)
+		}, 0},
+		{"the same, B granted first", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			a.ConsumerMemberRemoved(coordOld.Broker, coordOld.Partition, coordOld.LeaderEpoch, "g", "A", 3)
+			a.PartitionsAssigned(1, "g", "B", 7, false, tps)
+			a.PartitionsAssigned(0, "g", "A", 3, false, []proto.TopicPartition{orders1})
+		}, 0},
+		{"a member that rejoined owns at its new epoch", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			// Removed at epoch 3, A is back at epoch 5 with orders-1:
+			// that membership has not ended.
+			a.ConsumerMemberRemoved(coordOld.Broker, coordOld.Partition, coordOld.LeaderEpoch, "g", "A", 3)
+			a.PartitionsAssigned(0, "g", "A", 5, false, []proto.TopicPartition{orders1})
+			a.PartitionsAssigned(1, "g", "B", 7, false, tps)
+		}, 1},
+		{"another member's removal excuses nothing", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			a.ConsumerMemberRemoved(coordOld.Broker, coordOld.Partition, coordOld.LeaderEpoch, "g", "C", 9)
+			a.PartitionsAssigned(0, "g", "A", 3, false, []proto.TopicPartition{orders1})
+			a.PartitionsAssigned(1, "g", "B", 7, false, tps)
+		}, 1},
+		{"classic: a consumer-protocol removal does not apply", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			a.ConsumerMemberRemoved(coordOld.Broker, coordOld.Partition, coordOld.LeaderEpoch, "g", "A", 3)
+			a.PartitionsAssigned(0, "g", "A", 3, true, tps)
+			a.PartitionsAssigned(1, "g", "B", 3, true, []proto.TopicPartition{orders1})
+		}, 1},
 		{"a member still in the group keeps what another was given", []string{"A", "B"}, func(a *Audit, w *sim.World) {
 			a.PartitionsAssigned(1, "g", "B", 3, false, tps)
 			a.PartitionsAssigned(0, "g", "A", 1, false, []proto.TopicPartition{orders0})

@@ -39,6 +39,15 @@ type RequestHandler interface {
 	HandleRequest(from sim.NodeID, m sim.Message)
 }
 
+// DisconnectHandler is a Coordinator that holds requests a client
+// connection sent while an earlier one of it is served (Kafka's muted
+// channel): a connection reset drops them, as it drops what the broker's
+// socket had not read yet.
+type DisconnectHandler interface {
+	// OnDisconnected: the connections with peer were reset.
+	OnDisconnected(peer sim.NodeID)
+}
+
 // TimerHandler is a Coordinator that sets timers (InternalTopics.After).
 type TimerHandler interface {
 	// OnTimer hands back a timer the coordinator set.
@@ -155,6 +164,16 @@ func (rm *replicaManager) routeToCoordinator(from sim.NodeID, m sim.Message) boo
 		}
 	}
 	return false
+}
+
+// coordinatorsDisconnected tells the coordinators that hold requests that
+// the connections with peer were reset.
+func (rm *replicaManager) coordinatorsDisconnected(peer sim.NodeID) {
+	for _, h := range rm.coordinators {
+		if d, ok := h.c.(DisconnectHandler); ok {
+			d.OnDisconnected(peer)
+		}
+	}
 }
 
 // brokersOwn reports whether m is for the broker's own parts, whatever a

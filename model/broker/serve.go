@@ -64,6 +64,7 @@ func (rm *replicaManager) deliver(from sim.NodeID, m sim.Message) bool {
 		rm.alter.handleResponse(from, m)
 	case *sim.Disconnected:
 		delete(rm.muted, m.Peer)
+		rm.coordinatorsDisconnected(m.Peer)
 		rm.peerDisconnected(m.Peer)
 		return false // the lifecycle may care too
 	default:

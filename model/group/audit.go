@@ -17,6 +17,10 @@ type Auditor interface {
 	GroupLoaded(broker, partition, leaderEpoch int32, group string, generation int32, staticMembers map[string]string)
 	GroupGenerationCommitted(broker, partition, leaderEpoch int32, group string, generation int32, lastOffset int64)
 	GroupOffsetCommitted(broker, partition, leaderEpoch int32, group, memberID string, generation int32, tp proto.TopicPartition, offset, recordOffset int64)
+	// ConsumerMemberRemoved: a committed write removed a consumer group's
+	// member (it left, or was fenced: session or rebalance timeout, its
+	// instance id taken), which had memberEpoch then.
+	ConsumerMemberRemoved(broker, partition, leaderEpoch int32, group, memberID string, memberEpoch int32)
 	// StaticMemberReverted: a classic group's static member instanceID
 	// went back from member id reverted to restored, because the
 	// GroupMetadata write that stored reverted failed.
@@ -82,6 +86,36 @@ func (s *shard) auditCommitted(w *pendingWrite) {
 	for _, g := range w.generations {
 		a.GroupGenerationCommitted(s.c.t.BrokerID(), s.tp.Partition, s.epoch, g.group, g.generation, w.lastOffset)
 	}
+	for _, r := range w.removals {
+		a.ConsumerMemberRemoved(s.c.t.BrokerID(), s.tp.Partition, s.epoch, r.group, r.member, r.epoch)
+	}
+}
+
+// memberRemoval is a consumer group's member a write removes, and the
+// epoch it had.
+type memberRemoval struct {
+	group, member string
+	epoch         int32
+}
+
+// consumerRemovals are the members recs remove (the tombstone of a
+// member's current assignment: GroupMetadataManager.removeMember), with
+// the epochs they have before recs are replayed.
+func (s *shard) consumerRemovals(recs []ConsumerRecord) []memberRemoval {
+	var out []memberRemoval
+	for _, r := range recs {
+		if !r.Tombstone {
+			continue
+		}
+		d, err := consumergroup.Decode(r.Key, r.Value, true)
+		if err != nil || d.Type != consumergroup.TypeCurrentMemberAssignment {
+			continue
+		}
+		if epoch, ok := s.consumer.MemberEpoch(d.GroupID, d.MemberID); ok {
+			out = append(out, memberRemoval{group: d.GroupID, member: d.MemberID, epoch: epoch})
+		}
+	}
+	return out
 }
 
 // auditOffsetCommit tells the auditor the offsets of an acknowledged

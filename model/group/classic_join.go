@@ -15,7 +15,7 @@ import (
 // generation, and the leader every member's subscription.
 
 func (s *shard) joinGroup(from sim.NodeID, m *proto.JoinGroupRequest) {
-	reply := func(r *proto.JoinGroupResponse) { r.CorrelationID = m.CorrelationID; s.c.t.Send(from, r) }
+	reply := func(r *proto.JoinGroupResponse) { r.CorrelationID = m.CorrelationID; s.c.send(from, r) }
 	fail := func(err proto.ErrorCode) {
 		reply(&proto.JoinGroupResponse{Error: err, GenerationID: -1, MemberID: m.MemberID})
 	}
@@ -96,7 +96,7 @@ func (s *shard) joinNewMember(g *classicGroup, m *proto.JoinGroupRequest, park *
 	// then it is pending, and expires after its session timeout.
 	g.pendingJoin[id] = true
 	s.schedule(heartbeatKey(g.id, id), m.SessionTimeout, func() { s.expireHeartbeat(g.id, id) })
-	s.c.t.Send(park.from, &proto.JoinGroupResponse{CorrelationID: m.CorrelationID, Error: proto.MemberIDRequired, GenerationID: -1, MemberID: id})
+	s.c.send(park.from, &proto.JoinGroupResponse{CorrelationID: m.CorrelationID, Error: proto.MemberIDRequired, GenerationID: -1, MemberID: id})
 }
 
 func (s *shard) joinExistingMember(g *classicGroup, m *proto.JoinGroupRequest, park *parked, reply func(*proto.JoinGroupResponse), fail func(proto.ErrorCode)) {
@@ -222,7 +222,7 @@ func (s *shard) updateStaticMember(g *classicGroup, m *proto.JoinGroupRequest, o
 				}
 				if !park.answered {
 					park.answered = true
-					s.c.t.Send(park.from, &proto.JoinGroupResponse{CorrelationID: park.correlation, Error: err, GenerationID: generation,
+					s.c.send(park.from, &proto.JoinGroupResponse{CorrelationID: park.correlation, Error: err, GenerationID: generation,
 						ProtocolType: g.protocolType, ProtocolName: g.protocolName, Leader: currentLeader})
 				}
 				return
@@ -267,7 +267,7 @@ func (s *shard) completeJoinFuture(g *classicGroup, m *classicMember, r *proto.J
 	}
 	r.CorrelationID = m.awaitingJoin.correlation
 	m.awaitingJoin.answered = true
-	s.c.t.Send(m.awaitingJoin.from, r)
+	s.c.send(m.awaitingJoin.from, r)
 	m.awaitingJoin = nil
 	g.numAwaitingJoin--
 	return true
@@ -279,7 +279,7 @@ func (s *shard) completeSyncFuture(m *classicMember, r *proto.SyncGroupResponse)
 		return false
 	}
 	r.CorrelationID = m.awaitingSync.correlation
-	s.c.t.Send(m.awaitingSync.from, r)
+	s.c.send(m.awaitingSync.from, r)
 	m.awaitingSync = nil
 	return true
 }

@@ -14,7 +14,7 @@ import (
 
 func (s *shard) syncGroup(from sim.NodeID, m *proto.SyncGroupRequest) {
 	reply := func(err proto.ErrorCode) {
-		s.c.t.Send(from, &proto.SyncGroupResponse{CorrelationID: m.CorrelationID, Error: err})
+		s.c.send(from, &proto.SyncGroupResponse{CorrelationID: m.CorrelationID, Error: err})
 	}
 	g, ok := s.groups[m.GroupID]
 	if !ok {
@@ -58,7 +58,7 @@ func (s *shard) syncGroup(from sim.NodeID, m *proto.SyncGroupRequest) {
 		})
 	case stateStable:
 		delete(g.pendingSync, m.MemberID)
-		s.c.t.Send(from, &proto.SyncGroupResponse{CorrelationID: m.CorrelationID, ProtocolType: g.protocolType,
+		s.c.send(from, &proto.SyncGroupResponse{CorrelationID: m.CorrelationID, ProtocolType: g.protocolType,
 			ProtocolName: g.protocolName, Partitions: g.members[m.MemberID].assignment})
 	default:
 		reply(proto.UnknownMemberID)
@@ -153,7 +153,7 @@ func (s *shard) heartbeat(from sim.NodeID, m *proto.HeartbeatRequest) {
 		if werr != proto.None {
 			err = werr
 		}
-		s.c.t.Send(from, &proto.HeartbeatResponse{CorrelationID: m.CorrelationID, Error: err})
+		s.c.send(from, &proto.HeartbeatResponse{CorrelationID: m.CorrelationID, Error: err})
 	})
 }
 
@@ -198,11 +198,11 @@ func (s *shard) removeMemberAndUpdateGroup(g *classicGroup, m *classicMember) {
 func (s *shard) leaveGroup(from sim.NodeID, m *proto.LeaveGroupRequest) {
 	g, ok := s.groups[m.GroupID]
 	if !ok {
-		s.c.t.Send(from, &proto.LeaveGroupResponse{CorrelationID: m.CorrelationID, Error: proto.UnknownMemberID})
+		s.c.send(from, &proto.LeaveGroupResponse{CorrelationID: m.CorrelationID, Error: proto.UnknownMemberID})
 		return
 	}
 	if g.state == stateDead {
-		s.c.t.Send(from, &proto.LeaveGroupResponse{CorrelationID: m.CorrelationID, Error: proto.CoordinatorNotAvailable})
+		s.c.send(from, &proto.LeaveGroupResponse{CorrelationID: m.CorrelationID, Error: proto.CoordinatorNotAvailable})
 		return
 	}
 	resp := &proto.LeaveGroupResponse{CorrelationID: m.CorrelationID}
@@ -242,7 +242,7 @@ func (s *shard) leaveGroup(from sim.NodeID, m *proto.LeaveGroupRequest) {
 		if err != proto.None {
 			resp = &proto.LeaveGroupResponse{CorrelationID: m.CorrelationID, Error: err}
 		}
-		s.c.t.Send(from, resp)
+		s.c.send(from, resp)
 	})
 }
 

@@ -65,4 +65,6 @@ type ConsumerProtocol interface {
 	ValidateOffsetFetch(groupID, memberID string, memberEpoch int32) proto.ErrorCode
 	// OnLoaded is called once the shard has replayed its partition.
 	OnLoaded()
+	// MemberEpoch is a member's epoch (ok false: no such member).
+	MemberEpoch(groupID, memberID string) (epoch int32, ok bool)
 }

@@ -124,6 +124,19 @@ func (c *consumerGroups) HasGroup(groupID string) bool {
 	return g != nil && g.Exists()
 }
 
+// MemberEpoch is a member's epoch (ok false: no such member).
+func (c *consumerGroups) MemberEpoch(groupID, memberID string) (int32, bool) {
+	g := c.groups[groupID]
+	if g == nil {
+		return 0, false
+	}
+	m := g.Member(memberID)
+	if m == nil {
+		return 0, false
+	}
+	return m.MemberEpoch, true
+}
+
 // ValidateOffsetCommit is ConsumerGroup.validateOffsetCommit.
 func (c *consumerGroups) ValidateOffsetCommit(groupID, memberID, _ string, memberEpoch int32) proto.ErrorCode {
 	g := c.groups[groupID]

@@ -36,6 +36,9 @@ type coordinator struct {
 	cfg    Config
 	t      topics
 	shards map[int32]*shard
+	// conns: the client connections with a heartbeat being served
+	// (connection.go).
+	conns map[clientConn]*heldHeartbeats
 }
 
 var _ broker.HighWatermarkListener = (*coordinator)(nil)
@@ -80,6 +83,10 @@ func (c *coordinator) OnHighWatermark(tp metadata.TopicPartition, epoch int32, h
 
 // OnTimer hands a shard its timer.
 func (c *coordinator) OnTimer(t sim.Timer) {
+	if ct, ok := t.(connTimer); ok {
+		c.resume(ct)
+		return
+	}
 	st, ok := t.(shardTimer)
 	if !ok {
 		return
@@ -118,13 +125,22 @@ func (c *coordinator) HandleRequest(from sim.NodeID, m sim.Message) {
 		c.findCoordinator(from, f)
 		return
 	}
+	if h, ok := m.(*proto.ConsumerGroupHeartbeatRequest); ok {
+		c.heartbeatArrived(from, h)
+		return
+	}
+	c.serve(from, m)
+}
+
+// serve hands a group request to the shard of the group's partition.
+func (c *coordinator) serve(from sim.NodeID, m sim.Message) {
 	r := m.(broker.CoordinatorRequest)
 	s, ok := c.shards[partitionFor(groupOf(m), c.numPartitions())]
 	switch {
 	case !ok:
-		c.t.Send(from, r.NotCoordinator())
+		c.send(from, r.NotCoordinator())
 	case s.state == shardLoading:
-		c.t.Send(from, errorResponse(m, proto.CoordinatorLoadInProgress))
+		c.send(from, errorResponse(m, proto.CoordinatorLoadInProgress))
 	default:
 		s.handle(from, m)
 	}
@@ -141,7 +157,7 @@ func (c *coordinator) findCoordinator(from sim.NodeID, m *proto.FindCoordinatorR
 	} else if b, node, ok := c.t.Leader(partitionFor(m.Key, c.t.Partitions())); ok {
 		resp.Error, resp.NodeID, resp.Node = proto.None, b, node
 	}
-	c.t.Send(from, resp)
+	c.send(from, resp)
 }
 
 // groupOf is the group a request is for.
@@ -177,19 +193,19 @@ func (s *shard) handle(from sim.NodeID, m sim.Message) {
 // answer when the group is a classic one: GROUP_ID_NOT_FOUND).
 func (s *shard) consumerHeartbeat(from sim.NodeID, m *proto.ConsumerGroupHeartbeatRequest) {
 	if s.consumer == nil {
-		s.c.t.Send(from, errorResponse(m, proto.GroupIDNotFound))
+		s.c.send(from, errorResponse(m, proto.GroupIDNotFound))
 		return
 	}
 	if _, classic := s.groups[m.GroupID]; classic {
-		s.c.t.Send(from, errorResponse(m, proto.GroupIDNotFound))
+		s.c.send(from, errorResponse(m, proto.GroupIDNotFound))
 		return
 	}
 	resp, recs := s.consumer.Heartbeat(m)
 	s.writeConsumer(recs, func(err proto.ErrorCode) {
 		if err != proto.None {
-			s.c.t.Send(from, errorResponse(m, err))
+			s.c.send(from, errorResponse(m, err))
 			return
 		}
-		s.c.t.Send(from, resp)
+		s.c.send(from, resp)
 	})
 }

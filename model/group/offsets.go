@@ -33,12 +33,12 @@ func (s *shard) validateOffsetCommit(m *proto.OffsetCommitRequest) (err proto.Er
 
 func (s *shard) commitOffsets(from sim.NodeID, m *proto.OffsetCommitRequest) {
 	if m.GroupID == "" {
-		s.c.t.Send(from, m.Refused(proto.InvalidGroupID))
+		s.c.send(from, m.Refused(proto.InvalidGroupID))
 		return
 	}
 	err, created := s.validateOffsetCommit(m)
 	if err != proto.None {
-		s.c.t.Send(from, m.Refused(err))
+		s.c.send(from, m.Refused(err))
 		return
 	}
 	records := make([]shardRecord, 0, len(m.Partitions))
@@ -53,7 +53,7 @@ func (s *shard) commitOffsets(from sim.NodeID, m *proto.OffsetCommitRequest) {
 		if err == proto.None && written != nil {
 			s.auditOffsetCommit(m, written.lastOffset)
 		}
-		s.c.t.Send(from, m.Refused(err))
+		s.c.send(from, m.Refused(err))
 	})
 	if len(s.pending) > n {
 		written = s.pending[len(s.pending)-1]
@@ -72,12 +72,12 @@ func (s *shard) commitOffsets(from sim.NodeID, m *proto.OffsetCommitRequest) {
 func (s *shard) fetchOffsets(from sim.NodeID, m *proto.OffsetFetchRequest) {
 	if s.consumer != nil && s.consumer.HasGroup(m.GroupID) && (m.MemberID != "" || m.MemberEpoch >= 0) {
 		if err := s.consumer.ValidateOffsetFetch(m.GroupID, m.MemberID, m.MemberEpoch); err != proto.None {
-			s.c.t.Send(from, &proto.OffsetFetchResponse{CorrelationID: m.CorrelationID, Error: err})
+			s.c.send(from, &proto.OffsetFetchResponse{CorrelationID: m.CorrelationID, Error: err})
 			return
 		}
 	}
 	if !m.RequireStable {
-		s.c.t.Send(from, s.offsetFetchResponse(m, s.committedOffset, s.committedKeys))
+		s.c.send(from, s.offsetFetchResponse(m, s.committedOffset, s.committedKeys))
 		return
 	}
 	latest := func(k offsetKey) (offsetValue, bool) { v, ok := s.offsets[k]; return v, ok }
@@ -92,7 +92,7 @@ func (s *shard) fetchOffsets(from sim.NodeID, m *proto.OffsetFetchRequest) {
 		if err != proto.None {
 			resp = &proto.OffsetFetchResponse{CorrelationID: m.CorrelationID, Error: err}
 		}
-		s.c.t.Send(from, resp)
+		s.c.send(from, resp)
 	})
 }
 

@@ -69,6 +69,9 @@ type pendingWrite struct {
 	// generations are the group generations its records carry, for the
 	// auditor (only with one).
 	generations []groupGeneration
+	// removals are the consumer-group members its records remove, for
+	// the auditor (only with one).
+	removals []memberRemoval
 }
 
 // stableWaiter is an operation with no records waiting for the log below
@@ -481,6 +484,9 @@ func (s *shard) writeConsumer(recs []ConsumerRecord, done func(proto.ErrorCode))
 	n := len(s.pending)
 	s.write(records, false, done)
 	if len(s.pending) > n { // appended
+		if s.c.cfg.Audit != nil {
+			s.pending[len(s.pending)-1].removals = s.consumerRemovals(recs)
+		}
 		for _, r := range recs {
 			s.consumer.Replay(r)
 		}

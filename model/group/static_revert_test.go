@@ -13,6 +13,7 @@ type revertAuditor struct {
 
 func (a *revertAuditor) GroupLoaded(int32, int32, int32, string, int32, map[string]string)  {}
 func (a *revertAuditor) GroupGenerationCommitted(int32, int32, int32, string, int32, int64) {}
+func (a *revertAuditor) ConsumerMemberRemoved(int32, int32, int32, string, string, int32)   {}
 func (a *revertAuditor) GroupOffsetCommitted(int32, int32, int32, string, string, int32, proto.TopicPartition, int64, int64) {
 }
 func (a *revertAuditor) StaticMemberReverted(_, _, _ int32, _, instanceID, reverted, restored string) {
