@@ -32,7 +32,8 @@ import (
 //     there to process count: acknowledged and not lost, or read; not
 //     taken by a loss the god view saw before the group had gone past its
 //     offset (goneBeforeGroupPassed: the group owed what the log held
-//     there after the loss); not deleted by retention (below the log start final reads began from);
+//     there after the loss); not deleted by retention (below the log start
+//     final reads began from);
 //     not one the log cleaner of a compacted topic may have removed (its
 //     key has a later record: compaction.go); not of an aborted (or never committed) transaction; not passed over by
 //     auto.offset.reset=latest (a member that began above the committed
@@ -453,11 +454,12 @@ func (a *analyzer) checkSkipped() {
 			// example. Each must be one the cleaner could not have removed
 			// for the group to have skipped something.
 			val, owed := int32(-1), false
-			for _, ob := range po.obs[po.at[i]:end] {
+			atOff := po.obs[po.at[i]:end]
+			for _, ob := range atOff {
 				if (ob.flags&obsRead == 0 && lost[ob.val]) || !a.visibleToRC(ob.val) {
 					continue
 				}
-				if a.goneBeforeGroupPassed(po.name, pi, off, ob, reach[gp{g, pi}]) {
+				if a.goneBeforeGroupPassed(po.name, off, ob, atOff, reach[gp{g, pi}]) {
 					continue
 				}
 				if val < 0 {
@@ -514,24 +516,20 @@ func (p *progress) passedBefore(op, off int64) bool {
 // partition part (read there, or acknowledged there) was taken by a loss
 // the god view saw (committed data lost: a wiped disk, a power loss, an
 // unclean election) before the group had gone past off: seen before the
-// loss, not seen there after it, and no
-// member had begun processing above off or committed above it by then. The
+// loss, not seen there after it, and no member had begun processing above
+// off or invoked a commit above it by then. The
 // group never had it to process: when it came to off, the log held another
 // record there, or none (fuzz --groups seed 221530: a group formed after a
 // disk wipe took orders-0's offsets 0..718 began at the new log's start).
-func (a *analyzer) goneBeforeGroupPassed(part string, pi int32, off int64, ob observation, p *progress) bool {
-	po := a.parts[pi]
+// atOff is every observation at off; p is the group's progress in the
+// partition.
+func (a *analyzer) goneBeforeGroupPassed(part string, off int64, ob observation, atOff []observation, p *progress) bool {
 	for i := range a.lossOps.losses {
 		l, at := &a.lossOps.losses[i], a.lossOps.at[i]
 		if !l.Covers(part, off) || at < 0 || at == math.MaxInt64 || ob.op >= at || p.passedBefore(at, off) {
 			continue
 		}
-		k, _ := slices.BinarySearch(po.offsets, off)
-		end := len(po.obs)
-		if k+1 < len(po.at) {
-			end = int(po.at[k+1])
-		}
-		if !slices.ContainsFunc(po.obs[po.at[k]:end], func(o observation) bool { return o.val == ob.val && o.op >= at }) {
+		if !slices.ContainsFunc(atOff, func(o observation) bool { return o.val == ob.val && o.op >= at }) {
 			return true
 		}
 	}
