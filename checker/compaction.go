@@ -22,26 +22,22 @@ func (a *analyzer) compactable(part int32, offset int64) bool {
 	return len(keys) == 1 && keys[0] >= 0 && ci.last[keys[0]] > offset
 }
 
-// compactableEither is compactable where two records are known at the
-// offset (one of them lost with a leader, its offset reused): whichever the
-// log holds, the cleaner may have removed it if each has a later record of
-// its key. Only skipped-record asks it so far: the poll-skip checks keep
-// compactable, so that runs without groups are judged as before.
-func (a *analyzer) compactableEither(part int32, offset int64) bool {
+// compactableRecord is compactable for one record known at the offset:
+// where two are known (one of them lost, its offset reused), the group was
+// owed whichever the log held, and the cleaner may have removed that one
+// if a record at a higher offset has its key. Only skipped-record asks it
+// so far: the poll-skip checks keep compactable, so that runs without
+// groups are judged as before.
+func (a *analyzer) compactableRecord(part int32, offset int64, val int32) bool {
 	ci := a.compactionIndex(part)
 	if ci == nil {
 		return false
 	}
-	keys, ok := ci.keysAt[offset]
-	if !ok {
-		return false
+	key := int32(-1)
+	if si := a.vals[val].send; si >= 0 {
+		key = a.sends[si].key
 	}
-	for _, key := range keys {
-		if key < 0 || ci.last[key] <= offset {
-			return false
-		}
-	}
-	return true
+	return key >= 0 && ci.last[key] > offset
 }
 
 // compactionIndex is partition part's index (nil: not compacted), built

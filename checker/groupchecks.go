@@ -1,6 +1,8 @@
 package checker
 
 import (
+	"cmp"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -28,7 +30,10 @@ import (
 //   - skipped-record: a record below the group's final committed offset for
 //     its partition that no member began processing. Only records that were
 //     there to process count: acknowledged and not lost, or read; not
-//     deleted by retention (below the log start final reads began from);
+//     taken by a loss the god view saw before the group had gone past its
+//     offset (goneBeforeGroupPassed: the group owed what the log held
+//     there after the loss); not deleted by retention (below the log start
+//     final reads began from);
 //     not one the log cleaner of a compacted topic may have removed (its
 //     key has a later record: compaction.go); not of an aborted (or never committed) transaction; not passed over by
 //     auto.offset.reset=latest (a member that began above the committed
@@ -365,6 +370,36 @@ func (a *analyzer) checkSkipped() {
 		slices.Sort(offs)
 		started[k] = offs
 	}
+	// How far each group's members had gone in each partition by each
+	// operation: every processing begun and every commit invoked.
+	reach := map[gp]*progress{}
+	if len(a.lossOps.losses) > 0 {
+		for i := range m.procs {
+			pr := &m.procs[i]
+			k := gp{pr.group, pr.part}
+			if reach[k] == nil {
+				reach[k] = &progress{}
+			}
+			reach[k].add(pr.start, pr.off)
+		}
+		for _, reg := range a.groups.regs {
+			g, ok := m.groupIDs[reg.group]
+			pi := a.partByName(reg.part)
+			if !ok || pi < 0 {
+				continue
+			}
+			k := gp{g, pi}
+			if reach[k] == nil {
+				reach[k] = &progress{}
+			}
+			for _, c := range reg.commits {
+				reach[k].add(c.invoke, c.value)
+			}
+		}
+		for _, pg := range reach { // kafkasim:orderless: sorts each in place
+			pg.finish()
+		}
+	}
 	lost := map[int32]bool{}
 	for i := range a.findings {
 		if f := &a.findings[i]; f.Type == LostAckedWrite {
@@ -408,12 +443,6 @@ func (a *analyzer) checkSkipped() {
 			if (j < len(offs) && offs[j] == off) || off < po.logStart {
 				continue
 			}
-			if a.compactableEither(pi, off) {
-				// The log cleaner may have removed it before the group
-				// reached it: Kafka promises every record only to a
-				// consumer caught up within the head of a compacted log.
-				continue
-			}
 			if slices.ContainsFunc(spans, func(s span) bool { return s.lo <= off && off < s.hi }) {
 				continue
 			}
@@ -421,14 +450,30 @@ func (a *analyzer) checkSkipped() {
 			if i+1 < len(po.at) {
 				end = int(po.at[i+1])
 			}
-			val := int32(-1)
-			for _, ob := range po.obs[po.at[i]:end] {
-				if (ob.flags&obsRead != 0 || !lost[ob.val]) && a.visibleToRC(ob.val) {
+			// The records the group was owed at off: the first is the
+			// example. Each must be one the cleaner could not have removed
+			// for the group to have skipped something.
+			val, owed := int32(-1), false
+			atOff := po.obs[po.at[i]:end]
+			for _, ob := range atOff {
+				if (ob.flags&obsRead == 0 && lost[ob.val]) || !a.visibleToRC(ob.val) {
+					continue
+				}
+				if a.goneBeforeGroupPassed(po.name, off, ob, atOff, reach[gp{g, pi}]) {
+					continue
+				}
+				if val < 0 {
 					val = ob.val
-					break
+				}
+				if !a.compactableRecord(pi, off, ob.val) {
+					owed = true
 				}
 			}
-			if val < 0 {
+			if val < 0 || !owed {
+				// Nothing was there for the group, or the log cleaner may
+				// have removed whatever was before the group reached it:
+				// Kafka promises every record only to a consumer caught
+				// up within the head of a compacted log.
 				continue
 			}
 			a.findings = append(a.findings, Finding{Type: SkippedRecord, group: reg.group, Example: Example{Partition: reg.part, Offset: off,
@@ -436,6 +481,59 @@ func (a *analyzer) checkSkipped() {
 				Detail: "group " + reg.group + "'s final committed offset is " + itoa(final) + " (#" + itoa(done) + "), but no member processed the record at " + itoa(off)}})
 		}
 	}
+}
+
+// progress is how far a group's members had gone in one partition: its
+// events (a processing begun at an offset, a commit invoked of an offset) in
+// operation order, each with the highest offset reached by then.
+type progress struct {
+	ev []progressEv
+}
+
+type progressEv struct{ op, off int64 }
+
+func (p *progress) add(op, off int64) { p.ev = append(p.ev, progressEv{op, off}) }
+
+func (p *progress) finish() {
+	slices.SortFunc(p.ev, func(x, y progressEv) int { return cmp.Compare(x.op, y.op) })
+	for i := 1; i < len(p.ev); i++ {
+		p.ev[i].off = max(p.ev[i].off, p.ev[i-1].off)
+	}
+}
+
+// passedBefore reports whether, before operation op, a member had begun
+// processing a record above off or invoked a commit above it: the group had
+// gone past off.
+func (p *progress) passedBefore(op, off int64) bool {
+	if p == nil {
+		return false
+	}
+	n, _ := slices.BinarySearchFunc(p.ev, op, func(e progressEv, op int64) int { return cmp.Compare(e.op, op) })
+	return n > 0 && p.ev[n-1].off > off
+}
+
+// goneBeforeGroupPassed reports whether the record ob saw at off of
+// partition part (read there, or acknowledged there) was taken by a loss
+// the god view saw (committed data lost: a wiped disk, a power loss, an
+// unclean election) before the group had gone past off: seen before the
+// loss, not seen there after it, and no member had begun processing above
+// off or invoked a commit above it by then. The
+// group never had it to process: when it came to off, the log held another
+// record there, or none (fuzz --groups seed 221530: a group formed after a
+// disk wipe took orders-0's offsets 0..718 began at the new log's start).
+// atOff is every observation at off; p is the group's progress in the
+// partition.
+func (a *analyzer) goneBeforeGroupPassed(part string, off int64, ob observation, atOff []observation, p *progress) bool {
+	for i := range a.lossOps.losses {
+		l, at := &a.lossOps.losses[i], a.lossOps.at[i]
+		if !l.Covers(part, off) || at < 0 || at == math.MaxInt64 || ob.op >= at || p.passedBefore(at, off) {
+			continue
+		}
+		if !slices.ContainsFunc(atOff, func(o observation) bool { return o.val == ob.val && o.op >= at }) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkUnreleased finds the consumer protocol's double owners (KIP-848):
