@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"kafkasim/godview"
+	"kafkasim/history"
 )
 
 // lossOps places the losses the god view saw among the history's
@@ -65,9 +66,39 @@ func (a *analyzer) lastLossOf(partition string, offset int64) (leaderEnd, op int
 // operation to: the first operation at or after the loss's time lies in
 // (from, to].
 func (a *analyzer) offsetsLossBetween(c *Config, group string, from, to int64) (DataLoss, bool) {
+	return a.offsetsLossWhere(c, group, from, to, func(int64) bool { return true })
+}
+
+// offsetsLossTakingCommitPast is offsetsLossBetween for a loss that can
+// have taken a commit of group past offset of partition: one such commit,
+// not refused, was invoked before the loss. Without one, the coordinator
+// never held an offset past the record for a loss to take.
+func (a *analyzer) offsetsLossTakingCommitPast(c *Config, group, partition string, offset, from, to int64) (DataLoss, bool) {
+	id, ok := a.groups.regIDs[regKey{group, partition}]
+	if !ok {
+		return DataLoss{}, false
+	}
+	commits := a.groups.regs[id].commits // in invocation order
+	return a.offsetsLossWhere(c, group, from, to, func(at int64) bool {
+		for i := range commits {
+			if commits[i].invoke >= at {
+				break
+			}
+			if commits[i].value > offset && commits[i].typ != history.Fail {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// offsetsLossWhere is the first loss in group's partition of
+// __consumer_offsets whose first operation lies in (from, to] and for
+// which ok holds of that operation.
+func (a *analyzer) offsetsLossWhere(c *Config, group string, from, to int64, ok func(at int64) bool) (DataLoss, bool) {
 	for i := range a.lossOps.losses {
 		l := &a.lossOps.losses[i]
-		if at := a.lossOps.at[i]; c.holdsGroup(l.Partition, group) && at > from && at <= to {
+		if at := a.lossOps.at[i]; c.holdsGroup(l.Partition, group) && at > from && at <= to && ok(at) {
 			return *l, true
 		}
 	}

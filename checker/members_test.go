@@ -1115,6 +1115,58 @@ func TestAtMostOnceGoingBackAfterTheCommittedOffsetsWereLost(t *testing.T) {
 	}
 }
 
+// At-most-once: c-1's commit past t-0's records 0..2 is refused, and it
+// processes them all the same; __consumer_offsets then loses data, and c-2
+// processes 0..1 again. The loss took no commit past the records unless one
+// was made before it — here c-0's, acknowledged before c-1 joined — so only
+// then does it explain c-2's start below them.
+func TestAtMostOnceALossExplainsReprocessingOnlyIfItTookACommitPastTheRecord(t *testing.T) {
+	build := func(earlierCommit bool) *Report {
+		h := &hb{}
+		h.sendsTo(0, "a0", "a1", "a2")
+		if earlierCommit {
+			c0 := h.member("c-0", "g")
+			c0.assign(1, "t-0")
+			c0.commit(1, map[string]int64{"t-0": 3}, history.OK)
+			c0.revoke(1, "t-0")
+		}
+		c1 := h.member("c-1", "g")
+		c1.assign(2, "t-0")
+		c1.commit(2, map[string]int64{"t-0": 3}, history.Fail)
+		for _, off := range []int64{0, 1, 2} {
+			c1.begin(2, 0, off)
+			c1.end(2, 0, off, history.OK)
+		}
+		c1.revoke(2, "t-0")
+		lossAt := h.t + 500
+		c2 := h.member("c-2", "g")
+		c2.assign(3, "t-0")
+		h.fetch("c-2", "g", map[string]int64{"t-0": -1})
+		c2.commit(3, map[string]int64{"t-0": 2}, history.OK)
+		for _, off := range []int64{0, 1} {
+			c2.begin(3, 0, off)
+			c2.end(3, 0, off, history.OK)
+		}
+		cfg := withGroup("before-processing")
+		cfg.Happened = godViewLosses(DataLoss{Partition: "__consumer_offsets-9", From: 0, To: 5, Cause: "power-loss", At: lossAt})
+		return Check(h.ops, cfg)
+	}
+	for _, tc := range []struct {
+		name          string
+		earlierCommit bool
+		verdict       string
+	}{
+		{"an acknowledged commit past the records before the loss", true, Permitted},
+		{"no commit past them but the refused one", false, Violation},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := build(tc.earlierCommit)
+			expectCount(t, r, ReprocessedRecord, 2)
+			expectVerdict(t, r, ReprocessedRecord, tc.verdict)
+		})
+	}
+}
+
 // At-most-once, the other way round: c-1 commits 2 past t-0's records 0..1
 // and begins 0, which takes long (its side-effect store unreachable); the
 // coordinator loses c-1's commit and its membership, c-2 joins, finds no

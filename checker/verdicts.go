@@ -410,7 +410,7 @@ var VerdictRules = []Rule{
 	{SkippedRecord, "", Violation,
 		"at-least-once (commit after processing, or auto-commit) and exactly-once commit an offset only once every record below it was processed", nil, nil},
 
-	{ReprocessedRecord, "the simulator saw __consumer_offsets lose committed data between the first two attempts (from the first's commit past the record, at-most-once; or between the second's commit past it and the first attempt)", Permitted, offsetsLostBecause,
+	{ReprocessedRecord, "the simulator saw __consumer_offsets lose committed data, after a commit past the record, between the first two attempts (from the first's commit past the record, at-most-once; or between the second's commit past it and the first attempt)", Permitted, offsetsLostBecause,
 		func(f *Facts) bool { return f.OffsetsLostBetween != nil }, offsetsLostWhy},
 	{ReprocessedRecord, "commit: before-processing (at-most-once), and the simulator saw an unclean election lose the record and a later one make it the log again", Permitted,
 		"an unclean election lost the record: the member's KIP-320 validation against the new leader moved its position back to that leader's log end, below the record; a later unclean election made a log that still held the record (from an older epoch) the log again, and the member read it again at its offset",
@@ -430,7 +430,7 @@ var VerdictRules = []Rule{
 	{DuplicateSideEffect, "side-effects: idempotent", Violation,
 		"an idempotent store keeps one effect per key: it acknowledges a key it already holds without applying it again, yet the history shows it applied this record's effect twice",
 		func(f *Facts) bool { return f.SideEffects == "idempotent" }, nil},
-	{DuplicateSideEffect, "the simulator saw __consumer_offsets lose committed data between the first two effects (from the first's commit past the record, at-most-once; or between the second's commit past it and the first effect)", Permitted, offsetsLostBecause,
+	{DuplicateSideEffect, "the simulator saw __consumer_offsets lose committed data, after a commit past the record, between the first two effects (from the first's commit past the record, at-most-once; or between the second's commit past it and the first effect)", Permitted, offsetsLostBecause,
 		func(f *Facts) bool { return f.OffsetsLostBetween != nil }, offsetsLostWhy},
 	{DuplicateSideEffect, "commit: before-processing (at-most-once)", Violation,
 		"at-most-once processes each record at most once: its effect is applied at most once",
@@ -541,7 +541,15 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 				// polled processes it after the loss).
 				from = f.commitFirst
 			}
-			if l, ok := a.offsetsLossBetween(c, f.group, from, to); ok {
+			lossBetween := a.offsetsLossBetween
+			if typ != NonmonotonicCommit {
+				// The loss must take a commit past the record, and the
+				// coordinator must have held one.
+				lossBetween = func(c *Config, group string, from, to int64) (DataLoss, bool) {
+					return a.offsetsLossTakingCommitPast(c, group, f.Partition, f.Offset, from, to)
+				}
+			}
+			if l, ok := lossBetween(c, f.group, from, to); ok {
 				fx.OffsetsLostBetween = &l
 			} else if typ != NonmonotonicCommit && f.hasCommitSecond && f.commitSecond < f.Ops[0] {
 				// The later attempt's member had committed past the
