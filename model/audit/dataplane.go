@@ -37,6 +37,18 @@ func cleaned(log *partlog.Log, offset int64) bool {
 	return log.Compacted() && offset < log.LEO()
 }
 
+// headerFlipped reports whether log, broker's replica, holds a batch whose
+// header a bit flip changed outside the CRC (Log.HeaderFlipped). A flipped
+// base offset is taken as it reads, by recovery as by Kafka's
+// LogSegment.recover (only the CRC, from the attributes on, is checked): the
+// log may then end far past what was written (2^54 past it for bit 54), and
+// a committed batch it lacks below that end is not a gap its cleaner left
+// but data the corruption cost (fuzz seed 246045).
+func (a *Audit) headerFlipped(broker int32, log *partlog.Log) bool {
+	flips := a.w.Disk(a.brokerNode(broker)).Flips()
+	return len(flips) > 0 && log.HeaderFlipped(flips)
+}
+
 // ReplicaHW checks the batches a replica's high watermark passed.
 func (a *Audit) ReplicaHW(broker int32, tp metadata.TopicPartition, leaderEpoch int32, leader bool, hw int64, log *partlog.Log) {
 	p := a.part(tp)

@@ -521,3 +521,53 @@ func TestRetriesFollowingAForgottenProducersRetryAreRecorded(t *testing.T) {
 		})
 	}
 }
+
+// A replica of a compacted partition whose recovery kept a batch with a
+// flipped base offset (outside the CRC, as Kafka's LogSegment.recover
+// checks it; bit 54 here) ends 2^54 past what was written. A committed
+// batch it lacks below that end is not a gap its cleaner left: elected, it
+// loses the batch, recorded as lost to disk corruption (fuzz seed 246045:
+// __consumer_offsets lost a group's commits, and the god view, taking them
+// for cleaned, recorded nothing). The same log without a flip on its disk
+// is read as compaction left it: a gap, not a loss.
+func TestFlippedBaseOffsetIsNoCleanerGap(t *testing.T) {
+	tp := metadata.TopicPartition{Topic: "orders", Partition: 0}
+	cfg := partlog.DefaultConfig()
+	cfg.Compact = true
+	for _, flip := range []bool{false, true} {
+		a, logs := replicaLogsWith(t, cfg,
+			[]vb{{"a", 0}, {"b", 0}, {"c", 0}, {"d", 0}}, // broker 1 led epoch 0 and committed a..d
+			[]vb{{"a", 0}, {"b", 0}})                     // broker 2 holds c at its flipped offset
+		flipped := record.New([]record.Record{{Value: "c"}}, record.Producer{ID: record.NoProducer}, false, record.CompressionNone).Stamped(1<<54+2, 0)
+		if err := logs[1].Append([]*record.Batch{flipped}, false); err != nil {
+			t.Fatal(err)
+		}
+		a.SetReplicas(func(broker int32, _ metadata.TopicPartition) *partlog.Log { return logs[broker-1] })
+		a.ReplicaHW(1, tp, 0, true, 4, logs[0])
+		disk := a.w.Disk(a.brokerNode(2))
+		for i := 0; flip && !logs[1].HeaderFlipped(disk.Flips()); i++ {
+			if i == 100 {
+				t.Fatal("no flip landed in a batch header")
+			}
+			if err := a.w.InjectFault(sim.Fault{Kind: sim.FaultDisk, Target: "broker-2", Disk: sim.DiskCorrupt,
+				File: partlog.SegmentFile("data/orders-0", 0)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, want := a.part(tp).agreesUpTo(logs[1], flip), map[bool]int64{false: 1<<54 + 3, true: 2}[flip]; got != want {
+			t.Fatalf("flip %v: the log agrees with what was committed up to %d, want %d", flip, got, want)
+		}
+		a.PartitionLeader(2, tp, 1, logs[1], false)
+		expect(t, a, CommittedDataKept, 0)
+		ls := a.Losses()
+		if !flip {
+			if len(ls) != 0 {
+				t.Fatalf("losses %+v: without a flip, the gap is the cleaner's", ls)
+			}
+			continue
+		}
+		if len(ls) != 1 || ls[0].From != 2 || ls[0].To != 4 || ls[0].Cause != CauseDiskCorruption {
+			t.Fatalf("losses %+v, want offsets 2..3 lost to disk corruption", ls)
+		}
+	}
+}

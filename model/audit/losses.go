@@ -119,7 +119,7 @@ func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leader
 			continue // deleted by retention, as Kafka permits: not lost
 		}
 		b := cursor.At(k.base)
-		if b == nil && cleaned(log, k.base) {
+		if b == nil && cleaned(log, k.base) && !a.headerFlipped(broker, log) {
 			continue // a different batch here is still a loss
 		}
 		if b == nil || !keyOf(b).same(k) {

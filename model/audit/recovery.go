@@ -40,7 +40,7 @@ func (a *Audit) ReplicaRecovered(broker int32, tp metadata.TopicPartition, log *
 	// one elected after them).
 	lostData := now != before || rec.CorruptionReason != "" || rec.TruncatedAt >= 0
 	diskCause := diskCauseOf(opened, before, now, rec)
-	if end := p.agreesUpTo(log); lostData && end < p.committedEnd() {
+	if end := p.agreesUpTo(log, a.headerFlipped(broker, log)); lostData && end < p.committedEnd() {
 		if p.powerLossFrom < 0 || end < p.powerLossFrom {
 			p.powerLossFrom = end
 		}
@@ -86,14 +86,16 @@ func diskCauseOf(opened bool, before, now [3]uint64, rec partlog.Recovery) strin
 // truncation either): the writes a deposed leader took, never committed,
 // stand again where the epochs after it committed theirs. A batch the log
 // lacks below its end (below its start, or removed by compaction) is no
-// disagreement.
-func (p *partitionAudit) agreesUpTo(log *partlog.Log) int64 {
+// disagreement, unless the log holds a header-flipped batch (flipped): a
+// flipped base offset moves the log's end past what recovery kept, and the
+// batches missing below it are what the corruption took.
+func (p *partitionAudit) agreesUpTo(log *partlog.Log, flipped bool) int64 {
 	end := log.LEO()
 	i, _ := p.committedAt(log.LogStartOffset())
 	cursor := log.Cursor(log.LogStartOffset())
 	for ; i < p.committed.Len() && p.committed.At(i).base < end; i++ {
 		k := *p.committed.At(i)
-		if b := cursor.At(k.base); b != nil && !keyOf(b).same(k) {
+		if b := cursor.At(k.base); (b != nil && !keyOf(b).same(k)) || (b == nil && flipped) {
 			return k.base
 		}
 	}
