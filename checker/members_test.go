@@ -648,6 +648,8 @@ func TestGroupVerdictsFollowTheConfiguration(t *testing.T) {
 		{ReprocessedRecord, Facts{CommitMode: "transactional", CommittedAttempts: 1}, Permitted, "aborted"},
 		{ReprocessedRecord, Facts{CommitMode: "transactional", CommittedAttempts: 2}, Violation, "only attempts in aborted transactions"},
 		{DuplicateSideEffect, Facts{CommitMode: "before-processing"}, Violation, "at-most-once"},
+		{DuplicateSideEffect, Facts{CommitMode: "before-processing", LostThenResurrected: true}, Permitted, "later unclean election"},
+		{DuplicateSideEffect, Facts{CommitMode: "before-processing", SideEffects: "idempotent", LostThenResurrected: true}, Violation, "idempotent store keeps one effect per key"},
 		{DuplicateSideEffect, Facts{CommitMode: "after-processing", SideEffects: "idempotent"}, Violation, "idempotent store keeps one effect per key"},
 		{DuplicateSideEffect, Facts{CommitMode: "after-processing"}, Permitted, "plain external store"},
 		{DuplicateSideEffect, Facts{CommitMode: "transactional"}, Permitted, "outside Kafka's transactions"},
@@ -808,6 +810,54 @@ func TestReprocessedRecordIsTheRecordNotTheOffset(t *testing.T) {
 	expectVerdict(t, r, ReprocessedRecord, Violation)
 	expectCount(t, r, DuplicateSideEffect, 1)
 	expectVerdict(t, r, DuplicateSideEffect, Violation)
+}
+
+// An unclean election loses a record an at-most-once member processed; its
+// KIP-320 validation moves it back to the new leader's log end, below the
+// record; a later unclean election makes the old log, still holding the
+// record, the log again, and the member reads and processes the same record
+// at its offset again. Kafka permits both the reprocessing and the second
+// effect in a plain store; only the god view's loss and resurrection of the
+// offset excuse them (fuzz --groups seed 247999).
+func TestAtMostOnceRecordLostThenResurrected(t *testing.T) {
+	build := func() []history.Op {
+		h := &hb{}
+		h.sendsTo(0, "a0", "a1")
+		c := h.member("c-1", "g")
+		c.poll(rec{0, 0, "a0"}, rec{0, 1, "a1"})
+		c.begin(1, 0, 0)
+		c.end(1, 0, 0, history.OK)
+		c.begin(1, 0, 1)
+		c.effect(0, 1)
+		c.end(1, 0, 1, history.OK)
+		c.poll(rec{0, 1, "a1"}) // the old log, with a1 at 1, is the log again
+		c.begin(1, 0, 1)
+		c.effect(0, 1)
+		c.end(1, 0, 1, history.OK)
+		return h.ops
+	}
+	lost := DataLoss{Kind: godview.Loss, Partition: "t-0", From: 1, To: 2, Records: 1, Cause: "unclean-election"}
+	back := DataLoss{Kind: godview.Resurrected, Partition: "t-0", From: 1, To: 2}
+	for _, tc := range []struct {
+		name    string
+		facts   []DataLoss
+		verdict string
+	}{
+		{"lost, then the old log again", []DataLoss{lost, back}, Permitted},
+		{"lost, never back", []DataLoss{lost}, Violation},
+		{"back, never lost", []DataLoss{back}, Violation},
+		{"elsewhere", []DataLoss{{Kind: godview.Loss, Partition: "t-0", From: 2, To: 3, Records: 1, Cause: "unclean-election"}, {Kind: godview.Resurrected, Partition: "t-0", From: 2, To: 3}}, Violation},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := withGroup("before-processing")
+			cfg.Happened = godview.Seen(tc.facts...)
+			r := Check(build(), cfg)
+			expectCount(t, r, ReprocessedRecord, 1)
+			expectVerdict(t, r, ReprocessedRecord, tc.verdict)
+			expectCount(t, r, DuplicateSideEffect, 1)
+			expectVerdict(t, r, DuplicateSideEffect, tc.verdict)
+		})
+	}
 }
 
 // A processing whose side effect the store never acknowledged fails (info),

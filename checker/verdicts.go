@@ -78,9 +78,10 @@ type Facts struct {
 	// Resurrected: a duplicate one of whose copies is an entry an unclean
 	// election made the log although it was never committed.
 	Resurrected bool
-	// LostThenResurrected: a record processed again whose offset the god
-	// view saw an unclean election lose and a later unclean election make
-	// the log again.
+	// LostThenResurrected: a record processed again (reprocessed-record),
+	// or whose effect a store applied again (duplicate-side-effect), whose
+	// offset the god view saw an unclean election lose and a later unclean
+	// election make the log again.
 	LostThenResurrected bool
 	// ReadLostHere: poll-skip where the reader read another record at the
 	// offset, and the god view saw the committed data there lost at an
@@ -432,6 +433,9 @@ var VerdictRules = []Rule{
 		func(f *Facts) bool { return f.SideEffects == "idempotent" }, nil},
 	{DuplicateSideEffect, "the simulator saw __consumer_offsets lose committed data, after a commit past the record, between the first two effects (from the first's commit past the record, at-most-once; or between the second's commit past it and the first effect)", Permitted, offsetsLostBecause,
 		func(f *Facts) bool { return f.OffsetsLostBetween != nil }, offsetsLostWhy},
+	{DuplicateSideEffect, "commit: before-processing (at-most-once), and the simulator saw an unclean election lose the record and a later one make it the log again", Permitted,
+		"an unclean election lost the record: the member's KIP-320 validation against the new leader moved its position back to that leader's log end, below the record; a later unclean election made a log that still held the record (from an older epoch) the log again, and the member read it again at its offset and sent its effect to the plain store again",
+		func(f *Facts) bool { return f.CommitMode == "before-processing" && f.LostThenResurrected }, nil},
 	{DuplicateSideEffect, "commit: before-processing (at-most-once)", Violation,
 		"at-most-once processes each record at most once: its effect is applied at most once",
 		func(f *Facts) bool { return f.CommitMode == "before-processing" }, nil},
@@ -510,7 +514,7 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		FailedSend: f.failedSend, Impossible: f.impossible, ViaWW: f.viaWW, Register: f.register,
 		CommittedAttempts: f.committedAttempts,
 	}
-	if typ == ReprocessedRecord {
+	if typ == ReprocessedRecord || typ == DuplicateSideEffect {
 		fx.LostThenResurrected = c.Happened.Covers(godview.Loss, f.Partition, f.Offset) && c.Happened.Covers(godview.Resurrected, f.Partition, f.Offset)
 	}
 	if fx.Acks == "" {
