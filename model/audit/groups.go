@@ -43,6 +43,9 @@ import (
 //     commits (group-commit-not-below-owner). Nor is a zombie's own
 //     claim judged: under the consumer protocol a member its coordinator
 //     no longer has may apply an answer written before it was fenced.
+//     Nor is a claim a coordinator forgot (forgotten): the group's
+//     __consumer_offsets partition lost committed data after the claim,
+//     and a coordinator then loaded the group without it.
 //     Eager classic members revoke everything before they join, cooperative
 //     ones revoke what moves before the next generation gives it away, and
 //     a consumer group's coordinator grants a partition only once its
@@ -171,6 +174,9 @@ type owner struct {
 	// truncated: the member found the log truncated below its position
 	// since it was granted it, and sought back (KIP-320).
 	truncated bool
+	// losses is how many data losses the god view had seen when the
+	// member claimed it.
+	losses int
 }
 
 type commitMark struct {
@@ -242,14 +248,48 @@ const offsetsTopic = "__consumer_offsets"
 
 // GroupLoaded notes the generation a coordinator loaded a group at: it
 // continues it, it does not begin it.
-func (a *Audit) GroupLoaded(broker, partition, leaderEpoch int32, group string, generation int32, staticMembers map[string]string) {
+func (a *Audit) GroupLoaded(broker, partition, leaderEpoch int32, group string, generation int32, staticMembers map[string]string,
+	owned map[string][]proto.TopicPartition) {
 	if a.groups == nil {
 		return
 	}
 	c := Coordinator{Broker: broker, Partition: partition, LeaderEpoch: leaderEpoch}
 	g := a.group(group)
 	g.known[c] = max(g.known[c], generation)
-	g.loads = append(g.loads, GroupLoad{At: a.w.Now(), Coordinator: c, Generation: generation, StaticMembers: staticMembers})
+	g.loads = append(g.loads, GroupLoad{At: a.w.Now(), Coordinator: c, Generation: generation, StaticMembers: staticMembers, Owned: owned})
+}
+
+// forgotten reports whether a coordinator forgot o's claim on tp: the god
+// view saw the group's __consumer_offsets partition lose committed data
+// after o claimed tp, and a coordinator then loaded the group with o's
+// member owning tp neither as assigned nor as pending revocation. Its
+// grant of tp to o was on the lost records (the answer that granted it
+// waited for their commit), and nothing brings it back: a consumer-protocol
+// member's heartbeat at its current epoch is accepted without a look at
+// the partitions it reports owning (GroupMetadataManager.
+// throwIfConsumerGroupMemberEpochIsInvalid checks them only for a heartbeat at the
+// previous epoch; CurrentAssignmentBuilder reads them only for partitions
+// pending revocation), and a classic coordinator takes a member's
+// assignment from the SyncGroup leader's, not from the member. So the
+// coordinator may grant tp to another member while o still owns it, until
+// o hears its new assignment and revokes it.
+func (a *Audit) forgotten(g *groupAudit, o owner, tp proto.TopicPartition) bool {
+	for _, l := range g.loads {
+		if l.Owned == nil || slices.Contains(l.Owned[o.memberID], tp) {
+			continue
+		}
+		n := 0
+		for _, f := range a.facts {
+			if f.Kind != godview.Loss {
+				continue
+			}
+			n++
+			if n > o.losses && f.Partition == offsetsPartition(l.Coordinator.Partition) && f.At <= int64(l.At) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ConsumerMemberRemoved notes that a coordinator's committed write removed
@@ -288,6 +328,9 @@ type GroupLoad struct {
 	Coordinator   Coordinator
 	Generation    int32
 	StaticMembers map[string]string
+	// Owned: the partitions each member owned by the load's account (nil:
+	// not told).
+	Owned map[string][]proto.TopicPartition
 }
 
 // LastGroupLoad is the last load of group by a coordinator on broker at or
@@ -485,7 +528,10 @@ func (a *Audit) lostBelow(partition string, below int64) bool {
 // onHeartbeatSuccess ignores answers only when LEAVING or not in the
 // group: UNSUBSCRIBED, FENCED, STALE, FATAL). The coordinator, which read
 // the leave after sending that answer, gave the partitions to others and
-// fences the stale epoch's heartbeats and commits. A
+// fences the stale epoch's heartbeats and commits. Nor is a claim a
+// coordinator forgot judged (forgotten): its grant was on
+// __consumer_offsets records the god view saw lost, and the coordinator
+// that loaded the group after the loss may grant the partition again. A
 // classic member that did not rejoin the generation — a static
 // member is not removed when the join completes without it
 // (GroupMetadataManager.completeClassicGroupJoin removes only dynamic
@@ -536,14 +582,15 @@ func (a *Audit) PartitionsAssigned(node sim.NodeID, group, memberID string, gene
 				members, loaded = a.groups.members(group)
 				asked = true
 			}
-			if loaded && !zombie && slices.Contains(members, o.memberID) && (classic || !g.ended(o.memberID, o.generation)) {
+			if loaded && !zombie && slices.Contains(members, o.memberID) && (classic || !g.ended(o.memberID, o.generation)) &&
+				!a.forgotten(g, o, tp) {
 				a.report(GroupPartitionSingleOwner, node,
 					"group %s: %s owns %s as member %s of generation %d while %s (member %s, generation %d) still owns it",
 					group, a.w.Name(node), tp, memberID, generation, a.w.Name(o.node), o.memberID, o.generation)
 			}
 		}
 		g.owners[tp] = append(kept, owner{node: node, incarnation: a.w.Incarnation(node), memberID: memberID, generation: generation,
-			reset: reset, truncated: truncated})
+			reset: reset, truncated: truncated, losses: a.losses()})
 	}
 }
 

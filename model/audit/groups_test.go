@@ -63,7 +63,7 @@ func TestGenerationSingleCoordinator(t *testing.T) {
 		}, 0},
 		{"the new coordinator loaded it and goes on", func(a *Audit) {
 			generationCommitted(a, coordOld, "g", 2)
-			a.GroupLoaded(coordNew.Broker, coordNew.Partition, coordNew.LeaderEpoch, "g", 2, nil)
+			a.GroupLoaded(coordNew.Broker, coordNew.Partition, coordNew.LeaderEpoch, "g", 2, nil, nil)
 			generationCommitted(a, coordNew, "g", 2)
 			generationCommitted(a, coordNew, "g", 3)
 		}, 0},
@@ -73,7 +73,7 @@ func TestGenerationSingleCoordinator(t *testing.T) {
 		}, 0},
 		{"a deposed coordinator's write of the same generation commits", func(a *Audit) {
 			generationCommitted(a, coordOld, "g", 2)
-			a.GroupLoaded(coordNew.Broker, coordNew.Partition, coordNew.LeaderEpoch, "g", 2, nil)
+			a.GroupLoaded(coordNew.Broker, coordNew.Partition, coordNew.LeaderEpoch, "g", 2, nil, nil)
 			generationCommitted(a, coordNew, "g", 3)
 			old := Coordinator{Broker: 1, Partition: 7, LeaderEpoch: 3}
 			generationCommitted(a, old, "g", 3)
@@ -177,6 +177,44 @@ func TestPartitionSingleOwner(t *testing.T) {
 			w.Restart(0)
 			a.PartitionsAssigned(1, "g", "B", 2, false, tps)
 		}, 0},
+		// A coordinator that loaded the group from a log missing the
+		// records that granted the owner its partition (fuzz seed 249566).
+		{"the owner's grant was lost with __consumer_offsets and the reload forgot it", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			a.PartitionsAssigned(0, "g", "A", 3, false, tps)
+			offsetsLost(a, "__consumer_offsets-7", 0)
+			loaded(a, map[string][]proto.TopicPartition{"A": {orders0}, "B": nil})
+			a.PartitionsAssigned(1, "g", "B", 4, false, []proto.TopicPartition{orders1})
+		}, 0},
+		{"classic: the owner's grant was lost with __consumer_offsets and the reload forgot it", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			a.PartitionsAssigned(0, "g", "A", 3, true, tps)
+			offsetsLost(a, "__consumer_offsets-7", 0)
+			loaded(a, map[string][]proto.TopicPartition{"A": nil})
+			a.PartitionsAssigned(1, "g", "B", 3, true, []proto.TopicPartition{orders1})
+		}, 0},
+		{"the reload after the loss still has the owner's partition (pending revocation)", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			a.PartitionsAssigned(0, "g", "A", 3, false, tps)
+			offsetsLost(a, "__consumer_offsets-7", 0)
+			loaded(a, map[string][]proto.TopicPartition{"A": tps, "B": nil})
+			a.PartitionsAssigned(1, "g", "B", 4, false, []proto.TopicPartition{orders1})
+		}, 1},
+		{"another __consumer_offsets partition lost data", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			a.PartitionsAssigned(0, "g", "A", 3, false, tps)
+			offsetsLost(a, "__consumer_offsets-8", 0)
+			loaded(a, map[string][]proto.TopicPartition{"A": {orders0}, "B": nil})
+			a.PartitionsAssigned(1, "g", "B", 4, false, []proto.TopicPartition{orders1})
+		}, 1},
+		{"the loss came before the owner's claim", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			offsetsLost(a, "__consumer_offsets-7", 0)
+			loaded(a, map[string][]proto.TopicPartition{"A": nil, "B": nil})
+			a.PartitionsAssigned(0, "g", "A", 3, false, tps)
+			a.PartitionsAssigned(1, "g", "B", 4, false, []proto.TopicPartition{orders1})
+		}, 1},
+		{"the load that forgot it came before the loss", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			a.PartitionsAssigned(0, "g", "A", 3, false, tps)
+			loaded(a, map[string][]proto.TopicPartition{"A": nil, "B": nil})
+			offsetsLost(a, "__consumer_offsets-7", 1)
+			a.PartitionsAssigned(1, "g", "B", 4, false, []proto.TopicPartition{orders1})
+		}, 1},
 		{"a paused owner still owns", []string{"A", "B"}, func(a *Audit, w *sim.World) {
 			a.PartitionsAssigned(0, "g", "A", 1, false, tps)
 			w.Pause(0)
@@ -224,6 +262,18 @@ func TestPartitionSingleOwner(t *testing.T) {
 			expect(t, a, GroupPartitionSingleOwner, tc.want)
 		})
 	}
+}
+
+// offsetsLost is the god view's loss of committed data of partition, at
+// virtual nanosecond at.
+func offsetsLost(a *Audit, partition string, at int64) {
+	a.facts = append(a.facts, godview.Fact{Kind: godview.Loss, Partition: partition, From: 10, To: 20, At: at})
+}
+
+// loaded is coordNew's load of group g, with what each member owns by its
+// account.
+func loaded(a *Audit, owned map[string][]proto.TopicPartition) {
+	a.GroupLoaded(coordNew.Broker, coordNew.Partition, coordNew.LeaderEpoch, "g", 3, nil, owned)
 }
 
 func TestPartitionSingleOwnerCoordinatorNotLoaded(t *testing.T) {
@@ -450,12 +500,12 @@ func TestLastGroupLoad(t *testing.T) {
 	if _, ok := a.LastGroupLoad("g", 2, time.Hour); ok {
 		t.Fatal("a load found before any")
 	}
-	a.GroupLoaded(coordNew.Broker, coordNew.Partition, coordNew.LeaderEpoch, "g", 2, map[string]string{"b-0": "m1"})
+	a.GroupLoaded(coordNew.Broker, coordNew.Partition, coordNew.LeaderEpoch, "g", 2, map[string]string{"b-0": "m1"}, nil)
 	w.RunUntil(10 * time.Second)
-	a.GroupLoaded(coordOld.Broker, coordOld.Partition, coordOld.LeaderEpoch, "g", 3, nil)
-	a.GroupLoaded(coordNew.Broker, coordNew.Partition, coordNew.LeaderEpoch+1, "h", 7, nil)
+	a.GroupLoaded(coordOld.Broker, coordOld.Partition, coordOld.LeaderEpoch, "g", 3, nil, nil)
+	a.GroupLoaded(coordNew.Broker, coordNew.Partition, coordNew.LeaderEpoch+1, "h", 7, nil, nil)
 	w.RunUntil(20 * time.Second)
-	a.GroupLoaded(coordNew.Broker, coordNew.Partition, coordNew.LeaderEpoch+1, "g", 4, map[string]string{"b-0": "m2"})
+	a.GroupLoaded(coordNew.Broker, coordNew.Partition, coordNew.LeaderEpoch+1, "g", 4, map[string]string{"b-0": "m2"}, nil)
 	for _, tc := range []struct {
 		group  string
 		broker int32

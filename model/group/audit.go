@@ -1,6 +1,8 @@
 package group
 
 import (
+	"slices"
+
 	"kafkasim/model/group/consumergroup"
 	"kafkasim/model/proto"
 )
@@ -13,8 +15,12 @@ import (
 type Auditor interface {
 	// GroupLoaded: staticMembers maps each group.instance.id of the group
 	// (classic or consumer protocol) to the member id the load left it
-	// under.
-	GroupLoaded(broker, partition, leaderEpoch int32, group string, generation int32, staticMembers map[string]string)
+	// under; owned maps each member id to the partitions the load left it
+	// owning by the coordinator's account (a classic member's assignment;
+	// a consumer member's assigned partitions and those pending its
+	// revocation).
+	GroupLoaded(broker, partition, leaderEpoch int32, group string, generation int32, staticMembers map[string]string,
+		owned map[string][]proto.TopicPartition)
 	GroupGenerationCommitted(broker, partition, leaderEpoch int32, group string, generation int32, lastOffset int64)
 	GroupOffsetCommitted(broker, partition, leaderEpoch int32, group, memberID string, generation int32, tp proto.TopicPartition, offset, recordOffset int64)
 	// ConsumerMemberRemoved: a committed write removed a consumer group's
@@ -62,9 +68,20 @@ func (s *shard) auditLoaded() {
 	if a == nil {
 		return
 	}
+	pending := map[string]map[string][]proto.TopicPartition{}
+	if cg, ok := s.consumer.(*consumerGroups); ok {
+		for _, cd := range cg.Describe() {
+			pending[cd.GroupID] = map[string][]proto.TopicPartition{}
+			for _, m := range cd.Members {
+				pending[cd.GroupID][m.MemberID] = m.PendingRevocation
+			}
+		}
+	}
 	for _, d := range s.describe() {
 		var static map[string]string
+		owned := map[string][]proto.TopicPartition{}
 		for _, m := range d.Members {
+			owned[m.MemberID] = proto.PartitionSet(append(slices.Clone(m.Assigned), pending[d.GroupID][m.MemberID]...))
 			if m.InstanceID != "" {
 				if static == nil {
 					static = map[string]string{}
@@ -72,7 +89,7 @@ func (s *shard) auditLoaded() {
 				static[m.InstanceID] = m.MemberID
 			}
 		}
-		a.GroupLoaded(s.c.t.BrokerID(), s.tp.Partition, s.epoch, d.GroupID, d.Generation, static)
+		a.GroupLoaded(s.c.t.BrokerID(), s.tp.Partition, s.epoch, d.GroupID, d.Generation, static, owned)
 	}
 }
 

@@ -1,6 +1,7 @@
 package group
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -129,5 +130,55 @@ func TestConsumerProtocolThroughTheShard(t *testing.T) {
 		if d := cg.Describe(); len(d) != 1 || len(d[0].Members) != 1 || d[0].Members[0].MemberID != "m2" {
 			t.Fatalf("after m1's session timed out: %+v", d)
 		}
+	}
+}
+
+// loadAuditor records what each load told the auditor members own.
+type loadAuditor struct {
+	revertAuditor
+	owned []map[string][]proto.TopicPartition
+}
+
+func (a *loadAuditor) GroupLoaded(_, _, _ int32, _ string, _ int32, _ map[string]string, owned map[string][]proto.TopicPartition) {
+	a.owned = append(a.owned, owned)
+}
+
+// A load tells the auditor what each consumer-protocol member owns by the
+// coordinator's account: its assigned partitions and those pending its
+// revocation, which it still owns until it acknowledges releasing them
+// (the audit's group-partition-single-owner takes a partition missing
+// from both, after a __consumer_offsets loss, as a grant the coordinator
+// forgot).
+func TestConsumerProtocolLoadAuditsOwnedPartitions(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Consumer = NewConsumerProtocol(ConsumerProtocolConfig{SessionTimeout: 45 * time.Second, HeartbeatInterval: 5 * time.Second,
+		Assignors: []consumergroup.Assignor{dealer{}}})
+	rec := &loadAuditor{}
+	cfg.Audit = rec
+	f := newFake(t, cfg)
+	f.topicCounts = map[string]int32{"orders": 2}
+	f.lead(1)
+	const c1, c2 = sim.NodeID(101), sim.NodeID(102)
+	f.request(c1, consumerHeartbeat("m1", 0, nil))
+	f.commit()
+	f.request(c2, consumerHeartbeat("m2", 0, nil))
+	f.commit()
+	// m1 is told to give orders-1 up; it has not acknowledged yet.
+	n := len(f.sent)
+	f.request(c1, consumerHeartbeat("m1", 1, tps(0, 1)))
+	f.commit()
+	if r := answer[*proto.ConsumerGroupHeartbeatResponse](t, f.to(c1, n)); len(r.Assignment) != 1 {
+		t.Fatalf("m1 told to revoke: %+v", r)
+	}
+	rec.owned = nil
+	f.c.OnResign(metadata.TopicPartition{Topic: Topic, Partition: 0}, 2)
+	f.c = newCoordinator(f.c.cfg, f)
+	f.lead(3)
+	if len(rec.owned) != 1 {
+		t.Fatalf("loads audited: %v, want one", rec.owned)
+	}
+	got := rec.owned[0]
+	if len(got) != 2 || !slices.Equal(got["m1"], tps(0, 1)) || len(got["m2"]) != 0 {
+		t.Fatalf("owned by the load's account: %v, want m1 [orders-0 orders-1] (orders-1 pending revocation), m2 none", got)
 	}
 }

@@ -11,7 +11,8 @@ type revertAuditor struct {
 	reverts [][3]string // instance id, reverted, restored
 }
 
-func (a *revertAuditor) GroupLoaded(int32, int32, int32, string, int32, map[string]string)  {}
+func (a *revertAuditor) GroupLoaded(int32, int32, int32, string, int32, map[string]string, map[string][]proto.TopicPartition) {
+}
 func (a *revertAuditor) GroupGenerationCommitted(int32, int32, int32, string, int32, int64) {}
 func (a *revertAuditor) ConsumerMemberRemoved(int32, int32, int32, string, string, int32)   {}
 func (a *revertAuditor) GroupOffsetCommitted(int32, int32, int32, string, string, int32, proto.TopicPartition, int64, int64) {
