@@ -37,6 +37,11 @@ type uncleanElection struct {
 	// committed (it may have lost everything committed from there on).
 	from   int64
 	leader int32
+	// epochs and leo are the leader's epoch cache and log end when it was
+	// elected: where a deposed leader's log stops agreeing with it
+	// (divergence) is where that leader's writes start to be lost.
+	epochs []partlog.EpochEntry
+	leo    int64
 	// lacked and last are the first committed batch the leader lacked
 	// and the last committed one (lacks: it lacked one).
 	lacked, last batchKey
@@ -66,8 +71,9 @@ func (e *uncleanElection) onlyExposes() bool {
 // uncleanElected records the unclean election of leader in leaderEpoch,
 // whose log stops agreeing with what was committed at from; lost indexes
 // the first committed batch it lacks (-1: none).
-func (a *Audit) uncleanElected(tp metadata.TopicPartition, p *partitionAudit, leader, leaderEpoch int32, from int64, lost int) uncleanElection {
-	e := uncleanElection{epoch: leaderEpoch, from: from, leader: leader, loss: -1}
+func (a *Audit) uncleanElected(tp metadata.TopicPartition, p *partitionAudit, leader, leaderEpoch int32, from int64, lost int, log *partlog.Log) uncleanElection {
+	e := uncleanElection{epoch: leaderEpoch, from: from, leader: leader, loss: -1,
+		epochs: slices.Clone(log.Epochs().Entries()), leo: log.LEO()}
 	if lost < 0 {
 		return e
 	}
@@ -91,6 +97,60 @@ func (a *Audit) uncleanElected(tp metadata.TopicPartition, p *partitionAudit, le
 		e.rootCause = p.recoveryLost(e.lacked.base, leader)
 	}
 	return e
+}
+
+// divergence is where log, a replica deposed by the election (it still
+// follows or leads an earlier epoch), stops agreeing with the elected
+// leader's log: from, or below it where log took writes of an epoch the
+// leader's log never had. Kafka's follower truncates there when it learns
+// the new epoch (AbstractFetcherThread's divergence check on the leader's
+// OffsetsForLeaderEpoch answer, KIP-101/KIP-279): a deposed leader's log
+// whose epoch started below the unclean leader's log end loses its writes
+// from that start, though the unclean leader's log reaches past them with
+// an older epoch's (fuzz seed 252014). nil log: from.
+func (e *uncleanElection) divergence(log *partlog.Log) int64 {
+	if log == nil || e.epochs == nil {
+		return e.from
+	}
+	return min(e.from, epochsAgreeUpTo(e.epochs, e.leo, log.Epochs().Entries(), log.LEO()))
+}
+
+// epochsAgreeUpTo is the offset up to which two logs, given by their epoch
+// caches and log ends, hold the same leader epoch at every offset: by the
+// log matching property (one leader per epoch) they hold the same batches
+// there. Below where either cache starts (retention) they are taken to
+// agree.
+func epochsAgreeUpTo(a []partlog.EpochEntry, aEnd int64, b []partlog.EpochEntry, bEnd int64) int64 {
+	end := min(aEnd, bEnd)
+	if len(a) == 0 || len(b) == 0 {
+		return end
+	}
+	epochAt := func(es []partlog.EpochEntry, off int64) int32 {
+		epoch := int32(-1)
+		for _, e := range es {
+			if e.StartOffset > off {
+				break
+			}
+			epoch = e.Epoch
+		}
+		return epoch
+	}
+	start := max(a[0].StartOffset, b[0].StartOffset)
+	bounds := []int64{start}
+	for _, es := range [][]partlog.EpochEntry{a, b} {
+		for _, e := range es {
+			if e.StartOffset > start && e.StartOffset < end {
+				bounds = append(bounds, e.StartOffset)
+			}
+		}
+	}
+	slices.Sort(bounds)
+	for _, off := range bounds {
+		if epochAt(a, off) != epochAt(b, off) {
+			return off
+		}
+	}
+	return end
 }
 
 // heldBy reports whether log holds the committed batches the election's

@@ -182,7 +182,7 @@ func (a *Audit) AckedAll(broker int32, tp metadata.TopicPartition, leaderEpoch i
 	// a paused leader moves its high watermark after the member followed
 	// the new epoch; Kafka's Partition takes it as long as its metadata
 	// knows no newer broker epoch).
-	if p.deposedLoses(leaderEpoch, lastOffset) {
+	if p.deposedLoses(leaderEpoch, lastOffset, a.replicas(broker, tp)) {
 		return
 	}
 	p.ackedUpTo = max(p.ackedUpTo, lastOffset)

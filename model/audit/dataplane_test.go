@@ -148,6 +148,75 @@ func TestDeposedLeaderAckAfterUncleanElectionIsOwedByNoISR(t *testing.T) {
 	}
 }
 
+// A leader deposed by an unclean election commits, with the stale ISR it
+// still knows, writes of its epoch where the unclean leader's log holds an
+// older epoch's never-committed tail. The deposed leader truncates, when it
+// learns the new epoch, to where its epochs stop agreeing with the new
+// leader's (Kafka's follower on the leader's OffsetsForLeaderEpoch answer,
+// KIP-279), below the new leader's log end: what it exposed from there is
+// lost with the election, not only what lies past that log end (fuzz seed
+// 252014). Where its log holds the new leader's older-epoch tail too, only
+// what follows that tail is lost.
+func TestDeposedLeaderExposedLossStartsWhereItsEpochsDiverge(t *testing.T) {
+	tp := metadata.TopicPartition{Topic: "orders", Partition: 0}
+	for _, tc := range []struct {
+		name     string
+		deposed  []vb
+		from, to int64
+	}{
+		{"its epoch starts below the unclean leader's log end", []vb{{"a", 0}, {"b", 0}, {"x", 1}, {"w", 1}}, 2, 4},
+		{"it holds the unclean leader's tail", []vb{{"a", 0}, {"b", 0}, {"y", 0}, {"z", 0}, {"w", 1}}, 4, 5},
+	} {
+		a, logs := replicaLogs(t,
+			[]vb{{"a", 0}, {"b", 0}, {"y", 0}, {"z", 0}}, // broker 1 led epoch 0; y and z never committed
+			tc.deposed) // broker 2 leads epoch 1
+		a.SetReplicas(func(broker int32, _ metadata.TopicPartition) *partlog.Log { return logs[broker-1] })
+		a.ReplicaHW(1, tp, 0, true, 2, logs[0])     // a and b committed in epoch 0
+		a.PartitionLeader(2, tp, 1, logs[1], false) // broker 2 leads epoch 1 cleanly
+		a.PartitionLeader(1, tp, 2, logs[0], true)  // broker 1 elected uncleanly: its log ends at 4
+		hw := logs[1].LEO()
+		a.ReplicaHW(2, tp, 1, true, hw, logs[1]) // the deposed leader commits its epoch's writes
+		expect(t, a, CommittedDataKept, 0)
+		expect(t, a, PartitionReplicasAgree, 0)
+		ls := a.Losses()
+		if len(ls) != 1 || ls[0].From != tc.from || ls[0].To != tc.to || ls[0].Records != int(tc.to-tc.from) || ls[0].Cause != CauseUncleanElection {
+			t.Fatalf("%s: losses %+v, want offsets %d..%d lost to the unclean election", tc.name, ls, tc.from, tc.to-1)
+		}
+		// Its acknowledgement of a write there is owed by no ISR.
+		a.AckedAll(2, tp, 1, tc.from, []int32{2, 1}, 1)
+		expect(t, a, AckedOnEveryISRMember, 0)
+	}
+}
+
+func TestEpochsAgreeUpTo(t *testing.T) {
+	e := func(pairs ...int64) []partlog.EpochEntry {
+		var out []partlog.EpochEntry
+		for i := 0; i < len(pairs); i += 2 {
+			out = append(out, partlog.EpochEntry{Epoch: int32(pairs[i]), StartOffset: pairs[i+1]})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		a    []partlog.EpochEntry
+		aEnd int64
+		b    []partlog.EpochEntry
+		bEnd int64
+		want int64
+	}{
+		{e(0, 0), 63, e(0, 0, 1, 56), 65, 56},               // fuzz seed 252014
+		{e(0, 0, 2, 63), 63, e(0, 0, 1, 56), 65, 56},        // the unclean leader's new epoch at its end
+		{e(0, 0), 63, e(0, 0), 60, 60},                      // one epoch: the shorter log's end
+		{e(0, 0, 3, 10), 20, e(0, 0, 3, 10, 4, 15), 30, 15}, // the same epochs, then another
+		{e(0, 0, 3, 10), 20, e(0, 0, 3, 12), 30, 10},        // epoch 3 starts elsewhere: the logs differ from 10
+		{e(3, 40), 50, e(0, 0, 3, 10), 60, 50},              // retention deleted the start of one
+		{nil, 0, e(0, 0), 5, 0},
+	} {
+		if got := epochsAgreeUpTo(tc.a, tc.aEnd, tc.b, tc.bEnd); got != tc.want {
+			t.Errorf("epochsAgreeUpTo(%v, %d, %v, %d) = %d, want %d", tc.a, tc.aEnd, tc.b, tc.bEnd, got, tc.want)
+		}
+	}
+}
+
 // Two unclean elections: epoch 1's loss begins at offset 1; epoch 2, clean,
 // commits up to 3; epoch 3's unclean leader holds all of that (its loss
 // begins at 4). Epoch 2's leader acknowledging offset 3, which member 2

@@ -7,6 +7,7 @@ import (
 
 	"kafkasim/godview"
 	"kafkasim/model/metadata"
+	"kafkasim/model/partlog"
 	"kafkasim/model/proto"
 	"kafkasim/sim"
 )
@@ -393,8 +394,13 @@ func (a *Audit) GroupGenerationCommitted(broker, partition, leaderEpoch int32, g
 	}
 	c := Coordinator{Broker: broker, Partition: partition, LeaderEpoch: leaderEpoch}
 	g := a.group(group)
-	p := a.part(metadata.TopicPartition{Topic: offsetsTopic, Partition: partition})
-	g.writes = append(g.writes, GenerationWrite{At: int64(a.w.Now()), Deposed: p.deposedLoses(leaderEpoch, lastOffset)})
+	tp := metadata.TopicPartition{Topic: offsetsTopic, Partition: partition}
+	p := a.part(tp)
+	var log *partlog.Log
+	if a.replicas != nil {
+		log = a.replicas(broker, tp)
+	}
+	g.writes = append(g.writes, GenerationWrite{At: int64(a.w.Now()), Deposed: p.deposedLoses(leaderEpoch, lastOffset, log)})
 	if k, ok := g.known[c]; ok && k >= generation {
 		return // it continues a generation it holds
 	}

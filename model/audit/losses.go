@@ -65,7 +65,7 @@ func (a *Audit) lose(tp metadata.TopicPartition, p *partitionAudit, i int, broke
 func (a *Audit) deposedExposed(tp metadata.TopicPartition, p *partitionAudit, leaderEpoch int32, from, hw int64, log *partlog.Log) {
 	for _, e := range p.uncleanElections {
 		if e.epoch > leaderEpoch {
-			from = max(from, e.from)
+			from = max(from, e.divergence(log))
 		}
 	}
 	if from >= hw {
@@ -136,7 +136,7 @@ func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leader
 		if lost >= 0 {
 			from = min(from, p.committed.At(lost).base)
 		}
-		p.uncleanElections = append(p.uncleanElections, a.uncleanElected(tp, p, broker, leaderEpoch, from, lost))
+		p.uncleanElections = append(p.uncleanElections, a.uncleanElected(tp, p, broker, leaderEpoch, from, lost, log))
 		// Its entries past what was committed (from the first committed
 		// batch it lacks, if any) were never committed: they become the log.
 		start := p.committedEnd()
@@ -169,15 +169,16 @@ func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leader
 // deposedBy reports whether an unclean election of a later epoch than
 // leaderEpoch happened.
 func (p *partitionAudit) deposedBy(leaderEpoch int32) bool {
-	return p.deposedLoses(leaderEpoch, math.MaxInt64)
+	return p.deposedLoses(leaderEpoch, math.MaxInt64, nil)
 }
 
 // deposedLoses reports whether an unclean election of a later epoch than
 // leaderEpoch lost offset: a write a leader of leaderEpoch acknowledged there
-// went with that election.
-func (p *partitionAudit) deposedLoses(leaderEpoch int32, offset int64) bool {
-	for _, e := range p.uncleanElections {
-		if e.epoch > leaderEpoch && e.from <= offset {
+// went with that election. log is that leader's (nil if unknown): the
+// write is lost from where it diverges from the elected leader's.
+func (p *partitionAudit) deposedLoses(leaderEpoch int32, offset int64, log *partlog.Log) bool {
+	for i := range p.uncleanElections {
+		if e := &p.uncleanElections[i]; e.epoch > leaderEpoch && e.divergence(log) <= offset {
 			return true
 		}
 	}
