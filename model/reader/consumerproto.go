@@ -224,6 +224,7 @@ func (r *Reader) runConsumerActions() bool {
 			r.addPartitions(a.Partitions)
 			g.ownedGeneration, g.ownedMemberID = c.m.MemberEpoch(), c.m.MemberID()
 			g.nextAutoCommit = r.env.Now() + g.cfg.AutoCommitInterval
+			g.firstAutoCommit = g.nextAutoCommit
 			r.recordAssign()
 			r.consumerActionDone(a.Seq)
 		case membership.LosePartitions:

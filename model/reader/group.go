@@ -267,6 +267,11 @@ type groupState struct {
 	commitToken    uint64
 	syncCommit     *commitCall
 	nextAutoCommit time.Duration
+	// firstAutoCommit is when the first auto-commit after the member's
+	// last assignment is due (the member's clock): Kafka's onJoinComplete
+	// restarts the auto-commit timer, so a member assigned its partitions
+	// less than auto.commit.interval.ms ago has not had one yet.
+	firstAutoCommit time.Duration
 	// commitsOpen are the commits invoked and not yet completed in the
 	// history, in invocation order: they complete in that order (commit.go,
 	// completeCommitsInOrder).
@@ -348,6 +353,25 @@ func (r *Reader) Fatal() string {
 		return ""
 	}
 	return r.group.fatal
+}
+
+// FirstAutoCommitDue reports, for a running member that auto-commits and
+// has not had its first auto-commit since its partitions were last
+// assigned, how long until it is due: ConsumerCoordinator.onJoinComplete
+// (and a consumer-protocol member's assignment) restarts the auto-commit
+// timer (nextAutoCommitTimer.updateAndReset(autoCommitIntervalMs)), so a
+// member that has just joined commits nothing for auto.commit.interval.ms.
+// ok is false for every other member.
+func (r *Reader) FirstAutoCommitDue() (time.Duration, bool) {
+	g := r.group
+	if g == nil || g.cfg.Commit != CommitAuto || g.fatal != "" || len(r.subs.parts) == 0 {
+		return 0, false
+	}
+	due := g.firstAutoCommit - r.env.Now()
+	if g.nextAutoCommit != g.firstAutoCommit || due <= 0 {
+		return 0, false
+	}
+	return due, true
 }
 
 // Stable reports whether the member is in a generation it synced and owns

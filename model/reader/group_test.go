@@ -537,3 +537,65 @@ func TestRestartedStaticMemberIsNotFencedByItsOldJoin(t *testing.T) {
 		t.Fatalf("restarted member: fatal %q, stable %v; want it in the group", f, gw.member(0).Stable())
 	}
 }
+
+// An auto-committing member's first auto-commit comes
+// auto.commit.interval.ms after its partitions are assigned
+// (ConsumerCoordinator.onJoinComplete restarts the timer), and again after
+// every later assignment: FirstAutoCommitDue says how long is left until it
+// has had it, and nothing once it has, or for a member that commits itself.
+func TestFirstAutoCommitDueRestartsAtEveryAssignment(t *testing.T) {
+	c0 := memberConfig("c-0", reader.CommitAuto)
+	c1 := memberConfig("c-1", reader.CommitAfterProcessing)
+	c1.Start = 20 * time.Second
+	for _, c := range []*reader.Config{&c0, &c1} {
+		c.Group.AutoCommitInterval = 5 * time.Second
+	}
+	gw := newGroupWorld(2, 5, c0, c1)
+	gw.w.Start()
+	assignedAt := func(process string) []time.Duration {
+		var out []time.Duration
+		for _, op := range gw.rec.Ops() {
+			if op.Process == process && op.F == history.FAssign && op.Type == history.OK && len(op.Value.Ext.Partitions) > 0 {
+				out = append(out, time.Duration(op.Time))
+			}
+		}
+		return out
+	}
+	for len(assignedAt("c-0")) == 0 && gw.w.Now() < 5*time.Second {
+		gw.w.RunUntil(gw.w.Now() + time.Millisecond)
+		if _, ok := gw.member(0).FirstAutoCommitDue(); ok && len(assignedAt("c-0")) == 0 {
+			t.Fatalf("c-0 has a first auto-commit due at %v, before it owns a partition", gw.w.Now())
+		}
+	}
+	gw.w.RunUntil(5 * time.Second)
+	gw.w.RunUntil(5 * time.Second)
+	at := assignedAt("c-0")
+	if len(at) != 1 {
+		t.Fatalf("c-0 assigned at %v, want once by 5s", at)
+	}
+	if due, ok := gw.member(0).FirstAutoCommitDue(); !ok || due != at[0]+5*time.Second-gw.w.Now() {
+		t.Fatalf("c-0's first auto-commit due in %v (%v), want %v: 5s after its assignment at %v", due, ok, at[0]+5*time.Second-gw.w.Now(), at[0])
+	}
+	gw.w.RunUntil(at[0] + 6*time.Second)
+	if got := only(ops(gw.rec, "c-0", history.FCommit), "ok "); len(got) == 0 {
+		t.Fatalf("c-0 made no auto-commit in the 6s after its assignment")
+	}
+	if due, ok := gw.member(0).FirstAutoCommitDue(); ok {
+		t.Fatalf("c-0's first auto-commit still due in %v after it auto-committed", due)
+	}
+	// c-1 joins: c-0 is assigned again, and its timer restarts.
+	for len(assignedAt("c-0")) < 2 && gw.w.Now() < 40*time.Second {
+		gw.w.RunUntil(gw.w.Now() + 10*time.Millisecond)
+	}
+	at = assignedAt("c-0")
+	if len(at) < 2 || at[1] < 20*time.Second {
+		t.Fatalf("c-0 assigned at %v, want again after c-1 joined at 20s", at)
+	}
+	if due, ok := gw.member(0).FirstAutoCommitDue(); !ok || due != at[1]+5*time.Second-gw.w.Now() {
+		t.Fatalf("c-0 reassigned at %v: first auto-commit due in %v (%v), want %v", at[1], due, ok, at[1]+5*time.Second-gw.w.Now())
+	}
+	gw.w.RunUntil(at[1] + 6*time.Second)
+	if due, ok := gw.member(1).FirstAutoCommitDue(); ok {
+		t.Fatalf("c-1, committing after processing, has an auto-commit due in %v", due)
+	}
+}

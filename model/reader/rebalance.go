@@ -120,6 +120,7 @@ func (r *Reader) onJoinComplete() bool {
 		g.ownedGeneration, g.ownedMemberID = s.generation, s.memberID
 		g.needsJoinPrepare = true // the next join prepares again
 		g.nextAutoCommit = r.env.Now() + g.cfg.AutoCommitInterval
+		g.firstAutoCommit = g.nextAutoCommit
 		r.recordAssign()
 	}
 	if len(revoked) == 0 {
