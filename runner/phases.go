@@ -120,12 +120,27 @@ func (r *execution) converge() string {
 		// still replicating at the last sample. Look on a little for
 		// such an instant; a high watermark that is stuck never gives
 		// one.
-		for end := w.Now() + groupsJudgeWindow; !c.HealedButGroups() && w.Now() < end; {
-			if stopped := r.runFor(groupsJudgeStep); stopped != "" {
+		if stopped := r.judgeGroups(); stopped != "" {
+			return stopped
+		}
+	}
+	firstCommits := ""
+	if !res.Converged {
+		// A group that has just come out of a rebalance (one that went
+		// on through the grace) has not auto-committed yet: Kafka's
+		// consumer auto-commits auto.commit.interval.ms after its
+		// assignment at the earliest (ConsumerCoordinator.onJoinComplete
+		// restarts the timer). Wait for those first auto-commits, then
+		// judge again.
+		if due, members := c.FirstAutoCommitsDue(); due > 0 {
+			if stopped := r.runFor(due + autoCommitSettle); stopped != "" {
 				return stopped
 			}
+			if stopped := r.judgeGroups(); stopped != "" {
+				return stopped
+			}
+			firstCommits = fmt.Sprintf("consumer groups judged after the first auto-commit of %s, assigned their partitions less than auto.commit.interval.ms before", strings.Join(members, ", "))
 		}
-		res.Converged, res.ConvergeDetail = c.Converged()
 	}
 	if !res.Converged {
 		// A consumer group Kafka itself would leave rebalancing: its
@@ -138,7 +153,25 @@ func (r *execution) converge() string {
 		// After what the conditions said they did not judge, if anything.
 		res.ConvergeDetail = strings.TrimPrefix(res.ConvergeDetail+"; ", "; ") + "consumer groups judged without a member Kafka would stop too: " + without
 	}
+	if res.Converged && firstCommits != "" {
+		res.ConvergeDetail = strings.TrimPrefix(res.ConvergeDetail+"; ", "; ") + firstCommits
+	}
 	res.Timeline.sample()
+	return ""
+}
+
+// judgeGroups looks on, for up to groupsJudgeWindow, for an instant when
+// everything but the consumer groups has healed (their own writes to
+// __consumer_offsets may leave one still replicating at the last sample),
+// and judges convergence there.
+func (r *execution) judgeGroups() string {
+	c, w := r.c, r.w
+	for end := w.Now() + groupsJudgeWindow; !c.HealedButGroups() && w.Now() < end; {
+		if stopped := r.runFor(groupsJudgeStep); stopped != "" {
+			return stopped
+		}
+	}
+	r.res.Converged, r.res.ConvergeDetail = c.Converged()
 	return ""
 }
 

@@ -62,6 +62,11 @@ const (
 	// when everything but its groups has healed, to judge them at.
 	groupsJudgeWindow = 5 * time.Second
 	groupsJudgeStep   = 50 * time.Millisecond
+	// autoCommitSettle is how long past a member's first auto-commit due
+	// time the judge waits for it to be answered (a round trip to the
+	// coordinator and its replication, milliseconds in the model's
+	// networks).
+	autoCommitSettle = time.Second
 	// acksNoneProbeRounds is how many rounds of probes an acks=0
 	// producer writes.
 	acksNoneProbeRounds = 3

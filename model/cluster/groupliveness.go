@@ -229,3 +229,39 @@ func describePace(members []memberPace) string {
 	}
 	return strings.Join(out, ", ")
 }
+
+// FirstAutoCommitsDue is how long until the first auto-commit of every
+// member that has one still to come (reader.FirstAutoCommitDue) in a group
+// whose convergence fails on something other than a rebalance — a
+// committed offset behind the high watermark, say — with their names; 0
+// when there is none. Kafka's consumer auto-commits auto.commit.interval.ms
+// after its assignment at the earliest (ConsumerCoordinator.onJoinComplete
+// restarts the timer), so a group that has just come out of a rebalance
+// (one that went on through the grace, as heartbeatsOutpaced groups do)
+// has committed nothing yet for the partitions its members were just
+// given: the judge waits for those commits before it judges the group.
+func (c *Cluster) FirstAutoCommitsDue() (time.Duration, []string) {
+	im := c.Metadata()
+	if im == nil {
+		return 0, nil
+	}
+	var wait time.Duration
+	var names []string
+	for _, gid := range c.Groups() {
+		ok, _, rebalancing, _ := c.groupStable(im, gid)
+		if ok || rebalancing {
+			continue
+		}
+		for _, id := range c.Readers {
+			r := c.Reader(id)
+			if r == nil || c.readerGroup(id) != gid || c.World.State(id) != sim.Running || !r.Stable() {
+				continue
+			}
+			if due, ok := r.FirstAutoCommitDue(); ok {
+				wait = max(wait, due)
+				names = append(names, c.World.Name(id))
+			}
+		}
+	}
+	return wait, names
+}

@@ -2,12 +2,17 @@ package cluster
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"pgregory.net/rapid"
 
+	"kafkasim/model/group"
+	"kafkasim/model/producer"
 	"kafkasim/model/proto"
+	"kafkasim/model/reader"
+	"kafkasim/sim"
 )
 
 func TestHeartbeatsOutpaced(t *testing.T) {
@@ -93,5 +98,60 @@ func TestDescribePace(t *testing.T) {
 	got = describePace([]memberPace{{"b-0", 4 * time.Second, 0}})
 	if want := "b-0 heartbeats every 4s"; got != want {
 		t.Errorf("describePace = %q, want %q", got, want)
+	}
+}
+
+// A group fresh out of its first rebalance has committed nothing for
+// auto.commit.interval.ms (ConsumerCoordinator.onJoinComplete restarts the
+// auto-commit timer): its convergence fails on the committed offset, and
+// FirstAutoCommitsDue names the members whose first auto-commit is still to
+// come and how long the judge waits for it. Once they have auto-committed
+// there is nothing more to wait for: a lag left then is judged as it is.
+func TestFirstAutoCommitsDue(t *testing.T) {
+	cfg := DefaultConfig(7)
+	cfg.Controllers, cfg.Brokers = 1, 1
+	cfg.Topics = []TopicSpec{{Name: "orders", Partitions: 1, ReplicationFactor: 1, MinInsyncReplicas: 1}}
+	pc := producer.DefaultConfig("", "orders")
+	pc.Rate, pc.Keys = 200, 10
+	pc.Start, pc.Stop = time.Second, 3*time.Second
+	cfg.Producers = []ProducerSpec{{Name: "p", Count: 1, Config: pc}}
+	rc := reader.DefaultConfig("", []string{"orders"})
+	gc := reader.DefaultGroupConfig("billing")
+	gc.Commit, gc.AutoCommitInterval = reader.CommitAuto, 20*time.Second
+	gc.Processing = sim.Range{}
+	gc.Assignors, _ = ClientAssignors([]string{"range"})
+	rc.Group = &gc
+	cfg.Readers = []ReaderSpec{{Name: "c", Count: 1, Config: rc}}
+	gcc := group.DefaultConfig()
+	gcc.OffsetsTopicReplicationFactor = 1
+	cfg.Groups = &GroupSettings{Coordinator: gcc}
+	c, err := Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := c.World
+	w.Start()
+	w.RunUntil(10 * time.Second)
+	r := c.Reader(c.Readers[0])
+	own, ok := r.FirstAutoCommitDue()
+	if !ok {
+		t.Fatalf("c-0 has no first auto-commit due at 10s (owns %v)", r.Owned())
+	}
+	if conv, why := c.Converged(); conv || !strings.Contains(why, "committed offset of orders-0 is -1") {
+		t.Fatalf("converged %v (%s), want the group judged behind on orders-0", conv, why)
+	}
+	wait, names := c.FirstAutoCommitsDue()
+	if wait != own || !slices.Equal(names, []string{"c-0"}) {
+		t.Fatalf("FirstAutoCommitsDue = %v %v, want %v [c-0]", wait, names, own)
+	}
+	w.RunFor(wait + time.Second)
+	if conv, why := c.Converged(); !conv {
+		t.Fatalf("not converged after c-0's first auto-commit: %s", why)
+	}
+	if wait, names := c.FirstAutoCommitsDue(); wait != 0 || names != nil {
+		t.Fatalf("FirstAutoCommitsDue = %v %v after the first auto-commit, want none", wait, names)
+	}
+	if _, ok := r.FirstAutoCommitDue(); ok {
+		t.Fatalf("c-0 still has a first auto-commit due after it auto-committed")
 	}
 }
