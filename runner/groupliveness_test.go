@@ -17,6 +17,8 @@ func TestGroupLivenessExcuses(t *testing.T) {
 	}{
 		{"testdata/group-rebalance-timeout-below-heartbeat-not-judged.yaml",
 			[]string{"not judged: ", "group billing's rebalance timeout is 1s", "b-0 and b-1 heartbeat every 4s"}},
+		{"testdata/group-rebalancing-forever-settles-before-its-first-auto-commit.yaml",
+			[]string{"consumer groups judged after the first auto-commit of l-0, l-1"}},
 		{"testdata/group-static-restart-within-session-unreleased.yaml",
 			[]string{"consumer groups judged without a member Kafka would stop too: ", "b-0 stopped on UNRELEASED_INSTANCE_ID", "a previous incarnation"}},
 		{"testdata/group-static-leader-keeps-assignment-misses-added-partitions.yaml",
