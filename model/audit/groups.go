@@ -59,7 +59,12 @@ import (
 //     member's next process incarnation, which rejoins a Stable group under
 //     a new member id in G (GroupMetadataManager.
 //     updateStaticMemberThenRebalanceOrCompleteJoin) and is held as a
-//     newer generation's owner is; one from a newer generation
+//     newer generation's owner is, and but for a consumer-protocol owner
+//     granted the partition after the owner that committed X: the member
+//     epoch is each member's own, and two owners share one when a
+//     coordinator forgot the first one's grant (forgotten) and granted the
+//     partition again; the later grant is held as a newer generation's
+//     owner is. One from a newer generation
 //     only if that member moved its position of the partition back since
 //     it was granted it — reset it (auto.offset.reset), or found the log
 //     truncated under it (KIP-320) where the god view saw the partition
@@ -136,6 +141,9 @@ type groupAudit struct {
 	// removed: the highest member epoch at which a committed write
 	// removed each consumer-protocol member (ConsumerMemberRemoved).
 	removed map[string]int32
+	// grants counts the partitions granted to members
+	// (PartitionsAssigned): each grant's sequence number orders it.
+	grants int64
 }
 
 // GenerationWrite is a coordinator's committed write carrying a group's
@@ -170,6 +178,12 @@ type owner struct {
 	incarnation uint32
 	memberID    string
 	generation  int32
+	// consumer: the claim is under the consumer protocol (KIP-848), whose
+	// generation is the member's own epoch.
+	consumer bool
+	// grant orders the grants of the group's partitions: a later grant
+	// has a greater one. A member that keeps the partition keeps it.
+	grant int64
 	// reset: the member reset its position since it was granted it.
 	reset bool
 	// truncated: the member found the log truncated below its position
@@ -192,6 +206,9 @@ type commitMark struct {
 	owner       bool
 	node        sim.NodeID
 	incarnation uint32
+	// consumer and grant are the owner's claim's (owner).
+	consumer bool
+	grant    int64
 	// losses is how many data losses the god view had seen then.
 	losses int
 }
@@ -433,6 +450,7 @@ func (a *Audit) GroupOffsetCommitted(broker, partition, leaderEpoch int32, group
 	mark := commitMark{offset: offset, record: recordOffset, generation: generation, memberID: memberID, losses: a.losses()}
 	if o, ok := ownerOf(g, tp, memberID); ok {
 		mark.owner, mark.node, mark.incarnation = true, o.node, o.incarnation
+		mark.consumer, mark.grant = o.consumer, o.grant
 	}
 	if !ok || offset >= prev.offset {
 		g.commits[tp] = mark
@@ -450,6 +468,18 @@ func (a *Audit) GroupOffsetCommitted(broker, partition, leaderEpoch int32, group
 		if !lost && !a.movedBackBy(g, tp, memberID, prev.offset) {
 			a.report(GroupCommitNotBelowOwner, a.brokerNode(c.Broker),
 				"group %s: %s committed %s at %d for member %s of generation %d, below %d committed by its previous incarnation's member %s, with no reset, truncation or loss to explain it",
+				group, c, tp, offset, memberID, generation, prev.offset, prev.memberID)
+		}
+	case generation == prev.generation && memberID != prev.memberID && grantedAfter(mark, prev):
+		// Consumer protocol (KIP-848): the generation is the member
+		// epoch, each member's own, so two members may both be at epoch
+		// G, and both own the partition when a coordinator forgot the
+		// first one's grant (forgotten) and granted it again. The later
+		// grant is the newer owner, which commits below only as a newer
+		// generation's owner may.
+		if !lost && !a.movedBackBy(g, tp, memberID, prev.offset) {
+			a.report(GroupCommitNotBelowOwner, a.brokerNode(c.Broker),
+				"group %s: %s committed %s at %d for member %s of member epoch %d, below %d committed by member %s of the same member epoch, granted the partition before it, with no reset, truncation or loss to explain it",
 				group, c, tp, offset, memberID, generation, prev.offset, prev.memberID)
 		}
 	case generation < prev.generation || (generation == prev.generation && memberID != prev.memberID):
@@ -484,6 +514,13 @@ func ownerOf(g *groupAudit, tp proto.TopicPartition, memberID string) (owner, bo
 // under a new member id.
 func succeeds(mark, prev commitMark) bool {
 	return mark.owner && prev.owner && mark.node == prev.node && mark.incarnation > prev.incarnation
+}
+
+// grantedAfter reports whether commit mark's member, owning the partition
+// under the consumer protocol, was granted it after prev's member, owning
+// it under the consumer protocol too, was.
+func grantedAfter(mark, prev commitMark) bool {
+	return mark.owner && prev.owner && mark.consumer && prev.consumer && mark.grant > prev.grant
 }
 
 // movedBackBy reports whether memberID, owning tp, moved its position
@@ -571,10 +608,14 @@ func (a *Audit) PartitionsAssigned(node sim.NodeID, group, memberID string, gene
 	for _, tp := range owned {
 		kept := g.owners[tp][:0]
 		reset, truncated := false, false
+		grant := int64(0)
 		for _, o := range g.owners[tp] {
 			if o.node == node {
 				same := o.memberID == memberID
 				reset, truncated = o.reset && same, o.truncated && same
+				if same && o.incarnation == a.w.Incarnation(node) {
+					grant = o.grant // kept, not granted again
+				}
 				continue // this process's own claim, renewed below
 			}
 			if !a.owns(o) {
@@ -595,8 +636,12 @@ func (a *Audit) PartitionsAssigned(node sim.NodeID, group, memberID string, gene
 					group, a.w.Name(node), tp, memberID, generation, a.w.Name(o.node), o.memberID, o.generation)
 			}
 		}
+		if grant == 0 {
+			g.grants++
+			grant = g.grants
+		}
 		g.owners[tp] = append(kept, owner{node: node, incarnation: a.w.Incarnation(node), memberID: memberID, generation: generation,
-			reset: reset, truncated: truncated, losses: a.losses()})
+			consumer: !classic, grant: grant, reset: reset, truncated: truncated, losses: a.losses()})
 	}
 }
 

@@ -351,6 +351,44 @@ func TestCommitNotBelowOwner(t *testing.T) {
 			a.PositionTruncated(1, "g", orders0)
 			offsetCommitted(a, "A", 2, orders0, 1)
 		}, 0},
+		{"consumer protocol: a later grant at the same member epoch that reset its position (fuzz seed 262089)", func(a *Audit) {
+			// A owns orders-0 at epoch 4; __consumer_offsets-7 and
+			// orders-0 lose committed data; the coordinator, loading the
+			// group without A's claim, grants orders-0 to B at epoch 5, B
+			// finds no committed offset and resets. A, moved to epoch 5
+			// by its heartbeat before it hears it lost orders-0, commits
+			// 224 (records it read before the loss), B then 65.
+			a.PartitionsAssigned(0, "g", "A", 4, false, []proto.TopicPartition{orders0})
+			a.facts = append(a.facts, godview.Fact{Kind: godview.Loss, Partition: "__consumer_offsets-7", From: 29, To: 46},
+				godview.Fact{Kind: godview.Loss, Partition: "orders-0", From: 65, To: 224})
+			a.PartitionsAssigned(1, "g", "B", 5, false, []proto.TopicPartition{orders0})
+			a.PositionReset(1, "g", orders0)
+			a.PartitionsAssigned(0, "g", "A", 5, false, []proto.TopicPartition{orders0})
+			offsetCommitted(a, "A", 5, orders0, 224)
+			offsetCommitted(a, "B", 5, orders0, 65)
+		}, 0},
+		{"consumer protocol: a later grant at the same member epoch goes below with nothing to explain it", func(a *Audit) {
+			a.PartitionsAssigned(0, "g", "A", 4, false, []proto.TopicPartition{orders0})
+			a.PartitionsAssigned(1, "g", "B", 5, false, []proto.TopicPartition{orders0})
+			a.PartitionsAssigned(0, "g", "A", 5, false, []proto.TopicPartition{orders0})
+			offsetCommitted(a, "A", 5, orders0, 224)
+			offsetCommitted(a, "B", 5, orders0, 65)
+		}, 1},
+		{"consumer protocol: an earlier grant at the same member epoch may not go below the later one's", func(a *Audit) {
+			a.PartitionsAssigned(0, "g", "A", 4, false, []proto.TopicPartition{orders0})
+			a.PositionReset(0, "g", orders0)
+			a.PartitionsAssigned(1, "g", "B", 5, false, []proto.TopicPartition{orders0})
+			a.PartitionsAssigned(0, "g", "A", 5, false, []proto.TopicPartition{orders0})
+			offsetCommitted(a, "B", 5, orders0, 224)
+			offsetCommitted(a, "A", 5, orders0, 65)
+		}, 1},
+		{"classic protocol: another member of the same generation that reset its position still may not go below", func(a *Audit) {
+			a.PartitionsAssigned(0, "g", "A", 5, true, []proto.TopicPartition{orders0})
+			a.PartitionsAssigned(1, "g", "B", 5, true, []proto.TopicPartition{orders0})
+			a.PositionReset(1, "g", orders0)
+			offsetCommitted(a, "A", 5, orders0, 224)
+			offsetCommitted(a, "B", 5, orders0, 65)
+		}, 1},
 		{"a static member's next incarnation, in the same generation, finds its previous incarnation's commit's records lost (fuzz seed 204745)", func(a *Audit) {
 			// c1 (node 0) commits 82 as member A after the partition lost
 			// 0..82; restarted, it rejoins the Stable group as B in the
