@@ -72,8 +72,15 @@ func (n *Node) BrokerEpoch() int64 { return n.life.epoch }
 func (n *Node) Fenced() bool { return n.life.fenced }
 
 func (l *lifecycle) start(n *Node) {
+	// Correlation ids start apart per incarnation (proto.CorrelationBase):
+	// Kafka's BrokerLifecycleManager sends through its own
+	// NodeToControllerChannelManager, whose connections die with the
+	// process, so the answer to a registration the previous process sent
+	// (committed, at the broker epoch of that registration, after this
+	// process began) never reaches this one. Taking it for our own answer
+	// would leave us heartbeating at a stale broker epoch for ever.
 	*l = lifecycle{n: n, epoch: -1, previousEpoch: -1, controller: sim.NoNode, fenced: true,
-		incarnation: n.env.Rand().Uint64()}
+		incarnation: n.env.Rand().Uint64(), nextCorrelation: proto.CorrelationBase(n.env.Incarnation())}
 	disk := n.env.Disk()
 	payload, err := storage.ReadCheckpoint(disk, cleanShutdownFile)
 	switch {

@@ -190,6 +190,12 @@ type replicaManager struct {
 func newReplicaManager(n *Node) *replicaManager {
 	rm := &replicaManager{n: n, cfg: n.cfg.Data, gate: storage.NewGate(n.env), parts: newPartitionTable(), fetchers: map[int32]*fetcher{}}
 	rm.alter.rm = rm
+	// A restarted broker's requests are numbered apart from its previous
+	// process's (proto.CorrelationBase): an answer to an AlterPartition, a
+	// fetch or a CreateTopics the dead process sent never matches a
+	// request of this one, as on Kafka's per-connection correlation.
+	base := proto.CorrelationBase(n.env.Incarnation())
+	rm.alter.corr, rm.correlator, rm.createCorrelation = base, base, base
 	rm.hwCkpt = readOffsetCheckpoint(n.env.Disk(), hwCheckpointFile)
 	rm.startCkpt = readOffsetCheckpoint(n.env.Disk(), logStartCheckpointFile)
 	rm.recoveryCkpt = readOffsetCheckpoint(n.env.Disk(), recoveryCheckpointFile)
