@@ -43,7 +43,10 @@ import (
 //     it hears so — Kafka does not stop such a zombie; it fences its
 //     commits (group-commit-not-below-owner). Nor is a zombie's own
 //     claim judged: under the consumer protocol a member its coordinator
-//     no longer has may apply an answer written before it was fenced.
+//     no longer has may apply an answer written before it was fenced;
+//     under the classic protocol one may apply a SyncGroup answer of a
+//     generation older than the other owner's (a member paused while its
+//     answer waited, removed when the next join completed without it).
 //     Nor is a claim a coordinator forgot (forgotten): the group's
 //     __consumer_offsets partition lost committed data after the claim,
 //     and a coordinator then loaded the group without it.
@@ -580,7 +583,20 @@ func (a *Audit) lostBelow(partition string, below int64) bool {
 // (GroupMetadataManager.completeClassicGroupJoin removes only dynamic
 // ones) — still owns the partitions of its older generation until it
 // hears of the rebalance; Kafka fences its commits rather than stopping
-// it.
+// it. Nor is a classic claim judged that is of an older generation than
+// the other owner's, by a member its coordinator no longer has: a zombie
+// applying a SyncGroup answer of a generation that ended without it. A
+// member paused (or cut off) after sending SyncGroup is removed when the
+// next join completes without it (GroupMetadataManager.
+// completeClassicGroupJoin removes dynamic members that did not rejoin),
+// while the answer of its generation waits in its socket; once it runs
+// again, AbstractCoordinator.SyncGroupResponseHandler checks only the
+// member's own generation and state (still that generation, completing
+// its rebalance: the application was in poll, which keeps the poll timer
+// fresh, and the session had not run out), so onJoinComplete applies the
+// assignment, and the member hears it is out only at its next heartbeat
+// (UNKNOWN_MEMBER_ID). Its commits are fenced meanwhile
+// (group-commit-not-below-owner).
 func (a *Audit) PartitionsAssigned(node sim.NodeID, group, memberID string, generation int32, classic bool, owned []proto.TopicPartition) {
 	if a.groups == nil || len(owned) == 0 {
 		return
@@ -629,7 +645,10 @@ func (a *Audit) PartitionsAssigned(node sim.NodeID, group, memberID string, gene
 				members, loaded = a.groups.members(group)
 				asked = true
 			}
-			if loaded && !zombie && slices.Contains(members, o.memberID) && (classic || !g.ended(o.memberID, o.generation)) &&
+			// A classic zombie's late SyncGroup answer: an older
+			// generation's claim by a member its coordinator no longer has.
+			lateSync := classic && o.generation > generation && loaded && !slices.Contains(members, memberID)
+			if loaded && !zombie && !lateSync && slices.Contains(members, o.memberID) && (classic || !g.ended(o.memberID, o.generation)) &&
 				!a.forgotten(g, o, tp) {
 				a.report(GroupPartitionSingleOwner, node,
 					"group %s: %s owns %s as member %s of generation %d while %s (member %s, generation %d) still owns it",

@@ -249,6 +249,21 @@ func TestPartitionSingleOwner(t *testing.T) {
 			a.PartitionsAssigned(1, "g", "B", 2, true, []proto.TopicPartition{orders1})
 			a.PartitionsAssigned(0, "g", "A", 2, true, tps)
 		}, 1},
+		// A dynamic member paused after its SyncGroup applies the older
+		// generation's answer once it runs again, after the coordinator
+		// removed it and gave its partitions away in a newer generation.
+		{"classic: a removed member applies an older generation's late SyncGroup answer", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			a.PartitionsAssigned(0, "g", "A", 15, true, tps)
+			a.PartitionsAssigned(1, "g", "Z", 13, true, tps)
+		}, 0},
+		{"classic: a member still in the group applies an older generation's answer", []string{"A", "Z"}, func(a *Audit, w *sim.World) {
+			a.PartitionsAssigned(0, "g", "A", 15, true, tps)
+			a.PartitionsAssigned(1, "g", "Z", 13, true, tps)
+		}, 2},
+		{"classic: a removed member's claim in the owner's own generation", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			a.PartitionsAssigned(0, "g", "A", 15, true, tps)
+			a.PartitionsAssigned(1, "g", "Z", 15, true, tps)
+		}, 2},
 		{"classic: a cooperative member keeps what it alone owns", []string{"A", "B"}, func(a *Audit, w *sim.World) {
 			a.PartitionsAssigned(0, "g", "A", 1, true, tps)
 			a.PartitionsAssigned(0, "g", "A", 2, true, []proto.TopicPartition{orders0})
