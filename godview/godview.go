@@ -8,7 +8,9 @@
 //
 // A new kind of excuse is a constant here (and in Kinds, so the run store's
 // file of facts reads it back), an append where the model sees it happen,
-// and a verdict rule that looks it up: no new field anywhere.
+// and a verdict rule that looks it up; a new field only for what no field
+// names yet (Process: the reader a stale-leader-read is of), written to the
+// file and read back by jsonl.go.
 package godview
 
 // Kind is what a fact says happened.
