@@ -239,9 +239,9 @@ func (a *Audit) ISRProposed(leader int32, tp metadata.TopicPartition, member int
 	}
 }
 
-// ISRJoined checks that a replica joining the ISR holds every acknowledged
-// write the leader holds.
-func (a *Audit) ISRJoined(leader int32, tp metadata.TopicPartition, member int32) {
+// ISRJoined checks that a replica joining the ISR of a leader of leaderEpoch
+// holds every acknowledged write the leader holds.
+func (a *Audit) ISRJoined(leader int32, tp metadata.TopicPartition, leaderEpoch int32, member int32) {
 	p := a.part(tp)
 	delete(p.shortSince, member)
 	delete(p.diskCause, member)
@@ -252,6 +252,16 @@ func (a *Audit) ISRJoined(leader int32, tp metadata.TopicPartition, member int32
 		return
 	}
 	if p.ackedUpTo < 0 || a.replicas == nil {
+		return
+	}
+	if leaderEpoch < p.leaderEpoch {
+		// A deposed leader catching up on metadata (it was paused, say)
+		// learns an ISR the controller committed epochs ago, before the
+		// election that deposed it. Its log past the new epoch's start is
+		// its own, soon truncated; the member's is the new leader's, and
+		// what was acknowledged since is in that one: comparing the two now
+		// says nothing about the join (fuzz seed 275581). The proposal was
+		// judged when the leader made it (ISRProposed).
 		return
 	}
 	ll, ml := a.replicas(leader, tp), a.replicas(member, tp)

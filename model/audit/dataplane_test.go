@@ -263,7 +263,7 @@ func TestBatchesBelowTheLogStartWereDeletedNotLost(t *testing.T) {
 	if logs[1].LogStartOffset() != 2 || logs[1].BatchAt(0) != nil {
 		t.Fatalf("broker 2's log starts at %d and still holds offset 0", logs[1].LogStartOffset())
 	}
-	a.ISRJoined(1, tp, 2)
+	a.ISRJoined(1, tp, 0, 2)
 	expect(t, a, AckedOnEveryISRMember, 0)
 	a.PartitionLeader(2, tp, 1, logs[1], false)
 	expect(t, a, CommittedDataKept, 0)
@@ -300,7 +300,7 @@ func TestCompactionGapsAreNotLosses(t *testing.T) {
 	}
 	a.AckedAll(1, tp, 0, 3, []int32{1, 2}, 2)
 	a.AckedAll(1, tp, 0, 1, []int32{1, 2}, 2) // a retry answered with its old offset, now cleaned
-	a.ISRJoined(1, tp, 2)
+	a.ISRJoined(1, tp, 0, 2)
 	a.PartitionLeader(2, tp, 1, logs[1], false)
 	expect(t, a, AckedOnEveryISRMember, 0)
 	expect(t, a, CommittedDataKept, 0)
@@ -638,5 +638,35 @@ func TestFlippedBaseOffsetIsNoCleanerGap(t *testing.T) {
 		if len(ls) != 1 || ls[0].From != 2 || ls[0].To != 4 || ls[0].Cause != CauseDiskCorruption {
 			t.Fatalf("losses %+v, want offsets 2..3 lost to disk corruption", ls)
 		}
+	}
+}
+
+// A leader paused past its own fencing learns, as it catches up on metadata,
+// an ISR expansion the controller committed before it was deposed. The new
+// leader (the member that joined) has written its own epoch since, where the
+// deposed leader holds writes it took alone: the join is history, not a
+// replica joining without acknowledged writes (fuzz seed 275581). The same
+// logs at the current epoch are a violation.
+func TestDeposedLeaderLearningAnOldISRIsNotJudgedAgainstTheNewEpoch(t *testing.T) {
+	tp := metadata.TopicPartition{Topic: "orders", Partition: 0}
+	for _, deposed := range []bool{true, false} {
+		a, logs := replicaLogs(t,
+			[]vb{{"a", 1}, {"b", 1}, {"x", 1}},           // broker 1 led epoch 1; took x alone while paused
+			[]vb{{"a", 1}, {"b", 1}, {"c", 2}, {"d", 2}}, // broker 2: what broker 2 leads
+			[]vb{{"a", 1}, {"b", 1}, {"c", 2}, {"d", 2}}) // broker 3 follows it
+		a.SetReplicas(func(b int32, _ metadata.TopicPartition) *partlog.Log { return logs[b-1] })
+		a.PartitionLeader(1, tp, 1, logs[0], false)
+		a.ReplicaHW(1, tp, 1, true, 2, logs[0])
+		a.AckedAll(1, tp, 1, 1, []int32{1, 2}, 2)
+		if deposed {
+			a.PartitionLeader(2, tp, 2, logs[1], false)
+			a.AckedAll(2, tp, 2, 3, []int32{2, 3}, 2)
+			a.ISRJoined(1, tp, 1, 2)
+			expect(t, a, AckedOnEveryISRMember, 0)
+			continue
+		}
+		a.AckedAll(1, tp, 1, 2, []int32{1}, 1)
+		a.ISRJoined(1, tp, 1, 2)
+		expect(t, a, AckedOnEveryISRMember, 1)
 	}
 }

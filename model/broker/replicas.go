@@ -35,7 +35,7 @@ type DataAuditor interface {
 	// ISRProposed: a leader asks to add member, whose log ends at memberLEO.
 	ISRProposed(leader int32, tp metadata.TopicPartition, member int32, memberLEO int64)
 	// ISRJoined: a replica joined a partition's ISR (the leader learned it).
-	ISRJoined(leader int32, tp metadata.TopicPartition, member int32)
+	ISRJoined(leader int32, tp metadata.TopicPartition, leaderEpoch int32, member int32)
 	// PartitionLeader: a broker leads tp in leaderEpoch; unclean when it was
 	// elected without the committed data (leaderRecoveryState RECOVERING).
 	PartitionLeader(broker int32, tp metadata.TopicPartition, leaderEpoch int32, log *partlog.Log, unclean bool)
@@ -581,7 +581,7 @@ func (p *partition) leaderLearnsISR(isr []int32) {
 	for _, r := range isr {
 		if !slices.Contains(p.isr, r) {
 			if a := p.rm.audit(); a != nil {
-				a.ISRJoined(p.rm.id(), p.tp, r)
+				a.ISRJoined(p.rm.id(), p.tp, p.leaderEpoch, r)
 			}
 		}
 	}
