@@ -32,8 +32,10 @@ import (
 //     there to process count: acknowledged and not lost, or read; not
 //     taken by a loss the god view saw before the group had gone past its
 //     offset (goneBeforeGroupPassed: the group owed what the log held
-//     there after the loss); not deleted by retention (below the log start
-//     final reads began from);
+//     there after the loss); not sent, after such a loss, into an offset
+//     the group had committed past, with no commit past it invoked since
+//     (sentAfterGroupCommittedPast: no commit claimed it); not deleted by
+//     retention (below the log start final reads began from);
 //     not one the log cleaner of a compacted topic may have removed (its
 //     key has a later record: compaction.go); not of an aborted (or never committed) transaction; not passed over by
 //     auto.offset.reset=latest (a member that began above the committed
@@ -462,6 +464,9 @@ func (a *analyzer) checkSkipped() {
 				if a.goneBeforeGroupPassed(po.name, off, ob, atOff, reach[gp{g, pi}]) {
 					continue
 				}
+				if a.sentAfterGroupCommittedPast(po.name, off, ob.val, reg) {
+					continue
+				}
 				if val < 0 {
 					val = ob.val
 				}
@@ -534,6 +539,49 @@ func (a *analyzer) goneBeforeGroupPassed(part string, off int64, ob observation,
 		}
 	}
 	return false
+}
+
+// sentAfterGroupCommittedPast reports whether the record val at partition
+// part's offset off came into an offset the log reused after a loss the god
+// view saw there, when the group had no more commits past off to make: its
+// send was invoked at or after the loss, and no commit of the group's
+// register reg past off (not refused) was invoked after that send. Such a
+// record was not below any offset the group committed when it committed it:
+// a commit claims what its member had processed of the log as it was, and
+// the coordinator keeps a committed offset whatever later happens to the
+// partition's log (Kafka's OffsetMetadataManager.commitOffset checks the
+// member, never the log; only a fetch from the offset, answered
+// OFFSET_OUT_OF_RANGE, makes a consumer reset its position). A
+// record sent after a commit lands at or above the log end of that time,
+// which is at or above the offset committed: only a truncation, the loss,
+// puts it below (fuzz --groups seed 286975: after a disk wipe and an
+// unclean election, the settle's probes took offsets the group had
+// committed past before, while the group itself was gone with its
+// __consumer_offsets partition). A commit past off invoked after the send
+// still owes the record.
+func (a *analyzer) sentAfterGroupCommittedPast(part string, off int64, val int32, reg *register) bool {
+	si := a.vals[val].send
+	if si < 0 {
+		return false
+	}
+	sent := a.sends[si].invoke
+	reused := false
+	for i := range a.lossOps.losses {
+		l, at := &a.lossOps.losses[i], a.lossOps.at[i]
+		if l.Covers(part, off) && at >= 0 && at != math.MaxInt64 && at <= sent {
+			reused = true
+			break
+		}
+	}
+	if !reused {
+		return false
+	}
+	for i := range reg.commits {
+		if c := &reg.commits[i]; c.invoke > sent && c.value > off && c.typ != history.Fail {
+			return false
+		}
+	}
+	return true
 }
 
 // checkUnreleased finds the consumer protocol's double owners (KIP-848):
