@@ -42,8 +42,8 @@ func (a *alterManager) submit(p *partition, isr []int32, recovered bool) {
 		epochs[i] = -1
 		if r == a.rm.id() {
 			epochs[i] = a.rm.n.life.epoch
-		} else if f := p.follower(r); f != nil {
-			epochs[i] = f.brokerEpoch
+		} else if f := p.follower(r); f != nil && f.brokerEpoch != brokerEpochUnknown {
+			epochs[i] = f.brokerEpoch // unknown goes as -1, as Kafka's getOrElse(-1)
 		}
 		states[i] = proto.ReplicaState{BrokerID: r, BrokerEpoch: epochs[i]}
 	}

@@ -61,11 +61,18 @@ func (s *leaderState) caughtUp(f *followerState) bool {
 	return f.leo == s.leo || s.now-f.lastCaughtUp <= s.lagMax
 }
 
+// brokerEpochUnknown is a follower's broker epoch before its first fetch
+// from this leader (Kafka's Replica.resetReplicaState sets it to None); -1
+// is a fetch that carried none.
+const brokerEpochUnknown = -2
+
 // eligible: the follower may join the ISR: registered, unfenced, not
-// shutting down, and (KIP-903) fetching with its current broker epoch.
+// shutting down, and (KIP-903) fetching with its current broker epoch, or
+// with none (Partition.isBrokerEpochIsrEligible); a follower that has not
+// fetched from this leader yet is not.
 func (s *leaderState) eligible(f *followerState) bool {
 	b, ok := s.brokers[f.id]
-	return ok && b.Active() && (f.brokerEpoch == -1 || f.brokerEpoch == b.Epoch)
+	return ok && b.Active() && f.brokerEpoch != brokerEpochUnknown && (f.brokerEpoch == -1 || f.brokerEpoch == b.Epoch)
 }
 
 // highWatermark is where the leader's high watermark may move: the
@@ -137,7 +144,8 @@ func followerOf(followers []*followerState, id int32) *followerState {
 // when the leader's log ended at leaderEnd (Kafka's
 // Replica.updateFetchStateOrThrow): a fetch from the leader's end makes it
 // caught up now; one from at least the leader's end at its previous fetch,
-// as of that fetch. brokerEpoch is -1 when the fetch did not carry one.
+// as of that fetch. brokerEpoch is -1 when the fetch did not carry one (Kafka
+// stores it so: Replica.updateFetchStateOrThrow).
 func (f followerState) fetched(fetchOffset, leaderEnd, brokerEpoch int64, now time.Duration) followerState {
 	switch {
 	case fetchOffset >= leaderEnd:
@@ -148,9 +156,7 @@ func (f followerState) fetched(fetchOffset, leaderEnd, brokerEpoch int64, now ti
 	f.leo = fetchOffset
 	f.lastFetchLeaderLEO = max(leaderEnd, f.lastFetchLeaderLEO)
 	f.lastFetchTime = now
-	if brokerEpoch >= 0 {
-		f.brokerEpoch = brokerEpoch
-	}
+	f.brokerEpoch = brokerEpoch
 	return f
 }
 
@@ -174,7 +180,7 @@ func newFollowerStates(replicas, isr []int32, self int32, now time.Duration) []*
 		if r == self {
 			continue
 		}
-		f := &followerState{id: r, leo: -1, lastFetchLeaderLEO: -1, brokerEpoch: -1}
+		f := &followerState{id: r, leo: -1, lastFetchLeaderLEO: -1, brokerEpoch: brokerEpochUnknown}
 		if slices.Contains(isr, r) {
 			f.lastCaughtUp = now
 		}

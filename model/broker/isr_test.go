@@ -172,7 +172,8 @@ func TestMayJoinISR(t *testing.T) {
 		}, follower(4, 100, now, 14), false},
 		{"not registered", noFollowers, follower(9, 100, now, 19), false},
 		{"fetching with a previous broker epoch (KIP-903)", noFollowers, follower(4, 100, now, 13), false},
-		{"no broker epoch known yet", noFollowers, follower(4, 100, now, -1), true},
+		{"fetching without a broker epoch (Kafka takes -1)", noFollowers, follower(4, 100, now, -1), true},
+		{"not fetched from this leader yet: broker epoch unknown (Replica.resetReplicaState)", noFollowers, follower(4, 100, now, brokerEpochUnknown), false},
 		{"at the high watermark but short of the epoch start (KAFKA-7128)", func() leaderState {
 			s := leader1()
 			s.hw, s.epochStart = 40, 50
@@ -251,7 +252,7 @@ func TestFollowerFetched(t *testing.T) {
 		{"from the leader's end at the previous fetch: caught up as of then", 60, 70, 12, 10 * time.Second, 70, 12},
 		{"short of the leader's end at the previous fetch: not caught up", 59, 70, 12, 5 * time.Second, 70, 12},
 		{"a new broker epoch is taken", 59, 70, 13, 5 * time.Second, 70, 13},
-		{"a fetch without a broker epoch keeps the known one", 59, 70, -1, 5 * time.Second, 70, 12},
+		{"a fetch without a broker epoch is stored as -1 (Kafka's Some(-1))", 59, 70, -1, 5 * time.Second, 70, -1},
 		{"a leader whose log end went back keeps the larger end", 55, 55, 12, now, 60, 12},
 	}
 	for _, c := range cases {
@@ -291,8 +292,8 @@ func TestStartsLeaderEpoch(t *testing.T) {
 func TestNewFollowerStates(t *testing.T) {
 	got := newFollowerStates([]int32{3, 1, 2}, []int32{1, 3}, 1, 7*time.Second)
 	want := []followerState{
-		{id: 3, leo: -1, lastCaughtUp: 7 * time.Second, lastFetchLeaderLEO: -1, brokerEpoch: -1},
-		{id: 2, leo: -1, lastCaughtUp: 0, lastFetchLeaderLEO: -1, brokerEpoch: -1},
+		{id: 3, leo: -1, lastCaughtUp: 7 * time.Second, lastFetchLeaderLEO: -1, brokerEpoch: brokerEpochUnknown},
+		{id: 2, leo: -1, lastCaughtUp: 0, lastFetchLeaderLEO: -1, brokerEpoch: brokerEpochUnknown},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d followers, want %d", len(got), len(want))
