@@ -59,6 +59,11 @@ type BrokerSettings struct {
 	// broker.session.timeout.ms.
 	HeartbeatInterval time.Duration
 	SessionTimeout    time.Duration
+	// LeaderImbalanceCheckInterval is leader.imbalance.check.interval.seconds
+	// (default 300 s) while auto.leader.rebalance.enable is true (the
+	// default); 0 is auto.leader.rebalance.enable=false: the controller
+	// never moves leadership back to preferred replicas by itself.
+	LeaderImbalanceCheckInterval time.Duration
 }
 
 // QuorumSettings are the controller.quorum.* configs, and how many batches
@@ -158,7 +163,7 @@ func DefaultConfig(seed uint64) Config {
 		Network:     sim.DefaultNetworkOptions(),
 		Disk:        sim.DefaultDiskOptions(),
 		Broker: BrokerSettings{ELREnabled: true, MinInsyncReplicas: 1, DefaultReplicationFactor: 1,
-			HeartbeatInterval: 2 * time.Second, SessionTimeout: 9 * time.Second},
+			HeartbeatInterval: 2 * time.Second, SessionTimeout: 9 * time.Second, LeaderImbalanceCheckInterval: 300 * time.Second},
 		Quorum: QuorumSettings{ElectionTimeout: time.Second, FetchTimeout: 2 * time.Second, MaxIdleInterval: 500 * time.Millisecond},
 		Data:   broker.DefaultDataConfig(),
 	}
@@ -331,6 +336,7 @@ func Build(cfg Config) (*Cluster, error) {
 			cc.SessionTimeout = cfg.Broker.SessionTimeout
 		}
 		cc.MaxIdleInterval = cfg.Quorum.MaxIdleInterval
+		cc.LeaderImbalanceCheckInterval = cfg.Broker.LeaderImbalanceCheckInterval
 		cc.BugStaleAlterPartition = bugs[BugStaleAlterPartition]
 		cc.Audit = c.Audit
 		id := w.AddNode(sim.NodeSpec{Name: ControllerName(i), Role: RoleController, Rack: rack(i), New: controller.New(cc)})
