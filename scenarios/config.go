@@ -265,6 +265,9 @@ func (s *Scenario) ScheduledFaultFacts() godview.List {
 		if cluster.LosesPageCache(f.Fault) {
 			facts = append(facts, godview.Fact{Kind: godview.PowerLoss, Producer: godview.NoProducer})
 		}
+		if fact, ok := cluster.UncleanRequested(f.Fault); ok {
+			facts = append(facts, fact)
+		}
 	}
 	for _, r := range s.Nemesis {
 		if cluster.LosesPageCache(r.Rule.Fault) {

@@ -682,8 +682,36 @@ func (a AddPartitions) String() string {
 	return fmt.Sprintf("add-partitions %s to %d", a.Topic, a.Count)
 }
 
+// ElectLeaders is the admin operation of the custom fault elect-leaders:
+// an ElectLeaders request (KIP-460) of Type for Topic-Partition, or for
+// every partition of every topic when Topic is "" (Kafka's null
+// topicPartitions).
+type ElectLeaders struct {
+	Type      proto.ElectionType
+	Topic     string
+	Partition int32
+}
+
+func (e ElectLeaders) String() string {
+	if e.Topic == "" {
+		return fmt.Sprintf("elect-leaders %s (all partitions)", e.Type)
+	}
+	return fmt.Sprintf("elect-leaders %s %s-%d", e.Type, e.Topic, e.Partition)
+}
+
 func (c *Cluster) customFault(f sim.Fault) (string, error) {
 	switch op := f.Custom.(type) {
+	case ElectLeaders:
+		a := c.AdminNode()
+		if a == nil {
+			return "", fmt.Errorf("the admin client is down")
+		}
+		var parts []proto.TopicPartition
+		if op.Topic != "" {
+			parts = []proto.TopicPartition{{Topic: op.Topic, Partition: op.Partition}}
+		}
+		a.ElectLeaders(op.Type, parts)
+		return "requested", nil
 	case AddPartitions:
 		a := c.AdminNode()
 		if a == nil {
