@@ -146,6 +146,7 @@ func GenerateWithGroups(seed uint64, base *scenarios.Scenario, bugs []string, gr
 	if len(s.Groups()) > 0 {
 		s.Faults = withMemberFaults(grng, s, s.Faults)
 	}
+	s.Faults = withElections(rand.New(rand.NewPCG(seed, electionStream)), s, s.Faults, base == nil)
 	return scenarios.Normalize(s)
 }
 
