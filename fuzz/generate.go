@@ -143,10 +143,12 @@ func GenerateWithGroups(seed uint64, base *scenarios.Scenario, bugs []string, gr
 	default:
 		s.Faults = drawFaults(rng, s, focus)
 	}
+	// Before the member faults: a seed's elections do not depend on
+	// whether it drew groups.
+	s.Faults = withElections(rand.New(rand.NewPCG(seed, electionStream)), s, s.Faults, base == nil)
 	if len(s.Groups()) > 0 {
 		s.Faults = withMemberFaults(grng, s, s.Faults)
 	}
-	s.Faults = withElections(rand.New(rand.NewPCG(seed, electionStream)), s, s.Faults, base == nil)
 	return scenarios.Normalize(s)
 }
 
