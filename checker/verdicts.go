@@ -39,6 +39,9 @@ type Facts struct {
 	Loss             *DataLoss
 	LostHere         string // an acknowledged write lost in this partition was permitted: why
 	UncleanElections int
+	// UncleanRequested: an operator asked for an unclean election of the
+	// partition (ElectLeaders, KIP-460; an elect-leaders fault).
+	UncleanRequested bool
 	PowerLosses      int
 	OffsetsLost      *DataLoss // a loss in __consumer_offsets
 	Bugs             []string
@@ -153,6 +156,8 @@ func then(f *Facts) string {
 		return ""
 	}
 	switch {
+	case f.UncleanRequested:
+		return "; with no in-sync copy left, an operator's unclean ElectLeaders (KIP-460) then had a replica outside the ISR elected, which could not bring them back"
 	case f.Unclean && f.ELR:
 		return "; with no in-sync copy left, the controller then elected the last known leader (KIP-966 balanced recovery) or, as unclean.leader.election.enable=true allows, a replica outside the ISR, which could not bring them back"
 	case f.Unclean:
@@ -201,6 +206,9 @@ var Guarantees = []Guarantee{
 
 // VerdictRules is the verdict table.
 var VerdictRules = []Rule{
+	{LostAckedWrite, "the simulator saw an unclean election lose committed data, and an operator had asked for one (elect-leaders type unclean)", Permitted,
+		"an operator's unclean leader election (ElectLeaders with ElectionType.UNCLEAN, KIP-460) let a replica that lacked committed data lead: the operator chose availability over the data, whatever unclean.leader.election.enable says",
+		func(f *Facts) bool { return lossCause(f) == "unclean-election" && f.UncleanRequested }, nil},
 	{LostAckedWrite, "the simulator saw an unclean election lose committed data while an in-sync copy survived (or may have), unclean.leader.election.enable=true", Permitted,
 		"unclean.leader.election.enable=true let a replica that lacked committed data lead",
 		func(f *Facts) bool { return lossCause(f) == "unclean-election" && f.Unclean }, nil},
@@ -224,6 +232,9 @@ var VerdictRules = []Rule{
 	{LostAckedWrite, "no god view, unclean.leader.election.enable=true", Permitted,
 		"unclean.leader.election.enable=true lets a replica that lacks committed data lead; the history alone cannot tell whether one did, and the configuration does not promise that committed data survives",
 		func(f *Facts) bool { return f.Unclean && !f.GodView }, nil},
+	{LostAckedWrite, "no god view, an operator asked for an unclean election (elect-leaders type unclean)", Permitted,
+		"an operator asked for an unclean leader election (ElectLeaders, KIP-460), which may elect a replica that lacks committed data; the history alone cannot tell whether it did",
+		func(f *Facts) bool { return f.UncleanRequested && !f.GodView }, nil},
 	{LostAckedWrite, "no god view, the default flush policy, and power was lost", Permitted,
 		"the default flush policy leaves acknowledged writes in page cache, and power was lost: a power loss of every replica holding a record loses it, even one readers saw; the history alone cannot tell whether one did",
 		func(f *Facts) bool { return !f.FlushEveryMessage && f.PowerLosses > 0 && !f.GodView }, nil},
@@ -232,7 +243,7 @@ var VerdictRules = []Rule{
 		func(f *Facts) bool { return f.ReadByPoll }, nil},
 	{LostAckedWrite, "acks=0", Permitted, "acks=0 waits for no acknowledgement",
 		func(f *Facts) bool { return f.Acks == "0" }, nil},
-	{LostAckedWrite, "acks=1", Permitted, "acks=1 does not wait for followers: a leader that fails before they copy a record loses it",
+	{LostAckedWrite, "acks=1", Permitted, "acks=1 does not wait for followers: a leader that fails, or hands leadership over (a controlled shutdown, a preferred leader election), before they copy a record loses it",
 		func(f *Facts) bool { return f.Acks == "1" }, nil},
 	{LostAckedWrite, "unclean.leader.election.enable=true and an unclean election happened", Permitted,
 		"unclean.leader.election.enable=true and an unclean election happened",
@@ -272,15 +283,18 @@ var VerdictRules = []Rule{
 	{InconsistentOffsets, "no god view, unclean.leader.election.enable=true", Permitted,
 		"unclean.leader.election.enable=true lets a replica that lacks committed data lead and reuse its offsets; the history alone cannot tell whether one did",
 		func(f *Facts) bool { return f.Unclean && !f.GodView }, nil},
+	{InconsistentOffsets, "no god view, an operator asked for an unclean election (elect-leaders type unclean)", Permitted,
+		"an operator asked for an unclean leader election (ElectLeaders, KIP-460), which may elect a replica that lacks committed data and reuse its offsets; the history alone cannot tell whether it did",
+		func(f *Facts) bool { return f.UncleanRequested && !f.GodView }, nil},
 	{InconsistentOffsets, "no god view, the default flush policy, and power was lost", Permitted,
 		"the default flush policy leaves committed data in page cache, and power was lost: a power loss of every replica holding it loses it and its offsets are reused; the history alone cannot tell whether one did",
 		func(f *Facts) bool { return !f.FlushEveryMessage && f.PowerLosses > 0 && !f.GodView }, nil},
 	{InconsistentOffsets, "polls saw two records at the offset", Violation, "readers saw two different records at one offset: committed data changed",
 		func(f *Facts) bool { return f.ReadValues > 1 }, nil},
 	{InconsistentOffsets, "a copy acknowledged at the offset with acks=0 or 1 is gone", Permitted,
-		"the copy acknowledged at this offset was lost with a leader that failed (acks=1 does not wait for followers) and the offset reused",
+		"the copy acknowledged at this offset was lost with a leader that failed or handed leadership over (acks=1 does not wait for followers) and the offset reused",
 		func(f *Facts) bool { return f.AckedCopyLost == "1" || f.AckedCopyLost == "0" }, func(f *Facts) string {
-			return "the copy acknowledged at this offset was lost with a leader that failed (acks=" + f.AckedCopyLost + " does not wait for followers) and the offset reused"
+			return "the copy acknowledged at this offset was lost with a leader that failed or handed leadership over (acks=" + f.AckedCopyLost + " does not wait for followers) and the offset reused"
 		}},
 	{InconsistentOffsets, "the write acknowledged at the offset was a permitted loss", Permitted, "the write acknowledged at this offset was lost, and the offset reused: WHY",
 		func(f *Facts) bool { return f.LostHere != "" }, func(f *Facts) string {
@@ -521,6 +535,11 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		fx.Acks = "all"
 	}
 	fx.SentTwice = typ == Duplicate && f.Partition == ""
+	for _, asked := range c.Happened.Of(godview.UncleanElectionRequested) {
+		if asked.Partition == "" || asked.Partition == f.Partition {
+			fx.UncleanRequested = true
+		}
+	}
 	for _, added := range c.Happened.Of(godview.PartitionsAdded) {
 		if added.Topic == topicOf(f.Partition) {
 			fx.PartitionsAdded = true

@@ -53,6 +53,12 @@ const (
 	// PartitionsAdded: Topic's partition count grew (its keys moved between
 	// partitions).
 	PartitionsAdded Kind = "partitions-added"
+	// UncleanElectionRequested: an operator asked for an unclean election
+	// (ElectLeaders with ElectionType.UNCLEAN, KIP-460: kafkasim's
+	// elect-leaders fault) of Partition, or of every partition when
+	// Partition is "", At: the controller may elect a replica outside the
+	// ISR whatever unclean.leader.election.enable says.
+	UncleanElectionRequested Kind = "unclean-election-requested"
 	// StaleLeaderRead: reader Process took records [From, To) of Partition,
 	// At, from a fetch it had sent under an older leader epoch than the one
 	// it then knew: a deposed leader's answer that Kafka's consumer accepts

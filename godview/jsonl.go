@@ -18,7 +18,7 @@ const StoreFile = "godview.jsonl"
 // make a file the simulator wrote unreadable (a test holds the list to the
 // constants).
 var Kinds = []Kind{Loss, HeldBack, ForgottenBatch, ForgottenProducer, UnknownProducerAppend,
-	Resurrected, PowerLoss, UncleanElection, PartitionsAdded, StaleLeaderRead}
+	Resurrected, PowerLoss, UncleanElection, PartitionsAdded, UncleanElectionRequested, StaleLeaderRead}
 
 // header is a facts file's first line: whether a god view recorded the list
 // and how many facts follow (a file cut short says so).
@@ -210,7 +210,7 @@ func checkFact(f *Fact, producerGiven bool, n int) error {
 		return bad("partition", "%q: a partition is topic-N", f.Partition)
 	}
 	switch f.Kind {
-	case PowerLoss:
+	case PowerLoss, UncleanElectionRequested: // the latter: "" is every partition
 	case PartitionsAdded:
 		if f.Topic == "" {
 			return bad("topic", "missing: %s names the topic that grew", f.Kind)

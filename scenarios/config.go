@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"kafkasim/checker"
 	"kafkasim/godview"
@@ -36,6 +37,9 @@ func (s *Scenario) ClusterConfig() cluster.Config {
 		DefaultReplicationFactor: int(configInt(b, "default.replication.factor")),
 		HeartbeatInterval:        configMs(b, "broker.heartbeat.interval.ms"),
 		SessionTimeout:           configMs(b, "broker.session.timeout.ms"),
+	}
+	if configBool(b, "auto.leader.rebalance.enable") {
+		cfg.Broker.LeaderImbalanceCheckInterval = time.Duration(configInt(b, "leader.imbalance.check.interval.seconds")) * time.Second
 	}
 	cfg.Quorum.ElectionTimeout = configMs(b, "controller.quorum.election.timeout.ms")
 	cfg.Quorum.FetchTimeout = configMs(b, "controller.quorum.fetch.timeout.ms")
@@ -260,6 +264,9 @@ func (s *Scenario) ScheduledFaultFacts() godview.List {
 		}
 		if cluster.LosesPageCache(f.Fault) {
 			facts = append(facts, godview.Fact{Kind: godview.PowerLoss, Producer: godview.NoProducer})
+		}
+		if fact, ok := cluster.UncleanRequested(f.Fault); ok {
+			facts = append(facts, fact)
 		}
 	}
 	for _, r := range s.Nemesis {

@@ -9,11 +9,13 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"kafkasim/model/cluster"
+	"kafkasim/model/proto"
 	"kafkasim/sim"
 )
 
 // faultKinds are the keys that name a scheduled fault, with the sim kind
-// each maps to ("add-partitions" is an admin operation, a custom fault).
+// each maps to ("add-partitions" and "elect-leaders" are admin operations,
+// custom faults).
 var faultKinds = map[string]sim.FaultKind{
 	"crash":          sim.FaultCrash,
 	"kill":           sim.FaultKill,
@@ -31,12 +33,13 @@ var faultKinds = map[string]sim.FaultKind{
 	"power-loss":     sim.FaultPowerLoss,
 	"disk":           sim.FaultDisk,
 	"add-partitions": sim.FaultCustom,
+	"elect-leaders":  sim.FaultCustom,
 }
 
 // faultKindOrder lists them for messages (and docs/scenarios.md), roughly
 // from the most to the least common.
 var faultKindOrder = []string{"crash", "kill", "shutdown", "restart", "pause", "resume", "partition", "isolate", "heal",
-	"disconnect", "slow-network", "stall", "clock", "power-loss", "disk", "add-partitions"}
+	"disconnect", "slow-network", "stall", "clock", "power-loss", "disk", "add-partitions", "elect-leaders"}
 
 // undoKey is the key that sets how long a fault of each kind lasts.
 var undoKey = map[string]string{
@@ -166,6 +169,7 @@ func (r *reader) faults(f field, s *Scenario) {
 				Line: kind.key.Line, Column: kind.key.Column, Path: kind.path, Key: kind.name})
 		}
 	}
+	r.checkElectedPartitions(s)
 	sort.SliceStable(s.Faults, func(i, j int) bool { return s.Faults[i].At < s.Faults[j].At })
 }
 
@@ -199,6 +203,8 @@ func (r *reader) fault(kind field, params map[string]field, s *Scenario) []sim.F
 		return r.diskFault(kind, base)
 	case "add-partitions":
 		return r.addPartitions(kind, base, s)
+	case "elect-leaders":
+		return r.electLeaders(kind, base, s)
 	case "slow-network":
 		g, ok := params["latency"]
 		if !ok {
@@ -467,6 +473,93 @@ func (r *reader) addPartitions(f field, base sim.Fault, s *Scenario) []sim.Fault
 	}
 	base.Custom = op
 	return []sim.Fault{base}
+}
+
+// electLeaders reads an elect-leaders fault: { topic, partition, type }, or
+// { type } alone for every partition of every topic (ElectLeaders with null
+// topicPartitions). type is required, as kafka-leader-election.sh's
+// --election-type is; a topic needs a partition, as its --topic needs
+// --partition (a scenario with one topic may give the partition alone).
+func (r *reader) electLeaders(f field, base sim.Fault, s *Scenario) []sim.Fault {
+	op := cluster.ElectLeaders{Partition: -1}
+	var typeSet bool
+	var topicField, partitionField *field
+	before := r.failures
+	for _, g := range r.fields(f.value, f.path, []string{"topic", "partition", "type"}) {
+		switch g.name {
+		case "topic":
+			op.Topic = r.str(g)
+			if op.Topic != "" && r.topicNamed(s, op.Topic) == nil && !r.topicNamesDoubtful {
+				r.fail(g.value, g.path, "no topic %q in topics", op.Topic)
+			}
+			topicField = &g
+		case "partition":
+			if n, ok := r.int(g, 0, PartitionsMax-1); ok {
+				op.Partition = int32(n)
+			}
+			partitionField = &g
+		case "type":
+			switch v := r.str(g); v {
+			case "preferred":
+				op.Type, typeSet = proto.ElectionPreferred, true
+			case "unclean":
+				op.Type, typeSet = proto.ElectionUnclean, true
+			case "":
+			default:
+				r.fail(g.value, g.path, "unknown election type %q: want preferred or unclean", v)
+			}
+		}
+	}
+	if r.failures > before {
+		return nil
+	}
+	if !typeSet {
+		r.fail(nodeOr(f.value, f.key), f.path+".type", "missing: preferred (move leadership to the first replica of the assignment) or unclean (elect a leader for a partition that has none, even outside the ISR)")
+		return nil
+	}
+	switch {
+	case topicField != nil && partitionField == nil:
+		r.fail(topicField.key, f.path+".partition", "missing: which partition of %s (or give neither topic nor partition for every partition)", op.Topic)
+		return nil
+	case topicField == nil && partitionField != nil && len(s.Topics) == 1:
+		op.Topic = s.Topics[0].Name
+	case topicField == nil && partitionField != nil:
+		r.fail(partitionField.key, f.path+".topic", "missing: which topic partition %d is of", op.Partition)
+		return nil
+	}
+	if op.Topic != "" {
+		r.electedPartitions = append(r.electedPartitions, electedPartition{op: op, node: partitionField.value, path: partitionField.path})
+	} else {
+		op.Partition = 0
+	}
+	base.Custom = op
+	return []sim.Fault{base}
+}
+
+// electedPartition is an elect-leaders partition to check once every fault
+// is read: an add-partitions fault anywhere in the list may create it.
+type electedPartition struct {
+	op   cluster.ElectLeaders
+	node *yaml.Node
+	path string
+}
+
+func (r *reader) checkElectedPartitions(s *Scenario) {
+	for _, e := range r.electedPartitions {
+		t := r.topicNamed(s, e.op.Topic)
+		if t == nil {
+			continue
+		}
+		count := max(t.Partitions, len(t.Assignment))
+		for _, f := range s.Faults {
+			if op, ok := f.Fault.Custom.(cluster.AddPartitions); ok && op.Topic == e.op.Topic {
+				count = max(count, op.Count)
+			}
+		}
+		if int(e.op.Partition) >= count && !r.grownDoubtful {
+			r.fail(e.node, e.path, "topic %s has %d partitions (0..%d), so no partition %d", e.op.Topic, count, count-1, e.op.Partition)
+		}
+	}
 }
 
 var nemesisKeys = []string{"fault", "target", "every", "down", "restart-after", "resume-after", "heal-after",

@@ -61,6 +61,9 @@ var brokerKeys = []kafkaKey{
 	{name: "controller.quorum.election.timeout.ms", kind: kindMs, def: "1000", min: 1, max: math.MaxInt32},
 	{name: "controller.quorum.fetch.timeout.ms", kind: kindMs, def: "2000", min: 1, max: math.MaxInt32},
 	{name: "metadata.max.idle.interval.ms", kind: kindMs, def: "500", min: 0, max: math.MaxInt32},
+	{name: "auto.leader.rebalance.enable", kind: kindBool, def: "true"},
+	{name: "leader.imbalance.check.interval.seconds", kind: kindInt, def: "300", min: 1, max: math.MaxInt32,
+		note: "Kafka's maximum is a long's; kafkasim stops at 2147483647 seconds (68 years)"},
 	// The group coordinator's (Kafka's GroupCoordinatorConfig).
 	{name: "offsets.topic.num.partitions", kind: kindInt, def: "50", min: 1, max: PartitionsMax},
 	{name: "offsets.topic.replication.factor", kind: kindInt, def: "3", min: 1, max: BrokersMax,

@@ -218,6 +218,16 @@ func faultNode(f ScheduledFault) *yaml.Node {
 		put(d, "topic", str(op.Topic))
 		put(d, "count", plain(strconv.Itoa(op.Count)))
 		put(m, "add-partitions", d)
+	case "elect-leaders":
+		op := ft.Custom.(cluster.ElectLeaders)
+		d := mapping()
+		d.Style = yaml.FlowStyle
+		if op.Topic != "" {
+			put(d, "topic", str(op.Topic))
+			put(d, "partition", plain(strconv.Itoa(int(op.Partition))))
+		}
+		put(d, "type", str(op.Type.String()))
+		put(m, "elect-leaders", d)
 	default:
 		put(m, f.Key, str(ft.Target))
 	}

@@ -101,6 +101,9 @@ type reader struct {
 	// grownDoubtful: an add-partitions fault had an error, so a partition
 	// leader(T-P) names may be one it would have made.
 	grownDoubtful bool
+	// electedPartitions are the partitions elect-leaders faults name, to
+	// check against the topics' partition counts once every fault is read.
+	electedPartitions []electedPartition
 	// offsetsTopicListed: topics had a __consumer_offsets entry.
 	offsetsTopicListed bool
 }

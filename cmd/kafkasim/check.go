@@ -55,7 +55,8 @@ violations unless the configuration permits them anyway (acks=1, say). The
 scenario's faults count as what may have happened: a crash, power loss, torn
 write or wiped disk (scheduled or in a nemesis rule) with the default flush
 policy permits lost and rewritten records, even ones readers saw; an
-add-partitions fault permits key-order.
+add-partitions fault permits key-order; an elect-leaders fault of type unclean
+permits lost acknowledged writes and reused offsets of its partitions.
 
 Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 2 for an unreadable or malformed history, scenario or godview.jsonl.`,

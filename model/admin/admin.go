@@ -1,10 +1,12 @@
 // Package admin is the admin client a scenario uses to create its topics and
-// to run admin operations (adding partitions) as faults: kafka-topics.sh as a
-// node. It retries each operation until the active controller accepts it.
+// to run admin operations (adding partitions, electing leaders) as faults:
+// kafka-topics.sh and kafka-leader-election.sh as a node. It retries each
+// operation until the active controller accepts it.
 package admin
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"kafkasim/model/proto"
@@ -23,6 +25,7 @@ type op struct {
 	topics      []proto.CreatableTopic // CreateTopics
 	addTopic    string                 // CreatePartitions
 	addCount    int
+	elect       *proto.ElectLeadersRequest // ElectLeaders
 	correlation uint64
 	target      sim.NodeID
 }
@@ -76,6 +79,14 @@ func (n *Node) AddPartitions(topic string, count int) {
 	n.enqueue(&op{addTopic: topic, addCount: count})
 }
 
+// ElectLeaders queues an ElectLeaders request (KIP-460): of type typ for
+// partitions, or for every partition when partitions is nil. Its answer is
+// logged and noted in the trace; a partition's error is not retried, as
+// kafka-leader-election.sh reports it and stops.
+func (n *Node) ElectLeaders(typ proto.ElectionType, partitions []proto.TopicPartition) {
+	n.enqueue(&op{elect: &proto.ElectLeadersRequest{Type: typ, Partitions: partitions}})
+}
+
 func (n *Node) enqueue(o *op) {
 	n.queue = append(n.queue, o)
 	if len(n.queue) == 1 {
@@ -95,7 +106,11 @@ func (n *Node) send() {
 		o.target = n.cfg.Controllers[n.rr%len(n.cfg.Controllers)]
 		n.rr++
 	}
-	if o.addTopic != "" {
+	if o.elect != nil {
+		req := *o.elect
+		req.CorrelationID = o.correlation
+		n.env.Send(o.target, &req)
+	} else if o.addTopic != "" {
 		n.env.Send(o.target, &proto.CreatePartitionsRequest{CorrelationID: o.correlation, Topic: o.addTopic, Count: o.addCount})
 	} else {
 		n.env.Send(o.target, &proto.CreateTopicsRequest{CorrelationID: o.correlation, Topics: o.topics})
@@ -163,7 +178,43 @@ func (n *Node) Deliver(from sim.NodeID, m sim.Message) {
 		}
 		n.hint = from
 		n.done()
+	case *proto.ElectLeadersResponse:
+		if m.CorrelationID != o.correlation {
+			return
+		}
+		if m.Error == proto.NotController {
+			n.retry(true, m.ControllerHint)
+			return
+		}
+		n.hint = from
+		n.noteElection(o.elect, m)
+		n.done()
 	}
+}
+
+// noteElection logs an ElectLeaders answer, one line for the request:
+// "elect-leaders preferred: orders-0 NONE, orders-1 ELECTION_NOT_NEEDED".
+func (n *Node) noteElection(req *proto.ElectLeadersRequest, m *proto.ElectLeadersResponse) {
+	var b strings.Builder
+	b.WriteString("elect-leaders " + req.Type.String())
+	if req.Partitions == nil {
+		b.WriteString(" (all partitions)")
+	}
+	b.WriteString(":")
+	if len(m.Results) == 0 {
+		b.WriteString(" no partition needed an election")
+	}
+	for i, r := range m.Results {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, " %s-%d %s", r.Partition.Topic, r.Partition.Partition, r.Error)
+		if r.Message != "" {
+			b.WriteString(" (" + r.Message + ")")
+		}
+	}
+	n.env.Note("admin", b.String())
+	n.Log = append(n.Log, fmt.Sprintf("%v %s", n.env.Now(), b.String()))
 }
 
 func (n *Node) done() {

@@ -59,6 +59,11 @@ type BrokerSettings struct {
 	// broker.session.timeout.ms.
 	HeartbeatInterval time.Duration
 	SessionTimeout    time.Duration
+	// LeaderImbalanceCheckInterval is leader.imbalance.check.interval.seconds
+	// (default 300 s) while auto.leader.rebalance.enable is true (the
+	// default); 0 is auto.leader.rebalance.enable=false: the controller
+	// never moves leadership back to preferred replicas by itself.
+	LeaderImbalanceCheckInterval time.Duration
 }
 
 // QuorumSettings are the controller.quorum.* configs, and how many batches
@@ -158,7 +163,7 @@ func DefaultConfig(seed uint64) Config {
 		Network:     sim.DefaultNetworkOptions(),
 		Disk:        sim.DefaultDiskOptions(),
 		Broker: BrokerSettings{ELREnabled: true, MinInsyncReplicas: 1, DefaultReplicationFactor: 1,
-			HeartbeatInterval: 2 * time.Second, SessionTimeout: 9 * time.Second},
+			HeartbeatInterval: 2 * time.Second, SessionTimeout: 9 * time.Second, LeaderImbalanceCheckInterval: 300 * time.Second},
 		Quorum: QuorumSettings{ElectionTimeout: time.Second, FetchTimeout: 2 * time.Second, MaxIdleInterval: 500 * time.Millisecond},
 		Data:   broker.DefaultDataConfig(),
 	}
@@ -331,6 +336,7 @@ func Build(cfg Config) (*Cluster, error) {
 			cc.SessionTimeout = cfg.Broker.SessionTimeout
 		}
 		cc.MaxIdleInterval = cfg.Quorum.MaxIdleInterval
+		cc.LeaderImbalanceCheckInterval = cfg.Broker.LeaderImbalanceCheckInterval
 		cc.BugStaleAlterPartition = bugs[BugStaleAlterPartition]
 		cc.Audit = c.Audit
 		id := w.AddNode(sim.NodeSpec{Name: ControllerName(i), Role: RoleController, Rack: rack(i), New: controller.New(cc)})
@@ -676,8 +682,36 @@ func (a AddPartitions) String() string {
 	return fmt.Sprintf("add-partitions %s to %d", a.Topic, a.Count)
 }
 
+// ElectLeaders is the admin operation of the custom fault elect-leaders:
+// an ElectLeaders request (KIP-460) of Type for Topic-Partition, or for
+// every partition of every topic when Topic is "" (Kafka's null
+// topicPartitions).
+type ElectLeaders struct {
+	Type      proto.ElectionType
+	Topic     string
+	Partition int32
+}
+
+func (e ElectLeaders) String() string {
+	if e.Topic == "" {
+		return fmt.Sprintf("elect-leaders %s (all partitions)", e.Type)
+	}
+	return fmt.Sprintf("elect-leaders %s %s-%d", e.Type, e.Topic, e.Partition)
+}
+
 func (c *Cluster) customFault(f sim.Fault) (string, error) {
 	switch op := f.Custom.(type) {
+	case ElectLeaders:
+		a := c.AdminNode()
+		if a == nil {
+			return "", fmt.Errorf("the admin client is down")
+		}
+		var parts []proto.TopicPartition
+		if op.Topic != "" {
+			parts = []proto.TopicPartition{{Topic: op.Topic, Partition: op.Partition}}
+		}
+		a.ElectLeaders(op.Type, parts)
+		return "requested", nil
 	case AddPartitions:
 		a := c.AdminNode()
 		if a == nil {

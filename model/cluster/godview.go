@@ -1,8 +1,11 @@
 package cluster
 
 import (
+	"fmt"
+
 	"kafkasim/godview"
 	"kafkasim/model/audit"
+	"kafkasim/model/proto"
 	"kafkasim/sim"
 )
 
@@ -31,11 +34,29 @@ func (c *Cluster) Facts() godview.List {
 		if op, ok := r.Fault.Custom.(AddPartitions); ok {
 			facts = append(facts, godview.Fact{Kind: godview.PartitionsAdded, Topic: op.Topic, At: int64(r.At), Producer: godview.NoProducer})
 		}
+		if f, ok := UncleanRequested(r.Fault); ok {
+			f.At = int64(r.At)
+			facts = append(facts, f)
+		}
 		if LosesPageCache(r.Fault) {
 			facts = append(facts, godview.Fact{Kind: godview.PowerLoss, At: int64(r.At), Producer: godview.NoProducer})
 		}
 	}
 	return godview.Seen(facts...)
+}
+
+// UncleanRequested is the fact an elect-leaders fault of type unclean
+// leaves: an operator asked for an unclean election.
+func UncleanRequested(f sim.Fault) (godview.Fact, bool) {
+	op, ok := f.Custom.(ElectLeaders)
+	if !ok || op.Type != proto.ElectionUnclean {
+		return godview.Fact{}, false
+	}
+	fact := godview.Fact{Kind: godview.UncleanElectionRequested, Producer: godview.NoProducer}
+	if op.Topic != "" {
+		fact.Partition = fmt.Sprintf("%s-%d", op.Topic, op.Partition)
+	}
+	return fact, true
 }
 
 // LosesPageCache reports whether fault f may lose a broker's page cache,

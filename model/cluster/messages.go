@@ -14,6 +14,7 @@ var MessageNames = []string{
 	"CreatePartitions", "CreatePartitionsResponse",
 	"ConsumerGroupHeartbeat", "ConsumerGroupHeartbeatResponse",
 	"CreateTopics", "CreateTopicsResponse",
+	"ElectLeaders", "ElectLeadersResponse",
 	"EndQuorumEpoch", "EndQuorumEpochResponse",
 	"Fetch", "Fetch(replica)", "Fetch(metadata)",
 	"FetchResponse", "FetchResponse(metadata)",

@@ -38,6 +38,12 @@ type Config struct {
 	// metadata log and its high watermark keep moving while nothing else
 	// is written; 0 writes none.
 	MaxIdleInterval time.Duration
+	// LeaderImbalanceCheckInterval is leader.imbalance.check.interval.seconds
+	// when auto.leader.rebalance.enable is true: how long after a partition
+	// is seen led by another replica than its preferred one the controller
+	// moves leadership back (QuorumController's
+	// maybeBalancePartitionLeaders); 0 is auto.leader.rebalance.enable=false.
+	LeaderImbalanceCheckInterval time.Duration
 	// BugStaleAlterPartition switches on the bug zoo's
 	// stale-alter-partition: AlterPartition is not checked against the
 	// broker epochs of the new ISR members (KIP-903).
@@ -94,6 +100,9 @@ type Node struct {
 	pending   []pendingReply
 	sessions  map[int32]*session
 	leaderGen uint64
+	// balance is whether a leader-balancing pass is scheduled, and how soon
+	// the next one will be (QuorumController's imbalancedScheduled).
+	balance imbalanceSchedule
 }
 
 // New returns a constructor for controllers with cfg.
@@ -179,7 +188,19 @@ func (n *Node) Deliver(from sim.NodeID, m sim.Message) {
 			return
 		}
 		n.handleCreatePartitions(from, m)
+	case *proto.ElectLeadersRequest:
+		if n.notActive(from, func(hint sim.NodeID) sim.Message {
+			return &proto.ElectLeadersResponse{CorrelationID: m.CorrelationID, Error: proto.NotController, ControllerHint: hint}
+		}) {
+			return
+		}
+		n.handleElectLeaders(from, m)
+	default:
+		return
 	}
+	// Every request the active controller handles is a write event in
+	// Kafka, after which it looks for imbalanced leaders.
+	n.maybeScheduleBalance()
 }
 
 // notActive answers a request with NOT_CONTROLLER unless this controller is
@@ -206,10 +227,17 @@ func (n *Node) Fire(t sim.Timer) {
 		if t.gen == n.leaderGen && n.Active() {
 			n.fenceOneStaleBroker()
 			n.env.After(n.cfg.FenceCheckInterval, fenceTick{gen: n.leaderGen})
+			n.maybeScheduleBalance()
 		}
 	case noOpTick:
 		if t.gen == n.leaderGen && n.Active() {
 			n.writeNoOp()
+			n.maybeScheduleBalance()
+		}
+	case balanceTick:
+		if t.gen == n.leaderGen && n.Active() {
+			n.runBalance()
+			n.maybeScheduleBalance()
 		}
 	case exitTimer:
 		n.env.Exit()
@@ -303,6 +331,8 @@ func (n *Node) becomeActive() {
 	if n.cfg.MaxIdleInterval > 0 {
 		n.env.After(n.cfg.MaxIdleInterval, noOpTick{gen: n.leaderGen})
 	}
+	n.balance = balanceDeferred
+	n.maybeScheduleBalance()
 }
 
 // writeNoOp appends a NoOpRecord and schedules the next one, as Kafka's
@@ -319,6 +349,7 @@ func (n *Node) resign() {
 	n.leaderGen++
 	n.draft = nil
 	n.sessions = nil
+	n.balance = balanceDeferred // cancelMaybeBalancePartitionLeaders
 	hint := n.raft.Leader()
 	for _, p := range n.pending {
 		n.gate.Send(p.to, notControllerLike(p.m, hint))
@@ -341,6 +372,8 @@ func notControllerLike(m sim.Message, hint sim.NodeID) sim.Message {
 		return &proto.CreateTopicsResponse{CorrelationID: m.CorrelationID, Error: proto.NotController, ControllerHint: hint}
 	case *proto.CreatePartitionsResponse:
 		return &proto.CreatePartitionsResponse{CorrelationID: m.CorrelationID, Error: proto.NotController, ControllerHint: hint}
+	case *proto.ElectLeadersResponse:
+		return &proto.ElectLeadersResponse{CorrelationID: m.CorrelationID, Error: proto.NotController, ControllerHint: hint}
 	}
 	return m
 }

@@ -11,7 +11,29 @@ const (
 	ElectionOnline Election = iota
 	// ElectionUnclean may also elect any live replica: data may be lost.
 	ElectionUnclean
+	// ElectionPreferred moves leadership to the preferred replica (the
+	// first of the assignment) when it may lead, and otherwise keeps a
+	// valid leader (Kafka's PartitionChangeBuilder.Election.PREFERRED,
+	// electPreferredLeader): the controller's leader balancing and
+	// ElectLeaders with ElectionType.PREFERRED. It never elects uncleanly
+	// outside the ISR (only the last known leader, as ONLINE does).
+	ElectionPreferred
 )
+
+// PreferredReplica is the first replica of the assignment, the one Kafka
+// balances leadership back to (PartitionRegistration.preferredReplica).
+func (p *Partition) PreferredReplica() int32 {
+	if len(p.Replicas) == 0 {
+		return NoLeader
+	}
+	return p.Replicas[0]
+}
+
+// HasPreferredLeader reports whether the preferred replica leads
+// (PartitionRegistration.hasPreferredLeader): a leaderless partition has not.
+func (p *Partition) HasPreferredLeader() bool {
+	return p.Leader != NoLeader && p.Leader == p.PreferredReplica()
+}
 
 // ChangeBuilder computes the PartitionChange the controller writes for a
 // partition, after Kafka's PartitionChangeBuilder (4.x): ELR upkeep, leader
@@ -81,6 +103,26 @@ func (b *ChangeBuilder) Build() (*PartitionChange, ElectionResult) {
 	}
 	res := ElectionResult{Leader: NoLeader}
 	switch {
+	case b.Election == ElectionPreferred:
+		// electPreferredLeader: the preferred replica, else the current
+		// leader if still valid, else any other valid replica, else the
+		// last known leader.
+		switch {
+		case len(p.Replicas) > 0 && valid(p.Replicas[0]):
+			res.Leader = p.Replicas[0]
+		case p.Leader != NoLeader && valid(p.Leader):
+			res.Leader = p.Leader
+		default:
+			for _, r := range p.Replicas {
+				if r != p.PreferredReplica() && valid(r) {
+					res.Leader = r
+					break
+				}
+			}
+			if res.Leader == NoLeader && b.canElectLastKnownLeader(targetISR, targetELR) {
+				res = ElectionResult{Leader: p.LastKnownELR[0], Unclean: true}
+			}
+		}
 	case p.Leader != NoLeader && valid(p.Leader):
 		res.Leader = p.Leader
 	default:

@@ -146,6 +146,55 @@ type CreatePartitionsResponse struct {
 	ControllerHint sim.NodeID
 }
 
+// ElectionType is ElectLeaders' election type (Kafka's ElectionType).
+type ElectionType uint8
+
+const (
+	// ElectionPreferred moves leadership to the preferred replica, the
+	// first of the assignment, when it is in the ISR and may lead.
+	ElectionPreferred ElectionType = iota
+	// ElectionUnclean elects a leader for a partition that has none, from
+	// outside the ISR if no ISR member may lead: data may be lost.
+	ElectionUnclean
+)
+
+func (t ElectionType) String() string {
+	if t == ElectionUnclean {
+		return "unclean"
+	}
+	return "preferred"
+}
+
+// ElectLeadersRequest asks the controller to elect leaders (KIP-460,
+// kafka-leader-election.sh). Partitions nil means every partition of every
+// topic, as Kafka's null topicPartitions.
+type ElectLeadersRequest struct {
+	CorrelationID uint64
+	Type          ElectionType
+	Partitions    []TopicPartition
+}
+
+// ElectLeadersResult is one partition's outcome.
+type ElectLeadersResult struct {
+	Partition TopicPartition
+	Error     ErrorCode
+	Message   string
+}
+
+// ElectLeadersResponse answers ElectLeadersRequest.
+type ElectLeadersResponse struct {
+	CorrelationID  uint64
+	Error          ErrorCode
+	Results        []ElectLeadersResult
+	ControllerHint sim.NodeID
+}
+
+// MessageName implements sim.Message.
+func (*ElectLeadersRequest) MessageName() string { return "ElectLeaders" }
+
+// MessageName implements sim.Message.
+func (*ElectLeadersResponse) MessageName() string { return "ElectLeadersResponse" }
+
 // MessageName implements sim.Message.
 func (*BrokerRegistrationRequest) MessageName() string { return "BrokerRegistration" }
 

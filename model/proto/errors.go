@@ -46,6 +46,9 @@ const (
 	NewLeaderElected             ErrorCode = 108
 	BrokerNotAvailable           ErrorCode = 8
 	InvalidRecord                ErrorCode = 87
+	PreferredLeaderNotAvailable  ErrorCode = 80
+	EligibleLeadersNotAvailable  ErrorCode = 83
+	ElectionNotNeeded            ErrorCode = 84
 )
 
 var errorNames = map[ErrorCode]string{
@@ -66,6 +69,8 @@ var errorNames = map[ErrorCode]string{
 	IneligibleReplica: "INELIGIBLE_REPLICA", NewLeaderElected: "NEW_LEADER_ELECTED",
 	BrokerNotAvailable: "BROKER_NOT_AVAILABLE", CoordinatorLoadInProgress: "COORDINATOR_LOAD_IN_PROGRESS",
 	CoordinatorNotAvailable: "COORDINATOR_NOT_AVAILABLE", NotCoordinator: "NOT_COORDINATOR",
+	PreferredLeaderNotAvailable: "PREFERRED_LEADER_NOT_AVAILABLE",
+	EligibleLeadersNotAvailable: "ELIGIBLE_LEADERS_NOT_AVAILABLE", ElectionNotNeeded: "ELECTION_NOT_NEEDED",
 }
 
 // String is the error's Kafka name.
