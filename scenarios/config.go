@@ -26,10 +26,12 @@ func (s *Scenario) ClusterConfig() cluster.Config {
 	cfg.Controllers, cfg.Brokers = s.Cluster.Controllers, s.Cluster.Brokers
 	cfg.Racks = append([]string(nil), s.Cluster.Racks...)
 	cfg.Network = sim.NetworkOptions{Latency: s.Cluster.Network.Latency, LossProbability: s.Cluster.Network.LossProbability,
-		DuplicateProbability: s.Cluster.Network.DuplicateProbability, ReorderProbability: s.Cluster.Network.ReorderProbability}
+		DuplicateProbability: s.Cluster.Network.DuplicateProbability, ReorderProbability: s.Cluster.Network.ReorderProbability,
+		BandwidthBytesPerSecond: s.Cluster.Network.BandwidthBytesPerSecond}
 	cfg.Disk = sim.DiskOptions{WriteLatency: s.Cluster.Disk.WriteLatency, FsyncLatency: s.Cluster.Disk.FsyncLatency,
 		WritebackDelay: s.Cluster.Disk.WritebackDelay, CapacityBytes: s.Cluster.Disk.CapacityBytes,
-		TornWriteProbability: s.Cluster.Disk.TornWriteProbability}
+		TornWriteProbability:          s.Cluster.Disk.TornWriteProbability,
+		WriteThroughputBytesPerSecond: s.Cluster.Disk.WriteThroughputBytesPerSecond}
 	cfg.Broker = cluster.BrokerSettings{
 		ELREnabled:               configBool(b, "eligible.leader.replicas.enable"),
 		UncleanLeaderElection:    configBool(b, "unclean.leader.election.enable"),

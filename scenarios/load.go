@@ -293,7 +293,7 @@ func (r *reader) cluster(f field, c *Cluster) {
 				c.Racks = append(c.Racks, name)
 			}
 		case "network":
-			for _, h := range r.fields(g.value, g.path, []string{"latency", "loss", "duplicate", "reorder"}) {
+			for _, h := range r.fields(g.value, g.path, []string{"latency", "loss", "duplicate", "reorder", "bandwidth"}) {
 				switch h.name {
 				case "latency":
 					if v, ok := r.rangeOf(h, time.Minute); ok {
@@ -311,10 +311,14 @@ func (r *reader) cluster(f field, c *Cluster) {
 					if v, ok := r.float(h, 0, 1); ok {
 						c.Network.ReorderProbability = v
 					}
+				case "bandwidth":
+					if v, ok := r.byteRate(h); ok {
+						c.Network.BandwidthBytesPerSecond = v
+					}
 				}
 			}
 		case "disk":
-			for _, h := range r.fields(g.value, g.path, []string{"write-latency", "fsync-latency", "writeback-delay", "capacity-bytes", "torn-write-probability"}) {
+			for _, h := range r.fields(g.value, g.path, []string{"write-latency", "fsync-latency", "writeback-delay", "capacity-bytes", "torn-write-probability", "write-throughput"}) {
 				switch h.name {
 				case "write-latency":
 					if v, ok := r.rangeOf(h, time.Minute); ok {
@@ -335,6 +339,10 @@ func (r *reader) cluster(f field, c *Cluster) {
 				case "torn-write-probability":
 					if v, ok := r.float(h, 0, 1); ok {
 						c.Disk.TornWriteProbability = v
+					}
+				case "write-throughput":
+					if v, ok := r.byteRate(h); ok {
+						c.Disk.WriteThroughputBytesPerSecond = v
 					}
 				}
 			}

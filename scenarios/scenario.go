@@ -56,6 +56,9 @@ type Network struct {
 	LossProbability      float64
 	DuplicateProbability float64
 	ReorderProbability   float64
+	// BandwidthBytesPerSecond is each link direction's rate; zero:
+	// unlimited.
+	BandwidthBytesPerSecond int64
 }
 
 // Disk is every node's disk.
@@ -66,6 +69,9 @@ type Disk struct {
 	// CapacityBytes bounds each disk; zero: unbounded.
 	CapacityBytes        int64
 	TornWriteProbability float64
+	// WriteThroughputBytesPerSecond is each disk's write rate; zero:
+	// unlimited.
+	WriteThroughputBytesPerSecond int64
 }
 
 // Topic is a topic created at start.

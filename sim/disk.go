@@ -24,7 +24,14 @@ package sim
 //
 // The device serves one operation at a time: each write occupies it for a
 // write latency, and an fsync completes after the device is free plus an fsync
-// latency, both drawn from the disk's own stream.
+// latency, both drawn from the disk's own stream. With a write throughput
+// (DiskOptions.WriteThroughputBytesPerSecond; zero: unlimited, bytes cost no
+// time), a write occupies it besides for its length/throughput (TransmitTime),
+// FIFO behind the device's earlier work, so fsyncs after a burst of writes
+// wait for the bytes to reach the medium. A write still takes effect in the
+// page cache at once (write(2) returns; the bytes are dirty). Not modelled:
+// reads cost no device time, writeback costs none (it is not on the device's
+// queue), no write amplification or queue depth.
 //
 // What goes wrong:
 //   - Power loss (a machine crash): every pending operation is lost; the page
@@ -72,6 +79,9 @@ type DiskOptions struct {
 	// TornWriteProbability is the chance that a power loss tears the last
 	// pending write.
 	TornWriteProbability float64
+	// WriteThroughputBytesPerSecond is the device's write rate; zero is
+	// unlimited (a write's length costs no time).
+	WriteThroughputBytesPerSecond int64
 }
 
 // DefaultDiskOptions is an SSD under Linux defaults: 30 s dirty expiry.
@@ -96,6 +106,8 @@ func (o DiskOptions) Validate() error {
 		return fmt.Errorf("disk capacity %d: must not be negative", o.CapacityBytes)
 	case o.TornWriteProbability < 0 || o.TornWriteProbability > 1:
 		return fmt.Errorf("disk torn-write probability %v: want 0..1", o.TornWriteProbability)
+	case o.WriteThroughputBytesPerSecond < 0:
+		return fmt.Errorf("disk write throughput %d bytes/s: must not be negative", o.WriteThroughputBytesPerSecond)
 	}
 	return nil
 }
@@ -354,7 +366,8 @@ func (d *Disk) writeEntry(name string, e *fileEntry, off int64, data []byte) (*f
 	d.queue(op)
 	d.stats.Writes++
 	d.stats.BytesWritten += uint64(len(data))
-	d.busyUntil = max(d.busyUntil, d.w.sched.now) + d.opts.WriteLatency.Draw(d.rng)
+	d.busyUntil = max(d.busyUntil, d.w.sched.now) + d.opts.WriteLatency.Draw(d.rng) +
+		TransmitTime(int64(len(data)), d.opts.WriteThroughputBytesPerSecond)
 	return e, nil
 }
 

@@ -38,6 +38,31 @@ package sim
 //     reordered message skips the FIFO rule; a duplicate is delivered twice
 //     with independent latencies.
 //
+// Bandwidth (NetworkOptions.BandwidthBytesPerSecond; zero: unlimited, bytes
+// cost no time). Each direction of each link is one FIFO pipe of that rate,
+// like a NIC's transmit queue feeding one TCP connection: a message occupies
+// its link direction for WireBytes/bandwidth, starting when the messages sent
+// before it on that direction have left, and then takes the link's latency
+// to arrive. A message's size is its WireBytes (Sized) or, for control
+// messages that do not say, DefaultMessageBytes. The queue is one "busy
+// until" time per link direction, fixed when a message is sent: nothing is
+// allocated per message. How it meets the faults:
+//   - A message dropped at send (a cut link, loss) occupies nothing; one
+//     dropped on arrival (cut meanwhile, a down destination) had occupied its
+//     link: its bytes left the sender.
+//   - A disconnect or a crash empties the queues of both directions: what
+//     was queued is lost with the connection (listed as unsent) and the next
+//     connection starts idle. A power loss forgets them the same way.
+//   - A stalled message occupies nothing while held; released, it queues
+//     behind what was sent meanwhile.
+//   - A duplicate is a second copy on the wire and occupies the link again; a
+//     reordered message occupies the link in turn but may arrive before
+//     earlier ones.
+//   - Slow links add to the latency after transmission, not to its time.
+// Not modelled: TCP slow start, windows and retransmission, a NIC shared by
+// a node's links (each link direction has the whole bandwidth), switches.
+// Messages between a node and itself cost nothing.
+//
 // A message to a node that is down, or that restarted since the message was
 // sent (the connection was to the dead process), is dropped on arrival; if
 // the machine is up (the process was killed or exited), its kernel refuses
@@ -46,6 +71,8 @@ package sim
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -58,6 +85,9 @@ type NetworkOptions struct {
 	LossProbability      float64
 	DuplicateProbability float64
 	ReorderProbability   float64
+	// BandwidthBytesPerSecond is each link direction's rate; zero is
+	// unlimited (bytes cost no time on the wire).
+	BandwidthBytesPerSecond int64
 }
 
 // DefaultNetworkOptions is a LAN: 1–5 ms per message, nothing lost.
@@ -78,6 +108,9 @@ func (o NetworkOptions) Validate() error {
 			return fmt.Errorf("network %s probability %v: want 0..1", p.name, p.v)
 		}
 	}
+	if o.BandwidthBytesPerSecond < 0 {
+		return fmt.Errorf("network bandwidth %d bytes/s: must not be negative", o.BandwidthBytesPerSecond)
+	}
 	return nil
 }
 
@@ -85,6 +118,49 @@ func (o NetworkOptions) Validate() error {
 // Kafka API it models: "Produce", "Fetch", "Vote").
 type Message interface {
 	MessageName() string
+}
+
+// Sized is a message that knows its size on the wire, in bytes (its
+// request or response header and body, as Kafka's protocol encodes it,
+// approximately). With a bandwidth set, a message's size is what it costs on
+// its link; one that is not Sized costs DefaultMessageBytes.
+type Sized interface {
+	WireBytes() int
+}
+
+// DefaultMessageBytes is the size of a message that does not say (a control
+// message: a heartbeat, a vote, a metadata request): about a Kafka request
+// header (size, api key and version, correlation id, client id) and a few
+// fields.
+const DefaultMessageBytes = 64
+
+// wireBytes is m's size on the wire.
+func wireBytes(m Message) int {
+	if s, ok := m.(Sized); ok {
+		return max(s.WireBytes(), 0)
+	}
+	return DefaultMessageBytes
+}
+
+// TransmitTime is how long n bytes occupy a device of rate bytesPerSecond
+// (zero: unlimited, no time), rounded up to the nanosecond so that every
+// byte costs time. Exact in integers: 125 bytes at 125 MB/s is 1µs.
+func TransmitTime(n int64, bytesPerSecond int64) time.Duration {
+	if bytesPerSecond <= 0 || n <= 0 {
+		return 0
+	}
+	hi, lo := bits.Mul64(uint64(n), uint64(time.Second))
+	if hi >= uint64(bytesPerSecond) {
+		return time.Duration(math.MaxInt64) // would overflow: forever
+	}
+	q, r := bits.Div64(hi, lo, uint64(bytesPerSecond))
+	if r != 0 {
+		q++
+	}
+	if q > math.MaxInt64 {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(q)
 }
 
 // Disconnected tells a node that its connection to Peer was reset. Unsent holds
@@ -113,6 +189,7 @@ type NetworkStats struct {
 type link struct {
 	rng          rand.PCG
 	lastAt       time.Duration // FIFO: nothing sent later arrives earlier
+	busyUntil    time.Duration // bandwidth: when the last queued message has left
 	extraLatency time.Duration
 	cuts         int32
 	gen          uint32 // bumped by a reset; older messages are dropped
@@ -211,7 +288,12 @@ func (net *network) transmit(from, to NodeID, l *link, m Message) {
 
 func (net *network) schedule(from, to NodeID, l *link, m Message, reorder bool) {
 	w := net.w
-	at := w.sched.now + uniformDuration(&l.rng, net.opts.Latency.Min, net.opts.Latency.Max) + l.extraLatency
+	start := w.sched.now
+	if bw := net.opts.BandwidthBytesPerSecond; bw > 0 {
+		start = max(start, l.busyUntil) + TransmitTime(int64(wireBytes(m)), bw)
+		l.busyUntil = start
+	}
+	at := start + uniformDuration(&l.rng, net.opts.Latency.Min, net.opts.Latency.Max) + l.extraLatency
 	if reorder {
 		net.stats.Reorder++
 	} else {
@@ -431,6 +513,14 @@ func (net *network) reset(a, b NodeID, tellA, tellB bool, delayToA, delayToB tim
 	ab.gen++
 	ba.gen++
 	ab.open, ba.open = false, false
+	if net.opts.BandwidthBytesPerSecond > 0 {
+		// What was queued went with the connection, and the next one's FIFO
+		// owes nothing to it. (Without a bandwidth lastAt stays: arrivals
+		// after a reset were always ordered after the dropped ones, and
+		// existing runs keep their traces.)
+		ab.busyUntil, ba.busyUntil = 0, 0
+		ab.lastAt, ba.lastAt = 0, 0
+	}
 	if tellA {
 		w.sched.schedule(&Event{At: w.sched.now + delayToA, Kind: EventNotify, Node: a, From: b,
 			Incarnation: w.nodes[a].incarnation, Payload: &Disconnected{Peer: b, Unsent: unsentA}})
@@ -489,8 +579,12 @@ func (net *network) forget(x NodeID) {
 	for i := range net.w.nodes {
 		y := NodeID(i)
 		if y != x {
-			net.link(x, y).open = false
-			net.link(y, x).open = false
+			xy, yx := net.link(x, y), net.link(y, x)
+			xy.open, yx.open = false, false
+			if net.opts.BandwidthBytesPerSecond > 0 {
+				xy.busyUntil, yx.busyUntil = 0, 0
+				xy.lastAt, yx.lastAt = 0, 0
+			}
 		}
 	}
 }

@@ -10,9 +10,19 @@ import (
 type probeMsg struct {
 	From NodeID
 	N    int
+	// Bytes is its size on the wire; zero: DefaultMessageBytes.
+	Bytes int
 }
 
 func (*probeMsg) MessageName() string { return "Probe" }
+
+// WireBytes implements Sized.
+func (m *probeMsg) WireBytes() int {
+	if m.Bytes == 0 {
+		return DefaultMessageBytes
+	}
+	return m.Bytes
+}
 
 // namedMsg is a test message under any name (a stall picks messages by
 // name).
@@ -61,6 +71,13 @@ func (p *probe) send(to NodeID) {
 	n := p.next[to]
 	p.next[to] = n + 1
 	p.env.Send(to, &probeMsg{From: p.env.ID(), N: n})
+}
+
+// sendBytes sends the next numbered probe message, of size bytes, to to.
+func (p *probe) sendBytes(to NodeID, bytes int) {
+	n := p.next[to]
+	p.next[to] = n + 1
+	p.env.Send(to, &probeMsg{From: p.env.ID(), N: n, Bytes: bytes})
 }
 
 // probeWorld builds a world of n probe nodes named node-0.. in racks r0, r1.

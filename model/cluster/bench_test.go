@@ -89,6 +89,20 @@ func runDataPlaneBench(b *testing.B, config func(seed uint64) Config) {
 	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(events), "B/event")
 }
 
+// BenchmarkDataPlaneFiveMinutesBandwidth is BenchmarkDataPlaneFiveMinutes
+// with bytes costing time: 1 Gbit/s links (cluster.network.bandwidth) and
+// 500 MB/s disks (cluster.disk.write-throughput). The links are far from
+// full; what it measures is the cost of the queueing arithmetic, which must
+// stay within 15% of the unlimited benchmark's events/s.
+func BenchmarkDataPlaneFiveMinutesBandwidth(b *testing.B) {
+	runDataPlaneBench(b, func(seed uint64) Config {
+		cfg := dataPlaneBenchConfig(seed)
+		cfg.Network.BandwidthBytesPerSecond = 125_000_000
+		cfg.Disk.WriteThroughputBytesPerSecond = 500_000_000
+		return cfg
+	})
+}
+
 func dataPlaneBenchConfig(seed uint64) Config {
 	cfg := DefaultConfig(seed)
 	cfg.Controllers, cfg.Brokers = 3, 5

@@ -417,6 +417,7 @@ func Build(cfg Config) (*Cluster, error) {
 			rc.Recorder = c.History
 			rc.NoEpochValidation = bugs[BugNoConsumerEpochValidation]
 			rc.FetchAudit = c.Audit
+			rc.LinkBandwidthBytesPerSecond = cfg.Network.BandwidthBytesPerSecond
 			if rc.Group != nil {
 				g := *rc.Group
 				if rs.Static {

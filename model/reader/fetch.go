@@ -3,8 +3,10 @@ package reader
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"kafkasim/model/proto"
+	"kafkasim/sim"
 )
 
 // The fetch path: one fetch in flight per leader for the partitions ready to
@@ -49,9 +51,28 @@ func (r *Reader) fetchMissing() {
 		box.req = proto.FetchRequest{CorrelationID: r.corr, ReplicaID: -1, BrokerEpoch: -1, MaxWait: r.cfg.FetchMaxWait, Partitions: parts}
 		r.env.Send(node, &box.req)
 		box.timer = rtimer{kind: timerRequest, corr: r.corr}
-		r.env.After(r.cfg.FetchMaxWait+r.cfg.RequestTimeout/10, &box.timer)
+		r.env.After(r.fetchTimeout(len(parts)), &box.timer)
 		r.requests.Add(r.corr, request{kind: requestFetch, parts: parts})
 	}
+}
+
+// fetchTimeout is how long the reader waits for a fetch's answer before it
+// takes the fetch for lost: fetch.max.wait.ms plus a tenth of
+// request.timeout.ms (Kafka's consumer waits the whole request.timeout.ms;
+// the model gives up sooner to notice lost fetches). On a network with a
+// bandwidth it allows besides for the largest answer the fetch may get
+// (max.partition.fetch.bytes per partition) to cross the link, as long as
+// the whole stays within request.timeout.ms, Kafka's own bound; without
+// that a reader behind by a megabyte on a slow link would give up on every
+// answer while it is still on the wire, and never read.
+func (r *Reader) fetchTimeout(parts int) time.Duration {
+	base := r.cfg.FetchMaxWait + r.cfg.RequestTimeout/10
+	bw := r.cfg.LinkBandwidthBytesPerSecond
+	if bw <= 0 {
+		return base
+	}
+	transfer := sim.TransmitTime(int64(parts)*int64(r.cfg.MaxPartitionFetchBytes), bw)
+	return max(base, min(base+transfer, r.cfg.RequestTimeout))
 }
 
 // wantsFetch reports whether p needs a fetch: a valid position, nothing

@@ -46,6 +46,10 @@ type Config struct {
 	Brokers        []sim.NodeID
 	Recorder       *history.Recorder
 	Start, Stop    time.Duration
+	// LinkBandwidthBytesPerSecond is the network's bandwidth per link
+	// direction (sim.NetworkOptions; zero: unlimited), which the reader's
+	// fetch timer allows for: see fetchTimeout.
+	LinkBandwidthBytesPerSecond int64
 	// NoEpochValidation is the bug zoo's no-consumer-epoch-validation.
 	NoEpochValidation bool
 	// FetchAudit sees the fetches the god view records (nil: none).
