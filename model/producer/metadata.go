@@ -31,6 +31,7 @@ func (p *Client) refreshMetadata() {
 	p.bootstrap++
 	p.corr++
 	p.metaCorr = p.corr
+	p.metaTo, p.metaSent = target, true
 	p.env.Send(target, &proto.MetadataRequest{CorrelationID: p.corr, Topics: []string{p.cfg.Topic}})
 	p.env.After(p.cfg.RequestTimeout/10, newTimer(timerMetadata, p.corr))
 }
@@ -44,6 +45,7 @@ func (p *Client) handleMetadata(m *proto.MetadataResponse) {
 		p.metaValid = false
 		p.corr++
 		p.metaCorr = p.corr
+		p.metaSent = false
 		p.env.After(p.cfg.RetryBackoff, newTimer(timerMetadata, p.corr))
 		return
 	}

@@ -445,13 +445,23 @@ func (p *Client) finishRequest(corr uint64, ir *inflightReq) {
 	}
 }
 
-// failRequest settles a request that got no answer: the connection died or
-// it timed out. Whatever it carried may have been appended.
-func (p *Client) failRequest(corr uint64, err proto.ErrorCode) {
-	ir, _ := p.inflight.Get(corr)
-	p.finishRequest(corr, ir)
-	for _, b := range ir.batches {
-		p.retryOrFail(b, err, true)
+// connectionLost settles every request in flight on the connection to node,
+// which died or which the producer closed because a request on it timed out:
+// Kafka's NetworkClient fails them all at once (cancelInFlightRequests, with
+// REQUEST_TIMED_OUT for a timeout, handleTimedOutRequests, and
+// NETWORK_EXCEPTION for a disconnection). Whatever they carried may have
+// been appended. A metadata request on that connection is lost with it and
+// asked again at once (DefaultMetadataUpdater.handleFailedRequest).
+func (p *Client) connectionLost(node sim.NodeID, err proto.ErrorCode) {
+	for _, corr := range p.inflightFor(node) {
+		ir, _ := p.inflight.Get(corr)
+		p.finishRequest(corr, ir)
+		for _, b := range ir.batches {
+			p.retryOrFail(b, err, true)
+		}
+	}
+	if p.metaCorr != 0 && p.metaSent && p.metaTo == node {
+		p.metaCorr = 0
 	}
 	p.refreshMetadata()
 	p.runSender()
@@ -676,5 +686,6 @@ func (p *Client) refreshMetadataSoon() {
 	}
 	p.corr++
 	p.metaCorr = p.corr
+	p.metaSent = false
 	p.env.After(p.cfg.RetryBackoff, newTimer(timerMetadata, p.corr))
 }

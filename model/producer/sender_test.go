@@ -23,6 +23,8 @@ type testBroker struct {
 	delay    time.Duration
 	silent   bool
 	attempts []attemptSeen
+	// disconnects counts the connections a producer closed on it.
+	disconnects int
 }
 
 type attemptSeen struct {
@@ -60,6 +62,8 @@ func (b *testBroker) metadata(corr uint64) *proto.MetadataResponse {
 
 func (b *testBroker) Deliver(from sim.NodeID, m sim.Message) {
 	switch m := m.(type) {
+	case *sim.Disconnected:
+		b.disconnects++
 	case *proto.MetadataRequest:
 		b.env.Send(from, b.metadata(m.CorrelationID))
 	case *proto.InitProducerIDRequest:
@@ -379,5 +383,47 @@ func TestSendAfterTheClockIsSetForward(t *testing.T) {
 	w.RunUntil(60 * time.Second)
 	if len(fast.attempts) < 2 || fast.attempts[1].at > 3*time.Second {
 		t.Fatalf("the fast broker saw attempts %+v: want the second within a second of the send at 2 s", fast.attempts)
+	}
+}
+
+// A request that times out closes its connection, and every request in
+// flight on it fails with it, as Kafka's NetworkClient.handleTimedOutRequests
+// does: the second request, sent 300ms after the first, is retried when the
+// first times out, not a request timeout after it was sent. Its fate is
+// unknown either way; the broker learns the connection was closed.
+func TestRequestTimeoutFailsEveryRequestOnItsConnection(t *testing.T) {
+	w := sim.NewWorld(sim.DefaultOptions(1))
+	broker := &testBroker{silent: true}
+	bid := w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return broker }})
+	cfg := producer.DefaultConfig("p-0", "orders")
+	cfg.Brokers, cfg.Recorder = []sim.NodeID{bid}, history.NewRecorder(w.Now)
+	cfg.EnableIdempotence, cfg.Acks = false, proto.AcksAll
+	cfg.RequestTimeout, cfg.DeliveryTimeout = time.Second, 10*time.Second
+	pid := w.AddNode(sim.NodeSpec{Name: "p-0", Role: "producer", New: producer.New(cfg)})
+	w.Start()
+	w.RunUntil(100 * time.Millisecond)
+	p := w.Node(pid).(*producer.Producer)
+	p.Probe()
+	w.RunUntil(400 * time.Millisecond)
+	p.Probe()
+	w.RunUntil(1600 * time.Millisecond)
+
+	if len(broker.attempts) < 4 {
+		t.Fatalf("the broker saw %d attempts by 1.6s, want both sends and both retries: %+v", len(broker.attempts), broker.attempts)
+	}
+	first, second := broker.attempts[0].at, broker.attempts[1].at
+	if second-first < 200*time.Millisecond {
+		t.Fatalf("sends at %v and %v, want them apart", first, second)
+	}
+	for _, a := range broker.attempts[2:4] {
+		// Retried after the first request's timeout and a backoff of at
+		// most retry.backoff.ms plus jitter, before the second's own
+		// timeout would have come.
+		if a.at < first+cfg.RequestTimeout || a.at >= second+cfg.RequestTimeout {
+			t.Fatalf("a retry at %v, want between %v and %v (attempts %+v)", a.at, first+cfg.RequestTimeout, second+cfg.RequestTimeout, broker.attempts)
+		}
+	}
+	if broker.disconnects == 0 {
+		t.Fatal("the broker never learned the producer closed the connection")
 	}
 }
