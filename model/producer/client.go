@@ -106,9 +106,13 @@ type Client struct {
 	metaValid bool
 	bootstrap int
 
-	pid      int64
-	epoch    int16
-	pidCorr  uint64
+	pid     int64
+	epoch   int16
+	pidCorr uint64
+	// pidTo: where the InitProducerId request pidCorr went (if pidSent;
+	// a retry waiting out its backoff has not gone anywhere yet).
+	pidTo    sim.NodeID
+	pidSent  bool
 	needBump bool
 	// parts' accumulator state by partition, and looks, what the sender
 	// reads of each on every pass; pending holds records sent before any

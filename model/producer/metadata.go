@@ -88,7 +88,8 @@ func (p *Client) initProducerID() {
 	p.corr++
 	p.pidCorr = p.corr
 	// Round the brokers by the requests this process sent.
-	p.env.Send(p.brokers[ids[int(p.corr-p.corrBase)%len(ids)]], &proto.InitProducerIDRequest{CorrelationID: p.corr})
+	p.pidTo, p.pidSent = p.brokers[ids[int(p.corr-p.corrBase)%len(ids)]], true
+	p.env.Send(p.pidTo, &proto.InitProducerIDRequest{CorrelationID: p.corr})
 	p.env.After(p.cfg.RequestTimeout/10, newTimer(timerInitPID, p.corr))
 }
 

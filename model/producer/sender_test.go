@@ -427,3 +427,59 @@ func TestRequestTimeoutFailsEveryRequestOnItsConnection(t *testing.T) {
 		t.Fatal("the broker never learned the producer closed the connection")
 	}
 }
+
+// closingBroker is a testBroker that closes the connection instead of
+// answering the first metadata request and the first InitProducerId
+// request, and notes when each kind of request came.
+type closingBroker struct {
+	testBroker
+	metaAt, pidAt []time.Duration
+}
+
+func (b *closingBroker) Deliver(from sim.NodeID, m sim.Message) {
+	switch m.(type) {
+	case *proto.MetadataRequest:
+		b.metaAt = append(b.metaAt, b.env.Now())
+		if len(b.metaAt) == 1 {
+			b.env.CloseConnection(from)
+			return
+		}
+	case *proto.InitProducerIDRequest:
+		b.pidAt = append(b.pidAt, b.env.Now())
+		if len(b.pidAt) == 1 {
+			b.env.CloseConnection(from)
+			return
+		}
+	}
+	b.testBroker.Deliver(from, m)
+}
+
+// A metadata request or an InitProducerId request lost with its connection
+// is asked again after retry.backoff.ms, as Kafka's are (Metadata.
+// failedUpdate and timeToAllowUpdate; TransactionManager re-enqueues the
+// InitProducerId request as a retry, and the Sender sleeps retryBackoffMs
+// before sending it): not at once, and not after the request's own timeout.
+func TestRequestsLostWithTheirConnectionAreAskedAgainAfterTheBackoff(t *testing.T) {
+	w := sim.NewWorld(sim.DefaultOptions(1))
+	broker := &closingBroker{}
+	bid := w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return broker }})
+	cfg := producer.DefaultConfig("p-0", "orders")
+	cfg.Brokers, cfg.Recorder = []sim.NodeID{bid}, history.NewRecorder(w.Now)
+	cfg.RequestTimeout, cfg.RetryBackoff = 30*time.Second, 500*time.Millisecond
+	w.AddNode(sim.NodeSpec{Name: "p-0", Role: "producer", New: producer.New(cfg)})
+	w.Start()
+	w.RunUntil(10 * time.Second)
+
+	for _, c := range []struct {
+		what string
+		at   []time.Duration
+	}{{"metadata", broker.metaAt}, {"InitProducerId", broker.pidAt}} {
+		if len(c.at) < 2 {
+			t.Fatalf("%s requests at %v: want it asked again after the connection closed", c.what, c.at)
+		}
+		// The close reaches the producer within the network's latency.
+		if gap := c.at[1] - c.at[0]; gap < cfg.RetryBackoff || gap > cfg.RetryBackoff+100*time.Millisecond {
+			t.Errorf("%s asked again %v after the lost request, want retry.backoff.ms (%v) after its connection closed", c.what, gap, cfg.RetryBackoff)
+		}
+	}
+}
