@@ -96,15 +96,23 @@ type Client struct {
 	expireFloor time.Duration
 	haveFloor   bool
 
-	brokers   map[int32]sim.NodeID
-	parts     []partitionInfo
-	metaCorr  uint64
+	brokers  map[int32]sim.NodeID
+	parts    []partitionInfo
+	metaCorr uint64
+	// metaTo: where the metadata request metaCorr went (if metaSent; a
+	// retry waiting out its backoff has not gone anywhere yet).
+	metaTo    sim.NodeID
+	metaSent  bool
 	metaValid bool
 	bootstrap int
 
-	pid      int64
-	epoch    int16
-	pidCorr  uint64
+	pid     int64
+	epoch   int16
+	pidCorr uint64
+	// pidTo: where the InitProducerId request pidCorr went (if pidSent;
+	// a retry waiting out its backoff has not gone anywhere yet).
+	pidTo    sim.NodeID
+	pidSent  bool
 	needBump bool
 	// parts' accumulator state by partition, and looks, what the sender
 	// reads of each on every pass; pending holds records sent before any
@@ -182,13 +190,10 @@ func (p *Client) Deliver(from sim.NodeID, m sim.Message) {
 	case *proto.ProduceResponse:
 		p.handleProduceResponse(m)
 	case *sim.Disconnected:
-		for _, c := range p.inflightFor(m.Peer) {
-			p.failRequest(c, proto.NetworkException)
-		}
 		// Kafka's NetworkClient asks for fresh metadata after a
-		// disconnection: the broker may be gone, or closed on us because
-		// it no longer leads (acks=0).
-		p.refreshMetadata()
+		// disconnection too: the broker may be gone, or closed on us
+		// because it no longer leads (acks=0).
+		p.connectionLost(m.Peer, proto.NetworkException)
 	}
 }
 
@@ -205,8 +210,13 @@ func (p *Client) fire(pt ptimer) {
 		p.senderAt = 0
 		p.runSender()
 	case timerRequest:
-		if _, ok := p.inflight.Get(pt.corr()); ok {
-			p.failRequest(pt.corr(), proto.RequestTimedOut)
+		if ir, ok := p.inflight.Get(pt.corr()); ok {
+			// A request that timed out closes its connection, and every
+			// other request on it fails too (NetworkClient.
+			// handleTimedOutRequests): their answers, which may still
+			// come, would arrive on a connection that is gone.
+			p.env.CloseConnection(ir.node)
+			p.connectionLost(ir.node, proto.RequestTimedOut)
 		}
 	case timerMetadata:
 		if pt.corr() == p.metaCorr {

@@ -31,6 +31,7 @@ func (p *Client) refreshMetadata() {
 	p.bootstrap++
 	p.corr++
 	p.metaCorr = p.corr
+	p.metaTo, p.metaSent = target, true
 	p.env.Send(target, &proto.MetadataRequest{CorrelationID: p.corr, Topics: []string{p.cfg.Topic}})
 	p.env.After(p.cfg.RequestTimeout/10, newTimer(timerMetadata, p.corr))
 }
@@ -44,6 +45,7 @@ func (p *Client) handleMetadata(m *proto.MetadataResponse) {
 		p.metaValid = false
 		p.corr++
 		p.metaCorr = p.corr
+		p.metaSent = false
 		p.env.After(p.cfg.RetryBackoff, newTimer(timerMetadata, p.corr))
 		return
 	}
@@ -86,7 +88,8 @@ func (p *Client) initProducerID() {
 	p.corr++
 	p.pidCorr = p.corr
 	// Round the brokers by the requests this process sent.
-	p.env.Send(p.brokers[ids[int(p.corr-p.corrBase)%len(ids)]], &proto.InitProducerIDRequest{CorrelationID: p.corr})
+	p.pidTo, p.pidSent = p.brokers[ids[int(p.corr-p.corrBase)%len(ids)]], true
+	p.env.Send(p.pidTo, &proto.InitProducerIDRequest{CorrelationID: p.corr})
 	p.env.After(p.cfg.RequestTimeout/10, newTimer(timerInitPID, p.corr))
 }
 

@@ -445,13 +445,39 @@ func (p *Client) finishRequest(corr uint64, ir *inflightReq) {
 	}
 }
 
-// failRequest settles a request that got no answer: the connection died or
-// it timed out. Whatever it carried may have been appended.
-func (p *Client) failRequest(corr uint64, err proto.ErrorCode) {
-	ir, _ := p.inflight.Get(corr)
-	p.finishRequest(corr, ir)
-	for _, b := range ir.batches {
-		p.retryOrFail(b, err, true)
+// connectionLost settles every request in flight on the connection to node,
+// which died or which the producer closed because a request on it timed out:
+// Kafka's NetworkClient fails them all at once (cancelInFlightRequests, with
+// REQUEST_TIMED_OUT for every one when a request timed out, handleTimedOutRequests
+// and processTimeoutDisconnection, NETWORK_EXCEPTION for a disconnection;
+// Sender.handleProduceResponse reads wasTimedOut and wasDisconnected).
+// Whatever they carried may have been appended.
+//
+// A metadata request on that connection is lost with it: Kafka counts it a
+// failed update (DefaultMetadataUpdater.handleFailedRequest, Metadata.
+// failedUpdate), and asks again once retry.backoff.ms has passed since
+// (Metadata.timeToAllowUpdate). An InitProducerId request lost with it is
+// sent again after retry.backoff.ms too (TransactionManager.TxnRequestHandler.
+// onComplete re-enqueues it as a retry, and Sender.
+// maybeSendAndPollTransactionalRequest sleeps retryBackoffMs before a
+// retry). Otherwise the disconnection asks for fresh metadata
+// (DefaultMetadataUpdater.handleServerDisconnect).
+func (p *Client) connectionLost(node sim.NodeID, err proto.ErrorCode) {
+	for _, corr := range p.inflightFor(node) {
+		ir, _ := p.inflight.Get(corr)
+		p.finishRequest(corr, ir)
+		for _, b := range ir.batches {
+			p.retryOrFail(b, err, true)
+		}
+	}
+	if p.metaCorr != 0 && p.metaSent && p.metaTo == node {
+		p.metaCorr = 0
+		p.refreshMetadataSoon()
+	}
+	if p.pidCorr != 0 && p.pidSent && p.pidTo == node {
+		p.corr++
+		p.pidCorr, p.pidSent = p.corr, false
+		p.env.After(p.cfg.RetryBackoff, newTimer(timerInitPID, p.corr))
 	}
 	p.refreshMetadata()
 	p.runSender()
@@ -676,5 +702,6 @@ func (p *Client) refreshMetadataSoon() {
 	}
 	p.corr++
 	p.metaCorr = p.corr
+	p.metaSent = false
 	p.env.After(p.cfg.RetryBackoff, newTimer(timerMetadata, p.corr))
 }

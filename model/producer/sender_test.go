@@ -23,6 +23,8 @@ type testBroker struct {
 	delay    time.Duration
 	silent   bool
 	attempts []attemptSeen
+	// disconnects counts the connections a producer closed on it.
+	disconnects int
 }
 
 type attemptSeen struct {
@@ -60,6 +62,8 @@ func (b *testBroker) metadata(corr uint64) *proto.MetadataResponse {
 
 func (b *testBroker) Deliver(from sim.NodeID, m sim.Message) {
 	switch m := m.(type) {
+	case *sim.Disconnected:
+		b.disconnects++
 	case *proto.MetadataRequest:
 		b.env.Send(from, b.metadata(m.CorrelationID))
 	case *proto.InitProducerIDRequest:
@@ -379,5 +383,103 @@ func TestSendAfterTheClockIsSetForward(t *testing.T) {
 	w.RunUntil(60 * time.Second)
 	if len(fast.attempts) < 2 || fast.attempts[1].at > 3*time.Second {
 		t.Fatalf("the fast broker saw attempts %+v: want the second within a second of the send at 2 s", fast.attempts)
+	}
+}
+
+// A request that times out closes its connection, and every request in
+// flight on it fails with it, as Kafka's NetworkClient.handleTimedOutRequests
+// does: the second request, sent 300ms after the first, is retried when the
+// first times out, not a request timeout after it was sent. Its fate is
+// unknown either way; the broker learns the connection was closed.
+func TestRequestTimeoutFailsEveryRequestOnItsConnection(t *testing.T) {
+	w := sim.NewWorld(sim.DefaultOptions(1))
+	broker := &testBroker{silent: true}
+	bid := w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return broker }})
+	cfg := producer.DefaultConfig("p-0", "orders")
+	cfg.Brokers, cfg.Recorder = []sim.NodeID{bid}, history.NewRecorder(w.Now)
+	cfg.EnableIdempotence, cfg.Acks = false, proto.AcksAll
+	cfg.RequestTimeout, cfg.DeliveryTimeout = time.Second, 10*time.Second
+	pid := w.AddNode(sim.NodeSpec{Name: "p-0", Role: "producer", New: producer.New(cfg)})
+	w.Start()
+	w.RunUntil(100 * time.Millisecond)
+	p := w.Node(pid).(*producer.Producer)
+	p.Probe()
+	w.RunUntil(400 * time.Millisecond)
+	p.Probe()
+	w.RunUntil(1600 * time.Millisecond)
+
+	if len(broker.attempts) < 4 {
+		t.Fatalf("the broker saw %d attempts by 1.6s, want both sends and both retries: %+v", len(broker.attempts), broker.attempts)
+	}
+	first, second := broker.attempts[0].at, broker.attempts[1].at
+	if second-first < 200*time.Millisecond {
+		t.Fatalf("sends at %v and %v, want them apart", first, second)
+	}
+	for _, a := range broker.attempts[2:4] {
+		// Retried after the first request's timeout and a backoff of at
+		// most retry.backoff.ms plus jitter, before the second's own
+		// timeout would have come.
+		if a.at < first+cfg.RequestTimeout || a.at >= second+cfg.RequestTimeout {
+			t.Fatalf("a retry at %v, want between %v and %v (attempts %+v)", a.at, first+cfg.RequestTimeout, second+cfg.RequestTimeout, broker.attempts)
+		}
+	}
+	if broker.disconnects == 0 {
+		t.Fatal("the broker never learned the producer closed the connection")
+	}
+}
+
+// closingBroker is a testBroker that closes the connection instead of
+// answering the first metadata request and the first InitProducerId
+// request, and notes when each kind of request came.
+type closingBroker struct {
+	testBroker
+	metaAt, pidAt []time.Duration
+}
+
+func (b *closingBroker) Deliver(from sim.NodeID, m sim.Message) {
+	switch m.(type) {
+	case *proto.MetadataRequest:
+		b.metaAt = append(b.metaAt, b.env.Now())
+		if len(b.metaAt) == 1 {
+			b.env.CloseConnection(from)
+			return
+		}
+	case *proto.InitProducerIDRequest:
+		b.pidAt = append(b.pidAt, b.env.Now())
+		if len(b.pidAt) == 1 {
+			b.env.CloseConnection(from)
+			return
+		}
+	}
+	b.testBroker.Deliver(from, m)
+}
+
+// A metadata request or an InitProducerId request lost with its connection
+// is asked again after retry.backoff.ms, as Kafka's are (Metadata.
+// failedUpdate and timeToAllowUpdate; TransactionManager re-enqueues the
+// InitProducerId request as a retry, and the Sender sleeps retryBackoffMs
+// before sending it): not at once, and not after the request's own timeout.
+func TestRequestsLostWithTheirConnectionAreAskedAgainAfterTheBackoff(t *testing.T) {
+	w := sim.NewWorld(sim.DefaultOptions(1))
+	broker := &closingBroker{}
+	bid := w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return broker }})
+	cfg := producer.DefaultConfig("p-0", "orders")
+	cfg.Brokers, cfg.Recorder = []sim.NodeID{bid}, history.NewRecorder(w.Now)
+	cfg.RequestTimeout, cfg.RetryBackoff = 30*time.Second, 500*time.Millisecond
+	w.AddNode(sim.NodeSpec{Name: "p-0", Role: "producer", New: producer.New(cfg)})
+	w.Start()
+	w.RunUntil(10 * time.Second)
+
+	for _, c := range []struct {
+		what string
+		at   []time.Duration
+	}{{"metadata", broker.metaAt}, {"InitProducerId", broker.pidAt}} {
+		if len(c.at) < 2 {
+			t.Fatalf("%s requests at %v: want it asked again after the connection closed", c.what, c.at)
+		}
+		// The close reaches the producer within the network's latency.
+		if gap := c.at[1] - c.at[0]; gap < cfg.RetryBackoff || gap > cfg.RetryBackoff+100*time.Millisecond {
+			t.Errorf("%s asked again %v after the lost request, want retry.backoff.ms (%v) after its connection closed", c.what, gap, cfg.RetryBackoff)
+		}
 	}
 }
