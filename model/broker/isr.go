@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"math"
 	"slices"
 	"time"
 
@@ -60,6 +61,13 @@ func maximalISR(isr []int32, pending *pendingISR) []int32 {
 func (s *leaderState) caughtUp(f *followerState) bool {
 	return f.leo == s.leo || s.now-f.lastCaughtUp <= s.lagMax
 }
+
+// never is the time of a catch-up or fetch that has not happened: Kafka's
+// Replica.resetReplicaState sets them to 0, the start of its epoch-based
+// clock, so long ago that a follower that never caught up is not caught up;
+// the simulation's clock starts at 0, so 0 would be "just now" in the first
+// replica.lag.time.max.ms of a run.
+const never = time.Duration(math.MinInt64 / 4)
 
 // brokerEpochUnknown is a follower's broker epoch before its first fetch
 // from this leader (Kafka's Replica.resetReplicaState sets it to None); -1
@@ -180,7 +188,8 @@ func newFollowerStates(replicas, isr []int32, self int32, now time.Duration) []*
 		if r == self {
 			continue
 		}
-		f := &followerState{id: r, leo: -1, lastFetchLeaderLEO: -1, brokerEpoch: brokerEpochUnknown}
+		f := &followerState{id: r, leo: -1, lastFetchLeaderLEO: -1, brokerEpoch: brokerEpochUnknown,
+			lastCaughtUp: never, lastFetchTime: never}
 		if slices.Contains(isr, r) {
 			f.lastCaughtUp = now
 		}

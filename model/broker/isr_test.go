@@ -140,6 +140,21 @@ func TestCaughtUp(t *testing.T) {
 			t.Errorf("%s: caughtUp = %v, want %v", c.name, got, c.want)
 		}
 	}
+	// Early in a run (now below replica.lag.time.max.ms), a follower a new
+	// leader has not seen catch up is not caught up, nor after a first
+	// fetch short of the leader's end; an ISR member is, for lagMax.
+	s := leader1()
+	s.now = lagMax / 2
+	fs := newFollowerStates([]int32{1, 2, 3}, []int32{1, 3}, 1, s.now)
+	if s.caughtUp(fs[0]) {
+		t.Error("a follower outside the ISR that never caught up counts as caught up early in the run")
+	}
+	if f := fs[0].fetched(10, 80, 12, s.now); s.caughtUp(&f) {
+		t.Error("a first fetch short of the leader's end made an outside follower caught up")
+	}
+	if !s.caughtUp(fs[1]) {
+		t.Error("an ISR member does not count as caught up when the leader takes over")
+	}
 }
 
 func TestMayJoinISR(t *testing.T) {
@@ -292,8 +307,8 @@ func TestStartsLeaderEpoch(t *testing.T) {
 func TestNewFollowerStates(t *testing.T) {
 	got := newFollowerStates([]int32{3, 1, 2}, []int32{1, 3}, 1, 7*time.Second)
 	want := []followerState{
-		{id: 3, leo: -1, lastCaughtUp: 7 * time.Second, lastFetchLeaderLEO: -1, brokerEpoch: brokerEpochUnknown},
-		{id: 2, leo: -1, lastCaughtUp: 0, lastFetchLeaderLEO: -1, brokerEpoch: brokerEpochUnknown},
+		{id: 3, leo: -1, lastCaughtUp: 7 * time.Second, lastFetchLeaderLEO: -1, lastFetchTime: never, brokerEpoch: brokerEpochUnknown},
+		{id: 2, leo: -1, lastCaughtUp: never, lastFetchLeaderLEO: -1, lastFetchTime: never, brokerEpoch: brokerEpochUnknown},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d followers, want %d", len(got), len(want))
