@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"kafkasim/checker"
-	"kafkasim/history"
 	"kafkasim/reports"
 	"kafkasim/runner"
 	"kafkasim/scenarios"
@@ -413,7 +412,7 @@ func record(cell string, s *scenarios.Scenario, r *runner.Result) RunRecord {
 	}
 	m["violations"] = float64(r.ViolationCount())
 	m["unavailable-seconds"] = unavailableSeconds(r)
-	m["p99-produce-latency-ms"] = p99Latency(r)
+	m["p99-produce-latency-ms"] = r.P99ProduceLatencyMs()
 	var bytes, sent float64
 	for _, p := range r.Producers {
 		bytes, sent = bytes+float64(p.BytesSent), sent+float64(p.Sent)
@@ -472,33 +471,6 @@ func unavailableSeconds(r *runner.Result) float64 {
 		}
 	}
 	return total.Seconds()
-}
-
-// p99Latency is the 99th percentile of acknowledged sends' latency, in ms.
-func p99Latency(r *runner.Result) float64 {
-	if r.History == nil {
-		return 0
-	}
-	invoked := map[string]int64{}
-	var lat []float64
-	r.History.Each(func(op *history.Op) {
-		if op.F != history.FSend {
-			return
-		}
-		switch op.Type {
-		case history.Invoke:
-			invoked[op.Value.Value] = op.Time
-		case history.OK:
-			if t, ok := invoked[op.Value.Value]; ok {
-				lat = append(lat, float64(op.Time-t)/1e6)
-			}
-		}
-	})
-	if len(lat) == 0 {
-		return 0
-	}
-	sort.Float64s(lat)
-	return lat[int(math.Ceil(0.99*float64(len(lat))))-1]
 }
 
 // aggregate is each metric's mean and 95% interval over a cell's runs.
