@@ -91,6 +91,19 @@ func (b *testBroker) Deliver(from sim.NodeID, m sim.Message) {
 	}
 }
 
+// oneBrokerProducer starts a world of broker (broker-1) and producer p-0 of
+// topic orders, whose configuration tune adjusts.
+func oneBrokerProducer(broker sim.Node, tune func(*producer.Config)) (*sim.World, sim.NodeID) {
+	w := sim.NewWorld(sim.DefaultOptions(1))
+	bid := w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return broker }})
+	cfg := producer.DefaultConfig("p-0", "orders")
+	cfg.Brokers, cfg.Recorder = []sim.NodeID{bid}, history.NewRecorder(w.Now)
+	tune(&cfg)
+	pid := w.AddNode(sim.NodeSpec{Name: "p-0", Role: "producer", New: producer.New(cfg)})
+	w.Start()
+	return w, pid
+}
+
 // An out-of-order answer to the very sequence the leader should expect
 // next makes the idempotent producer bump its epoch and send the batch again
 // from sequence 0 (KIP-360), but it does not say the batch is not in the
@@ -330,16 +343,12 @@ func (b *roomBroker) Deliver(from sim.NodeID, m sim.Message) {
 // wake-up it had passed lie ahead again (a wake-up remembered past the
 // jump held the retry back until the delivery timeout, at 125 s).
 func TestRetryGoesAfterTheClockIsSetBack(t *testing.T) {
-	w := sim.NewWorld(sim.DefaultOptions(1))
 	br := &roomBroker{}
-	bid := w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return br }})
-	cfg := producer.DefaultConfig("p-0", "orders")
-	cfg.Brokers, cfg.Recorder = []sim.NodeID{bid}, history.NewRecorder(w.Now)
-	cfg.EnableIdempotence, cfg.Acks = false, 1
-	cfg.MaxInFlight = 2
-	cfg.BatchSize = 10 // every batch is full at once
-	pid := w.AddNode(sim.NodeSpec{Name: "p-0", Role: "producer", New: producer.New(cfg)})
-	w.Start()
+	w, pid := oneBrokerProducer(br, func(cfg *producer.Config) {
+		cfg.EnableIdempotence, cfg.Acks = false, 1
+		cfg.MaxInFlight = 2
+		cfg.BatchSize = 10 // every batch is full at once
+	})
 	w.RunUntil(5000 * time.Millisecond)
 	p := w.Node(pid).(*producer.Producer)
 	for _, at := range []time.Duration{5020, 5030, 5500} {
@@ -392,15 +401,12 @@ func TestSendAfterTheClockIsSetForward(t *testing.T) {
 // first times out, not a request timeout after it was sent. Its fate is
 // unknown either way; the broker learns the connection was closed.
 func TestRequestTimeoutFailsEveryRequestOnItsConnection(t *testing.T) {
-	w := sim.NewWorld(sim.DefaultOptions(1))
 	broker := &testBroker{silent: true}
-	bid := w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return broker }})
-	cfg := producer.DefaultConfig("p-0", "orders")
-	cfg.Brokers, cfg.Recorder = []sim.NodeID{bid}, history.NewRecorder(w.Now)
-	cfg.EnableIdempotence, cfg.Acks = false, proto.AcksAll
-	cfg.RequestTimeout, cfg.DeliveryTimeout = time.Second, 10*time.Second
-	pid := w.AddNode(sim.NodeSpec{Name: "p-0", Role: "producer", New: producer.New(cfg)})
-	w.Start()
+	const requestTimeout = time.Second
+	w, pid := oneBrokerProducer(broker, func(cfg *producer.Config) {
+		cfg.EnableIdempotence, cfg.Acks = false, proto.AcksAll
+		cfg.RequestTimeout, cfg.DeliveryTimeout = requestTimeout, 10*time.Second
+	})
 	w.RunUntil(100 * time.Millisecond)
 	p := w.Node(pid).(*producer.Producer)
 	p.Probe()
@@ -419,8 +425,8 @@ func TestRequestTimeoutFailsEveryRequestOnItsConnection(t *testing.T) {
 		// Retried after the first request's timeout and a backoff of at
 		// most retry.backoff.ms plus jitter, before the second's own
 		// timeout would have come.
-		if a.at < first+cfg.RequestTimeout || a.at >= second+cfg.RequestTimeout {
-			t.Fatalf("a retry at %v, want between %v and %v (attempts %+v)", a.at, first+cfg.RequestTimeout, second+cfg.RequestTimeout, broker.attempts)
+		if a.at < first+requestTimeout || a.at >= second+requestTimeout {
+			t.Fatalf("a retry at %v, want between %v and %v (attempts %+v)", a.at, first+requestTimeout, second+requestTimeout, broker.attempts)
 		}
 	}
 	if broker.disconnects == 0 {
@@ -460,14 +466,11 @@ func (b *closingBroker) Deliver(from sim.NodeID, m sim.Message) {
 // InitProducerId request as a retry, and the Sender sleeps retryBackoffMs
 // before sending it): not at once, and not after the request's own timeout.
 func TestRequestsLostWithTheirConnectionAreAskedAgainAfterTheBackoff(t *testing.T) {
-	w := sim.NewWorld(sim.DefaultOptions(1))
 	broker := &closingBroker{}
-	bid := w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return broker }})
-	cfg := producer.DefaultConfig("p-0", "orders")
-	cfg.Brokers, cfg.Recorder = []sim.NodeID{bid}, history.NewRecorder(w.Now)
-	cfg.RequestTimeout, cfg.RetryBackoff = 30*time.Second, 500*time.Millisecond
-	w.AddNode(sim.NodeSpec{Name: "p-0", Role: "producer", New: producer.New(cfg)})
-	w.Start()
+	const retryBackoff = 500 * time.Millisecond
+	w, _ := oneBrokerProducer(broker, func(cfg *producer.Config) {
+		cfg.RequestTimeout, cfg.RetryBackoff = 30*time.Second, retryBackoff
+	})
 	w.RunUntil(10 * time.Second)
 
 	for _, c := range []struct {
@@ -478,8 +481,8 @@ func TestRequestsLostWithTheirConnectionAreAskedAgainAfterTheBackoff(t *testing.
 			t.Fatalf("%s requests at %v: want it asked again after the connection closed", c.what, c.at)
 		}
 		// The close reaches the producer within the network's latency.
-		if gap := c.at[1] - c.at[0]; gap < cfg.RetryBackoff || gap > cfg.RetryBackoff+100*time.Millisecond {
-			t.Errorf("%s asked again %v after the lost request, want retry.backoff.ms (%v) after its connection closed", c.what, gap, cfg.RetryBackoff)
+		if gap := c.at[1] - c.at[0]; gap < retryBackoff || gap > retryBackoff+100*time.Millisecond {
+			t.Errorf("%s asked again %v after the lost request, want retry.backoff.ms (%v) after its connection closed", c.what, gap, retryBackoff)
 		}
 	}
 }
