@@ -368,11 +368,29 @@ func (c *Config) loss(partition string, offset int64) (DataLoss, bool) {
 	})
 }
 
-// replacedUnderReader reports whether a loss at an election put the new
-// leader's older-epoch record at offset where committed data stood.
+// replacedUnderReader reports whether an election put a leader's
+// older-epoch record at offset where committed data stood: in one step (a
+// loss whose new leader's log already reached past offset), or in two (a
+// loss at offset, then a later unclean election whose leader's log made an
+// older-epoch entry there the log although it was never committed: god
+// view Resurrected). Either way the leader's epoch cache ends that older
+// epoch past offset, so KIP-320 validation of a reader that read the lost
+// record truncates it at most to there, not below offset.
 func (c *Config) replacedUnderReader(partition string, offset int64) bool {
 	_, ok := c.Happened.First(godview.Loss, func(l *DataLoss) bool {
-		return l.Partition == partition && l.From <= offset && offset < l.LeaderEnd
+		if l.Partition != partition || offset < l.From {
+			return false
+		}
+		if offset < l.LeaderEnd {
+			return true
+		}
+		if offset >= l.To {
+			return false
+		}
+		_, later := c.Happened.First(godview.Resurrected, func(r *godview.Fact) bool {
+			return r.Covers(partition, offset) && r.At >= l.At
+		})
+		return later
 	})
 	return ok
 }

@@ -442,6 +442,50 @@ func TestSkippingARecordTheNewLeaderHeldBelowTheReadersEpochIsPermitted(t *testi
 	expectVerdict(t, r, PollSkip, Violation)
 }
 
+// The same replacement in two elections (fuzz seed 317990): a reader read
+// committed c, d at 2, 3 (a leader of epoch 2 wrote them, while the deposed
+// leader of epoch 1 held uncommitted e, f there); an unclean election lost
+// 2.. (its leader ended at 2, so the loss alone does not reach 2, 3); a
+// later unclean election made the deposed leader's e, f the log again
+// (Resurrected). Its epoch cache ends epoch 1 at 4, so KIP-320 validation of
+// the reader (epoch 2) truncates it to 4, past e and f. Only a resurrection
+// at the offset, after the loss, excuses the skip.
+func TestSkippingARecordResurrectedAfterTheLossOfWhatTheReaderReadIsPermitted(t *testing.T) {
+	h := &hb{}
+	h.send("p-0", "a", 0, 0, history.OK)
+	h.send("p-0", "b", 0, 1, history.OK)
+	h.send("p-0", "e", 0, 2, history.Info) // to the deposed leader, never committed
+	h.send("p-0", "f", 0, 3, history.Info)
+	h.send("p-0", "c", 0, 2, history.OK) // the leader of the next epoch
+	h.send("p-0", "d", 0, 3, history.OK)
+	h.poll("c-0", false, rec{0, 0, "a"}, rec{0, 1, "b"}, rec{0, 2, "c"}, rec{0, 3, "d"})
+	h.send("p-0", "g", 0, 4, history.OK)
+	h.poll("c-0", false, rec{0, 4, "g"})
+	h.poll("c-1", true, rec{0, 0, "a"}, rec{0, 1, "b"}, rec{0, 2, "e"}, rec{0, 3, "f"}, rec{0, 4, "g"})
+	loss := DataLoss{Kind: godview.Loss, At: 10, Partition: "t-0", From: 2, To: 4, Records: 2, Cause: "unclean-election", LeaderEnd: 2}
+	res := func(at, from, to int64) godview.Fact {
+		return godview.Fact{Kind: godview.Resurrected, At: at, Partition: "t-0", From: from, To: to}
+	}
+	for _, c := range []struct {
+		name  string
+		facts []godview.Fact
+		want  string
+	}{
+		{"lost, then resurrected", []godview.Fact{loss, res(20, 2, 4)}, Permitted},
+		{"lost, never resurrected", []godview.Fact{loss}, Violation},
+		{"resurrected before the loss", []godview.Fact{res(5, 2, 4), loss}, Violation},
+		{"resurrected elsewhere", []godview.Fact{loss, res(20, 4, 6)}, Violation},
+		{"resurrected, the offset not lost", []godview.Fact{{Kind: godview.Loss, At: 10, Partition: "t-0", From: 4, To: 6, Records: 2,
+			Cause: "unclean-election", LeaderEnd: 4}, res(20, 2, 4)}, Violation},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := strict
+			cfg.Happened = godview.Seen(c.facts...)
+			expectVerdict(t, Check(h.ops, cfg), PollSkip, c.want)
+		})
+	}
+}
+
 // A deposed leader, paused through its replacement's unclean election,
 // wakes and answers a fetch the reader had sent it before the election with
 // a record it alone holds (then lost); the reader, already moved to the new

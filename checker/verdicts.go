@@ -88,7 +88,9 @@ type Facts struct {
 	LostThenResurrected bool
 	// ReadLostHere: poll-skip where the reader read another record at the
 	// offset, and the god view saw the committed data there lost at an
-	// election whose new leader already held the skipped record.
+	// election whose new leader already held the skipped record, or lost
+	// and then made the log again by a later unclean election's leader
+	// holding it from an older epoch (Resurrected).
 	ReadLostHere bool
 	// ReadStaleLeader: poll-skip where the reader read another record at
 	// the offset, one it took from a deposed leader's answer to a fetch sent
@@ -323,7 +325,7 @@ var VerdictRules = []Rule{
 		func(f *Facts) bool { return f.BelowLogStart && !f.InFinalReads }, nil},
 	{PollSkip, "auto.offset.reset=latest", Permitted, "auto.offset.reset=latest moves a reader whose position fell out of range to the end, past records",
 		func(f *Facts) bool { return f.AutoOffsetReset == "latest" }, nil},
-	{PollSkip, "the reader read another record at the offset, lost when a leader that held the skipped record (from an older epoch) was elected", Permitted,
+	{PollSkip, "the reader read another record at the offset, lost when a leader that held the skipped record (from an older epoch) was elected, then or at a later unclean election (god view)", Permitted,
 		"the reader read the committed record lost there; the new leader's older-epoch record that replaced it lies below the end offset it gives for the reader's epoch, so KIP-320 validation finds nothing to rewind",
 		func(f *Facts) bool { return f.ReadLostHere }, nil},
 	{PollSkip, "the reader read another record at the offset, from a deposed leader's answer to a fetch it sent before it learned of the new leader (god view)", Permitted,
