@@ -416,13 +416,10 @@ func TestSkippingARecordThatSurvivedIsAViolationEvenAfterALoss(t *testing.T) {
 	expectVerdict(t, r, NonmonotonicPoll, Permitted)
 }
 
-// A reader read committed records that an unclean election lost; the new
-// leader already held other records there, of an older epoch, below the end
-// offset it gives for the reader's epoch: KIP-320 validation finds no
-// truncation and the reader goes on past them (fuzz seed 204388).
-func TestSkippingARecordTheNewLeaderHeldBelowTheReadersEpochIsPermitted(t *testing.T) {
-	cfg := strict
-	cfg.Happened = godViewLosses(DataLoss{Partition: "t-0", From: 2, To: 4, Cause: "unclean-election", LeaderEnd: 4})
+// readOverADeposedLeadersTail: c-0 read committed c, d at 2, 3, written
+// by the leader of the next epoch where the deposed leader held uncommitted
+// e, f; the final reader c-1 finds e, f there.
+func readOverADeposedLeadersTail() *hb {
 	h := &hb{}
 	h.send("p-0", "a", 0, 0, history.OK)
 	h.send("p-0", "b", 0, 1, history.OK)
@@ -434,6 +431,17 @@ func TestSkippingARecordTheNewLeaderHeldBelowTheReadersEpochIsPermitted(t *testi
 	h.send("p-0", "g", 0, 4, history.OK)
 	h.poll("c-0", false, rec{0, 4, "g"})
 	h.poll("c-1", true, rec{0, 0, "a"}, rec{0, 1, "b"}, rec{0, 2, "e"}, rec{0, 3, "f"}, rec{0, 4, "g"})
+	return h
+}
+
+// A reader read committed records that an unclean election lost; the new
+// leader already held other records there, of an older epoch, below the end
+// offset it gives for the reader's epoch: KIP-320 validation finds no
+// truncation and the reader goes on past them (fuzz seed 204388).
+func TestSkippingARecordTheNewLeaderHeldBelowTheReadersEpochIsPermitted(t *testing.T) {
+	cfg := strict
+	cfg.Happened = godViewLosses(DataLoss{Partition: "t-0", From: 2, To: 4, Cause: "unclean-election", LeaderEnd: 4})
+	h := readOverADeposedLeadersTail()
 	r := Check(h.ops, cfg)
 	expectVerdict(t, r, PollSkip, Permitted)
 	// Without the new leader's log end the skip stays a violation.
@@ -451,17 +459,7 @@ func TestSkippingARecordTheNewLeaderHeldBelowTheReadersEpochIsPermitted(t *testi
 // the reader (epoch 2) truncates it to 4, past e and f. Only a resurrection
 // at the offset, after the loss, excuses the skip.
 func TestSkippingARecordResurrectedAfterTheLossOfWhatTheReaderReadIsPermitted(t *testing.T) {
-	h := &hb{}
-	h.send("p-0", "a", 0, 0, history.OK)
-	h.send("p-0", "b", 0, 1, history.OK)
-	h.send("p-0", "e", 0, 2, history.Info) // to the deposed leader, never committed
-	h.send("p-0", "f", 0, 3, history.Info)
-	h.send("p-0", "c", 0, 2, history.OK) // the leader of the next epoch
-	h.send("p-0", "d", 0, 3, history.OK)
-	h.poll("c-0", false, rec{0, 0, "a"}, rec{0, 1, "b"}, rec{0, 2, "c"}, rec{0, 3, "d"})
-	h.send("p-0", "g", 0, 4, history.OK)
-	h.poll("c-0", false, rec{0, 4, "g"})
-	h.poll("c-1", true, rec{0, 0, "a"}, rec{0, 1, "b"}, rec{0, 2, "e"}, rec{0, 3, "f"}, rec{0, 4, "g"})
+	h := readOverADeposedLeadersTail()
 	loss := DataLoss{Kind: godview.Loss, At: 10, Partition: "t-0", From: 2, To: 4, Records: 2, Cause: "unclean-election", LeaderEnd: 2}
 	res := func(at, from, to int64) godview.Fact {
 		return godview.Fact{Kind: godview.Resurrected, At: at, Partition: "t-0", From: from, To: to}

@@ -777,6 +777,21 @@ func (m *member) poll(recs ...rec) {
 	m.h.add(m.proc, history.OK, history.FPoll, v)
 }
 
+// processedA0A1: member c-1 of group g polled a0, a1 at offsets 0, 1 of
+// t-0 and processed both, a1 with a side effect.
+func processedA0A1() (*hb, *member) {
+	h := &hb{}
+	h.sendsTo(0, "a0", "a1")
+	c := h.member("c-1", "g")
+	c.poll(rec{0, 0, "a0"}, rec{0, 1, "a1"})
+	c.begin(1, 0, 0)
+	c.end(1, 0, 0, history.OK)
+	c.begin(1, 0, 1)
+	c.effect(0, 1)
+	c.end(1, 0, 1, history.OK)
+	return h, c
+}
+
 // After committed data is lost the new leader gives its offsets to new
 // records: a member that reads offset 1 again then (KIP-320's truncation
 // detection moved its position back) and processes what it holds processes
@@ -784,15 +799,7 @@ func (m *member) poll(recs ...rec) {
 // processed twice is still reprocessing.
 func TestReprocessedRecordIsTheRecordNotTheOffset(t *testing.T) {
 	build := func(second string) []history.Op {
-		h := &hb{}
-		h.sendsTo(0, "a0", "a1")
-		c := h.member("c-1", "g")
-		c.poll(rec{0, 0, "a0"}, rec{0, 1, "a1"})
-		c.begin(1, 0, 0)
-		c.end(1, 0, 0, history.OK)
-		c.begin(1, 0, 1)
-		c.effect(0, 1)
-		c.end(1, 0, 1, history.OK)
+		h, c := processedA0A1()
 		h.send("p-0", "b1", 0, 1, history.OK) // offset 1 reused after a loss
 		c.poll(rec{0, 1, second})
 		c.begin(1, 0, 1)
@@ -821,15 +828,7 @@ func TestReprocessedRecordIsTheRecordNotTheOffset(t *testing.T) {
 // offset excuse them (fuzz --groups seed 247999).
 func TestAtMostOnceRecordLostThenResurrected(t *testing.T) {
 	build := func() []history.Op {
-		h := &hb{}
-		h.sendsTo(0, "a0", "a1")
-		c := h.member("c-1", "g")
-		c.poll(rec{0, 0, "a0"}, rec{0, 1, "a1"})
-		c.begin(1, 0, 0)
-		c.end(1, 0, 0, history.OK)
-		c.begin(1, 0, 1)
-		c.effect(0, 1)
-		c.end(1, 0, 1, history.OK)
+		h, c := processedA0A1()
 		c.poll(rec{0, 1, "a1"}) // the old log, with a1 at 1, is the log again
 		c.begin(1, 0, 1)
 		c.effect(0, 1)
