@@ -15,10 +15,9 @@ import (
 // the state the change was proposed from.
 
 type alterItem struct {
-	tp        metadata.TopicPartition
-	seq       uint64
-	item      proto.AlterPartitionItem
-	recovered bool
+	tp   metadata.TopicPartition
+	seq  uint64
+	item proto.AlterPartitionItem
 }
 
 type alterTimer struct{ correlation uint64 }
@@ -33,8 +32,11 @@ type alterManager struct {
 
 const alterRequestTimeout = 5 * time.Second
 
-// submit proposes isr for p (a leader), recording it as pending.
-func (a *alterManager) submit(p *partition, isr []int32, recovered bool) {
+// submit proposes isr for p (a leader), recording it as pending. A leader's
+// leaderRecoveryState is RECOVERED from the moment it leads (Kafka's
+// Partition.makeLeader), and every ISR change it asks for says so: the first
+// one after an unclean election ends the controller's RECOVERING.
+func (a *alterManager) submit(p *partition, isr []int32) {
 	a.seq++
 	epochs := make([]int64, len(isr))
 	states := make([]proto.ReplicaState, len(isr))
@@ -49,9 +51,9 @@ func (a *alterManager) submit(p *partition, isr []int32, recovered bool) {
 	}
 	p.pending = &pendingISR{isr: slices.Clone(isr), epochs: epochs, seq: a.seq}
 	a.queue = slices.DeleteFunc(a.queue, func(it alterItem) bool { return it.tp == p.tp })
-	a.queue = append(a.queue, alterItem{tp: p.tp, seq: a.seq, recovered: recovered, item: proto.AlterPartitionItem{
+	a.queue = append(a.queue, alterItem{tp: p.tp, seq: a.seq, item: proto.AlterPartitionItem{
 		Topic: p.tp.Topic, Partition: p.tp.Partition, LeaderEpoch: p.leaderEpoch, PartitionEpoch: p.partitionEpoch,
-		NewISR: states, Recovered: recovered}})
+		NewISR: states, Recovered: true}})
 	a.send()
 }
 

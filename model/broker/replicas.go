@@ -82,7 +82,6 @@ type partition struct {
 	isr            []int32 // committed
 	pending        *pendingISR
 	minISR         int
-	recovering     bool
 	known          bool // has had a registration applied
 
 	isLeader   bool
@@ -315,7 +314,6 @@ func (rm *replicaManager) apply(reg *metadata.Partition) {
 	t := rm.image().Topics[reg.Topic]
 	p.minISR = t.EffectiveMinISR()
 	p.replicas = slices.Clone(reg.Replicas)
-	p.recovering = reg.Recovering
 	newEpoch := !p.known || reg.LeaderEpoch > p.leaderEpoch
 	p.known = true
 	if reg.PartitionEpoch != p.partitionEpoch {
@@ -443,14 +441,15 @@ func (rm *replicaManager) makeLeader(p *partition, reg *metadata.Partition) {
 		p.followers = newFollowerStates(p.replicas, p.isr, rm.id(), rm.now())
 		rm.note("partition-leader", "%s leader epoch %d, start offset %d, isr %v", p.tp, p.leaderEpoch, p.epochStart, p.isr)
 		if a := rm.audit(); a != nil {
-			a.PartitionLeader(rm.id(), p.tp, p.leaderEpoch, p.log, p.recovering)
+			a.PartitionLeader(rm.id(), p.tp, p.leaderEpoch, p.log, reg.ElectedUncleanly)
 		}
 		rm.leadershipChanged(p, p.leaderEpoch, true)
 	}
-	if p.recovering && len(p.isr) == 1 {
-		// An uncleanly elected leader reports that it has recovered (KIP-704).
-		rm.alter.submit(p, []int32{rm.id()}, true)
-	}
+	// A partition still RECOVERING from an unclean election (KIP-704) needs
+	// nothing of its leader now: as Kafka's Partition.makeLeader, the leader
+	// takes its state as RECOVERED at once and says so with the next ISR
+	// change it asks for (alterManager.submit); the metadata says
+	// RECOVERING until a follower joins.
 	p.maybeIncrementHW()
 }
 
@@ -556,7 +555,7 @@ func (p *partition) maybeExpandISR(f *followerState) {
 	if a := p.rm.audit(); a != nil {
 		a.ISRProposed(p.rm.id(), p.tp, f.id, f.leo)
 	}
-	p.rm.alter.submit(p, append(slices.Clone(p.isr), f.id), false)
+	p.rm.alter.submit(p, append(slices.Clone(p.isr), f.id))
 }
 
 // shrinkISRs removes followers that have not caught up within
@@ -570,7 +569,7 @@ func (rm *replicaManager) shrinkISRs() {
 		s := p.leaderState()
 		if keep, shrink := s.shrunkISR(rm.id()); shrink {
 			rm.note("isr-shrink", "%s isr %v -> %v", p.tp, p.isr, keep)
-			rm.alter.submit(p, keep, false)
+			rm.alter.submit(p, keep)
 		}
 	}
 }

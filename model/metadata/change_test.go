@@ -178,3 +178,41 @@ func TestPlacementSpreadsLeadersAndRacks(t *testing.T) {
 		t.Fatal("replication factor above the broker count must fail")
 	}
 }
+
+// The image knows how each leader epoch began from the change records alone
+// (a leader from neither the ISR nor the ELR is unclean), and agrees with the
+// election the builder made: a clean election, one from the ELR, an unclean
+// one, the last known leader's, and a clean re-election of a leader whose
+// partition is still RECOVERING.
+func TestImageKnowsHowTheLeaderEpochBegan(t *testing.T) {
+	recovering := part([]int32{1, 2, 3}, []int32{2}, nil, NoLeader)
+	recovering.Recovering = true
+	lastKnown := part([]int32{1, 2, 3}, nil, nil, NoLeader)
+	lastKnown.LastKnownELR = []int32{3}
+	cases := []struct {
+		name     string
+		p        *Partition
+		down     []int32
+		election Election
+		leader   int32
+		unclean  bool
+	}{
+		{"clean", part([]int32{1, 2, 3}, []int32{1, 2, 3}, nil, 1), []int32{1}, ElectionOnline, 2, false},
+		{"from the ELR", part([]int32{1, 2, 3}, nil, []int32{3}, NoLeader), nil, ElectionOnline, 3, false},
+		{"unclean", part([]int32{1, 2, 3}, []int32{1}, nil, NoLeader), []int32{1}, ElectionUnclean, 2, true},
+		{"last known leader", lastKnown, []int32{1, 2}, ElectionOnline, 3, true},
+		{"clean while recovering", recovering, nil, ElectionOnline, 2, false},
+	}
+	for _, c := range cases {
+		b := NewChangeBuilder(c.p, activeExcept(c.down...), true, c.election, 2)
+		if c.p.Leader != NoLeader {
+			b.TargetISR = without(c.p.ISR, c.down)
+		}
+		rec, res := b.Build()
+		q := apply(c.p, rec)
+		if q.Leader != c.leader || res.Unclean != c.unclean || q.ElectedUncleanly != c.unclean {
+			t.Errorf("%s: leader %d (want %d), builder unclean %v, image unclean %v (want %v): %s",
+				c.name, q.Leader, c.leader, res.Unclean, q.ElectedUncleanly, c.unclean, q)
+		}
+	}
+}

@@ -44,7 +44,17 @@ type Partition struct {
 	Leader         int32
 	LeaderEpoch    int32
 	PartitionEpoch int32
-	Recovering     bool
+	// Recovering is leaderRecoveryState RECOVERING: set by an unclean
+	// election, cleared by the leader's first AlterPartition after it
+	// (KIP-704), so it can outlast the epoch that set it.
+	Recovering bool
+	// ElectedUncleanly: the current leader epoch began with an unclean
+	// election — its leader was in neither the ISR nor the ELR before.
+	// Not a field of Kafka's PartitionRegistration: derived from the
+	// change records in order, as anyone replaying the log could, for the
+	// god view to know how the epoch began (Recovering cannot tell: a clean
+	// re-election of a leader still recovering keeps it).
+	ElectedUncleanly bool
 }
 
 // Clone copies a partition.
@@ -215,6 +225,7 @@ func (im *Image) apply(offset int64, r Record) error {
 			return fmt.Errorf("metadata: change of unknown partition %s-%d", pc.Topic, pc.Partition)
 		}
 		if pc.Leader != NoLeaderChange {
+			p.ElectedUncleanly = pc.Leader != NoLeader && !slices.Contains(p.ISR, pc.Leader) && !slices.Contains(p.ELR, pc.Leader)
 			p.Leader = pc.Leader
 			p.LeaderEpoch++
 		}
