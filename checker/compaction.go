@@ -59,8 +59,8 @@ func (a *analyzer) compactableBefore(part int32, offset, op int64) bool {
 // where two are known (one of them lost, its offset reused), the group was
 // owed whichever the log held, and the cleaner may have removed that one
 // if a record at a higher offset has its key. skipped-record asks it; the
-// poll-skip checks ask compactableBefore, which asks the same of every record the
-// reader can have jumped over.
+// poll-skip checks ask compactableBefore, which asks the same of every
+// record the reader can have jumped over.
 func (a *analyzer) compactableRecord(part int32, offset int64, val int32) bool {
 	ci := a.compactionIndex(part)
 	if ci == nil {
