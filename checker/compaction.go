@@ -19,15 +19,48 @@ func (a *analyzer) compactable(part int32, offset int64) bool {
 		return false
 	}
 	keys := ci.keysAt[offset]
-	return len(keys) == 1 && keys[0] >= 0 && ci.last[keys[0]] > offset
+	return len(keys) == 1 && keys[0].key >= 0 && ci.last[keys[0].key] > offset
+}
+
+// compactableBefore is compactable for a reader that jumped over offset in
+// the poll that completed at operation op: the records it can have jumped
+// over are those known there whose send began before op (one sent later took
+// the offset after a loss emptied the log, and was not there to skip), and
+// the cleaner may have removed whichever the log held then if each has a
+// key that a record at a higher offset has too. An offset where two such
+// records are known is one whose record a loss replaced, or one where a
+// deposed leader's tail and its successor's log disagreed: the leader the
+// reader fetched from held one of them (fuzz seed 325955: the cleaner of the
+// leader of epoch 1 had removed its record at 3270, and an unclean election
+// later made the deposed leader's older-epoch record there the log). With
+// none sent before op, compactable answers.
+func (a *analyzer) compactableBefore(part int32, offset, op int64) bool {
+	ci := a.compactionIndex(part)
+	if ci == nil {
+		return false
+	}
+	n := 0
+	for _, k := range ci.keysAt[offset] {
+		if k.first >= op {
+			continue
+		}
+		if k.key < 0 || ci.last[k.key] <= offset {
+			return false
+		}
+		n++
+	}
+	if n == 0 {
+		return a.compactable(part, offset)
+	}
+	return true
 }
 
 // compactableRecord is compactable for one record known at the offset:
 // where two are known (one of them lost, its offset reused), the group was
 // owed whichever the log held, and the cleaner may have removed that one
-// if a record at a higher offset has its key. Only skipped-record asks it
-// so far: the poll-skip checks keep compactable, so that runs without
-// groups are judged as before.
+// if a record at a higher offset has its key. skipped-record asks it; the
+// poll-skip checks ask compactableBefore, which asks the same of every
+// record the reader can have jumped over.
 func (a *analyzer) compactableRecord(part int32, offset int64, val int32) bool {
 	ci := a.compactionIndex(part)
 	if ci == nil {
@@ -53,20 +86,20 @@ func (a *analyzer) compactionIndex(part int32) *compactIndex {
 			if !compact[topicOf(po.name)] {
 				continue
 			}
-			ci := &compactIndex{keysAt: map[int64][]int32{}, last: map[int32]int64{}}
+			ci := &compactIndex{keysAt: map[int64][]keyAt{}, last: map[int32]int64{}}
 			for i := range po.obs {
-				key := int32(-1)
+				key, first := int32(-1), int64(-1)
 				if si := a.vals[po.obs[i].val].send; si >= 0 {
-					key = a.sends[si].key
+					key, first = a.sends[si].key, a.sends[si].invoke
 				}
-				ci.note(po.obs[i].off, key)
+				ci.note(po.obs[i].off, key, first)
 			}
 			a.compaction[int32(pi)] = ci
 		}
 		for i := range a.sends {
 			s := &a.sends[i]
 			if ci := a.compaction[s.part]; s.part >= 0 && ci != nil && s.typ == history.OK && s.offset >= 0 {
-				ci.note(s.offset, s.key)
+				ci.note(s.offset, s.key, s.invoke)
 			}
 		}
 	}
@@ -75,16 +108,28 @@ func (a *analyzer) compactionIndex(part int32) *compactIndex {
 
 // compactIndex is what compactable knows of one compacted partition: the
 // keys of the records known at each offset (-1: a record without a key),
-// and each key's highest known offset.
+// each with the earliest invocation of a send of that key known there, and
+// each key's highest known offset.
 type compactIndex struct {
-	keysAt map[int64][]int32
+	keysAt map[int64][]keyAt
 	last   map[int32]int64
 }
 
-// note records a record of key (-1: none) seen at off.
-func (ci *compactIndex) note(off int64, key int32) {
-	if keys := ci.keysAt[off]; !slices.Contains(keys, key) {
-		ci.keysAt[off] = append(keys, key)
+// keyAt is a key known at an offset, and the earliest invocation (op index;
+// -1: unknown) of a send of a record of that key known there.
+type keyAt struct {
+	key   int32
+	first int64
+}
+
+// note records a record of key (-1: none) seen at off, sent by a send
+// invoked at first (-1: unknown).
+func (ci *compactIndex) note(off int64, key int32, first int64) {
+	keys := ci.keysAt[off]
+	if i := slices.IndexFunc(keys, func(k keyAt) bool { return k.key == key }); i >= 0 {
+		keys[i].first = min(keys[i].first, first)
+	} else {
+		ci.keysAt[off] = append(keys, keyAt{key, first})
 	}
 	if key >= 0 {
 		ci.last[key] = max(ci.last[key], off)

@@ -46,7 +46,7 @@ func (a *analyzer) checkSkips() {
 		c := &a.skips[i]
 		po := a.parts[c.part]
 		missed, ok := po.knownBetween(c.prev, c.next, c.rc)
-		for ok && a.compactable(c.part, missed) {
+		for ok && a.compactableBefore(c.part, missed, c.op) {
 			// The cleaner may have removed it before the reader got
 			// there: look for a record it could not have removed.
 			missed, ok = po.knownBetween(missed, c.next, c.rc)
