@@ -147,6 +147,7 @@ func GenerateWithGroups(seed uint64, base *scenarios.Scenario, bugs []string, gr
 	}
 	// Before the member faults: a seed's elections do not depend on
 	// whether it drew groups.
+	s.Faults = withAlterConfigs(rand.New(rand.NewPCG(seed, alterConfigStream)), s, s.Faults)
 	s.Faults = withElections(rand.New(rand.NewPCG(seed, electionStream)), s, s.Faults, base == nil)
 	if len(s.Groups()) > 0 {
 		s.Faults = withMemberFaults(grng, s, s.Faults)
