@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +131,68 @@ func TestLoweredMinISRTakesEffectAtOnce(t *testing.T) {
 	res = run(t, &without)
 	if len(res.Losses) != 0 || lostAcked(res) != 0 {
 		t.Fatalf("without the alter-config: losses %v, %d lost acknowledged writes\n%s", res.Losses, lostAcked(res), explain(res))
+	}
+}
+
+// A topic's retention.ms altered at run time reaches its logs
+// (UnifiedLog.updateConfig): the old segments are deleted at the next
+// retention checks; without the alter-config the default 7 days keeps
+// everything.
+func TestAlterConfigRetentionReachesTheLogs(t *testing.T) {
+	src := `name: alter-retention
+duration: 40s
+cluster: { brokers: 3, broker: { log.retention.check.interval.ms: 1000 } }
+topics: [{ name: orders, partitions: 1, replication.factor: 3, config: { segment.bytes: 1048576 } }]
+producers: [{ name: p, rate: 3000/s, config: { acks: all } }]
+faults:
+  - { at: 10s, alter-config: { topic: orders, config: { retention.ms: 5s } } }
+`
+	s, err := scenarios.Parse("alter-retention.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logStart := func(res *Result) int64 {
+		if len(res.Final) != 1 {
+			t.Fatalf("final state %+v", res.Final)
+		}
+		return res.Final[0].LogStartOffset
+	}
+	res := run(t, s)
+	if ls := logStart(res); ls == 0 || len(res.Violations) > 0 || res.Report.Violations > 0 {
+		t.Fatalf("retention.ms 5 s: log start %d, want segments deleted\n%s", ls, explain(res))
+	}
+	without := *s
+	without.Faults = nil
+	if ls := logStart(run(t, &without)); ls != 0 {
+		t.Fatalf("default retention: log start %d, want 0", ls)
+	}
+}
+
+// A broker's own min.insync.replicas is refused while ELR is on, and the
+// refusal is noted where admin answers go (the trace, kind admin); with ELR
+// off it is accepted.
+func TestAlterConfigBrokerMinISRRefusedWithELR(t *testing.T) {
+	for _, elr := range []bool{true, false} {
+		src := `name: broker-min-isr
+duration: 5s
+cluster: { brokers: 3, broker: { eligible.leader.replicas.enable: ` + strconv.FormatBool(elr) + ` } }
+topics: [{ name: orders }]
+producers: [{ name: p }]
+faults:
+  - { at: 2s, alter-config: { broker: 2, config: { min.insync.replicas: 1 } } }
+`
+		s, err := scenarios.Parse("b.yaml", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sink := &noteSink{kinds: []string{"admin"}}
+		runWith(t, s, Options{Trace: sink})
+		want := "alter-config broker 2 min.insync.replicas=1: NONE"
+		if elr {
+			want = "alter-config broker 2 min.insync.replicas=1: INVALID_CONFIG (Broker-level min.insync.replicas cannot be altered while ELR is enabled.)"
+		}
+		if _, ok := sink.find("admin", want); !ok {
+			t.Fatalf("ELR %v: want the note %q, got %v", elr, want, sink.notes)
+		}
 	}
 }
