@@ -119,6 +119,9 @@ type TopicGuarantees struct {
 	ReplicationFactor int
 	MinInsyncReplicas int
 	Unclean           bool
+	// SetsMinInsyncReplicas and SetsUnclean: the topic sets the config
+	// itself, so a cluster-wide alteration does not reach it.
+	SetsMinInsyncReplicas, SetsUnclean bool
 	// FlushEveryMessage is flush.messages (log.flush.interval.messages) 1.
 	FlushEveryMessage bool
 	// Compact is cleanup.policy=compact: the log cleaner removes records

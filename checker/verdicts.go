@@ -600,6 +600,7 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		if l, ok := c.lossAfter(f.Partition, f.Offset, f.ackedAt); ok && !f.noAck {
 			fx.Loss = &l
 		}
+		fx.MinInsyncReplicas = c.minInsyncReplicasAt(t, f.ackedAt)
 	case InconsistentOffsets:
 		if l, ok := c.loss(f.Partition, f.Offset); ok {
 			fx.Loss = &l
@@ -637,6 +638,13 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 	default:
 		fx.LostHere, _ = c.lostHere(f.Partition, -1)
 	}
+	// unclean.leader.election.enable as the loss found it (an operator may
+	// have turned it on during the run).
+	lossAt := int64(0)
+	if fx.Loss != nil {
+		lossAt = fx.Loss.At
+	}
+	fx.Unclean = c.uncleanAt(t, lossAt)
 	switch typ {
 	case LostAckedWrite:
 		fx.ReadByPoll = a.readAt(f.Partition, f.Offset, f.Value)

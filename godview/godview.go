@@ -66,6 +66,12 @@ const (
 	// (FetchCollector checks the fetch offset only). What it read there is
 	// the deposed leader's, and it goes on from past it at the new leader.
 	StaleLeaderRead Kind = "stale-leader-read"
+	// ConfigAltered: an operator's IncrementalAlterConfigs (kafkasim's
+	// alter-config fault) set Config to Value for Topic, or cluster-wide
+	// (the broker default, for the topics that do not set it) when Topic is
+	// "", in force from At (its commit in the metadata log): what a write
+	// acknowledged later, or a loss after, is judged against.
+	ConfigAltered Kind = "config-altered"
 )
 
 // NoProducer is Fact.Producer for a kind that names no producer (Kafka's
@@ -98,8 +104,10 @@ type Fact struct {
 	// committed) that stand where committed ones stood; a reader's KIP-320
 	// validation cannot see that divergence.
 	LeaderEnd int64
-	Topic     string // PartitionsAdded
+	Topic     string // PartitionsAdded, ConfigAltered
 	Process   string // StaleLeaderRead: the reader
+	// Config and Value: ConfigAltered's config name and new value.
+	Config, Value string
 }
 
 // Covers reports whether offset of partition lies in the fact's [From, To).

@@ -18,7 +18,7 @@ const StoreFile = "godview.jsonl"
 // make a file the simulator wrote unreadable (a test holds the list to the
 // constants).
 var Kinds = []Kind{Loss, HeldBack, ForgottenBatch, ForgottenProducer, UnknownProducerAppend,
-	Resurrected, PowerLoss, UncleanElection, PartitionsAdded, UncleanElectionRequested, StaleLeaderRead}
+	Resurrected, PowerLoss, UncleanElection, PartitionsAdded, UncleanElectionRequested, StaleLeaderRead, ConfigAltered}
 
 // header is a facts file's first line: whether a god view recorded the list
 // and how many facts follow (a file cut short says so).
@@ -44,6 +44,8 @@ type factLine struct {
 	LeaderEnd int64  `json:"leader_end,omitempty"`
 	Topic     string `json:"topic,omitempty"`
 	Process   string `json:"process,omitempty"`
+	Config    string `json:"config,omitempty"`
+	Value     string `json:"value,omitempty"`
 }
 
 // WriteJSONL writes l as JSON Lines: a header line, then every fact in the
@@ -59,7 +61,8 @@ func WriteJSONL(w io.Writer, l List) error {
 	for i := range l.all {
 		f := &l.all[i]
 		fl := factLine{Kind: f.Kind, At: f.At, Partition: f.Partition, Records: f.Records,
-			Cause: f.Cause, ExposedBy: f.ExposedBy, LeaderEnd: f.LeaderEnd, Topic: f.Topic, Process: f.Process}
+			Cause: f.Cause, ExposedBy: f.ExposedBy, LeaderEnd: f.LeaderEnd, Topic: f.Topic, Process: f.Process,
+			Config: f.Config, Value: f.Value}
 		if f.Partition != "" || f.From != 0 || f.To != 0 {
 			fl.From, fl.To = &f.From, &f.To
 		}
@@ -170,7 +173,8 @@ func readFact(line []byte, n int) (Fact, error) {
 		return Fact{}, &ParseError{Line: n, Key: "kind", Msg: fmt.Sprintf("%q is not a kind of fact (%s)", fl.Kind, strings.Join(names, ", "))}
 	}
 	f := Fact{Kind: fl.Kind, At: fl.At, Partition: fl.Partition, Records: fl.Records, Producer: NoProducer,
-		Cause: fl.Cause, ExposedBy: fl.ExposedBy, LeaderEnd: fl.LeaderEnd, Topic: fl.Topic, Process: fl.Process}
+		Cause: fl.Cause, ExposedBy: fl.ExposedBy, LeaderEnd: fl.LeaderEnd, Topic: fl.Topic, Process: fl.Process,
+		Config: fl.Config, Value: fl.Value}
 	if fl.From != nil {
 		f.From = *fl.From
 	}
@@ -214,6 +218,10 @@ func checkFact(f *Fact, producerGiven bool, n int) error {
 	case PartitionsAdded:
 		if f.Topic == "" {
 			return bad("topic", "missing: %s names the topic that grew", f.Kind)
+		}
+	case ConfigAltered: // Topic "" is cluster-wide
+		if f.Config == "" {
+			return bad("config", "missing: %s names the config set", f.Kind)
 		}
 	case StaleLeaderRead:
 		if f.Partition == "" {

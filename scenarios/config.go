@@ -74,7 +74,7 @@ func (s *Scenario) ClusterConfig() cluster.Config {
 		// only those that differ from the broker's are topic overrides.
 		for _, k := range t.Config.Keys {
 			v := t.Config.Get(k)
-			if v == b.Get(topicInherits[k]) && !t.Config.Explicit[k] {
+			if !t.setsConfig(b, k) {
 				continue
 			}
 			switch k {
@@ -243,10 +243,12 @@ func (s *Scenario) Guarantees() checker.Config {
 	}
 	for _, t := range s.Topics {
 		cc.Topics = append(cc.Topics, checker.TopicGuarantees{Name: t.Name, ReplicationFactor: t.ReplicationFactor,
-			MinInsyncReplicas: int(configInt(t.Config, "min.insync.replicas")),
-			Unclean:           configBool(t.Config, "unclean.leader.election.enable"),
-			FlushEveryMessage: configInt(t.Config, "flush.messages") == 1,
-			Compact:           strings.HasPrefix(t.Config.Get("cleanup.policy"), "compact")})
+			MinInsyncReplicas:     int(configInt(t.Config, "min.insync.replicas")),
+			Unclean:               configBool(t.Config, "unclean.leader.election.enable"),
+			SetsMinInsyncReplicas: t.setsConfig(s.Cluster.Broker, "min.insync.replicas"),
+			SetsUnclean:           t.setsConfig(s.Cluster.Broker, "unclean.leader.election.enable"),
+			FlushEveryMessage:     configInt(t.Config, "flush.messages") == 1,
+			Compact:               strings.HasPrefix(t.Config.Get("cleanup.policy"), "compact")})
 	}
 	return cc
 }
@@ -270,6 +272,7 @@ func (s *Scenario) ScheduledFaultFacts() godview.List {
 		if fact, ok := cluster.UncleanRequested(f.Fault); ok {
 			facts = append(facts, fact)
 		}
+		facts = append(facts, cluster.ScheduledConfigFacts(f.Fault)...)
 	}
 	for _, r := range s.Nemesis {
 		if cluster.LosesPageCache(r.Rule.Fault) {
@@ -424,4 +427,11 @@ func keyValue(v string) *yaml.Node {
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: v}
 	}
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}
+}
+
+// setsConfig reports whether the topic sets config k itself (a topic
+// override the controller keeps): given explicitly, or different from the
+// broker's (b) value it would inherit.
+func (t *Topic) setsConfig(b Config, k string) bool {
+	return t.Config.Get(k) != b.Get(topicInherits[k]) || t.Config.Explicit[k]
 }

@@ -230,6 +230,8 @@ func faultNode(f ScheduledFault) *yaml.Node {
 		}
 		put(d, "type", str(op.Type.String()))
 		put(m, "elect-leaders", d)
+	case "alter-config":
+		put(m, "alter-config", alterConfigNode(ft.Custom.(cluster.AlterConfig)))
 	default:
 		put(m, f.Key, str(ft.Target))
 	}

@@ -1,6 +1,7 @@
 // Package admin is the admin client a scenario uses to create its topics and
-// to run admin operations (adding partitions, electing leaders) as faults:
-// kafka-topics.sh and kafka-leader-election.sh as a node. It retries each
+// to run admin operations (adding partitions, electing leaders, altering
+// configs) as faults: kafka-topics.sh, kafka-leader-election.sh and
+// kafka-configs.sh as a node. It retries each
 // operation until the active controller accepts it.
 package admin
 
@@ -26,6 +27,7 @@ type op struct {
 	addTopic    string                 // CreatePartitions
 	addCount    int
 	elect       *proto.ElectLeadersRequest // ElectLeaders
+	alter       *proto.IncrementalAlterConfigsRequest
 	correlation uint64
 	target      sim.NodeID
 }
@@ -106,7 +108,11 @@ func (n *Node) send() {
 		o.target = n.cfg.Controllers[n.rr%len(n.cfg.Controllers)]
 		n.rr++
 	}
-	if o.elect != nil {
+	if o.alter != nil {
+		req := *o.alter
+		req.CorrelationID = o.correlation
+		n.env.Send(o.target, &req)
+	} else if o.elect != nil {
 		req := *o.elect
 		req.CorrelationID = o.correlation
 		n.env.Send(o.target, &req)
@@ -188,6 +194,17 @@ func (n *Node) Deliver(from sim.NodeID, m sim.Message) {
 		}
 		n.hint = from
 		n.noteElection(o.elect, m)
+		n.done()
+	case *proto.IncrementalAlterConfigsResponse:
+		if m.CorrelationID != o.correlation {
+			return
+		}
+		if m.Error == proto.NotController {
+			n.retry(true, m.ControllerHint)
+			return
+		}
+		n.hint = from
+		n.noteAlterConfigs(o.alter, m)
 		n.done()
 	}
 }

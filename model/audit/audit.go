@@ -103,6 +103,8 @@ type Audit struct {
 	// order (losses, batches a leader's producer state forgot, entries an
 	// unclean election resurrected...), in order (facts.go).
 	facts []godview.Fact
+	// configsSeen: the ConfigRecords already noted as facts.
+	configsSeen map[configKey]bool
 	// groups: the consumer groups' state (groups.go); nil when the cluster
 	// has none.
 	groups *groupsAudit

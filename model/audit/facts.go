@@ -1,6 +1,9 @@
 package audit
 
-import "kafkasim/godview"
+import (
+	"kafkasim/godview"
+	"kafkasim/model/metadata"
+)
 
 // Facts are what the audit saw happen that Kafka permits to cost data or
 // order, in order: committed data lost (godview.Loss), batches a leader's
@@ -18,4 +21,34 @@ func (a *Audit) lastOf(kind godview.Kind) *godview.Fact {
 		}
 	}
 	return nil
+}
+
+// configKey is one ConfigRecord of the metadata log.
+type configKey struct {
+	offset      int64
+	topic, name string
+}
+
+// ConfigApplied notes, the first time a node applies it (the active
+// controller, at its commit: before any broker acts on it), a topic's or
+// the cluster-wide config an operator set (godview.ConfigAltered). A
+// broker's own config is left out: the checker judges by topic.
+func (a *Audit) ConfigApplied(im *metadata.Image, offset int64, rec *metadata.ConfigRecord) {
+	if rec.ResourceType == metadata.ResourceBroker && rec.ResourceName != "" {
+		return
+	}
+	topic := ""
+	if rec.ResourceType == metadata.ResourceTopic {
+		topic = rec.ResourceName
+	}
+	key := configKey{offset: offset, topic: topic, name: rec.Name}
+	if a.configsSeen[key] {
+		return
+	}
+	if a.configsSeen == nil {
+		a.configsSeen = map[configKey]bool{}
+	}
+	a.configsSeen[key] = true
+	a.facts = append(a.facts, godview.Fact{Kind: godview.ConfigAltered, At: int64(a.w.Now()), Topic: topic,
+		Config: rec.Name, Value: rec.Value, Producer: godview.NoProducer})
 }

@@ -288,6 +288,10 @@ func (rm *replicaManager) metadataApplied(batch metadata.Batch) {
 			rm.apply(im.Partition(metadata.TopicPartition{Topic: r.Partition.Topic, Partition: r.Partition.Partition}))
 		case r.PartitionChange != nil:
 			rm.apply(im.Partition(metadata.TopicPartition{Topic: r.PartitionChange.Topic, Partition: r.PartitionChange.Partition}))
+		case r.Config != nil:
+			rm.configChanged(r.Config)
+		case r.ClearElr != nil:
+			rm.elrCleared(r.ClearElr.Topic)
 		}
 	}
 	rm.tellLeadership()
@@ -312,7 +316,7 @@ func (rm *replicaManager) apply(reg *metadata.Partition) {
 		rm.openLog(p)
 	}
 	t := rm.image().Topics[reg.Topic]
-	p.minISR = t.EffectiveMinISR()
+	p.minISR = rm.image().MinISRAt(t, rm.id())
 	p.replicas = slices.Clone(reg.Replicas)
 	newEpoch := !p.known || reg.LeaderEpoch > p.leaderEpoch
 	p.known = true

@@ -20,6 +20,7 @@ var MessageNames = []string{
 	"FetchResponse", "FetchResponse(metadata)",
 	"FindCoordinator", "FindCoordinatorResponse",
 	"Heartbeat", "HeartbeatResponse",
+	"IncrementalAlterConfigs", "IncrementalAlterConfigsResponse",
 	"InitProducerId", "InitProducerIdResponse",
 	"JoinGroup", "JoinGroupResponse",
 	"LeaveGroup", "LeaveGroupResponse",

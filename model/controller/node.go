@@ -103,6 +103,10 @@ type Node struct {
 	// balance is whether a leader-balancing pass is scheduled, and how soon
 	// the next one will be (QuorumController's imbalancedScheduled).
 	balance imbalanceSchedule
+	// activeSince is when this controller last became active: the phase of
+	// its periodic unclean elections. uncleanScheduled: a pass is armed.
+	activeSince      time.Duration
+	uncleanScheduled bool
 }
 
 // New returns a constructor for controllers with cfg.
@@ -195,12 +199,26 @@ func (n *Node) Deliver(from sim.NodeID, m sim.Message) {
 			return
 		}
 		n.handleElectLeaders(from, m)
+	case *proto.IncrementalAlterConfigsRequest:
+		if n.notActive(from, func(hint sim.NodeID) sim.Message {
+			return &proto.IncrementalAlterConfigsResponse{CorrelationID: m.CorrelationID, Error: proto.NotController, ControllerHint: hint}
+		}) {
+			return
+		}
+		n.handleIncrementalAlterConfigs(from, m)
 	default:
 		return
 	}
 	// Every request the active controller handles is a write event in
 	// Kafka, after which it looks for imbalanced leaders.
+	n.afterWrite()
+}
+
+// afterWrite arms the passes a write may have made useful: leader balancing
+// and unclean elections.
+func (n *Node) afterWrite() {
 	n.maybeScheduleBalance()
+	n.maybeScheduleUnclean()
 }
 
 // notActive answers a request with NOT_CONTROLLER unless this controller is
@@ -227,17 +245,22 @@ func (n *Node) Fire(t sim.Timer) {
 		if t.gen == n.leaderGen && n.Active() {
 			n.fenceOneStaleBroker()
 			n.env.After(n.cfg.FenceCheckInterval, fenceTick{gen: n.leaderGen})
-			n.maybeScheduleBalance()
+			n.afterWrite()
 		}
 	case noOpTick:
 		if t.gen == n.leaderGen && n.Active() {
 			n.writeNoOp()
-			n.maybeScheduleBalance()
+			n.afterWrite()
 		}
 	case balanceTick:
 		if t.gen == n.leaderGen && n.Active() {
 			n.runBalance()
-			n.maybeScheduleBalance()
+			n.afterWrite()
+		}
+	case uncleanTick:
+		if t.gen == n.leaderGen && n.Active() {
+			n.runUnclean()
+			n.afterWrite()
 		}
 	case exitTimer:
 		n.env.Exit()
@@ -332,7 +355,9 @@ func (n *Node) becomeActive() {
 		n.env.After(n.cfg.MaxIdleInterval, noOpTick{gen: n.leaderGen})
 	}
 	n.balance = balanceDeferred
-	n.maybeScheduleBalance()
+	n.activeSince = n.env.Now()
+	n.uncleanScheduled = false
+	n.afterWrite()
 }
 
 // writeNoOp appends a NoOpRecord and schedules the next one, as Kafka's
@@ -350,6 +375,7 @@ func (n *Node) resign() {
 	n.draft = nil
 	n.sessions = nil
 	n.balance = balanceDeferred // cancelMaybeBalancePartitionLeaders
+	n.uncleanScheduled = false
 	hint := n.raft.Leader()
 	for _, p := range n.pending {
 		n.gate.Send(p.to, notControllerLike(p.m, hint))
@@ -374,6 +400,8 @@ func notControllerLike(m sim.Message, hint sim.NodeID) sim.Message {
 		return &proto.CreatePartitionsResponse{CorrelationID: m.CorrelationID, Error: proto.NotController, ControllerHint: hint}
 	case *proto.ElectLeadersResponse:
 		return &proto.ElectLeadersResponse{CorrelationID: m.CorrelationID, Error: proto.NotController, ControllerHint: hint}
+	case *proto.IncrementalAlterConfigsResponse:
+		return &proto.IncrementalAlterConfigsResponse{CorrelationID: m.CorrelationID, Error: proto.NotController, ControllerHint: hint}
 	}
 	return m
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"fmt"
 	"slices"
+	"strconv"
 
 	"kafkasim/model/metadata"
 	"kafkasim/model/proto"
@@ -50,16 +51,28 @@ func (n *Node) createTopic(t proto.CreatableTopic, id int32) (metadata.Batch, pr
 	} else if err := n.validAssignment(assignment); err != "" {
 		return nil, proto.InvalidReplicaAssignment, err
 	}
+	// A config the topic does not set is the broker default in force now:
+	// the dynamic cluster-wide one, else the static one.
+	var inherited []string
 	minISR := t.MinInsyncReplicas
 	if minISR == 0 {
 		minISR = n.cfg.MinInsyncReplicas
+		if v, ok := n.draft.ClusterConfigs[metadata.MinInsyncReplicasConfig]; ok {
+			minISR, _ = strconv.Atoi(v)
+		}
+		inherited = append(inherited, metadata.MinInsyncReplicasConfig)
 	}
 	unclean := n.cfg.UncleanLeaderElection
 	if t.UncleanLeaderElection != nil {
 		unclean = *t.UncleanLeaderElection
+	} else {
+		if v, ok := n.draft.ClusterConfigs[metadata.UncleanLeaderElectionConfig]; ok {
+			unclean = v == "true"
+		}
+		inherited = append(inherited, metadata.UncleanLeaderElectionConfig)
 	}
 	batch := metadata.Batch{{Topic: &metadata.TopicRecord{Name: t.Name, ID: id, MinInsyncReplicas: minISR,
-		UncleanLeaderElection: unclean, Configs: t.Configs}}}
+		UncleanLeaderElection: unclean, Configs: t.Configs, Inherited: inherited}}}
 	parts, code, msg := n.newPartitions(t.Name, 0, assignment)
 	if code != proto.None {
 		return nil, code, msg

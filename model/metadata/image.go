@@ -31,6 +31,10 @@ type Topic struct {
 	UncleanLeaderElection bool
 	Configs               map[string]string
 	Partitions            []*Partition
+	// MinISRInherited and UncleanInherited: the topic does not set
+	// min.insync.replicas or unclean.leader.election.enable itself, so a
+	// cluster-wide change of the broker default reaches it.
+	MinISRInherited, UncleanInherited bool
 }
 
 // Partition is a partition's registration: assignment, leader, ISR, ELR and
@@ -90,6 +94,11 @@ type Image struct {
 	// NextTopicID and NextProducerID allocate ids.
 	NextTopicID    int32
 	NextProducerID int64
+	// ClusterConfigs are the dynamic cluster-wide broker defaults
+	// (kafka-configs.sh --entity-default), BrokerConfigs each broker's own
+	// dynamic configs: ConfigRecords of ResourceBroker.
+	ClusterConfigs map[string]string
+	BrokerConfigs  map[int32]map[string]string
 	// Owner names the node holding this image, for observers.
 	Owner    string
 	Observer ImageObserver
@@ -104,7 +113,14 @@ func NewImage(owner string, observer ImageObserver) *Image {
 // draft (the active controller's uncommitted view), not committed metadata.
 func (im *Image) Clone() *Image {
 	c := &Image{Offset: im.Offset, Brokers: make(map[int32]*Broker, len(im.Brokers)), Topics: make(map[string]*Topic, len(im.Topics)),
-		NextTopicID: im.NextTopicID, NextProducerID: im.NextProducerID, Owner: im.Owner}
+		NextTopicID: im.NextTopicID, NextProducerID: im.NextProducerID, Owner: im.Owner,
+		ClusterConfigs: maps.Clone(im.ClusterConfigs)}
+	if im.BrokerConfigs != nil {
+		c.BrokerConfigs = make(map[int32]map[string]string, len(im.BrokerConfigs))
+		for id, cfg := range im.BrokerConfigs { // kafkasim:orderless: fills a map
+			c.BrokerConfigs[id] = maps.Clone(cfg)
+		}
+	}
 	for id, b := range im.Brokers { // kafkasim:orderless: fills a map
 		bc := *b
 		c.Brokers[id] = &bc
@@ -201,7 +217,8 @@ func (im *Image) apply(offset int64, r Record) error {
 	case r.Topic != nil:
 		t := r.Topic
 		im.Topics[t.Name] = &Topic{Name: t.Name, ID: t.ID, MinInsyncReplicas: t.MinInsyncReplicas,
-			UncleanLeaderElection: t.UncleanLeaderElection, Configs: t.Configs}
+			UncleanLeaderElection: t.UncleanLeaderElection, Configs: t.Configs,
+			MinISRInherited: slices.Contains(t.Inherited, MinInsyncReplicasConfig), UncleanInherited: slices.Contains(t.Inherited, UncleanLeaderElectionConfig)}
 		if t.ID >= im.NextTopicID {
 			im.NextTopicID = t.ID + 1
 		}
@@ -247,6 +264,10 @@ func (im *Image) apply(offset int64, r Record) error {
 		}
 	case r.ProducerIDs != nil:
 		im.NextProducerID = r.ProducerIDs.NextID + r.ProducerIDs.BlockSize
+	case r.Config != nil:
+		return im.applyConfig(offset, r.Config)
+	case r.ClearElr != nil:
+		im.clearElr(r.ClearElr.Topic)
 	case r.NoOp != nil:
 	}
 	return nil

@@ -28,6 +28,8 @@ type Record struct {
 	PartitionChange  *PartitionChange   `json:"PartitionChange,omitempty"`
 	ProducerIDs      *ProducerIDsRecord `json:"ProducerIds,omitempty"`
 	NoOp             *NoOpRecord        `json:"NoOp,omitempty"`
+	Config           *ConfigRecord      `json:"Config,omitempty"`
+	ClearElr         *ClearElrRecord    `json:"ClearElr,omitempty"`
 }
 
 // RegisterBroker registers a broker; BrokerEpoch is the offset of its batch.
@@ -71,6 +73,31 @@ type TopicRecord struct {
 	// Configs are the topic's other configs (cleanup.policy, segment.bytes,
 	// retention.ms, retention.bytes, flush.messages), as Kafka spells them.
 	Configs map[string]string `json:"configs,omitempty"`
+	// Inherited names the configs of the two above (min.insync.replicas,
+	// unclean.leader.election.enable) the topic does not set itself: they
+	// hold the broker default in force at creation, and follow a later
+	// cluster-wide change (Kafka writes ConfigRecords only for a topic's
+	// own configs and resolves the rest at use).
+	Inherited []string `json:"inherited,omitempty"`
+}
+
+// ConfigRecord sets a config of a resource (Kafka's ConfigRecord): a topic
+// (ResourceType proto.ResourceTopic), a broker (proto.ResourceBroker,
+// ResourceName its id) or the cluster-wide broker default (ResourceBroker,
+// ResourceName "").
+type ConfigRecord struct {
+	ResourceType int8   `json:"resourceType"`
+	ResourceName string `json:"resourceName"`
+	Name         string `json:"name"`
+	Value        string `json:"value"`
+}
+
+// ClearElrRecord forgets the ELR and last known ELR of every partition of
+// Topic, or of every topic when Topic is "" (Kafka's ClearElrRecord, written
+// after a min.insync.replicas change while ELR is on: who was eligible
+// under the old rule may not be under the new one).
+type ClearElrRecord struct {
+	Topic string `json:"topicName,omitempty"`
 }
 
 // PartitionRecord creates a partition.

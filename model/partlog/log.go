@@ -125,6 +125,11 @@ func (l *Log) Dir() string { return l.dir }
 // Config is the log's configuration.
 func (l *Log) Config() Config { return l.cfg }
 
+// UpdateConfig replaces the log's config (UnifiedLog.updateConfig after a
+// topic config change): retention and segment size apply from the next
+// retention pass and the next append.
+func (l *Log) UpdateConfig(cfg Config) { l.cfg = cfg }
+
 // Compacted reports cleanup.policy=compact.
 func (l *Log) Compacted() bool { return l.cfg.Compact }
 
