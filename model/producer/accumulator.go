@@ -28,27 +28,27 @@ type pbatch struct {
 	// (records sent with different callbacks share the batch): a client's
 	// records mostly come from one application, and a slice per batch
 	// would cost it allocations.
-	cb         Callback
-	callbacks  []Callback
-	bytes      int
-	created    time.Duration
-	attempts   int
-	baseSeq    int32
-	epoch      int16
-	built      *record.Batch
-	inflight   bool
-	retryAt    time.Duration // not before
-	maybe      bool          // some attempt may have been appended
-	rewrite    bool          // resent under the next epoch even if maybe (sender.go: retryOrFail)
+	cb        Callback
+	callbacks []Callback
+	bytes     int
+	created   time.Duration
+	attempts  int
+	baseSeq   int32
+	epoch     int16
+	built     *record.Batch
+	inflight  bool
+	retryAt   time.Duration // not before
+	maybe     bool          // some attempt may have been appended
+	rewrite   bool          // resent under the next epoch even if maybe (sender.go: retryOrFail)
 	// reset: its sequence was rewritten under a new epoch (Kafka's
 	// ProducerBatch.sequenceHasBeenReset).
 	reset bool
 	// done: settled while its request was in flight (its delivery timeout
 	// expired), Kafka's ProducerBatch.isDone; kept, out of the queue,
 	// until that request ends, whose answer tells the application nothing.
-	done   bool
-	closed bool // full: no more records
-	leaderSeen int32         // the leader epoch of the last attempt's target
+	done       bool
+	closed     bool  // full: no more records
+	leaderSeen int32 // the leader epoch of the last attempt's target
 	// request is the correlation id of the request it is in flight in.
 	request uint64
 }

@@ -111,7 +111,7 @@ type Client struct {
 	pidCorr uint64
 	// pidTo: where the InitProducerId request pidCorr went (if pidSent;
 	// a retry waiting out its backoff has not gone anywhere yet).
-	pidTo    sim.NodeID
+	pidTo   sim.NodeID
 	pidSent bool
 	// needBump: a partition asked for an epoch bump (Kafka's
 	// TransactionManager.clientSideEpochBumpRequired); rewrites counts the

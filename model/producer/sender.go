@@ -761,6 +761,7 @@ func (p *Client) setExpireFloor() {
 		}
 	}
 }
+
 // refreshMetadataSoon asks for metadata after retry.backoff.ms, unless a
 // request is already on its way.
 func (p *Client) refreshMetadataSoon() {

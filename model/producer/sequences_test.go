@@ -187,9 +187,9 @@ func TestARetryGoesOnceItIsTheFirstInFlight(t *testing.T) {
 	broker := &scriptBroker{script: []step{
 		{err: proto.NotEnoughReplicas, delay: 50 * time.Millisecond}, // batch 0: retried
 		{err: proto.None, delay: time.Second},                        // batch 1: its answer is slow
-		{err: proto.None},                     // batch 0's retry
-		{err: proto.None, delay: time.Second}, // batch 2: slow
-		{err: proto.NotEnoughReplicas},        // batch 3: retried, behind batch 2
+		{err: proto.None},                                            // batch 0's retry
+		{err: proto.None, delay: time.Second},                        // batch 2: slow
+		{err: proto.NotEnoughReplicas},                               // batch 3: retried, behind batch 2
 	}}
 	w, p, _ := scriptedProducer(t, []*scriptBroker{broker}, func(*producer.Config) {})
 	p.Probe()
