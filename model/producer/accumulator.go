@@ -28,20 +28,27 @@ type pbatch struct {
 	// (records sent with different callbacks share the batch): a client's
 	// records mostly come from one application, and a slice per batch
 	// would cost it allocations.
-	cb         Callback
-	callbacks  []Callback
-	bytes      int
-	created    time.Duration
-	attempts   int
-	baseSeq    int32
-	epoch      int16
-	built      *record.Batch
-	inflight   bool
-	retryAt    time.Duration // not before
-	maybe      bool          // some attempt may have been appended
-	rewrite    bool          // resent under the next epoch even if maybe (sender.go: retryOrFail)
-	closed     bool          // full: no more records
-	leaderSeen int32         // the leader epoch of the last attempt's target
+	cb        Callback
+	callbacks []Callback
+	bytes     int
+	created   time.Duration
+	attempts  int
+	baseSeq   int32
+	epoch     int16
+	built     *record.Batch
+	inflight  bool
+	retryAt   time.Duration // not before
+	maybe     bool          // some attempt may have been appended
+	rewrite   bool          // resent under the next epoch even if maybe (sender.go: retryOrFail)
+	// reset: its sequence was rewritten under a new epoch (Kafka's
+	// ProducerBatch.sequenceHasBeenReset).
+	reset bool
+	// done: settled while its request was in flight (its delivery timeout
+	// expired), Kafka's ProducerBatch.isDone; kept, out of the queue,
+	// until that request ends, whose answer tells the application nothing.
+	done       bool
+	closed     bool  // full: no more records
+	leaderSeen int32 // the leader epoch of the last attempt's target
 	// request is the correlation id of the request it is in flight in.
 	request uint64
 }
@@ -50,10 +57,29 @@ type pbatch struct {
 const spareBatchesMax = 64
 
 type partitionState struct {
-	queue     []*pbatch // oldest first
+	queue []*pbatch // oldest first
+	// pid and epoch are the producer id and epoch the partition's
+	// sequences count under, nextSeq the next batch's base sequence
+	// (Kafka's TxnPartitionEntry): a bump moves a partition to the
+	// producer's new epoch when its sequences are rewritten, or, for
+	// another partition, once none of its batches holds a sequence.
+	pid       int64
+	epoch     int16
 	nextSeq   int32
-	lastAcked int32 // last sequence acknowledged in the current epoch, -1
-	inflight  int
+	lastAcked int32 // last sequence acknowledged under epoch, -1
+	// inflight counts its batches in a request now (not one settled
+	// while in flight).
+	inflight int
+	// unresolved: a batch that had been retried expired, and whether it
+	// was written is unknown until the partition's batches holding
+	// sequences are done; unresolvedNext is the sequence after it (Kafka's
+	// TransactionManager.partitionsWithUnresolvedSequences).
+	unresolved     bool
+	unresolvedNext int32
+	// rewrite: the partition's sequences are to start again under the
+	// producer's new epoch (Kafka's partitionsToRewriteSequences), once
+	// none of its batches is in a request.
+	rewrite bool
 	// wakes are the times the sender must look at this partition again
 	// (scheduleNext; none: 0), recomputed when stale (sendLooks.firstWake):
 	// whenever a batch joins or leaves the queue, is sent, comes back or
@@ -210,7 +236,7 @@ func (p *Client) newBatch(part int32) *pbatch {
 func (p *Client) partState(part int32) *partitionState {
 	if part < 0 {
 		if p.pending == nil {
-			p.pending = &partitionState{lastAcked: -1}
+			p.pending = &partitionState{pid: record.NoProducer, epoch: -1, lastAcked: -1}
 		}
 		return p.pending
 	}
@@ -223,7 +249,7 @@ func (p *Client) partState(part int32) *partitionState {
 // growState makes room for n partitions.
 func (p *Client) growState(n int) {
 	for len(p.state) < n {
-		p.state = append(p.state, &partitionState{lastAcked: -1, looks: &p.looks, index: len(p.state)})
+		p.state = append(p.state, &partitionState{pid: record.NoProducer, epoch: -1, lastAcked: -1, looks: &p.looks, index: len(p.state)})
 	}
 	p.looks.grow(n)
 }

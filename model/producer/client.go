@@ -111,9 +111,15 @@ type Client struct {
 	pidCorr uint64
 	// pidTo: where the InitProducerId request pidCorr went (if pidSent;
 	// a retry waiting out its backoff has not gone anywhere yet).
-	pidTo    sim.NodeID
-	pidSent  bool
-	needBump bool
+	pidTo   sim.NodeID
+	pidSent bool
+	// needBump: a partition asked for an epoch bump (Kafka's
+	// TransactionManager.clientSideEpochBumpRequired); rewrites counts the
+	// partitions whose sequences are to start again, unresolved those with
+	// unresolved sequences.
+	needBump   bool
+	rewrites   int
+	unresolved int
 	// parts' accumulator state by partition, and looks, what the sender
 	// reads of each on every pass; pending holds records sent before any
 	// metadata (partition -1).
@@ -171,6 +177,7 @@ func (p *Client) Start(env sim.Env) {
 	p.corrBase = p.corr
 	p.pid, p.epoch = record.NoProducer, -1
 	p.state, p.looks = nil, sendLooks{}
+	p.needBump, p.rewrites, p.unresolved = false, 0, 0
 	p.pending = nil
 	p.inflight = corrlist.List[*inflightReq]{}
 	p.perNode = nodeCounts{}

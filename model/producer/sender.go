@@ -19,13 +19,19 @@ import (
 // never is a time that does not come: no wake-up, nothing until a change.
 const never = time.Duration(math.MaxInt64)
 
-// runSender expires overdue batches, then sends what is ready.
+// runSender expires overdue batches, settles the idempotent producer's
+// sequences (Kafka's Sender.runOnce: maybeResolveSequences, then
+// bumpIdempotentEpochAndResetIdIfNeeded), then sends what is ready.
 func (p *Client) runSender() {
 	now := p.env.Now()
 	p.partitionPending()
 	p.expire(now)
-	if p.needBump {
-		p.maybeBumpEpoch()
+	if p.cfg.EnableIdempotence {
+		p.maybeResolveSequences()
+		if p.needBump {
+			p.bumpEpoch()
+		}
+		p.rewriteSequences()
 	}
 	if p.cfg.EnableIdempotence && p.pid == record.NoProducer {
 		if p.pidCorr == 0 && p.metaValid {
@@ -162,14 +168,18 @@ func (p *Client) partitionPending() {
 
 // nextToSend picks the batch of a partition that may go now, if any: a
 // retry's backoff must be over; an idempotent producer sends a partition's
-// batches in sequence order and resends a retried batch only when nothing of
-// that partition is in flight, so the broker sees sequences in order. With
-// none, it says until when none can be ready unless the partition changes
-// (its version) or the epoch is bumped: a linger or a backoff running out
-// is the only thing time changes here.
+// batches in sequence order and resends a retried batch only once it is the
+// first of the partition's batches holding sequences, so the broker sees
+// sequences in order (shouldStop, Kafka's RecordAccumulator.
+// shouldStopDrainBatchesForPartition). With none, it says until when none
+// can be ready unless the partition changes (its version) or the epoch is
+// bumped: a linger or a backoff running out is the only thing time changes
+// here.
 func (p *Client) nextToSend(part int32, now time.Duration) (*pbatch, time.Duration) {
 	st := p.state[part]
-	if p.needBump && p.cfg.EnableIdempotence {
+	if p.cfg.EnableIdempotence && st.rewrite {
+		// Its sequences start again once its requests end
+		// (rewriteSequences).
 		return nil, never
 	}
 	// Kafka's Sender mutes a partition while one of its batches is in
@@ -191,20 +201,38 @@ func (p *Client) nextToSend(part int32, now time.Duration) (*pbatch, time.Durati
 			if now < b.retryAt {
 				return nil, b.retryAt
 			}
-			if p.cfg.EnableIdempotence && st.inflight > 0 {
-				return nil, never
-			}
-			return b, 0
-		}
-		if !ready {
+		} else if !ready {
 			return nil, b.created + p.cfg.LingerMs
 		}
-		if p.cfg.EnableIdempotence && st.inflight >= p.cfg.MaxInFlight {
+		if p.cfg.EnableIdempotence && p.shouldStop(st, b) {
 			return nil, never
 		}
 		return b, 0
 	}
 	return nil, never
+}
+
+// shouldStop says whether an idempotent producer must hold back b, the first
+// batch of its partition not in flight, as Kafka's RecordAccumulator.
+// shouldStopDrainBatchesForPartition does: a batch without a sequence while
+// batches holding the partition's sequences under a former epoch are not
+// settled (a new epoch's sequence 0 could land before them), or while the
+// partition's sequences are unresolved; a retried batch until it is the
+// first of the partition's batches holding sequences (it waits for those
+// before it, not for later ones still in flight).
+func (p *Client) shouldStop(st *partitionState, b *pbatch) bool {
+	if b.baseSeq < 0 {
+		if p.stale(st) && hasSequenced(st) {
+			return true
+		}
+		if st.unresolved {
+			return true
+		}
+		// The model's own bound: a partition's new batches in flight at
+		// once (a leader that moved could otherwise take more).
+		return st.inflight >= p.cfg.MaxInFlight
+	}
+	return firstInFlightSequence(st) != b.baseSeq
 }
 
 func (p *Client) sendRequest(broker int32, batches []*pbatch) {
@@ -217,12 +245,21 @@ func (p *Client) sendRequest(broker int32, batches []*pbatch) {
 	}
 	for _, b := range batches {
 		st := p.partState(b.partition)
+		if p.cfg.EnableIdempotence && b.baseSeq < 0 {
+			if p.stale(st) && !hasSequenced(st) {
+				// Kafka's TransactionManager.maybeUpdateProducerIdAndEpoch:
+				// the partition moves to the producer's id and epoch, its
+				// sequences from 0, once its former batches are settled.
+				p.startSequencesAtBeginning(st)
+			}
+			b.baseSeq, b.epoch = st.nextSeq, st.epoch
+			st.nextSeq += int32(len(b.records))
+			b.built = nil
+		}
 		if b.built == nil {
 			prod := record.Producer{ID: record.NoProducer}
 			if p.cfg.EnableIdempotence {
-				b.baseSeq, b.epoch = st.nextSeq, p.epoch
-				st.nextSeq += int32(len(b.records))
-				prod = record.Producer{ID: p.pid, Epoch: p.epoch, BaseSequence: b.baseSeq}
+				prod = record.Producer{ID: st.pid, Epoch: b.epoch, BaseSequence: b.baseSeq}
 			}
 			// The records become the batch's (shared with the logs and the
 			// history, which require them never to change): record.New
@@ -404,6 +441,20 @@ func (p *Client) handleProduceResponse(m *proto.ProduceResponse) {
 	p.finishRequest(m.CorrelationID, ir)
 	for _, b := range ir.batches {
 		r, ok := resultFor(m, b.partition)
+		if b.done {
+			// Settled when its delivery timeout expired: the application
+			// was told. An acknowledgement still counts for the
+			// partition's sequences (Kafka's Sender.completeBatch calls
+			// TransactionManager.handleCompletedBatch before
+			// ProducerBatch.complete, which does nothing for a done
+			// batch); an error is dropped (Sender.canRetry and failBatch
+			// do nothing for a done batch).
+			if ok && r.Error == proto.None {
+				p.noteAcked(b)
+			}
+			p.release(b)
+			continue
+		}
 		if !ok {
 			p.retryOrFail(b, proto.NetworkException, true)
 			continue
@@ -435,6 +486,9 @@ func (p *Client) finishRequest(corr uint64, ir *inflightReq) {
 	p.perNode.add(ir.broker, -1)
 	p.looks.roomMade(ir.broker)
 	for _, b := range ir.batches {
+		if b.done {
+			continue // out of its partition's bookkeeping already (expire)
+		}
 		if !b.inflight || b.request != corr {
 			panic(fmt.Sprintf("producer %s: a batch of request %d is not in flight in it (in flight: %v, in request %d)", p.cfg.Name, corr, b.inflight, b.request))
 		}
@@ -467,6 +521,10 @@ func (p *Client) connectionLost(node sim.NodeID, err proto.ErrorCode) {
 		ir, _ := p.inflight.Get(corr)
 		p.finishRequest(corr, ir)
 		for _, b := range ir.batches {
+			if b.done {
+				p.release(b)
+				continue
+			}
 			p.retryOrFail(b, err, true)
 		}
 	}
@@ -507,6 +565,11 @@ func retriable(err proto.ErrorCode) bool {
 	return false
 }
 
+// retryOrFail retries a batch an answer (or a lost request) failed, or
+// settles it, as Kafka's Sender.completeBatch does: retried while the error
+// is retriable, retries are left and its delivery timeout has not passed
+// (Sender.canRetry, TransactionManager.canRetry), failed otherwise
+// (settleFailed, Sender.failBatch).
 func (p *Client) retryOrFail(b *pbatch, err proto.ErrorCode, maybe bool) {
 	b.maybe = b.maybe || maybe
 	now := p.env.Now()
@@ -515,8 +578,9 @@ func (p *Client) retryOrFail(b *pbatch, err proto.ErrorCode, maybe bool) {
 		proto.NetworkException, proto.KafkaStorageError:
 		p.refreshMetadata()
 	}
-	if err == proto.OutOfOrderSequenceNumber && p.cfg.EnableIdempotence && b.epoch == p.epoch && b.baseSeq >= 0 &&
-		b.baseSeq+int32(len(b.records))-1 <= p.partState(b.partition).lastAcked {
+	st := p.partState(b.partition)
+	if err == proto.OutOfOrderSequenceNumber && p.cfg.EnableIdempotence && b.epoch == st.epoch && b.baseSeq >= 0 &&
+		b.baseSeq+int32(len(b.records))-1 <= st.lastAcked {
 		// The broker acknowledged later sequences of this epoch, which it
 		// accepts only in order: this batch is in the log, its answer was
 		// lost (a timed-out request). Its offset is unknown. (Kafka, whose
@@ -525,34 +589,49 @@ func (p *Client) retryOrFail(b *pbatch, err proto.ErrorCode, maybe bool) {
 		p.complete(b, history.Info, -1, "written before later sequences; offset unknown")
 		return
 	}
-	if err == proto.OutOfOrderSequenceNumber && p.cfg.EnableIdempotence && b.epoch == p.epoch &&
-		b.baseSeq == p.partState(b.partition).lastAcked+1 {
-		// The batch is the very next the broker should expect, yet it says
-		// out of order: it lost our state (a truncation). Bump the epoch and
-		// start the sequences again (KIP-360). Otherwise an earlier batch is
-		// missing, and this one waits for it, or for its delivery timeout.
-		p.needBump = true
-		// It is sent again under the new epoch, as Kafka's
-		// startSequencesAtBeginning rewrites it, whatever an earlier
-		// attempt met (NOT_LEADER_OR_FOLLOWER from a deposed leader, a
-		// timeout): given up, it would never be written.
-		//
-		// The answer does not say the batch is not in the log, so an
-		// earlier attempt that may have been appended still may: a leader
-		// whose producer state was loaded from a snapshot knows only each
-		// producer's last batch (as Kafka's does), and answers a retry of an
-		// earlier batch it holds as out of order. Should the rewritten batch
-		// then expire, its send is indeterminate, not failed (fuzz seed
-		// 4005450); should it be written, Kafka writes it twice, and so does
-		// the model (the audit records the forgotten batch).
-		b.rewrite = true
-	}
 	if retriable(err) && b.attempts <= p.cfg.Retries && now-b.created < p.cfg.DeliveryTimeout {
+		if err == proto.OutOfOrderSequenceNumber && p.cfg.EnableIdempotence {
+			p.outOfOrder(st, b)
+		}
 		b.retryAt = now + p.backoff(b.attempts)
-		p.partState(b.partition).changed()
+		st.changed()
 		return
 	}
-	p.settleFailed(b, err.String())
+	// Kafka adjusts sequences for a batch that failed with retries left
+	// (Sender.completeBatch: failBatch(batch, response, attempts < retries)).
+	p.settleFailed(b, err.String(), err, b.attempts <= p.cfg.Retries)
+}
+
+// outOfOrder decides, for a batch an OUT_OF_ORDER_SEQUENCE_NUMBER answer
+// sends back to be retried, whether the partition's sequences must start
+// again (Kafka's TransactionManager.canRetry). The batch is the very next
+// the broker should expect (or the one after an unresolved batch), yet it
+// says out of order: it lost our state (a truncation); the partition
+// bumps the epoch and starts its sequences again (KIP-360). Otherwise an
+// earlier batch is missing, and this one waits for it, or for its delivery
+// timeout.
+func (p *Client) outOfOrder(st *partitionState, b *pbatch) {
+	if !st.unresolved && (b.reset || !isNextSequence(st, b.baseSeq)) {
+		return
+	}
+	if st.unresolved && b.baseSeq != st.unresolvedNext {
+		return
+	}
+	p.requestEpochBump(st)
+	// It is sent again under the new epoch, as Kafka's
+	// startSequencesAtBeginning rewrites it, whatever an earlier attempt
+	// met (NOT_LEADER_OR_FOLLOWER from a deposed leader, a timeout): given
+	// up, it would never be written.
+	//
+	// The answer does not say the batch is not in the log, so an earlier
+	// attempt that may have been appended still may: a leader whose
+	// producer state was loaded from a snapshot knows only each producer's
+	// last batch (as Kafka's does), and answers a retry of an earlier batch
+	// it holds as out of order. Should the rewritten batch then expire, its
+	// send is indeterminate, not failed (fuzz seed 4005450); should it be
+	// written, Kafka writes it twice, and so does the model (the audit
+	// records the forgotten batch).
+	b.rewrite = true
 }
 
 // backoff is Kafka's ExponentialBackoff: retry.backoff.ms doubling up to
@@ -567,42 +646,42 @@ func (p *Client) backoff(attempts int) time.Duration {
 	return time.Duration(d * jitter)
 }
 
-// settleFailed ends a batch that will not be retried: fail if no attempt can
-// have been appended, info otherwise. An idempotent producer that gives up
-// on a batch that may have been written cannot know the next sequence the
-// broker expects: it bumps its epoch (KIP-360).
-func (p *Client) settleFailed(b *pbatch, why string) {
+// settleFailed ends a batch that will not be retried (Kafka's Sender.
+// failBatch): fail if no attempt can have been appended, info otherwise.
+// An idempotent producer then asks for an epoch bump of the batch's
+// partition when the broker answered it out of order, or when sequences
+// are to be adjusted (adjust: it failed with retries left); Kafka's
+// TransactionManager.handleFailedBatch does so for an idempotent producer,
+// where a transactional one takes the sequences back.
+func (p *Client) settleFailed(b *pbatch, why string, err proto.ErrorCode, adjust bool) {
 	t := history.Fail
 	if b.maybe {
 		t = history.Info
-		if p.cfg.EnableIdempotence {
-			p.needBump = true
-		}
-	} else if p.cfg.EnableIdempotence && b.baseSeq >= 0 && b.epoch == p.epoch {
-		// Definitely not written, but it took sequence numbers the broker
-		// never saw: later batches would be out of order forever. If it
-		// holds the last sequences handed out, take them back; otherwise
-		// start the sequences again under a new epoch (Kafka adjusts the
-		// later batches' sequences, or bumps the epoch: KIP-360).
-		st := p.partState(b.partition)
-		if st.nextSeq == b.baseSeq+int32(len(b.records)) {
-			st.nextSeq = b.baseSeq
-		} else {
-			p.needBump = true
-		}
+	}
+	if p.cfg.EnableIdempotence && b.baseSeq >= 0 && (err == proto.OutOfOrderSequenceNumber || adjust) {
+		p.requestEpochBump(p.partState(b.partition))
 	}
 	p.complete(b, t, -1, why)
 }
 
 func (p *Client) acked(b *pbatch, base int64) {
-	if st := p.partState(b.partition); b.baseSeq >= 0 && b.epoch == p.epoch {
-		st.lastAcked = max(st.lastAcked, b.baseSeq+int32(len(b.records))-1)
-	}
+	p.noteAcked(b)
 	p.complete(b, history.OK, base, "")
 }
 
+// noteAcked counts an acknowledged batch's sequences as the partition's
+// last acknowledged ones, if it holds sequences of the partition's epoch
+// (Kafka's TransactionManager.handleCompletedBatch).
+func (p *Client) noteAcked(b *pbatch) {
+	if st := p.partState(b.partition); b.baseSeq >= 0 && b.epoch == st.epoch {
+		st.lastAcked = max(st.lastAcked, b.baseSeq+int32(len(b.records))-1)
+	}
+}
+
 // complete tells every record's callback how its settled batch ended, and
-// removes it.
+// removes it (Kafka's ProducerBatch.complete or completeExceptionally,
+// once). A batch settled while in flight is kept until its request ends
+// (release).
 func (p *Client) complete(b *pbatch, t history.Type, base int64, why string) {
 	st := p.partState(b.partition)
 	st.queue = slices.DeleteFunc(st.queue, func(x *pbatch) bool { return x == b })
@@ -622,30 +701,52 @@ func (p *Client) complete(b *pbatch, t history.Type, base int64, why string) {
 			cb.OnCompletion(&b.records[i], m, t, why)
 		}
 	}
+	if !b.done {
+		p.release(b)
+	}
+}
+
+// release lets a settled batch be reused: nothing refers to it any more.
+func (p *Client) release(b *pbatch) {
 	clear(b.records) // the strings they hold go
 	clear(b.callbacks)
 	*b = pbatch{records: b.records[:0], explicit: b.explicit[:0], callbacks: b.callbacks[:0]}
 	p.spareBatches.Put(b, spareBatchesMax)
 }
 
-// expire fails batches past delivery.timeout.ms that are not in flight
-// (oldest first: the first that has time left ends the look).
+// expire fails batches past delivery.timeout.ms, queued or in flight, as
+// Kafka's Sender.sendProducerData does (RecordAccumulator.expiredBatches,
+// Sender.getExpiredInflightBatches), oldest first: the first that has time
+// left ends the look. One in flight may still be written: its send is
+// unknown (info); its request's answer, when it comes, tells the
+// application nothing. An idempotent producer marks the sequences of a
+// batch that had been retried unresolved (Kafka: markSequenceUnresolved
+// when ProducerBatch.inRetry).
 func (p *Client) expire(now time.Duration) {
 	if p.haveFloor && now-p.expireFloor < p.cfg.DeliveryTimeout {
 		return // nothing queued is old enough
 	}
 	defer p.setExpireFloor()
 	for _, st := range p.state {
-		for i := 0; i < len(st.queue); {
-			b := st.queue[i]
-			if b.inflight {
-				i++
-				continue
-			}
+		for len(st.queue) > 0 {
+			b := st.queue[0]
 			if now-b.created < p.cfg.DeliveryTimeout {
 				break
 			}
-			p.settleFailed(b, "delivery.timeout.ms expired") // removes it from the queue
+			// Kafka's inRetry: the batch came back from an attempt that
+			// failed (one in flight now: from one before this one).
+			inRetry := b.attempts > 1 || (b.attempts == 1 && !b.inflight)
+			if b.inflight {
+				// Out of its partition's bookkeeping now (Kafka's
+				// handleFailedBatch: removeInFlightBatch), in its request
+				// until that ends.
+				b.inflight, b.done, b.maybe = false, true, true
+				st.inflight--
+			}
+			if p.cfg.EnableIdempotence && inRetry && b.baseSeq >= 0 {
+				p.markSequenceUnresolved(st, b)
+			}
+			p.settleFailed(b, "delivery.timeout.ms expired", proto.None, false) // removes it from the queue
 		}
 	}
 }
@@ -657,39 +758,6 @@ func (p *Client) setExpireFloor() {
 	for _, st := range p.state {
 		for _, b := range st.queue {
 			p.expireFloor = min(p.expireFloor, b.created)
-		}
-	}
-}
-
-// maybeBumpEpoch bumps the idempotent epoch once nothing is in flight, and
-// restarts every partition's sequences; batches not yet settled are rebuilt
-// under the new epoch.
-func (p *Client) maybeBumpEpoch() {
-	if p.inflight.Len() > 0 {
-		return
-	}
-	p.needBump = false
-	p.looks.lookAtAll()
-	if !p.cfg.EnableIdempotence || p.pid == record.NoProducer {
-		return
-	}
-	if p.epoch == 32767 {
-		p.pid = record.NoProducer // epoch exhausted: a new producer id
-		return
-	}
-	p.epoch++
-	for _, st := range p.state {
-		st.nextSeq, st.lastAcked = 0, -1
-		for _, b := range slices.Clone(st.queue) {
-			if b.attempts > 0 && b.maybe && !b.rewrite {
-				// It may be in the log under the old epoch; sending it again
-				// under the new one could write it twice. Give it up.
-				p.complete(b, history.Info, -1, "unresolved sequence: producer epoch bumped")
-				continue
-			}
-			b.built = nil
-			b.baseSeq = -1
-			b.rewrite = false
 		}
 	}
 }
