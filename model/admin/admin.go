@@ -25,7 +25,8 @@ type op struct {
 	topics      []proto.CreatableTopic // CreateTopics
 	addTopic    string                 // CreatePartitions
 	addCount    int
-	elect       *proto.ElectLeadersRequest // ElectLeaders
+	elect       *proto.ElectLeadersRequest                // ElectLeaders
+	reassign    *proto.AlterPartitionReassignmentsRequest // AlterPartitionReassignments
 	correlation uint64
 	target      sim.NodeID
 }
@@ -110,6 +111,10 @@ func (n *Node) send() {
 		req := *o.elect
 		req.CorrelationID = o.correlation
 		n.env.Send(o.target, &req)
+	} else if o.reassign != nil {
+		req := *o.reassign
+		req.CorrelationID = o.correlation
+		n.env.Send(o.target, &req)
 	} else if o.addTopic != "" {
 		n.env.Send(o.target, &proto.CreatePartitionsRequest{CorrelationID: o.correlation, Topic: o.addTopic, Count: o.addCount})
 	} else {
@@ -188,6 +193,17 @@ func (n *Node) Deliver(from sim.NodeID, m sim.Message) {
 		}
 		n.hint = from
 		n.noteElection(o.elect, m)
+		n.done()
+	case *proto.AlterPartitionReassignmentsResponse:
+		if m.CorrelationID != o.correlation {
+			return
+		}
+		if m.Error == proto.NotController {
+			n.retry(true, m.ControllerHint)
+			return
+		}
+		n.hint = from
+		n.noteReassignment(m)
 		n.done()
 	}
 }

@@ -720,6 +720,8 @@ func (c *Cluster) customFault(f sim.Fault) (string, error) {
 		}
 		a.AddPartitions(op.Topic, op.Count)
 		return "requested", nil
+	case Reassign:
+		return c.reassign(op)
 	}
 	return "", fmt.Errorf("unknown admin operation %v", f.Custom)
 }
