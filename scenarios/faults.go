@@ -14,8 +14,8 @@ import (
 )
 
 // faultKinds are the keys that name a scheduled fault, with the sim kind
-// each maps to ("add-partitions" and "elect-leaders" are admin operations,
-// custom faults).
+// each maps to ("add-partitions", "elect-leaders" and "reassign" are admin
+// operations, custom faults).
 var faultKinds = map[string]sim.FaultKind{
 	"crash":          sim.FaultCrash,
 	"kill":           sim.FaultKill,
@@ -34,12 +34,13 @@ var faultKinds = map[string]sim.FaultKind{
 	"disk":           sim.FaultDisk,
 	"add-partitions": sim.FaultCustom,
 	"elect-leaders":  sim.FaultCustom,
+	"reassign":       sim.FaultCustom,
 }
 
 // faultKindOrder lists them for messages (and docs/scenarios.md), roughly
 // from the most to the least common.
 var faultKindOrder = []string{"crash", "kill", "shutdown", "restart", "pause", "resume", "partition", "isolate", "heal",
-	"disconnect", "slow-network", "stall", "clock", "power-loss", "disk", "add-partitions", "elect-leaders"}
+	"disconnect", "slow-network", "stall", "clock", "power-loss", "disk", "add-partitions", "elect-leaders", "reassign"}
 
 // undoKey is the key that sets how long a fault of each kind lasts.
 var undoKey = map[string]string{
@@ -170,6 +171,7 @@ func (r *reader) faults(f field, s *Scenario) {
 		}
 	}
 	r.checkElectedPartitions(s)
+	r.checkReassignedPartitions(s)
 	sort.SliceStable(s.Faults, func(i, j int) bool { return s.Faults[i].At < s.Faults[j].At })
 }
 
@@ -205,6 +207,8 @@ func (r *reader) fault(kind field, params map[string]field, s *Scenario) []sim.F
 		return r.addPartitions(kind, base, s)
 	case "elect-leaders":
 		return r.electLeaders(kind, base, s)
+	case "reassign":
+		return r.reassign(kind, base, s)
 	case "slow-network":
 		g, ok := params["latency"]
 		if !ok {

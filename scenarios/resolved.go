@@ -230,6 +230,8 @@ func faultNode(f ScheduledFault) *yaml.Node {
 		}
 		put(d, "type", str(op.Type.String()))
 		put(m, "elect-leaders", d)
+	case "reassign":
+		put(m, "reassign", reassignNode(ft.Custom.(cluster.Reassign)))
 	default:
 		put(m, f.Key, str(ft.Target))
 	}
