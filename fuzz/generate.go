@@ -40,7 +40,8 @@ var faultKinds = []string{"crash", "kill", "shutdown", "pause", "partition", "is
 // plane's (replication, produce, ISR changes, broker liveness), or the
 // quorum's.
 var stallMessages = map[string][]string{
-	"": withoutGroupAPIs(withoutNames(cluster.MessageNames, "ElectLeaders", "ElectLeadersResponse")),
+	"": withoutGroupAPIs(withoutNames(cluster.MessageNames, "ElectLeaders", "ElectLeadersResponse",
+		"AlterPartitionReassignments", "AlterPartitionReassignmentsResponse")),
 	"data": {"AlterPartition", "AlterPartitionResponse", "Fetch(replica)", "FetchResponse", "Produce", "ProduceResponse",
 		"OffsetsForLeaderEpoch", "OffsetsForLeaderEpochResponse", "BrokerHeartbeat", "BrokerRegistration", "Fetch(metadata)"},
 	"quorum": {"Vote", "VoteResponse", "BeginQuorumEpoch", "BeginQuorumEpochResponse", "EndQuorumEpoch",
@@ -56,9 +57,9 @@ var groupAPIs = []string{"ConsumerGroupHeartbeat", "ConsumerGroupHeartbeatRespon
 	"LeaveGroupResponse", "OffsetCommit", "OffsetCommitResponse", "OffsetFetch", "OffsetFetchResponse", "StoreApply",
 	"StoreApplyResponse", "SyncGroup", "SyncGroupResponse"}
 
-// withoutNames drops names from a message list: ElectLeaders came after the
-// seeds drew their stalls, and only an elect-leaders fault sends it, which
-// the generator does not draw.
+// withoutNames drops names from a message list: ElectLeaders and
+// AlterPartitionReassignments came after the seeds drew their stalls, and
+// only the admin faults that send them do (drawn from streams of their own).
 func withoutNames(names []string, drop ...string) []string {
 	var out []string
 	for _, n := range names {
@@ -146,6 +147,7 @@ func GenerateWithGroups(seed uint64, base *scenarios.Scenario, bugs []string, gr
 	// Before the member faults: a seed's elections do not depend on
 	// whether it drew groups.
 	s.Faults = withElections(rand.New(rand.NewPCG(seed, electionStream)), s, s.Faults, base == nil)
+	s.Faults = withReassignments(rand.New(rand.NewPCG(seed, reassignStream)), s, s.Faults)
 	if len(s.Groups()) > 0 {
 		s.Faults = withMemberFaults(grng, s, s.Faults)
 	}
