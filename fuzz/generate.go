@@ -146,8 +146,10 @@ func GenerateWithGroups(seed uint64, base *scenarios.Scenario, bugs []string, gr
 	}
 	// Before the member faults: a seed's elections do not depend on
 	// whether it drew groups.
-	s.Faults = withElections(rand.New(rand.NewPCG(seed, electionStream)), s, s.Faults, base == nil)
+	// Reassignments first: taking a seed's elections away leaves its
+	// reassignments as they were.
 	s.Faults = withReassignments(rand.New(rand.NewPCG(seed, reassignStream)), s, s.Faults)
+	s.Faults = withElections(rand.New(rand.NewPCG(seed, electionStream)), s, s.Faults, base == nil)
 	if len(s.Groups()) > 0 {
 		s.Faults = withMemberFaults(grng, s, s.Faults)
 	}
