@@ -83,6 +83,18 @@ func (rm *replicaManager) deleteStrayLogs() {
 // assignment: a replica a reassignment added gets a fresh state (position
 // unknown, not caught up), one it removed is dropped.
 func syncFollowerStates(followers []*followerState, replicas []int32, self int32) []*followerState {
+	if len(followers) == len(replicas)-1 {
+		same := true
+		for _, f := range followers {
+			if !slices.Contains(replicas, f.id) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return followers // the usual case: the assignment did not change
+		}
+	}
 	out := followers[:0:0]
 	for _, r := range replicas {
 		if r == self {
