@@ -56,6 +56,11 @@ func withReassignments(rng *rand.Rand, s *scenarios.Scenario, faults []scenarios
 			rf++ // more
 		}
 		rf = min(max(rf, 1), s.Cluster.Brokers)
+		if rf == s.Cluster.Brokers && rf > 1 && rng.IntN(2) == 0 {
+			// Every broker holds the partition: a target of as many
+			// replicas only reorders them, so half the time one leaves.
+			rf--
+		}
 		ids := rng.Perm(s.Cluster.Brokers)[:rf]
 		op := cluster.Reassign{Topic: t.Name, Partition: int32(rng.IntN(max(t.Partitions, len(t.Assignment), 1)))}
 		for _, id := range ids {
