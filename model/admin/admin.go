@@ -25,10 +25,11 @@ type op struct {
 	topics      []proto.CreatableTopic // CreateTopics
 	addTopic    string                 // CreatePartitions
 	addCount    int
-	elect       *proto.ElectLeadersRequest                // ElectLeaders
-	reassign    *proto.AlterPartitionReassignmentsRequest // AlterPartitionReassignments
+	elect       *proto.ElectLeadersRequest // ElectLeaders
 	correlation uint64
 	target      sim.NodeID
+
+	reassign *proto.AlterPartitionReassignmentsRequest // AlterPartitionReassignments
 }
 
 // retryTimer ends a request's wait: a timeout, or a back-off before retrying.
