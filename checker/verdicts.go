@@ -245,7 +245,7 @@ var VerdictRules = []Rule{
 		func(f *Facts) bool { return f.ReadByPoll }, nil},
 	{LostAckedWrite, "acks=0", Permitted, "acks=0 waits for no acknowledgement",
 		func(f *Facts) bool { return f.Acks == "0" }, nil},
-	{LostAckedWrite, "acks=1", Permitted, "acks=1 does not wait for followers: a leader that fails, or hands leadership over (a controlled shutdown, a preferred leader election), before they copy a record loses it",
+	{LostAckedWrite, "acks=1", Permitted, "acks=1 does not wait for followers: a leader that fails, or hands leadership over (a controlled shutdown, a preferred leader election, a reassignment), before they copy a record loses it",
 		func(f *Facts) bool { return f.Acks == "1" }, nil},
 	{LostAckedWrite, "unclean.leader.election.enable=true and an unclean election happened", Permitted,
 		"unclean.leader.election.enable=true and an unclean election happened",

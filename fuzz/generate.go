@@ -41,7 +41,8 @@ var faultKinds = []string{"crash", "kill", "shutdown", "pause", "partition", "is
 // quorum's.
 var stallMessages = map[string][]string{
 	"": withoutGroupAPIs(withoutNames(cluster.MessageNames, "ElectLeaders", "ElectLeadersResponse",
-		"IncrementalAlterConfigs", "IncrementalAlterConfigsResponse")),
+		"IncrementalAlterConfigs", "IncrementalAlterConfigsResponse",
+		"AlterPartitionReassignments", "AlterPartitionReassignmentsResponse")),
 	"data": {"AlterPartition", "AlterPartitionResponse", "Fetch(replica)", "FetchResponse", "Produce", "ProduceResponse",
 		"OffsetsForLeaderEpoch", "OffsetsForLeaderEpochResponse", "BrokerHeartbeat", "BrokerRegistration", "Fetch(metadata)"},
 	"quorum": {"Vote", "VoteResponse", "BeginQuorumEpoch", "BeginQuorumEpochResponse", "EndQuorumEpoch",
@@ -58,9 +59,10 @@ var groupAPIs = []string{"ConsumerGroupHeartbeat", "ConsumerGroupHeartbeatRespon
 	"StoreApplyResponse", "SyncGroup", "SyncGroupResponse"}
 
 // withoutNames drops names from a message list: ElectLeaders and
-// IncrementalAlterConfigs came after the seeds drew their stalls, and only
-// an elect-leaders or alter-config fault sends them, which the generator
-// draws from streams of their own.
+// IncrementalAlterConfigs and AlterPartitionReassignments came after the
+// seeds drew their stalls, and only the admin faults that send them do
+// (elect-leaders, alter-config, reassign), which the generator draws from
+// streams of their own.
 func withoutNames(names []string, drop ...string) []string {
 	var out []string
 	for _, n := range names {
@@ -148,6 +150,9 @@ func GenerateWithGroups(seed uint64, base *scenarios.Scenario, bugs []string, gr
 	// Before the member faults: a seed's elections do not depend on
 	// whether it drew groups.
 	s.Faults = withAlterConfigs(rand.New(rand.NewPCG(seed, alterConfigStream)), s, s.Faults)
+	// Reassignments first: taking a seed's elections away leaves its
+	// reassignments as they were.
+	s.Faults = withReassignments(rand.New(rand.NewPCG(seed, reassignStream)), s, s.Faults)
 	s.Faults = withElections(rand.New(rand.NewPCG(seed, electionStream)), s, s.Faults, base == nil)
 	if len(s.Groups()) > 0 {
 		s.Faults = withMemberFaults(grng, s, s.Faults)

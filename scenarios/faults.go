@@ -14,8 +14,8 @@ import (
 )
 
 // faultKinds are the keys that name a scheduled fault, with the sim kind
-// each maps to ("add-partitions", "elect-leaders" and "alter-config" are
-// admin operations, custom faults).
+// each maps to ("add-partitions", "elect-leaders", "alter-config" and
+// "reassign" are admin operations, custom faults).
 var faultKinds = map[string]sim.FaultKind{
 	"crash":          sim.FaultCrash,
 	"kill":           sim.FaultKill,
@@ -35,13 +35,14 @@ var faultKinds = map[string]sim.FaultKind{
 	"add-partitions": sim.FaultCustom,
 	"elect-leaders":  sim.FaultCustom,
 	"alter-config":   sim.FaultCustom,
+	"reassign":       sim.FaultCustom,
 }
 
 // faultKindOrder lists them for messages (and docs/scenarios.md), roughly
 // from the most to the least common.
 var faultKindOrder = []string{"crash", "kill", "shutdown", "restart", "pause", "resume", "partition", "isolate", "heal",
 	"disconnect", "slow-network", "stall", "clock", "power-loss", "disk", "add-partitions", "elect-leaders",
-	"alter-config"}
+	"alter-config", "reassign"}
 
 // undoKey is the key that sets how long a fault of each kind lasts.
 var undoKey = map[string]string{
@@ -172,6 +173,7 @@ func (r *reader) faults(f field, s *Scenario) {
 		}
 	}
 	r.checkElectedPartitions(s)
+	r.checkReassignedPartitions(s)
 	sort.SliceStable(s.Faults, func(i, j int) bool { return s.Faults[i].At < s.Faults[j].At })
 }
 
@@ -209,6 +211,8 @@ func (r *reader) fault(kind field, params map[string]field, s *Scenario) []sim.F
 		return r.electLeaders(kind, base, s)
 	case "alter-config":
 		return r.alterConfig(kind, base, s)
+	case "reassign":
+		return r.reassign(kind, base, s)
 	case "slow-network":
 		g, ok := params["latency"]
 		if !ok {

@@ -232,6 +232,8 @@ func faultNode(f ScheduledFault) *yaml.Node {
 		put(m, "elect-leaders", d)
 	case "alter-config":
 		put(m, "alter-config", alterConfigNode(ft.Custom.(cluster.AlterConfig)))
+	case "reassign":
+		put(m, "reassign", reassignNode(ft.Custom.(cluster.Reassign)))
 	default:
 		put(m, f.Key, str(ft.Target))
 	}

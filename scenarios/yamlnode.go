@@ -104,6 +104,9 @@ type reader struct {
 	// electedPartitions are the partitions elect-leaders faults name, to
 	// check against the topics' partition counts once every fault is read.
 	electedPartitions []electedPartition
+	// reassigned are the partitions reassign faults name, checked the
+	// same way.
+	reassigned []reassignedPartition
 	// offsetsTopicListed: topics had a __consumer_offsets entry.
 	offsetsTopicListed bool
 }

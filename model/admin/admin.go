@@ -30,6 +30,8 @@ type op struct {
 	alter       *proto.IncrementalAlterConfigsRequest
 	correlation uint64
 	target      sim.NodeID
+
+	reassign *proto.AlterPartitionReassignmentsRequest // AlterPartitionReassignments
 }
 
 // retryTimer ends a request's wait: a timeout, or a back-off before retrying.
@@ -114,6 +116,10 @@ func (n *Node) send() {
 		n.env.Send(o.target, &req)
 	} else if o.elect != nil {
 		req := *o.elect
+		req.CorrelationID = o.correlation
+		n.env.Send(o.target, &req)
+	} else if o.reassign != nil {
+		req := *o.reassign
 		req.CorrelationID = o.correlation
 		n.env.Send(o.target, &req)
 	} else if o.addTopic != "" {
@@ -205,6 +211,17 @@ func (n *Node) Deliver(from sim.NodeID, m sim.Message) {
 		}
 		n.hint = from
 		n.noteAlterConfigs(o.alter, m)
+		n.done()
+	case *proto.AlterPartitionReassignmentsResponse:
+		if m.CorrelationID != o.correlation {
+			return
+		}
+		if m.Error == proto.NotController {
+			n.retry(true, m.ControllerHint)
+			return
+		}
+		n.hint = from
+		n.noteReassignment(m)
 		n.done()
 	}
 }

@@ -335,3 +335,19 @@ func TestMaximalISR(t *testing.T) {
 		t.Fatal("maximalISR changed the committed ISR")
 	}
 }
+
+// A reassignment's change seen by the leader: an added replica gets a
+// fresh follower state (position unknown, never caught up), a removed one
+// is dropped, the others keep theirs.
+func TestSyncFollowerStates(t *testing.T) {
+	two := &followerState{id: 2, leo: 40}
+	three := &followerState{id: 3, leo: 41}
+	got := syncFollowerStates([]*followerState{two, three}, []int32{1, 2, 3}, 1)
+	if len(got) != 2 || got[0] != two || got[1] != three {
+		t.Fatalf("unchanged assignment: %v", got)
+	}
+	got = syncFollowerStates([]*followerState{two, three}, []int32{4, 1, 3}, 1)
+	if len(got) != 2 || got[0].id != 4 || got[0].leo != -1 || got[0].lastCaughtUp != never || got[1] != three {
+		t.Fatalf("got %+v %+v", got[0], got[1])
+	}
+}

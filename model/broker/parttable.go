@@ -36,7 +36,7 @@ func (t *partitionTable) get(tp metadata.TopicPartition) *partition {
 	return ps[tp.Partition]
 }
 
-// put adds tp's replica (replicas are never removed).
+// put adds tp's replica.
 func (t *partitionTable) put(tp metadata.TopicPartition, p *partition) {
 	ps := t.byTopic[tp.Topic]
 	for int(tp.Partition) >= len(ps) {
@@ -46,5 +46,13 @@ func (t *partitionTable) put(tp metadata.TopicPartition, p *partition) {
 	t.byTopic[tp.Topic] = ps
 	if tp.Topic == t.last {
 		t.lastOf = ps
+	}
+}
+
+// remove forgets tp's replica (reassigned away).
+func (t *partitionTable) remove(tp metadata.TopicPartition) {
+	ps := t.byTopic[tp.Topic]
+	if tp.Partition >= 0 && int(tp.Partition) < len(ps) {
+		ps[tp.Partition] = nil
 	}
 }

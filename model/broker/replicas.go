@@ -273,6 +273,7 @@ func (rm *replicaManager) setCaughtUp() {
 	for _, p := range rm.image().Partitions() {
 		rm.apply(p)
 	}
+	rm.deleteStrayLogs()
 	rm.tellLeadership()
 }
 
@@ -299,7 +300,13 @@ func (rm *replicaManager) metadataApplied(batch metadata.Batch) {
 
 // apply brings a hosted partition in line with its registration.
 func (rm *replicaManager) apply(reg *metadata.Partition) {
-	if reg == nil || !slices.Contains(reg.Replicas, rm.id()) {
+	if reg == nil {
+		return
+	}
+	if !slices.Contains(reg.Replicas, rm.id()) {
+		if p := rm.parts.get(reg.TopicPartition); p != nil {
+			rm.deleteReplica(p, reg) // reassigned away
+		}
 		return
 	}
 	p := rm.parts.get(reg.TopicPartition)
@@ -328,6 +335,9 @@ func (rm *replicaManager) apply(reg *metadata.Partition) {
 	case reg.Leader == rm.id() && (newEpoch || !p.isLeader):
 		rm.makeLeader(p, reg)
 	case reg.Leader == rm.id():
+		// A reassignment may add replicas within the epoch: they become
+		// followers to track (Partition.updateAssignmentAndIsr).
+		p.followers = syncFollowerStates(p.followers, p.replicas, rm.id())
 		// The leader may learn a change it asked for from the metadata
 		// log before (or instead of) the AlterPartition answer.
 		p.leaderLearnsISR(reg.ISR)

@@ -722,6 +722,8 @@ func (c *Cluster) customFault(f sim.Fault) (string, error) {
 		return "requested", nil
 	case AlterConfig:
 		return c.alterConfig(op)
+	case Reassign:
+		return c.reassign(op)
 	}
 	return "", fmt.Errorf("unknown admin operation %v", f.Custom)
 }

@@ -8,6 +8,7 @@ import "slices"
 // voter's). A test holds the list to what a run sends.
 var MessageNames = []string{
 	"AlterPartition", "AlterPartitionResponse",
+	"AlterPartitionReassignments", "AlterPartitionReassignmentsResponse",
 	"BeginQuorumEpoch", "BeginQuorumEpochResponse",
 	"BrokerHeartbeat", "BrokerHeartbeatResponse",
 	"BrokerRegistration", "BrokerRegistrationResponse",

@@ -206,6 +206,13 @@ func (n *Node) Deliver(from sim.NodeID, m sim.Message) {
 			return
 		}
 		n.handleIncrementalAlterConfigs(from, m)
+	case *proto.AlterPartitionReassignmentsRequest:
+		if n.notActive(from, func(hint sim.NodeID) sim.Message {
+			return &proto.AlterPartitionReassignmentsResponse{CorrelationID: m.CorrelationID, Error: proto.NotController, ControllerHint: hint}
+		}) {
+			return
+		}
+		n.handleAlterPartitionReassignments(from, m)
 	default:
 		return
 	}
@@ -402,6 +409,8 @@ func notControllerLike(m sim.Message, hint sim.NodeID) sim.Message {
 		return &proto.ElectLeadersResponse{CorrelationID: m.CorrelationID, Error: proto.NotController, ControllerHint: hint}
 	case *proto.IncrementalAlterConfigsResponse:
 		return &proto.IncrementalAlterConfigsResponse{CorrelationID: m.CorrelationID, Error: proto.NotController, ControllerHint: hint}
+	case *proto.AlterPartitionReassignmentsResponse:
+		return &proto.AlterPartitionReassignmentsResponse{CorrelationID: m.CorrelationID, Error: proto.NotController, ControllerHint: hint}
 	}
 	return m
 }

@@ -56,6 +56,11 @@ type ChangeBuilder struct {
 	// Recovered is set by a leader's AlterPartition once an uncleanly
 	// elected leader has recovered (leaderRecoveryState RECOVERED).
 	Recovered bool
+	// TargetReplicas, TargetRemoving and TargetAdding start or change a
+	// reassignment (nil: unchanged); see Reassignment.
+	TargetReplicas []int32
+	TargetRemoving []int32
+	TargetAdding   []int32
 }
 
 // NewChangeBuilder starts a change of p.
@@ -79,6 +84,24 @@ func (b *ChangeBuilder) Build() (*PartitionChange, ElectionResult) {
 		targetISR = b.TargetISR
 	}
 	targetISR = without(targetISR, b.UncleanShutdown)
+	targetReplicas, targetRemoving, targetAdding := p.Replicas, p.RemovingReplicas, p.AddingReplicas
+	if b.TargetReplicas != nil {
+		targetReplicas = b.TargetReplicas
+	}
+	if b.TargetRemoving != nil {
+		targetRemoving = b.TargetRemoving
+	}
+	if b.TargetAdding != nil {
+		targetAdding = b.TargetAdding
+	}
+	// completeReassignmentIfNeeded: every change, whatever asked for it
+	// (most often the leader's AlterPartition adding the last new
+	// replica to the ISR), completes a reassignment whose target is in
+	// sync.
+	reassignment := Reassignment{Removing: targetRemoving, Adding: targetAdding, Replicas: targetReplicas}
+	if replicas, isr, done := reassignment.MaybeComplete(targetISR); done {
+		targetReplicas, targetISR, targetRemoving, targetAdding = replicas, isr, []int32{}, []int32{}
+	}
 	if len(targetISR) == 0 && !b.ELREnabled {
 		// Without ELR the ISR never empties: its last member stays, so
 		// that it (and only it) can lead again when it returns.
@@ -93,6 +116,11 @@ func (b *ChangeBuilder) Build() (*PartitionChange, ElectionResult) {
 			// everything committed (the high watermark stopped advancing):
 			// they stay eligible, unless they restarted uncleanly.
 			targetELR = sorted(without(union(p.ISR, p.ELR), union(targetISR, b.UncleanShutdown)))
+			// A replica a completed reassignment removed is not
+			// eligible: its log is being deleted. (Kafka's
+			// maybePopulateTargetElr does not filter; its brokers
+			// would never have the replica again to lead it.)
+			targetELR = intersect(targetELR, targetReplicas)
 		}
 	} else {
 		targetELR = nil
@@ -108,13 +136,13 @@ func (b *ChangeBuilder) Build() (*PartitionChange, ElectionResult) {
 		// leader if still valid, else any other valid replica, else the
 		// last known leader.
 		switch {
-		case len(p.Replicas) > 0 && valid(p.Replicas[0]):
-			res.Leader = p.Replicas[0]
+		case len(targetReplicas) > 0 && valid(targetReplicas[0]):
+			res.Leader = targetReplicas[0]
 		case p.Leader != NoLeader && valid(p.Leader):
 			res.Leader = p.Leader
 		default:
-			for _, r := range p.Replicas {
-				if r != p.PreferredReplica() && valid(r) {
+			for i, r := range targetReplicas {
+				if i > 0 && valid(r) {
 					res.Leader = r
 					break
 				}
@@ -126,7 +154,7 @@ func (b *ChangeBuilder) Build() (*PartitionChange, ElectionResult) {
 	case p.Leader != NoLeader && valid(p.Leader):
 		res.Leader = p.Leader
 	default:
-		for _, r := range p.Replicas {
+		for _, r := range targetReplicas {
 			if valid(r) {
 				res.Leader = r
 				break
@@ -136,7 +164,7 @@ func (b *ChangeBuilder) Build() (*PartitionChange, ElectionResult) {
 			res = ElectionResult{Leader: p.LastKnownELR[0], Unclean: true}
 		}
 		if res.Leader == NoLeader && b.Election == ElectionUnclean {
-			for _, r := range p.Replicas {
+			for _, r := range targetReplicas {
 				if b.Acceptable(r) {
 					res = ElectionResult{Leader: r, Unclean: true}
 					break
@@ -162,6 +190,13 @@ func (b *ChangeBuilder) Build() (*PartitionChange, ElectionResult) {
 			}
 		}
 	}
+	// triggerLeaderEpochBumpForReplicaReassignmentIfNeeded: a replica
+	// that leaves the assignment must not go on counting as a follower of
+	// the current leader epoch, so the epoch moves even when the leader
+	// stays.
+	if rec.Leader == NoLeaderChange && !containsAll(targetReplicas, p.Replicas) {
+		rec.Leader = p.Leader
+	}
 	// An unclean election forgets the ELR: whoever was eligible may now
 	// hold data the new leader does not.
 	if isrSet || !b.ELREnabled {
@@ -182,7 +217,9 @@ func (b *ChangeBuilder) Build() (*PartitionChange, ElectionResult) {
 		f := false
 		rec.Recovering = &f
 	}
-	if rec.Leader == NoLeaderChange && rec.ISR == nil && rec.ELR == nil && rec.LastKnownELR == nil && rec.Recovering == nil {
+	setAssignmentChanges(rec, p, targetReplicas, targetRemoving, targetAdding)
+	if rec.Leader == NoLeaderChange && rec.ISR == nil && rec.ELR == nil && rec.LastKnownELR == nil && rec.Recovering == nil &&
+		rec.Replicas == nil && rec.RemovingReplicas == nil && rec.AddingReplicas == nil {
 		return nil, res
 	}
 	return rec, res
@@ -211,6 +248,42 @@ func (b *ChangeBuilder) updateLastKnownLeader(rec *PartitionChange, newISR []int
 		v := []int32{}
 		rec.LastKnownELR = &v
 	}
+}
+
+// setAssignmentChanges writes the assignment and reassignment fields that
+// differ from the partition's (PartitionChangeBuilder.setAssignmentChanges).
+func setAssignmentChanges(rec *PartitionChange, p *Partition, replicas, removing, adding []int32) {
+	if len(replicas) > 0 && !slices.Equal(replicas, p.Replicas) {
+		v := slices.Clone(replicas)
+		rec.Replicas = &v
+	}
+	if !slices.Equal(removing, p.RemovingReplicas) && !(len(removing) == 0 && len(p.RemovingReplicas) == 0) {
+		v := nonNil(slices.Clone(removing))
+		rec.RemovingReplicas = &v
+	}
+	if !slices.Equal(adding, p.AddingReplicas) && !(len(adding) == 0 && len(p.AddingReplicas) == 0) {
+		v := nonNil(slices.Clone(adding))
+		rec.AddingReplicas = &v
+	}
+}
+
+func containsAll(xs, ys []int32) bool {
+	for _, y := range ys {
+		if !slices.Contains(xs, y) {
+			return false
+		}
+	}
+	return true
+}
+
+func intersect(xs, keep []int32) []int32 {
+	var out []int32
+	for _, x := range xs {
+		if slices.Contains(keep, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 func without(xs, drop []int32) []int32 {

@@ -59,6 +59,11 @@ type Partition struct {
 	// god view to know how the epoch began (Recovering cannot tell: a clean
 	// re-election of a leader still recovering keeps it).
 	ElectedUncleanly bool
+	// RemovingReplicas and AddingReplicas are a reassignment in progress
+	// (PartitionRegistration's removingReplicas, addingReplicas): Replicas
+	// is then the target followed by the replicas being removed.
+	RemovingReplicas []int32
+	AddingReplicas   []int32
 }
 
 // Clone copies a partition.
@@ -68,13 +73,25 @@ func (p *Partition) Clone() *Partition {
 	c.ISR = slices.Clone(p.ISR)
 	c.ELR = slices.Clone(p.ELR)
 	c.LastKnownELR = slices.Clone(p.LastKnownELR)
+	c.RemovingReplicas = slices.Clone(p.RemovingReplicas)
+	c.AddingReplicas = slices.Clone(p.AddingReplicas)
 	return &c
 }
 
 // String describes the partition as kafka-topics --describe does.
 func (p *Partition) String() string {
-	return fmt.Sprintf("%s leader=%d leaderEpoch=%d partitionEpoch=%d replicas=%v isr=%v elr=%v lastKnownElr=%v",
+	s := fmt.Sprintf("%s leader=%d leaderEpoch=%d partitionEpoch=%d replicas=%v isr=%v elr=%v lastKnownElr=%v",
 		p.TopicPartition, p.Leader, p.LeaderEpoch, p.PartitionEpoch, p.Replicas, p.ISR, p.ELR, p.LastKnownELR)
+	if p.Reassigning() {
+		s += fmt.Sprintf(" addingReplicas=%v removingReplicas=%v", p.AddingReplicas, p.RemovingReplicas)
+	}
+	return s
+}
+
+// Reassigning reports whether a reassignment is in progress
+// (PartitionReassignmentReplicas.isReassignmentInProgress).
+func (p *Partition) Reassigning() bool {
+	return len(p.AddingReplicas) > 0 || len(p.RemovingReplicas) > 0
 }
 
 // ImageObserver sees every change applied to an image; the audit implements it.
@@ -257,6 +274,15 @@ func (im *Image) apply(offset int64, r Record) error {
 		}
 		if pc.Recovering != nil {
 			p.Recovering = *pc.Recovering
+		}
+		if pc.Replicas != nil {
+			p.Replicas = slices.Clone(*pc.Replicas)
+		}
+		if pc.RemovingReplicas != nil {
+			p.RemovingReplicas = slices.Clone(*pc.RemovingReplicas)
+		}
+		if pc.AddingReplicas != nil {
+			p.AddingReplicas = slices.Clone(*pc.AddingReplicas)
 		}
 		p.PartitionEpoch++
 		if im.Observer != nil {

@@ -125,6 +125,12 @@ type PartitionChange struct {
 	LastKnownELR *[]int32 `json:"lastKnownElr,omitempty"`
 	// Recovering marks a leader elected uncleanly (leaderRecoveryState).
 	Recovering *bool `json:"leaderRecoveryState,omitempty"`
+	// Replicas, RemovingReplicas and AddingReplicas change the assignment
+	// during a reassignment (PartitionChangeRecord's replicas,
+	// removingReplicas, addingReplicas).
+	Replicas         *[]int32 `json:"replicas,omitempty"`
+	RemovingReplicas *[]int32 `json:"removingReplicas,omitempty"`
+	AddingReplicas   *[]int32 `json:"addingReplicas,omitempty"`
 }
 
 // ProducerIDsRecord allocates a block of producer ids (for InitProducerId).

@@ -177,3 +177,13 @@ func (l *Log) writeBatch(seg *segment, data []byte) error {
 	}
 	return l.disk.Write(seg.file, seg.size, data)
 }
+
+// Delete removes the log's files from the disk: the replica was reassigned
+// away (Kafka's LogManager.asyncDelete, here at once). The log must not be
+// used afterwards.
+func (l *Log) Delete() {
+	for _, name := range l.disk.List(l.dir + "/") {
+		l.disk.Remove(name)
+	}
+	l.snaps = nil
+}
