@@ -1,16 +1,13 @@
 package fuzz
 
 import (
-	"cmp"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"time"
 
 	"kafkasim/model/cluster"
 	"kafkasim/model/proto"
 	"kafkasim/scenarios"
-	"kafkasim/sim"
 )
 
 // Operators' config changes: some seeds get an alter-config fault (the
@@ -58,9 +55,7 @@ func withAlterConfigs(rng *rand.Rand, s *scenarios.Scenario, faults []scenarios.
 			c = proto.AlterableConfig{Name: "unclean.leader.election.enable", Value: "true"}
 		}
 		op.Configs = []proto.AlterableConfig{c}
-		at := time.Duration(rng.Int64N(int64(s.Duration/time.Millisecond))) * time.Millisecond
-		faults = append(faults, scenarios.ScheduledFault{At: at, Fault: sim.Fault{Kind: sim.FaultCustom, Custom: op}, Key: "alter-config"})
+		faults = withAdminFault(rng, s, faults, "alter-config", op)
 	}
-	slices.SortStableFunc(faults, func(a, b scenarios.ScheduledFault) int { return cmp.Compare(a.At, b.At) })
-	return faults
+	return inTimeOrder(faults)
 }

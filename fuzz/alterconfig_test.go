@@ -1,7 +1,6 @@
 package fuzz
 
 import (
-	"bytes"
 	"testing"
 
 	"kafkasim/scenarios"
@@ -11,37 +10,12 @@ import (
 // them away gives back exactly what the seed drew without them (elections,
 // drawn after them within the same bound on faults, are left out of both).
 func TestAlterConfigsComeFromTheirOwnStream(t *testing.T) {
-	savedElections := electionPercent
-	electionPercent = 0
-	defer func() { electionPercent = savedElections }()
+	withoutElections(t)
 	faults := 0
 	for seed := uint64(1); seed <= 300; seed++ {
-		with, err := Generate(seed, nil, nil)
-		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
-		}
-		saved := alterConfigPercent
-		alterConfigPercent = 0
-		without, err := Generate(seed, nil, nil)
-		alterConfigPercent = saved
-		if err != nil {
-			t.Fatalf("seed %d without alter-configs: %v", seed, err)
-		}
-		stripped := *with
-		stripped.Faults = nil
-		for _, f := range with.Faults {
-			if f.Key == "alter-config" {
-				faults++
-				continue
-			}
-			stripped.Faults = append(stripped.Faults, f)
-		}
-		a, _ := scenarios.Normalize(&stripped)
-		ya, _ := a.Resolved()
-		yb, _ := without.Resolved()
-		if !bytes.Equal(ya, yb) {
-			t.Fatalf("seed %d: without its alter-configs the scenario is not what the seed drew:\n%s\n----\n%s", seed, ya, yb)
-		}
+		_, n := drawnApart(t, seed, "alter-configs", &alterConfigPercent,
+			func(f scenarios.ScheduledFault) bool { return f.Key == "alter-config" }, nil)
+		faults += n
 	}
 	if faults == 0 || faults > 80 {
 		t.Fatalf("300 seeds drew %d alter-config faults", faults)

@@ -1,16 +1,13 @@
 package fuzz
 
 import (
-	"cmp"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"time"
 
 	"kafkasim/model/cluster"
 	"kafkasim/model/proto"
 	"kafkasim/scenarios"
-	"kafkasim/sim"
 )
 
 // Operators' leader elections: some seeds get elect-leaders faults (the
@@ -52,9 +49,7 @@ func withElections(rng *rand.Rand, s *scenarios.Scenario, faults []scenarios.Sch
 			t := s.Topics[rng.IntN(len(s.Topics))]
 			op.Topic, op.Partition = t.Name, int32(rng.IntN(max(t.Partitions, 1)))
 		}
-		at := time.Duration(rng.Int64N(int64(s.Duration/time.Millisecond))) * time.Millisecond
-		faults = append(faults, scenarios.ScheduledFault{At: at, Fault: sim.Fault{Kind: sim.FaultCustom, Custom: op}, Key: "elect-leaders"})
+		faults = withAdminFault(rng, s, faults, "elect-leaders", op)
 	}
-	slices.SortStableFunc(faults, func(a, b scenarios.ScheduledFault) int { return cmp.Compare(a.At, b.At) })
-	return faults
+	return inTimeOrder(faults)
 }

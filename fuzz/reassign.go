@@ -1,15 +1,12 @@
 package fuzz
 
 import (
-	"cmp"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"time"
 
 	"kafkasim/model/cluster"
 	"kafkasim/scenarios"
-	"kafkasim/sim"
 )
 
 // Operators' partition reassignments: some seeds get a reassign fault (the
@@ -66,9 +63,7 @@ func withReassignments(rng *rand.Rand, s *scenarios.Scenario, faults []scenarios
 		for _, id := range ids {
 			op.Replicas = append(op.Replicas, int32(id+1))
 		}
-		at := time.Duration(rng.Int64N(int64(s.Duration/time.Millisecond))) * time.Millisecond
-		faults = append(faults, scenarios.ScheduledFault{At: at, Fault: sim.Fault{Kind: sim.FaultCustom, Custom: op}, Key: "reassign"})
+		faults = withAdminFault(rng, s, faults, "reassign", op)
 	}
-	slices.SortStableFunc(faults, func(a, b scenarios.ScheduledFault) int { return cmp.Compare(a.At, b.At) })
-	return faults
+	return inTimeOrder(faults)
 }

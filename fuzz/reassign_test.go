@@ -1,7 +1,6 @@
 package fuzz
 
 import (
-	"bytes"
 	"testing"
 
 	"kafkasim/model/cluster"
@@ -12,40 +11,19 @@ import (
 // away gives back exactly what the seed drew without them (elections, drawn
 // after them and capped by the same bound, are left out of the comparison).
 func TestReassignmentsComeFromTheirOwnStream(t *testing.T) {
-	savedElections := electionPercent
-	electionPercent = 0
-	defer func() { electionPercent = savedElections }()
+	withoutElections(t)
 	faults := 0
 	for seed := uint64(1); seed <= 300; seed++ {
-		with, err := Generate(seed, nil, nil)
-		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
-		}
-		saved := reassignPercent
-		reassignPercent = 0
-		without, err := Generate(seed, nil, nil)
-		reassignPercent = saved
-		if err != nil {
-			t.Fatalf("seed %d without reassignments: %v", seed, err)
-		}
-		stripped := *with
-		stripped.Faults = nil
+		with, n := drawnApart(t, seed, "reassignments", &reassignPercent, func(f scenarios.ScheduledFault) bool {
+			_, ok := f.Fault.Custom.(cluster.Reassign)
+			return ok
+		}, nil)
 		for _, f := range with.Faults {
-			if op, ok := f.Fault.Custom.(cluster.Reassign); ok {
-				faults++
-				if len(op.Replicas) == 0 || int(op.Replicas[0]) > with.Cluster.Brokers {
-					t.Fatalf("seed %d: %v", seed, op)
-				}
-				continue
+			if op, ok := f.Fault.Custom.(cluster.Reassign); ok && (len(op.Replicas) == 0 || int(op.Replicas[0]) > with.Cluster.Brokers) {
+				t.Fatalf("seed %d: %v", seed, op)
 			}
-			stripped.Faults = append(stripped.Faults, f)
 		}
-		a, _ := scenarios.Normalize(&stripped)
-		ya, _ := a.Resolved()
-		yb, _ := without.Resolved()
-		if !bytes.Equal(ya, yb) {
-			t.Fatalf("seed %d: without its reassignments the scenario is not what the seed drew:\n%s\n----\n%s", seed, ya, yb)
-		}
+		faults += n
 	}
 	if faults == 0 || faults > 100 {
 		t.Fatalf("300 seeds drew %d reassign faults", faults)

@@ -69,18 +69,7 @@ func TestAlterConfigUncleanWaitsForThePeriodicElection(t *testing.T) {
 		}
 	}
 
-	without := *s
-	without.Faults = nil
-	for _, f := range s.Faults {
-		if f.Key != "alter-config" {
-			without.Faults = append(without.Faults, f)
-		}
-	}
-	without.Expect = nil
-	res = run(t, &without)
-	if len(res.Losses) != 0 || lostAcked(res) != 0 {
-		t.Fatalf("without the alter-config: losses %v, %d lost acknowledged writes\n%s", res.Losses, lostAcked(res), explain(res))
-	}
+	losesNothingWithout(t, s, "alter-config")
 }
 
 // min-isr-lowered-during-outage: the leader applies a lowered
@@ -120,18 +109,7 @@ func TestLoweredMinISRTakesEffectAtOnce(t *testing.T) {
 		}
 	}
 
-	without := *s
-	without.Faults = nil
-	for _, f := range s.Faults {
-		if f.Key != "alter-config" {
-			without.Faults = append(without.Faults, f)
-		}
-	}
-	without.Expect = nil
-	res = run(t, &without)
-	if len(res.Losses) != 0 || lostAcked(res) != 0 {
-		t.Fatalf("without the alter-config: losses %v, %d lost acknowledged writes\n%s", res.Losses, lostAcked(res), explain(res))
-	}
+	losesNothingWithout(t, s, "alter-config")
 }
 
 // A topic's retention.ms altered at run time reaches its logs
@@ -194,5 +172,24 @@ faults:
 		if _, ok := sink.find("admin", want); !ok {
 			t.Fatalf("ELR %v: want the note %q, got %v", elr, want, sink.notes)
 		}
+	}
+}
+
+// losesNothingWithout runs s without its faults of key (and without its
+// expectations, which were for them) and fails if anything is lost: the
+// loss a test saw was those faults' doing.
+func losesNothingWithout(t *testing.T, s *scenarios.Scenario, key string) {
+	t.Helper()
+	without := *s
+	without.Faults = nil
+	for _, f := range s.Faults {
+		if f.Key != key {
+			without.Faults = append(without.Faults, f)
+		}
+	}
+	without.Expect = nil
+	res := run(t, &without)
+	if len(res.Losses) != 0 || lostAcked(res) != 0 {
+		t.Fatalf("without the %s faults: losses %v, %d lost acknowledged writes\n%s", key, res.Losses, lostAcked(res), explain(res))
 	}
 }

@@ -109,16 +109,5 @@ func TestUncleanElectLeadersLossIsTheOperatorsChoice(t *testing.T) {
 		}
 	}
 
-	without := *s
-	without.Faults = nil
-	for _, f := range s.Faults {
-		if f.Key != "elect-leaders" {
-			without.Faults = append(without.Faults, f)
-		}
-	}
-	without.Expect = nil
-	res = run(t, &without)
-	if len(res.Losses) != 0 || lostAcked(res) != 0 {
-		t.Fatalf("without the request: losses %v, %d lost acknowledged writes\n%s", res.Losses, lostAcked(res), explain(res))
-	}
+	losesNothingWithout(t, s, "elect-leaders")
 }

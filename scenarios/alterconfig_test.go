@@ -72,9 +72,7 @@ faults:
 
 func TestAlterConfigErrors(t *testing.T) {
 	const topics = "cluster: {brokers: 3}\ntopics: [{name: t}]\n"
-	cases := []struct {
-		name, src, key, msg string
-	}{
+	cases := []errorCase{
 		{"no resource", topics + "faults: [{at: 1s, alter-config: {config: {min.insync.replicas: 1}}}]\n", "faults[0].alter-config.topic", "missing"},
 		{"both", topics + "faults: [{at: 1s, alter-config: {topic: t, broker: 1, config: {min.insync.replicas: 1}}}]\n", "faults[0].alter-config.broker", "not both"},
 		{"no config", topics + "faults: [{at: 1s, alter-config: {topic: t}}]\n", "faults[0].alter-config.config", "missing"},
@@ -89,15 +87,5 @@ func TestAlterConfigErrors(t *testing.T) {
 		{"not a bool", topics + "faults: [{at: 1s, alter-config: {topic: t, config: {unclean.leader.election.enable: yes}}}]\n", "faults[0].alter-config.config.unclean.leader.election.enable", "want true or false"},
 		{"unknown key", topics + "faults: [{at: 1s, alter-config: {topic: t, configs: {min.insync.replicas: 1}}}]\n", "faults[0].alter-config.configs", "unknown key"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			es := parseErrors(t, c.src)
-			if len(es) != 1 || es[0].Key != c.key || !strings.Contains(es[0].Msg, c.msg) {
-				t.Fatalf("want one error at %s saying %q; got\n%v", c.key, c.msg, es)
-			}
-			if es[0].Line == 0 {
-				t.Fatalf("no line: %v", es[0])
-			}
-		})
-	}
+	wantOneErrorEach(t, cases)
 }

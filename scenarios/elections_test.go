@@ -84,9 +84,7 @@ faults:
 
 func TestElectLeadersErrors(t *testing.T) {
 	const topics = "topics: [{name: t, partitions: 2}, {name: u}]\n"
-	cases := []struct {
-		name, src, key, msg string
-	}{
+	cases := []errorCase{
 		{"no type", topics + "faults: [{at: 1s, elect-leaders: {topic: t, partition: 0}}]\n", "faults[0].elect-leaders.type", "missing"},
 		{"empty", topics + "faults: [{at: 1s, elect-leaders: }]\n", "faults[0].elect-leaders.type", "missing"},
 		{"bad type", topics + "faults: [{at: 1s, elect-leaders: {type: clean}}]\n", "faults[0].elect-leaders.type", `unknown election type "clean"`},
@@ -99,17 +97,7 @@ func TestElectLeadersErrors(t *testing.T) {
 		{"interval zero", topics + "cluster: {broker: {leader.imbalance.check.interval.seconds: 0}}\n", "cluster.broker.leader.imbalance.check.interval.seconds", "out of range"},
 		{"rebalance not a bool", topics + "cluster: {broker: {auto.leader.rebalance.enable: sometimes}}\n", "cluster.broker.auto.leader.rebalance.enable", ""},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			es := parseErrors(t, c.src)
-			if len(es) != 1 || es[0].Key != c.key || !strings.Contains(es[0].Msg, c.msg) {
-				t.Fatalf("want one error at %s saying %q; got\n%v", c.key, c.msg, es)
-			}
-			if es[0].Line == 0 {
-				t.Fatalf("no line: %v", es[0])
-			}
-		})
-	}
+	wantOneErrorEach(t, cases)
 	// One topic: the partition alone is enough; a partition an
 	// add-partitions fault creates (later in the list) may be named.
 	s, err := Parse("one.yaml", []byte("topics: [{name: t}]\nfaults: [{at: 2s, elect-leaders: {partition: 1, type: preferred}}, {at: 1s, add-partitions: {count: 2}}]\n"))

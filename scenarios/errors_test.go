@@ -11,6 +11,26 @@ import (
 )
 
 // parseErrors parses src and returns its errors, failing if it loads.
+// errorCase is a scenario that must fail to load with one error at key,
+// on a line, whose message holds msg.
+type errorCase struct{ name, src, key, msg string }
+
+// wantOneErrorEach runs each case as a subtest.
+func wantOneErrorEach(t *testing.T, cases []errorCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			es := parseErrors(t, c.src)
+			if len(es) != 1 || es[0].Key != c.key || !strings.Contains(es[0].Msg, c.msg) {
+				t.Fatalf("want one error at %s saying %q; got\n%v", c.key, c.msg, es)
+			}
+			if es[0].Line == 0 {
+				t.Fatalf("no line: %v", es[0])
+			}
+		})
+	}
+}
+
 func parseErrors(t *testing.T, src string) Errors {
 	t.Helper()
 	_, err := Parse("bad.yaml", []byte(src))

@@ -172,8 +172,7 @@ func (r *reader) faults(f field, s *Scenario) {
 				Line: kind.key.Line, Column: kind.key.Column, Path: kind.path, Key: kind.name})
 		}
 	}
-	r.checkElectedPartitions(s)
-	r.checkReassignedPartitions(s)
+	r.checkNamedPartitions(s)
 	sort.SliceStable(s.Faults, func(i, j int) bool { return s.Faults[i].At < s.Faults[j].At })
 }
 
@@ -536,7 +535,7 @@ func (r *reader) electLeaders(f field, base sim.Fault, s *Scenario) []sim.Fault 
 		return nil
 	}
 	if op.Topic != "" {
-		r.electedPartitions = append(r.electedPartitions, electedPartition{op: op, node: partitionField.value, path: partitionField.path})
+		r.namedPartitions = append(r.namedPartitions, namedPartition{topic: op.Topic, partition: op.Partition, node: partitionField.value, path: partitionField.path})
 	} else {
 		op.Partition = 0
 	}
@@ -544,28 +543,30 @@ func (r *reader) electLeaders(f field, base sim.Fault, s *Scenario) []sim.Fault 
 	return []sim.Fault{base}
 }
 
-// electedPartition is an elect-leaders partition to check once every fault
-// is read: an add-partitions fault anywhere in the list may create it.
-type electedPartition struct {
-	op   cluster.ElectLeaders
-	node *yaml.Node
-	path string
+// namedPartition is a partition an admin fault names (elect-leaders,
+// reassign), to check once every fault is read: an add-partitions fault
+// anywhere in the list may create it.
+type namedPartition struct {
+	topic     string
+	partition int32
+	node      *yaml.Node
+	path      string
 }
 
-func (r *reader) checkElectedPartitions(s *Scenario) {
-	for _, e := range r.electedPartitions {
-		t := r.topicNamed(s, e.op.Topic)
+func (r *reader) checkNamedPartitions(s *Scenario) {
+	for _, e := range r.namedPartitions {
+		t := r.topicNamed(s, e.topic)
 		if t == nil {
 			continue
 		}
 		count := max(t.Partitions, len(t.Assignment))
 		for _, f := range s.Faults {
-			if op, ok := f.Fault.Custom.(cluster.AddPartitions); ok && op.Topic == e.op.Topic {
+			if op, ok := f.Fault.Custom.(cluster.AddPartitions); ok && op.Topic == e.topic {
 				count = max(count, op.Count)
 			}
 		}
-		if int(e.op.Partition) >= count && !r.grownDoubtful {
-			r.fail(e.node, e.path, "topic %s has %d partitions (0..%d), so no partition %d", e.op.Topic, count, count-1, e.op.Partition)
+		if int(e.partition) >= count && !r.grownDoubtful {
+			r.fail(e.node, e.path, "topic %s has %d partitions (0..%d), so no partition %d", e.topic, count, count-1, e.partition)
 		}
 	}
 }

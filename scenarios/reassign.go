@@ -56,7 +56,7 @@ func (r *reader) reassign(f field, base sim.Fault, s *Scenario) []sim.Fault {
 		return nil
 	}
 	base.Custom = op
-	r.reassigned = append(r.reassigned, reassignedPartition{op: op, node: partitionField.value, path: partitionField.path})
+	r.namedPartitions = append(r.namedPartitions, namedPartition{topic: op.Topic, partition: op.Partition, node: partitionField.value, path: partitionField.path})
 	return []sim.Fault{base}
 }
 
@@ -95,32 +95,6 @@ func (r *reader) reassignReplicas(g field, s *Scenario) []int32 {
 		ids = append(ids, int32(n))
 	}
 	return ids
-}
-
-// reassignedPartition is a reassign fault's partition, to check once every
-// fault is read: an add-partitions fault anywhere in the list may create it.
-type reassignedPartition struct {
-	op   cluster.Reassign
-	node *yaml.Node
-	path string
-}
-
-func (r *reader) checkReassignedPartitions(s *Scenario) {
-	for _, e := range r.reassigned {
-		t := r.topicNamed(s, e.op.Topic)
-		if t == nil {
-			continue
-		}
-		count := max(t.Partitions, len(t.Assignment))
-		for _, f := range s.Faults {
-			if op, ok := f.Fault.Custom.(cluster.AddPartitions); ok && op.Topic == e.op.Topic {
-				count = max(count, op.Count)
-			}
-		}
-		if int(e.op.Partition) >= count && !r.grownDoubtful {
-			r.fail(e.node, e.path, "topic %s has %d partitions (0..%d), so no partition %d", e.op.Topic, count, count-1, e.op.Partition)
-		}
-	}
 }
 
 // reassignNode writes a reassign fault back for the resolved scenario:

@@ -70,9 +70,7 @@ faults:
 
 func TestReassignErrors(t *testing.T) {
 	const head = "cluster: {brokers: 4}\ntopics: [{name: t, partitions: 2}, {name: u}]\n"
-	cases := []struct {
-		name, src, key, msg string
-	}{
+	cases := []errorCase{
 		{"empty", head + "faults: [{at: 1s, reassign: }]\n", "faults[0].reassign.topic", "missing"},
 		{"no partition", head + "faults: [{at: 1s, reassign: {topic: t, replicas: [1]}}]\n", "faults[0].reassign.partition", "missing"},
 		{"no replicas", head + "faults: [{at: 1s, reassign: {topic: t, partition: 0}}]\n", "faults[0].reassign.replicas", "missing"},
@@ -88,15 +86,5 @@ func TestReassignErrors(t *testing.T) {
 		{"duplicate", head + "faults: [{at: 1s, reassign: {topic: t, partition: 0, replicas: [2, 3, 2]}}]\n", "faults[0].reassign.replicas[2]", "broker 2 appears twice"},
 		{"not a number", head + "faults: [{at: 1s, reassign: {topic: t, partition: 0, replicas: [two]}}]\n", "faults[0].reassign.replicas[0]", "want an integer"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			es := parseErrors(t, c.src)
-			if len(es) != 1 || es[0].Key != c.key || !strings.Contains(es[0].Msg, c.msg) {
-				t.Fatalf("want one error at %s saying %q; got\n%v", c.key, c.msg, es)
-			}
-			if es[0].Line == 0 {
-				t.Fatalf("no line: %v", es[0])
-			}
-		})
-	}
+	wantOneErrorEach(t, cases)
 }

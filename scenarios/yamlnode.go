@@ -101,12 +101,9 @@ type reader struct {
 	// grownDoubtful: an add-partitions fault had an error, so a partition
 	// leader(T-P) names may be one it would have made.
 	grownDoubtful bool
-	// electedPartitions are the partitions elect-leaders faults name, to
-	// check against the topics' partition counts once every fault is read.
-	electedPartitions []electedPartition
-	// reassigned are the partitions reassign faults name, checked the
-	// same way.
-	reassigned []reassignedPartition
+	// namedPartitions are the partitions admin faults name, to check
+	// against the topics' partition counts once every fault is read.
+	namedPartitions []namedPartition
 	// offsetsTopicListed: topics had a __consumer_offsets entry.
 	offsetsTopicListed bool
 }

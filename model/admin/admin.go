@@ -191,39 +191,37 @@ func (n *Node) Deliver(from sim.NodeID, m sim.Message) {
 		n.hint = from
 		n.done()
 	case *proto.ElectLeadersResponse:
-		if m.CorrelationID != o.correlation {
-			return
+		if n.finalAnswer(from, o, m.CorrelationID, m.Error, m.ControllerHint) {
+			n.noteElection(o.elect, m)
+			n.done()
 		}
-		if m.Error == proto.NotController {
-			n.retry(true, m.ControllerHint)
-			return
-		}
-		n.hint = from
-		n.noteElection(o.elect, m)
-		n.done()
 	case *proto.IncrementalAlterConfigsResponse:
-		if m.CorrelationID != o.correlation {
-			return
+		if n.finalAnswer(from, o, m.CorrelationID, m.Error, m.ControllerHint) {
+			n.noteAlterConfigs(o.alter, m)
+			n.done()
 		}
-		if m.Error == proto.NotController {
-			n.retry(true, m.ControllerHint)
-			return
-		}
-		n.hint = from
-		n.noteAlterConfigs(o.alter, m)
-		n.done()
 	case *proto.AlterPartitionReassignmentsResponse:
-		if m.CorrelationID != o.correlation {
-			return
+		if n.finalAnswer(from, o, m.CorrelationID, m.Error, m.ControllerHint) {
+			n.noteReassignment(m)
+			n.done()
 		}
-		if m.Error == proto.NotController {
-			n.retry(true, m.ControllerHint)
-			return
-		}
-		n.hint = from
-		n.noteReassignment(m)
-		n.done()
 	}
+}
+
+// finalAnswer reports whether an answer settles operation o, for the
+// operations an operator runs once (elect-leaders, alter-config, reassign):
+// an answer to an older request is ignored, NOT_CONTROLLER is retried at the
+// hinted controller, and any other answer, an error too, is o's outcome.
+func (n *Node) finalAnswer(from sim.NodeID, o *op, correlation uint64, err proto.ErrorCode, hint sim.NodeID) bool {
+	if correlation != o.correlation {
+		return false
+	}
+	if err == proto.NotController {
+		n.retry(true, hint)
+		return false
+	}
+	n.hint = from
+	return true
 }
 
 // noteElection logs an ElectLeaders answer, one line for the request:
