@@ -386,3 +386,39 @@ func BenchmarkNetworkMessages(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(w.NetworkStats().Delivered-start)/b.Elapsed().Seconds(), "msgs/s")
 }
+
+// A node tells its connections with a peer apart: a reset (a close, a
+// crash, a disconnect) or the peer's restart makes a new one, even when
+// nothing told the node (a power loss); traffic does not.
+func TestConnectionChangesWithEveryResetAndRestart(t *testing.T) {
+	w, probes := probeWorld(5, 3, NetworkOptions{Latency: Fixed(10 * time.Millisecond)})
+	conn := func() uint64 { return probes[1].env.Connection(0) }
+	first := conn()
+	probes[0].send(1)
+	probes[1].send(0)
+	w.RunFor(time.Second)
+	if conn() != first {
+		t.Fatal("traffic changed the connection")
+	}
+	seen := map[uint64]string{first: "the first"}
+	changed := func(how string) {
+		t.Helper()
+		c := conn()
+		if before, ok := seen[c]; ok {
+			t.Fatalf("after %s the connection is %s one again", how, before)
+		}
+		seen[c] = how
+	}
+	probes[0].env.CloseConnection(1)
+	changed("a close by the peer")
+	probes[0].send(1)
+	w.RunFor(time.Second)
+	w.Disconnect(0, 1)
+	changed("a disconnect")
+	probes[0].send(1)
+	w.RunFor(time.Second)
+	w.Crash(0, true) // a power loss: nobody is told
+	w.Restart(0)
+	w.RunUntil(w.Now())
+	changed("the peer's restart")
+}

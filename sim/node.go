@@ -97,4 +97,10 @@ type Env interface {
 	// way is lost, and the peer learns of it once the close crosses the
 	// link.
 	CloseConnection(peer NodeID)
+	// Connection names this node's current connection with a peer. It
+	// changes whenever that connection is reset (a close by either end, a
+	// crash, a partition that resets it) and when the peer restarts, so a
+	// node can tell a request it read on an earlier connection from one
+	// read on the current one.
+	Connection(peer NodeID) uint64
 }

@@ -611,6 +611,15 @@ func (e *nodeEnv) CloseConnection(peer NodeID) {
 	e.w.net.close(e.s.id, peer)
 }
 
+func (e *nodeEnv) Connection(peer NodeID) uint64 {
+	if peer == e.s.id || int(peer) < 0 || int(peer) >= len(e.w.nodes) {
+		return 0
+	}
+	// A restarted peer is a new process with connections of its own, even
+	// when nothing told this node the old ones died (a power loss).
+	return uint64(e.w.nodes[peer].incarnation)<<32 | uint64(e.w.net.link(peer, e.s.id).gen)
+}
+
 func (e *nodeEnv) ID() NodeID         { return e.s.id }
 func (e *nodeEnv) Name() string       { return e.s.name }
 func (e *nodeEnv) Now() time.Duration { return e.s.clock.Now(e.w.sched.now) }

@@ -33,6 +33,7 @@ type producePart struct {
 type pendingProduce struct {
 	rm     *replicaManager
 	from   sim.NodeID
+	on     uint64                // the connection it was read on
 	resp   proto.ProduceResponse // the answer, sent when every part is done
 	parts  []producePart         // parallel to resp.Partitions
 	timer  sim.TimerID
@@ -68,48 +69,6 @@ func (rm *replicaManager) newPendingProduce(from sim.NodeID, correlationID uint6
 		w.parts, w.resp.Partitions = make([]producePart, 0, n), make([]proto.ProducePartitionResponse, 0, n)
 	}
 	return w
-}
-
-func (rm *replicaManager) handleProduce(from sim.NodeID, m *proto.ProduceRequest) {
-	if q, busy := rm.muted[from]; busy {
-		rm.muted[from] = append(q, m)
-		return
-	}
-	before := rm.gate.Issued()
-	rm.handleProduceNow(from, m)
-	if rm.gate.Issued() == before {
-		return
-	}
-	// The handler flushed (or waits behind a flush): the connection stays
-	// muted until the flush is done.
-	if rm.muted == nil {
-		rm.muted = map[sim.NodeID][]*proto.ProduceRequest{}
-	}
-	rm.muted[from] = nil
-	rm.gate.Then(func() { rm.unmute(from) })
-}
-
-func (rm *replicaManager) unmute(from sim.NodeID) {
-	q, ok := rm.muted[from]
-	if !ok {
-		return
-	}
-	delete(rm.muted, from)
-	if rm.stopped {
-		// Requests no longer processed (see deliver): what waited unread
-		// goes with the closed connection.
-		if len(q) > 0 {
-			rm.n.env.CloseConnection(from)
-		}
-		return
-	}
-	for i, m := range q {
-		rm.handleProduce(from, m)
-		if _, busy := rm.muted[from]; busy {
-			rm.muted[from] = append(rm.muted[from], q[i+1:]...)
-			return
-		}
-	}
 }
 
 // TakeBack implements sim.Owner: the answer was delivered, and the
@@ -154,8 +113,10 @@ func (w *pendingProduce) poison() {
 	}
 }
 
-func (rm *replicaManager) handleProduceNow(from sim.NodeID, m *proto.ProduceRequest) {
+// handleProduce serves a produce read on connection on of from.
+func (rm *replicaManager) handleProduce(from sim.NodeID, on uint64, m *proto.ProduceRequest) {
 	wait := rm.newPendingProduce(from, m.CorrelationID, len(m.Partitions))
+	wait.on = on
 	resp := &wait.resp
 	waiting := 0
 	for _, pp := range m.Partitions {
@@ -191,10 +152,17 @@ func (rm *replicaManager) handleProduceNow(from sim.NodeID, m *proto.ProduceRequ
 				break
 			}
 		}
+		// The handler returns once its append's flush has (flush.messages):
+		// the connection reads on then.
+		if rm.gate.Pending() {
+			rm.gate.Then(func() { rm.unmute(from, on) })
+		} else {
+			rm.unmute(from, on)
+		}
 		return
 	}
 	if waiting == 0 {
-		rm.gate.Send(from, resp)
+		rm.answerDurably(from, on, resp)
 		return
 	}
 	wait.timer = rm.n.env.After(m.Timeout, produceTimeout{req: wait})
@@ -298,7 +266,7 @@ func (rm *replicaManager) checkProduce(w *pendingProduce) {
 func (rm *replicaManager) finishProduce(w *pendingProduce) {
 	w.closed = true
 	rm.n.env.Cancel(w.timer)
-	rm.gate.Send(w.from, &w.resp)
+	rm.answerDurably(w.from, w.on, &w.resp)
 }
 
 // waitsOn reports whether w still waits for partition p.

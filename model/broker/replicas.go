@@ -154,10 +154,9 @@ type replicaManager struct {
 	recoveryCkpt map[string]int64
 	cleanStart   bool
 
-	// muted: client connections whose produce request is still in its
-	// handler (its synchronous flush): Kafka's SocketServer reads no further
-	// request from them until it finishes.
-	muted map[sim.NodeID][]*proto.ProduceRequest
+	// conns: the peers' connections, each muted while a request of it is
+	// served (connections.go).
+	conns map[sim.NodeID]*connection
 	// spareProduces are finished produces whose answers were delivered,
 	// for new ones to reuse (see pendingProduce.TakeBack).
 	spareProduces spare.List[pendingProduce]
@@ -534,6 +533,12 @@ func (p *partition) appendedFrom(base int64, before uint64, then func()) {
 		p.syncing = p.syncing[1:]
 		if then != nil {
 			then()
+		} else if p.isLeader {
+			// A follower's append still syncing when this replica became
+			// leader held the high watermark back: it may move now, and
+			// nothing else may come to move it (the producers' requests
+			// wait for it on their muted connections).
+			p.maybeIncrementHW()
 		}
 	})
 }

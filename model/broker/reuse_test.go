@@ -50,7 +50,9 @@ func testFreedMessagesAreNeverReadAgain(t *testing.T, partitions int) {
 		// and their answers reach the producer while other partitions'
 		// waiting lists still hold them.
 		pc.RequestTimeout = 1500 * time.Millisecond
-		cfg.Producers = []cluster.ProducerSpec{{Name: "p", Count: 2, Config: pc}}
+		// Eight producers: a broker serves a connection's requests one at a
+		// time, so each producer sends few, large requests.
+		cfg.Producers = []cluster.ProducerSpec{{Name: "p", Count: 8, Config: pc}}
 		cfg.Readers = []cluster.ReaderSpec{{Name: "c", Count: 1, Config: reader.DefaultConfig("", []string{"orders"})}}
 		c, err := cluster.Build(cfg)
 		if err != nil {

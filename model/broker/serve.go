@@ -18,6 +18,7 @@ func singleBatch(b *record.Batch) []*record.Batch { return []*record.Batch{b} }
 
 type parkedFetch struct {
 	from     sim.NodeID
+	on       uint64 // the connection it was read on
 	req      *proto.FetchRequest
 	deadline time.Duration
 	timer    sim.TimerID
@@ -46,24 +47,14 @@ func (rm *replicaManager) deliver(from sim.NodeID, m sim.Message) bool {
 		}
 	}
 	switch m := m.(type) {
-	case *proto.ProduceRequest:
-		rm.handleProduce(from, m)
-	case *proto.FetchRequest:
-		rm.handleFetch(from, m, rm.now()+m.MaxWait)
+	case *proto.ProduceRequest, *proto.FetchRequest, *proto.ListOffsetsRequest, *proto.OffsetsForLeaderEpochRequest,
+		*proto.MetadataRequest, *proto.InitProducerIDRequest:
+		rm.read(from, m)
 	case *proto.FetchResponse:
 		rm.handleFetchResponse(from, m)
-	case *proto.ListOffsetsRequest:
-		rm.handleListOffsets(from, m)
-	case *proto.OffsetsForLeaderEpochRequest:
-		rm.handleOffsetsForLeaderEpoch(from, m)
-	case *proto.MetadataRequest:
-		rm.handleMetadata(from, m)
-	case *proto.InitProducerIDRequest:
-		rm.handleInitProducerID(from, m)
 	case *proto.AlterPartitionResponse:
 		rm.alter.handleResponse(from, m)
 	case *sim.Disconnected:
-		delete(rm.muted, m.Peer)
 		rm.coordinatorsDisconnected(m.Peer)
 		rm.peerDisconnected(m.Peer)
 		return false // the lifecycle may care too
@@ -88,7 +79,7 @@ func (rm *replicaManager) fire(t sim.Timer) bool {
 	case parkedTimeout:
 		if !t.p.done {
 			rm.unpark(t.p)
-			rm.handleFetch(t.p.from, t.p.req, 0)
+			rm.handleFetch(t.p.from, t.p.on, t.p.req, 0)
 		}
 	case fetcherTimer:
 		rm.fetcherTimer(t)
@@ -96,6 +87,8 @@ func (rm *replicaManager) fire(t sim.Timer) bool {
 		rm.alter.timer(t)
 	case rmTick:
 		rm.tick(t.kind)
+	case readUnread:
+		rm.readUnread(t)
 	default:
 		return false
 	}
@@ -125,7 +118,7 @@ func (rm *replicaManager) wakeParked(tp metadata.TopicPartition) {
 	}
 	for _, p := range wake {
 		rm.unpark(p)
-		rm.handleFetch(p.from, p.req, p.deadline)
+		rm.handleFetch(p.from, p.on, p.req, p.deadline)
 	}
 }
 
@@ -183,7 +176,7 @@ func (a *fetchAnswer) TakeBack() {
 
 // handleFetch answers a fetch, or parks it until deadline if nothing is there
 // yet (fetch.max.wait.ms / replica.fetch.wait.max.ms).
-func (rm *replicaManager) handleFetch(from sim.NodeID, m *proto.FetchRequest, deadline time.Duration) {
+func (rm *replicaManager) handleFetch(from sim.NodeID, on uint64, m *proto.FetchRequest, deadline time.Duration) {
 	if m.CorrelationID == proto.FreedCorrelationID {
 		panic("broker: a fetch its sender freed for reuse arrived")
 	}
@@ -208,13 +201,13 @@ func (rm *replicaManager) handleFetch(from sim.NodeID, m *proto.FetchRequest, de
 		resp.Partitions = append(resp.Partitions, r)
 	}
 	if !anything && deadline > rm.now() {
-		p := &parkedFetch{from: from, req: m, deadline: deadline}
+		p := &parkedFetch{from: from, on: on, req: m, deadline: deadline}
 		p.timer = rm.n.env.After(deadline-rm.now(), parkedTimeout{p: p})
 		rm.parked = append(rm.parked, p)
 		answer.TakeBack() // the answer is made again when the fetch wakes
 		return
 	}
-	rm.n.env.Send(from, resp)
+	rm.answer(from, on, resp)
 }
 
 func (rm *replicaManager) fetchPartition(m *proto.FetchRequest, fp proto.FetchPartition, follower bool) proto.FetchPartitionResponse {
@@ -317,7 +310,7 @@ func (rm *replicaManager) leaderChecked(tp proto.TopicPartition, currentLeaderEp
 	return p, proto.None
 }
 
-func (rm *replicaManager) handleListOffsets(from sim.NodeID, m *proto.ListOffsetsRequest) {
+func (rm *replicaManager) handleListOffsets(from sim.NodeID, on uint64, m *proto.ListOffsetsRequest) {
 	resp := &proto.ListOffsetsResponse{CorrelationID: m.CorrelationID}
 	for _, q := range m.Partitions {
 		r := proto.ListOffsetsPartitionResponse{TopicPartition: q.TopicPartition, Offset: -1, LeaderEpoch: -1}
@@ -336,10 +329,10 @@ func (rm *replicaManager) handleListOffsets(from sim.NodeID, m *proto.ListOffset
 		}
 		resp.Partitions = append(resp.Partitions, r)
 	}
-	rm.n.env.Send(from, resp) // reports no state of its own that a pending fsync must make durable first
+	rm.answer(from, on, resp) // reports no state of its own that a pending fsync must make durable first
 }
 
-func (rm *replicaManager) handleOffsetsForLeaderEpoch(from sim.NodeID, m *proto.OffsetsForLeaderEpochRequest) {
+func (rm *replicaManager) handleOffsetsForLeaderEpoch(from sim.NodeID, on uint64, m *proto.OffsetsForLeaderEpochRequest) {
 	resp := &proto.OffsetsForLeaderEpochResponse{CorrelationID: m.CorrelationID}
 	for _, q := range m.Partitions {
 		r := proto.OffsetsForLeaderEpochPartitionResponse{TopicPartition: q.TopicPartition, LeaderEpoch: -1, EndOffset: -1}
@@ -350,13 +343,13 @@ func (rm *replicaManager) handleOffsetsForLeaderEpoch(from sim.NodeID, m *proto.
 		}
 		resp.Partitions = append(resp.Partitions, r)
 	}
-	rm.n.env.Send(from, resp) // reports no state of its own that a pending fsync must make durable first
+	rm.answer(from, on, resp) // reports no state of its own that a pending fsync must make durable first
 }
 
 // handleMetadata answers from this broker's committed metadata: unfenced
 // brokers, and each partition's leader and epoch as this broker knows them
 // (possibly stale, as in Kafka).
-func (rm *replicaManager) handleMetadata(from sim.NodeID, m *proto.MetadataRequest) {
+func (rm *replicaManager) handleMetadata(from sim.NodeID, on uint64, m *proto.MetadataRequest) {
 	im := rm.image()
 	resp := &proto.MetadataResponse{CorrelationID: m.CorrelationID}
 	for _, id := range im.BrokerIDs() {
@@ -382,14 +375,14 @@ func (rm *replicaManager) handleMetadata(from sim.NodeID, m *proto.MetadataReque
 		}
 		resp.Topics = append(resp.Topics, mt)
 	}
-	rm.n.env.Send(from, resp) // reports no state of its own that a pending fsync must make durable first
+	rm.answer(from, on, resp) // reports no state of its own that a pending fsync must make durable first
 }
 
 // handleInitProducerID hands out a producer id, unique in the cluster: the
 // broker's epoch (a metadata offset, unique among registrations) and a
 // counter. (Kafka allocates blocks through the controller; the uniqueness is
 // what matters.)
-func (rm *replicaManager) handleInitProducerID(from sim.NodeID, m *proto.InitProducerIDRequest) {
+func (rm *replicaManager) handleInitProducerID(from sim.NodeID, on uint64, m *proto.InitProducerIDRequest) {
 	resp := &proto.InitProducerIDResponse{CorrelationID: m.CorrelationID}
 	if rm.n.life.epoch < 0 {
 		resp.Error = proto.BrokerNotAvailable
@@ -397,5 +390,5 @@ func (rm *replicaManager) handleInitProducerID(from sim.NodeID, m *proto.InitPro
 		rm.nextPID++
 		resp.ProducerID = rm.n.life.epoch<<20 | rm.nextPID
 	}
-	rm.n.env.Send(from, resp) // reports no state of its own that a pending fsync must make durable first
+	rm.answer(from, on, resp) // reports no state of its own that a pending fsync must make durable first
 }

@@ -579,16 +579,6 @@ func (p *Client) retryOrFail(b *pbatch, err proto.ErrorCode, maybe bool) {
 		p.refreshMetadata()
 	}
 	st := p.partState(b.partition)
-	if err == proto.OutOfOrderSequenceNumber && p.cfg.EnableIdempotence && b.epoch == st.epoch && b.baseSeq >= 0 &&
-		b.baseSeq+int32(len(b.records))-1 <= st.lastAcked {
-		// The broker acknowledged later sequences of this epoch, which it
-		// accepts only in order: this batch is in the log, its answer was
-		// lost (a timed-out request). Its offset is unknown. (Kafka, whose
-		// broker answers one connection's requests in order, never gets
-		// here; the simulated broker does not keep that order.)
-		p.complete(b, history.Info, -1, "written before later sequences; offset unknown")
-		return
-	}
 	if retriable(err) && b.attempts <= p.cfg.Retries && now-b.created < p.cfg.DeliveryTimeout {
 		if err == proto.OutOfOrderSequenceNumber && p.cfg.EnableIdempotence {
 			p.outOfOrder(st, b)
