@@ -719,9 +719,8 @@ func (p *Client) release(b *pbatch) {
 // Sender.getExpiredInflightBatches), oldest first: the first that has time
 // left ends the look. One in flight may still be written: its send is
 // unknown (info); its request's answer, when it comes, tells the
-// application nothing. An idempotent producer marks the sequences of a
-// batch that had been retried unresolved (Kafka: markSequenceUnresolved
-// when ProducerBatch.inRetry).
+// application nothing. An idempotent producer marks the sequences of an
+// expired batch that holds them unresolved (Kafka: markSequenceUnresolved).
 func (p *Client) expire(now time.Duration) {
 	if p.haveFloor && now-p.expireFloor < p.cfg.DeliveryTimeout {
 		return // nothing queued is old enough
@@ -733,9 +732,6 @@ func (p *Client) expire(now time.Duration) {
 			if now-b.created < p.cfg.DeliveryTimeout {
 				break
 			}
-			// Kafka's inRetry: the batch came back from an attempt that
-			// failed (one in flight now: from one before this one).
-			inRetry := b.attempts > 1 || (b.attempts == 1 && !b.inflight)
 			if b.inflight {
 				// Out of its partition's bookkeeping now (Kafka's
 				// handleFailedBatch: removeInFlightBatch), in its request
@@ -743,7 +739,19 @@ func (p *Client) expire(now time.Duration) {
 				b.inflight, b.done, b.maybe = false, true, true
 				st.inflight--
 			}
-			if p.cfg.EnableIdempotence && inRetry && b.baseSeq >= 0 {
+			// Kafka marks only a batch in retry (ProducerBatch.inRetry),
+			// a rule from before batches in flight could expire (KIP-91):
+			// one expired in flight on its first attempt leaves its
+			// sequences neither acknowledged nor unresolved, and should
+			// its late answer say it was not appended, every later batch
+			// of the partition meets OUT_OF_ORDER_SEQUENCE_NUMBER, is
+			// retried as not the next sequence (canRetry) and expires in
+			// turn. Its sequences are as unknown as a retry's, the case
+			// shouldStopDrainBatchesForPartition names ("aborted on the
+			// client after being sent to the broker at least once"): the
+			// model marks every expired batch holding a sequence (each
+			// went out at least once; fuzz seeds 353383, 353509).
+			if p.cfg.EnableIdempotence && b.baseSeq >= 0 {
 				p.markSequenceUnresolved(st, b)
 			}
 			p.settleFailed(b, "delivery.timeout.ms expired", proto.None, false) // removes it from the queue

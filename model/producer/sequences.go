@@ -60,10 +60,10 @@ func (p *Client) requestEpochBump(st *partitionState) {
 	}
 }
 
-// markSequenceUnresolved notes that a batch that had been retried expired:
+// markSequenceUnresolved notes that a batch holding sequences expired:
 // nobody knows whether its sequences were written (Kafka's
-// TransactionManager.markSequenceUnresolved). The partition drains no new
-// batch until that is resolved (maybeResolveSequences).
+// TransactionManager.markSequenceUnresolved; see expire). The partition
+// drains no new batch until that is resolved (maybeResolveSequences).
 func (p *Client) markSequenceUnresolved(st *partitionState, b *pbatch) {
 	next := b.baseSeq + int32(len(b.records))
 	if !st.unresolved {

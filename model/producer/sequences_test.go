@@ -311,3 +311,40 @@ func TestALaterAcknowledgementResolvesAnExpiredRetry(t *testing.T) {
 		t.Fatalf("completions %+v, want batch 1 ok, batch 0 info (expired in flight), batch 2 ok", got)
 	}
 }
+
+// A batch whose delivery timeout passes in flight on its first attempt
+// leaves its partition's sequences unresolved too, not only a retry that
+// expires (Kafka marks a batch in retry only). Here the broker refuses it
+// (NOT_ENOUGH_REPLICAS, not appended) after it expired, so its sequence was
+// never written: without the mark the next batch would go as the sequence
+// after it, which the broker answers OUT_OF_ORDER_SEQUENCE_NUMBER, and which
+// the producer retries as not the next sequence until it expires too (fuzz
+// seeds 353383, 353509). With it, once none of the partition's batches
+// holds a sequence, the epoch is bumped and the next batch goes under the
+// new one from sequence 0 (maybeResolveSequences).
+func TestAFirstAttemptExpiredInFlightLeavesItsSequenceUnresolved(t *testing.T) {
+	broker := &scriptBroker{script: []step{
+		{err: proto.NotEnoughReplicas, delay: time.Second}, // refused, after the delivery timeout
+	}}
+	w, p, rec := scriptedProducer(t, []*scriptBroker{broker}, func(cfg *producer.Config) {
+		cfg.DeliveryTimeout, cfg.RequestTimeout = 600*time.Millisecond, 2*time.Second
+	})
+	p.Probe()
+	w.RunUntil(1500 * time.Millisecond) // expired in flight, then refused
+	p.Probe()
+	w.RunUntil(3 * time.Second)
+
+	if len(broker.attempts) != 2 {
+		t.Fatalf("attempts %+v, want one per probe", broker.attempts)
+	}
+	if a := broker.attempts[0]; a.epoch != 0 || a.seq != 0 {
+		t.Errorf("the first probe went as epoch %d sequence %d, want epoch 0 sequence 0", a.epoch, a.seq)
+	}
+	if a := broker.attempts[1]; a.epoch != 1 || a.seq != 0 {
+		t.Errorf("the second probe went as epoch %d sequence %d, want epoch 1 sequence 0: the expired batch's sequence was never written", a.epoch, a.seq)
+	}
+	got := sendsEnded(rec)
+	if len(got) != 2 || got[0].Type != history.Info || got[1].Type != history.OK {
+		t.Fatalf("completions %+v, want the first probe info (expired in flight), the second ok", got)
+	}
+}
