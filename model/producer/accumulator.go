@@ -70,7 +70,7 @@ type partitionState struct {
 	// inflight counts its batches in a request now (not one settled
 	// while in flight).
 	inflight int
-	// unresolved: a batch that had been retried expired, and whether it
+	// unresolved: a batch holding sequences expired, and whether it
 	// was written is unknown until the partition's batches holding
 	// sequences are done; unresolvedNext is the sequence after it (Kafka's
 	// TransactionManager.partitionsWithUnresolvedSequences).
