@@ -225,20 +225,31 @@ func (r *execution) probe() string {
 		}
 	}
 	probeMax := max(ProbeTimeMax, res.ConvergeGrace)
-	deadline := w.Now() + probeMax
-	for w.Now() < deadline {
-		pending := false
-		for _, id := range probing {
-			if p := c.Producer(id); p != nil {
-				if _, _, _, n := p.ProbeOutcome(); n > 0 {
-					pending = true
-				}
+	if stopped := r.awaitProbes(probing, probeMax); stopped != "" {
+		return stopped
+	}
+	// Kafka's idempotent producer can leave a partition unwritable for a
+	// delivery timeout after every fault has healed: a batch that expired
+	// in flight on its first attempt and was then refused leaves a gap in
+	// its sequences, and the next batch meets OUT_OF_ORDER_SEQUENCE_NUMBER
+	// until it expires in retry, which marks the gap and bumps the epoch
+	// (Sender.failExpiredBatches, TransactionManager.canRetry). So a
+	// producer whose probe did not go through is probed once more, and
+	// judged by that round: a producer that cannot write then is stuck.
+	before := map[sim.NodeID][4]int{}
+	var again []sim.NodeID
+	for _, id := range probing {
+		if p := c.Producer(id); p != nil && !acksNone[id] {
+			acked, failed, unknown, pending := p.ProbeOutcome()
+			if (failed > 0 || unknown > 0) && pending == 0 {
+				before[id] = [4]int{acked, failed, unknown, pending}
+				p.Probe()
+				again = append(again, id)
 			}
 		}
-		if !pending {
-			break
-		}
-		if stopped := r.runFor(time.Second); stopped != "" {
+	}
+	if len(again) > 0 {
+		if stopped := r.awaitProbes(again, probeMax); stopped != "" {
 			return stopped
 		}
 	}
@@ -248,6 +259,9 @@ func (r *execution) probe() string {
 			continue
 		}
 		acked, failed, unknown, pending := p.ProbeOutcome()
+		if b, ok := before[id]; ok {
+			acked, failed, unknown, pending = acked-b[0], failed-b[1], unknown-b[2], pending-b[3]
+		}
 		if acksNone[id] {
 			// acks=0 never says: the final reads must hold the probes.
 			// (The last round is already unknown: acks=0 completes at once.)
@@ -258,6 +272,38 @@ func (r *execution) probe() string {
 			res.Converged = false
 			res.ConvergeDetail = fmt.Sprintf("%s cannot write after the heal: of %d probe writes, %d acknowledged, %d failed, %d unknown, %d without an answer after %v",
 				w.Name(id), acked+failed+unknown+pending, acked, failed, unknown, pending, probeMax)
+		}
+	}
+	if res.Converged && len(again) > 0 {
+		names := make([]string, len(again))
+		for i, id := range again {
+			names[i] = w.Name(id)
+		}
+		res.ConvergeDetail = strings.TrimPrefix(res.ConvergeDetail+"; ", "; ") + "probed twice: the first probe of " + strings.Join(names, ", ") +
+			" did not go through, the second did (Kafka's idempotent producer can take a delivery timeout to heal a sequence gap)"
+	}
+	return ""
+}
+
+// awaitProbes runs until none of producers' probes waits for an answer, or
+// for probeMax at most.
+func (r *execution) awaitProbes(producers []sim.NodeID, probeMax time.Duration) string {
+	c, w := r.c, r.c.World
+	deadline := w.Now() + probeMax
+	for w.Now() < deadline {
+		pending := false
+		for _, id := range producers {
+			if p := c.Producer(id); p != nil {
+				if _, _, _, n := p.ProbeOutcome(); n > 0 {
+					pending = true
+				}
+			}
+		}
+		if !pending {
+			return ""
+		}
+		if stopped := r.runFor(time.Second); stopped != "" {
+			return stopped
 		}
 	}
 	return ""

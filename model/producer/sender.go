@@ -724,7 +724,16 @@ func (p *Client) expire(now time.Duration) {
 				break
 			}
 			// Kafka's inRetry: the batch came back from an attempt that
-			// failed (one in flight now: from one before this one).
+			// failed (one in flight now: from one before this one). One
+			// expired in flight on its first attempt is not marked, as in
+			// Kafka 4.3: should its late answer say it was not appended
+			// (an answer to a batch already done changes nothing), its
+			// sequences are neither acknowledged nor unresolved, and the
+			// partition's next batch meets OUT_OF_ORDER_SEQUENCE_NUMBER,
+			// is retried as not the next sequence (canRetry) and expires
+			// in retry, which marks the gap and bumps the epoch: the
+			// partition writes nothing for a delivery timeout (fuzz seeds
+			// 353383, 353509).
 			inRetry := b.attempts > 1 || (b.attempts == 1 && !b.inflight)
 			if b.inflight {
 				// Out of its partition's bookkeeping now (Kafka's

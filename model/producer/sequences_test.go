@@ -26,6 +26,8 @@ type scriptBroker struct {
 	testBroker
 	script   []step
 	answered []time.Duration
+	// past, when set, answers the attempts past the script's end instead.
+	past func(a attemptSeen) step
 }
 
 type scriptAnswer struct {
@@ -52,6 +54,8 @@ func (b *scriptBroker) Deliver(from sim.NodeID, m sim.Message) {
 		b.attempts = append(b.attempts, attemptSeen{pp.Batch.ProducerEpoch, pp.Batch.BaseSequence, b.env.Now()})
 		if k := len(b.attempts) - 1; k < len(b.script) {
 			s = b.script[k]
+		} else if b.past != nil {
+			s = b.past(b.attempts[k])
 		}
 		r := proto.ProducePartitionResponse{TopicPartition: pp.TopicPartition, BaseOffset: int64(len(b.attempts)), Error: s.err}
 		if s.err != proto.None {
@@ -309,5 +313,53 @@ func TestALaterAcknowledgementResolvesAnExpiredRetry(t *testing.T) {
 	got := sendsEnded(rec)
 	if len(got) != 3 || got[0].Type != history.OK || got[1].Type != history.Info || got[2].Type != history.OK {
 		t.Fatalf("completions %+v, want batch 1 ok, batch 0 info (expired in flight), batch 2 ok", got)
+	}
+}
+
+// A batch whose delivery timeout passes in flight on its first attempt is
+// not in retry, and Kafka 4.3's producer leaves no unresolved mark for it
+// (Sender.failExpiredBatches). Here the broker refuses it
+// (NOT_ENOUGH_REPLICAS, not appended) after it expired: the answer changes
+// nothing, so the next batch goes as the sequence after it, which the broker
+// answers OUT_OF_ORDER_SEQUENCE_NUMBER; the producer retries it as not the
+// next sequence, without an epoch bump (TransactionManager.canRetry), until
+// it expires in retry, which marks the gap; the epoch is bumped and the third
+// batch goes under the new one from sequence 0 (maybeResolveSequences). The
+// partition wrote nothing for a delivery timeout (fuzz seeds 353383, 353509).
+func TestAFirstAttemptExpiredInFlightLeavesAGapUntilARetryExpires(t *testing.T) {
+	broker := &scriptBroker{script: []step{
+		{err: proto.NotEnoughReplicas, delay: time.Second}, // refused, after the delivery timeout
+	}}
+	broker.past = func(a attemptSeen) step {
+		if a.epoch == 0 {
+			return step{err: proto.OutOfOrderSequenceNumber} // sequence 0 was never written
+		}
+		return step{}
+	}
+	w, p, rec := scriptedProducer(t, []*scriptBroker{broker}, func(cfg *producer.Config) {
+		cfg.DeliveryTimeout, cfg.RequestTimeout = 600*time.Millisecond, 2*time.Second
+	})
+	p.Probe()
+	w.RunUntil(1500 * time.Millisecond) // expired in flight, then refused
+	p.Probe()
+	w.RunUntil(2500 * time.Millisecond) // out of order until it expires in retry
+	p.Probe()
+	w.RunUntil(4 * time.Second)
+
+	n := len(broker.attempts)
+	if n < 4 {
+		t.Fatalf("attempts %+v, want the first probe once, the second more than once, the third once", broker.attempts)
+	}
+	for i, a := range broker.attempts[1 : n-1] {
+		if a.epoch != 0 || a.seq != 1 {
+			t.Errorf("attempt %d of the second probe went as epoch %d sequence %d, want epoch 0 sequence 1 (no bump: not the next sequence)", i+1, a.epoch, a.seq)
+		}
+	}
+	if a := broker.attempts[n-1]; a.epoch != 1 || a.seq != 0 {
+		t.Errorf("the third probe went as epoch %d sequence %d, want epoch 1 sequence 0: the expired retry marked the gap", a.epoch, a.seq)
+	}
+	got := sendsEnded(rec)
+	if len(got) != 3 || got[0].Type != history.Info || got[1].Type != history.Fail || got[2].Type != history.OK {
+		t.Fatalf("completions %+v, want the first probe info (expired in flight), the second failed (expired, refused each time), the third ok", got)
 	}
 }

@@ -1,0 +1,34 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+
+	"kafkasim/scenarios"
+)
+
+// A producer whose first probe did not go through is probed again, and the
+// run converges for the reason it gives: Kafka's idempotent producer, with a
+// sequence gap a batch expired in flight left, writes again only once a
+// retried batch expires.
+func TestProbedTwiceAfterASequenceGap(t *testing.T) {
+	for _, file := range []string{
+		"testdata/idempotent-batch-expired-in-flight-then-refused-blocks-its-partition-a-delivery-timeout.yaml",
+		"testdata/idempotent-batches-expired-in-flight-at-a-new-epoch-then-refused.yaml",
+	} {
+		t.Run(file, func(t *testing.T) {
+			t.Parallel()
+			s, err := scenarios.LoadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := run(t, s)
+			if !res.Converged {
+				t.Fatalf("not converged: %s", res.ConvergeDetail)
+			}
+			if want := "probed twice: the first probe of p2-0 did not go through, the second did"; !strings.Contains(res.ConvergeDetail, want) {
+				t.Errorf("convergence detail %q lacks %q", res.ConvergeDetail, want)
+			}
+		})
+	}
+}
