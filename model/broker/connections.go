@@ -18,10 +18,13 @@ import (
 // connection.
 //
 // A connection is the link from one process of the peer in one generation
-// (sim.Env's Connection): a reset, or the peer's restart, ends it. What it had not read is lost with it, and an
-// answer to a request read on it is not sent: Kafka drops a response whose
-// channel has closed. A request of a closed connection that is still being
-// served (a produce waiting for the ISR) runs on, as in Kafka's purgatory.
+// (sim.Env's Connection): a reset, or the peer's restart, ends it. What it
+// had not read is lost with it, and an answer to a request read on it is
+// not sent: Kafka drops a response whose channel has closed. A request of a
+// closed connection that is still being served (a produce waiting for the
+// ISR) runs on, as in Kafka's purgatory. Keeping a request unread past its
+// delivery is safe with reusable messages: a sender reuses a request only
+// once it is answered, which an unread one is not.
 //
 // The group coordinator's requests are not here: a Kafka consumer talks to
 // its coordinator over a connection of their own (see the coordinator's
