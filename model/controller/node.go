@@ -156,62 +156,26 @@ func (n *Node) Deliver(from sim.NodeID, m sim.Message) {
 	if n.raft.Deliver(from, m) {
 		return
 	}
+	r, ok := m.(proto.ControllerRequest)
+	if !ok || n.notActive(from, r.NotController) {
+		return
+	}
 	switch m := m.(type) {
 	case *proto.BrokerRegistrationRequest:
-		if n.notActive(from, func(hint sim.NodeID) sim.Message {
-			return &proto.BrokerRegistrationResponse{CorrelationID: m.CorrelationID, Error: proto.NotController, ControllerHint: hint}
-		}) {
-			return
-		}
 		n.handleRegistration(from, m)
 	case *proto.BrokerHeartbeatRequest:
-		if n.notActive(from, func(hint sim.NodeID) sim.Message {
-			return &proto.BrokerHeartbeatResponse{CorrelationID: m.CorrelationID, Error: proto.NotController, ControllerHint: hint}
-		}) {
-			return
-		}
 		n.handleHeartbeat(from, m)
 	case *proto.AlterPartitionRequest:
-		if n.notActive(from, func(hint sim.NodeID) sim.Message {
-			return &proto.AlterPartitionResponse{CorrelationID: m.CorrelationID, Error: proto.NotController, ControllerHint: hint}
-		}) {
-			return
-		}
 		n.handleAlterPartition(from, m)
 	case *proto.CreateTopicsRequest:
-		if n.notActive(from, func(hint sim.NodeID) sim.Message {
-			return &proto.CreateTopicsResponse{CorrelationID: m.CorrelationID, Error: proto.NotController, ControllerHint: hint}
-		}) {
-			return
-		}
 		n.handleCreateTopics(from, m)
 	case *proto.CreatePartitionsRequest:
-		if n.notActive(from, func(hint sim.NodeID) sim.Message {
-			return &proto.CreatePartitionsResponse{CorrelationID: m.CorrelationID, Error: proto.NotController, ControllerHint: hint}
-		}) {
-			return
-		}
 		n.handleCreatePartitions(from, m)
 	case *proto.ElectLeadersRequest:
-		if n.notActive(from, func(hint sim.NodeID) sim.Message {
-			return &proto.ElectLeadersResponse{CorrelationID: m.CorrelationID, Error: proto.NotController, ControllerHint: hint}
-		}) {
-			return
-		}
 		n.handleElectLeaders(from, m)
 	case *proto.IncrementalAlterConfigsRequest:
-		if n.notActive(from, func(hint sim.NodeID) sim.Message {
-			return &proto.IncrementalAlterConfigsResponse{CorrelationID: m.CorrelationID, Error: proto.NotController, ControllerHint: hint}
-		}) {
-			return
-		}
 		n.handleIncrementalAlterConfigs(from, m)
 	case *proto.AlterPartitionReassignmentsRequest:
-		if n.notActive(from, func(hint sim.NodeID) sim.Message {
-			return &proto.AlterPartitionReassignmentsResponse{CorrelationID: m.CorrelationID, Error: proto.NotController, ControllerHint: hint}
-		}) {
-			return
-		}
 		n.handleAlterPartitionReassignments(from, m)
 	default:
 		return
