@@ -102,9 +102,19 @@ func (r *execution) converge() string {
 	caught := cluster.CatchUp{}
 	caught.Progressed(c)
 	catchUpEnd := w.Now() + ConvergeCatchUpMax
-	for stalled := time.Duration(0); !res.Converged && stalled < res.ConvergeGrace; {
+	// A producer holding a partition's batches as Kafka's would (retried
+	// out of order until their delivery timeout) is waited for past the
+	// grace, up to ProducerHoldMax.
+	holdLimit := w.Now() + ProducerHoldMax
+	heldEnd := min(w.Now()+c.ProducersHeldFor(), holdLimit)
+	heldPastGrace := false
+	for stalled := time.Duration(0); !res.Converged && (stalled < res.ConvergeGrace || w.Now() < heldEnd); {
+		heldPastGrace = heldPastGrace || stalled >= res.ConvergeGrace
 		if stopped := r.runFor(time.Second); stopped != "" {
 			return stopped
+		}
+		if d := c.ProducersHeldFor(); d > 0 {
+			heldEnd = max(heldEnd, min(w.Now()+d+time.Second, holdLimit))
 		}
 		res.Converged, res.ConvergeDetail = c.Converged()
 		if caught.Progressed(c) && w.Now() < catchUpEnd {
@@ -112,6 +122,9 @@ func (r *execution) converge() string {
 		} else {
 			stalled += time.Second
 		}
+	}
+	if res.Converged && heldPastGrace {
+		res.ConvergeDetail = strings.TrimPrefix(res.ConvergeDetail+"; ", "; ") + "waited past the grace for batches a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER, not the next sequence (it took a later batch of the producer first, KIP-360): Kafka's producer retries them until delivery.timeout.ms and sends nothing later of their partition meanwhile"
 	}
 	if !res.Converged && len(c.Groups()) > 0 {
 		// Groups are judged at an instant when everything else has

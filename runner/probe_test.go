@@ -32,3 +32,20 @@ func TestProbedTwiceAfterASequenceGap(t *testing.T) {
 		})
 	}
 }
+
+// A producer holding batches a leader answers out of order, not the next
+// sequence, is waited for until their delivery timeout, as Kafka's producer
+// holds them, and the run says so.
+func TestOutOfOrderBatchesAreWaitedForUntilTheirDeliveryTimeout(t *testing.T) {
+	s, err := scenarios.LoadFile("testdata/idempotent-first-batches-refused-then-out-of-order-held-until-delivery-timeout.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, s)
+	if !res.Converged {
+		t.Fatalf("not converged: %s", res.ConvergeDetail)
+	}
+	if want := "waited past the grace for batches a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER"; !strings.Contains(res.ConvergeDetail, want) {
+		t.Errorf("convergence detail %q lacks %q", res.ConvergeDetail, want)
+	}
+}

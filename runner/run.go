@@ -42,6 +42,11 @@ const FinalReaderName = scenarios.FinalReaderName
 const (
 	FinalReadTimeMax = 2 * time.Minute
 	ProbeTimeMax     = time.Minute
+	// ProducerHoldMax bounds how long past its grace the runner waits for
+	// a producer that holds records as Kafka's producer would (batches
+	// retried out of order until their delivery.timeout.ms, 2 minutes by
+	// default).
+	ProducerHoldMax = 5 * time.Minute
 	// ConvergeGraceMax is how long past settle the runner waits for a
 	// cluster that has not quite converged, at least: the grace grows to
 	// cover the configuration's own longest wait on a lost request (see

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"kafkasim/model/broker"
 	"kafkasim/model/metadata"
@@ -178,6 +179,19 @@ func (c *Cluster) producersDone() (bool, string) {
 		}
 	}
 	return true, ""
+}
+
+// ProducersHeldFor is how long a running producer may still hold records
+// as Kafka's producer would (producer.Client.OutOfOrderHeldFor): the runner
+// waits that long past its grace before it calls a producer stuck.
+func (c *Cluster) ProducersHeldFor() time.Duration {
+	var left time.Duration
+	for _, id := range c.Producers {
+		if p := c.Producer(id); p != nil && c.World.State(id) == sim.Running {
+			left = max(left, p.OutOfOrderHeldFor())
+		}
+	}
+	return left
 }
 
 // readersCaughtUp reports whether every reader runs and has read every

@@ -43,6 +43,10 @@ type pbatch struct {
 	// reset: its sequence was rewritten under a new epoch (Kafka's
 	// ProducerBatch.sequenceHasBeenReset).
 	reset bool
+	// outOfOrder: its last answer was OUT_OF_ORDER_SEQUENCE_NUMBER and it
+	// is not the next sequence, so it is retried as it is until it is
+	// acknowledged or expires (TransactionManager.canRetry).
+	outOfOrder bool
 	// done: settled while its request was in flight (its delivery timeout
 	// expired), Kafka's ProducerBatch.isDone; kept, out of the queue,
 	// until that request ends, whose answer tells the application nothing.
@@ -293,4 +297,27 @@ func (p *Client) Unresolved() int {
 		}
 	}
 	return n
+}
+
+// OutOfOrderHeldFor is how long the producer may still hold a partition's
+// batches as Kafka's would, however long the cluster has been healthy: a
+// batch a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER, not the next
+// sequence, because it took a later batch of the producer first (KIP-360:
+// a leader holding no state for a producer takes any first sequence), is
+// retried as it is until its delivery timeout (TransactionManager
+// .canRetry), and the partition's later batches wait behind it
+// (shouldStopDrainBatchesForPartition). It is the longest delivery time
+// left among such partitions' batches, 0 when none is held so.
+func (p *Client) OutOfOrderHeldFor() time.Duration {
+	var left time.Duration
+	now := p.env.Now()
+	for _, st := range p.state {
+		if st == nil || len(st.queue) == 0 || !st.queue[0].outOfOrder {
+			continue
+		}
+		for _, b := range st.queue {
+			left = max(left, b.created+p.cfg.DeliveryTimeout-now)
+		}
+	}
+	return left
 }

@@ -579,6 +579,8 @@ func (p *Client) retryOrFail(b *pbatch, err proto.ErrorCode, maybe bool) {
 		p.refreshMetadata()
 	}
 	st := p.partState(b.partition)
+	b.outOfOrder = err == proto.OutOfOrderSequenceNumber && p.cfg.EnableIdempotence && !st.unresolved &&
+		(b.reset || !isNextSequence(st, b.baseSeq))
 	if retriable(err) && b.attempts <= p.cfg.Retries && now-b.created < p.cfg.DeliveryTimeout {
 		if err == proto.OutOfOrderSequenceNumber && p.cfg.EnableIdempotence {
 			p.outOfOrder(st, b)
