@@ -53,7 +53,7 @@ func (a *analyzer) checkLost() {
 			// after they began: the high watermark they read to had not
 			// reached it yet (a follower still copying, a retry still
 			// being written). They say nothing about it.
-			typ, detail = Unseen, "; past the final reads' end (offset "+itoa(po.finalReach())+"), acknowledged or read only after they began"
+			typ, detail = Unseen, "; past the final reads' end (offset "+itoa(max(po.finalEnd, 0))+"), acknowledged or read only after they began"
 		case covered && v.flags&obsFinal == 0 && a.cfg.Happened.Covers(godview.HeldBack, po.name, s.offset):
 			typ, detail = Unseen, "; in the leader's log above a high watermark that cannot advance (a replica stuck by undetected disk corruption keeps the ISR below min.insync.replicas)"
 		case covered:
@@ -176,7 +176,7 @@ type readSpan struct{ first, max, reach int64 }
 // acknowledged after they began, or polls read it only after they began.
 func (a *analyzer) pastFinalReads(s *sendRec, v valInfo) bool {
 	po := a.parts[s.part]
-	if a.finalBegin < 0 || s.offset < po.finalReach() || v.flags&obsBeforeFinal != 0 {
+	if a.finalBegin < 0 || s.offset < max(po.finalEnd, 0) || v.flags&obsBeforeFinal != 0 {
 		return false
 	}
 	return s.complete > a.finalBegin || v.flags&obsRead != 0
