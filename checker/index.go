@@ -49,8 +49,9 @@ type partState struct {
 	logStart int64         // log start offset when final reads began
 	// finalTo is how far final reads that said so (a final poll's
 	// positions) read the partition: every offset below it (-1: none
-	// said); finalReached whether they reached its end offset (or their
-	// positions are all the history has of it: finalSaid).
+	// said); finalReached whether they reached its end offset;
+	// finalSaid whether such final reads gave a position or an end
+	// offset of it at all (mergeFinal).
 	finalTo      int64
 	finalReached bool
 	finalSaid    bool

@@ -24,7 +24,9 @@ func (a *analyzer) acked(s *sendRec) bool {
 }
 
 // checkLost: an acknowledged write is lost if final reads covered its
-// partition and did not see it; without final reads, if reads went past its
+// partition and did not see it (final reads that say how far they read
+// cover it below where they got to, and all of it once they reached its
+// end: mergeFinal); without final reads, if reads went past its
 // offset and nobody ever saw it (Jepsen's rule); otherwise it is unseen. A
 // committed transaction's sends are acknowledged writes.
 func (a *analyzer) checkLost() {
@@ -67,7 +69,10 @@ func (a *analyzer) checkLost() {
 			// Not judged: the final reader did not get this far (starved
 			// of its leader, or the run ended first), a liveness matter
 			// the run's convergence reports, not a loss.
-			typ, detail = Unseen, "; not judged by the final reads: they stopped at offset "+itoa(max(po.finalTo, 0))+" of "+po.name+", short of its end"
+			typ, detail = Unseen, "; not judged by the final reads: they stopped at offset "+itoa(po.finalTo)+" of "+po.name+", short of its end"
+			if po.finalTo < 0 {
+				detail = "; not judged by the final reads: they never read " + po.name
+			}
 		default:
 			typ = Unseen
 		}

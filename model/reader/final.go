@@ -70,6 +70,7 @@ func (r *Reader) finalUnsaid() bool {
 func (r *Reader) finalReport(v *history.Value) {
 	for _, p := range r.subs.parts {
 		s := r.said(p.key)
+		was := s
 		if p.offset >= 0 && p.offset != s.position {
 			x := v.X()
 			if x.Positions == nil {
@@ -86,7 +87,9 @@ func (r *Reader) finalReport(v *history.Value) {
 			x.EndOffsets[p.key.String()] = p.end
 			s.end = p.end
 		}
-		r.finalSaid[p.key] = s
+		if s != was {
+			r.finalSaid[p.key] = s
+		}
 	}
 }
 
