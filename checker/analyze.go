@@ -76,12 +76,15 @@ type records struct {
 	nOps      int64
 }
 
-// finalCover: what final reads cover: whole topics (a reader without an
-// assignment that returned their records reads every partition of them),
-// single partitions (those a final reader was assigned, or returned records
-// of), or everything (a final reader without an assignment that returned
-// nothing at all, in a history of one topic: every partition it read was
-// empty).
+// finalCover: what final reads cover (mergeFinal, lost.go): for final
+// readers whose polls say how far they read (positions, end offsets), each
+// partition below where they got to, all of it once they reached its end
+// (partState.finalTo, finalReached); for those whose polls do not (older
+// histories), whole topics (a reader without an assignment that returned
+// their records reads every partition of them), single partitions (those a
+// final reader was assigned, or returned records of), or everything (a
+// final reader without an assignment that returned nothing at all, in a
+// history of one topic: every partition it read was empty).
 type finalCover struct {
 	finalTopic map[int32]bool
 	finalPart  map[int32]bool

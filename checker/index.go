@@ -47,6 +47,14 @@ type partState struct {
 	maxRead  int64         // highest offset any read saw (-1)
 	finalEnd int64         // one past the highest offset final reads saw (-1: none)
 	logStart int64         // log start offset when final reads began
+	// finalTo is how far final reads that said so (a final poll's
+	// positions) read the partition: every offset below it (-1: none
+	// said); finalReached whether they reached its end offset;
+	// finalSaid whether such final reads gave a position or an end
+	// offset of it at all (mergeFinal).
+	finalTo      int64
+	finalReached bool
+	finalSaid    bool
 	// Linearizability: the reads of this partition, in history order.
 	lin linLog
 }
@@ -101,7 +109,7 @@ func (a *analyzer) partID(topic string, p int32) int32 {
 	if !ok {
 		id = int32(len(a.parts))
 		name := partName(topic, p)
-		po := &partState{name: name, topic: a.topicID(topic), maxRead: -1, finalEnd: -1}
+		po := &partState{name: name, topic: a.topicID(topic), maxRead: -1, finalEnd: -1, finalTo: -1}
 		if sz := a.cfg.Sizes; sz != nil {
 			// A partition observes each record read from it and each
 			// send acknowledged in it (placeAcks).

@@ -1,8 +1,6 @@
 package checker
 
 import (
-	"sort"
-
 	"kafkasim/history"
 )
 
@@ -38,14 +36,17 @@ type procState struct {
 	// any of them returned a record: what the process's final reads cover.
 	finalPolls int
 	finalRecs  bool
-	rank       int32
-	txn        int32     // open transaction, -1
-	reads      []readRef // transactional records read since this process's last transaction ended
-	readSet    map[int64]bool
-	keySeen    map[keyID]keySeen
-	commits    []pendingCommit
-	fetches    []pendingFetch
-	gm         *memberProc // as a group member (members.go); nil until it acts as one
+	// fin: what its final polls named (the partitions they cover without
+	// positions: mergeFinal) and how far they said they read.
+	fin     finalProc
+	rank    int32
+	txn     int32     // open transaction, -1
+	reads   []readRef // transactional records read since this process's last transaction ended
+	readSet map[int64]bool
+	keySeen map[keyID]keySeen
+	commits []pendingCommit
+	fetches []pendingFetch
+	gm      *memberProc // as a group member (members.go); nil until it acts as one
 }
 
 func (a *analyzer) proc(name string) (int32, *procState) {
@@ -188,24 +189,33 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 	if final {
 		p.finalPolls++
 		for part := range p.owned { // kafkasim:orderless: sets flags
-			a.finalPart[part] = true
+			p.fin.part(part)
 		}
 	}
 	if x := o.Value.Ext; x != nil && final {
-		names := make([]string, 0, len(x.LogStartOffsets))
-		for name := range x.LogStartOffsets { // kafkasim:orderless: sorted below
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		for _, name := range names {
+		for _, name := range sortedKeys(x.LogStartOffsets) {
 			t, part, ok := splitPartition(name)
 			if !ok {
 				continue
 			}
-			po := a.parts[a.partID(t, part)]
+			pi := a.partID(t, part)
+			po := a.parts[pi]
 			po.logStart = max(po.logStart, x.LogStartOffsets[name])
-			a.finalTopic[po.topic] = true
-			a.finalPart[a.partID(t, part)] = true
+			p.fin.topic(po.topic)
+			p.fin.part(pi)
+		}
+		if x.Positions != nil || x.EndOffsets != nil {
+			p.fin.said = true
+		}
+		for _, name := range sortedKeys(x.Positions) {
+			if t, part, ok := splitPartition(name); ok {
+				p.fin.readTo(a.partID(t, part), x.Positions[name])
+			}
+		}
+		for _, name := range sortedKeys(x.EndOffsets) {
+			if t, part, ok := splitPartition(name); ok {
+				p.fin.endAt(a.partID(t, part), x.EndOffsets[name])
+			}
 		}
 	}
 	member := !final && groupOf(p, o) != ""
@@ -259,9 +269,10 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 		po.maxRead = max(po.maxRead, r.Offset)
 		if final {
 			po.finalEnd = max(po.finalEnd, r.Offset+1)
-			a.finalPart[pi] = true
+			p.fin.part(pi)
+			p.fin.readTo(pi, r.Offset+1)
 			if len(p.owned) == 0 {
-				a.finalTopic[po.topic] = true
+				p.fin.topic(po.topic)
 			}
 			p.finalRecs = true
 		}

@@ -24,18 +24,13 @@ func (a *analyzer) acked(s *sendRec) bool {
 }
 
 // checkLost: an acknowledged write is lost if final reads covered its
-// partition and did not see it; without final reads, if reads went past its
+// partition and did not see it (final reads that say how far they read
+// cover it below where they got to, and all of it once they reached its
+// end: mergeFinal); without final reads, if reads went past its
 // offset and nobody ever saw it (Jepsen's rule); otherwise it is unseen. A
 // committed transaction's sends are acknowledged writes.
 func (a *analyzer) checkLost() {
-	for _, p := range a.procs {
-		// A final reader that returned nothing, without an assignment to
-		// say what it read: with one topic in the history it read that
-		// one; with several, what it covered is unknown.
-		if p.finalPolls > 0 && !p.finalRecs && len(p.owned) == 0 && len(a.topicIDs) == 1 {
-			a.finalAll = true
-		}
-	}
+	a.mergeFinal()
 	for i := range a.sends {
 		s := &a.sends[i]
 		if s.noAck {
@@ -47,7 +42,7 @@ func (a *analyzer) checkLost() {
 		}
 		po := a.parts[s.part]
 		v := a.vals[s.val]
-		covered := a.finalAll || a.finalTopic[po.topic] || a.finalPart[s.part]
+		covered := a.finalAll || a.finalTopic[po.topic] || a.finalPart[s.part] || po.finalReached || s.offset < po.finalTo
 		var typ, detail string
 		switch {
 		case covered && s.offset < po.logStart && v.flags&obsFinal == 0 && !a.reusedOffset(po.name, s.offset, a.valNames[s.val]):
@@ -65,11 +60,19 @@ func (a *analyzer) checkLost() {
 			typ, detail = Unseen, "; in the leader's log above a high watermark that cannot advance (a replica stuck by undetected disk corruption keeps the ISR below min.insync.replicas)"
 		case covered:
 			if v.flags&obsFinal == 0 {
-				typ, detail = LostAckedWrite, "; final reads (to offset "+itoa(max(po.finalEnd, 0))+") do not hold it"
+				typ, detail = LostAckedWrite, "; final reads (to offset "+itoa(po.finalReach())+") do not hold it"
 			}
 		case v.flags&obsRead != 0:
 		case a.readAcross(s.part, s.offset):
 			typ, detail = LostAckedWrite, "; reads went on to offset "+itoa(po.maxRead)+" and never saw it"
+		case po.finalSaid:
+			// Not judged: the final reader did not get this far (starved
+			// of its leader, or the run ended first), a liveness matter
+			// the run's convergence reports, not a loss.
+			typ, detail = Unseen, "; not judged by the final reads: they stopped at offset "+itoa(po.finalTo)+" of "+po.name+", short of its end"
+			if po.finalTo < 0 {
+				detail = "; not judged by the final reads: they never read " + po.name
+			}
 		default:
 			typ = Unseen
 		}
@@ -102,7 +105,9 @@ func (a *analyzer) checkLostNoAck(s *sendRec) {
 	covered := a.finalAll || a.finalTopic[s.topic]
 	ex := Example{Value: a.valNames[s.val], Process: a.procs[s.proc].name, Offset: -1, Ops: []int64{s.invoke, s.complete}}
 	if s.part >= 0 {
-		covered = covered || a.finalPart[s.part]
+		// Its offset unknown: only final reads that reached the
+		// partition's end judge it.
+		covered = covered || a.finalPart[s.part] || a.parts[s.part].finalReached
 		ex.Partition = a.parts[s.part].name
 	}
 	if !covered || v.flags&obsFinal != 0 {
@@ -181,3 +186,101 @@ func (a *analyzer) pastFinalReads(s *sendRec, v valInfo) bool {
 	}
 	return s.complete > a.finalBegin || v.flags&obsRead != 0
 }
+
+// finalProc is what one process's final polls said of their coverage:
+// the partitions and topics they named (records returned, an assignment,
+// log start offsets), and, when they carried positions or end offsets
+// (said), how far they read each partition and the end they read it to.
+type finalProc struct {
+	parts, topics map[int32]bool
+	to, end       map[int32]int64
+	said          bool
+}
+
+func (f *finalProc) part(pi int32) {
+	if f.parts == nil {
+		f.parts = map[int32]bool{}
+	}
+	f.parts[pi] = true
+}
+
+func (f *finalProc) topic(t int32) {
+	if f.topics == nil {
+		f.topics = map[int32]bool{}
+	}
+	f.topics[t] = true
+}
+
+// readTo notes that final reads read a partition to off (a position after
+// a final poll, or one past a record it returned); a position moved back
+// (KIP-320 after a truncation) takes nothing from what was read before.
+func (f *finalProc) readTo(pi int32, off int64) {
+	if f.to == nil {
+		f.to = map[int32]int64{}
+	}
+	if at, ok := f.to[pi]; !ok || off > at {
+		f.to[pi] = off
+	}
+}
+
+func (f *finalProc) endAt(pi int32, off int64) {
+	if f.end == nil {
+		f.end = map[int32]int64{}
+	}
+	f.end[pi] = off
+}
+
+// mergeFinal decides what final reads cover. A final reader whose polls
+// said how far they read (positions, end offsets) covers each partition
+// below where it got to, and all of it once it reached its end offset: a
+// final reader that stopped short (starved of its leader, or a run that
+// ended first) judges nothing above where it stopped. One whose polls did
+// not (an older history) covers what they named: the partitions it
+// returned records of or was assigned, the topics of a reader without an
+// assignment, and, when it returned nothing at all without an assignment in
+// a history of one topic, everything (every partition it read was empty).
+func (a *analyzer) mergeFinal() {
+	for _, p := range a.procs {
+		f := &p.fin
+		if !f.said {
+			for pi := range f.parts { // kafkasim:orderless: sets flags
+				a.finalPart[pi] = true
+			}
+			for t := range f.topics { // kafkasim:orderless: sets flags
+				a.finalTopic[t] = true
+			}
+			if p.finalPolls > 0 && !p.finalRecs && len(p.owned) == 0 && len(a.topicIDs) == 1 {
+				a.finalAll = true
+			}
+			continue
+		}
+		for pi, to := range f.to { // kafkasim:orderless: a maximum and flags
+			po := a.parts[pi]
+			po.finalSaid = true
+			po.finalTo = max(po.finalTo, to)
+			if end, ok := f.end[pi]; ok && to >= end {
+				po.finalReached = true
+			}
+		}
+		for pi := range f.end { // kafkasim:orderless: sets flags
+			a.parts[pi].finalSaid = true
+		}
+	}
+	// A topic whose every partition final reads read to its end is covered
+	// whole (an acks=0 send whose partition is unknown).
+	whole := map[int32]bool{}
+	for _, po := range a.parts {
+		if r, seen := whole[po.topic]; !seen || r {
+			whole[po.topic] = po.finalReached
+		}
+	}
+	for t, r := range whole { // kafkasim:orderless: sets flags
+		if r {
+			a.finalTopic[t] = true
+		}
+	}
+}
+
+// finalReach is where final reads ended in the partition: one past the
+// highest offset they returned, or the position they said they read to.
+func (po *partState) finalReach() int64 { return max(po.finalEnd, po.finalTo, 0) }

@@ -345,6 +345,7 @@ func (s *scanner) value(op *Op) (bool, bool) {
 	var (
 		tid, group, member       string
 		offsets, logStarts       map[string]int64
+		positions, ends          map[string]int64
 		gen, epoch               int32
 		hasGen, hasEpoch         bool
 		hasApplied, applied      bool
@@ -411,6 +412,12 @@ func (s *scanner) value(op *Op) (bool, bool) {
 		case "log_start_offsets":
 			logStarts, ok = s.offsets()
 			hasExt = true
+		case "positions":
+			positions, ok = s.offsets()
+			hasExt = true
+		case "end_offsets":
+			ends, ok = s.offsets()
+			hasExt = true
 		case "generation":
 			gen, ok = s.int32()
 			hasGen, hasExt = true, true
@@ -472,7 +479,7 @@ func (s *scanner) value(op *Op) (bool, bool) {
 	if hasExt || tid != "" || group != "" || member != "" {
 		x := v.X()
 		x.TransactionalID, x.Group, x.Offsets, x.MemberID, x.Partitions = tid, group, offsets, member, parts
-		x.LogStartOffsets = logStarts
+		x.LogStartOffsets, x.Positions, x.EndOffsets = logStarts, positions, ends
 		x.HasApplied, x.Applied = hasApplied, applied
 		if hasGen {
 			x.Generation = gen
@@ -554,6 +561,6 @@ func parseFast(b []byte, in *interner) (Op, bool) {
 // case included) is a recorder's own and is ignored.
 var (
 	topFields    = []string{"index", "time", "process", "type", "f", "value"}
-	valueFields  = []string{"topic", "partition", "key", "value", "offset", "transactional_id", "isolation", "group", "final", "records", "offsets", "log_start_offsets", "generation", "member_epoch", "member_id", "applied", "partitions", "sends", "error"}
+	valueFields  = []string{"topic", "partition", "key", "value", "offset", "transactional_id", "isolation", "group", "final", "records", "offsets", "log_start_offsets", "positions", "end_offsets", "generation", "member_epoch", "member_id", "applied", "partitions", "sends", "error"}
 	recordFields = []string{"topic", "partition", "offset", "key", "value"}
 )

@@ -42,6 +42,12 @@ func randomOp(rng *rand.Rand, i int) Op {
 			x.LogStartOffsets = map[string]int64{"orders-0": 2}
 		}
 		if rng.IntN(2) == 0 {
+			x.Positions = map[string]int64{"orders-0": 7, "orders-1": 0}
+		}
+		if rng.IntN(2) == 0 {
+			x.EndOffsets = map[string]int64{"orders-0": 9}
+		}
+		if rng.IntN(2) == 0 {
 			x.Generation = int32(rng.IntN(9))
 		}
 		if rng.IntN(2) == 0 {

@@ -29,6 +29,7 @@ func FuzzDecoder(f *testing.F) {
 		`{"index":6,"process":7,"type":"info","f":"send","value":{"topic":"o","value":12}}`,
 		`{"index":7,"process":"c","type":"ok","f":"assign","value":{"group":"g","partitions":["o-0"],"member_epoch":3,"member_id":"m"}}`,
 		`{"index":8,"process":"c","type":"ok","f":"poll","value":{"final":true,"log_start_offsets":{"o-0":4},"records":[]}}`,
+		`{"index":9,"process":"c","type":"ok","f":"poll","value":{"final":true,"positions":{"o-0":6},"end_offsets":{"o-0":9},"records":[]}}`,
 		`{"index":10,"process":"c","type":"ok","f":"side-effect","value":{"group":"g","topic":"o","partition":0,"offset":3,"key":"o-0-3","member_id":"m","applied":false}}`,
 		`{"index":9,"process":"c","type":"fail","f":"fetch-committed","value":{"group":"g","partitions":["o-0"],"error":{"code":27}}}`,
 		`{"index":0,"process":"p","type":"invoke","f":"produce","value":{}}`,

@@ -153,6 +153,20 @@ type Ext struct {
 	// acknowledged record below one was deleted by retention, not lost (an
 	// extension of the format, docs/history.md).
 	LogStartOffsets map[string]int64
+	// Positions are, on a final poll, the final reader's position in the
+	// partitions whose position this poll moved or first learned
+	// ("topic-partition": offset): its final read of the partition has
+	// read, or passed over (control records, aborted or compacted ones),
+	// every offset below. EndOffsets are the end offsets the final reads
+	// read each partition to (ListOffsets latest when they began: the high
+	// watermark, or the last stable offset under read_committed), on the
+	// first final poll after the reader learned them. A partition's final
+	// read reached its end once a position is at or past its end offset.
+	// With them, final reads judge an acknowledged write only below where
+	// they got to (extensions of the format, docs/history.md); without
+	// them (older histories), final polls cover what they name.
+	Positions  map[string]int64
+	EndOffsets map[string]int64
 	// HasApplied and Applied are, on a side-effect's ok, the store's answer:
 	// whether it applied the effect (an idempotent store that already holds
 	// the key acknowledges without applying it again). Without HasApplied

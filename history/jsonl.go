@@ -58,6 +58,25 @@ func (w *fieldWriter) int(n string, v int64) {
 	w.buf = strconv.AppendInt(w.buf, v, 10)
 }
 
+// offsetMap writes a {"topic-partition": offset} field, keys sorted; nil
+// writes nothing.
+func (w *fieldWriter) offsetMap(n string, m map[string]int64) {
+	if m == nil {
+		return
+	}
+	w.name(n)
+	keys := make([]string, 0, len(m))
+	for k := range m { // kafkasim:orderless: sorted below
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	ow := fieldWriter{buf: append(w.buf, '{'), first: true}
+	for _, k := range keys {
+		ow.int(k, m[k])
+	}
+	w.buf = append(ow.buf, '}')
+}
+
 func appendValue(buf []byte, v *Value) []byte {
 	w := fieldWriter{buf: append(buf, '{'), first: true}
 	x := v.Ext
@@ -122,19 +141,9 @@ func appendValue(buf []byte, v *Value) []byte {
 			}
 			w.buf = append(ow.buf, '}')
 		}
-		if x.LogStartOffsets != nil {
-			w.name("log_start_offsets")
-			keys := make([]string, 0, len(x.LogStartOffsets))
-			for k := range x.LogStartOffsets { // kafkasim:orderless: sorted below
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			ow := fieldWriter{buf: append(w.buf, '{'), first: true}
-			for _, k := range keys {
-				ow.int(k, x.LogStartOffsets[k])
-			}
-			w.buf = append(ow.buf, '}')
-		}
+		w.offsetMap("log_start_offsets", x.LogStartOffsets)
+		w.offsetMap("positions", x.Positions)
+		w.offsetMap("end_offsets", x.EndOffsets)
 		if x.Partitions != nil {
 			w.name("partitions")
 			w.buf = append(w.buf, '[')
@@ -242,6 +251,8 @@ type wireValue struct {
 	Records         *[]wireRecord    `json:"records"`
 	Offsets         map[string]int64 `json:"offsets"`
 	LogStartOffsets map[string]int64 `json:"log_start_offsets"`
+	Positions       map[string]int64 `json:"positions"`
+	EndOffsets      map[string]int64 `json:"end_offsets"`
 	Generation      *int32           `json:"generation"`
 	MemberEpoch     *int32           `json:"member_epoch"`
 	MemberID        string           `json:"member_id"`
@@ -552,10 +563,10 @@ func parseLine(b []byte, line int) (Op, error) {
 	}
 	op.Value.Isolation, op.Value.Final, op.Value.Error = v.Isolation, v.Final, v.Error
 	if v.TransactionalID != "" || v.Group != "" || v.Offsets != nil || v.MemberID != "" || v.Partitions != nil ||
-		v.Generation != nil || v.MemberEpoch != nil || v.Sends != nil || v.LogStartOffsets != nil || v.Applied != nil {
+		v.Generation != nil || v.MemberEpoch != nil || v.Sends != nil || v.LogStartOffsets != nil || v.Positions != nil || v.EndOffsets != nil || v.Applied != nil {
 		x := op.Value.X()
 		x.TransactionalID, x.Group, x.Offsets, x.MemberID, x.Partitions = v.TransactionalID, v.Group, v.Offsets, v.MemberID, v.Partitions
-		x.LogStartOffsets = v.LogStartOffsets
+		x.LogStartOffsets, x.Positions, x.EndOffsets = v.LogStartOffsets, v.Positions, v.EndOffsets
 		if v.Applied != nil {
 			x.HasApplied, x.Applied = true, *v.Applied
 		}

@@ -36,6 +36,36 @@ func TestSpecExampleRoundTrips(t *testing.T) {
 	}
 }
 
+// A final poll says how far it read (positions) and the end it reads to
+// (end_offsets), as docs/history.md's example does; both round-trip, and
+// a final poll without them (an older history) reads as before.
+func TestFinalPollPositionsRoundTrip(t *testing.T) {
+	line := `{"index":13,"time":50001000000,"process":"kafkasim-final-0","type":"ok","f":"poll","value":{"isolation":"read_uncommitted","final":true,"records":[{"topic":"orders","partition":0,"offset":0,"key":"k19","value":"p-0:1"},{"topic":"orders","partition":0,"offset":1,"value":"p-0:3"}],"log_start_offsets":{"orders-0":0},"positions":{"orders-0":2},"end_offsets":{"orders-0":2}}}
+`
+	ops, err := ReadAll(strings.NewReader(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := ops[0].Value.Ext; x == nil || x.Positions["orders-0"] != 2 || x.EndOffsets["orders-0"] != 2 || x.LogStartOffsets["orders-0"] != 0 {
+		t.Fatalf("parsed %+v", ops[0].Value.Ext)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, ops); err != nil {
+		t.Fatal(err)
+	}
+	if buf.String() != line {
+		t.Fatalf("round trip differs:\n%s\nwant\n%s", buf.String(), line)
+	}
+	old := `{"index":1,"process":"f","type":"ok","f":"poll","value":{"final":true,"records":[],"log_start_offsets":{"orders-0":0}}}`
+	ops, err = ReadAll(strings.NewReader(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := ops[0].Value.Ext; x == nil || x.Positions != nil || x.EndOffsets != nil {
+		t.Fatalf("an older final poll parsed %+v", ops[0].Value.Ext)
+	}
+}
+
 func TestMalformedLinesNameTheLineAndField(t *testing.T) {
 	cases := []struct {
 		in, want string

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"kafkasim/history"
 	"kafkasim/model/proto"
 )
 
@@ -17,6 +18,7 @@ import (
 func (r *Reader) StartFinal() {
 	r.final = true
 	r.finalDone = false
+	r.finalSaid = map[partKey]finalSaid{}
 	for _, p := range r.subs.parts {
 		p.end = -1
 		p.offset, p.offsetEpoch, p.validating, p.resetting = -1, -1, false, false
@@ -26,8 +28,70 @@ func (r *Reader) StartFinal() {
 	r.listOffsets(proto.ListLatest, true)
 }
 
-// FinalDone reports whether final reads reached every partition's end.
-func (r *Reader) FinalDone() bool { return r.final && r.finalDone }
+// FinalDone reports whether final reads reached every partition's end and
+// the history says so: where they ended is recorded on a final poll (one
+// more, empty, when a ListOffsets answer rather than a poll showed the last
+// position at its end), or the checker could not tell the end of a
+// partition's final read from a final reader that stopped short.
+func (r *Reader) FinalDone() bool { return r.final && r.finalDone && !r.finalUnsaid() }
+
+// finalSaid is what the history holds of a partition's final read: the
+// position and the end offset last recorded (-1: none).
+type finalSaid struct{ position, end int64 }
+
+func (r *Reader) said(k partKey) finalSaid {
+	if s, ok := r.finalSaid[k]; ok {
+		return s
+	}
+	return finalSaid{-1, -1}
+}
+
+// finalUnsaid reports whether the final reads know something of where they
+// began or got to that no final poll has recorded yet.
+func (r *Reader) finalUnsaid() bool {
+	if len(r.finalStarts) > 0 {
+		return true
+	}
+	for _, p := range r.subs.parts {
+		s := r.said(p.key)
+		if (p.offset >= 0 && p.offset != s.position) || (p.end >= 0 && p.end != s.end) {
+			return true
+		}
+	}
+	return false
+}
+
+// finalReport puts on a final poll's value the positions it moved (or
+// first learned) and the end offsets learned since the last final poll:
+// how far each partition's final read got, so that the checker judges an
+// acknowledged write missing from them only below it (a final reader
+// starved of its leader, or a run that ended before it finished, says
+// nothing of the offsets it never reached).
+func (r *Reader) finalReport(v *history.Value) {
+	for _, p := range r.subs.parts {
+		s := r.said(p.key)
+		was := s
+		if p.offset >= 0 && p.offset != s.position {
+			x := v.X()
+			if x.Positions == nil {
+				x.Positions = map[string]int64{}
+			}
+			x.Positions[p.key.String()] = p.offset
+			s.position = p.offset
+		}
+		if p.end >= 0 && p.end != s.end {
+			x := v.X()
+			if x.EndOffsets == nil {
+				x.EndOffsets = map[string]int64{}
+			}
+			x.EndOffsets[p.key.String()] = p.end
+			s.end = p.end
+		}
+		if s != was {
+			r.finalSaid[p.key] = s
+		}
+	}
+}
 
 func (r *Reader) checkFinal() {
 	if r.final && finalReadsDone(r.subs.parts) {

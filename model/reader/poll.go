@@ -23,7 +23,7 @@ func (r *Reader) poll() {
 	} else if r.cfg.Stop > 0 && r.env.WorldTime() >= r.cfg.Stop && !r.final {
 		return
 	}
-	if r.final && r.finalDone {
+	if r.final && r.finalDone && !r.finalUnsaid() {
 		return
 	}
 	if r.final {
@@ -70,6 +70,9 @@ func (r *Reader) finishPoll() {
 	if r.final && len(r.finalStarts) > 0 {
 		v.X().LogStartOffsets = r.finalStarts
 		r.finalStarts = nil
+	}
+	if r.final {
+		r.finalReport(&v)
 	}
 	if r.group != nil {
 		v.X().Group = r.group.cfg.GroupID

@@ -142,6 +142,9 @@ type Reader struct {
 	// finalStarts are log start offsets final reads began from, not yet
 	// recorded in the history.
 	finalStarts map[string]int64
+	// finalSaid is, per partition, the position and end offset final reads
+	// last recorded in the history (final.go's finalReport).
+	finalSaid map[partKey]finalSaid
 	// leaderlessAt is when the reader last asked for metadata because a
 	// partition had no leader.
 	leaderlessAt time.Duration

@@ -21,6 +21,9 @@ type leader struct {
 	env   sim.Env
 	epoch int32
 	log   []*record.Batch
+	// serveTo, when above 0, starves fetches: they return nothing at or
+	// past it (a saturated link, a leader too slow to answer).
+	serveTo int64
 }
 
 func (l *leader) Start(env sim.Env) { l.env = env }
@@ -93,8 +96,13 @@ func (l *leader) Deliver(from sim.NodeID, m sim.Message) {
 				fp.Error = proto.FencedLeaderEpoch
 			case p.FetchOffset > int64(len(l.log)):
 				fp.Error = proto.OffsetOutOfRange
+			case l.serveTo > 0 && p.FetchOffset >= l.serveTo:
 			default:
-				fp.Batches = l.log[p.FetchOffset:]
+				end := int64(len(l.log))
+				if l.serveTo > 0 {
+					end = min(end, l.serveTo)
+				}
+				fp.Batches = l.log[p.FetchOffset:end]
 			}
 			resp.Partitions = append(resp.Partitions, fp)
 		}
