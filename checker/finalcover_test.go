@@ -164,3 +164,31 @@ func TestAcksZeroSendsAreJudgedOnlyByFinalReadsThatReachedTheEnd(t *testing.T) {
 	h.finalTo(1, 1, rec{0, 0, "a"})
 	expectCount(t, Check(h.ops, cfg), LostAckedWrite, 1)
 }
+
+// A final reader that says it records how far it got, but never learned a
+// position (the partition's leader is gone: its final polls come back
+// empty, the first with an empty positions), covers nothing: its writes are
+// unseen. The same empty polls without the field cover everything, as an
+// older history's do, and the writes are lost.
+func TestEmptyFinalPollsThatSayNothingOfPositionsJudgeNothing(t *testing.T) {
+	for _, announced := range []bool{true, false} {
+		h := &hb{}
+		h.send("p-0", "a", 0, 0, history.OK)
+		h.send("p-0", "b", 0, 1, history.OK)
+		v := history.NoValue()
+		v.Final = true
+		h.add("final-0", history.Invoke, history.FPoll, v)
+		v.HasRecords = true
+		if announced {
+			v.X().Positions = map[string]int64{}
+		}
+		h.add("final-0", history.OK, history.FPoll, v)
+		r := Check(h.ops, strict)
+		if announced {
+			expectCount(t, r, LostAckedWrite, 0)
+			expectCount(t, r, Unseen, 2)
+		} else {
+			expectCount(t, r, LostAckedWrite, 2)
+		}
+	}
+}

@@ -18,7 +18,7 @@ import (
 func (r *Reader) StartFinal() {
 	r.final = true
 	r.finalDone = false
-	r.finalSaid = map[partKey]finalSaid{}
+	r.finalSaid, r.finalAnnounced = map[partKey]finalSaid{}, false
 	for _, p := range r.subs.parts {
 		p.end = -1
 		p.offset, p.offsetEpoch, p.validating, p.resetting = -1, -1, false, false
@@ -90,6 +90,16 @@ func (r *Reader) finalReport(v *history.Value) {
 		if s != was {
 			r.finalSaid[p.key] = s
 		}
+	}
+	if !r.finalAnnounced {
+		// The first final poll carries positions, empty if need be, so
+		// that the checker knows this reader says how far it got: a final
+		// reader that never learns a partition's position (its leader is
+		// gone) covers none of it.
+		if x := v.X(); x.Positions == nil {
+			x.Positions = map[string]int64{}
+		}
+		r.finalAnnounced = true
 	}
 }
 

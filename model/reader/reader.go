@@ -145,6 +145,9 @@ type Reader struct {
 	// finalSaid is, per partition, the position and end offset final reads
 	// last recorded in the history (final.go's finalReport).
 	finalSaid map[partKey]finalSaid
+	// finalAnnounced: a final poll has said that this reader records how
+	// far its final reads got (finalReport).
+	finalAnnounced bool
 	// leaderlessAt is when the reader last asked for metadata because a
 	// partition had no leader.
 	leaderlessAt time.Duration
