@@ -30,6 +30,9 @@ type parkingBroker struct {
 	env    sim.Env
 	log    []*record.Batch // orders-0's
 	parked []parkedFetch
+	// outOfRange: retention has raised orders-0's log start past every
+	// offset fetched; the broker answers OFFSET_OUT_OF_RANGE.
+	outOfRange bool
 }
 
 type parkedFetch struct {
@@ -95,7 +98,9 @@ func (b *parkingBroker) reply(pf parkedFetch) {
 	resp := &proto.FetchResponse{CorrelationID: pf.req.CorrelationID}
 	for _, p := range pf.req.Partitions {
 		fp := proto.FetchPartitionResponse{TopicPartition: p.TopicPartition, LeaderEpoch: b.epoch}
-		if p.Partition == 0 {
+		if p.Partition == 0 && b.outOfRange {
+			fp.Error = proto.OffsetOutOfRange
+		} else if p.Partition == 0 {
 			fp.HighWatermark = int64(len(b.log))
 			if p.FetchOffset < int64(len(b.log)) {
 				fp.Batches = b.log[p.FetchOffset:]
@@ -198,5 +203,76 @@ func TestReaderTellsTheGodViewOfADeposedLeadersAnswerItTook(t *testing.T) {
 				t.Fatalf("stale leader reads %v, want %v", audit.got, c.stale)
 			}
 		})
+	}
+}
+
+// A leader paused with the reader's fetch from offset 0 parked in it loses
+// leadership; the reader reads 0 and 1 from the new leader. Then the old
+// one wakes, its retention past offset 0, and answers the parked fetch
+// OFFSET_OUT_OF_RANGE: an answer about offset 0, not about the reader's
+// position 2, which Kafka's FetchCollector.handleInitializeErrors discards
+// as stale (fetchOffset != position.offset). The reader keeps its position
+// and reads on from 2; resetting it would have it read 0 and 1 again (fuzz
+// seed 366796: offset 2864 after 6251).
+func TestReaderDiscardsAStaleOutOfRangeAnswer(t *testing.T) {
+	w := sim.NewWorld(sim.DefaultOptions(1))
+	h := &handover{leader: 1, epoch: 0}
+	var first sim.NodeID
+	for i := range h.brokers {
+		b := &parkingBroker{h: h}
+		h.brokers[i] = b
+		id := w.AddNode(sim.NodeSpec{Name: "broker-" + itoa(int64(i+1)), Role: "broker", New: func() sim.Node { return b }})
+		if i == 0 {
+			first = id
+		}
+	}
+	old, next := h.brokers[0], h.brokers[1]
+	rec := history.NewRecorder(w.Now)
+	cfg := reader.DefaultConfig("c-0", []string{"orders"})
+	cfg.Brokers, cfg.Recorder = []sim.NodeID{first}, rec
+	cfg.MetadataMaxAge = time.Second
+	rid := w.AddNode(sim.NodeSpec{Name: "c-0", Role: "consumer", New: reader.New(cfg)})
+	w.Start()
+	w.RunUntil(5 * time.Second)
+	if len(old.parked) == 0 {
+		t.Fatal("the reader sent broker-1 no fetch of orders-0")
+	}
+	h.leader, h.epoch, next.epoch = 2, 1, 1
+	next.appendRecord("a")
+	next.appendRecord("b")
+	w.RunUntil(w.Now() + 1500*time.Millisecond)
+	if len(next.parked) == 0 {
+		t.Fatal("the reader did not fetch orders-0 from the new leader")
+	}
+	next.answer()
+	w.RunUntil(w.Now() + 100*time.Millisecond)
+	r := w.Node(rid).(*reader.Reader)
+	if pos := r.Position("orders", 0); pos != 2 {
+		t.Fatalf("position %d after reading the new leader's log, want 2", pos)
+	}
+	resets := r.Stats.Resets
+	old.outOfRange = true
+	old.answer()
+	w.RunUntil(w.Now() + 100*time.Millisecond)
+	if pos := r.Position("orders", 0); pos != 2 || r.Stats.Resets != resets {
+		t.Fatalf("position %d, %d resets after the stale out-of-range answer; want 2, %d", pos, r.Stats.Resets, resets)
+	}
+	next.appendRecord("c")
+	for range 3 {
+		next.answer()
+		w.RunUntil(w.Now() + 500*time.Millisecond)
+	}
+	var got []string
+	for _, op := range rec.Ops() {
+		if op.F == history.FPoll && op.Type == history.OK {
+			for _, r := range op.Value.Records {
+				if r.Partition == 0 {
+					got = append(got, itoa(r.Offset)+"="+r.Value)
+				}
+			}
+		}
+	}
+	if want := []string{"0=a", "1=b", "2=c"}; !slices.Equal(got, want) {
+		t.Fatalf("polled %v, want %v", got, want)
 	}
 }
