@@ -119,6 +119,7 @@ func (r *Reader) handleFetch(m *proto.FetchResponse) {
 				continue
 			}
 			if hasDefaultOffsetResetPolicy(r.cfg.AutoOffsetReset) {
+				p.outOfRange, p.outOfRangeFrom = p.offset >= 0, p.offset
 				p.offset, p.offsetEpoch = -1, -1
 				p.buf = nil
 			}

@@ -33,6 +33,7 @@ type parkingBroker struct {
 	// outOfRange: retention has raised orders-0's log start past every
 	// offset fetched; the broker answers OFFSET_OUT_OF_RANGE.
 	outOfRange bool
+	logStart   int64 // what ListOffsets gives for the earliest offset
 }
 
 type parkedFetch struct {
@@ -62,7 +63,7 @@ func (b *parkingBroker) Deliver(from sim.NodeID, m sim.Message) {
 	case *proto.ListOffsetsRequest:
 		resp := &proto.ListOffsetsResponse{CorrelationID: m.CorrelationID}
 		for _, p := range m.Partitions {
-			resp.Partitions = append(resp.Partitions, proto.ListOffsetsPartitionResponse{TopicPartition: p.TopicPartition, LeaderEpoch: b.epoch})
+			resp.Partitions = append(resp.Partitions, proto.ListOffsetsPartitionResponse{TopicPartition: p.TopicPartition, Offset: b.logStart, LeaderEpoch: b.epoch})
 		}
 		b.env.Send(from, resp)
 	case *proto.OffsetsForLeaderEpochRequest:
@@ -111,7 +112,11 @@ func (b *parkingBroker) reply(pf parkedFetch) {
 	b.env.Send(pf.from, resp)
 }
 
-type staleReads struct{ got []string }
+type staleReads struct{ got, resets []string }
+
+func (s *staleReads) OutOfRangeReset(node sim.NodeID, tp proto.TopicPartition, from, to int64) {
+	s.resets = append(s.resets, tp.String()+"@"+itoa(from)+".."+itoa(to))
+}
 
 func (s *staleReads) StaleLeaderRead(node sim.NodeID, tp proto.TopicPartition, from, to int64) {
 	s.got = append(s.got, tp.String()+"@"+itoa(from)+".."+itoa(to))
@@ -228,8 +233,9 @@ func TestReaderDiscardsAStaleOutOfRangeAnswer(t *testing.T) {
 	}
 	old, next := h.brokers[0], h.brokers[1]
 	rec := history.NewRecorder(w.Now)
+	audit := &staleReads{}
 	cfg := reader.DefaultConfig("c-0", []string{"orders"})
-	cfg.Brokers, cfg.Recorder = []sim.NodeID{first}, rec
+	cfg.Brokers, cfg.Recorder, cfg.FetchAudit = []sim.NodeID{first}, rec, audit
 	cfg.MetadataMaxAge = time.Second
 	rid := w.AddNode(sim.NodeSpec{Name: "c-0", Role: "consumer", New: reader.New(cfg)})
 	w.Start()
@@ -274,5 +280,29 @@ func TestReaderDiscardsAStaleOutOfRangeAnswer(t *testing.T) {
 	}
 	if want := []string{"0=a", "1=b", "2=c"}; !slices.Equal(got, want) {
 		t.Fatalf("polled %v, want %v", got, want)
+	}
+	if len(audit.resets) != 0 {
+		t.Fatalf("out-of-range resets %v, want none", audit.resets)
+	}
+
+	// Now retention at the leader passes the position: its own fetch
+	// from 3 is answered OFFSET_OUT_OF_RANGE, auto.offset.reset moves it
+	// to the log start 5, and the god view hears of [3, 5).
+	for _, v := range []string{"d", "e", "f"} {
+		next.appendRecord(v)
+	}
+	next.logStart, next.outOfRange = 5, true
+	next.answer()
+	w.RunUntil(w.Now() + 100*time.Millisecond)
+	next.outOfRange = false
+	for range 3 {
+		next.answer()
+		w.RunUntil(w.Now() + 500*time.Millisecond)
+	}
+	if pos := r.Position("orders", 0); pos != 6 {
+		t.Fatalf("position %d after the reset to the log start, want 6", pos)
+	}
+	if want := []string{"orders-0@3..5"}; !slices.Equal(audit.resets, want) {
+		t.Fatalf("out-of-range resets %v, want %v", audit.resets, want)
 	}
 }
