@@ -218,7 +218,9 @@ func TestReaderTellsTheGodViewOfADeposedLeadersAnswerItTook(t *testing.T) {
 // position 2, which Kafka's FetchCollector.handleInitializeErrors discards
 // as stale (fetchOffset != position.offset). The reader keeps its position
 // and reads on from 2; resetting it would have it read 0 and 1 again (fuzz
-// seed 366796: offset 2864 after 6251).
+// seed 366796: offset 2864 after 6251). The god view hears of no reset
+// then; it hears of the one that follows the current leader's own
+// OFFSET_OUT_OF_RANGE at the position, and how far it moved it.
 func TestReaderDiscardsAStaleOutOfRangeAnswer(t *testing.T) {
 	w := sim.NewWorld(sim.DefaultOptions(1))
 	h := &handover{leader: 1, epoch: 0}
