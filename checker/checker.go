@@ -408,6 +408,17 @@ func (c *Config) readFromDeposedLeader(partition string, offset int64, proc stri
 	return ok
 }
 
+// resetPastOutOfRange reports whether reader proc's position of partition
+// was reset past offset after the leader it fetched from answered
+// OFFSET_OUT_OF_RANGE there (god view): that leader's retention had deleted
+// the offset, whatever another replica still held.
+func (c *Config) resetPastOutOfRange(partition string, offset int64, proc string) bool {
+	_, ok := c.Happened.First(godview.OutOfRangeReset, func(f *DataLoss) bool {
+		return f.Process == proc && f.Covers(partition, offset)
+	})
+	return ok
+}
+
 // Notes lists what a reader of the report should know besides its
 // anomalies: the defaults the checker assumed, and what the linearizability
 // checks could not decide.

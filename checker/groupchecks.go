@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 
+	"kafkasim/godview"
 	"kafkasim/history"
 )
 
@@ -421,6 +422,23 @@ func (a *analyzer) checkSkipped() {
 		_, lossHere := a.cfg.loss(part.name, -1)
 		if j.from < 0 || j.from < part.logStart || lossHere {
 			passed[gp{j.group, j.part}] = append(passed[gp{j.group, j.part}], span{max(j.from, 0), j.to})
+		}
+	}
+	// Where the leader a member fetched from had deleted the records
+	// (retention) and said so: OFFSET_OUT_OF_RANGE at the member's position,
+	// then auto.offset.reset to its log start (god view: out-of-range-reset),
+	// whatever another replica still held and later led with.
+	if resets := a.cfg.Happened.Of(godview.OutOfRangeReset); len(resets) > 0 {
+		for i := range m.procs {
+			pr := &m.procs[i]
+			for _, r := range resets {
+				if r.Process == a.procs[pr.proc].name && r.Partition == a.parts[pr.part].name && pr.off >= r.To {
+					k := gp{pr.group, pr.part}
+					if s := (span{r.From, r.To}); !slices.Contains(passed[k], s) {
+						passed[k] = append(passed[k], s)
+					}
+				}
+			}
 		}
 	}
 	for _, reg := range a.groups.regs {

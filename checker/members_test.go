@@ -1407,3 +1407,30 @@ func TestSkippedRecordSentIntoAnOffsetReusedAfterTheGroupCommitted(t *testing.T)
 		}
 	}
 }
+
+// A member's position was out of range at the leader it fetched from
+// (retention had deleted offset 2 there) and auto.offset.reset moved it to
+// 3; a replica that still held offset 2 led later (fuzz seed 364903). The
+// god view's record of that member's reset over offset 2 excuses the skip;
+// another process's, or one over other offsets, does not.
+func TestSkippedRecordPastAnOutOfRangeResetIsNoSkip(t *testing.T) {
+	h, _ := skipHistory(0, 1, 3, 4)
+	reset := func(proc string, from, to int64) godview.Fact {
+		return godview.Fact{Kind: godview.OutOfRangeReset, Partition: "t-0", From: from, To: to, Process: proc}
+	}
+	for _, c := range []struct {
+		name string
+		fact godview.Fact
+		want int
+	}{
+		{"the member's reset", reset("c-1", 2, 3), 0},
+		{"another process's", reset("c-2", 2, 3), 1},
+		{"over other offsets", reset("c-1", 3, 4), 1},
+	} {
+		cfg := withGroup("after-processing")
+		cfg.Happened = godview.Seen(c.fact)
+		if got := Check(h.ops, cfg).Count(SkippedRecord); got != c.want {
+			t.Errorf("%s: %d skipped-record, want %d", c.name, got, c.want)
+		}
+	}
+}

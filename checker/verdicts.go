@@ -96,6 +96,11 @@ type Facts struct {
 	// the offset, one it took from a deposed leader's answer to a fetch sent
 	// before it knew the new leader (god view: StaleLeaderRead).
 	ReadStaleLeader bool
+	// OutOfRangeReset: poll-skip over an offset that the leader the reader
+	// fetched from had deleted: it answered OFFSET_OUT_OF_RANGE at the
+	// reader's position, and auto.offset.reset moved the position past the
+	// offset (god view: out-of-range-reset).
+	OutOfRangeReset bool
 	// Related is the partition's other findings' strongest verdict (for
 	// nonlinearizable), RelatedType and RelatedWhy the finding behind it.
 	Related, RelatedType, RelatedWhy string
@@ -331,6 +336,9 @@ var VerdictRules = []Rule{
 	{PollSkip, "the reader read another record at the offset, from a deposed leader's answer to a fetch it sent before it learned of the new leader (god view)", Permitted,
 		"the reader took a deposed leader's answer, as Kafka's consumer does when the fetch began at its position (FetchCollector checks no leader epoch), and went on past those offsets at the new leader, whose records there it never fetched",
 		func(f *Facts) bool { return f.ReadStaleLeader }, nil},
+	{PollSkip, "the leader the reader fetched from answered OFFSET_OUT_OF_RANGE at its position, and auto.offset.reset moved it past the record (god view)", Permitted,
+		"retention had deleted the record from the leader the reader fetched from, which answered OFFSET_OUT_OF_RANGE, and auto.offset.reset moved the reader to that leader's log start; another replica, whose own retention had not gone as far, still held the record and led later",
+		func(f *Facts) bool { return f.OutOfRangeReset }, nil},
 	{PollSkip, "final reads hold the skipped record", Violation, "the reader jumped over a record that is still in the log (final reads hold it)",
 		func(f *Facts) bool { return f.InFinalReads }, nil},
 	{PollSkip, "the simulator saw committed data lost in the partition", Permitted, "the skipped record was lost with committed data",
@@ -664,6 +672,7 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		fx.InFinalReads = a.inFinalReadsBefore(f.Partition, f.Offset, skipOp)
 		fx.ReadLostHere = f.readOther && c.replacedUnderReader(f.Partition, f.Offset)
 		fx.ReadStaleLeader = f.readOther && c.readFromDeposedLeader(f.Partition, f.Offset, f.Process)
+		fx.OutOfRangeReset = c.resetPastOutOfRange(f.Partition, f.Offset, f.Process)
 		fx.BelowLogStart = f.Offset < a.logStartOf(f.Partition)
 	}
 	return fx

@@ -66,6 +66,15 @@ const (
 	// (FetchCollector checks the fetch offset only). What it read there is
 	// the deposed leader's, and it goes on from past it at the new leader.
 	StaleLeaderRead Kind = "stale-leader-read"
+	// OutOfRangeReset: the leader reader Process fetched Partition from
+	// answered OFFSET_OUT_OF_RANGE at its position From (retention had
+	// raised that leader's log start past it), and auto.offset.reset moved
+	// the position on to To, the log start ListOffsets gave, At. The records
+	// in [From, To) were gone from that leader's log; another replica, whose
+	// log start its own retention had not raised as far (each replica
+	// deletes on its own: Kafka's UnifiedLog.deleteOldSegments), may still
+	// hold them and lead later.
+	OutOfRangeReset Kind = "out-of-range-reset"
 	// ConfigAltered: an operator's IncrementalAlterConfigs (kafkasim's
 	// alter-config fault) set Config to Value for Topic, or cluster-wide
 	// (the broker default, for the topics that do not set it) when Topic is
@@ -105,7 +114,7 @@ type Fact struct {
 	// validation cannot see that divergence.
 	LeaderEnd int64
 	Topic     string // PartitionsAdded, ConfigAltered
-	Process   string // StaleLeaderRead: the reader
+	Process   string // StaleLeaderRead, OutOfRangeReset: the reader
 	// Config and Value: ConfigAltered's config name and new value.
 	Config, Value string
 }

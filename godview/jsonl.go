@@ -18,7 +18,7 @@ const StoreFile = "godview.jsonl"
 // make a file the simulator wrote unreadable (a test holds the list to the
 // constants).
 var Kinds = []Kind{Loss, HeldBack, ForgottenBatch, ForgottenProducer, UnknownProducerAppend,
-	Resurrected, PowerLoss, UncleanElection, PartitionsAdded, UncleanElectionRequested, StaleLeaderRead, ConfigAltered}
+	Resurrected, PowerLoss, UncleanElection, PartitionsAdded, UncleanElectionRequested, StaleLeaderRead, OutOfRangeReset, ConfigAltered}
 
 // header is a facts file's first line: whether a god view recorded the list
 // and how many facts follow (a file cut short says so).
@@ -223,7 +223,7 @@ func checkFact(f *Fact, producerGiven bool, n int) error {
 		if f.Config == "" {
 			return bad("config", "missing: %s names the config set", f.Kind)
 		}
-	case StaleLeaderRead:
+	case StaleLeaderRead, OutOfRangeReset:
 		if f.Partition == "" {
 			return bad("partition", "missing: %s names a partition", f.Kind)
 		}

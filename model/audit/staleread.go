@@ -17,3 +17,14 @@ func (a *Audit) StaleLeaderRead(node sim.NodeID, tp proto.TopicPartition, from, 
 	a.facts = append(a.facts, godview.Fact{Kind: godview.StaleLeaderRead, At: int64(a.w.Now()),
 		Partition: tp.String(), From: from, To: to, Producer: godview.NoProducer, Process: a.w.Name(node)})
 }
+
+// OutOfRangeReset records that the leader reader node fetched tp from
+// answered OFFSET_OUT_OF_RANGE at its position from, and that
+// auto.offset.reset moved the position on to to (model/reader's
+// FetchAuditor): retention had deleted [from, to) from that leader's log.
+// Another replica's retention may not have gone as far; if it leads later,
+// the log holds again records the reader legitimately passed over.
+func (a *Audit) OutOfRangeReset(node sim.NodeID, tp proto.TopicPartition, from, to int64) {
+	a.facts = append(a.facts, godview.Fact{Kind: godview.OutOfRangeReset, At: int64(a.w.Now()),
+		Partition: tp.String(), From: from, To: to, Producer: godview.NoProducer, Process: a.w.Name(node)})
+}

@@ -103,10 +103,23 @@ func (r *Reader) handleFetch(m *proto.FetchResponse) {
 		if p == nil {
 			continue
 		}
+		asked, ok := askedFor(from, k)
 		switch fp.Error {
 		case proto.None:
 		case proto.OffsetOutOfRange:
+			// An answer to a fetch from an offset that is no longer the
+			// position says nothing of the position: a fetch parked at a
+			// paused or deposed leader, answered after the reader moved
+			// on elsewhere. Kafka's FetchCollector.handleInitializeErrors
+			// discards it (fetchOffset != position.offset) rather than
+			// reset a position the leader never judged.
+			if ok && asked.FetchOffset != p.offset {
+				r.env.Note("reader", fmt.Sprintf("%s: discarding stale out-of-range answer to a fetch from %d, position %d", k, asked.FetchOffset, p.offset))
+				refresh = true
+				continue
+			}
 			if hasDefaultOffsetResetPolicy(r.cfg.AutoOffsetReset) {
+				p.outOfRange, p.outOfRangeFrom = p.offset >= 0, p.offset
 				p.offset, p.offsetEpoch = -1, -1
 				p.buf = nil
 			}
@@ -121,7 +134,6 @@ func (r *Reader) handleFetch(m *proto.FetchResponse) {
 		}
 		// Kafka's consumer discards a response fetched from an offset
 		// that is no longer its position (a seek since, say KIP-320's).
-		asked, ok := askedFor(from, k)
 		if ok && asked.FetchOffset != p.offset {
 			r.env.Note("reader", fmt.Sprintf("%s: discarding stale fetch from %d, position %d", k, asked.FetchOffset, p.offset))
 			continue

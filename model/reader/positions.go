@@ -155,6 +155,10 @@ func (r *Reader) handleListOffsets(m *proto.ListOffsetsResponse) {
 			p.offset, p.offsetEpoch = lp.Offset, -1
 			p.buf = nil
 			r.Stats.Resets++
+			if a := r.cfg.FetchAudit; a != nil && p.outOfRange && lp.Offset > p.outOfRangeFrom {
+				a.OutOfRangeReset(r.env.ID(), proto.TopicPartition{Topic: lp.Topic, Partition: lp.Partition}, p.outOfRangeFrom, lp.Offset)
+			}
+			p.outOfRange = false
 			if r.group != nil && r.group.cfg.Audit != nil {
 				r.group.cfg.Audit.PositionReset(r.env.ID(), r.group.cfg.GroupID, proto.TopicPartition{Topic: lp.Topic, Partition: lp.Partition})
 			}

@@ -67,8 +67,14 @@ type Config struct {
 // position it still holds (FetchCollector checks the fetch offset only).
 // The records [from, to) it took there are the deposed leader's, whatever
 // the new leader holds at those offsets.
+//
+// OutOfRangeReset: the leader answered OFFSET_OUT_OF_RANGE at the reader's
+// position from, and auto.offset.reset moved the position on to to, the log
+// start ListOffsets gave: the records [from, to) were gone from that
+// leader's log (retention), whatever another replica still holds there.
 type FetchAuditor interface {
 	StaleLeaderRead(node sim.NodeID, tp proto.TopicPartition, from, to int64)
+	OutOfRangeReset(node sim.NodeID, tp proto.TopicPartition, from, to int64)
 }
 
 // DefaultConfig has Kafka's consumer defaults, except that a reader starts

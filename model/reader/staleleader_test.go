@@ -30,6 +30,10 @@ type parkingBroker struct {
 	env    sim.Env
 	log    []*record.Batch // orders-0's
 	parked []parkedFetch
+	// outOfRange: retention has raised orders-0's log start past every
+	// offset fetched; the broker answers OFFSET_OUT_OF_RANGE.
+	outOfRange bool
+	logStart   int64 // what ListOffsets gives for the earliest offset
 }
 
 type parkedFetch struct {
@@ -59,7 +63,7 @@ func (b *parkingBroker) Deliver(from sim.NodeID, m sim.Message) {
 	case *proto.ListOffsetsRequest:
 		resp := &proto.ListOffsetsResponse{CorrelationID: m.CorrelationID}
 		for _, p := range m.Partitions {
-			resp.Partitions = append(resp.Partitions, proto.ListOffsetsPartitionResponse{TopicPartition: p.TopicPartition, LeaderEpoch: b.epoch})
+			resp.Partitions = append(resp.Partitions, proto.ListOffsetsPartitionResponse{TopicPartition: p.TopicPartition, Offset: b.logStart, LeaderEpoch: b.epoch})
 		}
 		b.env.Send(from, resp)
 	case *proto.OffsetsForLeaderEpochRequest:
@@ -95,7 +99,9 @@ func (b *parkingBroker) reply(pf parkedFetch) {
 	resp := &proto.FetchResponse{CorrelationID: pf.req.CorrelationID}
 	for _, p := range pf.req.Partitions {
 		fp := proto.FetchPartitionResponse{TopicPartition: p.TopicPartition, LeaderEpoch: b.epoch}
-		if p.Partition == 0 {
+		if p.Partition == 0 && b.outOfRange {
+			fp.Error = proto.OffsetOutOfRange
+		} else if p.Partition == 0 {
 			fp.HighWatermark = int64(len(b.log))
 			if p.FetchOffset < int64(len(b.log)) {
 				fp.Batches = b.log[p.FetchOffset:]
@@ -106,7 +112,11 @@ func (b *parkingBroker) reply(pf parkedFetch) {
 	b.env.Send(pf.from, resp)
 }
 
-type staleReads struct{ got []string }
+type staleReads struct{ got, resets []string }
+
+func (s *staleReads) OutOfRangeReset(node sim.NodeID, tp proto.TopicPartition, from, to int64) {
+	s.resets = append(s.resets, tp.String()+"@"+itoa(from)+".."+itoa(to))
+}
 
 func (s *staleReads) StaleLeaderRead(node sim.NodeID, tp proto.TopicPartition, from, to int64) {
 	s.got = append(s.got, tp.String()+"@"+itoa(from)+".."+itoa(to))
@@ -198,5 +208,103 @@ func TestReaderTellsTheGodViewOfADeposedLeadersAnswerItTook(t *testing.T) {
 				t.Fatalf("stale leader reads %v, want %v", audit.got, c.stale)
 			}
 		})
+	}
+}
+
+// A leader paused with the reader's fetch from offset 0 parked in it loses
+// leadership; the reader reads 0 and 1 from the new leader. Then the old
+// one wakes, its retention past offset 0, and answers the parked fetch
+// OFFSET_OUT_OF_RANGE: an answer about offset 0, not about the reader's
+// position 2, which Kafka's FetchCollector.handleInitializeErrors discards
+// as stale (fetchOffset != position.offset). The reader keeps its position
+// and reads on from 2; resetting it would have it read 0 and 1 again (fuzz
+// seed 366796: offset 2864 after 6251). The god view hears of no reset
+// then; it hears of the one that follows the current leader's own
+// OFFSET_OUT_OF_RANGE at the position, and how far it moved it.
+func TestReaderDiscardsAStaleOutOfRangeAnswer(t *testing.T) {
+	w := sim.NewWorld(sim.DefaultOptions(1))
+	h := &handover{leader: 1, epoch: 0}
+	var first sim.NodeID
+	for i := range h.brokers {
+		b := &parkingBroker{h: h}
+		h.brokers[i] = b
+		id := w.AddNode(sim.NodeSpec{Name: "broker-" + itoa(int64(i+1)), Role: "broker", New: func() sim.Node { return b }})
+		if i == 0 {
+			first = id
+		}
+	}
+	old, next := h.brokers[0], h.brokers[1]
+	rec := history.NewRecorder(w.Now)
+	audit := &staleReads{}
+	cfg := reader.DefaultConfig("c-0", []string{"orders"})
+	cfg.Brokers, cfg.Recorder, cfg.FetchAudit = []sim.NodeID{first}, rec, audit
+	cfg.MetadataMaxAge = time.Second
+	rid := w.AddNode(sim.NodeSpec{Name: "c-0", Role: "consumer", New: reader.New(cfg)})
+	w.Start()
+	w.RunUntil(5 * time.Second)
+	if len(old.parked) == 0 {
+		t.Fatal("the reader sent broker-1 no fetch of orders-0")
+	}
+	h.leader, h.epoch, next.epoch = 2, 1, 1
+	next.appendRecord("a")
+	next.appendRecord("b")
+	w.RunUntil(w.Now() + 1500*time.Millisecond)
+	if len(next.parked) == 0 {
+		t.Fatal("the reader did not fetch orders-0 from the new leader")
+	}
+	next.answer()
+	w.RunUntil(w.Now() + 100*time.Millisecond)
+	r := w.Node(rid).(*reader.Reader)
+	if pos := r.Position("orders", 0); pos != 2 {
+		t.Fatalf("position %d after reading the new leader's log, want 2", pos)
+	}
+	resets := r.Stats.Resets
+	old.outOfRange = true
+	old.answer()
+	w.RunUntil(w.Now() + 100*time.Millisecond)
+	if pos := r.Position("orders", 0); pos != 2 || r.Stats.Resets != resets {
+		t.Fatalf("position %d, %d resets after the stale out-of-range answer; want 2, %d", pos, r.Stats.Resets, resets)
+	}
+	next.appendRecord("c")
+	for range 3 {
+		next.answer()
+		w.RunUntil(w.Now() + 500*time.Millisecond)
+	}
+	var got []string
+	for _, op := range rec.Ops() {
+		if op.F == history.FPoll && op.Type == history.OK {
+			for _, r := range op.Value.Records {
+				if r.Partition == 0 {
+					got = append(got, itoa(r.Offset)+"="+r.Value)
+				}
+			}
+		}
+	}
+	if want := []string{"0=a", "1=b", "2=c"}; !slices.Equal(got, want) {
+		t.Fatalf("polled %v, want %v", got, want)
+	}
+	if len(audit.resets) != 0 {
+		t.Fatalf("out-of-range resets %v, want none", audit.resets)
+	}
+
+	// Now retention at the leader passes the position: its own fetch
+	// from 3 is answered OFFSET_OUT_OF_RANGE, auto.offset.reset moves it
+	// to the log start 5, and the god view hears of [3, 5).
+	for _, v := range []string{"d", "e", "f"} {
+		next.appendRecord(v)
+	}
+	next.logStart, next.outOfRange = 5, true
+	next.answer()
+	w.RunUntil(w.Now() + 100*time.Millisecond)
+	next.outOfRange = false
+	for range 3 {
+		next.answer()
+		w.RunUntil(w.Now() + 500*time.Millisecond)
+	}
+	if pos := r.Position("orders", 0); pos != 6 {
+		t.Fatalf("position %d after the reset to the log start, want 6", pos)
+	}
+	if want := []string{"orders-0@3..5"}; !slices.Equal(audit.resets, want) {
+		t.Fatalf("out-of-range resets %v, want %v", audit.resets, want)
 	}
 }

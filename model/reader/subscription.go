@@ -50,6 +50,11 @@ type partitionState struct {
 	// back to, the log truncated under it (truncated false: never).
 	truncated   bool
 	truncatedTo fetchPosition
+	// outOfRange: the leader answered OFFSET_OUT_OF_RANGE at the position
+	// outOfRangeFrom, dropped for auto.offset.reset: the reset that follows
+	// tells the god view how far it moved the position (FetchAuditor).
+	outOfRange     bool
+	outOfRangeFrom int64
 }
 
 // updateLeader takes the partition's leader from the metadata (Kafka's
