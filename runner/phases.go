@@ -405,6 +405,22 @@ func (r *execution) collect() string {
 		res.Converged = true
 		res.ConvergeDetail = "not judged: a replica is stuck (see stuck_replicas), so the cluster cannot heal without an operator: " + res.ConvergeDetail
 	}
+	res.Leaderless = c.LeaderlessForGood()
+	if !res.Converged && len(res.Leaderless) > 0 {
+		// A partition Kafka itself leaves leaderless until an operator
+		// runs an unclean election: what depends on it (its producers'
+		// records, readers' positions, the probes, the final reads)
+		// cannot heal either. The run's liveness is not judged, provided
+		// everything else the cluster must heal (the control plane and
+		// every other partition, led, in sync and drained) did; its
+		// safety still is.
+		if ok, why := c.HealedButLeaderless(); ok {
+			res.Converged = true
+			res.ConvergeDetail = "not judged: a partition has no replica Kafka may elect (see leaderless_partitions), so the cluster cannot heal without an operator: " + res.ConvergeDetail
+		} else {
+			res.ConvergeDetail = why + " (besides the partitions Kafka leaves leaderless, see leaderless_partitions; first missing: " + res.ConvergeDetail + ")"
+		}
+	}
 	if r.interrupted() { // the checks of a long run take seconds
 		return interruptedDetail
 	}

@@ -142,7 +142,11 @@ type Result struct {
 	ConvergeBasis string
 	// Stuck are replicas convergence did not wait for: kept out of their
 	// ISR by a corrupt leader epoch, as Kafka keeps them (Cluster.StuckReplicas).
-	Stuck          []string
+	Stuck []string
+	// Leaderless are partitions Kafka leaves without a leader until an
+	// operator acts (Cluster.LeaderlessForGood): convergence cannot wait
+	// them out.
+	Leaderless     []string
 	FinalReadsDone bool
 	Faults         []sim.FaultRecord
 	NemesisPlan    sim.NemesisPlan

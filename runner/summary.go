@@ -35,6 +35,7 @@ type Summary struct {
 	ConvergeGraceNs         int64           `json:"converge_grace_ns,omitempty"`
 	ConvergeGraceBasis      string          `json:"converge_grace_basis,omitempty"`
 	Stuck                   []string        `json:"stuck_replicas,omitempty"`
+	Leaderless              []string        `json:"leaderless_partitions,omitempty"`
 	FinalReads              bool            `json:"final_reads"`
 	EventsPerSecond         float64         `json:"events_per_second"`
 	SimSecondsPerWallSecond float64         `json:"sim_seconds_per_wall_second"`
@@ -132,7 +133,7 @@ func (res *Result) Summary(version string) Summary {
 		TraceHash: fmt.Sprintf("%016x", res.TraceHash), Events: res.Events,
 		SimTimeNs: int64(res.SimTime), WallTimeNs: int64(res.WallTime),
 		Anomalies: []SummaryAnomaly{}, Invariants: map[string]string{},
-		Verdict: res.Verdict, Converged: res.Converged, ConvergeDetail: res.ConvergeDetail, Stuck: res.Stuck,
+		Verdict: res.Verdict, Converged: res.Converged, ConvergeDetail: res.ConvergeDetail, Stuck: res.Stuck, Leaderless: res.Leaderless,
 		ConvergeGraceNs: int64(res.ConvergeGrace), ConvergeGraceBasis: res.ConvergeBasis,
 		FinalReads: res.FinalReadsDone, Violations: res.ViolationCount(), Losses: []SummaryLoss{},
 		Faults: injectedFaults(res.Faults), Crash: res.CrashDetail, Expected: []SummaryCheck{},

@@ -55,6 +55,9 @@ func printRun(w io.Writer, o runOutcome) {
 	for _, st := range res.Stuck {
 		fmt.Fprintf(w, "  god view: %s\n", st)
 	}
+	for _, l := range res.Leaderless {
+		fmt.Fprintf(w, "  god view: %s\n", l)
+	}
 	broken := 0
 	for _, inv := range res.Invariants {
 		if inv.Count > 0 {

@@ -113,24 +113,32 @@ func (c *Cluster) partitionsLedInSync() (bool, string) {
 		return false, "no committed metadata"
 	}
 	for _, p := range im.Partitions() {
-		if p.Leader == metadata.NoLeader {
-			return false, fmt.Sprintf("%s has no leader", p.TopicPartition)
+		if ok, why := c.partitionLedInSync(p); !ok {
+			return false, why
 		}
-		if len(p.ISR) < len(p.Replicas) {
-			for _, r := range p.Replicas {
-				if !slices.Contains(p.ISR, r) && c.StuckBy(p, r) == "" {
-					return false, fmt.Sprintf("%s's ISR %v is not its whole replica set %v", p.TopicPartition, p.ISR, p.Replicas)
-				}
+	}
+	return true, ""
+}
+
+// partitionLedInSync is partitionsLedInSync for one partition.
+func (c *Cluster) partitionLedInSync(p *metadata.Partition) (bool, string) {
+	if p.Leader == metadata.NoLeader {
+		return false, fmt.Sprintf("%s has no leader", p.TopicPartition)
+	}
+	if len(p.ISR) < len(p.Replicas) {
+		for _, r := range p.Replicas {
+			if !slices.Contains(p.ISR, r) && c.StuckBy(p, r) == "" {
+				return false, fmt.Sprintf("%s's ISR %v is not its whole replica set %v", p.TopicPartition, p.ISR, p.Replicas)
 			}
 		}
-		b := c.Broker(p.Leader)
-		if b == nil {
-			return false, fmt.Sprintf("%s's leader broker-%d is down", p.TopicPartition, p.Leader)
-		}
-		v := b.Partition(p.TopicPartition)
-		if v == nil || !v.IsLeader() {
-			return false, fmt.Sprintf("broker-%d does not lead %s yet", p.Leader, p.TopicPartition)
-		}
+	}
+	b := c.Broker(p.Leader)
+	if b == nil {
+		return false, fmt.Sprintf("%s's leader broker-%d is down", p.TopicPartition, p.Leader)
+	}
+	v := b.Partition(p.TopicPartition)
+	if v == nil || !v.IsLeader() {
+		return false, fmt.Sprintf("broker-%d does not lead %s yet", p.Leader, p.TopicPartition)
 	}
 	return true, ""
 }
@@ -150,17 +158,25 @@ func (c *Cluster) Drained() (bool, string) {
 		return false, "no committed metadata"
 	}
 	for _, p := range im.Partitions() {
-		b := c.Broker(p.Leader)
-		if b == nil || c.World.State(c.BrokerNode(p.Leader)) != sim.Running {
-			return false, fmt.Sprintf("%s's leader broker-%d is down", p.TopicPartition, p.Leader)
+		if ok, why := c.partitionDrained(p); !ok {
+			return false, why
 		}
-		v := b.Partition(p.TopicPartition)
-		if v == nil || !v.IsLeader() || v.Log() == nil {
-			return false, fmt.Sprintf("broker-%d does not lead %s yet", p.Leader, p.TopicPartition)
-		}
-		if leo := v.Log().LEO(); v.HighWatermark() < leo && !c.HasStuckReplica(p) {
-			return false, fmt.Sprintf("%s's high watermark %d is behind its log end %d: its followers are still catching up", p.TopicPartition, v.HighWatermark(), leo)
-		}
+	}
+	return true, ""
+}
+
+// partitionDrained is Drained for one partition.
+func (c *Cluster) partitionDrained(p *metadata.Partition) (bool, string) {
+	b := c.Broker(p.Leader)
+	if b == nil || c.World.State(c.BrokerNode(p.Leader)) != sim.Running {
+		return false, fmt.Sprintf("%s's leader broker-%d is down", p.TopicPartition, p.Leader)
+	}
+	v := b.Partition(p.TopicPartition)
+	if v == nil || !v.IsLeader() || v.Log() == nil {
+		return false, fmt.Sprintf("broker-%d does not lead %s yet", p.Leader, p.TopicPartition)
+	}
+	if leo := v.Log().LEO(); v.HighWatermark() < leo && !c.HasStuckReplica(p) {
+		return false, fmt.Sprintf("%s's high watermark %d is behind its log end %d: its followers are still catching up", p.TopicPartition, v.HighWatermark(), leo)
 	}
 	return true, ""
 }

@@ -230,6 +230,17 @@ func (b *ChangeBuilder) canElectLastKnownLeader(targetISR, targetELR []int32) bo
 	return b.ELREnabled && len(targetISR) == 0 && len(targetELR) == 0 && len(p.LastKnownELR) == 1 && b.Acceptable(p.LastKnownELR[0])
 }
 
+// OnlyUncleanlyElectable reports whether p has no leader and nobody an ONLINE
+// or PREFERRED election may ever pick, whichever brokers come back: its ISR
+// and ELR are empty and it has no single last known leader
+// (electAnyLeader and electPreferredLeader look no further). Nothing but a
+// leader adds to an ISR, and only ISR members enter the ELR, so p stays so
+// until an UNCLEAN election: its topic's unclean.leader.election.enable, or
+// an operator's ElectLeaders of type UNCLEAN.
+func (p *Partition) OnlyUncleanlyElectable() bool {
+	return p.Leader == NoLeader && len(p.ISR) == 0 && len(p.ELR) == 0 && len(p.LastKnownELR) != 1
+}
+
 // updateLastKnownLeader keeps the last known leader in LastKnownELR: set the
 // first time the ISR empties, kept while the partition has no leader, cleared
 // once it has one.

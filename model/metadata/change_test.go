@@ -216,3 +216,59 @@ func TestImageKnowsHowTheLeaderEpochBegan(t *testing.T) {
 		}
 	}
 }
+
+// A min.insync.replicas change while ELR is on writes a ClearElrRecord
+// (ReplicationControlManager.replay(ClearElrRecord) forgets the ELR and
+// the last known ELR). A partition that had no leader and an empty ISR
+// then has nobody an ONLINE or PREFERRED election may pick, even with
+// every broker back: only an UNCLEAN election elects it (fuzz seeds 365357
+// and 368282). A partition with a leader loses nothing it needs.
+func TestClearElrOfALeaderlessPartitionLeavesOnlyAnUncleanElection(t *testing.T) {
+	leaderless := func(elr, lastKnown []int32) *Partition {
+		p := part([]int32{3, 4}, []int32{}, elr, NoLeader)
+		p.LastKnownELR = lastKnown
+		return p
+	}
+	cases := []struct {
+		name        string
+		p           *Partition
+		cleared     []int32 // ClearedWhileLeaderless after the ClearElrRecord
+		onlyUnclean bool
+	}{
+		{"leaderless: the ELR and the last known leader go", leaderless([]int32{4}, []int32{4}), []int32{4}, true},
+		{"leaderless: every ELR member goes", leaderless([]int32{3, 4}, []int32{4}), []int32{3, 4}, true},
+		{"leaderless: a last known leader alone goes", leaderless(nil, []int32{3}), []int32{3}, true},
+		{"led: the ELR goes, the leader stays", part([]int32{3, 4}, []int32{4}, []int32{3}, 4), nil, false},
+	}
+	for _, c := range cases {
+		im := NewImage("", nil)
+		q := c.p.Clone()
+		im.Topics["t"] = &Topic{Name: "t", Partitions: []*Partition{q}}
+		if err := im.apply(0, Record{ClearElr: &ClearElrRecord{Topic: "t"}}); err != nil {
+			t.Fatal(err)
+		}
+		if len(q.ELR) != 0 || len(q.LastKnownELR) != 0 || !slices.Equal(q.ClearedWhileLeaderless, c.cleared) || q.OnlyUncleanlyElectable() != c.onlyUnclean {
+			t.Errorf("%s: after ClearElr %s, cleared while leaderless %v (want %v), only uncleanly electable %v (want %v)",
+				c.name, q, q.ClearedWhileLeaderless, c.cleared, q.OnlyUncleanlyElectable(), c.onlyUnclean)
+			continue
+		}
+		if !c.onlyUnclean {
+			continue
+		}
+		// Every broker is back: ONLINE (unfencing) and PREFERRED (leader
+		// balancing) elect nobody.
+		for _, e := range []Election{ElectionOnline, ElectionPreferred} {
+			if rec, res := NewChangeBuilder(q, activeExcept(), true, e, 1).Build(); rec != nil || res.Leader != NoLeader {
+				t.Errorf("%s: election %d with every broker back elected %d: %+v", c.name, e, res.Leader, rec)
+			}
+		}
+		// An UNCLEAN one (unclean.leader.election.enable, or an operator's
+		// ElectLeaders) elects the first replica, and the partition is
+		// electable again.
+		rec, res := NewChangeBuilder(q, activeExcept(), true, ElectionUnclean, 1).Build()
+		r := apply(q, rec)
+		if r.Leader != 3 || !res.Unclean || r.ClearedWhileLeaderless != nil || r.OnlyUncleanlyElectable() {
+			t.Errorf("%s: an unclean election: %s (%+v), cleared while leaderless %v", c.name, r, res, r.ClearedWhileLeaderless)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package metadata
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 )
 
@@ -107,11 +108,24 @@ func setTopicConfig(t *Topic, name, value string, inherited bool) bool {
 // clearElr is ReplicationControlManager.replay(ClearElrRecord): every
 // partition of topic (of every topic for "") that has an ELR or a last known
 // ELR forgets both, which bumps its partition epoch as any change does
-// (PartitionRegistration.merge).
+// (PartitionRegistration.merge). A partition that had no leader and an
+// empty ISR is left with nobody to elect but uncleanly (its ELR and last
+// known leader were its only clean candidates): ClearedWhileLeaderless
+// remembers whom it lost.
 func (im *Image) clearElr(topic string) {
 	for _, p := range im.Partitions() {
 		if topic != "" && p.Topic != topic || len(p.ELR) == 0 && len(p.LastKnownELR) == 0 {
 			continue
+		}
+		if p.Leader == NoLeader && len(p.ISR) == 0 {
+			lost := slices.Clone(p.ELR)
+			for _, r := range p.LastKnownELR {
+				if !slices.Contains(lost, r) {
+					lost = append(lost, r)
+				}
+			}
+			slices.Sort(lost)
+			p.ClearedWhileLeaderless = lost
 		}
 		p.ELR, p.LastKnownELR = nil, nil
 		p.PartitionEpoch++

@@ -59,6 +59,15 @@ type Partition struct {
 	// god view to know how the epoch began (Recovering cannot tell: a clean
 	// re-election of a leader still recovering keeps it).
 	ElectedUncleanly bool
+	// ClearedWhileLeaderless are the replicas a ClearElrRecord (written
+	// after a min.insync.replicas change while ELR is on) took out of the
+	// ELR and the last known leader while the partition had no leader and
+	// an empty ISR: nobody is left whom PartitionChangeBuilder may elect
+	// but uncleanly. Not a field of Kafka's PartitionRegistration: derived
+	// from the records in order, as ElectedUncleanly is, for the runner to
+	// say why such a partition stays leaderless; nil again once it has a
+	// leader or anyone eligible.
+	ClearedWhileLeaderless []int32
 	// RemovingReplicas and AddingReplicas are a reassignment in progress
 	// (PartitionRegistration's removingReplicas, addingReplicas): Replicas
 	// is then the target followed by the replicas being removed.
@@ -73,6 +82,7 @@ func (p *Partition) Clone() *Partition {
 	c.ISR = slices.Clone(p.ISR)
 	c.ELR = slices.Clone(p.ELR)
 	c.LastKnownELR = slices.Clone(p.LastKnownELR)
+	c.ClearedWhileLeaderless = slices.Clone(p.ClearedWhileLeaderless)
 	c.RemovingReplicas = slices.Clone(p.RemovingReplicas)
 	c.AddingReplicas = slices.Clone(p.AddingReplicas)
 	return &c
@@ -285,6 +295,9 @@ func (im *Image) apply(offset int64, r Record) error {
 			p.AddingReplicas = slices.Clone(*pc.AddingReplicas)
 		}
 		p.PartitionEpoch++
+		if p.Leader != NoLeader || len(p.ISR) > 0 || len(p.ELR) > 0 || len(p.LastKnownELR) > 0 {
+			p.ClearedWhileLeaderless = nil
+		}
 		if im.Observer != nil {
 			im.Observer.PartitionChanged(im, p)
 		}
