@@ -3,8 +3,6 @@ package runner
 import (
 	"strings"
 	"testing"
-
-	"kafkasim/scenarios"
 )
 
 // The regression scenarios of what Kafka's group protocols cannot heal
@@ -46,14 +44,7 @@ func TestGroupLivenessExcuses(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()
-			s, err := scenarios.LoadFile(tc.file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res := run(t, s)
-			if !res.Converged {
-				t.Fatalf("not converged: %s", res.ConvergeDetail)
-			}
+			res := runConverged(t, tc.file)
 			for _, w := range tc.want {
 				if !strings.Contains(res.ConvergeDetail, w) {
 					t.Errorf("convergence detail %q lacks %q", res.ConvergeDetail, w)

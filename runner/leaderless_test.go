@@ -3,8 +3,6 @@ package runner
 import (
 	"strings"
 	"testing"
-
-	"kafkasim/scenarios"
 )
 
 // The regression scenarios of a partition Kafka leaves leaderless until an
@@ -23,13 +21,9 @@ func TestLeaderlessPartitionsAreNotJudged(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()
-			s, err := scenarios.LoadFile(tc.file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res := run(t, s)
-			if !res.Converged || !strings.HasPrefix(res.ConvergeDetail, "not judged: a partition has no replica Kafka may elect") {
-				t.Fatalf("converged %v: %s", res.Converged, res.ConvergeDetail)
+			res := runConverged(t, tc.file)
+			if !strings.HasPrefix(res.ConvergeDetail, "not judged: a partition has no replica Kafka may elect") {
+				t.Fatalf("converged for another reason: %s", res.ConvergeDetail)
 			}
 			if len(res.Leaderless) != 1 || !strings.Contains(res.Leaderless[0], tc.want) {
 				t.Fatalf("leaderless partitions %q, want one with %q", res.Leaderless, tc.want)

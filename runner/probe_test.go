@@ -3,8 +3,6 @@ package runner
 import (
 	"strings"
 	"testing"
-
-	"kafkasim/scenarios"
 )
 
 // A producer whose first probe did not go through is probed again, and the
@@ -18,14 +16,7 @@ func TestProbedTwiceAfterASequenceGap(t *testing.T) {
 	} {
 		t.Run(file, func(t *testing.T) {
 			t.Parallel()
-			s, err := scenarios.LoadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res := run(t, s)
-			if !res.Converged {
-				t.Fatalf("not converged: %s", res.ConvergeDetail)
-			}
+			res := runConverged(t, file)
 			if want := "probed twice: the first probe of p2-0 did not go through, the second did"; !strings.Contains(res.ConvergeDetail, want) {
 				t.Errorf("convergence detail %q lacks %q", res.ConvergeDetail, want)
 			}
@@ -37,14 +28,7 @@ func TestProbedTwiceAfterASequenceGap(t *testing.T) {
 // sequence, is waited for until their delivery timeout, as Kafka's producer
 // holds them, and the run says so.
 func TestOutOfOrderBatchesAreWaitedForUntilTheirDeliveryTimeout(t *testing.T) {
-	s, err := scenarios.LoadFile("testdata/idempotent-first-batches-refused-then-out-of-order-held-until-delivery-timeout.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := run(t, s)
-	if !res.Converged {
-		t.Fatalf("not converged: %s", res.ConvergeDetail)
-	}
+	res := runConverged(t, "testdata/idempotent-first-batches-refused-then-out-of-order-held-until-delivery-timeout.yaml")
 	if want := "waited past the grace for batches a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER"; !strings.Contains(res.ConvergeDetail, want) {
 		t.Errorf("convergence detail %q lacks %q", res.ConvergeDetail, want)
 	}

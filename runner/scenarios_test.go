@@ -48,6 +48,21 @@ func run(t *testing.T, s *scenarios.Scenario) *Result {
 	return runWith(t, s, Options{})
 }
 
+// runConverged runs a scenario file whose run must converge, and returns
+// its result: the regression scenarios of why a run converged.
+func runConverged(t *testing.T, file string) *Result {
+	t.Helper()
+	s, err := scenarios.LoadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, s)
+	if !res.Converged {
+		t.Fatalf("not converged: %s", res.ConvergeDetail)
+	}
+	return res
+}
+
 func runWith(t *testing.T, s *scenarios.Scenario, opts Options) *Result {
 	t.Helper()
 	res, err := Run(s, opts)

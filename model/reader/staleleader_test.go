@@ -146,29 +146,8 @@ func TestReaderTellsTheGodViewOfADeposedLeadersAnswerItTook(t *testing.T) {
 		{"answered before", true, []string{"0=x", "0=y", "1=z"}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			w := sim.NewWorld(sim.DefaultOptions(1))
-			h := &handover{leader: 1, epoch: 0}
-			var first sim.NodeID
-			for i := range h.brokers {
-				b := &parkingBroker{h: h}
-				h.brokers[i] = b
-				id := w.AddNode(sim.NodeSpec{Name: "broker-" + itoa(int64(i+1)), Role: "broker", New: func() sim.Node { return b }})
-				if i == 0 {
-					first = id
-				}
-			}
+			w, h, rec, audit, _ := handoverWorld(t)
 			old, next := h.brokers[0], h.brokers[1]
-			rec := history.NewRecorder(w.Now)
-			audit := &staleReads{}
-			cfg := reader.DefaultConfig("c-0", []string{"orders"})
-			cfg.Brokers, cfg.Recorder, cfg.FetchAudit = []sim.NodeID{first}, rec, audit
-			cfg.MetadataMaxAge = time.Second
-			w.AddNode(sim.NodeSpec{Name: "c-0", Role: "consumer", New: reader.New(cfg)})
-			w.Start()
-			w.RunUntil(5 * time.Second)
-			if len(old.parked) == 0 {
-				t.Fatal("the reader sent broker-1 no fetch of orders-0")
-			}
 			// broker-1 takes x at offset 0, unreplicated; broker-2 is elected
 			// without it and takes y there.
 			old.appendRecord("x")
@@ -222,29 +201,8 @@ func TestReaderTellsTheGodViewOfADeposedLeadersAnswerItTook(t *testing.T) {
 // then; it hears of the one that follows the current leader's own
 // OFFSET_OUT_OF_RANGE at the position, and how far it moved it.
 func TestReaderDiscardsAStaleOutOfRangeAnswer(t *testing.T) {
-	w := sim.NewWorld(sim.DefaultOptions(1))
-	h := &handover{leader: 1, epoch: 0}
-	var first sim.NodeID
-	for i := range h.brokers {
-		b := &parkingBroker{h: h}
-		h.brokers[i] = b
-		id := w.AddNode(sim.NodeSpec{Name: "broker-" + itoa(int64(i+1)), Role: "broker", New: func() sim.Node { return b }})
-		if i == 0 {
-			first = id
-		}
-	}
+	w, h, rec, audit, rid := handoverWorld(t)
 	old, next := h.brokers[0], h.brokers[1]
-	rec := history.NewRecorder(w.Now)
-	audit := &staleReads{}
-	cfg := reader.DefaultConfig("c-0", []string{"orders"})
-	cfg.Brokers, cfg.Recorder, cfg.FetchAudit = []sim.NodeID{first}, rec, audit
-	cfg.MetadataMaxAge = time.Second
-	rid := w.AddNode(sim.NodeSpec{Name: "c-0", Role: "consumer", New: reader.New(cfg)})
-	w.Start()
-	w.RunUntil(5 * time.Second)
-	if len(old.parked) == 0 {
-		t.Fatal("the reader sent broker-1 no fetch of orders-0")
-	}
 	h.leader, h.epoch, next.epoch = 2, 1, 1
 	next.appendRecord("a")
 	next.appendRecord("b")
@@ -307,4 +265,34 @@ func TestReaderDiscardsAStaleOutOfRangeAnswer(t *testing.T) {
 	if want := []string{"orders-0@3..5"}; !slices.Equal(audit.resets, want) {
 		t.Fatalf("out-of-range resets %v, want %v", audit.resets, want)
 	}
+}
+
+// handoverWorld starts the brokers of a handover, broker-1 leading orders-0,
+// and reader c-0 (metadata every second, its fetches audited), and runs
+// until c-0 has a fetch parked in broker-1.
+func handoverWorld(t *testing.T) (*sim.World, *handover, *history.Recorder, *staleReads, sim.NodeID) {
+	t.Helper()
+	w := sim.NewWorld(sim.DefaultOptions(1))
+	h := &handover{leader: 1, epoch: 0}
+	var first sim.NodeID
+	for i := range h.brokers {
+		b := &parkingBroker{h: h}
+		h.brokers[i] = b
+		id := w.AddNode(sim.NodeSpec{Name: "broker-" + itoa(int64(i+1)), Role: "broker", New: func() sim.Node { return b }})
+		if i == 0 {
+			first = id
+		}
+	}
+	rec := history.NewRecorder(w.Now)
+	audit := &staleReads{}
+	cfg := reader.DefaultConfig("c-0", []string{"orders"})
+	cfg.Brokers, cfg.Recorder, cfg.FetchAudit = []sim.NodeID{first}, rec, audit
+	cfg.MetadataMaxAge = time.Second
+	rid := w.AddNode(sim.NodeSpec{Name: "c-0", Role: "consumer", New: reader.New(cfg)})
+	w.Start()
+	w.RunUntil(5 * time.Second)
+	if len(h.brokers[0].parked) == 0 {
+		t.Fatal("the reader sent broker-1 no fetch of orders-0")
+	}
+	return w, h, rec, audit, rid
 }
