@@ -41,6 +41,9 @@ func TestGroupLivenessExcuses(t *testing.T) {
 			[]string{"consumer groups judged without a member Kafka would stop too: b-0 stopped on SyncGroup: FENCED_INSTANCE_ID",
 				"broker-2 gave it generation 2", "its coordinator broker-2", "put group billing's group.instance.id b-0 back under member id",
 				"the write that stored", "Kafka reverts so whatever the group became meanwhile"}},
+		{"testdata/group-consumer-paused-member-reads-join-answer-after-records-lost.yaml",
+			[]string{"not judged: group billing: its records on __consumer_offsets-9 were lost (offsets 0..10",
+				"b-0, b-1 stopped on GROUP_ID_NOT_FOUND"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()

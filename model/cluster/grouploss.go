@@ -50,10 +50,15 @@ import (
 // makes one): each after the loss and no later than the stop is a deposed
 // coordinator's, one of them no later than the join, so no log the
 // partition's next coordinators load holds the group.
+//
+// joinedAt is when the member read its join's answer; the join itself is
+// the group's generation write that answer waited for, at or before it
+// (joinCommitted).
 func groupRecordsLost(losses []godview.Fact, writes []audit.GenerationWrite, partition string, joinedAt, stoppedAt int64) (f godview.Fact, deposed, ok bool) {
 	if joinedAt < 0 {
 		return godview.Fact{}, false, false
 	}
+	joinedAt = joinCommitted(writes, joinedAt)
 	var before *godview.Fact
 	for i, f := range losses {
 		if f.Kind != godview.Loss || f.Partition != partition || f.From != 0 || f.To <= 0 {
@@ -85,6 +90,25 @@ func groupRecordsLost(losses []godview.Fact, writes []audit.GenerationWrite, par
 		return godview.Fact{}, false, false
 	}
 	return *before, true, true
+}
+
+// joinCommitted is when a member's join was on the log, the member having
+// read its answer at answeredAt: the latest of the group's generation
+// writes at or before answeredAt, or answeredAt without one. The
+// coordinator answers a join only once its write committed
+// (CoordinatorRuntime completes a write's response when the high
+// watermark passes it), so the join's write is one of those and no later
+// than this. The member may read the answer long after: a paused process
+// reads what waited for it only when it resumes, by when its group's
+// records may be lost — the member joined before the loss all the same.
+func joinCommitted(writes []audit.GenerationWrite, answeredAt int64) int64 {
+	at := answeredAt
+	for _, w := range writes {
+		if w.At <= answeredAt {
+			at = w.At
+		}
+	}
+	return at
 }
 
 // lostGroupMembers are gid's consumer-protocol members that stopped on

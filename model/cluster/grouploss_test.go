@@ -12,7 +12,8 @@ import (
 // offset 0), after the member last joined and no later than it stopped —
 // or, when it joined after such a loss, by every write of its group
 // committed since the loss (to its stop) having been a deposed
-// coordinator's, its join's among them.
+// coordinator's, its join's among them. The member joined when its join's
+// write committed, which may be long before it read the answer.
 func TestGroupRecordsLost(t *testing.T) {
 	const p = "__consumer_offsets-9"
 	loss := func(partition string, from, to, at int64) godview.Fact {
@@ -45,7 +46,9 @@ func TestGroupRecordsLost(t *testing.T) {
 		{"joined after the loss where a coordinator not deposed wrote the group first", []godview.Fact{loss(p, 0, 22, 35)}, 37, 40, false, 0, 0, []audit.GenerationWrite{kept(36), dep(36)}, false},
 		{"a write after the stop is no part of it", []godview.Fact{loss(p, 0, 22, 35)}, 37, 40, true, 35, 22, []audit.GenerationWrite{dep(36), kept(45)}, true},
 		{"deposed writes only after the join: its own was not one", []godview.Fact{loss(p, 0, 22, 35)}, 37, 40, false, 0, 0, []audit.GenerationWrite{dep(38)}, false},
-		{"a deposed write before the loss is the loss's", []godview.Fact{loss(p, 0, 22, 35)}, 37, 40, false, 0, 0, []audit.GenerationWrite{dep(34)}, false},
+		{"a deposed write before the loss is the loss's", []godview.Fact{loss(p, 0, 22, 35)}, 37, 40, false, 0, 0, []audit.GenerationWrite{dep(34), kept(36)}, false},
+		{"a join committed before the loss, its answer read after it (a paused member)", []godview.Fact{loss(p, 0, 11, 19)}, 26, 27, true, 19, 11, []audit.GenerationWrite{kept(3)}, false},
+		{"the join's answer read after the loss, a later write after the loss too", []godview.Fact{loss(p, 0, 11, 19)}, 26, 27, false, 0, 0, []audit.GenerationWrite{kept(3), kept(20)}, false},
 		{"only the tail lost before a deposed join", []godview.Fact{loss(p, 5, 22, 35)}, 37, 40, false, 0, 0, []audit.GenerationWrite{dep(36)}, false},
 		{"the latest loss before the join bounds the writes", []godview.Fact{loss(p, 0, 5, 10), loss(p, 0, 22, 35)}, 37, 40, true, 35, 22, []audit.GenerationWrite{kept(20), dep(36)}, true},
 		{"a loss after the join explains it first", []godview.Fact{loss(p, 0, 22, 35), loss(p, 0, 9, 38)}, 37, 40, true, 38, 9, []audit.GenerationWrite{dep(36)}, false},
