@@ -81,6 +81,10 @@ type Finding struct {
 	// Nonmonotonic-send: no record of the producer, acknowledged or read,
 	// lies below the one that landed first (the later send's).
 	firstOfProducer bool
+	// Nonmonotonic-send: where a copy of the record sent earlier lies
+	// below the one that landed first (-1: none), the earlier record
+	// having been written again later.
+	earlierCopyAt int64
 	// Reprocessed-record: the attempts that were not in an aborted
 	// transaction.
 	committedAttempts int

@@ -641,3 +641,25 @@ func TestSkippingWhatTheLeaderSaidWasOutOfRangeIsPermittedOnlyWithTheGodView(t *
 		})
 	}
 }
+
+// An idempotent producer's record whose committed batch a leader's producer
+// state forgot (rebuilt at a restart) is answered OUT_OF_ORDER_SEQUENCE_NUMBER
+// on a retry and sent again under a bumped epoch: it was written in send
+// order (offset 0) and again after the next record (offset 2), and its
+// acknowledgement names the later copy (fuzz seed 400111). With the god
+// view seeing that batch forgotten, the reordering follows from the
+// permitted duplicate; without it, or with the batch forgotten elsewhere, it
+// is a violation.
+func TestNonmonotonicSendOfARecordResentAfterItsBatchWasForgotten(t *testing.T) {
+	h := &hb{}
+	h.send("p-0", "a", 0, 2, history.OK)
+	h.send("p-0", "b", 0, 1, history.OK)
+	h.poll("c-0", true, rec{0, 0, "a"}, rec{0, 1, "b"}, rec{0, 2, "a"})
+	god := strict
+	god.Happened = godview.Seen()
+	expectVerdict(t, Check(h.ops, god), NonmonotonicSend, Violation)
+	god.Happened = godview.Seen(godview.Fact{Kind: godview.ForgottenBatch, Partition: "t-0", From: 0, To: 1})
+	expectVerdict(t, Check(h.ops, god), NonmonotonicSend, Permitted)
+	god.Happened = godview.Seen(godview.Fact{Kind: godview.ForgottenBatch, Partition: "t-0", From: 1, To: 2}) // not the earlier record's batch
+	expectVerdict(t, Check(h.ops, god), NonmonotonicSend, Violation)
+}

@@ -24,7 +24,7 @@ func (a *analyzer) checkSends() {
 				a.findings = append(a.findings, Finding{Type: NonmonotonicSend, Example: Example{Partition: a.parts[s.part].name, Offset: s.offset,
 					Value: a.valNames[s.val], Process: a.procs[s.proc].name, Ops: []int64{prev.invoke, prev.complete, s.invoke, s.complete},
 					Detail: a.valNames[s.val] + " was sent after " + a.valNames[prev.val] + " but landed at " + itoa(s.offset) + ", not after " + itoa(prev.offset)},
-					firstOfProducer: a.firstOfProducer(s)})
+					firstOfProducer: a.firstOfProducer(s), earlierCopyAt: a.copyBelow(prev.val, s)})
 			}
 		}
 		last[k] = int32(i) // consecutive sends: one reordering is one finding
@@ -44,4 +44,19 @@ func (a *analyzer) firstOfProducer(s *sendRec) bool {
 		}
 	}
 	return true
+}
+
+// copyBelow is the offset of a copy of value val, acknowledged or read, in
+// s's partition below s's offset (-1: none): the record sent before s was
+// written in send order, whatever later copy of it landed after s.
+func (a *analyzer) copyBelow(val int32, s *sendRec) int64 {
+	for _, o := range a.parts[s.part].obs {
+		if o.off >= s.offset {
+			break
+		}
+		if o.val == val {
+			return o.off
+		}
+	}
+	return -1
 }

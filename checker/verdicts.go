@@ -78,6 +78,10 @@ type Facts struct {
 	// FirstOfProducer: a nonmonotonic-send whose record that landed first
 	// has no record of its producer, acknowledged or read, below it.
 	FirstOfProducer bool
+	// ResentForgotten: a nonmonotonic-send whose earlier-sent record was
+	// written in send order, at a committed batch a leader's producer state
+	// forgot (god view), and written again after the later record.
+	ResentForgotten bool
 	// Resurrected: a duplicate one of whose copies is an entry an unclean
 	// election made the log although it was never committed.
 	Resurrected bool
@@ -322,6 +326,9 @@ var VerdictRules = []Rule{
 	{NonmonotonicSend, "no god view, enable.idempotence=true, max.in.flight.requests.per.connection > 1, retries > 0, and no record of the producer lies below the one that landed first", Permitted,
 		"the record that landed first was in its producer's first batch in the partition's log, appended when the leader held no state for the producer: " + unknownProducerReorder,
 		func(f *Facts) bool { return !f.GodView && f.Idempotence && f.ReorderingRetries && f.FirstOfProducer }, nil},
+	{NonmonotonicSend, "the record sent earlier was written in send order, at a committed batch the simulator saw a leader's producer state forget, and written again after the later one", Permitted,
+		"the record sent earlier was written in order, and again after the later one: the leader's producer state, rebuilt at a restart, no longer held its committed batch, answered the retry OUT_OF_ORDER_SEQUENCE_NUMBER, and the producer sent it again under a bumped epoch (KIP-360)",
+		func(f *Facts) bool { return f.ResentForgotten }, nil},
 	{NonmonotonicSend, "", Violation, "a producer's writes to one partition land in the order they were sent", nil, nil},
 
 	// Skips and order of polls: the same rules within a poll and between polls.
@@ -628,6 +635,7 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		}
 		fx.UnknownProducer = c.Happened.Covers(godview.UnknownProducerAppend, f.Partition, f.Offset)
 		fx.FirstOfProducer = f.firstOfProducer
+		fx.ResentForgotten = f.earlierCopyAt >= 0 && c.Happened.Covers(godview.ForgottenBatch, f.Partition, f.earlierCopyAt)
 	case StaleOffsetFetch, Nonlinearizable, DoubleOwner, ZombieCommit, SkippedRecord:
 		if l, ok := c.offsetsLoss(f.group); ok {
 			fx.OffsetsLost = &l
