@@ -124,7 +124,7 @@ func (r *execution) converge() string {
 		}
 	}
 	if res.Converged && heldPastGrace {
-		res.ConvergeDetail = strings.TrimPrefix(res.ConvergeDetail+"; ", "; ") + "waited past the grace for batches a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER, not the next sequence (it took a later batch of the producer first, KIP-360): Kafka's producer retries them until delivery.timeout.ms and sends nothing later of their partition meanwhile"
+		res.addConvergeDetail("waited past the grace for batches a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER, not the next sequence (it took a later batch of the producer first, KIP-360): Kafka's producer retries them until delivery.timeout.ms and sends nothing later of their partition meanwhile")
 	}
 	if !res.Converged && len(c.Groups()) > 0 {
 		// Groups are judged at an instant when everything else has
@@ -164,10 +164,10 @@ func (r *execution) converge() string {
 		}
 	} else if without := c.JudgedWithout(); without != "" {
 		// After what the conditions said they did not judge, if anything.
-		res.ConvergeDetail = strings.TrimPrefix(res.ConvergeDetail+"; ", "; ") + "consumer groups judged without a member Kafka would stop too: " + without
+		res.addConvergeDetail("consumer groups judged without a member Kafka would stop too: " + without)
 	}
 	if res.Converged && firstCommits != "" {
-		res.ConvergeDetail = strings.TrimPrefix(res.ConvergeDetail+"; ", "; ") + firstCommits
+		res.addConvergeDetail(firstCommits)
 	}
 	res.Timeline.sample()
 	return ""
@@ -292,8 +292,8 @@ func (r *execution) probe() string {
 		for i, id := range again {
 			names[i] = w.Name(id)
 		}
-		res.ConvergeDetail = strings.TrimPrefix(res.ConvergeDetail+"; ", "; ") + "probed twice: the first probe of " + strings.Join(names, ", ") +
-			" did not go through, the second did (Kafka's idempotent producer can take a delivery timeout to heal a sequence gap)"
+		res.addConvergeDetail("probed twice: the first probe of " + strings.Join(names, ", ") +
+			" did not go through, the second did (Kafka's idempotent producer can take a delivery timeout to heal a sequence gap)")
 	}
 	return ""
 }
@@ -484,4 +484,10 @@ func missingFromFinalReads(c *cluster.Cluster, values []string) string {
 		}
 	}
 	return ""
+}
+
+// addConvergeDetail adds a note to the convergence detail, after what is
+// there.
+func (res *Result) addConvergeDetail(note string) {
+	res.ConvergeDetail = strings.TrimPrefix(res.ConvergeDetail+"; ", "; ") + note
 }

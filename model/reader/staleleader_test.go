@@ -170,16 +170,7 @@ func TestReaderTellsTheGodViewOfADeposedLeadersAnswerItTook(t *testing.T) {
 				next.answer()
 				w.RunUntil(w.Now() + 500*time.Millisecond)
 			}
-			var got []string
-			for _, op := range rec.Ops() {
-				if op.F == history.FPoll && op.Type == history.OK {
-					for _, r := range op.Value.Records {
-						if r.Partition == 0 {
-							got = append(got, itoa(r.Offset)+"="+r.Value)
-						}
-					}
-				}
-			}
+			got := polledOrders0(rec)
 			if !slices.Equal(got, c.polled) {
 				t.Fatalf("polled %v, want %v", got, c.polled)
 			}
@@ -228,16 +219,7 @@ func TestReaderDiscardsAStaleOutOfRangeAnswer(t *testing.T) {
 		next.answer()
 		w.RunUntil(w.Now() + 500*time.Millisecond)
 	}
-	var got []string
-	for _, op := range rec.Ops() {
-		if op.F == history.FPoll && op.Type == history.OK {
-			for _, r := range op.Value.Records {
-				if r.Partition == 0 {
-					got = append(got, itoa(r.Offset)+"="+r.Value)
-				}
-			}
-		}
-	}
+	got := polledOrders0(rec)
 	if want := []string{"0=a", "1=b", "2=c"}; !slices.Equal(got, want) {
 		t.Fatalf("polled %v, want %v", got, want)
 	}
@@ -295,4 +277,20 @@ func handoverWorld(t *testing.T) (*sim.World, *handover, *history.Recorder, *sta
 		t.Fatal("the reader sent broker-1 no fetch of orders-0")
 	}
 	return w, h, rec, audit, rid
+}
+
+// polledOrders0 is what the reader's polls returned of orders-0, in order,
+// as "offset=value".
+func polledOrders0(rec *history.Recorder) []string {
+	var got []string
+	for _, op := range rec.Ops() {
+		if op.F == history.FPoll && op.Type == history.OK {
+			for _, r := range op.Value.Records {
+				if r.Partition == 0 {
+					got = append(got, itoa(r.Offset)+"="+r.Value)
+				}
+			}
+		}
+	}
+	return got
 }
