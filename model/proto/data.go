@@ -37,9 +37,13 @@ const (
 // ProduceRequest appends batches to partitions the receiver leads.
 type ProduceRequest struct {
 	CorrelationID uint64
-	Acks          int16
-	Timeout       time.Duration
-	Partitions    []ProducePartition
+	// TransactionalID is set when the batches are a transaction's: the
+	// leader adds the partition to the transaction through the coordinator
+	// before its first batch there (KIP-890).
+	TransactionalID string
+	Acks            int16
+	Timeout         time.Duration
+	Partitions      []ProducePartition
 	// sim.Reuse: the producer that sent the request learns when the world
 	// delivered it, its only copy, and reuses it once its answer is in too.
 	// A broker keeps nothing of a request past its answer.
@@ -82,7 +86,10 @@ type FetchRequest struct {
 	ReplicaID     int32 // -1 for a consumer
 	BrokerEpoch   int64 // a follower's, so a stale fetch from a rebooted broker is refused
 	MaxWait       time.Duration
-	Partitions    []FetchPartition
+	// Isolation: a read_committed consumer reads up to the last stable
+	// offset and learns the aborted transactions in what it read.
+	Isolation  IsolationLevel
+	Partitions []FetchPartition
 	// sim.Reuse: the follower that sent the fetch learns when the world
 	// delivered it, its only copy, and reuses it once its answer is in too.
 	// A broker keeps nothing of a fetch it answered.
@@ -122,11 +129,26 @@ type FetchPartitionResponse struct {
 	HighWatermark  int64
 	LogStartOffset int64
 	LogEndOffset   int64 // the leader's, for a follower out of range
+	// LastStableOffset bounds a read_committed fetch: below it every
+	// transaction is decided (Kafka's LSO). -1 for a follower's fetch.
+	LastStableOffset int64
+	// AbortedTransactions lists, for a read_committed fetch, the aborted
+	// transactions whose records may be among Batches: each producer id
+	// and the first offset of its aborted transaction. The consumer drops
+	// that producer's transactional records from the first offset up to
+	// its abort marker.
+	AbortedTransactions []AbortedTransaction
 	// Diverging is set when the fetcher's log diverges from the leader's.
 	Diverging *EpochEndOffset
 	Batches   []*record.Batch
 	// LeaderEpoch is the leader's current epoch, for the fetcher's bookkeeping.
 	LeaderEpoch int32
+}
+
+// AbortedTransaction is an entry of a fetch answer's aborted list.
+type AbortedTransaction struct {
+	ProducerID  int64
+	FirstOffset int64
 }
 
 // EpochEndOffset is an epoch and where it ends.
@@ -235,9 +257,19 @@ type OffsetsForLeaderEpochPartitionResponse struct {
 	EndOffset   int64
 }
 
-// InitProducerIDRequest asks for a producer id (idempotent producers).
+// InitProducerIDRequest asks for a producer id: any broker gives an
+// idempotent producer one; a transactional producer (TransactionalID set)
+// asks its transaction coordinator, which bumps the id's epoch, fences the
+// previous instance and aborts its open transaction first. ProducerID and
+// ProducerEpoch (KIP-360) are the id and epoch the producer has, when it
+// asks to bump its own epoch after an abortable error; they are read only
+// with a TransactionalID (-1 when none).
 type InitProducerIDRequest struct {
-	CorrelationID uint64
+	CorrelationID      uint64
+	TransactionalID    string
+	TransactionTimeout time.Duration
+	ProducerID         int64
+	ProducerEpoch      int16
 }
 
 // InitProducerIDResponse gives one.
