@@ -27,6 +27,10 @@ type topics interface {
 	CreateTopic(proto.CreatableTopic)
 	Rand() *rand.Rand
 	TopicPartitionCount(topic string) (int32, bool)
+	// AddPartitionToTxn has the transaction coordinator add tp to the
+	// producer's transaction (transaction version 2's verification), done
+	// hearing NONE or the error, in a later event.
+	AddPartitionToTxn(tp metadata.TopicPartition, transactionalID string, producerID int64, producerEpoch int16, done func(proto.ErrorCode))
 }
 
 // coordinator is the group coordinator of one broker start
@@ -104,7 +108,8 @@ func (c *coordinator) Handles(m sim.Message) bool {
 	case *proto.FindCoordinatorRequest:
 		return m.KeyType == proto.CoordinatorKeyGroup
 	case *proto.JoinGroupRequest, *proto.SyncGroupRequest, *proto.HeartbeatRequest, *proto.LeaveGroupRequest,
-		*proto.OffsetCommitRequest, *proto.OffsetFetchRequest, *proto.ConsumerGroupHeartbeatRequest:
+		*proto.OffsetCommitRequest, *proto.OffsetFetchRequest, *proto.ConsumerGroupHeartbeatRequest,
+		*proto.TxnOffsetCommitRequest:
 		return true
 	}
 	return false
@@ -183,6 +188,8 @@ func (s *shard) handle(from sim.NodeID, m sim.Message) {
 		s.commitOffsets(from, m)
 	case *proto.OffsetFetchRequest:
 		s.fetchOffsets(from, m)
+	case *proto.TxnOffsetCommitRequest:
+		s.commitTxnOffsets(from, m)
 	case *proto.ConsumerGroupHeartbeatRequest:
 		s.consumerHeartbeat(from, m)
 	}

@@ -33,6 +33,29 @@ type fakeTopics struct {
 	// protocol's target assignment reads them).
 	topicCounts map[string]int32
 	c           *coordinator
+	// addedToTxn are the AddPartitionToTxn calls waiting for the test's
+	// answer.
+	addedToTxn []fakeAddToTxn
+}
+
+type fakeAddToTxn struct {
+	transactionalID string
+	producerID      int64
+	producerEpoch   int16
+	done            func(proto.ErrorCode)
+}
+
+func (f *fakeTopics) AddPartitionToTxn(_ metadata.TopicPartition, tid string, pid int64, epoch int16, done func(proto.ErrorCode)) {
+	f.addedToTxn = append(f.addedToTxn, fakeAddToTxn{tid, pid, epoch, done})
+}
+
+// answerAddToTxn answers the AddPartitionToTxn calls waiting with err.
+func (f *fakeTopics) answerAddToTxn(err proto.ErrorCode) {
+	calls := f.addedToTxn
+	f.addedToTxn = nil
+	for _, c := range calls {
+		c.done(err)
+	}
 }
 
 type fakeLog struct {

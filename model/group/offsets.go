@@ -82,6 +82,14 @@ func (s *shard) fetchOffsets(from sim.NodeID, m *proto.OffsetFetchRequest) {
 	}
 	latest := func(k offsetKey) (offsetValue, bool) { v, ok := s.offsets[k]; return v, ok }
 	resp := s.offsetFetchResponse(m, latest, s.latestKeys)
+	for i := range resp.Partitions {
+		// OffsetMetadataManager.fetchOffsets: a partition with offsets
+		// pending in an open transaction is not stable yet.
+		p := &resp.Partitions[i]
+		if s.txn.hasPending(offsetKey{Group: m.GroupID, Topic: p.Topic, Partition: p.Partition}) {
+			p.Error, p.CommittedOffset, p.CommittedLeaderEpoch, p.Metadata = proto.UnstableOffsetCommit, -1, -1, ""
+		}
+	}
 	s.write(nil, false, func(err proto.ErrorCode) {
 		if err == proto.CoordinatorNotAvailable {
 			// GroupCoordinatorService.handleOffsetFetchException: what

@@ -41,6 +41,10 @@ type offsetValue struct {
 	LeaderEpoch     int32 // -1: unknown
 	Metadata        string
 	CommitTimestamp time.Duration // the coordinator's clock at the commit
+	// seq orders the commit among the shard's records (not written: the
+	// record's place in the log), so that a transaction's offsets
+	// committed by its marker do not overwrite a later plain commit.
+	seq int64
 }
 
 // groupValue is GroupMetadataValue: a classic group as its last completed

@@ -41,6 +41,11 @@ type shard struct {
 
 	groups  map[string]*classicGroup
 	offsets map[offsetKey]offsetValue
+	// txn are the offsets of open transactions (txnoffsets.go).
+	txn txnOffsets
+	// replayed counts the offset commits replayed, in log order: each
+	// one's seq.
+	replayed int64
 	// pending are the writes appended and not yet committed, oldest first;
 	// committedUpTo is the offset below which the log is committed (Kafka's
 	// lastCommittedOffset).
@@ -234,7 +239,7 @@ func (s *shard) write(records []shardRecord, replay bool, done func(proto.ErrorC
 	for i, r := range records {
 		recs[i] = record.Record{Key: r.Key, Value: r.Value, HasKey: true, Tombstone: r.Tombstone, Timestamp: s.c.t.Now().Milliseconds()}
 		if replay {
-			s.replayRaw([]byte(r.Key), []byte(r.Value), w)
+			s.replayRecord([]byte(r.Key), []byte(r.Value), record.NoProducer, w)
 		}
 	}
 	b := record.New(recs, record.Producer{ID: record.NoProducer}, false, record.CompressionNone)
@@ -345,15 +350,22 @@ func (s *shard) committedOffset(k offsetKey) (offsetValue, bool) {
 	return v, ok
 }
 
-// replayRaw applies a record of the log; w (if not nil) notes what it
+// replayRecord applies a record of the log, of a transactional batch of
+// producerID or not (record.NoProducer); w (if not nil) notes what it
 // overwrote.
-func (s *shard) replayRaw(key, value []byte, w *pendingWrite) {
+func (s *shard) replayRecord(key, value []byte, producerID int64, w *pendingWrite) {
 	d, err := decodeRecord(key, value)
 	if err != nil {
 		panic("group: " + s.tp.String() + ": a record the coordinator cannot read: " + err.Error())
 	}
 	switch {
 	case d.Type == recordOffsetCommit || d.Type == recordOffsetCommitLegacy:
+		s.replayed++
+		if producerID != record.NoProducer && !d.Tombstone {
+			s.txn.add(producerID, d.Offset, pendingTxnOffset{value: d.OffsetVal, seq: s.replayed})
+			s.ensureSimpleGroup(d.Group, w)
+			return
+		}
 		if w != nil {
 			if _, noted := w.prevOffsets[d.Offset]; !noted {
 				if prev, ok := s.offsets[d.Offset]; ok {
@@ -365,22 +377,29 @@ func (s *shard) replayRaw(key, value []byte, w *pendingWrite) {
 		}
 		if d.Tombstone {
 			delete(s.offsets, d.Offset)
+			s.txn.tombstone(d.Offset)
 			return
 		}
-		s.offsets[d.Offset] = d.OffsetVal
-		// OffsetMetadataManager.replay: an offset of a group that does not
-		// exist makes a simple (empty classic) group.
-		if _, ok := s.groups[d.Group]; !ok && (s.consumer == nil || !s.consumer.HasGroup(d.Group)) {
-			s.groups[d.Group] = newClassicGroup(d.Group)
-			if w != nil {
-				w.createdBy = append(w.createdBy, d.Group)
-			}
-		}
+		v := d.OffsetVal
+		v.seq = s.replayed
+		s.offsets[d.Offset] = v
+		s.ensureSimpleGroup(d.Group, w)
 	case d.Type == recordGroupMetadata:
 		s.replayGroupMetadata(d)
 	default:
 		if s.consumer != nil {
 			s.consumer.Replay(ConsumerRecord{Key: string(key), Value: string(value), Tombstone: d.Tombstone})
+		}
+	}
+}
+
+// ensureSimpleGroup is OffsetMetadataManager.replay's: an offset of a
+// group that does not exist makes a simple (empty classic) group.
+func (s *shard) ensureSimpleGroup(group string, w *pendingWrite) {
+	if _, ok := s.groups[group]; !ok && (s.consumer == nil || !s.consumer.HasGroup(group)) {
+		s.groups[group] = newClassicGroup(group)
+		if w != nil {
+			w.createdBy = append(w.createdBy, group)
 		}
 	}
 }
@@ -402,6 +421,23 @@ func (s *shard) loadChunk() {
 	}
 	s.committedUpTo = r.HighWatermark
 	for _, b := range r.Batches {
+		if b.Control {
+			// CoordinatorLoaderImpl: a transaction marker ends the
+			// producer's pending offsets.
+			if committed, _, ok := b.EndTxnMarker(); ok {
+				var w *pendingWrite
+				if b.BaseOffset >= r.HighWatermark {
+					w = s.uncommittedLoad(b.LastOffset())
+				}
+				s.replayEndTxnMarker(b.ProducerID, committed, w)
+			}
+			s.loadFrom = b.NextOffset()
+			continue
+		}
+		pid := int64(record.NoProducer)
+		if b.Transactional {
+			pid = b.ProducerID
+		}
 		b.EachRecord(func(_ int, offset int64, key []byte, hasKey bool, value []byte) {
 			if !hasKey {
 				return
@@ -410,7 +446,7 @@ func (s *shard) loadChunk() {
 			if offset >= r.HighWatermark {
 				w = s.uncommittedLoad(b.LastOffset())
 			}
-			s.replayRaw(key, value, w)
+			s.replayRecord(key, value, pid, w)
 		})
 		s.loadFrom = b.NextOffset()
 	}

@@ -255,15 +255,22 @@ func (m *EndTxnRequest) NotCoordinator() sim.Message {
 }
 
 // NotCoordinator implements broker.CoordinatorRequest.
-func (m *TxnOffsetCommitRequest) NotCoordinator() sim.Message {
-	r := &TxnOffsetCommitResponse{CorrelationID: m.CorrelationID}
-	for _, p := range m.Partitions {
-		r.Partitions = append(r.Partitions, TxnPartitionResult{TopicPartition: p.TopicPartition, Error: NotCoordinator})
-	}
-	return r
-}
+func (m *TxnOffsetCommitRequest) NotCoordinator() sim.Message { return m.ErrorResponse(NotCoordinator) }
 
 // NotController implements ControllerRequest.
 func (m *AllocateProducerIdsRequest) NotController(hint sim.NodeID) sim.Message {
 	return &AllocateProducerIdsResponse{CorrelationID: m.CorrelationID, Error: NotController, ControllerHint: hint}
+}
+
+// GroupKey implements GroupRequest: a TxnOffsetCommit is served by its
+// group's coordinator.
+func (m *TxnOffsetCommitRequest) GroupKey() string { return m.GroupID }
+
+// ErrorResponse implements GroupRequest: every partition carries err.
+func (m *TxnOffsetCommitRequest) ErrorResponse(err ErrorCode) sim.Message {
+	r := &TxnOffsetCommitResponse{CorrelationID: m.CorrelationID}
+	for _, p := range m.Partitions {
+		r.Partitions = append(r.Partitions, TxnPartitionResult{TopicPartition: p.TopicPartition, Error: err})
+	}
+	return r
 }
