@@ -352,6 +352,9 @@ func (s *scanner) value(op *Op) (bool, bool) {
 		parts                    []string
 		sends                    []Send
 		hasSends, hasExt, hasVal bool
+		hasProducer              bool
+		producerID               int64 = -1
+		producerEpoch            int32 = -1
 	)
 	if !s.eat('{') {
 		return false, false
@@ -424,6 +427,13 @@ func (s *scanner) value(op *Op) (bool, bool) {
 		case "member_epoch":
 			epoch, ok = s.int32()
 			hasEpoch, hasExt = true, true
+		case "producer_id":
+			producerID, ok = s.int64()
+			hasProducer, hasExt = true, true
+		case "producer_epoch":
+			producerEpoch, ok = s.int32()
+			ok = ok && producerEpoch >= -32768 && producerEpoch <= 32767
+			hasProducer, hasExt = true, true
 		case "member_id":
 			member, ok = s.str()
 		case "applied":
@@ -481,6 +491,9 @@ func (s *scanner) value(op *Op) (bool, bool) {
 		x.TransactionalID, x.Group, x.Offsets, x.MemberID, x.Partitions = tid, group, offsets, member, parts
 		x.LogStartOffsets, x.Positions, x.EndOffsets = logStarts, positions, ends
 		x.HasApplied, x.Applied = hasApplied, applied
+		if hasProducer {
+			x.HasProducer, x.ProducerID, x.ProducerEpoch = true, producerID, int16(producerEpoch)
+		}
 		if hasGen {
 			x.Generation = gen
 		} else if hasEpoch {
@@ -561,6 +574,6 @@ func parseFast(b []byte, in *interner) (Op, bool) {
 // case included) is a recorder's own and is ignored.
 var (
 	topFields    = []string{"index", "time", "process", "type", "f", "value"}
-	valueFields  = []string{"topic", "partition", "key", "value", "offset", "transactional_id", "isolation", "group", "final", "records", "offsets", "log_start_offsets", "positions", "end_offsets", "generation", "member_epoch", "member_id", "applied", "partitions", "sends", "error"}
+	valueFields  = []string{"topic", "partition", "key", "value", "offset", "transactional_id", "isolation", "group", "final", "records", "offsets", "log_start_offsets", "positions", "end_offsets", "generation", "member_epoch", "member_id", "applied", "producer_id", "producer_epoch", "partitions", "sends", "error"}
 	recordFields = []string{"topic", "partition", "offset", "key", "value"}
 )

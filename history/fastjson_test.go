@@ -54,6 +54,9 @@ func randomOp(rng *rand.Rand, i int) Op {
 			x.Partitions = []string{"orders-0"}
 		}
 		if rng.IntN(2) == 0 {
+			x.HasProducer, x.ProducerID, x.ProducerEpoch = true, int64(rng.IntN(3000)), int16(rng.IntN(5))
+		}
+		if rng.IntN(2) == 0 {
 			x.Sends = []Send{{Topic: "orders", Partition: -1, Value: "s", Offset: -1}, {Topic: "orders", Partition: 1, Key: "k", HasKey: true, Value: "t", Offset: 3}}
 		}
 	}

@@ -173,6 +173,13 @@ type Ext struct {
 	// (a recorder that does not know) every acknowledged effect counts as
 	// applied by a plain store.
 	HasApplied, Applied bool
+	// ProducerID and ProducerEpoch are, when HasProducer, the producer id
+	// and epoch a transactional send was written with ("producer_id",
+	// "producer_epoch": an extension of the format, docs/history.md), so
+	// that a write of a fenced epoch can be told apart.
+	HasProducer   bool
+	ProducerEpoch int16
+	ProducerID    int64
 }
 
 // NoValue is a Value with every optional number unset.

@@ -161,6 +161,10 @@ func appendValue(buf []byte, v *Value) []byte {
 		if x.MemberID != "" {
 			w.str("member_id", x.MemberID)
 		}
+		if x.HasProducer {
+			w.int("producer_id", x.ProducerID)
+			w.int("producer_epoch", int64(x.ProducerEpoch))
+		}
 		if x.HasApplied {
 			w.name("applied")
 			if x.Applied {
@@ -257,6 +261,8 @@ type wireValue struct {
 	MemberEpoch     *int32           `json:"member_epoch"`
 	MemberID        string           `json:"member_id"`
 	Applied         *bool            `json:"applied"`
+	ProducerID      *int64           `json:"producer_id"`
+	ProducerEpoch   *int16           `json:"producer_epoch"`
 	Partitions      []string         `json:"partitions"`
 	Sends           []wireRecord     `json:"sends"`
 	Error           string           `json:"error"`
@@ -563,12 +569,22 @@ func parseLine(b []byte, line int) (Op, error) {
 	}
 	op.Value.Isolation, op.Value.Final, op.Value.Error = v.Isolation, v.Final, v.Error
 	if v.TransactionalID != "" || v.Group != "" || v.Offsets != nil || v.MemberID != "" || v.Partitions != nil ||
-		v.Generation != nil || v.MemberEpoch != nil || v.Sends != nil || v.LogStartOffsets != nil || v.Positions != nil || v.EndOffsets != nil || v.Applied != nil {
+		v.Generation != nil || v.MemberEpoch != nil || v.Sends != nil || v.LogStartOffsets != nil || v.Positions != nil || v.EndOffsets != nil || v.Applied != nil ||
+		v.ProducerID != nil || v.ProducerEpoch != nil {
 		x := op.Value.X()
 		x.TransactionalID, x.Group, x.Offsets, x.MemberID, x.Partitions = v.TransactionalID, v.Group, v.Offsets, v.MemberID, v.Partitions
 		x.LogStartOffsets, x.Positions, x.EndOffsets = v.LogStartOffsets, v.Positions, v.EndOffsets
 		if v.Applied != nil {
 			x.HasApplied, x.Applied = true, *v.Applied
+		}
+		if v.ProducerID != nil || v.ProducerEpoch != nil {
+			x.HasProducer, x.ProducerID, x.ProducerEpoch = true, -1, -1
+			if v.ProducerID != nil {
+				x.ProducerID = *v.ProducerID
+			}
+			if v.ProducerEpoch != nil {
+				x.ProducerEpoch = *v.ProducerEpoch
+			}
 		}
 		if v.Generation != nil {
 			x.Generation = *v.Generation

@@ -48,7 +48,7 @@ type Producer struct {
 func New(cfg Config) func() sim.Node {
 	return func() sim.Node {
 		p := &Producer{app: workload{cfg: cfg}}
-		p.Client.cfg = cfg.ClientConfig
+		p.Client.cfg = cfg.ClientConfig.normalized()
 		return p
 	}
 }
