@@ -301,6 +301,8 @@ const (
 	timerInitPID
 	timerTxnRequest
 	timerTxnRetry
+	// timerTxnWorkload is the transactional workload's (txnworkload.go).
+	timerTxnWorkload
 )
 
 // ptimer is a producer's timer: its kind, and the correlation id it is

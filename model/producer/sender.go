@@ -557,7 +557,11 @@ func mayHaveAppended(err proto.ErrorCode) bool {
 	switch err {
 	case proto.NotEnoughReplicas, proto.UnknownTopicOrPartition, proto.InvalidProducerEpoch,
 		proto.OutOfOrderSequenceNumber, proto.InvalidRequiredAcks, proto.KafkaStorageError, proto.UnknownLeaderEpoch,
-		proto.FencedLeaderEpoch, proto.InvalidRecord:
+		proto.FencedLeaderEpoch, proto.InvalidRecord,
+		// A transactional produce refused before the append: the
+		// leader's AddPartitionsToTxn to the coordinator failed (KIP-890).
+		proto.TransactionAbortable, proto.ProducerFenced, proto.InvalidTxnState, proto.InvalidProducerIDMapping,
+		proto.ConcurrentTransactions, proto.NotCoordinator, proto.CoordinatorNotAvailable, proto.CoordinatorLoadInProgress:
 		return false
 	}
 	return true // REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND, network errors
@@ -567,7 +571,10 @@ func retriable(err proto.ErrorCode) bool {
 	switch err {
 	case proto.NotLeaderOrFollower, proto.NotEnoughReplicas, proto.NotEnoughReplicasAfterAppend, proto.RequestTimedOut,
 		proto.NetworkException, proto.UnknownTopicOrPartition, proto.KafkaStorageError, proto.UnknownLeaderEpoch,
-		proto.FencedLeaderEpoch, proto.OutOfOrderSequenceNumber:
+		proto.FencedLeaderEpoch, proto.OutOfOrderSequenceNumber,
+		// RetriableExceptions a transactional produce may meet while its
+		// leader adds the partition to the transaction.
+		proto.ConcurrentTransactions, proto.NotCoordinator, proto.CoordinatorNotAvailable, proto.CoordinatorLoadInProgress:
 		return true
 	}
 	return false
