@@ -20,6 +20,7 @@ const (
 	kindEnum                // one of enum
 	kindMs                  // milliseconds: an integer, or a duration string ("30s")
 	kindList                // a non-empty list of distinct names of enum (Kafka's LIST type): a YAML list or a comma-separated string
+	kindString              // a non-empty string of at most max bytes
 )
 
 type kafkaKey struct {
@@ -123,6 +124,18 @@ var producerKeys = []kafkaKey{
 	{name: "metadata.max.age.ms", kind: kindMs, def: "300000", min: 0, max: math.MaxInt64},
 }
 
+// txnProducerKeys are a transactional producer's own keys: a producer
+// has them in its config only when it is transactional (a transactions
+// entry, or transactional.id), so that the resolved config of any other
+// producer stays as it was.
+var txnProducerKeys = []kafkaKey{
+	{name: "transactional.id", kind: kindString, max: 249},
+	{name: "transaction.timeout.ms", kind: kindMs, def: "60000", min: 1, max: math.MaxInt32},
+}
+
+// allProducerKeys is every key a producers[].config may hold.
+var allProducerKeys = append(append([]kafkaKey(nil), producerKeys...), txnProducerKeys...)
+
 var consumerKeys = []kafkaKey{
 	{name: "isolation.level", kind: kindEnum, def: "read_uncommitted", enum: []string{"read_uncommitted", "read_committed"}},
 	{name: "auto.offset.reset", kind: kindEnum, def: "latest", enum: []string{"earliest", "latest", "none"}},
@@ -177,8 +190,6 @@ var writtenElsewhere = map[string]string{
 // notModelled are real Kafka keys a scenario may reasonably write that the
 // model does not have yet: an error says so instead of "unknown key".
 var notModelled = map[string]string{
-	"transactional.id":                         "transactions are not modelled yet",
-	"transaction.timeout.ms":                   "transactions are not modelled yet",
 	"transaction.state.log.replication.factor": "transactions are not modelled yet",
 	"transaction.state.log.min.isr":            "transactions are not modelled yet",
 	"transaction.state.log.num.partitions":     "transactions are not modelled yet",
@@ -232,6 +243,11 @@ func (k *kafkaKey) parse(raw string) (string, error) {
 		return "", fmt.Errorf("%s", msg)
 	case kindList:
 		return k.parseList(raw)
+	case kindString:
+		if raw == "" || int64(len(raw)) > k.max {
+			return "", fmt.Errorf("want a name of 1 to %d characters, got %q", k.max, cutLong(raw))
+		}
+		return raw, nil
 	case kindMs:
 		if n, err := strconv.ParseInt(raw, 10, 64); err == nil {
 			return k.inRange(n)

@@ -95,6 +95,16 @@ func (s *Scenario) Resolved() ([]byte, error) {
 		}
 		put(m, "start", str(formatDuration(p.Start)))
 		put(m, "stop", str(formatDuration(p.Stop)))
+		if t := p.Transactions; t != nil {
+			tm := mapping()
+			records := strconv.Itoa(t.RecordsMin)
+			if t.RecordsMax != t.RecordsMin {
+				records += ".." + strconv.Itoa(t.RecordsMax)
+			}
+			put(tm, "records", str(records))
+			put(tm, "abort", plain(formatFloat(t.Abort)))
+			put(m, "transactions", tm)
+		}
 		put(m, "config", configNode(p.Config))
 		producers.Content = append(producers.Content, m)
 	}

@@ -103,6 +103,18 @@ type Producer struct {
 	// Stop defaults to the end of the fault phase).
 	Start, Stop time.Duration
 	Config      Config
+	// Transactions, when set, makes the producer transactional: Rate is
+	// then transactions begun per second per instance (config
+	// transactional.id, instance i taking "<id>-<i>").
+	Transactions *Transactions
+}
+
+// Transactions is what each transaction of a transactional producer does:
+// RecordsMin..RecordsMax records, then commit, or abort with probability
+// Abort.
+type Transactions struct {
+	RecordsMin, RecordsMax int
+	Abort                  float64
 }
 
 // Consumer is a group of consumer instances <Name>-0 ...

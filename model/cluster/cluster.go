@@ -394,6 +394,9 @@ func Build(cfg Config) (*Cluster, error) {
 		for i := range ps.Count {
 			pc := ps.Config
 			pc.Name = ClientName(ps.Name, i)
+			if pc.TransactionalID != "" {
+				pc.TransactionalID = ClientName(pc.TransactionalID, i) // one transactional.id per instance
+			}
 			pc.Brokers = c.Brokers
 			pc.Recorder = c.History
 			pc.ProbeKeys = cfg.compacted(pc.Topic)
