@@ -15,12 +15,12 @@ import (
 type keyKind uint8
 
 const (
-	kindInt  keyKind = iota // an integer in [min, max]
-	kindBool                // true or false
-	kindEnum                // one of enum
-	kindMs                  // milliseconds: an integer, or a duration string ("30s")
-	kindList                // a non-empty list of distinct names of enum (Kafka's LIST type): a YAML list or a comma-separated string
-	kindString              // a non-empty string of at most max bytes
+	kindInt    keyKind = iota // an integer in [min, max]
+	kindBool                  // true or false
+	kindEnum                  // one of enum
+	kindMs                    // milliseconds: an integer, or a duration string ("30s")
+	kindList                  // a non-empty list of distinct names of enum (Kafka's LIST type): a YAML list or a comma-separated string
+	kindString                // a non-empty string of at most max bytes
 )
 
 type kafkaKey struct {
