@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"kafkasim/checker"
 	"kafkasim/history"
 	"kafkasim/model/producer"
 	"kafkasim/model/proto"
@@ -533,5 +534,62 @@ func TestTxnWorkloadHistory(t *testing.T) {
 	}
 	if begins < 100 || aborts < begins/8 || aborts > begins/2 || commits+aborts < begins-1 {
 		t.Fatalf("%d transactions begun, %d committed, %d aborted", begins, commits, aborts)
+	}
+	// The checker reads the history as the workload meant it.
+	r := checker.Check(rec.Ops(), checker.Config{})
+	if st := r.Stats; st.TxnCommitted != commits || st.TxnAborted != aborts || st.TxnIndeterminate != 0 || st.TxnNeverCommitted > 1 || r.Violations != 0 {
+		t.Fatalf("the checker saw %d committed, %d aborted, %d indeterminate, %d never committed, %d violations; want %d, %d, 0, at most 1 (open at the end), 0",
+			st.TxnCommitted, st.TxnAborted, st.TxnIndeterminate, st.TxnNeverCommitted, r.Violations, commits, aborts)
+	}
+}
+
+// The workload meets an abortable error (a batch answered
+// TRANSACTION_ABORTABLE): that transaction's commit fails, it is aborted
+// without a second end in the history, and the next ones commit. Then
+// another instance fences it: its commit fails and it begins no more.
+func TestTxnWorkloadAbortableThenFenced(t *testing.T) {
+	c := &txnCluster{pid: 2, produceErrs: []proto.ErrorCode{proto.None, proto.TransactionAbortable}}
+	w := sim.NewWorld(sim.DefaultOptions(3))
+	b := &txnBroker{c: c}
+	c.nodes = append(c.nodes, w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return b }}))
+	rec := history.NewRecorder(w.Now)
+	cfg := producer.DefaultConfig("p-0", "orders")
+	cfg.Brokers, cfg.Recorder, cfg.TransactionalID = c.nodes, rec, "tx-0"
+	cfg.Rate = 10
+	cfg.Transactions = &producer.TxnWorkload{RecordsMin: 1, RecordsMax: 1}
+	pid := w.AddNode(sim.NodeSpec{Name: "p-0", Role: "producer", New: producer.New(cfg)})
+	w.Start()
+	w.RunUntil(3 * time.Second)
+	c.epoch += 5 // another instance's InitProducerId
+	w.RunUntil(6 * time.Second)
+
+	var ends []history.Op
+	begins, beginsAfterFence := 0, 0
+	for _, op := range rec.Ops() {
+		switch {
+		case op.F == history.FTxnBegin && op.Type == history.Invoke:
+			begins++
+			if op.Time > int64(3*time.Second) {
+				beginsAfterFence++
+			}
+		case (op.F == history.FTxnCommit || op.F == history.FTxnAbort) && op.Type != history.Invoke:
+			ends = append(ends, op)
+		}
+	}
+	if len(ends) < 5 || ends[0].Type != history.OK || ends[1].Type != history.Fail || ends[1].F != history.FTxnCommit || ends[1].Value.Error != "TRANSACTION_ABORTABLE" {
+		t.Fatalf("ends %v: want ok, then a commit failed with TRANSACTION_ABORTABLE, then more", ends)
+	}
+	if ends[2].Type != history.OK || ends[2].F != history.FTxnCommit {
+		t.Fatalf("after the aborted transaction: %v, want the next commit ok", ends[2])
+	}
+	last := ends[len(ends)-1]
+	if last.F != history.FTxnCommit || last.Type == history.OK || last.Value.Error != "PRODUCER_FENCED" || beginsAfterFence > 1 {
+		t.Fatalf("fenced: last end %v, %d transactions begun after the fence; want a commit not ok with PRODUCER_FENCED, at most one begun", last, beginsAfterFence)
+	}
+	if st := w.Node(pid).(*producer.Producer).TxnState(); st != producer.TxnFatalError {
+		t.Fatalf("state %s, want FATAL_ERROR", st)
+	}
+	if len(ends) != begins {
+		t.Fatalf("%d transactions begun, %d ended: want each ended once", begins, len(ends))
 	}
 }
