@@ -593,3 +593,42 @@ func TestTxnWorkloadAbortableThenFenced(t *testing.T) {
 		t.Fatalf("%d transactions begun, %d ended: want each ended once", begins, len(ends))
 	}
 }
+
+// A transactional instance that restarts initializes again: the
+// coordinator gives it a new epoch (fencing its former self), and it goes
+// on with new transactions, under the coordinator's latest epoch.
+func TestTxnWorkloadRestartInitializesAgain(t *testing.T) {
+	c := &txnCluster{pid: 21}
+	w := sim.NewWorld(sim.DefaultOptions(5))
+	b := &txnBroker{c: c}
+	c.nodes = append(c.nodes, w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return b }}))
+	rec := history.NewRecorder(w.Now)
+	cfg := producer.DefaultConfig("p-0", "orders")
+	cfg.Brokers, cfg.Recorder, cfg.TransactionalID = c.nodes, rec, "tx-0"
+	cfg.Rate = 10
+	cfg.Transactions = &producer.TxnWorkload{RecordsMin: 2, RecordsMax: 2}
+	pid := w.AddNode(sim.NodeSpec{Name: "p-0", Role: "producer", New: producer.New(cfg)})
+	w.Start()
+	w.RunUntil(2 * time.Second)
+	w.Crash(pid, false)
+	w.RunUntil(2100 * time.Millisecond)
+	initsBefore := c.inits
+	w.Restart(pid)
+	w.RunUntil(4 * time.Second)
+	if c.inits != initsBefore+1 || initsBefore != 1 {
+		t.Fatalf("InitProducerId granted %d times before the restart, %d after; want 1, then 1 more", initsBefore, c.inits-initsBefore)
+	}
+	epochNow := c.epoch
+	var lastEnd history.Op
+	for _, op := range rec.Ops() {
+		if op.F == history.FTxnCommit && op.Type == history.OK {
+			lastEnd = op
+		}
+	}
+	if lastEnd.Time < int64(2100*time.Millisecond) {
+		t.Fatalf("no transaction committed after the restart (last %v)", lastEnd)
+	}
+	if pid2, epoch := w.Node(pid).(*producer.Producer).ProducerIDAndEpoch(); pid2 != 21 || epoch != epochNow {
+		t.Fatalf("the restarted instance writes with %d/%d, want 21/%d", pid2, epoch, epochNow)
+	}
+}
