@@ -609,10 +609,10 @@ func (p *Client) handleFindCoordinator(m *proto.FindCoordinatorResponse) {
 			t.coord, t.coordKnown = m.Node, true
 		}
 		p.txnDone(r, history.OK, "")
-	case proto.CoordinatorNotAvailable, proto.NotCoordinator, proto.CoordinatorLoadInProgress:
+	case proto.CoordinatorNotAvailable:
 		p.retryTxn(false)
 		return
-	default:
+	default: // authorization, unexpected: fatal, as Kafka's handler has it
 		p.fatalError("FindCoordinator: " + m.Error.String())
 	}
 	p.runSender()
