@@ -378,4 +378,18 @@ func TestTransactionalProducer(t *testing.T) {
 	if out2, _ := again.Resolved(); !bytes.Equal(out, out2) {
 		t.Fatalf("resolving twice differs:\n%s\n---\n%s", out, out2)
 	}
+	// A sweep may vary the transactional producers' timeout, not break
+	// their config.
+	if err := again.Apply("transaction.timeout.ms", "5000"); err != nil {
+		t.Fatal(err)
+	}
+	if got := again.Producers[1].Config.Get("transaction.timeout.ms"); got != "5000" {
+		t.Fatalf("applied transaction.timeout.ms: %s", got)
+	}
+	if _, has := again.Producers[2].Config.Values["transaction.timeout.ms"]; has {
+		t.Fatal("transaction.timeout.ms applied to a producer that is not transactional")
+	}
+	if err := again.Apply("acks", "1"); err == nil || !strings.Contains(err.Error(), "producer p is transactional") {
+		t.Fatalf("acks=1 on transactional producers: %v", err)
+	}
 }
