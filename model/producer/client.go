@@ -5,8 +5,10 @@
 // max.in.flight.requests.per.connection, retries with exponential backoff,
 // request.timeout.ms, delivery.timeout.ms), metadata refresh, and the
 // idempotent producer (producer id, epoch, per-partition sequences, local
-// epoch bump after an unresolved batch, KIP-360). A Producer is the node
-// that runs a workload on a client: records sent at a rate, and probes.
+// epoch bump after an unresolved batch, KIP-360), and the transactional
+// producer (txn.go: transaction version 2). A Producer is the node that
+// runs a workload on a client: records sent at a rate, or transactions
+// (txnworkload.go), and probes.
 //
 // Every send is recorded in the history: invoked when the application calls
 // send, completed ok with its offset, fail when no attempt can have been

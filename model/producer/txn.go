@@ -116,15 +116,15 @@ type txnManager struct {
 	groupKnown    bool
 	pending       []*txnRequest
 	// inflight is the request in flight (corr, to, timer), or waiting out
-	// its backoff (retryAt != 0).
+	// its backoff (backoff).
 	inflight *txnRequest
 	corr     uint64
 	to       sim.NodeID
 	timer    sim.TimerID
 	backoff  bool
 	cb       TxnCallback
-	// endCommit: the EndTxn now pending or in flight commits; endSent: it
-	// was sent at least once (an attempt may have been written).
+	// endSent: the EndTxn now pending or in flight was sent at least once
+	// (an attempt may have been written).
 	endSent bool
 }
 
@@ -287,7 +287,6 @@ func (p *Client) fatalError(why string) {
 	if p.txn.state == TxnFatalError {
 		return
 	}
-	prev := p.txn.state
 	p.txn.state, p.txn.lastErr = TxnFatalError, why
 	// The batches are aborted at the sender's next pass (pumpTxn), not
 	// here: an answer being read may still hold some.
@@ -300,14 +299,14 @@ func (p *Client) fatalError(why string) {
 	}
 	p.txn.pending = nil
 	for _, r := range pending {
-		p.failTxnRequest(r, prev, why)
+		p.failTxnRequest(r, why)
 	}
 }
 
 // failTxnRequest tells the application that a pending request will not
 // be answered: EndTxn(commit) is unknown if an attempt went (the
 // coordinator may have written PrepareCommit), failed otherwise.
-func (p *Client) failTxnRequest(r *txnRequest, prev TxnState, why string) {
+func (p *Client) failTxnRequest(r *txnRequest, why string) {
 	switch r.kind {
 	case reqInitPID:
 		p.txnResult(TxnOpInit, history.Fail, why)
@@ -414,7 +413,7 @@ func (p *Client) pumpTxn() bool {
 	// TransactionManager.maybeTerminateRequestWithError: an error fails
 	// every request but the abort's EndTxn.
 	if t.state == TxnAbortableError && !(r.kind == reqEndTxn && !r.commit) {
-		p.failTxnRequest(r, t.state, t.lastErr)
+		p.failTxnRequest(r, t.lastErr)
 		return p.pumpTxn()
 	}
 	if r.kind == reqEndTxn && !t.started {
