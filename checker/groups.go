@@ -250,6 +250,9 @@ func (g *groupState) txnOffsets(a *analyzer, pid int32, p *procState, t int32, o
 		return
 	}
 	group := groupOf(p, o)
+	if p.group == "" {
+		p.group = group
+	}
 	pc := pendingCommit{txn: t}
 	for _, part := range sortedKeys(x.Offsets) {
 		pc.regs = append(pc.regs, g.reg(group, part))
