@@ -583,7 +583,9 @@ func (a *analyzer) checkHanging() {
 		t := int32(-1)
 		var val int32
 		for _, ob := range po.obsAt(end) {
-			if si := a.vals[ob.val].send; si >= 0 && a.sends[si].txn >= 0 && a.sends[si].offset == end {
+			// A record sent after the final reads began may have been
+			// appended after the end offset was taken.
+			if si := a.vals[ob.val].send; si >= 0 && a.sends[si].txn >= 0 && a.sends[si].offset == end && (a.finalBegin < 0 || a.sends[si].invoke < a.finalBegin) {
 				t, val = a.sends[si].txn, ob.val
 				break
 			}

@@ -485,3 +485,52 @@ func TestKfakerecTxnHistoryIsClean(t *testing.T) {
 		t.Fatalf("the history lost its transactions: %+v\n%s", r.Stats, r.Summary())
 	}
 }
+
+// docs/history.md's processor example is a history the checker reads as
+// one exactly-once output with its offset in the same transaction.
+func TestHistoryDocProcessorExample(t *testing.T) {
+	b, err := os.ReadFile("../docs/history.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i := strings.Index(doc, "### Processors and transactional producers")
+	if i < 0 {
+		t.Fatal("docs/history.md lost its processor section")
+	}
+	block := doc[i:]
+	block = block[strings.Index(block, "```\n")+4:]
+	block = block[:strings.Index(block, "```")]
+	ops, err := history.ReadAll(strings.NewReader(block))
+	if err != nil || len(ops) != 6 {
+		t.Fatalf("%d ops: %v", len(ops), err)
+	}
+	// Add the input record's send and final reads of both topics.
+	h := &hb{}
+	in := history.NoValue()
+	in.Topic, in.Value = "orders", "p-0:41"
+	h.add("p-0", history.Invoke, history.FSend, in)
+	in.Partition, in.Offset = 2, 41
+	h.add("p-0", history.OK, history.FSend, in)
+	h.ops = append(h.ops, ops...)
+	v := history.NoValue()
+	v.Final, v.Isolation, v.HasRecords = true, rc, true
+	v.Records = []history.Record{{Topic: "orders", Partition: 2, Offset: 41, Value: "p-0:41"}, {Topic: "invoices", Partition: 0, Offset: 9, Value: "etl-0:1"}}
+	v.X().EndOffsets = map[string]int64{"orders-2": 42, "invoices-0": 10}
+	v.Ext.Positions = v.Ext.EndOffsets
+	h.add("final-0", history.Invoke, history.FPoll, v)
+	h.add("final-0", history.OK, history.FPoll, v)
+	for i := range h.ops {
+		h.ops[i].Index = int64(i)
+	}
+	cfg := Config{}
+	a := newAnalyzer(&cfg)
+	for i := range h.ops {
+		a.add(&h.ops[i])
+	}
+	r := cfg.report(a)
+	if len(a.eos.outputs) != 1 || a.eos.outputs[0].group != "etl" || a.txns[0].epoch != 3 || r.Violations != 0 {
+		t.Fatalf("outputs %+v, txn %+v\n%s", a.eos.outputs, a.txns[0], r.Summary())
+	}
+	expectNone(t, r, eosTypes...)
+}
