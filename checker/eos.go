@@ -57,7 +57,8 @@ import (
 //
 //   - zombie-write: a record of a transaction of producer epoch e became
 //     visible to read_committed readers (a read_committed poll returned it)
-//     although the transaction's commit was invoked (or never invoked) after
+//     although the transaction's commit was invoked (or never invoked, nor
+//     an abort: an aborted transaction's records read are aborted-reads) after
 //     an operation of the same transactional.id and producer id at an epoch
 //     above e had completed: by then InitProducerId had bumped the epoch,
 //     the coordinator had aborted whatever the older epoch had open, and it
@@ -521,7 +522,9 @@ func (a *analyzer) checkZombieWrites() {
 	// fencedBy: the completion at a higher epoch that fenced transaction t
 	// before its commit began, -1 if none.
 	fencedBy := func(t *txnRec) int64 {
-		if t.epoch < 0 || t.tid == "" {
+		// A transaction its own process aborted is aborted-read's: its
+		// abort's answer may carry the epoch the abort bumped to.
+		if t.epoch < 0 || t.tid == "" || t.outcome == txnAborted || (t.abortInvoke >= 0 && t.commitInvoke < 0) {
 			return -1
 		}
 		f := fenceOf(tidProducer{t.tid, t.prodID})

@@ -534,3 +534,28 @@ func TestHistoryDocProcessorExample(t *testing.T) {
 	}
 	expectNone(t, r, eosTypes...)
 }
+
+// A transaction its own producer aborted, whose record a read_committed
+// poll returned, is an aborted-read, not a zombie's write, though its
+// abort's answer carries the bumped epoch.
+func TestAnAbortedTransactionsReadIsNoZombieWrite(t *testing.T) {
+	h := &hb{}
+	v := history.NoValue()
+	v.X().TransactionalID = "pay"
+	h.add("t-0", history.Invoke, history.FTxnBegin, v)
+	h.add("t-0", history.OK, history.FTxnBegin, v)
+	s := history.NoValue()
+	s.Topic, s.Value = "t", "t-0:0"
+	s.X().TransactionalID, s.Ext.Producer = "pay", &history.ProducerEpoch{ID: 7, Epoch: 0}
+	h.add("t-0", history.Invoke, history.FSend, s)
+	s.Partition, s.Offset = 0, 0
+	h.add("t-0", history.OK, history.FSend, s)
+	h.add("t-0", history.Invoke, history.FTxnAbort, v)
+	c := v
+	c.Ext = &history.Ext{TransactionalID: "pay", Generation: -1, Producer: &history.ProducerEpoch{ID: 7, Epoch: 1}}
+	h.add("t-0", history.OK, history.FTxnAbort, c)
+	h.pollIso("c-0", rc, false, rec{0, 0, "t-0:0"})
+	r := Check(h.ops, Config{})
+	verdictOf(t, r, AbortedRead, Violation)
+	expectNone(t, r, ZombieWrite)
+}
