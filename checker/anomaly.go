@@ -153,8 +153,11 @@ func firstOp(f Finding) int64 {
 
 func (e Example) String() string {
 	s := ""
-	if e.Partition != "" {
+	switch {
+	case e.Partition != "" && e.Offset >= 0:
 		s += fmt.Sprintf("%s@%d", e.Partition, e.Offset)
+	case e.Partition != "":
+		s += e.Partition // a finding of no one offset (a cycle through the partition)
 	}
 	if e.Value != "" {
 		s += " " + e.Value
