@@ -97,7 +97,7 @@ type tidProducer struct {
 
 type eosState struct {
 	outputs  []outputRec
-	outputOf map[int32]bool // sends already taken as outputs
+	outputOf []bool // by send: already taken as an output
 	epochs   map[tidProducer][]epochSeen
 	// rcEnd: per partition, the end offset (the last stable offset) a
 	// read_committed final read read it to; finalT the time the final reads
@@ -114,9 +114,9 @@ func (a *analyzer) addEOS(pid int32, p *procState, o *history.Op, si int32) {
 		return
 	}
 	e := &a.eos
-	if x.Source != nil && si >= 0 && !e.outputOf[si] {
-		if e.outputOf == nil {
-			e.outputOf = map[int32]bool{}
+	if x.Source != nil && si >= 0 && (int(si) >= len(e.outputOf) || !e.outputOf[si]) {
+		for int(si) >= len(e.outputOf) {
+			e.outputOf = append(e.outputOf, false)
 		}
 		e.outputOf[si] = true
 		group := x.Group
@@ -278,7 +278,7 @@ func (a *analyzer) checkOutputs() {
 	}
 	outs := slices.Clone(e.outputs)
 	slices.SortFunc(outs, func(x, y outputRec) int {
-		return cmp.Or(cmp.Compare(x.group, y.group), cmp.Compare(a.parts[x.part].name, a.parts[y.part].name), cmp.Compare(x.off, y.off), cmp.Compare(x.send, y.send))
+		return cmp.Or(cmp.Compare(x.group, y.group), cmp.Compare(x.part, y.part), cmp.Compare(x.off, y.off), cmp.Compare(x.send, y.send))
 	})
 	// duplicate-output and nonatomic-output, per input record.
 	for lo := 0; lo < len(outs); {
@@ -307,7 +307,7 @@ func (a *analyzer) checkOutputs() {
 		// The group's outputs of this partition.
 		from := sort.Search(len(outs), func(i int) bool {
 			o := &outs[i]
-			return o.group > reg.group || o.group == reg.group && a.parts[o.part].name >= reg.part
+			return o.group > reg.group || o.group == reg.group && o.part >= pi
 		})
 		to := from
 		for to < len(outs) && outs[to].group == reg.group && outs[to].part == pi {

@@ -559,3 +559,71 @@ func TestAnAbortedTransactionsReadIsNoZombieWrite(t *testing.T) {
 	verdictOf(t, r, AbortedRead, Violation)
 	expectNone(t, r, ZombieWrite)
 }
+
+// eosHistory is an exactly-once processor's clean history of n inputs in
+// transactions of 10, over 4 input partitions, with final reads.
+func eosHistory(n int) []history.Op {
+	h := &hb{}
+	const parts = 4
+	var finals []history.Record
+	for i := range n {
+		v := history.NoValue()
+		v.Topic, v.Value = "in", "in:"+strconv.Itoa(i)
+		h.add("p-0", history.Invoke, history.FSend, v)
+		v.Partition, v.Offset = int32(i%parts), int64(i/parts)
+		h.add("p-0", history.OK, history.FSend, v)
+		finals = append(finals, history.Record{Topic: "in", Partition: v.Partition, Offset: v.Offset, Value: v.Value})
+	}
+	outAt := int64(0)
+	for lo := 0; lo < n; lo += 10 {
+		tid := "etl-e-0"
+		v := history.NoValue()
+		v.X().TransactionalID = tid
+		h.add("e-0", history.Invoke, history.FTxnBegin, v)
+		h.add("e-0", history.OK, history.FTxnBegin, v)
+		offs := map[string]int64{}
+		for i := lo; i < min(lo+10, n); i++ {
+			s := history.NoValue()
+			s.Topic, s.Value = "out", "e-0:"+strconv.Itoa(i)
+			x := s.X()
+			x.TransactionalID, x.Source = tid, &history.Source{Topic: "in", Partition: int32(i % parts), Offset: int64(i / parts)}
+			x.Producer = &history.ProducerEpoch{ID: 7, Epoch: 0}
+			h.add("e-0", history.Invoke, history.FSend, s)
+			s.Partition, s.Offset = 0, outAt
+			h.add("e-0", history.OK, history.FSend, s)
+			finals = append(finals, history.Record{Topic: "out", Partition: 0, Offset: outAt, Value: s.Value})
+			outAt++
+			offs["in-"+strconv.Itoa(i%parts)] = int64(i/parts) + 1
+		}
+		outAt++ // the commit marker
+		c := history.NoValue()
+		cx := c.X()
+		cx.TransactionalID, cx.Group, cx.Offsets, cx.Generation = tid, "etl", offs, 1
+		h.add("e-0", history.Invoke, history.FTxnCommit, c)
+		h.add("e-0", history.OK, history.FTxnCommit, c)
+	}
+	v := history.NoValue()
+	v.Final, v.Isolation, v.HasRecords, v.Records = true, rc, true, finals
+	h.add("final-0", history.Invoke, history.FPoll, v)
+	h.add("final-0", history.OK, history.FPoll, v)
+	return h.ops
+}
+
+func TestExactlyOnceHistoryAtScaleIsClean(t *testing.T) {
+	r := Check(eosHistory(2000), Config{SkipLinearizability: true})
+	expectNone(t, r, eosTypes...)
+	if r.Violations != 0 {
+		t.Fatalf("violations\n%s", r.Summary())
+	}
+}
+
+// BenchmarkExactlyOnce checks a processor's history of 100,000 inputs: the
+// exactly-once checks index outputs by input and run once over each input
+// partition's offsets.
+func BenchmarkExactlyOnce(b *testing.B) {
+	ops := eosHistory(100_000)
+	b.ResetTimer()
+	for range b.N {
+		Check(ops, Config{SkipLinearizability: true})
+	}
+}
