@@ -479,7 +479,7 @@ func TestTxnWorkloadHistory(t *testing.T) {
 		x := op.Value.Ext
 		switch op.F {
 		case history.FSend:
-			if x == nil || x.TransactionalID != "tx-0" || !x.HasProducer || x.ProducerID != 11 {
+			if x == nil || x.TransactionalID != "tx-0" || x.Producer == nil || x.Producer.ID != 11 {
 				t.Fatalf("send %v without its transaction's fields", op)
 			}
 			if !open {
@@ -526,8 +526,8 @@ func TestTxnWorkloadHistory(t *testing.T) {
 				if op.F == history.FTxnCommit && so.Type != history.OK {
 					t.Fatalf("committed %v with a send that ended %s", op, so.Type)
 				}
-				if so.Value.Ext.ProducerEpoch != int16(begins) {
-					t.Fatalf("send %s of transaction %d went with epoch %d, want %d (one bump per EndTxn)", s.Value, begins, so.Value.Ext.ProducerEpoch, begins)
+				if so.Value.Ext.Producer.Epoch != int32(begins) {
+					t.Fatalf("send %s of transaction %d went with epoch %d, want %d (one bump per EndTxn)", s.Value, begins, so.Value.Ext.Producer.Epoch, begins)
 				}
 			}
 		}

@@ -119,8 +119,8 @@ func (w *workload) beginTxn(probe bool) {
 func (w *workload) txnSend(v *history.Value, invoke bool) {
 	x := v.X()
 	x.TransactionalID = w.client.cfg.TransactionalID
-	x.HasProducer = true
-	x.ProducerID, x.ProducerEpoch = w.client.ProducerIDAndEpoch()
+	pid, epoch := w.client.ProducerIDAndEpoch()
+	x.Producer = &history.ProducerEpoch{ID: pid, Epoch: int32(epoch)}
 	t := &w.txn
 	if invoke {
 		t.sends = append(t.sends, history.Send{Topic: v.Topic, Key: v.Key, HasKey: v.HasKey, Value: v.Value, Partition: -1, Offset: -1})
