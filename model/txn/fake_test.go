@@ -76,7 +76,7 @@ func (f *fakeTopics) CreateTopic(c proto.CreatableTopic) {
 	f.created = append(f.created, c)
 }
 func (f *fakeTopics) Leader(p int32) (int32, sim.NodeID, bool) { return 1, 10, true }
-func (f *fakeTopics) Controller() (sim.NodeID, int64)         { return controllerNode, 5 }
+func (f *fakeTopics) Controller() (sim.NodeID, int64)          { return controllerNode, 5 }
 
 func (f *fakeTopics) PartitionLeader(tp metadata.TopicPartition) (int32, sim.NodeID, bool, bool) {
 	n, ok := f.leaders[proto.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}]
@@ -275,4 +275,6 @@ func (f *fakeTopics) initPID(id string, timeout time.Duration) *proto.InitProduc
 	return out[0].(*proto.InitProducerIDResponse)
 }
 
-func tp(topic string, p int32) proto.TopicPartition { return proto.TopicPartition{Topic: topic, Partition: p} }
+func tp(topic string, p int32) proto.TopicPartition {
+	return proto.TopicPartition{Topic: topic, Partition: p}
+}
