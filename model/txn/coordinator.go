@@ -660,3 +660,22 @@ func sortedKeys[K int32 | string, V any](m map[K]V) []K {
 	slices.Sort(keys)
 	return keys
 }
+
+// Describer is the god view of a coordinator (the simulator's checks read
+// it; no Kafka API).
+type Describer interface {
+	// DescribeTransaction is id as this coordinator holds it (ok false:
+	// not held, or its partition still loading).
+	DescribeTransaction(id string) (proto.TransactionDescription, bool)
+}
+
+// DescribeTransaction implements Describer.
+func (c *coordinator) DescribeTransaction(id string) (proto.TransactionDescription, bool) {
+	_, meta, err := c.lookup(id)
+	if err != proto.None || meta == nil {
+		return proto.TransactionDescription{}, false
+	}
+	return proto.TransactionDescription{TransactionalID: id, State: meta.state.String(), ProducerID: meta.producerID,
+		ProducerEpoch: meta.producerEpoch, TransactionTimeout: meta.timeout, StartTime: meta.startTime,
+		Partitions: slices.Clone(meta.partitions)}, true
+}
