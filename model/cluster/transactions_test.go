@@ -102,3 +102,45 @@ func TestNoTransactionCoordinator(t *testing.T) {
 		t.Fatalf("FindCoordinator: %+v", find)
 	}
 }
+
+// The coordinator's broker crashes with a transaction in PrepareCommit:
+// the new leader of its __transaction_state partition loads the
+// replicated log and holds the transaction as it was (the markers are
+// then resent, with its own coordinator epoch).
+func TestTransactionCoordinatorFailover(t *testing.T) {
+	cfg := DefaultConfig(13)
+	cfg.Topics = []TopicSpec{{Name: "orders", Partitions: 1, ReplicationFactor: 3}}
+	ts := DefaultTxnSettings(cfg.Brokers)
+	ts.NumPartitions = 1
+	cfg.Transactions = &ts
+	c, p := settledCluster(t, cfg)
+	find := ask(t, c, p, c.Brokers[0], &proto.FindCoordinatorRequest{Key: "tx", KeyType: proto.CoordinatorKeyTransaction},
+		func(r *proto.FindCoordinatorResponse) bool { return r.Error == proto.CoordinatorNotAvailable })
+	init := ask(t, c, p, find.Node, &proto.InitProducerIDRequest{TransactionalID: "tx", TransactionTimeout: time.Minute, ProducerID: -1, ProducerEpoch: -1},
+		func(r *proto.InitProducerIDResponse) bool { return r.Error == proto.CoordinatorLoadInProgress })
+	ask(t, c, p, find.Node, &proto.AddPartitionsToTxnRequest{TransactionalID: "tx", ProducerID: init.ProducerID,
+		Partitions: []proto.TopicPartition{{Topic: "orders", Partition: 0}}}, func(*proto.AddPartitionsToTxnResponse) bool { return false })
+	end := ask(t, c, p, find.Node, &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: init.ProducerID, Committed: true},
+		func(*proto.EndTxnResponse) bool { return false })
+	if end.Error != proto.None {
+		t.Fatalf("EndTxn: %+v", end)
+	}
+	old := c.TransactionCoordinator("tx")
+	c.World.Crash(c.BrokerNode(old), true)
+	c.World.RunFor(15 * time.Second)
+	now := c.TransactionCoordinator("tx")
+	if now == old || now < 1 {
+		t.Fatalf("the coordinator did not move from broker %d:\n%s", old, describe(c))
+	}
+	d, ok := c.DescribeTransaction("tx")
+	if !ok || (d.State != "PrepareCommit" && d.State != "CompleteCommit") || d.ProducerID != init.ProducerID || d.ProducerEpoch != 1 {
+		t.Fatalf("after the failover broker %d holds %+v %v", now, d, ok)
+	}
+	t.Logf("broker %d → %d: %+v", old, now, d)
+	// The old instance's epoch is fenced by the new coordinator too.
+	r := ask(t, c, p, c.BrokerNode(now), &proto.AddPartitionsToTxnRequest{TransactionalID: "tx", ProducerID: init.ProducerID,
+		Partitions: []proto.TopicPartition{{Topic: "orders", Partition: 0}}}, func(*proto.AddPartitionsToTxnResponse) bool { return false })
+	if r.Error != proto.ProducerFenced {
+		t.Fatalf("AddPartitionsToTxn with the pre-commit epoch: %+v", r)
+	}
+}
