@@ -113,6 +113,8 @@ func TestTransactionCoordinatorFailover(t *testing.T) {
 	ts := DefaultTxnSettings(cfg.Brokers)
 	ts.NumPartitions = 1
 	cfg.Transactions = &ts
+	trace := &sim.TraceBuffer{RecordsMax: 1 << 20}
+	cfg.Trace = trace
 	c, p := settledCluster(t, cfg)
 	find := ask(t, c, p, c.Brokers[0], &proto.FindCoordinatorRequest{Key: "tx", KeyType: proto.CoordinatorKeyTransaction},
 		func(r *proto.FindCoordinatorResponse) bool { return r.Error == proto.CoordinatorNotAvailable })
@@ -126,6 +128,7 @@ func TestTransactionCoordinatorFailover(t *testing.T) {
 		t.Fatalf("EndTxn: %+v", end)
 	}
 	old := c.TransactionCoordinator("tx")
+	crashAt := c.World.Now()
 	c.World.Crash(c.BrokerNode(old), true)
 	c.World.RunFor(15 * time.Second)
 	now := c.TransactionCoordinator("tx")
@@ -136,7 +139,17 @@ func TestTransactionCoordinatorFailover(t *testing.T) {
 	if !ok || (d.State != "PrepareCommit" && d.State != "CompleteCommit") || d.ProducerID != init.ProducerID || d.ProducerEpoch != 1 {
 		t.Fatalf("after the failover broker %d holds %+v %v", now, d, ok)
 	}
-	t.Logf("broker %d → %d: %+v", old, now, d)
+	// It resends the markers (their coordinator epoch is checked in
+	// model/txn's tests).
+	found := false
+	for _, r := range trace.Records {
+		if r.From == BrokerName(now) && r.At > crashAt && r.Kind == "deliver" && r.Detail == "WriteTxnMarkers" {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("broker %d sent no WriteTxnMarkers after it took over", now)
+	}
 	// The old instance's epoch is fenced by the new coordinator too.
 	r := ask(t, c, p, c.BrokerNode(now), &proto.AddPartitionsToTxnRequest{TransactionalID: "tx", ProducerID: init.ProducerID,
 		Partitions: []proto.TopicPartition{{Topic: "orders", Partition: 0}}}, func(*proto.AddPartitionsToTxnResponse) bool { return false })
