@@ -363,3 +363,63 @@ func TestEpochOverflowRotatesProducerID(t *testing.T) {
 		t.Fatalf("the old id's retry: %+v", r)
 	}
 }
+
+// InitProducerId at an exhausted epoch rotates to a new producer id at
+// epoch 0 (prepareProducerIdRotation).
+func TestInitProducerIDRotatesAtExhaustedEpoch(t *testing.T) {
+	f, init := started(t)
+	f.c.parts[0].txns["tx"].producerEpoch = 32766
+	r := f.initPID("tx", time.Minute)
+	if r.Error != proto.None || r.ProducerID == init.ProducerID || r.ProducerEpoch != 0 {
+		t.Fatalf("InitProducerId at epoch 32766: %+v, want a new producer id at epoch 0", r)
+	}
+	if d := f.describe("tx"); d.State != "Empty" || d.ProducerID != r.ProducerID {
+		t.Fatalf("after the rotation: %+v", d)
+	}
+}
+
+// A marker whose leader is unknown waits in the retry queue; one whose
+// request is lost to a disconnection is sent again; verification answers
+// TRANSACTION_ABORTABLE for a partition not in the transaction; an
+// unknown id is TRANSACTIONAL_ID_NOT_FOUND.
+func TestMarkersRetriedAndVerification(t *testing.T) {
+	f, init := started(t)
+	pid := init.ProducerID
+	f.leaders[tp("a", 0)], f.leaders[tp("b", 0)] = brokerA, sim.NoNode
+	if err := f.addPartitions(pid, 0, tp("a", 0), tp("b", 0)); err != proto.None {
+		t.Fatalf("AddPartitionsToTxn: %s", err)
+	}
+	verify := &proto.AddPartitionsToTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 0, VerifyOnly: true,
+		Partitions: []proto.TopicPartition{tp("a", 0), tp("c", 0)}}
+	v := f.request(brokerA, verify)[0].(*proto.AddPartitionsToTxnResponse)
+	if v.Error != proto.None || v.Partitions[0].Error != proto.None || v.Partitions[1].Error != proto.TransactionAbortable {
+		t.Fatalf("verification: %+v", v)
+	}
+	if d := f.describe("nope"); d.Error != proto.TransactionalIDNotFound {
+		t.Fatalf("an unknown id: %+v", d)
+	}
+	f.request(client, &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 0})
+	f.commit()
+	n := len(f.sent)
+	f.advance(0)
+	reqs := f.markerRequests(n)
+	if len(reqs) != 1 || reqs[brokerA] == nil {
+		t.Fatalf("markers with b-0's leader unknown: %+v", reqs)
+	}
+	// A's connection is reset: its request is sent again; b-0 gets a
+	// leader.
+	f.c.OnDisconnected(brokerA)
+	f.leaders[tp("b", 0)] = brokerB
+	n = len(f.sent)
+	f.advance(f.c.cfg.RetryBackoff)
+	reqs = f.markerRequests(n)
+	if len(reqs) != 2 || reqs[brokerA] == nil || reqs[brokerB] == nil {
+		t.Fatalf("markers sent again: %+v", reqs)
+	}
+	f.ackMarkers(brokerA, reqs[brokerA], allNone)
+	f.ackMarkers(brokerB, reqs[brokerB], allNone)
+	f.commit()
+	if d := f.describe("tx"); d.State != "CompleteAbort" || d.ProducerEpoch != 1 {
+		t.Fatalf("after the markers: %+v", d)
+	}
+}
