@@ -297,7 +297,6 @@ func TestFindCoordinatorCreatesTopic(t *testing.T) {
 	if r[0].(*proto.InitProducerIDResponse).Error != proto.InvalidTransactionTimeout {
 		t.Fatalf("a timeout above transaction.max.timeout.ms: %+v", r[0])
 	}
-	_ = sim.NoNode
 }
 
 // A failed write of the fence keeps its epoch for the next fence
