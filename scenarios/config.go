@@ -99,6 +99,9 @@ func (s *Scenario) ClusterConfig() cluster.Config {
 	if len(s.Groups()) > 0 {
 		cfg.Groups = s.groupSettings()
 	}
+	if s.hasTransactionalClients() {
+		cfg.Transactions = s.txnSettings()
+	}
 	return cfg
 }
 

@@ -83,6 +83,15 @@ var brokerKeys = []kafkaKey{
 		canonical: map[string]string{
 			"org.apache.kafka.coordinator.group.assignor.UniformAssignor": "uniform",
 			"org.apache.kafka.coordinator.group.assignor.RangeAssignor":   "range"}},
+	// The transaction coordinator's (Kafka's TransactionLogConfig and
+	// TransactionStateManagerConfig).
+	{name: "transaction.state.log.num.partitions", kind: kindInt, def: "50", min: 1, max: PartitionsMax},
+	{name: "transaction.state.log.replication.factor", kind: kindInt, def: "3", min: 1, max: BrokersMax,
+		note: "kafkasim's default is min(3, brokers): Kafka's 3 would leave a smaller cluster without the topic"},
+	{name: "transaction.state.log.min.isr", kind: kindInt, def: "2", min: 1, max: 64,
+		note: "kafkasim's default is min(2, transaction.state.log.replication.factor)"},
+	{name: "transaction.max.timeout.ms", kind: kindMs, def: "900000", min: 1, max: math.MaxInt32},
+	{name: "transaction.abort.timed.out.transaction.cleanup.interval.ms", kind: kindMs, def: "10000", min: 1, max: math.MaxInt32},
 }
 
 // topicKeys default to the broker key in inherit (Kafka's
@@ -190,12 +199,9 @@ var writtenElsewhere = map[string]string{
 // notModelled are real Kafka keys a scenario may reasonably write that the
 // model does not have yet: an error says so instead of "unknown key".
 var notModelled = map[string]string{
-	"transaction.state.log.replication.factor": "transactions are not modelled yet",
-	"transaction.state.log.min.isr":            "transactions are not modelled yet",
-	"transaction.state.log.num.partitions":     "transactions are not modelled yet",
-	"flush.ms":                                 "per-topic flush.ms is not modelled; use the broker's log.flush.interval.ms",
-	"partitioner.class":                        "only Kafka's default partitioner is modelled",
-	"partitioner.ignore.keys":                  "only Kafka's default partitioner is modelled",
+	"flush.ms":                "per-topic flush.ms is not modelled; use the broker's log.flush.interval.ms",
+	"partitioner.class":       "only Kafka's default partitioner is modelled",
+	"partitioner.ignore.keys": "only Kafka's default partitioner is modelled",
 }
 
 func keyTable(keys []kafkaKey) map[string]*kafkaKey {

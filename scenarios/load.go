@@ -212,6 +212,7 @@ func (r *reader) scenario(root *yaml.Node, file string) *Scenario {
 		r.consumers(f, s)
 	}
 	r.groupsAgree(s)
+	r.txnCoordinatorDefaults(s)
 	if f, ok := nodes["processors"]; ok {
 		r.fail(f.key, f.path, "stream processors (read-process-write with transactions) are not modelled yet")
 	}

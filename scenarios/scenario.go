@@ -24,10 +24,15 @@ type Scenario struct {
 	// a topics entry named __consumer_offsets may tune it).
 	Topics       []Topic
 	OffsetsTopic Topic
-	Producers    []Producer
-	Consumers    []Consumer
-	Faults       []ScheduledFault
-	Nemesis      []NemesisRule
+	// TxnStateTopic is the __transaction_state entry (Name "": none): its
+	// partitions, replication factor and min ISR are the broker's
+	// transaction.state.log.* keys; Config holds the other configs it
+	// gave.
+	TxnStateTopic Topic
+	Producers     []Producer
+	Consumers     []Consumer
+	Faults        []ScheduledFault
+	Nemesis       []NemesisRule
 	// NemesisIntensity multiplies every nemesis rule's rate; NemesisSwarm
 	// lets the seed switch rules off and scale each (kafkasim extensions).
 	NemesisIntensity float64
