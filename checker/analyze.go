@@ -71,6 +71,7 @@ type records struct {
 	groups   groupState
 	members  groupMembers
 	lossOps  lossOps
+	eos      eosState
 
 	lastIndex int64
 	nOps      int64
@@ -100,6 +101,9 @@ type lazyIndexes struct {
 	// readOffsets: where polls first read each value (checkLostNoAck's
 	// index).
 	readOffsets map[int32]int64
+	// inTxnGroups: the groups whose offsets were committed in transactions
+	// (groupInTxn's index).
+	inTxnGroups map[string]bool
 }
 
 // results: what the checks found, and the counts of the report.
@@ -142,6 +146,7 @@ func (a *analyzer) finish() {
 	a.checkTxnReads()
 	a.checkCycles()
 	a.checkGroupMembers()
+	a.checkEOS()
 }
 
 func (a *analyzer) countStats() {

@@ -32,13 +32,19 @@ const (
 	ReprocessedRecord   = "reprocessed-record"
 	DuplicateSideEffect = "duplicate-side-effect"
 	Nonlinearizable     = "nonlinearizable"
+	// Exactly-once (eos.go).
+	DuplicateOutput    = "duplicate-output"
+	LostOutput         = "lost-output"
+	NonatomicOutput    = "nonatomic-output"
+	ZombieWrite        = "zombie-write"
+	HangingTransaction = "hanging-transaction"
 )
 
 // AnomalyTypes lists every type the checker reports, for docs and validation.
 var AnomalyTypes = []string{LostAckedWrite, Unseen, Duplicate, InconsistentOffsets, NonmonotonicPoll, PollSkip,
 	IntNonmonotonicPoll, IntPollSkip, NonmonotonicSend, KeyOrder, AbortedRead, PrecommittedRead, UncommittedRead, PhantomRead, G0, G1c,
 	NonmonotonicCommit, StaleOffsetFetch, DoubleOwner, ZombieCommit, SkippedRecord, ReprocessedRecord, DuplicateSideEffect,
-	Nonlinearizable}
+	DuplicateOutput, LostOutput, NonatomicOutput, ZombieWrite, HangingTransaction, Nonlinearizable}
 
 // Verdicts.
 const (
@@ -99,6 +105,12 @@ type Finding struct {
 	// the coordinator still held.
 	commitSecond    int64
 	hasCommitSecond bool
+	// Hanging-transaction: the transaction's outcome appeared (its commit
+	// or abort completed ok), the process that wrote it, and how long (ns)
+	// after its last operation the final reads began.
+	resolved bool
+	txnProc  string
+	idleFor  int64
 }
 
 // copyAt is one position of a record.
@@ -141,8 +153,11 @@ func firstOp(f Finding) int64 {
 
 func (e Example) String() string {
 	s := ""
-	if e.Partition != "" {
+	switch {
+	case e.Partition != "" && e.Offset >= 0:
 		s += fmt.Sprintf("%s@%d", e.Partition, e.Offset)
+	case e.Partition != "":
+		s += e.Partition // a finding of no one offset (a cycle through the partition)
 	}
 	if e.Value != "" {
 		s += " " + e.Value

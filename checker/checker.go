@@ -85,6 +85,23 @@ type ProducerGuarantees struct {
 	Idempotence bool
 	MaxInFlight int
 	Retries     int
+	// TransactionTimeout is transaction.timeout.ms (0: Kafka's default,
+	// 60 s): how long the coordinator lets a transaction stay open.
+	TransactionTimeout time.Duration
+}
+
+// Kafka's transaction.timeout.ms and
+// transaction.abort.timed.out.transaction.cleanup.interval.ms defaults.
+const (
+	defaultTransactionTimeout = 60 * time.Second
+	abortCheckInterval        = 10 * time.Second
+)
+
+func (p ProducerGuarantees) transactionTimeout() time.Duration {
+	if p.TransactionTimeout > 0 {
+		return p.TransactionTimeout
+	}
+	return defaultTransactionTimeout
 }
 
 // ConsumerGuarantees are one consumer group's settings.
@@ -599,6 +616,9 @@ func (c *Config) assumed(a *analyzer) []string {
 		out = append(out, "consumers "+list(consAssumed)+": not configured; assumed isolation.level=read_uncommitted (Kafka's default; a poll's own isolation field wins), enable.auto.commit=true (at-least-once), and auto.offset.reset=earliest (Kafka's default is latest, which would excuse every skip)")
 	}
 	if s := c.groupsAssumed(a); s != "" {
+		out = append(out, s)
+	}
+	if s := c.modesLearned(a); s != "" {
 		out = append(out, s)
 	}
 	if len(topicAssumed) > 0 {

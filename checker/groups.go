@@ -92,10 +92,11 @@ type groupState struct {
 	regIDs  map[regKey]int32
 	regs    []*register
 	txnOffs map[int32]pendingCommit // transaction -> its offsets
+	txnDone map[int32]pendingCommit // transaction -> its offsets, once it committed or failed to
 }
 
 func newGroupState() groupState {
-	return groupState{regIDs: map[regKey]int32{}, txnOffs: map[int32]pendingCommit{}}
+	return groupState{regIDs: map[regKey]int32{}, txnOffs: map[int32]pendingCommit{}, txnDone: map[int32]pendingCommit{}}
 }
 
 func (g *groupState) reg(group, part string) int32 {
@@ -249,10 +250,21 @@ func (g *groupState) txnOffsets(a *analyzer, pid int32, p *procState, t int32, o
 		return
 	}
 	group := groupOf(p, o)
+	if p.group == "" {
+		p.group = group
+	}
 	pc := pendingCommit{txn: t}
 	for _, part := range sortedKeys(x.Offsets) {
 		pc.regs = append(pc.regs, g.reg(group, part))
 		pc.commits = append(pc.commits, g.invokeCommit(pc.regs[len(pc.regs)-1], o.Index, x.Offsets[part], pid, true))
+		reg := g.regs[pc.regs[len(pc.regs)-1]]
+		reg.commits[len(reg.commits)-1].gen = x.Generation
+	}
+	// TxnOffsetCommit carries the member's generation (or member epoch)
+	// since KIP-447, and the coordinator fences it as it fences an
+	// OffsetCommit (GroupCoordinatorService.commitTransactionalOffsets).
+	if pc.zombie = a.fencedAt(p, o, group); pc.zombie != nil {
+		pc.zombie.invoke = o.Index
 	}
 	g.txnOffs[t] = pc
 }
@@ -279,6 +291,10 @@ func (g *groupState) txnCommitted(a *analyzer, t int32, o *history.Op) {
 		}
 	}
 	delete(g.txnOffs, t)
+	g.txnDone[t] = pc
+	if pc.zombie != nil && o.Type == history.OK {
+		a.zombieCommitted(pc.zombie, o)
+	}
 	for i, r := range pc.regs {
 		a.completeCommit(r, pc.commits[i], o.Type, o.Index)
 	}

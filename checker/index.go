@@ -24,6 +24,8 @@ const (
 	// valInfo only: a poll that finished before the final reads began saw
 	// it (it was committed before the final reads took their ends).
 	obsBeforeFinal
+	// valInfo only: a read_committed final poll saw it.
+	obsFinalRC
 )
 
 // observation is one value seen at one offset of a partition: by a poll, or

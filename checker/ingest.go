@@ -74,7 +74,7 @@ func (a *analyzer) add(o *history.Op) {
 		if o.Type == history.Invoke {
 			p.pollIso, p.pollAt, p.pollFin = o.Value.Isolation, o.Index, o.Value.Final
 			if o.Value.Final && a.finalBegin < 0 {
-				a.finalBegin = o.Index
+				a.finalBegin, a.eos.finalT = o.Index, o.Time
 			}
 			return
 		}
@@ -134,7 +134,9 @@ func (a *analyzer) addSend(pid int32, p *procState, o *history.Op) {
 		a.sends = append(a.sends, s)
 		if s.txn >= 0 {
 			a.txns[s.txn].sends = append(a.txns[s.txn].sends, a.vals[vi].send)
+			a.txns[s.txn].lastT = max(a.txns[s.txn].lastT, o.Time)
 		}
+		a.addEOS(pid, p, o, a.vals[vi].send)
 		return
 	}
 	si := a.vals[vi].send
@@ -146,6 +148,10 @@ func (a *analyzer) addSend(pid int32, p *procState, o *history.Op) {
 		return
 	}
 	s.complete, s.typ, s.doneAt = o.Index, o.Type, o.Time
+	if s.txn >= 0 {
+		a.txns[s.txn].lastT = max(a.txns[s.txn].lastT, o.Time)
+	}
+	a.addEOS(pid, p, o, si)
 	if o.Value.Partition >= 0 {
 		s.part = a.partID(o.Value.Topic, o.Value.Partition)
 	}
@@ -184,7 +190,10 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 		invoke = p.pollAt
 	}
 	if final && a.finalBegin < 0 {
-		a.finalBegin = invoke
+		a.finalBegin, a.eos.finalT = invoke, o.Time
+	}
+	if x := o.Value.Ext; x != nil && final && rc {
+		a.rcFinalEnds(x)
 	}
 	if final {
 		p.finalPolls++
@@ -278,6 +287,9 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 		}
 		v := &a.vals[vi]
 		v.flags |= flags | early
+		if final && rc {
+			v.flags |= obsFinalRC
+		}
 		if v.send < 0 {
 			continue // not sent yet (if ever): see lateTxnReads
 		}

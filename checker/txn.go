@@ -71,6 +71,11 @@ type txnRec struct {
 	reads        []readRef // transactional records its process read before it committed
 	outcome      txnOutcome
 	okCommit     bool // its commit completed ok (its end is a known point in time)
+	// The producer id and epoch its sends carried (epoch -1: not
+	// recorded), and the time of its last operation (ns).
+	prodID int64
+	epoch  int32
+	lastT  int64
 }
 
 // readRef is a transaction whose record a process read.
@@ -163,18 +168,23 @@ func (a *analyzer) beginTxn(pid int32, p *procState, tid string, at int64) int32
 	// A transaction still open on the process was left behind: it never
 	// commits unless its commit was invoked (resolveTxns).
 	t := int32(len(a.txns))
-	a.txns = append(a.txns, txnRec{proc: pid, tid: tid, begin: at, commitInvoke: -1, abortInvoke: -1, end: -1})
+	a.txns = append(a.txns, txnRec{proc: pid, tid: tid, begin: at, commitInvoke: -1, abortInvoke: -1, end: -1, epoch: -1})
 	p.txn = t
 	return t
 }
 
 func (a *analyzer) addTxnOp(pid int32, p *procState, o *history.Op) {
 	tid := txnIDOf(o)
+	if p.txn >= 0 {
+		a.txns[p.txn].lastT = max(a.txns[p.txn].lastT, o.Time)
+	}
 	switch {
 	case o.F == history.FTxnBegin:
 		if o.Type == history.Invoke {
 			a.beginTxn(pid, p, tid, o.Index)
+			a.txns[p.txn].lastT = o.Time
 		}
+		a.addEOS(pid, p, o, -1)
 		return
 	case o.Type == history.Invoke:
 		t := a.txnFor(pid, p, tid, o.Index)
@@ -203,6 +213,8 @@ func (a *analyzer) addTxnOp(pid int32, p *procState, o *history.Op) {
 	}
 	tr := &a.txns[t]
 	tr.end, tr.endType, tr.endF = o.Index, o.Type, o.F
+	tr.lastT = max(tr.lastT, o.Time)
+	a.addEOS(pid, p, o, -1)
 	if x := o.Value.Ext; x != nil {
 		for _, s := range x.Sends {
 			a.txnSend(pid, p, t, s, o)

@@ -111,6 +111,26 @@ type Facts struct {
 	// CommittedAttempts: of a reprocessed record's attempts, those not in a
 	// transaction that aborted (exactly-once lets aborted attempts repeat).
 	CommittedAttempts int
+	// InputLost: duplicate-output, lost-output: a loss the god view saw at
+	// the input record's offset (the offset may name two records).
+	InputLost *DataLoss
+	// OutputLost: lost-output: a loss the god view saw where an output
+	// record of the input was written; OutputLostHere: acknowledged writes
+	// to that partition were permitted losses, and why.
+	OutputLost     *DataLoss
+	OutputLostHere string
+	// TxnStateLost: a loss the god view saw in __transaction_state (the
+	// coordinator reloads transactional ids from what it still holds).
+	TxnStateLost *DataLoss
+	// HangingSeen: hanging-transaction: the god view saw the partition's
+	// last stable offset held there, when the run ended, by a transaction
+	// its coordinator no longer held open (godview.HangingTransaction).
+	HangingSeen bool
+	// TxnResolved: hanging-transaction: the transaction's commit or abort
+	// completed ok. TxnTimeoutPending: it did not, and the final reads
+	// began less than transaction.timeout.ms plus the coordinator's abort
+	// interval after its last operation.
+	TxnResolved, TxnTimeoutPending bool
 	// OffsetsLostBetween: a loss in __consumer_offsets the god view saw
 	// between the finding's operations — after the earlier commit (or
 	// processing) began and before the later one ended.
@@ -208,6 +228,8 @@ var Guarantees = []Guarantee{
 	{"commit: before-processing (at-most-once)", "no record is processed twice: committed offsets never go back (records may be skipped on a crash)", []string{NonmonotonicCommit, SkippedRecord, ReprocessedRecord, DuplicateSideEffect}},
 	{"commit: after-processing, auto (at-least-once; auto is Kafka's default)", "no record is skipped; records may be processed again after a crash or a rebalance", []string{NonmonotonicCommit, SkippedRecord, ReprocessedRecord, DuplicateSideEffect}},
 	{"commit: transactional (exactly-once)", "a record's output and its offset commit together: no record's output is committed twice; only attempts in aborted transactions repeat", []string{NonmonotonicCommit, SkippedRecord, ReprocessedRecord}},
+	{"processors (source on their sends): at-least-once / exactly-once", "at-least-once commits an input's offset once its output is acknowledged: no input below the committed offset lacks output, but an input may have several; exactly-once commits the input's offset and its output in one transaction: exactly one output per input, committed with the offset", []string{DuplicateOutput, LostOutput, NonatomicOutput}},
+	{"transactional.id (producer epochs)", "InitProducerId bumps the producer epoch and fences the older one: its transactions are aborted and never become visible; the coordinator aborts a transaction left open after transaction.timeout.ms, releasing the last stable offset", []string{ZombieWrite, HangingTransaction}},
 	{"side-effects: plain / idempotent", "a plain external store applies every effect it is sent; an idempotent one keeps one effect per key", []string{DuplicateSideEffect}},
 	{"consumer groups (group.protocol classic or consumer)", "one member owns a partition at a time: the classic protocol assigns it to one member per generation, and an eager member revokes everything before the next; cooperative rebalancing and KIP-848's reconciliation revoke a partition before granting it to another member. The coordinator refuses an offset commit from a fenced member: a classic member's generation must be the group's (ILLEGAL_GENERATION), a consumer-protocol member's epoch its own current one (STALE_MEMBER_EPOCH)", []string{DoubleOwner, ZombieCommit}},
 	{"committed offsets (__consumer_offsets, acks=all)", "an acknowledged OffsetCommit is what the next OffsetFetch returns (a linearizable register per group and partition)", []string{StaleOffsetFetch, Nonlinearizable}},
@@ -473,6 +495,71 @@ var VerdictRules = []Rule{
 	{DuplicateSideEffect, "", Permitted,
 		"a plain external store applies every effect it is sent: a record processed again (at-least-once, or an aborted exactly-once attempt: the store is outside Kafka's transactions) applies its effect again; an idempotent store would keep one", nil, nil},
 
+	{DuplicateOutput, "the simulator saw __consumer_offsets lose committed data", Permitted, "__consumer_offsets lost committed data (CAUSE): the coordinator reloaded the group without the offsets committed with the first output, and the input record was processed and its output committed again",
+		func(f *Facts) bool { return f.OffsetsLost != nil }, func(f *Facts) string {
+			return "__consumer_offsets lost committed data (" + f.OffsetsLost.Cause + "): the coordinator reloaded the group without the offsets committed with the first output, and the input record was processed and its output committed again"
+		}},
+	{DuplicateOutput, "the simulator saw committed data lost at the input's offset", Permitted, "the input partition lost committed data (CAUSE) and the offset was reused: the outputs are of two different input records",
+		func(f *Facts) bool { return f.InputLost != nil }, func(f *Facts) string {
+			return "the input partition lost committed data (" + f.InputLost.Cause + ") and the offset was reused: the outputs are of two different input records"
+		}},
+	{DuplicateOutput, "not exactly-once (commit other than transactional)", Permitted,
+		"at-least-once: a processor that fails, or loses its partitions, after its output was written and before its offset commit leaves the input to be processed again, and its output written again",
+		func(f *Facts) bool { return f.CommitMode != "transactional" }, nil},
+	{DuplicateOutput, "", Violation,
+		"exactly-once commits an input record's offset with its output in one transaction: once one output is committed, the offset is committed past the input, and any other attempt's output is aborted", nil, nil},
+
+	{LostOutput, "commit: before-processing (at-most-once)", Permitted,
+		"at-most-once commits before processing: a processor that fails after the commit leaves the records it committed without output",
+		func(f *Facts) bool { return f.CommitMode == "before-processing" }, nil},
+	{LostOutput, "the simulator saw committed data lost where an output record of the input was written", Permitted, "the output record was lost with committed data (CAUSE); lost-acked-write judges that loss",
+		func(f *Facts) bool { return f.OutputLost != nil }, func(f *Facts) string {
+			return "the output record was lost with committed data (" + f.OutputLost.Cause + "); lost-acked-write judges that loss"
+		}},
+	{LostOutput, "acknowledged writes to the output record's partition were permitted losses", Permitted, "the output record was lost: WHY",
+		func(f *Facts) bool { return f.OutputLostHere != "" }, func(f *Facts) string { return "the output record was lost: " + f.OutputLostHere }},
+	{LostOutput, "the simulator saw committed data lost at the input's offset", Permitted, "the input partition lost committed data (CAUSE): the record at the offset may be a later one the group committed past without reading",
+		func(f *Facts) bool { return f.InputLost != nil }, func(f *Facts) string {
+			return "the input partition lost committed data (" + f.InputLost.Cause + "): the record at the offset may be a later one the group committed past without reading"
+		}},
+	{LostOutput, "auto.offset.reset=latest, and the simulator saw the partition or __consumer_offsets lose committed data", Permitted,
+		"committed data was lost: the group's position or committed offset was out of range, and auto.offset.reset=latest moved it to the end, past records",
+		func(f *Facts) bool { return f.AutoOffsetReset == "latest" && (f.Loss != nil || f.OffsetsLost != nil) }, nil},
+	{LostOutput, "", Violation,
+		"at-least-once commits an input's offset only after its output is acknowledged, exactly-once only in the transaction that commits its output: an input below the committed offset has output", nil, nil},
+
+	{NonatomicOutput, "not exactly-once (commit other than transactional)", Permitted,
+		"at-least-once commits offsets apart from the output", func(f *Facts) bool { return f.CommitMode != "transactional" }, nil},
+	{NonatomicOutput, "the simulator saw __consumer_offsets lose committed data", Permitted, "__consumer_offsets lost committed data (CAUSE): the coordinator reloaded the group without offsets it had acknowledged, and the processor committed the input's offset again with a new output",
+		func(f *Facts) bool { return f.OffsetsLost != nil }, func(f *Facts) string {
+			return "__consumer_offsets lost committed data (" + f.OffsetsLost.Cause + "): the coordinator reloaded the group without offsets it had acknowledged, and the processor committed the input's offset again with a new output"
+		}},
+	{NonatomicOutput, "", Violation,
+		"exactly-once sends the consumed offsets to the transaction that holds the output (sendOffsetsToTransaction, TxnOffsetCommit): an input's offset and its output commit or abort together", nil, nil},
+
+	{ZombieWrite, "the simulator saw __transaction_state lose committed data", Permitted, "__transaction_state lost committed data (CAUSE): the coordinator reloaded the transactional id without the epoch bump that fenced the older producer",
+		func(f *Facts) bool { return f.TxnStateLost != nil }, func(f *Facts) string {
+			return "__transaction_state lost committed data (" + f.TxnStateLost.Cause + "): the coordinator reloaded the transactional id without the epoch bump that fenced the older producer"
+		}},
+	{ZombieWrite, "", Violation,
+		"InitProducerId bumps the producer epoch and fences the older one: the coordinator aborts what the older epoch had open and answers PRODUCER_FENCED to its EndTxn, and partition leaders refuse its produce requests (INVALID_PRODUCER_EPOCH): none of its later writes becomes visible", nil, nil},
+
+	{HangingTransaction, "the simulator saw __transaction_state lose committed data", Permitted, "__transaction_state lost committed data (CAUSE): the coordinator reloaded without the transaction, so nothing times it out or writes its markers (an operator aborts it: kafka-transactions.sh abort, KIP-664)",
+		func(f *Facts) bool { return f.TxnStateLost != nil }, func(f *Facts) string {
+			return "__transaction_state lost committed data (" + f.TxnStateLost.Cause + "): the coordinator reloaded without the transaction, so nothing times it out or writes its markers (an operator aborts it: kafka-transactions.sh abort, KIP-664)"
+		}},
+	{HangingTransaction, "the simulator saw the last stable offset held by a transaction its coordinator no longer held open", Violation,
+		"a transaction's records stop holding the last stable offset once its coordinator writes its markers (TransactionMarkerChannelManager retries them until they are written, after a failover too); one its coordinator no longer holds open is never resolved (KIP-664's hanging transaction)",
+		func(f *Facts) bool { return f.HangingSeen }, nil},
+	{HangingTransaction, "its commit or abort completed", Permitted,
+		"the coordinator answers EndTxn once it has written PrepareCommit (or PrepareAbort) and writes the markers after (TransactionMarkerChannelManager): the history alone cannot tell markers still on their way from markers that never come",
+		func(f *Facts) bool { return f.TxnResolved }, nil},
+	{HangingTransaction, "its outcome never appeared, and the final reads began within transaction.timeout.ms plus the abort interval of its last operation", Permitted,
+		"the coordinator aborts a transaction left open only once transaction.timeout.ms has passed, at its next check (transaction.abort.timed.out.transaction.cleanup.interval.ms, 10 s): the final reads came before that",
+		func(f *Facts) bool { return f.TxnTimeoutPending }, nil},
+	{HangingTransaction, "", Violation,
+		"the coordinator aborts a transaction left open once transaction.timeout.ms has passed (TransactionStateManager.timedOutTransactions, checked every transaction.abort.timed.out.transaction.cleanup.interval.ms), writing its abort markers, which release the last stable offset", nil, nil},
+
 	{Nonlinearizable, "a committed-offset register, __consumer_offsets lost committed data", Permitted, "__consumer_offsets lost committed data (CAUSE)",
 		func(f *Facts) bool { return f.Register && f.OffsetsLost != nil }, func(f *Facts) string { return "__consumer_offsets lost committed data (" + f.OffsetsLost.Cause + ")" }},
 	{Nonlinearizable, "a committed-offset register", Violation,
@@ -562,6 +649,9 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 			fx.PartitionsAdded = true
 		}
 	}
+	if f.group != "" {
+		fx.CommitMode = c.commitMode(a, f.group, f.Process)
+	}
 	if typ == NonmonotonicCommit && f.inTxn {
 		fx.CommitMode = "transactional"
 	}
@@ -636,6 +726,30 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		fx.UnknownProducer = c.Happened.Covers(godview.UnknownProducerAppend, f.Partition, f.Offset)
 		fx.FirstOfProducer = f.firstOfProducer
 		fx.ResentForgotten = f.earlierCopyAt >= 0 && c.Happened.Covers(godview.ForgottenBatch, f.Partition, f.earlierCopyAt)
+	case DuplicateOutput, LostOutput, NonatomicOutput:
+		if l, ok := c.offsetsLoss(f.group); ok {
+			fx.OffsetsLost = &l
+		}
+		if l, ok := c.loss(f.Partition, f.Offset); ok {
+			fx.InputLost, fx.Loss = &l, &l
+		}
+		for _, at := range f.copies {
+			if l, ok := c.loss(at.part, at.off); ok && fx.OutputLost == nil {
+				fx.OutputLost = &l
+			}
+			if why, ok := c.lostHere(at.part, at.off); ok && fx.OutputLostHere == "" {
+				fx.OutputLostHere = why
+			}
+		}
+	case ZombieWrite, HangingTransaction:
+		if l, ok := c.Happened.First(godview.Loss, func(l *DataLoss) bool { return strings.HasPrefix(l.Partition, "__transaction_state-") }); ok {
+			fx.TxnStateLost = &l
+		}
+		if typ == HangingTransaction {
+			_, fx.HangingSeen = c.Happened.First(godview.HangingTransaction, func(h *godview.Fact) bool { return h.Partition == f.Partition && h.From == f.Offset })
+			fx.TxnResolved = f.resolved
+			fx.TxnTimeoutPending = !f.resolved && f.idleFor < int64(c.producer(f.txnProc).transactionTimeout()+abortCheckInterval)
+		}
 	case StaleOffsetFetch, Nonlinearizable, DoubleOwner, ZombieCommit, SkippedRecord:
 		if l, ok := c.offsetsLoss(f.group); ok {
 			fx.OffsetsLost = &l

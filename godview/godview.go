@@ -81,6 +81,15 @@ const (
 	// "", in force from At (its commit in the metadata log): what a write
 	// acknowledged later, or a loss after, is judged against.
 	ConfigAltered Kind = "config-altered"
+	// HangingTransaction: when the run ended, Partition's last stable
+	// offset was held at From by a transaction of TransactionalID
+	// (Producer: its producer id) that the transaction coordinator no
+	// longer held open (KIP-664's hanging transaction: its markers never
+	// reached the partition, or the coordinator lost or never had the
+	// transaction), At when the model found it. Nothing Kafka does
+	// resolves it: its transaction timeout runs on the coordinator, which
+	// has nothing to time out.
+	HangingTransaction Kind = "hanging-transaction"
 )
 
 // NoProducer is Fact.Producer for a kind that names no producer (Kafka's
@@ -117,6 +126,9 @@ type Fact struct {
 	Process   string // StaleLeaderRead, OutOfRangeReset: the reader
 	// Config and Value: ConfigAltered's config name and new value.
 	Config, Value string
+	// TransactionalID: HangingTransaction's transactional.id ("" when
+	// the partition's producer state does not say).
+	TransactionalID string
 }
 
 // Covers reports whether offset of partition lies in the fact's [From, To).

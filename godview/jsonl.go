@@ -18,7 +18,7 @@ const StoreFile = "godview.jsonl"
 // make a file the simulator wrote unreadable (a test holds the list to the
 // constants).
 var Kinds = []Kind{Loss, HeldBack, ForgottenBatch, ForgottenProducer, UnknownProducerAppend,
-	Resurrected, PowerLoss, UncleanElection, PartitionsAdded, UncleanElectionRequested, StaleLeaderRead, OutOfRangeReset, ConfigAltered}
+	Resurrected, PowerLoss, UncleanElection, PartitionsAdded, UncleanElectionRequested, StaleLeaderRead, OutOfRangeReset, ConfigAltered, HangingTransaction}
 
 // header is a facts file's first line: whether a god view recorded the list
 // and how many facts follow (a file cut short says so).
@@ -46,6 +46,8 @@ type factLine struct {
 	Process   string `json:"process,omitempty"`
 	Config    string `json:"config,omitempty"`
 	Value     string `json:"value,omitempty"`
+	// TransactionalID is HangingTransaction's.
+	TransactionalID string `json:"transactional_id,omitempty"`
 }
 
 // WriteJSONL writes l as JSON Lines: a header line, then every fact in the
@@ -62,7 +64,7 @@ func WriteJSONL(w io.Writer, l List) error {
 		f := &l.all[i]
 		fl := factLine{Kind: f.Kind, At: f.At, Partition: f.Partition, Records: f.Records,
 			Cause: f.Cause, ExposedBy: f.ExposedBy, LeaderEnd: f.LeaderEnd, Topic: f.Topic, Process: f.Process,
-			Config: f.Config, Value: f.Value}
+			Config: f.Config, Value: f.Value, TransactionalID: f.TransactionalID}
 		if f.Partition != "" || f.From != 0 || f.To != 0 {
 			fl.From, fl.To = &f.From, &f.To
 		}
@@ -174,7 +176,7 @@ func readFact(line []byte, n int) (Fact, error) {
 	}
 	f := Fact{Kind: fl.Kind, At: fl.At, Partition: fl.Partition, Records: fl.Records, Producer: NoProducer,
 		Cause: fl.Cause, ExposedBy: fl.ExposedBy, LeaderEnd: fl.LeaderEnd, Topic: fl.Topic, Process: fl.Process,
-		Config: fl.Config, Value: fl.Value}
+		Config: fl.Config, Value: fl.Value, TransactionalID: fl.TransactionalID}
 	if fl.From != nil {
 		f.From = *fl.From
 	}

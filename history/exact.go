@@ -196,6 +196,11 @@ func (e *exacter) value(name string, v []byte) []byte {
 		if out, ok := sub.list(); ok {
 			return out
 		}
+	case "source":
+		sub := exacter{b: v}
+		if out, ok := sub.object(nil, sourceFields, nil); ok {
+			return out
+		}
 	case "error":
 		if v[0] != '"' && string(v) != "null" {
 			var buf bytes.Buffer

@@ -339,6 +339,40 @@ func (s *scanner) record(full bool) (Record, bool) {
 	return rec, true
 }
 
+// source reads a send's source: topic, partition and offset, all present,
+// none negative; ok is false otherwise (parseLine words the error).
+func (s *scanner) source() (Record, bool) {
+	rec := Record{Partition: -1, Offset: -1}
+	var hasTopic bool
+	if !s.eat('{') {
+		return rec, false
+	}
+	for first := true; ; first = false {
+		k, done, ok := s.key(first)
+		if !ok {
+			return rec, false
+		}
+		if done {
+			break
+		}
+		switch string(k) {
+		case "topic":
+			rec.Topic, ok = s.str()
+			hasTopic = true
+		case "partition":
+			rec.Partition, ok = s.int32()
+		case "offset":
+			rec.Offset, ok = s.int64()
+		default:
+			ok = s.skip()
+		}
+		if !ok {
+			return rec, false
+		}
+	}
+	return rec, hasTopic && rec.Partition >= 0 && rec.Offset >= 0
+}
+
 // value reads an operation's value; hasValue reports its "value" field.
 func (s *scanner) value(op *Op) (bool, bool) {
 	v := &op.Value
@@ -352,6 +386,10 @@ func (s *scanner) value(op *Op) (bool, bool) {
 		parts                    []string
 		sends                    []Send
 		hasSends, hasExt, hasVal bool
+		source                   *Source
+		prodID                   int64 = -1
+		prodEpoch                int32 = -1
+		hasProducer              bool
 	)
 	if !s.eat('{') {
 		return false, false
@@ -467,6 +505,19 @@ func (s *scanner) value(op *Op) (bool, bool) {
 				}
 				sends = append(sends, Send{Topic: r.Topic, Partition: r.Partition, Key: r.Key, HasKey: r.HasKey, Value: r.Value, Offset: r.Offset})
 			}
+		case "source":
+			var r Record
+			// A source is a record's position without its key or value:
+			// parseLine words what is missing.
+			if r, ok = s.source(); ok {
+				source, hasExt = &Source{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}, true
+			}
+		case "producer_id":
+			prodID, ok = s.int64()
+			hasProducer, hasExt = true, true
+		case "producer_epoch":
+			prodEpoch, ok = s.int32()
+			hasProducer, hasExt = true, true
 		case "error":
 			v.Error, ok = s.str()
 		default:
@@ -488,6 +539,10 @@ func (s *scanner) value(op *Op) (bool, bool) {
 		}
 		if hasSends {
 			x.Sends = sends
+		}
+		x.Source = source
+		if hasProducer {
+			x.Producer = &ProducerEpoch{ID: prodID, Epoch: prodEpoch}
 		}
 	}
 	return hasVal, true
@@ -561,6 +616,7 @@ func parseFast(b []byte, in *interner) (Op, bool) {
 // case included) is a recorder's own and is ignored.
 var (
 	topFields    = []string{"index", "time", "process", "type", "f", "value"}
-	valueFields  = []string{"topic", "partition", "key", "value", "offset", "transactional_id", "isolation", "group", "final", "records", "offsets", "log_start_offsets", "positions", "end_offsets", "generation", "member_epoch", "member_id", "applied", "partitions", "sends", "error"}
+	valueFields  = []string{"topic", "partition", "key", "value", "offset", "transactional_id", "isolation", "group", "final", "records", "offsets", "log_start_offsets", "positions", "end_offsets", "generation", "member_epoch", "member_id", "applied", "partitions", "sends", "source", "producer_id", "producer_epoch", "error"}
 	recordFields = []string{"topic", "partition", "offset", "key", "value"}
+	sourceFields = []string{"topic", "partition", "offset"}
 )

@@ -54,6 +54,15 @@ func randomOp(rng *rand.Rand, i int) Op {
 			x.Partitions = []string{"orders-0"}
 		}
 		if rng.IntN(2) == 0 {
+			x.Source = &Source{Topic: "in", Partition: 2, Offset: int64(rng.IntN(50))}
+		}
+		switch rng.IntN(4) {
+		case 0:
+			x.Producer = &ProducerEpoch{ID: 1000, Epoch: int32(rng.IntN(5))}
+		case 1:
+			x.Producer = &ProducerEpoch{ID: 1000, Epoch: -1}
+		}
+		if rng.IntN(2) == 0 {
 			x.Sends = []Send{{Topic: "orders", Partition: -1, Value: "s", Offset: -1}, {Topic: "orders", Partition: 1, Key: "k", HasKey: true, Value: "t", Offset: 3}}
 		}
 	}
@@ -111,6 +120,9 @@ func TestFastPathAgrees(t *testing.T) {
 		`{"index":21,"process":"c","type":"ok","f":"side-effect","value":{"topic":"t","partition":0,"offset":3,"key":"t-0-3","applied":true,"group":"g"}}`,
 		`{"index":22,"process":"c","type":"ok","f":"side-effect","value":{"applied":null}}`,
 		`{"index":23,"process":"c","type":"ok","f":"side-effect","value":{"applied":1}}`,
+		`{"index":24,"process":"e","type":"ok","f":"send","value":{"topic":"out","value":"e:1","source":{"topic":"in","partition":0}}}`,
+		`{"index":25,"process":"e","type":"ok","f":"send","value":{"topic":"out","value":"e:1","source":{"topic":"in","partition":0,"offset":-1}}}`,
+		`{"index":26,"process":"e","type":"ok","f":"send","value":{"topic":"out","value":"e:1","source":{"topic":"in","partition":0,"offset":4,"Key":1},"producer_epoch":3}}`,
 		"{\"index\":19,\"process\":\"p\xff\",\"type\":\"ok\",\"f\":\"poll\",\"value\":{}}",
 	}
 	accepted := 0

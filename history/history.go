@@ -173,6 +173,29 @@ type Ext struct {
 	// (a recorder that does not know) every acknowledged effect counts as
 	// applied by a plain store.
 	HasApplied, Applied bool
+	// Source is, on a send by a read-process-write processor, the input
+	// record the output record was made from (nil: not a processor's send).
+	Source *Source
+	// Producer is, on a transactional send (or any operation of a
+	// transactional producer), the producer id and epoch the client held
+	// when it completed (nil: not recorded). An extension of the format:
+	// the checker tells a fenced producer's writes (zombie-write) by it.
+	Producer *ProducerEpoch
+}
+
+// Source is the input record a processor's output record was made from:
+// the "source" field of a send.
+type Source struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+}
+
+// ProducerEpoch is a transactional producer's identity: the "producer_id"
+// and "producer_epoch" fields (-1: the field is absent).
+type ProducerEpoch struct {
+	ID    int64
+	Epoch int32
 }
 
 // NoValue is a Value with every optional number unset.

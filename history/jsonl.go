@@ -169,6 +169,22 @@ func appendValue(buf []byte, v *Value) []byte {
 				w.buf = append(w.buf, "false"...)
 			}
 		}
+		if x.Source != nil {
+			w.name("source")
+			sw := fieldWriter{buf: append(w.buf, '{'), first: true}
+			sw.str("topic", x.Source.Topic)
+			sw.int("partition", int64(x.Source.Partition))
+			sw.int("offset", x.Source.Offset)
+			w.buf = append(sw.buf, '}')
+		}
+		if x.Producer != nil {
+			if x.Producer.ID >= 0 {
+				w.int("producer_id", x.Producer.ID)
+			}
+			if x.Producer.Epoch >= 0 {
+				w.int("producer_epoch", int64(x.Producer.Epoch))
+			}
+		}
 		if x.Sends != nil {
 			w.name("sends")
 			w.buf = append(w.buf, '[')
@@ -259,7 +275,16 @@ type wireValue struct {
 	Applied         *bool            `json:"applied"`
 	Partitions      []string         `json:"partitions"`
 	Sends           []wireRecord     `json:"sends"`
+	Source          *wireSource      `json:"source"`
+	ProducerID      *int64           `json:"producer_id"`
+	ProducerEpoch   *int32           `json:"producer_epoch"`
 	Error           string           `json:"error"`
+}
+
+type wireSource struct {
+	Topic     *string `json:"topic"`
+	Partition *int32  `json:"partition"`
+	Offset    *int64  `json:"offset"`
 }
 
 type wireOp struct {
@@ -563,7 +588,8 @@ func parseLine(b []byte, line int) (Op, error) {
 	}
 	op.Value.Isolation, op.Value.Final, op.Value.Error = v.Isolation, v.Final, v.Error
 	if v.TransactionalID != "" || v.Group != "" || v.Offsets != nil || v.MemberID != "" || v.Partitions != nil ||
-		v.Generation != nil || v.MemberEpoch != nil || v.Sends != nil || v.LogStartOffsets != nil || v.Positions != nil || v.EndOffsets != nil || v.Applied != nil {
+		v.Generation != nil || v.MemberEpoch != nil || v.Sends != nil || v.LogStartOffsets != nil || v.Positions != nil || v.EndOffsets != nil || v.Applied != nil ||
+		v.Source != nil || v.ProducerID != nil || v.ProducerEpoch != nil {
 		x := op.Value.X()
 		x.TransactionalID, x.Group, x.Offsets, x.MemberID, x.Partitions = v.TransactionalID, v.Group, v.Offsets, v.MemberID, v.Partitions
 		x.LogStartOffsets, x.Positions, x.EndOffsets = v.LogStartOffsets, v.Positions, v.EndOffsets
@@ -574,6 +600,27 @@ func parseLine(b []byte, line int) (Op, error) {
 			x.Generation = *v.Generation
 		} else if v.MemberEpoch != nil {
 			x.Generation = *v.MemberEpoch
+		}
+		if v.Source != nil {
+			src := v.Source
+			switch {
+			case src.Topic == nil:
+				return Op{}, &ParseError{Line: line, Field: "value.source.topic", Msg: "missing"}
+			case src.Partition == nil || *src.Partition < 0:
+				return Op{}, &ParseError{Line: line, Field: "value.source.partition", Msg: "missing or negative"}
+			case src.Offset == nil || *src.Offset < 0:
+				return Op{}, &ParseError{Line: line, Field: "value.source.offset", Msg: "missing or negative"}
+			}
+			x.Source = &Source{Topic: *src.Topic, Partition: *src.Partition, Offset: *src.Offset}
+		}
+		if v.ProducerID != nil || v.ProducerEpoch != nil {
+			x.Producer = &ProducerEpoch{ID: -1, Epoch: -1}
+			if v.ProducerID != nil {
+				x.Producer.ID = *v.ProducerID
+			}
+			if v.ProducerEpoch != nil {
+				x.Producer.Epoch = *v.ProducerEpoch
+			}
 		}
 		if v.Sends != nil {
 			x.Sends = []Send{}

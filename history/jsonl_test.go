@@ -289,3 +289,22 @@ func TestSideEffectAppliedRoundTrips(t *testing.T) {
 		t.Fatalf("a non-boolean applied: %v", err)
 	}
 }
+
+func TestProcessorSendFieldsRoundTrip(t *testing.T) {
+	line := `{"index":0,"time":0,"process":"etl-0","type":"invoke","f":"send","value":{"transactional_id":"etl-0","topic":"invoices","partition":1,"key":"k","value":"etl-0:1","offset":9,"source":{"topic":"orders","partition":2,"offset":41},"producer_id":4000,"producer_epoch":3}}`
+	ops, err := ReadAll(strings.NewReader(line + "\n"))
+	if err != nil || len(ops) != 1 {
+		t.Fatalf("%v", err)
+	}
+	x := ops[0].Value.Ext
+	if x == nil || x.Source == nil || *x.Source != (Source{Topic: "orders", Partition: 2, Offset: 41}) || x.Producer == nil || *x.Producer != (ProducerEpoch{ID: 4000, Epoch: 3}) {
+		t.Fatalf("decoded %+v", x)
+	}
+	if got := string(AppendJSON(nil, &ops[0])); got != line {
+		t.Fatalf("written back as\n%s\nnot\n%s", got, line)
+	}
+	bad := `{"index":0,"process":"e","type":"invoke","f":"send","value":{"topic":"o","value":"v","source":{"topic":"orders","partition":2}}}`
+	if _, err := ReadAll(strings.NewReader(bad + "\n")); err == nil || !strings.Contains(err.Error(), "source.offset") {
+		t.Fatalf("a source without an offset: %v", err)
+	}
+}

@@ -13,6 +13,9 @@ import (
 // IsKafkaKey reports whether k is a Kafka key kafkasim models (of a broker,
 // a topic, a producer or a consumer).
 func IsKafkaKey(k string) bool {
+	if k == "transaction.timeout.ms" {
+		return true // a transactional producer's (KafkaKeyNames)
+	}
 	for _, t := range [][]kafkaKey{brokerKeys, topicKeys, producerKeys, allConsumerKeys} {
 		for _, key := range t {
 			if key.name == k {
@@ -30,7 +33,9 @@ func KafkaKeyNames() []string {
 	for _, t := range [][]kafkaKey{brokerKeys, topicKeys, producerKeys, allConsumerKeys} {
 		out = append(out, keyNames(t)...)
 	}
-	return out
+	// A transactional producer's timeout (its transactional.id is its own:
+	// one value for every producer would make them fence each other).
+	return append(out, "transaction.timeout.ms")
 }
 
 // Apply sets one axis value on the scenario: a Kafka key on every broker,
@@ -76,6 +81,17 @@ func (s *Scenario) Apply(name, value string) error {
 		c := &s.Producers[i].Config
 		if err := setKey(producerKeys, c); err != nil {
 			return err
+		}
+		if s.Producers[i].Transactions != nil {
+			if name == "transaction.timeout.ms" {
+				if err := setKey(txnProducerKeys, c); err != nil {
+					return err
+				}
+			}
+			// Kafka refuses a transactional producer without idempotence.
+			if c.Get("acks") != "all" || configInt(*c, "max.in.flight.requests.per.connection") > 5 || configInt(*c, "retries") == 0 || !configBool(*c, "enable.idempotence") {
+				return fmt.Errorf("%s=%s: producer %s is transactional, and needs acks=all, enable.idempotence=true, retries above 0 and max.in.flight.requests.per.connection at most 5", name, value, s.Producers[i].Name)
+			}
 		}
 		// Kafka's rule: idempotence is on by default only where acks=all
 		// (and the in-flight limit and retries) allow it.

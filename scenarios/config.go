@@ -99,6 +99,9 @@ func (s *Scenario) ClusterConfig() cluster.Config {
 	if len(s.Groups()) > 0 {
 		cfg.Groups = s.groupSettings()
 	}
+	if s.hasTransactionalClients() {
+		cfg.Transactions = s.txnSettings()
+	}
 	return cfg
 }
 
@@ -154,6 +157,12 @@ func (p Producer) producerConfig() producer.Config {
 	pc.RequestTimeout = configMs(c, "request.timeout.ms")
 	pc.MaxInFlight = int(configInt(c, "max.in.flight.requests.per.connection"))
 	pc.MetadataMaxAge = configMs(c, "metadata.max.age.ms")
+	if t := p.Transactions; t != nil {
+		// The cluster gives instance i the id "<transactional.id>-<i>".
+		pc.TransactionalID = c.Get("transactional.id")
+		pc.TransactionTimeout = configMs(c, "transaction.timeout.ms")
+		pc.Transactions = &producer.TxnWorkload{RecordsMin: t.RecordsMin, RecordsMax: t.RecordsMax, Abort: t.Abort}
+	}
 	return pc
 }
 

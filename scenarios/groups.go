@@ -364,8 +364,8 @@ var offsetsTopicFixed = map[string]bool{"cleanup.policy": true, "segment.bytes":
 func (r *reader) internalTopic(item *yaml.Node, path string, s *Scenario) bool {
 	name, nameNode := entryName(item)
 	switch name {
-	case "__transaction_state":
-		r.fail(nameNode, path+".name", "transactions are not modelled yet: there is no __transaction_state to tune")
+	case TxnStateTopicName:
+		r.txnStateTopic(item, path, s)
 		return true
 	case OffsetsTopicName:
 	default:

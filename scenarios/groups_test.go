@@ -231,10 +231,9 @@ func TestGroupRefusals(t *testing.T) {
 		{"offsets topic entry above the brokers", [2]string{"topics:\n", "topics:\n  - { name: __consumer_offsets, replication.factor: 4 }\n"}, 4, "topics[0].replication.factor", "more than the cluster's brokers (3)"},
 		{"offsets topic partitions disagree", [2]string{"cluster: { brokers: 3 }\ntopics:\n", "cluster: { brokers: 3, broker: { offsets.topic.num.partitions: 5 } }\ntopics:\n  - { name: __consumer_offsets, partitions: 6 }\n"}, 4, "topics[0].partitions", "give it in one place"},
 		{"offsets topic replica assignment", [2]string{"topics:\n", "topics:\n  - { name: __consumer_offsets, replica-assignment: [[1]] }\n"}, 4, "topics[0].replica-assignment", "the controller places its replicas"},
-		{"transaction state topic", [2]string{"topics:\n", "topics:\n  - { name: __transaction_state, partitions: 3 }\n"}, 4, "topics[0].name", "transactions are not modelled yet"},
 		{"processors", [2]string{"faults:", "processors: [{name: etl}]\nfaults:"}, 12, "processors", "stream processors"},
-		{"producer transactions", [2]string{"consumers:", "producers: [{topic: orders, transactions: {records: 1..4}}]\nconsumers:"}, 6, "producers[0].transactions", "transactions are not modelled yet"},
-		{"transaction.timeout.ms", [2]string{"consumers:", "producers: [{topic: orders, config: {transaction.timeout.ms: 1000}}]\nconsumers:"}, 6, "producers[0].config.transaction.timeout.ms", "transactions are not modelled yet"},
+		{"producer transactions", [2]string{"consumers:", "producers: [{topic: orders, transactions: {records: 0..4}}]\nconsumers:"}, 6, "producers[0].transactions.records", "want 1 <= low <= high"},
+		{"transaction.timeout.ms", [2]string{"consumers:", "producers: [{topic: orders, config: {transaction.timeout.ms: 1000}}]\nconsumers:"}, 6, "producers[0].config.transaction.timeout.ms", "for a transactional producer"},
 		{"broker heartbeat above its bound", [2]string{"cluster: { brokers: 3 }", "cluster: { brokers: 3, broker: { group.consumer.heartbeat.interval.ms: 20000 } }"}, 2, "cluster.broker.group.consumer.heartbeat.interval.ms", "at most group.consumer.max.heartbeat.interval.ms"},
 		{"zoo bug of transactions", [2]string{"faults:", "bugs: [no-epoch-bump-on-abort]\nfaults:"}, 12, "bugs[0]", "not built yet"},
 	}

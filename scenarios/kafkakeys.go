@@ -15,11 +15,12 @@ import (
 type keyKind uint8
 
 const (
-	kindInt  keyKind = iota // an integer in [min, max]
-	kindBool                // true or false
-	kindEnum                // one of enum
-	kindMs                  // milliseconds: an integer, or a duration string ("30s")
-	kindList                // a non-empty list of distinct names of enum (Kafka's LIST type): a YAML list or a comma-separated string
+	kindInt    keyKind = iota // an integer in [min, max]
+	kindBool                  // true or false
+	kindEnum                  // one of enum
+	kindMs                    // milliseconds: an integer, or a duration string ("30s")
+	kindList                  // a non-empty list of distinct names of enum (Kafka's LIST type): a YAML list or a comma-separated string
+	kindString                // a non-empty string of at most max bytes
 )
 
 type kafkaKey struct {
@@ -82,6 +83,15 @@ var brokerKeys = []kafkaKey{
 		canonical: map[string]string{
 			"org.apache.kafka.coordinator.group.assignor.UniformAssignor": "uniform",
 			"org.apache.kafka.coordinator.group.assignor.RangeAssignor":   "range"}},
+	// The transaction coordinator's (Kafka's TransactionLogConfig and
+	// TransactionStateManagerConfig).
+	{name: "transaction.state.log.num.partitions", kind: kindInt, def: "50", min: 1, max: PartitionsMax},
+	{name: "transaction.state.log.replication.factor", kind: kindInt, def: "3", min: 1, max: BrokersMax,
+		note: "kafkasim's default is min(3, brokers): Kafka's 3 would leave a smaller cluster without the topic"},
+	{name: "transaction.state.log.min.isr", kind: kindInt, def: "2", min: 1, max: 64,
+		note: "kafkasim's default is min(2, transaction.state.log.replication.factor)"},
+	{name: "transaction.max.timeout.ms", kind: kindMs, def: "900000", min: 1, max: math.MaxInt32},
+	{name: "transaction.abort.timed.out.transaction.cleanup.interval.ms", kind: kindMs, def: "10000", min: 1, max: math.MaxInt32},
 }
 
 // topicKeys default to the broker key in inherit (Kafka's
@@ -122,6 +132,18 @@ var producerKeys = []kafkaKey{
 	{name: "max.in.flight.requests.per.connection", kind: kindInt, def: "5", min: 1, max: math.MaxInt32},
 	{name: "metadata.max.age.ms", kind: kindMs, def: "300000", min: 0, max: math.MaxInt64},
 }
+
+// txnProducerKeys are a transactional producer's own keys: a producer
+// has them in its config only when it is transactional (a transactions
+// entry, or transactional.id), so that the resolved config of any other
+// producer stays as it was.
+var txnProducerKeys = []kafkaKey{
+	{name: "transactional.id", kind: kindString, max: 249},
+	{name: "transaction.timeout.ms", kind: kindMs, def: "60000", min: 1, max: math.MaxInt32},
+}
+
+// allProducerKeys is every key a producers[].config may hold.
+var allProducerKeys = append(append([]kafkaKey(nil), producerKeys...), txnProducerKeys...)
 
 var consumerKeys = []kafkaKey{
 	{name: "isolation.level", kind: kindEnum, def: "read_uncommitted", enum: []string{"read_uncommitted", "read_committed"}},
@@ -177,14 +199,9 @@ var writtenElsewhere = map[string]string{
 // notModelled are real Kafka keys a scenario may reasonably write that the
 // model does not have yet: an error says so instead of "unknown key".
 var notModelled = map[string]string{
-	"transactional.id":                         "transactions are not modelled yet",
-	"transaction.timeout.ms":                   "transactions are not modelled yet",
-	"transaction.state.log.replication.factor": "transactions are not modelled yet",
-	"transaction.state.log.min.isr":            "transactions are not modelled yet",
-	"transaction.state.log.num.partitions":     "transactions are not modelled yet",
-	"flush.ms":                                 "per-topic flush.ms is not modelled; use the broker's log.flush.interval.ms",
-	"partitioner.class":                        "only Kafka's default partitioner is modelled",
-	"partitioner.ignore.keys":                  "only Kafka's default partitioner is modelled",
+	"flush.ms":                "per-topic flush.ms is not modelled; use the broker's log.flush.interval.ms",
+	"partitioner.class":       "only Kafka's default partitioner is modelled",
+	"partitioner.ignore.keys": "only Kafka's default partitioner is modelled",
 }
 
 func keyTable(keys []kafkaKey) map[string]*kafkaKey {
@@ -232,6 +249,11 @@ func (k *kafkaKey) parse(raw string) (string, error) {
 		return "", fmt.Errorf("%s", msg)
 	case kindList:
 		return k.parseList(raw)
+	case kindString:
+		if raw == "" || int64(len(raw)) > k.max {
+			return "", fmt.Errorf("want a name of 1 to %d characters, got %q", k.max, cutLong(raw))
+		}
+		return raw, nil
 	case kindMs:
 		if n, err := strconv.ParseInt(raw, 10, 64); err == nil {
 			return k.inRange(n)

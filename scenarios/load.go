@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -210,6 +212,7 @@ func (r *reader) scenario(root *yaml.Node, file string) *Scenario {
 		r.consumers(f, s)
 	}
 	r.groupsAgree(s)
+	r.txnCoordinatorDefaults(s)
 	if f, ok := nodes["processors"]; ok {
 		r.fail(f.key, f.path, "stream processors (read-process-write with transactions) are not modelled yet")
 	}
@@ -555,7 +558,7 @@ func (r *reader) producers(f field, s *Scenario) {
 		for _, g := range r.fields(item, path, []string{"name", "count", "topic", "rate", "keys", "payload", "config", "start", "stop", "transactions"}) {
 			switch g.name {
 			case "transactions":
-				r.fail(g.key, g.path, "transactions are not modelled yet")
+				p.Transactions = r.transactions(g)
 			case "name":
 				p.Name = r.name(g, "producer name")
 				r.remember(g.path, g.key)
@@ -581,7 +584,7 @@ func (r *reader) producers(f field, s *Scenario) {
 					p.Payload = v
 				}
 			case "config":
-				r.kafkaConfig(g, producerKeys, &p.Config)
+				r.kafkaConfig(g, allProducerKeys, &p.Config)
 			case "start":
 				if v, ok := r.duration(g, 0, PhaseMax); ok {
 					p.Start = v
@@ -614,6 +617,7 @@ func (r *reader) producers(f field, s *Scenario) {
 		if p.Start > p.Stop && (stopSet || !r.failedAt("duration")) {
 			r.fail(item, path+".start", "start %v is after stop %v", p.Start, p.Stop)
 		}
+		r.transactional(item, path, &p)
 		r.producerRules(item, path, &p)
 		r.producerPaths = append(r.producerPaths, path)
 		s.Producers = append(s.Producers, p)
@@ -653,6 +657,92 @@ func defaultClientName(prefix string, i int) string {
 // producerRules applies Kafka's own checks of a producer configuration
 // (ProducerConfig.postProcessAndValidateIdempotenceConfigs and
 // KafkaProducer.configureDeliveryTimeout).
+// transactions reads a producer's transactions entry: records (a count,
+// or a range "1..4"), abort (a probability).
+func (r *reader) transactions(f field) *Transactions {
+	t := &Transactions{RecordsMin: 1, RecordsMax: 1}
+	if f.value == nil || f.value.Kind != yaml.MappingNode {
+		r.fail(f.value, f.path, "want a mapping such as { records: 1..4, abort: 0.25 }")
+		return t
+	}
+	for _, g := range r.fields(f.value, f.path, []string{"records", "abort"}) {
+		switch g.name {
+		case "records":
+			s, ok := r.scalar(g)
+			if !ok {
+				continue
+			}
+			lo, hi, found := strings.Cut(strings.TrimSpace(s), "..")
+			if !found {
+				hi = lo
+			}
+			a, err1 := strconv.Atoi(strings.TrimSpace(lo))
+			b, err2 := strconv.Atoi(strings.TrimSpace(hi))
+			switch {
+			case err1 != nil || err2 != nil:
+				r.fail(g.value, g.path, "want a count or a range such as 1..4, got %q", cutLong(s))
+			case a < 1 || b < a || b > txnRecordsMax:
+				r.fail(g.value, g.path, "range %q: want 1 <= low <= high <= %d", cutLong(s), txnRecordsMax)
+			default:
+				t.RecordsMin, t.RecordsMax = a, b
+			}
+		case "abort":
+			if x, ok := r.float(g, 0, 1); ok {
+				t.Abort = x
+			}
+		}
+	}
+	return t
+}
+
+// txnRecordsMax bounds the records of one transaction.
+const txnRecordsMax = 10_000
+
+// transactional makes a producer with a transactions entry or a
+// transactional.id transactional: the other defaults to the producer's
+// name (instance i takes "<id>-<i>") and to one record a transaction, and
+// the producer's config holds both transaction keys. Kafka refuses a
+// transactional.id without idempotence (ProducerConfig.
+// postProcessAndValidateIdempotenceConfigs), so enable.idempotence is true
+// and its rules hold (producerRules).
+func (r *reader) transactional(item *yaml.Node, path string, p *Producer) {
+	c := &p.Config
+	_, hasID := c.Values["transactional.id"]
+	if p.Transactions == nil && !hasID {
+		if _, ok := c.Values["transaction.timeout.ms"]; ok {
+			r.fail(r.where(path+".config.transaction.timeout.ms", item), path+".config.transaction.timeout.ms", "transaction.timeout.ms is for a transactional producer: give it transactions: or transactional.id")
+			delete(c.Values, "transaction.timeout.ms")
+			c.Keys = slices.DeleteFunc(c.Keys, func(k string) bool { return k == "transaction.timeout.ms" })
+		}
+		return
+	}
+	if p.Transactions == nil {
+		p.Transactions = &Transactions{RecordsMin: 1, RecordsMax: 1}
+	}
+	if !hasID {
+		c.Set("transactional.id", p.Name)
+	}
+	if _, ok := c.Values["transaction.timeout.ms"]; !ok {
+		c.Set("transaction.timeout.ms", "60000")
+	}
+	for _, rule := range []struct {
+		key  string
+		bad  bool
+		need string
+	}{
+		{"enable.idempotence", c.Explicit["enable.idempotence"] && !configBool(*c, "enable.idempotence"), "enable.idempotence=true"},
+		{"acks", c.Get("acks") != "all", "acks=all"},
+		{"max.in.flight.requests.per.connection", configInt(*c, "max.in.flight.requests.per.connection") > 5, "max.in.flight.requests.per.connection at most 5"},
+		{"retries", configInt(*c, "retries") == 0, "retries above 0"},
+	} {
+		if rule.bad {
+			at := path + ".config." + rule.key
+			r.fail(r.where(at, item), at, "a transactional producer needs %s (Kafka rejects this producer config)", rule.need)
+		}
+	}
+	c.Set("enable.idempotence", "true")
+}
+
 func (r *reader) producerRules(item *yaml.Node, path string, p *Producer) {
 	c := &p.Config
 	acks := c.Get("acks")

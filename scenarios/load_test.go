@@ -140,7 +140,17 @@ func TestBadScenariosNameFileLineAndKey(t *testing.T) {
 		{"after-elections zero", "    restart-after: 5s", "    restart-after: 5s\n    after-elections: 0", 24, "faults[0].after-elections", "out of range"},
 		{"messages on another fault", "    restart-after: 5s", "    restart-after: 5s\n    messages: [Produce]", 24, "faults[0].messages", "applies to stall only"},
 		{"unknown acks", "{ acks: all }", "{ acks: two }", 16, "producers[0].config.acks", "want one of all, 1, 0"},
-		{"kafka key not modelled", "{ acks: all }", "{ transactional.id: t1 }", 16, "producers[0].config.transactional.id", "transactions are not modelled"},
+		{"kafka key not modelled", "{ acks: all }", "{ partitioner.class: x }", 16, "producers[0].config.partitioner.class", "only Kafka's default partitioner"},
+		{"transactional.id empty", "{ acks: all }", "{ transactional.id: '' }", 16, "producers[0].config.transactional.id", "want a name of 1 to 249"},
+		{"transaction.timeout.ms zero", "{ acks: all }", "{ transactional.id: t, transaction.timeout.ms: 0 }", 16, "producers[0].config.transaction.timeout.ms", "out of range"},
+		{"transaction.timeout.ms without transactions", "{ acks: all }", "{ transaction.timeout.ms: 1000 }", 16, "producers[0].config.transaction.timeout.ms", "for a transactional producer"},
+		{"transactional needs acks=all", "{ acks: all }", "{ acks: 1 }\n    transactions: { records: 2 }", 16, "producers[0].config.acks", "transactional producer needs acks=all"},
+		{"transactional needs idempotence", "{ acks: all }", "{ enable.idempotence: false, transactional.id: t }", 16, "producers[0].config.enable.idempotence", "needs enable.idempotence=true"},
+		{"transactions records range", "{ acks: all }", "{ acks: all }\n    transactions: { records: 4..1 }", 17, "producers[0].transactions.records", "want 1 <= low <= high"},
+		{"transactions records not a number", "{ acks: all }", "{ acks: all }\n    transactions: { records: many }", 17, "producers[0].transactions.records", "want a count or a range"},
+		{"transactions abort above 1", "{ acks: all }", "{ acks: all }\n    transactions: { abort: 1.5 }", 17, "producers[0].transactions.abort", "out of range"},
+		{"transactions unknown key", "{ acks: all }", "{ acks: all }\n    transactions: { record: 2 }", 17, "producers[0].transactions.record", "unknown key"},
+		{"transactions not a mapping", "{ acks: all }", "{ acks: all }\n    transactions: yes", 17, "producers[0].transactions", "want a mapping"},
 		{"transactional commit not modelled", "    topics: [orders]", "    topics: [orders]\n    group: g\n    commit: transactional", 21, "consumers[0].commit", "transactions are not modelled"},
 		{"unknown expectation", "  lost-acked-write: 0", "  lost-writes: 0", 25, "expect.lost-writes", "unknown key"},
 		{"bad comparison", "  lost-acked-write: 0", "  lost-acked-write: lots", 25, "expect.lost-acked-write", "comparison"},
@@ -319,5 +329,67 @@ func TestNemesisFaultsThatDoNotEndHaveNoDuration(t *testing.T) {
 		if _, err := Parse("resolved.yaml", out); err != nil {
 			t.Errorf("%s: the resolved scenario does not load: %v\n%s", rule, err, out)
 		}
+	}
+}
+
+// A transactions entry makes a producer transactional: transactional.id
+// defaults to its name, transaction.timeout.ms to Kafka's 60000, and the
+// resolved scenario writes both out, with the entry; the client config
+// carries them. A producer without one is as it was: no transaction keys.
+func TestTransactionalProducer(t *testing.T) {
+	src := strings.Replace(base, "    config: { acks: all }\n", "    config: { acks: all }\n    transactions: { records: 1..4, abort: 0.25 }\n  - name: q\n    topic: orders\n    config: { transactional.id: pay, transaction.timeout.ms: 10s }\n  - name: r\n    topic: orders\n", 1)
+	s, err := Parse("txn.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, q, r := s.Producers[0], s.Producers[1], s.Producers[2]
+	if tx := p.Transactions; tx == nil || *tx != (Transactions{RecordsMin: 1, RecordsMax: 4, Abort: 0.25}) {
+		t.Fatalf("p's transactions %+v", p.Transactions)
+	}
+	if p.Config.Get("transactional.id") != "p" || p.Config.Get("transaction.timeout.ms") != "60000" || p.Config.Get("enable.idempotence") != "true" {
+		t.Fatalf("p's config %v", p.Config.Values)
+	}
+	if tx := q.Transactions; tx == nil || *tx != (Transactions{RecordsMin: 1, RecordsMax: 1}) || q.Config.Get("transactional.id") != "pay" || q.Config.Get("transaction.timeout.ms") != "10000" {
+		t.Fatalf("q: %+v %v", q.Transactions, q.Config.Values)
+	}
+	if _, has := r.Config.Values["transactional.id"]; has || r.Transactions != nil {
+		t.Fatalf("r is not transactional: %+v %v", r.Transactions, r.Config.Values)
+	}
+	pc := q.producerConfig()
+	if pc.TransactionalID != "pay" || pc.TransactionTimeout != 10*time.Second || pc.Transactions == nil || pc.Transactions.RecordsMax != 1 {
+		t.Fatalf("q's client config %+v", pc)
+	}
+	if rc := r.producerConfig(); rc.TransactionalID != "" || rc.Transactions != nil {
+		t.Fatalf("r's client config is transactional: %+v", rc)
+	}
+	out, err := s.Resolved()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"transactions:\n      records: 1..4\n      abort: 0.25", "transactional.id: p\n", "transaction.timeout.ms: 60000"} {
+		if !strings.Contains(string(out), want) {
+			t.Fatalf("the resolved scenario lacks %q:\n%s", want, out)
+		}
+	}
+	again, err := Parse("txn resolved", out)
+	if err != nil {
+		t.Fatalf("the resolved scenario does not load: %v\n%s", err, out)
+	}
+	if out2, _ := again.Resolved(); !bytes.Equal(out, out2) {
+		t.Fatalf("resolving twice differs:\n%s\n---\n%s", out, out2)
+	}
+	// A sweep may vary the transactional producers' timeout, not break
+	// their config.
+	if err := again.Apply("transaction.timeout.ms", "5000"); err != nil {
+		t.Fatal(err)
+	}
+	if got := again.Producers[1].Config.Get("transaction.timeout.ms"); got != "5000" {
+		t.Fatalf("applied transaction.timeout.ms: %s", got)
+	}
+	if _, has := again.Producers[2].Config.Values["transaction.timeout.ms"]; has {
+		t.Fatal("transaction.timeout.ms applied to a producer that is not transactional")
+	}
+	if err := again.Apply("acks", "1"); err == nil || !strings.Contains(err.Error(), "producer p is transactional") {
+		t.Fatalf("acks=1 on transactional producers: %v", err)
 	}
 }

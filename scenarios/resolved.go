@@ -80,6 +80,16 @@ func (s *Scenario) Resolved() ([]byte, error) {
 		put(m, "config", configNode(ot.Config))
 		topics.Content = append(topics.Content, m)
 	}
+	if s.TxnStateTopic.Name != "" {
+		m := mapping()
+		put(m, "name", str(TxnStateTopicName))
+		put(m, "partitions", plain(broker.Get(txnPartsKey)))
+		put(m, "replication.factor", plain(broker.Get(txnRFKey)))
+		if len(s.TxnStateTopic.Config.Keys) > 0 {
+			put(m, "config", configNode(s.TxnStateTopic.Config))
+		}
+		topics.Content = append(topics.Content, m)
+	}
 	put(root, "topics", topics)
 
 	producers := seq()
@@ -95,6 +105,16 @@ func (s *Scenario) Resolved() ([]byte, error) {
 		}
 		put(m, "start", str(formatDuration(p.Start)))
 		put(m, "stop", str(formatDuration(p.Stop)))
+		if t := p.Transactions; t != nil {
+			tm := mapping()
+			records := strconv.Itoa(t.RecordsMin)
+			if t.RecordsMax != t.RecordsMin {
+				records += ".." + strconv.Itoa(t.RecordsMax)
+			}
+			put(tm, "records", str(records))
+			put(tm, "abort", plain(formatFloat(t.Abort)))
+			put(m, "transactions", tm)
+		}
 		put(m, "config", configNode(p.Config))
 		producers.Content = append(producers.Content, m)
 	}
@@ -356,11 +376,21 @@ func (s *Scenario) writesOffsetsTopic(ot Topic, broker Config) bool {
 func (s *Scenario) brokerOut() Config {
 	const rfKey = "offsets.topic.replication.factor"
 	b := s.Cluster.Broker
-	if b.Explicit[rfKey] {
+	if b.Explicit[rfKey] && b.Explicit[txnRFKey] && b.Explicit[txnMinISR] {
 		return b
 	}
 	out := Config{Keys: b.Keys, Values: copyMap(b.Values), Explicit: b.Explicit}
-	out.Values[rfKey] = strconv.Itoa(min(3, s.Cluster.Brokers))
+	if !b.Explicit[rfKey] {
+		out.Values[rfKey] = strconv.Itoa(min(3, s.Cluster.Brokers))
+	}
+	// The transaction coordinator's follow the cluster likewise: the
+	// replication factor min(3, brokers), the min ISR min(2, it).
+	if !b.Explicit[txnRFKey] {
+		out.Values[txnRFKey] = strconv.Itoa(min(3, s.Cluster.Brokers))
+	}
+	if !b.Explicit[txnMinISR] {
+		out.Values[txnMinISR] = strconv.FormatInt(min(2, configInt(out, txnRFKey)), 10)
+	}
 	return out
 }
 

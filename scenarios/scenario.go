@@ -24,10 +24,15 @@ type Scenario struct {
 	// a topics entry named __consumer_offsets may tune it).
 	Topics       []Topic
 	OffsetsTopic Topic
-	Producers    []Producer
-	Consumers    []Consumer
-	Faults       []ScheduledFault
-	Nemesis      []NemesisRule
+	// TxnStateTopic is the __transaction_state entry (Name "": none): its
+	// partitions, replication factor and min ISR are the broker's
+	// transaction.state.log.* keys; Config holds the other configs it
+	// gave.
+	TxnStateTopic Topic
+	Producers     []Producer
+	Consumers     []Consumer
+	Faults        []ScheduledFault
+	Nemesis       []NemesisRule
 	// NemesisIntensity multiplies every nemesis rule's rate; NemesisSwarm
 	// lets the seed switch rules off and scale each (kafkasim extensions).
 	NemesisIntensity float64
@@ -103,6 +108,18 @@ type Producer struct {
 	// Stop defaults to the end of the fault phase).
 	Start, Stop time.Duration
 	Config      Config
+	// Transactions, when set, makes the producer transactional: Rate is
+	// then transactions begun per second per instance (config
+	// transactional.id, instance i taking "<id>-<i>").
+	Transactions *Transactions
+}
+
+// Transactions is what each transaction of a transactional producer does:
+// RecordsMin..RecordsMax records, then commit, or abort with probability
+// Abort.
+type Transactions struct {
+	RecordsMin, RecordsMax int
+	Abort                  float64
 }
 
 // Consumer is a group of consumer instances <Name>-0 ...

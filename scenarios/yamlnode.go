@@ -106,6 +106,8 @@ type reader struct {
 	namedPartitions []namedPartition
 	// offsetsTopicListed: topics had a __consumer_offsets entry.
 	offsetsTopicListed bool
+	// txnKeyPaths: where the __transaction_state entry gave a broker key.
+	txnKeyPaths map[string]string
 }
 
 // newReader returns a reader for a file of size bytes.

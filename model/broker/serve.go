@@ -384,7 +384,12 @@ func (rm *replicaManager) handleMetadata(from sim.NodeID, on uint64, m *proto.Me
 // what matters.)
 func (rm *replicaManager) handleInitProducerID(from sim.NodeID, on uint64, m *proto.InitProducerIDRequest) {
 	resp := &proto.InitProducerIDResponse{CorrelationID: m.CorrelationID}
-	if rm.n.life.epoch < 0 {
+	if m.TransactionalID != "" {
+		// Only a transaction coordinator serves a transactional id (it
+		// took the request before the replica manager did, if this broker
+		// hosts one).
+		resp.Error, resp.ProducerID, resp.ProducerEpoch = proto.NotCoordinator, proto.NoProducerID, proto.NoProducerEpoch
+	} else if rm.n.life.epoch < 0 {
 		resp.Error = proto.BrokerNotAvailable
 	} else {
 		rm.nextPID++

@@ -23,6 +23,7 @@ import (
 	"kafkasim/model/proto"
 	"kafkasim/model/raft"
 	"kafkasim/model/reader"
+	"kafkasim/model/txn"
 	"kafkasim/sim"
 )
 
@@ -119,6 +120,10 @@ type Config struct {
 	// Groups configures the brokers' group coordinator; nil: the brokers
 	// host none (a cluster whose readers have no group).
 	Groups *GroupSettings
+	// Transactions configures the brokers' transaction coordinator; nil:
+	// the brokers host none (no transactional client), and a transactional
+	// InitProducerId is answered NOT_COORDINATOR.
+	Transactions *TxnSettings
 	// FinalReader names the reader (one of Readers, of one instance) that
 	// makes the final reads once the cluster has converged: convergence
 	// does not wait for it to catch up. Empty: none.
@@ -365,6 +370,9 @@ func Build(cfg Config) (*Cluster, error) {
 		}
 		data.Coordinators = append(slices.Clone(data.Coordinators), spec)
 	}
+	if cfg.Transactions != nil {
+		data.Coordinators = append(slices.Clone(data.Coordinators), txn.Spec(cfg.Transactions.coordinatorConfig()))
+	}
 	for i := 1; i <= cfg.Brokers; i++ {
 		bc := broker.DefaultConfig(int32(i), c.Controllers)
 		bc.Raft = raftCfg()
@@ -394,6 +402,9 @@ func Build(cfg Config) (*Cluster, error) {
 		for i := range ps.Count {
 			pc := ps.Config
 			pc.Name = ClientName(ps.Name, i)
+			if pc.TransactionalID != "" {
+				pc.TransactionalID = ClientName(pc.TransactionalID, i) // one transactional.id per instance
+			}
 			pc.Brokers = c.Brokers
 			pc.Recorder = c.History
 			pc.ProbeKeys = cfg.compacted(pc.Topic)

@@ -177,6 +177,8 @@ func (n *Node) Deliver(from sim.NodeID, m sim.Message) {
 		n.handleIncrementalAlterConfigs(from, m)
 	case *proto.AlterPartitionReassignmentsRequest:
 		n.handleAlterPartitionReassignments(from, m)
+	case *proto.AllocateProducerIdsRequest:
+		n.handleAllocateProducerIds(from, m)
 	default:
 		return
 	}
@@ -375,6 +377,8 @@ func notControllerLike(m sim.Message, hint sim.NodeID) sim.Message {
 		return &proto.IncrementalAlterConfigsResponse{CorrelationID: m.CorrelationID, Error: proto.NotController, ControllerHint: hint}
 	case *proto.AlterPartitionReassignmentsResponse:
 		return &proto.AlterPartitionReassignmentsResponse{CorrelationID: m.CorrelationID, Error: proto.NotController, ControllerHint: hint}
+	case *proto.AllocateProducerIdsResponse:
+		return &proto.AllocateProducerIdsResponse{CorrelationID: m.CorrelationID, Error: proto.NotController, ControllerHint: hint}
 	}
 	return m
 }

@@ -3,6 +3,7 @@ package producer
 import (
 	"time"
 
+	"kafkasim/history"
 	"kafkasim/model/record"
 )
 
@@ -119,6 +120,15 @@ func (st *partitionState) maySendSooner() {
 // running.
 func (p *Client) Send(r record.Record, partition int32, cb Callback) {
 	p.Stats.Sent++
+	if p.Transactional() {
+		if why := p.sendRefusal(); why != "" {
+			p.Stats.Failed++
+			if cb != nil {
+				cb.OnCompletion(&r, RecordMetadata{Topic: p.cfg.Topic, Partition: -1, Offset: -1}, history.Fail, why)
+			}
+			return
+		}
+	}
 	p.append(pendingRecord{record: r, partition: partition, cb: cb})
 }
 

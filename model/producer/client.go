@@ -5,8 +5,10 @@
 // max.in.flight.requests.per.connection, retries with exponential backoff,
 // request.timeout.ms, delivery.timeout.ms), metadata refresh, and the
 // idempotent producer (producer id, epoch, per-partition sequences, local
-// epoch bump after an unresolved batch, KIP-360). A Producer is the node
-// that runs a workload on a client: records sent at a rate, and probes.
+// epoch bump after an unresolved batch, KIP-360), and the transactional
+// producer (txn.go: transaction version 2). A Producer is the node that
+// runs a workload on a client: records sent at a rate, or transactions
+// (txnworkload.go), and probes.
 //
 // Every send is recorded in the history: invoked when the application calls
 // send, completed ok with its offset, fail when no attempt can have been
@@ -46,13 +48,21 @@ type ClientConfig struct {
 	MaxInFlight       int
 	MetadataMaxAge    time.Duration
 	Brokers           []sim.NodeID // bootstrap.servers
+	// TransactionalID makes the producer transactional (txn.go): it
+	// forces enable.idempotence and acks=all (Kafka refuses a
+	// transactional producer without them).
+	TransactionalID string
+	// TransactionTimeout is transaction.timeout.ms: how long the
+	// coordinator lets a transaction stay open before it aborts it.
+	TransactionTimeout time.Duration
 }
 
 // DefaultClientConfig has Kafka 4.x's producer defaults.
 func DefaultClientConfig(name, topic string) ClientConfig {
 	return ClientConfig{Name: name, Topic: topic, Acks: proto.AcksAll, EnableIdempotence: true, LingerMs: 5 * time.Millisecond,
 		BatchSize: 16384, Retries: math.MaxInt32, RetryBackoff: 100 * time.Millisecond, RetryBackoffMax: time.Second,
-		DeliveryTimeout: 120 * time.Second, RequestTimeout: 30 * time.Second, MaxInFlight: 5, MetadataMaxAge: 5 * time.Minute}
+		DeliveryTimeout: 120 * time.Second, RequestTimeout: 30 * time.Second, MaxInFlight: 5, MetadataMaxAge: 5 * time.Minute,
+		TransactionTimeout: 60 * time.Second}
 }
 
 // LostRequestWait is the longest the producer waits on a request that gets
@@ -153,6 +163,9 @@ type Client struct {
 	senderAt time.Duration // a sender wake-up is scheduled for this time (0: none)
 	sender   sim.TimerID   // that wake-up
 
+	// txn is the transactional producer's state (txn.go).
+	txn txnManager
+
 	// Stats for reports and tests.
 	Stats Stats
 }
@@ -168,7 +181,22 @@ type Stats struct {
 }
 
 // NewClient returns a client, to be started by its node.
-func NewClient(cfg ClientConfig) *Client { return &Client{cfg: cfg} }
+func NewClient(cfg ClientConfig) *Client { return &Client{cfg: cfg.normalized()} }
+
+// normalized is the configuration a transactional producer runs with:
+// KafkaProducer refuses a transactional.id without enable.idempotence,
+// acks=all and max.in.flight.requests.per.connection at most 5
+// (ProducerConfig.postProcessAndValidateIdempotenceConfigs).
+func (c ClientConfig) normalized() ClientConfig {
+	if c.TransactionalID != "" {
+		c.EnableIdempotence, c.Acks = true, proto.AcksAll
+		c.MaxInFlight = min(max(c.MaxInFlight, 1), 5)
+		if c.TransactionTimeout <= 0 {
+			c.TransactionTimeout = 60 * time.Second
+		}
+	}
+	return c
+}
 
 // Start fetches metadata (and, once it has it, a producer id).
 func (p *Client) Start(env sim.Env) {
@@ -183,6 +211,7 @@ func (p *Client) Start(env sim.Env) {
 	p.perNode = nodeCounts{}
 	p.brokers = map[int32]sim.NodeID{}
 	p.sticky = -1
+	p.txnStart()
 	p.refreshMetadata()
 	env.After(p.cfg.MetadataMaxAge, newTimer(timerMetadataAge, 0))
 }
@@ -193,7 +222,17 @@ func (p *Client) Deliver(from sim.NodeID, m sim.Message) {
 	case *proto.MetadataResponse:
 		p.handleMetadata(m)
 	case *proto.InitProducerIDResponse:
-		p.handleInitPID(m)
+		if p.Transactional() {
+			p.handleTxnInitPID(m)
+		} else {
+			p.handleInitPID(m)
+		}
+	case *proto.FindCoordinatorResponse:
+		p.handleFindCoordinator(m)
+	case *proto.EndTxnResponse:
+		p.handleEndTxn(m)
+	case *proto.TxnOffsetCommitResponse:
+		p.handleTxnOffsetCommit(m)
 	case *proto.ProduceResponse:
 		p.handleProduceResponse(m)
 	case *sim.Disconnected:
@@ -238,6 +277,8 @@ func (p *Client) fire(pt ptimer) {
 			p.pidCorr = 0
 			p.initProducerID()
 		}
+	case timerTxnRequest, timerTxnRetry:
+		p.txnTimer(pt)
 	}
 }
 
@@ -260,6 +301,10 @@ const (
 	timerMetadata
 	timerMetadataAge
 	timerInitPID
+	timerTxnRequest
+	timerTxnRetry
+	// timerTxnWorkload is the transactional workload's (txnworkload.go).
+	timerTxnWorkload
 )
 
 // ptimer is a producer's timer: its kind, and the correlation id it is

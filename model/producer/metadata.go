@@ -73,7 +73,7 @@ func (p *Client) handleMetadata(m *proto.MetadataResponse) {
 	p.looks.lookAtAll()
 	p.metaValid = true
 	p.partitionPending()
-	if p.cfg.EnableIdempotence && p.pid == record.NoProducer && p.pidCorr == 0 {
+	if p.cfg.EnableIdempotence && p.pid == record.NoProducer && p.pidCorr == 0 && !p.Transactional() {
 		p.initProducerID()
 	}
 	p.wakeSender(0)

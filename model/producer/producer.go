@@ -29,6 +29,17 @@ type WorkloadConfig struct {
 	Payload string
 	// Start and Stop bound when the workload sends (virtual time).
 	Start, Stop time.Duration
+	// Transactions, when set (with a transactional.id), makes every tick
+	// a transaction: Rate is then transactions begun per second.
+	Transactions *TxnWorkload
+}
+
+// TxnWorkload is what each transaction of a transactional workload does:
+// RecordsMin..RecordsMax records (uniform), then a commit, or an abort with
+// probability Abort.
+type TxnWorkload struct {
+	RecordsMin, RecordsMax int
+	Abort                  float64
 }
 
 // DefaultConfig has Kafka 4.x's producer defaults, and a workload that
@@ -48,7 +59,7 @@ type Producer struct {
 func New(cfg Config) func() sim.Node {
 	return func() sim.Node {
 		p := &Producer{app: workload{cfg: cfg}}
-		p.Client.cfg = cfg.ClientConfig
+		p.Client.cfg = cfg.ClientConfig.normalized()
 		return p
 	}
 }
@@ -70,6 +81,10 @@ func (p *Producer) Fire(t sim.Timer) {
 		p.app.tick()
 		return
 	}
+	if pt.kind() == timerTxnWorkload {
+		p.app.txnTick()
+		return
+	}
 	p.Client.fire(pt)
 }
 
@@ -77,7 +92,16 @@ func (p *Producer) Fire(t sim.Timer) {
 // every partition, now, whether or not the workload has stopped: after the
 // heal, the proof that the producer can write again. ProbeOutcome tells how
 // the probes ended.
-func (p *Producer) Probe() { p.app.probe() }
+//
+// A transactional producer probes in a transaction of its own, once the
+// one under way has ended.
+func (p *Producer) Probe() {
+	if p.app.txn.on {
+		p.app.beginTxn(true)
+		return
+	}
+	p.app.probe()
+}
 
 // ProbeOutcome counts the probes acknowledged, failed, unknown (info:
 // with acks=0 every send is), and still pending.

@@ -33,8 +33,14 @@ func (p *Client) runSender() {
 		}
 		p.rewriteSequences()
 	}
+	if p.Transactional() && p.pumpTxn() {
+		// Sender.maybeSendAndPollTransactionalRequest: no produce
+		// request while a transactional one is in flight.
+		p.scheduleNext(now)
+		return
+	}
 	if p.cfg.EnableIdempotence && p.pid == record.NoProducer {
-		if p.pidCorr == 0 && p.metaValid {
+		if p.pidCorr == 0 && p.metaValid && !p.Transactional() {
 			p.initProducerID()
 		}
 		p.scheduleNext(now)
@@ -239,7 +245,8 @@ func (p *Client) sendRequest(broker int32, batches []*pbatch) {
 	p.corr++
 	sr := p.newSentRequest()
 	req := &sr.req
-	*req = proto.ProduceRequest{CorrelationID: p.corr, Acks: p.cfg.Acks, Timeout: p.cfg.RequestTimeout, Partitions: sr.parts[:0], Reuse: sim.Reuse{Owner: sr}}
+	*req = proto.ProduceRequest{CorrelationID: p.corr, TransactionalID: p.cfg.TransactionalID, Acks: p.cfg.Acks, Timeout: p.cfg.RequestTimeout,
+		Partitions: sr.parts[:0], Reuse: sim.Reuse{Owner: sr}}
 	if len(batches) > len(sr.parts) {
 		req.Partitions = make([]proto.ProducePartition, 0, len(batches))
 	}
@@ -265,7 +272,7 @@ func (p *Client) sendRequest(broker int32, batches []*pbatch) {
 			// history, which require them never to change): record.New
 			// numbers them in place, and a rebuild after an epoch bump
 			// writes the same numbers again.
-			b.built = p.arena.New(b.records, prod, false, p.cfg.Compression)
+			b.built = p.arena.New(b.records, prod, p.Transactional(), p.cfg.Compression)
 			p.Stats.RecordsBytes += int64(b.built.RecordsBytes())
 			p.Stats.Batches++
 		}
@@ -537,6 +544,7 @@ func (p *Client) connectionLost(node sim.NodeID, err proto.ErrorCode) {
 		p.pidCorr, p.pidSent = p.corr, false
 		p.env.After(p.cfg.RetryBackoff, newTimer(timerInitPID, p.corr))
 	}
+	p.txnConnectionLost(node)
 	p.refreshMetadata()
 	p.runSender()
 }
@@ -549,7 +557,11 @@ func mayHaveAppended(err proto.ErrorCode) bool {
 	switch err {
 	case proto.NotEnoughReplicas, proto.UnknownTopicOrPartition, proto.InvalidProducerEpoch,
 		proto.OutOfOrderSequenceNumber, proto.InvalidRequiredAcks, proto.KafkaStorageError, proto.UnknownLeaderEpoch,
-		proto.FencedLeaderEpoch, proto.InvalidRecord:
+		proto.FencedLeaderEpoch, proto.InvalidRecord,
+		// A transactional produce refused before the append: the
+		// leader's AddPartitionsToTxn to the coordinator failed (KIP-890).
+		proto.TransactionAbortable, proto.ProducerFenced, proto.InvalidTxnState, proto.InvalidProducerIDMapping,
+		proto.ConcurrentTransactions, proto.NotCoordinator, proto.CoordinatorNotAvailable, proto.CoordinatorLoadInProgress:
 		return false
 	}
 	return true // REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND, network errors
@@ -559,7 +571,10 @@ func retriable(err proto.ErrorCode) bool {
 	switch err {
 	case proto.NotLeaderOrFollower, proto.NotEnoughReplicas, proto.NotEnoughReplicasAfterAppend, proto.RequestTimedOut,
 		proto.NetworkException, proto.UnknownTopicOrPartition, proto.KafkaStorageError, proto.UnknownLeaderEpoch,
-		proto.FencedLeaderEpoch, proto.OutOfOrderSequenceNumber:
+		proto.FencedLeaderEpoch, proto.OutOfOrderSequenceNumber,
+		// RetriableExceptions a transactional produce may meet while its
+		// leader adds the partition to the transaction.
+		proto.ConcurrentTransactions, proto.NotCoordinator, proto.CoordinatorNotAvailable, proto.CoordinatorLoadInProgress:
 		return true
 	}
 	return false
@@ -581,7 +596,12 @@ func (p *Client) retryOrFail(b *pbatch, err proto.ErrorCode, maybe bool) {
 	st := p.partState(b.partition)
 	b.outOfOrder = err == proto.OutOfOrderSequenceNumber && p.cfg.EnableIdempotence && !st.unresolved &&
 		(b.reset || !isNextSequence(st, b.baseSeq))
-	if retriable(err) && b.attempts <= p.cfg.Retries && now-b.created < p.cfg.DeliveryTimeout {
+	// A transactional producer does not rewrite the sequences of a batch
+	// answered out of order as the next sequence (TransactionManager.
+	// canRetry says no): it fails, and the transaction must abort, whose
+	// EndTxn bumps the epoch.
+	txnGap := p.Transactional() && err == proto.OutOfOrderSequenceNumber && !b.outOfOrder
+	if retriable(err) && !txnGap && b.attempts <= p.cfg.Retries && now-b.created < p.cfg.DeliveryTimeout {
 		if err == proto.OutOfOrderSequenceNumber && p.cfg.EnableIdempotence {
 			p.outOfOrder(st, b)
 		}
@@ -649,6 +669,13 @@ func (p *Client) settleFailed(b *pbatch, why string, err proto.ErrorCode, adjust
 	t := history.Fail
 	if b.maybe {
 		t = history.Info
+	}
+	if p.Transactional() {
+		// TransactionManager.handleFailedBatch: fenced is fatal, any other
+		// failure makes the transaction abortable.
+		p.complete(b, t, -1, why)
+		p.failedBatch(err, why)
+		return
 	}
 	if p.cfg.EnableIdempotence && b.baseSeq >= 0 && (err == proto.OutOfOrderSequenceNumber || adjust) {
 		p.requestEpochBump(p.partState(b.partition))

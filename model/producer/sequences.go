@@ -53,6 +53,12 @@ func isNextSequence(st *partitionState, seq int32) bool { return seq-st.lastAcke
 // sequences again (Kafka's TransactionManager.
 // requestIdempotentEpochBumpForPartition).
 func (p *Client) requestEpochBump(st *partitionState) {
+	if p.Transactional() {
+		// No client-side bump with TV2: the transaction aborts, and its
+		// EndTxn bumps the epoch.
+		p.abortableError("OutOfOrderSequenceException: unresolved sequence")
+		return
+	}
 	p.needBump = true
 	if !st.rewrite {
 		st.rewrite = true

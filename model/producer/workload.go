@@ -34,6 +34,8 @@ type workload struct {
 	keyNames    string
 	keyNameEnds []int32
 	probes      map[string]history.Type // probe value -> outcome (Invoke: pending)
+	// txn is the transactional workload's state (txnworkload.go).
+	txn txnApp
 }
 
 // start opens the workload's history and schedules its first send.
@@ -51,9 +53,14 @@ func (w *workload) start(env sim.Env, client *Client) {
 			w.rec.Restarted(w.cfg.Name) // the world recorded the death (Recorder.Died)
 		}
 	}
+	kind := timerSend
+	if client.Transactional() {
+		w.txnStartApp()
+		kind = timerTxnWorkload
+	}
 	if w.cfg.Rate > 0 {
 		start := max(w.cfg.Start-env.WorldTime(), 0)
-		env.After(start+w.interval(), newTimer(timerSend, 0))
+		env.After(start+w.interval(), newTimer(kind, 0))
 	}
 }
 
@@ -94,6 +101,9 @@ func (w *workload) send() {
 		k := w.keyName(w.env.Rand().IntN(w.cfg.Keys))
 		rec.Key, rec.HasKey = k, true
 		v.Key, v.HasKey = k, true
+	}
+	if w.txn.on {
+		w.txnSend(&v, true)
 	}
 	w.record(history.Invoke, history.FSend, &v)
 	w.client.Send(rec, -1, w)
@@ -213,6 +223,9 @@ func (w *workload) probe() {
 			r.Key, r.HasKey = "kafkasim-probe-"+strconv.Itoa(i), true
 			v.Key, v.HasKey = r.Key, true
 		}
+		if w.txn.on {
+			w.txnSend(&v, true)
+		}
 		w.record(history.Invoke, history.FSend, &v)
 		w.probes[value] = history.Invoke
 		part := int32(i)
@@ -235,6 +248,9 @@ func (w *workload) OnCompletion(r *record.Record, m RecordMetadata, t history.Ty
 	default:
 		v.Partition = m.Partition // -1 if it never got one
 		v.Error = why
+	}
+	if w.txn.on {
+		w.txnSend(&v, false)
 	}
 	w.record(t, history.FSend, &v)
 	if w.probes == nil {

@@ -1,0 +1,424 @@
+package txn
+
+import (
+	"testing"
+	"time"
+
+	"kafkasim/model/metadata"
+	"kafkasim/model/proto"
+	"kafkasim/sim"
+)
+
+// started leads partition 0 in epoch 3, with a producer-id block from
+// 1000, and gives "tx" its first epoch.
+func started(t *testing.T) (*fakeTopics, *proto.InitProducerIDResponse) {
+	f := newFake(t)
+	f.lead(3)
+	req := &proto.InitProducerIDRequest{TransactionalID: "tx", TransactionTimeout: time.Minute, ProducerID: -1, ProducerEpoch: -1}
+	out := f.request(client, req)
+	if r := out[0].(*proto.InitProducerIDResponse); r.Error != proto.CoordinatorLoadInProgress {
+		t.Fatalf("before any producer-id block: %s, want COORDINATOR_LOAD_IN_PROGRESS", r.Error)
+	}
+	f.grantBlock(1000)
+	r := f.initPID("tx", time.Minute)
+	if r.Error != proto.None || r.ProducerID != 1000 || r.ProducerEpoch != 0 {
+		t.Fatalf("InitProducerId: %+v", r)
+	}
+	return f, r
+}
+
+// addPartitions has a partition leader add partitions for (pid, epoch)
+// and returns the committed answer.
+func (f *fakeTopics) addPartitions(pid int64, epoch int16, tps ...proto.TopicPartition) proto.ErrorCode {
+	f.t.Helper()
+	out := f.request(brokerA, &proto.AddPartitionsToTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: epoch, Partitions: tps})
+	if len(out) == 0 {
+		n := len(f.sent)
+		f.commit()
+		out = f.to(brokerA, n)
+	}
+	return out[0].(*proto.AddPartitionsToTxnResponse).Error
+}
+
+// EndTxn: PrepareCommit written (answered only once committed, with the
+// epoch bumped), markers to each leader, one request per broker carrying
+// the coordinator epoch, a NOT_LEADER partition sent again to its new
+// leader, a deleted partition dropped, then CompleteCommit; retries
+// answered as Kafka's transaction version 2 does.
+func TestEndTxnMarkersComplete(t *testing.T) {
+	f, init := started(t)
+	pid := init.ProducerID
+	f.leaders[tp("a", 0)], f.leaders[tp("a", 1)], f.leaders[tp("b", 0)] = brokerA, brokerA, brokerB
+	if err := f.addPartitions(pid, 0, tp("a", 0), tp("b", 0)); err != proto.None {
+		t.Fatalf("AddPartitionsToTxn: %s", err)
+	}
+	f.now += time.Second
+	if err := f.addPartitions(pid, 0, tp("a", 1), tp("gone", 0)); err != proto.None {
+		t.Fatalf("AddPartitionsToTxn: %s", err)
+	}
+	if d := f.describe("tx"); d.State != "Ongoing" || len(d.Partitions) != 4 || d.StartTime != 0 {
+		t.Fatalf("after AddPartitionsToTxn: %+v", d)
+	}
+	if err := f.addPartitions(pid, 1, tp("a", 0)); err != proto.ProducerFenced {
+		t.Fatalf("AddPartitionsToTxn with a newer epoch: %s, want PRODUCER_FENCED", err)
+	}
+	end := &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 0, Committed: true}
+	if out := f.request(client, end); len(out) != 0 {
+		t.Fatalf("EndTxn answered before PrepareCommit was committed: %+v", out[0])
+	}
+	if out := f.request(client, end); out[0].(*proto.EndTxnResponse).Error != proto.ConcurrentTransactions {
+		t.Fatalf("EndTxn while PrepareCommit is written: %+v", out[0])
+	}
+	n := len(f.sent)
+	f.commit()
+	if r := f.to(client, n)[0].(*proto.EndTxnResponse); r.Error != proto.None || r.ProducerID != pid || r.ProducerEpoch != 1 {
+		t.Fatalf("EndTxn: %+v, want NONE with epoch 1", r)
+	}
+	if out := f.request(client, end); out[0].(*proto.EndTxnResponse).Error != proto.ConcurrentTransactions {
+		t.Fatalf("a retry while the markers are written: %+v", out[0])
+	}
+	n = len(f.sent)
+	f.advance(0)
+	reqs := f.markerRequests(n)
+	if len(reqs) != 2 || reqs[brokerA] == nil || reqs[brokerB] == nil {
+		t.Fatalf("marker requests: %+v", reqs)
+	}
+	mk := reqs[brokerA].Markers[0]
+	if mk.ProducerID != pid || mk.ProducerEpoch != 1 || !mk.Committed || mk.CoordinatorEpoch != 3 || len(mk.Partitions) != 2 {
+		t.Fatalf("marker to A: %+v", mk)
+	}
+	f.ackMarkers(brokerB, reqs[brokerB], allNone)
+	// a-1's leader moved to B.
+	f.leaders[tp("a", 1)] = brokerB
+	f.ackMarkers(brokerA, reqs[brokerA], func(p proto.TopicPartition) proto.ErrorCode {
+		if p == tp("a", 1) {
+			return proto.NotLeaderOrFollower
+		}
+		return proto.None
+	})
+	if d := f.describe("tx"); d.State != "PrepareCommit" {
+		t.Fatalf("with a marker missing: %+v", d)
+	}
+	n = len(f.sent)
+	f.advance(f.c.cfg.RetryBackoff)
+	reqs = f.markerRequests(n)
+	if len(reqs) != 1 || reqs[brokerB] == nil || reqs[brokerB].Markers[0].Partitions[0] != tp("a", 1) {
+		t.Fatalf("the retried marker: %+v", reqs)
+	}
+	f.ackMarkers(brokerB, reqs[brokerB], allNone)
+	f.commit() // CompleteCommit
+	if d := f.describe("tx"); d.State != "CompleteCommit" || d.ProducerEpoch != 1 || len(d.Partitions) != 0 {
+		t.Fatalf("after the markers: %+v", d)
+	}
+	// TV2 retries: the old epoch is a retry of the bump (NONE with the
+	// current epoch); an abort retry is INVALID_TXN_STATE; a commit with
+	// the current epoch and nothing open is INVALID_TXN_STATE.
+	if r := f.request(client, end)[0].(*proto.EndTxnResponse); r.Error != proto.None || r.ProducerEpoch != 1 {
+		t.Fatalf("EndTxn retry after completion: %+v", r)
+	}
+	abortRetry := &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 0}
+	if r := f.request(client, abortRetry)[0].(*proto.EndTxnResponse); r.Error != proto.InvalidTxnState {
+		t.Fatalf("an abort retry after a commit: %+v", r)
+	}
+	again := &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 1, Committed: true}
+	if r := f.request(client, again)[0].(*proto.EndTxnResponse); r.Error != proto.InvalidTxnState {
+		t.Fatalf("a commit with nothing open: %+v", r)
+	}
+	stale := &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 5, Committed: true}
+	if r := f.request(client, stale)[0].(*proto.EndTxnResponse); r.Error != proto.ProducerFenced {
+		t.Fatalf("an unknown epoch: %+v", r)
+	}
+}
+
+// InitProducerId for an id whose previous instance has a transaction
+// open: the epoch is bumped to fence it (PrepareEpochFence), the
+// transaction aborted with transaction version 2's second bump, the new
+// instance told CONCURRENT_TRANSACTIONS until the abort is complete, and
+// then given the next epoch. The old instance is PRODUCER_FENCED.
+func TestInitProducerIDFencesAndAborts(t *testing.T) {
+	f, init := started(t)
+	pid := init.ProducerID
+	f.leaders[tp("a", 0)] = brokerA
+	if err := f.addPartitions(pid, 0, tp("a", 0)); err != proto.None {
+		t.Fatalf("AddPartitionsToTxn: %s", err)
+	}
+	req := &proto.InitProducerIDRequest{TransactionalID: "tx", TransactionTimeout: time.Minute, ProducerID: -1, ProducerEpoch: -1}
+	if out := f.request(client, req); len(out) != 0 {
+		t.Fatalf("answered before the fencing abort was written: %+v", out[0])
+	}
+	if out := f.request(client, req); out[0].(*proto.InitProducerIDResponse).Error != proto.ConcurrentTransactions {
+		t.Fatalf("while the abort is written: %+v", out[0])
+	}
+	n := len(f.sent)
+	f.commit() // PrepareAbort
+	if r := f.to(client, n)[0].(*proto.InitProducerIDResponse); r.Error != proto.ConcurrentTransactions {
+		t.Fatalf("once PrepareAbort is written: %+v", r)
+	}
+	if d := f.describe("tx"); d.State != "PrepareAbort" || d.ProducerEpoch != 2 {
+		t.Fatalf("the fencing abort: %+v, want PrepareAbort at epoch 2 (fence 1, abort bump 2)", d)
+	}
+	old := &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 0, Committed: true}
+	if r := f.request(client, old)[0].(*proto.EndTxnResponse); r.Error != proto.ProducerFenced {
+		t.Fatalf("the fenced instance's commit: %+v", r)
+	}
+	n = len(f.sent)
+	f.advance(0)
+	reqs := f.markerRequests(n)
+	mk := reqs[brokerA].Markers[0]
+	if mk.Committed || mk.ProducerEpoch != 2 || mk.CoordinatorEpoch != 3 {
+		t.Fatalf("the abort marker: %+v", mk)
+	}
+	f.ackMarkers(brokerA, reqs[brokerA], allNone)
+	f.commit() // CompleteAbort
+	r := f.initPID("tx", time.Minute)
+	if r.Error != proto.None || r.ProducerID != pid || r.ProducerEpoch != 3 {
+		t.Fatalf("InitProducerId after the abort: %+v, want epoch 3", r)
+	}
+	if err := f.addPartitions(pid, 2, tp("a", 0)); err != proto.ProducerFenced {
+		t.Fatalf("the fenced epoch adds a partition: %s", err)
+	}
+	// KIP-360: the current instance re-initialises with its own id and
+	// epoch (an epoch bump); a stale epoch is fenced.
+	kip360 := &proto.InitProducerIDRequest{TransactionalID: "tx", TransactionTimeout: time.Minute, ProducerID: pid, ProducerEpoch: 3}
+	f.request(client, kip360)
+	n = len(f.sent)
+	f.commit()
+	if r := f.to(client, n)[0].(*proto.InitProducerIDResponse); r.Error != proto.None || r.ProducerEpoch != 4 {
+		t.Fatalf("KIP-360 re-init: %+v", r)
+	}
+	kip360.ProducerEpoch = 1
+	if r := f.request(client, kip360)[0].(*proto.InitProducerIDResponse); r.Error != proto.ProducerFenced {
+		t.Fatalf("KIP-360 with a stale epoch: %+v", r)
+	}
+}
+
+// A transaction open longer than transaction.timeout.ms is aborted at the
+// next check (every 10 s): fenced and aborted, markers, CompleteAbort.
+func TestTimedOutTransactionAborted(t *testing.T) {
+	f, init := started(t)
+	f.leaders[tp("a", 0)] = brokerA
+	if err := f.addPartitions(init.ProducerID, 0, tp("a", 0)); err != proto.None {
+		t.Fatalf("AddPartitionsToTxn: %s", err)
+	}
+	f.advance(9 * time.Second) // the first check: not yet a minute old
+	if d := f.describe("tx"); d.State != "Ongoing" {
+		t.Fatalf("before the timeout: %+v", d)
+	}
+	f.advance(61 * time.Second)
+	if d := f.describe("tx"); d.State != "Ongoing" {
+		t.Fatalf("the abort is answered once written: %+v", d)
+	}
+	f.commit()
+	n := len(f.sent)
+	f.advance(0)
+	reqs := f.markerRequests(n)
+	if reqs[brokerA] == nil || reqs[brokerA].Markers[0].Committed || reqs[brokerA].Markers[0].ProducerEpoch != 2 {
+		t.Fatalf("the timeout's abort marker: %+v", reqs)
+	}
+	f.ackMarkers(brokerA, reqs[brokerA], allNone)
+	f.commit()
+	if d := f.describe("tx"); d.State != "CompleteAbort" || d.ProducerEpoch != 2 {
+		t.Fatalf("after the timeout: %+v", d)
+	}
+	end := &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: init.ProducerID, ProducerEpoch: 0, Committed: true}
+	if r := f.request(client, end)[0].(*proto.EndTxnResponse); r.Error != proto.ProducerFenced {
+		t.Fatalf("the timed-out producer commits: %+v", r)
+	}
+}
+
+// A coordinator that takes over a partition whose log ends in
+// PrepareCommit answers COORDINATOR_LOAD_IN_PROGRESS while it loads, then
+// sends the markers again with its own coordinator epoch and writes
+// CompleteCommit.
+func TestReloadResendsPendingMarkers(t *testing.T) {
+	f, init := started(t)
+	f.leaders[tp("a", 0)] = brokerA
+	if err := f.addPartitions(init.ProducerID, 0, tp("a", 0)); err != proto.None {
+		t.Fatalf("AddPartitionsToTxn: %s", err)
+	}
+	f.request(client, &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: init.ProducerID, ProducerEpoch: 0, Committed: true})
+	f.commit()
+	// The leadership moves away before any marker is answered, and back
+	// in epoch 5.
+	f.c.OnResign(metadata.TopicPartition{Topic: Topic, Partition: 0}, 4)
+	if out := f.request(client, &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: init.ProducerID, ProducerEpoch: 0, Committed: true}); out[0].(*proto.EndTxnResponse).Error != proto.NotCoordinator {
+		t.Fatalf("a retry after the resignation: %+v", out[0])
+	}
+	if d := f.describe("tx"); d.Error != proto.NotCoordinator {
+		t.Fatalf("after the resignation: %+v", d)
+	}
+	f.log(0).epoch = 5
+	f.c.OnBecomeLeader(metadata.TopicPartition{Topic: Topic, Partition: 0}, 5)
+	if d := f.describe("tx"); d.Error != proto.CoordinatorLoadInProgress {
+		t.Fatalf("while loading: %+v", d)
+	}
+	n := len(f.sent)
+	f.advance(0)
+	reqs := f.markerRequests(n)
+	if reqs[brokerA] == nil {
+		t.Fatalf("no marker sent after the load: %+v", f.sent[n:])
+	}
+	mk := reqs[brokerA].Markers[0]
+	if mk.CoordinatorEpoch != 5 || !mk.Committed || mk.ProducerEpoch != 1 {
+		t.Fatalf("the resent marker: %+v", mk)
+	}
+	if d := f.describe("tx"); d.State != "PrepareCommit" || d.ProducerEpoch != 1 {
+		t.Fatalf("loaded: %+v", d)
+	}
+	f.ackMarkers(brokerA, reqs[brokerA], allNone)
+	f.commit()
+	if d := f.describe("tx"); d.State != "CompleteCommit" {
+		t.Fatalf("after the resent markers: %+v", d)
+	}
+}
+
+// FindCoordinator for a transactional id creates __transaction_state
+// with its configs first; InitProducerId needs a valid timeout.
+func TestFindCoordinatorCreatesTopic(t *testing.T) {
+	f := newFake(t)
+	f.partitions = 0
+	out := f.request(client, &proto.FindCoordinatorRequest{Key: "tx", KeyType: proto.CoordinatorKeyTransaction})
+	if r := out[0].(*proto.FindCoordinatorResponse); r.Error != proto.CoordinatorNotAvailable {
+		t.Fatalf("before the topic exists: %+v", r)
+	}
+	if len(f.created) != 1 || f.created[0].Name != Topic || f.created[0].NumPartitions != 1 || f.created[0].MinInsyncReplicas != 2 ||
+		f.created[0].Configs["cleanup.policy"] != "compact" {
+		t.Fatalf("created %+v", f.created)
+	}
+	f.partitions = 1
+	if r := f.request(client, &proto.FindCoordinatorRequest{Key: "tx", KeyType: proto.CoordinatorKeyTransaction})[0].(*proto.FindCoordinatorResponse); r.Error != proto.None || r.Node != 10 {
+		t.Fatalf("FindCoordinator: %+v", r)
+	}
+	if f.c.Handles(&proto.FindCoordinatorRequest{KeyType: proto.CoordinatorKeyGroup}) || f.c.Handles(&proto.InitProducerIDRequest{}) {
+		t.Fatal("the transaction coordinator takes a group's FindCoordinator or an idempotent InitProducerId")
+	}
+	f.lead(1)
+	r := f.request(client, &proto.InitProducerIDRequest{TransactionalID: "tx", TransactionTimeout: time.Hour, ProducerID: -1, ProducerEpoch: -1})
+	if r[0].(*proto.InitProducerIDResponse).Error != proto.InvalidTransactionTimeout {
+		t.Fatalf("a timeout above transaction.max.timeout.ms: %+v", r[0])
+	}
+}
+
+// A failed write of the fence keeps its epoch for the next fence
+// (hasFailedEpochFence), and min ISR failures answer
+// COORDINATOR_NOT_AVAILABLE.
+func TestAppendFailures(t *testing.T) {
+	f, init := started(t)
+	f.leaders[tp("a", 0)] = brokerA
+	f.appendErr = proto.NotEnoughReplicas
+	out := f.request(brokerA, &proto.AddPartitionsToTxnRequest{TransactionalID: "tx", ProducerID: init.ProducerID, ProducerEpoch: 0, Partitions: []proto.TopicPartition{tp("a", 0)}})
+	if r := out[0].(*proto.AddPartitionsToTxnResponse); r.Error != proto.CoordinatorNotAvailable {
+		t.Fatalf("below min ISR: %+v", r)
+	}
+	f.appendErr = proto.None
+	if err := f.addPartitions(init.ProducerID, 0, tp("a", 0)); err != proto.None {
+		t.Fatalf("AddPartitionsToTxn: %s", err)
+	}
+	req := &proto.InitProducerIDRequest{TransactionalID: "tx", TransactionTimeout: time.Minute, ProducerID: -1, ProducerEpoch: -1}
+	f.request(client, req)
+	n := len(f.sent)
+	f.fail(proto.RequestTimedOut)
+	if r := f.to(client, n)[0].(*proto.InitProducerIDResponse); r.Error != proto.CoordinatorNotAvailable {
+		t.Fatalf("the fence's write timed out: %+v", r)
+	}
+	f.request(client, req)
+	f.commit()
+	if d := f.describe("tx"); d.State != "PrepareAbort" || d.ProducerEpoch != 2 {
+		t.Fatalf("the second fence: %+v, want epoch 2 (the failed fence's 1 kept, then the abort's bump)", d)
+	}
+}
+
+// Transaction version 2's bump at the last epoch: EndTxn allocates the
+// next producer id, answers it at epoch 0, writes the markers with the
+// old id at Short.MAX_VALUE, and a retry of the old id's EndTxn is told
+// NONE with the new id.
+func TestEpochOverflowRotatesProducerID(t *testing.T) {
+	f, init := started(t)
+	pid := init.ProducerID
+	f.leaders[tp("a", 0)] = brokerA
+	f.c.parts[0].txns["tx"].producerEpoch = 32766
+	if err := f.addPartitions(pid, 32766, tp("a", 0)); err != proto.None {
+		t.Fatalf("AddPartitionsToTxn: %s", err)
+	}
+	end := &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 32766, Committed: true}
+	f.request(client, end)
+	n := len(f.sent)
+	f.commit()
+	if r := f.to(client, n)[0].(*proto.EndTxnResponse); r.Error != proto.None || r.ProducerID != pid+1 || r.ProducerEpoch != 0 {
+		t.Fatalf("EndTxn at the last epoch: %+v, want the next producer id at epoch 0", r)
+	}
+	n = len(f.sent)
+	f.advance(0)
+	reqs := f.markerRequests(n)
+	if mk := reqs[brokerA].Markers[0]; mk.ProducerID != pid || mk.ProducerEpoch != 32767 {
+		t.Fatalf("the marker: %+v", mk)
+	}
+	f.ackMarkers(brokerA, reqs[brokerA], allNone)
+	f.commit()
+	if d := f.describe("tx"); d.State != "CompleteCommit" || d.ProducerID != pid+1 || d.ProducerEpoch != 0 {
+		t.Fatalf("after the markers: %+v", d)
+	}
+	if r := f.request(client, end)[0].(*proto.EndTxnResponse); r.Error != proto.None || r.ProducerID != pid+1 || r.ProducerEpoch != 0 {
+		t.Fatalf("the old id's retry: %+v", r)
+	}
+}
+
+// InitProducerId at an exhausted epoch rotates to a new producer id at
+// epoch 0 (prepareProducerIdRotation).
+func TestInitProducerIDRotatesAtExhaustedEpoch(t *testing.T) {
+	f, init := started(t)
+	f.c.parts[0].txns["tx"].producerEpoch = 32766
+	r := f.initPID("tx", time.Minute)
+	if r.Error != proto.None || r.ProducerID == init.ProducerID || r.ProducerEpoch != 0 {
+		t.Fatalf("InitProducerId at epoch 32766: %+v, want a new producer id at epoch 0", r)
+	}
+	if d := f.describe("tx"); d.State != "Empty" || d.ProducerID != r.ProducerID {
+		t.Fatalf("after the rotation: %+v", d)
+	}
+}
+
+// A marker whose leader is unknown waits in the retry queue; one whose
+// request is lost to a disconnection is sent again; verification answers
+// TRANSACTION_ABORTABLE for a partition not in the transaction; an
+// unknown id is TRANSACTIONAL_ID_NOT_FOUND.
+func TestMarkersRetriedAndVerification(t *testing.T) {
+	f, init := started(t)
+	pid := init.ProducerID
+	f.leaders[tp("a", 0)], f.leaders[tp("b", 0)] = brokerA, sim.NoNode
+	if err := f.addPartitions(pid, 0, tp("a", 0), tp("b", 0)); err != proto.None {
+		t.Fatalf("AddPartitionsToTxn: %s", err)
+	}
+	verify := &proto.AddPartitionsToTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 0, VerifyOnly: true,
+		Partitions: []proto.TopicPartition{tp("a", 0), tp("c", 0)}}
+	v := f.request(brokerA, verify)[0].(*proto.AddPartitionsToTxnResponse)
+	if v.Error != proto.None || v.Partitions[0].Error != proto.None || v.Partitions[1].Error != proto.TransactionAbortable {
+		t.Fatalf("verification: %+v", v)
+	}
+	if d := f.describe("nope"); d.Error != proto.TransactionalIDNotFound {
+		t.Fatalf("an unknown id: %+v", d)
+	}
+	f.request(client, &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 0})
+	f.commit()
+	n := len(f.sent)
+	f.advance(0)
+	reqs := f.markerRequests(n)
+	if len(reqs) != 1 || reqs[brokerA] == nil {
+		t.Fatalf("markers with b-0's leader unknown: %+v", reqs)
+	}
+	// A's connection is reset: its request is sent again; b-0 gets a
+	// leader.
+	f.c.OnDisconnected(brokerA)
+	f.leaders[tp("b", 0)] = brokerB
+	n = len(f.sent)
+	f.advance(f.c.cfg.RetryBackoff)
+	reqs = f.markerRequests(n)
+	if len(reqs) != 2 || reqs[brokerA] == nil || reqs[brokerB] == nil {
+		t.Fatalf("markers sent again: %+v", reqs)
+	}
+	f.ackMarkers(brokerA, reqs[brokerA], allNone)
+	f.ackMarkers(brokerB, reqs[brokerB], allNone)
+	f.commit()
+	if d := f.describe("tx"); d.State != "CompleteAbort" || d.ProducerEpoch != 1 {
+		t.Fatalf("after the markers: %+v", d)
+	}
+}
