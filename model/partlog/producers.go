@@ -161,6 +161,18 @@ func (p *ProducerState) Check(b *record.Batch) (*BatchMeta, proto.ErrorCode) {
 	if e == nil {
 		return nil, proto.None
 	}
+	if b.BaseSequence < 0 {
+		// A coordinator's batch (the group coordinator's transactional
+		// offset commits) has no sequence: Kafka checks only its epoch
+		// (AppendOrigin.COORDINATOR), and it is never a duplicate.
+		if b.ProducerEpoch < e.Epoch {
+			return nil, proto.InvalidProducerEpoch
+		}
+		if e.TxnFirstOffset >= 0 && !b.Transactional {
+			return nil, proto.InvalidTxnState
+		}
+		return nil, proto.None
+	}
 	if b.ProducerEpoch == e.Epoch {
 		for _, m := range e.Batches {
 			if m.FirstSeq == b.BaseSequence && m.LastSeq == b.LastSequence() {
