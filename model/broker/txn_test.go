@@ -272,3 +272,65 @@ func TestTransactionsOnThePartitionLeader(t *testing.T) {
 		t.Errorf("the audit found a violation: %+v", v)
 	}
 }
+
+// silentTxnCoordinator takes AddPartitionsToTxn and never answers.
+type silentTxnCoordinator struct{ asked *int }
+
+func (f *silentTxnCoordinator) OnBecomeLeader(metadata.TopicPartition, int32) {}
+func (f *silentTxnCoordinator) OnResign(metadata.TopicPartition, int32)       {}
+func (f *silentTxnCoordinator) Handles(m sim.Message) bool {
+	_, ok := m.(*proto.AddPartitionsToTxnRequest)
+	return ok
+}
+func (f *silentTxnCoordinator) HandleRequest(sim.NodeID, sim.Message) { *f.asked++ }
+
+// Without a coordinator to ask (no __transaction_state), or one that never
+// answers (request.timeout.ms), a transaction's first batch is answered
+// NOT_ENOUGH_REPLICAS, which the producer retries, and nothing is
+// appended.
+func TestTransactionVerificationWithoutACoordinator(t *testing.T) {
+	for _, withTopic := range []bool{false, true} {
+		asked := 0
+		cfg := cluster.DefaultConfig(1)
+		cfg.Controllers, cfg.Brokers = 1, 3
+		cfg.Topics = []cluster.TopicSpec{{Name: "t", Partitions: 1, ReplicationFactor: 3, Assignment: [][]int32{{1, 2, 3}}}}
+		if withTopic {
+			cfg.Topics = append(cfg.Topics, cluster.TopicSpec{Name: broker.TransactionStateTopic, Partitions: 3, ReplicationFactor: 3})
+			cfg.Data.Coordinators = []broker.CoordinatorSpec{{Topic: broker.TransactionStateTopic, New: func(*broker.InternalTopics) broker.Coordinator {
+				return &silentTxnCoordinator{asked: &asked}
+			}}}
+		}
+		c, err := cluster.Build(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tp := proto.TopicPartition{Topic: "t", Partition: 0}
+		b := record.New([]record.Record{{Key: "k", HasKey: true}}, record.Producer{ID: 1000, BaseSequence: 0}, true, record.CompressionNone)
+		client := &txnClient{answers: map[uint64]sim.Message{}}
+		leader := c.BrokerNode(1)
+		client.script = []txnSend{
+			{leader, &proto.MetadataRequest{CorrelationID: 1, Topics: []string{}}},
+			{leader, &proto.MetadataRequest{CorrelationID: 2, Topics: []string{}}},
+			{leader, &proto.MetadataRequest{CorrelationID: 3, Topics: []string{}}},
+			{leader, &proto.MetadataRequest{CorrelationID: 4, Topics: []string{}}},
+			{leader, &proto.ProduceRequest{CorrelationID: 10, TransactionalID: "tx", Acks: proto.AcksAll, Timeout: time.Minute,
+				Partitions: []proto.ProducePartition{{TopicPartition: tp, Batch: b}}}},
+		}
+		c.World.AddNode(sim.NodeSpec{Name: "client", Role: "producer", New: func() sim.Node { return client }})
+		c.World.Start()
+		c.World.RunUntil(40 * time.Second)
+		r, ok := client.answers[10].(*proto.ProduceResponse)
+		if !ok {
+			t.Fatalf("with __transaction_state %v: no answer", withTopic)
+		}
+		if p := r.Partitions[0]; p.Error != proto.NotEnoughReplicas || p.BaseOffset != -1 {
+			t.Errorf("with __transaction_state %v: %v at %d, want NOT_ENOUGH_REPLICAS", withTopic, p.Error, p.BaseOffset)
+		}
+		if withTopic != (asked == 1) {
+			t.Errorf("with __transaction_state %v: the coordinator was asked %d times", withTopic, asked)
+		}
+		if leo := c.Broker(1).PartitionLog(metadata.TopicPartition{Topic: "t", Partition: 0}).LEO(); leo != 0 {
+			t.Errorf("with __transaction_state %v: the log ends at %d, want nothing appended", withTopic, leo)
+		}
+	}
+}
