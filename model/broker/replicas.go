@@ -512,6 +512,7 @@ func (p *partition) maybeIncrementHW() bool {
 		return false
 	}
 	p.hw = hw
+	p.log.OnHighWatermarkUpdated(hw)
 	if a := rm.audit(); a != nil {
 		a.ReplicaHW(rm.id(), p.tp, p.leaderEpoch, true, p.hw, p.log)
 	}
@@ -557,6 +558,7 @@ func (p *partition) setFollowerHW(leaderHW int64) {
 		return
 	}
 	p.hw = hw
+	p.log.OnHighWatermarkUpdated(hw)
 	if a := p.rm.audit(); a != nil {
 		a.ReplicaHW(p.rm.id(), p.tp, p.leaderEpoch, false, p.hw, p.log)
 	}

@@ -9,6 +9,7 @@ import (
 	"kafkasim/model/broker"
 	"kafkasim/model/cluster"
 	"kafkasim/model/metadata"
+	"kafkasim/model/partlog"
 	"kafkasim/model/proto"
 	"kafkasim/model/record"
 	"kafkasim/sim"
@@ -263,6 +264,17 @@ func TestTransactionsOnThePartitionLeader(t *testing.T) {
 	}
 	if got := listed(25); got != 5 {
 		t.Errorf("read_committed latest at the end: %d, want 5 (the retried marker at 4)", got)
+	}
+	// The followers copied the markers: the same index, the same LSO, for
+	// whichever of them leads next.
+	for b := int32(1); b <= 3; b++ {
+		l := c.Broker(b).PartitionLog(metadata.TopicPartition{Topic: "t", Partition: 0})
+		if got := l.AbortedTransactions(); !slices.Equal(got, []partlog.AbortedTxn{{ProducerID: 1000, FirstOffset: 0, LastOffset: 3, LastStableOffset: 4}}) {
+			t.Errorf("broker %d: aborted %v", b, got)
+		}
+		if got := l.LastStableOffset(l.LEO()); got != 5 {
+			t.Errorf("broker %d: LSO %d, want 5", b, got)
+		}
 	}
 	// Only the first marker named __consumer_offsets.
 	if want := []string{"__consumer_offsets-0 pid 1000 committed false at 0"}; !slices.Equal(heard, want) {

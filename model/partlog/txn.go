@@ -184,6 +184,15 @@ func (l *Log) LastStableOffset(hw int64) int64 {
 	return hw
 }
 
+// OnHighWatermarkUpdated forgets the decided transactions whose marker is
+// below hw (ProducerStateManager.onHighWatermarkUpdated): on a follower,
+// which no fetch asks for its LSO, they would pile up.
+func (l *Log) OnHighWatermarkUpdated(hw int64) {
+	if l.producers.txn != nil && len(l.producers.txn.unreplicated) > 0 {
+		l.producers.FirstUnstableOffset(hw)
+	}
+}
+
 // CheckMarker is ProducerState.CheckMarker on the log's state.
 func (l *Log) CheckMarker(pid int64, epoch int16, coordinatorEpoch int32) proto.ErrorCode {
 	return l.producers.CheckMarker(pid, epoch, coordinatorEpoch)
