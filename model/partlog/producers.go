@@ -159,6 +159,12 @@ func (p *ProducerState) Check(b *record.Batch) (*BatchMeta, proto.ErrorCode) {
 	}
 	e := p.Entry(b.ProducerID)
 	if e == nil {
+		if b.Transactional && b.BaseSequence > 0 {
+			// checkSequence with transaction version 2: a transaction's
+			// producer unknown here starts at sequence 0 (its epoch is
+			// new at every transaction).
+			return nil, proto.OutOfOrderSequenceNumber
+		}
 		return nil, proto.None
 	}
 	if b.BaseSequence < 0 {

@@ -242,6 +242,10 @@ func TestTransactionFencing(t *testing.T) {
 		{"a marker of an older epoch", proto.InvalidProducerEpoch, func() proto.ErrorCode { return ps.CheckMarker(1, 2, 0) }},
 		{"the bumped epoch's marker", proto.None, func() proto.ErrorCode { return ps.CheckMarker(1, 4, 0) }},
 		{"a marker for a producer never seen", proto.None, func() proto.ErrorCode { return ps.CheckMarker(9, 0, 0) }},
+		{"a transactional batch of a producer never seen, not at 0", proto.OutOfOrderSequenceNumber, func() proto.ErrorCode {
+			_, e := ps.Check(record.New([]record.Record{{}}, record.Producer{ID: 9, BaseSequence: 3}, true, record.CompressionNone))
+			return e
+		}},
 		{"a coordinator's batch without sequence", proto.None, func() proto.ErrorCode { _, e := ps.Check(data(3, -1, true)); return e }},
 		{"a coordinator's batch of an older epoch", proto.InvalidProducerEpoch, func() proto.ErrorCode { _, e := ps.Check(data(2, -1, true)); return e }},
 	} {
