@@ -48,7 +48,7 @@ func (l *Log) Append(batches []*record.Batch, asLeader bool) error {
 		if asLeader || !l.cfg.UntrackedProducers {
 			// UnifiedLog.append: an aborted transaction goes to the
 			// index of the segment its marker went to.
-			if done, aborted, _ := l.producers.update(b); aborted {
+			if done, aborted := l.producers.update(b); aborted {
 				l.indexAborted(seg, done)
 			}
 		}

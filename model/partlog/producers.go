@@ -104,13 +104,14 @@ func (p *ProducerState) Len() int { return len(p.pids) }
 // Update records an appended batch.
 func (p *ProducerState) Update(b *record.Batch) { p.update(b) }
 
-// update records an appended batch; for a marker that ends a transaction
-// with data on the partition, it returns the transaction (Kafka's
-// ProducerAppendInfo.append and CompletedTxn), its LastStableOffset the
-// partition's LSO once it is decided (ProducerStateManager.lastStableOffset).
-func (p *ProducerState) update(b *record.Batch) (AbortedTxn, bool, bool) {
+// update records an appended batch; for an abort marker that ends a
+// transaction with data on the partition, it returns the transaction and
+// true (Kafka's ProducerAppendInfo.append and CompletedTxn), its
+// LastStableOffset the partition's LSO once it is decided
+// (ProducerStateManager.lastStableOffset).
+func (p *ProducerState) update(b *record.Batch) (AbortedTxn, bool) {
 	if b.ProducerID < 0 {
-		return AbortedTxn{}, false, false
+		return AbortedTxn{}, false
 	}
 	e := p.Entry(b.ProducerID)
 	if e == nil {
@@ -125,7 +126,7 @@ func (p *ProducerState) update(b *record.Batch) (AbortedTxn, bool, bool) {
 		e.Batches = e.Batches[:0]
 	}
 	e.appendBatch(BatchMeta{FirstSeq: b.BaseSequence, LastSeq: b.LastSequence(), FirstOffset: b.BaseOffset, LastOffset: b.LastOffset()})
-	return AbortedTxn{}, false, false
+	return AbortedTxn{}, false
 }
 
 // appendBatch adds m to the window, dropping the oldest beyond

@@ -48,7 +48,7 @@ func (p *ProducerState) Transactional() bool { return p.txn != nil }
 // updateTxn records a transactional batch or a marker, as
 // ProducerAppendInfo.appendDataBatch and appendEndTxnMarker do (no checks:
 // CheckMarker and Check made them for a leader; a follower copies).
-func (p *ProducerState) updateTxn(e *ProducerEntry, b *record.Batch) (AbortedTxn, bool, bool) {
+func (p *ProducerState) updateTxn(e *ProducerEntry, b *record.Batch) (AbortedTxn, bool) {
 	if p.txn == nil {
 		p.txn = &txnState{}
 	}
@@ -66,11 +66,11 @@ func (p *ProducerState) updateTxn(e *ProducerEntry, b *record.Batch) (AbortedTxn
 			// may bring them in any (the snapshot's first).
 			slices.SortFunc(p.txn.ongoing, func(a, b txnMeta) int { return cmpInt64(a.firstOffset, b.firstOffset) })
 		}
-		return AbortedTxn{}, false, false
+		return AbortedTxn{}, false
 	}
 	t, coordinatorEpoch, ok := b.Marker()
 	if !ok {
-		return AbortedTxn{}, false, false // an empty control batch: the cleaner removed the transaction
+		return AbortedTxn{}, false // an empty control batch: the cleaner removed the transaction
 	}
 	var done AbortedTxn
 	decided := e.TxnFirstOffset >= 0
@@ -89,7 +89,7 @@ func (p *ProducerState) updateTxn(e *ProducerEntry, b *record.Batch) (AbortedTxn
 	}
 	e.CoordinatorEpoch = coordinatorEpoch
 	e.TxnFirstOffset = -1
-	return done, decided && t == record.ControlAbort, decided
+	return done, decided && t == record.ControlAbort
 }
 
 // lastStableOffsetAfter is the LSO once pid's transaction, decided by the
