@@ -225,7 +225,9 @@ func (rm *replicaManager) appendAsLeader(tp metadata.TopicPartition, p *partitio
 	if dup != nil {
 		return dup.FirstOffset, dup.LastOffset, proto.None
 	}
-	if a := rm.audit(); a != nil && pp.Batch.ProducerID >= 0 && !rm.cfg.Bugs.ProducerStateNotReplicated {
+	// (A coordinator's batch without sequence, a transactional offset
+	// commit, is no idempotent producer's: the audit of sequences skips it.)
+	if a := rm.audit(); a != nil && pp.Batch.ProducerID >= 0 && pp.Batch.BaseSequence >= 0 && !rm.cfg.Bugs.ProducerStateNotReplicated {
 		if p.log.Producers().Entry(pp.Batch.ProducerID) == nil {
 			a.UnknownProducer(rm.id(), tp, pp.Batch, p.log.LEO(), p.log.LogStartOffset(), p.log.ProducersRebuiltFrom())
 		} else {
