@@ -144,6 +144,9 @@ func (t coordinatorTimer) String() string {
 // reports whether one did. It comes before the replica manager's own
 // handlers: a transaction coordinator serves InitProducerId.
 func (rm *replicaManager) toCoordinator(from sim.NodeID, m sim.Message) bool {
+	if r, ok := m.(*proto.AddPartitionsToTxnResponse); ok && rm.txnVerify.answered(from, r) {
+		return true // the answer to a produce's verification (txnverify.go), not the coordinators'
+	}
 	if len(rm.coordinators) == 0 {
 		return false
 	}
@@ -187,7 +190,7 @@ func brokersOwn(m sim.Message) bool {
 	case *sim.Disconnected, *proto.FetchResponse, *proto.AlterPartitionResponse,
 		*proto.BrokerRegistrationResponse, *proto.BrokerHeartbeatResponse,
 		*proto.ProduceRequest, *proto.FetchRequest, *proto.ListOffsetsRequest,
-		*proto.OffsetsForLeaderEpochRequest, *proto.MetadataRequest:
+		*proto.OffsetsForLeaderEpochRequest, *proto.MetadataRequest, *proto.WriteTxnMarkersRequest:
 		return true
 	}
 	return false

@@ -248,6 +248,11 @@ func (rm *replicaManager) tellAppends() {
 	for _, a := range finished {
 		a.done(a.result)
 	}
+	markers := rm.finishedMarkers
+	rm.finishedMarkers = nil
+	for _, w := range markers {
+		w.tell()
+	}
 	advanced := rm.advancedHWs
 	rm.advancedHWs = nil
 	for _, h := range advanced {

@@ -113,8 +113,20 @@ func (w *pendingProduce) poison() {
 	}
 }
 
-// handleProduce serves a produce read on connection on of from.
+// handleProduce serves a produce read on connection on of from: a
+// transaction's first batch on a partition after the transaction
+// coordinator's word (txnverify.go).
 func (rm *replicaManager) handleProduce(from sim.NodeID, on uint64, m *proto.ProduceRequest) {
+	if m.TransactionalID != "" && rm.verifyTransaction(from, on, m) {
+		return
+	}
+	rm.appendProduce(from, on, m, nil, nil)
+}
+
+// appendProduce appends a produce's batches and answers, or waits for the
+// high watermark; a partition whose verification failed (errs, parallel to
+// verified) answers its error.
+func (rm *replicaManager) appendProduce(from sim.NodeID, on uint64, m *proto.ProduceRequest, verified []proto.TopicPartition, errs []proto.ErrorCode) {
 	wait := rm.newPendingProduce(from, m.CorrelationID, len(m.Partitions))
 	wait.on = on
 	resp := &wait.resp
@@ -125,6 +137,8 @@ func (rm *replicaManager) handleProduce(from sim.NodeID, on uint64, m *proto.Pro
 		part := producePart{done: true}
 		if m.Acks != proto.AcksNone && m.Acks != proto.AcksLeader && m.Acks != proto.AcksAll {
 			r.Error = proto.InvalidRequiredAcks
+		} else if err := verifiedError(pp.TopicPartition, verified, errs); err != proto.None {
+			r.Error = err
 		} else {
 			p := rm.parts.get(tp)
 			base, last, err := rm.appendAsLeader(tp, p, pp, m.Acks)
@@ -175,6 +189,16 @@ func (rm *replicaManager) handleProduce(from sim.NodeID, on uint64, m *proto.Pro
 	rm.checkProduce(wait)
 }
 
+// verifiedError is tp's error from its verification, if it had one.
+func verifiedError(tp proto.TopicPartition, verified []proto.TopicPartition, errs []proto.ErrorCode) proto.ErrorCode {
+	for i, v := range verified {
+		if v == tp {
+			return errs[i]
+		}
+	}
+	return proto.None
+}
+
 // appendAsLeader validates and appends one partition's batch; it returns the
 // base and last offsets (the original ones for a duplicate).
 func (rm *replicaManager) appendAsLeader(tp metadata.TopicPartition, p *partition, pp proto.ProducePartition, acks int16) (int64, int64, proto.ErrorCode) {
@@ -201,18 +225,27 @@ func (rm *replicaManager) appendAsLeader(tp metadata.TopicPartition, p *partitio
 	if dup != nil {
 		return dup.FirstOffset, dup.LastOffset, proto.None
 	}
-	if a := rm.audit(); a != nil && pp.Batch.ProducerID >= 0 && !rm.cfg.Bugs.ProducerStateNotReplicated {
+	// (A coordinator's batch without sequence, a transactional offset
+	// commit, is no idempotent producer's: the audit of sequences skips it.)
+	if a := rm.audit(); a != nil && pp.Batch.ProducerID >= 0 && pp.Batch.BaseSequence >= 0 && !rm.cfg.Bugs.ProducerStateNotReplicated {
 		if p.log.Producers().Entry(pp.Batch.ProducerID) == nil {
 			a.UnknownProducer(rm.id(), tp, pp.Batch, p.log.LEO(), p.log.LogStartOffset(), p.log.ProducersRebuiltFrom())
 		} else {
 			a.KnownProducer(rm.id(), tp, pp.Batch, p.log.LogStartOffset(), p.log.ProducersRebuiltFrom())
 		}
 	}
+	return rm.appendStamped(tp, p, pp.Batch)
+}
+
+// appendStamped stamps b with the log end and the leader epoch and appends
+// it to p's log, which this broker leads; it returns the batch's base and
+// last offsets.
+func (rm *replicaManager) appendStamped(tp metadata.TopicPartition, p *partition, b *record.Batch) (int64, int64, proto.ErrorCode) {
 	epoch := p.leaderEpoch
 	if rm.cfg.Bugs.HWTruncation {
 		epoch = -1 // batches carry no leader epoch before KIP-101
 	}
-	stamped := pp.Batch.Stamp(p.log.LEO(), epoch)
+	stamped := b.Stamp(p.log.LEO(), epoch)
 	before := rm.gate.Issued()
 	if err := p.log.Append(singleBatch(stamped), true); err != nil {
 		rm.logDirFailed(fmt.Sprintf("%s: append failed: %v", tp, err))

@@ -183,6 +183,11 @@ type replicaManager struct {
 	advancedHWs []advancedHW
 	// createCorrelation numbers the coordinators' CreateTopics requests.
 	createCorrelation uint64
+	// finishedMarkers are the WriteTxnMarkers requests whose markers are
+	// all decided, to answer with the appends (txnmarkers.go).
+	finishedMarkers []*pendingMarkers
+	// txnVerify is the AddPartitionsToTxnManager (txnverify.go).
+	txnVerify txnVerifier
 }
 
 func newReplicaManager(n *Node) *replicaManager {
@@ -194,6 +199,7 @@ func newReplicaManager(n *Node) *replicaManager {
 	// request of this one, as on Kafka's per-connection correlation.
 	base := proto.CorrelationBase(n.env.Incarnation())
 	rm.alter.corr, rm.correlator, rm.createCorrelation = base, base, base
+	rm.txnVerify.init(rm)
 	rm.hwCkpt = readOffsetCheckpoint(n.env.Disk(), hwCheckpointFile)
 	rm.startCkpt = readOffsetCheckpoint(n.env.Disk(), logStartCheckpointFile)
 	rm.recoveryCkpt = readOffsetCheckpoint(n.env.Disk(), recoveryCheckpointFile)
@@ -506,6 +512,7 @@ func (p *partition) maybeIncrementHW() bool {
 		return false
 	}
 	p.hw = hw
+	p.log.OnHighWatermarkUpdated(hw)
 	if a := rm.audit(); a != nil {
 		a.ReplicaHW(rm.id(), p.tp, p.leaderEpoch, true, p.hw, p.log)
 	}
@@ -551,6 +558,7 @@ func (p *partition) setFollowerHW(leaderHW int64) {
 		return
 	}
 	p.hw = hw
+	p.log.OnHighWatermarkUpdated(hw)
 	if a := p.rm.audit(); a != nil {
 		a.ReplicaHW(p.rm.id(), p.tp, p.leaderEpoch, false, p.hw, p.log)
 	}

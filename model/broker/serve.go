@@ -52,9 +52,16 @@ func (rm *replicaManager) deliver(from sim.NodeID, m sim.Message) bool {
 		rm.read(from, m)
 	case *proto.FetchResponse:
 		rm.handleFetchResponse(from, m)
+	case *proto.WriteTxnMarkersRequest:
+		if rm.stopped {
+			rm.n.env.CloseConnection(from)
+		} else {
+			rm.handleWriteTxnMarkers(from, m)
+		}
 	case *proto.AlterPartitionResponse:
 		rm.alter.handleResponse(from, m)
 	case *sim.Disconnected:
+		rm.txnVerify.disconnected(m.Peer)
 		rm.coordinatorsDisconnected(m.Peer)
 		rm.peerDisconnected(m.Peer)
 		return false // the lifecycle may care too
@@ -71,6 +78,10 @@ func (rm *replicaManager) fire(t sim.Timer) bool {
 		rm.produceTimedOut(t.req)
 	case appendTimeout:
 		t.a.timedOut()
+	case markersTimeout:
+		t.w.timedOut()
+	case verifyTimeout:
+		rm.txnVerify.timedOut(t)
 	case appendsFinished:
 		rm.tellScheduled = false
 		rm.tellAppends()
@@ -212,7 +223,7 @@ func (rm *replicaManager) handleFetch(from sim.NodeID, on uint64, m *proto.Fetch
 
 func (rm *replicaManager) fetchPartition(m *proto.FetchRequest, fp proto.FetchPartition, follower bool) proto.FetchPartitionResponse {
 	tp := metadata.TopicPartition{Topic: fp.Topic, Partition: fp.Partition}
-	r := proto.FetchPartitionResponse{TopicPartition: fp.TopicPartition, HighWatermark: -1, LogStartOffset: -1, LogEndOffset: -1}
+	r := proto.FetchPartitionResponse{TopicPartition: fp.TopicPartition, HighWatermark: -1, LogStartOffset: -1, LogEndOffset: -1, LastStableOffset: -1}
 	p := rm.parts.get(tp)
 	switch {
 	case p == nil || p.log == nil:
@@ -264,11 +275,23 @@ func (rm *replicaManager) fetchPartition(m *proto.FetchRequest, fp proto.FetchPa
 		}
 	}
 	upTo := p.hw
+	r.LastStableOffset = -1
 	if follower {
 		upTo = p.log.LEO()
+	} else {
+		// A consumer learns the LSO at either isolation; read_committed
+		// reads up to it (FetchIsolation.TXN_COMMITTED). A log that never
+		// saw a transaction has its high watermark for LSO.
+		r.LastStableOffset = p.log.LastStableOffset(p.hw)
+		if m.Isolation == proto.ReadCommitted {
+			upTo = r.LastStableOffset
+		}
 	}
 	if r.Batches, r.Error = readLog(p, fp.FetchOffset, upTo, fp.MaxBytes); r.Error != proto.None {
 		return r
+	}
+	if m.Isolation == proto.ReadCommitted && !follower && len(r.Batches) > 0 && p.log.Transactional() {
+		r.AbortedTransactions = abortedTransactions(p, fp.FetchOffset, r.Batches[len(r.Batches)-1].NextOffset())
 	}
 	if follower {
 		// The answer carries the high watermark from before this fetch
@@ -276,6 +299,21 @@ func (rm *replicaManager) fetchPartition(m *proto.FetchRequest, fp proto.FetchPa
 		p.updateFollowerFetchState(f, fp.FetchOffset, r.LogEndOffset, m.BrokerEpoch)
 	}
 	return r
+}
+
+// abortedTransactions is a read_committed fetch's aborted list for what it
+// read, [from, upTo) (UnifiedLog.addAbortedTransactions: up to the next
+// offset after the last batch read); nil when none.
+func abortedTransactions(p *partition, from, upTo int64) []proto.AbortedTransaction {
+	aborted := p.log.CollectAbortedTransactions(from, upTo)
+	if len(aborted) == 0 {
+		return nil
+	}
+	out := make([]proto.AbortedTransaction, len(aborted))
+	for i, a := range aborted {
+		out[i] = proto.AbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset}
+	}
+	return out
 }
 
 // readLog reads p's log as a fetch from offset from does: whole batches
@@ -324,6 +362,10 @@ func (rm *replicaManager) handleListOffsets(from sim.NodeID, on uint64, m *proto
 			// KIP-207: a new leader answers "latest" only once its high
 			// watermark has reached the start of its epoch.
 			r.Error = proto.OffsetNotAvailable
+		case m.ReadCommitted:
+			// Kafka's fetchOffsetForTimestamp: a read_committed "latest"
+			// is the last stable offset.
+			r.Offset, r.LeaderEpoch = p.log.LastStableOffset(p.hw), p.leaderEpoch
 		default:
 			r.Offset, r.LeaderEpoch = p.hw, p.leaderEpoch
 		}

@@ -3,6 +3,7 @@ package partlog
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"kafkasim/model/record"
 	"kafkasim/model/storage"
@@ -45,7 +46,11 @@ func (l *Log) Append(batches []*record.Batch, asLeader bool) error {
 			l.writeEpochCheckpoint()
 		}
 		if asLeader || !l.cfg.UntrackedProducers {
-			l.producers.Update(b)
+			// UnifiedLog.append: an aborted transaction goes to the
+			// index of the segment its marker went to.
+			if done, aborted := l.producers.update(b); aborted {
+				l.indexAborted(seg, done)
+			}
 		}
 		l.unflushed += int64(b.Count())
 	}
@@ -134,6 +139,8 @@ func (l *Log) TruncateTo(offset int64) {
 		}
 		s.cut(bi)
 		s.size = pos
+		// LogSegment.truncateTo: the index entries of markers cut go.
+		s.aborted = slices.DeleteFunc(s.aborted, func(a AbortedTxn) bool { return a.LastOffset >= offset })
 		s.dirty = true
 		l.disk.Truncate(s.file, pos)
 		for _, later := range l.segs[si+1:] {

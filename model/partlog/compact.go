@@ -13,6 +13,30 @@ func (l *Log) Compact(hw int64) int {
 		return 0
 	}
 	limit := min(l.segs[len(l.segs)-1].base, hw)
+	// The cleaner stops at the first unstable offset too
+	// (LogCleanerManager.cleanableOffsets): an undecided transaction's
+	// records are not yet known to be kept or dropped.
+	var aborted []AbortedTxn
+	if l.Transactional() {
+		limit = min(limit, l.LastStableOffset(hw))
+		aborted = l.AbortedTransactions()
+	}
+	// A batch of an aborted transaction is dropped whole, and its records
+	// are no key's latest (the cleaner's offset map skips them,
+	// CleanedTransactionMetadata). Markers stay: Kafka removes one only
+	// once its transaction's records are gone and delete.retention.ms has
+	// passed since it was first cleaned, which the model does not.
+	abortedBatch := func(b *record.Batch) bool {
+		if !b.Transactional || b.Control || len(aborted) == 0 {
+			return false
+		}
+		for _, a := range aborted {
+			if a.ProducerID == b.ProducerID && a.FirstOffset <= b.BaseOffset && b.BaseOffset <= a.LastOffset {
+				return true
+			}
+		}
+		return false
+	}
 	// Each producer's last batch stays as it is (Kafka's cleaner keeps it
 	// too): the producer state rebuilt from the log after a restart must
 	// still know the producer's last sequence, or a retry of a batch the
@@ -26,7 +50,7 @@ func (l *Log) Compact(hw int64) int {
 		if b.ProducerID >= 0 {
 			lastOfProducer[b.ProducerID] = b.BaseOffset
 		}
-		if b.BaseOffset >= limit {
+		if b.BaseOffset >= limit || b.Control || abortedBatch(b) {
 			return true
 		}
 		b.EachRecord(func(_ int, off int64, key []byte, hasKey bool, _ []byte) {
@@ -51,8 +75,13 @@ func (l *Log) Compact(hw int64) int {
 		var kept []*record.Batch
 		for i := range s.idx.len() {
 			b := s.idx.batch(i)
-			if b.ProducerID >= 0 && lastOfProducer[b.ProducerID] == b.BaseOffset {
+			if b.Control || (b.ProducerID >= 0 && lastOfProducer[b.ProducerID] == b.BaseOffset) {
 				kept = append(kept, b)
+				continue
+			}
+			if b.BaseOffset < limit && abortedBatch(b) {
+				changed = true
+				removed += b.RecordCount()
 				continue
 			}
 			c := b.Compacted(func(off int64, key []byte, hasKey bool) bool {

@@ -71,7 +71,10 @@ type Log struct {
 	// what lies below it the state knows only through the snapshot it
 	// loaded (see ProducersRebuiltFrom).
 	producersFrom int64
-	unflushed     int64
+	// hasAborted: some segment's transaction index has an entry (or had:
+	// it is not cleared by truncation).
+	hasAborted bool
+	unflushed  int64
 	// RecoveryPoint is the offset up to which the log is known flushed.
 	RecoveryPoint int64
 }

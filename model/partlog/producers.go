@@ -18,6 +18,14 @@ type BatchMeta struct {
 // ProducerEntry is one producer id's state on a partition.
 type ProducerEntry struct {
 	Epoch int16
+	// CoordinatorEpoch is the epoch of the transaction coordinator that
+	// wrote the producer's last marker here (-1: none); a marker from an
+	// older one is fenced (ProducerStateEntry.coordinatorEpoch).
+	CoordinatorEpoch int32
+	// TxnFirstOffset is the first offset of the producer's ongoing
+	// transaction on the partition, -1 when none
+	// (ProducerStateEntry.currentTxnFirstOffset).
+	TxnFirstOffset int64
 	// Batches is the last BatchMetadataRetained batches, oldest first: a
 	// window on array, which slides back to the array's start once in a
 	// while instead of shifting five entries on every append.
@@ -40,6 +48,10 @@ type ProducerState struct {
 	pids    []int64
 	entries []*ProducerEntry
 	index   map[int64]int
+	// txn is the transactions' state (txn.go), nil until the partition
+	// sees a transactional batch or a marker: a partition without
+	// transactions pays nothing for them.
+	txn *txnState
 }
 
 // producersIndexedFrom is how many producers a partition's state holds
@@ -90,20 +102,31 @@ func (p *ProducerState) set(pid int64, e *ProducerEntry) {
 func (p *ProducerState) Len() int { return len(p.pids) }
 
 // Update records an appended batch.
-func (p *ProducerState) Update(b *record.Batch) {
+func (p *ProducerState) Update(b *record.Batch) { p.update(b) }
+
+// update records an appended batch; for an abort marker that ends a
+// transaction with data on the partition, it returns the transaction and
+// true (Kafka's ProducerAppendInfo.append and CompletedTxn), its
+// LastStableOffset the partition's LSO once it is decided
+// (ProducerStateManager.lastStableOffset).
+func (p *ProducerState) update(b *record.Batch) (AbortedTxn, bool) {
 	if b.ProducerID < 0 {
-		return
+		return AbortedTxn{}, false
 	}
 	e := p.Entry(b.ProducerID)
 	if e == nil {
-		e = &ProducerEntry{Epoch: b.ProducerEpoch}
+		e = &ProducerEntry{Epoch: b.ProducerEpoch, CoordinatorEpoch: -1, TxnFirstOffset: -1}
 		p.set(b.ProducerID, e)
+	}
+	if b.Transactional {
+		return p.updateTxn(e, b)
 	}
 	if b.ProducerEpoch > e.Epoch {
 		e.Epoch = b.ProducerEpoch
 		e.Batches = e.Batches[:0]
 	}
 	e.appendBatch(BatchMeta{FirstSeq: b.BaseSequence, LastSeq: b.LastSequence(), FirstOffset: b.BaseOffset, LastOffset: b.LastOffset()})
+	return AbortedTxn{}, false
 }
 
 // appendBatch adds m to the window, dropping the oldest beyond
@@ -132,8 +155,29 @@ func (p *ProducerState) Check(b *record.Batch) (*BatchMeta, proto.ErrorCode) {
 	if b.ProducerID < 0 {
 		return nil, proto.None
 	}
+	if b.Control {
+		return nil, proto.InvalidRecord // markers come from a coordinator only (CheckMarker)
+	}
 	e := p.Entry(b.ProducerID)
 	if e == nil {
+		if b.Transactional && b.BaseSequence > 0 {
+			// checkSequence with transaction version 2: a transaction's
+			// producer unknown here starts at sequence 0 (its epoch is
+			// new at every transaction).
+			return nil, proto.OutOfOrderSequenceNumber
+		}
+		return nil, proto.None
+	}
+	if b.BaseSequence < 0 {
+		// A coordinator's batch (the group coordinator's transactional
+		// offset commits) has no sequence: Kafka checks only its epoch
+		// (AppendOrigin.COORDINATOR), and it is never a duplicate.
+		if b.ProducerEpoch < e.Epoch {
+			return nil, proto.InvalidProducerEpoch
+		}
+		if e.TxnFirstOffset >= 0 && !b.Transactional {
+			return nil, proto.InvalidTxnState
+		}
 		return nil, proto.None
 	}
 	if b.ProducerEpoch == e.Epoch {
@@ -153,7 +197,18 @@ func (p *ProducerState) Check(b *record.Batch) (*BatchMeta, proto.ErrorCode) {
 		}
 		return nil, proto.None
 	}
+	if e.TxnFirstOffset >= 0 && !b.Transactional {
+		// ProducerAppendInfo.appendDataBatch: a non-transactional write
+		// while the producer's transaction is open.
+		return nil, proto.InvalidTxnState
+	}
 	if len(e.Batches) == 0 {
+		// A marker bumped the epoch (transaction version 2) and cleared
+		// the batches: the epoch's first batch is sequence 0 (checkSequence
+		// against NO_SEQUENCE).
+		if b.BaseSequence != 0 {
+			return nil, proto.OutOfOrderSequenceNumber
+		}
 		return nil, proto.None
 	}
 	last := e.Batches[len(e.Batches)-1].LastSeq

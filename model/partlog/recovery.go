@@ -145,6 +145,7 @@ func Open(disk sim.NodeDisk, gate *storage.Gate, dir string, cfg Config, ck Chec
 		return found
 	})
 	l.loadProducers(ck)
+	l.rebuildTxnIndex()
 	return l, rec
 }
 

@@ -18,6 +18,9 @@ type segment struct {
 	idx   batchIndex  // its batches, where each starts, and their last offsets
 	dirty bool        // written since its last fsync
 	ref   sim.FileRef // appends go through it: no name lookup per batch (sim.OwnedWriter)
+	// aborted is the segment's transaction index (txn.go): the aborted
+	// transactions whose abort marker it holds, in marker order.
+	aborted []AbortedTxn
 }
 
 func (s *segment) next() int64 {

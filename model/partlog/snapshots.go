@@ -60,60 +60,104 @@ func snapshotOffset(dir, name string) (int64, bool) {
 // entries (4), then per producer, by id: id (8), epoch (2), last sequence
 // (4), last offset (8), offset delta (4) — the batch's last offset minus its
 // first, which is also its last sequence minus its first (Kafka's snapshot
-// schema, without timestamps and transactions).
+// schema, without timestamps). A partition that has seen transactions
+// writes version 2, whose entries add the coordinator epoch (4) and the
+// first offset of the ongoing transaction (8, -1: none), as Kafka's
+// snapshot does (CoordinatorEpoch, CurrentTxnFirstOffset), and hold the
+// producers whose epoch a marker bumped, who have no batch of that epoch
+// yet (last sequence and last offset -1); a partition without transactions
+// writes version 1, as before.
 const (
-	snapshotVersion   = 1
-	snapshotHeader    = 10
-	snapshotEntrySize = 26
+	snapshotVersion     = 1
+	snapshotVersionTxn  = 2
+	snapshotHeader      = 10
+	snapshotEntrySize   = 26
+	snapshotEntrySizeV2 = 38
 )
 
 var errCorruptSnapshot = errors.New("corrupt producer-state snapshot")
 
 // encodeSnapshot writes each producer's epoch and last batch.
 func (p *ProducerState) encodeSnapshot() []byte {
+	txn := p.txn != nil
+	version, size := uint16(snapshotVersion), snapshotEntrySize
+	if txn {
+		version, size = snapshotVersionTxn, snapshotEntrySizeV2
+	}
 	pids := make([]int64, 0, len(p.pids))
 	for i, pid := range p.pids {
-		if len(p.entries[i].Batches) > 0 {
+		if e := p.entries[i]; len(e.Batches) > 0 || (txn && (e.TxnFirstOffset >= 0 || e.CoordinatorEpoch >= 0)) {
 			pids = append(pids, pid)
 		}
 	}
 	slices.Sort(pids)
-	buf := make([]byte, snapshotHeader, snapshotHeader+snapshotEntrySize*len(pids))
-	binary.BigEndian.PutUint16(buf, snapshotVersion)
+	buf := make([]byte, snapshotHeader, snapshotHeader+size*len(pids))
+	binary.BigEndian.PutUint16(buf, version)
 	binary.BigEndian.PutUint32(buf[6:], uint32(len(pids)))
 	for _, pid := range pids {
 		e := p.Entry(pid)
-		m := e.Batches[len(e.Batches)-1]
+		m := BatchMeta{FirstSeq: -1, LastSeq: -1, FirstOffset: -1, LastOffset: -1}
+		if len(e.Batches) > 0 {
+			m = e.Batches[len(e.Batches)-1]
+		}
 		buf = binary.BigEndian.AppendUint64(buf, uint64(pid))
 		buf = binary.BigEndian.AppendUint16(buf, uint16(e.Epoch))
 		buf = binary.BigEndian.AppendUint32(buf, uint32(m.LastSeq))
 		buf = binary.BigEndian.AppendUint64(buf, uint64(m.LastOffset))
 		buf = binary.BigEndian.AppendUint32(buf, uint32(m.LastOffset-m.FirstOffset))
+		if txn {
+			buf = binary.BigEndian.AppendUint32(buf, uint32(e.CoordinatorEpoch))
+			buf = binary.BigEndian.AppendUint64(buf, uint64(e.TxnFirstOffset))
+		}
 	}
 	binary.BigEndian.PutUint32(buf[2:], storage.Checksum(buf[6:]))
 	return buf
 }
 
-// decodeSnapshot reads a snapshot back: each producer with its last batch.
+// decodeSnapshot reads a snapshot back: each producer with its last batch,
+// and with version 2 its ongoing transaction.
 func decodeSnapshot(data []byte) (*ProducerState, error) {
-	if len(data) < snapshotHeader || binary.BigEndian.Uint16(data) != snapshotVersion ||
-		binary.BigEndian.Uint32(data[2:]) != storage.Checksum(data[6:]) {
+	if len(data) < snapshotHeader || binary.BigEndian.Uint32(data[2:]) != storage.Checksum(data[6:]) {
+		return nil, errCorruptSnapshot
+	}
+	size := snapshotEntrySize
+	switch binary.BigEndian.Uint16(data) {
+	case snapshotVersion:
+	case snapshotVersionTxn:
+		size = snapshotEntrySizeV2
+	default:
 		return nil, errCorruptSnapshot
 	}
 	n := int(binary.BigEndian.Uint32(data[6:]))
-	if len(data) != snapshotHeader+n*snapshotEntrySize {
+	if len(data) != snapshotHeader+n*size {
 		return nil, errCorruptSnapshot
 	}
 	p := NewProducerState()
+	if size == snapshotEntrySizeV2 {
+		p.txn = &txnState{}
+	}
 	for i := range n {
-		b := data[snapshotHeader+i*snapshotEntrySize:]
+		b := data[snapshotHeader+i*size:]
 		pid := int64(binary.BigEndian.Uint64(b))
 		lastSeq := int32(binary.BigEndian.Uint32(b[10:]))
 		lastOffset := int64(binary.BigEndian.Uint64(b[14:]))
 		delta := int32(binary.BigEndian.Uint32(b[22:]))
-		firstSeq := int32((int64(lastSeq) - int64(delta) + 1<<31) % (1 << 31)) // sequences wrap at 2^31
-		p.set(pid, &ProducerEntry{Epoch: int16(binary.BigEndian.Uint16(b[8:])),
-			Batches: []BatchMeta{{FirstSeq: firstSeq, LastSeq: lastSeq, FirstOffset: lastOffset - int64(delta), LastOffset: lastOffset}}})
+		e := &ProducerEntry{Epoch: int16(binary.BigEndian.Uint16(b[8:])), CoordinatorEpoch: -1, TxnFirstOffset: -1}
+		if lastOffset >= 0 {
+			firstSeq := int32((int64(lastSeq) - int64(delta) + 1<<31) % (1 << 31)) // sequences wrap at 2^31
+			e.Batches = []BatchMeta{{FirstSeq: firstSeq, LastSeq: lastSeq, FirstOffset: lastOffset - int64(delta), LastOffset: lastOffset}}
+		}
+		if p.txn != nil {
+			e.CoordinatorEpoch = int32(binary.BigEndian.Uint32(b[26:]))
+			e.TxnFirstOffset = int64(binary.BigEndian.Uint64(b[30:]))
+			if e.TxnFirstOffset >= 0 {
+				p.txn.ongoing = append(p.txn.ongoing, txnMeta{pid: pid, firstOffset: e.TxnFirstOffset, lastOffset: -1})
+			}
+		}
+		p.set(pid, e)
+	}
+	if p.txn != nil {
+		slices.SortFunc(p.txn.ongoing, func(a, b txnMeta) int { return cmpInt64(a.firstOffset, b.firstOffset) })
 	}
 	return p, nil
 }

@@ -1,6 +1,8 @@
 package reader
 
 import (
+	"slices"
+
 	"kafkasim/history"
 	"kafkasim/model/record"
 )
@@ -11,6 +13,9 @@ import (
 // spans (the batches are never changed), not a copy of each record.
 type fetchCollector struct {
 	maxPollRecords int
+	// readCommitted is isolation.level=read_committed: the records of
+	// aborted transactions are dropped (CompletedFetch).
+	readCommitted bool
 	// spans are the records of the poll under way; n counts them.
 	spans []history.RecordSpan
 	n     int
@@ -28,6 +33,16 @@ func (c *fetchCollector) collectFetch(parts []*partitionState) {
 		}
 		for len(p.buf) > 0 && c.n < c.maxPollRecords {
 			b := p.buf[0]
+			if b.Transactional && (b.Control || c.readCommitted) && c.skipBatch(p, b) {
+				// CompletedFetch.nextFetchedRecord: the position moves
+				// past a batch the application never sees.
+				if p.offset <= b.LastOffset() {
+					p.offset = b.NextOffset()
+					p.offsetEpoch = b.PartitionLeaderEpoch
+				}
+				p.buf = p.buf[1:]
+				continue
+			}
 			c.fetchRecords(p, b)
 			if p.offset > b.LastOffset() {
 				p.buf = p.buf[1:]
@@ -37,6 +52,33 @@ func (c *fetchCollector) collectFetch(parts []*partitionState) {
 			p.buf = nil
 		}
 	}
+}
+
+// skipBatch reports whether the application never sees b's records, as
+// Kafka's CompletedFetch.nextFetchedRecord decides: a control batch (a
+// transaction marker) at every isolation level; at read_committed a
+// transactional batch of a producer whose transaction the fetch answer
+// lists as aborted from an offset at or below the batch, until that
+// producer's abort marker. The aborted list is the buffer's (one fetch
+// answer's), consumed in first-offset order as the batches go by.
+func (c *fetchCollector) skipBatch(p *partitionState, b *record.Batch) bool {
+	if c.readCommitted && b.ProducerID >= 0 {
+		// consumeAbortedTransactionsUpTo(batch.lastOffset)
+		for len(p.aborted) > 0 && p.aborted[0].FirstOffset <= b.LastOffset() {
+			p.abortedPids = append(p.abortedPids, p.aborted[0].ProducerID)
+			p.aborted = p.aborted[1:]
+		}
+		if b.Control {
+			if b.IsAbort() {
+				p.abortedPids = slices.DeleteFunc(p.abortedPids, func(pid int64) bool { return pid == b.ProducerID })
+			}
+			return true
+		}
+		if slices.Contains(p.abortedPids, b.ProducerID) {
+			return true
+		}
+	}
+	return b.Control
 }
 
 // fetchRecords adds a batch's records at or after the position, up to

@@ -49,6 +49,9 @@ func (r *Reader) fetchMissing() {
 		r.corr++
 		r.fetching.set(l, r.corr)
 		box.req = proto.FetchRequest{CorrelationID: r.corr, ReplicaID: -1, BrokerEpoch: -1, MaxWait: r.cfg.FetchMaxWait, Partitions: parts}
+		if r.cfg.Isolation == "read_committed" {
+			box.req.Isolation = proto.ReadCommitted
+		}
 		r.env.Send(node, &box.req)
 		box.timer = rtimer{kind: timerRequest, corr: r.corr}
 		r.env.After(r.fetchTimeout(len(parts)), &box.timer)
@@ -140,6 +143,12 @@ func (r *Reader) handleFetch(m *proto.FetchResponse) {
 		}
 		if len(fp.Batches) > 0 && fp.Batches[len(fp.Batches)-1].LastOffset() >= p.offset {
 			p.buf = fp.Batches
+			if len(fp.AbortedTransactions) > 0 || len(p.aborted) > 0 || len(p.abortedPids) > 0 {
+				p.aborted = slices.SortedFunc(slices.Values(fp.AbortedTransactions), func(a, b proto.AbortedTransaction) int {
+					return int(min(max(a.FirstOffset-b.FirstOffset, -1), 1))
+				})
+				p.abortedPids = p.abortedPids[:0]
+			}
 			// Asked of a leader the reader has since learned was replaced,
 			// and taken all the same, as Kafka's consumer takes it.
 			if a := r.cfg.FetchAudit; a != nil && ok && asked.CurrentLeaderEpoch < p.leaderEpoch {

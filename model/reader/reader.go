@@ -201,6 +201,7 @@ func (r *Reader) Start(env sim.Env) {
 	r.env = env
 	r.rec = r.cfg.Recorder
 	r.collector.maxPollRecords = r.cfg.MaxPollRecords
+	r.collector.readCommitted = r.cfg.Isolation == "read_committed"
 	if r.rec != nil {
 		r.hist = r.rec.Proc(r.cfg.Name)
 	}

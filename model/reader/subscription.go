@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"kafkasim/model/proto"
 	"kafkasim/model/record"
 )
 
@@ -33,6 +34,12 @@ type fetchPosition struct {
 type partitionState struct {
 	key partKey
 	buf []*record.Batch // fetched, not yet returned
+	// aborted is the aborted transactions the fetch answer that filled buf
+	// listed, by first offset, not yet reached; abortedPids the producers
+	// whose aborted transaction the collector is in (Kafka's
+	// CompletedFetch.abortedTransactions and abortedProducerIds).
+	aborted     []proto.AbortedTransaction
+	abortedPids []int64
 	fetchPosition
 	leader      int32
 	leaderEpoch int32
