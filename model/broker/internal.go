@@ -124,13 +124,19 @@ func (t *InternalTopics) Append(tp metadata.TopicPartition, b *record.Batch, ack
 	if err != proto.None {
 		return res
 	}
+	t.await(p, res, acks, timeout, done)
+	return res
+}
+
+// await tells done what becomes of an append made (see Append).
+func (t *InternalTopics) await(p *partition, res AppendResult, acks int16, timeout time.Duration, done func(AppendResult)) {
+	rm := t.rm
 	a := &pendingAppend{rm: rm, p: p, acks: acks, result: res, done: done}
 	p.waiting = append(p.waiting, a)
 	if timeout > 0 {
 		a.timer = rm.n.env.After(timeout, appendTimeout{a: a})
 	}
 	a.recheck()
-	return res
 }
 
 // FetchIsolation bounds a read (Kafka's FetchIsolation).

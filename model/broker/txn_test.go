@@ -86,16 +86,23 @@ func (f *fakeTxnCoordinator) HandleRequest(from sim.NodeID, m sim.Message) {
 	f.topics.Send(from, resp)
 }
 
-// fakeGroupListener stands in for the group coordinator on
-// __consumer_offsets: it records the markers it hears of.
-type fakeGroupListener struct {
-	heard *[]string
+// fakeGroupCompleter stands in for the group coordinator on
+// __consumer_offsets: it writes the markers it is handed and records them.
+type fakeGroupCompleter struct {
+	topics *broker.InternalTopics
+	heard  *[]string
 }
 
-func (f *fakeGroupListener) OnBecomeLeader(metadata.TopicPartition, int32) {}
-func (f *fakeGroupListener) OnResign(metadata.TopicPartition, int32)       {}
-func (f *fakeGroupListener) OnTransactionCompleted(tp metadata.TopicPartition, pid int64, committed bool, offset int64) {
-	*f.heard = append(*f.heard, fmt.Sprintf("%s pid %d committed %v at %d", tp, pid, committed, offset))
+func (f *fakeGroupCompleter) OnBecomeLeader(metadata.TopicPartition, int32) {}
+func (f *fakeGroupCompleter) OnResign(metadata.TopicPartition, int32)       {}
+func (f *fakeGroupCompleter) CompleteTransaction(tp metadata.TopicPartition, pid int64, epoch int16, coordEpoch int32, committed bool, done func(proto.ErrorCode)) {
+	res := f.topics.AppendMarker(tp, pid, epoch, coordEpoch, committed, 0, func(r broker.AppendResult) {
+		*f.heard = append(*f.heard, fmt.Sprintf("%s pid %d committed %v at %d", tp, pid, committed, r.BaseOffset))
+		done(r.Error)
+	})
+	if res.Error != proto.None {
+		done(res.Error)
+	}
 }
 
 // A transactional produce's first batch on a partition waits for the
@@ -120,8 +127,8 @@ func TestTransactionsOnThePartitionLeader(t *testing.T) {
 		{Topic: broker.TransactionStateTopic, New: func(topics *broker.InternalTopics) broker.Coordinator {
 			return &fakeTxnCoordinator{topics: topics, answers: answers, asked: &asked}
 		}},
-		{Topic: "__consumer_offsets", New: func(*broker.InternalTopics) broker.Coordinator {
-			return &fakeGroupListener{heard: &heard}
+		{Topic: "__consumer_offsets", New: func(topics *broker.InternalTopics) broker.Coordinator {
+			return &fakeGroupCompleter{topics: topics, heard: &heard}
 		}},
 	}
 	c, err := cluster.Build(cfg)

@@ -24,17 +24,6 @@ import (
 // link per pair of nodes, which the replica fetchers' parked fetches would
 // hold.
 
-// TxnMarkerListener is a Coordinator that hears of the markers committed
-// on the partitions of its topic this broker leads (Kafka's
-// GroupCoordinator.onTransactionCompleted, which handleWriteTxnMarkersRequest
-// calls for the __consumer_offsets partitions whose marker was written):
-// producerID's transaction ended, committed or aborted, its marker at
-// markerOffset of tp. It is told in an event of its own (as appends' done
-// callbacks are), before the WriteTxnMarkers answer is sent.
-type TxnMarkerListener interface {
-	OnTransactionCompleted(tp metadata.TopicPartition, producerID int64, committed bool, markerOffset int64)
-}
-
 // TransactionStateTopic is Kafka's internal topic of transactions: its
 // partition for a transactional id (kafkahash.CoordinatorPartition) is led
 // by that id's transaction coordinator.
@@ -55,17 +44,18 @@ type pendingMarkers struct {
 	timer sim.TimerID
 	open  int
 	done  bool
+	// dispatching: the markers are being handed out; the last one done
+	// meanwhile does not finish the request.
+	dispatching bool
 }
 
 // markerPart is one partition's marker: where the answer's error goes.
 type markerPart struct {
-	p         *partition
-	marker    int // index in resp.Markers
-	part      int // index in its Partitions
-	offset    int64
-	committed bool
-	pid       int64
-	waiting   bool
+	p       *partition
+	marker  int // index in resp.Markers
+	part    int // index in its Partitions
+	offset  int64
+	waiting bool
 }
 
 type markersTimeout struct{ w *pendingMarkers }
@@ -76,23 +66,30 @@ func (t markersTimeout) String() string { return "broker.markersTimeout" }
 func (rm *replicaManager) handleWriteTxnMarkers(from sim.NodeID, m *proto.WriteTxnMarkersRequest) {
 	w := &pendingMarkers{rm: rm, from: from}
 	w.resp.CorrelationID = m.CorrelationID
+	w.resp.Markers = make([]proto.TxnMarkerResult, len(m.Markers))
+	w.dispatching = true
 	for mi, mk := range m.Markers {
-		res := proto.TxnMarkerResult{ProducerID: mk.ProducerID}
-		for _, tp := range mk.Partitions {
+		res := &w.resp.Markers[mi]
+		res.ProducerID = mk.ProducerID
+		res.Partitions = make([]proto.TxnPartitionResult, len(mk.Partitions))
+		for pi, tp := range mk.Partitions {
+			res.Partitions[pi] = proto.TxnPartitionResult{TopicPartition: tp, Error: proto.RequestTimedOut} // until committed
 			mtp := metadata.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}
-			p := rm.parts.get(mtp)
-			base, err := rm.appendMarker(mtp, p, mk)
-			res.Partitions = append(res.Partitions, proto.TxnPartitionResult{TopicPartition: tp, Error: err})
-			if err != proto.None {
+			w.open++
+			if rm.completeMarker(mtp, mk, func(err proto.ErrorCode) { w.completed(mi, pi, err) }) {
 				continue
 			}
-			res.Partitions[len(res.Partitions)-1].Error = proto.RequestTimedOut // until committed
-			w.parts = append(w.parts, markerPart{p: p, marker: mi, part: len(res.Partitions) - 1, offset: base,
-				committed: mk.Committed, pid: mk.ProducerID, waiting: true})
-			w.open++
+			p := rm.parts.get(mtp)
+			base, err := rm.appendMarker(mtp, p, mk, proto.AcksAll)
+			if err != proto.None {
+				res.Partitions[pi].Error = err
+				w.open--
+				continue
+			}
+			w.parts = append(w.parts, markerPart{p: p, marker: mi, part: pi, offset: base, waiting: true})
 		}
-		w.resp.Markers = append(w.resp.Markers, res)
 	}
+	w.dispatching = false
 	if w.open == 0 {
 		w.finish()
 		return
@@ -108,14 +105,14 @@ func (rm *replicaManager) handleWriteTxnMarkers(from sim.NodeID, m *proto.WriteT
 // produce's append makes (leadership, min ISR for acks all), then the
 // producer state's (ProducerAppendInfo.appendEndTxnMarker); it returns the
 // marker's offset.
-func (rm *replicaManager) appendMarker(tp metadata.TopicPartition, p *partition, mk proto.TxnMarker) (int64, proto.ErrorCode) {
+func (rm *replicaManager) appendMarker(tp metadata.TopicPartition, p *partition, mk proto.TxnMarker, acks int16) (int64, proto.ErrorCode) {
 	if rm.stopped || p == nil || !p.isLeader || p.log == nil {
 		if rm.image().Partition(tp) == nil {
 			return -1, proto.UnknownTopicOrPartition
 		}
 		return -1, proto.NotLeaderOrFollower
 	}
-	if len(p.isr) < p.effectiveMinISR() {
+	if acks == proto.AcksAll && len(p.isr) < p.effectiveMinISR() {
 		return -1, proto.NotEnoughReplicas
 	}
 	if err := p.log.CheckMarker(mk.ProducerID, mk.ProducerEpoch, mk.CoordinatorEpoch); err != proto.None {
@@ -137,6 +134,19 @@ func (w *pendingMarkers) waitsOn(p *partition) bool {
 		}
 	}
 	return false
+}
+
+// completed: a coordinator that writes its partition's marker itself
+// (TxnCompleter) is done with it.
+func (w *pendingMarkers) completed(marker, part int, err proto.ErrorCode) {
+	if w.done {
+		return
+	}
+	w.resp.Markers[marker].Partitions[part].Error = err
+	w.open--
+	if w.open == 0 && !w.dispatching {
+		w.finish()
+	}
 }
 
 // recheck implements commitWaiter.
@@ -182,20 +192,9 @@ func (w *pendingMarkers) finish() {
 	}
 }
 
-// tell tells the coordinators that listen of the markers committed on
-// their partitions, then answers the coordinator that asked.
+// tell answers the coordinator that asked.
 func (w *pendingMarkers) tell() {
 	rm := w.rm
-	if len(rm.coordinators) > 0 && !rm.stopped {
-		for _, part := range w.parts {
-			if w.resp.Markers[part.marker].Partitions[part.part].Error != proto.None {
-				continue
-			}
-			if l, ok := rm.coordinatorOf(part.p.tp.Topic).(TxnMarkerListener); ok {
-				l.OnTransactionCompleted(part.p.tp, part.pid, part.committed, part.offset)
-			}
-		}
-	}
 	w.parts = nil
 	resp := &w.resp
 	if !rm.gate.Pending() {

@@ -29,9 +29,16 @@ type topics interface {
 	TopicPartitionCount(topic string) (int32, bool)
 	// AddPartitionToTxn has the transaction coordinator add tp to the
 	// producer's transaction (transaction version 2's verification), done
-	// hearing NONE or the error, in a later event.
+	// hearing NONE or the error (at once when there is no transaction
+	// coordinator to ask).
 	AddPartitionToTxn(tp metadata.TopicPartition, transactionalID string, producerID int64, producerEpoch int16, done func(proto.ErrorCode))
+	// AppendMarker appends a transaction's marker to a partition of the
+	// coordinator's topic.
+	AppendMarker(tp metadata.TopicPartition, producerID int64, producerEpoch int16, coordinatorEpoch int32, committed bool,
+		timeout time.Duration, done func(broker.AppendResult)) broker.AppendResult
 }
+
+var _ broker.TxnCompleter = (*coordinator)(nil)
 
 // coordinator is the group coordinator of one broker start
 // (GroupCoordinatorService over its CoordinatorRuntime): a shard per

@@ -36,6 +36,8 @@ type fakeTopics struct {
 	// addedToTxn are the AddPartitionToTxn calls waiting for the test's
 	// answer.
 	addedToTxn []fakeAddToTxn
+	// fencedMarkers refuses the markers of these producers.
+	fencedMarkers map[int64]proto.ErrorCode
 }
 
 type fakeAddToTxn struct {
@@ -47,6 +49,16 @@ type fakeAddToTxn struct {
 
 func (f *fakeTopics) AddPartitionToTxn(_ metadata.TopicPartition, tid string, pid int64, epoch int16, done func(proto.ErrorCode)) {
 	f.addedToTxn = append(f.addedToTxn, fakeAddToTxn{tid, pid, epoch, done})
+}
+
+// AppendMarker appends the marker as a batch of the log; the fake log
+// checks no producer state (fencedMarkers refuses the producers listed).
+func (f *fakeTopics) AppendMarker(tp metadata.TopicPartition, pid int64, epoch int16, coordEpoch int32, committed bool, timeout time.Duration, done func(broker.AppendResult)) broker.AppendResult {
+	if err, ok := f.fencedMarkers[pid]; ok {
+		return broker.AppendResult{BaseOffset: -1, LastOffset: -1, Error: err}
+	}
+	b := record.NewControl(pid, epoch, committed, coordEpoch, f.now.Milliseconds())
+	return f.Append(tp, b, proto.AcksLeader, timeout, done)
 }
 
 // answerAddToTxn answers the AddPartitionToTxn calls waiting with err.

@@ -424,7 +424,8 @@ func (s *shard) loadChunk() {
 		if b.Control {
 			// CoordinatorLoaderImpl: a transaction marker ends the
 			// producer's pending offsets.
-			if committed, _, ok := b.EndTxnMarker(); ok {
+			if t, _, ok := b.Marker(); ok {
+				committed := t == record.ControlCommit
 				var w *pendingWrite
 				if b.BaseOffset >= r.HighWatermark {
 					w = s.uncommittedLoad(b.LastOffset())

@@ -29,6 +29,10 @@ import (
 // sends no AddOffsetsToTxn; CoordinatorRuntime.scheduleTransactionalWriteOperation
 // asks the partition writer to verify, which adds the partition).
 
+// noSequence is a batch's base sequence when it has none (Kafka's
+// RecordBatch.NO_SEQUENCE).
+const noSequence int32 = -1
+
 // pendingTxnOffset is a transactional offset waiting for its marker; seq
 // orders it against the group's plain commits (Kafka compares the
 // records' log offsets).
@@ -215,7 +219,7 @@ func (s *shard) writeTxnOffsets(from sim.NodeID, m *proto.TxnOffsetCommitRequest
 	}
 	// A coordinator's transactional batch carries no sequence: the
 	// partition checks only the producer's epoch (AppendOrigin.COORDINATOR).
-	b := record.New(recs, record.Producer{ID: m.ProducerID, Epoch: m.ProducerEpoch, BaseSequence: record.NoSequence}, true, record.CompressionNone)
+	b := record.New(recs, record.Producer{ID: m.ProducerID, Epoch: m.ProducerEpoch, BaseSequence: noSequence}, true, record.CompressionNone)
 	w := &pendingWrite{prevOffsets: map[offsetKey]*offsetValue{}}
 	res := s.c.t.Append(s.tp, b, proto.AcksLeader, s.c.cfg.OffsetsCommitTimeout, func(r broker.AppendResult) { s.appended(w, r) })
 	if res.Error != proto.None {
@@ -252,13 +256,12 @@ func (c *coordinator) CompleteTransaction(tp metadata.TopicPartition, producerID
 }
 
 func (s *shard) completeTransaction(pid int64, epoch int16, coordinatorEpoch int32, committed bool, done func(proto.ErrorCode)) {
-	b := record.NewEndTxnMarker(pid, epoch, committed, coordinatorEpoch, s.c.t.Now().Milliseconds())
 	w := &pendingWrite{prevOffsets: map[offsetKey]*offsetValue{}}
-	res := s.c.t.Append(s.tp, b, proto.AcksLeader, s.c.cfg.OffsetsCommitTimeout, func(r broker.AppendResult) { s.appended(w, r) })
+	res := s.c.t.AppendMarker(s.tp, pid, epoch, coordinatorEpoch, committed, s.c.cfg.OffsetsCommitTimeout, func(r broker.AppendResult) { s.appended(w, r) })
 	if res.Error != proto.None {
 		// The partition refused the marker (a fenced producer epoch or
 		// coordinator epoch, or leadership lost): the offsets stay pending.
-		done(res.Error)
+		done(normalize(res.Error))
 		return
 	}
 	s.replayEndTxnMarker(pid, committed, w)

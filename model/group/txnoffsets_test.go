@@ -169,3 +169,18 @@ func TestTxnOffsetCommitRefusedByTheTransactionCoordinator(t *testing.T) {
 		}
 	}
 }
+
+// A marker the partition refuses (a fenced producer or coordinator epoch)
+// leaves the transaction's offsets pending, and the refusal is the
+// answer.
+func TestARefusedMarkerLeavesTheOffsetsPending(t *testing.T) {
+	f := loaded(t)
+	txnCommit(t, f, txnCommitReq("", -1, 7, 1, 42))
+	f.fencedMarkers = map[int64]proto.ErrorCode{7: proto.TransactionCoordinatorFenced}
+	if err := complete(t, f, 7, 2, true); err != proto.TransactionCoordinatorFenced {
+		t.Fatalf("the refused marker answered %v, want TRANSACTION_COORDINATOR_FENCED", err)
+	}
+	if p := fetched(t, f, true); p.Error != proto.UnstableOffsetCommit {
+		t.Fatalf("after a refused marker the offsets should still be pending: %+v", p)
+	}
+}

@@ -9,7 +9,12 @@ import (
 
 // The transactional workload: at every tick (Rate: transactions begun per
 // second) the application begins a transaction, sends RecordsMin..
-// RecordsMax records, and commits it, or aborts it with probability Abort;
+// RecordsMax records, and commits it, or aborts it with probability Abort
+// — once the sends have their answers (producer.flush(), then
+// abortTransaction(): the aborted records are in the log, which
+// read_uncommitted readers see and read_committed ones skip; an abort
+// called at once would fail the batches not sent yet, and nothing would
+// reach the log);
 // one transaction at a time (a tick that finds one still ending begins
 // none). An abortable error fails the commit, and the application aborts
 // (KafkaProducer's documented loop); a fatal one (fenced) stops the
@@ -39,6 +44,10 @@ type txnApp struct {
 	offsets map[string]int64
 	// probeWanted: probes wait for the transaction under way to end.
 	probeWanted bool
+	// unanswered counts the open transaction's sends without their
+	// answer; abortWhenFlushed: the transaction aborts once none is left.
+	unanswered       int
+	abortWhenFlushed bool
 }
 
 func (w *workload) txnStartApp() {
@@ -83,7 +92,7 @@ func (w *workload) beginTxn(probe bool) {
 		}
 		return
 	}
-	t.busy, t.sends, t.offsets = true, t.sends[:0], nil
+	t.busy, t.sends, t.offsets, t.unanswered = true, t.sends[:0], nil, 0
 	v := w.txnValue()
 	w.record(history.Invoke, history.FTxnBegin, &v)
 	v = w.txnValue()
@@ -102,6 +111,10 @@ func (w *workload) beginTxn(probe bool) {
 		for range n {
 			w.send()
 		}
+	}
+	if abort && t.unanswered > 0 {
+		t.abortWhenFlushed = true
+		return
 	}
 	v = w.txnValue()
 	if abort {
@@ -123,15 +136,30 @@ func (w *workload) txnSend(v *history.Value, invoke bool) {
 	x.Producer = &history.ProducerEpoch{ID: pid, Epoch: int32(epoch)}
 	t := &w.txn
 	if invoke {
+		t.unanswered++
 		t.sends = append(t.sends, history.Send{Topic: v.Topic, Key: v.Key, HasKey: v.HasKey, Value: v.Value, Partition: -1, Offset: -1})
 		return
 	}
+	t.unanswered--
 	for i := len(t.sends) - 1; i >= 0; i-- {
 		if s := &t.sends[i]; s.Value == v.Value {
 			s.Partition, s.Offset = v.Partition, v.Offset
 			break
 		}
 	}
+}
+
+// txnSendAnswered: a send of the open transaction has its answer; the
+// abort that waited for the last one goes.
+func (w *workload) txnSendAnswered() {
+	t := &w.txn
+	if !t.abortWhenFlushed || t.unanswered > 0 {
+		return
+	}
+	t.abortWhenFlushed = false
+	v := w.txnValue()
+	w.record(history.Invoke, history.FTxnAbort, &v)
+	w.client.AbortTransaction()
 }
 
 // OnTxnResult records how a transactional operation ended (TxnCallback).

@@ -253,6 +253,9 @@ func (w *workload) OnCompletion(r *record.Record, m RecordMetadata, t history.Ty
 		w.txnSend(&v, false)
 	}
 	w.record(t, history.FSend, &v)
+	if w.txn.on {
+		w.txnSendAnswered()
+	}
 	if w.probes == nil {
 		return // no probes: spare a lookup per record
 	}
