@@ -122,9 +122,20 @@ func TestTransactionCoordinatorFailover(t *testing.T) {
 		func(r *proto.InitProducerIDResponse) bool { return r.Error == proto.CoordinatorLoadInProgress })
 	ask(t, c, p, find.Node, &proto.AddPartitionsToTxnRequest{TransactionalID: "tx", ProducerID: init.ProducerID,
 		Partitions: []proto.TopicPartition{{Topic: "orders", Partition: 0}}}, func(*proto.AddPartitionsToTxnResponse) bool { return false })
-	end := ask(t, c, p, find.Node, &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: init.ProducerID, Committed: true},
-		func(*proto.EndTxnResponse) bool { return false })
-	if end.Error != proto.None {
+	// The crash comes as soon as EndTxn is answered: the markers, which
+	// need the followers of "orders" to fetch them, are not all written.
+	n := len(p.got)
+	p.env.Send(find.Node, &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: init.ProducerID, Committed: true})
+	var end *proto.EndTxnResponse
+	for i := 0; end == nil && i < 2000; i++ {
+		c.World.RunFor(time.Millisecond)
+		for _, got := range p.got[n:] {
+			if r, ok := got.(*proto.EndTxnResponse); ok {
+				end = r
+			}
+		}
+	}
+	if end == nil || end.Error != proto.None {
 		t.Fatalf("EndTxn: %+v", end)
 	}
 	old := c.TransactionCoordinator("tx")
