@@ -8,6 +8,7 @@ import (
 	"kafkasim/checker"
 	"kafkasim/history"
 	"kafkasim/model/cluster"
+	"kafkasim/model/producer"
 	"kafkasim/model/reader"
 	"kafkasim/sim"
 )
@@ -203,8 +204,19 @@ func (r *execution) probe() string {
 		}
 	}
 	var probing []sim.NodeID
+	var fenced []string
 	anyAcksNone := false
 	for _, id := range c.Producers {
+		if p := c.Producer(id); p != nil && p.TxnState() == producer.TxnFatalError {
+			// A transactional producer fenced (PRODUCER_FENCED: another
+			// instance took its transactional.id, or — transaction
+			// version 2 — its coordinator aborted its transaction on
+			// timeout, bumping the epoch past it) writes no more: Kafka's
+			// KafkaProducer is then only to be closed. Not a liveness
+			// failure; the run says so.
+			fenced = append(fenced, w.Name(id)+" ("+p.TxnError()+")")
+			continue
+		}
 		if p := c.Producer(id); p != nil && w.State(id) == sim.Running {
 			p.Probe()
 			probing = append(probing, id)
@@ -286,6 +298,9 @@ func (r *execution) probe() string {
 			res.ConvergeDetail = fmt.Sprintf("%s cannot write after the heal: of %d probe writes, %d acknowledged, %d failed, %d unknown, %d without an answer after %v",
 				w.Name(id), acked+failed+unknown+pending, acked, failed, unknown, pending, probeMax)
 		}
+	}
+	if res.Converged && len(fenced) > 0 {
+		res.addConvergeDetail("not probed: fenced transactional producers write no more, as Kafka's: " + strings.Join(fenced, ", "))
 	}
 	if res.Converged && len(again) > 0 {
 		names := make([]string, len(again))

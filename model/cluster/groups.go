@@ -357,6 +357,9 @@ func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why stri
 				notJudged = append(notJudged, note)
 				continue
 			}
+			if ok && nothingVisibleBetween(v.Log(), off, hw, !slices.ContainsFunc(members, func(r *reader.Reader) bool { return !r.ReadCommitted() })) {
+				continue
+			}
 			return false, fmt.Sprintf("group %s: committed offset of %s is %d, high watermark %d (lag %d)", gid, key, off, hw, hw-max(off, 0)), false, nil
 		}
 	}

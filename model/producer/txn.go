@@ -356,11 +356,15 @@ func (p *Client) abortBatches(why string, undrained bool) {
 }
 
 // failedBatch classifies the error a transactional batch failed with
-// (TransactionManager.maybeTransitionToErrorState; INVALID_PRODUCER_EPOCH
-// is ProducerFencedException to a transactional producer, KIP-588).
+// (TransactionManager.maybeTransitionToErrorState): PRODUCER_FENCED is
+// fatal; a produce's INVALID_PRODUCER_EPOCH is not (KIP-588's
+// InvalidProducerEpochException: the application aborts, and the abort's
+// EndTxn learns whether the producer was fenced — PRODUCER_FENCED — or its
+// transaction was aborted by the coordinator on timeout, whose bumped epoch
+// the abort then answers with, and the producer goes on).
 func (p *Client) failedBatch(err proto.ErrorCode, why string) {
 	switch err {
-	case proto.ProducerFenced, proto.InvalidProducerEpoch:
+	case proto.ProducerFenced:
 		p.fatalError(proto.ProducerFenced.String())
 	default:
 		p.abortableError(why)

@@ -337,9 +337,10 @@ func TestTxnAbortableErrorFailsTheCommit(t *testing.T) {
 }
 
 // Another instance of the transactional.id took a new epoch: the produce
-// is answered INVALID_PRODUCER_EPOCH, which a transactional producer takes
-// as ProducerFencedException (KIP-588): fatal, nothing more is sent, the
-// commit fails and so does every later call.
+// is answered INVALID_PRODUCER_EPOCH, which is abortable (KIP-588's
+// InvalidProducerEpochException); the application aborts, the abort's
+// EndTxn is answered PRODUCER_FENCED: fatal, nothing more is sent, and
+// every later call fails.
 func TestTxnFencedIsFatal(t *testing.T) {
 	c := &txnCluster{pid: 3}
 	w, cl, res := txnWorld(t, 1, c, nil)
@@ -348,22 +349,30 @@ func TestTxnFencedIsFatal(t *testing.T) {
 	cb := &completions{}
 	sendN(cl, cb, "a")
 	w.RunUntil(2 * time.Second)
-	if cl.TxnState() != producer.TxnFatalError || cl.TxnError() != "PRODUCER_FENCED" {
-		t.Fatalf("state %s (%s), want FATAL_ERROR (PRODUCER_FENCED)", cl.TxnState(), cl.TxnError())
+	if cl.TxnState() != producer.TxnAbortableError || cl.TxnError() != "INVALID_PRODUCER_EPOCH" {
+		t.Fatalf("state %s (%s), want ABORTABLE_ERROR (INVALID_PRODUCER_EPOCH)", cl.TxnState(), cl.TxnError())
 	}
 	if len(cb.types) != 1 || cb.types[0] != history.Fail {
 		t.Fatalf("the fenced send ended %v, want fail", cb.types)
+	}
+	cl.AbortTransaction()
+	w.RunUntil(4 * time.Second)
+	if cl.TxnState() != producer.TxnFatalError || cl.TxnError() != "PRODUCER_FENCED" {
+		t.Fatalf("after the abort: state %s (%s), want FATAL_ERROR (PRODUCER_FENCED)", cl.TxnState(), cl.TxnError())
+	}
+	if got := res.take(); len(got) != 1 || got[0].outcome != history.Fail {
+		t.Fatalf("the fenced abort: %v, want fail", got)
 	}
 	cl.CommitTransaction()
 	cl.AbortTransaction()
 	if got := res.take(); len(got) != 2 || got[0].outcome != history.Fail || got[1].outcome != history.Fail {
 		t.Fatalf("commit and abort when fenced: %v, want fail, fail", got)
 	}
-	n := len(c.produced)
+	n, e := len(c.produced), len(c.ends)
 	sendN(cl, cb, "b")
-	w.RunUntil(3 * time.Second)
-	if len(c.produced) != n || len(c.ends) != 0 || cb.types[1] != history.Fail {
-		t.Fatalf("a fenced producer sent: %d batches, %d EndTxn", len(c.produced)-n, len(c.ends))
+	w.RunUntil(6 * time.Second)
+	if len(c.produced) != n || len(c.ends) != e || cb.types[1] != history.Fail {
+		t.Fatalf("a fenced producer sent: %d batches, %d EndTxn", len(c.produced)-n, len(c.ends)-e)
 	}
 }
 
@@ -582,9 +591,11 @@ func TestTxnWorkloadAbortableThenFenced(t *testing.T) {
 	if ends[2].Type != history.OK || ends[2].F != history.FTxnCommit {
 		t.Fatalf("after the aborted transaction: %v, want the next commit ok", ends[2])
 	}
+	// The fenced transaction's produce is refused (INVALID_PRODUCER_EPOCH,
+	// abortable): its commit fails, and the abort that follows is fenced.
 	last := ends[len(ends)-1]
-	if last.F != history.FTxnCommit || last.Type == history.OK || last.Value.Error != "PRODUCER_FENCED" || beginsAfterFence > 1 {
-		t.Fatalf("fenced: last end %v, %d transactions begun after the fence; want a commit not ok with PRODUCER_FENCED, at most one begun", last, beginsAfterFence)
+	if last.F != history.FTxnCommit || last.Type == history.OK || last.Value.Error != "INVALID_PRODUCER_EPOCH" || beginsAfterFence > 1 {
+		t.Fatalf("fenced: last end %v, %d transactions begun after the fence; want a commit not ok with INVALID_PRODUCER_EPOCH, at most one begun", last, beginsAfterFence)
 	}
 	if st := w.Node(pid).(*producer.Producer).TxnState(); st != producer.TxnFatalError {
 		t.Fatalf("state %s, want FATAL_ERROR", st)

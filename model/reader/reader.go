@@ -352,3 +352,6 @@ func (r *Reader) Knows(topic string, partition int32) bool {
 
 // Reads reports whether the reader reads a topic.
 func (r *Reader) Reads(topic string) bool { return slices.Contains(r.cfg.Topics, topic) }
+
+// ReadCommitted reports isolation.level=read_committed.
+func (r *Reader) ReadCommitted() bool { return r.cfg.Isolation == "read_committed" }

@@ -473,25 +473,38 @@ func (c *coordinator) endTransaction(id string, pid int64, epoch int16, commit, 
 			}
 			nextPID = id
 		}
+		bump := true
 		if next == PrepareAbort && isEpochFence {
 			meta.pending, meta.producerEpoch, meta.lastProducerEpoch = noState, epoch, proto.NoProducerEpoch
+			// KAFKA-19367: the fence bumped the epoch already; the abort
+			// does not bump it again. A fenced producer's own abort that
+			// comes later (epoch one below) is then a retry of it.
+			bump = false
 		}
-		return meta.prepareAbortOrCommit(next, nextPID, c.t.Now(), noPartitionAdded), proto.None
+		return meta.prepareAbortOrCommit(next, nextPID, c.t.Now(), noPartitionAdded, bump), proto.None
 	}
 	var t transit
 	switch {
 	case meta.producerID != pid && !retryOnOverflow:
 		err = proto.InvalidProducerIDMapping
+	case meta.transitionPending() && meta.pending != PrepareEpochFence:
+		// KAFKA-18464: before the epoch check, so that an abort sent
+		// while the previous transaction's Complete* is being written is
+		// told to retry, not fenced by the bump it has not seen.
+		err = proto.ConcurrentTransactions
 	case !validEpoch:
 		err = proto.ProducerFenced
-	case meta.transitionPending() && meta.pending != PrepareEpochFence:
-		err = proto.ConcurrentTransactions
 	case meta.state == Ongoing:
 		next := PrepareAbort
 		if commit {
 			next = PrepareCommit
 		}
 		t, err = prepare(next, false)
+	case meta.state == CompleteAbort && commit && isRetry:
+		// KAFKA-20785: a commit at the epoch before a coordinator-side
+		// abort (the transaction timed out) is fenced, which applications
+		// recover from, not INVALID_TXN_STATE, which is fatal to them.
+		err = proto.ProducerFenced
 	case meta.state == CompleteCommit && commit, meta.state == CompleteAbort && !commit:
 		if !isRetry {
 			if commit {

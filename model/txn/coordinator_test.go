@@ -154,36 +154,36 @@ func TestInitProducerIDFencesAndAborts(t *testing.T) {
 	if r := f.to(client, n)[0].(*proto.InitProducerIDResponse); r.Error != proto.ConcurrentTransactions {
 		t.Fatalf("once PrepareAbort is written: %+v", r)
 	}
-	if d := f.describe("tx"); d.State != "PrepareAbort" || d.ProducerEpoch != 2 {
-		t.Fatalf("the fencing abort: %+v, want PrepareAbort at epoch 2 (fence 1, abort bump 2)", d)
+	if d := f.describe("tx"); d.State != "PrepareAbort" || d.ProducerEpoch != 1 {
+		t.Fatalf("the fencing abort: %+v, want PrepareAbort at epoch 1 (the fence's bump only: KAFKA-19367)", d)
 	}
 	old := &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 0, Committed: true}
-	if r := f.request(client, old)[0].(*proto.EndTxnResponse); r.Error != proto.ProducerFenced {
-		t.Fatalf("the fenced instance's commit: %+v", r)
+	if r := f.request(client, old)[0].(*proto.EndTxnResponse); r.Error != proto.ConcurrentTransactions {
+		t.Fatalf("the fenced instance's commit while the abort is written: %+v, want CONCURRENT_TRANSACTIONS (KAFKA-18464: the pending Complete* first)", r)
 	}
 	n = len(f.sent)
 	f.advance(0)
 	reqs := f.markerRequests(n)
 	mk := reqs[brokerA].Markers[0]
-	if mk.Committed || mk.ProducerEpoch != 2 || mk.CoordinatorEpoch != 3 {
-		t.Fatalf("the abort marker: %+v", mk)
+	if mk.Committed || mk.ProducerEpoch != 1 || mk.CoordinatorEpoch != 3 {
+		t.Fatalf("the abort marker: %+v, want an abort at epoch 1", mk)
 	}
 	f.ackMarkers(brokerA, reqs[brokerA], allNone)
 	f.commit() // CompleteAbort
 	r := f.initPID("tx", time.Minute)
-	if r.Error != proto.None || r.ProducerID != pid || r.ProducerEpoch != 3 {
-		t.Fatalf("InitProducerId after the abort: %+v, want epoch 3", r)
+	if r.Error != proto.None || r.ProducerID != pid || r.ProducerEpoch != 2 {
+		t.Fatalf("InitProducerId after the abort: %+v, want epoch 2", r)
 	}
-	if err := f.addPartitions(pid, 2, tp("a", 0)); err != proto.ProducerFenced {
+	if err := f.addPartitions(pid, 1, tp("a", 0)); err != proto.ProducerFenced {
 		t.Fatalf("the fenced epoch adds a partition: %s", err)
 	}
 	// KIP-360: the current instance re-initialises with its own id and
 	// epoch (an epoch bump); a stale epoch is fenced.
-	kip360 := &proto.InitProducerIDRequest{TransactionalID: "tx", TransactionTimeout: time.Minute, ProducerID: pid, ProducerEpoch: 3}
+	kip360 := &proto.InitProducerIDRequest{TransactionalID: "tx", TransactionTimeout: time.Minute, ProducerID: pid, ProducerEpoch: 2}
 	f.request(client, kip360)
 	n = len(f.sent)
 	f.commit()
-	if r := f.to(client, n)[0].(*proto.InitProducerIDResponse); r.Error != proto.None || r.ProducerEpoch != 4 {
+	if r := f.to(client, n)[0].(*proto.InitProducerIDResponse); r.Error != proto.None || r.ProducerEpoch != 3 {
 		t.Fatalf("KIP-360 re-init: %+v", r)
 	}
 	kip360.ProducerEpoch = 1
@@ -212,17 +212,23 @@ func TestTimedOutTransactionAborted(t *testing.T) {
 	n := len(f.sent)
 	f.advance(0)
 	reqs := f.markerRequests(n)
-	if reqs[brokerA] == nil || reqs[brokerA].Markers[0].Committed || reqs[brokerA].Markers[0].ProducerEpoch != 2 {
-		t.Fatalf("the timeout's abort marker: %+v", reqs)
+	if reqs[brokerA] == nil || reqs[brokerA].Markers[0].Committed || reqs[brokerA].Markers[0].ProducerEpoch != 1 {
+		t.Fatalf("the timeout's abort marker: %+v, want an abort at epoch 1 (the fence's bump only: KAFKA-19367)", reqs)
 	}
 	f.ackMarkers(brokerA, reqs[brokerA], allNone)
 	f.commit()
-	if d := f.describe("tx"); d.State != "CompleteAbort" || d.ProducerEpoch != 2 {
+	if d := f.describe("tx"); d.State != "CompleteAbort" || d.ProducerEpoch != 1 {
 		t.Fatalf("after the timeout: %+v", d)
+	}
+	// The timed-out producer's abort is a retry of the coordinator's: it
+	// learns the bumped epoch and goes on.
+	abort := &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: init.ProducerID, ProducerEpoch: 0}
+	if r := f.request(client, abort)[0].(*proto.EndTxnResponse); r.Error != proto.None || r.ProducerEpoch != 1 {
+		t.Fatalf("the timed-out producer aborts: %+v, want NONE at epoch 1", r)
 	}
 	end := &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: init.ProducerID, ProducerEpoch: 0, Committed: true}
 	if r := f.request(client, end)[0].(*proto.EndTxnResponse); r.Error != proto.ProducerFenced {
-		t.Fatalf("the timed-out producer commits: %+v", r)
+		t.Fatalf("the timed-out producer commits: %+v, want PRODUCER_FENCED (KAFKA-20785)", r)
 	}
 }
 
@@ -323,8 +329,8 @@ func TestAppendFailures(t *testing.T) {
 	}
 	f.request(client, req)
 	f.commit()
-	if d := f.describe("tx"); d.State != "PrepareAbort" || d.ProducerEpoch != 2 {
-		t.Fatalf("the second fence: %+v, want epoch 2 (the failed fence's 1 kept, then the abort's bump)", d)
+	if d := f.describe("tx"); d.State != "PrepareAbort" || d.ProducerEpoch != 1 {
+		t.Fatalf("the second fence: %+v, want epoch 1 (the failed fence's 1 kept, and no bump of the abort: KAFKA-19367)", d)
 	}
 }
 
@@ -420,5 +426,43 @@ func TestMarkersRetriedAndVerification(t *testing.T) {
 	f.commit()
 	if d := f.describe("tx"); d.State != "CompleteAbort" || d.ProducerEpoch != 1 {
 		t.Fatalf("after the markers: %+v", d)
+	}
+}
+
+// Two partitions of one transaction on one broker, both markers answered
+// in one WriteTxnMarkers response: Complete* is written once (Kafka takes
+// the transaction out of transactionsWithPendingMarkers before writing it),
+// and the next transaction begins after it (a second write of the same
+// Complete* failed the coordinator: fuzzing with a nemesis found it).
+func TestOneCompletionForMarkersAnsweredTogether(t *testing.T) {
+	f, init := started(t)
+	pid := init.ProducerID
+	f.leaders[tp("a", 0)], f.leaders[tp("a", 1)] = brokerA, brokerA
+	if err := f.addPartitions(pid, 0, tp("a", 0), tp("a", 1)); err != proto.None {
+		t.Fatalf("AddPartitionsToTxn: %s", err)
+	}
+	f.request(client, &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 0, Committed: true})
+	f.commit()
+	n := len(f.sent)
+	f.advance(0)
+	reqs := f.markerRequests(n)
+	if len(reqs) != 1 || len(reqs[brokerA].Markers[0].Partitions) != 2 {
+		t.Fatalf("marker requests: %+v, want one to A with both partitions", reqs)
+	}
+	before := len(f.log(0).batches)
+	f.ackMarkers(brokerA, reqs[brokerA], allNone)
+	if got := len(f.log(0).batches) - before; got != 1 {
+		t.Fatalf("%d writes after the markers, want one CompleteCommit", got)
+	}
+	f.commit()
+	if d := f.describe("tx"); d.State != "CompleteCommit" || d.ProducerEpoch != 1 {
+		t.Fatalf("after the markers: %+v", d)
+	}
+	if err := f.addPartitions(pid, 1, tp("a", 0)); err != proto.None {
+		t.Fatalf("the next transaction: %s", err)
+	}
+	f.commit()
+	if d := f.describe("tx"); d.State != "Ongoing" {
+		t.Fatalf("the next transaction: %+v", d)
 	}
 }

@@ -38,6 +38,10 @@ type markerTxn struct {
 	producerEpoch    int16
 	commit           bool
 	complete         transit
+	// completing: its Complete* is being written (Kafka removes the
+	// transaction from transactionsWithPendingMarkers first, so a second
+	// partition's answer does not write it again).
+	completing bool
 }
 
 // queuedMarker is one transaction's marker for one partition.
@@ -273,9 +277,10 @@ func (mc *markerChannel) disconnected(peer sim.NodeID) {
 // maybeComplete writes Complete* once the transaction has no partition
 // left (maybeWriteTxnCompletion).
 func (mc *markerChannel) maybeComplete(tx *markerTxn) {
-	if !mc.valid(tx) || len(tx.meta.partitions) > 0 {
+	if tx.completing || !mc.valid(tx) || len(tx.meta.partitions) > 0 {
 		return
 	}
+	tx.completing = true
 	p := mc.c.parts[tx.part]
 	mc.appendComplete(p, tx.meta)
 }

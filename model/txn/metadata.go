@@ -151,12 +151,14 @@ func (m *txnMetadata) prepareAddPartitions(add []proto.TopicPartition, now time.
 // version 2's epoch bump (none when an abort finds the epoch at
 // Short.MAX_VALUE already); nextProducerID is the producer id the
 // producer goes on with when the bump exhausts the epoch.
-func (m *txnMetadata) prepareAbortOrCommit(to State, nextProducerID int64, now time.Duration, noPartitionAdded bool) transit {
+func (m *txnMetadata) prepareAbortOrCommit(to State, nextProducerID int64, now time.Duration, noPartitionAdded, bump bool) transit {
 	t := m.base(to)
-	if !(m.producerEpoch == math.MaxInt16 && to == PrepareAbort) {
-		t.ProducerEpoch = m.producerEpoch + 1
+	if bump {
+		if !(m.producerEpoch == math.MaxInt16 && to == PrepareAbort) {
+			t.ProducerEpoch = m.producerEpoch + 1
+		}
+		t.LastProducerEpoch = m.producerEpoch
 	}
-	t.LastProducerEpoch = m.producerEpoch
 	if noPartitionAdded {
 		t.StartTime = now
 	}
