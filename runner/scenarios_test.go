@@ -275,3 +275,13 @@ func TestRunLetsTheClusterGoBeforeTheChecks(t *testing.T) {
 		t.Fatalf("verdict %s with %d anomalies, want %s with %d", let.Verdict, len(let.Report.Anomalies), kept.Verdict, len(kept.Report.Anomalies))
 	}
 }
+
+// A transactional producer fenced by its coordinator's timeout abort
+// writes no more, as Kafka's: the run converges without probing it and
+// says so.
+func TestFencedTransactionalProducersAreNotProbed(t *testing.T) {
+	res := runConverged(t, "testdata/transactional-producers-fenced-on-timeout-not-probed.yaml")
+	if !strings.Contains(res.ConvergeDetail, "not probed: fenced transactional producers write no more") {
+		t.Fatalf("converged without naming a fenced producer: %q (re-tune the seed if the faults no longer fence one)", res.ConvergeDetail)
+	}
+}

@@ -27,18 +27,24 @@ func nothingVisibleBetween(log *partlog.Log, from, hw int64, readCommitted bool)
 	}
 	visible := false
 	log.Scan(from, hw, func(b *record.Batch) bool {
-		if b.LastOffset() < from {
-			return true
-		}
-		switch {
-		case b.Control:
-		case readCommitted && b.Transactional && slices.ContainsFunc(aborted, func(a partlog.AbortedTxn) bool {
-			return a.ProducerID == b.ProducerID && a.FirstOffset <= b.BaseOffset && b.LastOffset() <= a.LastOffset
-		}):
-		default:
-			visible = true
-		}
+		visible = handedToMembers(b, from, aborted, readCommitted)
 		return !visible
 	})
 	return !visible
+}
+
+// handedToMembers reports whether a batch holds records at or after from
+// that a consumer's poll returns: not a marker, and at read_committed not
+// a record of a transaction in aborted (each producer's aborted
+// transaction runs from its first offset to its abort marker).
+func handedToMembers(b *record.Batch, from int64, aborted []partlog.AbortedTxn, readCommitted bool) bool {
+	switch {
+	case b.LastOffset() < from, b.Control:
+		return false
+	case readCommitted && b.Transactional:
+		return !slices.ContainsFunc(aborted, func(a partlog.AbortedTxn) bool {
+			return a.ProducerID == b.ProducerID && a.FirstOffset <= b.BaseOffset && b.LastOffset() <= a.LastOffset
+		})
+	}
+	return true
 }
