@@ -466,3 +466,50 @@ func TestOneCompletionForMarkersAnsweredTogether(t *testing.T) {
 		t.Fatalf("the next transaction: %+v", d)
 	}
 }
+
+// A load reads __transaction_state to the log end, as Kafka's
+// TransactionStateManager.loadTransactionMetadata does (FetchIsolation.LOG_END),
+// so a PrepareCommit the previous leader wrote but never committed (at or
+// above the high watermark) is acted on: its markers go out at once. This
+// is the step that lets a transaction tear in Kafka too: should this leader
+// fail before its followers copy that record, and a replica without it be
+// elected, the next coordinator loads the transaction as Ongoing and aborts
+// it where the commit markers were not yet written (a transactional
+// producer under broker kills, pauses and cuts found it).
+func TestLoadActsOnUncommittedPrepare(t *testing.T) {
+	f, init := started(t)
+	f.leaders[tp("a", 0)] = brokerA
+	f.leaders[tp("b", 0)] = brokerB
+	if err := f.addPartitions(init.ProducerID, 0, tp("a", 0), tp("b", 0)); err != proto.None {
+		t.Fatalf("AddPartitionsToTxn: %s", err)
+	}
+	f.request(client, &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: init.ProducerID, ProducerEpoch: 0, Committed: true})
+	// The PrepareCommit is in the log, not committed, when the leadership
+	// moves (the new leader copied it; the high watermark is below it).
+	l := f.log(0)
+	prepare := l.batches[len(l.batches)-1]
+	if prepare.BaseOffset < l.hw {
+		t.Fatalf("the PrepareCommit at %d is below the high watermark %d", prepare.BaseOffset, l.hw)
+	}
+	l.dones = nil // its append is never answered: the old leader is gone
+	f.c.OnResign(metadata.TopicPartition{Topic: Topic, Partition: 0}, 3)
+	f.log(0).epoch = 5
+	f.c.OnBecomeLeader(metadata.TopicPartition{Topic: Topic, Partition: 0}, 5)
+	n := len(f.sent)
+	f.advance(0)
+	if d := f.describe("tx"); d.State != "PrepareCommit" || d.ProducerEpoch != 1 {
+		t.Fatalf("loaded: %+v", d)
+	}
+	reqs := f.markerRequests(n)
+	for _, b := range []sim.NodeID{brokerA, brokerB} {
+		if reqs[b] == nil {
+			t.Fatalf("no commit marker sent to %v after loading an uncommitted PrepareCommit: %+v", b, f.sent[n:])
+		}
+		if mk := reqs[b].Markers[0]; !mk.Committed || mk.CoordinatorEpoch != 5 || mk.ProducerEpoch != 1 {
+			t.Fatalf("the marker to %v: %+v", b, mk)
+		}
+	}
+	if l.hw > prepare.BaseOffset {
+		t.Fatalf("the high watermark moved to %d", l.hw)
+	}
+}
