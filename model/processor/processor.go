@@ -148,8 +148,15 @@ type halfEnv struct {
 
 func (e halfEnv) After(d time.Duration, t sim.Timer) sim.TimerID { return e.h.After(d, t) }
 
-// Reader is the consumer half (for tests and reports).
-func (n *Node) Reader() *reader.Reader { return n.r }
+// Reader is the consumer half (for tests and reports), nil until it
+// started (an exactly-once processor's starts once its producer is
+// initialized).
+func (n *Node) Reader() *reader.Reader {
+	if !n.started {
+		return nil
+	}
+	return n.r
+}
 
 // Producer is the current producer half.
 func (n *Node) Producer() *producer.Client { return n.p }

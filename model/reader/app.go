@@ -240,6 +240,12 @@ func (r *Reader) handOver(items []workItem) {
 		return
 	}
 	if len(a.queue) == 0 {
+		if g.cfg.Processor != nil {
+			// Streams' run loop commits on its interval whether or not
+			// the poll returned records (StreamThread.maybeCommit).
+			r.processorCommit(false, r.nextPoll)
+			return
+		}
 		if a.recommit && g.cfg.Commit == CommitAfterProcessing && g.state == stable {
 			r.commitProcessed()
 			return
