@@ -207,7 +207,7 @@ func TestGroupRefusals(t *testing.T) {
 		{"workers out of range", [2]string{"    group: billing\n", "    group: billing\n    workers: 257\n"}, 10, "consumers[0].workers", "out of range"},
 		{"unknown side effects", [2]string{"    group: billing\n", "    group: billing\n    side-effects: twice\n"}, 10, "consumers[0].side-effects", "want plain or idempotent"},
 		{"unknown commit mode", [2]string{"    group: billing\n", "    group: billing\n    commit: sometimes\n"}, 10, "consumers[0].commit", "want before-processing"},
-		{"transactional commit", [2]string{"    group: billing\n", "    group: billing\n    commit: transactional\n"}, 10, "consumers[0].commit", "transactions are not modelled yet"},
+		{"transactional commit", [2]string{"    group: billing\n", "    group: billing\n    commit: transactional\n"}, 10, "consumers[0].commit", "write a processors entry with exactly-once: true"},
 		{"invalid group name", [2]string{"group: billing", "group: \"bill ing\""}, 9, "consumers[0].group", "not a valid group name"},
 		{"remote assignor with classic", [2]string{"group.protocol: classic", "group.protocol: classic\n      group.remote.assignor: uniform"}, 12, "consumers[0].config.group.remote.assignor", "cannot be set when group.protocol=classic"},
 		{"session timeout with consumer", [2]string{"group.protocol: classic", "group.protocol: consumer\n      session.timeout.ms: 45000"}, 12, "consumers[0].config.session.timeout.ms", "cannot be set when group.protocol=consumer"},
