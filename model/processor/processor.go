@@ -76,8 +76,9 @@ type Node struct {
 	p *producer.Client
 	// old is the producer before the current one (fenced), still handed
 	// its timers so that it fails what it had pending; pgen numbers them.
-	old  *producer.Client
-	pgen uint8
+	old    *producer.Client
+	oldTag uint8
+	pgen   uint8
 
 	seq int
 	// sources are the outputs sent and not yet answered, by value.
@@ -195,8 +196,10 @@ func (n *Node) startReader() {
 // newProducer creates the producer half (again, after a fence).
 func (n *Node) newProducer() {
 	if n.p != nil {
-		n.old = n.p
-		n.pgen++
+		// Tags stay below retryInit; the ids of the producers created
+		// last stay apart (64 generations).
+		n.old, n.oldTag = n.p, 1+n.pgen
+		n.pgen = (n.pgen + 1) % 200
 	}
 	pc := n.cfg.Producer
 	pc.Name = n.cfg.Name
@@ -260,7 +263,7 @@ func (n *Node) Fire(t sim.Timer) {
 		n.newProducer()
 	case ht.tag == 1+n.pgen:
 		n.p.Fire(ht.t)
-	case ht.tag == n.pgen && n.old != nil:
+	case ht.tag == n.oldTag && n.old != nil:
 		n.old.Fire(ht.t)
 	}
 }
