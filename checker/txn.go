@@ -302,7 +302,7 @@ func (a *analyzer) resolveTxns() {
 // that transaction t, whose commit's outcome is unknown (its process died
 // while committing), did not commit: a fetch-committed of its group, begun
 // after the transaction ended, returned for one of the partitions it
-// committed an offset below the transaction's, with no other commit of
+// committed an offset below the transaction's (or none, -1), with no other commit of
 // that partition invoked since the transaction's. A transaction's offsets
 // commit with it or not at all (the coordinator keeps them pending until
 // its marker), and a fetch-committed asks for stable offsets only
@@ -319,7 +319,7 @@ func (a *analyzer) offsetsNotCommitted(t int32) bool {
 		reg := a.groups.regs[r]
 		c := reg.commits[pc.commits[k]]
 		for _, f := range reg.fetches {
-			if f.invoke <= tr.end || f.value < 0 || f.value >= c.value {
+			if f.invoke <= tr.end || f.value >= c.value {
 				continue
 			}
 			since := false
