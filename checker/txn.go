@@ -289,11 +289,52 @@ func (a *analyzer) resolveTxns() {
 			t.outcome = txnIndeterminate
 			if seen[i] {
 				t.outcome = txnCommitted
+			} else if a.offsetsNotCommitted(int32(i)) {
+				t.outcome = txnAborted
 			}
 		default:
 			t.outcome = txnNeverCommitted
 		}
 	}
+}
+
+// offsetsNotCommitted reports whether the group's committed offsets show
+// that transaction t, whose commit's outcome is unknown (its process died
+// while committing), did not commit: a fetch-committed of its group, begun
+// after the transaction ended, returned for one of the partitions it
+// committed an offset below the transaction's (or none, -1), with no other commit of
+// that partition invoked since the transaction's. A transaction's offsets
+// commit with it or not at all (the coordinator keeps them pending until
+// its marker), and a fetch-committed asks for stable offsets only
+// (KIP-447), so the transaction aborted. (A committed offset that went back
+// by a loss of __consumer_offsets would pass for an abort; the god view's
+// facts permit what follows from that loss anyway.)
+func (a *analyzer) offsetsNotCommitted(t int32) bool {
+	tr := &a.txns[t]
+	pc, ok := a.groups.txnDone[t]
+	if !ok || tr.end < 0 {
+		return false
+	}
+	for k, r := range pc.regs {
+		reg := a.groups.regs[r]
+		c := reg.commits[pc.commits[k]]
+		for _, f := range reg.fetches {
+			if f.invoke <= tr.end || f.value >= c.value {
+				continue
+			}
+			since := false
+			for j, o := range reg.commits {
+				if int32(j) != pc.commits[k] && o.invoke > c.invoke && o.invoke < f.complete {
+					since = true
+					break
+				}
+			}
+			if !since {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkTxnReads reports aborted, uncommitted and precommitted reads, one

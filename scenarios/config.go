@@ -94,7 +94,7 @@ func (s *Scenario) ClusterConfig() cluster.Config {
 		cfg.Producers = append(cfg.Producers, cluster.ProducerSpec{Name: p.Name, Count: p.Count, Config: p.producerConfig()})
 	}
 	for _, c := range s.Consumers {
-		cfg.Readers = append(cfg.Readers, cluster.ReaderSpec{Name: c.Name, Count: c.Count, Config: c.readerConfig(), Static: c.Static})
+		cfg.Readers = append(cfg.Readers, c.readerSpec())
 	}
 	if len(s.Groups()) > 0 {
 		cfg.Groups = s.groupSettings()
@@ -248,6 +248,14 @@ func (s *Scenario) Guarantees() checker.Config {
 			g.Group, g.Commit, g.SideEffects = c.Group, c.Commit, c.SideEffects
 			g.GroupProtocol = c.Config.Get("group.protocol")
 		}
+		if p := c.Processor; p != nil && p.ExactlyOnce {
+			g.Commit = "transactional"
+			cc.Producers = append(cc.Producers, checker.ProducerGuarantees{Prefix: c.Name, Acks: "all", Idempotence: true, MaxInFlight: 5,
+				Retries: math.MaxInt32, TransactionTimeout: configMs(p.Producer, "transaction.timeout.ms")})
+		} else if p != nil {
+			cc.Producers = append(cc.Producers, checker.ProducerGuarantees{Prefix: c.Name, Acks: "all", Idempotence: true, MaxInFlight: 5,
+				Retries: math.MaxInt32})
+		}
 		cc.Consumers = append(cc.Consumers, g)
 	}
 	for _, t := range s.Topics {
@@ -353,7 +361,7 @@ func (r *reader) crossCheck(s *Scenario, root *yaml.Node) {
 	}
 	for i, c := range s.Consumers {
 		if clients("consumer", r.consumerPaths[i], c.Name, c.Count) {
-			cfg.Readers = append(cfg.Readers, cluster.ReaderSpec{Name: c.Name, Count: c.Count, Config: c.readerConfig()})
+			cfg.Readers = append(cfg.Readers, c.readerSpec())
 		}
 	}
 	c, err := cluster.Build(cfg)

@@ -79,7 +79,7 @@ func (r *reader) memberKey(g field, c *Consumer) {
 		mode := r.str(g)
 		switch {
 		case mode == "transactional":
-			r.fail(g.value, g.path, "transactions are not modelled yet: commit: transactional sends the offsets to a transaction")
+			r.fail(g.value, g.path, "commit: transactional sends the offsets to a transaction, which needs the member's own producer: write a processors entry with exactly-once: true (a consumer entry has no producer)")
 		case !contains(CommitModes, mode):
 			r.fail(g.value, g.path, "want %s, got %q", strings.Join(CommitModes, ", "), cutLong(mode))
 		default:

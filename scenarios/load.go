@@ -211,11 +211,11 @@ func (r *reader) scenario(root *yaml.Node, file string) *Scenario {
 	if f, ok := nodes["consumers"]; ok {
 		r.consumers(f, s)
 	}
+	if f, ok := nodes["processors"]; ok {
+		r.processors(f, s)
+	}
 	r.groupsAgree(s)
 	r.txnCoordinatorDefaults(s)
-	if f, ok := nodes["processors"]; ok {
-		r.fail(f.key, f.path, "stream processors (read-process-write with transactions) are not modelled yet")
-	}
 	if f, ok := nodes["bugs"]; ok {
 		r.bugs(f, s)
 	}

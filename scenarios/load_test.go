@@ -151,7 +151,7 @@ func TestBadScenariosNameFileLineAndKey(t *testing.T) {
 		{"transactions abort above 1", "{ acks: all }", "{ acks: all }\n    transactions: { abort: 1.5 }", 17, "producers[0].transactions.abort", "out of range"},
 		{"transactions unknown key", "{ acks: all }", "{ acks: all }\n    transactions: { record: 2 }", 17, "producers[0].transactions.record", "unknown key"},
 		{"transactions not a mapping", "{ acks: all }", "{ acks: all }\n    transactions: yes", 17, "producers[0].transactions", "want a mapping"},
-		{"transactional commit not modelled", "    topics: [orders]", "    topics: [orders]\n    group: g\n    commit: transactional", 21, "consumers[0].commit", "transactions are not modelled"},
+		{"transactional commit not modelled", "    topics: [orders]", "    topics: [orders]\n    group: g\n    commit: transactional", 21, "consumers[0].commit", "write a processors entry with exactly-once: true"},
 		{"unknown expectation", "  lost-acked-write: 0", "  lost-writes: 0", 25, "expect.lost-writes", "unknown key"},
 		{"bad comparison", "  lost-acked-write: 0", "  lost-acked-write: lots", 25, "expect.lost-acked-write", "comparison"},
 		{"unknown bug", "expect:", "bugs: [hw-truncaton]\nexpect:", 24, "bugs[0]", `did you mean "hw-truncation"`},

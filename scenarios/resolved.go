@@ -121,7 +121,26 @@ func (s *Scenario) Resolved() ([]byte, error) {
 	put(root, "producers", producers)
 
 	consumers := seq()
+	processors := seq()
 	for _, cs := range s.Consumers {
+		if p := cs.Processor; p != nil {
+			m := mapping()
+			put(m, "name", str(cs.Name))
+			put(m, "count", plain(strconv.Itoa(cs.Count)))
+			put(m, "group", str(cs.Group))
+			put(m, "input", flowList(cs.Topics))
+			put(m, "output", str(p.Output))
+			put(m, "processing", str(formatRange(cs.Processing)))
+			put(m, "exactly-once", plain(strconv.FormatBool(p.ExactlyOnce)))
+			put(m, "commit-interval", str(formatDuration(p.CommitInterval)))
+			cfg := copyConfig(cs.Config)
+			for _, k := range p.Producer.Keys {
+				cfg.Set(k, p.Producer.Get(k))
+			}
+			put(m, "config", configNode(cfg))
+			processors.Content = append(processors.Content, m)
+			continue
+		}
 		m := mapping()
 		put(m, "name", str(cs.Name))
 		put(m, "count", plain(strconv.Itoa(cs.Count)))
@@ -145,6 +164,9 @@ func (s *Scenario) Resolved() ([]byte, error) {
 		consumers.Content = append(consumers.Content, m)
 	}
 	put(root, "consumers", consumers)
+	if len(processors.Content) > 0 {
+		put(root, "processors", processors)
+	}
 
 	faults := seq()
 	for _, f := range s.Faults {

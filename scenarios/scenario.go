@@ -150,6 +150,9 @@ type Consumer struct {
 	// Static members have group.instance.id <Name>-<i>
 	// (GroupInstanceID).
 	Static bool
+	// Processor makes the entry a processors entry (processors.go): its
+	// instances are stream processors whose consumer half this is.
+	Processor *Processor
 	// Config holds the consumer keys, and for a group member the group
 	// keys its group.protocol takes (classic: partition.assignment.strategy,
 	// session.timeout.ms, heartbeat.interval.ms; consumer:

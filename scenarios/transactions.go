@@ -113,6 +113,11 @@ func (s *Scenario) hasTransactionalClients() bool {
 			return true
 		}
 	}
+	for _, c := range s.Consumers {
+		if c.Processor != nil && c.Processor.ExactlyOnce {
+			return true
+		}
+	}
 	return false
 }
 

@@ -30,8 +30,39 @@ import (
 // its coordinator over a connection of their own (see the coordinator's
 // DisconnectHandler).
 
+// connKey is a peer's connection: a stream processor holds two to each
+// broker, its consumer's and its producer's (proto.ChannelOf).
+type connKey struct {
+	peer sim.NodeID
+	ch   uint8
+}
+
+// channelBit marks, in the connection token the handlers carry ("on"), the
+// connection of a peer's second channel; the rest is the link generation.
+const channelBit = 1 << 63
+
+// clientCorrelation is a client request's correlation id.
+func clientCorrelation(m sim.Message) uint64 {
+	switch m := m.(type) {
+	case *proto.ProduceRequest:
+		return m.CorrelationID
+	case *proto.FetchRequest:
+		return m.CorrelationID
+	case *proto.ListOffsetsRequest:
+		return m.CorrelationID
+	case *proto.OffsetsForLeaderEpochRequest:
+		return m.CorrelationID
+	case *proto.MetadataRequest:
+		return m.CorrelationID
+	case *proto.InitProducerIDRequest:
+		return m.CorrelationID
+	}
+	return 0
+}
+
 // connection is what the broker keeps of a peer's current connection.
 type connection struct {
+	ch      uint8
 	gen     uint64        // the link generation it is
 	busy    bool          // a request is read, its answer not yet sent
 	reading bool          // its unread requests are being served (readUnread)
@@ -47,15 +78,16 @@ const unreadRequestsMax = 64
 
 // connectionOf is the broker's state of from's current connection, made
 // afresh when the connection was reset since.
-func (rm *replicaManager) connectionOf(from sim.NodeID) *connection {
+func (rm *replicaManager) connectionOf(from sim.NodeID, ch uint8) *connection {
 	gen := rm.n.env.Connection(from)
-	c := rm.conns[from]
+	k := connKey{from, ch}
+	c := rm.conns[k]
 	if c == nil {
 		if rm.conns == nil {
-			rm.conns = map[sim.NodeID]*connection{}
+			rm.conns = map[connKey]*connection{}
 		}
-		c = &connection{gen: gen}
-		rm.conns[from] = c
+		c = &connection{gen: gen, ch: ch}
+		rm.conns[k] = c
 	}
 	if c.gen != gen {
 		// The connection was reset: what it had not read went with it.
@@ -68,7 +100,7 @@ func (rm *replicaManager) connectionOf(from sim.NodeID) *connection {
 // read takes a client request off a connection: served now, or kept unread
 // behind the one being served.
 func (rm *replicaManager) read(from sim.NodeID, m sim.Message) {
-	c := rm.connectionOf(from)
+	c := rm.connectionOf(from, proto.ChannelOf(clientCorrelation(m)))
 	if c.busy || len(c.unread) > 0 {
 		if len(c.unread) >= unreadRequestsMax {
 			rm.n.env.CloseConnection(from)
@@ -86,6 +118,9 @@ func (rm *replicaManager) read(from sim.NodeID, m sim.Message) {
 func (rm *replicaManager) serve(from sim.NodeID, c *connection, m sim.Message) {
 	c.busy = true
 	on := c.gen
+	if c.ch != 0 {
+		on |= channelBit
+	}
 	switch m := m.(type) {
 	case *proto.ProduceRequest:
 		rm.handleProduce(from, on, m)
@@ -108,7 +143,7 @@ func (rm *replicaManager) serve(from sim.NodeID, c *connection, m sim.Message) {
 // reads the connection's next request. The answer is not sent if that
 // connection has closed since.
 func (rm *replicaManager) answer(to sim.NodeID, on uint64, m sim.Message) {
-	if rm.n.env.Connection(to) == on {
+	if rm.n.env.Connection(to) == on&^channelBit {
 		rm.n.env.Send(to, m)
 	}
 	rm.unmute(to, on)
@@ -129,8 +164,8 @@ func (rm *replicaManager) answerDurably(to sim.NodeID, on uint64, m sim.Message)
 // server's next poll), never from inside the handler that answered: that
 // handler may be walking a partition's waiting writes.
 func (rm *replicaManager) unmute(from sim.NodeID, on uint64) {
-	c := rm.conns[from]
-	if c == nil || c.gen != on || !c.busy {
+	c := rm.conns[connKey{from, uint8(on >> 63)}]
+	if c == nil || c.gen != on&^channelBit || !c.busy {
 		return // the connection has gone; a newer one keeps its own state
 	}
 	c.busy = false
@@ -149,12 +184,12 @@ type readUnread struct {
 // readUnread serves a connection's unread requests, in order, until one of
 // them waits.
 func (rm *replicaManager) readUnread(t readUnread) {
-	c := rm.conns[t.peer]
-	if c == nil || c.gen != t.on {
+	c := rm.conns[connKey{t.peer, uint8(t.on >> 63)}]
+	if c == nil || c.gen != t.on&^channelBit {
 		return
 	}
 	for !c.busy && len(c.unread) > 0 {
-		if rm.stopped || rm.n.env.Connection(t.peer) != t.on {
+		if rm.stopped || rm.n.env.Connection(t.peer) != t.on&^channelBit {
 			// Requests are no longer processed (see deliver), or the
 			// connection closed: what waited unread goes with it.
 			if rm.stopped {

@@ -127,6 +127,20 @@ func TestOneRequestPerConnectionAtATime(t *testing.T) {
 		}
 	})
 
+	t.Run("a processor's producer channel is not held behind its consumer's fetch", func(t *testing.T) {
+		rm, env := setup()
+		rm.deliver(client, waitingFetch(1))
+		rm.deliver(client, &proto.MetadataRequest{CorrelationID: proto.ProducerChannel + 2, Topics: []string{}})
+		rm.deliver(client, listOffsets(3))
+		if want := []string{fmt.Sprintf("MetadataResponse %d to 7", proto.ProducerChannel+2)}; !slices.Equal(env.sent, want) {
+			t.Fatalf("while the consumer's fetch waits: sent %q, want %q", env.sent, want)
+		}
+		fireParked(rm, env)
+		if want := []string{"FetchResponse 1 to 7", "ListOffsetsResponse 3 to 7"}; !slices.Equal(env.sent[1:], want) {
+			t.Fatalf("the consumer's connection: sent %q, want %q after the producer's", env.sent, want)
+		}
+	})
+
 	t.Run("a peer that pipelines without limit is closed", func(t *testing.T) {
 		rm, env := setup()
 		rm.deliver(client, waitingFetch(1))

@@ -14,7 +14,6 @@ import (
 	"kafkasim/model/proto"
 	"kafkasim/model/record"
 	"kafkasim/model/storage"
-	"kafkasim/sim"
 )
 
 // The replica manager: the partitions this broker hosts, as leader or
@@ -156,7 +155,7 @@ type replicaManager struct {
 
 	// conns: the peers' connections, each muted while a request of it is
 	// served (connections.go).
-	conns map[sim.NodeID]*connection
+	conns map[connKey]*connection
 	// spareProduces are finished produces whose answers were delivered,
 	// for new ones to reuse (see pendingProduce.TakeBack).
 	spareProduces spare.List[pendingProduce]

@@ -19,6 +19,7 @@ import (
 	"kafkasim/model/extstore"
 	"kafkasim/model/metadata"
 	"kafkasim/model/partlog"
+	"kafkasim/model/processor"
 	"kafkasim/model/producer"
 	"kafkasim/model/proto"
 	"kafkasim/model/raft"
@@ -157,6 +158,11 @@ type ReaderSpec struct {
 	// Static members have group.instance.id "<Name>-<i>", their instance
 	// names (a restarted process rejoins as the same member).
 	Static bool
+	// Processor makes the instances stream processors (model/processor):
+	// Config is their consumer half, this the rest (a template: Name,
+	// Reader, the producer's Brokers and the Recorder are filled in, and a
+	// TransactionalID becomes "<id>-<i>").
+	Processor *processor.Config
 }
 
 // DefaultConfig is three controllers and three brokers with Kafka's defaults.
@@ -439,7 +445,19 @@ func Build(cfg Config) (*Cluster, error) {
 				g.Audit = c.Audit
 				rc.Group = &g
 			}
-			c.Readers = append(c.Readers, w.AddNode(sim.NodeSpec{Name: rc.Name, Role: RoleConsumer, New: reader.New(rc)}))
+			newNode := reader.New(rc)
+			if rs.Processor != nil {
+				pc := *rs.Processor
+				pc.Name, pc.Reader, pc.Recorder = rc.Name, rc, c.History
+				pc.Producer.Brokers = c.Brokers
+				if pc.Producer.TransactionalID != "" {
+					pc.Producer.TransactionalID = ClientName(pc.Producer.TransactionalID, i)
+				}
+				newNode = processor.New(pc)
+			}
+			// A processor is a consumer group member: faults pick it as a
+			// consumer, and the group's checks see its consumer half.
+			c.Readers = append(c.Readers, w.AddNode(sim.NodeSpec{Name: rc.Name, Role: RoleConsumer, New: newNode}))
 			if rs.Name == cfg.FinalReader {
 				c.FinalReader = c.Readers[len(c.Readers)-1]
 			}
@@ -680,8 +698,13 @@ func (c *Cluster) Producer(id sim.NodeID) *producer.Producer {
 
 // Reader returns a reader instance if it is up.
 func (c *Cluster) Reader(id sim.NodeID) *reader.Reader {
-	r, _ := c.World.Node(id).(*reader.Reader)
-	return r
+	switch n := c.World.Node(id).(type) {
+	case *reader.Reader:
+		return n
+	case *processor.Node:
+		return n.Reader()
+	}
+	return nil
 }
 
 // AddPartitions is the admin operation of the custom fault add-partitions.

@@ -7,6 +7,8 @@ import "slices"
 // qualified name stands for part of an API (a follower's fetch, a KRaft
 // voter's). A test holds the list to what a run sends.
 var MessageNames = []string{
+	"AddPartitionsToTxn", "AddPartitionsToTxnResponse",
+	"AllocateProducerIds", "AllocateProducerIdsResponse",
 	"AlterPartition", "AlterPartitionResponse",
 	"AlterPartitionReassignments", "AlterPartitionReassignmentsResponse",
 	"BeginQuorumEpoch", "BeginQuorumEpochResponse",
@@ -16,6 +18,7 @@ var MessageNames = []string{
 	"ConsumerGroupHeartbeat", "ConsumerGroupHeartbeatResponse",
 	"CreateTopics", "CreateTopicsResponse",
 	"ElectLeaders", "ElectLeadersResponse",
+	"EndTxn", "EndTxnResponse",
 	"EndQuorumEpoch", "EndQuorumEpochResponse",
 	"Fetch", "Fetch(replica)", "Fetch(metadata)",
 	"FetchResponse", "FetchResponse(metadata)",
@@ -33,8 +36,15 @@ var MessageNames = []string{
 	"Produce", "ProduceResponse",
 	"StoreApply", "StoreApplyResponse",
 	"SyncGroup", "SyncGroupResponse",
+	"TxnOffsetCommit", "TxnOffsetCommitResponse",
 	"Vote", "VoteResponse",
+	"WriteTxnMarkers", "WriteTxnMarkersResponse",
 }
+
+// TxnMessageNames are MessageNames' messages of transactions.
+var TxnMessageNames = []string{"AddPartitionsToTxn", "AddPartitionsToTxnResponse", "AllocateProducerIds",
+	"AllocateProducerIdsResponse", "EndTxn", "EndTxnResponse", "TxnOffsetCommit", "TxnOffsetCommitResponse",
+	"WriteTxnMarkers", "WriteTxnMarkersResponse"}
 
 // KnownMessageName reports whether name is one of MessageNames.
 func KnownMessageName(name string) bool { return slices.Contains(MessageNames, name) }

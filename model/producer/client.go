@@ -55,6 +55,11 @@ type ClientConfig struct {
 	// TransactionTimeout is transaction.timeout.ms: how long the
 	// coordinator lets a transaction stay open before it aborts it.
 	TransactionTimeout time.Duration
+	// CorrelationOffset is added to the incarnation's correlation base: a
+	// stream processor's producer half counts its ids apart from its
+	// consumer half's (proto.ProducerChannel), and a producer it creates
+	// again after being fenced apart from the one before.
+	CorrelationOffset uint64
 }
 
 // DefaultClientConfig has Kafka 4.x's producer defaults.
@@ -201,7 +206,7 @@ func (c ClientConfig) normalized() ClientConfig {
 // Start fetches metadata (and, once it has it, a producer id).
 func (p *Client) Start(env sim.Env) {
 	p.env = env
-	p.corr = proto.CorrelationBase(env.Incarnation())
+	p.corr = proto.CorrelationBase(env.Incarnation()) + p.cfg.CorrelationOffset
 	p.corrBase = p.corr
 	p.pid, p.epoch = record.NoProducer, -1
 	p.state, p.looks = nil, sendLooks{}

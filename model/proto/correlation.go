@@ -18,3 +18,17 @@ func CorrelationBase(incarnation uint32) uint64 {
 	}
 	return uint64(incarnation-1) << 32
 }
+
+// ProducerChannel is what a stream processor's producer half adds to its
+// correlation ids (model/processor): one Kafka process holds a consumer and
+// a producer, each with connections of its own to the brokers, so that a
+// fetch parked at a broker (fetch.max.wait.ms, read_committed) never holds
+// back the producer's Produce. The simulator has one link per pair of
+// nodes; the broker tells the connections apart by this bit of the
+// correlation id (ChannelOf). Every other client counts its ids from its
+// incarnation's base and never reaches it.
+const ProducerChannel = 1 << 31
+
+// ChannelOf is the connection (0 or 1) of one process that a client request
+// with correlation id corr came on.
+func ChannelOf(corr uint64) uint8 { return uint8(corr >> 31 & 1) }

@@ -27,6 +27,10 @@ type workItem struct {
 	key    partKey
 	offset int64
 	epoch  int32 // the leader epoch of its batch
+	// rkey is the record's key, for a stream processor's output (hasKey:
+	// not null); others leave it empty.
+	rkey   string
+	hasKey bool
 }
 
 // application is the state of the poll loop between polls.
@@ -158,7 +162,7 @@ func (r *Reader) wakePoll() {
 }
 
 // workItems lists the records of a poll's spans.
-func workItems(spans []history.RecordSpan) []workItem {
+func workItems(spans []history.RecordSpan, keys bool) []workItem {
 	n := 0
 	for _, s := range spans {
 		n += int(s.Hi - s.Lo)
@@ -173,7 +177,7 @@ func workItems(spans []history.RecordSpan) []workItem {
 			epoch = b.PartitionLeaderEpoch
 		}
 		k := partKey{s.Topic, s.Partition}
-		if b, ok := s.Src.(*record.Batch); ok && !b.Thinned() {
+		if b, ok := s.Src.(*record.Batch); ok && !b.Thinned() && !keys {
 			// Record i is at BaseOffset+i (as the collector took them):
 			// no need to decode the records for their offsets.
 			for i := s.Lo; i < s.Hi; i++ {
@@ -181,8 +185,12 @@ func workItems(spans []history.RecordSpan) []workItem {
 			}
 			continue
 		}
-		s.Src.PolledRecords(int(s.Lo), int(s.Hi), func(offset int64, _ []byte, _ bool, _ []byte) {
-			out = append(out, workItem{key: k, offset: offset, epoch: epoch})
+		s.Src.PolledRecords(int(s.Lo), int(s.Hi), func(offset int64, key []byte, hasKey bool, _ []byte) {
+			it := workItem{key: k, offset: offset, epoch: epoch}
+			if keys {
+				it.rkey, it.hasKey = string(key), hasKey
+			}
+			out = append(out, it)
 		})
 	}
 	return out
@@ -232,6 +240,12 @@ func (r *Reader) handOver(items []workItem) {
 		return
 	}
 	if len(a.queue) == 0 {
+		if g.cfg.Processor != nil {
+			// Streams' run loop commits on its interval whether or not
+			// the poll returned records (StreamThread.maybeCommit).
+			r.processorCommit(false, r.nextPoll)
+			return
+		}
 		if a.recommit && g.cfg.Commit == CommitAfterProcessing && g.state == stable {
 			r.commitProcessed()
 			return
@@ -314,6 +328,10 @@ func (r *Reader) processNext() {
 		return
 	}
 	a.queue = nil
+	if g.cfg.Processor != nil {
+		r.processorCommit(false, r.nextPoll)
+		return
+	}
 	if g.cfg.Commit == CommitAfterProcessing {
 		r.commitProcessed()
 		return

@@ -48,7 +48,7 @@ func TestWorkItemsAreThePolledRecordsOffsets(t *testing.T) {
 		}, want{[]int64{201, 105}, []int32{5, 3}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			items := workItems(tc.spans)
+			items := workItems(tc.spans, false)
 			var offsets []int64
 			var epochs []int32
 			for _, it := range items {

@@ -258,7 +258,11 @@ func (r *Reader) revokeWithCommit(a membership.Action) {
 		if commit {
 			offsets = r.processedOffsets(a.Partitions)
 		}
-		r.commitSync(offsets, func(bool) {
+		commitSync := r.commitSync
+		if g.cfg.Processor != nil {
+			commitSync = func(_ []commitOffset, then func(bool)) { r.processorCommit(true, func() { then(true) }) }
+		}
+		commitSync(offsets, func(bool) {
 			r.revoke(a.Partitions)
 			g.blocked = false
 			r.consumerActionDone(a.Seq)

@@ -124,6 +124,10 @@ type GroupConfig struct {
 	RetryBackoffMax time.Duration
 	// Audit sees what the god view's group invariants check (nil: none).
 	Audit GroupAuditor
+	// Processor is the stream processor the member runs for
+	// (processor.go; nil: none). It takes over the commits of
+	// CommitAfterProcessing.
+	Processor Processor
 }
 
 // GroupAuditor sees a member's ownership change as the member process

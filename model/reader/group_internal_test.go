@@ -104,7 +104,7 @@ func TestClassifyCommitError(t *testing.T) {
 
 func TestOffsetsAfterIsEachPartitionsLastRecordPlusOne(t *testing.T) {
 	a, b := partKey{"t", 0}, partKey{"t", 1}
-	got := offsetsAfter([]workItem{{a, 3, 0}, {b, 7, 1}, {a, 4, 2}, {b, 8, 1}})
+	got := offsetsAfter([]workItem{{key: a, offset: 3, epoch: 0}, {key: b, offset: 7, epoch: 1}, {key: a, offset: 4, epoch: 2}, {key: b, offset: 8, epoch: 1}})
 	want := []commitOffset{{a, fetchPosition{5, 2}}, {b, fetchPosition{9, 1}}}
 	if !slices.Equal(got, want) {
 		t.Fatalf("offsetsAfter = %v, want %v", got, want)

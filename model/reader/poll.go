@@ -85,7 +85,7 @@ func (r *Reader) finishPoll() {
 	r.Stats.Records += r.collector.n
 	var items []workItem
 	if r.group != nil {
-		items = workItems(r.collector.spans)
+		items = workItems(r.collector.spans, r.group.cfg.Processor != nil)
 	}
 	r.collector.reset()
 	if r.final {

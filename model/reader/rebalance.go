@@ -65,6 +65,14 @@ func (r *Reader) commitOnRevoke(tps []proto.TopicPartition, then func()) {
 	g := r.group
 	g.blocked = true
 	r.quiesce(tps, func(commit bool) {
+		if g.cfg.Processor != nil {
+			r.processorCommit(true, func() {
+				then()
+				g.blocked = false
+				r.env.After(0, rtimer{kind: timerPoll})
+			})
+			return
+		}
 		var offsets []commitOffset
 		if commit {
 			offsets = r.processedOffsets(tps)

@@ -101,6 +101,9 @@ func (r *Reader) startTask(t *task) {
 		a.processExt = &history.Ext{Group: g.cfg.GroupID, Generation: t.generation, MemberID: t.memberID}
 	}
 	t.ext = a.processExt
+	if p := g.cfg.Processor; p != nil {
+		p.BeforeProcess()
+	}
 	if r.rec != nil {
 		v := t.processValue("")
 		r.hist.Invoke(history.FProcess, &v)
@@ -138,6 +141,10 @@ func (r *Reader) recordProcessed(token uint64) {
 
 // finishTask completes a record's processing.
 func (r *Reader) finishTask(t *task) {
+	if p := r.group.cfg.Processor; p != nil {
+		it := t.item
+		p.Output(Input{Topic: it.key.topic, Partition: it.key.partition, Offset: it.offset, Key: it.rkey, HasKey: it.hasKey})
+	}
 	if r.rec != nil {
 		v := t.processValue("")
 		r.hist.Complete(history.OK, history.FProcess, &v)
