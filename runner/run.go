@@ -398,7 +398,7 @@ func invariants(a *audit.Audit) []Invariant {
 		}
 	}
 	var out []Invariant
-	for _, names := range [][]string{audit.ControlPlaneInvariants, audit.DataPlaneInvariants, a.GroupInvariants()} {
+	for _, names := range [][]string{audit.ControlPlaneInvariants, audit.DataPlaneInvariants, a.GroupInvariants(), a.TxnInvariants()} {
 		for _, n := range names {
 			out = append(out, Invariant{Name: n, Count: a.Count(n), Detail: first[n]})
 		}

@@ -371,6 +371,7 @@ func Build(cfg Config) (*Cluster, error) {
 		data.Coordinators = append(slices.Clone(data.Coordinators), spec)
 	}
 	if cfg.Transactions != nil {
+		c.Audit.SetTransactions()
 		data.Coordinators = append(slices.Clone(data.Coordinators), txn.Spec(cfg.Transactions.coordinatorConfig()))
 	}
 	for i := 1; i <= cfg.Brokers; i++ {
