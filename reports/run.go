@@ -64,7 +64,9 @@ type Expectation struct {
 // Writes are the history's send outcomes.
 type Writes struct {
 	Attempted, Acked, Failed, Indeterminate, LostAcked int
-	Availability                                       float64
+	// Aborted: sends of transactions their producer aborted.
+	Aborted      int
+	Availability float64
 }
 
 // Reads are the history's poll figures.
