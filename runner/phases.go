@@ -434,6 +434,7 @@ func (r *execution) check() {
 	res.Invariants = invariants(c.Audit)
 	res.Producers = producerStats(s, c)
 	res.Final, res.FinalTopics, res.FinalGroups = FinalState(c), FinalTopics(c), FinalGroups(c)
+	res.FinalTransactions = FinalTransactions(c)
 	checks := checkerConfig(s, c)
 	res.Happened = checks.Happened
 	if !r.opts.KeepCluster {
