@@ -575,6 +575,7 @@ var modelSelectors = []modelSelector{
 			return true, fmt.Errorf("%s: no topic %q (topics: %s)", sel, tp.Topic, strings.Join(names, ", "))
 		}},
 	groupCoordinatorSelector,
+	txnCoordinatorSelector,
 	{form: "active-controller",
 		resolve: func(c *Cluster, sel string) ([]sim.NodeID, bool, error) {
 			if sel != "active-controller" {

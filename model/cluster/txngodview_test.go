@@ -7,6 +7,7 @@ import (
 
 	"kafkasim/godview"
 	"kafkasim/model/metadata"
+	"kafkasim/model/producer"
 	"kafkasim/model/proto"
 	"kafkasim/model/record"
 )
@@ -29,6 +30,10 @@ func TestTransactionGodView(t *testing.T) {
 		func(r *proto.InitProducerIDResponse) bool { return r.Error == proto.CoordinatorLoadInProgress })
 	ask(t, c, p, find.Node, &proto.AddPartitionsToTxnRequest{CorrelationID: 2, TransactionalID: "tx", ProducerID: init.ProducerID,
 		Partitions: []proto.TopicPartition{{Topic: "orders", Partition: 0}}}, func(*proto.AddPartitionsToTxnResponse) bool { return false })
+	got, err := c.ResolveTarget("txn-coordinator(tx)")
+	if err != nil || len(got) != 1 || got[0] != c.BrokerNode(c.TransactionCoordinator("tx")) {
+		t.Fatalf("txn-coordinator(tx) = %v, %v; coordinator broker %d", got, err, c.TransactionCoordinator("tx"))
+	}
 	held := c.Transactions()
 	if len(held) != 1 || held[0].TransactionalID != "tx" || held[0].State != "Ongoing" || held[0].Coordinator != c.TransactionCoordinator("tx") {
 		t.Fatalf("Transactions() = %+v", held)
@@ -60,5 +65,28 @@ func TestTransactionGodView(t *testing.T) {
 	c.World.RunFor(2 * time.Second)
 	if ok, why := c.noTransactionOpen(); !ok {
 		t.Fatalf("after the abort: %q", why)
+	}
+}
+
+// txn-coordinator(ID) names the producers' transactional ids, one per
+// instance; an id no producer has is refused before the run.
+func TestTxnCoordinatorSelectorValidation(t *testing.T) {
+	cfg := DefaultConfig(11)
+	cfg.Topics = []TopicSpec{{Name: "orders", Partitions: 1, ReplicationFactor: 3}}
+	ts := DefaultTxnSettings(cfg.Brokers)
+	cfg.Transactions = &ts
+	cfg.Producers = []ProducerSpec{{Name: "t", Count: 2, Config: producer.Config{ClientConfig: producer.ClientConfig{Topic: "orders", TransactionalID: "pay"}}}}
+	c, err := Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := c.TransactionalIDs(); strings.Join(ids, ",") != "pay-0,pay-1" {
+		t.Fatalf("TransactionalIDs = %v", ids)
+	}
+	if ok, err := txnCoordinatorSelector.validate(c, "txn-coordinator(nope)"); !ok || err == nil || !strings.Contains(err.Error(), "pay-0, pay-1") {
+		t.Fatalf("validate an unknown id: %v %v", ok, err)
+	}
+	if ok, err := txnCoordinatorSelector.validate(c, "txn-coordinator(pay-0)"); !ok || err != nil {
+		t.Fatalf("validate pay-0: %v %v", ok, err)
 	}
 }
