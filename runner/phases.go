@@ -204,7 +204,13 @@ func (r *execution) probe() string {
 	}
 	var probing []sim.NodeID
 	anyAcksNone := false
+	tids := transactionalIDs(c, r.cfg.Producers)
+	var fencedNotes []string
 	for _, id := range c.Producers {
+		if why := fenced(c, id, tids[id]); why != "" {
+			fencedNotes = append(fencedNotes, why)
+			continue
+		}
 		if p := c.Producer(id); p != nil && w.State(id) == sim.Running {
 			p.Probe()
 			probing = append(probing, id)
@@ -294,6 +300,11 @@ func (r *execution) probe() string {
 		}
 		res.addConvergeDetail("probed twice: the first probe of " + strings.Join(names, ", ") +
 			" did not go through, the second did (Kafka's idempotent producer can take a delivery timeout to heal a sequence gap)")
+	}
+	if res.Converged {
+		for _, why := range fencedNotes {
+			res.addConvergeDetail(why)
+		}
 	}
 	return ""
 }
