@@ -66,8 +66,16 @@ func (c *Cluster) Transactions() []TxnHeld {
 func (c *Cluster) noTransactionOpen() (bool, string) {
 	for _, t := range c.Transactions() {
 		if txn.Open(t.State) {
-			return false, fmt.Sprintf("transaction %s (producer id %d, epoch %d) is still %s on its coordinator broker-%d, begun at %v with transaction.timeout.ms %v",
+			why := fmt.Sprintf("transaction %s (producer id %d, epoch %d) is still %s on its coordinator broker-%d, begun at %v with transaction.timeout.ms %v",
 				t.TransactionalID, t.ProducerID, t.ProducerEpoch, t.State, t.Coordinator, t.StartTime, t.TransactionTimeout)
+			interval := txn.DefaultConfig().AbortTimedOutInterval
+			if c.cfg.Transactions != nil && c.cfg.Transactions.AbortTimedOutInterval > 0 {
+				interval = c.cfg.Transactions.AbortTimedOutInterval
+			}
+			if t.State == "Ongoing" && c.World.Now() > t.StartTime+t.TransactionTimeout+interval {
+				why += fmt.Sprintf(": past its timeout and the abort interval (%v), its coordinator should have aborted it", interval)
+			}
+			return false, why
 		}
 	}
 	return true, ""
@@ -87,6 +95,13 @@ func (c *Cluster) hangingTransactions() []godview.Fact {
 	im := c.Metadata()
 	if im == nil {
 		return nil
+	}
+	// A coordinator that is down holds nothing: what it would hold open is
+	// not known, so nothing is called hanging (the run did not converge).
+	for i := range c.Brokers {
+		if c.World.State(c.Brokers[i]) != sim.Running {
+			return nil
+		}
 	}
 	held := c.Transactions()
 	var out []godview.Fact
