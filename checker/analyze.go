@@ -160,7 +160,11 @@ func (a *analyzer) countStats() {
 				if s.typ != history.OK {
 					outcome = history.Info
 				}
-			case txnAborted, txnNeverCommitted:
+			case txnAborted:
+				// Taken back by its producer: not a failed write.
+				a.stats.Aborted++
+				continue
+			case txnNeverCommitted:
 				outcome = history.Fail
 			default:
 				outcome = history.Info
@@ -175,8 +179,8 @@ func (a *analyzer) countStats() {
 			a.stats.Indeterminate++
 		}
 	}
-	if a.stats.Attempted > 0 {
-		a.stats.Availability = float64(a.stats.Acked) / float64(a.stats.Attempted)
+	if n := a.stats.Attempted - a.stats.Aborted; n > 0 {
+		a.stats.Availability = float64(a.stats.Acked) / float64(n)
 	}
 	for i := range a.txns {
 		switch a.txns[i].outcome {

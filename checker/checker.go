@@ -529,9 +529,13 @@ func (c *Config) supersededByLost(a *analyzer, partition string, offset int64, v
 
 // Stats summarise a history (summary.json's writes and reads).
 type Stats struct {
-	Attempted     int     `json:"attempted"`
-	Acked         int     `json:"acked"`
-	Failed        int     `json:"failed"`
+	Attempted int `json:"attempted"`
+	Acked     int `json:"acked"`
+	Failed    int `json:"failed"`
+	// Aborted counts the sends of transactions their producer aborted
+	// (TxnAborted's): the application took them back, no write failed.
+	// They are not in Failed, and not in Availability's denominator.
+	Aborted       int     `json:"aborted,omitempty"`
 	Indeterminate int     `json:"indeterminate"`
 	LostAcked     int     `json:"lost_acked"`
 	Availability  float64 `json:"availability"`

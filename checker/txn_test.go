@@ -102,7 +102,7 @@ func TestCommittedTransactionsWritesAreAcknowledgedAndCanBeLost(t *testing.T) {
 	if a, _ := r.Anomaly(LostAckedWrite); a.Example.Value != "b" {
 		t.Fatalf("lost %q, want b", a.Example.Value)
 	}
-	if r.Stats.Acked != 2 || r.Stats.Failed != 1 || r.Stats.TxnCommitted != 1 || r.Stats.TxnAborted != 1 {
+	if r.Stats.Acked != 2 || r.Stats.Failed != 0 || r.Stats.Aborted != 1 || r.Stats.Availability != 1 || r.Stats.TxnCommitted != 1 || r.Stats.TxnAborted != 1 {
 		t.Fatalf("stats %+v", r.Stats)
 	}
 	h, _, _ = build(true)

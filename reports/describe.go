@@ -32,6 +32,10 @@ type FinalState struct {
 	Topics     []TopicState     `json:"topics"`
 	Partitions []PartitionState `json:"partitions"`
 	Groups     []GroupState     `json:"groups,omitempty"`
+	// Transactions: each transactional id as its coordinator held it
+	// (describe transactions); absent from run stores of runs without
+	// transactions and of earlier versions.
+	Transactions []TransactionState `json:"transactions,omitempty"`
 }
 
 // ReadFinalState decodes final-state.json, in its current form or in the
@@ -119,11 +123,11 @@ func DescribeTopics(w io.Writer, fs FinalState) error {
 		}
 		fmt.Fprintln(bw)
 		for _, p := range ps[i:j] {
-			// LSO: the last stable offset; with no transactions in the
-			// model nothing holds it below the high watermark.
+			// LSO: the last stable offset, below the high watermark
+			// while a transaction is open.
 			fmt.Fprintf(bw, "\tTopic: %s\tPartition: %d\tLeader: %s\tReplicas: %s\tIsr: %s\tElr: %s\tLastKnownElr: %s\tLeaderEpoch: %d\tHW: %d\tLSO: %d\tLEO: %d\tLogStartOffset: %d\n",
 				p.Topic, p.Partition, leaderName(p.Leader), joinIDs(p.Replicas), joinIDs(p.ISR), joinIDs(p.ELR), joinIDs(p.LastKnownELR),
-				p.LeaderEpoch, p.HW, p.HW, p.LEO, p.LogStartOffset)
+				p.LeaderEpoch, p.HW, p.LastStable(), p.LEO, p.LogStartOffset)
 		}
 		i = j
 	}
@@ -175,7 +179,7 @@ func DescribeTopicsJSON(fs FinalState) []TopicDescription {
 		d.PartitionCount++
 		d.Partitions = append(d.Partitions, PartitionDescription{Partition: p.Partition, Leader: p.Leader, LeaderEpoch: p.LeaderEpoch,
 			Replicas: nonNil(p.Replicas), ISR: nonNil(p.ISR), ELR: nonNil(p.ELR), LastKnownELR: nonNil(p.LastKnownELR),
-			HighWatermark: p.HW, LastStable: p.HW, LogEndOffset: p.LEO, LogStartOffset: p.LogStartOffset})
+			HighWatermark: p.HW, LastStable: p.LastStable(), LogEndOffset: p.LEO, LogStartOffset: p.LogStartOffset})
 	}
 	return out
 }

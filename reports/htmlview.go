@@ -33,6 +33,7 @@ type page struct {
 	Groups       []groupView
 	Plots        []plotView
 	Final        []finalRow
+	Transactions *txnSummary
 	Excerpt      []excerptRow
 	ExcerptNote  string
 	Visuals      []visualView
@@ -69,13 +70,13 @@ type plotView struct {
 }
 
 type finalRow struct {
-	Topic                   string
-	Partition               int32
-	Leader                  string
-	LeaderEpoch             int32
-	Replicas, ISR, ELR      string
-	HW, LEO, LogStartOffset int64
-	ReplicaLEO              string
+	Topic                        string
+	Partition                    int32
+	Leader                       string
+	LeaderEpoch                  int32
+	Replicas, ISR, ELR           string
+	HW, LSO, LEO, LogStartOffset int64
+	ReplicaLEO                   string
 }
 
 type visualView struct {
@@ -104,6 +105,7 @@ func newPage(r *Run, plots []Plot, dir string) *page {
 		Lanes:        newLaneChart(r),
 		Groups:       groupViews(r),
 		Final:        finalRows(r.Final),
+		Transactions: transactionViews(r),
 	}
 	if w := r.WallTime.Seconds(); w > 0 {
 		p.EventsPerSec = strconv.FormatFloat(float64(r.Events)/w, 'f', 0, 64)
@@ -206,7 +208,7 @@ func finalRows(final []PartitionState) []finalRow {
 		out = append(out, finalRow{
 			Topic: p.Topic, Partition: p.Partition, Leader: leaderName(p.Leader), LeaderEpoch: p.LeaderEpoch,
 			Replicas: joinIDs(p.Replicas), ISR: joinIDs(p.ISR), ELR: joinIDs(p.ELR),
-			HW: p.HW, LEO: p.LEO, LogStartOffset: p.LogStartOffset, ReplicaLEO: replicaLEOs(p),
+			HW: p.HW, LSO: p.LastStable(), LEO: p.LEO, LogStartOffset: p.LogStartOffset, ReplicaLEO: replicaLEOs(p),
 		})
 	}
 	return out

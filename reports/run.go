@@ -64,7 +64,9 @@ type Expectation struct {
 // Writes are the history's send outcomes.
 type Writes struct {
 	Attempted, Acked, Failed, Indeterminate, LostAcked int
-	Availability                                       float64
+	// Aborted: sends of transactions their producer aborted.
+	Aborted      int
+	Availability float64
 }
 
 // Reads are the history's poll figures.
@@ -146,15 +148,18 @@ type PartitionSample struct {
 
 // PartitionState is a partition at the end of the run, for describe topics.
 type PartitionState struct {
-	Topic          string
-	Partition      int32
-	Leader         int32
-	LeaderEpoch    int32
-	Replicas       []int32
-	ISR            []int32
-	ELR            []int32
-	LastKnownELR   []int32 `json:",omitempty"`
-	HW             int64
+	Topic        string
+	Partition    int32
+	Leader       int32
+	LeaderEpoch  int32
+	Replicas     []int32
+	ISR          []int32
+	ELR          []int32
+	LastKnownELR []int32 `json:",omitempty"`
+	HW           int64
+	// LSO is the leader's last stable offset (nil: no leader, or a run
+	// store written before it was recorded: the high watermark then).
+	LSO            *int64 `json:",omitempty"`
 	LEO            int64
 	LogStartOffset int64
 	// ReplicaLEO is each replica's log end offset (-1: replica down).

@@ -102,6 +102,14 @@ func judge(e scenarios.Expectation, rep *checker.Report, invariants int, produce
 		got = float64(st.Acked)
 	case "attempted":
 		got = float64(st.Attempted)
+	case "aborted":
+		got = float64(st.Aborted)
+	case "txn-committed":
+		got = float64(st.TxnCommitted)
+	case "txn-aborted":
+		got = float64(st.TxnAborted)
+	case "txn-indeterminate":
+		got = float64(st.TxnIndeterminate)
 	case "bytes-per-record":
 		var bytes, records float64
 		for _, p := range producers {

@@ -8,6 +8,7 @@ import (
 	"kafkasim/model/cluster"
 	"kafkasim/model/group"
 	"kafkasim/model/proto"
+	"kafkasim/model/txn"
 	"kafkasim/reports"
 	"kafkasim/sim"
 )
@@ -39,6 +40,8 @@ func FinalState(c *cluster.Cluster) []reports.PartitionState {
 			st.ReplicaLEO[r] = v.Log().LEO()
 			if r == p.Leader && v.IsLeader() {
 				st.HW, st.LEO, st.LogStartOffset = v.HighWatermark(), v.Log().LEO(), v.Log().LogStartOffset()
+				lso := v.Log().LastStableOffset(st.HW)
+				st.LSO = &lso
 			}
 		}
 		out = append(out, st)
@@ -122,6 +125,24 @@ func reportPartitions(tps []proto.TopicPartition) []reports.TopicPartition {
 	out := make([]reports.TopicPartition, 0, len(tps))
 	for _, tp := range tps {
 		out = append(out, reports.TopicPartition{Topic: tp.Topic, Partition: tp.Partition})
+	}
+	return out
+}
+
+// FinalTransactions is each transactional id as the coordinator leading its
+// partition of __transaction_state holds it at the end of the run
+// (describe transactions), by id.
+func FinalTransactions(c *cluster.Cluster) []reports.TransactionState {
+	var out []reports.TransactionState
+	end := c.World.Now().Milliseconds()
+	for _, t := range c.Transactions() {
+		st := reports.TransactionState{TransactionalID: t.TransactionalID, Coordinator: t.Coordinator, ProducerID: t.ProducerID,
+			ProducerEpoch: t.ProducerEpoch, State: t.State, TimeoutMs: t.TransactionTimeout.Milliseconds(), StartTimeMs: -1, EndMs: end,
+			Partitions: reportPartitions(t.Partitions)}
+		if t.StartTime >= 0 && txn.Open(t.State) {
+			st.StartTimeMs = t.StartTime.Milliseconds()
+		}
+		out = append(out, st)
 	}
 	return out
 }

@@ -8,7 +8,6 @@ import (
 	"kafkasim/checker"
 	"kafkasim/history"
 	"kafkasim/model/cluster"
-	"kafkasim/model/producer"
 	"kafkasim/model/reader"
 	"kafkasim/sim"
 )
@@ -204,17 +203,12 @@ func (r *execution) probe() string {
 		}
 	}
 	var probing []sim.NodeID
-	var fenced []string
 	anyAcksNone := false
+	tids := transactionalIDs(c, r.cfg.Producers)
+	var fencedNotes []string
 	for _, id := range c.Producers {
-		if p := c.Producer(id); p != nil && p.TxnState() == producer.TxnFatalError {
-			// A transactional producer fenced (PRODUCER_FENCED: another
-			// instance took its transactional.id, or — transaction
-			// version 2 — its coordinator aborted its transaction on
-			// timeout, bumping the epoch past it) writes no more: Kafka's
-			// KafkaProducer is then only to be closed. Not a liveness
-			// failure; the run says so.
-			fenced = append(fenced, w.Name(id)+" ("+p.TxnError()+")")
+		if why := fenced(c, id, tids[id]); why != "" {
+			fencedNotes = append(fencedNotes, why)
 			continue
 		}
 		if p := c.Producer(id); p != nil && w.State(id) == sim.Running {
@@ -299,9 +293,6 @@ func (r *execution) probe() string {
 				w.Name(id), acked+failed+unknown+pending, acked, failed, unknown, pending, probeMax)
 		}
 	}
-	if res.Converged && len(fenced) > 0 {
-		res.addConvergeDetail("not probed: fenced transactional producers write no more, as Kafka's: " + strings.Join(fenced, ", "))
-	}
 	if res.Converged && len(again) > 0 {
 		names := make([]string, len(again))
 		for i, id := range again {
@@ -309,6 +300,11 @@ func (r *execution) probe() string {
 		}
 		res.addConvergeDetail("probed twice: the first probe of " + strings.Join(names, ", ") +
 			" did not go through, the second did (Kafka's idempotent producer can take a delivery timeout to heal a sequence gap)")
+	}
+	if res.Converged {
+		for _, why := range fencedNotes {
+			res.addConvergeDetail(why)
+		}
 	}
 	return ""
 }
@@ -449,6 +445,7 @@ func (r *execution) check() {
 	res.Invariants = invariants(c.Audit)
 	res.Producers = producerStats(s, c)
 	res.Final, res.FinalTopics, res.FinalGroups = FinalState(c), FinalTopics(c), FinalGroups(c)
+	res.FinalTransactions = FinalTransactions(c)
 	checks := checkerConfig(s, c)
 	res.Happened = checks.Happened
 	if !r.opts.KeepCluster {

@@ -119,11 +119,14 @@ type Result struct {
 	FinalTopics []reports.TopicState
 	// FinalGroups is each consumer group as its coordinator held it.
 	FinalGroups []reports.GroupState
-	TraceHash   uint64
-	Events      uint64
-	SimTime     time.Duration
-	WallTime    time.Duration
-	Report      *checker.Report
+	// FinalTransactions is each transactional id as its coordinator held
+	// it.
+	FinalTransactions []reports.TransactionState
+	TraceHash         uint64
+	Events            uint64
+	SimTime           time.Duration
+	WallTime          time.Duration
+	Report            *checker.Report
 	// Happened is what the god view saw happen that Kafka permits, as the
 	// checker was given it (the run store keeps it for check RUN_DIR).
 	Happened godview.List
@@ -398,7 +401,7 @@ func invariants(a *audit.Audit) []Invariant {
 		}
 	}
 	var out []Invariant
-	for _, names := range [][]string{audit.ControlPlaneInvariants, audit.DataPlaneInvariants, a.GroupInvariants()} {
+	for _, names := range [][]string{audit.ControlPlaneInvariants, audit.DataPlaneInvariants, a.GroupInvariants(), a.TxnInvariants()} {
 		for _, n := range names {
 			out = append(out, Invariant{Name: n, Count: a.Count(n), Detail: first[n]})
 		}

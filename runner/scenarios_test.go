@@ -281,7 +281,7 @@ func TestRunLetsTheClusterGoBeforeTheChecks(t *testing.T) {
 // says so.
 func TestFencedTransactionalProducersAreNotProbed(t *testing.T) {
 	res := runConverged(t, "testdata/transactional-producers-fenced-on-timeout-not-probed.yaml")
-	if !strings.Contains(res.ConvergeDetail, "not probed: fenced transactional producers write no more") {
+	if !strings.Contains(res.ConvergeDetail, "not probed: fenced, transactional.id") {
 		t.Fatalf("converged without naming a fenced producer: %q (re-tune the seed if the faults no longer fence one)", res.ConvergeDetail)
 	}
 }

@@ -136,7 +136,7 @@ func (s *Store) write(res *Result, version string) error {
 	}
 	enc := json.NewEncoder(final)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(reports.FinalState{Topics: res.FinalTopics, Partitions: rd.Final, Groups: res.FinalGroups}); err != nil {
+	if err := enc.Encode(reports.FinalState{Topics: res.FinalTopics, Partitions: rd.Final, Groups: res.FinalGroups, Transactions: res.FinalTransactions}); err != nil {
 		final.Close()
 		return err
 	}

@@ -58,9 +58,12 @@ type Summary struct {
 
 // SummaryWrites are the send figures.
 type SummaryWrites struct {
-	Attempted     int     `json:"attempted"`
-	Acked         int     `json:"acked"`
-	Failed        int     `json:"failed"`
+	Attempted int `json:"attempted"`
+	Acked     int `json:"acked"`
+	Failed    int `json:"failed"`
+	// Aborted: sends of transactions their producer aborted (not failed
+	// writes: neither in Failed nor in Availability's denominator).
+	Aborted       int     `json:"aborted,omitempty"`
 	Indeterminate int     `json:"indeterminate"`
 	LostAcked     int     `json:"lost_acked"`
 	Availability  float64 `json:"availability"`
@@ -146,7 +149,7 @@ func (res *Result) Summary(version string) Summary {
 	}
 	if rep := res.Report; rep != nil {
 		st := rep.Stats
-		s.Writes = SummaryWrites{Attempted: st.Attempted, Acked: st.Acked, Failed: st.Failed, Indeterminate: st.Indeterminate,
+		s.Writes = SummaryWrites{Attempted: st.Attempted, Acked: st.Acked, Failed: st.Failed, Aborted: st.Aborted, Indeterminate: st.Indeterminate,
 			LostAcked: st.LostAcked, Availability: st.Availability}
 		s.Reads = SummaryReads{Polls: st.Polls, Records: st.Records, Duplicates: st.Duplicates}
 		for _, a := range rep.Anomalies {
@@ -204,7 +207,7 @@ func (res *Result) ReportData(version string) *reports.Run {
 	}
 	if rep := res.Report; rep != nil {
 		st := rep.Stats
-		r.Writes = reports.Writes{Attempted: st.Attempted, Acked: st.Acked, Failed: st.Failed, Indeterminate: st.Indeterminate,
+		r.Writes = reports.Writes{Attempted: st.Attempted, Acked: st.Acked, Failed: st.Failed, Aborted: st.Aborted, Indeterminate: st.Indeterminate,
 			LostAcked: st.LostAcked, Availability: st.Availability}
 		r.Reads = reports.Reads{Polls: st.Polls, Records: st.Records, Duplicates: st.Duplicates}
 		for _, a := range rep.Anomalies {

@@ -795,7 +795,7 @@ var ZooBugs = []string{"no-epoch-bump-on-abort", "delayed-end-txn"}
 // ExpectKeys are the keys an expect block may hold besides anomaly types.
 var ExpectKeys = []string{"violations", "availability", "converged", "lost-acked", "acked", "attempted", "invariants",
 	"bytes-per-record", "rebalances", "unowned-seconds", "unowned-seconds-per-rebalance", "max-unowned-seconds",
-	"reprocessed-fraction"}
+	"reprocessed-fraction", "aborted", "txn-committed", "txn-aborted", "txn-indeterminate"}
 
 func (r *reader) expect(f field, s *Scenario) {
 	known := append(append([]string(nil), ExpectKeys...), checker.AnomalyTypes...)

@@ -208,7 +208,11 @@ func printStats(w io.Writer, st checker.Stats) {
 	if st.Attempted == 0 {
 		availability = "availability: no write attempted"
 	}
-	fmt.Fprintf(w, "  writes: %d attempted, %d acknowledged, %d failed, %d unknown (%s); %s lost\n",
-		st.Attempted, st.Acked, st.Failed, st.Indeterminate, availability, plural.Count(st.LostAcked, "acknowledged write"))
+	aborted := ""
+	if st.Aborted > 0 {
+		aborted = fmt.Sprintf(", %d in aborted transactions", st.Aborted)
+	}
+	fmt.Fprintf(w, "  writes: %d attempted, %d acknowledged, %d failed%s, %d unknown (%s); %s lost\n",
+		st.Attempted, st.Acked, st.Failed, aborted, st.Indeterminate, availability, plural.Count(st.LostAcked, "acknowledged write"))
 	fmt.Fprintf(w, "  reads:  %s, %s\n", plural.Count(st.Polls, "poll"), plural.Count(st.Records, "record"))
 }

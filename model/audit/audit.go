@@ -108,6 +108,9 @@ type Audit struct {
 	// groups: the consumer groups' state (groups.go); nil when the cluster
 	// has none.
 	groups *groupsAudit
+	// txn: the transactions' invariants (txn.go); nil when the cluster
+	// runs no transaction coordinator.
+	txn *txnAudit
 }
 
 type hwMark struct {

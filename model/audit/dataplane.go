@@ -52,6 +52,9 @@ func (a *Audit) headerFlipped(broker int32, log *partlog.Log) bool {
 // ReplicaHW checks the batches a replica's high watermark passed.
 func (a *Audit) ReplicaHW(broker int32, tp metadata.TopicPartition, leaderEpoch int32, leader bool, hw int64, log *partlog.Log) {
 	p := a.part(tp)
+	if leader {
+		a.leaderHW(broker, tp, leaderEpoch, hw, log)
+	}
 	check := p.check(broker)
 	from := check.hw
 	check.hw = hw
@@ -92,9 +95,11 @@ func (a *Audit) ReplicaHW(broker int32, tp metadata.TopicPartition, leaderEpoch 
 				fmt.Sprintf("differ on broker %d below its high watermark %d (leader epoch %d here)", broker, hw, k.epoch))
 			p.committed.Append(k)
 			a.committedNow(tp, p, k)
+			a.txnCommitted(tp, p, b)
 		case b.BaseOffset >= p.committedEnd():
 			p.committed.Append(k)
 			a.committedNow(tp, p, k)
+			a.txnCommitted(tp, p, b)
 		}
 		return true
 	})

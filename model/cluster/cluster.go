@@ -377,6 +377,7 @@ func Build(cfg Config) (*Cluster, error) {
 		data.Coordinators = append(slices.Clone(data.Coordinators), spec)
 	}
 	if cfg.Transactions != nil {
+		c.Audit.SetTransactions()
 		data.Coordinators = append(slices.Clone(data.Coordinators), txn.Spec(cfg.Transactions.coordinatorConfig()))
 	}
 	for i := 1; i <= cfg.Brokers; i++ {
@@ -592,6 +593,7 @@ var modelSelectors = []modelSelector{
 			return true, fmt.Errorf("%s: no topic %q (topics: %s)", sel, tp.Topic, strings.Join(names, ", "))
 		}},
 	groupCoordinatorSelector,
+	txnCoordinatorSelector,
 	{form: "active-controller",
 		resolve: func(c *Cluster, sel string) ([]sim.NodeID, bool, error) {
 			if sel != "active-controller" {

@@ -42,6 +42,7 @@ var convergence = []ConvergenceCondition{
 	{Name: "producers done", Check: (*Cluster).producersDone},
 	{Name: "readers caught up", Check: (*Cluster).readersCaughtUp},
 	{Name: "consumer groups stable", Check: (*Cluster).groupsStable},
+	{Name: "no transaction open", Check: (*Cluster).noTransactionOpen},
 }
 
 // Converged reports whether the cluster healed: every convergence condition
@@ -223,7 +224,8 @@ func (c *Cluster) readersCaughtUp() (bool, string) {
 	type end struct {
 		tp    metadata.TopicPartition
 		hw    int64
-		empty bool // nothing below the high watermark to read
+		lso   int64 // the last stable offset: a read_committed reader's end
+		empty bool  // nothing below the high watermark to read
 	}
 	var ends []end
 	for _, p := range im.Partitions() {
@@ -231,7 +233,7 @@ func (c *Cluster) readersCaughtUp() (bool, string) {
 		if v == nil {
 			return false, fmt.Sprintf("broker-%d does not lead %s yet", p.Leader, p.TopicPartition)
 		}
-		ends = append(ends, end{tp: p.TopicPartition, hw: v.HighWatermark(), empty: v.HighWatermark() <= v.Log().LogStartOffset()})
+		ends = append(ends, end{tp: p.TopicPartition, hw: v.HighWatermark(), lso: v.Log().LastStableOffset(v.HighWatermark()), empty: v.HighWatermark() <= v.Log().LogStartOffset()})
 	}
 	for _, id := range c.Readers {
 		if id == c.FinalReader {
@@ -261,6 +263,11 @@ func (c *Cluster) readersCaughtUp() (bool, string) {
 				continue
 			}
 			if pos := r.Position(tp.Topic, tp.Partition); pos < e.hw {
+				if pos == e.lso {
+					// A read_committed reader held by an open transaction
+					// (no transaction open says which).
+					return false, fmt.Sprintf("%s has not caught up on %s: at %d, held at the last stable offset by an open transaction, high watermark %d", w.Name(id), tp, pos, e.hw)
+				}
 				return false, fmt.Sprintf("%s has not caught up on %s: at %d, high watermark %d", w.Name(id), tp, pos, e.hw)
 			}
 		}

@@ -79,7 +79,7 @@ func TestConvergenceConditionsInOrder(t *testing.T) {
 	for _, cond := range convergence {
 		names = append(names, cond.Name)
 	}
-	want := "control plane, partitions led in sync, replication drained, producers done, readers caught up, consumer groups stable"
+	want := "control plane, partitions led in sync, replication drained, producers done, readers caught up, consumer groups stable, no transaction open"
 	if got := strings.Join(names, ", "); got != want {
 		t.Fatalf("conditions %s, want %s", got, want)
 	}

@@ -27,6 +27,7 @@ func (c *Cluster) Facts() godview.List {
 		}
 	}
 	facts = append(facts, c.heldBack()...)
+	facts = append(facts, c.hangingTransactions()...)
 	for _, r := range c.World.FaultLog() {
 		if r.Undo || r.Skipped != "" {
 			continue

@@ -20,6 +20,7 @@ var MessageNames = []string{
 	"ElectLeaders", "ElectLeadersResponse",
 	"EndTxn", "EndTxnResponse",
 	"EndQuorumEpoch", "EndQuorumEpochResponse",
+	"EndTxn", "EndTxnResponse",
 	"Fetch", "Fetch(replica)", "Fetch(metadata)",
 	"FetchResponse", "FetchResponse(metadata)",
 	"FindCoordinator", "FindCoordinatorResponse",

@@ -1,0 +1,176 @@
+package audit
+
+import (
+	"fmt"
+
+	"kafkasim/model/metadata"
+	"kafkasim/model/partlog"
+	"kafkasim/model/record"
+	"kafkasim/sim"
+)
+
+// Transactions' invariants, checked when the cluster runs a transaction
+// coordinator (SetTransactions):
+//
+//   - lso-at-most-hw: a leader's last stable offset never exceeds its high
+//     watermark (UnifiedLog.lastStableOffset: the first unstable offset
+//     when below it, else the high watermark);
+//   - lso-monotonic: within one leader epoch, a leader's last stable offset
+//     never goes back (a read_committed reader never meets a record it was
+//     told was stable become unstable again);
+//   - txn-markers-agree: the committed markers of one transaction (producer
+//     id and epoch: with transaction version 2 the coordinator bumps the
+//     epoch at each end, so the pair names one transaction) are all COMMIT
+//     or all ABORT, on every partition it wrote
+//     (TransactionMarkerChannelManager writes one outcome everywhere);
+//   - fenced-epoch-not-appended: no committed transactional batch carries a
+//     producer epoch below one already committed for its producer on the
+//     partition (ProducerAppendInfo.checkProducerEpoch refuses a fenced
+//     zombie's write with INVALID_PRODUCER_EPOCH).
+const (
+	LSOAtMostHW            = "lso-at-most-hw"
+	LSOMonotonic           = "lso-monotonic"
+	TxnMarkersAgree        = "txn-markers-agree"
+	FencedEpochNotAppended = "fenced-epoch-not-appended"
+)
+
+var txnInvariants = []string{LSOAtMostHW, LSOMonotonic, TxnMarkersAgree, FencedEpochNotAppended}
+
+// txnAudit is what the audit keeps of transactions.
+type txnAudit struct {
+	// lso: each leader's last stable offset, by broker and partition.
+	lso map[lsoKey]lsoMark
+	// markers: the outcome of each transaction's first committed marker.
+	markers map[txnKey]markerSeen
+	// epochs: the highest producer epoch committed, by partition and
+	// producer.
+	epochs map[pidKey]int16
+}
+
+type lsoKey struct {
+	broker int32
+	tp     metadata.TopicPartition
+}
+
+type lsoMark struct {
+	leaderEpoch int32
+	lso         int64
+}
+
+type txnKey struct {
+	pid   int64
+	epoch int16
+}
+
+type markerSeen struct {
+	commit bool
+	tp     metadata.TopicPartition
+	offset int64
+}
+
+type pidKey struct {
+	tp  metadata.TopicPartition
+	pid int64
+}
+
+// SetTransactions has the audit check the transactions' invariants: the
+// cluster runs a transaction coordinator.
+func (a *Audit) SetTransactions() {
+	a.txn = &txnAudit{lso: map[lsoKey]lsoMark{}, markers: map[txnKey]markerSeen{}, epochs: map[pidKey]int16{}}
+}
+
+// TxnInvariants lists the transactions' invariants when the cluster runs a
+// transaction coordinator, none otherwise (a run without transactions
+// reports what it always did).
+func (a *Audit) TxnInvariants() []string {
+	if a.txn == nil {
+		return nil
+	}
+	return txnInvariants
+}
+
+// leaderHW checks a leader's last stable offset at its new high watermark
+// (the LSO moves only with the high watermark: a marker decides a
+// transaction once the high watermark passes it).
+func (a *Audit) leaderHW(broker int32, tp metadata.TopicPartition, leaderEpoch int32, hw int64, log *partlog.Log) {
+	if a.txn == nil || !log.Transactional() {
+		return
+	}
+	a.LeaderLSO(broker, tp, leaderEpoch, log.LastStableOffset(hw), hw)
+}
+
+// LeaderLSO checks a leader's last stable offset lso at high watermark hw.
+func (a *Audit) LeaderLSO(broker int32, tp metadata.TopicPartition, leaderEpoch int32, lso, hw int64) {
+	if a.txn == nil {
+		return
+	}
+	node := a.brokerNode(broker)
+	if lso > hw {
+		a.report(LSOAtMostHW, node, "%s's last stable offset %d is above its high watermark %d (leader epoch %d)", tp, lso, hw, leaderEpoch)
+	}
+	k := lsoKey{broker: broker, tp: tp}
+	if prev, ok := a.txn.lso[k]; ok && prev.leaderEpoch == leaderEpoch && lso < prev.lso {
+		a.report(LSOMonotonic, node, "%s's last stable offset went from %d back to %d in leader epoch %d", tp, prev.lso, lso, leaderEpoch)
+	}
+	a.txn.lso[k] = lsoMark{leaderEpoch: leaderEpoch, lso: lso}
+}
+
+// txnCommitted checks a transactional batch b of tp, just committed.
+func (a *Audit) txnCommitted(tp metadata.TopicPartition, p *partitionAudit, b *record.Batch) {
+	if a.txn == nil || !b.Transactional || b.ProducerID < 0 {
+		return
+	}
+	// A loss Kafka permits (an unclean election, a power loss) may take a
+	// committed marker away; what comes after it is not judged against it.
+	lossy := len(p.uncleanElections) > 0 || p.powerLossFrom >= 0
+	pk := pidKey{tp: tp, pid: b.ProducerID}
+	if prev, ok := a.txn.epochs[pk]; ok && !b.Control && b.ProducerEpoch < prev && !lossy {
+		a.report(FencedEpochNotAppended, a.partLeaderNode(tp, b.PartitionLeaderEpoch),
+			"%s@%d: a transactional batch of producer %d at epoch %d, committed after its epoch %d", tp, b.BaseOffset, b.ProducerID, b.ProducerEpoch, prev)
+	}
+	if prev, ok := a.txn.epochs[pk]; !ok || b.ProducerEpoch > prev {
+		a.txn.epochs[pk] = b.ProducerEpoch
+	}
+	if !b.Control {
+		return
+	}
+	t, _, ok := b.Marker()
+	if !ok {
+		return
+	}
+	a.Marker(tp, b.BaseOffset, b.ProducerID, b.ProducerEpoch, t == record.ControlCommit)
+}
+
+// Marker checks a committed end-transaction marker of producer (pid,
+// epoch) at offset of tp against the transaction's others.
+func (a *Audit) Marker(tp metadata.TopicPartition, offset, pid int64, epoch int16, commit bool) {
+	if a.txn == nil {
+		return
+	}
+	k := txnKey{pid: pid, epoch: epoch}
+	prev, ok := a.txn.markers[k]
+	if !ok {
+		a.txn.markers[k] = markerSeen{commit: commit, tp: tp, offset: offset}
+		return
+	}
+	if prev.commit != commit {
+		a.report(TxnMarkersAgree, a.partLeaderNode(tp, -1), "producer %d epoch %d's transaction has %s at %s@%d and %s at %s@%d",
+			pid, epoch, outcome(prev.commit), prev.tp, prev.offset, outcome(commit), tp, offset)
+	}
+}
+
+func outcome(commit bool) string {
+	if commit {
+		return fmt.Sprint(record.ControlCommit)
+	}
+	return fmt.Sprint(record.ControlAbort)
+}
+
+// partLeaderNode is the node of tp's leader in leaderEpoch as the audit
+// saw it, or none.
+func (a *Audit) partLeaderNode(tp metadata.TopicPartition, leaderEpoch int32) sim.NodeID {
+	if l, ok := a.partLeaders[epochLeader{epoch: leaderEpoch, tp: tp}]; ok {
+		return a.brokerNode(l)
+	}
+	return sim.NoNode
+}

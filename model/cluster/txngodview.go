@@ -1,0 +1,135 @@
+package cluster
+
+import (
+	"fmt"
+	"slices"
+
+	"kafkasim/godview"
+	"kafkasim/model/proto"
+	"kafkasim/model/txn"
+	"kafkasim/sim"
+)
+
+// The god view of transactions: every transactional id the coordinators
+// hold, the transactions left open, and the hanging ones (KIP-664).
+
+// TxnHeld is a transactional id as the coordinator leading its partition of
+// __transaction_state holds it.
+type TxnHeld struct {
+	proto.TransactionDescription
+	// Coordinator is the broker id of that coordinator.
+	Coordinator int32
+}
+
+// Transactions lists every transactional id a running coordinator holds
+// as the leader of its partition of __transaction_state, by id (the god
+// view's kafka-transactions.sh list, then describe of each).
+func (c *Cluster) Transactions() []TxnHeld {
+	var out []TxnHeld
+	for i := range c.Brokers {
+		id := int32(i + 1)
+		b := c.Broker(id)
+		if b == nil || c.World.State(c.BrokerNode(id)) != sim.Running {
+			continue
+		}
+		l, ok := b.Coordinator(txn.Topic).(txn.Lister)
+		if !ok {
+			continue
+		}
+		for _, d := range l.Transactions() {
+			// A deposed coordinator that has not heard yet still holds
+			// its ids: the committed metadata says whose they are.
+			if c.TransactionCoordinator(d.TransactionalID) == id {
+				out = append(out, TxnHeld{TransactionDescription: d, Coordinator: id})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b TxnHeld) int {
+		switch {
+		case a.TransactionalID < b.TransactionalID:
+			return -1
+		case a.TransactionalID > b.TransactionalID:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// noTransactionOpen reports whether every transaction has committed or
+// aborted: each coordinator holds its ids Empty, CompleteCommit,
+// CompleteAbort or Dead. One still open after the heal holds the last
+// stable offset of the partitions it wrote, and read_committed readers
+// with it; its coordinator aborts it transaction.timeout.ms after it
+// began (TransactionCoordinator.abortTimedOutTransactions), so one left
+// open is a liveness failure.
+func (c *Cluster) noTransactionOpen() (bool, string) {
+	for _, t := range c.Transactions() {
+		if txn.Open(t.State) {
+			why := fmt.Sprintf("transaction %s (producer id %d, epoch %d) is still %s on its coordinator broker-%d, begun at %v with transaction.timeout.ms %v",
+				t.TransactionalID, t.ProducerID, t.ProducerEpoch, t.State, t.Coordinator, t.StartTime, t.TransactionTimeout)
+			interval := txn.DefaultConfig().AbortTimedOutInterval
+			if c.cfg.Transactions != nil && c.cfg.Transactions.AbortTimedOutInterval > 0 {
+				interval = c.cfg.Transactions.AbortTimedOutInterval
+			}
+			if t.State == "Ongoing" && c.World.Now() > t.StartTime+t.TransactionTimeout+interval {
+				why += fmt.Sprintf(": past its timeout and the abort interval (%v), its coordinator should have aborted it", interval)
+			}
+			return false, why
+		}
+	}
+	return true, ""
+}
+
+// hangingTransactions lists the partitions whose last stable offset a
+// transaction holds that its coordinator no longer holds open
+// (godview.HangingTransaction, KIP-664): the partition's leader still has
+// it ongoing (no marker), below its high watermark, and no coordinator
+// holds its producer id open with the partition among its partitions.
+// Nothing in Kafka resolves such a transaction but an operator's
+// kafka-transactions.sh abort.
+func (c *Cluster) hangingTransactions() []godview.Fact {
+	if c.cfg.Transactions == nil {
+		return nil
+	}
+	im := c.Metadata()
+	if im == nil {
+		return nil
+	}
+	// A coordinator that is down holds nothing: what it would hold open is
+	// not known, so nothing is called hanging (the run did not converge).
+	for i := range c.Brokers {
+		if c.World.State(c.Brokers[i]) != sim.Running {
+			return nil
+		}
+	}
+	held := c.Transactions()
+	var out []godview.Fact
+	for _, p := range im.Partitions() {
+		v := c.LeaderView(p)
+		if v == nil || !v.Log().Transactional() {
+			continue
+		}
+		hw := v.HighWatermark()
+		tp := proto.TopicPartition{Topic: p.TopicPartition.Topic, Partition: p.TopicPartition.Partition}
+		for _, o := range v.Log().Producers().OngoingTxns() {
+			if o.FirstOffset >= hw {
+				continue // not yet replicated: it holds nothing back
+			}
+			id, open := "", false
+			for _, t := range held {
+				if t.ProducerID != o.ProducerID {
+					continue
+				}
+				id = t.TransactionalID
+				open = txn.Open(t.State) && slices.Contains(t.Partitions, tp)
+			}
+			if open {
+				continue
+			}
+			out = append(out, godview.Fact{Kind: godview.HangingTransaction, Partition: p.TopicPartition.String(), From: o.FirstOffset, To: hw,
+				Producer: o.ProducerID, TransactionalID: id, At: int64(c.World.Now())})
+		}
+	}
+	return out
+}
