@@ -45,6 +45,12 @@ type txnAudit struct {
 	// epochs: the highest producer epoch committed, by partition and
 	// producer.
 	epochs map[pidKey]int16
+	// open: a producer's transactional records committed on a partition
+	// since its last marker there — the transaction a marker ends. A
+	// marker with none (a coordinator's retry of a transaction's markers,
+	// or an abort of a transaction that wrote nothing there) decides
+	// nothing on that partition.
+	open map[pidKey]bool
 }
 
 type lsoKey struct {
@@ -76,7 +82,7 @@ type pidKey struct {
 // SetTransactions has the audit check the transactions' invariants: the
 // cluster runs a transaction coordinator.
 func (a *Audit) SetTransactions() {
-	a.txn = &txnAudit{lso: map[lsoKey]lsoMark{}, markers: map[txnKey]markerSeen{}, epochs: map[pidKey]int16{}}
+	a.txn = &txnAudit{lso: map[lsoKey]lsoMark{}, markers: map[txnKey]markerSeen{}, epochs: map[pidKey]int16{}, open: map[pidKey]bool{}}
 }
 
 // TxnInvariants lists the transactions' invariants when the cluster runs a
@@ -132,18 +138,25 @@ func (a *Audit) txnCommitted(tp metadata.TopicPartition, p *partitionAudit, b *r
 		a.txn.epochs[pk] = b.ProducerEpoch
 	}
 	if !b.Control {
+		a.txn.open[pk] = true
 		return
 	}
 	t, _, ok := b.Marker()
-	if !ok {
+	if !ok || !a.txn.open[pk] {
 		return
 	}
-	a.Marker(tp, b.BaseOffset, b.ProducerID, b.ProducerEpoch, t == record.ControlCommit)
+	delete(a.txn.open, pk)
+	a.marker(tp, b.BaseOffset, b.ProducerID, b.ProducerEpoch, t == record.ControlCommit, b.PartitionLeaderEpoch)
 }
 
 // Marker checks a committed end-transaction marker of producer (pid,
 // epoch) at offset of tp against the transaction's others.
 func (a *Audit) Marker(tp metadata.TopicPartition, offset, pid int64, epoch int16, commit bool) {
+	a.marker(tp, offset, pid, epoch, commit, -1)
+}
+
+// marker is Marker, for a marker written in leaderEpoch (-1: unknown).
+func (a *Audit) marker(tp metadata.TopicPartition, offset, pid int64, epoch int16, commit bool, leaderEpoch int32) {
 	if a.txn == nil {
 		return
 	}
@@ -154,7 +167,7 @@ func (a *Audit) Marker(tp metadata.TopicPartition, offset, pid int64, epoch int1
 		return
 	}
 	if prev.commit != commit {
-		a.report(TxnMarkersAgree, a.partLeaderNode(tp, -1), "producer %d epoch %d's transaction has %s at %s@%d and %s at %s@%d",
+		a.report(TxnMarkersAgree, a.partLeaderNode(tp, leaderEpoch), "producer %d epoch %d's transaction has %s at %s@%d and %s at %s@%d",
 			pid, epoch, outcome(prev.commit), prev.tp, prev.offset, outcome(commit), tp, offset)
 	}
 }

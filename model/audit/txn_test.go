@@ -75,10 +75,15 @@ func TestFencedEpochAppendedFires(t *testing.T) {
 	}
 }
 
+// A marker that ends no transaction on its partition (a retried marker
+// there) decides nothing: only the disagreement of deciding markers fires.
 func TestTxnMarkersDisagreeFires(t *testing.T) {
 	a, logs := replicaLogs(t, nil)
 	a.SetTransactions()
-	appendAll(t, a, logs[0], txnBatch(7, 0, 0), record.NewControl(7, 1, true, 0, 0))
+	appendAll(t, a, logs[0], txnBatch(7, 0, 0), record.NewControl(7, 1, true, 0, 0), record.NewControl(7, 1, false, 0, 0))
+	if a.Total() != 0 {
+		t.Fatalf("a marker ending nothing was judged: %v", a.Violations())
+	}
 	a.Marker(metadata.TopicPartition{Topic: "orders", Partition: 1}, 5, 7, 1, false)
 	if a.Count(TxnMarkersAgree) != 1 || a.Total() != 1 {
 		t.Fatalf("txn-markers-agree: %d, violations %v", a.Count(TxnMarkersAgree), a.Violations())
