@@ -39,12 +39,13 @@ const (
 	BugNoConsumerEpochValidation  = "no-consumer-epoch-validation"
 	BugNoGenerationFencing        = "no-generation-fencing"
 	BugGrantBeforeRelease         = "grant-before-release"
+	BugNoEpochBumpOnAbort         = "no-epoch-bump-on-abort"
 )
 
 // KnownBugs lists the bug switches the model implements.
 var KnownBugs = []string{BugKRaftCommitPriorEpoch, BugStaleAlterPartition, BugHWTruncation, BugEpochLookupFirstGreater,
 	BugISRJoinAtStaleHW, BugNoStrictMinISR, BugProducerStateNotReplicated, BugNoConsumerEpochValidation,
-	BugNoGenerationFencing, BugGrantBeforeRelease}
+	BugNoGenerationFencing, BugGrantBeforeRelease, BugNoEpochBumpOnAbort}
 
 // BrokerSettings are broker-level Kafka configs.
 type BrokerSettings struct {
@@ -371,7 +372,9 @@ func Build(cfg Config) (*Cluster, error) {
 		data.Coordinators = append(slices.Clone(data.Coordinators), spec)
 	}
 	if cfg.Transactions != nil {
-		data.Coordinators = append(slices.Clone(data.Coordinators), txn.Spec(cfg.Transactions.coordinatorConfig()))
+		tc := cfg.Transactions.coordinatorConfig()
+		tc.NoEpochBumpOnAbort = bugs[BugNoEpochBumpOnAbort]
+		data.Coordinators = append(slices.Clone(data.Coordinators), txn.Spec(tc))
 	}
 	for i := 1; i <= cfg.Brokers; i++ {
 		bc := broker.DefaultConfig(int32(i), c.Controllers)

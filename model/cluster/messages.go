@@ -7,6 +7,8 @@ import "slices"
 // qualified name stands for part of an API (a follower's fetch, a KRaft
 // voter's). A test holds the list to what a run sends.
 var MessageNames = []string{
+	"AddPartitionsToTxn", "AddPartitionsToTxnResponse",
+	"AllocateProducerIds", "AllocateProducerIdsResponse",
 	"AlterPartition", "AlterPartitionResponse",
 	"AlterPartitionReassignments", "AlterPartitionReassignmentsResponse",
 	"BeginQuorumEpoch", "BeginQuorumEpochResponse",
@@ -17,6 +19,7 @@ var MessageNames = []string{
 	"CreateTopics", "CreateTopicsResponse",
 	"ElectLeaders", "ElectLeadersResponse",
 	"EndQuorumEpoch", "EndQuorumEpochResponse",
+	"EndTxn", "EndTxnResponse",
 	"Fetch", "Fetch(replica)", "Fetch(metadata)",
 	"FetchResponse", "FetchResponse(metadata)",
 	"FindCoordinator", "FindCoordinatorResponse",
@@ -33,7 +36,9 @@ var MessageNames = []string{
 	"Produce", "ProduceResponse",
 	"StoreApply", "StoreApplyResponse",
 	"SyncGroup", "SyncGroupResponse",
+	"TxnOffsetCommit", "TxnOffsetCommitResponse",
 	"Vote", "VoteResponse",
+	"WriteTxnMarkers", "WriteTxnMarkersResponse",
 }
 
 // KnownMessageName reports whether name is one of MessageNames.

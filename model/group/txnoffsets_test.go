@@ -51,7 +51,7 @@ func txnCommit(t *testing.T, f *fakeTopics, req *proto.TxnOffsetCommitRequest) p
 func complete(t *testing.T, f *fakeTopics, pid int64, epoch int16, committed bool) proto.ErrorCode {
 	t.Helper()
 	got := proto.ErrorCode(-100)
-	f.c.CompleteTransaction(metadata.TopicPartition{Topic: Topic, Partition: 0}, pid, epoch, 3, committed, func(err proto.ErrorCode) { got = err })
+	f.c.CompleteTransaction(metadata.TopicPartition{Topic: Topic, Partition: 0}, pid, epoch, 3, committed, false, func(err proto.ErrorCode) { got = err })
 	if got != -100 {
 		return got // refused at once
 	}

@@ -37,7 +37,10 @@ type markerTxn struct {
 	producerID       int64
 	producerEpoch    int16
 	commit           bool
-	complete         transit
+	// noEpochBump: an abort that kept the epoch (no-epoch-bump-on-abort),
+	// whose markers the partitions check as transaction version 1's.
+	noEpochBump bool
+	complete    transit
 }
 
 // queuedMarker is one transaction's marker for one partition.
@@ -81,7 +84,7 @@ func (t completeRetry) String() string {
 func (mc *markerChannel) add(p *txnPartition, m *txnMetadata, commit bool, complete transit) {
 	m.completeTransit = complete
 	tx := &markerTxn{part: p.p, coordEpoch: p.epoch, meta: m, producerID: m.producerID, producerEpoch: m.producerEpoch,
-		commit: commit, complete: complete}
+		commit: commit, complete: complete, noEpochBump: mc.c.cfg.NoEpochBumpOnAbort && !commit && m.producerEpoch == m.lastProducerEpoch}
 	if len(m.partitions) == 0 {
 		mc.maybeComplete(tx)
 		return
@@ -182,7 +185,7 @@ func (mc *markerChannel) send(node sim.NodeID, items []queuedMarker) {
 		i := slices.IndexFunc(req.Markers, func(m proto.TxnMarker) bool { return m.ProducerID == q.txn.producerID })
 		if i < 0 {
 			req.Markers = append(req.Markers, proto.TxnMarker{ProducerID: q.txn.producerID, ProducerEpoch: q.txn.producerEpoch,
-				Committed: q.txn.commit, CoordinatorEpoch: q.txn.coordEpoch})
+				Committed: q.txn.commit, CoordinatorEpoch: q.txn.coordEpoch, NoEpochBump: q.txn.noEpochBump})
 			i = len(req.Markers) - 1
 		}
 		req.Markers[i].Partitions = append(req.Markers[i].Partitions, q.tp)
