@@ -36,7 +36,6 @@ var MessageNames = []string{
 	"Produce", "ProduceResponse",
 	"StoreApply", "StoreApplyResponse",
 	"SyncGroup", "SyncGroupResponse",
-	"TxnOffsetCommit", "TxnOffsetCommitResponse",
 	"Vote", "VoteResponse",
 	"WriteTxnMarkers", "WriteTxnMarkersResponse",
 }
