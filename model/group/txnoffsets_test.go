@@ -150,6 +150,19 @@ func TestTxnOffsetCommitFencedByGeneration(t *testing.T) {
 	}
 }
 
+// no-generation-fencing reaches TxnOffsetCommit too: with the bug a stale
+// generation's transactional commit is taken.
+func TestTxnOffsetCommitUnfencedWithTheBug(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Bugs.NoGenerationFencing = true
+	f := newFake(t, cfg)
+	f.lead(1)
+	ids, gen := stableGroup(t, f, 2)
+	if err := txnCommit(t, f, txnCommitReq(ids[1], gen-1, 7, 1, 42)); err != proto.None {
+		t.Fatalf("a stale generation's commit with no-generation-fencing: %v, want NONE", err)
+	}
+}
+
 // The transaction coordinator's refusal to add the partition is the
 // commit's answer (mapped as the coordinator runtime maps errors), and
 // nothing is written.
