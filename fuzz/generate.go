@@ -157,6 +157,10 @@ func GenerateWithGroups(seed uint64, base *scenarios.Scenario, bugs []string, gr
 	if len(s.Groups()) > 0 {
 		s.Faults = withMemberFaults(grng, s, s.Faults)
 	}
+	if base == nil {
+		// Last: a seed with transactions draws everything else as before.
+		s.Faults = withTransactions(rand.New(rand.NewPCG(seed, txnStream)), s, s.Faults)
+	}
 	return scenarios.Normalize(s)
 }
 
