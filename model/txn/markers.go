@@ -41,6 +41,8 @@ type markerTxn struct {
 	// whose markers the partitions check as transaction version 1's.
 	noEpochBump bool
 	complete    transit
+	// completing: Complete* is being written (maybeComplete).
+	completing bool
 }
 
 // queuedMarker is one transaction's marker for one partition.
@@ -274,11 +276,14 @@ func (mc *markerChannel) disconnected(peer sim.NodeID) {
 }
 
 // maybeComplete writes Complete* once the transaction has no partition
-// left (maybeWriteTxnCompletion).
+// left (maybeWriteTxnCompletion), once: Kafka removes the transaction from
+// transactionsWithPendingMarkers before it writes, so that the answers of
+// two of its partitions in one response do not both write it.
 func (mc *markerChannel) maybeComplete(tx *markerTxn) {
-	if !mc.valid(tx) || len(tx.meta.partitions) > 0 {
+	if !mc.valid(tx) || len(tx.meta.partitions) > 0 || tx.completing {
 		return
 	}
+	tx.completing = true
 	p := mc.c.parts[tx.part]
 	mc.appendComplete(p, tx.meta)
 }
