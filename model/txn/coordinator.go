@@ -387,13 +387,7 @@ func (c *coordinator) addPartitions(from sim.NodeID, m *proto.AddPartitionsToTxn
 	p, meta, err := c.lookup(m.TransactionalID)
 	switch {
 	case err != proto.None:
-	case meta == nil:
-		err = proto.InvalidProducerIDMapping
-	case !m.VerifyOnly && meta.transitionPending():
-		// Kafka 4 checks the pending transition first (the producer may
-		// already use the epoch or id the pending change brings).
-		err = proto.ConcurrentTransactions
-	case meta.producerID != m.ProducerID:
+	case meta == nil || meta.producerID != m.ProducerID:
 		err = proto.InvalidProducerIDMapping
 	case meta.producerEpoch != m.ProducerEpoch:
 		err = proto.ProducerFenced
@@ -491,17 +485,12 @@ func (c *coordinator) endTransaction(id string, pid int64, epoch int16, commit, 
 	}
 	var t transit
 	switch {
-	case meta.transitionPending() && meta.pending != PrepareEpochFence:
-		// Checked first, as Kafka 4 does: while the markers of the
-		// previous transaction are written (Complete* pending), the
-		// producer's EndTxn for its next one carries the epoch that
-		// transaction's PrepareCommit bumped to, which the epoch table
-		// of a Prepare* state would fence; it waits for the completion.
-		err = proto.ConcurrentTransactions
 	case meta.producerID != pid && !retryOnOverflow:
 		err = proto.InvalidProducerIDMapping
 	case !validEpoch:
 		err = proto.ProducerFenced
+	case meta.transitionPending() && meta.pending != PrepareEpochFence:
+		err = proto.ConcurrentTransactions
 	case meta.state == Ongoing:
 		next := PrepareAbort
 		if commit {
