@@ -106,6 +106,7 @@ func GenerateWithGroups(seed uint64, base *scenarios.Scenario, bugs []string, gr
 	// Consumer groups too come from a stream of their own (see groups).
 	grng := rand.New(rand.NewPCG(seed, groupStream))
 	var s *scenarios.Scenario
+	var trng *rand.Rand
 	if base != nil {
 		c := *base
 		c.Faults = nil
@@ -123,6 +124,10 @@ func GenerateWithGroups(seed uint64, base *scenarios.Scenario, bugs []string, gr
 		case "elections":
 			fitElections(rng, s)
 		}
+		// Transactions come from a stream of their own (see
+		// transactions), before the groups, which keep up with them.
+		trng = rand.New(rand.NewPCG(seed, txnStream))
+		drawTxnClients(trng, s)
 		if grng.IntN(100) < groupPercent {
 			drawGroups(grng, s)
 		}
@@ -157,9 +162,9 @@ func GenerateWithGroups(seed uint64, base *scenarios.Scenario, bugs []string, gr
 	if len(s.Groups()) > 0 {
 		s.Faults = withMemberFaults(grng, s, s.Faults)
 	}
-	if base == nil {
-		// Last: a seed with transactions draws everything else as before.
-		s.Faults = withTransactions(rand.New(rand.NewPCG(seed, txnStream)), s, s.Faults)
+	if trng != nil {
+		// Last: a seed with transactions draws every other fault as before.
+		s.Faults = withTxnFaults(trng, s, s.Faults)
 	}
 	return scenarios.Normalize(s)
 }

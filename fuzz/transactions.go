@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"kafkasim/model/cluster"
@@ -31,11 +32,12 @@ var txnPercent = 20
 // txnFaultKinds are the faults aimed at transactions, swarm style.
 var txnFaultKinds = []string{"verify-stall", "marker-stall", "end-stall", "producer-pause", "producer-kill", "broker-crash", "broker-isolate"}
 
-// withTransactions adds the transactional producer, its reader and 0-4
-// faults aimed at them to some seeds' scenario.
-func withTransactions(rng *rand.Rand, s *scenarios.Scenario, faults []scenarios.ScheduledFault) []scenarios.ScheduledFault {
+// drawTxnClients adds the transactional producer and its reader to some
+// seeds' scenario (before the groups, which must keep up with it), and
+// reports whether it did.
+func drawTxnClients(rng *rand.Rand, s *scenarios.Scenario) bool {
 	if rng.IntN(100) >= txnPercent || len(s.Topics) == 0 || s.Duration <= 2*time.Second {
-		return faults
+		return false
 	}
 	topic := s.Topics[0].Name
 	// A few transactions a second of a few records: groups drawn before
@@ -46,6 +48,9 @@ func withTransactions(rng *rand.Rand, s *scenarios.Scenario, faults []scenarios.
 		rate = 1
 	}
 	p := s.NewProducer("t", topic, 1+rng.IntN(2), rate, rng.IntN(20))
+	if p.Keys == 0 && strings.Contains(s.Topics[0].Config.Get("cleanup.policy"), "compact") {
+		p.Keys = 10 // a compacted topic refuses records without a key
+	}
 	p.Transactions = &scenarios.Transactions{RecordsMin: 1, RecordsMax: 1 + rng.IntN(4), Abort: []float64{0, 0.1, 0.25, 0.5}[rng.IntN(4)]}
 	timeout := []time.Duration{10 * time.Second, 20 * time.Second, 60 * time.Second}[rng.IntN(3)]
 	request := []time.Duration{2 * time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second}[rng.IntN(4)]
@@ -62,16 +67,25 @@ func withTransactions(rng *rand.Rand, s *scenarios.Scenario, faults []scenarios.
 	set(&r.Config, "auto.offset.reset", "earliest")
 	set(&r.Config, "isolation.level", "read_committed")
 	s.Consumers = append(s.Consumers, r)
+	return true
+}
 
+// withTxnFaults adds 0-4 faults aimed at the transactions, from the same
+// stream, after every other draw; they do not count against faultsMax
+// (like the member faults), so that a seed's other faults stay as drawn.
+func withTxnFaults(rng *rand.Rand, s *scenarios.Scenario, faults []scenarios.ScheduledFault) []scenarios.ScheduledFault {
+	i := slices.IndexFunc(s.Producers, func(p scenarios.Producer) bool { return p.Transactions != nil && p.Name == "t" })
+	if i < 0 {
+		return faults
+	}
+	p := s.Producers[i]
+	timeout := time.Duration(configMillis(p.Config, "transaction.timeout.ms")) * time.Millisecond
 	kinds, weights := swarm(rng, txnFaultKinds)
 	if len(kinds) == 0 {
 		kinds, weights = []string{"verify-stall"}, []int{1}
 	}
 	out := slices.Clone(faults)
 	for range rng.IntN(5) {
-		if len(out) >= faultsMax {
-			break
-		}
 		f := drawTxnFault(rng, s, p, timeout, kinds[pick(rng, weights)])
 		f.At = time.Duration(rng.Int64N(int64(s.Duration-time.Second))) / time.Millisecond * time.Millisecond
 		out = append(out, f)
@@ -120,4 +134,10 @@ func drawTxnFault(rng *rand.Rand, s *scenarios.Scenario, p scenarios.Producer, t
 		f.Kind, f.Target, f.For = sim.FaultIsolate, broker, down
 		return scenarios.ScheduledFault{Fault: f, Key: "isolate"}
 	}
+}
+
+// configMillis reads a config value in milliseconds (0 when unset).
+func configMillis(c scenarios.Config, key string) int {
+	n, _ := strconv.Atoi(c.Get(key))
+	return n
 }
