@@ -19,7 +19,16 @@ func (a *analyzer) compactable(part int32, offset int64) bool {
 		return false
 	}
 	keys := ci.keysAt[offset]
-	return len(keys) == 1 && keys[0].key >= 0 && ci.last[keys[0].key] > offset
+	return len(keys) == 1 && (keys[0].key >= 0 && ci.last[keys[0].key] > offset || a.abortable(keys[0].txn))
+}
+
+// abortable: a record of transaction t (-1: none) that the cleaner may
+// drop whatever its key, its transaction not known to have committed (an
+// aborted transaction's batches are discarded whole: LogCleaner's
+// CleanedTransactionMetadata; one of unknown outcome may have been
+// aborted by its coordinator).
+func (a *analyzer) abortable(t int32) bool {
+	return t >= 0 && int(t) < len(a.txns) && a.txns[t].outcome != txnCommitted
 }
 
 // compactableBefore is compactable for a reader that jumped over offset in
@@ -44,7 +53,7 @@ func (a *analyzer) compactableBefore(part int32, offset, op int64) bool {
 		if k.first >= op {
 			continue
 		}
-		if k.key < 0 || ci.last[k.key] <= offset {
+		if (k.key < 0 || ci.last[k.key] <= offset) && !a.abortable(k.txn) {
 			return false
 		}
 		n++
@@ -66,11 +75,11 @@ func (a *analyzer) compactableRecord(part int32, offset int64, val int32) bool {
 	if ci == nil {
 		return false
 	}
-	key := int32(-1)
+	key, txn := int32(-1), int32(-1)
 	if si := a.vals[val].send; si >= 0 {
-		key = a.sends[si].key
+		key, txn = a.sends[si].key, a.sends[si].txn
 	}
-	return key >= 0 && ci.last[key] > offset
+	return key >= 0 && ci.last[key] > offset || a.abortable(txn)
 }
 
 // compactionIndex is partition part's index (nil: not compacted), built
@@ -88,18 +97,18 @@ func (a *analyzer) compactionIndex(part int32) *compactIndex {
 			}
 			ci := &compactIndex{keysAt: map[int64][]keyAt{}, last: map[int32]int64{}}
 			for i := range po.obs {
-				key, first := int32(-1), int64(-1)
+				key, first, txn := int32(-1), int64(-1), int32(-1)
 				if si := a.vals[po.obs[i].val].send; si >= 0 {
-					key, first = a.sends[si].key, a.sends[si].invoke
+					key, first, txn = a.sends[si].key, a.sends[si].invoke, a.sends[si].txn
 				}
-				ci.note(po.obs[i].off, key, first)
+				ci.note(po.obs[i].off, key, first, txn)
 			}
 			a.compaction[int32(pi)] = ci
 		}
 		for i := range a.sends {
 			s := &a.sends[i]
 			if ci := a.compaction[s.part]; s.part >= 0 && ci != nil && s.typ == history.OK && s.offset >= 0 {
-				ci.note(s.offset, s.key, s.invoke)
+				ci.note(s.offset, s.key, s.invoke, s.txn)
 			}
 		}
 	}
@@ -116,20 +125,26 @@ type compactIndex struct {
 }
 
 // keyAt is a key known at an offset, and the earliest invocation (op index;
-// -1: unknown) of a send of a record of that key known there.
+// -1: unknown) of a send of a record of that key known there, and the
+// transaction of the records of that key there (-1: none, or not one
+// transaction).
 type keyAt struct {
 	key   int32
 	first int64
+	txn   int32
 }
 
 // note records a record of key (-1: none) seen at off, sent by a send
 // invoked at first (-1: unknown).
-func (ci *compactIndex) note(off int64, key int32, first int64) {
+func (ci *compactIndex) note(off int64, key int32, first int64, txn int32) {
 	keys := ci.keysAt[off]
 	if i := slices.IndexFunc(keys, func(k keyAt) bool { return k.key == key }); i >= 0 {
 		keys[i].first = min(keys[i].first, first)
+		if keys[i].txn != txn {
+			keys[i].txn = -1
+		}
 	} else {
-		ci.keysAt[off] = append(keys, keyAt{key, first})
+		ci.keysAt[off] = append(keys, keyAt{key, first, txn})
 	}
 	if key >= 0 {
 		ci.last[key] = max(ci.last[key], off)

@@ -108,6 +108,7 @@ func GenerateWithGroups(seed uint64, base *scenarios.Scenario, bugs []string, gr
 	// Consumer groups too come from a stream of their own (see groups).
 	grng := rand.New(rand.NewPCG(seed, groupStream))
 	var s *scenarios.Scenario
+	var trng *rand.Rand
 	if base != nil {
 		c := *base
 		c.Faults = nil
@@ -125,6 +126,10 @@ func GenerateWithGroups(seed uint64, base *scenarios.Scenario, bugs []string, gr
 		case "elections":
 			fitElections(rng, s)
 		}
+		// Transactions come from a stream of their own (see
+		// transactions), before the groups, which keep up with them.
+		trng = rand.New(rand.NewPCG(seed, txnStream))
+		drawTxnClients(trng, s)
 		if grng.IntN(100) < groupPercent {
 			drawGroups(grng, s)
 		}
@@ -158,6 +163,10 @@ func GenerateWithGroups(seed uint64, base *scenarios.Scenario, bugs []string, gr
 	s.Faults = withElections(rand.New(rand.NewPCG(seed, electionStream)), s, s.Faults, base == nil)
 	if len(s.Groups()) > 0 {
 		s.Faults = withMemberFaults(grng, s, s.Faults)
+	}
+	if trng != nil {
+		// Last: a seed with transactions draws every other fault as before.
+		s.Faults = withTxnFaults(trng, s, s.Faults)
 	}
 	return scenarios.Normalize(s)
 }

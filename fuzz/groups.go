@@ -64,7 +64,11 @@ func drawGroups(rng *rand.Rand, s *scenarios.Scenario) {
 	for _, g := range groupNames[:n] {
 		total := 0.0
 		for _, p := range s.Producers {
-			total += p.Rate * float64(p.Count)
+			r := p.Rate * float64(p.Count)
+			if p.Transactions != nil {
+				r *= float64(p.Transactions.RecordsMax) // Rate counts transactions
+			}
+			total += r
 		}
 		s.Consumers = append(s.Consumers, drawGroup(rng, s, g.group, g.entry, total))
 	}

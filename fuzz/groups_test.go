@@ -81,7 +81,11 @@ func TestGeneratorDrawsGroups(t *testing.T) {
 		seen[strings.Join(s.Groups(), "+")] = true
 		rate := 0.0
 		for _, p := range s.Producers {
-			rate += p.Rate * float64(p.Count)
+			r := p.Rate * float64(p.Count)
+			if p.Transactions != nil {
+				r *= float64(p.Transactions.RecordsMax) // Rate counts transactions
+			}
+			rate += r
 		}
 		trip := 2 * s.Cluster.Network.Latency.Max
 		for _, c := range s.Consumers {

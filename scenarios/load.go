@@ -790,7 +790,7 @@ func (r *reader) bugs(f field, s *Scenario) {
 
 // ZooBugs are the bug-zoo switches (docs/bug-zoo.md) whose model is not
 // built yet.
-var ZooBugs = []string{"no-epoch-bump-on-abort", "delayed-end-txn"}
+var ZooBugs = []string{"delayed-end-txn"}
 
 // ExpectKeys are the keys an expect block may hold besides anomaly types.
 var ExpectKeys = []string{"violations", "availability", "converged", "lost-acked", "acked", "attempted", "invariants",

@@ -24,7 +24,7 @@ import (
 // carries for the partition (a coordinator that is not ready answers as a
 // partition leader that is not: NOT_LEADER_OR_FOLLOWER).
 type TxnCompleter interface {
-	CompleteTransaction(tp metadata.TopicPartition, producerID int64, producerEpoch int16, coordinatorEpoch int32, committed bool, done func(proto.ErrorCode))
+	CompleteTransaction(tp metadata.TopicPartition, producerID int64, producerEpoch int16, coordinatorEpoch int32, committed, noEpochBump bool, done func(proto.ErrorCode))
 }
 
 // AddPartitionToTxn has the transaction coordinator of transactionalID add
@@ -39,7 +39,7 @@ func (t *InternalTopics) AddPartitionToTxn(tp metadata.TopicPartition, transacti
 // AppendMarker appends a transaction's marker as the leader of tp, after
 // the producer state's checks (a fenced producer or coordinator epoch),
 // acks=1 as the coordinator writes; done as for Append.
-func (t *InternalTopics) AppendMarker(tp metadata.TopicPartition, producerID int64, producerEpoch int16, coordinatorEpoch int32, committed bool,
+func (t *InternalTopics) AppendMarker(tp metadata.TopicPartition, producerID int64, producerEpoch int16, coordinatorEpoch int32, committed, noEpochBump bool,
 	timeout time.Duration, done func(AppendResult)) AppendResult {
 	rm := t.rm
 	if tp.Topic != t.h.topic {
@@ -47,7 +47,7 @@ func (t *InternalTopics) AppendMarker(tp metadata.TopicPartition, producerID int
 	}
 	p := rm.parts.get(tp)
 	base, err := rm.appendMarker(tp, p, proto.TxnMarker{ProducerID: producerID, ProducerEpoch: producerEpoch,
-		CoordinatorEpoch: coordinatorEpoch, Committed: committed}, proto.AcksLeader)
+		CoordinatorEpoch: coordinatorEpoch, Committed: committed, NoEpochBump: noEpochBump}, proto.AcksLeader)
 	res := AppendResult{BaseOffset: base, LastOffset: base, Error: err}
 	if err != proto.None {
 		return res
@@ -63,7 +63,7 @@ func (rm *replicaManager) completeMarker(tp metadata.TopicPartition, mk proto.Tx
 	if !ok || rm.stopped {
 		return false
 	}
-	c.CompleteTransaction(tp, mk.ProducerID, mk.ProducerEpoch, mk.CoordinatorEpoch, mk.Committed, func(err proto.ErrorCode) {
+	c.CompleteTransaction(tp, mk.ProducerID, mk.ProducerEpoch, mk.CoordinatorEpoch, mk.Committed, mk.NoEpochBump, func(err proto.ErrorCode) {
 		switch err {
 		case proto.CoordinatorNotAvailable, proto.CoordinatorLoadInProgress, proto.NotCoordinator:
 			// KafkaApis.handleWriteTxnMarkersRequest: the transaction

@@ -95,8 +95,8 @@ type fakeGroupCompleter struct {
 
 func (f *fakeGroupCompleter) OnBecomeLeader(metadata.TopicPartition, int32) {}
 func (f *fakeGroupCompleter) OnResign(metadata.TopicPartition, int32)       {}
-func (f *fakeGroupCompleter) CompleteTransaction(tp metadata.TopicPartition, pid int64, epoch int16, coordEpoch int32, committed bool, done func(proto.ErrorCode)) {
-	res := f.topics.AppendMarker(tp, pid, epoch, coordEpoch, committed, 0, func(r broker.AppendResult) {
+func (f *fakeGroupCompleter) CompleteTransaction(tp metadata.TopicPartition, pid int64, epoch int16, coordEpoch int32, committed, noEpochBump bool, done func(proto.ErrorCode)) {
+	res := f.topics.AppendMarker(tp, pid, epoch, coordEpoch, committed, noEpochBump, 0, func(r broker.AppendResult) {
 		*f.heard = append(*f.heard, fmt.Sprintf("%s pid %d committed %v at %d", tp, pid, committed, r.BaseOffset))
 		done(r.Error)
 	})

@@ -115,7 +115,7 @@ func (rm *replicaManager) appendMarker(tp metadata.TopicPartition, p *partition,
 	if acks == proto.AcksAll && len(p.isr) < p.effectiveMinISR() {
 		return -1, proto.NotEnoughReplicas
 	}
-	if err := p.log.CheckMarker(mk.ProducerID, mk.ProducerEpoch, mk.CoordinatorEpoch); err != proto.None {
+	if err := p.log.CheckMarker(mk.ProducerID, mk.ProducerEpoch, mk.CoordinatorEpoch, mk.NoEpochBump); err != proto.None {
 		return -1, err
 	}
 	b := record.NewControl(mk.ProducerID, mk.ProducerEpoch, mk.Committed, mk.CoordinatorEpoch, rm.now().Milliseconds())

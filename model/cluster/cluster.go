@@ -40,12 +40,13 @@ const (
 	BugNoConsumerEpochValidation  = "no-consumer-epoch-validation"
 	BugNoGenerationFencing        = "no-generation-fencing"
 	BugGrantBeforeRelease         = "grant-before-release"
+	BugNoEpochBumpOnAbort         = "no-epoch-bump-on-abort"
 )
 
 // KnownBugs lists the bug switches the model implements.
 var KnownBugs = []string{BugKRaftCommitPriorEpoch, BugStaleAlterPartition, BugHWTruncation, BugEpochLookupFirstGreater,
 	BugISRJoinAtStaleHW, BugNoStrictMinISR, BugProducerStateNotReplicated, BugNoConsumerEpochValidation,
-	BugNoGenerationFencing, BugGrantBeforeRelease}
+	BugNoGenerationFencing, BugGrantBeforeRelease, BugNoEpochBumpOnAbort}
 
 // BrokerSettings are broker-level Kafka configs.
 type BrokerSettings struct {
@@ -378,7 +379,9 @@ func Build(cfg Config) (*Cluster, error) {
 	}
 	if cfg.Transactions != nil {
 		c.Audit.SetTransactions()
-		data.Coordinators = append(slices.Clone(data.Coordinators), txn.Spec(cfg.Transactions.coordinatorConfig()))
+		tc := cfg.Transactions.coordinatorConfig()
+		tc.NoEpochBumpOnAbort = bugs[BugNoEpochBumpOnAbort]
+		data.Coordinators = append(slices.Clone(data.Coordinators), txn.Spec(tc))
 	}
 	for i := 1; i <= cfg.Brokers; i++ {
 		bc := broker.DefaultConfig(int32(i), c.Controllers)

@@ -10,8 +10,10 @@ import (
 	"kafkasim/model/group/assign"
 	"kafkasim/model/group/consumergroup"
 	"kafkasim/model/metadata"
+	"kafkasim/model/partlog"
 	"kafkasim/model/proto"
 	"kafkasim/model/reader"
+	"kafkasim/model/record"
 	"kafkasim/sim"
 )
 
@@ -349,6 +351,13 @@ func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why stri
 			if !ok {
 				off = -1
 			}
+			if ok && off >= v.Log().LogStartOffset() && markersOnly(v.Log(), off, hw) {
+				// Only transaction markers follow the committed offset:
+				// the consumer skips them without a record for its
+				// application, which commits what it processed, so
+				// Kafka's committed offset stays below them.
+				continue
+			}
 			if note := c.truncatedPastUnpolled(gid, ownerOf[key], p.TopicPartition, hw, off); note != "" {
 				notJudged = append(notJudged, note)
 				continue
@@ -399,4 +408,17 @@ func (c *Cluster) readerGroup(id sim.NodeID) string {
 		i -= rs.Count
 	}
 	return ""
+}
+
+// markersOnly reports whether the log from off up to hw holds control
+// batches (transaction markers) only.
+func markersOnly(l *partlog.Log, off, hw int64) bool {
+	only := true
+	l.Scan(off, hw, func(b *record.Batch) bool {
+		if b.LastOffset() >= off && !b.Control {
+			only = false
+		}
+		return only
+	})
+	return only
 }

@@ -34,7 +34,7 @@ type topics interface {
 	AddPartitionToTxn(tp metadata.TopicPartition, transactionalID string, producerID int64, producerEpoch int16, done func(proto.ErrorCode))
 	// AppendMarker appends a transaction's marker to a partition of the
 	// coordinator's topic.
-	AppendMarker(tp metadata.TopicPartition, producerID int64, producerEpoch int16, coordinatorEpoch int32, committed bool,
+	AppendMarker(tp metadata.TopicPartition, producerID int64, producerEpoch int16, coordinatorEpoch int32, committed, noEpochBump bool,
 		timeout time.Duration, done func(broker.AppendResult)) broker.AppendResult
 }
 

@@ -53,7 +53,7 @@ func (f *fakeTopics) AddPartitionToTxn(_ metadata.TopicPartition, tid string, pi
 
 // AppendMarker appends the marker as a batch of the log; the fake log
 // checks no producer state (fencedMarkers refuses the producers listed).
-func (f *fakeTopics) AppendMarker(tp metadata.TopicPartition, pid int64, epoch int16, coordEpoch int32, committed bool, timeout time.Duration, done func(broker.AppendResult)) broker.AppendResult {
+func (f *fakeTopics) AppendMarker(tp metadata.TopicPartition, pid int64, epoch int16, coordEpoch int32, committed, noEpochBump bool, timeout time.Duration, done func(broker.AppendResult)) broker.AppendResult {
 	if err, ok := f.fencedMarkers[pid]; ok {
 		return broker.AppendResult{BaseOffset: -1, LastOffset: -1, Error: err}
 	}

@@ -246,18 +246,18 @@ func (s *shard) writeTxnOffsets(from sim.NodeID, m *proto.TxnOffsetCommitRequest
 // applied to the shard's offsets and appended in the shard's order of
 // writes, and done hears NONE once it is committed, or the error
 // (NOT_COORDINATOR when the shard is not active: the coordinator retries).
-func (c *coordinator) CompleteTransaction(tp metadata.TopicPartition, producerID int64, producerEpoch int16, coordinatorEpoch int32, committed bool, done func(proto.ErrorCode)) {
+func (c *coordinator) CompleteTransaction(tp metadata.TopicPartition, producerID int64, producerEpoch int16, coordinatorEpoch int32, committed, noEpochBump bool, done func(proto.ErrorCode)) {
 	s, ok := c.shards[tp.Partition]
 	if !ok || s.state != shardActive {
 		done(proto.NotCoordinator)
 		return
 	}
-	s.completeTransaction(producerID, producerEpoch, coordinatorEpoch, committed, done)
+	s.completeTransaction(producerID, producerEpoch, coordinatorEpoch, committed, noEpochBump, done)
 }
 
-func (s *shard) completeTransaction(pid int64, epoch int16, coordinatorEpoch int32, committed bool, done func(proto.ErrorCode)) {
+func (s *shard) completeTransaction(pid int64, epoch int16, coordinatorEpoch int32, committed, noEpochBump bool, done func(proto.ErrorCode)) {
 	w := &pendingWrite{prevOffsets: map[offsetKey]*offsetValue{}}
-	res := s.c.t.AppendMarker(s.tp, pid, epoch, coordinatorEpoch, committed, s.c.cfg.OffsetsCommitTimeout, func(r broker.AppendResult) { s.appended(w, r) })
+	res := s.c.t.AppendMarker(s.tp, pid, epoch, coordinatorEpoch, committed, noEpochBump, s.c.cfg.OffsetsCommitTimeout, func(r broker.AppendResult) { s.appended(w, r) })
 	if res.Error != proto.None {
 		// The partition refused the marker (a fenced producer epoch or
 		// coordinator epoch, or leadership lost): the offsets stay pending.

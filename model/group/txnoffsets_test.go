@@ -51,7 +51,7 @@ func txnCommit(t *testing.T, f *fakeTopics, req *proto.TxnOffsetCommitRequest) p
 func complete(t *testing.T, f *fakeTopics, pid int64, epoch int16, committed bool) proto.ErrorCode {
 	t.Helper()
 	got := proto.ErrorCode(-100)
-	f.c.CompleteTransaction(metadata.TopicPartition{Topic: Topic, Partition: 0}, pid, epoch, 3, committed, func(err proto.ErrorCode) { got = err })
+	f.c.CompleteTransaction(metadata.TopicPartition{Topic: Topic, Partition: 0}, pid, epoch, 3, committed, false, func(err proto.ErrorCode) { got = err })
 	if got != -100 {
 		return got // refused at once
 	}
@@ -147,6 +147,19 @@ func TestTxnOffsetCommitFencedByGeneration(t *testing.T) {
 	}
 	if err := txnCommit(t, f, txnCommitReq(ids[1], gen, 7, 1, 42)); err != proto.None {
 		t.Fatalf("the current generation's commit: %v", err)
+	}
+}
+
+// no-generation-fencing reaches TxnOffsetCommit too: with the bug a stale
+// generation's transactional commit is taken.
+func TestTxnOffsetCommitUnfencedWithTheBug(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Bugs.NoGenerationFencing = true
+	f := newFake(t, cfg)
+	f.lead(1)
+	ids, gen := stableGroup(t, f, 2)
+	if err := txnCommit(t, f, txnCommitReq(ids[1], gen-1, 7, 1, 42)); err != proto.None {
+		t.Fatalf("a stale generation's commit with no-generation-fencing: %v, want NONE", err)
 	}
 }
 

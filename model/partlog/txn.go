@@ -112,12 +112,20 @@ func (p *ProducerState) lastStableOffsetAfter(pid int64, markerOffset int64) int
 // (the same epoch, no transaction open: KAFKA-19999), which is written
 // again; an older epoch is INVALID_PRODUCER_EPOCH. A marker from an older
 // coordinator than the producer's last is TRANSACTION_COORDINATOR_FENCED.
-func (p *ProducerState) CheckMarker(pid int64, epoch int16, coordinatorEpoch int32) proto.ErrorCode {
+// A marker the coordinator did not bump (noEpochBump: transaction version
+// 1's, ProducerAppendInfo.checkProducerEpoch with `<`) is fenced only by
+// an older epoch: at the producer's own epoch it ends whatever
+// transaction is open, the one it was meant for or the next.
+func (p *ProducerState) CheckMarker(pid int64, epoch int16, coordinatorEpoch int32, noEpochBump bool) proto.ErrorCode {
 	e := p.Entry(pid)
 	if e == nil {
 		return proto.None
 	}
-	if epoch <= e.Epoch && !(epoch == e.Epoch && e.TxnFirstOffset < 0) {
+	if noEpochBump {
+		if epoch < e.Epoch {
+			return proto.InvalidProducerEpoch
+		}
+	} else if epoch <= e.Epoch && !(epoch == e.Epoch && e.TxnFirstOffset < 0) {
 		return proto.InvalidProducerEpoch
 	}
 	if e.CoordinatorEpoch > coordinatorEpoch {
@@ -194,8 +202,8 @@ func (l *Log) OnHighWatermarkUpdated(hw int64) {
 }
 
 // CheckMarker is ProducerState.CheckMarker on the log's state.
-func (l *Log) CheckMarker(pid int64, epoch int16, coordinatorEpoch int32) proto.ErrorCode {
-	return l.producers.CheckMarker(pid, epoch, coordinatorEpoch)
+func (l *Log) CheckMarker(pid int64, epoch int16, coordinatorEpoch int32, noEpochBump bool) proto.ErrorCode {
+	return l.producers.CheckMarker(pid, epoch, coordinatorEpoch, noEpochBump)
 }
 
 // CollectAbortedTransactions lists the aborted transactions that may hold

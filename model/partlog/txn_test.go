@@ -238,10 +238,12 @@ func TestTransactionFencing(t *testing.T) {
 		{"an older epoch's batch", proto.InvalidProducerEpoch, func() proto.ErrorCode { _, e := ps.Check(data(2, 0, true)); return e }},
 		{"the next batch", proto.None, func() proto.ErrorCode { _, e := ps.Check(data(3, 2, true)); return e }},
 		{"a non-transactional batch mid-transaction", proto.InvalidTxnState, func() proto.ErrorCode { _, e := ps.Check(data(3, 2, false)); return e }},
-		{"a marker of the same epoch, the transaction open", proto.InvalidProducerEpoch, func() proto.ErrorCode { return ps.CheckMarker(1, 3, 0) }},
-		{"a marker of an older epoch", proto.InvalidProducerEpoch, func() proto.ErrorCode { return ps.CheckMarker(1, 2, 0) }},
-		{"the bumped epoch's marker", proto.None, func() proto.ErrorCode { return ps.CheckMarker(1, 4, 0) }},
-		{"a marker for a producer never seen", proto.None, func() proto.ErrorCode { return ps.CheckMarker(9, 0, 0) }},
+		{"a marker of the same epoch, the transaction open", proto.InvalidProducerEpoch, func() proto.ErrorCode { return ps.CheckMarker(1, 3, 0, false) }},
+		{"a marker of an older epoch", proto.InvalidProducerEpoch, func() proto.ErrorCode { return ps.CheckMarker(1, 2, 0, false) }},
+		{"an unbumped marker of the same epoch (no-epoch-bump-on-abort)", proto.None, func() proto.ErrorCode { return ps.CheckMarker(1, 3, 0, true) }},
+		{"an unbumped marker of an older epoch", proto.InvalidProducerEpoch, func() proto.ErrorCode { return ps.CheckMarker(1, 2, 0, true) }},
+		{"the bumped epoch's marker", proto.None, func() proto.ErrorCode { return ps.CheckMarker(1, 4, 0, false) }},
+		{"a marker for a producer never seen", proto.None, func() proto.ErrorCode { return ps.CheckMarker(9, 0, 0, false) }},
 		{"a transactional batch of a producer never seen, not at 0", proto.OutOfOrderSequenceNumber, func() proto.ErrorCode {
 			_, e := ps.Check(record.New([]record.Record{{}}, record.Producer{ID: 9, BaseSequence: 3}, true, record.CompressionNone))
 			return e
@@ -263,7 +265,7 @@ func TestTransactionFencing(t *testing.T) {
 		err  proto.ErrorCode
 		got  func() proto.ErrorCode
 	}{
-		{"a retry of the marker", proto.None, func() proto.ErrorCode { return ps.CheckMarker(1, 4, 0) }},
+		{"a retry of the marker", proto.None, func() proto.ErrorCode { return ps.CheckMarker(1, 4, 0, false) }},
 		{"the new epoch's first batch not at 0", proto.OutOfOrderSequenceNumber, func() proto.ErrorCode { _, e := ps.Check(data(4, 2, true)); return e }},
 		{"the new epoch's first batch", proto.None, func() proto.ErrorCode { _, e := ps.Check(data(4, 0, true)); return e }},
 		{"the old epoch's batch", proto.InvalidProducerEpoch, func() proto.ErrorCode { _, e := ps.Check(data(3, 2, true)); return e }},
@@ -274,12 +276,12 @@ func TestTransactionFencing(t *testing.T) {
 	}
 	// A marker from a newer coordinator raises the bar.
 	s.run(t, d(1, 4))
-	if err := ps.CheckMarker(1, 5, 7); err != proto.None {
+	if err := ps.CheckMarker(1, 5, 7, false); err != proto.None {
 		t.Fatalf("marker of coordinator epoch 7: %v", err)
 	}
 	s.b.log.Append([]*record.Batch{record.NewControl(1, 5, false, 7, 0).Stamped(s.b.log.LEO(), 0)}, true)
 	s.run(t, txnStep{'d', 1, 5})
-	if err := ps.CheckMarker(1, 6, 6); err != proto.TransactionCoordinatorFenced {
+	if err := ps.CheckMarker(1, 6, 6, false); err != proto.TransactionCoordinatorFenced {
 		t.Fatalf("marker of coordinator epoch 6 after 7: %v, want TRANSACTION_COORDINATOR_FENCED", err)
 	}
 }

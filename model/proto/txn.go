@@ -124,7 +124,12 @@ type TxnMarker struct {
 	// coordinator older than the last it took for the producer
 	// (TRANSACTION_COORDINATOR_FENCED).
 	CoordinatorEpoch int32
-	Partitions       []TopicPartition
+	// NoEpochBump marks a marker whose epoch the coordinator did not bump
+	// (the bug zoo's no-epoch-bump-on-abort): the partition checks it as
+	// transaction version 1's (WriteTxnMarkers' TransactionVersion):
+	// only an older epoch is fenced.
+	NoEpochBump bool
+	Partitions  []TopicPartition
 }
 
 // WriteTxnMarkersResponse answers it, per marker and partition.

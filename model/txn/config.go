@@ -49,6 +49,11 @@ type Config struct {
 	// sent again, and a failed producer-id request before the next
 	// (retry.backoff.ms, 100; RPCProducerIdManager's is 50).
 	RetryBackoff time.Duration
+	// NoEpochBumpOnAbort is the bug zoo's no-epoch-bump-on-abort (KIP-890,
+	// KAFKA-14053): a client's abort keeps the producer epoch, as with
+	// transaction version 1, so a delayed produce of the aborted
+	// transaction still passes every epoch check afterwards.
+	NoEpochBumpOnAbort bool
 }
 
 // DefaultConfig has Kafka's defaults.

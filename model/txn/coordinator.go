@@ -464,9 +464,14 @@ func (c *coordinator) endTransaction(id string, pid int64, epoch int16, commit, 
 		validEpoch = (!fromClient || epoch == meta.producerEpoch) && epoch >= meta.producerEpoch
 	}
 	isRetry := retryOnEpochBump || retryOnOverflow
+	// keepEpoch: the bug zoo's no-epoch-bump-on-abort. A client's abort
+	// keeps the producer epoch (transaction version 1, before KIP-890's
+	// per-transaction bump): a produce of the aborted transaction that
+	// is still on its way carries the epoch the producer goes on with.
+	keepEpoch := c.cfg.NoEpochBumpOnAbort && !commit && !isEpochFence
 	prepare := func(next State, noPartitionAdded bool) (transit, proto.ErrorCode) {
 		nextPID := proto.NoProducerID
-		if !isEpochFence && epochExhausted(meta.producerEpoch) {
+		if !keepEpoch && !isEpochFence && epochExhausted(meta.producerEpoch) {
 			id, err := c.pids.generate()
 			if err != proto.None {
 				return transit{}, err
@@ -481,7 +486,7 @@ func (c *coordinator) endTransaction(id string, pid int64, epoch int16, commit, 
 			// comes later (epoch one below) is then a retry of it.
 			bump = false
 		}
-		return meta.prepareAbortOrCommit(next, nextPID, c.t.Now(), noPartitionAdded, bump), proto.None
+		return meta.prepareAbortOrCommit(next, nextPID, c.t.Now(), noPartitionAdded, !bump, keepEpoch), proto.None
 	}
 	var t transit
 	switch {

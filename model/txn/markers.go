@@ -37,7 +37,10 @@ type markerTxn struct {
 	producerID       int64
 	producerEpoch    int16
 	commit           bool
-	complete         transit
+	// noEpochBump: an abort that kept the epoch (no-epoch-bump-on-abort),
+	// whose markers the partitions check as transaction version 1's.
+	noEpochBump bool
+	complete    transit
 	// completing: its Complete* is being written (Kafka removes the
 	// transaction from transactionsWithPendingMarkers first, so a second
 	// partition's answer does not write it again).
@@ -85,7 +88,7 @@ func (t completeRetry) String() string {
 func (mc *markerChannel) add(p *txnPartition, m *txnMetadata, commit bool, complete transit) {
 	m.completeTransit = complete
 	tx := &markerTxn{part: p.p, coordEpoch: p.epoch, meta: m, producerID: m.producerID, producerEpoch: m.producerEpoch,
-		commit: commit, complete: complete}
+		commit: commit, complete: complete, noEpochBump: mc.c.cfg.NoEpochBumpOnAbort && !commit && m.producerEpoch == m.lastProducerEpoch}
 	if len(m.partitions) == 0 {
 		mc.maybeComplete(tx)
 		return
@@ -186,7 +189,7 @@ func (mc *markerChannel) send(node sim.NodeID, items []queuedMarker) {
 		i := slices.IndexFunc(req.Markers, func(m proto.TxnMarker) bool { return m.ProducerID == q.txn.producerID })
 		if i < 0 {
 			req.Markers = append(req.Markers, proto.TxnMarker{ProducerID: q.txn.producerID, ProducerEpoch: q.txn.producerEpoch,
-				Committed: q.txn.commit, CoordinatorEpoch: q.txn.coordEpoch})
+				Committed: q.txn.commit, CoordinatorEpoch: q.txn.coordEpoch, NoEpochBump: q.txn.noEpochBump})
 			i = len(req.Markers) - 1
 		}
 		req.Markers[i].Partitions = append(req.Markers[i].Partitions, q.tp)
@@ -287,7 +290,9 @@ func touch(touched []*markerTxn, tx *markerTxn) []*markerTxn {
 }
 
 // maybeComplete writes Complete* once the transaction has no partition
-// left (maybeWriteTxnCompletion).
+// left (maybeWriteTxnCompletion), once: Kafka removes the transaction from
+// transactionsWithPendingMarkers before it writes, so that the answers of
+// two of its partitions in one response do not both write it.
 func (mc *markerChannel) maybeComplete(tx *markerTxn) {
 	if tx.completing || !mc.valid(tx) || len(tx.meta.partitions) > 0 {
 		return

@@ -150,11 +150,15 @@ func (m *txnMetadata) prepareAddPartitions(add []proto.TopicPartition, now time.
 // prepareAbortOrCommit is PrepareCommit or PrepareAbort with transaction
 // version 2's epoch bump (none when an abort finds the epoch at
 // Short.MAX_VALUE already); nextProducerID is the producer id the
-// producer goes on with when the bump exhausts the epoch.
-func (m *txnMetadata) prepareAbortOrCommit(to State, nextProducerID int64, now time.Duration, noPartitionAdded, bump bool) transit {
+// producer goes on with when the bump exhausts the epoch. fenced: the
+// abort of a transaction whose epoch a fence bumped already, which bumps
+// it no more (KAFKA-19367). keepEpoch is the bug zoo's
+// no-epoch-bump-on-abort: transaction version 1's abort, which keeps the
+// epoch.
+func (m *txnMetadata) prepareAbortOrCommit(to State, nextProducerID int64, now time.Duration, noPartitionAdded, fenced, keepEpoch bool) transit {
 	t := m.base(to)
-	if bump {
-		if !(m.producerEpoch == math.MaxInt16 && to == PrepareAbort) {
+	if !fenced {
+		if !keepEpoch && !(m.producerEpoch == math.MaxInt16 && to == PrepareAbort) {
 			t.ProducerEpoch = m.producerEpoch + 1
 		}
 		t.LastProducerEpoch = m.producerEpoch
