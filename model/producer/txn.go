@@ -621,6 +621,14 @@ func (p *Client) handleFindCoordinator(m *proto.FindCoordinatorResponse) {
 	p.runSender()
 }
 
+// retryCoordinatorError retries the transactional request in flight after
+// a retriable coordinator error: looking the coordinator up again when it
+// moved (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE), after
+// retry.backoff.ms when it is busy (loading, or a transaction still ending).
+func (p *Client) retryCoordinatorError(err proto.ErrorCode) {
+	p.retryTxn(err == proto.NotCoordinator || err == proto.CoordinatorNotAvailable)
+}
+
 // handleTxnInitPID (InitProducerIdHandler).
 func (p *Client) handleTxnInitPID(m *proto.InitProducerIDResponse) {
 	r, ok := p.txnAnswer(m.CorrelationID)
@@ -632,11 +640,8 @@ func (p *Client) handleTxnInitPID(m *proto.InitProducerIDResponse) {
 		p.pid, p.epoch = m.ProducerID, m.ProducerEpoch
 		p.resetForNewEpoch()
 		p.txnDone(r, history.OK, "")
-	case proto.NotCoordinator, proto.CoordinatorNotAvailable:
-		p.retryTxn(true)
-		return
-	case proto.CoordinatorLoadInProgress, proto.ConcurrentTransactions:
-		p.retryTxn(false)
+	case proto.NotCoordinator, proto.CoordinatorNotAvailable, proto.CoordinatorLoadInProgress, proto.ConcurrentTransactions:
+		p.retryCoordinatorError(m.Error)
 		return
 	case proto.ProducerFenced, proto.InvalidProducerEpoch:
 		p.fatalError(proto.ProducerFenced.String())
@@ -660,11 +665,8 @@ func (p *Client) handleEndTxn(m *proto.EndTxnResponse) {
 		}
 		p.resetForNewEpoch()
 		p.txnDone(r, history.OK, "")
-	case proto.NotCoordinator, proto.CoordinatorNotAvailable:
-		p.retryTxn(true)
-		return
-	case proto.CoordinatorLoadInProgress, proto.ConcurrentTransactions:
-		p.retryTxn(false)
+	case proto.NotCoordinator, proto.CoordinatorNotAvailable, proto.CoordinatorLoadInProgress, proto.ConcurrentTransactions:
+		p.retryCoordinatorError(m.Error)
 		return
 	case proto.ProducerFenced, proto.InvalidProducerEpoch:
 		p.fatalError(proto.ProducerFenced.String())

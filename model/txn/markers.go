@@ -161,7 +161,7 @@ func (mc *markerChannel) flush() {
 			// The partition is gone (its topic deleted): its marker is
 			// skipped.
 			q.txn.meta.removePartition(q.tp)
-			touched = touch(touched, q.txn)
+			touched = append(touched, q.txn)
 		case !ok:
 			later = append(later, q) // the unknown-broker queue, tried again
 		default:
@@ -227,7 +227,7 @@ func (mc *markerChannel) answered(m *proto.WriteTxnMarkersResponse) {
 		switch err {
 		case proto.None:
 			q.txn.meta.removePartition(q.tp)
-			touched = touch(touched, q.txn)
+			touched = append(touched, q.txn)
 		case proto.InvalidProducerEpoch, proto.TransactionCoordinatorFenced:
 			// A newer coordinator or producer epoch owns the partition's
 			// producer state: this coordinator stops sending the
@@ -275,18 +275,6 @@ func (mc *markerChannel) disconnected(peer sim.NodeID) {
 		mc.c.t.Cancel(r.timer)
 		mc.retry(r.items)
 	}
-}
-
-// touch notes a transaction that lost a partition, once: one answer (or
-// flush) often covers several partitions of one transaction, and
-// maybeComplete must append its Complete* once, not once per partition (a
-// second append in flight would complete a transition the first already
-// completed, after the producer's next transaction made another pending).
-func touch(touched []*markerTxn, tx *markerTxn) []*markerTxn {
-	if slices.Contains(touched, tx) {
-		return touched
-	}
-	return append(touched, tx)
 }
 
 // maybeComplete writes Complete* once the transaction has no partition
