@@ -411,36 +411,7 @@ func (a *analyzer) checkSkipped() {
 			}
 		}
 	}
-	// Where auto.offset.reset=latest moved a member past records.
-	type span struct{ lo, hi int64 }
-	passed := map[gp][]span{}
-	for _, j := range m.jumps {
-		group, part := m.groupNames[j.group], a.parts[j.part]
-		if a.cfg.consumerOf(group, a.procs[j.proc].name).AutoOffsetReset != "latest" {
-			continue
-		}
-		_, lossHere := a.cfg.loss(part.name, -1)
-		if j.from < 0 || j.from < part.logStart || lossHere {
-			passed[gp{j.group, j.part}] = append(passed[gp{j.group, j.part}], span{max(j.from, 0), j.to})
-		}
-	}
-	// Where the leader a member fetched from had deleted the records
-	// (retention) and said so: OFFSET_OUT_OF_RANGE at the member's position,
-	// then auto.offset.reset to its log start (god view: out-of-range-reset),
-	// whatever another replica still held and later led with.
-	if resets := a.cfg.Happened.Of(godview.OutOfRangeReset); len(resets) > 0 {
-		for i := range m.procs {
-			pr := &m.procs[i]
-			for _, r := range resets {
-				if r.Process == a.procs[pr.proc].name && r.Partition == a.parts[pr.part].name && pr.off >= r.To {
-					k := gp{pr.group, pr.part}
-					if s := (span{r.From, r.To}); !slices.Contains(passed[k], s) {
-						passed[k] = append(passed[k], s)
-					}
-				}
-			}
-		}
-	}
+	passed := a.resetPassed()
 	for _, reg := range a.groups.regs {
 		g, ok := m.groupIDs[reg.group]
 		pi := a.partByName(reg.part)
@@ -453,7 +424,7 @@ func (a *analyzer) checkSkipped() {
 		}
 		po := a.parts[pi]
 		offs := started[gp{g, pi}]
-		spans := passed[gp{g, pi}]
+		spans := passed[groupPart{g, pi}]
 		j := 0
 		for i := 0; i < len(po.offsets) && po.offsets[i] < final; i++ {
 			off := po.offsets[i]
@@ -463,7 +434,7 @@ func (a *analyzer) checkSkipped() {
 			if (j < len(offs) && offs[j] == off) || off < po.logStart {
 				continue
 			}
-			if slices.ContainsFunc(spans, func(s span) bool { return s.lo <= off && off < s.hi }) {
+			if slices.ContainsFunc(spans, func(s offsetSpan) bool { return s.lo <= off && off < s.hi }) {
 				continue
 			}
 			end := len(po.obs)
@@ -695,4 +666,50 @@ func (a *analyzer) checkUnreleased() {
 			}
 		}
 	}
+}
+
+// offsetSpan is the offsets [lo, hi).
+type offsetSpan struct{ lo, hi int64 }
+
+// groupPart is a group's partition, by index.
+type groupPart struct{ group, part int32 }
+
+// resetPassed are the records, per group and partition, that a member's
+// position passed over without the group owing them: where
+// auto.offset.reset=latest moved a member that began with no committed
+// offset (or one out of range) to the end of the partition, and where a
+// leader answered OFFSET_OUT_OF_RANGE below its log start. Kafka's consumer
+// never fetches what lies before such a position; neither skipped-record
+// nor lost-output may count it.
+func (a *analyzer) resetPassed() map[groupPart][]offsetSpan {
+	m := &a.members
+	passed := map[groupPart][]offsetSpan{}
+	for _, j := range m.jumps {
+		group, part := m.groupNames[j.group], a.parts[j.part]
+		if a.cfg.consumerOf(group, a.procs[j.proc].name).AutoOffsetReset != "latest" {
+			continue
+		}
+		_, lossHere := a.cfg.loss(part.name, -1)
+		if j.from < 0 || j.from < part.logStart || lossHere {
+			passed[groupPart{j.group, j.part}] = append(passed[groupPart{j.group, j.part}], offsetSpan{max(j.from, 0), j.to})
+		}
+	}
+	// Where the leader a member fetched from had deleted the records
+	// (retention) and said so: OFFSET_OUT_OF_RANGE at the member's position,
+	// then auto.offset.reset to its log start (god view: out-of-range-reset),
+	// whatever another replica still held and later led with.
+	if resets := a.cfg.Happened.Of(godview.OutOfRangeReset); len(resets) > 0 {
+		for i := range m.procs {
+			pr := &m.procs[i]
+			for _, r := range resets {
+				if r.Process == a.procs[pr.proc].name && r.Partition == a.parts[pr.part].name && pr.off >= r.To {
+					k := groupPart{pr.group, pr.part}
+					if s := (offsetSpan{r.From, r.To}); !slices.Contains(passed[k], s) {
+						passed[k] = append(passed[k], s)
+					}
+				}
+			}
+		}
+	}
+	return passed
 }

@@ -143,10 +143,9 @@ func (r *reader) processors(f field, s *Scenario) {
 		p.Producer = Config{Values: map[string]string{}, Explicit: map[string]bool{}}
 		for _, k := range processorProducerKeys {
 			if k == "transaction.timeout.ms" && !p.ExactlyOnce {
-				if all.Explicit[k] {
-					key := path + ".config." + k
-					r.fail(r.where(key, item), key, "transaction.timeout.ms applies to an exactly-once processor only")
-				}
+				// As Kafka's producer does without a transactional.id, an
+				// at-least-once processor ignores it: twins and sweeps
+				// flip exactly-once and keep the rest of the config.
 				continue
 			}
 			p.Producer.Set(k, all.Get(k))

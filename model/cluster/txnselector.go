@@ -40,8 +40,10 @@ var txnCoordinatorSelector = modelSelector{form: "txn-coordinator(TRANSACTIONAL-
 		return true, nil
 	}}
 
-// TransactionalIDs are the transactional ids of the cluster's producers,
-// one per instance, in the order they were configured.
+// TransactionalIDs are the transactional ids of the cluster's producers
+// and exactly-once processors, one per instance, in the order they were
+// configured: a processor instance's producer half is as transactional as
+// a producer's, and its coordinator as much a fault target.
 func (c *Cluster) TransactionalIDs() []string {
 	var ids []string
 	for _, ps := range c.cfg.Producers {
@@ -50,6 +52,14 @@ func (c *Cluster) TransactionalIDs() []string {
 		}
 		for i := range ps.Count {
 			ids = append(ids, ClientName(ps.Config.TransactionalID, i))
+		}
+	}
+	for _, rs := range c.cfg.Readers {
+		if rs.Processor == nil || rs.Processor.Producer.TransactionalID == "" {
+			continue
+		}
+		for i := range rs.Count {
+			ids = append(ids, ClientName(rs.Processor.Producer.TransactionalID, i))
 		}
 	}
 	return ids
