@@ -91,6 +91,9 @@ type Finding struct {
 	// below the one that landed first (-1: none), the earlier record
 	// having been written again later.
 	earlierCopyAt int64
+	// Nonatomic-output: the group's offset had already passed the input
+	// when the output's transaction began to commit.
+	offsetPassedFirst bool
 	// Reprocessed-record: the attempts that were not in an aborted
 	// transaction.
 	committedAttempts int

@@ -429,6 +429,7 @@ func (a *analyzer) judgeOutputs(run []outputRec) {
 	si := committed[0]
 	s := &a.sends[si]
 	why := ""
+	passedFirst := false
 	ops := []int64{s.invoke}
 	if s.txn < 0 {
 		why = "it was sent outside a transaction"
@@ -450,6 +451,7 @@ func (a *analyzer) judgeOutputs(run []outputRec) {
 				if pc.inTxn {
 					what = "another transaction's offset commit"
 				}
+				passedFirst = true
 				why = what + " by " + a.procs[pc.proc].name + " had already moved the group's offset of " + part + " to " + itoa(pc.value) + " (#" + itoa(pc.complete) + ") before its transaction's commit began"
 			}
 		}
@@ -457,7 +459,7 @@ func (a *analyzer) judgeOutputs(run []outputRec) {
 	if why == "" {
 		return
 	}
-	a.findings = append(a.findings, Finding{Type: NonatomicOutput, group: first.group, Example: Example{
+	a.findings = append(a.findings, Finding{Type: NonatomicOutput, group: first.group, offsetPassedFirst: passedFirst, Example: Example{
 		Partition: part, Offset: first.off, Process: a.procs[s.proc].name, Ops: sortedUnique(ops),
 		Detail: "group " + first.group + ": output record " + a.outputName(si) + " of this input record is committed, but " + why}})
 }

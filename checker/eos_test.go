@@ -627,3 +627,37 @@ func BenchmarkExactlyOnce(b *testing.B) {
 		Check(ops, Config{SkipLinearizability: true})
 	}
 }
+
+// After the input partition lost committed data, its offsets are reused: a
+// group that had committed past the lost records finds its position out of
+// range, auto.offset.reset moves it back, and the record that took an
+// offset gets an output whose transaction commits an offset below the
+// group's. Only that reason is excused by the loss: an output committed
+// with no offset of its input stays a violation.
+func TestNonatomicOutputAfterInputOffsetsReused(t *testing.T) {
+	build := func() []history.Op {
+		h := &hb{}
+		h.inputs(3)
+		h.eosTxn("e-0", 0, nil, 3, history.OK) // the group passes 0..2
+		a := h.eosTxn("e-0", 1, []output{{1, 0}}, 2, history.OK)
+		h.finalReads(rc, map[string]int64{"in-0": 3, "out-0": 1}, append(inRecs(3), outRecs(a...)...)...)
+		return h.ops
+	}
+	n := verdictOf(t, Check(build(), Config{}), NonatomicOutput, Violation)
+	if !strings.Contains(n.Example.Detail, "had already moved the group's offset") {
+		t.Fatalf("example %+v", n.Example)
+	}
+	lost := Config{Happened: godViewLosses(DataLoss{Partition: "in-0", From: 1, To: 3, Cause: "unclean-election"})}
+	p := verdictOf(t, Check(build(), lost), NonatomicOutput, Permitted)
+	if !strings.Contains(p.Because, "the offset was reused") {
+		t.Fatalf("because %q", p.Because)
+	}
+	// A transaction that commits no offset of the input: the loss explains
+	// nothing.
+	h := &hb{}
+	h.inputs(2)
+	a := h.eosTxn("e-0", 0, []output{{1, 0}}, -1, history.OK)
+	h.eosTxn("e-0", 1, nil, 2, history.OK)
+	h.finalReads(rc, map[string]int64{"in-0": 2, "out-0": 1}, append(inRecs(2), outRecs(a...)...)...)
+	verdictOf(t, Check(h.ops, lost), NonatomicOutput, Violation)
+}

@@ -75,6 +75,9 @@ type Facts struct {
 	// (the later send's) a leader appended, at a sequence other than 0, from
 	// a producer its producer state held nothing of (god view).
 	UnknownProducer bool
+	// OffsetPassedFirst: a nonatomic-output whose group's offset had
+	// already passed the input before its output's transaction committed.
+	OffsetPassedFirst bool
 	// FirstOfProducer: a nonmonotonic-send whose record that landed first
 	// has no record of its producer, acknowledged or read, below it.
 	FirstOfProducer bool
@@ -534,6 +537,10 @@ var VerdictRules = []Rule{
 		func(f *Facts) bool { return f.OffsetsLost != nil }, func(f *Facts) string {
 			return "__consumer_offsets lost committed data (" + f.OffsetsLost.Cause + "): the coordinator reloaded the group without offsets it had acknowledged, and the processor committed the input's offset again with a new output"
 		}},
+	{NonatomicOutput, "the group's offset had passed the input before, and the simulator saw committed data lost at the input's offset", Permitted, "the input partition lost committed data (CAUSE) and the offset was reused: the group had committed past the lost record, and the consumer, its position out of range, was moved back by auto.offset.reset to the record that took the offset",
+		func(f *Facts) bool { return f.OffsetPassedFirst && f.InputLost != nil }, func(f *Facts) string {
+			return "the input partition lost committed data (" + f.InputLost.Cause + ") and the offset was reused: the group had committed past the lost record, and the consumer, its position out of range, was moved back by auto.offset.reset to the record that took the offset"
+		}},
 	{NonatomicOutput, "", Violation,
 		"exactly-once sends the consumed offsets to the transaction that holds the output (sendOffsetsToTransaction, TxnOffsetCommit): an input's offset and its output commit or abort together", nil, nil},
 
@@ -727,6 +734,7 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		fx.FirstOfProducer = f.firstOfProducer
 		fx.ResentForgotten = f.earlierCopyAt >= 0 && c.Happened.Covers(godview.ForgottenBatch, f.Partition, f.earlierCopyAt)
 	case DuplicateOutput, LostOutput, NonatomicOutput:
+		fx.OffsetPassedFirst = f.offsetPassedFirst
 		if l, ok := c.offsetsLoss(f.group); ok {
 			fx.OffsetsLost = &l
 		}
