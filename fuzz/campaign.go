@@ -46,6 +46,9 @@ type Options struct {
 	// GroupPercent is the share of seeds (0..100) that draw consumer
 	// groups.
 	GroupPercent int
+	// ProcessorPercent is the share of seeds (0..100) that draw a stream
+	// processor and faults on it.
+	ProcessorPercent int
 	// MaxFailures, when positive, ends the campaign once it has found that
 	// many failures (runs already started finish).
 	MaxFailures int
@@ -183,7 +186,7 @@ func Campaign(opts Options) (*Summary, error) {
 						continue // handed out before the last failure was counted
 					}
 				}
-				s, err := GenerateWithGroups(seed, opts.Base, opts.Bugs, opts.GroupPercent)
+				s, err := GenerateMix(seed, opts.Base, opts.Bugs, opts.GroupPercent, opts.ProcessorPercent)
 				if err != nil {
 					mu.Lock()
 					genErr = fmt.Errorf("seed %d: the generator drew an invalid scenario: %w", seed, err)

@@ -95,6 +95,12 @@ func Generate(seed uint64, base *scenarios.Scenario, bugs []string) (*scenarios.
 // GenerateWithGroups is Generate with consumer groups drawn for
 // groupPercent of the seeds (0..100; Generate's share is groupPercent).
 func GenerateWithGroups(seed uint64, base *scenarios.Scenario, bugs []string, groupPercent int) (*scenarios.Scenario, error) {
+	return GenerateMix(seed, base, bugs, groupPercent, processorPercent)
+}
+
+// GenerateMix is GenerateWithGroups with a stream processor (and faults on
+// it) drawn for processorPercent of the seeds too.
+func GenerateMix(seed uint64, base *scenarios.Scenario, bugs []string, groupPercent, processorPercent int) (*scenarios.Scenario, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	// The seed's focus: faults anywhere, or mostly on the data plane
 	// (partition leaders and their followers), or on the quorum.
@@ -167,6 +173,10 @@ func GenerateWithGroups(seed uint64, base *scenarios.Scenario, bugs []string, gr
 	if trng != nil {
 		// Last: a seed with transactions draws every other fault as before.
 		s.Faults = withTxnFaults(trng, s, s.Faults)
+	}
+	if base == nil {
+		// After everything else: see processors.
+		withProcessor(rand.New(rand.NewPCG(seed, processorStream)), s, processorPercent)
 	}
 	return scenarios.Normalize(s)
 }

@@ -33,6 +33,7 @@ func newFuzzCommand() *cobra.Command {
 		quiet     bool
 		maxFails  int
 		groups    int
+		procs     int
 		asJSON    bool
 	)
 	cmd := &cobra.Command{
@@ -62,8 +63,11 @@ scenario, 3 when the simulator itself failed.`,
 			if groups < 0 || groups > 100 {
 				return usage("--groups %d: want a percentage of seeds, 0..100", groups)
 			}
+			if procs < 0 || procs > 100 {
+				return usage("--processors %d: want a percentage of seeds, 0..100", procs)
+			}
 			opts := fuzz.Options{Runs: runs, Time: duration, Parallel: parallel, Out: out, SeedStart: seedStart, MaxFailures: maxFails,
-				GroupPercent: groups}
+				GroupPercent: groups, ProcessorPercent: procs}
 			if base != "" {
 				s, err := scenarios.Open(base)
 				if err != nil {
@@ -147,6 +151,7 @@ scenario, 3 when the simulator itself failed.`,
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress output")
 	cmd.Flags().IntVar(&maxFails, "max-failures", 0, "stop once this many failures are found (0: never)")
 	cmd.Flags().IntVar(&groups, "groups", 30, "percentage of seeds (0..100) that draw consumer groups and member faults (0: none)")
+	cmd.Flags().IntVar(&procs, "processors", 0, "percentage of seeds (0..100) that draw a stream processor (exactly-once or at-least-once) and faults on it (0: none)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the campaign's summary.json to stdout instead of the text summary")
 	cmd.RegisterFlagCompletionFunc("bugs", completeBugs)
 	return cmd
