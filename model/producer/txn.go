@@ -94,6 +94,9 @@ type txnRequest struct {
 	offsets []proto.OffsetCommitPartition // TxnOffsetCommit: still to be committed
 	// attempts counts the times it was sent.
 	attempts int
+	// bump: an InitProducerId with the producer's id and epoch (KIP-360)
+	// that ends an abort in place of EndTxn.
+	bump bool
 }
 
 // txnManager is the Client's transactional state.
@@ -102,6 +105,12 @@ type txnManager struct {
 	// lastErr is the error that put the producer in AbortableError or
 	// FatalError.
 	lastErr string
+	// pidMappingLost: the error was INVALID_PRODUCER_ID_MAPPING (Kafka's
+	// lastError instanceof InvalidPidMappingException): the coordinator
+	// has no mapping of the transactional id to the producer id (its
+	// __transaction_state lost it, or it expired), so it would refuse the
+	// abort's EndTxn too.
+	pidMappingLost bool
 	// started: a record was sent or offsets were sent in the transaction
 	// (Kafka's transactionStarted with TV2): without it commit and abort
 	// end locally, with no EndTxn.
@@ -201,6 +210,17 @@ func (p *Client) AbortTransaction() {
 
 func (p *Client) endTxn(commit bool) {
 	p.txn.endSent = false
+	if !commit && p.txn.pidMappingLost {
+		// TransactionManager.beginCompletingTransaction: the coordinator
+		// would refuse EndTxn, so the abort goes straight to
+		// InitProducerId with the id and epoch, which maps the
+		// transactional id to a producer id again (KIP-360: a new
+		// mapping's epoch is -1, so the named id is not fenced).
+		p.enqueueTxn(&txnRequest{kind: reqInitPID, bump: true})
+		p.flush()
+		p.wakeSender(0)
+		return
+	}
 	p.enqueueTxn(&txnRequest{kind: reqEndTxn, commit: commit})
 	p.flush()
 	p.wakeSender(0)
@@ -309,7 +329,11 @@ func (p *Client) fatalError(why string) {
 func (p *Client) failTxnRequest(r *txnRequest, why string) {
 	switch r.kind {
 	case reqInitPID:
-		p.txnResult(TxnOpInit, history.Fail, why)
+		op := TxnOpInit
+		if r.bump {
+			op = TxnOpAbort
+		}
+		p.txnResult(op, history.Fail, why)
 	case reqEndTxn:
 		t := history.Fail
 		if r.commit && p.txn.endSent {
@@ -368,6 +392,7 @@ func (p *Client) failedBatch(err proto.ErrorCode, why string) {
 		p.fatalError(proto.ProducerFenced.String())
 	default:
 		p.abortableError(why)
+		p.txn.pidMappingLost = p.txn.pidMappingLost || err == proto.InvalidProducerIDMapping
 	}
 }
 
@@ -410,8 +435,11 @@ func (p *Client) pumpTxn() bool {
 		return false
 	}
 	r := t.pending[0]
-	if r.kind == reqEndTxn && p.hasIncomplete() {
-		return false // EndTxn waits for every batch
+	if (r.kind == reqEndTxn || r.bump) && p.hasIncomplete() {
+		// EndTxn waits for every batch; so does the abort's
+		// InitProducerId here, whose new epoch starts every partition's
+		// sequences again (Kafka resets those of batches still in flight).
+		return false
 	}
 	t.pending = t.pending[1:]
 	// TransactionManager.maybeTerminateRequestWithError: an error fails
@@ -470,8 +498,12 @@ func (p *Client) sendTxn(r *txnRequest) {
 		}
 		to = t.coord
 		if r.kind == reqInitPID {
-			m = &proto.InitProducerIDRequest{TransactionalID: p.cfg.TransactionalID, TransactionTimeout: p.cfg.TransactionTimeout,
+			init := &proto.InitProducerIDRequest{TransactionalID: p.cfg.TransactionalID, TransactionTimeout: p.cfg.TransactionTimeout,
 				ProducerID: proto.NoProducerID, ProducerEpoch: proto.NoProducerEpoch}
+			if r.bump {
+				init.ProducerID, init.ProducerEpoch = p.pid, p.epoch
+			}
+			m = init
 		} else {
 			m = &proto.EndTxnRequest{TransactionalID: p.cfg.TransactionalID, ProducerID: p.pid, ProducerEpoch: p.epoch, Committed: r.commit}
 			t.endSent = true
@@ -577,10 +609,14 @@ func (p *Client) txnDone(r *txnRequest, outcome history.Type, why string) {
 	}
 	switch r.kind {
 	case reqInitPID:
-		if outcome == history.OK {
-			t.state = TxnReady
+		op := TxnOpInit
+		if r.bump {
+			op = TxnOpAbort
 		}
-		p.txnResult(TxnOpInit, outcome, why)
+		if outcome == history.OK {
+			t.state, t.lastErr, t.started, t.pidMappingLost = TxnReady, "", false, false
+		}
+		p.txnResult(op, outcome, why)
 	case reqEndTxn:
 		op := TxnOpAbort
 		if r.commit {
@@ -588,7 +624,7 @@ func (p *Client) txnDone(r *txnRequest, outcome history.Type, why string) {
 		}
 		if outcome == history.OK {
 			// TransactionManager.completeTransaction.
-			t.state, t.lastErr, t.started = TxnReady, "", false
+			t.state, t.lastErr, t.started, t.pidMappingLost = TxnReady, "", false, false
 		}
 		p.txnResult(op, outcome, why)
 	case reqTxnOffsetCommit:
@@ -680,6 +716,7 @@ func (p *Client) handleEndTxn(m *proto.EndTxnResponse) {
 			t = history.Info
 		}
 		p.txn.state, p.txn.lastErr = TxnAbortableError, why
+		p.txn.pidMappingLost = m.Error == proto.InvalidProducerIDMapping
 		p.txnDone(r, t, why)
 	default: // INVALID_TXN_STATE, authorization, unexpected: fatal
 		p.fatalError("EndTxn: " + m.Error.String())
@@ -694,7 +731,7 @@ func (p *Client) handleTxnOffsetCommit(m *proto.TxnOffsetCommitResponse) {
 	if !ok {
 		return
 	}
-	var retry, lookup bool
+	var retry, lookup, pidMappingLost bool
 	var abortable, fatal string
 	left := r.offsets[:0]
 	for _, o := range r.offsets {
@@ -714,6 +751,7 @@ func (p *Client) handleTxnOffsetCommit(m *proto.TxnOffsetCommitResponse) {
 		case proto.UnknownMemberID, proto.IllegalGeneration, proto.FencedInstanceID, proto.StaleMemberEpoch,
 			proto.FencedMemberEpoch, proto.UnknownProducerID, proto.InvalidProducerIDMapping, proto.TransactionAbortable:
 			abortable = "CommitFailedException: " + err.String()
+			pidMappingLost = pidMappingLost || err == proto.InvalidProducerIDMapping
 		case proto.ProducerFenced, proto.InvalidProducerEpoch:
 			fatal = proto.ProducerFenced.String()
 		default:
@@ -728,6 +766,7 @@ func (p *Client) handleTxnOffsetCommit(m *proto.TxnOffsetCommitResponse) {
 	case abortable != "":
 		p.txnDone(r, history.Fail, abortable)
 		p.abortableError(abortable)
+		p.txn.pidMappingLost = p.txn.pidMappingLost || pidMappingLost
 	case retry:
 		p.retryTxn(lookup)
 		return

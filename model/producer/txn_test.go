@@ -29,6 +29,7 @@ type txnCluster struct {
 	produced []producedBatch
 	ends     []endSeen
 	inits    int
+	initAsks []proto.InitProducerIDRequest
 	offsets  []*proto.TxnOffsetCommitRequest
 	// log holds what partition 0 took, by value.
 	log []string
@@ -82,6 +83,7 @@ func (b *txnBroker) Deliver(from sim.NodeID, m sim.Message) {
 		b.env.Send(from, &proto.FindCoordinatorResponse{CorrelationID: m.CorrelationID, Key: m.Key,
 			NodeID: int32(c.coordinator + 1), Node: c.nodes[c.coordinator]})
 	case *proto.InitProducerIDRequest:
+		c.initAsks = append(c.initAsks, *m)
 		r := &proto.InitProducerIDResponse{CorrelationID: m.CorrelationID, ProducerID: -1, ProducerEpoch: -1}
 		switch {
 		case m.TransactionalID == "" || m.TransactionTimeout <= 0:
@@ -641,5 +643,59 @@ func TestTxnWorkloadRestartInitializesAgain(t *testing.T) {
 	}
 	if pid2, epoch := w.Node(pid).(*producer.Producer).ProducerIDAndEpoch(); pid2 != 21 || epoch != epochNow {
 		t.Fatalf("the restarted instance writes with %d/%d, want 21/%d", pid2, epoch, epochNow)
+	}
+}
+
+// The coordinator lost the transactional id's mapping to the producer id
+// (its __transaction_state lost it): the produce is answered
+// INVALID_PRODUCER_ID_MAPPING. The abort does not send EndTxn, which the
+// coordinator would refuse the same way for ever, but InitProducerId with
+// the id and epoch (TransactionManager.beginCompletingTransaction), whose
+// answer maps the id again; the abort ends there and the producer goes on.
+// The same when the commit's EndTxn is what hears it.
+func TestTxnInvalidProducerIDMappingAbortsThroughInitProducerID(t *testing.T) {
+	for _, where := range []string{"produce", "end"} {
+		t.Run(where, func(t *testing.T) {
+			c := &txnCluster{pid: 9}
+			if where == "produce" {
+				c.produceErrs = []proto.ErrorCode{proto.InvalidProducerIDMapping}
+			} else {
+				c.endErrs = []proto.ErrorCode{proto.InvalidProducerIDMapping}
+			}
+			w, cl, res := txnWorld(t, 1, c, nil)
+			cl.BeginTransaction()
+			cb := &completions{}
+			sendN(cl, cb, "a")
+			if where == "end" {
+				cl.CommitTransaction()
+			}
+			w.RunUntil(2 * time.Second)
+			if cl.TxnState() != producer.TxnAbortableError {
+				t.Fatalf("after INVALID_PRODUCER_ID_MAPPING: %s, want ABORTABLE_ERROR", cl.TxnState())
+			}
+			ends := len(c.ends)
+			res.take()
+			cl.AbortTransaction()
+			w.RunUntil(3 * time.Second)
+			if got := res.take(); len(got) != 1 || got[0].op != producer.TxnOpAbort || got[0].outcome != history.OK {
+				t.Fatalf("abort: %v, want ok", got)
+			}
+			if len(c.ends) != ends {
+				t.Fatalf("EndTxn sent on abort: %+v", c.ends[ends:])
+			}
+			if last := c.initAsks[len(c.initAsks)-1]; len(c.initAsks) != 2 || last.ProducerID != 9 || last.ProducerEpoch != 1 {
+				t.Fatalf("InitProducerId requests %+v: want the init, then one naming producer 9 epoch 1", c.initAsks)
+			}
+			if _, epoch := cl.ProducerIDAndEpoch(); epoch != 2 || cl.TxnState() != producer.TxnReady {
+				t.Fatalf("after the abort: epoch %d in %s, want 2 READY", epoch, cl.TxnState())
+			}
+			cl.BeginTransaction()
+			sendN(cl, cb, "b")
+			cl.CommitTransaction()
+			w.RunUntil(4 * time.Second)
+			if got := res.take(); len(got) != 1 || got[0].op != producer.TxnOpCommit || got[0].outcome != history.OK {
+				t.Fatalf("the next transaction's commit: %v, want ok", got)
+			}
+		})
 	}
 }
