@@ -64,10 +64,23 @@ func withProcessor(rng *rand.Rand, s *scenarios.Scenario, percent int) bool {
 		}
 		rate += r
 	}
+	// drawGroup slows the producers down to what an external store keeps
+	// up with; a processor has none, and the seed's producers stay as
+	// drawn.
+	producers := slices.Clone(s.Producers)
 	c := drawGroup(rng, s, "xg", "x", rate)
+	s.Producers = producers
 	// A processor is one thread with no pool, no external store and no
 	// static membership (Kafka Streams' own); it commits as it is told.
 	c.Workers, c.SideEffects, c.Static, c.Commit = 1, "", false, scenarios.CommitAfterProcessing
+	// Its processing time keeps up with the input on one thread (the group
+	// draw sized it for its pool).
+	if meanMax := time.Duration(float64(time.Second) / (capacityMargin * max(rate, 1))); c.Processing.Max > meanMax {
+		scale := float64(meanMax) / float64(c.Processing.Max)
+		c.Processing = sim.Range{Min: max(micros(time.Duration(float64(c.Processing.Min)*scale)), time.Microsecond),
+			Max: max(micros(meanMax), time.Microsecond)}
+		c.Processing.Max = max(c.Processing.Max, c.Processing.Min)
+	}
 	for _, k := range []string{"enable.auto.commit", "auto.commit.interval.ms", "isolation.level"} {
 		unset(&c.Config, k)
 	}
