@@ -82,3 +82,48 @@ func TestRealClientAndSimulatorGiveTheSameVerdictClasses(t *testing.T) {
 		})
 	}
 }
+
+// The same for transactions: franz-go's transactional producers against
+// kfake (checker/testdata/kfakerec-txn.jsonl.gz: commits, a quarter
+// aborted, a read_committed and a read_uncommitted reader) and the
+// simulator running the configuration they were recorded under, for longer.
+// Both show the aborted records read at read_uncommitted and transactions
+// interleaving differently across partitions (G0), both permitted, and
+// nothing else: no read_committed reader sees an aborted or open record.
+func TestRealClientAndSimulatorGiveTheSameTransactionVerdictClasses(t *testing.T) {
+	want := []string{"G0 permitted", "aborted-read permitted"}
+	const base = "../checker/testdata/kfakerec-txn"
+	recorded, err := scenarios.LoadFile(base + ".yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(base + ".jsonl.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	real, err := checker.CheckReader(f, CheckerConfig(recorded, recorded.ScheduledFaultFacts()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(base + ".yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "\nduration: 2s\n") {
+		t.Fatal("kfakerec-txn.yaml no longer runs 2 s, as this test expects")
+	}
+	twin, err := scenarios.Parse("kfakerec-txn.yaml", []byte(strings.Replace(string(data), "\nduration: 2s\n", "\nduration: 20s\n", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := run(t, twin)
+	got, simulated := verdictClasses(real), verdictClasses(sim.Report)
+	if !slices.Equal(got, want) || !slices.Equal(simulated, want) {
+		t.Fatalf("verdict classes: franz-go %v, simulator %v, want %v for both\nrecorded:\n%s\nsimulated:\n%s",
+			got, simulated, want, real.Summary(), sim.Report.Summary())
+	}
+	if sim.Report.Stats.TxnAborted == 0 || real.Stats.TxnAborted == 0 {
+		t.Fatalf("aborted transactions: franz-go %d, simulator %d", real.Stats.TxnAborted, sim.Report.Stats.TxnAborted)
+	}
+}
