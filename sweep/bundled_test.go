@@ -56,7 +56,8 @@ func TestProcessorEOSSweepStory(t *testing.T) {
 	}
 	sw.Axes = []Axis{{Name: "exactly-once", Values: []string{"false", "true"}}, {Name: "commit-interval", Values: []string{"1s"}}}
 	sw.Plots = nil
-	res, err := Run(sw, Options{Parallel: 1, Seeds: 1, Out: t.TempDir()})
+	out := t.TempDir()
+	res, err := Run(sw, Options{Parallel: 1, Seeds: 1, Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,5 +80,17 @@ func TestProcessorEOSSweepStory(t *testing.T) {
 		if x["committed-outputs-per-second"] < 90 || x["committed-outputs-per-second"] > 110 {
 			t.Errorf("exactly-once=%s: %v committed outputs per second, want about the input's 100", name, x["committed-outputs-per-second"])
 		}
+	}
+	// A record written before the processor metrics existed is run again,
+	// not read as zeros.
+	rec := res.Records[res.Cells[0].ID][0]
+	for _, name := range ProcessorMetrics {
+		delete(rec.Metrics, name)
+	}
+	if err := writeRecord(recordPath(res.Dir, rec.Cell, rec.Seed), rec); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := Run(sw, Options{Parallel: 1, Seeds: 1, Out: out}); err != nil || again.Runs != 1 || again.Resumed != 1 {
+		t.Fatalf("a record without processor metrics: %d runs, %d resumed (%v)", again.Runs, again.Resumed, err)
 	}
 }
