@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // A sweep's axis value set on a scenario (Apply), and the Kafka keys an
@@ -103,6 +104,38 @@ func (s *Scenario) Apply(name, value string) error {
 	}
 	for i := range s.Consumers {
 		c := &s.Consumers[i]
+		if c.Processor != nil {
+			pc := *c.Processor // the caller's copy shares the base's
+			c.Processor = &pc
+			if name == "enable.auto.commit" {
+				// Streams turns the auto-commit off whatever the config
+				// says (StreamsConfig's non-configurable consumer
+				// defaults): the commit is the processor's.
+				continue
+			}
+			if name == "isolation.level" && pc.ExactlyOnce {
+				// exactly_once_v2 reads read_committed whatever the
+				// config says (StreamsConfig overrides the consumer's
+				// isolation.level): another value is not this entry's.
+				v, err := keyTable(consumerKeys)[name].parse(value)
+				if err != nil {
+					return err
+				}
+				if v != "read_committed" {
+					continue
+				}
+			}
+			if contains(processorProducerKeys, name) {
+				// The producer half's keys; transaction.timeout.ms only
+				// where there is a transaction.
+				if name != "transaction.timeout.ms" || pc.ExactlyOnce {
+					if err := setKey(allProducerKeys, &pc.Producer); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+		}
 		if err := setKey(consumerKeys, &c.Config); err != nil {
 			return err
 		}
@@ -168,6 +201,10 @@ func (s *Scenario) Apply(name, value string) error {
 		return err
 	case "commit", "workers", "workers-commit", "side-effects", "static":
 		return s.groupAxis(name, value)
+	case "exactly-once", "commit-interval":
+		return s.processorAxis(name, value)
+	case "transactions.records", "transactions.abort":
+		return s.transactionsAxis(name, value)
 	case "replication.factor", "partitions":
 		x, err := num(1, PartitionsMax)
 		for i := range s.Topics {
@@ -201,6 +238,103 @@ func (s *Scenario) Apply(name, value string) error {
 		return err
 	}
 	return fmt.Errorf("unknown axis %q", name)
+}
+
+// processorAxis sets a processor's own key (exactly-once,
+// commit-interval) on every processors entry.
+func (s *Scenario) processorAxis(name, value string) error {
+	applied := false
+	for i := range s.Consumers {
+		c := &s.Consumers[i]
+		if c.Processor == nil {
+			continue
+		}
+		applied = true
+		p := *c.Processor
+		p.Producer = copyConfig(p.Producer)
+		c.Config = copyConfig(c.Config)
+		switch name {
+		case "commit-interval":
+			d, err := parseDuration(value)
+			if err != nil || d < time.Millisecond || d > time.Hour {
+				return fmt.Errorf("commit-interval %q: want a duration from 1ms to 1h", value)
+			}
+			p.CommitInterval, p.CommitIntervalGiven = d, true
+		case "exactly-once":
+			eos, err := strconv.ParseBool(value)
+			if err != nil {
+				return fmt.Errorf("exactly-once %q: want true or false", value)
+			}
+			p.ExactlyOnce = eos
+			if !p.CommitIntervalGiven {
+				// Streams' commit.interval.ms default follows
+				// processing.guarantee (StreamsConfig).
+				p.CommitInterval = defaultCommitIntervalALOS
+				if eos {
+					p.CommitInterval = defaultCommitIntervalEOS
+				}
+			}
+			const tt = "transaction.timeout.ms"
+			if eos {
+				// exactly_once_v2 reads read_committed whatever the
+				// consumer config says (StreamsConfig overrides it).
+				c.Config.Set("isolation.level", "read_committed")
+				if _, ok := p.Producer.Values[tt]; !ok {
+					p.Producer.Set(tt, keyTable(allProducerKeys)[tt].def)
+				}
+			} else {
+				if !c.Config.Explicit["isolation.level"] {
+					c.Config.Set("isolation.level", keyTable(consumerKeys)["isolation.level"].def)
+				}
+				// An at-least-once processor's producer has no
+				// transaction: the key means nothing to it.
+				p.Producer.del(tt)
+			}
+		}
+		c.Processor = &p
+	}
+	if !applied {
+		return fmt.Errorf("%s applies to nothing in the base scenario (no processor)", name)
+	}
+	return nil
+}
+
+// transactionsAxis sets one key of the transactions entry (records,
+// abort) of every transactional producer.
+func (s *Scenario) transactionsAxis(name, value string) error {
+	applied := false
+	for i := range s.Producers {
+		p := &s.Producers[i]
+		if p.Transactions == nil {
+			continue
+		}
+		applied = true
+		t := *p.Transactions // the caller's copy shares the base's
+		switch name {
+		case "transactions.records":
+			lo, hi, found := strings.Cut(strings.TrimSpace(value), "..")
+			if !found {
+				hi = lo
+			}
+			a, err1 := strconv.Atoi(strings.TrimSpace(lo))
+			b, err2 := strconv.Atoi(strings.TrimSpace(hi))
+			if err1 != nil || err2 != nil || a < 1 || b < a || b > txnRecordsMax {
+				return fmt.Errorf("transactions.records %q: want a count or a range such as 1..4, 1 <= low <= high <= %d", value, txnRecordsMax)
+			}
+			t.RecordsMin, t.RecordsMax = a, b
+		case "transactions.abort":
+			x, err := strconv.ParseFloat(value, 64)
+			if err != nil || x < 0 || x > 1 {
+				return fmt.Errorf("transactions.abort %q: want a probability in 0..1", value)
+			}
+			t.Abort = x
+		}
+		p.Transactions = &t
+	}
+	if !applied {
+		return fmt.Errorf("%s applies to nothing in the base scenario (no transactional producer)", name)
+	}
+	return nil
 }
 
 // fitGroupMembers applies the rules of a group member to every consumer
@@ -246,8 +380,8 @@ func (s *Scenario) groupAxis(name, value string) error {
 	applied := false
 	for i := range s.Consumers {
 		c := &s.Consumers[i]
-		if c.Group == "" {
-			continue
+		if c.Group == "" || c.Processor != nil {
+			continue // a processor's are its own (processorAxis)
 		}
 		applied = true
 		switch name {

@@ -23,8 +23,11 @@ type Processor struct {
 	// ExactlyOnce is processing.guarantee=exactly_once_v2 (else
 	// at_least_once).
 	ExactlyOnce bool
-	// CommitInterval is commit.interval.ms.
-	CommitInterval time.Duration
+	// CommitInterval is commit.interval.ms; CommitIntervalGiven says the
+	// scenario set it (else it is Streams' default for the guarantee, and
+	// a sweep's exactly-once axis moves it with the guarantee).
+	CommitInterval      time.Duration
+	CommitIntervalGiven bool
 	// Producer holds the producer half's keys (transaction.timeout.ms,
 	// linger.ms, delivery.timeout.ms).
 	Producer Config
@@ -132,6 +135,7 @@ func (r *reader) processors(f field, s *Scenario) {
 				r.fail(item, path+".output", "%q is also an input: a processor reading its own output never ends", t)
 			}
 		}
+		p.CommitIntervalGiven = intervalSet
 		if !intervalSet {
 			p.CommitInterval = defaultCommitIntervalALOS
 			if p.ExactlyOnce {

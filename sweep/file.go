@@ -65,7 +65,8 @@ const (
 
 // Fields are kafkasim's own axes (besides every Kafka key).
 var Fields = []string{"nemesis-intensity", "duration", "settle", "controllers", "brokers", "replication.factor",
-	"partitions", "rate", "keys", "seed-offset", "commit", "workers", "workers-commit", "side-effects", "static"}
+	"partitions", "rate", "keys", "seed-offset", "commit", "workers", "workers-commit", "side-effects", "static",
+	"exactly-once", "commit-interval", "transactions.records", "transactions.abort"}
 
 // Metrics are the metric names every run reports, besides anomaly counts:
 // what plots may show, besides axes and anomaly types.
@@ -134,6 +135,16 @@ func Load(path string) (*File, error) {
 			}
 		}
 	}
+	if !hasProcessor(base) {
+		for _, p := range sw.Plots {
+			for _, m := range []string{p.X, p.Y, p.Z} {
+				if contains(ProcessorMetrics, m) {
+					return nil, &scenarios.Error{File: path, Line: p.Line, Key: "plots",
+						Msg: fmt.Sprintf("%s is a processor's metric, and the base has no processor", m)}
+				}
+			}
+		}
+	}
 	cells := 1
 	for _, a := range sw.Axes {
 		cells *= len(a.Values)
@@ -197,7 +208,9 @@ func readPlots(r *scenarios.YAMLReader, f scenarios.YAMLField, sw *File) {
 		axes[a.Name] = a
 		axisNames = append(axisNames, a.Name)
 	}
-	isMetric := func(v string) bool { return contains(Metrics, v) || contains(GroupMetrics, v) || isAnomalyType(v) }
+	isMetric := func(v string) bool {
+		return contains(Metrics, v) || contains(GroupMetrics, v) || contains(ProcessorMetrics, v) || isAnomalyType(v)
+	}
 	for i, item := range r.List(f) {
 		if item == nil {
 			continue
@@ -219,7 +232,7 @@ func readPlots(r *scenarios.YAMLReader, f scenarios.YAMLField, sw *File) {
 				v := r.Str(g)
 				if _, ok := axes[v]; !ok && !isMetric(v) {
 					r.Fail(g.Value, g.Path, "%q is neither an axis of this sweep (%s) nor a metric (%s, or an anomaly type)",
-						v, strings.Join(axisNames, ", "), strings.Join(append(append([]string{}, Metrics...), GroupMetrics...), ", "))
+						v, strings.Join(axisNames, ", "), strings.Join(append(append(append([]string{}, Metrics...), GroupMetrics...), ProcessorMetrics...), ", "))
 				}
 				switch g.Name {
 				case "x":

@@ -129,7 +129,7 @@ type indexInvalid struct {
 }
 
 // indexMetricNames lists the metrics the cells report: those of Metrics
-// and GroupMetrics in their order, then the others (anomaly counts) by name.
+// GroupMetrics and ProcessorMetrics in their order, then the others (anomaly counts) by name.
 func indexMetricNames(cells []Cell) []string {
 	set := map[string]bool{}
 	for _, c := range cells {
@@ -138,13 +138,13 @@ func indexMetricNames(cells []Cell) []string {
 		}
 	}
 	var out, extra []string
-	for _, m := range append(append([]string{}, Metrics...), GroupMetrics...) {
+	for _, m := range append(append(append([]string{}, Metrics...), GroupMetrics...), ProcessorMetrics...) {
 		if set[m] {
 			out = append(out, m)
 		}
 	}
 	for m := range set { // kafkasim:orderless: sorted below
-		if !slices.Contains(Metrics, m) && !slices.Contains(GroupMetrics, m) {
+		if !slices.Contains(Metrics, m) && !slices.Contains(GroupMetrics, m) && !slices.Contains(ProcessorMetrics, m) {
 			extra = append(extra, m)
 		}
 	}

@@ -288,13 +288,13 @@ func plotOtherAxes(axes []Axis, named ...string) []string {
 }
 
 // HigherIsBetter reports which way a metric improves: true for
-// availability and records-per-second, false for every other metric
+// availability, records-per-second and committed-outputs-per-second, false for every other metric
 // (lost-acked, lost-acked-fraction, violations, unavailable-seconds,
 // p99-produce-latency-ms, bytes-per-record and every anomaly type's count),
 // where less is better.
 func HigherIsBetter(metric string) bool {
 	switch metric {
-	case "availability", "records-per-second":
+	case "availability", "records-per-second", "committed-outputs-per-second":
 		return true
 	}
 	return false
@@ -318,9 +318,9 @@ func plotMetricLabel(metric string) string {
 		return metric + " (s)"
 	case "unowned-seconds", "unowned-seconds-per-rebalance":
 		return metric + " (partition-seconds)"
-	case "p99-produce-latency-ms":
+	case "p99-produce-latency-ms", "p99-end-to-end-latency-ms", "mean-end-to-end-latency-ms":
 		return metric + " (ms)"
-	case "records-per-second":
+	case "records-per-second", "committed-outputs-per-second":
 		return metric + " (records/s)"
 	case "bytes-per-record":
 		return metric + " (bytes)"

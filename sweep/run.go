@@ -140,7 +140,7 @@ func Run(sw *File, opts Options) (*Result, error) {
 			// The cell's seed: the base's, moved by a seed-offset axis.
 			seed := p.scenario.Seed + uint64(i)
 			path := recordPath(dir, p.cell.ID, seed)
-			if rec, ok := readRecord(path); ok && rec.Scenario == digestAt(p.scenario, seed) && measuresGroups(rec, p.scenario) {
+			if rec, ok := readRecord(path); ok && rec.Scenario == digestAt(p.scenario, seed) && measuresGroups(rec, p.scenario) && measuresProcessors(rec, p.scenario) {
 				records[p.cell.ID] = append(records[p.cell.ID], rec)
 				res.Resumed++
 				continue
@@ -429,6 +429,15 @@ func record(cell string, s *scenarios.Scenario, r *runner.Result) RunRecord {
 			m[k] = v
 		}
 	}
+	if hasProcessor(s) {
+		h := reports.OpsHistory(nil)
+		if r.History != nil {
+			h = reports.RecorderHistory(r.History)
+		}
+		for k, v := range processorMetrics(h, int64(s.Duration)) { // kafkasim:orderless: fills a map
+			m[k] = v
+		}
+	}
 	rec := RunRecord{Cell: cell, Seed: s.Seed, Verdict: r.Verdict, TraceHash: fmt.Sprintf("%016x", r.TraceHash), Metrics: m}
 	if r.Verdict != runner.Pass && (r.Report != nil || r.Verdict == runner.Crash) {
 		rec.Headline = r.Headline()
@@ -611,14 +620,14 @@ func metricNames(records map[string][]RunRecord) []string {
 		}
 	}
 	out := append([]string{}, Metrics...)
-	for _, k := range GroupMetrics {
+	for _, k := range append(append([]string{}, GroupMetrics...), ProcessorMetrics...) {
 		if set[k] {
 			out = append(out, k)
 		}
 	}
 	var extra []string
 	for k := range set { // kafkasim:orderless: sorted below
-		if !contains(Metrics, k) && !contains(GroupMetrics, k) {
+		if !contains(Metrics, k) && !contains(GroupMetrics, k) && !contains(ProcessorMetrics, k) {
 			extra = append(extra, k)
 		}
 	}

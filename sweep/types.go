@@ -37,7 +37,8 @@ type Cell struct {
 	// Metrics by name: availability, lost-acked-fraction, lost-acked,
 	// unavailable-seconds, p99-produce-latency-ms, records-per-second,
 	// bytes-per-record, violations, each anomaly type's count, and with a
-	// consumer group the GroupMetrics.
+	// consumer group the GroupMetrics, with a processor the
+	// ProcessorMetrics.
 	Metrics map[string]Stat
 }
 

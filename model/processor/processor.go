@@ -174,6 +174,11 @@ func (n *Node) Start(env sim.Env) {
 	rc := n.cfg.Reader
 	rc.Name = n.cfg.Name
 	rc.Recorder = n.cfg.Recorder
+	// StreamThread polls with poll.ms (100 ms) while running, so that
+	// its loop reaches maybeCommit on the commit interval when no input
+	// arrives: a poll that waited for a fetch (3.5 s) held the open
+	// transaction, and its outputs, that long.
+	rc.PollTimeout = StreamsPollTimeout
 	g := *rc.Group
 	g.Processor = n
 	rc.Group = &g
@@ -184,6 +189,9 @@ func (n *Node) Start(env sim.Env) {
 		n.startReader()
 	}
 }
+
+// StreamsPollTimeout is Streams' poll.ms default (StreamsConfig.POLL_MS_CONFIG).
+const StreamsPollTimeout = 100 * time.Millisecond
 
 func (n *Node) startReader() {
 	if n.started {

@@ -52,7 +52,11 @@ func (r *Reader) poll() {
 	// poll(timeout) returns empty).
 	r.corr++
 	r.pollWait = r.corr
-	r.env.After(r.cfg.FetchMaxWait+r.cfg.RequestTimeout/10, rtimer{kind: timerPollTimeout, corr: r.corr})
+	wait := r.cfg.PollTimeout
+	if wait <= 0 {
+		wait = r.cfg.FetchMaxWait + r.cfg.RequestTimeout/10
+	}
+	r.env.After(wait, rtimer{kind: timerPollTimeout, corr: r.corr})
 	if r.fetching.empty() {
 		r.refreshMetadata()
 	}

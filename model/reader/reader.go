@@ -33,7 +33,11 @@ type Config struct {
 	// AutoOffsetReset is auto.offset.reset: earliest, latest or none.
 	AutoOffsetReset string
 	// Processing is the time spent between polls.
-	Processing     sim.Range
+	Processing sim.Range
+	// PollTimeout is the application's poll(timeout): how long a poll
+	// with nothing buffered waits for a fetch before it returns empty
+	// (zero: fetch.max.wait.ms plus a tenth of request.timeout.ms).
+	PollTimeout    time.Duration
 	FetchMaxWait   time.Duration
 	MaxPollRecords int
 	// MaxPartitionFetchBytes is max.partition.fetch.bytes (1 MiB).
