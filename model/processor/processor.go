@@ -98,6 +98,12 @@ type Node struct {
 	sends   []history.Send
 	commit  *txnCommit
 	started bool // the consumer half started
+	// busy: a commit is under way (either guarantee); waiting are the
+	// commits asked for meanwhile (a revocation's, as the member leaves),
+	// run in turn once it ends: Streams commits on its one thread, never
+	// two at once.
+	busy    bool
+	waiting []func()
 }
 
 // txnCommit is a transaction's closing: its offsets, the value its
@@ -384,6 +390,10 @@ func (n *Node) flush(then func()) {
 // Commit closes the unit of work (reader.Processor): every
 // commit.interval.ms, or at once before a revocation.
 func (n *Node) Commit(pos []reader.Position, force bool, done func(reset bool)) {
+	if n.busy {
+		n.waiting = append(n.waiting, func() { n.Commit(pos, force, done) })
+		return
+	}
 	if !force && n.env.Now() < n.lastCommit+n.cfg.CommitInterval {
 		done(false)
 		return
@@ -406,7 +416,7 @@ func (n *Node) Commit(pos []reader.Position, force bool, done func(reset bool)) 
 		c.offsets = append(c.offsets, proto.OffsetCommitPartition{TopicPartition: proto.TopicPartition{Topic: p.Topic, Partition: p.Partition}, CommittedOffset: p.Offset, CommittedLeaderEpoch: p.LeaderEpoch})
 		x.Offsets[p.Topic+"-"+strconv.Itoa(int(p.Partition))] = p.Offset
 	}
-	n.commit = c
+	n.commit, n.busy = c, true
 	v := c.value
 	n.record(history.Invoke, history.FTxnCommit, &v)
 	if len(c.offsets) == 0 {
@@ -421,15 +431,28 @@ func (n *Node) Commit(pos []reader.Position, force bool, done func(reset bool)) 
 // at_least_once commit: TaskManager.commit flushes the producer first).
 // An output that failed puts the positions back instead.
 func (n *Node) commitAtLeastOnce(pos []reader.Position, done func(reset bool)) {
+	n.busy = true
 	n.flush(func() {
 		n.lastCommit = n.env.Now()
 		if n.failed {
 			n.failed = false
-			done(true)
+			n.ended(done, true)
 			return
 		}
-		n.r.CommitSync(pos, func(bool) { done(false) })
+		n.r.CommitSync(pos, func(bool) { n.ended(done, false) })
 	})
+}
+
+// ended ends the commit under way with done(reset), then runs the next
+// commit that waited for it.
+func (n *Node) ended(done func(reset bool), reset bool) {
+	n.busy = false
+	done(reset)
+	if !n.busy && len(n.waiting) > 0 {
+		next := n.waiting[0]
+		n.waiting = n.waiting[1:]
+		next()
+	}
 }
 
 // OnTxnResult goes on with the transaction's closing
@@ -444,7 +467,7 @@ func (n *Node) OnTxnResult(op producer.TxnOp, outcome history.Type, why string) 
 				// A fenced producer's closing waited for its successor.
 				n.commit = nil
 				n.lastCommit = n.env.Now()
-				c.done(true)
+				n.ended(c.done, true)
 			}
 			return
 		}
@@ -471,7 +494,7 @@ func (n *Node) OnTxnResult(op producer.TxnOp, outcome history.Type, why string) 
 			n.record(history.OK, history.FTxnCommit, &v)
 			n.inTxn, n.commit = false, nil
 			n.lastCommit = n.env.Now()
-			c.done(false)
+			n.ended(c.done, false)
 			return
 		}
 		n.endFailed(c, outcome, why)
@@ -486,7 +509,7 @@ func (n *Node) OnTxnResult(op producer.TxnOp, outcome history.Type, why string) 
 			n.refence(c)
 			return
 		}
-		c.done(true)
+		n.ended(c.done, true)
 	}
 }
 

@@ -47,6 +47,11 @@ type application struct {
 	token uint64
 	// tasks are the records being processed, in the order they started.
 	tasks []*task
+	// afterBatch are the revocations of a stream processor's member that
+	// wait for the batch in processing to end (its commit must not cut a
+	// batch: Streams processes a poll's records, then its next poll runs
+	// the rebalance callback, which commits).
+	afterBatch []func()
 	// spare is the poll loop's last task, ended and held by no one: the
 	// loop processes one record at a time, and makes its next task of it.
 	spare *task
@@ -328,6 +333,16 @@ func (r *Reader) processNext() {
 		return
 	}
 	a.queue = nil
+	if len(a.afterBatch) > 0 {
+		// The revocation's commit covers the whole batch; the poll that
+		// follows it is the revocation's.
+		waiting := a.afterBatch
+		a.afterBatch = nil
+		for _, f := range waiting {
+			f()
+		}
+		return
+	}
 	if g.cfg.Processor != nil {
 		r.processorCommit(false, r.nextPoll)
 		return

@@ -205,6 +205,14 @@ func (r *Reader) poolRevoking(k partKey) bool {
 func (r *Reader) quiesce(tps []proto.TopicPartition, then func(commit bool)) {
 	g := r.group
 	if g.cfg.Workers <= 1 {
+		if g.cfg.Processor != nil && len(g.app.queue) > 0 {
+			// A stream thread hears of the revocation in its next poll,
+			// once it has processed the batch it polled: its commit then
+			// covers the batch, and no output of the batch lands in the
+			// transaction after the commit began.
+			g.app.afterBatch = append(g.app.afterBatch, func() { then(true) })
+			return
+		}
 		then(g.cfg.Commit != CommitBeforeProcessing)
 		return
 	}
