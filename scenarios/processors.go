@@ -191,11 +191,26 @@ func (c Consumer) processorConfig() processor.Config {
 	return processor.Config{Reader: c.readerConfig(), Producer: pc, CommitInterval: p.CommitInterval}
 }
 
+// transactionalCommitConfig is the node configuration of a consumer entry
+// with commit: transactional: a processor with no output topic, whose
+// transactions hold only the offsets each poll's processing reached
+// (commit interval 0: one transaction per poll that returned records).
+func (c Consumer) transactionalCommitConfig() processor.Config {
+	pc := producer.DefaultClientConfig("", "")
+	pc.TransactionalID = c.Config.Get("transactional.id") // "<id>-<i>" per instance (cluster)
+	pc.TransactionTimeout = configMs(c.Config, "transaction.timeout.ms")
+	return processor.Config{Reader: c.readerConfig(), Producer: pc}
+}
+
 // readerSpec is the cluster's spec of a consumer or processor entry.
 func (c Consumer) readerSpec() cluster.ReaderSpec {
 	rs := cluster.ReaderSpec{Name: c.Name, Count: c.Count, Config: c.readerConfig(), Static: c.Static}
-	if c.Processor != nil {
+	switch {
+	case c.Processor != nil:
 		pc := c.processorConfig()
+		rs.Processor = &pc
+	case c.Commit == CommitTransactional:
+		pc := c.transactionalCommitConfig()
 		rs.Processor = &pc
 	}
 	return rs

@@ -41,7 +41,9 @@ var txnCoordinatorSelector = modelSelector{form: "txn-coordinator(TRANSACTIONAL-
 	}}
 
 // TransactionalIDs are the transactional ids of the cluster's producers,
-// one per instance, in the order they were configured.
+// then of its readers' transactional producers (exactly-once processors,
+// consumers with commit: transactional), one per instance, in the order
+// they were configured.
 func (c *Cluster) TransactionalIDs() []string {
 	var ids []string
 	for _, ps := range c.cfg.Producers {
@@ -50,6 +52,14 @@ func (c *Cluster) TransactionalIDs() []string {
 		}
 		for i := range ps.Count {
 			ids = append(ids, ClientName(ps.Config.TransactionalID, i))
+		}
+	}
+	for _, rs := range c.cfg.Readers {
+		if rs.Processor == nil || rs.Processor.Producer.TransactionalID == "" {
+			continue
+		}
+		for i := range rs.Count {
+			ids = append(ids, ClientName(rs.Processor.Producer.TransactionalID, i))
 		}
 	}
 	return ids
