@@ -154,6 +154,8 @@ func TestBadScenariosNameFileLineAndKey(t *testing.T) {
 		{"transactional commit without a group", "    topics: [orders]", "    topics: [orders]\n    commit: transactional", 20, "consumers[0].commit", "applies to the members of a consumer group only"},
 		{"transaction.timeout.ms of a consumer", "    topics: [orders]", "    topics: [orders]\n    group: g\n    config: { transaction.timeout.ms: 1000 }", 21, "consumers[0].config.transaction.timeout.ms", "for a consumer with commit: transactional"},
 		{"unknown expectation", "  lost-acked-write: 0", "  lost-writes: 0", 25, "expect.lost-writes", "unknown key"},
+		{"anomaly of an unknown client", "  lost-acked-write: 0", "  aborted-read(nobody): 0", 25, "expect.aborted-read(nobody)", "unknown key"},
+		{"unknown anomaly of a client", "  lost-acked-write: 0", "  lost-writes(p): 0", 25, "expect.lost-writes(p)", "unknown key"},
 		{"bad comparison", "  lost-acked-write: 0", "  lost-acked-write: lots", 25, "expect.lost-acked-write", "comparison"},
 		{"unknown bug", "expect:", "bugs: [hw-truncaton]\nexpect:", 24, "bugs[0]", `did you mean "hw-truncation"`},
 		{"duplicate key", "  brokers: 3", "  brokers: 3\n  brokers: 4", 6, "cluster.brokers", "given twice"},
