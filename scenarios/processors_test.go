@@ -21,7 +21,7 @@ func TestProcessorsEntryLoadsResolvesAndPromises(t *testing.T) {
 	}
 	c := s.Consumers[0]
 	p := c.Processor
-	if p == nil || !p.ExactlyOnce || p.Output != "invoices" || p.CommitInterval != 100*time.Millisecond || c.Group != "etl" ||
+	if p == nil || !p.ExactlyOnce || p.Output != "invoices" || p.CommitInterval != 2*time.Second || c.Group != "etl" ||
 		c.Commit != CommitAfterProcessing || c.Config.Get("isolation.level") != "read_committed" || c.Config.Get("enable.auto.commit") != "false" ||
 		p.Producer.Get("transaction.timeout.ms") != "10000" {
 		t.Fatalf("processor %+v %+v, config %v", c, p, c.Config.Values)
