@@ -25,32 +25,11 @@ func (r *reader) consumers(f field, s *Scenario) {
 		var countNode *yaml.Node
 		for _, g := range r.fields(item, path, []string{"name", "count", "group", "topics", "processing", "commit", "workers",
 			"workers-commit", "side-effects", "static", "config"}) {
+			if r.readerKey(g, s, &c, "consumer", &countNode) {
+				topicsSet = topicsSet || g.name == "topics"
+				continue
+			}
 			switch g.name {
-			case "name":
-				c.Name = r.name(g, "consumer name")
-				r.remember(g.path, g.key)
-			case "count":
-				if n, ok := r.int(g, 0, InstancesMax); ok {
-					c.Count, countNode = int(n), g.value
-				}
-			case "group":
-				c.Group = r.name(g, "group name")
-				r.remember(g.path, g.key)
-			case "topics":
-				topicsSet = true
-				for j, t := range r.strings(g) {
-					switch {
-					case internalTopics[t] != "":
-						r.fail(g.value, index(g.path, j), "%s", internalTopicRefusal(t))
-					case r.topicNamed(s, t) == nil && !r.topicNamesDoubtful:
-						r.fail(g.value, index(g.path, j), "no topic %q in topics", t)
-					}
-					c.Topics = append(c.Topics, t)
-				}
-			case "processing":
-				if v, ok := r.rangeOf(g, time.Hour); ok {
-					c.Processing = v
-				}
 			case "commit", "workers", "workers-commit", "side-effects", "static":
 				r.memberKey(g, &c)
 			case "config":
@@ -70,6 +49,48 @@ func (r *reader) consumers(f field, s *Scenario) {
 		r.transactionalCommit(item, path, &c)
 		r.consumerPaths = append(r.consumerPaths, path)
 		s.Consumers = append(s.Consumers, c)
+	}
+}
+
+// readerKey reads a key that consumer and processor entries (what) share:
+// name, count, group, processing, and the topics read (topics, or a
+// processor's input); it reports whether g was one of them. countNode is
+// where count was written.
+func (r *reader) readerKey(g field, s *Scenario, c *Consumer, what string, countNode **yaml.Node) bool {
+	switch g.name {
+	case "name":
+		c.Name = r.name(g, what+" name")
+		r.remember(g.path, g.key)
+	case "count":
+		if n, ok := r.int(g, 0, InstancesMax); ok {
+			c.Count, *countNode = int(n), g.value
+		}
+	case "group":
+		c.Group = r.name(g, "group name")
+		r.remember(g.path, g.key)
+	case "topics", "input":
+		for j, t := range r.strings(g) {
+			r.clientTopic(g.value, index(g.path, j), t, s)
+			c.Topics = append(c.Topics, t)
+		}
+	case "processing":
+		if v, ok := r.rangeOf(g, time.Hour); ok {
+			c.Processing = v
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// clientTopic refuses a topic a client names that it may not use: an
+// internal topic, or one the scenario lacks.
+func (r *reader) clientTopic(n *yaml.Node, path, t string, s *Scenario) {
+	switch {
+	case internalTopics[t] != "":
+		r.fail(n, path, "%s", internalTopicRefusal(t))
+	case r.topicNamed(s, t) == nil && !r.topicNamesDoubtful:
+		r.fail(n, path, "no topic %q in topics", t)
 	}
 }
 
