@@ -68,7 +68,11 @@ type Finding struct {
 	Type string
 	Example
 
-	iso        string // the isolation level of the reads involved
+	iso string // the isolation level of the reads involved
+	// others are the processes that took part beside Example.Process
+	// (the other readers of a record an aborted, uncommitted or
+	// precommitted read is about), for counts per client (CountOf).
+	others     []string
 	failedSend bool   // aborted-read: the send itself failed (not its transaction)
 	group      string // the consumer group of a committed offset
 	inTxn      bool   // a committed offset written by a transaction
@@ -130,6 +134,9 @@ type Anomaly struct {
 	Because  string    `json:"because"`
 	Example  Example   `json:"example"`
 	Examples []Example `json:"-"`
+	// procs are, per finding, the processes that took part in it (its
+	// example's process and the others).
+	procs [][]string
 }
 
 // ExamplesMax bounds the evidence kept per anomaly type.

@@ -3,6 +3,7 @@ package checker
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -189,6 +190,43 @@ func (r *Report) Count(typ string) int {
 	return n
 }
 
+// CountOf returns how many findings of a type a process of client took
+// part in: the process named client, or an instance of the client entry
+// named client ("<client>-<i>"). A read finding counts for every reader
+// of its record (at its isolation level), not only its example's.
+func (r *Report) CountOf(typ, client string) int {
+	n := 0
+	for _, a := range r.Anomalies {
+		if a.Type != typ {
+			continue
+		}
+		for _, procs := range a.procs {
+			if slices.ContainsFunc(procs, func(p string) bool { return InstanceOf(p, client) }) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// InstanceOf reports whether process is client or an instance of the
+// client entry named client ("<client>-<i>").
+func InstanceOf(process, client string) bool {
+	if process == client {
+		return true
+	}
+	i, ok := strings.CutPrefix(process, client+"-")
+	if !ok || i == "" {
+		return false
+	}
+	for _, c := range i {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // Anomaly returns the anomaly of a type, if any (the first verdict group:
 // violations come before permitted ones).
 func (r *Report) Anomaly(typ string) (Anomaly, bool) {
@@ -305,10 +343,10 @@ func (c *Config) report(a *analyzer) *Report {
 			group := byVerdict[key]
 			an := Anomaly{Type: typ, Verdict: v, Count: len(group), Because: reasons[key], Example: group[0].Example}
 			for i, f := range group {
-				if i >= ExamplesMax {
-					break
+				if i < ExamplesMax {
+					an.Examples = append(an.Examples, f.Example)
 				}
-				an.Examples = append(an.Examples, f.Example)
+				an.procs = append(an.procs, append([]string{f.Process}, f.others...))
 			}
 			if v == Violation {
 				rep.Violations += len(group)

@@ -455,6 +455,45 @@ func TestReprocessedRecordJudgedExactlyOnceFromTransactionalOffsets(t *testing.T
 	verdictOf(t, Check(build(), alo), ReprocessedRecord, Permitted)
 }
 
+// A consumer with commit: transactional (its transactions hold offsets and
+// no sends, as model/processor with no output emits them): a record
+// processed again after a transaction that committed past it is a
+// violation; after one that aborted, permitted.
+func TestTransactionalCommitConsumerReprocessing(t *testing.T) {
+	build := func(first history.Type) []history.Op {
+		h := &hb{}
+		h.inputs(1)
+		for i, p := range []string{"c-0", "c-1"} {
+			v := history.NoValue()
+			v.X().TransactionalID = p
+			h.add(p, history.Invoke, history.FTxnBegin, v)
+			h.add(p, history.OK, history.FTxnBegin, v)
+			pv := history.NoValue()
+			pv.Topic, pv.Partition, pv.Offset = "in", 0, 0
+			x := pv.X()
+			x.Group, x.Generation, x.MemberID = "billing", int32(i+1), p+"-m"
+			h.add(p, history.Invoke, history.FProcess, pv)
+			h.add(p, history.OK, history.FProcess, pv)
+			c := history.NoValue()
+			cx := c.X()
+			cx.TransactionalID, cx.Group, cx.Generation, cx.MemberID, cx.Offsets = p, "billing", int32(i+1), p+"-m", map[string]int64{"in-0": 1}
+			h.add(p, history.Invoke, history.FTxnCommit, c)
+			outcome := history.OK
+			if i == 0 {
+				outcome = first
+			}
+			if outcome == history.Fail {
+				c.Error = "CommitFailedException"
+			}
+			h.add(p, outcome, history.FTxnCommit, c)
+		}
+		return h.ops
+	}
+	cfg := Config{Consumers: []ConsumerGuarantees{{Prefix: "c", Group: "billing", Commit: "transactional", Isolation: "read_committed"}}}
+	verdictOf(t, Check(build(history.OK), cfg), ReprocessedRecord, Violation)
+	verdictOf(t, Check(build(history.Fail), cfg), ReprocessedRecord, Permitted)
+}
+
 // A history recorded by a real client: franz-go against kfake, the
 // kfakerec recorder's txn workload (testdata/README.md). Its verdict
 // classes: aborted reads by the read_uncommitted reader and G0 cycles,

@@ -1,6 +1,8 @@
 package checker
 
 import (
+	"slices"
+
 	"kafkasim/history"
 )
 
@@ -374,8 +376,12 @@ func (a *analyzer) checkTxnReads() {
 		}
 		k := key{r.val, typ, r.rc}
 		if i, ok := idx[k]; ok {
-			if f := &out[i]; len(f.Ops) < 24 {
+			f := &out[i]
+			if len(f.Ops) < 24 {
 				f.Ops = append(f.Ops, r.op)
+			}
+			if name := a.procs[r.proc].name; name != f.Process && !slices.Contains(f.others, name) {
+				f.others = append(f.others, name)
 			}
 			continue
 		}

@@ -167,6 +167,41 @@ func TestAbortedRead(t *testing.T) {
 	}
 }
 
+// CountOf counts the findings a client's instances took part in: an
+// aborted record read by two readers at one isolation level is one
+// finding, which counts for each reader's client (the expectation
+// aborted-read(NAME)); a client none of whose instances read it counts 0.
+func TestAbortedReadCountsForEachReader(t *testing.T) {
+	h := &hb{}
+	h.txnBegin("p-0")
+	h.tsend("p-0", "a", 0, 0)
+	h.txnEnd("p-0", history.FTxnAbort, history.OK)
+	h.pollIso("kafkasim-final-0", ru, true, rec{0, 0, "a"})
+	h.pollIso("r-1", ru, false, rec{0, 0, "a"})
+	h.pollIso("c-0", rc, false)
+	r := Check(h.ops, strict)
+	expectCount(t, r, AbortedRead, 1)
+	for client, want := range map[string]int{"kafkasim-final": 1, "r": 1, "r-1": 1, "c": 0, "p": 0, "r-": 0, "": 0} { // kafkasim:orderless: independent cases
+		if got := r.CountOf(AbortedRead, client); got != want {
+			t.Errorf("CountOf(aborted-read, %q) = %d, want %d", client, got, want)
+		}
+	}
+	if got := r.CountOf(Duplicate, "r"); got != 0 {
+		t.Errorf("CountOf(duplicate, r) = %d", got)
+	}
+}
+
+func TestInstanceOf(t *testing.T) {
+	for _, c := range []struct {
+		process, client string
+		want            bool
+	}{{"r-0", "r", true}, {"r-12", "r", true}, {"r", "r", true}, {"r-1-0", "r", false}, {"r-1-0", "r-1", true}, {"rr-0", "r", false}, {"r-", "r", false}, {"r-x", "r", false}} {
+		if got := InstanceOf(c.process, c.client); got != c.want {
+			t.Errorf("InstanceOf(%q, %q) = %v", c.process, c.client, got)
+		}
+	}
+}
+
 func containsWord(s, w string) bool {
 	for i := 0; i+len(w) <= len(s); i++ {
 		if s[i:i+len(w)] == w {

@@ -128,11 +128,25 @@ func judge(e scenarios.Expectation, rep *checker.Report, invariants int, produce
 			}
 			break
 		}
+		if typ, client, ok := anomalyOfClient(e.Key); ok {
+			got = float64(rep.CountOf(typ, client))
+			break
+		}
 		got = float64(rep.Count(e.Key))
 	}
 	r.Got = FormatNumber(got)
 	r.OK = e.Cmp.Holds(got)
 	return r
+}
+
+// anomalyOfClient splits an expectation key TYPE(NAME): the findings of
+// anomaly type TYPE that instances of client entry NAME took part in.
+func anomalyOfClient(key string) (typ, client string, ok bool) {
+	open := strings.IndexByte(key, '(')
+	if open < 0 || !strings.HasSuffix(key, ")") {
+		return "", "", false
+	}
+	return key[:open], key[open+1 : len(key)-1], true
 }
 
 // Unmeasured says why the run measured nothing an expectation could be

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,5 +69,46 @@ func TestTransactionalRunStore(t *testing.T) {
 	js, _ := json.Marshal(sum)
 	if !strings.Contains(string(js), `"aborted":`) {
 		t.Fatalf("summary.json lacks writes.aborted: %s", js)
+	}
+}
+
+// The twins txn-aborted-read-committed and txn-aborted-read-uncommitted
+// tell themselves apart by their expectations: each passes as written and
+// fails with its reader at the other twin's isolation level, on
+// aborted-read(r) (the runner's final reads, read_uncommitted in both, make
+// the plain aborted-read count the same in both).
+func TestAbortedReadTwinsTellThemselvesApart(t *testing.T) {
+	all := bundled(t)
+	for _, tc := range []struct{ file, other string }{
+		{"txn-aborted-read-committed.yaml", "read_uncommitted"},
+		{"txn-aborted-read-uncommitted.yaml", "read_committed"},
+	} {
+		file, other := tc.file, tc.other
+		t.Run(file, func(t *testing.T) {
+			s := all[file]
+			if s == nil || len(s.Consumers) != 1 || s.Consumers[0].Name != "r" {
+				t.Fatalf("%s is not bundled with its one reader r", file)
+			}
+			if res := run(t, s); res.Verdict != Pass {
+				t.Fatalf("as written: %s", explain(res))
+			}
+			swapped := *s
+			c := s.Consumers[0]
+			cfg := c.Config
+			cfg.Values = map[string]string{}
+			maps.Copy(cfg.Values, c.Config.Values)
+			cfg.Values["isolation.level"] = other
+			c.Config = cfg
+			swapped.Consumers = []scenarios.Consumer{c}
+			res := run(t, &swapped)
+			if res.Verdict != Fail {
+				t.Fatalf("with r at %s: verdict %s, want %s", other, res.Verdict, Fail)
+			}
+			for _, e := range res.Expectations {
+				if e.OK != (e.Key != "aborted-read(r)") {
+					t.Fatalf("with r at %s: expectation %s ok=%v (got %s); want only aborted-read(r) to fail", other, e.Key, e.OK, e.Got)
+				}
+			}
+		})
 	}
 }

@@ -139,6 +139,11 @@ func (s *Scenario) Apply(name, value string) error {
 		if err := setKey(consumerKeys, &c.Config); err != nil {
 			return err
 		}
+		if c.Commit == CommitTransactional && name == "transaction.timeout.ms" {
+			if err := setKey(txnProducerKeys, &c.Config); err != nil {
+				return err
+			}
+		}
 		if c.Group == "" {
 			continue
 		}

@@ -193,7 +193,9 @@ func (c Consumer) groupConfig() *kreader.GroupConfig {
 	switch c.Commit {
 	case CommitBeforeProcessing:
 		gc.Commit = kreader.CommitBeforeProcessing
-	case CommitAfterProcessing:
+	case CommitAfterProcessing, CommitTransactional:
+		// A transactional member's commits are its processor's
+		// (readerSpec); its auto-commit is off.
 		gc.Commit = kreader.CommitAfterProcessing
 	default:
 		gc.Commit = kreader.CommitAuto
@@ -248,7 +250,10 @@ func (s *Scenario) Guarantees() checker.Config {
 			g.Group, g.Commit, g.SideEffects = c.Group, c.Commit, c.SideEffects
 			g.GroupProtocol = c.Config.Get("group.protocol")
 		}
-		if p := c.Processor; p != nil && p.ExactlyOnce {
+		if c.Commit == CommitTransactional {
+			cc.Producers = append(cc.Producers, checker.ProducerGuarantees{Prefix: c.Name, Acks: "all", Idempotence: true, MaxInFlight: 5,
+				Retries: math.MaxInt32, TransactionTimeout: configMs(c.Config, "transaction.timeout.ms")})
+		} else if p := c.Processor; p != nil && p.ExactlyOnce {
 			g.Commit = "transactional"
 			cc.Producers = append(cc.Producers, checker.ProducerGuarantees{Prefix: c.Name, Acks: "all", Idempotence: true, MaxInFlight: 5,
 				Retries: math.MaxInt32, TransactionTimeout: configMs(p.Producer, "transaction.timeout.ms")})

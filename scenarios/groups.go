@@ -27,9 +27,16 @@ const (
 	// (enable.auto.commit=true, every auto.commit.interval.ms and before a
 	// rebalance).
 	CommitAuto = "auto"
+	// CommitTransactional commits the offsets processed after each poll
+	// inside a transaction of the member's own transactional producer
+	// (sendOffsetsToTransaction: TxnOffsetCommit, then EndTxn), with no
+	// records of its own: exactly-once for what the offsets mark.
+	CommitTransactional = "transactional"
 )
 
-// CommitModes are the commit modes a scenario may name.
+// CommitModes are the commit modes a scenario may name without a
+// transactional producer (a sweep's commit axis and the fuzzer draw from
+// them); CommitTransactional is the other.
 var CommitModes = []string{CommitBeforeProcessing, CommitAfterProcessing, CommitAuto}
 
 // SideEffects modes of a group member (Consumer.SideEffects).
@@ -155,12 +162,7 @@ func fitMember(c *Consumer, commitSet, autoSet bool, broker Config) []problem {
 		}
 		cfg.del(k)
 	}
-	// Keep table order whatever the protocol's keys were before.
-	order := map[string]int{}
-	for i, k := range allConsumerKeys {
-		order[k.name] = i
-	}
-	slices.SortStableFunc(cfg.Keys, func(a, b string) int { return order[a] - order[b] })
+	sortConsumerKeys(cfg)
 
 	if protocol == "consumer" {
 		assignors := configList(broker, "group.consumer.assignors")
@@ -203,6 +205,16 @@ func fitMember(c *Consumer, commitSet, autoSet bool, broker Config) []problem {
 		}
 	}
 	return out
+}
+
+// sortConsumerKeys keeps a consumer entry's keys in table order, whatever
+// order they were added in.
+func sortConsumerKeys(cfg *Config) {
+	order := map[string]int{}
+	for i, k := range consumerEntryKeys() {
+		order[k.name] = i
+	}
+	slices.SortStableFunc(cfg.Keys, func(a, b string) int { return order[a] - order[b] })
 }
 
 // commitMode decides a group member's commit mode and enable.auto.commit

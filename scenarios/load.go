@@ -802,6 +802,20 @@ func (r *reader) expect(f field, s *Scenario) {
 	for _, p := range s.Producers {
 		known = append(known, "bytes-per-record("+p.Name+")")
 	}
+	// TYPE(NAME): an anomaly type's findings a client entry's instances
+	// took part in.
+	var clients []string
+	for _, p := range s.Producers {
+		clients = append(clients, p.Name)
+	}
+	for _, c := range s.Consumers {
+		clients = append(clients, c.Name)
+	}
+	for _, t := range checker.AnomalyTypes {
+		for _, name := range clients {
+			known = append(known, t+"("+name+")")
+		}
+	}
 	for _, g := range r.fields(f.value, f.path, known) {
 		e := Expectation{Key: g.name, Line: g.key.Line}
 		raw, ok := r.scalar(g)

@@ -72,40 +72,14 @@ func (r *reader) processors(f field, s *Scenario) {
 		all := defaults(processorKeys())
 		for _, g := range r.fields(item, path, []string{"name", "count", "group", "input", "output", "processing", "exactly-once",
 			"commit-interval", "config"}) {
+			if r.readerKey(g, s, &c, "processor", &countNode) {
+				continue
+			}
 			switch g.name {
-			case "name":
-				c.Name = r.name(g, "processor name")
-				r.remember(g.path, g.key)
-			case "count":
-				if n, ok := r.int(g, 0, InstancesMax); ok {
-					c.Count, countNode = int(n), g.value
-				}
-			case "group":
-				c.Group = r.name(g, "group name")
-				r.remember(g.path, g.key)
-			case "input":
-				for j, t := range r.strings(g) {
-					switch {
-					case internalTopics[t] != "":
-						r.fail(g.value, index(g.path, j), "%s", internalTopicRefusal(t))
-					case r.topicNamed(s, t) == nil && !r.topicNamesDoubtful:
-						r.fail(g.value, index(g.path, j), "no topic %q in topics", t)
-					}
-					c.Topics = append(c.Topics, t)
-				}
 			case "output":
 				t := r.str(g)
-				switch {
-				case internalTopics[t] != "":
-					r.fail(g.value, g.path, "%s", internalTopicRefusal(t))
-				case r.topicNamed(s, t) == nil && !r.topicNamesDoubtful:
-					r.fail(g.value, g.path, "no topic %q in topics", t)
-				}
+				r.clientTopic(g.value, g.path, t, s)
 				p.Output = t
-			case "processing":
-				if v, ok := r.rangeOf(g, time.Hour); ok {
-					c.Processing = v
-				}
 			case "exactly-once":
 				if v, ok := r.bool(g); ok {
 					p.ExactlyOnce = v
@@ -194,11 +168,26 @@ func (c Consumer) processorConfig() processor.Config {
 	return processor.Config{Reader: c.readerConfig(), Producer: pc, CommitInterval: p.CommitInterval}
 }
 
+// transactionalCommitConfig is the node configuration of a consumer entry
+// with commit: transactional: a processor with no output topic, whose
+// transactions hold only the offsets each poll's processing reached
+// (commit interval 0: one transaction per poll that returned records).
+func (c Consumer) transactionalCommitConfig() processor.Config {
+	pc := producer.DefaultClientConfig("", "")
+	pc.TransactionalID = c.Config.Get("transactional.id") // "<id>-<i>" per instance (cluster)
+	pc.TransactionTimeout = configMs(c.Config, "transaction.timeout.ms")
+	return processor.Config{Reader: c.readerConfig(), Producer: pc}
+}
+
 // readerSpec is the cluster's spec of a consumer or processor entry.
 func (c Consumer) readerSpec() cluster.ReaderSpec {
 	rs := cluster.ReaderSpec{Name: c.Name, Count: c.Count, Config: c.readerConfig(), Static: c.Static}
-	if c.Processor != nil {
+	switch {
+	case c.Processor != nil:
 		pc := c.processorConfig()
+		rs.Processor = &pc
+	case c.Commit == CommitTransactional:
+		pc := c.transactionalCommitConfig()
 		rs.Processor = &pc
 	}
 	return rs

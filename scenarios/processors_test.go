@@ -21,7 +21,7 @@ func TestProcessorsEntryLoadsResolvesAndPromises(t *testing.T) {
 	}
 	c := s.Consumers[0]
 	p := c.Processor
-	if p == nil || !p.ExactlyOnce || p.Output != "invoices" || p.CommitInterval != 100*time.Millisecond || c.Group != "etl" ||
+	if p == nil || !p.ExactlyOnce || p.Output != "invoices" || p.CommitInterval != 2*time.Second || c.Group != "etl" ||
 		c.Commit != CommitAfterProcessing || c.Config.Get("isolation.level") != "read_committed" || c.Config.Get("enable.auto.commit") != "false" ||
 		p.Producer.Get("transaction.timeout.ms") != "10000" {
 		t.Fatalf("processor %+v %+v, config %v", c, p, c.Config.Values)
@@ -72,5 +72,85 @@ func TestAtLeastOnceProcessorIgnoresATransactionTimeout(t *testing.T) {
 	}
 	if p := s.Consumers[0].Processor; p.ExactlyOnce || p.Producer.Explicit["transaction.timeout.ms"] || s.ClusterConfig().Transactions != nil {
 		t.Fatalf("at-least-once %+v", p)
+	}
+}
+
+// A consumer with commit: transactional loads as a group member whose
+// node is a processor with no output topic: its transactional.id is its
+// name (instance i takes "<name>-<i>"), it reads read_committed, its
+// auto-commit is off, the brokers host the transaction coordinator, and it
+// is judged exactly-once; the resolved scenario writes it back as a
+// consumer entry that loads again to the same thing. A transactional.id
+// and an isolation.level it is given are kept.
+func TestTransactionalCommitConsumerLoadsResolvesAndPromises(t *testing.T) {
+	src := `name: t
+topics: [{name: orders, partitions: 2}]
+consumers:
+  - name: c
+    count: 2
+    group: billing
+    topics: [orders]
+    commit: transactional
+    config: { transaction.timeout.ms: 10000 }
+  - name: d
+    group: ledger
+    topics: [orders]
+    commit: transactional
+    config: { transactional.id: ledger, isolation.level: read_uncommitted }
+`
+	s, err := Parse("t.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, d := s.Consumers[0], s.Consumers[1]
+	if c.Processor != nil || c.Commit != CommitTransactional || c.Config.Get("transactional.id") != "c" ||
+		c.Config.Get("transaction.timeout.ms") != "10000" || c.Config.Get("isolation.level") != "read_committed" ||
+		c.Config.Get("enable.auto.commit") != "false" {
+		t.Fatalf("consumer %+v, config %v", c, c.Config.Values)
+	}
+	if d.Config.Get("transactional.id") != "ledger" || d.Config.Get("transaction.timeout.ms") != "60000" ||
+		d.Config.Get("isolation.level") != "read_uncommitted" {
+		t.Fatalf("consumer d config %v", d.Config.Values)
+	}
+	cfg := s.ClusterConfig()
+	if cfg.Transactions == nil || cfg.Groups == nil || len(cfg.Readers) != 2 {
+		t.Fatalf("cluster config %+v", cfg)
+	}
+	for i, want := range []string{"c", "ledger"} {
+		rs := cfg.Readers[i]
+		p := rs.Processor
+		if p == nil || p.Producer.TransactionalID != want || p.Producer.Topic != "" || p.CommitInterval != 0 || !p.ExactlyOnce() ||
+			rs.Config.Group == nil || rs.Config.Group.Processor != nil {
+			t.Fatalf("reader %d: %+v processor %+v", i, rs, p)
+		}
+	}
+	if cfg.Readers[0].Processor.Producer.TransactionTimeout != 10*time.Second || cfg.Readers[0].Config.Isolation != "read_committed" {
+		t.Fatalf("reader 0: %+v", cfg.Readers[0])
+	}
+	g := s.Guarantees()
+	if len(g.Consumers) != 2 || g.Consumers[0].Commit != "transactional" || g.Consumers[0].Isolation != "read_committed" ||
+		len(g.Producers) != 2 || g.Producers[0].Prefix != "c" || g.Producers[0].TransactionTimeout != 10*time.Second {
+		t.Fatalf("guarantees %+v", g)
+	}
+	out, err := s.Resolved()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "processors:") || strings.Count(string(out), "commit: transactional") != 2 {
+		t.Fatalf("resolved:\n%s", out)
+	}
+	again, err := Parse("resolved.yaml", out)
+	if err != nil {
+		t.Fatalf("the resolved form does not load: %v\n%s", err, out)
+	}
+	for i, a := range again.Consumers {
+		if b := s.Consumers[i]; a.Commit != b.Commit || strings.Join(a.Config.Keys, ",") != strings.Join(b.Config.Keys, ",") {
+			t.Fatalf("reloaded %+v, want %+v", a, b)
+		}
+		for _, k := range a.Config.Keys {
+			if a.Config.Get(k) != s.Consumers[i].Config.Get(k) {
+				t.Fatalf("reloaded %s=%s, want %s", k, a.Config.Get(k), s.Consumers[i].Config.Get(k))
+			}
+		}
 	}
 }

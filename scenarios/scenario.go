@@ -133,8 +133,10 @@ type Consumer struct {
 	// Processing is the time each record takes to process.
 	Processing sim.Range
 	// The keys below are a group member's ("" or zero without a group).
-	// Commit is CommitBeforeProcessing, CommitAfterProcessing or
-	// CommitAuto (Config's enable.auto.commit agrees: "true" for auto).
+	// Commit is CommitBeforeProcessing, CommitAfterProcessing,
+	// CommitAuto (Config's enable.auto.commit agrees: "true" for auto) or
+	// CommitTransactional (Config also holds transactional.id and
+	// transaction.timeout.ms).
 	Commit string
 	// Workers is the pool that processes records (1: the poll loop
 	// itself); a partition's offset is committed up to its contiguous

@@ -106,7 +106,8 @@ func (r *reader) txnStateTopic(item *yaml.Node, path string, s *Scenario) {
 }
 
 // hasTransactionalClients reports whether a client of the scenario is
-// transactional: a producer with a transactional.id.
+// transactional: a producer with a transactional.id, an exactly-once
+// processor, or a consumer with commit: transactional.
 func (s *Scenario) hasTransactionalClients() bool {
 	for _, p := range s.Producers {
 		if p.Config.Get("transactional.id") != "" {
@@ -114,7 +115,7 @@ func (s *Scenario) hasTransactionalClients() bool {
 		}
 	}
 	for _, c := range s.Consumers {
-		if c.Processor != nil && c.Processor.ExactlyOnce {
+		if c.Processor != nil && c.Processor.ExactlyOnce || c.Commit == CommitTransactional {
 			return true
 		}
 	}

@@ -40,10 +40,10 @@ var txnCoordinatorSelector = modelSelector{form: "txn-coordinator(TRANSACTIONAL-
 		return true, nil
 	}}
 
-// TransactionalIDs are the transactional ids of the cluster's producers
-// and exactly-once processors, one per instance, in the order they were
-// configured: a processor instance's producer half is as transactional as
-// a producer's, and its coordinator as much a fault target.
+// TransactionalIDs are the transactional ids of the cluster's producers,
+// then of its readers' transactional producers (exactly-once processors,
+// consumers with commit: transactional), one per instance, in the order
+// they were configured.
 func (c *Cluster) TransactionalIDs() []string {
 	var ids []string
 	for _, ps := range c.cfg.Producers {

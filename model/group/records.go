@@ -1,10 +1,10 @@
 package group
 
 import (
-	"encoding/binary"
 	"errors"
 	"time"
 
+	"kafkasim/internal/kafkabin"
 	"kafkasim/model/proto"
 )
 
@@ -69,138 +69,60 @@ type memberValue struct {
 	Assignment       []proto.TopicPartition
 }
 
-// writer appends Kafka-style fields.
-type writer struct{ b []byte }
-
-func (w *writer) i16(v int16)  { w.b = binary.BigEndian.AppendUint16(w.b, uint16(v)) }
-func (w *writer) i32(v int32)  { w.b = binary.BigEndian.AppendUint32(w.b, uint32(v)) }
-func (w *writer) i64(v int64)  { w.b = binary.BigEndian.AppendUint64(w.b, uint64(v)) }
-func (w *writer) str(s string) { w.i16(int16(len(s))); w.b = append(w.b, s...) }
-func (w *writer) partitions(ps []proto.TopicPartition) {
-	w.i32(int32(len(ps)))
-	for _, p := range ps {
-		w.str(p.Topic)
-		w.i32(p.Partition)
-	}
-}
-
-// reader reads them back; a short or malformed record sets err.
-type reader struct {
-	b   []byte
-	err error
-}
-
-var errShort = errors.New("group: record too short")
-
-func (r *reader) take(n int) []byte {
-	if r.err != nil || n < 0 || len(r.b) < n {
-		r.err = errShort
-		return nil
-	}
-	v := r.b[:n]
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *reader) i16() int16 {
-	if b := r.take(2); b != nil {
-		return int16(binary.BigEndian.Uint16(b))
-	}
-	return 0
-}
-
-func (r *reader) i32() int32 {
-	if b := r.take(4); b != nil {
-		return int32(binary.BigEndian.Uint32(b))
-	}
-	return 0
-}
-
-func (r *reader) i64() int64 {
-	if b := r.take(8); b != nil {
-		return int64(binary.BigEndian.Uint64(b))
-	}
-	return 0
-}
-
-func (r *reader) str() string { return string(r.take(int(r.i16()))) }
-
-func (r *reader) partitions() []proto.TopicPartition {
-	n := r.i32()
-	if r.err != nil || n < 0 || int(n) > len(r.b) {
-		r.err = errShort
-		return nil
-	}
-	var ps []proto.TopicPartition
-	for range n {
-		ps = append(ps, proto.TopicPartition{Topic: r.str(), Partition: r.i32()})
-	}
-	return ps
-}
-
-func (r *reader) count() int {
-	n := r.i32()
-	if r.err != nil || n < 0 || int(n) > len(r.b) {
-		r.err = errShort
-		return 0
-	}
-	return int(n)
-}
-
 // encodeOffsetKey is OffsetCommitKey (version 1).
 func encodeOffsetKey(k offsetKey) string {
-	w := writer{}
-	w.i16(recordOffsetCommit)
-	w.str(k.Group)
-	w.str(k.Topic)
-	w.i32(k.Partition)
-	return string(w.b)
+	w := kafkabin.Writer{}
+	w.I16(recordOffsetCommit)
+	w.Str(k.Group)
+	w.Str(k.Topic)
+	w.I32(k.Partition)
+	return string(w.B)
 }
 
 // encodeGroupKey is GroupMetadataKey (version 2).
 func encodeGroupKey(group string) string {
-	w := writer{}
-	w.i16(recordGroupMetadata)
-	w.str(group)
-	return string(w.b)
+	w := kafkabin.Writer{}
+	w.I16(recordGroupMetadata)
+	w.Str(group)
+	return string(w.B)
 }
 
 // encodeOffsetValue is OffsetCommitValue (version 3).
 func encodeOffsetValue(v offsetValue) string {
-	w := writer{}
-	w.i16(3)
-	w.i64(v.Offset)
-	w.i32(v.LeaderEpoch)
-	w.str(v.Metadata)
-	w.i64(v.CommitTimestamp.Milliseconds())
-	return string(w.b)
+	w := kafkabin.Writer{}
+	w.I16(3)
+	w.I64(v.Offset)
+	w.I32(v.LeaderEpoch)
+	w.Str(v.Metadata)
+	w.I64(v.CommitTimestamp.Milliseconds())
+	return string(w.B)
 }
 
 // encodeGroupValue is GroupMetadataValue (version 3).
 func encodeGroupValue(v groupValue) string {
-	w := writer{}
-	w.i16(3)
-	w.str(v.ProtocolType)
-	w.i32(v.Generation)
-	w.str(v.Protocol)
-	w.str(v.Leader)
-	w.i32(int32(len(v.Members)))
+	w := kafkabin.Writer{}
+	w.I16(3)
+	w.Str(v.ProtocolType)
+	w.I32(v.Generation)
+	w.Str(v.Protocol)
+	w.Str(v.Leader)
+	w.I32(int32(len(v.Members)))
 	for _, m := range v.Members {
-		w.str(m.MemberID)
-		w.str(m.GroupInstanceID)
-		w.str(m.ClientID)
-		w.i32(int32(m.RebalanceTimeout.Milliseconds()))
-		w.i32(int32(m.SessionTimeout.Milliseconds()))
-		w.i32(int32(len(m.Subscription.Topics)))
+		w.Str(m.MemberID)
+		w.Str(m.GroupInstanceID)
+		w.Str(m.ClientID)
+		w.I32(int32(m.RebalanceTimeout.Milliseconds()))
+		w.I32(int32(m.SessionTimeout.Milliseconds()))
+		w.I32(int32(len(m.Subscription.Topics)))
 		for _, t := range m.Subscription.Topics {
-			w.str(t)
+			w.Str(t)
 		}
-		w.partitions(m.Subscription.OwnedPartitions)
-		w.i32(m.Subscription.Generation)
-		w.str(m.Subscription.RackID)
-		w.partitions(m.Assignment)
+		w.Partitions(m.Subscription.OwnedPartitions)
+		w.I32(m.Subscription.Generation)
+		w.Str(m.Subscription.RackID)
+		w.Partitions(m.Assignment)
 	}
-	return string(w.b)
+	return string(w.B)
 }
 
 // decodedRecord is a record of the topic as the shard replays it.
@@ -218,22 +140,22 @@ type decodedRecord struct {
 // decodeRecord reads a record of the topic. Types it does not know are an
 // error: nothing else writes to the topic.
 func decodeRecord(key, value []byte) (decodedRecord, error) {
-	r := reader{b: key}
-	d := decodedRecord{Type: r.i16(), Key: key, Value: value, Tombstone: len(value) == 0}
+	r := kafkabin.Reader{B: key}
+	d := decodedRecord{Type: r.I16(), Key: key, Value: value, Tombstone: len(value) == 0}
 	switch {
 	case d.Type == recordOffsetCommitLegacy || d.Type == recordOffsetCommit:
-		d.Offset = offsetKey{Group: r.str(), Topic: r.str(), Partition: r.i32()}
+		d.Offset = offsetKey{Group: r.Str(), Topic: r.Str(), Partition: r.I32()}
 		d.Group = d.Offset.Group
 		if !d.Tombstone {
-			v := reader{b: value}
-			v.i16()
-			d.OffsetVal = offsetValue{Offset: v.i64(), LeaderEpoch: v.i32(), Metadata: v.str(), CommitTimestamp: time.Duration(v.i64()) * time.Millisecond}
-			if v.err != nil {
-				return d, v.err
+			v := kafkabin.Reader{B: value}
+			v.I16()
+			d.OffsetVal = offsetValue{Offset: v.I64(), LeaderEpoch: v.I32(), Metadata: v.Str(), CommitTimestamp: time.Duration(v.I64()) * time.Millisecond}
+			if v.Err != nil {
+				return d, v.Err
 			}
 		}
 	case d.Type == recordGroupMetadata:
-		d.Group = r.str()
+		d.Group = r.Str()
 		if !d.Tombstone {
 			g, err := decodeGroupValue(value)
 			if err != nil {
@@ -242,30 +164,30 @@ func decodeRecord(key, value []byte) (decodedRecord, error) {
 			d.GroupVal = g
 		}
 	case d.Type >= recordConsumerFirst && d.Type <= recordConsumerLast:
-		d.Group = r.str() // every consumer-group key starts with its group id
+		d.Group = r.Str() // every consumer-group key starts with its group id
 	default:
 		return d, errors.New("group: unknown record type")
 	}
-	return d, r.err
+	return d, r.Err
 }
 
 func decodeGroupValue(value []byte) (groupValue, error) {
-	v := reader{b: value}
-	v.i16()
-	g := groupValue{ProtocolType: v.str(), Generation: v.i32(), Protocol: v.str(), Leader: v.str()}
-	n := v.count()
+	v := kafkabin.Reader{B: value}
+	v.I16()
+	g := groupValue{ProtocolType: v.Str(), Generation: v.I32(), Protocol: v.Str(), Leader: v.Str()}
+	n := v.Count()
 	for range n {
-		m := memberValue{MemberID: v.str(), GroupInstanceID: v.str(), ClientID: v.str(),
-			RebalanceTimeout: time.Duration(v.i32()) * time.Millisecond, SessionTimeout: time.Duration(v.i32()) * time.Millisecond}
-		topics := v.count()
+		m := memberValue{MemberID: v.Str(), GroupInstanceID: v.Str(), ClientID: v.Str(),
+			RebalanceTimeout: time.Duration(v.I32()) * time.Millisecond, SessionTimeout: time.Duration(v.I32()) * time.Millisecond}
+		topics := v.Count()
 		for range topics {
-			m.Subscription.Topics = append(m.Subscription.Topics, v.str())
+			m.Subscription.Topics = append(m.Subscription.Topics, v.Str())
 		}
-		m.Subscription.OwnedPartitions = v.partitions()
-		m.Subscription.Generation = v.i32()
-		m.Subscription.RackID = v.str()
-		m.Assignment = v.partitions()
+		m.Subscription.OwnedPartitions = v.Partitions()
+		m.Subscription.Generation = v.I32()
+		m.Subscription.RackID = v.Str()
+		m.Assignment = v.Partitions()
 		g.Members = append(g.Members, m)
 	}
-	return g, v.err
+	return g, v.Err
 }

@@ -22,6 +22,14 @@
 // positions with OffsetCommit; a failed output puts the positions back
 // instead.
 //
+// A processor with no output topic is a consumer group member that commits
+// its offsets inside transactions (commit: transactional): the same node,
+// whose transactions hold its offset commits (TxnOffsetCommit) and no
+// record. Kafka has no client for it; an application pairs a KafkaConsumer
+// with a transactional KafkaProducer of its own and calls
+// sendOffsetsToTransaction after processing each poll's records
+// (commitTransaction every poll: CommitInterval 0).
+//
 // The node composes the two halves over demultiplexing environments:
 // timers are tagged with their half, answers go by type, and those both
 // halves ask for (Metadata, FindCoordinator) by the correlation id's
@@ -47,8 +55,9 @@ type Config struct {
 	Name string
 	// Reader is the consumer half (its Group set; Processor is filled in).
 	Reader reader.Config
-	// Producer is the producer half (Topic is the output topic); a
-	// TransactionalID makes the processor exactly-once.
+	// Producer is the producer half (Topic is the output topic, "" for
+	// none: the transactions commit offsets only); a TransactionalID makes
+	// the processor exactly-once.
 	Producer producer.ClientConfig
 	// CommitInterval is commit.interval.ms.
 	CommitInterval time.Duration
@@ -317,8 +326,12 @@ func (n *Node) record(t history.Type, f string, v *history.Value) {
 	n.hist.Complete(t, f, v)
 }
 
-// Output sends the output record of a processed input (reader.Processor).
+// Output sends the output record of a processed input (reader.Processor);
+// a processor with no output topic sends none.
 func (n *Node) Output(in reader.Input) {
+	if n.cfg.Producer.Topic == "" {
+		return
+	}
 	n.seq++
 	value := n.cfg.Name + ":" + strconv.Itoa(int(n.env.Incarnation())) + "." + strconv.Itoa(n.seq)
 	src := history.Source{Topic: in.Topic, Partition: in.Partition, Offset: in.Offset}

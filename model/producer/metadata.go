@@ -32,7 +32,15 @@ func (p *Client) refreshMetadata() {
 	p.corr++
 	p.metaCorr = p.corr
 	p.metaTo, p.metaSent = target, true
-	p.env.Send(target, &proto.MetadataRequest{CorrelationID: p.corr, Topics: []string{p.cfg.Topic}})
+	// A producer with no topic (a consumer's transactional producer, which
+	// only commits offsets) asks for no topic's metadata, as Kafka's
+	// ProducerMetadata does with no topic in use: the answer lists the
+	// brokers (an empty list, not nil: nil asks for every topic).
+	topics := []string{}
+	if p.cfg.Topic != "" {
+		topics = []string{p.cfg.Topic}
+	}
+	p.env.Send(target, &proto.MetadataRequest{CorrelationID: p.corr, Topics: topics})
 	p.env.After(p.cfg.RequestTimeout/10, newTimer(timerMetadata, p.corr))
 }
 
@@ -41,7 +49,11 @@ func (p *Client) handleMetadata(m *proto.MetadataResponse) {
 		return
 	}
 	p.metaCorr = 0
-	if len(m.Topics) != 1 || m.Topics[0].Error != proto.None || len(m.Brokers) == 0 {
+	want := 1
+	if p.cfg.Topic == "" {
+		want = 0
+	}
+	if len(m.Topics) != want || want == 1 && m.Topics[0].Error != proto.None || len(m.Brokers) == 0 {
 		p.metaValid = false
 		p.corr++
 		p.metaCorr = p.corr
@@ -53,8 +65,12 @@ func (p *Client) handleMetadata(m *proto.MetadataResponse) {
 	for _, b := range m.Brokers {
 		p.brokers[b.ID] = b.Node
 	}
-	parts := make([]partitionInfo, len(m.Topics[0].Partitions))
-	for _, mp := range m.Topics[0].Partitions {
+	var mparts []proto.MetadataPartition
+	if want == 1 {
+		mparts = m.Topics[0].Partitions
+	}
+	parts := make([]partitionInfo, len(mparts))
+	for _, mp := range mparts {
 		if int(mp.Partition) < len(parts) {
 			parts[mp.Partition] = partitionInfo{leader: mp.Leader, leaderEpoch: mp.LeaderEpoch}
 		}
