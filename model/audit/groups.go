@@ -46,7 +46,10 @@ import (
 //     no longer has may apply an answer written before it was fenced;
 //     under the classic protocol one may apply a SyncGroup answer of a
 //     generation older than the other owner's (a member paused while its
-//     answer waited, removed when the next join completed without it).
+//     answer waited, removed when the next join completed without it), or
+//     of the other owner's generation number when a coordinator began it
+//     again after the group's __consumer_offsets partition lost the
+//     records that began it first (reusedGeneration).
 //     Nor is a claim a coordinator forgot (forgotten): the group's
 //     __consumer_offsets partition lost committed data after the claim,
 //     and a coordinator then loaded the group without it.
@@ -128,6 +131,8 @@ type groupAudit struct {
 	gen      int32
 	began    Coordinator
 	hasBegun bool
+	// beganAt is when it began gen, in virtual nanoseconds.
+	beganAt int64
 	// known: the highest generation each coordinator loaded or wrote.
 	known map[Coordinator]int32
 	// loads: every load of the group by a coordinator, in time order.
@@ -144,6 +149,10 @@ type groupAudit struct {
 	// removed: the highest member epoch at which a committed write
 	// removed each consumer-protocol member (ConsumerMemberRemoved).
 	removed map[string]int32
+	// reused: the generations a coordinator began again after the
+	// group's __consumer_offsets partition lost committed data
+	// (reusedGeneration).
+	reused []int32
 	// grants counts the partitions granted to members
 	// (PartitionsAssigned): each grant's sequence number orders it.
 	grants int64
@@ -313,6 +322,24 @@ func (a *Audit) forgotten(g *groupAudit, o owner, tp proto.TopicPartition) bool 
 	return false
 }
 
+// reusedGeneration reports whether a classic group's generation number gen
+// was begun twice: a coordinator began gen, or a later one, then the god
+// view saw the group's __consumer_offsets partition lose committed data,
+// then another coordinator, which had loaded the group below gen (or not at
+// all: every record of it was lost), began gen again (GroupGeneration-
+// Committed). The records that began gen the first time, with its members
+// and their assignments, were on the lost log: the reloaded group starts
+// again from the generation the coordinator found (GroupMetadataManager.
+// replay rebuilds the ClassicGroup from the records it reads), and its next
+// joins give gen to another membership. A member of the first gen its
+// coordinator no longer has — a zombie applying its SyncGroup answer late,
+// which AbstractCoordinator.SyncGroupResponseHandler checks only against
+// the member's own generation — then claims what the second gen gave
+// another member.
+func (a *Audit) reusedGeneration(g *groupAudit, gen int32) bool {
+	return slices.Contains(g.reused, gen)
+}
+
 // ConsumerMemberRemoved notes that a coordinator's committed write removed
 // a consumer-protocol member (left, fenced, or its instance id taken),
 // which had memberEpoch then: its claims of that epoch or older belong to
@@ -425,7 +452,11 @@ func (a *Audit) GroupGenerationCommitted(broker, partition, leaderEpoch int32, g
 		return // it continues a generation it holds
 	}
 	g.known[c] = generation
-	if g.hasBegun && generation <= g.gen && g.began != c && !a.lostSince(0, offsetsPartition(c.Partition)) {
+	again := g.hasBegun && generation <= g.gen && g.began != c
+	if again && a.lostAfter(g.beganAt, offsetsPartition(c.Partition)) && !slices.Contains(g.reused, generation) {
+		g.reused = append(g.reused, generation)
+	}
+	if again && !a.lostSince(0, offsetsPartition(c.Partition)) {
 		what := "also began"
 		if generation < g.gen {
 			what = fmt.Sprintf("began the older generation %d after", generation)
@@ -434,8 +465,19 @@ func (a *Audit) GroupGenerationCommitted(broker, partition, leaderEpoch int32, g
 			group, c, what, g.gen, g.began)
 	}
 	if !g.hasBegun || generation >= g.gen {
-		g.gen, g.began, g.hasBegun = generation, c, true
+		g.gen, g.began, g.hasBegun, g.beganAt = generation, c, true, int64(a.w.Now())
 	}
+}
+
+// lostAfter reports whether the god view saw partition lose committed data
+// at or after virtual nanosecond at.
+func (a *Audit) lostAfter(at int64, partition string) bool {
+	for _, f := range a.facts {
+		if f.Kind == godview.Loss && f.Partition == partition && f.At >= at {
+			return true
+		}
+	}
+	return false
 }
 
 // GroupOffsetCommitted checks an acknowledged OffsetCommit of one
@@ -596,7 +638,10 @@ func (a *Audit) lostBelow(partition string, below int64) bool {
 // fresh, and the session had not run out), so onJoinComplete applies the
 // assignment, and the member hears it is out only at its next heartbeat
 // (UNKNOWN_MEMBER_ID). Its commits are fenced meanwhile
-// (group-commit-not-below-owner).
+// (group-commit-not-below-owner). The same holds for a zombie's answer of
+// the other owner's generation number when that number was begun twice
+// (reusedGeneration): the records that began it first, with the zombie's
+// membership, were lost with the group's __consumer_offsets partition.
 func (a *Audit) PartitionsAssigned(node sim.NodeID, group, memberID string, generation int32, classic bool, owned []proto.TopicPartition) {
 	if a.groups == nil || len(owned) == 0 {
 		return
@@ -646,8 +691,12 @@ func (a *Audit) PartitionsAssigned(node sim.NodeID, group, memberID string, gene
 				asked = true
 			}
 			// A classic zombie's late SyncGroup answer: an older
-			// generation's claim by a member its coordinator no longer has.
-			lateSync := classic && o.generation > generation && loaded && !slices.Contains(members, memberID)
+			// generation's claim by a member its coordinator no longer has
+			// — or one of the same generation number, begun before the
+			// group's __consumer_offsets partition lost its records and
+			// begun again after (reusedGeneration).
+			lateSync := classic && (o.generation > generation || (o.generation == generation && a.reusedGeneration(g, generation))) &&
+				loaded && !slices.Contains(members, memberID)
 			if loaded && !zombie && !lateSync && slices.Contains(members, o.memberID) && (classic || !g.ended(o.memberID, o.generation)) &&
 				!a.forgotten(g, o, tp) {
 				a.report(GroupPartitionSingleOwner, node,

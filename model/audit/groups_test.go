@@ -264,6 +264,50 @@ func TestPartitionSingleOwner(t *testing.T) {
 			a.PartitionsAssigned(0, "g", "A", 15, true, tps)
 			a.PartitionsAssigned(1, "g", "Z", 15, true, tps)
 		}, 2},
+		// The group's __consumer_offsets partition lost the records that
+		// began generation 15 (and Z's membership in it); the reloaded
+		// group began 15 again, giving A the partitions; Z, a zombie of
+		// the first 15, applies its late SyncGroup answer (fuzz with
+		// processors, seed 9).
+		{"classic: a removed member's claim of a generation number begun again after __consumer_offsets lost the group", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			generationCommitted(a, coordOld, "g", 15)
+			w.RunUntil(time.Second)
+			offsetsLost(a, "__consumer_offsets-7", int64(time.Second))
+			generationCommitted(a, coordNew, "g", 15)
+			a.PartitionsAssigned(0, "g", "A", 15, true, tps)
+			a.PartitionsAssigned(1, "g", "Z", 15, true, tps)
+		}, 0},
+		{"classic: the same, by a member still in the group", []string{"A", "Z"}, func(a *Audit, w *sim.World) {
+			generationCommitted(a, coordOld, "g", 15)
+			w.RunUntil(time.Second)
+			offsetsLost(a, "__consumer_offsets-7", int64(time.Second))
+			generationCommitted(a, coordNew, "g", 15)
+			a.PartitionsAssigned(0, "g", "A", 15, true, tps)
+			a.PartitionsAssigned(1, "g", "Z", 15, true, tps)
+		}, 2},
+		{"classic: the loss came before the generation was first begun", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			offsetsLost(a, "__consumer_offsets-7", 0)
+			w.RunUntil(time.Second)
+			generationCommitted(a, coordOld, "g", 15)
+			generationCommitted(a, coordNew, "g", 15)
+			a.PartitionsAssigned(0, "g", "A", 15, true, tps)
+			a.PartitionsAssigned(1, "g", "Z", 15, true, tps)
+		}, 2},
+		{"classic: another __consumer_offsets partition lost data", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			generationCommitted(a, coordOld, "g", 15)
+			offsetsLost(a, "__consumer_offsets-8", 0)
+			generationCommitted(a, coordNew, "g", 15)
+			a.PartitionsAssigned(0, "g", "A", 15, true, tps)
+			a.PartitionsAssigned(1, "g", "Z", 15, true, tps)
+		}, 2},
+		{"classic: another generation number was begun again", []string{"A", "B"}, func(a *Audit, w *sim.World) {
+			generationCommitted(a, coordOld, "g", 15)
+			offsetsLost(a, "__consumer_offsets-7", 0)
+			generationCommitted(a, coordNew, "g", 14)
+			generationCommitted(a, coordNew, "g", 16)
+			a.PartitionsAssigned(0, "g", "A", 16, true, tps)
+			a.PartitionsAssigned(1, "g", "Z", 16, true, tps)
+		}, 2},
 		{"classic: a cooperative member keeps what it alone owns", []string{"A", "B"}, func(a *Audit, w *sim.World) {
 			a.PartitionsAssigned(0, "g", "A", 1, true, tps)
 			a.PartitionsAssigned(0, "g", "A", 2, true, []proto.TopicPartition{orders0})

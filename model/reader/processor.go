@@ -89,13 +89,23 @@ func (r *Reader) processorCommit(force bool, then func()) {
 
 // resetToCommitted puts every owned partition back to its committed
 // offset: in the history, the member's session of each ends (revoke) and
-// starts again (assign), as the positions go back.
+// starts again (assign), as the positions go back. The god view's audit
+// hears neither: the member keeps every partition it owns. Streams'
+// TaskManager.handleCorruption closes the corrupted tasks dirty and revives
+// them (closeDirtyAndRevive), and the revived tasks seek their consumer to
+// the committed offsets; the consumer's assignment does not change and no
+// rebalance listener runs, so no partition is granted again. Told as a
+// grant, a member whose generation the coordinator forgot (its
+// __consumer_offsets partition lost the group's records) would claim again,
+// under its old member id and generation, a partition the reloaded group
+// gave another member in the reused generation number — which it had owned
+// all along.
 func (r *Reader) resetToCommitted() {
 	tps := r.ownedTPs()
 	if len(tps) == 0 {
 		return
 	}
-	r.revoke(tps)
+	r.unassign(tps)
 	r.addPartitions(tps)
-	r.recordAssign()
+	r.recordAssignHistory()
 }

@@ -93,6 +93,16 @@ func (r *Reader) revoke(tps []proto.TopicPartition) {
 	if len(tps) == 0 {
 		return
 	}
+	r.unassign(tps)
+	if a := g.cfg.Audit; a != nil {
+		a.PartitionsRevoked(r.env.ID(), g.cfg.GroupID, tps)
+	}
+}
+
+// unassign is revoke without the audit: the history's revoke, then the
+// fetch state and what was buffered go.
+func (r *Reader) unassign(tps []proto.TopicPartition) {
+	g := r.group
 	if r.rec != nil {
 		v := history.NoValue()
 		x := v.X()
@@ -104,9 +114,6 @@ func (r *Reader) revoke(tps []proto.TopicPartition) {
 		k := partKey{tp.Topic, tp.Partition}
 		r.subs.unassign(k)
 		delete(g.processed, k)
-	}
-	if a := g.cfg.Audit; a != nil {
-		a.PartitionsRevoked(r.env.ID(), g.cfg.GroupID, tps)
 	}
 }
 
@@ -171,6 +178,12 @@ func (r *Reader) recordAssign() {
 	if a := g.cfg.Audit; a != nil {
 		a.PartitionsAssigned(r.env.ID(), g.cfg.GroupID, g.ownedMemberID, g.ownedGeneration, !g.cfg.consumerProtocol(), r.ownedTPs())
 	}
+	r.recordAssignHistory()
+}
+
+// recordAssignHistory is recordAssign's history operation alone.
+func (r *Reader) recordAssignHistory() {
+	g := r.group
 	if r.rec == nil {
 		return
 	}
