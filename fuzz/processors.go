@@ -81,6 +81,19 @@ func withProcessor(rng *rand.Rand, s *scenarios.Scenario, percent int) bool {
 			Max: max(micros(meanMax), time.Microsecond)}
 		c.Processing.Max = max(c.Processing.Max, c.Processing.Min)
 	}
+	// The group draw sized max.poll.interval.ms for its pool: on one
+	// thread a full poll's processing must stay well within it (a few
+	// times over, as the group draw wants), or every poll leaves the group.
+	if c.Config.Explicit["max.poll.interval.ms"] {
+		records := 500
+		if n, err := strconv.Atoi(c.Config.Get("max.poll.records")); err == nil && n > 0 {
+			records = n
+		}
+		batch := time.Duration(records) * c.Processing.Max
+		if interval := msOf(c.Config, "max.poll.interval.ms", 0); interval < 3*batch+time.Second {
+			set(&c.Config, "max.poll.interval.ms", strconv.FormatInt((3*batch+time.Second).Milliseconds(), 10))
+		}
+	}
 	for _, k := range []string{"enable.auto.commit", "auto.commit.interval.ms", "isolation.level"} {
 		unset(&c.Config, k)
 	}
