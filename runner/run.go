@@ -309,6 +309,26 @@ func convergeGrace(cfg cluster.Config) (time.Duration, string) {
 			}
 		}
 	}
+	if ts := cfg.Transactions; ts != nil {
+		// A transaction whose producer died and is not coming back (a
+		// fatal error, a crash past the run) holds its partitions' LSO
+		// until its coordinator aborts it: transaction.timeout.ms after
+		// it began, at the next timed-out-transaction check
+		// (TransactionCoordinator.abortTimedOutTransactions).
+		interval := ts.AbortCheckInterval()
+		for _, p := range cfg.Producers {
+			if p.Config.TransactionalID != "" {
+				consider(p.Config.TransactionTimeout+interval, fmt.Sprintf("producer %s: transaction.timeout.ms %v + transaction.abort.timed.out.transaction.cleanup.interval.ms %v",
+					p.Name, p.Config.TransactionTimeout, interval))
+			}
+		}
+		for _, r := range cfg.Readers {
+			if pc := r.Processor; pc != nil && pc.Producer.TransactionalID != "" {
+				consider(pc.Producer.TransactionTimeout+interval, fmt.Sprintf("processor %s: transaction.timeout.ms %v + transaction.abort.timed.out.transaction.cleanup.interval.ms %v",
+					r.Name, pc.Producer.TransactionTimeout, interval))
+			}
+		}
+	}
 	consider(cfg.Data.LostFetchWait(), fmt.Sprintf("followers: replica.socket.timeout.ms %v + replica.fetch.backoff.ms %v",
 		cfg.Data.ReplicaSocketTimeout, cfg.Data.ReplicaFetchBackoff))
 	consider(cfg.Broker.SessionTimeout, fmt.Sprintf("broker.session.timeout.ms %v", cfg.Broker.SessionTimeout))

@@ -43,6 +43,12 @@ func DefaultTxnSettings(brokers int) TxnSettings {
 		AbortTimedOutInterval: d.AbortTimedOutInterval, MaxTimeout: d.MaxTimeout}
 }
 
+// AbortCheckInterval is how often a coordinator looks for timed-out
+// transactions (transaction.abort.timed.out.transaction.cleanup.interval.ms).
+func (ts TxnSettings) AbortCheckInterval() time.Duration {
+	return ts.coordinatorConfig().AbortTimedOutInterval
+}
+
 // coordinatorConfig is the txn.Config ts describes (zero fields: Kafka's
 // defaults).
 func (ts TxnSettings) coordinatorConfig() txn.Config {
