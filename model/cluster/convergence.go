@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"kafkasim/model/processor"
 	"slices"
 	"strings"
 	"time"
@@ -206,6 +207,15 @@ func (c *Cluster) ProducersHeldFor() time.Duration {
 	for _, id := range c.Producers {
 		if p := c.Producer(id); p != nil && c.World.State(id) == sim.Running {
 			left = max(left, p.OutOfOrderHeldFor())
+		}
+	}
+	// A stream processor's producer half holds its outputs the same way,
+	// and its commit (a flush) waits for them.
+	for _, id := range c.Readers {
+		if n, ok := c.World.Node(id).(*processor.Node); ok && c.World.State(id) == sim.Running {
+			if p := n.Producer(); p != nil {
+				left = max(left, p.OutOfOrderHeldFor())
+			}
 		}
 	}
 	return left
