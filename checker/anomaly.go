@@ -78,6 +78,8 @@ type Finding struct {
 	inTxn      bool   // a committed offset written by a transaction
 	// Cycles: the cycle orders events against real time; its edges.
 	impossible, viaWW, viaWR, viaRT bool
+	// Cycles: the partitions of the cycle's ww edges.
+	wwParts []string
 	// Linearizability: the finding is about a committed-offset register.
 	register bool
 	// Duplicate: every position reads saw the value at.

@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -423,6 +424,7 @@ func (a *analyzer) reportCycle(steps []cycleStep, impossible bool) {
 	var ops []int64
 	part := ""
 	ww, wr, rt := false, false, false
+	var wwParts []string
 	var b strings.Builder
 	for i, s := range steps {
 		tr := &a.txns[s.from]
@@ -440,6 +442,9 @@ func (a *analyzer) reportCycle(steps []cycleStep, impossible bool) {
 			kind = "ww " + a.parts[s.label].name
 			if part == "" {
 				part = a.parts[s.label].name
+			}
+			if !slices.Contains(wwParts, a.parts[s.label].name) {
+				wwParts = append(wwParts, a.parts[s.label].name)
 			}
 		case edgeWR:
 			wr = true
@@ -460,7 +465,7 @@ func (a *analyzer) reportCycle(steps []cycleStep, impossible bool) {
 		b.WriteString("… -> ")
 	}
 	b.WriteString(a.txnName(steps[0].from))
-	a.findings = append(a.findings, Finding{Type: typ, impossible: impossible, viaWW: ww, viaWR: wr, viaRT: rt,
+	a.findings = append(a.findings, Finding{Type: typ, impossible: impossible, viaWW: ww, viaWR: wr, viaRT: rt, wwParts: wwParts,
 		Example: Example{Partition: part, Process: a.procs[a.txns[steps[0].from].proc].name, Offset: -1,
 			Ops: sortedUnique(ops), Detail: b.String()}})
 }

@@ -75,6 +75,9 @@ type Facts struct {
 	// (the later send's) a leader appended, at a sequence other than 0, from
 	// a producer its producer state held nothing of (god view).
 	UnknownProducer bool
+	// CycleLoss: a G0 or G1c cycle with a ww edge in a partition that
+	// lost committed data (offsets reused).
+	CycleLoss *DataLoss
 	// OffsetPassedFirst: a nonatomic-output whose group's offset had
 	// already passed the input before its output's transaction committed.
 	OffsetPassedFirst bool
@@ -413,6 +416,9 @@ var VerdictRules = []Rule{
 	{G0, "the cycle does not order events against real time", Permitted,
 		"Kafka transactions are atomic, not isolated: records are ordered when they are appended, not when their transaction commits, so concurrent transactions may interleave differently in different partitions (Jepsen's Kafka checker treats G0 as normal)",
 		func(f *Facts) bool { return !f.Impossible }, nil},
+	{G0, "the simulator saw committed data lost in a partition of the cycle's ww edges", Permitted,
+		"a partition lost committed data (CAUSE) and its offsets were reused: the log's order there no longer tells which transaction appended first",
+		func(f *Facts) bool { return f.CycleLoss != nil }, cycleLossWhy},
 	{G0, "", Violation,
 		"a transaction appends its records after it begins and before it commits: no execution orders these transactions' writes in a cycle with their real-time order", nil, nil},
 
@@ -422,6 +428,9 @@ var VerdictRules = []Rule{
 	{G1c, "the cycle does not order events against real time", Permitted,
 		"isolation.level=read_uncommitted returns records of open transactions: two transactions may each read the other's records",
 		func(f *Facts) bool { return !f.Impossible }, nil},
+	{G1c, "the simulator saw committed data lost in a partition of the cycle's ww edges", Permitted,
+		"a partition lost committed data (CAUSE) and its offsets were reused: the log's order there no longer tells which transaction appended first",
+		func(f *Facts) bool { return f.CycleLoss != nil }, cycleLossWhy},
 	{G1c, "", Violation,
 		"isolation.level=read_committed reads a transaction's records only after it commits: no execution orders these transactions in a cycle of reads and commits", nil, nil},
 
@@ -758,6 +767,13 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 			fx.TxnResolved = f.resolved
 			fx.TxnTimeoutPending = !f.resolved && f.idleFor < int64(c.producer(f.txnProc).transactionTimeout()+abortCheckInterval)
 		}
+	case G0, G1c:
+		for _, part := range f.wwParts {
+			if l, ok := c.loss(part, -1); ok {
+				fx.CycleLoss, fx.Loss = &l, &l
+				break
+			}
+		}
 	case StaleOffsetFetch, Nonlinearizable, DoubleOwner, ZombieCommit, SkippedRecord:
 		if l, ok := c.offsetsLoss(f.group); ok {
 			fx.OffsetsLost = &l
@@ -908,3 +924,8 @@ func VerdictsMarkdown() string {
 }
 
 func mdCell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+// cycleLossWhy names the loss that reused a cycle's ww offsets.
+func cycleLossWhy(f *Facts) string {
+	return "a partition lost committed data (" + f.CycleLoss.Cause + ") and its offsets were reused: the log's order there no longer tells which transaction appended first"
+}
