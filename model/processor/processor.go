@@ -518,7 +518,10 @@ func (n *Node) OnTxnResult(op producer.TxnOp, outcome history.Type, why string) 
 		}
 		n.inTxn, n.commit = false, nil
 		n.lastCommit = n.env.Now()
-		if outcome != history.OK && n.p.TxnState() == producer.TxnFatalError {
+		if outcome != history.OK {
+			// Fenced, or an abort that failed (Streams' abortTransaction
+			// throws: the thread is replaced, with a new producer that
+			// initializes its transactions).
 			n.refence(c)
 			return
 		}

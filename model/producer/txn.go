@@ -764,9 +764,11 @@ func (p *Client) handleTxnOffsetCommit(m *proto.TxnOffsetCommitResponse) {
 	case fatal != "":
 		p.fatalError(fatal)
 	case abortable != "":
-		p.txnDone(r, history.Fail, abortable)
+		// The error first, then the answer: the application that hears
+		// the failure aborts at once, and the abort must know why.
 		p.abortableError(abortable)
 		p.txn.pidMappingLost = p.txn.pidMappingLost || pidMappingLost
+		p.txnDone(r, history.Fail, abortable)
 	case retry:
 		p.retryTxn(lookup)
 		return

@@ -183,10 +183,17 @@ type txnResult struct {
 	why     string
 }
 
-type txnResults struct{ got []txnResult }
+type txnResults struct {
+	got []txnResult
+	// then, when set, runs as the application's reaction to each result.
+	then func(txnResult)
+}
 
 func (r *txnResults) OnTxnResult(op producer.TxnOp, outcome history.Type, why string) {
 	r.got = append(r.got, txnResult{op, outcome, why})
+	if r.then != nil {
+		r.then(txnResult{op, outcome, why})
+	}
 }
 
 func (r *txnResults) take() []txnResult {
@@ -697,5 +704,34 @@ func TestTxnInvalidProducerIDMappingAbortsThroughInitProducerID(t *testing.T) {
 				t.Fatalf("the next transaction's commit: %v, want ok", got)
 			}
 		})
+	}
+}
+
+// A TxnOffsetCommit answered INVALID_PRODUCER_ID_MAPPING: the application
+// that aborts as soon as it hears the failure (as a stream processor does)
+// aborts through InitProducerId too, the error being known before the
+// failure is told.
+func TestTxnInvalidProducerIDMappingOnOffsetsAbortsThroughInitProducerID(t *testing.T) {
+	c := &txnCluster{pid: 9, offsetErrs: []proto.ErrorCode{proto.InvalidProducerIDMapping}}
+	w, cl, res := txnWorld(t, 1, c, nil)
+	res.then = func(r txnResult) {
+		if r.op == producer.TxnOpSendOffsets && r.outcome == history.Fail {
+			cl.AbortTransaction()
+		}
+	}
+	cl.BeginTransaction()
+	g := producer.GroupMetadata{GroupID: "billing", GenerationIDOrMemberEpoch: 3, MemberID: "m-1"}
+	cl.SendOffsetsToTransaction([]proto.OffsetCommitPartition{{TopicPartition: proto.TopicPartition{Topic: "orders", Partition: 0}, CommittedOffset: 17, CommittedLeaderEpoch: -1}}, g)
+	w.RunUntil(2 * time.Second)
+	got := res.take()
+	if len(got) != 2 || got[0].op != producer.TxnOpSendOffsets || got[0].outcome != history.Fail ||
+		got[1].op != producer.TxnOpAbort || got[1].outcome != history.OK {
+		t.Fatalf("results %v: want the offsets failed, then the abort ok", got)
+	}
+	if len(c.ends) != 0 || len(c.initAsks) != 2 || c.initAsks[1].ProducerID != 9 {
+		t.Fatalf("EndTxn %+v, InitProducerId %+v: want no EndTxn and one InitProducerId naming producer 9", c.ends, c.initAsks)
+	}
+	if cl.TxnState() != producer.TxnReady {
+		t.Fatalf("after the abort: %s, want READY", cl.TxnState())
 	}
 }
