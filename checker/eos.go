@@ -295,6 +295,7 @@ func (a *analyzer) checkOutputs() {
 		groups[o.group] = true
 	}
 	passed := a.resetPassed()
+	lostVals := a.lostAckedValues()
 	for _, reg := range a.groups.regs {
 		if !groups[reg.group] {
 			continue
@@ -342,7 +343,7 @@ func (a *analyzer) checkOutputs() {
 			if may {
 				continue
 			}
-			if a.compactable(pi, off) {
+			if a.cleanerMayHaveRemoved(pi, i, lostVals) {
 				// The log cleaner may have removed the input before the
 				// group reached it (or came back to it after an aborted
 				// attempt): Kafka promises a compacted topic's reader only
@@ -661,4 +662,42 @@ func (c *Config) modesLearned(a *analyzer) string {
 	}
 	sort.Strings(names)
 	return "groups " + strings.Join(capList(names, 8), ", ") + ": commit mode not configured; judged exactly-once (commit: transactional, not auto) because the history shows their offsets committed inside transactions (sendOffsetsToTransaction)"
+}
+
+// cleanerMayHaveRemoved reports whether the log cleaner of a compacted
+// topic may have removed every record a group was owed at partition pi's
+// i-th known offset: each record known there (but an acknowledged one lost
+// and never read, or one read_committed readers never see) has a key a
+// record at a higher offset has too. skipped-record asks the same of each.
+func (a *analyzer) cleanerMayHaveRemoved(pi int32, i int, lost map[int32]bool) bool {
+	if a.compactionIndex(pi) == nil {
+		return false
+	}
+	po := a.parts[pi]
+	end := len(po.obs)
+	if i+1 < len(po.at) {
+		end = int(po.at[i+1])
+	}
+	for _, ob := range po.obs[po.at[i]:end] {
+		if (ob.flags&obsRead == 0 && lost[ob.val]) || !a.visibleToRC(ob.val) {
+			continue
+		}
+		if !a.compactableRecord(pi, po.offsets[i], ob.val) {
+			return false
+		}
+	}
+	return true
+}
+
+// lostAckedValues are the values lost-acked-write reported.
+func (a *analyzer) lostAckedValues() map[int32]bool {
+	lost := map[int32]bool{}
+	for i := range a.findings {
+		if f := &a.findings[i]; f.Type == LostAckedWrite {
+			if v, ok := a.valIDs[f.Value]; ok {
+				lost[v] = true
+			}
+		}
+	}
+	return lost
 }

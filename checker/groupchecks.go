@@ -403,14 +403,7 @@ func (a *analyzer) checkSkipped() {
 			pg.finish()
 		}
 	}
-	lost := map[int32]bool{}
-	for i := range a.findings {
-		if f := &a.findings[i]; f.Type == LostAckedWrite {
-			if v, ok := a.valIDs[f.Value]; ok {
-				lost[v] = true
-			}
-		}
-	}
+	lost := a.lostAckedValues()
 	passed := a.resetPassed()
 	for _, reg := range a.groups.regs {
 		g, ok := m.groupIDs[reg.group]
