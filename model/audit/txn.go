@@ -2,6 +2,8 @@ package audit
 
 import (
 	"fmt"
+	"kafkasim/godview"
+	"strings"
 
 	"kafkasim/model/metadata"
 	"kafkasim/model/partlog"
@@ -72,6 +74,11 @@ type markerSeen struct {
 	commit bool
 	tp     metadata.TopicPartition
 	offset int64
+	// stateLosses counts the losses of __transaction_state's committed
+	// data before it: one after it may have taken the epoch bump that
+	// ended its transaction, and the coordinator, reloaded without it,
+	// ends a later transaction under the same epoch.
+	stateLosses int
 }
 
 type pidKey struct {
@@ -162,8 +169,9 @@ func (a *Audit) marker(tp metadata.TopicPartition, offset, pid int64, epoch int1
 	}
 	k := txnKey{pid: pid, epoch: epoch}
 	prev, ok := a.txn.markers[k]
-	if !ok {
-		a.txn.markers[k] = markerSeen{commit: commit, tp: tp, offset: offset}
+	losses := a.txnStateLosses()
+	if !ok || prev.stateLosses != losses {
+		a.txn.markers[k] = markerSeen{commit: commit, tp: tp, offset: offset, stateLosses: losses}
 		return
 	}
 	if prev.commit != commit {
@@ -186,4 +194,16 @@ func (a *Audit) partLeaderNode(tp metadata.TopicPartition, leaderEpoch int32) si
 		return a.brokerNode(l)
 	}
 	return sim.NoNode
+}
+
+// txnStateLosses counts the god view's losses of __transaction_state
+// partitions' committed data so far.
+func (a *Audit) txnStateLosses() int {
+	n := 0
+	for i := range a.facts {
+		if f := &a.facts[i]; f.Kind == godview.Loss && strings.HasPrefix(f.Partition, "__transaction_state-") {
+			n++
+		}
+	}
+	return n
 }

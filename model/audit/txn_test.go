@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"kafkasim/godview"
 	"testing"
 
 	"kafkasim/model/metadata"
@@ -87,6 +88,26 @@ func TestTxnMarkersDisagreeFires(t *testing.T) {
 	a.Marker(metadata.TopicPartition{Topic: "orders", Partition: 1}, 5, 7, 1, false)
 	if a.Count(TxnMarkersAgree) != 1 || a.Total() != 1 {
 		t.Fatalf("txn-markers-agree: %d, violations %v", a.Count(TxnMarkersAgree), a.Violations())
+	}
+}
+
+// A loss of __transaction_state's committed data may take the epoch bump
+// that ended a transaction: the coordinator, reloaded without it, ends a
+// later transaction under the same producer epoch, and the two outcomes
+// may differ. A loss elsewhere excuses nothing.
+func TestTxnMarkersAfterATransactionStateLoss(t *testing.T) {
+	for _, c := range []struct {
+		lost  string
+		fires bool
+	}{{"__transaction_state-13", false}, {"orders-5", true}} {
+		a, _ := replicaLogs(t, nil)
+		a.SetTransactions()
+		a.Marker(metadata.TopicPartition{Topic: "orders", Partition: 1}, 5, 7, 1, false)
+		a.facts = append(a.facts, godview.Fact{Kind: godview.Loss, Partition: c.lost, From: 3, To: 9, Cause: "unclean-election"})
+		a.Marker(metadata.TopicPartition{Topic: "orders", Partition: 1}, 9, 7, 1, true)
+		if got := a.Count(TxnMarkersAgree) == 1; got != c.fires {
+			t.Fatalf("loss of %s: txn-markers-agree fired %v, want %v (%v)", c.lost, got, c.fires, a.Violations())
+		}
 	}
 }
 
