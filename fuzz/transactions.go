@@ -118,7 +118,14 @@ func drawTxnFault(rng *rand.Rand, s *scenarios.Scenario, p scenarios.Producer, t
 		f.Kind, f.Target, f.For, f.Messages = sim.FaultStall, broker, down, []string{"WriteTxnMarkers"}
 		return scenarios.ScheduledFault{Fault: f, Key: "stall"}
 	case "end-stall":
+		// The producer's connection to its coordinator stuck: the EndTxn
+		// it holds times out, the retry goes on a new connection, and the
+		// held one still arrives when the stall ends (a late EndTxn).
 		f.Kind, f.Target, f.For, f.Messages = sim.FaultStall, producer, down, []string{"EndTxn"}
+		// It outlasts request.timeout.ms: the retry ends the transaction
+		// first, and the held request comes after it.
+		f.StuckConnections = true
+		f.For += time.Duration(configMillis(p.Config, "request.timeout.ms")) * time.Millisecond
 		return scenarios.ScheduledFault{Fault: f, Key: "stall"}
 	case "producer-pause":
 		f.Kind, f.Target, f.For = sim.FaultPause, producer, down

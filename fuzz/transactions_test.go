@@ -3,6 +3,8 @@ package fuzz
 import (
 	"slices"
 	"testing"
+
+	"kafkasim/scenarios"
 )
 
 // Some seeds draw a transactional producer and a read_committed reader;
@@ -68,4 +70,46 @@ func TestTxnBugsFoundBlind(t *testing.T) {
 		t.Fatalf("%s: seed %d fails with the bug off too: %+v", bug, found, f)
 	}
 	t.Logf("%s: found at seed %d", bug, found)
+}
+
+// delayed-end-txn is found blind through the stuck EndTxn of end-stall:
+// the first seed from start that fails with the bug on passes with the
+// bug off, and with the bug on but its stuck stalls taken out (the late
+// EndTxn, not the version-1 epochs alone, breaks it).
+func TestDelayedEndTxnFoundBlind(t *testing.T) {
+	txnPercent = 20
+	defer func() { txnPercent = 0 }()
+	if testing.Short() {
+		t.Skip("runs dozens of simulations")
+	}
+	// A campaign from seed 1 (transactions in 20% of the seeds) first
+	// breaks it at seed 134: a read_committed reader reads records of a
+	// transaction the client never committed (uncommitted-read).
+	const bug, start, until = "delayed-end-txn", 120, 134
+	stuck := func(f scenarios.ScheduledFault) bool { return f.Fault.StuckConnections }
+	for seed := uint64(start); seed <= until; seed++ {
+		s, err := GenerateWithGroups(seed, nil, []string{bug}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(s.Faults, stuck) {
+			continue
+		}
+		_, f := runOne(s)
+		if f == nil {
+			continue
+		}
+		off, _ := GenerateWithGroups(seed, nil, nil, 0)
+		if _, fo := runOne(off); fo != nil {
+			continue // an open failure of the model, not the bug's
+		}
+		on, _ := GenerateWithGroups(seed, nil, []string{bug}, 0)
+		on.Faults = slices.DeleteFunc(on.Faults, stuck)
+		if _, fn := runOne(on); fn != nil {
+			t.Fatalf("%s: seed %d fails without its late EndTxn too: %+v", bug, seed, fn)
+		}
+		t.Logf("%s: found at seed %d: %s %v", bug, seed, f.Kind, f.What)
+		return
+	}
+	t.Fatalf("%s: seeds %d..%d found nothing", bug, start, until)
 }

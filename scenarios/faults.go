@@ -51,7 +51,7 @@ var undoKey = map[string]string{
 	"stall": "heal-after", "clock": "heal-after", "disk": "heal-after",
 }
 
-var faultParams = []string{"at", "after-elections", "restart-after", "resume-after", "heal-after", "one-way", "peer", "latency", "messages", "offset", "drift-ppm"}
+var faultParams = []string{"at", "after-elections", "restart-after", "resume-after", "heal-after", "one-way", "peer", "latency", "messages", "stuck-connections", "offset", "drift-ppm"}
 
 func (r *reader) faults(f field, s *Scenario) {
 	items := r.list(f)
@@ -139,9 +139,9 @@ func (r *reader) faults(f field, s *Scenario) {
 				if kind.name != "slow-network" {
 					r.fail(g.key, g.path, "latency applies to slow-network only")
 				}
-			case "messages":
+			case "messages", "stuck-connections":
 				if kind.name != "stall" {
-					r.fail(g.key, g.path, "messages applies to stall only")
+					r.fail(g.key, g.path, "%s applies to stall only", g.name)
 				}
 			case "offset", "drift-ppm":
 				if kind.name != "clock" {
@@ -243,6 +243,11 @@ func (r *reader) fault(kind field, params map[string]field, s *Scenario) []sim.F
 			return nil
 		}
 		base.Messages = names
+		if g, ok := params["stuck-connections"]; ok {
+			if v, ok := r.bool(g); ok {
+				base.StuckConnections = v
+			}
+		}
 	case "clock":
 		if g, ok := params["offset"]; ok {
 			if v, ok := r.signedDuration(g, PhaseMax); ok {

@@ -240,7 +240,6 @@ func TestGroupRefusals(t *testing.T) {
 		{"producer transactions", [2]string{"consumers:", "producers: [{topic: orders, transactions: {records: 0..4}}]\nconsumers:"}, 6, "producers[0].transactions.records", "want 1 <= low <= high"},
 		{"transaction.timeout.ms", [2]string{"consumers:", "producers: [{topic: orders, config: {transaction.timeout.ms: 1000}}]\nconsumers:"}, 6, "producers[0].config.transaction.timeout.ms", "for a transactional producer"},
 		{"broker heartbeat above its bound", [2]string{"cluster: { brokers: 3 }", "cluster: { brokers: 3, broker: { group.consumer.heartbeat.interval.ms: 20000 } }"}, 2, "cluster.broker.group.consumer.heartbeat.interval.ms", "at most group.consumer.max.heartbeat.interval.ms"},
-		{"zoo bug of transactions", [2]string{"faults:", "bugs: [delayed-end-txn]\nfaults:"}, 12, "bugs[0]", "not built yet"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

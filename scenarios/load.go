@@ -776,8 +776,6 @@ func (r *reader) bugs(f field, s *Scenario) {
 				r.fail(f.value, index(f.path, i), "bug %q listed twice", b)
 			}
 			s.Bugs = append(s.Bugs, b)
-		case contains(ZooBugs, b):
-			r.fail(f.value, index(f.path, i), "bug %q is in the bug zoo but its model (transactions) is not built yet; modelled: %s", b, strings.Join(cluster.KnownBugs, ", "))
 		default:
 			msg := fmt.Sprintf("unknown bug %q; modelled: %s", cutLong(b), strings.Join(cluster.KnownBugs, ", "))
 			if sg := suggest(b, cluster.KnownBugs); sg != "" {
@@ -787,10 +785,6 @@ func (r *reader) bugs(f field, s *Scenario) {
 		}
 	}
 }
-
-// ZooBugs are the bug-zoo switches (docs/bug-zoo.md) whose model is not
-// built yet.
-var ZooBugs = []string{"delayed-end-txn"}
 
 // ExpectKeys are the keys an expect block may hold besides anomaly types.
 var ExpectKeys = []string{"violations", "availability", "converged", "lost-acked", "acked", "attempted", "invariants",

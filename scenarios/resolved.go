@@ -293,6 +293,9 @@ func faultNode(f ScheduledFault) *yaml.Node {
 			names.Content = append(names.Content, str(n))
 		}
 		put(m, "messages", names)
+		if ft.StuckConnections {
+			put(m, "stuck-connections", plain("true"))
+		}
 	case "clock":
 		put(m, "offset", str(formatDuration(ft.ClockJump)))
 		put(m, "drift-ppm", plain(strconv.FormatInt(ft.DriftPPM, 10)))

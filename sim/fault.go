@@ -113,6 +113,14 @@ type Fault struct {
 	// equals, or extends with a parenthesis ("Fetch" holds "Fetch(replica)"
 	// too).
 	Messages []string
+	// StuckConnections makes a stall hold only what the targets send on
+	// the connections they have open when it begins: stuck TCP flows (a
+	// burst of loss, a retransmission backing off). A connection opened
+	// later passes, and what a stuck one holds still arrives when the
+	// stall ends after its sender closed it (TCP sends what was written
+	// before the FIN; Kafka's socket server serves a request it reads off
+	// a closing channel, Selector's closingChannels).
+	StuckConnections bool
 	// ClockJump and DriftPPM are a clock fault's jump and new drift.
 	ClockJump time.Duration
 	DriftPPM  int64
@@ -157,6 +165,9 @@ func (f Fault) String() string {
 	}
 	if f.Kind == FaultStall {
 		b.WriteString(" [" + strings.Join(f.Messages, " ") + "]")
+		if f.StuckConnections {
+			b.WriteString(" stuck-connections")
+		}
 	}
 	if f.Latency > 0 {
 		fmt.Fprintf(&b, " +%v", f.Latency)
@@ -189,6 +200,8 @@ func (f Fault) Validate() error {
 		return fmt.Errorf("slow-network: latency must be positive")
 	case f.Kind == FaultStall && len(f.Messages) == 0:
 		return fmt.Errorf("stall: needs the names of the messages to hold")
+	case f.Kind != FaultStall && f.StuckConnections:
+		return fmt.Errorf("%s: stuck-connections applies to stall only", f.Kind)
 	case f.Kind == FaultClock && (f.DriftPPM > DriftPPMMax || f.DriftPPM < -DriftPPMMax/2):
 		return fmt.Errorf("clock: drift %d ppm out of range %d..%d", f.DriftPPM, -DriftPPMMax/2, DriftPPMMax)
 	case f.Kind == FaultDisk:
@@ -529,7 +542,7 @@ func (fs *faultState) act(f Fault, targets []NodeID, rng *rand.Rand) (undo func(
 			return "latency restored"
 		}, "", ""
 	case FaultStall:
-		id := w.net.stall(targets, f.Messages)
+		id := w.net.stall(targets, f.Messages, f.StuckConnections)
 		return func() string {
 			sent, dropped := w.net.release(id)
 			return fmt.Sprintf("%d held messages sent on, %d dropped with their connection", sent, dropped)

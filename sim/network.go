@@ -32,7 +32,12 @@ package sim
 //     Kafka's separate connections per purpose (the AlterPartition channel
 //     is not the heartbeat's). A held message dies with its sender's
 //     process or with its connection (a reset lists it as unsent, as one in
-//     flight), and is dropped if its destination restarted meanwhile.
+//     flight), and is dropped if its destination restarted meanwhile. A
+//     stall of stuck connections holds only the connections its targets
+//     have open when it begins (stuck TCP flows): a connection opened later
+//     passes, and what a stuck one holds outlives its sender's own close
+//     (TCP sends what was written before the FIN, and Kafka serves a
+//     request read off a closing channel): it arrives when the stall ends.
 //   - Loss, duplication, reordering: per-message probabilities, off by default
 //     because TCP never shows them; they exist for robustness testing. A
 //     reordered message skips the FIFO rule; a duplicate is delivered twice
@@ -216,6 +221,16 @@ type stall struct {
 	from  []NodeID
 	names []string
 	held  []heldMessage
+	// stuck: only the connections in conns are held (StuckConnections).
+	stuck bool
+	conns []stuckConn
+}
+
+// stuckConn is a connection a stall of stuck connections holds: from→to in
+// link generation gen.
+type stuckConn struct {
+	from, to NodeID
+	gen      uint32
 }
 
 // heldMessage is a message a stall holds, with what it was sent under: the
@@ -225,6 +240,9 @@ type heldMessage struct {
 	m              Message
 	gen            uint32
 	fromInc, toInc uint32
+	// closed: its sender closed the connection (a stuck connection's
+	// graceful close): sent on at the release all the same.
+	closed bool
 }
 
 func (net *network) grow(nodes int) {
@@ -381,10 +399,21 @@ func (net *network) addLatency(froms, tos []NodeID, extra time.Duration) {
 	}
 }
 
-// stall starts holding what the nodes of from send under names.
-func (net *network) stall(from []NodeID, names []string) int {
+// stall starts holding what the nodes of from send under names; stuck:
+// only on the connections they have open now.
+func (net *network) stall(from []NodeID, names []string, stuck bool) int {
 	net.nextStall++
-	net.stalls = append(net.stalls, &stall{id: net.nextStall, from: slices.Clone(from), names: slices.Clone(names)})
+	s := &stall{id: net.nextStall, from: slices.Clone(from), names: slices.Clone(names), stuck: stuck}
+	if stuck {
+		for _, f := range from {
+			for to := 0; to < net.n && to < len(net.w.nodes); to++ {
+				if l := &net.links[int(f)*net.n+to]; NodeID(to) != f && l.open {
+					s.conns = append(s.conns, stuckConn{from: f, to: NodeID(to), gen: l.gen})
+				}
+			}
+		}
+	}
+	net.stalls = append(net.stalls, s)
 	return net.nextStall
 }
 
@@ -392,6 +421,9 @@ func (net *network) stall(from []NodeID, names []string) int {
 func (net *network) hold(from, to NodeID, l *link, m Message) bool {
 	name := m.MessageName()
 	for _, s := range net.stalls {
+		if s.stuck && !slices.Contains(s.conns, stuckConn{from: from, to: to, gen: l.gen}) {
+			continue
+		}
 		if slices.Contains(s.from, from) && stallMatches(s.names, name) {
 			w := net.w
 			s.held = append(s.held, heldMessage{from: from, to: to, m: m, gen: l.gen,
@@ -429,13 +461,13 @@ func (net *network) release(id int) (sent, dropped int) {
 		src := w.nodes[h.from]
 		l := net.link(h.from, h.to)
 		switch {
-		case src.incarnation != h.fromInc || src.state == Down || l.gen != h.gen:
+		case src.incarnation != h.fromInc || src.state == Down || (l.gen != h.gen && !h.closed):
 			net.stats.DroppedDisconnect++
 			dropped++
 		case w.nodes[h.to].incarnation != h.toInc:
 			net.stats.DroppedDown++
 			dropped++
-		case net.hold(h.from, h.to, l, h.m):
+		case !h.closed && net.hold(h.from, h.to, l, h.m):
 			net.stats.Stalled-- // held on by another stall, not newly
 		default:
 			net.transmit(h.from, h.to, l, h.m)
@@ -462,7 +494,7 @@ func (net *network) dropHeld(a, b NodeID, gen uint32) []Message {
 	var out []Message
 	for _, s := range net.stalls {
 		s.held = slices.DeleteFunc(s.held, func(h heldMessage) bool {
-			if h.from == a && h.to == b && h.gen == gen {
+			if h.from == a && h.to == b && h.gen == gen && !h.closed {
 				out = append(out, h.m)
 				return true
 			}
@@ -535,6 +567,16 @@ func (net *network) reset(a, b NodeID, tellA, tellB bool, delayToA, delayToB tim
 // unless the link is cut (then b finds out when its next send fails).
 func (net *network) close(a, b NodeID) {
 	ab := net.link(a, b)
+	for _, s := range net.stalls {
+		if !s.stuck {
+			continue
+		}
+		for i := range s.held {
+			if h := &s.held[i]; h.from == a && h.to == b && h.gen == ab.gen {
+				h.closed = true // written before the FIN: it still goes
+			}
+		}
+	}
 	delay := uniformDuration(&ab.rng, net.opts.Latency.Min, net.opts.Latency.Max) + ab.extraLatency
 	net.reset(a, b, false, ab.cuts == 0, 0, delay)
 }

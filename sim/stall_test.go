@@ -127,3 +127,37 @@ func TestHealAllEndsEveryStall(t *testing.T) {
 		t.Fatalf("a send after the heal went %s", got)
 	}
 }
+
+// A stall of stuck connections holds only the connections open when it
+// began: a connection the sender opens after closing one passes, and what
+// the closed one held arrives when the stall ends, after the newer traffic
+// (the late request of a timed-out, retried call). A reset the sender did
+// not make itself still takes it along.
+func TestStuckConnectionsOutliveTheirSendersClose(t *testing.T) {
+	run := func(t *testing.T, closeIt func(w *World, p []*probe)) (*World, []*probe) {
+		w, probes := probeWorld(3, 3, NetworkOptions{Latency: Fixed(10 * time.Millisecond)})
+		probes[0].env.Send(1, &namedMsg{Name: "Metadata", N: 0}) // opens the connection
+		if err := w.ScheduleFault(time.Second, Fault{Kind: FaultStall, Target: "node-0", Messages: []string{"EndTxn"}, StuckConnections: true, For: 5 * time.Second}); err != nil {
+			t.Fatal(err)
+		}
+		w.RunUntil(2 * time.Second)
+		probes[0].env.Send(1, &namedMsg{Name: "EndTxn", N: 1})
+		w.RunUntil(3 * time.Second)
+		closeIt(w, probes)
+		probes[0].env.Send(1, &namedMsg{Name: "EndTxn", N: 2}) // a new connection: not stuck
+		w.RunUntil(10 * time.Second)
+		return w, probes
+	}
+	t.Run("closed by its sender", func(t *testing.T) {
+		_, probes := run(t, func(_ *World, p []*probe) { p[0].env.CloseConnection(1) })
+		if want := []string{"Metadata#0@10ms", "EndTxn#2@3.01s", "EndTxn#1@6.01s"}; !slices.Equal(probes[1].named, want) {
+			t.Fatalf("node-1 got %v, want %v", probes[1].named, want)
+		}
+	})
+	t.Run("reset", func(t *testing.T) {
+		_, probes := run(t, func(w *World, _ []*probe) { w.Disconnect(0, 1) })
+		if want := []string{"Metadata#0@10ms", "EndTxn#2@3.01s"}; !slices.Equal(probes[1].named, want) {
+			t.Fatalf("node-1 got %v, want %v", probes[1].named, want)
+		}
+	})
+}

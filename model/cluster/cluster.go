@@ -41,12 +41,13 @@ const (
 	BugNoGenerationFencing        = "no-generation-fencing"
 	BugGrantBeforeRelease         = "grant-before-release"
 	BugNoEpochBumpOnAbort         = "no-epoch-bump-on-abort"
+	BugDelayedEndTxn              = "delayed-end-txn"
 )
 
 // KnownBugs lists the bug switches the model implements.
 var KnownBugs = []string{BugKRaftCommitPriorEpoch, BugStaleAlterPartition, BugHWTruncation, BugEpochLookupFirstGreater,
 	BugISRJoinAtStaleHW, BugNoStrictMinISR, BugProducerStateNotReplicated, BugNoConsumerEpochValidation,
-	BugNoGenerationFencing, BugGrantBeforeRelease, BugNoEpochBumpOnAbort}
+	BugNoGenerationFencing, BugGrantBeforeRelease, BugNoEpochBumpOnAbort, BugDelayedEndTxn}
 
 // BrokerSettings are broker-level Kafka configs.
 type BrokerSettings struct {
@@ -381,6 +382,10 @@ func Build(cfg Config) (*Cluster, error) {
 		c.Audit.SetTransactions()
 		tc := cfg.Transactions.coordinatorConfig()
 		tc.NoEpochBumpOnAbort = bugs[BugNoEpochBumpOnAbort]
+		tc.DelayedEndTxn = bugs[BugDelayedEndTxn]
+		if tc.DelayedEndTxn {
+			c.Audit.SetTxnEpochSpansTransactions()
+		}
 		data.Coordinators = append(slices.Clone(data.Coordinators), txn.Spec(tc))
 	}
 	for i := 1; i <= cfg.Brokers; i++ {

@@ -54,6 +54,12 @@ type Config struct {
 	// transaction version 1, so a delayed produce of the aborted
 	// transaction still passes every epoch check afterwards.
 	NoEpochBumpOnAbort bool
+	// DelayedEndTxn is the bug zoo's delayed-end-txn (KAFKA-17754, found
+	// by Jepsen; KIP-890 part 2 fixed it): a client's commit or abort
+	// keeps the producer epoch, as with transaction version 1, so a late
+	// EndTxn of a transaction the client timed out and retried passes the
+	// epoch check of the producer's next transaction and ends it.
+	DelayedEndTxn bool
 }
 
 // DefaultConfig has Kafka's defaults.

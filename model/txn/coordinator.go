@@ -448,10 +448,19 @@ func (c *coordinator) endTransaction(id string, pid int64, epoch int16, commit, 
 	}
 	pidCopy, epochCopy := meta.producerID, meta.producerEpoch
 	isEpochFence := meta.pending == PrepareEpochFence
-	retryOnOverflow := !isEpochFence && meta.prevProducerID == pid && epoch == math.MaxInt16-1 && meta.producerEpoch == 0
-	retryOnEpochBump := !isEpochFence && meta.producerEpoch == epoch+1
+	// tv1: the bug zoo's delayed-end-txn (KAFKA-17754). A client's end is
+	// handled as transaction version 1's: the epoch is not bumped, so the
+	// request's must be the producer's own, and a Complete* of the same
+	// result at it is a retry. An EndTxn of the producer's last
+	// transaction that arrives late (the client timed it out and retried)
+	// then passes the epoch check of its next one, and ends that one.
+	tv1 := c.cfg.DelayedEndTxn && fromClient && !isEpochFence
+	retryOnOverflow := !tv1 && !isEpochFence && meta.prevProducerID == pid && epoch == math.MaxInt16-1 && meta.producerEpoch == 0
+	retryOnEpochBump := !tv1 && !isEpochFence && meta.producerEpoch == epoch+1
 	var validEpoch bool
-	if !isEpochFence {
+	if tv1 {
+		validEpoch = epoch == meta.producerEpoch
+	} else if !isEpochFence {
 		switch meta.state {
 		case PrepareCommit, PrepareAbort:
 			validEpoch = retryOnEpochBump
@@ -463,12 +472,12 @@ func (c *coordinator) endTransaction(id string, pid int64, epoch int16, commit, 
 	} else {
 		validEpoch = (!fromClient || epoch == meta.producerEpoch) && epoch >= meta.producerEpoch
 	}
-	isRetry := retryOnEpochBump || retryOnOverflow
+	isRetry := retryOnEpochBump || retryOnOverflow || tv1
 	// keepEpoch: the bug zoo's no-epoch-bump-on-abort. A client's abort
 	// keeps the producer epoch (transaction version 1, before KIP-890's
 	// per-transaction bump): a produce of the aborted transaction that
 	// is still on its way carries the epoch the producer goes on with.
-	keepEpoch := c.cfg.NoEpochBumpOnAbort && !commit && !isEpochFence
+	keepEpoch := (c.cfg.NoEpochBumpOnAbort && !commit && !isEpochFence) || tv1
 	prepare := func(next State, noPartitionAdded bool) (transit, proto.ErrorCode) {
 		nextPID := proto.NoProducerID
 		if !keepEpoch && !isEpochFence && epochExhausted(meta.producerEpoch) {
@@ -504,7 +513,7 @@ func (c *coordinator) endTransaction(id string, pid int64, epoch int16, commit, 
 			next = PrepareCommit
 		}
 		t, err = prepare(next, false)
-	case meta.state == CompleteAbort && commit && isRetry:
+	case meta.state == CompleteAbort && commit && isRetry && !tv1:
 		// KAFKA-20785: a commit at the epoch before a coordinator-side
 		// abort (the transaction timed out) is fenced, which applications
 		// recover from, not INVALID_TXN_STATE, which is fatal to them.

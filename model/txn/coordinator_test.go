@@ -513,3 +513,66 @@ func TestLoadActsOnUncommittedPrepare(t *testing.T) {
 		t.Fatalf("the high watermark moved to %d", l.hw)
 	}
 }
+
+// delayed-end-txn (KAFKA-17754): with transaction version 1's ends the
+// epoch stays, so an EndTxn of the producer's last transaction that
+// arrives late passes the epoch check of its next one and ends it, with
+// markers the partitions check as version 1's; a retry of a completed end
+// is NONE at the same epoch. With version 2 (the bug off) the end bumped
+// the epoch and the late request is PRODUCER_FENCED.
+func TestDelayedEndTxnEndsTheNextTransaction(t *testing.T) {
+	for _, bug := range []bool{false, true} {
+		t.Run(map[bool]string{false: "off", true: "on"}[bug], func(t *testing.T) {
+			f, init := started(t)
+			f.c.cfg.DelayedEndTxn = bug
+			pid := init.ProducerID
+			f.leaders[tp("a", 0)] = brokerA
+			if err := f.addPartitions(pid, 0, tp("a", 0)); err != proto.None {
+				t.Fatalf("AddPartitionsToTxn: %s", err)
+			}
+			late := &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 0, Committed: true}
+			f.request(client, late) // the retry of a request still on its way
+			n := len(f.sent)
+			f.commit()
+			r := f.to(client, n)[0].(*proto.EndTxnResponse)
+			next := int16(1)
+			if bug {
+				next = 0
+			}
+			if r.Error != proto.None || r.ProducerEpoch != next {
+				t.Fatalf("EndTxn: %+v, want NONE with epoch %d", r, next)
+			}
+			n = len(f.sent)
+			f.advance(0)
+			reqs := f.markerRequests(n)
+			if mk := reqs[brokerA].Markers[0]; mk.ProducerEpoch != next || mk.NoEpochBump != bug {
+				t.Fatalf("marker: %+v", mk)
+			}
+			f.ackMarkers(brokerA, reqs[brokerA], allNone)
+			f.commit() // CompleteCommit
+			if bug {
+				if r := f.request(client, late)[0].(*proto.EndTxnResponse); r.Error != proto.None || r.ProducerEpoch != 0 {
+					t.Fatalf("a retry after completion: %+v, want NONE at epoch 0", r)
+				}
+			}
+			// The next transaction, then the late request.
+			if err := f.addPartitions(pid, next, tp("a", 0)); err != proto.None {
+				t.Fatalf("the next transaction's AddPartitionsToTxn: %s", err)
+			}
+			out := f.request(client, late)
+			if !bug {
+				if len(out) != 1 || out[0].(*proto.EndTxnResponse).Error != proto.ProducerFenced {
+					t.Fatalf("the late EndTxn: %+v, want PRODUCER_FENCED", out)
+				}
+				if d := f.describe("tx"); d.State != "Ongoing" {
+					t.Fatalf("after the late EndTxn: %+v", d)
+				}
+				return
+			}
+			f.commit()
+			if d := f.describe("tx"); d.State != "PrepareCommit" || d.ProducerEpoch != 0 {
+				t.Fatalf("the late EndTxn did not end the next transaction: %+v", d)
+			}
+		})
+	}
+}

@@ -37,8 +37,9 @@ type markerTxn struct {
 	producerID       int64
 	producerEpoch    int16
 	commit           bool
-	// noEpochBump: an abort that kept the epoch (no-epoch-bump-on-abort),
-	// whose markers the partitions check as transaction version 1's.
+	// noEpochBump: an end that kept the epoch (no-epoch-bump-on-abort,
+	// delayed-end-txn), whose markers the partitions check as transaction
+	// version 1's.
 	noEpochBump bool
 	complete    transit
 	// completing: its Complete* is being written (Kafka removes the
@@ -88,7 +89,7 @@ func (t completeRetry) String() string {
 func (mc *markerChannel) add(p *txnPartition, m *txnMetadata, commit bool, complete transit) {
 	m.completeTransit = complete
 	tx := &markerTxn{part: p.p, coordEpoch: p.epoch, meta: m, producerID: m.producerID, producerEpoch: m.producerEpoch,
-		commit: commit, complete: complete, noEpochBump: mc.c.cfg.NoEpochBumpOnAbort && !commit && m.producerEpoch == m.lastProducerEpoch}
+		commit: commit, complete: complete, noEpochBump: (mc.c.cfg.NoEpochBumpOnAbort && !commit || mc.c.cfg.DelayedEndTxn) && m.producerEpoch == m.lastProducerEpoch}
 	if len(m.partitions) == 0 {
 		mc.maybeComplete(tx)
 		return
