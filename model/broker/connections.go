@@ -31,10 +31,13 @@ import (
 // DisconnectHandler).
 
 // connKey is a peer's connection: a stream processor holds two to each
-// broker, its consumer's and its producer's (proto.ChannelOf).
-type connKey struct {
-	peer sim.NodeID
-	ch   uint8
+// broker, its consumer's and its producer's (proto.ChannelOf). It packs
+// the peer and the channel into one integer: a map on a plain integer key
+// takes the runtime's fast path, looked up on every request and answer.
+type connKey uint64
+
+func connKeyOf(peer sim.NodeID, ch uint8) connKey {
+	return connKey(uint64(uint32(peer))<<1 | uint64(ch&1))
 }
 
 // channelBit marks, in the connection token the handlers carry ("on"), the
@@ -80,7 +83,7 @@ const unreadRequestsMax = 64
 // afresh when the connection was reset since.
 func (rm *replicaManager) connectionOf(from sim.NodeID, ch uint8) *connection {
 	gen := rm.n.env.Connection(from)
-	k := connKey{from, ch}
+	k := connKeyOf(from, ch)
 	c := rm.conns[k]
 	if c == nil {
 		if rm.conns == nil {
@@ -164,7 +167,7 @@ func (rm *replicaManager) answerDurably(to sim.NodeID, on uint64, m sim.Message)
 // server's next poll), never from inside the handler that answered: that
 // handler may be walking a partition's waiting writes.
 func (rm *replicaManager) unmute(from sim.NodeID, on uint64) {
-	c := rm.conns[connKey{from, uint8(on >> 63)}]
+	c := rm.conns[connKeyOf(from, uint8(on>>63))]
 	if c == nil || c.gen != on&^channelBit || !c.busy {
 		return // the connection has gone; a newer one keeps its own state
 	}
@@ -184,7 +187,7 @@ type readUnread struct {
 // readUnread serves a connection's unread requests, in order, until one of
 // them waits.
 func (rm *replicaManager) readUnread(t readUnread) {
-	c := rm.conns[connKey{t.peer, uint8(t.on >> 63)}]
+	c := rm.conns[connKeyOf(t.peer, uint8(t.on>>63))]
 	if c == nil || c.gen != t.on&^channelBit {
 		return
 	}
