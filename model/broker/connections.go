@@ -30,13 +30,6 @@ import (
 // its coordinator over a connection of their own (see the coordinator's
 // DisconnectHandler).
 
-// connKey is a peer's connection: a stream processor holds two to each
-// broker, its consumer's and its producer's (proto.ChannelOf).
-type connKey struct {
-	peer sim.NodeID
-	ch   uint8
-}
-
 // channelBit marks, in the connection token the handlers carry ("on"), the
 // connection of a peer's second channel; the rest is the link generation.
 const channelBit = 1 << 63
@@ -80,14 +73,14 @@ const unreadRequestsMax = 64
 // afresh when the connection was reset since.
 func (rm *replicaManager) connectionOf(from sim.NodeID, ch uint8) *connection {
 	gen := rm.n.env.Connection(from)
-	k := connKey{from, ch}
-	c := rm.conns[k]
+	conns := &rm.conns[ch&1]
+	c := (*conns)[from]
 	if c == nil {
-		if rm.conns == nil {
-			rm.conns = map[connKey]*connection{}
+		if *conns == nil {
+			*conns = map[sim.NodeID]*connection{}
 		}
 		c = &connection{gen: gen, ch: ch}
-		rm.conns[k] = c
+		(*conns)[from] = c
 	}
 	if c.gen != gen {
 		// The connection was reset: what it had not read went with it.
@@ -164,7 +157,7 @@ func (rm *replicaManager) answerDurably(to sim.NodeID, on uint64, m sim.Message)
 // server's next poll), never from inside the handler that answered: that
 // handler may be walking a partition's waiting writes.
 func (rm *replicaManager) unmute(from sim.NodeID, on uint64) {
-	c := rm.conns[connKey{from, uint8(on >> 63)}]
+	c := rm.conns[on>>63][from]
 	if c == nil || c.gen != on&^channelBit || !c.busy {
 		return // the connection has gone; a newer one keeps its own state
 	}
@@ -184,7 +177,7 @@ type readUnread struct {
 // readUnread serves a connection's unread requests, in order, until one of
 // them waits.
 func (rm *replicaManager) readUnread(t readUnread) {
-	c := rm.conns[connKey{t.peer, uint8(t.on >> 63)}]
+	c := rm.conns[t.on>>63][t.peer]
 	if c == nil || c.gen != t.on&^channelBit {
 		return
 	}

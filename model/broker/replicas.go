@@ -14,6 +14,7 @@ import (
 	"kafkasim/model/proto"
 	"kafkasim/model/record"
 	"kafkasim/model/storage"
+	"kafkasim/sim"
 )
 
 // The replica manager: the partitions this broker hosts, as leader or
@@ -154,8 +155,12 @@ type replicaManager struct {
 	cleanStart   bool
 
 	// conns: the peers' connections, each muted while a request of it is
-	// served (connections.go).
-	conns map[connKey]*connection
+	// served (connections.go); one map per channel (proto.ChannelOf: a
+	// stream processor holds two connections to each broker, its
+	// consumer's and its producer's), keyed by the peer alone: looked up
+	// on every request and answer, a map on a plain integer key takes the
+	// runtime's fast path.
+	conns [2]map[sim.NodeID]*connection
 	// spareProduces are finished produces whose answers were delivered,
 	// for new ones to reuse (see pendingProduce.TakeBack).
 	spareProduces spare.List[pendingProduce]

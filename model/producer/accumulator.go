@@ -120,16 +120,29 @@ func (st *partitionState) maySendSooner() {
 // running.
 func (p *Client) Send(r record.Record, partition int32, cb Callback) {
 	p.Stats.Sent++
-	if p.Transactional() {
-		if why := p.sendRefusal(); why != "" {
-			p.Stats.Failed++
-			if cb != nil {
-				cb.OnCompletion(&r, RecordMetadata{Topic: p.cfg.Topic, Partition: -1, Offset: -1}, history.Fail, why)
-			}
-			return
-		}
+	if p.Transactional() && p.refused(&r, cb) {
+		return
 	}
 	p.append(pendingRecord{record: r, partition: partition, cb: cb})
+}
+
+// refused fails a record the transaction state does not let Send take,
+// and says so. It is apart from Send, and never inlined, so that Send
+// stays small enough to inline and only a refused record's copy goes to
+// the heap (the callback takes its address), not every record sent.
+//
+//go:noinline
+func (p *Client) refused(r *record.Record, cb Callback) bool {
+	why := p.sendRefusal()
+	if why == "" {
+		return false
+	}
+	p.Stats.Failed++
+	if cb != nil {
+		failed := *r // escapes here only
+		cb.OnCompletion(&failed, RecordMetadata{Topic: p.cfg.Topic, Partition: -1, Offset: -1}, history.Fail, why)
+	}
+	return true
 }
 
 // partitions is how many partitions of the topic the client's last
