@@ -228,7 +228,7 @@ func (a *analyzer) checkCycles() {
 		return
 	}
 	committed := func(t int32) bool { return a.txns[t].outcome == txnCommitted }
-	tg := &digraph{n: nT}     // transactions, ww and wr (Jepsen's graph)
+	tg := &digraph{n: nT}                                // transactions, ww and wr (Jepsen's graph)
 	eg := &digraph{n: 2 * nT, offset: map[int32]int64{}} // events s(T) = 2T, e(T) = 2T+1, and helper nodes
 	nodes := 0
 	for t := int32(0); t < nT; t++ {
