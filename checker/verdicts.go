@@ -807,7 +807,7 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		if len(f.Ops) > 0 {
 			skipOp = f.Ops[len(f.Ops)-1]
 		}
-		fx.InFinalReads = a.inFinalReadsBefore(f.Partition, f.Offset, skipOp)
+		fx.InFinalReads = a.inFinalReadsBefore(f.Partition, f.Offset, skipOp, f.iso == readCommitted)
 		fx.ReadLostHere = f.readOther && c.replacedUnderReader(f.Partition, f.Offset)
 		fx.ReadStaleLeader = f.readOther && c.readFromDeposedLeader(f.Partition, f.Offset, f.Process)
 		fx.OutOfRangeReset = c.resetPastOutOfRange(f.Partition, f.Offset, f.Process)
