@@ -78,8 +78,9 @@ type Finding struct {
 	inTxn      bool   // a committed offset written by a transaction
 	// Cycles: the cycle orders events against real time; its edges.
 	impossible, viaWW, viaWR, viaRT bool
-	// Cycles: the partitions of the cycle's ww edges.
-	wwParts []string
+	// wwFrom: where the cycle's ww steps start (the earlier record's
+	// partition and offset).
+	wwFrom []partOffset
 	// Linearizability: the finding is about a committed-offset register.
 	register bool
 	// Duplicate: every position reads saw the value at.
@@ -181,4 +182,10 @@ func (e Example) String() string {
 		s += e.Detail
 	}
 	return s
+}
+
+// partOffset is a record's place: its partition and offset.
+type partOffset struct {
+	partition string
+	offset    int64
 }

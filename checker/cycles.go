@@ -1,7 +1,6 @@
 package checker
 
 import (
-	"slices"
 	"sort"
 	"strings"
 )
@@ -71,6 +70,8 @@ type digraph struct {
 	label []int32
 	start []int32 // CSR: the edges leaving v are adj[start[v]:start[v+1]]
 	adj   []int32
+	// offset: the offset of the record a ww chain node stands for.
+	offset map[int32]int64
 }
 
 func (g *digraph) node() int32 {
@@ -216,6 +217,9 @@ type cycleStep struct {
 	from, to int32
 	kind     uint8
 	label    int32
+	// offset: a ww step of the event graph starts at the record of from
+	// at this offset (-1 otherwise).
+	offset int64
 }
 
 func (a *analyzer) checkCycles() {
@@ -224,8 +228,8 @@ func (a *analyzer) checkCycles() {
 		return
 	}
 	committed := func(t int32) bool { return a.txns[t].outcome == txnCommitted }
-	tg := &digraph{n: nT}     // transactions, ww and wr (Jepsen's graph)
-	eg := &digraph{n: 2 * nT} // events s(T) = 2T, e(T) = 2T+1, and helper nodes
+	tg := &digraph{n: nT}                                // transactions, ww and wr (Jepsen's graph)
+	eg := &digraph{n: 2 * nT, offset: map[int32]int64{}} // events s(T) = 2T, e(T) = 2T+1, and helper nodes
 	nodes := 0
 	for t := int32(0); t < nT; t++ {
 		if committed(t) {
@@ -255,6 +259,7 @@ func (a *analyzer) checkCycles() {
 				continue
 			}
 			aux := eg.node()
+			eg.offset[aux] = off
 			if prev >= 0 {
 				tg.edge(prev, t, edgeWW, pi)
 				eg.edge(prevAux, 2*t+1, edgeWW, pi)
@@ -396,7 +401,10 @@ func (a *analyzer) cycleSteps(g *digraph, path []int32, nT int32) []cycleStep {
 		}
 		u, v := g.from[e], g.to[e]
 		if u < 2*nT {
-			cur = cycleStep{from: u / 2, kind: g.kind[e], label: g.label[e]}
+			cur = cycleStep{from: u / 2, kind: g.kind[e], label: g.label[e], offset: -1}
+			if off, ok := g.offset[v]; ok && g.kind[e] == edgeWW {
+				cur.offset = off
+			}
 		}
 		if v < 2*nT && cur.from >= 0 {
 			cur.to = v / 2
@@ -424,7 +432,7 @@ func (a *analyzer) reportCycle(steps []cycleStep, impossible bool) {
 	var ops []int64
 	part := ""
 	ww, wr, rt := false, false, false
-	var wwParts []string
+	var wwFrom []partOffset
 	var b strings.Builder
 	for i, s := range steps {
 		tr := &a.txns[s.from]
@@ -440,11 +448,11 @@ func (a *analyzer) reportCycle(steps []cycleStep, impossible bool) {
 		case edgeWW:
 			ww = true
 			kind = "ww " + a.parts[s.label].name
+			if s.offset >= 0 {
+				wwFrom = append(wwFrom, partOffset{a.parts[s.label].name, s.offset})
+			}
 			if part == "" {
 				part = a.parts[s.label].name
-			}
-			if !slices.Contains(wwParts, a.parts[s.label].name) {
-				wwParts = append(wwParts, a.parts[s.label].name)
 			}
 		case edgeWR:
 			wr = true
@@ -465,7 +473,7 @@ func (a *analyzer) reportCycle(steps []cycleStep, impossible bool) {
 		b.WriteString("… -> ")
 	}
 	b.WriteString(a.txnName(steps[0].from))
-	a.findings = append(a.findings, Finding{Type: typ, impossible: impossible, viaWW: ww, viaWR: wr, viaRT: rt, wwParts: wwParts,
+	a.findings = append(a.findings, Finding{Type: typ, impossible: impossible, viaWW: ww, viaWR: wr, viaRT: rt, wwFrom: wwFrom,
 		Example: Example{Partition: part, Process: a.procs[a.txns[steps[0].from].proc].name, Offset: -1,
 			Ops: sortedUnique(ops), Detail: b.String()}})
 }

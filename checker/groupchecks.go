@@ -446,7 +446,7 @@ func (a *analyzer) checkSkipped() {
 				if a.goneBeforeGroupPassed(po.name, off, ob, atOff, reach[gp{g, pi}]) {
 					continue
 				}
-				if a.sentAfterGroupCommittedPast(po.name, off, ob.val, reg) {
+				if a.sentAfterGroupCommittedPast(po.name, off, ob.val, reg, final) {
 					continue
 				}
 				if val < 0 {
@@ -526,8 +526,11 @@ func (a *analyzer) goneBeforeGroupPassed(part string, off int64, ob observation,
 // sentAfterGroupCommittedPast reports whether the record val at partition
 // part's offset off came into an offset the log reused after a loss the god
 // view saw there, when the group had no more commits past off to make: its
-// send was invoked at or after the loss, and no commit of the group's
-// register reg past off (not refused) was invoked after that send. Such a
+// send was invoked, or acknowledged, at or after the loss (a send invoked
+// while the partition had no leader, before the election that exposed the
+// loss, is appended after it: fuzz seed 213 with transactions, a power
+// loss of every replica), and no commit of the group's final committed
+// offset (not refused) was invoked after that send. Such a
 // record was not below any offset the group committed when it committed it:
 // a commit claims what its member had processed of the log as it was, and
 // the coordinator keeps a committed offset whatever later happens to the
@@ -539,27 +542,36 @@ func (a *analyzer) goneBeforeGroupPassed(part string, off int64, ob observation,
 // puts it below (fuzz --groups seed 286975: after a disk wipe and an
 // unclean election, the settle's probes took offsets the group had
 // committed past before, while the group itself was gone with its
-// __consumer_offsets partition). A commit past off invoked after the send
-// still owes the record.
-func (a *analyzer) sentAfterGroupCommittedPast(part string, off int64, val int32, reg *register) bool {
+// __consumer_offsets partition). A commit of the final offset invoked
+// after the send still owes the record; one past off that did not end as
+// the group's offset (refused, or taken by a loss of __consumer_offsets)
+// skipped nothing.
+func (a *analyzer) sentAfterGroupCommittedPast(part string, off int64, val int32, reg *register, final int64) bool {
 	si := a.vals[val].send
 	if si < 0 {
 		return false
 	}
 	sent := a.sends[si].invoke
-	reused := false
+	landed := sent
+	if c := a.sends[si].complete; c >= 0 && a.sends[si].typ == history.OK {
+		landed = c
+	}
+	// The loss whose log the record landed in: the latest before it.
+	lossAt := int64(-1)
 	for i := range a.lossOps.losses {
 		l, at := &a.lossOps.losses[i], a.lossOps.at[i]
-		if l.Covers(part, off) && at >= 0 && at != math.MaxInt64 && at <= sent {
-			reused = true
-			break
+		if l.Covers(part, off) && at >= 0 && at != math.MaxInt64 && at <= landed {
+			lossAt = max(lossAt, at)
 		}
 	}
-	if !reused {
+	if lossAt < 0 {
 		return false
 	}
+	// Only a commit of the final committed offset invoked after the send
+	// owes the record: a later commit that did not end as the group's
+	// offset (refused, or lost) skipped nothing.
 	for i := range reg.commits {
-		if c := &reg.commits[i]; c.invoke > sent && c.value > off && c.typ != history.Fail {
+		if c := &reg.commits[i]; c.invoke > sent && c.value == final && c.typ != history.Fail {
 			return false
 		}
 	}

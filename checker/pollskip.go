@@ -58,8 +58,12 @@ func (a *analyzer) checkSkips() {
 		if c.intra {
 			typ = IntPollSkip
 		}
+		iso := ""
+		if c.rc {
+			iso = readCommitted
+		}
 		c.finding = int32(len(a.findings))
-		a.findings = append(a.findings, Finding{Type: typ, Example: Example{Partition: po.name, Offset: missed,
+		a.findings = append(a.findings, Finding{Type: typ, iso: iso, Example: Example{Partition: po.name, Offset: missed,
 			Process: a.procs[c.proc].name, Ops: []int64{c.op},
 			Detail: "jumped from " + itoa(c.prev) + " to " + itoa(c.next) + " over offset " + itoa(missed) + ", which exists"}})
 	}

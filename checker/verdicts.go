@@ -75,9 +75,6 @@ type Facts struct {
 	// (the later send's) a leader appended, at a sequence other than 0, from
 	// a producer its producer state held nothing of (god view).
 	UnknownProducer bool
-	// CycleLoss: a G0 or G1c cycle with a ww edge in a partition that
-	// lost committed data (offsets reused).
-	CycleLoss *DataLoss
 	// OffsetPassedFirst: a nonatomic-output whose group's offset had
 	// already passed the input before its output's transaction committed.
 	OffsetPassedFirst bool
@@ -416,9 +413,8 @@ var VerdictRules = []Rule{
 	{G0, "the cycle does not order events against real time", Permitted,
 		"Kafka transactions are atomic, not isolated: records are ordered when they are appended, not when their transaction commits, so concurrent transactions may interleave differently in different partitions (Jepsen's Kafka checker treats G0 as normal)",
 		func(f *Facts) bool { return !f.Impossible }, nil},
-	{G0, "the simulator saw committed data lost in a partition of the cycle's ww edges", Permitted,
-		"a partition lost committed data (CAUSE) and its offsets were reused: the log's order there no longer tells which transaction appended first",
-		func(f *Facts) bool { return f.CycleLoss != nil }, cycleLossWhy},
+	{G0, "the simulator saw committed data lost where a ww step of the cycle starts (its offsets reused)", Permitted, lossReusedOffsets,
+		func(f *Facts) bool { return f.Loss != nil }, lossReusedOffsetsWhy},
 	{G0, "", Violation,
 		"a transaction appends its records after it begins and before it commits: no execution orders these transactions' writes in a cycle with their real-time order", nil, nil},
 
@@ -428,9 +424,8 @@ var VerdictRules = []Rule{
 	{G1c, "the cycle does not order events against real time", Permitted,
 		"isolation.level=read_uncommitted returns records of open transactions: two transactions may each read the other's records",
 		func(f *Facts) bool { return !f.Impossible }, nil},
-	{G1c, "the simulator saw committed data lost in a partition of the cycle's ww edges", Permitted,
-		"a partition lost committed data (CAUSE) and its offsets were reused: the log's order there no longer tells which transaction appended first",
-		func(f *Facts) bool { return f.CycleLoss != nil }, cycleLossWhy},
+	{G1c, "the simulator saw committed data lost where a ww step of the cycle starts (its offsets reused)", Permitted, lossReusedOffsets,
+		func(f *Facts) bool { return f.Loss != nil }, lossReusedOffsetsWhy},
 	{G1c, "", Violation,
 		"isolation.level=read_committed reads a transaction's records only after it commits: no execution orders these transactions in a cycle of reads and commits", nil, nil},
 
@@ -768,9 +763,14 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 			fx.TxnTimeoutPending = !f.resolved && f.idleFor < int64(c.producer(f.txnProc).transactionTimeout()+abortCheckInterval)
 		}
 	case G0, G1c:
-		for _, part := range f.wwParts {
-			if l, ok := c.loss(part, -1); ok {
-				fx.CycleLoss, fx.Loss = &l, &l
+		// A ww step orders two records by their offsets; when a loss of
+		// committed data may have taken the earlier one (at or past the
+		// loss's start), the later may have been appended after the loss
+		// at an offset the lost log had used: offset order there is not
+		// append order.
+		for _, at := range f.wwFrom {
+			if l, ok := c.loss(at.partition, at.offset); ok {
+				fx.Loss = &l
 				break
 			}
 		}
@@ -815,7 +815,7 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		if len(f.Ops) > 0 {
 			skipOp = f.Ops[len(f.Ops)-1]
 		}
-		fx.InFinalReads = a.inFinalReadsBefore(f.Partition, f.Offset, skipOp)
+		fx.InFinalReads = a.inFinalReadsBefore(f.Partition, f.Offset, skipOp, f.iso == readCommitted)
 		fx.ReadLostHere = f.readOther && c.replacedUnderReader(f.Partition, f.Offset)
 		fx.ReadStaleLeader = f.readOther && c.readFromDeposedLeader(f.Partition, f.Offset, f.Process)
 		fx.OutOfRangeReset = c.resetPastOutOfRange(f.Partition, f.Offset, f.Process)
@@ -925,7 +925,11 @@ func VerdictsMarkdown() string {
 
 func mdCell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 
-// cycleLossWhy names the loss that reused a cycle's ww offsets.
-func cycleLossWhy(f *Facts) string {
-	return "a partition lost committed data (" + f.CycleLoss.Cause + ") and its offsets were reused: the log's order there no longer tells which transaction appended first"
+// lossReusedOffsets explains a cycle whose ww order crosses a loss of
+// committed data: the log written after the loss reuses the lost records'
+// offsets, so a record appended later can stand at a lower offset.
+const lossReusedOffsets = "committed data was lost (CAUSE) and its offsets reused: a record appended after the loss can stand below one appended before it, so the log's offset order is not the order of appends the ww edges assume"
+
+func lossReusedOffsetsWhy(f *Facts) string {
+	return strings.Replace(lossReusedOffsets, "CAUSE", f.Loss.Cause, 1)
 }

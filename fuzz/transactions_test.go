@@ -11,8 +11,6 @@ import (
 // the rest draw what they drew before transactions existed (the seeds
 // with transactions only add them).
 func TestGeneratorDrawsTransactions(t *testing.T) {
-	txnPercent = 20
-	defer func() { txnPercent = 0 }()
 	n := 0
 	for seed := uint64(1); seed <= 200; seed++ {
 		s, err := Generate(seed, nil, nil)
@@ -43,8 +41,6 @@ func TestGeneratorDrawsTransactions(t *testing.T) {
 // reach a read_committed read of an aborted transaction's record, and the
 // same seed with the bug off breaks nothing.
 func TestTxnBugsFoundBlind(t *testing.T) {
-	txnPercent = 20
-	defer func() { txnPercent = 0 }()
 	if testing.Short() {
 		t.Skip("runs dozens of simulations")
 	}

@@ -128,6 +128,14 @@ func (rm *replicaManager) wakeParked(tp metadata.TopicPartition) {
 		}
 	}
 	for _, p := range wake {
+		if p.done {
+			// Woken already: a follower's fetch woken above moved a high
+			// watermark, whose own wake ran it. Running it again would
+			// park (or answer) the same fetch twice, and the copies would
+			// double at every wake. Kafka's DelayedOperation.forceComplete
+			// completes an operation once (its completed flag).
+			continue
+		}
 		rm.unpark(p)
 		rm.handleFetch(p.from, p.on, p.req, p.deadline)
 	}

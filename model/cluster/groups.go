@@ -351,11 +351,20 @@ func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why stri
 			if !ok {
 				off = -1
 			}
-			if ok && off >= v.Log().LogStartOffset() && markersOnly(v.Log(), off, hw) {
-				// Only transaction markers follow the committed offset:
-				// the consumer skips them without a record for its
-				// application, which commits what it processed, so
-				// Kafka's committed offset stays below them.
+			// from: where the group's records begin, the committed offset
+			// or, with none committed yet, the log start.
+			from := off
+			if !ok {
+				from = v.Log().LogStartOffset()
+			}
+			if from >= v.Log().LogStartOffset() && markersOnly(v.Log(), from, hw) {
+				// Only transaction markers follow the committed offset
+				// (or make up the whole log: a partition a transaction
+				// was verified in but whose record never landed, aborted
+				// with a marker only): the consumer skips them without a
+				// record for its application, which commits what it
+				// processed, so Kafka's committed offset stays below them
+				// (or is never written).
 				continue
 			}
 			if note := c.truncatedPastUnpolled(gid, ownerOf[key], p.TopicPartition, hw, off); note != "" {
@@ -366,7 +375,7 @@ func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why stri
 				notJudged = append(notJudged, note)
 				continue
 			}
-			if ok && nothingVisibleBetween(v.Log(), off, hw, !slices.ContainsFunc(members, func(r *reader.Reader) bool { return !r.ReadCommitted() })) {
+			if from >= v.Log().LogStartOffset() && nothingVisibleBetween(v.Log(), from, hw, !slices.ContainsFunc(members, func(r *reader.Reader) bool { return !r.ReadCommitted() })) {
 				continue
 			}
 			return false, fmt.Sprintf("group %s: committed offset of %s is %d, high watermark %d (lag %d)", gid, key, off, hw, hw-max(off, 0)), false, nil

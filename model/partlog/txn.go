@@ -182,12 +182,16 @@ func (l *Log) Transactional() bool { return l.producers.txn != nil || l.hasAbort
 
 // LastStableOffset is the log's LSO for high watermark hw: the first
 // unstable offset when below hw, else hw (UnifiedLog.lastStableOffset).
+// A first unstable offset below the log start (retention deleted the
+// start of a transaction still open: a hanging one) counts as the log
+// start (UnifiedLog.updateFirstUnstableOffset), so that the LSO never
+// stands below what the log holds.
 func (l *Log) LastStableOffset(hw int64) int64 {
 	if l.producers.txn == nil {
 		return hw
 	}
 	if first, ok := l.producers.FirstUnstableOffset(hw); ok && first < hw {
-		return first
+		return max(first, min(l.start, hw))
 	}
 	return hw
 }

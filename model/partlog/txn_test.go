@@ -285,3 +285,23 @@ func TestTransactionFencing(t *testing.T) {
 		t.Fatalf("marker of coordinator epoch 6 after 7: %v, want TRANSACTION_COORDINATOR_FENCED", err)
 	}
 }
+
+// A transaction left open whose start the log start has passed (a hanging
+// transaction, its first batch deleted): the LSO is the log start, not
+// the deleted first offset (UnifiedLog.updateFirstUnstableOffset), so a
+// read_committed reader at the log start is at the LSO.
+func TestLastStableOffsetNotBelowTheLogStart(t *testing.T) {
+	s := newTxnScript(DefaultConfig())
+	s.run(t, n, d(1, 0), n, n, n)
+	hw := s.b.log.LEO()
+	if got := s.b.log.LastStableOffset(hw); got != 1 {
+		t.Fatalf("LSO = %d, want 1", got)
+	}
+	s.b.log.MaybeIncrementLogStartOffset(3)
+	if got := s.b.log.LastStableOffset(hw); got != 3 {
+		t.Fatalf("LSO after the log start moved to 3 = %d, want 3 (the log start)", got)
+	}
+	if got := s.b.log.LastStableOffset(2); got != 2 {
+		t.Fatalf("LSO at hw 2 below the log start = %d, want 2 (capped by the high watermark)", got)
+	}
+}

@@ -501,12 +501,13 @@ func (c *coordinator) endTransaction(id string, pid int64, epoch int16, commit, 
 	switch {
 	case meta.producerID != pid && !retryOnOverflow:
 		err = proto.InvalidProducerIDMapping
+	case meta.transitionPending() && meta.pending != PrepareEpochFence:
+		// KAFKA-18464: before the epoch check, so that an abort sent
+		// while the previous transaction's Complete* is being written is
+		// told to retry, not fenced by the bump it has not seen.
+		err = proto.ConcurrentTransactions
 	case !validEpoch:
 		err = proto.ProducerFenced
-	case meta.transitionPending() && meta.pending != PrepareEpochFence:
-		// (KAFKA-18464 checks this first; doing so here makes fuzz seed
-		// 76's probes wait for ever: left for issue 27's next slice.)
-		err = proto.ConcurrentTransactions
 	case meta.state == Ongoing:
 		next := PrepareAbort
 		if commit {

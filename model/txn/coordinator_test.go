@@ -576,3 +576,49 @@ func TestDelayedEndTxnEndsTheNextTransaction(t *testing.T) {
 		})
 	}
 }
+
+// KAFKA-18464 (TransactionCoordinator.endTransaction checks a pending
+// transition before the epoch): a producer whose commit was answered goes
+// on with the bumped epoch; its next transaction's send fails before any
+// partition is added, and its abort reaches the coordinator while the
+// commit's markers are still written (PrepareCommit, CompleteCommit
+// pending). It is told CONCURRENT_TRANSACTIONS and retries, not fenced
+// (PrepareCommit's epoch check takes only the retry's epoch, one below),
+// and once the commit is complete the same abort is taken.
+func TestEmptyAbortWhileMarkersPendingRetries(t *testing.T) {
+	f, init := started(t)
+	pid := init.ProducerID
+	f.leaders[tp("a", 0)] = brokerA
+	if err := f.addPartitions(pid, 0, tp("a", 0)); err != proto.None {
+		t.Fatalf("AddPartitionsToTxn: %s", err)
+	}
+	n := len(f.sent)
+	f.request(client, &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 0, Committed: true})
+	f.commit()
+	if r := f.to(client, n)[0].(*proto.EndTxnResponse); r.Error != proto.None || r.ProducerEpoch != 1 {
+		t.Fatalf("EndTxn commit: %+v, want NONE with epoch 1", r)
+	}
+	n = len(f.sent)
+	f.advance(0)
+	reqs := f.markerRequests(n)
+	if reqs[brokerA] == nil {
+		t.Fatalf("no marker request to A: %+v", reqs)
+	}
+	abort := &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 1}
+	if r := f.request(client, abort)[0].(*proto.EndTxnResponse); r.Error != proto.ConcurrentTransactions {
+		t.Fatalf("an empty abort at the bumped epoch while the markers are written: %+v, want CONCURRENT_TRANSACTIONS (KAFKA-18464), not PRODUCER_FENCED", r)
+	}
+	f.ackMarkers(brokerA, reqs[brokerA], allNone)
+	f.commit() // CompleteCommit
+	if d := f.describe("tx"); d.State != "CompleteCommit" || d.ProducerEpoch != 1 {
+		t.Fatalf("after the markers: %+v", d)
+	}
+	n = len(f.sent)
+	if out := f.request(client, abort); len(out) != 0 {
+		t.Fatalf("the retried abort answered before PrepareAbort was committed: %+v", out[0])
+	}
+	f.commit()
+	if r := f.to(client, n)[0].(*proto.EndTxnResponse); r.Error != proto.None || r.ProducerEpoch != 2 {
+		t.Fatalf("the retried abort: %+v, want NONE with epoch 2", r)
+	}
+}
