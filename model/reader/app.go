@@ -244,6 +244,12 @@ func (r *Reader) handOver(items []workItem) {
 		})
 		return
 	}
+	if len(a.queue) == 0 && len(a.afterBatch) > 0 {
+		// A revocation waited for this poll: nothing to process first.
+		a.queue = nil
+		r.processNext()
+		return
+	}
 	if len(a.queue) == 0 {
 		if g.cfg.Processor != nil {
 			// Streams' run loop commits on its interval whether or not

@@ -205,9 +205,10 @@ func (r *Reader) poolRevoking(k partKey) bool {
 func (r *Reader) quiesce(tps []proto.TopicPartition, then func(commit bool)) {
 	g := r.group
 	if g.cfg.Workers <= 1 {
-		if g.cfg.Processor != nil && len(g.app.queue) > 0 {
+		if g.cfg.Processor != nil && (len(g.app.queue) > 0 || r.polling) {
 			// A stream thread hears of the revocation in its next poll,
-			// once it has processed the batch it polled: its commit then
+			// once it has processed the batch it polled (or the poll under
+			// way returned and its batch was processed): its commit then
 			// covers the batch, and no output of the batch lands in the
 			// transaction after the commit began.
 			g.app.afterBatch = append(g.app.afterBatch, func() { then(true) })
