@@ -73,15 +73,15 @@ func TestTxnBugsFoundBlind(t *testing.T) {
 // bug off, and with the bug on but its stuck stalls taken out (the late
 // EndTxn, not the version-1 epochs alone, breaks it).
 func TestDelayedEndTxnFoundBlind(t *testing.T) {
-	txnPercent = 20
-	defer func() { txnPercent = 0 }()
 	if testing.Short() {
 		t.Skip("runs dozens of simulations")
 	}
-	// A campaign from seed 1 (transactions in 20% of the seeds) first
-	// breaks it at seed 134: a read_committed reader reads records of a
-	// transaction the client never committed (uncommitted-read).
-	const bug, start, until = "delayed-end-txn", 120, 134
+	// kafkasim fuzz --bugs delayed-end-txn --groups 0 --seed-start 100
+	// breaks it at seed 107 (uncommitted-read), but that seed breaks with
+	// its stuck stalls taken out too (version 1's epochs let a late
+	// produce join the next transaction); seed 204 is the late EndTxn's: a
+	// liveness failure, its transactional producer refused for good.
+	const bug, start, until = "delayed-end-txn", 100, 300
 	stuck := func(f scenarios.ScheduledFault) bool { return f.Fault.StuckConnections }
 	for seed := uint64(start); seed <= until; seed++ {
 		s, err := GenerateWithGroups(seed, nil, []string{bug}, 0)
@@ -102,9 +102,12 @@ func TestDelayedEndTxnFoundBlind(t *testing.T) {
 		on, _ := GenerateWithGroups(seed, nil, []string{bug}, 0)
 		on.Faults = slices.DeleteFunc(on.Faults, stuck)
 		if _, fn := runOne(on); fn != nil {
-			t.Fatalf("%s: seed %d fails without its late EndTxn too: %+v", bug, seed, fn)
+			// Version 1's epochs alone break it (a late produce joins the
+			// next transaction, no-epoch-bump-on-abort's mechanism): not
+			// the late EndTxn's doing.
+			continue
 		}
-		t.Logf("%s: found at seed %d: %s %v", bug, seed, f.Kind, f.What)
+		t.Logf("%s: found at seed %d: %s %v %s", bug, seed, f.Kind, f.What, f.Detail)
 		return
 	}
 	t.Fatalf("%s: seeds %d..%d found nothing", bug, start, until)
