@@ -76,3 +76,33 @@ func resolved(t *testing.T, s *scenarios.Scenario) string {
 	}
 	return strings.TrimSpace(string(data))
 }
+
+// no-generation-fencing is found blind through the drawn processors: a
+// zombie instance's offset commit (a TxnOffsetCommit when exactly-once)
+// taken from a fenced generation, which the same seed with the bug off
+// does not break.
+func TestProcessorsFindNoGenerationFencingBlind(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs dozens of simulations")
+	}
+	// kafkasim fuzz --bugs no-generation-fencing --processors 100
+	// --groups 0 finds it at seed 7.
+	const bug = "no-generation-fencing"
+	for seed := uint64(1); seed <= 30; seed++ {
+		s, err := GenerateMix(seed, nil, []string{bug}, 0, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, f := runOne(s)
+		if f == nil || !slices.Contains(f.What, "zombie-commit") {
+			continue
+		}
+		off, _ := GenerateMix(seed, nil, nil, 0, 100)
+		if _, fo := runOne(off); fo != nil {
+			t.Fatalf("%s: seed %d fails with the bug off too: %+v", bug, seed, fo)
+		}
+		t.Logf("%s: found at seed %d (exactly-once %v): %v", bug, seed, s.Consumers[len(s.Consumers)-1].Processor.ExactlyOnce, f.What)
+		return
+	}
+	t.Fatalf("%s: seeds 1..30 found no zombie-commit", bug)
+}
