@@ -22,6 +22,26 @@ func verdictClasses(r *checker.Report) []string {
 	return out
 }
 
+// checkRecorded checks the history base.jsonl.gz, recorded by tools/kfakerec,
+// against the configuration it was recorded under (base.yaml).
+func checkRecorded(t *testing.T, base string) *checker.Report {
+	t.Helper()
+	recorded, err := scenarios.LoadFile(base + ".yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(base + ".jsonl.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	real, err := checker.CheckReader(f, CheckerConfig(recorded, recorded.ScheduledFaultFacts()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return real
+}
+
 // A real client and the simulator, under the same commit mode and the same
 // kind of fault (a member dying halfway through a poll's records), give the
 // same verdict classes: histories recorded from franz-go against kfake by
@@ -40,19 +60,7 @@ func TestRealClientAndSimulatorGiveTheSameVerdictClasses(t *testing.T) {
 	} {
 		t.Run(tc.protocol+"/"+tc.commit, func(t *testing.T) {
 			base := "../checker/testdata/kfakerec-group-" + tc.protocol + "-" + tc.commit + "-crash"
-			recorded, err := scenarios.LoadFile(base + ".yaml")
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := os.Open(base + ".jsonl.gz")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			real, err := checker.CheckReader(f, CheckerConfig(recorded, recorded.ScheduledFaultFacts()))
-			if err != nil {
-				t.Fatal(err)
-			}
+			real := checkRecorded(t, base)
 
 			data, err := os.ReadFile("../scenarios/" + tc.twin + ".yaml")
 			if err != nil {
@@ -93,19 +101,7 @@ func TestRealClientAndSimulatorGiveTheSameVerdictClasses(t *testing.T) {
 func TestRealClientAndSimulatorGiveTheSameTransactionVerdictClasses(t *testing.T) {
 	want := []string{"G0 permitted", "aborted-read permitted"}
 	const base = "../checker/testdata/kfakerec-txn"
-	recorded, err := scenarios.LoadFile(base + ".yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(base + ".jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	real, err := checker.CheckReader(f, CheckerConfig(recorded, recorded.ScheduledFaultFacts()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	real := checkRecorded(t, base)
 	data, err := os.ReadFile(base + ".yaml")
 	if err != nil {
 		t.Fatal(err)
