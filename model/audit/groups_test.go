@@ -103,6 +103,16 @@ func TestGenerationSingleCoordinator(t *testing.T) {
 
 func TestPartitionSingleOwner(t *testing.T) {
 	tps := []proto.TopicPartition{orders0, orders1}
+	// Z claims generation 15 of a coordinator that lost the group and
+	// began 15 again, after A's claim of the new 15.
+	reusedThenClaimed := func(a *Audit, w *sim.World) {
+		generationCommitted(a, coordOld, "g", 15)
+		w.RunUntil(time.Second)
+		offsetsLost(a, "__consumer_offsets-7", int64(time.Second))
+		generationCommitted(a, coordNew, "g", 15)
+		a.PartitionsAssigned(0, "g", "A", 15, true, tps)
+		a.PartitionsAssigned(1, "g", "Z", 15, true, tps)
+	}
 	for _, tc := range []struct {
 		name    string
 		members []string
@@ -269,22 +279,8 @@ func TestPartitionSingleOwner(t *testing.T) {
 		// group began 15 again, giving A the partitions; Z, a zombie of
 		// the first 15, applies its late SyncGroup answer (fuzz with
 		// processors, seed 9).
-		{"classic: a removed member's claim of a generation number begun again after __consumer_offsets lost the group", []string{"A", "B"}, func(a *Audit, w *sim.World) {
-			generationCommitted(a, coordOld, "g", 15)
-			w.RunUntil(time.Second)
-			offsetsLost(a, "__consumer_offsets-7", int64(time.Second))
-			generationCommitted(a, coordNew, "g", 15)
-			a.PartitionsAssigned(0, "g", "A", 15, true, tps)
-			a.PartitionsAssigned(1, "g", "Z", 15, true, tps)
-		}, 0},
-		{"classic: the same, by a member still in the group", []string{"A", "Z"}, func(a *Audit, w *sim.World) {
-			generationCommitted(a, coordOld, "g", 15)
-			w.RunUntil(time.Second)
-			offsetsLost(a, "__consumer_offsets-7", int64(time.Second))
-			generationCommitted(a, coordNew, "g", 15)
-			a.PartitionsAssigned(0, "g", "A", 15, true, tps)
-			a.PartitionsAssigned(1, "g", "Z", 15, true, tps)
-		}, 2},
+		{"classic: a removed member's claim of a generation number begun again after __consumer_offsets lost the group", []string{"A", "B"}, reusedThenClaimed, 0},
+		{"classic: the same, by a member still in the group", []string{"A", "Z"}, reusedThenClaimed, 2},
 		{"classic: the loss came before the generation was first begun", []string{"A", "B"}, func(a *Audit, w *sim.World) {
 			offsetsLost(a, "__consumer_offsets-7", 0)
 			w.RunUntil(time.Second)
