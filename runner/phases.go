@@ -161,6 +161,10 @@ func (r *execution) converge() string {
 		// probes, the final reads) and its safety still are.
 		if why := c.GroupsNotJudged(); why != "" {
 			res.Converged, res.ConvergeDetail = true, "not judged: "+why
+		} else if why := c.TransactionsNotJudged(); why != "" {
+			// A transaction Kafka itself leaves stalled, and the group of
+			// the processor it holds: likewise.
+			res.Converged, res.ConvergeDetail = true, "not judged: "+why
 		}
 	} else if without := c.JudgedWithout(); without != "" {
 		// After what the conditions said they did not judge, if anything.

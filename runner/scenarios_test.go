@@ -285,3 +285,14 @@ func TestFencedTransactionalProducersAreNotProbed(t *testing.T) {
 		t.Fatalf("converged without naming a fenced producer: %q (re-tune the seed if the faults no longer fence one)", res.ConvergeDetail)
 	}
 }
+
+// A transaction whose markers a partition refused (INVALID_PRODUCER_EPOCH,
+// after __transaction_state lost the records of the producer's later
+// epochs) stays PrepareAbort, as Kafka leaves it: the run converges with
+// that transaction and its processor's group not judged, and says so.
+func TestStalledTransactionIsNotJudged(t *testing.T) {
+	res := runConverged(t, "testdata/stalled-prepareabort-after-txn-state-loss-not-judged.yaml")
+	if !strings.Contains(res.ConvergeDetail, "not judged: transaction x-0") || !strings.Contains(res.ConvergeDetail, "stalled in PrepareAbort") {
+		t.Fatalf("converged without naming the stalled transaction: %q (re-tune the seed if the faults no longer stall one)", res.ConvergeDetail)
+	}
+}

@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"kafkasim/godview"
 	"kafkasim/model/proto"
@@ -132,4 +133,78 @@ func (c *Cluster) hangingTransactions() []godview.Fact {
 		}
 	}
 	return out
+}
+
+// StalledTransactions lists the transactions whose current coordinator
+// stopped sending their markers (txn.Staller: a partition answered them
+// INVALID_PRODUCER_EPOCH or TRANSACTION_COORDINATOR_FENCED), by id.
+func (c *Cluster) StalledTransactions() []TxnHeld {
+	var out []TxnHeld
+	for _, t := range c.Transactions() {
+		b := c.Broker(t.Coordinator)
+		if b == nil {
+			continue
+		}
+		s, ok := b.Coordinator(txn.Topic).(txn.Staller)
+		if ok && slices.Contains(s.StalledTransactions(), t.TransactionalID) && txn.Open(t.State) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// TransactionsNotJudged reports why the transactions' convergence (and
+// that of the groups of the processors they stall) is not judged, or ""
+// when it is: everything before the consumer groups has healed, every
+// transaction still open is stalled (StalledTransactions), and every group
+// that has not healed has a processor among its members whose
+// transactional id is one of them. Kafka 4.x leaves such a transaction in
+// PrepareCommit or PrepareAbort for as long as its coordinator holds it
+// (TransactionMarkerRequestCompletionHandler's abortSending; a reload
+// sends the markers again and a partition whose producer state is ahead
+// refuses them again), and its producer's EndTxn and InitProducerId are
+// CONCURRENT_TRANSACTIONS for ever: a processor retries its abort and
+// never gets back to its group. A partition's producer state gets ahead
+// of the coordinator only when __transaction_state lost records (an
+// unclean election: KAFKA-20716 documents that it breaks exactly-once).
+func (c *Cluster) TransactionsNotJudged() string {
+	if c.cfg.Transactions == nil || !c.HealedButGroups() {
+		return ""
+	}
+	stalled := c.StalledTransactions()
+	if len(stalled) == 0 {
+		return ""
+	}
+	for _, t := range c.Transactions() {
+		if txn.Open(t.State) && !slices.ContainsFunc(stalled, func(s TxnHeld) bool { return s.TransactionalID == t.TransactionalID }) {
+			return ""
+		}
+	}
+	stalledGroups := map[string]bool{}
+	for _, rs := range c.cfg.Readers {
+		if rs.Processor == nil || rs.Processor.Producer.TransactionalID == "" || rs.Config.Group == nil {
+			continue
+		}
+		for i := range rs.Count {
+			id := ClientName(rs.Processor.Producer.TransactionalID, i)
+			if slices.ContainsFunc(stalled, func(s TxnHeld) bool { return s.TransactionalID == id }) {
+				stalledGroups[rs.Config.Group.GroupID] = true
+			}
+		}
+	}
+	if im := c.Metadata(); im != nil {
+		for _, gid := range c.Groups() {
+			if ok, _, _, _ := c.groupStable(im, gid); !ok && !stalledGroups[gid] {
+				return ""
+			}
+		}
+	}
+	var out []string
+	for _, t := range stalled {
+		out = append(out, fmt.Sprintf("transaction %s (producer id %d, epoch %d) is stalled in %s on its coordinator broker-%d, which stopped sending its markers "+
+			"when a partition refused them (INVALID_PRODUCER_EPOCH: the partition holds a later epoch of the producer than __transaction_state kept); "+
+			"Kafka leaves it so (TransactionMarkerRequestCompletionHandler's abortSending; abortTimedOutTransactions takes only Ongoing ones) and answers its producer CONCURRENT_TRANSACTIONS for ever",
+			t.TransactionalID, t.ProducerID, t.ProducerEpoch, t.State, t.Coordinator))
+	}
+	return strings.Join(out, "; ")
 }

@@ -622,3 +622,70 @@ func TestEmptyAbortWhileMarkersPendingRetries(t *testing.T) {
 		t.Fatalf("the retried abort: %+v, want NONE with epoch 2", r)
 	}
 }
+
+// A partition that answers the abort markers INVALID_PRODUCER_EPOCH (its
+// producer state is at an epoch the coordinator never reached: the
+// records of __transaction_state that had it were lost) stops them for
+// good, as Kafka's TransactionMarkerRequestCompletionHandler does
+// (abortSending): the transaction stays PrepareAbort with CompleteAbort
+// pending, no marker is sent again, the timeout abort passes it by
+// (timedOutTransactions: Ongoing only), and the producer's abort and
+// InitProducerId are CONCURRENT_TRANSACTIONS. The god view lists it as
+// stalled. A coordinator that loads it again sends the markers once more.
+func TestAbandonedMarkersLeavePrepareAbort(t *testing.T) {
+	f, init := started(t)
+	pid := init.ProducerID
+	f.leaders[tp("a", 0)] = brokerA
+	if err := f.addPartitions(pid, 0, tp("a", 0)); err != proto.None {
+		t.Fatalf("AddPartitionsToTxn: %s", err)
+	}
+	abort := &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 0}
+	f.request(client, abort)
+	n := len(f.sent)
+	f.commit()
+	if r := f.to(client, n); len(r) != 1 || r[0].(*proto.EndTxnResponse).Error != proto.None {
+		t.Fatalf("the abort: %+v", r)
+	}
+	n = len(f.sent)
+	f.advance(0)
+	reqs := f.markerRequests(n)
+	if reqs[brokerA] == nil || reqs[brokerA].Markers[0].ProducerEpoch != 1 {
+		t.Fatalf("the abort markers: %+v", reqs)
+	}
+	f.ackMarkers(brokerA, reqs[brokerA], func(proto.TopicPartition) proto.ErrorCode { return proto.InvalidProducerEpoch })
+	if got := f.c.StalledTransactions(); len(got) != 1 || got[0] != "tx" {
+		t.Fatalf("stalled: %v, want [tx]", got)
+	}
+	n = len(f.sent)
+	f.advance(5 * time.Minute) // retry backoffs, the timeout abort's checks
+	if reqs := f.markerRequests(n); len(reqs) != 0 {
+		t.Fatalf("markers sent again after INVALID_PRODUCER_EPOCH: %+v", reqs)
+	}
+	if d := f.describe("tx"); d.State != "PrepareAbort" || d.ProducerEpoch != 1 {
+		t.Fatalf("after the markers were abandoned: %+v, want PrepareAbort at epoch 1", d)
+	}
+	// The producer went on at an epoch the coordinator lost (5): its
+	// abort, its retry of the coordinator's, and a new instance's
+	// InitProducerId are all told to retry.
+	for _, epoch := range []int16{5, 0} {
+		r := f.request(client, &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: epoch})
+		if e := r[0].(*proto.EndTxnResponse).Error; e != proto.ConcurrentTransactions {
+			t.Fatalf("an abort at epoch %d while the markers are abandoned: %s, want CONCURRENT_TRANSACTIONS", epoch, e)
+		}
+	}
+	req := &proto.InitProducerIDRequest{TransactionalID: "tx", TransactionTimeout: time.Minute, ProducerID: -1, ProducerEpoch: -1}
+	if r := f.request(client, req)[0].(*proto.InitProducerIDResponse); r.Error != proto.ConcurrentTransactions {
+		t.Fatalf("InitProducerId while the markers are abandoned: %+v, want CONCURRENT_TRANSACTIONS", r)
+	}
+	// A new coordinator epoch loads PrepareAbort and sends the markers
+	// again, with its own epoch.
+	n = len(f.sent)
+	f.lead(4)
+	if got := f.c.StalledTransactions(); len(got) != 0 {
+		t.Fatalf("stalled after the reload: %v, want none", got)
+	}
+	reqs = f.markerRequests(n)
+	if reqs[brokerA] == nil || reqs[brokerA].Markers[0].CoordinatorEpoch != 4 || reqs[brokerA].Markers[0].ProducerEpoch != 1 {
+		t.Fatalf("the reloaded coordinator's markers: %+v", reqs)
+	}
+}

@@ -42,6 +42,35 @@ func (c *coordinator) Transactions() []proto.TransactionDescription {
 	return out
 }
 
+// Staller is the god view of the transactions a coordinator stopped
+// sending the markers of (TransactionMarkerRequestCompletionHandler's
+// abortSending on INVALID_PRODUCER_EPOCH or TRANSACTION_COORDINATOR_FENCED):
+// Kafka leaves them in PrepareCommit or PrepareAbort, their Complete*
+// pending, for as long as that coordinator holds them.
+type Staller interface {
+	// StalledTransactions lists those transactional ids, in the loaded
+	// partitions this coordinator leads, by id.
+	StalledTransactions() []string
+}
+
+// StalledTransactions implements Staller.
+func (c *coordinator) StalledTransactions() []string {
+	var out []string
+	for _, part := range sortedKeys(c.parts) {
+		p := c.parts[part]
+		if p.loading {
+			continue
+		}
+		for _, id := range sortedKeys(p.txns) {
+			if m := p.txns[id]; m.markersAbandoned && (m.pending == CompleteCommit || m.pending == CompleteAbort) {
+				out = append(out, id)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Open reports whether a transaction in state (State.String) is open: it
 // holds the last stable offset of the partitions it wrote until its
 // markers are written (Empty, CompleteCommit, CompleteAbort and Dead hold

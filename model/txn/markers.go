@@ -232,8 +232,18 @@ func (mc *markerChannel) answered(m *proto.WriteTxnMarkersResponse) {
 		case proto.InvalidProducerEpoch, proto.TransactionCoordinatorFenced:
 			// A newer coordinator or producer epoch owns the partition's
 			// producer state: this coordinator stops sending the
-			// transaction's markers (abortSending), leaving it pending.
+			// transaction's markers (TransactionMarkerRequestCompletionHandler's
+			// abortSending: removeMarkersForTxnId, and no
+			// maybeWriteTxnCompletion), leaving it Prepare* with its
+			// Complete* pending. Kafka 4.x has nothing that completes it
+			// then: abortTimedOutTransactions (timedOutTransactions) takes
+			// only Ongoing transactions with no pending transition, and
+			// every client request is CONCURRENT_TRANSACTIONS. After
+			// __transaction_state lost records (an unclean election) the
+			// partitions can hold an epoch the coordinator never
+			// reached, and a reload fails the same way.
 			q.txn.complete.State = noState
+			q.txn.meta.markersAbandoned = true
 		default:
 			// NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION,
 			// NOT_ENOUGH_REPLICAS(_AFTER_APPEND), REQUEST_TIMED_OUT,

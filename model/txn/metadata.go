@@ -33,6 +33,13 @@ type txnMetadata struct {
 	// completeTransit is the pending Complete* while the markers are
 	// written.
 	completeTransit transit
+	// markersAbandoned: a partition answered the markers
+	// INVALID_PRODUCER_EPOCH or TRANSACTION_COORDINATOR_FENCED and this
+	// coordinator sends them no more (the completion handler's
+	// abortSending): the transaction stays Prepare* with its Complete*
+	// pending until another coordinator loads it (the god view's
+	// StalledTransactions).
+	markersAbandoned bool
 }
 
 // transit is a prepared change (Kafka's TxnTransitMetadata): the whole
