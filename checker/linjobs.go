@@ -183,12 +183,15 @@ func (a *analyzer) linJobs(c *Config, opsMax int, st *LinearizabilityStats) []*l
 		slab := make([]logOp, n) // one allocation for the partition's operations
 		for _, si := range sends {
 			s := &a.sends[si]
+			if s.typ == history.Fail {
+				// Not counted in n: it takes no slot (a partition no read
+				// reached fills the slab with its other sends).
+				continue
+			}
 			op := &slab[len(ops)]
 			*op = logOp{off: s.offset, val: s.val, txn: s.txn >= 0, ops: [2]int64{s.invoke, s.complete}, proc: s.proc}
 			ret := s.complete
 			switch s.typ {
-			case history.Fail:
-				continue
 			case history.OK:
 			default:
 				f, ok := firstRead[s.val]
