@@ -96,6 +96,10 @@ type finalCover struct {
 // lazyIndexes: the indexes a check builds at its first question, from the
 // version order.
 type lazyIndexes struct {
+	// skipped are the offsets skipped-record reported, by group and
+	// partition: an input no member processed is owed an output only
+	// where its group was owed the input (lost-output asks).
+	skipped    map[skipAt]bool
 	spans      map[int32][]readSpan    // readAcross's index
 	compaction map[int32]*compactIndex // compactable's index
 	// readOffsets: where polls first read each value (checkLostNoAck's
@@ -194,4 +198,11 @@ func (a *analyzer) countStats() {
 			a.stats.TxnIndeterminate++
 		}
 	}
+}
+
+// skipAt is a group's offset of a partition.
+type skipAt struct {
+	group string
+	part  int32
+	off   int64
 }

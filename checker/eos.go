@@ -296,6 +296,7 @@ func (a *analyzer) checkOutputs() {
 	}
 	passed := a.resetPassed()
 	lostVals := a.lostAckedValues()
+	processed := a.processedIndex()
 	for _, reg := range a.groups.regs {
 		if !groups[reg.group] {
 			continue
@@ -341,6 +342,13 @@ func (a *analyzer) checkOutputs() {
 				may = may || a.mayBeOutput(mine[j].send)
 			}
 			if may {
+				continue
+			}
+			if len(sent) == 0 && a.membersJudged(reg.group) && !processed(reg.group, pi, off) && !a.skipped[skipAt{reg.group, pi, off}] {
+				// No member processed the offset, and the group was not
+				// owed its record (skipped-record's judgement: the record
+				// the log holds there came after a loss, or was lost
+				// before the group passed it, or the cleaner removed it).
 				continue
 			}
 			if a.cleanerMayHaveRemoved(pi, i, lostVals) {
@@ -700,4 +708,29 @@ func (a *analyzer) lostAckedValues() map[int32]bool {
 		}
 	}
 	return lost
+}
+
+// membersJudged reports whether skipped-record judged group: its members'
+// processing is in the history.
+func (a *analyzer) membersJudged(group string) bool {
+	g, ok := a.members.groupIDs[group]
+	return ok && a.members.processes[g]
+}
+
+// processedIndex returns a lookup of the offsets a group's members
+// finished processing, built at its first question.
+func (a *analyzer) processedIndex() func(group string, pi int32, off int64) bool {
+	var done map[skipAt]bool
+	return func(group string, pi int32, off int64) bool {
+		if done == nil {
+			m := &a.members
+			done = map[skipAt]bool{}
+			for i := range m.procs {
+				if pr := &m.procs[i]; pr.ok {
+					done[skipAt{m.groupNames[pr.group], pr.part, pr.off}] = true
+				}
+			}
+		}
+		return done[skipAt{group, pi, off}]
+	}
 }

@@ -463,6 +463,10 @@ func (a *analyzer) checkSkipped() {
 				// up within the head of a compacted log.
 				continue
 			}
+			if a.skipped == nil {
+				a.skipped = map[skipAt]bool{}
+			}
+			a.skipped[skipAt{reg.group, pi, off}] = true
 			a.findings = append(a.findings, Finding{Type: SkippedRecord, group: reg.group, Example: Example{Partition: reg.part, Offset: off,
 				Value: a.valNames[val], Process: a.procs[proc].name, Ops: []int64{at, done},
 				Detail: "group " + reg.group + "'s final committed offset is " + itoa(final) + " (#" + itoa(done) + "), but no member processed the record at " + itoa(off)}})
