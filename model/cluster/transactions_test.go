@@ -28,12 +28,11 @@ func ask[R sim.Message](t *testing.T, c *Cluster, p *probeClient, to sim.NodeID,
 	return zero
 }
 
-// The transaction coordinator in a cluster: FindCoordinator creates
-// __transaction_state (replication factor 3, min ISR 2), InitProducerId
-// gets an id from a block the active controller allocated, a partition
-// leader's AddPartitionsToTxn opens the transaction, and EndTxn commits it
-// with the epoch bumped.
-func TestTransactionCoordinatorInCluster(t *testing.T) {
+// txnCluster is a settled cluster of 11 brokers with topic orders and a
+// 3-partition __transaction_state, and its answer to the first
+// FindCoordinator of transactional id "tx" (which creates the topic).
+func txnCluster(t *testing.T) (*Cluster, *probeClient, *proto.FindCoordinatorResponse) {
+	t.Helper()
 	cfg := DefaultConfig(11)
 	cfg.Topics = []TopicSpec{{Name: "orders", Partitions: 2, ReplicationFactor: 3}}
 	ts := DefaultTxnSettings(cfg.Brokers)
@@ -42,6 +41,16 @@ func TestTransactionCoordinatorInCluster(t *testing.T) {
 	c, p := settledCluster(t, cfg)
 	find := ask(t, c, p, c.Brokers[0], &proto.FindCoordinatorRequest{Key: "tx", KeyType: proto.CoordinatorKeyTransaction},
 		func(r *proto.FindCoordinatorResponse) bool { return r.Error == proto.CoordinatorNotAvailable })
+	return c, p, find
+}
+
+// The transaction coordinator in a cluster: FindCoordinator creates
+// __transaction_state (replication factor 3, min ISR 2), InitProducerId
+// gets an id from a block the active controller allocated, a partition
+// leader's AddPartitionsToTxn opens the transaction, and EndTxn commits it
+// with the epoch bumped.
+func TestTransactionCoordinatorInCluster(t *testing.T) {
+	c, p, find := txnCluster(t)
 	if find.Error != proto.None || find.NodeID != c.TransactionCoordinator("tx") {
 		t.Fatalf("FindCoordinator: %+v, the metadata says broker %d", find, c.TransactionCoordinator("tx"))
 	}

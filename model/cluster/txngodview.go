@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -45,15 +46,7 @@ func (c *Cluster) Transactions() []TxnHeld {
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b TxnHeld) int {
-		switch {
-		case a.TransactionalID < b.TransactionalID:
-			return -1
-		case a.TransactionalID > b.TransactionalID:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b TxnHeld) int { return cmp.Compare(a.TransactionalID, b.TransactionalID) })
 	return out
 }
 
@@ -70,8 +63,8 @@ func (c *Cluster) noTransactionOpen() (bool, string) {
 			why := fmt.Sprintf("transaction %s (producer id %d, epoch %d) is still %s on its coordinator broker-%d, begun at %v with transaction.timeout.ms %v",
 				t.TransactionalID, t.ProducerID, t.ProducerEpoch, t.State, t.Coordinator, t.StartTime, t.TransactionTimeout)
 			interval := txn.DefaultConfig().AbortTimedOutInterval
-			if c.cfg.Transactions != nil && c.cfg.Transactions.AbortTimedOutInterval > 0 {
-				interval = c.cfg.Transactions.AbortTimedOutInterval
+			if c.cfg.Transactions != nil {
+				interval = c.cfg.Transactions.AbortCheckInterval()
 			}
 			if t.State == "Ongoing" && c.World.Now() > t.StartTime+t.TransactionTimeout+interval {
 				why += fmt.Sprintf(": past its timeout and the abort interval (%v), its coordinator should have aborted it", interval)

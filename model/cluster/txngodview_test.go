@@ -18,14 +18,7 @@ import (
 // transaction (here a broken model's: a transactional batch written
 // straight into the leader's log by a producer id no coordinator knows).
 func TestTransactionGodView(t *testing.T) {
-	cfg := DefaultConfig(11)
-	cfg.Topics = []TopicSpec{{Name: "orders", Partitions: 2, ReplicationFactor: 3}}
-	ts := DefaultTxnSettings(cfg.Brokers)
-	ts.NumPartitions = 3
-	cfg.Transactions = &ts
-	c, p := settledCluster(t, cfg)
-	find := ask(t, c, p, c.Brokers[0], &proto.FindCoordinatorRequest{Key: "tx", KeyType: proto.CoordinatorKeyTransaction},
-		func(r *proto.FindCoordinatorResponse) bool { return r.Error == proto.CoordinatorNotAvailable })
+	c, p, find := txnCluster(t)
 	init := ask(t, c, p, find.Node, &proto.InitProducerIDRequest{CorrelationID: 1, TransactionalID: "tx", TransactionTimeout: time.Minute, ProducerID: -1, ProducerEpoch: -1},
 		func(r *proto.InitProducerIDResponse) bool { return r.Error == proto.CoordinatorLoadInProgress })
 	ask(t, c, p, find.Node, &proto.AddPartitionsToTxnRequest{CorrelationID: 2, TransactionalID: "tx", ProducerID: init.ProducerID,

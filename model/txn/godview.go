@@ -1,6 +1,7 @@
 package txn
 
 import (
+	"cmp"
 	"slices"
 
 	"kafkasim/model/proto"
@@ -31,13 +32,7 @@ func (c *coordinator) Transactions() []proto.TransactionDescription {
 		}
 	}
 	slices.SortFunc(out, func(a, b proto.TransactionDescription) int {
-		switch {
-		case a.TransactionalID < b.TransactionalID:
-			return -1
-		case a.TransactionalID > b.TransactionalID:
-			return 1
-		}
-		return 0
+		return cmp.Compare(a.TransactionalID, b.TransactionalID)
 	})
 	return out
 }
