@@ -177,3 +177,26 @@ func TestTransactionCoordinatorFailover(t *testing.T) {
 		t.Fatalf("AddPartitionsToTxn with the pre-commit epoch: %+v", r)
 	}
 }
+
+// A stalled transaction is excused from convergence only where a
+// partition's producer state can be ahead of __transaction_state: after a
+// loss of its records (the regression scenario
+// stalled-prepareabort-after-txn-state-loss-not-judged) or with a bug
+// switch that ends transactions without their epoch bump. Otherwise a
+// stall is the model's own defect and must fail the run.
+func TestTxnEpochsMayRunAheadOnlyAfterALossOrABugSwitch(t *testing.T) {
+	c, _, _ := txnCluster(t)
+	if c.txnEpochsMayRunAhead() {
+		t.Fatalf("no loss and no bug switch, yet epochs may run ahead:\n%s", describe(c))
+	}
+	for _, bug := range []string{BugNoEpochBumpOnAbort, BugDelayedEndTxn} {
+		cfg := DefaultConfig(3)
+		ts := DefaultTxnSettings(cfg.Brokers)
+		cfg.Transactions = &ts
+		cfg.Bugs = []string{bug}
+		c, _ := settledCluster(t, cfg)
+		if !c.txnEpochsMayRunAhead() {
+			t.Errorf("bug %s: epochs may not run ahead", bug)
+		}
+	}
+}

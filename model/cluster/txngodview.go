@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"kafkasim/godview"
+	"kafkasim/model/audit"
 	"kafkasim/model/proto"
 	"kafkasim/model/txn"
 	"kafkasim/sim"
@@ -159,13 +160,15 @@ func (c *Cluster) StalledTransactions() []TxnHeld {
 // CONCURRENT_TRANSACTIONS for ever: a processor retries its abort and
 // never gets back to its group. A partition's producer state gets ahead
 // of the coordinator only when __transaction_state lost records (an
-// unclean election: KAFKA-20716 documents that it breaks exactly-once).
+// unclean election: KAFKA-20716 documents that it breaks exactly-once)
+// or a bug switch broke the epochs: without either, a stall is the
+// model's defect and convergence is judged.
 func (c *Cluster) TransactionsNotJudged() string {
 	if c.cfg.Transactions == nil || !c.HealedButGroups() {
 		return ""
 	}
 	stalled := c.StalledTransactions()
-	if len(stalled) == 0 {
+	if len(stalled) == 0 || !c.txnEpochsMayRunAhead() {
 		return ""
 	}
 	for _, t := range c.Transactions() {
@@ -200,4 +203,15 @@ func (c *Cluster) TransactionsNotJudged() string {
 			t.TransactionalID, t.ProducerID, t.ProducerEpoch, t.State, t.Coordinator))
 	}
 	return strings.Join(out, "; ")
+}
+
+// txnEpochsMayRunAhead tells whether a partition's producer state may
+// hold a later epoch than __transaction_state: the god view saw a loss of
+// a __transaction_state partition's committed records, or a bug switch
+// that ends transactions without their epoch bump is on.
+func (c *Cluster) txnEpochsMayRunAhead() bool {
+	if slices.ContainsFunc(c.cfg.Bugs, func(b string) bool { return b == BugNoEpochBumpOnAbort || b == BugDelayedEndTxn }) {
+		return true
+	}
+	return slices.ContainsFunc(c.Audit.Losses(), func(l audit.Loss) bool { return strings.HasPrefix(l.Partition, txn.Topic+"-") })
 }
