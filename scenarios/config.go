@@ -55,6 +55,8 @@ func (s *Scenario) ClusterConfig() cluster.Config {
 	d.HWCheckpointInterval = configMs(b, "replica.high.watermark.checkpoint.interval.ms")
 	d.OffsetCheckpointInterval = configMs(b, "log.flush.offset.checkpoint.interval.ms")
 	d.RetentionCheckInterval = configMs(b, "log.retention.check.interval.ms")
+	d.AddPartitionsRetryBackoff = configMs(b, "add.partitions.to.txn.retry.backoff.ms")
+	d.AddPartitionsRetryBackoffMax = configMs(b, "add.partitions.to.txn.retry.backoff.max.ms")
 	if b.Get("log.flush.interval.ms") != never {
 		d.FlushInterval = configMs(b, "log.flush.interval.ms")
 	}

@@ -92,6 +92,9 @@ var brokerKeys = []kafkaKey{
 		note: "kafkasim's default is min(2, transaction.state.log.replication.factor)"},
 	{name: "transaction.max.timeout.ms", kind: kindMs, def: "900000", min: 1, max: math.MaxInt32},
 	{name: "transaction.abort.timed.out.transaction.cleanup.interval.ms", kind: kindMs, def: "10000", min: 1, max: math.MaxInt32},
+	// A partition leader's (Kafka's AddPartitionsToTxnConfig).
+	{name: "add.partitions.to.txn.retry.backoff.ms", kind: kindMs, def: "20", min: 1, max: math.MaxInt32},
+	{name: "add.partitions.to.txn.retry.backoff.max.ms", kind: kindMs, def: "100", min: 0, max: math.MaxInt32},
 }
 
 // topicKeys default to the broker key in inherit (Kafka's

@@ -57,6 +57,14 @@ type DataConfig struct {
 	FlushInterval time.Duration
 	// RetentionCheckInterval is log.retention.check.interval.ms (300000).
 	RetentionCheckInterval time.Duration
+	// AddPartitionsRetryBackoff is add.partitions.to.txn.retry.backoff.ms
+	// (20): how long a leader waits before asking the transaction
+	// coordinator again after CONCURRENT_TRANSACTIONS (txnverify.go).
+	AddPartitionsRetryBackoff time.Duration
+	// AddPartitionsRetryBackoffMax is
+	// add.partitions.to.txn.retry.backoff.max.ms (100): how long since the
+	// first ask the leader goes on asking; 0 never asks again.
+	AddPartitionsRetryBackoffMax time.Duration
 	// Log holds the broker defaults of the topic-level log configs.
 	Log partlog.Config
 	// Audit sees the data plane's god-view checkpoints.
@@ -87,15 +95,17 @@ func (c DataConfig) LostFetchWait() time.Duration {
 // DefaultDataConfig has Kafka's defaults.
 func DefaultDataConfig() DataConfig {
 	return DataConfig{
-		ReplicaLagTimeMax:        30 * time.Second,
-		ReplicaFetchWaitMax:      500 * time.Millisecond,
-		ReplicaFetchMaxBytes:     1 << 20,
-		ReplicaFetchBackoff:      time.Second,
-		ReplicaSocketTimeout:     30 * time.Second,
-		HWCheckpointInterval:     5 * time.Second,
-		OffsetCheckpointInterval: 60 * time.Second,
-		RetentionCheckInterval:   5 * time.Minute,
-		Log:                      partlog.DefaultConfig(),
+		ReplicaLagTimeMax:            30 * time.Second,
+		ReplicaFetchWaitMax:          500 * time.Millisecond,
+		ReplicaFetchMaxBytes:         1 << 20,
+		ReplicaFetchBackoff:          time.Second,
+		ReplicaSocketTimeout:         30 * time.Second,
+		HWCheckpointInterval:         5 * time.Second,
+		OffsetCheckpointInterval:     60 * time.Second,
+		RetentionCheckInterval:       5 * time.Minute,
+		AddPartitionsRetryBackoff:    20 * time.Millisecond,
+		AddPartitionsRetryBackoffMax: 100 * time.Millisecond,
+		Log:                          partlog.DefaultConfig(),
 	}
 }
 

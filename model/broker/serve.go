@@ -82,6 +82,8 @@ func (rm *replicaManager) fire(t sim.Timer) bool {
 		t.w.timedOut()
 	case verifyTimeout:
 		rm.txnVerify.timedOut(t)
+	case verifyRetry:
+		rm.txnVerify.retry(t)
 	case appendsFinished:
 		rm.tellScheduled = false
 		rm.tellAppends()

@@ -206,9 +206,14 @@ func TestTransactionsOnThePartitionLeader(t *testing.T) {
 	for _, r := range asked {
 		txns = append(txns, fmt.Sprintf("%s %d/%d %v verify %v", r.TransactionalID, r.ProducerID, r.ProducerEpoch, r.Partitions, r.VerifyOnly))
 	}
+	// The leader asks again on CONCURRENT_TRANSACTIONS until
+	// add.partitions.to.txn.retry.backoff.max.ms has passed
+	// (TestLeaderAsksAgainOnConcurrentTransactions), then answers it.
+	busy := slices.Index(txns, "busy 4000/0 [t-0] verify false")
 	if want := []string{"tx 1000/0 [t-0] verify false", "fenced 2000/0 [t-0] verify false",
-		"moved 3000/0 [t-0] verify false", "busy 4000/0 [t-0] verify false"}; !slices.Equal(txns, want) {
-		t.Errorf("the coordinator was asked %q, want %q", txns, want)
+		"moved 3000/0 [t-0] verify false"}; busy != len(want) || !slices.Equal(txns[:busy], want) || len(txns)-busy < 2 ||
+		slices.ContainsFunc(txns[busy:], func(s string) bool { return s != txns[busy] }) {
+		t.Errorf("the coordinator was asked %q, want %q then busy's asked again", txns, want)
 	}
 
 	fetched := func(corr uint64) proto.FetchPartitionResponse {
@@ -351,5 +356,108 @@ func TestTransactionVerificationWithoutACoordinator(t *testing.T) {
 		if leo := c.Broker(1).PartitionLog(metadata.TopicPartition{Topic: "t", Partition: 0}).LEO(); leo != 0 {
 			t.Errorf("with __transaction_state %v: the log ends at %d, want nothing appended", withTopic, leo)
 		}
+	}
+}
+
+// busyTxnCoordinator answers the first busyAsks AddPartitionsToTxn
+// CONCURRENT_TRANSACTIONS (the producer's previous transaction still
+// ending), then NONE, and notes when it was asked.
+type busyTxnCoordinator struct {
+	topics   *broker.InternalTopics
+	busyAsks int
+	now      func() time.Duration
+	asked    *[]time.Duration
+}
+
+func (f *busyTxnCoordinator) OnBecomeLeader(metadata.TopicPartition, int32) {}
+func (f *busyTxnCoordinator) OnResign(metadata.TopicPartition, int32)       {}
+func (f *busyTxnCoordinator) Handles(m sim.Message) bool {
+	_, ok := m.(*proto.AddPartitionsToTxnRequest)
+	return ok
+}
+func (f *busyTxnCoordinator) HandleRequest(from sim.NodeID, m sim.Message) {
+	r := m.(*proto.AddPartitionsToTxnRequest)
+	*f.asked = append(*f.asked, f.now())
+	err := proto.None
+	if len(*f.asked) <= f.busyAsks {
+		err = proto.ConcurrentTransactions
+	}
+	f.topics.Send(from, &proto.AddPartitionsToTxnResponse{CorrelationID: r.CorrelationID,
+		Partitions: []proto.TxnPartitionResult{{TopicPartition: r.Partitions[0], Error: err}}})
+}
+
+// A leader whose verification meets CONCURRENT_TRANSACTIONS asks the
+// coordinator again itself, add.partitions.to.txn.retry.backoff.ms apart,
+// for add.partitions.to.txn.retry.backoff.max.ms since its first ask
+// (ReplicaManager's maybeRetryOnConcurrentTransactions, transaction version
+// 2): a coordinator free again within the window has the batch appended
+// with the producer never hearing the error; past it, or with the window
+// 0, the produce answers CONCURRENT_TRANSACTIONS.
+func TestLeaderAsksAgainOnConcurrentTransactions(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		busyAsks  int
+		window    time.Duration
+		wantAsks  int
+		wantError proto.ErrorCode
+	}{
+		{"free on the third ask", 2, 100 * time.Millisecond, 3, proto.None},
+		{"busy past the window", 1000, 100 * time.Millisecond, -1, proto.ConcurrentTransactions},
+		{"no window", 2, 0, 1, proto.ConcurrentTransactions},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var asked []time.Duration
+			cfg := cluster.DefaultConfig(1)
+			cfg.Controllers, cfg.Brokers = 1, 3
+			cfg.Data.AddPartitionsRetryBackoffMax = tc.window
+			cfg.Topics = []cluster.TopicSpec{
+				{Name: "t", Partitions: 1, ReplicationFactor: 3, Assignment: [][]int32{{1, 2, 3}}},
+				{Name: broker.TransactionStateTopic, Partitions: 1, ReplicationFactor: 3, Assignment: [][]int32{{2, 3, 1}}},
+			}
+			var c *cluster.Cluster
+			cfg.Data.Coordinators = []broker.CoordinatorSpec{{Topic: broker.TransactionStateTopic, New: func(topics *broker.InternalTopics) broker.Coordinator {
+				return &busyTxnCoordinator{topics: topics, busyAsks: tc.busyAsks, now: func() time.Duration { return c.World.Now() }, asked: &asked}
+			}}}
+			c, err := cluster.Build(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			leader := c.BrokerNode(1)
+			b := record.New([]record.Record{{Key: "k", HasKey: true}}, record.Producer{ID: 1000, BaseSequence: 0}, true, record.CompressionNone)
+			client := &txnClient{answers: map[uint64]sim.Message{}}
+			for i := range 4 {
+				client.script = append(client.script, txnSend{leader, &proto.MetadataRequest{CorrelationID: uint64(100 + i), Topics: []string{}}})
+			}
+			client.script = append(client.script, txnSend{leader, &proto.ProduceRequest{CorrelationID: 10, TransactionalID: "tx", Acks: proto.AcksAll,
+				Timeout: 10 * time.Second, Partitions: []proto.ProducePartition{{TopicPartition: proto.TopicPartition{Topic: "t", Partition: 0}, Batch: b}}}})
+			c.World.AddNode(sim.NodeSpec{Name: "client", Role: "producer", New: func() sim.Node { return client }})
+			c.World.Start()
+			c.World.RunUntil(8 * time.Second)
+			r, ok := client.answers[10].(*proto.ProduceResponse)
+			if !ok {
+				t.Fatalf("no answer to the produce; asked at %v", asked)
+			}
+			if p := r.Partitions[0]; p.Error != tc.wantError {
+				t.Errorf("the produce was answered %v at %d, want %v", p.Error, p.BaseOffset, tc.wantError)
+			}
+			if tc.wantAsks >= 0 && len(asked) != tc.wantAsks {
+				t.Errorf("the coordinator was asked %d times (%v), want %d", len(asked), asked, tc.wantAsks)
+			}
+			if len(asked) == 0 {
+				t.Fatal("the coordinator was never asked")
+			}
+			for i := 1; i < len(asked); i++ {
+				if gap := asked[i] - asked[i-1]; gap < 20*time.Millisecond {
+					t.Errorf("ask %d came %v after the one before, want at least add.partitions.to.txn.retry.backoff.ms (20ms)", i, gap)
+				}
+				// An ask is made only while the window since the first is open.
+				if asked[i-1]-asked[0] >= tc.window {
+					t.Errorf("ask %d came after the window: asked at %v", i, asked)
+				}
+			}
+			if tc.wantError == proto.ConcurrentTransactions && tc.window > 0 && asked[len(asked)-1]-asked[0] < tc.window-30*time.Millisecond {
+				t.Errorf("the leader gave up at %v after its first ask, before the %v window", asked[len(asked)-1]-asked[0], tc.window)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"slices"
 	"time"
 
 	"kafkasim/internal/kafkahash"
@@ -23,6 +24,15 @@ import (
 // epoch's retried); a disconnection or request.timeout.ms fails the one in
 // flight with NETWORK_EXCEPTION. Here a request carries one transactional
 // id (proto.AddPartitionsToTxnRequest), where Kafka's batches several.
+//
+// A coordinator still ending the producer's previous transaction answers
+// CONCURRENT_TRANSACTIONS; with transaction version 2 the leader asks again
+// itself, every add.partitions.to.txn.retry.backoff.ms, for as long as
+// add.partitions.to.txn.retry.backoff.max.ms (at most request.timeout.ms)
+// has not passed since its first ask, and only then answers the produce
+// with the error (ReplicaManager.appendRecordsWithTransactionVerification's
+// maybeRetryOnConcurrentTransactions: the produce backoff would add too
+// much delay).
 
 // verifyRequestTimeout is the inter-broker request.timeout.ms.
 const verifyRequestTimeout = 30 * time.Second
@@ -37,6 +47,10 @@ type txnVerifier struct {
 	base  uint64
 	corr  uint64
 	nodes []*verifyNode // in order of first use
+	// retrying are the produces waiting to ask again, in order of their
+	// timers; at most one per client connection (its produce holds it).
+	retrying []*produceVerification
+	retryID  uint64
 }
 
 // verifyNode is what goes to one coordinator broker.
@@ -56,6 +70,25 @@ type verification struct {
 	corr  uint64
 	timer sim.TimerID
 }
+
+// produceVerification is a produce waiting for its verification, kept
+// while the leader waits to ask again.
+type produceVerification struct {
+	id      uint64
+	from    sim.NodeID
+	on      uint64
+	m       *proto.ProduceRequest
+	tps     []proto.TopicPartition
+	pid     int64
+	epoch   int16
+	started time.Duration
+}
+
+// verifyRetry fires when a produce's verification is to be asked again.
+type verifyRetry struct{ id uint64 }
+
+// String is how the trace shows the timer.
+func (t verifyRetry) String() string { return "broker.verifyRetry" }
 
 type verifyTimeout struct {
 	node sim.NodeID
@@ -253,8 +286,36 @@ func (rm *replicaManager) verifyTransaction(from sim.NodeID, on uint64, m *proto
 	if len(tps) == 0 {
 		return false
 	}
-	rm.txnVerify.verify(m.TransactionalID, pid, epoch, tps, func(errs []proto.ErrorCode) {
-		rm.appendProduce(from, on, m, tps, errs)
-	})
+	pv := &produceVerification{from: from, on: on, m: m, tps: tps, pid: pid, epoch: epoch, started: rm.n.env.Now()}
+	rm.txnVerify.ask(pv)
 	return true
+}
+
+// ask sends pv's verification; its answer goes on to the append, or, on
+// CONCURRENT_TRANSACTIONS before the retry window closes, waits
+// add.partitions.to.txn.retry.backoff.ms to ask again.
+func (v *txnVerifier) ask(pv *produceVerification) {
+	rm := v.rm
+	window := min(rm.cfg.AddPartitionsRetryBackoffMax, verifyRequestTimeout)
+	v.verify(pv.m.TransactionalID, pv.pid, pv.epoch, pv.tps, func(errs []proto.ErrorCode) {
+		if rm.n.env.Now()-pv.started < window && slices.Contains(errs, proto.ConcurrentTransactions) {
+			v.retryID++
+			pv.id = v.retryID
+			v.retrying = append(v.retrying, pv)
+			rm.n.env.After(rm.cfg.AddPartitionsRetryBackoff, verifyRetry{id: pv.id})
+			return
+		}
+		rm.appendProduce(pv.from, pv.on, pv.m, pv.tps, errs)
+	})
+}
+
+// retry asks again for the produce whose backoff ended.
+func (v *txnVerifier) retry(t verifyRetry) {
+	i := slices.IndexFunc(v.retrying, func(pv *produceVerification) bool { return pv.id == t.id })
+	if i < 0 {
+		return
+	}
+	pv := v.retrying[i]
+	v.retrying = slices.Delete(v.retrying, i, i+1)
+	v.ask(pv)
 }

@@ -370,6 +370,13 @@ func Build(cfg Config) (*Cluster, error) {
 	data.Bugs = broker.DataBugs{HWTruncation: bugs[BugHWTruncation], EpochLookupFirstGreater: bugs[BugEpochLookupFirstGreater],
 		ISRJoinAtStaleHW: bugs[BugISRJoinAtStaleHW], NoStrictMinISR: bugs[BugNoStrictMinISR],
 		ProducerStateNotReplicated: bugs[BugProducerStateNotReplicated]}
+	if bugs[BugNoEpochBumpOnAbort] || bugs[BugDelayedEndTxn] {
+		// Both switches bring back transaction version 1, whose produce
+		// only verifies: ReplicaManager asks the coordinator again on
+		// CONCURRENT_TRANSACTIONS only where the produce's version
+		// supports the epoch bump (transaction version 2).
+		data.AddPartitionsRetryBackoffMax = 0
+	}
 	if cfg.Groups != nil {
 		c.Audit.SetGroupMembers(c.groupMembers)
 		spec, err := groupCoordinatorSpec(*cfg.Groups, bugs, c.Audit)
