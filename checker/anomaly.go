@@ -101,6 +101,9 @@ type Finding struct {
 	// Nonatomic-output: the group's offset had already passed the input
 	// when the output's transaction began to commit.
 	offsetPassedFirst bool
+	// Nonatomic-output: the transaction's offset of the input partition
+	// did not pass the input (nil otherwise).
+	offsetBelow *offsetBelow
 	// Reprocessed-record: the attempts that were not in an aborted
 	// transaction.
 	committedAttempts int
@@ -121,6 +124,14 @@ type Finding struct {
 	resolved bool
 	txnProc  string
 	idleFor  int64
+}
+
+// offsetBelow is a nonatomic-output whose transaction committed its input
+// partition's offset at or below the input: the operation after which the
+// processor held the input record, and the transaction's commit
+// invocation (op indexes).
+type offsetBelow struct {
+	read, commit int64
 }
 
 // copyAt is one position of a record.

@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"strings"
 	"testing"
 
 	"kafkasim/godview"
@@ -662,4 +663,52 @@ func TestNonmonotonicSendOfARecordResentAfterItsBatchWasForgotten(t *testing.T) 
 	expectVerdict(t, Check(h.ops, god), NonmonotonicSend, Permitted)
 	god.Happened = godview.Seen(godview.Fact{Kind: godview.ForgottenBatch, Partition: "t-0", From: 1, To: 2}) // not the earlier record's batch
 	expectVerdict(t, Check(h.ops, god), NonmonotonicSend, Violation)
+}
+
+// A read_committed reader passed over offset 1 (a transaction's commit
+// marker: nothing the history knows stood there); later the partition lost
+// committed data at an unclean election whose leader held nothing, and a
+// record sent before the jump, waiting out the outage, took offset 1 (fuzz
+// seed 10735). What final reads hold there came after the loss; what the
+// reader passed over went with it. A record seen at the offset before the
+// loss, a loss before the jump, or a new leader whose log reached the offset
+// (its older-epoch entry there was in a log before the jump) excuses nothing.
+func TestSkippingAnOffsetReusedAfterALossThatFollowedTheJumpIsPermitted(t *testing.T) {
+	build := func(xSeenBefore, lossBeforeJump bool, leaderEnd int64) *Report {
+		h := &hb{}
+		h.send("p-0", "a", 0, 0, history.OK)
+		x := history.NoValue()
+		x.Topic, x.Value = "t", "x"
+		h.add("p-1", history.Invoke, history.FSend, x) // x waits out the outage
+		if xSeenBefore {
+			h.poll("c-1", false, rec{0, 1, "x"})
+		}
+		h.send("p-0", "c", 0, 2, history.OK)
+		lossAt := h.t + 500
+		if !lossBeforeJump {
+			h.poll("c-0", false, rec{0, 0, "a"})
+			h.poll("c-0", false, rec{0, 2, "c"}) // jumps 0 → 2
+			lossAt = h.t + 500
+		}
+		h.t += 1000
+		h.send("p-2", "w", 0, 0, history.OK) // the new log
+		x.Partition, x.Offset = 0, 1
+		h.add("p-1", history.OK, history.FSend, x)
+		if lossBeforeJump {
+			h.poll("c-0", false, rec{0, 0, "a"})
+			h.poll("c-0", false, rec{0, 2, "c"})
+		}
+		h.poll("final", true, rec{0, 0, "w"}, rec{0, 1, "x"})
+		cfg := strict
+		cfg.Happened = godViewLosses(DataLoss{Partition: "t-0", From: 0, To: 3, Records: 2, Cause: "power-loss", ExposedBy: "unclean-election", At: lossAt, LeaderEnd: leaderEnd})
+		return Check(h.ops, cfg)
+	}
+	r := build(false, false, 0)
+	expectVerdict(t, r, PollSkip, Permitted)
+	if a, _ := r.Anomaly(PollSkip); !strings.Contains(a.Because, "appended after the loss") {
+		t.Fatalf("because %q", a.Because)
+	}
+	expectVerdict(t, build(true, false, 0), PollSkip, Violation)
+	expectVerdict(t, build(false, true, 0), PollSkip, Violation)
+	expectVerdict(t, build(false, false, 2), PollSkip, Violation)
 }

@@ -447,6 +447,7 @@ func (a *analyzer) judgeOutputs(run []outputRec) {
 	s := &a.sends[si]
 	why := ""
 	passedFirst := false
+	var below *offsetBelow
 	ops := []int64{s.invoke}
 	if s.txn < 0 {
 		why = "it was sent outside a transaction"
@@ -459,6 +460,7 @@ func (a *analyzer) judgeOutputs(run []outputRec) {
 			why = "its transaction (" + a.txnName(s.txn) + ") committed no offset of " + part + " for the group"
 		case a.groups.regs[r].commits[c].value <= first.off:
 			why = "its transaction (" + a.txnName(s.txn) + ") committed the group's offset of " + part + " only to " + itoa(a.groups.regs[r].commits[c].value)
+			below = &offsetBelow{read: a.inputRead(si, first), commit: t.commitInvoke}
 		default:
 			reg := a.groups.regs[r]
 			if prev := reg.commits[c].prevOK; prev >= 0 && reg.commits[prev].value > first.off {
@@ -476,9 +478,30 @@ func (a *analyzer) judgeOutputs(run []outputRec) {
 	if why == "" {
 		return
 	}
-	a.findings = append(a.findings, Finding{Type: NonatomicOutput, group: first.group, offsetPassedFirst: passedFirst, Example: Example{
+	a.findings = append(a.findings, Finding{Type: NonatomicOutput, group: first.group, offsetPassedFirst: passedFirst, offsetBelow: below, Example: Example{
 		Partition: part, Offset: first.off, Process: a.procs[s.proc].name, Ops: sortedUnique(ops),
 		Detail: "group " + first.group + ": output record " + a.outputName(si) + " of this input record is committed, but " + why}})
+}
+
+// inputRead is the operation after which the processor held the input
+// record output si was made from: the completion of the poll that returned
+// it, else the start of its processing, else the send itself.
+func (a *analyzer) inputRead(si int32, o *outputRec) int64 {
+	s := &a.sends[si]
+	m := &a.members
+	at := s.invoke
+	best := int64(-1)
+	for i := range m.procs {
+		pr := &m.procs[i]
+		if pr.proc != s.proc || pr.part != o.part || pr.off != o.off || pr.start > s.invoke || pr.start < best || m.groupNames[pr.group] != o.group {
+			continue
+		}
+		best, at = pr.start, pr.start
+		if pr.poll >= 0 {
+			at = pr.poll
+		}
+	}
+	return at
 }
 
 // txnOffsetOf finds the offset commit transaction t made of partition for

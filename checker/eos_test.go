@@ -700,3 +700,60 @@ func TestNonatomicOutputAfterInputOffsetsReused(t *testing.T) {
 	h.finalReads(rc, map[string]int64{"in-0": 2, "out-0": 1}, append(inRecs(2), outRecs(a...)...)...)
 	verdictOf(t, Check(h.ops, lost), NonatomicOutput, Violation)
 }
+
+// After an exactly-once processor read an input, its partition lost
+// committed data (an unclean election whose leader lacked it): the
+// consumer's position, past the input, lay beyond the new log's end, and it
+// moved back (KIP-320 truncation detection) and read the record that took
+// offset 0. The transaction then sent that position (1) to the coordinator
+// with the lost input's output: sendOffsetsToTransaction commits positions,
+// not the records they came from (fuzz seed 16037). Only a loss at the
+// input's offset after the processor held the input and before the commit
+// began explains an offset below it.
+func TestNonatomicOutputOfAnInputLostBeforeItsTransactionCommitted(t *testing.T) {
+	build := func() ([]history.Op, int64, int64, int64) {
+		h := &hb{}
+		h.inputs(4)
+		a := h.eosTxn("e-0", 0, []output{{0, 0}, {1, 1}, {2, 2}}, 3, history.OK)
+		before := h.t + 500 // the loss before the processor read in:3
+		// txn-begin (2 ops), then the output of in:3 (2 ops): the loss
+		// comes after it, before the next output.
+		mid := h.t + 4*1000 + 500
+		b := h.eosTxn("e-0", 1, []output{{3, 4}, {0, 5}}, 1, history.OK)
+		after := h.t + 500 // past the commit
+		v := history.NoValue()
+		v.Topic, v.Value = "in", "new:0"
+		h.add("p-0", history.Invoke, history.FSend, v)
+		v.Partition, v.Offset = 0, 0
+		h.add("p-0", history.OK, history.FSend, v)
+		h.finalReads(rc, map[string]int64{"in-0": 1, "out-0": 7},
+			trec{"in", 0, 0, "new:0"}, trec{"out", 0, 0, a[0]}, trec{"out", 0, 1, a[1]}, trec{"out", 0, 2, a[2]},
+			trec{"out", 0, 4, b[0]}, trec{"out", 0, 5, b[1]})
+		return h.ops, before, mid, after
+	}
+	ops, before, mid, after := build()
+	loss := func(at int64) Config {
+		return Config{Happened: godViewLosses(DataLoss{Partition: "in-0", From: 0, To: 4, Records: 4, Cause: "power-loss", At: at})}
+	}
+	n := verdictOf(t, Check(ops, Config{}), NonatomicOutput, Violation)
+	if n.Example.Offset != 3 || !strings.Contains(n.Example.Detail, "only to 1") {
+		t.Fatalf("example %+v", n.Example)
+	}
+	r := Check(ops, loss(mid))
+	if a, ok := r.Anomaly(NonatomicOutput); ok && a.Verdict == Violation {
+		t.Fatalf("a loss between the read and the commit explains the offset\n%s", r.Summary())
+	}
+	p := verdictOf(t, r, NonatomicOutput, Permitted)
+	if p.Example.Offset != 3 || !strings.Contains(p.Because, "after the processor read the input") {
+		t.Fatalf("because %q", p.Because)
+	}
+	// A loss before the processor held the input, or after the commit
+	// began, does not: the consumer read in:3 in the new log, or committed
+	// before its position could move back.
+	for _, at := range []int64{before, after} {
+		v := verdictOf(t, Check(ops, loss(at)), NonatomicOutput, Violation)
+		if v.Example.Offset != 3 {
+			t.Fatalf("loss at %d: example %+v", at, v.Example)
+		}
+	}
+}

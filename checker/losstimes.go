@@ -104,3 +104,53 @@ func (a *analyzer) offsetsLossWhere(c *Config, group string, from, to int64, ok 
 	}
 	return DataLoss{}, false
 }
+
+// lossBetween is the first loss the god view saw of offset of partition
+// whose first operation lies in (from, to].
+func (a *analyzer) lossBetween(partition string, offset, from, to int64) (DataLoss, bool) {
+	for i := range a.lossOps.losses {
+		l := &a.lossOps.losses[i]
+		if at := a.lossOps.at[i]; l.Covers(partition, offset) && at > from && at <= to {
+			return *l, true
+		}
+	}
+	return DataLoss{}, false
+}
+
+// lossUnderSkip is the first loss the god view saw of offset of partition
+// after operation op (a reader's jump over the offset), at an election whose
+// new leader's log did not reach the offset (LeaderEnd), such that no record
+// final reads hold there (those a read_committed reader must see, when rc)
+// was seen there, acknowledged or read, before the loss: the committed
+// entry the reader passed over (a record, or a control record or an aborted
+// transaction's record to a read_committed reader) went with the loss, and
+// what stands there now was appended after it. A new leader that held an
+// older epoch's entry at the offset is left to the other rules: that entry
+// was in a log before the jump.
+func (a *analyzer) lossUnderSkip(partition string, offset, op int64, rc bool) (DataLoss, bool) {
+	pi := a.partByName(partition)
+	if pi < 0 {
+		return DataLoss{}, false
+	}
+	obs := a.parts[pi].obsAt(offset)
+	for i := range a.lossOps.losses {
+		l := &a.lossOps.losses[i]
+		at := a.lossOps.at[i]
+		if !l.Covers(partition, offset) || offset < l.LeaderEnd || at <= op {
+			continue
+		}
+		seenBefore := false
+		for _, o := range obs {
+			if o.flags&obsFinal == 0 || (rc && !a.visibleToRC(o.val)) {
+				continue
+			}
+			for _, e := range obs {
+				seenBefore = seenBefore || e.val == o.val && e.op < at
+			}
+		}
+		if !seenBefore {
+			return *l, true
+		}
+	}
+	return DataLoss{}, false
+}

@@ -46,6 +46,9 @@ type processRec struct {
 	// committed data is lost, the new leader reuses the lost offsets for new
 	// records: an offset alone no longer names one record.
 	val int32
+	// poll is the completion of the poll that returned the record (op
+	// index; -1: unknown).
+	poll int64
 	// commit is the invocation of the member's first commit of the
 	// partition past off in its session, before the processing began (-1:
 	// none): an at-most-once member's commit of the record's batch, which
@@ -330,17 +333,17 @@ func (a *analyzer) addProcess(pid int32, p *procState, o *history.Op) {
 	if next, ok := gm.next[part]; !ok || off >= next {
 		gm.next[part] = off + 1
 	}
-	val := int32(-1)
+	val, poll := int32(-1), int64(-1)
 	if v, ok := gm.failed[polledKey{part, off}]; ok {
 		val = v
 		delete(gm.failed, polledKey{part, off})
 	} else if v, ok := gm.takePolled(polledKey{part, off}); ok {
-		val = v.val
+		val, poll = v.val, v.poll
 	}
 	commit := gm.firstCommitPast(part, off)
 	gm.open = append(gm.open, int32(len(m.procs)))
 	m.procs = append(m.procs, processRec{start: o.Index, startT: o.Time, end: -1, off: off, group: g, part: part, proc: pid,
-		member: m.memberID(p, o), gen: generationOf(o), txn: p.txn, val: val, commit: commit, open: true})
+		member: m.memberID(p, o), gen: generationOf(o), txn: p.txn, val: val, poll: poll, commit: commit, open: true})
 }
 
 // commitJumps takes a member's commit as evidence of its positions: Kafka

@@ -78,6 +78,11 @@ type Facts struct {
 	// OffsetPassedFirst: a nonatomic-output whose group's offset had
 	// already passed the input before its output's transaction committed.
 	OffsetPassedFirst bool
+	// InputLostHeld: a nonatomic-output whose transaction committed the
+	// input partition's offset at or below the input: a loss the god view
+	// saw at the input's offset after the processor held the input record
+	// and no later than the transaction's commit began.
+	InputLostHeld *DataLoss
 	// FirstOfProducer: a nonmonotonic-send whose record that landed first
 	// has no record of its producer, acknowledged or read, below it.
 	FirstOfProducer bool
@@ -108,6 +113,12 @@ type Facts struct {
 	// reader's position, and auto.offset.reset moved the position past the
 	// offset (god view: out-of-range-reset).
 	OutOfRangeReset bool
+	// LostAfterSkip: poll-skip over an offset whose committed data the god
+	// view saw lost after the jump, at an election whose new leader's log
+	// did not reach the offset, where no record final reads hold was seen
+	// (acknowledged or read) before the loss: what the reader passed over
+	// went with the loss, what stands there now was appended after it.
+	LostAfterSkip *DataLoss
 	// Related is the partition's other findings' strongest verdict (for
 	// nonlinearizable), RelatedType and RelatedWhy the finding behind it.
 	Related, RelatedType, RelatedWhy string
@@ -371,6 +382,11 @@ var VerdictRules = []Rule{
 	{PollSkip, "the leader the reader fetched from answered OFFSET_OUT_OF_RANGE at its position, and auto.offset.reset moved it past the record (god view)", Permitted,
 		"retention had deleted the record from the leader the reader fetched from, which answered OFFSET_OUT_OF_RANGE, and auto.offset.reset moved the reader to that leader's log start; another replica, whose own retention had not gone as far, still held the record and led later",
 		func(f *Facts) bool { return f.OutOfRangeReset }, nil},
+	{PollSkip, "the simulator saw the offset's committed data lost after the jump, the new leader's log not reaching it, and no record final reads hold there was seen there before the loss", Permitted,
+		"the offset was reused after committed data was lost (CAUSE) after the jump: what final reads hold there was appended after the loss; what the reader passed over was lost with the log it read (a read_committed reader passes over control records and aborted transactions' records)",
+		func(f *Facts) bool { return f.LostAfterSkip != nil }, func(f *Facts) string {
+			return "the offset was reused after committed data was lost (" + f.LostAfterSkip.Cause + ") after the jump: what final reads hold there was appended after the loss; what the reader passed over was lost with the log it read (a read_committed reader passes over control records and aborted transactions' records)"
+		}},
 	{PollSkip, "final reads hold the skipped record", Violation, "the reader jumped over a record that is still in the log (final reads hold it)",
 		func(f *Facts) bool { return f.InFinalReads }, nil},
 	{PollSkip, "the simulator saw committed data lost in the partition", Permitted, "the skipped record was lost with committed data",
@@ -544,6 +560,10 @@ var VerdictRules = []Rule{
 	{NonatomicOutput, "the group's offset had passed the input before, and the simulator saw committed data lost at the input's offset", Permitted, "the input partition lost committed data (CAUSE) and the offset was reused: the group had committed past the lost record, and the consumer, its position out of range, was moved back by auto.offset.reset to the record that took the offset",
 		func(f *Facts) bool { return f.OffsetPassedFirst && f.InputLost != nil }, func(f *Facts) string {
 			return "the input partition lost committed data (" + f.InputLost.Cause + ") and the offset was reused: the group had committed past the lost record, and the consumer, its position out of range, was moved back by auto.offset.reset to the record that took the offset"
+		}},
+	{NonatomicOutput, "the transaction's offset is at or below the input, and the simulator saw committed data lost at the input's offset after the processor held the input and before the transaction's commit", Permitted, "the input partition lost committed data (CAUSE) after the processor read the input: its log truncated below the consumer's position, the consumer moved back (KIP-320 truncation detection, or auto.offset.reset when out of range) and read the records that took the offsets, and the transaction sent that position with the lost input's output (sendOffsetsToTransaction commits positions, not the records they came from)",
+		func(f *Facts) bool { return f.InputLostHeld != nil }, func(f *Facts) string {
+			return "the input partition lost committed data (" + f.InputLostHeld.Cause + ") after the processor read the input: its log truncated below the consumer's position, the consumer moved back (KIP-320 truncation detection, or auto.offset.reset when out of range) and read the records that took the offsets, and the transaction sent that position with the lost input's output (sendOffsetsToTransaction commits positions, not the records they came from)"
 		}},
 	{NonatomicOutput, "", Violation,
 		"exactly-once sends the consumed offsets to the transaction that holds the output (sendOffsetsToTransaction, TxnOffsetCommit): an input's offset and its output commit or abort together", nil, nil},
@@ -739,6 +759,11 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		fx.ResentForgotten = f.earlierCopyAt >= 0 && c.Happened.Covers(godview.ForgottenBatch, f.Partition, f.earlierCopyAt)
 	case DuplicateOutput, LostOutput, NonatomicOutput:
 		fx.OffsetPassedFirst = f.offsetPassedFirst
+		if b := f.offsetBelow; b != nil {
+			if l, ok := a.lossBetween(f.Partition, f.Offset, b.read, b.commit); ok {
+				fx.InputLostHeld = &l
+			}
+		}
 		if l, ok := c.offsetsLoss(f.group); ok {
 			fx.OffsetsLost = &l
 		}
@@ -819,6 +844,9 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		fx.ReadLostHere = f.readOther && c.replacedUnderReader(f.Partition, f.Offset)
 		fx.ReadStaleLeader = f.readOther && c.readFromDeposedLeader(f.Partition, f.Offset, f.Process)
 		fx.OutOfRangeReset = c.resetPastOutOfRange(f.Partition, f.Offset, f.Process)
+		if l, ok := a.lossUnderSkip(f.Partition, f.Offset, skipOp, f.iso == readCommitted); ok {
+			fx.LostAfterSkip = &l
+		}
 		fx.BelowLogStart = f.Offset < a.logStartOf(f.Partition)
 	}
 	return fx
