@@ -320,10 +320,13 @@ func (a *analyzer) resolveTxns() {
 //     OffsetMetadataManager.validateTransactionalOffsetCommit, ILLEGAL_GENERATION
 //     from a classic group past its generation, STALE_MEMBER_EPOCH or
 //     UNKNOWN_MEMBER_ID from a consumer group whose member gave the
-//     partition up or left), an abortable error its producer can only
-//     abort after (TxnOffsetCommitHandler); had the coordinator taken it
-//     earlier, the fetch would have waited for it (require_stable) and
-//     returned the transaction's offset had it committed.
+//     partition up or left: a consumer group grants a partition only once
+//     its previous owner released it, and KIP-1251's per-partition check
+//     takes a lagging epoch only for partitions the member still owns),
+//     an abortable error its producer can only abort after
+//     (TxnOffsetCommitHandler); had the coordinator taken it earlier, the
+//     fetch would have waited for it (require_stable) and returned the
+//     transaction's offset had it committed.
 //
 // (A committed offset that went back by a loss of __consumer_offsets would
 // pass for an abort; the god view's facts permit what follows from that
