@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"slices"
 	"sort"
 
 	"kafkasim/history"
@@ -65,6 +66,10 @@ type fetchRec struct {
 	invoke, complete int64
 	value            int64
 	proc             int32
+	// gen: the generation (member epoch) of the fetching member's
+	// assignment, when it owned the partition under it from the fetch's
+	// invocation to its completion; -1 otherwise.
+	gen int32
 }
 
 // register is one (group, partition) committed offset.
@@ -86,6 +91,8 @@ type pendingCommit struct {
 type pendingFetch struct {
 	invoke int64
 	group  string
+	gen    int32   // the member's ownedGen at the invocation
+	owned  []int32 // the partitions it owned then
 }
 
 type groupState struct {
@@ -154,6 +161,7 @@ func (a *analyzer) addRebalance(pid int32, p *procState, o *history.Op) {
 		}
 		return
 	}
+	p.ownedGen = generationOf(o)
 	keep := map[int32]bool{}
 	for _, part := range listed {
 		keep[part] = true
@@ -312,7 +320,11 @@ func (g *groupState) procEnded(p *procState) {
 
 func (a *analyzer) addFetch(pid int32, p *procState, o *history.Op) {
 	if o.Type == history.Invoke {
-		p.fetches = append(p.fetches, pendingFetch{invoke: o.Index, group: groupOf(p, o)})
+		pf := pendingFetch{invoke: o.Index, group: groupOf(p, o), gen: p.ownedGen}
+		for part := range p.owned { // kafkasim:orderless: a set, looked up
+			pf.owned = append(pf.owned, part)
+		}
+		p.fetches = append(p.fetches, pf)
 		return
 	}
 	if len(p.fetches) == 0 {
@@ -332,7 +344,12 @@ func (a *analyzer) addFetch(pid int32, p *procState, o *history.Op) {
 	for _, part := range sortedKeys(x.Offsets) {
 		r := g.reg(group, part)
 		reg := g.regs[r]
-		f := fetchRec{invoke: pf.invoke, complete: o.Index, value: x.Offsets[part], proc: pid}
+		f := fetchRec{invoke: pf.invoke, complete: o.Index, value: x.Offsets[part], proc: pid, gen: -1}
+		if t, n, ok := splitPartition(part); ok && pf.gen >= 0 && p.ownedGen == pf.gen {
+			if id := a.partID(t, n); slices.Contains(pf.owned, id) && p.owned[id] {
+				f.gen = pf.gen
+			}
+		}
 		reg.fetches = append(reg.fetches, f)
 		a.checkFetch(reg, f)
 	}

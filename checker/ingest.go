@@ -25,13 +25,16 @@ type session struct {
 }
 
 type procState struct {
-	name    string
-	sess    map[int32]int32 // partition -> open session
-	owned   map[int32]bool  // group member: partitions owned
-	group   string
-	pollIso string // isolation of the pending poll invocation
-	pollAt  int64  // op index of the pending poll invocation
-	pollFin bool
+	name  string
+	sess  map[int32]int32 // partition -> open session
+	owned map[int32]bool  // group member: partitions owned
+	// ownedGen is the generation (member epoch) of the assignment owned
+	// holds, -1 when none or not recorded.
+	ownedGen int32
+	group    string
+	pollIso  string // isolation of the pending poll invocation
+	pollAt   int64  // op index of the pending poll invocation
+	pollFin  bool
 	// finalPolls counts the final polls that completed, finalRecs whether
 	// any of them returned a record: what the process's final reads cover.
 	finalPolls int
@@ -54,7 +57,7 @@ func (a *analyzer) proc(name string) (int32, *procState) {
 		return id, a.procs[id]
 	}
 	id := int32(len(a.procs))
-	p := &procState{name: name, sess: map[int32]int32{}, txn: -1}
+	p := &procState{name: name, sess: map[int32]int32{}, txn: -1, ownedGen: -1}
 	a.procIDs[name] = id
 	a.procs = append(a.procs, p)
 	return id, p
@@ -104,7 +107,7 @@ func (a *analyzer) add(o *history.Op) {
 // transaction it had open can never commit.
 func (a *analyzer) endProcess(p *procState) {
 	clear(p.sess)
-	p.owned = nil
+	p.owned, p.ownedGen = nil, -1
 	p.keySeen = nil
 	p.takeReads()
 	p.pollAt = -1

@@ -15,7 +15,9 @@ import (
 //     unknown (info, or never completed) and a read_committed poll that
 //     completed after the commit was invoked returned one of its records
 //     (Jepsen's must-have-committed?: such a read is evidence of the commit).
-//   - aborted: its txn-abort completed ok, or its txn-commit failed.
+//   - aborted: its txn-abort completed ok, or its txn-commit failed; or the
+//     commit's outcome is unknown and its group's committed offsets show
+//     that it did not commit (offsetsNotCommitted).
 //   - indeterminate: its commit was invoked, the outcome is unknown, and no
 //     read_committed reader saw it.
 //   - never committed: no commit was ever invoked (the transaction was left
@@ -302,26 +304,51 @@ func (a *analyzer) resolveTxns() {
 
 // offsetsNotCommitted reports whether the group's committed offsets show
 // that transaction t, whose commit's outcome is unknown (its process died
-// while committing), did not commit: a fetch-committed of its group, begun
-// after the transaction ended, returned for one of the partitions it
-// committed an offset below the transaction's (or none, -1), with no other commit of
-// that partition invoked since the transaction's. A transaction's offsets
-// commit with it or not at all (the coordinator keeps them pending until
-// its marker), and a fetch-committed asks for stable offsets only
-// (KIP-447), so the transaction aborted. (A committed offset that went back
-// by a loss of __consumer_offsets would pass for an abort; the god view's
-// facts permit what follows from that loss anyway.)
+// while committing, or its EndTxn was answered PRODUCER_FENCED), did not
+// commit: a fetch-committed of its group returned, for one of the
+// partitions it committed an offset of, an offset below the transaction's
+// (or none, -1), with no other commit of that partition invoked between the
+// transaction's commit and the fetch's completion, and either
+//   - the fetch began after the transaction ended: a transaction's offsets
+//     commit with it or not at all (the coordinator keeps them pending
+//     until its marker), and a fetch-committed asks for stable offsets only
+//     (KIP-447: OffsetFetch with require_stable answers
+//     UNSTABLE_OFFSET_COMMIT while they are pending); or
+//   - the fetching member owned the partition under a generation (member
+//     epoch) above the one the transaction's offsets carried: by then the
+//     group coordinator refuses the transaction's TxnOffsetCommit (KIP-447:
+//     OffsetMetadataManager.validateTransactionalOffsetCommit, ILLEGAL_GENERATION
+//     from a classic group past its generation, STALE_MEMBER_EPOCH or
+//     UNKNOWN_MEMBER_ID from a consumer group whose member gave the
+//     partition up or left: a consumer group grants a partition only once
+//     its previous owner released it, and KIP-1251's per-partition check
+//     takes a lagging epoch only for partitions the member still owns),
+//     an abortable error its producer can only abort after
+//     (TxnOffsetCommitHandler); had the coordinator taken it earlier, the
+//     fetch would have waited for it (require_stable) and returned the
+//     transaction's offset had it committed.
+//
+// (A committed offset that went back by a loss of __consumer_offsets would
+// pass for an abort; the god view's facts permit what follows from that
+// loss anyway.)
 func (a *analyzer) offsetsNotCommitted(t int32) bool {
 	tr := &a.txns[t]
 	pc, ok := a.groups.txnDone[t]
-	if !ok || tr.end < 0 {
-		return false
+	if !ok {
+		if pc, ok = a.groups.txnOffs[t]; !ok {
+			return false
+		}
 	}
 	for k, r := range pc.regs {
 		reg := a.groups.regs[r]
 		c := reg.commits[pc.commits[k]]
 		for _, f := range reg.fetches {
-			if f.invoke <= tr.end || f.value >= c.value {
+			if f.value >= c.value {
+				continue
+			}
+			after := tr.end >= 0 && f.invoke > tr.end
+			fenced := c.gen >= 0 && f.gen > c.gen
+			if !after && !fenced {
 				continue
 			}
 			since := false

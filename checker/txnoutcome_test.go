@@ -85,3 +85,88 @@ func TestUnknownCommitResolvedByTheGroupsCommittedOffset(t *testing.T) {
 	verdictOf(t, r, ReprocessedRecord, Permitted)
 	verdictOf(t, Check(unknownCommitHistory(false), eos), ReprocessedRecord, Violation)
 }
+
+// fencedCommitHistory is fuzz seed 12469's story: e-0 processes in-0@0 in a
+// transaction whose commit (offsets in-0: 1, generation 1) hangs (e-0 is cut
+// off from the group coordinator); the group moves on without it, e-1 is
+// assigned in-0 at generation gen, fetches the group's committed offset
+// (none, below the transaction's: it had nothing pending), processes
+// in-0@0 again and commits; only then is e-0 killed, its commit's outcome
+// unknown. between puts another commit of in-0 (e-2's, of unknown
+// outcome) between the transaction's and the fetch. The final reads are
+// read_uncommitted: they hold both outputs, and say nothing of which
+// transaction committed.
+func fencedCommitHistory(gen int32, between bool) []history.Op {
+	h := &hb{}
+	h.inputs(1)
+	member := func(process string, gen int32) history.Value {
+		v := history.NoValue()
+		x := v.X()
+		x.Group, x.Generation, x.MemberID = "etl", gen, process+"-m"
+		return v
+	}
+	assign := func(process string, gen int32) {
+		v := member(process, gen)
+		v.Ext.Partitions = []string{"in-0"}
+		h.add(process, history.Invoke, history.FAssign, v)
+		h.add(process, history.OK, history.FAssign, v)
+	}
+	// open begins a transaction, processes in-0@0 and sends its output to
+	// out-0@at, and invokes the commit; it returns the commit's value.
+	open := func(name string, gen int32, at int64) history.Value {
+		tid := "etl-" + name
+		v := history.NoValue()
+		v.X().TransactionalID = tid
+		h.add(name, history.Invoke, history.FTxnBegin, v)
+		h.add(name, history.OK, history.FTxnBegin, v)
+		p := member(name, gen)
+		p.Topic, p.Partition, p.Offset = "in", 0, 0
+		h.add(name, history.Invoke, history.FProcess, p)
+		h.add(name, history.OK, history.FProcess, p)
+		s := h.procSend(name, tid, -1, 0, at)
+		c := member(name, gen)
+		c.Ext.TransactionalID, c.Ext.Offsets = tid, map[string]int64{"in-0": 1}
+		h.add(name, history.Invoke, history.FTxnCommit, c)
+		done := c
+		done.Ext = &history.Ext{}
+		*done.Ext = *c.Ext
+		done.Ext.Sends = []history.Send{s}
+		return done
+	}
+	assign("e-0", 1)
+	zombie := open("e-0", 1, 0)
+	if between {
+		h.commit("e-2", "etl", map[string]int64{"in-0": 0}, history.Info)
+	}
+	assign("e-1", gen)
+	h.fetch("e-1", "etl", map[string]int64{"in-0": -1})
+	ok := open("e-1", gen, 1)
+	h.add("e-1", history.OK, history.FTxnCommit, ok)
+	zombie.Error = "process died: killed"
+	h.add("e-0", history.Info, history.FTxnCommit, zombie)
+	crash := history.NoValue()
+	h.add("e-0", history.Invoke, history.FCrash, crash)
+	h.add("e-0", history.OK, history.FCrash, crash)
+	outs := []trec{{"out", 0, 0, zombie.Ext.Sends[0].Value}, {"out", 0, 1, ok.Ext.Sends[0].Value}}
+	h.finalReads("read_uncommitted", map[string]int64{"in-0": 1, "out-0": 2}, append(inRecs(1), outs...)...)
+	return h.ops
+}
+
+// A transaction whose commit's outcome is unknown did not commit when a
+// member that owned the partition under a later generation fetched the
+// group's committed offset below the transaction's before the outcome was
+// known: the coordinator refuses the transaction's TxnOffsetCommit from then
+// on (KIP-447), and the fetch would have waited for it (require_stable) had
+// the coordinator taken it earlier. A fetch under the transaction's own
+// generation, or one with another commit of the partition in between, is
+// no such evidence: the second processing stays a violation.
+func TestUnknownCommitResolvedByALaterGenerationsFetch(t *testing.T) {
+	eos := Config{Consumers: []ConsumerGuarantees{{Prefix: "e", Group: "etl", Commit: "transactional"}}}
+	r := Check(fencedCommitHistory(2, false), eos)
+	if r.Violations != 0 {
+		t.Fatalf("violations with a later generation's fetch as evidence\n%s", r.Summary())
+	}
+	verdictOf(t, r, ReprocessedRecord, Permitted)
+	verdictOf(t, Check(fencedCommitHistory(1, false), eos), ReprocessedRecord, Violation)
+	verdictOf(t, Check(fencedCommitHistory(2, true), eos), ReprocessedRecord, Violation)
+}
