@@ -53,37 +53,37 @@ func TestConsumerProtocolThroughTheShard(t *testing.T) {
 			Assignors: []consumergroup.Assignor{dealer{}}, NoGenerationFencing: noFencing})
 		f := newFake(t, cfg)
 		f.topicCounts = map[string]int32{"orders": 2}
-		f.lead(1)
+		f.Lead(1)
 		const c1, c2 = sim.NodeID(101), sim.NodeID(102)
-		if got := f.request(c1, consumerHeartbeat("m1", 0, nil)); len(got) != 0 {
+		if got := f.Request(c1, consumerHeartbeat("m1", 0, nil)); len(got) != 0 {
 			t.Fatalf("a join answered before its records committed: %+v", got)
 		}
-		n := len(f.sent)
-		f.commit()
-		r1 := answer[*proto.ConsumerGroupHeartbeatResponse](t, f.to(c1, n))
+		n := len(f.Sent)
+		f.Commit()
+		r1 := answer[*proto.ConsumerGroupHeartbeatResponse](t, f.To(c1, n))
 		if r1.Error != proto.None || r1.MemberID != "m1" || r1.MemberEpoch != 1 || len(r1.Assignment) != 2 {
 			t.Fatalf("m1's join: %+v", r1)
 		}
-		f.request(c2, consumerHeartbeat("m2", 0, nil))
-		n = len(f.sent)
-		f.commit()
-		r2 := answer[*proto.ConsumerGroupHeartbeatResponse](t, f.to(c2, n))
+		f.Request(c2, consumerHeartbeat("m2", 0, nil))
+		n = len(f.Sent)
+		f.Commit()
+		r2 := answer[*proto.ConsumerGroupHeartbeatResponse](t, f.To(c2, n))
 		if r2.Error != proto.None || r2.MemberEpoch != 2 || len(r2.Assignment) != 0 {
 			t.Fatalf("m2 must wait for m1 to release its partition: %+v", r2)
 		}
 		// m1 learns it must give orders-1 up, still at epoch 1.
-		f.request(c1, consumerHeartbeat("m1", 1, tps(0, 1)))
-		n = len(f.sent)
-		f.commit()
-		if r := answer[*proto.ConsumerGroupHeartbeatResponse](t, f.to(c1, n)); !r.HasAssignment || len(r.Assignment) != 1 || r.MemberEpoch != 1 {
+		f.Request(c1, consumerHeartbeat("m1", 1, tps(0, 1)))
+		n = len(f.Sent)
+		f.Commit()
+		if r := answer[*proto.ConsumerGroupHeartbeatResponse](t, f.To(c1, n)); !r.HasAssignment || len(r.Assignment) != 1 || r.MemberEpoch != 1 {
 			t.Fatalf("m1 told to revoke: %+v", r)
 		}
 		// Its commit at epoch 1 is still current.
 		commit := func(member string, epoch int32) proto.ErrorCode {
-			n := len(f.sent)
-			f.request(c1, commitReq(member, epoch, 7))
-			f.commit()
-			if got := f.to(c1, n); len(got) > 0 {
+			n := len(f.Sent)
+			f.Request(c1, commitReq(member, epoch, 7))
+			f.Commit()
+			if got := f.To(c1, n); len(got) > 0 {
 				return got[0].(*proto.OffsetCommitResponse).Partitions[0].Error
 			}
 			return proto.None
@@ -91,16 +91,16 @@ func TestConsumerProtocolThroughTheShard(t *testing.T) {
 		if code := commit("m1", 1); code != proto.None {
 			t.Fatalf("m1's commit at its current epoch: %v", code)
 		}
-		f.request(c1, consumerHeartbeat("m1", 1, tps(0)))
-		n = len(f.sent)
-		f.commit()
-		if r := answer[*proto.ConsumerGroupHeartbeatResponse](t, f.to(c1, n)); r.MemberEpoch != 2 {
+		f.Request(c1, consumerHeartbeat("m1", 1, tps(0)))
+		n = len(f.Sent)
+		f.Commit()
+		if r := answer[*proto.ConsumerGroupHeartbeatResponse](t, f.To(c1, n)); r.MemberEpoch != 2 {
 			t.Fatalf("m1, having released orders-1, moves to epoch 2: %+v", r)
 		}
-		f.request(c2, consumerHeartbeat("m2", 2, []proto.TopicPartition{}))
-		n = len(f.sent)
-		f.commit()
-		if r := answer[*proto.ConsumerGroupHeartbeatResponse](t, f.to(c2, n)); len(r.Assignment) != 1 || r.Assignment[0].Partition != 1 {
+		f.Request(c2, consumerHeartbeat("m2", 2, []proto.TopicPartition{}))
+		n = len(f.Sent)
+		f.Commit()
+		if r := answer[*proto.ConsumerGroupHeartbeatResponse](t, f.To(c2, n)); len(r.Assignment) != 1 || r.Assignment[0].Partition != 1 {
 			t.Fatalf("m2 gets orders-1 once m1 released it: %+v", r)
 		}
 		code := commit("m1", 1) // m1 moved on to epoch 2
@@ -113,19 +113,19 @@ func TestConsumerProtocolThroughTheShard(t *testing.T) {
 		}
 		// A new coordinator loads the group.
 		tp := metadata.TopicPartition{Topic: Topic, Partition: 0}
-		f.c.OnResign(tp, 2)
-		f.c = newCoordinator(f.c.cfg, f)
-		f.lead(3)
-		cg := f.c.shards[0].consumer.(*consumerGroups)
+		f.C.OnResign(tp, 2)
+		f.C = newCoordinator(f.C.cfg, f)
+		f.Lead(3)
+		cg := f.C.shards[0].consumer.(*consumerGroups)
 		d := cg.Describe()
 		if len(d) != 1 || d[0].GroupEpoch != 2 || len(d[0].Members) != 2 {
 			t.Fatalf("the loaded consumer group: %+v", d)
 		}
 		// m2 goes on heartbeating, m1 does not: m1's session ends.
 		for range 10 {
-			f.advance(5 * time.Second)
-			f.request(c2, consumerHeartbeat("m2", 2, tps(1)))
-			f.commit()
+			f.Advance(5 * time.Second)
+			f.Request(c2, consumerHeartbeat("m2", 2, tps(1)))
+			f.Commit()
 		}
 		if d := cg.Describe(); len(d) != 1 || len(d[0].Members) != 1 || d[0].Members[0].MemberID != "m2" {
 			t.Fatalf("after m1's session timed out: %+v", d)
@@ -157,23 +157,23 @@ func TestConsumerProtocolLoadAuditsOwnedPartitions(t *testing.T) {
 	cfg.Audit = rec
 	f := newFake(t, cfg)
 	f.topicCounts = map[string]int32{"orders": 2}
-	f.lead(1)
+	f.Lead(1)
 	const c1, c2 = sim.NodeID(101), sim.NodeID(102)
-	f.request(c1, consumerHeartbeat("m1", 0, nil))
-	f.commit()
-	f.request(c2, consumerHeartbeat("m2", 0, nil))
-	f.commit()
+	f.Request(c1, consumerHeartbeat("m1", 0, nil))
+	f.Commit()
+	f.Request(c2, consumerHeartbeat("m2", 0, nil))
+	f.Commit()
 	// m1 is told to give orders-1 up; it has not acknowledged yet.
-	n := len(f.sent)
-	f.request(c1, consumerHeartbeat("m1", 1, tps(0, 1)))
-	f.commit()
-	if r := answer[*proto.ConsumerGroupHeartbeatResponse](t, f.to(c1, n)); len(r.Assignment) != 1 {
+	n := len(f.Sent)
+	f.Request(c1, consumerHeartbeat("m1", 1, tps(0, 1)))
+	f.Commit()
+	if r := answer[*proto.ConsumerGroupHeartbeatResponse](t, f.To(c1, n)); len(r.Assignment) != 1 {
 		t.Fatalf("m1 told to revoke: %+v", r)
 	}
 	rec.owned = nil
-	f.c.OnResign(metadata.TopicPartition{Topic: Topic, Partition: 0}, 2)
-	f.c = newCoordinator(f.c.cfg, f)
-	f.lead(3)
+	f.C.OnResign(metadata.TopicPartition{Topic: Topic, Partition: 0}, 2)
+	f.C = newCoordinator(f.C.cfg, f)
+	f.Lead(3)
 	if len(rec.owned) != 1 {
 		t.Fatalf("loads audited: %v, want one", rec.owned)
 	}

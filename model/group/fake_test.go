@@ -2,37 +2,26 @@ package group
 
 import (
 	"math/rand/v2"
-	"slices"
 	"testing"
 	"time"
 
 	"kafkasim/model/broker"
+	"kafkasim/model/broker/brokertest"
 	"kafkasim/model/metadata"
 	"kafkasim/model/proto"
 	"kafkasim/model/record"
 	"kafkasim/sim"
 )
 
-// fakeTopics is a broker as the coordinator sees it, driven by the test:
-// one log per partition of __consumer_offsets, whose high watermark moves
-// when the test says (commit), timers that fire when the test advances the
-// clock, and the messages sent.
+// fakeTopics is a broker as the coordinator sees it, driven by the test
+// (brokertest.Topics: one log per partition of __consumer_offsets, timers,
+// the messages sent), with what only the group coordinator asks of it.
 type fakeTopics struct {
-	t          *testing.T
-	now        time.Duration
-	partitions int
-	leaders    map[int32]sim.NodeID
-	logs       map[int32]*fakeLog
-	timers     []fakeTimer
-	nextTimer  uint64
-	sent       []sentMsg
-	created    []proto.CreatableTopic
-	rng        *rand.Rand
-	appendErr  proto.ErrorCode // the next appends fail at once with it
+	*brokertest.Topics[*coordinator]
+	rng *rand.Rand
 	// topicCounts are the metadata's partition counts (the consumer
 	// protocol's target assignment reads them).
 	topicCounts map[string]int32
-	c           *coordinator
 	// addedToTxn are the AddPartitionToTxn calls waiting for the test's
 	// answer.
 	addedToTxn []fakeAddToTxn
@@ -57,7 +46,7 @@ func (f *fakeTopics) AppendMarker(tp metadata.TopicPartition, pid int64, epoch i
 	if err, ok := f.fencedMarkers[pid]; ok {
 		return broker.AppendResult{BaseOffset: -1, LastOffset: -1, Error: err}
 	}
-	b := record.NewControl(pid, epoch, committed, coordEpoch, f.now.Milliseconds())
+	b := record.NewControl(pid, epoch, committed, coordEpoch, f.Clock.Milliseconds())
 	return f.Append(tp, b, proto.AcksLeader, timeout, done)
 }
 
@@ -70,174 +59,23 @@ func (f *fakeTopics) answerAddToTxn(err proto.ErrorCode) {
 	}
 }
 
-type fakeLog struct {
-	batches  []*record.Batch
-	start    int64
-	leo, hw  int64
-	epoch    int32
-	dones    []fakeDone
-	maxBatch int // batches per read (the loader's chunks)
-}
-
-type fakeDone struct {
-	last int64
-	fn   func(broker.AppendResult)
-}
-
-type fakeTimer struct {
-	id uint64
-	at time.Duration
-	t  sim.Timer
-}
-
-type sentMsg struct {
-	to sim.NodeID
-	m  sim.Message
-}
-
 func newFake(t *testing.T, cfg Config) *fakeTopics {
-	f := &fakeTopics{t: t, partitions: 1, leaders: map[int32]sim.NodeID{0: 11}, logs: map[int32]*fakeLog{}, rng: rand.New(rand.NewPCG(1, 2))}
+	f := &fakeTopics{Topics: brokertest.New[*coordinator](t, Topic), rng: rand.New(rand.NewPCG(1, 2))}
+	f.Leaders[0] = 11
 	cfg.OffsetsTopicNumPartitions = 1
-	f.c = newCoordinator(cfg, f)
+	f.C = newCoordinator(cfg, f)
+	f.CheckAppend = func(acks int16, timeout time.Duration) {
+		if acks != proto.AcksLeader || timeout != f.C.cfg.OffsetsCommitTimeout {
+			t.Errorf("an append with acks=%d timeout %v, want acks=1 and offsets.commit.timeout.ms", acks, timeout)
+		}
+	}
 	return f
 }
 
-func (f *fakeTopics) BrokerID() int32                   { return 1 }
-func (f *fakeTopics) Send(to sim.NodeID, m sim.Message) { f.sent = append(f.sent, sentMsg{to, m}) }
-func (f *fakeTopics) Now() time.Duration                { return f.now }
-func (f *fakeTopics) Partitions() int                   { return f.partitions }
-func (f *fakeTopics) Rand() *rand.Rand                  { return f.rng }
+func (f *fakeTopics) Rand() *rand.Rand { return f.rng }
 func (f *fakeTopics) TopicPartitionCount(topic string) (int32, bool) {
 	n, ok := f.topicCounts[topic]
 	return n, ok
-}
-func (f *fakeTopics) CreateTopic(c proto.CreatableTopic) {
-	f.created = append(f.created, c)
-}
-
-func (f *fakeTopics) Leader(p int32) (int32, sim.NodeID, bool) {
-	n, ok := f.leaders[p]
-	return 1, n, ok
-}
-
-// After keeps the timer; Cancel cannot tell sim.TimerIDs apart outside
-// the world, so a cancelled timer still fires here: the shard must ignore
-// it (which the real broker's Cancel spares it).
-func (f *fakeTopics) After(d time.Duration, t sim.Timer) sim.TimerID {
-	f.nextTimer++
-	f.timers = append(f.timers, fakeTimer{id: f.nextTimer, at: f.now + d, t: t})
-	return sim.TimerID{}
-}
-
-func (f *fakeTopics) Cancel(sim.TimerID) {}
-
-func (f *fakeTopics) log(p int32) *fakeLog {
-	if f.logs[p] == nil {
-		f.logs[p] = &fakeLog{maxBatch: 2}
-	}
-	return f.logs[p]
-}
-
-func (f *fakeTopics) Append(tp metadata.TopicPartition, b *record.Batch, acks int16, timeout time.Duration, done func(broker.AppendResult)) broker.AppendResult {
-	if acks != proto.AcksLeader || timeout != f.c.cfg.OffsetsCommitTimeout {
-		f.t.Errorf("an append with acks=%d timeout %v, want acks=1 and offsets.commit.timeout.ms", acks, timeout)
-	}
-	if f.appendErr != proto.None {
-		return broker.AppendResult{BaseOffset: -1, LastOffset: -1, Error: f.appendErr}
-	}
-	l := f.log(tp.Partition)
-	s := b.Stamped(l.leo, l.epoch)
-	l.batches = append(l.batches, s)
-	l.leo = s.NextOffset()
-	l.dones = append(l.dones, fakeDone{last: s.LastOffset(), fn: done})
-	return broker.AppendResult{BaseOffset: s.BaseOffset, LastOffset: s.LastOffset()}
-}
-
-func (f *fakeTopics) Read(tp metadata.TopicPartition, from, to int64, maxBytes int, isolation broker.FetchIsolation) broker.LogRead {
-	l := f.log(tp.Partition)
-	r := broker.LogRead{LogStartOffset: l.start, HighWatermark: l.hw, LogEndOffset: l.leo, LeaderEpoch: l.epoch}
-	if from < l.start || from > l.leo {
-		r.Error = proto.OffsetOutOfRange
-		return r
-	}
-	for _, b := range l.batches {
-		if b.NextOffset() > from && len(r.Batches) < l.maxBatch {
-			r.Batches = append(r.Batches, b)
-		}
-	}
-	return r
-}
-
-// commit moves partition 0's high watermark to its log end and tells the
-// appends waiting.
-func (f *fakeTopics) commit() {
-	l := f.log(0)
-	l.hw = l.leo
-	dones := l.dones
-	l.dones = nil
-	for _, d := range dones {
-		d.fn(broker.AppendResult{LastOffset: d.last})
-	}
-}
-
-// failAppends tells the waiting appends they failed with err.
-func (f *fakeTopics) failAppends(err proto.ErrorCode) {
-	l := f.log(0)
-	dones := l.dones
-	l.dones = nil
-	for _, d := range dones {
-		d.fn(broker.AppendResult{LastOffset: d.last, Error: err})
-	}
-}
-
-// advance runs the clock d on, firing the timers due in order.
-func (f *fakeTopics) advance(d time.Duration) {
-	end := f.now + d
-	for {
-		i := -1
-		for j, t := range f.timers {
-			if t.at <= end && (i < 0 || t.at < f.timers[i].at || (t.at == f.timers[i].at && t.id < f.timers[i].id)) {
-				i = j
-			}
-		}
-		if i < 0 {
-			break
-		}
-		t := f.timers[i]
-		f.timers = slices.Delete(f.timers, i, i+1)
-		f.now = t.at
-		f.c.OnTimer(t.t)
-	}
-	f.now = end
-}
-
-// lead makes the coordinator lead partition 0 in epoch and load it.
-func (f *fakeTopics) lead(epoch int32) {
-	f.log(0).epoch = epoch
-	f.c.OnBecomeLeader(metadata.TopicPartition{Topic: Topic, Partition: 0}, epoch)
-	f.advance(0)
-}
-
-// request sends m from client node from and returns what was sent back
-// at once (possibly nothing).
-func (f *fakeTopics) request(from sim.NodeID, m sim.Message) []sim.Message {
-	n := len(f.sent)
-	if !f.c.Handles(m) {
-		f.t.Fatalf("the coordinator does not handle %T", m)
-	}
-	f.c.HandleRequest(from, m)
-	return f.to(from, n)
-}
-
-// to returns the messages sent to node from the n-th on.
-func (f *fakeTopics) to(node sim.NodeID, n int) []sim.Message {
-	var out []sim.Message
-	for _, s := range f.sent[n:] {
-		if s.to == node {
-			out = append(out, s.m)
-		}
-	}
-	return out
 }
 
 // answer is the one answer to a request, which must have come.

@@ -56,33 +56,33 @@ func stableGroup(t *testing.T, f *fakeTopics, n int, instances ...string) ([]str
 			inst = instances[i]
 		}
 		if inst == "" {
-			r := answer[*proto.JoinGroupResponse](t, f.request(sim.NodeID(101+i), joinReq("", "")))
+			r := answer[*proto.JoinGroupResponse](t, f.Request(sim.NodeID(101+i), joinReq("", "")))
 			if r.Error != proto.MemberIDRequired || r.MemberID == "" {
 				t.Fatalf("a new member's first JoinGroup: %+v, want MEMBER_ID_REQUIRED with an id", r)
 			}
 			ids[i] = r.MemberID
-			starts[i] = len(f.sent)
-			if got := f.request(sim.NodeID(101+i), joinReq(ids[i], "")); len(got) != 0 {
+			starts[i] = len(f.Sent)
+			if got := f.Request(sim.NodeID(101+i), joinReq(ids[i], "")); len(got) != 0 {
 				t.Fatalf("a join is parked until the join phase ends, got %+v", got)
 			}
-		} else if starts[i] = len(f.sent); len(f.request(sim.NodeID(101+i), joinReq("", inst))) != 0 {
+		} else if starts[i] = len(f.Sent); len(f.Request(sim.NodeID(101+i), joinReq("", inst))) != 0 {
 			t.Fatal("a static member's join is parked")
 		}
 	}
-	f.advance(2 * f.c.cfg.GroupInitialRebalanceDelay) // all joined at once: the delay is extended once
+	f.Advance(2 * f.C.cfg.GroupInitialRebalanceDelay) // all joined at once: the delay is extended once
 	var gen int32
 	for i := range n {
-		r := answer[*proto.JoinGroupResponse](t, f.to(sim.NodeID(101+i), starts[i]))
+		r := answer[*proto.JoinGroupResponse](t, f.To(sim.NodeID(101+i), starts[i]))
 		if r.Error != proto.None {
 			t.Fatalf("member %d's JoinGroup: %+v", i, r)
 		}
 		ids[i], gen = r.MemberID, r.GenerationID
 	}
-	g := f.c.shards[0].groups["g"]
+	g := f.C.shards[0].groups["g"]
 	if g.state != stateCompletingRebalance || g.leader != ids[0] {
 		t.Fatalf("after the join phase the group is %v led by %q, want CompletingRebalance led by %q", g.state, g.leader, ids[0])
 	}
-	n1 := len(f.sent)
+	n1 := len(f.Sent)
 	var assignments []proto.MemberAssignment
 	for i, id := range ids {
 		assignments = append(assignments, proto.MemberAssignment{MemberID: id, Partitions: tps(int32(i))})
@@ -92,13 +92,13 @@ func stableGroup(t *testing.T, f *fakeTopics, n int, instances ...string) ([]str
 		if i == 0 {
 			req.Assignments = assignments
 		}
-		if got := f.request(sim.NodeID(101+i), req); len(got) != 0 {
+		if got := f.Request(sim.NodeID(101+i), req); len(got) != 0 {
 			t.Fatalf("SyncGroup answered before the assignment was stored: %+v", got)
 		}
 	}
-	f.commit()
+	f.Commit()
 	for i := range n {
-		r := answer[*proto.SyncGroupResponse](t, f.to(sim.NodeID(101+i), n1))
+		r := answer[*proto.SyncGroupResponse](t, f.To(sim.NodeID(101+i), n1))
 		if r.Error != proto.None || len(r.Partitions) != 1 || r.Partitions[0].Partition != int32(i) {
 			t.Fatalf("member %d's SyncGroup: %+v", i, r)
 		}
@@ -111,8 +111,8 @@ func stableGroup(t *testing.T, f *fakeTopics, n int, instances ...string) ([]str
 
 func loaded(t *testing.T) *fakeTopics {
 	f := newFake(t, DefaultConfig())
-	f.lead(1)
-	if s := f.c.shards[0]; s == nil || s.state != shardActive {
+	f.Lead(1)
+	if s := f.C.shards[0]; s == nil || s.state != shardActive {
 		t.Fatal("the shard of an empty log should be loaded at once")
 	}
 	return f
@@ -127,27 +127,27 @@ func TestFindCoordinator(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.OffsetsTopicReplicationFactor = 2
 	f := newFake(t, cfg)
-	f.c.cfg = cfg // 50 partitions
-	f.partitions = 0
+	f.C.cfg = cfg // 50 partitions
+	f.NumPartitions = 0
 	find := &proto.FindCoordinatorRequest{CorrelationID: 1, KeyType: proto.CoordinatorKeyGroup, Key: "group"}
-	r := answer[*proto.FindCoordinatorResponse](t, f.request(7, find))
-	if r.Error != proto.CoordinatorNotAvailable || r.Node != sim.NoNode || len(f.created) != 1 {
-		t.Fatalf("before the topic exists: %+v, %d creations", r, len(f.created))
+	r := answer[*proto.FindCoordinatorResponse](t, f.Request(7, find))
+	if r.Error != proto.CoordinatorNotAvailable || r.Node != sim.NoNode || len(f.Created) != 1 {
+		t.Fatalf("before the topic exists: %+v, %d creations", r, len(f.Created))
 	}
-	if c := f.created[0]; c.Name != Topic || c.NumPartitions != 50 || c.ReplicationFactor != 2 || c.Configs["cleanup.policy"] != "compact" {
+	if c := f.Created[0]; c.Name != Topic || c.NumPartitions != 50 || c.ReplicationFactor != 2 || c.Configs["cleanup.policy"] != "compact" {
 		t.Errorf("the topic asked for: %+v", c)
 	}
-	f.partitions = 50
-	f.leaders = map[int32]sim.NodeID{47: 33} // "group" hashes to 47 of 50
-	r = answer[*proto.FindCoordinatorResponse](t, f.request(7, find))
+	f.NumPartitions = 50
+	f.Leaders = map[int32]sim.NodeID{47: 33} // "group" hashes to 47 of 50
+	r = answer[*proto.FindCoordinatorResponse](t, f.Request(7, find))
 	if r.Error != proto.None || r.Node != 33 || r.CorrelationID != 1 || r.Key != "group" {
 		t.Fatalf("after: %+v, want node 33", r)
 	}
-	f.leaders = map[int32]sim.NodeID{}
-	if r := answer[*proto.FindCoordinatorResponse](t, f.request(7, find)); r.Error != proto.CoordinatorNotAvailable {
+	f.Leaders = map[int32]sim.NodeID{}
+	if r := answer[*proto.FindCoordinatorResponse](t, f.Request(7, find)); r.Error != proto.CoordinatorNotAvailable {
 		t.Errorf("a partition without a leader: %+v", r)
 	}
-	if f.c.Handles(&proto.FindCoordinatorRequest{KeyType: proto.CoordinatorKeyTransaction}) {
+	if f.C.Handles(&proto.FindCoordinatorRequest{KeyType: proto.CoordinatorKeyTransaction}) {
 		t.Error("the group coordinator takes a transactional id's FindCoordinator")
 	}
 }
@@ -159,31 +159,31 @@ func TestFindCoordinator(t *testing.T) {
 // the leader's, whose assignment is written and answered once committed.
 func TestClassicJoinWithTheInitialDelayAndSync(t *testing.T) {
 	f := loaded(t)
-	r := answer[*proto.JoinGroupResponse](t, f.request(101, joinReq("", "")))
+	r := answer[*proto.JoinGroupResponse](t, f.Request(101, joinReq("", "")))
 	if r.Error != proto.MemberIDRequired || len(r.MemberID) != len("consumer-")+22 {
 		t.Fatalf("first join: %+v", r)
 	}
-	f.request(101, joinReq(r.MemberID, ""))
-	f.advance(2 * time.Second)
+	f.Request(101, joinReq(r.MemberID, ""))
+	f.Advance(2 * time.Second)
 	var ids = []string{r.MemberID}
 	for _, c := range []sim.NodeID{102, 103} {
-		r := answer[*proto.JoinGroupResponse](t, f.request(c, joinReq("", "")))
+		r := answer[*proto.JoinGroupResponse](t, f.Request(c, joinReq("", "")))
 		if r.Error != proto.MemberIDRequired {
 			t.Fatalf("a new member: %+v", r)
 		}
 		ids = append(ids, r.MemberID)
 	}
-	n0 := len(f.sent)
+	n0 := len(f.Sent)
 	for i, c := range []sim.NodeID{102, 103} {
-		f.request(c, joinReq(ids[i+1], ""))
+		f.Request(c, joinReq(ids[i+1], ""))
 	}
-	f.advance(time.Second + 2*time.Second) // 5 s: the delay was extended at 3 s
-	if got := f.to(101, n0); len(got) != 0 {
-		t.Fatalf("the join phase ended at %v, before the extended delay: %+v", f.now, got)
+	f.Advance(time.Second + 2*time.Second) // 5 s: the delay was extended at 3 s
+	if got := f.To(101, n0); len(got) != 0 {
+		t.Fatalf("the join phase ended at %v, before the extended delay: %+v", f.Clock, got)
 	}
-	f.advance(time.Second) // 6 s
+	f.Advance(time.Second) // 6 s
 	for i, c := range []sim.NodeID{101, 102, 103} {
-		r := answer[*proto.JoinGroupResponse](t, f.to(c, n0))
+		r := answer[*proto.JoinGroupResponse](t, f.To(c, n0))
 		if r.Error != proto.None || r.GenerationID != 1 || r.Leader != ids[0] || r.ProtocolName != "range" || r.MemberID != ids[i] {
 			t.Errorf("member %d: %+v", i, r)
 		}
@@ -191,24 +191,24 @@ func TestClassicJoinWithTheInitialDelayAndSync(t *testing.T) {
 			t.Errorf("member %d learned %d members; only the leader learns them", i, len(r.Members))
 		}
 	}
-	g := f.c.shards[0].groups["g"]
-	n1 := len(f.sent)
+	g := f.C.shards[0].groups["g"]
+	n1 := len(f.Sent)
 	for i := 2; i >= 0; i-- {
 		req := &proto.SyncGroupRequest{CorrelationID: next(), GroupID: "g", GenerationID: 1, MemberID: ids[i]}
 		if i == 0 {
 			req.Assignments = []proto.MemberAssignment{{MemberID: ids[0], Partitions: tps(0)}, {MemberID: ids[1], Partitions: tps(1, 2)}}
 		}
-		if got := f.request(sim.NodeID(101+i), req); len(got) != 0 {
+		if got := f.Request(sim.NodeID(101+i), req); len(got) != 0 {
 			t.Fatalf("a SyncGroup answered before the assignment is committed: %+v", got)
 		}
 	}
-	if len(f.log(0).batches) != 1 || g.state != stateCompletingRebalance {
-		t.Fatalf("the leader's SyncGroup should write the group's metadata: %d batches, %v", len(f.log(0).batches), g.state)
+	if len(f.Log(0).Batches) != 1 || g.state != stateCompletingRebalance {
+		t.Fatalf("the leader's SyncGroup should write the group's metadata: %d batches, %v", len(f.Log(0).Batches), g.state)
 	}
-	f.commit()
+	f.Commit()
 	want := [][]proto.TopicPartition{tps(0), tps(1, 2), nil}
 	for i := range 3 {
-		r := answer[*proto.SyncGroupResponse](t, f.to(sim.NodeID(101+i), n1))
+		r := answer[*proto.SyncGroupResponse](t, f.To(sim.NodeID(101+i), n1))
 		if r.Error != proto.None || len(r.Partitions) != len(want[i]) {
 			t.Errorf("member %d's assignment: %+v, want %v", i, r, want[i])
 		}
@@ -217,16 +217,16 @@ func TestClassicJoinWithTheInitialDelayAndSync(t *testing.T) {
 		t.Errorf("the group is %v, want Stable", g.state)
 	}
 	// A stale or unknown SyncGroup.
-	if r := answer[*proto.SyncGroupResponse](t, f.request(101, &proto.SyncGroupRequest{GroupID: "g", GenerationID: 0, MemberID: ids[0]})); r.Error != proto.IllegalGeneration {
+	if r := answer[*proto.SyncGroupResponse](t, f.Request(101, &proto.SyncGroupRequest{GroupID: "g", GenerationID: 0, MemberID: ids[0]})); r.Error != proto.IllegalGeneration {
 		t.Errorf("a stale SyncGroup: %v", r.Error)
 	}
-	if r := answer[*proto.SyncGroupResponse](t, f.request(101, &proto.SyncGroupRequest{GroupID: "g", GenerationID: 1, MemberID: "x"})); r.Error != proto.UnknownMemberID {
+	if r := answer[*proto.SyncGroupResponse](t, f.Request(101, &proto.SyncGroupRequest{GroupID: "g", GenerationID: 1, MemberID: "x"})); r.Error != proto.UnknownMemberID {
 		t.Errorf("an unknown member's SyncGroup: %v", r.Error)
 	}
 	// Session timeouts out of bounds.
 	bad := joinReq("", "")
 	bad.SessionTimeout = time.Second
-	if r := answer[*proto.JoinGroupResponse](t, f.request(104, bad)); r.Error != proto.InvalidSessionTimeout {
+	if r := answer[*proto.JoinGroupResponse](t, f.Request(104, bad)); r.Error != proto.InvalidSessionTimeout {
 		t.Errorf("a 1 s session: %v", r.Error)
 	}
 }
@@ -234,7 +234,7 @@ func TestClassicJoinWithTheInitialDelayAndSync(t *testing.T) {
 func heartbeatAll(t *testing.T, f *fakeTopics, ids []string, gen int32, want proto.ErrorCode) {
 	t.Helper()
 	for i, id := range ids {
-		r := answer[*proto.HeartbeatResponse](t, f.request(sim.NodeID(101+i), &proto.HeartbeatRequest{CorrelationID: next(), GroupID: "g", GenerationID: gen, MemberID: id}))
+		r := answer[*proto.HeartbeatResponse](t, f.Request(sim.NodeID(101+i), &proto.HeartbeatRequest{CorrelationID: next(), GroupID: "g", GenerationID: gen, MemberID: id}))
 		if r.Error != want {
 			t.Fatalf("member %d's heartbeat: %v, want %v", i, r.Error, want)
 		}
@@ -251,28 +251,28 @@ func TestSessionExpiryRebalancesAndFencesStaleCommits(t *testing.T) {
 		cfg := DefaultConfig()
 		cfg.Bugs.NoGenerationFencing = bug
 		f := newFake(t, cfg)
-		f.lead(1)
+		f.Lead(1)
 		ids, gen := stableGroup(t, f, 3)
 		for range 10 {
-			f.advance(3 * time.Second)
+			f.Advance(3 * time.Second)
 			heartbeatAll(t, f, ids, gen, proto.None)
 		}
-		g := f.c.shards[0].groups["g"]
+		g := f.C.shards[0].groups["g"]
 		if g.state != stateStable || len(g.members) != 3 {
 			t.Fatalf("heartbeating members are kept: %v with %d", g.state, len(g.members))
 		}
-		f.advance(3 * time.Second)
+		f.Advance(3 * time.Second)
 		heartbeatAll(t, f, ids[:2], gen, proto.None)
-		f.advance(8 * time.Second) // member 3 is 11 s silent
+		f.Advance(8 * time.Second) // member 3 is 11 s silent
 		if len(g.members) != 2 || g.state != statePreparingRebalance {
 			t.Fatalf("member 3's session expired: %d members, %v", len(g.members), g.state)
 		}
 		heartbeatAll(t, f, ids[:2], gen, proto.RebalanceInProgress)
-		n := len(f.sent)
-		f.request(101, joinReq(ids[0], ""))
-		f.request(102, joinReq(ids[1], ""))
+		n := len(f.Sent)
+		f.Request(101, joinReq(ids[0], ""))
+		f.Request(102, joinReq(ids[1], ""))
 		for i := range 2 {
-			r := answer[*proto.JoinGroupResponse](t, f.to(sim.NodeID(101+i), n))
+			r := answer[*proto.JoinGroupResponse](t, f.To(sim.NodeID(101+i), n))
 			if r.GenerationID != gen+1 || r.Error != proto.None {
 				t.Fatalf("the rejoin: %+v, want generation %d", r, gen+1)
 			}
@@ -280,13 +280,13 @@ func TestSessionExpiryRebalancesAndFencesStaleCommits(t *testing.T) {
 		// Generation 2 is CompletingRebalance: its own members' commits wait
 		// for their assignment.
 		if !bug {
-			if r := answer[*proto.OffsetCommitResponse](t, f.request(101, commitReq(ids[0], gen+1, 5))); r.Partitions[0].Error != proto.RebalanceInProgress {
+			if r := answer[*proto.OffsetCommitResponse](t, f.Request(101, commitReq(ids[0], gen+1, 5))); r.Partitions[0].Error != proto.RebalanceInProgress {
 				t.Errorf("a commit before the assignment: %v", r.Partitions[0].Error)
 			}
 		}
-		f.commit()
-		stale := f.request(101, commitReq(ids[0], gen, 7))
-		unknown := f.request(103, commitReq(ids[2], gen+1, 8))
+		f.Commit()
+		stale := f.Request(101, commitReq(ids[0], gen, 7))
+		unknown := f.Request(103, commitReq(ids[2], gen+1, 8))
 		if !bug {
 			if r := answer[*proto.OffsetCommitResponse](t, stale); r.Partitions[0].Error != proto.IllegalGeneration {
 				t.Errorf("a stale generation's commit: %v", r.Partitions[0].Error)
@@ -299,12 +299,12 @@ func TestSessionExpiryRebalancesAndFencesStaleCommits(t *testing.T) {
 		if len(stale) != 0 || len(unknown) != 0 {
 			t.Fatalf("with no-generation-fencing the commits are written and wait: %+v %+v", stale, unknown)
 		}
-		n = len(f.sent)
-		f.commit()
-		if r := answer[*proto.OffsetCommitResponse](t, f.to(101, n)); r.Partitions[0].Error != proto.None {
+		n = len(f.Sent)
+		f.Commit()
+		if r := answer[*proto.OffsetCommitResponse](t, f.To(101, n)); r.Partitions[0].Error != proto.None {
 			t.Errorf("with no-generation-fencing a stale commit: %v", r.Partitions[0].Error)
 		}
-		if r := answer[*proto.OffsetFetchResponse](t, f.request(9, fetchReq(false))); r.Partitions[0].CommittedOffset != 8 {
+		if r := answer[*proto.OffsetFetchResponse](t, f.Request(9, fetchReq(false))); r.Partitions[0].CommittedOffset != 8 {
 			t.Errorf("with no-generation-fencing the unknown member's commit is stored: %+v", r)
 		}
 	}
@@ -319,58 +319,58 @@ func TestSessionExpiryRebalancesAndFencesStaleCommits(t *testing.T) {
 func TestCommitsAnswerOnceCommittedAndFetchReadsCommittedState(t *testing.T) {
 	f := loaded(t)
 	simple := func(offset int64) *proto.OffsetCommitRequest { return commitReq("", -1, offset) }
-	if got := f.request(5, simple(10)); len(got) != 0 {
+	if got := f.Request(5, simple(10)); len(got) != 0 {
 		t.Fatalf("a commit answered before the high watermark passed it: %+v", got)
 	}
-	if r := answer[*proto.OffsetFetchResponse](t, f.request(9, fetchReq(false))); len(r.Partitions) != 0 {
+	if r := answer[*proto.OffsetFetchResponse](t, f.Request(9, fetchReq(false))); len(r.Partitions) != 0 {
 		t.Fatalf("an uncommitted offset is visible: %+v", r)
 	}
-	n := len(f.sent)
-	f.commit()
-	if r := answer[*proto.OffsetCommitResponse](t, f.to(5, n)); r.Partitions[0].Error != proto.None {
+	n := len(f.Sent)
+	f.Commit()
+	if r := answer[*proto.OffsetCommitResponse](t, f.To(5, n)); r.Partitions[0].Error != proto.None {
 		t.Fatalf("the commit: %+v", r)
 	}
-	f.request(5, simple(20))
-	r := answer[*proto.OffsetFetchResponse](t, f.request(9, fetchReq(false)))
+	f.Request(5, simple(20))
+	r := answer[*proto.OffsetFetchResponse](t, f.Request(9, fetchReq(false)))
 	if len(r.Partitions) != 1 || r.Partitions[0].CommittedOffset != 10 || r.Partitions[0].CommittedLeaderEpoch != 2 {
 		t.Fatalf("the committed state: %+v, want 10", r)
 	}
-	if got := f.request(9, fetchReq(true)); len(got) != 0 {
+	if got := f.Request(9, fetchReq(true)); len(got) != 0 {
 		t.Fatalf("a RequireStable fetch answered before the pending commit: %+v", got)
 	}
-	n = len(f.sent)
-	f.commit()
-	if r := answer[*proto.OffsetFetchResponse](t, f.to(9, n)); r.Partitions[0].CommittedOffset != 20 {
+	n = len(f.Sent)
+	f.Commit()
+	if r := answer[*proto.OffsetFetchResponse](t, f.To(9, n)); r.Partitions[0].CommittedOffset != 20 {
 		t.Fatalf("the stable fetch: %+v, want 20", r)
 	}
 	// Refused at once: reverted.
-	f.appendErr = proto.NotLeaderOrFollower
-	if r := answer[*proto.OffsetCommitResponse](t, f.request(5, simple(30))); r.Partitions[0].Error != proto.NotCoordinator {
+	f.AppendErr = proto.NotLeaderOrFollower
+	if r := answer[*proto.OffsetCommitResponse](t, f.Request(5, simple(30))); r.Partitions[0].Error != proto.NotCoordinator {
 		t.Fatalf("a refused append: %+v", r)
 	}
-	f.appendErr = proto.None
-	if got := f.c.shards[0].offsets[offsetKey{"g", "orders", 0}]; got.Offset != 20 {
+	f.AppendErr = proto.None
+	if got := f.C.shards[0].offsets[offsetKey{"g", "orders", 0}]; got.Offset != 20 {
 		t.Fatalf("the refused commit's offset stayed: %d", got.Offset)
 	}
 	// Timed out: not reverted, not visible until committed.
-	f.request(5, simple(40))
-	n = len(f.sent)
-	f.failAppends(proto.RequestTimedOut)
-	if r := answer[*proto.OffsetCommitResponse](t, f.to(5, n)); r.Partitions[0].Error != proto.CoordinatorNotAvailable {
+	f.Request(5, simple(40))
+	n = len(f.Sent)
+	f.FailAppends(proto.RequestTimedOut)
+	if r := answer[*proto.OffsetCommitResponse](t, f.To(5, n)); r.Partitions[0].Error != proto.CoordinatorNotAvailable {
 		t.Fatalf("a timed-out commit: %+v", r)
 	}
-	if r := answer[*proto.OffsetFetchResponse](t, f.request(9, fetchReq(false))); r.Partitions[0].CommittedOffset != 20 {
+	if r := answer[*proto.OffsetFetchResponse](t, f.Request(9, fetchReq(false))); r.Partitions[0].CommittedOffset != 20 {
 		t.Fatalf("a timed-out commit is visible: %+v", r)
 	}
-	f.request(5, simple(50))
-	f.commit()
-	if r := answer[*proto.OffsetFetchResponse](t, f.request(9, fetchReq(false))); r.Partitions[0].CommittedOffset != 50 {
+	f.Request(5, simple(50))
+	f.Commit()
+	if r := answer[*proto.OffsetFetchResponse](t, f.Request(9, fetchReq(false))); r.Partitions[0].CommittedOffset != 50 {
 		t.Fatalf("after a later commit: %+v", r)
 	}
 	// Partitions asked for that have nothing are -1.
 	req := fetchReq(false)
 	req.Partitions = tps(0, 3)
-	if r := answer[*proto.OffsetFetchResponse](t, f.request(9, req)); len(r.Partitions) != 2 || r.Partitions[1].CommittedOffset != -1 {
+	if r := answer[*proto.OffsetFetchResponse](t, f.Request(9, req)); len(r.Partitions) != 2 || r.Partitions[1].CommittedOffset != -1 {
 		t.Fatalf("a partition without an offset: %+v", r)
 	}
 }
@@ -382,38 +382,38 @@ func TestCommitsAnswerOnceCommittedAndFetchReadsCommittedState(t *testing.T) {
 func TestResignAndLoad(t *testing.T) {
 	f := loaded(t)
 	ids, gen := stableGroup(t, f, 3)
-	f.request(101, commitReq(ids[0], gen, 42))
-	f.commit()
+	f.Request(101, commitReq(ids[0], gen, 42))
+	f.Commit()
 	tp := metadata.TopicPartition{Topic: Topic, Partition: 0}
-	f.c.OnResign(tp, 2)
-	if r := answer[*proto.HeartbeatResponse](t, f.request(101, &proto.HeartbeatRequest{GroupID: "g", GenerationID: gen, MemberID: ids[0]})); r.Error != proto.NotCoordinator {
+	f.C.OnResign(tp, 2)
+	if r := answer[*proto.HeartbeatResponse](t, f.Request(101, &proto.HeartbeatRequest{GroupID: "g", GenerationID: gen, MemberID: ids[0]})); r.Error != proto.NotCoordinator {
 		t.Fatalf("after resigning: %v", r.Error)
 	}
 	// Another broker start leads it in epoch 3 (a new coordinator, the
 	// same log).
-	f.c = newCoordinator(f.c.cfg, f)
-	f.log(0).epoch = 3
-	f.c.OnBecomeLeader(tp, 3)
-	if r := answer[*proto.OffsetFetchResponse](t, f.request(9, fetchReq(false))); r.Error != proto.CoordinatorLoadInProgress {
+	f.C = newCoordinator(f.C.cfg, f)
+	f.Log(0).Epoch = 3
+	f.C.OnBecomeLeader(tp, 3)
+	if r := answer[*proto.OffsetFetchResponse](t, f.Request(9, fetchReq(false))); r.Error != proto.CoordinatorLoadInProgress {
 		t.Fatalf("while loading: %+v", r)
 	}
 	// Three batches, two a read: a chunk per event.
-	f.advance(0)
-	if s := f.c.shards[0]; s.state != shardActive || s.loadFrom != f.log(0).leo {
-		t.Fatalf("the load: %v at %d of %d", s.state, s.loadFrom, f.log(0).leo)
+	f.Advance(0)
+	if s := f.C.shards[0]; s.state != shardActive || s.loadFrom != f.Log(0).LEO {
+		t.Fatalf("the load: %v at %d of %d", s.state, s.loadFrom, f.Log(0).LEO)
 	}
-	r := answer[*proto.OffsetFetchResponse](t, f.request(9, fetchReq(false)))
+	r := answer[*proto.OffsetFetchResponse](t, f.Request(9, fetchReq(false)))
 	if len(r.Partitions) != 1 || r.Partitions[0].CommittedOffset != 42 {
 		t.Fatalf("the loaded offsets: %+v", r)
 	}
-	g := f.c.shards[0].groups["g"]
+	g := f.C.shards[0].groups["g"]
 	if g.state != stateStable || g.generation != gen || g.leader != ids[0] || len(g.members) != 3 || len(g.members[ids[1]].assignment) != 1 {
 		t.Fatalf("the loaded group: %v generation %d leader %q, %d members", g.state, g.generation, g.leader, len(g.members))
 	}
 	heartbeatAll(t, f, ids, gen, proto.None)
-	f.advance(5 * time.Second)
+	f.Advance(5 * time.Second)
 	heartbeatAll(t, f, ids[:2], gen, proto.None)
-	f.advance(6 * time.Second)
+	f.Advance(6 * time.Second)
 	if len(g.members) != 2 || g.state != statePreparingRebalance {
 		t.Fatalf("a loaded member that does not heartbeat expires: %d members, %v", len(g.members), g.state)
 	}
@@ -426,29 +426,29 @@ func TestResignAndLoad(t *testing.T) {
 func TestStaticMemberRejoinsWithoutARebalance(t *testing.T) {
 	f := loaded(t)
 	ids, gen := stableGroup(t, f, 2, "", "instance-b")
-	if got := f.request(102, joinReq("", "instance-b")); len(got) != 0 {
+	if got := f.Request(102, joinReq("", "instance-b")); len(got) != 0 {
 		t.Fatalf("the rejoin is answered once its metadata is committed: %+v", got)
 	}
-	n := len(f.sent)
-	f.commit()
-	r := answer[*proto.JoinGroupResponse](t, f.to(102, n))
+	n := len(f.Sent)
+	f.Commit()
+	r := answer[*proto.JoinGroupResponse](t, f.To(102, n))
 	if r.Error != proto.None || r.GenerationID != gen || r.MemberID == ids[1] || r.SkipAssignment {
 		t.Fatalf("the static rejoin: %+v", r)
 	}
-	g := f.c.shards[0].groups["g"]
+	g := f.C.shards[0].groups["g"]
 	if g.state != stateStable || g.generation != gen {
 		t.Fatalf("the group rebalanced: %v generation %d", g.state, g.generation)
 	}
 	hb := &proto.HeartbeatRequest{GroupID: "g", GenerationID: gen, MemberID: ids[1], GroupInstanceID: "instance-b"}
-	if r := answer[*proto.HeartbeatResponse](t, f.request(102, hb)); r.Error != proto.FencedInstanceID {
+	if r := answer[*proto.HeartbeatResponse](t, f.Request(102, hb)); r.Error != proto.FencedInstanceID {
 		t.Errorf("the old member id: %v, want FENCED_INSTANCE_ID", r.Error)
 	}
-	s := answer[*proto.SyncGroupResponse](t, f.request(102, &proto.SyncGroupRequest{GroupID: "g", GenerationID: gen, MemberID: r.MemberID, GroupInstanceID: "instance-b"}))
+	s := answer[*proto.SyncGroupResponse](t, f.Request(102, &proto.SyncGroupRequest{GroupID: "g", GenerationID: gen, MemberID: r.MemberID, GroupInstanceID: "instance-b"}))
 	if s.Error != proto.None || len(s.Partitions) != 1 || s.Partitions[0].Partition != 1 {
 		t.Errorf("the static member's assignment: %+v, want its old one", s)
 	}
 	// Leaving does rebalance.
-	lr := answer[*proto.LeaveGroupResponse](t, f.request(102, &proto.LeaveGroupRequest{GroupID: "g", Members: []proto.LeaveGroupMember{{MemberID: r.MemberID, GroupInstanceID: "instance-b"}}}))
+	lr := answer[*proto.LeaveGroupResponse](t, f.Request(102, &proto.LeaveGroupRequest{GroupID: "g", Members: []proto.LeaveGroupMember{{MemberID: r.MemberID, GroupInstanceID: "instance-b"}}}))
 	if lr.Error != proto.None || len(lr.Members) != 1 || lr.Members[0].Error != proto.None || g.state != statePreparingRebalance {
 		t.Errorf("a static member's LeaveGroup: %+v, the group %v", lr, g.state)
 	}
@@ -460,35 +460,35 @@ func TestReplayAfterCompaction(t *testing.T) {
 	f := loaded(t)
 	ids, gen := stableGroup(t, f, 2)
 	for i := range 5 {
-		f.request(101, commitReq(ids[0], gen, int64(10*i)))
+		f.Request(101, commitReq(ids[0], gen, int64(10*i)))
 	}
-	f.request(5, &proto.OffsetCommitRequest{GroupID: "other", GenerationIDOrMemberEpoch: -1,
+	f.Request(5, &proto.OffsetCommitRequest{GroupID: "other", GenerationIDOrMemberEpoch: -1,
 		Partitions: []proto.OffsetCommitPartition{{TopicPartition: tps(3)[0], CommittedOffset: 9}}})
-	f.commit()
+	f.Commit()
 	// An offset deleted (as offset expiry or DeleteGroups would).
-	f.c.shards[0].write([]shardRecord{{Key: encodeOffsetKey(offsetKey{"other", "orders", 3}), Tombstone: true}}, true, func(proto.ErrorCode) {})
-	f.commit()
-	whole := snapshot(f.c.shards[0])
+	f.C.shards[0].write([]shardRecord{{Key: encodeOffsetKey(offsetKey{"other", "orders", 3}), Tombstone: true}}, true, func(proto.ErrorCode) {})
+	f.Commit()
+	whole := snapshot(f.C.shards[0])
 
-	l := f.log(0)
+	l := f.Log(0)
 	latest := map[string]int64{}
-	for _, b := range l.batches {
+	for _, b := range l.Batches {
 		b.EachRecord(func(_ int, off int64, key []byte, _ bool, _ []byte) { latest[string(key)] = off })
 	}
-	var compacted = l.batches[:0:0]
-	for _, b := range l.batches {
+	var compacted = l.Batches[:0:0]
+	for _, b := range l.Batches {
 		c := b.Compacted(func(off int64, key []byte, _ bool) bool { return latest[string(key)] == off })
 		if c != nil {
 			compacted = append(compacted, c)
 		}
 	}
-	if len(compacted) >= len(l.batches) {
+	if len(compacted) >= len(l.Batches) {
 		t.Fatalf("compaction removed nothing: %d batches", len(compacted))
 	}
-	l.batches = compacted
-	f.c = newCoordinator(f.c.cfg, f)
-	f.lead(2)
-	if got := snapshot(f.c.shards[0]); got != whole {
+	l.Batches = compacted
+	f.C = newCoordinator(f.C.cfg, f)
+	f.Lead(2)
+	if got := snapshot(f.C.shards[0]); got != whole {
 		t.Fatalf("after compaction the load gives\n%s\nwant\n%s", got, whole)
 	}
 }
@@ -521,19 +521,19 @@ func snapshot(s *shard) string {
 func TestStaticRejoinIsAnsweredOnceWhenItsWriteFailsAfterARebalance(t *testing.T) {
 	f := loaded(t)
 	ids, gen := stableGroup(t, f, 2, "instance-a", "instance-b")
-	n := len(f.sent)
-	if got := f.request(101, joinReq("", "instance-a")); len(got) != 0 {
+	n := len(f.Sent)
+	if got := f.Request(101, joinReq("", "instance-a")); len(got) != 0 {
 		t.Fatalf("the rejoin is answered once its metadata is committed: %+v", got)
 	}
 	// Its answer waits for the pending write, as any operation's.
-	f.request(102, &proto.LeaveGroupRequest{CorrelationID: next(), GroupID: "g",
+	f.Request(102, &proto.LeaveGroupRequest{CorrelationID: next(), GroupID: "g",
 		Members: []proto.LeaveGroupMember{{MemberID: ids[1], GroupInstanceID: "instance-b"}}})
-	r := answer[*proto.JoinGroupResponse](t, f.to(101, n))
+	r := answer[*proto.JoinGroupResponse](t, f.To(101, n))
 	if r.Error != proto.None || r.GenerationID != gen+1 || r.MemberID == ids[0] {
 		t.Fatalf("the rebalance's answer to the rejoin: %+v", r)
 	}
-	f.failAppends(proto.RequestTimedOut)
-	if got := f.to(101, n); len(got) != 1 {
+	f.FailAppends(proto.RequestTimedOut)
+	if got := f.To(101, n); len(got) != 1 {
 		t.Fatalf("one JoinGroup, %d answers: %+v", len(got), got)
 	}
 }
@@ -544,13 +544,13 @@ func TestStaticRejoinIsAnsweredOnceWhenItsWriteFailsAfterARebalance(t *testing.T
 func newLeaderWithCommitAboveItsHighWatermark(t *testing.T) *fakeTopics {
 	t.Helper()
 	f := loaded(t)
-	f.request(5, commitReq("", -1, 10))
-	f.commit()
-	f.request(5, commitReq("", -1, 20)) // in the log, not yet committed
+	f.Request(5, commitReq("", -1, 10))
+	f.Commit()
+	f.Request(5, commitReq("", -1, 20)) // in the log, not yet committed
 	tp := metadata.TopicPartition{Topic: Topic, Partition: 0}
-	f.c.OnResign(tp, 3)
-	f.c = newCoordinator(f.c.cfg, f)
-	f.lead(3)
+	f.C.OnResign(tp, 3)
+	f.C = newCoordinator(f.C.cfg, f)
+	f.Lead(3)
 	return f
 }
 
@@ -564,18 +564,18 @@ func newLeaderWithCommitAboveItsHighWatermark(t *testing.T) *fakeTopics {
 func TestLoadedCommitsAboveTheHighWatermarkBecomeVisibleWhenItPasses(t *testing.T) {
 	f := newLeaderWithCommitAboveItsHighWatermark(t)
 	tp := metadata.TopicPartition{Topic: Topic, Partition: 0}
-	if r := answer[*proto.OffsetFetchResponse](t, f.request(9, fetchReq(false))); len(r.Partitions) != 1 || r.Partitions[0].CommittedOffset != 10 {
+	if r := answer[*proto.OffsetFetchResponse](t, f.Request(9, fetchReq(false))); len(r.Partitions) != 1 || r.Partitions[0].CommittedOffset != 10 {
 		t.Fatalf("after the load: %+v, want 10 (20 lies above the high watermark)", r)
 	}
-	l := f.log(0)
-	l.hw = l.leo
-	var hl broker.HighWatermarkListener = f.c
-	hl.OnHighWatermark(tp, 2, l.hw) // of an older leader epoch: not this shard's
-	if r := answer[*proto.OffsetFetchResponse](t, f.request(9, fetchReq(false))); r.Partitions[0].CommittedOffset != 10 {
+	l := f.Log(0)
+	l.HW = l.LEO
+	var hl broker.HighWatermarkListener = f.C
+	hl.OnHighWatermark(tp, 2, l.HW) // of an older leader epoch: not this shard's
+	if r := answer[*proto.OffsetFetchResponse](t, f.Request(9, fetchReq(false))); r.Partitions[0].CommittedOffset != 10 {
 		t.Fatalf("after another epoch's high watermark: %+v, want 10", r)
 	}
-	hl.OnHighWatermark(tp, 3, l.hw)
-	if r := answer[*proto.OffsetFetchResponse](t, f.request(9, fetchReq(false))); r.Partitions[0].CommittedOffset != 20 {
+	hl.OnHighWatermark(tp, 3, l.HW)
+	if r := answer[*proto.OffsetFetchResponse](t, f.Request(9, fetchReq(false))); r.Partitions[0].CommittedOffset != 20 {
 		t.Fatalf("after the high watermark passed the loaded commit: %+v, want 20", r)
 	}
 }
@@ -593,28 +593,28 @@ func TestLoadedCommitsAboveTheHighWatermarkBecomeVisibleWhenItPasses(t *testing.
 func TestStableFetchOnANewLeaderWaitsForTheLoadedCommitsAboveTheHighWatermark(t *testing.T) {
 	f := newLeaderWithCommitAboveItsHighWatermark(t)
 	tp := metadata.TopicPartition{Topic: Topic, Partition: 0}
-	n := len(f.sent)
-	if got := f.request(9, fetchReq(true)); len(got) != 0 {
+	n := len(f.Sent)
+	if got := f.Request(9, fetchReq(true)); len(got) != 0 {
 		t.Fatalf("a stable fetch answered before the loaded commit above the high watermark is committed: %+v", got)
 	}
-	f.advance(f.c.cfg.OffsetsCommitTimeout - time.Millisecond)
-	if got := f.to(9, n); len(got) != 0 {
+	f.Advance(f.C.cfg.OffsetsCommitTimeout - time.Millisecond)
+	if got := f.To(9, n); len(got) != 0 {
 		t.Fatalf("answered before the write timeout: %+v", got)
 	}
-	f.advance(time.Millisecond)
-	if r := answer[*proto.OffsetFetchResponse](t, f.to(9, n)); r.Error != proto.NotCoordinator {
+	f.Advance(time.Millisecond)
+	if r := answer[*proto.OffsetFetchResponse](t, f.To(9, n)); r.Error != proto.NotCoordinator {
 		t.Fatalf("a stable fetch whose wait timed out: %+v, want NOT_COORDINATOR", r)
 	}
-	n = len(f.sent)
-	f.request(9, fetchReq(true))
-	l := f.log(0)
-	l.hw = l.leo
-	f.c.OnHighWatermark(tp, 3, l.hw)
-	if r := answer[*proto.OffsetFetchResponse](t, f.to(9, n)); r.Error != proto.None || len(r.Partitions) != 1 || r.Partitions[0].CommittedOffset != 20 {
+	n = len(f.Sent)
+	f.Request(9, fetchReq(true))
+	l := f.Log(0)
+	l.HW = l.LEO
+	f.C.OnHighWatermark(tp, 3, l.HW)
+	if r := answer[*proto.OffsetFetchResponse](t, f.To(9, n)); r.Error != proto.None || len(r.Partitions) != 1 || r.Partitions[0].CommittedOffset != 20 {
 		t.Fatalf("once the high watermark passed the loaded commit: %+v, want 20", r)
 	}
-	f.advance(f.c.cfg.OffsetsCommitTimeout)
-	if got := f.to(9, n); len(got) != 1 {
+	f.Advance(f.C.cfg.OffsetsCommitTimeout)
+	if got := f.To(9, n); len(got) != 1 {
 		t.Fatalf("the answered fetch's timeout must not answer it again: %+v", got)
 	}
 }
@@ -624,25 +624,25 @@ func TestStableFetchOnANewLeaderWaitsForTheLoadedCommitsAboveTheHighWatermark(t 
 // resignation meanwhile answers NOT_COORDINATOR.
 func TestStableFetchWaitsForAWriteThatTimedOut(t *testing.T) {
 	f := loaded(t)
-	f.request(5, commitReq("", -1, 10))
-	f.commit()
-	f.request(5, commitReq("", -1, 20))
-	f.failAppends(proto.RequestTimedOut)
-	n := len(f.sent)
-	if got := f.request(9, fetchReq(true)); len(got) != 0 {
+	f.Request(5, commitReq("", -1, 10))
+	f.Commit()
+	f.Request(5, commitReq("", -1, 20))
+	f.FailAppends(proto.RequestTimedOut)
+	n := len(f.Sent)
+	if got := f.Request(9, fetchReq(true)); len(got) != 0 {
 		t.Fatalf("a stable fetch answered before the timed-out write is committed: %+v", got)
 	}
-	f.commit()
-	f.c.OnHighWatermark(metadata.TopicPartition{Topic: Topic, Partition: 0}, 1, f.log(0).hw)
-	if r := answer[*proto.OffsetFetchResponse](t, f.to(9, n)); r.Partitions[0].CommittedOffset != 20 {
+	f.Commit()
+	f.C.OnHighWatermark(metadata.TopicPartition{Topic: Topic, Partition: 0}, 1, f.Log(0).HW)
+	if r := answer[*proto.OffsetFetchResponse](t, f.To(9, n)); r.Partitions[0].CommittedOffset != 20 {
 		t.Fatalf("the stable fetch once the timed-out write is committed: %+v, want 20", r)
 	}
-	f.request(5, commitReq("", -1, 30))
-	f.failAppends(proto.RequestTimedOut)
-	n = len(f.sent)
-	f.request(9, fetchReq(true))
-	f.c.OnResign(metadata.TopicPartition{Topic: Topic, Partition: 0}, 2)
-	if r := answer[*proto.OffsetFetchResponse](t, f.to(9, n)); r.Error != proto.NotCoordinator {
+	f.Request(5, commitReq("", -1, 30))
+	f.FailAppends(proto.RequestTimedOut)
+	n = len(f.Sent)
+	f.Request(9, fetchReq(true))
+	f.C.OnResign(metadata.TopicPartition{Topic: Topic, Partition: 0}, 2)
+	if r := answer[*proto.OffsetFetchResponse](t, f.To(9, n)); r.Error != proto.NotCoordinator {
 		t.Fatalf("a stable fetch when the shard unloads: %+v, want NOT_COORDINATOR", r)
 	}
 }

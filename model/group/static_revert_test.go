@@ -30,27 +30,27 @@ func (a *revertAuditor) StaticMemberReverted(_, _, _ int32, _, instanceID, rever
 func TestStaticRejoinRevertedAfterARebalanceFencesTheNewGeneration(t *testing.T) {
 	f := loaded(t)
 	rec := &revertAuditor{}
-	f.c.cfg.Audit = rec
+	f.C.cfg.Audit = rec
 	ids, gen := stableGroup(t, f, 2, "instance-a", "instance-b")
-	n := len(f.sent)
-	f.request(101, joinReq("", "instance-a"))
-	f.request(102, &proto.LeaveGroupRequest{CorrelationID: next(), GroupID: "g",
+	n := len(f.Sent)
+	f.Request(101, joinReq("", "instance-a"))
+	f.Request(102, &proto.LeaveGroupRequest{CorrelationID: next(), GroupID: "g",
 		Members: []proto.LeaveGroupMember{{MemberID: ids[1], GroupInstanceID: "instance-b"}}})
-	j := answer[*proto.JoinGroupResponse](t, f.to(101, n))
+	j := answer[*proto.JoinGroupResponse](t, f.To(101, n))
 	if j.Error != proto.None || j.GenerationID != gen+1 || j.Leader != j.MemberID {
 		t.Fatalf("the rebalance's answer to the rejoin: %+v", j)
 	}
-	n = len(f.sent)
+	n = len(f.Sent)
 	sync := &proto.SyncGroupRequest{CorrelationID: next(), GroupID: "g", GenerationID: j.GenerationID, MemberID: j.MemberID,
 		GroupInstanceID: "instance-a", Assignments: []proto.MemberAssignment{{MemberID: j.MemberID, Partitions: tps(0, 1)}}}
-	if got := f.request(101, sync); len(got) != 0 {
+	if got := f.Request(101, sync); len(got) != 0 {
 		t.Fatalf("the leader's SyncGroup is answered once its write commits: %+v", got)
 	}
 	if len(rec.reverts) != 0 {
 		t.Fatalf("reverted before any write failed: %v", rec.reverts)
 	}
-	f.failAppends(proto.RequestTimedOut)
-	s := answer[*proto.SyncGroupResponse](t, f.to(101, n))
+	f.FailAppends(proto.RequestTimedOut)
+	s := answer[*proto.SyncGroupResponse](t, f.To(101, n))
 	if s.Error != proto.FencedInstanceID {
 		t.Fatalf("the new generation's SyncGroup after the revert: %+v, want FENCED_INSTANCE_ID", s)
 	}
@@ -58,7 +58,7 @@ func TestStaticRejoinRevertedAfterARebalanceFencesTheNewGeneration(t *testing.T)
 	if len(rec.reverts) != 1 || rec.reverts[0] != want {
 		t.Fatalf("audited reverts %v, want [%v]", rec.reverts, want)
 	}
-	g := f.c.shards[0].groups["g"]
+	g := f.C.shards[0].groups["g"]
 	if g.staticMembers["instance-a"] != ids[0] {
 		t.Errorf("instance-a is held under %s, want its old member id %s", g.staticMembers["instance-a"], ids[0])
 	}

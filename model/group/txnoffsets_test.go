@@ -21,10 +21,10 @@ func fetched(t *testing.T, f *fakeTopics, stable bool) proto.OffsetFetchPartitio
 	t.Helper()
 	req := fetchReq(stable)
 	req.Partitions = tps(0)
-	n := len(f.sent)
-	f.request(txnClient, req)
-	f.commit() // a stable fetch waits for the writes before it
-	r := answer[*proto.OffsetFetchResponse](t, f.to(txnClient, n))
+	n := len(f.Sent)
+	f.Request(txnClient, req)
+	f.Commit() // a stable fetch waits for the writes before it
+	r := answer[*proto.OffsetFetchResponse](t, f.To(txnClient, n))
 	if r.Error != proto.None || len(r.Partitions) != 1 {
 		t.Fatalf("OffsetFetch: %+v", r)
 	}
@@ -35,27 +35,27 @@ func fetched(t *testing.T, f *fakeTopics, stable bool) proto.OffsetFetchPartitio
 // coordinator adds, and returns its answer once written.
 func txnCommit(t *testing.T, f *fakeTopics, req *proto.TxnOffsetCommitRequest) proto.ErrorCode {
 	t.Helper()
-	n := len(f.sent)
-	if got := f.request(txnClient, req); len(got) != 0 {
+	n := len(f.Sent)
+	if got := f.Request(txnClient, req); len(got) != 0 {
 		t.Fatalf("a TxnOffsetCommit is answered only after its partition joined the transaction, got %+v", got)
 	}
 	if len(f.addedToTxn) != 1 || f.addedToTxn[0].producerID != req.ProducerID || f.addedToTxn[0].producerEpoch != req.ProducerEpoch {
 		t.Fatalf("the coordinator should add its partition to the transaction of producer %d epoch %d, got %+v", req.ProducerID, req.ProducerEpoch, f.addedToTxn)
 	}
 	f.answerAddToTxn(proto.None)
-	f.commit()
-	r := answer[*proto.TxnOffsetCommitResponse](t, f.to(txnClient, n))
+	f.Commit()
+	r := answer[*proto.TxnOffsetCommitResponse](t, f.To(txnClient, n))
 	return r.Partitions[0].Error
 }
 
 func complete(t *testing.T, f *fakeTopics, pid int64, epoch int16, committed bool) proto.ErrorCode {
 	t.Helper()
 	got := proto.ErrorCode(-100)
-	f.c.CompleteTransaction(metadata.TopicPartition{Topic: Topic, Partition: 0}, pid, epoch, 3, committed, false, func(err proto.ErrorCode) { got = err })
+	f.C.CompleteTransaction(metadata.TopicPartition{Topic: Topic, Partition: 0}, pid, epoch, 3, committed, false, func(err proto.ErrorCode) { got = err })
 	if got != -100 {
 		return got // refused at once
 	}
-	f.commit()
+	f.Commit()
 	return got
 }
 
@@ -68,7 +68,7 @@ func TestTxnOffsetsCommitAtTheMarkerAndDropAtTheAbort(t *testing.T) {
 		if err := txnCommit(t, f, txnCommitReq("", -1, 7, 1, 42)); err != proto.None {
 			t.Fatalf("TxnOffsetCommit: %v", err)
 		}
-		if b := f.log(0).batches[0]; !b.Transactional || b.ProducerID != 7 || b.ProducerEpoch != 1 {
+		if b := f.Log(0).Batches[0]; !b.Transactional || b.ProducerID != 7 || b.ProducerEpoch != 1 {
 			t.Fatalf("the offsets should be written in a transactional batch of producer 7 epoch 1, got %+v", b)
 		}
 		if p := fetched(t, f, false); p.CommittedOffset != -1 {
@@ -80,7 +80,7 @@ func TestTxnOffsetsCommitAtTheMarkerAndDropAtTheAbort(t *testing.T) {
 		if err := complete(t, f, 7, 2, committed); err != proto.None {
 			t.Fatalf("the marker: %v", err)
 		}
-		if b := f.log(0).batches[len(f.log(0).batches)-1]; !b.Control {
+		if b := f.Log(0).Batches[len(f.Log(0).Batches)-1]; !b.Control {
 			t.Fatal("the marker should be appended to the offsets partition")
 		}
 		want := int64(-1)
@@ -100,10 +100,10 @@ func TestTxnOffsetsCommitAtTheMarkerAndDropAtTheAbort(t *testing.T) {
 func TestALaterPlainCommitWinsOverTheTransactions(t *testing.T) {
 	f := loaded(t)
 	txnCommit(t, f, txnCommitReq("", -1, 7, 1, 42))
-	n := len(f.sent)
-	f.request(txnClient, commitReq("", -1, 50))
-	f.commit()
-	if r := answer[*proto.OffsetCommitResponse](t, f.to(txnClient, n)); r.Partitions[0].Error != proto.None {
+	n := len(f.Sent)
+	f.Request(txnClient, commitReq("", -1, 50))
+	f.Commit()
+	if r := answer[*proto.OffsetCommitResponse](t, f.To(txnClient, n)); r.Partitions[0].Error != proto.None {
 		t.Fatalf("commit: %+v", r)
 	}
 	complete(t, f, 7, 2, true)
@@ -119,7 +119,7 @@ func TestTxnOffsetsReloaded(t *testing.T) {
 	txnCommit(t, f, txnCommitReq("", -1, 7, 1, 42))
 	complete(t, f, 7, 2, true)
 	txnCommit(t, f, txnCommitReq("", -1, 8, 1, 60))
-	f.lead(2)
+	f.Lead(2)
 	if p := fetched(t, f, false); p.CommittedOffset != 42 {
 		t.Fatalf("after the reload the committed offset is %d, want 42", p.CommittedOffset)
 	}
@@ -156,7 +156,7 @@ func TestTxnOffsetCommitUnfencedWithTheBug(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Bugs.NoGenerationFencing = true
 	f := newFake(t, cfg)
-	f.lead(1)
+	f.Lead(1)
 	ids, gen := stableGroup(t, f, 2)
 	if err := txnCommit(t, f, txnCommitReq(ids[1], gen-1, 7, 1, 42)); err != proto.None {
 		t.Fatalf("a stale generation's commit with no-generation-fencing: %v, want NONE", err)
@@ -173,12 +173,12 @@ func TestTxnOffsetCommitRefusedByTheTransactionCoordinator(t *testing.T) {
 		{proto.NotEnoughReplicas, proto.CoordinatorNotAvailable},
 	} {
 		f := loaded(t)
-		n := len(f.sent)
-		f.request(txnClient, txnCommitReq("", -1, 7, 1, 42))
+		n := len(f.Sent)
+		f.Request(txnClient, txnCommitReq("", -1, 7, 1, 42))
 		f.answerAddToTxn(c.err)
-		r := answer[*proto.TxnOffsetCommitResponse](t, f.to(txnClient, n))
-		if r.Partitions[0].Error != c.want || len(f.log(0).batches) != 0 {
-			t.Fatalf("refused with %v: answered %v with %d batches written, want %v and none", c.err, r.Partitions[0].Error, len(f.log(0).batches), c.want)
+		r := answer[*proto.TxnOffsetCommitResponse](t, f.To(txnClient, n))
+		if r.Partitions[0].Error != c.want || len(f.Log(0).Batches) != 0 {
+			t.Fatalf("refused with %v: answered %v with %d batches written, want %v and none", c.err, r.Partitions[0].Error, len(f.Log(0).Batches), c.want)
 		}
 	}
 }

@@ -13,9 +13,9 @@ import (
 // 1000, and gives "tx" its first epoch.
 func started(t *testing.T) (*fakeTopics, *proto.InitProducerIDResponse) {
 	f := newFake(t)
-	f.lead(3)
+	f.Lead(3)
 	req := &proto.InitProducerIDRequest{TransactionalID: "tx", TransactionTimeout: time.Minute, ProducerID: -1, ProducerEpoch: -1}
-	out := f.request(client, req)
+	out := f.Request(client, req)
 	if r := out[0].(*proto.InitProducerIDResponse); r.Error != proto.CoordinatorLoadInProgress {
 		t.Fatalf("before any producer-id block: %s, want COORDINATOR_LOAD_IN_PROGRESS", r.Error)
 	}
@@ -30,12 +30,12 @@ func started(t *testing.T) (*fakeTopics, *proto.InitProducerIDResponse) {
 // addPartitions has a partition leader add partitions for (pid, epoch)
 // and returns the committed answer.
 func (f *fakeTopics) addPartitions(pid int64, epoch int16, tps ...proto.TopicPartition) proto.ErrorCode {
-	f.t.Helper()
-	out := f.request(brokerA, &proto.AddPartitionsToTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: epoch, Partitions: tps})
+	f.T.Helper()
+	out := f.Request(brokerA, &proto.AddPartitionsToTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: epoch, Partitions: tps})
 	if len(out) == 0 {
-		n := len(f.sent)
-		f.commit()
-		out = f.to(brokerA, n)
+		n := len(f.Sent)
+		f.Commit()
+		out = f.To(brokerA, n)
 	}
 	return out[0].(*proto.AddPartitionsToTxnResponse).Error
 }
@@ -52,7 +52,7 @@ func TestEndTxnMarkersComplete(t *testing.T) {
 	if err := f.addPartitions(pid, 0, tp("a", 0), tp("b", 0)); err != proto.None {
 		t.Fatalf("AddPartitionsToTxn: %s", err)
 	}
-	f.now += time.Second
+	f.Clock += time.Second
 	if err := f.addPartitions(pid, 0, tp("a", 1), tp("gone", 0)); err != proto.None {
 		t.Fatalf("AddPartitionsToTxn: %s", err)
 	}
@@ -63,22 +63,22 @@ func TestEndTxnMarkersComplete(t *testing.T) {
 		t.Fatalf("AddPartitionsToTxn with a newer epoch: %s, want PRODUCER_FENCED", err)
 	}
 	end := &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 0, Committed: true}
-	if out := f.request(client, end); len(out) != 0 {
+	if out := f.Request(client, end); len(out) != 0 {
 		t.Fatalf("EndTxn answered before PrepareCommit was committed: %+v", out[0])
 	}
-	if out := f.request(client, end); out[0].(*proto.EndTxnResponse).Error != proto.ConcurrentTransactions {
+	if out := f.Request(client, end); out[0].(*proto.EndTxnResponse).Error != proto.ConcurrentTransactions {
 		t.Fatalf("EndTxn while PrepareCommit is written: %+v", out[0])
 	}
-	n := len(f.sent)
-	f.commit()
-	if r := f.to(client, n)[0].(*proto.EndTxnResponse); r.Error != proto.None || r.ProducerID != pid || r.ProducerEpoch != 1 {
+	n := len(f.Sent)
+	f.Commit()
+	if r := f.To(client, n)[0].(*proto.EndTxnResponse); r.Error != proto.None || r.ProducerID != pid || r.ProducerEpoch != 1 {
 		t.Fatalf("EndTxn: %+v, want NONE with epoch 1", r)
 	}
-	if out := f.request(client, end); out[0].(*proto.EndTxnResponse).Error != proto.ConcurrentTransactions {
+	if out := f.Request(client, end); out[0].(*proto.EndTxnResponse).Error != proto.ConcurrentTransactions {
 		t.Fatalf("a retry while the markers are written: %+v", out[0])
 	}
-	n = len(f.sent)
-	f.advance(0)
+	n = len(f.Sent)
+	f.Advance(0)
 	reqs := f.markerRequests(n)
 	if len(reqs) != 2 || reqs[brokerA] == nil || reqs[brokerB] == nil {
 		t.Fatalf("marker requests: %+v", reqs)
@@ -99,33 +99,33 @@ func TestEndTxnMarkersComplete(t *testing.T) {
 	if d := f.describe("tx"); d.State != "PrepareCommit" {
 		t.Fatalf("with a marker missing: %+v", d)
 	}
-	n = len(f.sent)
-	f.advance(f.c.cfg.RetryBackoff)
+	n = len(f.Sent)
+	f.Advance(f.C.cfg.RetryBackoff)
 	reqs = f.markerRequests(n)
 	if len(reqs) != 1 || reqs[brokerB] == nil || reqs[brokerB].Markers[0].Partitions[0] != tp("a", 1) {
 		t.Fatalf("the retried marker: %+v", reqs)
 	}
 	f.ackMarkers(brokerB, reqs[brokerB], allNone)
-	f.commit() // CompleteCommit
+	f.Commit() // CompleteCommit
 	if d := f.describe("tx"); d.State != "CompleteCommit" || d.ProducerEpoch != 1 || len(d.Partitions) != 0 {
 		t.Fatalf("after the markers: %+v", d)
 	}
 	// TV2 retries: the old epoch is a retry of the bump (NONE with the
 	// current epoch); an abort retry is INVALID_TXN_STATE; a commit with
 	// the current epoch and nothing open is INVALID_TXN_STATE.
-	if r := f.request(client, end)[0].(*proto.EndTxnResponse); r.Error != proto.None || r.ProducerEpoch != 1 {
+	if r := f.Request(client, end)[0].(*proto.EndTxnResponse); r.Error != proto.None || r.ProducerEpoch != 1 {
 		t.Fatalf("EndTxn retry after completion: %+v", r)
 	}
 	abortRetry := &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 0}
-	if r := f.request(client, abortRetry)[0].(*proto.EndTxnResponse); r.Error != proto.InvalidTxnState {
+	if r := f.Request(client, abortRetry)[0].(*proto.EndTxnResponse); r.Error != proto.InvalidTxnState {
 		t.Fatalf("an abort retry after a commit: %+v", r)
 	}
 	again := &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 1, Committed: true}
-	if r := f.request(client, again)[0].(*proto.EndTxnResponse); r.Error != proto.InvalidTxnState {
+	if r := f.Request(client, again)[0].(*proto.EndTxnResponse); r.Error != proto.InvalidTxnState {
 		t.Fatalf("a commit with nothing open: %+v", r)
 	}
 	stale := &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 5, Committed: true}
-	if r := f.request(client, stale)[0].(*proto.EndTxnResponse); r.Error != proto.ProducerFenced {
+	if r := f.Request(client, stale)[0].(*proto.EndTxnResponse); r.Error != proto.ProducerFenced {
 		t.Fatalf("an unknown epoch: %+v", r)
 	}
 }
@@ -143,33 +143,33 @@ func TestInitProducerIDFencesAndAborts(t *testing.T) {
 		t.Fatalf("AddPartitionsToTxn: %s", err)
 	}
 	req := &proto.InitProducerIDRequest{TransactionalID: "tx", TransactionTimeout: time.Minute, ProducerID: -1, ProducerEpoch: -1}
-	if out := f.request(client, req); len(out) != 0 {
+	if out := f.Request(client, req); len(out) != 0 {
 		t.Fatalf("answered before the fencing abort was written: %+v", out[0])
 	}
-	if out := f.request(client, req); out[0].(*proto.InitProducerIDResponse).Error != proto.ConcurrentTransactions {
+	if out := f.Request(client, req); out[0].(*proto.InitProducerIDResponse).Error != proto.ConcurrentTransactions {
 		t.Fatalf("while the abort is written: %+v", out[0])
 	}
-	n := len(f.sent)
-	f.commit() // PrepareAbort
-	if r := f.to(client, n)[0].(*proto.InitProducerIDResponse); r.Error != proto.ConcurrentTransactions {
+	n := len(f.Sent)
+	f.Commit() // PrepareAbort
+	if r := f.To(client, n)[0].(*proto.InitProducerIDResponse); r.Error != proto.ConcurrentTransactions {
 		t.Fatalf("once PrepareAbort is written: %+v", r)
 	}
 	if d := f.describe("tx"); d.State != "PrepareAbort" || d.ProducerEpoch != 1 {
 		t.Fatalf("the fencing abort: %+v, want PrepareAbort at epoch 1 (the fence's bump only: KAFKA-19367)", d)
 	}
 	old := &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 0, Committed: true}
-	if r := f.request(client, old)[0].(*proto.EndTxnResponse); r.Error != proto.ConcurrentTransactions {
+	if r := f.Request(client, old)[0].(*proto.EndTxnResponse); r.Error != proto.ConcurrentTransactions {
 		t.Fatalf("the fenced instance's commit while the abort is written: %+v, want CONCURRENT_TRANSACTIONS (KAFKA-18464: the pending Complete* first)", r)
 	}
-	n = len(f.sent)
-	f.advance(0)
+	n = len(f.Sent)
+	f.Advance(0)
 	reqs := f.markerRequests(n)
 	mk := reqs[brokerA].Markers[0]
 	if mk.Committed || mk.ProducerEpoch != 1 || mk.CoordinatorEpoch != 3 {
 		t.Fatalf("the abort marker: %+v, want an abort at epoch 1", mk)
 	}
 	f.ackMarkers(brokerA, reqs[brokerA], allNone)
-	f.commit() // CompleteAbort
+	f.Commit() // CompleteAbort
 	r := f.initPID("tx", time.Minute)
 	if r.Error != proto.None || r.ProducerID != pid || r.ProducerEpoch != 2 {
 		t.Fatalf("InitProducerId after the abort: %+v, want epoch 2", r)
@@ -180,14 +180,14 @@ func TestInitProducerIDFencesAndAborts(t *testing.T) {
 	// KIP-360: the current instance re-initialises with its own id and
 	// epoch (an epoch bump); a stale epoch is fenced.
 	kip360 := &proto.InitProducerIDRequest{TransactionalID: "tx", TransactionTimeout: time.Minute, ProducerID: pid, ProducerEpoch: 2}
-	f.request(client, kip360)
-	n = len(f.sent)
-	f.commit()
-	if r := f.to(client, n)[0].(*proto.InitProducerIDResponse); r.Error != proto.None || r.ProducerEpoch != 3 {
+	f.Request(client, kip360)
+	n = len(f.Sent)
+	f.Commit()
+	if r := f.To(client, n)[0].(*proto.InitProducerIDResponse); r.Error != proto.None || r.ProducerEpoch != 3 {
 		t.Fatalf("KIP-360 re-init: %+v", r)
 	}
 	kip360.ProducerEpoch = 1
-	if r := f.request(client, kip360)[0].(*proto.InitProducerIDResponse); r.Error != proto.ProducerFenced {
+	if r := f.Request(client, kip360)[0].(*proto.InitProducerIDResponse); r.Error != proto.ProducerFenced {
 		t.Fatalf("KIP-360 with a stale epoch: %+v", r)
 	}
 }
@@ -200,34 +200,34 @@ func TestTimedOutTransactionAborted(t *testing.T) {
 	if err := f.addPartitions(init.ProducerID, 0, tp("a", 0)); err != proto.None {
 		t.Fatalf("AddPartitionsToTxn: %s", err)
 	}
-	f.advance(9 * time.Second) // the first check: not yet a minute old
+	f.Advance(9 * time.Second) // the first check: not yet a minute old
 	if d := f.describe("tx"); d.State != "Ongoing" {
 		t.Fatalf("before the timeout: %+v", d)
 	}
-	f.advance(61 * time.Second)
+	f.Advance(61 * time.Second)
 	if d := f.describe("tx"); d.State != "Ongoing" {
 		t.Fatalf("the abort is answered once written: %+v", d)
 	}
-	f.commit()
-	n := len(f.sent)
-	f.advance(0)
+	f.Commit()
+	n := len(f.Sent)
+	f.Advance(0)
 	reqs := f.markerRequests(n)
 	if reqs[brokerA] == nil || reqs[brokerA].Markers[0].Committed || reqs[brokerA].Markers[0].ProducerEpoch != 1 {
 		t.Fatalf("the timeout's abort marker: %+v, want an abort at epoch 1 (the fence's bump only: KAFKA-19367)", reqs)
 	}
 	f.ackMarkers(brokerA, reqs[brokerA], allNone)
-	f.commit()
+	f.Commit()
 	if d := f.describe("tx"); d.State != "CompleteAbort" || d.ProducerEpoch != 1 {
 		t.Fatalf("after the timeout: %+v", d)
 	}
 	// The timed-out producer's abort is a retry of the coordinator's: it
 	// learns the bumped epoch and goes on.
 	abort := &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: init.ProducerID, ProducerEpoch: 0}
-	if r := f.request(client, abort)[0].(*proto.EndTxnResponse); r.Error != proto.None || r.ProducerEpoch != 1 {
+	if r := f.Request(client, abort)[0].(*proto.EndTxnResponse); r.Error != proto.None || r.ProducerEpoch != 1 {
 		t.Fatalf("the timed-out producer aborts: %+v, want NONE at epoch 1", r)
 	}
 	end := &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: init.ProducerID, ProducerEpoch: 0, Committed: true}
-	if r := f.request(client, end)[0].(*proto.EndTxnResponse); r.Error != proto.ProducerFenced {
+	if r := f.Request(client, end)[0].(*proto.EndTxnResponse); r.Error != proto.ProducerFenced {
 		t.Fatalf("the timed-out producer commits: %+v, want PRODUCER_FENCED (KAFKA-20785)", r)
 	}
 }
@@ -242,27 +242,27 @@ func TestReloadResendsPendingMarkers(t *testing.T) {
 	if err := f.addPartitions(init.ProducerID, 0, tp("a", 0)); err != proto.None {
 		t.Fatalf("AddPartitionsToTxn: %s", err)
 	}
-	f.request(client, &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: init.ProducerID, ProducerEpoch: 0, Committed: true})
-	f.commit()
+	f.Request(client, &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: init.ProducerID, ProducerEpoch: 0, Committed: true})
+	f.Commit()
 	// The leadership moves away before any marker is answered, and back
 	// in epoch 5.
-	f.c.OnResign(metadata.TopicPartition{Topic: Topic, Partition: 0}, 4)
-	if out := f.request(client, &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: init.ProducerID, ProducerEpoch: 0, Committed: true}); out[0].(*proto.EndTxnResponse).Error != proto.NotCoordinator {
+	f.C.OnResign(metadata.TopicPartition{Topic: Topic, Partition: 0}, 4)
+	if out := f.Request(client, &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: init.ProducerID, ProducerEpoch: 0, Committed: true}); out[0].(*proto.EndTxnResponse).Error != proto.NotCoordinator {
 		t.Fatalf("a retry after the resignation: %+v", out[0])
 	}
 	if d := f.describe("tx"); d.Error != proto.NotCoordinator {
 		t.Fatalf("after the resignation: %+v", d)
 	}
-	f.log(0).epoch = 5
-	f.c.OnBecomeLeader(metadata.TopicPartition{Topic: Topic, Partition: 0}, 5)
+	f.Log(0).Epoch = 5
+	f.C.OnBecomeLeader(metadata.TopicPartition{Topic: Topic, Partition: 0}, 5)
 	if d := f.describe("tx"); d.Error != proto.CoordinatorLoadInProgress {
 		t.Fatalf("while loading: %+v", d)
 	}
-	n := len(f.sent)
-	f.advance(0)
+	n := len(f.Sent)
+	f.Advance(0)
 	reqs := f.markerRequests(n)
 	if reqs[brokerA] == nil {
-		t.Fatalf("no marker sent after the load: %+v", f.sent[n:])
+		t.Fatalf("no marker sent after the load: %+v", f.Sent[n:])
 	}
 	mk := reqs[brokerA].Markers[0]
 	if mk.CoordinatorEpoch != 5 || !mk.Committed || mk.ProducerEpoch != 1 {
@@ -272,7 +272,7 @@ func TestReloadResendsPendingMarkers(t *testing.T) {
 		t.Fatalf("loaded: %+v", d)
 	}
 	f.ackMarkers(brokerA, reqs[brokerA], allNone)
-	f.commit()
+	f.Commit()
 	if d := f.describe("tx"); d.State != "CompleteCommit" {
 		t.Fatalf("after the resent markers: %+v", d)
 	}
@@ -282,24 +282,24 @@ func TestReloadResendsPendingMarkers(t *testing.T) {
 // with its configs first; InitProducerId needs a valid timeout.
 func TestFindCoordinatorCreatesTopic(t *testing.T) {
 	f := newFake(t)
-	f.partitions = 0
-	out := f.request(client, &proto.FindCoordinatorRequest{Key: "tx", KeyType: proto.CoordinatorKeyTransaction})
+	f.NumPartitions = 0
+	out := f.Request(client, &proto.FindCoordinatorRequest{Key: "tx", KeyType: proto.CoordinatorKeyTransaction})
 	if r := out[0].(*proto.FindCoordinatorResponse); r.Error != proto.CoordinatorNotAvailable {
 		t.Fatalf("before the topic exists: %+v", r)
 	}
-	if len(f.created) != 1 || f.created[0].Name != Topic || f.created[0].NumPartitions != 1 || f.created[0].MinInsyncReplicas != 2 ||
-		f.created[0].Configs["cleanup.policy"] != "compact" {
-		t.Fatalf("created %+v", f.created)
+	if len(f.Created) != 1 || f.Created[0].Name != Topic || f.Created[0].NumPartitions != 1 || f.Created[0].MinInsyncReplicas != 2 ||
+		f.Created[0].Configs["cleanup.policy"] != "compact" {
+		t.Fatalf("created %+v", f.Created)
 	}
-	f.partitions = 1
-	if r := f.request(client, &proto.FindCoordinatorRequest{Key: "tx", KeyType: proto.CoordinatorKeyTransaction})[0].(*proto.FindCoordinatorResponse); r.Error != proto.None || r.Node != 10 {
+	f.NumPartitions = 1
+	if r := f.Request(client, &proto.FindCoordinatorRequest{Key: "tx", KeyType: proto.CoordinatorKeyTransaction})[0].(*proto.FindCoordinatorResponse); r.Error != proto.None || r.Node != 10 {
 		t.Fatalf("FindCoordinator: %+v", r)
 	}
-	if f.c.Handles(&proto.FindCoordinatorRequest{KeyType: proto.CoordinatorKeyGroup}) || f.c.Handles(&proto.InitProducerIDRequest{}) {
+	if f.C.Handles(&proto.FindCoordinatorRequest{KeyType: proto.CoordinatorKeyGroup}) || f.C.Handles(&proto.InitProducerIDRequest{}) {
 		t.Fatal("the transaction coordinator takes a group's FindCoordinator or an idempotent InitProducerId")
 	}
-	f.lead(1)
-	r := f.request(client, &proto.InitProducerIDRequest{TransactionalID: "tx", TransactionTimeout: time.Hour, ProducerID: -1, ProducerEpoch: -1})
+	f.Lead(1)
+	r := f.Request(client, &proto.InitProducerIDRequest{TransactionalID: "tx", TransactionTimeout: time.Hour, ProducerID: -1, ProducerEpoch: -1})
 	if r[0].(*proto.InitProducerIDResponse).Error != proto.InvalidTransactionTimeout {
 		t.Fatalf("a timeout above transaction.max.timeout.ms: %+v", r[0])
 	}
@@ -311,24 +311,24 @@ func TestFindCoordinatorCreatesTopic(t *testing.T) {
 func TestAppendFailures(t *testing.T) {
 	f, init := started(t)
 	f.leaders[tp("a", 0)] = brokerA
-	f.appendErr = proto.NotEnoughReplicas
-	out := f.request(brokerA, &proto.AddPartitionsToTxnRequest{TransactionalID: "tx", ProducerID: init.ProducerID, ProducerEpoch: 0, Partitions: []proto.TopicPartition{tp("a", 0)}})
+	f.AppendErr = proto.NotEnoughReplicas
+	out := f.Request(brokerA, &proto.AddPartitionsToTxnRequest{TransactionalID: "tx", ProducerID: init.ProducerID, ProducerEpoch: 0, Partitions: []proto.TopicPartition{tp("a", 0)}})
 	if r := out[0].(*proto.AddPartitionsToTxnResponse); r.Error != proto.CoordinatorNotAvailable {
 		t.Fatalf("below min ISR: %+v", r)
 	}
-	f.appendErr = proto.None
+	f.AppendErr = proto.None
 	if err := f.addPartitions(init.ProducerID, 0, tp("a", 0)); err != proto.None {
 		t.Fatalf("AddPartitionsToTxn: %s", err)
 	}
 	req := &proto.InitProducerIDRequest{TransactionalID: "tx", TransactionTimeout: time.Minute, ProducerID: -1, ProducerEpoch: -1}
-	f.request(client, req)
-	n := len(f.sent)
-	f.fail(proto.RequestTimedOut)
-	if r := f.to(client, n)[0].(*proto.InitProducerIDResponse); r.Error != proto.CoordinatorNotAvailable {
+	f.Request(client, req)
+	n := len(f.Sent)
+	f.FailAppends(proto.RequestTimedOut)
+	if r := f.To(client, n)[0].(*proto.InitProducerIDResponse); r.Error != proto.CoordinatorNotAvailable {
 		t.Fatalf("the fence's write timed out: %+v", r)
 	}
-	f.request(client, req)
-	f.commit()
+	f.Request(client, req)
+	f.Commit()
 	if d := f.describe("tx"); d.State != "PrepareAbort" || d.ProducerEpoch != 1 {
 		t.Fatalf("the second fence: %+v, want epoch 1 (the failed fence's 1 kept, and no bump of the abort: KAFKA-19367)", d)
 	}
@@ -342,29 +342,29 @@ func TestEpochOverflowRotatesProducerID(t *testing.T) {
 	f, init := started(t)
 	pid := init.ProducerID
 	f.leaders[tp("a", 0)] = brokerA
-	f.c.parts[0].txns["tx"].producerEpoch = 32766
+	f.C.parts[0].txns["tx"].producerEpoch = 32766
 	if err := f.addPartitions(pid, 32766, tp("a", 0)); err != proto.None {
 		t.Fatalf("AddPartitionsToTxn: %s", err)
 	}
 	end := &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 32766, Committed: true}
-	f.request(client, end)
-	n := len(f.sent)
-	f.commit()
-	if r := f.to(client, n)[0].(*proto.EndTxnResponse); r.Error != proto.None || r.ProducerID != pid+1 || r.ProducerEpoch != 0 {
+	f.Request(client, end)
+	n := len(f.Sent)
+	f.Commit()
+	if r := f.To(client, n)[0].(*proto.EndTxnResponse); r.Error != proto.None || r.ProducerID != pid+1 || r.ProducerEpoch != 0 {
 		t.Fatalf("EndTxn at the last epoch: %+v, want the next producer id at epoch 0", r)
 	}
-	n = len(f.sent)
-	f.advance(0)
+	n = len(f.Sent)
+	f.Advance(0)
 	reqs := f.markerRequests(n)
 	if mk := reqs[brokerA].Markers[0]; mk.ProducerID != pid || mk.ProducerEpoch != 32767 {
 		t.Fatalf("the marker: %+v", mk)
 	}
 	f.ackMarkers(brokerA, reqs[brokerA], allNone)
-	f.commit()
+	f.Commit()
 	if d := f.describe("tx"); d.State != "CompleteCommit" || d.ProducerID != pid+1 || d.ProducerEpoch != 0 {
 		t.Fatalf("after the markers: %+v", d)
 	}
-	if r := f.request(client, end)[0].(*proto.EndTxnResponse); r.Error != proto.None || r.ProducerID != pid+1 || r.ProducerEpoch != 0 {
+	if r := f.Request(client, end)[0].(*proto.EndTxnResponse); r.Error != proto.None || r.ProducerID != pid+1 || r.ProducerEpoch != 0 {
 		t.Fatalf("the old id's retry: %+v", r)
 	}
 }
@@ -373,7 +373,7 @@ func TestEpochOverflowRotatesProducerID(t *testing.T) {
 // epoch 0 (prepareProducerIdRotation).
 func TestInitProducerIDRotatesAtExhaustedEpoch(t *testing.T) {
 	f, init := started(t)
-	f.c.parts[0].txns["tx"].producerEpoch = 32766
+	f.C.parts[0].txns["tx"].producerEpoch = 32766
 	r := f.initPID("tx", time.Minute)
 	if r.Error != proto.None || r.ProducerID == init.ProducerID || r.ProducerEpoch != 0 {
 		t.Fatalf("InitProducerId at epoch 32766: %+v, want a new producer id at epoch 0", r)
@@ -396,34 +396,34 @@ func TestMarkersRetriedAndVerification(t *testing.T) {
 	}
 	verify := &proto.AddPartitionsToTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 0, VerifyOnly: true,
 		Partitions: []proto.TopicPartition{tp("a", 0), tp("c", 0)}}
-	v := f.request(brokerA, verify)[0].(*proto.AddPartitionsToTxnResponse)
+	v := f.Request(brokerA, verify)[0].(*proto.AddPartitionsToTxnResponse)
 	if v.Error != proto.None || v.Partitions[0].Error != proto.None || v.Partitions[1].Error != proto.TransactionAbortable {
 		t.Fatalf("verification: %+v", v)
 	}
 	if d := f.describe("nope"); d.Error != proto.TransactionalIDNotFound {
 		t.Fatalf("an unknown id: %+v", d)
 	}
-	f.request(client, &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 0})
-	f.commit()
-	n := len(f.sent)
-	f.advance(0)
+	f.Request(client, &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 0})
+	f.Commit()
+	n := len(f.Sent)
+	f.Advance(0)
 	reqs := f.markerRequests(n)
 	if len(reqs) != 1 || reqs[brokerA] == nil {
 		t.Fatalf("markers with b-0's leader unknown: %+v", reqs)
 	}
 	// A's connection is reset: its request is sent again; b-0 gets a
 	// leader.
-	f.c.OnDisconnected(brokerA)
+	f.C.OnDisconnected(brokerA)
 	f.leaders[tp("b", 0)] = brokerB
-	n = len(f.sent)
-	f.advance(f.c.cfg.RetryBackoff)
+	n = len(f.Sent)
+	f.Advance(f.C.cfg.RetryBackoff)
 	reqs = f.markerRequests(n)
 	if len(reqs) != 2 || reqs[brokerA] == nil || reqs[brokerB] == nil {
 		t.Fatalf("markers sent again: %+v", reqs)
 	}
 	f.ackMarkers(brokerA, reqs[brokerA], allNone)
 	f.ackMarkers(brokerB, reqs[brokerB], allNone)
-	f.commit()
+	f.Commit()
 	if d := f.describe("tx"); d.State != "CompleteAbort" || d.ProducerEpoch != 1 {
 		t.Fatalf("after the markers: %+v", d)
 	}
@@ -441,27 +441,27 @@ func TestOneCompletionForMarkersAnsweredTogether(t *testing.T) {
 	if err := f.addPartitions(pid, 0, tp("a", 0), tp("a", 1)); err != proto.None {
 		t.Fatalf("AddPartitionsToTxn: %s", err)
 	}
-	f.request(client, &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 0, Committed: true})
-	f.commit()
-	n := len(f.sent)
-	f.advance(0)
+	f.Request(client, &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 0, Committed: true})
+	f.Commit()
+	n := len(f.Sent)
+	f.Advance(0)
 	reqs := f.markerRequests(n)
 	if len(reqs) != 1 || len(reqs[brokerA].Markers[0].Partitions) != 2 {
 		t.Fatalf("marker requests: %+v, want one to A with both partitions", reqs)
 	}
-	before := len(f.log(0).batches)
+	before := len(f.Log(0).Batches)
 	f.ackMarkers(brokerA, reqs[brokerA], allNone)
-	if got := len(f.log(0).batches) - before; got != 1 {
+	if got := len(f.Log(0).Batches) - before; got != 1 {
 		t.Fatalf("%d writes after the markers, want one CompleteCommit", got)
 	}
-	f.commit()
+	f.Commit()
 	if d := f.describe("tx"); d.State != "CompleteCommit" || d.ProducerEpoch != 1 {
 		t.Fatalf("after the markers: %+v", d)
 	}
 	if err := f.addPartitions(pid, 1, tp("a", 0)); err != proto.None {
 		t.Fatalf("the next transaction: %s", err)
 	}
-	f.commit()
+	f.Commit()
 	if d := f.describe("tx"); d.State != "Ongoing" {
 		t.Fatalf("the next transaction: %+v", d)
 	}
@@ -483,34 +483,34 @@ func TestLoadActsOnUncommittedPrepare(t *testing.T) {
 	if err := f.addPartitions(init.ProducerID, 0, tp("a", 0), tp("b", 0)); err != proto.None {
 		t.Fatalf("AddPartitionsToTxn: %s", err)
 	}
-	f.request(client, &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: init.ProducerID, ProducerEpoch: 0, Committed: true})
+	f.Request(client, &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: init.ProducerID, ProducerEpoch: 0, Committed: true})
 	// The PrepareCommit is in the log, not committed, when the leadership
 	// moves (the new leader copied it; the high watermark is below it).
-	l := f.log(0)
-	prepare := l.batches[len(l.batches)-1]
-	if prepare.BaseOffset < l.hw {
-		t.Fatalf("the PrepareCommit at %d is below the high watermark %d", prepare.BaseOffset, l.hw)
+	l := f.Log(0)
+	prepare := l.Batches[len(l.Batches)-1]
+	if prepare.BaseOffset < l.HW {
+		t.Fatalf("the PrepareCommit at %d is below the high watermark %d", prepare.BaseOffset, l.HW)
 	}
-	l.dones = nil // its append is never answered: the old leader is gone
-	f.c.OnResign(metadata.TopicPartition{Topic: Topic, Partition: 0}, 3)
-	f.log(0).epoch = 5
-	f.c.OnBecomeLeader(metadata.TopicPartition{Topic: Topic, Partition: 0}, 5)
-	n := len(f.sent)
-	f.advance(0)
+	l.Dones = nil // its append is never answered: the old leader is gone
+	f.C.OnResign(metadata.TopicPartition{Topic: Topic, Partition: 0}, 3)
+	f.Log(0).Epoch = 5
+	f.C.OnBecomeLeader(metadata.TopicPartition{Topic: Topic, Partition: 0}, 5)
+	n := len(f.Sent)
+	f.Advance(0)
 	if d := f.describe("tx"); d.State != "PrepareCommit" || d.ProducerEpoch != 1 {
 		t.Fatalf("loaded: %+v", d)
 	}
 	reqs := f.markerRequests(n)
 	for _, b := range []sim.NodeID{brokerA, brokerB} {
 		if reqs[b] == nil {
-			t.Fatalf("no commit marker sent to %v after loading an uncommitted PrepareCommit: %+v", b, f.sent[n:])
+			t.Fatalf("no commit marker sent to %v after loading an uncommitted PrepareCommit: %+v", b, f.Sent[n:])
 		}
 		if mk := reqs[b].Markers[0]; !mk.Committed || mk.CoordinatorEpoch != 5 || mk.ProducerEpoch != 1 {
 			t.Fatalf("the marker to %v: %+v", b, mk)
 		}
 	}
-	if l.hw > prepare.BaseOffset {
-		t.Fatalf("the high watermark moved to %d", l.hw)
+	if l.HW > prepare.BaseOffset {
+		t.Fatalf("the high watermark moved to %d", l.HW)
 	}
 }
 
@@ -524,17 +524,17 @@ func TestDelayedEndTxnEndsTheNextTransaction(t *testing.T) {
 	for _, bug := range []bool{false, true} {
 		t.Run(map[bool]string{false: "off", true: "on"}[bug], func(t *testing.T) {
 			f, init := started(t)
-			f.c.cfg.DelayedEndTxn = bug
+			f.C.cfg.DelayedEndTxn = bug
 			pid := init.ProducerID
 			f.leaders[tp("a", 0)] = brokerA
 			if err := f.addPartitions(pid, 0, tp("a", 0)); err != proto.None {
 				t.Fatalf("AddPartitionsToTxn: %s", err)
 			}
 			late := &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 0, Committed: true}
-			f.request(client, late) // the retry of a request still on its way
-			n := len(f.sent)
-			f.commit()
-			r := f.to(client, n)[0].(*proto.EndTxnResponse)
+			f.Request(client, late) // the retry of a request still on its way
+			n := len(f.Sent)
+			f.Commit()
+			r := f.To(client, n)[0].(*proto.EndTxnResponse)
 			next := int16(1)
 			if bug {
 				next = 0
@@ -542,16 +542,16 @@ func TestDelayedEndTxnEndsTheNextTransaction(t *testing.T) {
 			if r.Error != proto.None || r.ProducerEpoch != next {
 				t.Fatalf("EndTxn: %+v, want NONE with epoch %d", r, next)
 			}
-			n = len(f.sent)
-			f.advance(0)
+			n = len(f.Sent)
+			f.Advance(0)
 			reqs := f.markerRequests(n)
 			if mk := reqs[brokerA].Markers[0]; mk.ProducerEpoch != next || mk.NoEpochBump != bug {
 				t.Fatalf("marker: %+v", mk)
 			}
 			f.ackMarkers(brokerA, reqs[brokerA], allNone)
-			f.commit() // CompleteCommit
+			f.Commit() // CompleteCommit
 			if bug {
-				if r := f.request(client, late)[0].(*proto.EndTxnResponse); r.Error != proto.None || r.ProducerEpoch != 0 {
+				if r := f.Request(client, late)[0].(*proto.EndTxnResponse); r.Error != proto.None || r.ProducerEpoch != 0 {
 					t.Fatalf("a retry after completion: %+v, want NONE at epoch 0", r)
 				}
 			}
@@ -559,7 +559,7 @@ func TestDelayedEndTxnEndsTheNextTransaction(t *testing.T) {
 			if err := f.addPartitions(pid, next, tp("a", 0)); err != proto.None {
 				t.Fatalf("the next transaction's AddPartitionsToTxn: %s", err)
 			}
-			out := f.request(client, late)
+			out := f.Request(client, late)
 			if !bug {
 				if len(out) != 1 || out[0].(*proto.EndTxnResponse).Error != proto.ProducerFenced {
 					t.Fatalf("the late EndTxn: %+v, want PRODUCER_FENCED", out)
@@ -569,7 +569,7 @@ func TestDelayedEndTxnEndsTheNextTransaction(t *testing.T) {
 				}
 				return
 			}
-			f.commit()
+			f.Commit()
 			if d := f.describe("tx"); d.State != "PrepareCommit" || d.ProducerEpoch != 0 {
 				t.Fatalf("the late EndTxn did not end the next transaction: %+v", d)
 			}
@@ -592,33 +592,33 @@ func TestEmptyAbortWhileMarkersPendingRetries(t *testing.T) {
 	if err := f.addPartitions(pid, 0, tp("a", 0)); err != proto.None {
 		t.Fatalf("AddPartitionsToTxn: %s", err)
 	}
-	n := len(f.sent)
-	f.request(client, &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 0, Committed: true})
-	f.commit()
-	if r := f.to(client, n)[0].(*proto.EndTxnResponse); r.Error != proto.None || r.ProducerEpoch != 1 {
+	n := len(f.Sent)
+	f.Request(client, &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 0, Committed: true})
+	f.Commit()
+	if r := f.To(client, n)[0].(*proto.EndTxnResponse); r.Error != proto.None || r.ProducerEpoch != 1 {
 		t.Fatalf("EndTxn commit: %+v, want NONE with epoch 1", r)
 	}
-	n = len(f.sent)
-	f.advance(0)
+	n = len(f.Sent)
+	f.Advance(0)
 	reqs := f.markerRequests(n)
 	if reqs[brokerA] == nil {
 		t.Fatalf("no marker request to A: %+v", reqs)
 	}
 	abort := &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 1}
-	if r := f.request(client, abort)[0].(*proto.EndTxnResponse); r.Error != proto.ConcurrentTransactions {
+	if r := f.Request(client, abort)[0].(*proto.EndTxnResponse); r.Error != proto.ConcurrentTransactions {
 		t.Fatalf("an empty abort at the bumped epoch while the markers are written: %+v, want CONCURRENT_TRANSACTIONS (KAFKA-18464), not PRODUCER_FENCED", r)
 	}
 	f.ackMarkers(brokerA, reqs[brokerA], allNone)
-	f.commit() // CompleteCommit
+	f.Commit() // CompleteCommit
 	if d := f.describe("tx"); d.State != "CompleteCommit" || d.ProducerEpoch != 1 {
 		t.Fatalf("after the markers: %+v", d)
 	}
-	n = len(f.sent)
-	if out := f.request(client, abort); len(out) != 0 {
+	n = len(f.Sent)
+	if out := f.Request(client, abort); len(out) != 0 {
 		t.Fatalf("the retried abort answered before PrepareAbort was committed: %+v", out[0])
 	}
-	f.commit()
-	if r := f.to(client, n)[0].(*proto.EndTxnResponse); r.Error != proto.None || r.ProducerEpoch != 2 {
+	f.Commit()
+	if r := f.To(client, n)[0].(*proto.EndTxnResponse); r.Error != proto.None || r.ProducerEpoch != 2 {
 		t.Fatalf("the retried abort: %+v, want NONE with epoch 2", r)
 	}
 }
@@ -640,24 +640,24 @@ func TestAbandonedMarkersLeavePrepareAbort(t *testing.T) {
 		t.Fatalf("AddPartitionsToTxn: %s", err)
 	}
 	abort := &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 0}
-	f.request(client, abort)
-	n := len(f.sent)
-	f.commit()
-	if r := f.to(client, n); len(r) != 1 || r[0].(*proto.EndTxnResponse).Error != proto.None {
+	f.Request(client, abort)
+	n := len(f.Sent)
+	f.Commit()
+	if r := f.To(client, n); len(r) != 1 || r[0].(*proto.EndTxnResponse).Error != proto.None {
 		t.Fatalf("the abort: %+v", r)
 	}
-	n = len(f.sent)
-	f.advance(0)
+	n = len(f.Sent)
+	f.Advance(0)
 	reqs := f.markerRequests(n)
 	if reqs[brokerA] == nil || reqs[brokerA].Markers[0].ProducerEpoch != 1 {
 		t.Fatalf("the abort markers: %+v", reqs)
 	}
 	f.ackMarkers(brokerA, reqs[brokerA], func(proto.TopicPartition) proto.ErrorCode { return proto.InvalidProducerEpoch })
-	if got := f.c.StalledTransactions(); len(got) != 1 || got[0] != "tx" {
+	if got := f.C.StalledTransactions(); len(got) != 1 || got[0] != "tx" {
 		t.Fatalf("stalled: %v, want [tx]", got)
 	}
-	n = len(f.sent)
-	f.advance(5 * time.Minute) // retry backoffs, the timeout abort's checks
+	n = len(f.Sent)
+	f.Advance(5 * time.Minute) // retry backoffs, the timeout abort's checks
 	if reqs := f.markerRequests(n); len(reqs) != 0 {
 		t.Fatalf("markers sent again after INVALID_PRODUCER_EPOCH: %+v", reqs)
 	}
@@ -668,20 +668,20 @@ func TestAbandonedMarkersLeavePrepareAbort(t *testing.T) {
 	// abort, its retry of the coordinator's, and a new instance's
 	// InitProducerId are all told to retry.
 	for _, epoch := range []int16{5, 0} {
-		r := f.request(client, &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: epoch})
+		r := f.Request(client, &proto.EndTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: epoch})
 		if e := r[0].(*proto.EndTxnResponse).Error; e != proto.ConcurrentTransactions {
 			t.Fatalf("an abort at epoch %d while the markers are abandoned: %s, want CONCURRENT_TRANSACTIONS", epoch, e)
 		}
 	}
 	req := &proto.InitProducerIDRequest{TransactionalID: "tx", TransactionTimeout: time.Minute, ProducerID: -1, ProducerEpoch: -1}
-	if r := f.request(client, req)[0].(*proto.InitProducerIDResponse); r.Error != proto.ConcurrentTransactions {
+	if r := f.Request(client, req)[0].(*proto.InitProducerIDResponse); r.Error != proto.ConcurrentTransactions {
 		t.Fatalf("InitProducerId while the markers are abandoned: %+v, want CONCURRENT_TRANSACTIONS", r)
 	}
 	// A new coordinator epoch loads PrepareAbort and sends the markers
 	// again, with its own epoch.
-	n = len(f.sent)
-	f.lead(4)
-	if got := f.c.StalledTransactions(); len(got) != 0 {
+	n = len(f.Sent)
+	f.Lead(4)
+	if got := f.C.StalledTransactions(); len(got) != 0 {
 		t.Fatalf("stalled after the reload: %v, want none", got)
 	}
 	reqs = f.markerRequests(n)
