@@ -194,7 +194,11 @@ func (r *execution) judgeGroups() string {
 
 // probe has every running producer write one record to each partition and
 // waits for the outcomes. A producer that cannot write after the heal is a
-// liveness failure.
+// liveness failure. A transactional producer a newer instance fenced is
+// not probed (fenced); one fenced because its coordinator's transaction
+// log lost its later epochs is closed and created again first, before its
+// first probe or its second (fencedBehind); one whose transaction Kafka
+// leaves stalled is not judged (stalledProbe).
 func (r *execution) probe() string {
 	c, res := r.c, r.res
 	w := c.World
@@ -214,6 +218,9 @@ func (r *execution) probe() string {
 		if why := fenced(c, id, tids[id]); why != "" {
 			fencedNotes = append(fencedNotes, why)
 			continue
+		}
+		if why := fencedBehind(c, id, tids[id]); why != "" && recreate(w, id) {
+			fencedNotes = append(fencedNotes, why)
 		}
 		if p := c.Producer(id); p != nil && w.State(id) == sim.Running {
 			p.Probe()
@@ -260,12 +267,20 @@ func (r *execution) probe() string {
 	// producer whose probe did not go through is probed once more, and
 	// judged by that round: a producer that cannot write then is stuck.
 	before := map[sim.NodeID][4]int{}
+	recreated := map[sim.NodeID]bool{}
 	var again []sim.NodeID
 	for _, id := range probing {
 		if p := c.Producer(id); p != nil && !acksNone[id] {
 			acked, failed, unknown, pending := p.ProbeOutcome()
 			if (failed > 0 || unknown > 0) && pending == 0 {
-				before[id] = [4]int{acked, failed, unknown, pending}
+				if why := fencedBehind(c, id, tids[id]); why != "" && recreate(w, id) {
+					// The new instance's probes are all its own.
+					fencedNotes = append(fencedNotes, why)
+					recreated[id] = true
+					p = c.Producer(id)
+				} else {
+					before[id] = [4]int{acked, failed, unknown, pending}
+				}
 				p.Probe()
 				again = append(again, id)
 			}
@@ -276,6 +291,8 @@ func (r *execution) probe() string {
 			return stopped
 		}
 	}
+	var stalledNotes []string
+	notJudged := map[sim.NodeID]bool{}
 	for _, id := range probing {
 		p := c.Producer(id)
 		if p == nil {
@@ -292,21 +309,28 @@ func (r *execution) probe() string {
 			acked, unknown = acked+unknown, 0
 		}
 		if (failed > 0 || unknown > 0 || pending > 0) && res.Converged {
+			if why := stalledProbe(c, id, tids[id]); why != "" {
+				stalledNotes = append(stalledNotes, why)
+				notJudged[id] = true
+				continue
+			}
 			res.Converged = false
 			res.ConvergeDetail = fmt.Sprintf("%s cannot write after the heal: of %d probe writes, %d acknowledged, %d failed, %d unknown, %d without an answer after %v",
 				w.Name(id), acked+failed+unknown+pending, acked, failed, unknown, pending, probeMax)
 		}
 	}
-	if res.Converged && len(again) > 0 {
-		names := make([]string, len(again))
-		for i, id := range again {
-			names[i] = w.Name(id)
+	var names []string
+	for _, id := range again {
+		if !recreated[id] && !notJudged[id] {
+			names = append(names, w.Name(id))
 		}
+	}
+	if res.Converged && len(names) > 0 {
 		res.addConvergeDetail("probed twice: the first probe of " + strings.Join(names, ", ") +
 			" did not go through, the second did (Kafka's idempotent producer can take a delivery timeout to heal a sequence gap)")
 	}
 	if res.Converged {
-		for _, why := range fencedNotes {
+		for _, why := range append(fencedNotes, stalledNotes...) {
 			res.addConvergeDetail(why)
 		}
 	}

@@ -33,3 +33,39 @@ func TestOutOfOrderBatchesAreWaitedForUntilTheirDeliveryTimeout(t *testing.T) {
 		t.Errorf("convergence detail %q lacks %q", res.ConvergeDetail, want)
 	}
 }
+
+// A transactional producer its coordinator fenced because the transaction
+// log lost its later epochs is closed and created again before its probe,
+// as Kafka's application must; the new instance's probe goes through, and
+// the run says why it was created again.
+func TestProducerFencedAfterTxnStateLossIsCreatedAgain(t *testing.T) {
+	res := runConverged(t, "testdata/transactional-producer-fenced-after-txn-state-loss-created-again.yaml")
+	for _, want := range []string{
+		"t-0 closed and created again before its probe: fenced (PRODUCER_FENCED), transactional.id pay-0 is at producer id 0, epoch 7, behind the epoch 37 it held",
+	} {
+		if !strings.Contains(res.ConvergeDetail, want) {
+			t.Errorf("convergence detail %q lacks %q", res.ConvergeDetail, want)
+		}
+	}
+	if strings.Contains(res.ConvergeDetail, "not judged") || strings.Contains(res.ConvergeDetail, "probed twice") {
+		t.Errorf("convergence detail %q: want the new instance's probe judged, and through at once", res.ConvergeDetail)
+	}
+}
+
+// The new instance's probe meets a partition whose producer state is ahead
+// of the coordinator's: the transaction stalls in PrepareAbort, as Kafka's
+// would, and its probes are not judged, by name and cause.
+func TestProbeOfAStalledTransactionIsNotJudged(t *testing.T) {
+	res := runConverged(t, "testdata/transactional-probe-stalled-after-txn-state-loss-not-judged.yaml")
+	for _, want := range []string{
+		"t-0 closed and created again before its probe",
+		"t-0's probes not judged: transaction pay-0 (producer id 0, epoch 12) is stalled in PrepareAbort on its coordinator broker-2",
+	} {
+		if !strings.Contains(res.ConvergeDetail, want) {
+			t.Errorf("convergence detail %q lacks %q", res.ConvergeDetail, want)
+		}
+	}
+	if strings.Contains(res.ConvergeDetail, "probed twice") {
+		t.Errorf("convergence detail %q: a stalled producer's second probe did not go through", res.ConvergeDetail)
+	}
+}

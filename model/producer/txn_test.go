@@ -735,3 +735,38 @@ func TestTxnInvalidProducerIDMappingOnOffsetsAbortsThroughInitProducerID(t *test
 		t.Fatalf("after the abort: %s, want READY", cl.TxnState())
 	}
 }
+
+// A transactional producer probed before initTransactions has answered
+// (a new instance, created after the heal in place of a fenced one) holds
+// its probe transaction until it is ready: meanwhile its probe counts as
+// pending, not as nothing to wait for; then the probe goes and is
+// acknowledged. One whose initTransactions fails (fenced) fails its probe
+// at once.
+func TestTxnProbeWaitsForInitTransactions(t *testing.T) {
+	for _, fenced := range []bool{false, true} {
+		c := &txnCluster{pid: 4}
+		if fenced {
+			c.initErrs = []proto.ErrorCode{proto.ProducerFenced}
+		}
+		w := sim.NewWorld(sim.DefaultOptions(7))
+		b := &txnBroker{c: c}
+		c.nodes = append(c.nodes, w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return b }}))
+		cfg := producer.DefaultConfig("p-0", "orders")
+		cfg.Brokers, cfg.Recorder, cfg.TransactionalID = c.nodes, history.NewRecorder(w.Now), "tx-0"
+		cfg.Transactions = &producer.TxnWorkload{RecordsMin: 1, RecordsMax: 1}
+		pid := w.AddNode(sim.NodeSpec{Name: "p-0", Role: "producer", New: producer.New(cfg)})
+		w.Start()
+		w.RunUntil(0)
+		p := w.Node(pid).(*producer.Producer)
+		p.Probe()
+		if acked, failed, unknown, pending := p.ProbeOutcome(); acked+failed+unknown != 0 || pending != 1 {
+			t.Fatalf("fenced %v: probed before initTransactions answered: %d acked, %d failed, %d unknown, %d pending; want the probe pending", fenced, acked, failed, unknown, pending)
+		}
+		w.RunUntil(time.Second)
+		acked, failed, unknown, pending := p.ProbeOutcome()
+		if want := [4]int{1, 0, 0, 0}; fenced && [4]int{acked, failed, unknown, pending} != [4]int{0, 1, 0, 0} ||
+			!fenced && [4]int{acked, failed, unknown, pending} != want {
+			t.Fatalf("fenced %v: after initTransactions: %d acked, %d failed, %d unknown, %d pending", fenced, acked, failed, unknown, pending)
+		}
+	}
+}

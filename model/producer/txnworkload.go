@@ -169,6 +169,12 @@ func (w *workload) OnTxnResult(op TxnOp, outcome history.Type, why string) {
 	case TxnOpInit:
 		if outcome != history.OK {
 			t.stopped = true
+			if t.probeWanted {
+				// initTransactions failed (fatally): the probe's sends
+				// fail at once, as every send of a fatal producer does.
+				t.probeWanted = false
+				w.probe()
+			}
 			return
 		}
 		t.ready = true

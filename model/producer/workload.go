@@ -278,6 +278,11 @@ func (w *workload) probeOutcome() (acked, failed, unknown, pending int) {
 			failed++
 		}
 	}
+	if w.txn.probeWanted {
+		// The probe transaction waits for initTransactions, or for the
+		// transaction under way to end: its probe is still to come.
+		pending++
+	}
 	return acked, failed, unknown, pending
 }
 
