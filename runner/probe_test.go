@@ -41,7 +41,7 @@ func TestOutOfOrderBatchesAreWaitedForUntilTheirDeliveryTimeout(t *testing.T) {
 func TestProducerFencedAfterTxnStateLossIsCreatedAgain(t *testing.T) {
 	res := runConverged(t, "testdata/transactional-producer-fenced-after-txn-state-loss-created-again.yaml")
 	for _, want := range []string{
-		"t-0 closed and created again before its probe: fenced (PRODUCER_FENCED), transactional.id pay-0 is at producer id 0, epoch 7, behind the epoch 37 it held",
+		"t-0 closed and created again before its probe: fenced (PRODUCER_FENCED), transactional.id pay-0 is at producer id 0, epoch 7, behind the epoch 34 it held",
 	} {
 		if !strings.Contains(res.ConvergeDetail, want) {
 			t.Errorf("convergence detail %q lacks %q", res.ConvergeDetail, want)
@@ -59,7 +59,7 @@ func TestProbeOfAStalledTransactionIsNotJudged(t *testing.T) {
 	res := runConverged(t, "testdata/transactional-probe-stalled-after-txn-state-loss-not-judged.yaml")
 	for _, want := range []string{
 		"t-0 closed and created again before its probe",
-		"t-0's probes not judged: transaction pay-0 (producer id 0, epoch 12) is stalled in PrepareAbort on its coordinator broker-2",
+		"t-0's probes not judged: transaction pay-0 (producer id 0, epoch 11) is stalled in PrepareAbort on its coordinator broker-2",
 	} {
 		if !strings.Contains(res.ConvergeDetail, want) {
 			t.Errorf("convergence detail %q lacks %q", res.ConvergeDetail, want)

@@ -67,7 +67,7 @@ func transactionalIDs(c *cluster.Cluster, specs []cluster.ProducerSpec) map[sim.
 func fencedBehind(c *cluster.Cluster, id sim.NodeID, transactionalID string) string {
 	p := c.Producer(id)
 	if p == nil || transactionalID == "" || p.TxnState() != producer.TxnFatalError ||
-		p.TxnError() != proto.ProducerFenced.String() {
+		p.TxnError() != proto.ProducerFenced.String() || !c.TxnEpochsMayRunAhead() {
 		return ""
 	}
 	d, ok := c.DescribeTransaction(transactionalID)
@@ -106,7 +106,7 @@ func recreate(w *sim.World, id sim.NodeID) bool {
 // its producer and creates a new one (KAFKA-20716: an unclean election
 // breaks exactly-once).
 func stalledProbe(c *cluster.Cluster, id sim.NodeID, transactionalID string) string {
-	if transactionalID == "" {
+	if transactionalID == "" || !c.TxnEpochsMayRunAhead() {
 		return ""
 	}
 	for _, t := range c.StalledTransactions() {

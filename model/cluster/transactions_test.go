@@ -186,7 +186,7 @@ func TestTransactionCoordinatorFailover(t *testing.T) {
 // stall is the model's own defect and must fail the run.
 func TestTxnEpochsMayRunAheadOnlyAfterALossOrABugSwitch(t *testing.T) {
 	c, _, _ := txnCluster(t)
-	if c.txnEpochsMayRunAhead() {
+	if c.TxnEpochsMayRunAhead() {
 		t.Fatalf("no loss and no bug switch, yet epochs may run ahead:\n%s", describe(c))
 	}
 	for _, bug := range []string{BugNoEpochBumpOnAbort, BugDelayedEndTxn} {
@@ -195,7 +195,7 @@ func TestTxnEpochsMayRunAheadOnlyAfterALossOrABugSwitch(t *testing.T) {
 		cfg.Transactions = &ts
 		cfg.Bugs = []string{bug}
 		c, _ := settledCluster(t, cfg)
-		if !c.txnEpochsMayRunAhead() {
+		if !c.TxnEpochsMayRunAhead() {
 			t.Errorf("bug %s: epochs may not run ahead", bug)
 		}
 	}

@@ -168,7 +168,7 @@ func (c *Cluster) TransactionsNotJudged() string {
 		return ""
 	}
 	stalled := c.StalledTransactions()
-	if len(stalled) == 0 || !c.txnEpochsMayRunAhead() {
+	if len(stalled) == 0 || !c.TxnEpochsMayRunAhead() {
 		return ""
 	}
 	for _, t := range c.Transactions() {
@@ -205,11 +205,13 @@ func (c *Cluster) TransactionsNotJudged() string {
 	return strings.Join(out, "; ")
 }
 
-// txnEpochsMayRunAhead tells whether a partition's producer state may
-// hold a later epoch than __transaction_state: the god view saw a loss of
-// a __transaction_state partition's committed records, or a bug switch
-// that ends transactions without their epoch bump is on.
-func (c *Cluster) txnEpochsMayRunAhead() bool {
+// TxnEpochsMayRunAhead tells whether a producer may hold a later epoch
+// than __transaction_state (a partition's producer state, or the client
+// itself): the god view saw a loss of a __transaction_state partition's
+// committed records, or a bug switch that ends transactions without their
+// epoch bump is on. Without either, a coordinator behind its producers is
+// the model's defect.
+func (c *Cluster) TxnEpochsMayRunAhead() bool {
 	if slices.ContainsFunc(c.cfg.Bugs, func(b string) bool { return b == BugNoEpochBumpOnAbort || b == BugDelayedEndTxn }) {
 		return true
 	}
