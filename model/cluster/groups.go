@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"kafkasim/godview"
 	"kafkasim/model/broker"
 	"kafkasim/model/group"
 	"kafkasim/model/group/assign"
@@ -321,6 +322,7 @@ func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why stri
 		members = append(members, r)
 	}
 	missed, _ := c.missedBySkippedAssignment(im, gid)
+	var hanging []godview.Fact // the hanging transactions, once asked for
 	committed := map[string]int64{}
 	for _, o := range d.Offsets {
 		committed[o.TopicPartition.String()] = o.Offset
@@ -375,8 +377,26 @@ func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why stri
 				notJudged = append(notJudged, note)
 				continue
 			}
-			if from >= v.Log().LogStartOffset() && nothingVisibleBetween(v.Log(), from, hw, !slices.ContainsFunc(members, func(r *reader.Reader) bool { return !r.ReadCommitted() })) {
+			readCommitted := !slices.ContainsFunc(members, func(r *reader.Reader) bool { return !r.ReadCommitted() })
+			if from >= v.Log().LogStartOffset() && nothingVisibleBetween(v.Log(), from, hw, readCommitted) {
 				continue
+			}
+			if lso := v.Log().LastStableOffset(hw); readCommitted && lso < hw {
+				if hanging == nil {
+					hanging = c.hangingTransactions()
+				}
+				if slices.ContainsFunc(hanging, func(h godview.Fact) bool { return h.Partition == key }) &&
+					(off >= lso || c.resetPastUnpolled(ownerOf[key], p.TopicPartition, lso) ||
+						from >= v.Log().LogStartOffset() && nothingVisibleBetween(v.Log(), from, lso, true)) {
+					// Held by a hanging transaction (KIP-664): a
+					// read_committed fetch ends at the last stable offset
+					// (Kafka's FetchIsolation.TXN_COMMITTED), which only an
+					// operator's kafka-transactions.sh abort moves, and the
+					// group committed all it could read below it (or has
+					// nothing to commit there). The checker judges the
+					// hanging transaction.
+					continue
+				}
 			}
 			return false, fmt.Sprintf("group %s: committed offset of %s is %d, high watermark %d (lag %d)", gid, key, off, hw, hw-max(off, 0)), false, nil
 		}
