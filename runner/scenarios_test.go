@@ -296,3 +296,16 @@ func TestStalledTransactionIsNotJudged(t *testing.T) {
 		t.Fatalf("converged without naming the stalled transaction: %q (re-tune the seed if the faults no longer stall one)", res.ConvergeDetail)
 	}
 }
+
+// A processor instance whose group's offsets stay pending in a transaction
+// left hanging in __consumer_offsets (its coordinator lost it to a power
+// loss) is answered UNSTABLE_OFFSET_COMMIT for ever, as Kafka's
+// OffsetMetadataManager answers it until an operator aborts the
+// transaction: the run converges with those partitions not judged, and
+// says so.
+func TestOffsetsPendingInHangingTransactionNotJudged(t *testing.T) {
+	res := runConverged(t, "testdata/processor-eos-offsets-pending-in-hanging-transaction-not-judged.yaml")
+	if !strings.Contains(res.ConvergeDetail, "not judged: group xg") || !strings.Contains(res.ConvergeDetail, "UNSTABLE_OFFSET_COMMIT") {
+		t.Fatalf("converged without naming the pending offsets: %q (re-tune the seed if the faults no longer leave a transaction hanging in __consumer_offsets)", res.ConvergeDetail)
+	}
+}

@@ -275,7 +275,12 @@ func (c *Cluster) readersCaughtUp() (bool, string) {
 				continue
 			}
 			if pos := r.Position(tp.Topic, tp.Partition); pos < e.hw {
-				if pos == e.lso {
+				// A read_committed fetch returns nothing at or past the
+				// last stable offset (FetchIsolation.TXN_COMMITTED): a
+				// reader can be past it when the log it read was lost and
+				// a transaction left open in the new one holds the LSO
+				// below where it stood.
+				if r.ReadCommitted() && pos >= e.lso {
 					if hanging == nil {
 						hanging = c.hangingTransactions()
 					}
@@ -288,7 +293,7 @@ func (c *Cluster) readersCaughtUp() (bool, string) {
 					}
 					// A read_committed reader held by an open transaction
 					// (no transaction open says which).
-					return false, fmt.Sprintf("%s has not caught up on %s: at %d, held at the last stable offset by an open transaction, high watermark %d", w.Name(id), tp, pos, e.hw)
+					return false, fmt.Sprintf("%s has not caught up on %s: at %d, held by an open transaction at the last stable offset %d, high watermark %d", w.Name(id), tp, pos, e.lso, e.hw)
 				}
 				return false, fmt.Sprintf("%s has not caught up on %s: at %d, high watermark %d", w.Name(id), tp, pos, e.hw)
 			}

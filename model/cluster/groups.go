@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"kafkasim/godview"
 	"kafkasim/model/broker"
 	"kafkasim/model/group"
 	"kafkasim/model/group/assign"
@@ -321,6 +322,7 @@ func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why stri
 		members = append(members, r)
 	}
 	missed, _ := c.missedBySkippedAssignment(im, gid)
+	var hanging []godview.Fact // the hanging transactions, once asked for
 	committed := map[string]int64{}
 	for _, o := range d.Offsets {
 		committed[o.TopicPartition.String()] = o.Offset
@@ -375,13 +377,68 @@ func (c *Cluster) groupStable(im *metadata.Image, gid string) (ok bool, why stri
 				notJudged = append(notJudged, note)
 				continue
 			}
-			if from >= v.Log().LogStartOffset() && nothingVisibleBetween(v.Log(), from, hw, !slices.ContainsFunc(members, func(r *reader.Reader) bool { return !r.ReadCommitted() })) {
+			readCommitted := !slices.ContainsFunc(members, func(r *reader.Reader) bool { return !r.ReadCommitted() })
+			if from >= v.Log().LogStartOffset() && nothingVisibleBetween(v.Log(), from, hw, readCommitted) {
+				continue
+			}
+			if lso := v.Log().LastStableOffset(hw); readCommitted && lso < hw {
+				if hanging == nil {
+					hanging = c.hangingTransactions()
+				}
+				if slices.ContainsFunc(hanging, func(h godview.Fact) bool { return h.Partition == key }) &&
+					(off >= lso || c.resetPastUnpolled(ownerOf[key], p.TopicPartition, lso) ||
+						from >= v.Log().LogStartOffset() && nothingVisibleBetween(v.Log(), from, lso, true)) {
+					// Held by a hanging transaction (KIP-664): a
+					// read_committed fetch ends at the last stable offset
+					// (Kafka's FetchIsolation.TXN_COMMITTED), which only an
+					// operator's kafka-transactions.sh abort moves, and the
+					// group committed all it could read below it (or has
+					// nothing to commit there). The checker judges the
+					// hanging transaction.
+					continue
+				}
+			}
+			if hanging == nil {
+				hanging = c.hangingTransactions()
+			}
+			if note := c.pendingHeldByHanging(gid, d, ownerOf[key], p.TopicPartition, off, hw, hanging); note != "" {
+				notJudged = append(notJudged, note)
 				continue
 			}
 			return false, fmt.Sprintf("group %s: committed offset of %s is %d, high watermark %d (lag %d)", gid, key, off, hw, hw-max(off, 0)), false, nil
 		}
 	}
 	return true, "", false, notJudged
+}
+
+// pendingHeldByHanging says why a partition whose owner has no position
+// is not judged ("" when it is): the group's offsets of it are pending in a
+// transaction left hanging in the group's __consumer_offsets partition
+// (KIP-664: its coordinator lost it, so no marker comes). Kafka's
+// OffsetMetadataManager.fetchOffsets answers an OffsetFetch requiring
+// stable offsets (a read_committed member's) UNSTABLE_OFFSET_COMMIT for the
+// partition while those offsets are pending, and the consumer retries it
+// (ConsumerCoordinator.fetchCommittedOffsets), so the owner never gets a
+// position to read from until an operator's kafka-transactions.sh abort
+// writes the marker.
+func (c *Cluster) pendingHeldByHanging(gid string, d group.GroupDescription, owner sim.NodeID, tp metadata.TopicPartition, off, hw int64, hanging []godview.Fact) string {
+	r := c.Reader(owner)
+	if r == nil || r.Position(tp.Topic, tp.Partition) >= 0 {
+		return ""
+	}
+	offsets := metadata.TopicPartition{Topic: group.Topic, Partition: d.Partition}.String()
+	for _, p := range d.Pending {
+		if p.Topic != tp.Topic || p.Partition != tp.Partition {
+			continue
+		}
+		for _, h := range hanging {
+			if h.Partition == offsets && h.Producer == p.ProducerID {
+				return fmt.Sprintf("not judged: group %s: committed offset of %s is %d, below the high watermark %d: its offsets pending in producer id %d's transaction, left hanging in %s at offset %d (its coordinator no longer holds it: KIP-664), answer %s's OffsetFetch UNSTABLE_OFFSET_COMMIT until an operator aborts it",
+					gid, tp, off, hw, p.ProducerID, offsets, h.From, c.World.Name(owner))
+			}
+		}
+	}
+	return ""
 }
 
 // resetPastUnpolled reports whether a partition whose committed offset is

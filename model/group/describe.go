@@ -35,6 +35,19 @@ type GroupDescription struct {
 	// Offsets are the group's committed offsets (the committed view),
 	// by topic and partition.
 	Offsets []CommittedOffset
+	// Pending are the group's transactional offsets waiting for their
+	// transaction's marker (OffsetMetadataManager's open transactions), by
+	// topic and partition, then in the order they came: while one is, an
+	// OffsetFetch requiring stable offsets is answered
+	// UNSTABLE_OFFSET_COMMIT for its partition.
+	Pending []PendingOffset
+}
+
+// PendingOffset is a partition with offsets pending in a producer's open
+// transaction.
+type PendingOffset struct {
+	proto.TopicPartition
+	ProducerID int64
 }
 
 // MemberDescription is one member.
@@ -107,6 +120,7 @@ func (s *shard) describe() []GroupDescription {
 				MemberEpoch: -1, Assigned: slices.Clone(m.assignment)})
 		}
 		d.Offsets = s.committedOffsets(id)
+		d.Pending = s.pendingOffsets(id)
 		out = append(out, d)
 	}
 	if cg, ok := s.consumer.(*consumerGroups); ok {
@@ -118,6 +132,7 @@ func (s *shard) describe() []GroupDescription {
 					MemberEpoch: m.MemberEpoch, Assigned: slices.Clone(m.Assignment), Target: slices.Clone(m.TargetAssignment)})
 			}
 			d.Offsets = s.committedOffsets(cd.GroupID)
+			d.Pending = s.pendingOffsets(cd.GroupID)
 			out = append(out, d)
 		}
 	}
@@ -142,4 +157,22 @@ func (s *shard) committedOffsets(group string) []CommittedOffset {
 // coordinates groupID (GroupCoordinatorService.partitionFor).
 func PartitionFor(groupID string, numPartitions int) int32 {
 	return partitionFor(groupID, numPartitions)
+}
+
+// pendingOffsets is a group's offsets pending in open transactions, sorted.
+func (s *shard) pendingOffsets(group string) []PendingOffset {
+	var keys []offsetKey
+	for k := range s.txn.open { // kafkasim:orderless: sorted below
+		if k.Group == group {
+			keys = append(keys, k)
+		}
+	}
+	sortKeys(keys)
+	var out []PendingOffset
+	for _, k := range keys {
+		for _, pid := range s.txn.open[k] {
+			out = append(out, PendingOffset{TopicPartition: proto.TopicPartition{Topic: k.Topic, Partition: k.Partition}, ProducerID: pid})
+		}
+	}
+	return out
 }

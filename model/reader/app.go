@@ -291,14 +291,17 @@ func (r *Reader) recommitDropped() bool {
 // still assigned. An application that does not commits nothing for them
 // until more records come: the group's committed offset lags its position
 // for good once the producers stop. A partition assigned again since, or
-// whose position moved back (reset to the committed offset, KIP-320's
-// truncation), drops its entry: committing it would move the committed
-// offset past records the member reads again.
+// whose position the application saw move (reset to the committed offset,
+// KIP-320's truncation), drops its entry: committing it would move the
+// committed offset past records the member reads again. The consumer's
+// position alone may have moved on past batches the application never
+// sees (a transaction marker after the batch): the application knows the
+// offsets of the records it polled, not that, and commits them again.
 func (r *Reader) commitBeforeProcessing(items []workItem, then func(ok bool)) {
 	a := &r.group.app
 	offsets := offsetsAfter(items)
 	for _, d := range a.dropped {
-		if r.subs.assignedState(d.key) != d.ps || d.ps.offset != d.pos.offset {
+		if r.subs.assignedState(d.key) != d.ps || d.ps.handedBy != sourceRecord || d.ps.handed != d.pos.offset {
 			continue
 		}
 		if !slices.ContainsFunc(offsets, func(o commitOffset) bool { return o.key == d.key }) {

@@ -108,6 +108,7 @@ func (c *fetchCollector) fetchRecords(p *partitionState, b *record.Batch) {
 		}
 		p.offset = last + 1
 		p.offsetEpoch = b.PartitionLeaderEpoch
+		p.handed, p.handedBy = p.offset, sourceRecord
 	}
 	// A thinned (compacted) batch may end before its last offset.
 	if p.offset <= b.LastOffset() && c.n < c.maxPollRecords {

@@ -93,3 +93,25 @@ func TestCollectFetch(t *testing.T) {
 		}
 	}
 }
+
+// A transaction marker the collector skips moves the position, not what
+// the application saw of it: a position reset there stays one with no
+// record polled since (ResetUnconsumed, the auto-commit's allConsumed)
+// until a record is returned, as CompletedFetch.nextFetchedRecord moves
+// past control batches without handing them over (fuzz seed 15421).
+func TestCollectFetchMarkerLeavesResetUnpolled(t *testing.T) {
+	marker := record.NewControl(7, 0, true, 0, 0).Stamp(5, 2)
+	p := &partitionState{key: partKey{"t", 0}, buf: []*record.Batch{marker}}
+	p.seek(fetchPosition{offset: 5, offsetEpoch: -1}, sourceReset)
+	col := fetchCollector{maxPollRecords: 10}
+	col.collectFetch([]*partitionState{p})
+	if col.n != 0 || p.offset != 6 || p.handed != 5 || p.handedBy != sourceReset {
+		t.Fatalf("after the marker: %d polled, position %d, handed %d by %d; want 0, 6, 5 by reset", col.n, p.offset, p.handed, p.handedBy)
+	}
+	p.buf = []*record.Batch{batch(6, 2)}
+	col.reset()
+	col.collectFetch([]*partitionState{p})
+	if col.n != 2 || p.offset != 8 || p.handed != 8 || p.handedBy != sourceRecord {
+		t.Fatalf("after the records: %d polled, position %d, handed %d by %d; want 2, 8, 8 by a record", col.n, p.offset, p.handed, p.handedBy)
+	}
+}

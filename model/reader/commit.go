@@ -420,7 +420,8 @@ func (r *Reader) handleOffsetFetch(m *proto.OffsetFetchResponse) {
 		}
 		p.initializing = false
 		if fp.CommittedOffset >= 0 {
-			p.offset, p.offsetEpoch, p.buf = fp.CommittedOffset, fp.CommittedLeaderEpoch, nil
+			p.seek(fetchPosition{offset: fp.CommittedOffset, offsetEpoch: fp.CommittedLeaderEpoch}, sourceCommitted)
+			p.buf = nil
 			if p.offsetEpoch >= 0 && !r.cfg.NoEpochValidation {
 				p.validating, p.validateAfter = true, 0
 			}

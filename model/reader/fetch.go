@@ -123,7 +123,7 @@ func (r *Reader) handleFetch(m *proto.FetchResponse) {
 			}
 			if hasDefaultOffsetResetPolicy(r.cfg.AutoOffsetReset) {
 				p.outOfRange, p.outOfRangeFrom = p.offset >= 0, p.offset
-				p.offset, p.offsetEpoch = -1, -1
+				p.seek(fetchPosition{offset: -1, offsetEpoch: -1}, sourceNone)
 				p.buf = nil
 			}
 			refresh = true

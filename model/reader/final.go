@@ -21,7 +21,8 @@ func (r *Reader) StartFinal() {
 	r.finalSaid, r.finalAnnounced = map[partKey]finalSaid{}, false
 	for _, p := range r.subs.parts {
 		p.end = -1
-		p.offset, p.offsetEpoch, p.validating, p.resetting = -1, -1, false, false
+		p.seek(fetchPosition{offset: -1, offsetEpoch: -1}, sourceNone)
+		p.validating, p.resetting = false, false
 		p.buf = nil
 	}
 	r.listOffsets(proto.ListEarliest, false)

@@ -152,7 +152,7 @@ func (r *Reader) handleListOffsets(m *proto.ListOffsetsResponse) {
 			continue
 		}
 		if p.offset < 0 {
-			p.offset, p.offsetEpoch = lp.Offset, -1
+			p.seek(fetchPosition{offset: lp.Offset, offsetEpoch: -1}, sourceReset)
 			p.buf = nil
 			r.Stats.Resets++
 			if a := r.cfg.FetchAudit; a != nil && p.outOfRange && lp.Offset > p.outOfRangeFrom {
@@ -231,12 +231,11 @@ func (r *Reader) handleValidation(m *proto.OffsetsForLeaderEpochResponse) {
 		outcome, pos := completeValidation(p.fetchPosition, proto.EpochEndOffset{Epoch: vp.LeaderEpoch, EndOffset: vp.EndOffset})
 		switch outcome {
 		case truncatedReset:
-			p.fetchPosition = pos
+			p.seek(pos, sourceNone)
 			r.Stats.Truncations++
 		case truncatedToDivergence:
 			r.env.Note("reader", fmt.Sprintf("%s truncated at %d below position %d: seeking back", partKey{vp.Topic, vp.Partition}, vp.EndOffset, p.offset))
-			p.fetchPosition = pos
-			p.truncated, p.truncatedTo = true, pos
+			p.seek(pos, sourceTruncation)
 			p.buf = nil
 			r.Stats.Truncations++
 			if r.group != nil && r.group.cfg.Audit != nil {

@@ -330,20 +330,25 @@ func (r *Reader) Position(topic string, partition int32) int64 {
 }
 
 // ResetUnconsumed reports whether the reader's position in a partition
-// came from auto.offset.reset and no record was consumed since: only a
-// consumed record gives the position a leader epoch.
+// came from auto.offset.reset and no record was returned to the
+// application since. Batches it never sees (transaction markers; aborted
+// transactions at read_committed) may have moved the position on since, as
+// Kafka's CompletedFetch.nextFetchedRecord moves it past them (with their
+// leader epoch), and the position must be valid (not awaiting KIP-320's
+// validation), as SubscriptionState.allConsumed takes only those.
 func (r *Reader) ResetUnconsumed(topic string, partition int32) bool {
 	p := r.subs.assignedState(partKey{topic: topic, partition: partition})
-	return p != nil && !p.resetting && p.offset >= 0 && p.offsetEpoch < 0
+	return p != nil && !p.resetting && !p.validating && p.offset >= 0 && p.handedBy == sourceReset
 }
 
 // TruncatedUnconsumed reports whether the reader's position in a partition
 // is where KIP-320's validation sought it back to, the log truncated under
 // it (Kafka's SubscriptionState.maybeCompleteValidation), with no record
-// consumed since.
+// returned to the application since (batches it never sees may have moved
+// the position on, as ResetUnconsumed says).
 func (r *Reader) TruncatedUnconsumed(topic string, partition int32) bool {
 	p := r.subs.assignedState(partKey{topic: topic, partition: partition})
-	return p != nil && p.truncated && !p.resetting && !p.validating && p.fetchPosition == p.truncatedTo
+	return p != nil && p.handedBy == sourceTruncation && !p.resetting && !p.validating
 }
 
 // RefreshMetadata asks for metadata now (unless a request is on its way).

@@ -53,15 +53,39 @@ type partitionState struct {
 	// committed offset (Kafka's INITIALIZING fetch state): no reset yet.
 	initializing bool
 	end          int64 // final reads: the end to reach (-1: unknown)
-	// truncatedTo is where KIP-320's validation last sought the position
-	// back to, the log truncated under it (truncated false: never).
-	truncated   bool
-	truncatedTo fetchPosition
 	// outOfRange: the leader answered OFFSET_OUT_OF_RANGE at the position
 	// outOfRangeFrom, dropped for auto.offset.reset: the reset that follows
 	// tells the god view how far it moved the position (FetchAuditor).
 	outOfRange     bool
 	outOfRangeFrom int64
+	// handed is the position as the application last saw it: past the
+	// last record a poll returned of the partition, or where a seek put it;
+	// handedBy says which. A batch the application never sees (a
+	// transaction marker; at read_committed, an aborted transaction's
+	// records) moves the position past it without a record, as Kafka's
+	// CompletedFetch.nextFetchedRecord does, so the position may run ahead
+	// of handed: what the application polled says nothing of those
+	// batches.
+	handed   int64
+	handedBy positionSource
+}
+
+// positionSource is what last set the position the application saw.
+type positionSource uint8
+
+const (
+	sourceNone       positionSource = iota // no position yet (or lost: a reset follows)
+	sourceRecord                           // past a record a poll returned
+	sourceCommitted                        // the group's committed offset
+	sourceReset                            // auto.offset.reset
+	sourceTruncation                       // KIP-320's validation sought it back
+)
+
+// seek puts the position at pos, set by src (sourceNone: unknown, pos
+// -1): the application sees the new position before any record.
+func (p *partitionState) seek(pos fetchPosition, src positionSource) {
+	p.fetchPosition = pos
+	p.handed, p.handedBy = pos.offset, src
 }
 
 // updateLeader takes the partition's leader from the metadata (Kafka's
@@ -99,7 +123,7 @@ func (s *subscriptionState) assignedState(k partKey) *partitionState { return s.
 
 // assign adds partition k, with no position and no leader yet.
 func (s *subscriptionState) assign(k partKey) *partitionState {
-	p := &partitionState{key: k, fetchPosition: fetchPosition{offset: -1, offsetEpoch: -1}, leader: -1, leaderEpoch: -1, end: -1}
+	p := &partitionState{key: k, fetchPosition: fetchPosition{offset: -1, offsetEpoch: -1}, leader: -1, leaderEpoch: -1, end: -1, handed: -1}
 	s.byKey[k] = p
 	s.parts = append(s.parts, p)
 	slices.SortFunc(s.parts, func(a, b *partitionState) int {
