@@ -63,11 +63,16 @@ func (c *txnClient) Deliver(_ sim.NodeID, m sim.Message) {
 }
 
 // fakeTxnCoordinator answers AddPartitionsToTxn with what the test says
-// (by transactional id), and remembers what it was asked.
+// (by transactional id), and remembers what it was asked; with busyAsks,
+// the first asks are CONCURRENT_TRANSACTIONS (the producer's previous
+// transaction still ending), and askedAt notes when each came.
 type fakeTxnCoordinator struct {
-	topics  *broker.InternalTopics
-	answers map[string]proto.ErrorCode
-	asked   *[]proto.AddPartitionsToTxnRequest
+	topics   *broker.InternalTopics
+	answers  map[string]proto.ErrorCode
+	asked    *[]proto.AddPartitionsToTxnRequest
+	busyAsks int
+	now      func() time.Duration
+	askedAt  *[]time.Duration
 }
 
 func (f *fakeTxnCoordinator) OnBecomeLeader(metadata.TopicPartition, int32) {}
@@ -79,9 +84,17 @@ func (f *fakeTxnCoordinator) Handles(m sim.Message) bool {
 func (f *fakeTxnCoordinator) HandleRequest(from sim.NodeID, m sim.Message) {
 	r := m.(*proto.AddPartitionsToTxnRequest)
 	*f.asked = append(*f.asked, *r)
+	err := f.answers[r.TransactionalID]
+	if f.askedAt != nil {
+		*f.askedAt = append(*f.askedAt, f.now())
+	}
+	if f.busyAsks > 0 {
+		f.busyAsks--
+		err = proto.ConcurrentTransactions
+	}
 	resp := &proto.AddPartitionsToTxnResponse{CorrelationID: r.CorrelationID}
 	for _, tp := range r.Partitions {
-		resp.Partitions = append(resp.Partitions, proto.TxnPartitionResult{TopicPartition: tp, Error: f.answers[r.TransactionalID]})
+		resp.Partitions = append(resp.Partitions, proto.TxnPartitionResult{TopicPartition: tp, Error: err})
 	}
 	f.topics.Send(from, resp)
 }
@@ -359,33 +372,6 @@ func TestTransactionVerificationWithoutACoordinator(t *testing.T) {
 	}
 }
 
-// busyTxnCoordinator answers the first busyAsks AddPartitionsToTxn
-// CONCURRENT_TRANSACTIONS (the producer's previous transaction still
-// ending), then NONE, and notes when it was asked.
-type busyTxnCoordinator struct {
-	topics   *broker.InternalTopics
-	busyAsks int
-	now      func() time.Duration
-	asked    *[]time.Duration
-}
-
-func (f *busyTxnCoordinator) OnBecomeLeader(metadata.TopicPartition, int32) {}
-func (f *busyTxnCoordinator) OnResign(metadata.TopicPartition, int32)       {}
-func (f *busyTxnCoordinator) Handles(m sim.Message) bool {
-	_, ok := m.(*proto.AddPartitionsToTxnRequest)
-	return ok
-}
-func (f *busyTxnCoordinator) HandleRequest(from sim.NodeID, m sim.Message) {
-	r := m.(*proto.AddPartitionsToTxnRequest)
-	*f.asked = append(*f.asked, f.now())
-	err := proto.None
-	if len(*f.asked) <= f.busyAsks {
-		err = proto.ConcurrentTransactions
-	}
-	f.topics.Send(from, &proto.AddPartitionsToTxnResponse{CorrelationID: r.CorrelationID,
-		Partitions: []proto.TxnPartitionResult{{TopicPartition: r.Partitions[0], Error: err}}})
-}
-
 // A leader whose verification meets CONCURRENT_TRANSACTIONS asks the
 // coordinator again itself, add.partitions.to.txn.retry.backoff.ms apart,
 // for add.partitions.to.txn.retry.backoff.max.ms since its first ask
@@ -407,6 +393,7 @@ func TestLeaderAsksAgainOnConcurrentTransactions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var asked []time.Duration
+			var requests []proto.AddPartitionsToTxnRequest
 			cfg := cluster.DefaultConfig(1)
 			cfg.Controllers, cfg.Brokers = 1, 3
 			cfg.Data.AddPartitionsRetryBackoffMax = tc.window
@@ -416,7 +403,8 @@ func TestLeaderAsksAgainOnConcurrentTransactions(t *testing.T) {
 			}
 			var c *cluster.Cluster
 			cfg.Data.Coordinators = []broker.CoordinatorSpec{{Topic: broker.TransactionStateTopic, New: func(topics *broker.InternalTopics) broker.Coordinator {
-				return &busyTxnCoordinator{topics: topics, busyAsks: tc.busyAsks, now: func() time.Duration { return c.World.Now() }, asked: &asked}
+				return &fakeTxnCoordinator{topics: topics, answers: map[string]proto.ErrorCode{}, asked: &requests, busyAsks: tc.busyAsks,
+					now: func() time.Duration { return c.World.Now() }, askedAt: &asked}
 			}}}
 			c, err := cluster.Build(cfg)
 			if err != nil {
