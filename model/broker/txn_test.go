@@ -310,6 +310,26 @@ func TestTransactionsOnThePartitionLeader(t *testing.T) {
 	}
 }
 
+// produceFirstBatch has a client, once the cluster has settled (four
+// metadata requests a second apart), send producer 1000's first
+// transactional batch to t-0 on broker 1, runs the world until until, and
+// returns the answer, or nil.
+func produceFirstBatch(c *cluster.Cluster, timeout, until time.Duration) *proto.ProduceResponse {
+	leader := c.BrokerNode(1)
+	b := record.New([]record.Record{{Key: "k", HasKey: true}}, record.Producer{ID: 1000, BaseSequence: 0}, true, record.CompressionNone)
+	client := &txnClient{answers: map[uint64]sim.Message{}}
+	for i := range 4 {
+		client.script = append(client.script, txnSend{leader, &proto.MetadataRequest{CorrelationID: uint64(i + 1), Topics: []string{}}})
+	}
+	client.script = append(client.script, txnSend{leader, &proto.ProduceRequest{CorrelationID: 10, TransactionalID: "tx", Acks: proto.AcksAll,
+		Timeout: timeout, Partitions: []proto.ProducePartition{{TopicPartition: proto.TopicPartition{Topic: "t", Partition: 0}, Batch: b}}}})
+	c.World.AddNode(sim.NodeSpec{Name: "client", Role: "producer", New: func() sim.Node { return client }})
+	c.World.Start()
+	c.World.RunUntil(until)
+	r, _ := client.answers[10].(*proto.ProduceResponse)
+	return r
+}
+
 // silentTxnCoordinator takes AddPartitionsToTxn and never answers.
 type silentTxnCoordinator struct{ asked *int }
 
@@ -341,23 +361,8 @@ func TestTransactionVerificationWithoutACoordinator(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tp := proto.TopicPartition{Topic: "t", Partition: 0}
-		b := record.New([]record.Record{{Key: "k", HasKey: true}}, record.Producer{ID: 1000, BaseSequence: 0}, true, record.CompressionNone)
-		client := &txnClient{answers: map[uint64]sim.Message{}}
-		leader := c.BrokerNode(1)
-		client.script = []txnSend{
-			{leader, &proto.MetadataRequest{CorrelationID: 1, Topics: []string{}}},
-			{leader, &proto.MetadataRequest{CorrelationID: 2, Topics: []string{}}},
-			{leader, &proto.MetadataRequest{CorrelationID: 3, Topics: []string{}}},
-			{leader, &proto.MetadataRequest{CorrelationID: 4, Topics: []string{}}},
-			{leader, &proto.ProduceRequest{CorrelationID: 10, TransactionalID: "tx", Acks: proto.AcksAll, Timeout: time.Minute,
-				Partitions: []proto.ProducePartition{{TopicPartition: tp, Batch: b}}}},
-		}
-		c.World.AddNode(sim.NodeSpec{Name: "client", Role: "producer", New: func() sim.Node { return client }})
-		c.World.Start()
-		c.World.RunUntil(40 * time.Second)
-		r, ok := client.answers[10].(*proto.ProduceResponse)
-		if !ok {
+		r := produceFirstBatch(c, time.Minute, 40*time.Second)
+		if r == nil {
 			t.Fatalf("with __transaction_state %v: no answer", withTopic)
 		}
 		if p := r.Partitions[0]; p.Error != proto.NotEnoughReplicas || p.BaseOffset != -1 {
@@ -410,19 +415,8 @@ func TestLeaderAsksAgainOnConcurrentTransactions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			leader := c.BrokerNode(1)
-			b := record.New([]record.Record{{Key: "k", HasKey: true}}, record.Producer{ID: 1000, BaseSequence: 0}, true, record.CompressionNone)
-			client := &txnClient{answers: map[uint64]sim.Message{}}
-			for i := range 4 {
-				client.script = append(client.script, txnSend{leader, &proto.MetadataRequest{CorrelationID: uint64(100 + i), Topics: []string{}}})
-			}
-			client.script = append(client.script, txnSend{leader, &proto.ProduceRequest{CorrelationID: 10, TransactionalID: "tx", Acks: proto.AcksAll,
-				Timeout: 10 * time.Second, Partitions: []proto.ProducePartition{{TopicPartition: proto.TopicPartition{Topic: "t", Partition: 0}, Batch: b}}}})
-			c.World.AddNode(sim.NodeSpec{Name: "client", Role: "producer", New: func() sim.Node { return client }})
-			c.World.Start()
-			c.World.RunUntil(8 * time.Second)
-			r, ok := client.answers[10].(*proto.ProduceResponse)
-			if !ok {
+			r := produceFirstBatch(c, 10*time.Second, 8*time.Second)
+			if r == nil {
 				t.Fatalf("no answer to the produce; asked at %v", asked)
 			}
 			if p := r.Partitions[0]; p.Error != tc.wantError {
