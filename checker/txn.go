@@ -308,7 +308,9 @@ func (a *analyzer) resolveTxns() {
 // commit: a fetch-committed of its group returned, for one of the
 // partitions it committed an offset of, an offset below the transaction's
 // (or none, -1), with no other commit of that partition invoked between the
-// transaction's commit and the fetch's completion, and either
+// transaction's commit and the fetch's completion (one that failed, a
+// zombie's TxnOffsetCommit the coordinator refused among them, never
+// happened and does not count), and either
 //   - the fetch began after the transaction ended: a transaction's offsets
 //     commit with it or not at all (the coordinator keeps them pending
 //     until its marker), and a fetch-committed asks for stable offsets only
@@ -353,6 +355,12 @@ func (a *analyzer) offsetsNotCommitted(t int32) bool {
 			}
 			since := false
 			for j, o := range reg.commits {
+				// A commit that failed never happened (a txn-commit that
+				// failed aborted its transaction, offsets and all): it
+				// cannot be what the fetch returned.
+				if o.typ == history.Fail {
+					continue
+				}
 				if int32(j) != pc.commits[k] && o.invoke > c.invoke && o.invoke < f.complete {
 					since = true
 					break

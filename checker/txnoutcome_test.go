@@ -92,11 +92,14 @@ func TestUnknownCommitResolvedByTheGroupsCommittedOffset(t *testing.T) {
 // assigned in-0 at generation gen, fetches the group's committed offset
 // (none, below the transaction's: it had nothing pending), processes
 // in-0@0 again and commits; only then is e-0 killed, its commit's outcome
-// unknown. between puts another commit of in-0 (e-2's, of unknown
-// outcome) between the transaction's and the fetch. The final reads are
-// read_uncommitted: they hold both outputs, and say nothing of which
-// transaction committed.
-func fencedCommitHistory(gen int32, between bool) []history.Op {
+// unknown. between puts another commit of in-0 between the transaction's
+// and the fetch: e-2's commit of unknown outcome (betweenUnknown), or
+// (betweenFailed, fuzz seed 20177) e-2's transaction of in-0@0 under the
+// generation before e-0's, a zombie whose commit failed (the group
+// coordinator answered its TxnOffsetCommit UNKNOWN_MEMBER_ID). The final
+// reads are read_uncommitted: they hold every output, and say nothing of
+// which transaction committed.
+func fencedCommitHistory(gen int32, between betweenCommit) []history.Op {
 	h := &hb{}
 	h.inputs(1)
 	member := func(process string, gen int32) history.Value {
@@ -133,24 +136,46 @@ func fencedCommitHistory(gen int32, between bool) []history.Op {
 		done.Ext.Sends = []history.Send{s}
 		return done
 	}
+	if between == betweenFailed {
+		assign("e-2", 0)
+	}
 	assign("e-0", 1)
 	zombie := open("e-0", 1, 0)
-	if between {
+	next := int64(1) // e-1's output offset
+	outs := []trec{{"out", 0, 0, zombie.Ext.Sends[0].Value}}
+	switch between {
+	case betweenUnknown:
 		h.commit("e-2", "etl", map[string]int64{"in-0": 0}, history.Info)
+	case betweenFailed:
+		failed := open("e-2", 0, next)
+		failed.Error = "CommitFailedException: UNKNOWN_MEMBER_ID"
+		h.add("e-2", history.Fail, history.FTxnCommit, failed)
+		outs = append(outs, trec{"out", 0, next, failed.Ext.Sends[0].Value})
+		next++
 	}
 	assign("e-1", gen)
 	h.fetch("e-1", "etl", map[string]int64{"in-0": -1})
-	ok := open("e-1", gen, 1)
+	ok := open("e-1", gen, next)
 	h.add("e-1", history.OK, history.FTxnCommit, ok)
 	zombie.Error = "process died: killed"
 	h.add("e-0", history.Info, history.FTxnCommit, zombie)
 	crash := history.NoValue()
 	h.add("e-0", history.Invoke, history.FCrash, crash)
 	h.add("e-0", history.OK, history.FCrash, crash)
-	outs := []trec{{"out", 0, 0, zombie.Ext.Sends[0].Value}, {"out", 0, 1, ok.Ext.Sends[0].Value}}
-	h.finalReads("read_uncommitted", map[string]int64{"in-0": 1, "out-0": 2}, append(inRecs(1), outs...)...)
+	outs = append(outs, trec{"out", 0, next, ok.Ext.Sends[0].Value})
+	h.finalReads("read_uncommitted", map[string]int64{"in-0": 1, "out-0": next + 1}, append(inRecs(1), outs...)...)
 	return h.ops
 }
+
+// betweenCommit: what fencedCommitHistory puts between the transaction's
+// commit and the later generation's fetch.
+type betweenCommit uint8
+
+const (
+	betweenNone    betweenCommit = iota
+	betweenUnknown               // a commit of in-0 of unknown outcome
+	betweenFailed                // a zombie's transaction of in-0 whose commit failed
+)
 
 // A transaction whose commit's outcome is unknown did not commit when a
 // member that owned the partition under a later generation fetched the
@@ -158,15 +183,21 @@ func fencedCommitHistory(gen int32, between bool) []history.Op {
 // known: the coordinator refuses the transaction's TxnOffsetCommit from then
 // on (KIP-447), and the fetch would have waited for it (require_stable) had
 // the coordinator taken it earlier. A fetch under the transaction's own
-// generation, or one with another commit of the partition in between, is
-// no such evidence: the second processing stays a violation.
+// generation, or one with another commit of the partition in between that
+// may have happened, is no such evidence: the second processing stays a
+// violation. A commit in between that failed never happened (fuzz seed
+// 20177: a zombie's transaction whose TxnOffsetCommit the coordinator
+// refused): the fetch is still evidence.
 func TestUnknownCommitResolvedByALaterGenerationsFetch(t *testing.T) {
 	eos := Config{Consumers: []ConsumerGuarantees{{Prefix: "e", Group: "etl", Commit: "transactional"}}}
-	r := Check(fencedCommitHistory(2, false), eos)
-	if r.Violations != 0 {
-		t.Fatalf("violations with a later generation's fetch as evidence\n%s", r.Summary())
+	for _, between := range []betweenCommit{betweenNone, betweenFailed} {
+		r := Check(fencedCommitHistory(2, between), eos)
+		if r.Violations != 0 {
+			t.Fatalf("between %d: violations with a later generation's fetch as evidence\n%s", between, r.Summary())
+		}
+		verdictOf(t, r, ReprocessedRecord, Permitted)
 	}
-	verdictOf(t, r, ReprocessedRecord, Permitted)
-	verdictOf(t, Check(fencedCommitHistory(1, false), eos), ReprocessedRecord, Violation)
-	verdictOf(t, Check(fencedCommitHistory(2, true), eos), ReprocessedRecord, Violation)
+	verdictOf(t, Check(fencedCommitHistory(1, betweenNone), eos), ReprocessedRecord, Violation)
+	verdictOf(t, Check(fencedCommitHistory(1, betweenFailed), eos), ReprocessedRecord, Violation)
+	verdictOf(t, Check(fencedCommitHistory(2, betweenUnknown), eos), ReprocessedRecord, Violation)
 }
