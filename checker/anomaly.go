@@ -107,9 +107,14 @@ type Finding struct {
 	// Reprocessed-record: the attempts that were not in an aborted
 	// transaction.
 	committedAttempts int
+	// Reprocessed-record: the starts of the two attempts whose repeat is
+	// judged (the first two not in an aborted transaction, when there are
+	// two; else the first two), when hasAttempts; else Ops[0] and Ops[1].
+	attempts    [2]int64
+	hasAttempts bool
 	// Reprocessed-record, duplicate-side-effect: the invocation of the
-	// commit past the record its first processing's member made before
-	// that processing began (processRec.commit), when hasCommitFirst.
+	// commit past the record its first (judged) processing's member made
+	// before that processing began (processRec.commit), when hasCommitFirst.
 	commitFirst    int64
 	hasCommitFirst bool
 	// The same of the second processing or effect: a member that committed

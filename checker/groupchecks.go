@@ -239,12 +239,14 @@ func (a *analyzer) reportReprocessed(run []int32) {
 	first := &m.procs[run[0]]
 	group := m.groupNames[first.group]
 	committed := 0
+	var counted []int32 // the attempts not in an aborted transaction
 	var ops []int64
 	who := ""
 	for k, i := range run {
 		pr := &m.procs[i]
 		if pr.txn < 0 || (a.txns[pr.txn].outcome != txnAborted && a.txns[pr.txn].outcome != txnNeverCommitted) {
 			committed++
+			counted = append(counted, i)
 		}
 		if k < 4 {
 			ops = append(ops, pr.start)
@@ -258,8 +260,18 @@ func (a *analyzer) reportReprocessed(run []int32) {
 		who += ", …"
 	}
 	second := &m.procs[run[1]]
+	// The repeat to explain is of the attempts whose output and offsets
+	// may have committed: an attempt in an aborted transaction repeats
+	// nothing (Kafka discarded its output and offsets), so a loss of
+	// __consumer_offsets is looked for between the first two of the others.
+	judged := [2]int32{run[0], run[1]}
+	if len(counted) >= 2 {
+		judged = [2]int32{counted[0], counted[1]}
+	}
+	j0, j1 := &m.procs[judged[0]], &m.procs[judged[1]]
 	a.findings = append(a.findings, Finding{Type: ReprocessedRecord, group: group, committedAttempts: committed,
-		commitFirst: first.commit, hasCommitFirst: first.commit >= 0, commitSecond: second.commit, hasCommitSecond: second.commit >= 0,
+		attempts: [2]int64{j0.start, j1.start}, hasAttempts: true,
+		commitFirst: j0.commit, hasCommitFirst: j0.commit >= 0, commitSecond: j1.commit, hasCommitSecond: j1.commit >= 0,
 		Example: Example{Partition: a.parts[first.part].name, Offset: first.off, Process: a.procs[second.proc].name, Ops: ops,
 			Detail: "group " + group + " processed it " + strconv.Itoa(len(run)) + " times: " + who}})
 }

@@ -308,9 +308,8 @@ func (a *analyzer) resolveTxns() {
 // commit: a fetch-committed of its group returned, for one of the
 // partitions it committed an offset of, an offset below the transaction's
 // (or none, -1), with no other commit of that partition invoked between the
-// transaction's commit and the fetch's completion (one that failed, a
-// zombie's TxnOffsetCommit the coordinator refused among them, never
-// happened and does not count), and either
+// transaction's commit and the fetch's completion (one that failed does not
+// count: it wrote nothing the fetch could return), and either
 //   - the fetch began after the transaction ended: a transaction's offsets
 //     commit with it or not at all (the coordinator keeps them pending
 //     until its marker), and a fetch-committed asks for stable offsets only
@@ -355,9 +354,11 @@ func (a *analyzer) offsetsNotCommitted(t int32) bool {
 			}
 			since := false
 			for j, o := range reg.commits {
-				// A commit that failed never happened (a txn-commit that
-				// failed aborted its transaction, offsets and all): it
-				// cannot be what the fetch returned.
+				// A commit that failed wrote nothing the fetch could
+				// return: an OffsetCommit's error is the coordinator's
+				// refusal, and a transaction whose commit failed was
+				// aborted, its pending offsets dropped with its marker
+				// (OffsetMetadataManager.replayEndTransactionMarker).
 				if o.typ == history.Fail {
 					continue
 				}

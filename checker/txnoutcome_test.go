@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"strings"
 	"testing"
 
 	"kafkasim/history"
@@ -200,4 +201,100 @@ func TestUnknownCommitResolvedByALaterGenerationsFetch(t *testing.T) {
 	verdictOf(t, Check(fencedCommitHistory(1, betweenNone), eos), ReprocessedRecord, Violation)
 	verdictOf(t, Check(fencedCommitHistory(1, betweenFailed), eos), ReprocessedRecord, Violation)
 	verdictOf(t, Check(fencedCommitHistory(2, betweenUnknown), eos), ReprocessedRecord, Violation)
+}
+
+// abortedThenLostHistory is fuzz seed 21252's story: e-0 processes in-0@0
+// in a transaction whose TxnOffsetCommit is refused (UNKNOWN_MEMBER_ID: its
+// membership expired while a broker was paused), so it aborts; e-0 rejoins,
+// fetches the group's committed offset (none), processes in-0@0 again and
+// commits. __consumer_offsets then loses the group's records (lossAt:
+// "between" the committed attempts, "before" the committed one, or
+// nowhere: ""), and e-1, finding no committed offset, processes in-0@0 a
+// third time and commits.
+func abortedThenLostHistory(lossAt string) ([]history.Op, int64) {
+	h := &hb{}
+	h.inputs(1)
+	member := func(process string, gen int32) history.Value {
+		v := history.NoValue()
+		x := v.X()
+		x.Group, x.Generation, x.MemberID = "etl", gen, process+"-m"
+		return v
+	}
+	assign := func(process string, gen int32) {
+		v := member(process, gen)
+		v.Ext.Partitions = []string{"in-0"}
+		h.add(process, history.Invoke, history.FAssign, v)
+		h.add(process, history.OK, history.FAssign, v)
+	}
+	var outs []trec
+	txn := func(name string, gen int32, at int64, outcome history.Type) {
+		tid := "etl-" + name
+		v := history.NoValue()
+		v.X().TransactionalID = tid
+		h.add(name, history.Invoke, history.FTxnBegin, v)
+		h.add(name, history.OK, history.FTxnBegin, v)
+		p := member(name, gen)
+		p.Topic, p.Partition, p.Offset = "in", 0, 0
+		h.add(name, history.Invoke, history.FProcess, p)
+		h.add(name, history.OK, history.FProcess, p)
+		s := h.procSend(name, tid, -1, 0, at)
+		outs = append(outs, trec{"out", 0, at, s.Value})
+		c := member(name, gen)
+		c.Ext.TransactionalID, c.Ext.Offsets = tid, map[string]int64{"in-0": 1}
+		h.add(name, history.Invoke, history.FTxnCommit, c)
+		done := c
+		done.Ext = &history.Ext{}
+		*done.Ext = *c.Ext
+		done.Ext.Sends = []history.Send{s}
+		if outcome == history.Fail {
+			done.Error = "CommitFailedException: UNKNOWN_MEMBER_ID"
+		}
+		h.add(name, outcome, history.FTxnCommit, done)
+	}
+	var lost int64
+	assign("e-0", 1)
+	txn("e-0", 1, 0, history.Fail)
+	if lossAt == "before" {
+		lost = h.t + 500
+	}
+	assign("e-0", 2)
+	h.fetch("e-0", "etl", map[string]int64{"in-0": -1})
+	txn("e-0", 2, 1, history.OK)
+	if lossAt == "between" {
+		lost = h.t + 500
+	}
+	assign("e-1", 1)
+	h.fetch("e-1", "etl", map[string]int64{"in-0": -1})
+	txn("e-1", 1, 2, history.OK)
+	h.finalReads("read_uncommitted", map[string]int64{"in-0": 1, "out-0": 3}, append(inRecs(1), outs...)...)
+	return h.ops, lost
+}
+
+// A loss of __consumer_offsets explains a record processed again only
+// between the attempts whose offsets may have committed: an attempt in an
+// aborted transaction repeats nothing, so the loss is looked for between
+// the first two of the others, not between the first two attempts (fuzz
+// seed 21252: an aborted attempt, a committed one, then a loss and a third).
+func TestReprocessedAfterAnAbortedAttemptJudgesTheCommittedOnes(t *testing.T) {
+	for _, tc := range []struct {
+		lossAt, verdict string
+	}{
+		{"between", Permitted},
+		{"before", Violation},
+		{"", Violation},
+	} {
+		t.Run("loss "+tc.lossAt, func(t *testing.T) {
+			ops, lost := abortedThenLostHistory(tc.lossAt)
+			cfg := Config{Consumers: []ConsumerGuarantees{{Prefix: "e", Group: "etl", Commit: "transactional"}}}
+			if lost > 0 {
+				cfg.Happened = godViewLosses(DataLoss{Partition: "__consumer_offsets-9", From: 0, To: 5, Cause: "unclean-election", At: lost})
+			}
+			r := Check(ops, cfg)
+			expectCount(t, r, ReprocessedRecord, 1)
+			expectVerdict(t, r, ReprocessedRecord, tc.verdict)
+			if a, _ := r.Anomaly(ReprocessedRecord); tc.verdict == Permitted && !strings.Contains(a.Because, "__consumer_offsets lost committed data") {
+				t.Fatalf("because %q, want the loss named", a.Because)
+			}
+		})
+	}
 }

@@ -689,12 +689,19 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 	switch typ {
 	case NonmonotonicCommit, ReprocessedRecord, DuplicateSideEffect:
 		// Their operations: the earlier commit's invocation to the later
-		// one's completion; the first two attempts' or effects' starts.
+		// one's completion; the first two (judged) attempts' or effects'
+		// starts.
 		if n := len(f.Ops); n >= 2 {
 			from, to := f.Ops[0], f.Ops[n-1]
 			if typ != NonmonotonicCommit {
 				to = f.Ops[1]
 			}
+			if f.hasAttempts {
+				// A reprocessed record's attempts in aborted
+				// transactions repeat nothing: the pair judged.
+				from, to = f.attempts[0], f.attempts[1]
+			}
+			first := from
 			if f.hasCommitFirst && f.commitFirst < from {
 				// At-most-once commits past the batch before processing
 				// it: the loss that takes that commit may come before
@@ -712,7 +719,7 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 			}
 			if l, ok := lossBetween(c, f.group, from, to); ok {
 				fx.OffsetsLostBetween = &l
-			} else if typ != NonmonotonicCommit && f.hasCommitSecond && f.commitSecond < f.Ops[0] {
+			} else if typ != NonmonotonicCommit && f.hasCommitSecond && f.commitSecond < first {
 				// The later attempt's member had committed past the
 				// record before the first attempt began, and held it
 				// polled (processing slowly, its pool busy): the first
@@ -723,7 +730,7 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 				// poll's records whatever happens to the group after
 				// (ConsumerCoordinator acts on a lost membership at the
 				// next poll only).
-				if l, ok := a.offsetsLossBetween(c, f.group, f.commitSecond, f.Ops[0]); ok {
+				if l, ok := a.offsetsLossBetween(c, f.group, f.commitSecond, first); ok {
 					fx.OffsetsLostBetween = &l
 				}
 			}
