@@ -24,7 +24,7 @@ func TestGroupLivenessExcuses(t *testing.T) {
 		{"testdata/group-truncated-position-commits-nothing-not-judged.yaml",
 			[]string{"not judged: group billing: committed offset of orders-0 is 74, below the high watermark 75", "truncated under b-0's position (offsets 75..179 lost, power-loss", "commit: before-processing"}},
 		{"testdata/group-offsets-commit-lost-at-position-not-judged.yaml",
-			[]string{"not judged: group billing: committed offset of orders-2 is 45, below the high watermark 51: the group's last acknowledged commit of it, 51, b-0's position, was lost with __consumer_offsets-9's committed data (offsets 121..135, power-loss"}},
+			[]string{"not judged: group billing: committed offset of orders-2 is 45, below the high watermark 51: the group's last acknowledged commit of it, 51, b-0's position, was lost with __consumer_offsets-9's committed data (offsets 121..143, power-loss"}},
 		{"testdata/group-static-member-fenced-after-records-lost-not-judged.yaml",
 			[]string{"consumer groups judged without a member Kafka would stop too: b-1 stopped on OffsetCommit: FENCED_INSTANCE_ID",
 				"whose records hold its group.instance.id b-1 under member id", "__consumer_offsets-9 offsets 5..47 were lost"}},

@@ -561,7 +561,8 @@ func mayHaveAppended(err proto.ErrorCode) bool {
 		// A transactional produce refused before the append: the
 		// leader's AddPartitionsToTxn to the coordinator failed (KIP-890).
 		proto.TransactionAbortable, proto.ProducerFenced, proto.InvalidTxnState, proto.InvalidProducerIDMapping,
-		proto.ConcurrentTransactions, proto.NotCoordinator, proto.CoordinatorNotAvailable, proto.CoordinatorLoadInProgress:
+		proto.ConcurrentTransactions, proto.NotCoordinator, proto.CoordinatorNotAvailable, proto.CoordinatorLoadInProgress,
+		proto.OperationNotAttempted:
 		return false
 	}
 	return true // REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND, network errors

@@ -137,7 +137,9 @@ type Reader struct {
 	brokers  map[int32]sim.NodeID
 	subs     subscriptionState
 	metaCorr uint64
-	corr     uint64
+	// metaTo is the broker the metadata request in flight went to.
+	metaTo sim.NodeID
+	corr   uint64
 	// corrBase is where this incarnation's correlation ids start
 	// (proto.CorrelationBase).
 	corrBase uint64
@@ -254,6 +256,15 @@ func (r *Reader) Deliver(from sim.NodeID, m sim.Message) {
 	case *proto.OffsetsForLeaderEpochResponse:
 		r.handleValidation(m)
 	case *sim.Disconnected:
+		if r.metaCorr != 0 && r.metaTo == m.Peer {
+			// NetworkClient.handleDisconnections fails the metadata
+			// request in flight on the connection, and the update is
+			// asked again after retry.backoff.ms
+			// (DefaultMetadataUpdater.handleServerDisconnect), not once
+			// the request times out.
+			r.metaCorr = 0
+			r.refreshMetadataSoon()
+		}
 		r.refreshMetadata()
 		if r.group != nil {
 			r.groupDisconnected(m.Peer)

@@ -24,6 +24,11 @@ type leader struct {
 	// serveTo, when above 0, starves fetches: they return nothing at or
 	// past it (a saturated link, a leader too slow to answer).
 	serveTo int64
+	// leaderless: the metadata names no leader, and fetches are answered
+	// NOT_LEADER_OR_FOLLOWER (the leader is down, none elected yet).
+	leaderless bool
+	// metadataAsked counts the metadata requests.
+	metadataAsked int
 }
 
 func (l *leader) Start(env sim.Env) { l.env = env }
@@ -66,10 +71,15 @@ func (l *leader) Deliver(from sim.NodeID, m sim.Message) {
 	tp := proto.TopicPartition{Topic: "orders", Partition: 0}
 	switch m := m.(type) {
 	case *proto.MetadataRequest:
+		l.metadataAsked++
+		ldr := int32(1)
+		if l.leaderless {
+			ldr = -1
+		}
 		l.env.Send(from, &proto.MetadataResponse{CorrelationID: m.CorrelationID,
 			Brokers: []proto.MetadataBroker{{ID: 1, Node: l.env.ID()}},
 			Topics: []proto.MetadataTopic{{Name: "orders", Partitions: []proto.MetadataPartition{
-				{Partition: 0, Leader: 1, LeaderEpoch: l.epoch, Replicas: []int32{1}, ISR: []int32{1}}}}}})
+				{Partition: 0, Leader: ldr, LeaderEpoch: l.epoch, Replicas: []int32{1}, ISR: []int32{1}}}}}})
 	case *proto.ListOffsetsRequest:
 		resp := &proto.ListOffsetsResponse{CorrelationID: m.CorrelationID}
 		for _, p := range m.Partitions {
@@ -92,6 +102,8 @@ func (l *leader) Deliver(from sim.NodeID, m sim.Message) {
 		for _, p := range m.Partitions {
 			fp := proto.FetchPartitionResponse{TopicPartition: tp, HighWatermark: int64(len(l.log)), LeaderEpoch: l.epoch}
 			switch {
+			case l.leaderless:
+				fp.Error = proto.NotLeaderOrFollower
 			case p.CurrentLeaderEpoch < l.epoch:
 				fp.Error = proto.FencedLeaderEpoch
 			case p.FetchOffset > int64(len(l.log)):
@@ -166,6 +178,47 @@ func TestReaderSeeksBackAfterATruncationAndReadsToTheEnd(t *testing.T) {
 	want = []string{"0=a0", "1=a1", "2=a2", "3=a3", "4=a4", "5=a5", "6=b6", "7=b7", "8=b8"}
 	if got := polls(rec, true); !slices.Equal(got, want) {
 		t.Fatalf("final reads polled %v, want %v", got, want)
+	}
+}
+
+// A reader whose partition has no leader keeps asking for metadata every
+// retry.backoff.ms while its poll waits (Kafka's fetcher requests a
+// metadata update for a position without a leader, and the network client
+// sends it once the backoff passes), so that it finds the leader elected
+// meanwhile and validates its position against it (KIP-320) within the
+// poll, not after the poll's wait (fuzz --groups seed 27057).
+func TestReaderLeaderlessAsksForMetadataDuringAPoll(t *testing.T) {
+	w := sim.NewWorld(sim.DefaultOptions(1))
+	l := &leader{}
+	l.appendRecords("a", 10)
+	bid := w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return l }})
+	rec := history.NewRecorder(w.Now)
+	cfg := reader.DefaultConfig("c-0", []string{"orders"})
+	cfg.Brokers, cfg.Recorder = []sim.NodeID{bid}, rec
+	rid := w.AddNode(sim.NodeSpec{Name: "c-0", Role: "consumer", New: reader.New(cfg)})
+	w.Start()
+	w.RunUntil(10 * time.Second)
+	r := w.Node(rid).(*reader.Reader)
+	if pos := r.Position("orders", 0); pos != 10 {
+		t.Fatalf("position %d after reading the log, want 10; polled %v", pos, polls(rec, false))
+	}
+	l.leaderless = true
+	w.RunUntil(13 * time.Second)
+	asked := l.metadataAsked
+	w.RunUntil(15 * time.Second)
+	if n := l.metadataAsked - asked; n < 10 {
+		t.Fatalf("%d metadata requests in 2 s without a leader, want one every retry.backoff.ms (%v)", n, cfg.RetryBackoff)
+	}
+	// A new leader, in a new epoch, truncated the log to 6 and wrote on.
+	l.leaderless, l.epoch, l.log = false, 1, l.log[:6]
+	l.appendRecords("b", 3)
+	w.RunUntil(15*time.Second + 500*time.Millisecond)
+	if pos := r.Position("orders", 0); pos != 6 || r.Stats.Truncations != 1 {
+		t.Fatalf("half a second after the election: position %d, %d truncations; want 6 (validated against the new leader), 1", pos, r.Stats.Truncations)
+	}
+	w.RunUntil(20 * time.Second)
+	if pos := r.Position("orders", 0); pos != 9 {
+		t.Fatalf("position %d, want 9; polled %v", pos, polls(rec, false))
 	}
 }
 

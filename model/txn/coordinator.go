@@ -384,6 +384,23 @@ func (c *coordinator) addPartitions(from sim.NodeID, m *proto.AddPartitionsToTxn
 		reply(proto.InvalidRequest, nil)
 		return
 	}
+	// KafkaApis.handleAddPartitionsToTxnRequest checks every partition
+	// against the broker's metadata cache before the coordinator sees the
+	// request: one it does not hold (a topic created after the broker's
+	// metadata, or deleted) fails the whole request, UNKNOWN_TOPIC_OR_PARTITION
+	// for it and OPERATION_NOT_ATTEMPTED for the others. Were it added,
+	// its marker would be skipped as a deleted partition's
+	// (TransactionMarkerChannelManager.addTxnMarkersToBrokerQueue), and
+	// the transaction completed with its records undecided there.
+	if slices.ContainsFunc(m.Partitions, func(tp proto.TopicPartition) bool { return !c.partitionExists(tp) }) {
+		reply(proto.None, func(tp proto.TopicPartition) proto.ErrorCode {
+			if c.partitionExists(tp) {
+				return proto.OperationNotAttempted
+			}
+			return proto.UnknownTopicOrPartition
+		})
+		return
+	}
 	p, meta, err := c.lookup(m.TransactionalID)
 	switch {
 	case err != proto.None:
@@ -413,6 +430,13 @@ func (c *coordinator) addPartitions(from sim.NodeID, m *proto.AddPartitionsToTxn
 		return
 	}
 	reply(err, nil)
+}
+
+// partitionExists reports whether the broker's metadata holds tp
+// (MetadataCache.contains).
+func (c *coordinator) partitionExists(tp proto.TopicPartition) bool {
+	_, _, exists, _ := c.t.PartitionLeader(metadata.TopicPartition{Topic: tp.Topic, Partition: tp.Partition})
+	return exists
 }
 
 // endTxn is TransactionCoordinator.handleEndTransaction.

@@ -48,7 +48,7 @@ func (f *fakeTopics) addPartitions(pid int64, epoch int16, tps ...proto.TopicPar
 func TestEndTxnMarkersComplete(t *testing.T) {
 	f, init := started(t)
 	pid := init.ProducerID
-	f.leaders[tp("a", 0)], f.leaders[tp("a", 1)], f.leaders[tp("b", 0)] = brokerA, brokerA, brokerB
+	f.leaders[tp("a", 0)], f.leaders[tp("a", 1)], f.leaders[tp("b", 0)], f.leaders[tp("gone", 0)] = brokerA, brokerA, brokerB, brokerB
 	if err := f.addPartitions(pid, 0, tp("a", 0), tp("b", 0)); err != proto.None {
 		t.Fatalf("AddPartitionsToTxn: %s", err)
 	}
@@ -77,6 +77,7 @@ func TestEndTxnMarkersComplete(t *testing.T) {
 	if out := f.Request(client, end); out[0].(*proto.EndTxnResponse).Error != proto.ConcurrentTransactions {
 		t.Fatalf("a retry while the markers are written: %+v", out[0])
 	}
+	delete(f.leaders, tp("gone", 0)) // its topic deleted before the markers
 	n = len(f.Sent)
 	f.Advance(0)
 	reqs := f.markerRequests(n)
@@ -390,7 +391,7 @@ func TestInitProducerIDRotatesAtExhaustedEpoch(t *testing.T) {
 func TestMarkersRetriedAndVerification(t *testing.T) {
 	f, init := started(t)
 	pid := init.ProducerID
-	f.leaders[tp("a", 0)], f.leaders[tp("b", 0)] = brokerA, sim.NoNode
+	f.leaders[tp("a", 0)], f.leaders[tp("b", 0)], f.leaders[tp("c", 0)] = brokerA, sim.NoNode, brokerA
 	if err := f.addPartitions(pid, 0, tp("a", 0), tp("b", 0)); err != proto.None {
 		t.Fatalf("AddPartitionsToTxn: %s", err)
 	}
@@ -426,6 +427,43 @@ func TestMarkersRetriedAndVerification(t *testing.T) {
 	f.Commit()
 	if d := f.describe("tx"); d.State != "CompleteAbort" || d.ProducerEpoch != 1 {
 		t.Fatalf("after the markers: %+v", d)
+	}
+}
+
+// A partition the coordinator's broker has no metadata for (a topic
+// created after its metadata, fuzz seed 25453: a broker behind on metadata
+// after a slow network) fails the whole AddPartitionsToTxn before the
+// coordinator sees it, as KafkaApis.handleAddPartitionsToTxnRequest does:
+// UNKNOWN_TOPIC_OR_PARTITION for it, OPERATION_NOT_ATTEMPTED for the
+// rest, nothing added. Added, its marker would be dropped as a deleted
+// partition's and the transaction completed without deciding its records.
+func TestAddPartitionsUnknownToMetadata(t *testing.T) {
+	f, init := started(t)
+	pid := init.ProducerID
+	f.leaders[tp("a", 0)] = brokerA
+	for _, verifyOnly := range []bool{false, true} {
+		req := &proto.AddPartitionsToTxnRequest{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: 0, VerifyOnly: verifyOnly,
+			Partitions: []proto.TopicPartition{tp("a", 0), tp("new", 0)}}
+		out := f.Request(brokerA, req)
+		if len(out) != 1 {
+			t.Fatalf("verifyOnly=%v: %d answers before any append, want 1", verifyOnly, len(out))
+		}
+		r := out[0].(*proto.AddPartitionsToTxnResponse)
+		if r.Error != proto.None || len(r.Partitions) != 2 || r.Partitions[0].Error != proto.OperationNotAttempted ||
+			r.Partitions[1].Error != proto.UnknownTopicOrPartition {
+			t.Fatalf("verifyOnly=%v with new-0 unknown: %+v, want OPERATION_NOT_ATTEMPTED and UNKNOWN_TOPIC_OR_PARTITION", verifyOnly, r.Partitions)
+		}
+	}
+	if d := f.describe("tx"); d.State != "Empty" || len(d.Partitions) != 0 {
+		t.Fatalf("after the refused request: %+v, want nothing added", d)
+	}
+	// The broker's metadata catches up: the retry adds both.
+	f.leaders[tp("new", 0)] = brokerB
+	if err := f.addPartitions(pid, 0, tp("a", 0), tp("new", 0)); err != proto.None {
+		t.Fatalf("AddPartitionsToTxn once new-0 is known: %s", err)
+	}
+	if d := f.describe("tx"); d.State != "Ongoing" || len(d.Partitions) != 2 {
+		t.Fatalf("after AddPartitionsToTxn: %+v", d)
 	}
 }
 
