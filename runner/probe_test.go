@@ -52,6 +52,24 @@ func TestProducerFencedAfterTxnStateLossIsCreatedAgain(t *testing.T) {
 	}
 }
 
+// A producer its coordinator fenced from behind (the transaction log lost
+// its later epochs) is created again too when the coordinator has since
+// caught up with its epoch: aborting the transaction it held open at the
+// lower epoch on its timeout bumped it to the producer's own.
+func TestProducerFencedByACoordinatorThatCaughtUpIsCreatedAgain(t *testing.T) {
+	res := runConverged(t, "testdata/transactional-producer-fenced-by-a-coordinator-behind-it-that-caught-up-created-again.yaml")
+	for _, want := range []string{
+		"t-1 closed and created again before its probe: fenced (PRODUCER_FENCED), transactional.id pay-1 is at producer id 1000, epoch 15, the epoch it held: no newer instance fenced it",
+	} {
+		if !strings.Contains(res.ConvergeDetail, want) {
+			t.Errorf("convergence detail %q lacks %q", res.ConvergeDetail, want)
+		}
+	}
+	if strings.Contains(res.ConvergeDetail, "not judged") || strings.Contains(res.ConvergeDetail, "probed twice") {
+		t.Errorf("convergence detail %q: want the new instance's probe judged, and through at once", res.ConvergeDetail)
+	}
+}
+
 // The new instance's probe meets a partition whose producer state is ahead
 // of the coordinator's: the transaction stalls in PrepareAbort, as Kafka's
 // would, and its probes are not judged, by name and cause.

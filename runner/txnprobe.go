@@ -53,17 +53,22 @@ func transactionalIDs(c *cluster.Cluster, specs []cluster.ProducerSpec) map[sim.
 // again before it is probed ("" when it is not): it is fenced
 // (PRODUCER_FENCED, fatal: TransactionManager.maybeTransitionToErrorState),
 // and its transactional.id's coordinator holds its producer id at an epoch
-// below its own. No newer instance fenced it: the coordinator's state went
-// back, its transaction log having lost the records of the later epochs
-// (a power loss took them from the page cache of every replica, and the
-// controller then elected one without them), and Kafka's coordinator
-// answers any epoch but its own with PRODUCER_FENCED
+// not past its own. No newer instance fenced it (its InitProducerId would
+// have taken a later epoch): the coordinator's state went back, its
+// transaction log having lost the records of the later epochs (a power
+// loss took them from the page cache of every replica, and the controller
+// then elected one without them), and Kafka's coordinator answers any
+// epoch but its own with PRODUCER_FENCED
 // (TransactionCoordinator.handleAddPartitionsToTransaction and
-// endTransaction: strict equality for a client's request). Kafka's
-// application must close a fenced producer; one that goes on writing
-// creates a new one, whose initTransactions takes the next epoch from the
-// coordinator (InitProducerId without a producer id), and that one is
-// what can write after the heal.
+// endTransaction: strict equality for a client's request). The epoch it
+// holds can since have caught up with the producer's: the transaction it
+// kept Ongoing at the lower epoch times out, and abortTimedOutTransactions
+// fences it with one bump (prepareFenceProducerEpoch; the abort does not
+// bump again, KAFKA-19367), landing on the very epoch it fenced (fuzz seed
+// 24083). Kafka's application must close a fenced producer; one that goes
+// on writing creates a new one, whose initTransactions takes the next
+// epoch from the coordinator (InitProducerId without a producer id), and
+// that one is what can write after the heal.
 func fencedBehind(c *cluster.Cluster, id sim.NodeID, transactionalID string) string {
 	p := c.Producer(id)
 	if p == nil || transactionalID == "" || p.TxnState() != producer.TxnFatalError ||
@@ -75,11 +80,15 @@ func fencedBehind(c *cluster.Cluster, id sim.NodeID, transactionalID string) str
 		return ""
 	}
 	pid, epoch := p.ProducerIDAndEpoch()
-	if d.ProducerID != pid || d.ProducerEpoch >= epoch {
+	if d.ProducerID != pid || d.ProducerEpoch > epoch {
 		return ""
 	}
-	return fmt.Sprintf("%s closed and created again before its probe: fenced (PRODUCER_FENCED), transactional.id %s is at producer id %d, epoch %d, behind the epoch %d it held (the transaction log lost the records of its later epochs): Kafka's application must close a fenced producer, and creates a new one to write again",
-		c.World.Name(id), transactionalID, d.ProducerID, d.ProducerEpoch, epoch)
+	where := fmt.Sprintf("behind the epoch %d it held (the transaction log lost the records of its later epochs)", epoch)
+	if d.ProducerEpoch == epoch {
+		where = "the epoch it held: no newer instance fenced it; the transaction log lost the records of its later epochs, the coordinator fenced it from behind, then caught up (aborting on its timeout a transaction it held open at a lower epoch bumps the epoch)"
+	}
+	return fmt.Sprintf("%s closed and created again before its probe: fenced (PRODUCER_FENCED), transactional.id %s is at producer id %d, epoch %d, %s: Kafka's application must close a fenced producer, and creates a new one to write again",
+		c.World.Name(id), transactionalID, d.ProducerID, d.ProducerEpoch, where)
 }
 
 // recreate closes a producer instance and starts a new one in its place

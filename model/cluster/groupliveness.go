@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"kafkasim/model/metadata"
 	"kafkasim/model/proto"
 	"kafkasim/model/reader"
 	"kafkasim/sim"
@@ -152,17 +153,117 @@ func (c *Cluster) groupPace(gid string) []memberPace {
 // consumer groups' holds now: the instant GroupsNotJudged can judge at.
 // Groups write to __consumer_offsets all the time (auto-commits, a group
 // that rebalances for ever), so an instant may find one of those writes
-// still replicating, its high watermark a batch behind its log end.
+// still replicating, its high watermark a batch behind its log end. The
+// stream processors of a group that rebalances for ever (outpacedGroups)
+// write their output all the time too: each generation's members process
+// their partitions again from the last committed offsets and are removed
+// before their commit, so an instant finds their last outputs still
+// replicating; "replication drained" does not wait for those
+// (DrainedButOutpacedOutputs).
 func (c *Cluster) HealedButGroups() bool {
 	for _, cond := range convergence {
 		if cond.Name == "consumer groups stable" {
 			return true
 		}
-		if ok, _ := cond.Check(c); !ok {
+		check := cond.Check
+		if cond.Name == "replication drained" {
+			check = (*Cluster).DrainedButOutpacedOutputs
+		}
+		if ok, _ := check(c); !ok {
 			return false
 		}
 	}
 	return true
+}
+
+// DrainedButOutpacedOutputs is Drained but for the output partitions of
+// the stream processors of outpacedGroups whose high watermark is behind
+// their log end while their whole replica set is in their ISR: the
+// followers keep up (a follower that falls behind leaves the ISR after
+// replica.lag.time.max.ms), and what they have not copied yet is the
+// processors' latest writes, which a group that rebalances for ever never
+// stops making (fuzz seed 26763).
+func (c *Cluster) DrainedButOutpacedOutputs() (bool, string) {
+	im := c.Metadata()
+	if im == nil {
+		return false, "no committed metadata"
+	}
+	var outputs map[string]bool
+	for _, p := range im.Partitions() {
+		ok, why := c.partitionDrained(p)
+		if ok {
+			continue
+		}
+		if outputs == nil {
+			outputs = c.outpacedOutputs()
+		}
+		if !outputs[p.TopicPartition.Topic] || c.LeaderView(p) == nil || len(p.ISR) < len(p.Replicas) {
+			return false, why
+		}
+	}
+	return true, ""
+}
+
+// outpacedGroups are the groups that have not healed, caught between
+// generations, whose members' heartbeats are slower than their rebalance
+// timeout (heartbeatsOutpaced): Kafka's coordinator and consumers go on
+// rebalancing them for ever.
+func (c *Cluster) outpacedGroups() map[string]bool {
+	out := map[string]bool{}
+	im := c.Metadata()
+	if im == nil {
+		return out
+	}
+	for _, gid := range c.Groups() {
+		if ok, _, rebalancing, _ := c.groupStable(im, gid); ok || !rebalancing {
+			continue
+		}
+		if _, slow := heartbeatsOutpaced(c.groupPace(gid)); len(slow) > 0 {
+			out[gid] = true
+		}
+	}
+	return out
+}
+
+// outpacedOutputs are the output topics of the stream processors of
+// outpacedGroups.
+func (c *Cluster) outpacedOutputs() map[string]bool {
+	out := map[string]bool{}
+	for gid := range c.outpacedGroups() { // kafkasim:orderless: fills a map
+		for _, topic := range c.processorOutputs(gid) {
+			out[topic] = true
+		}
+	}
+	return out
+}
+
+// outputsBehind are the partitions of the output topics of group gid's
+// stream processors whose high watermark is behind their log end now.
+func (c *Cluster) outputsBehind(im *metadata.Image, gid string) []string {
+	topics := c.processorOutputs(gid)
+	var out []string
+	for _, p := range im.Partitions() {
+		if !slices.Contains(topics, p.TopicPartition.Topic) {
+			continue
+		}
+		if v := c.LeaderView(p); v != nil && v.HighWatermark() < v.Log().LEO() {
+			out = append(out, p.TopicPartition.String())
+		}
+	}
+	return out
+}
+
+// processorOutputs are the output topics of group gid's stream processors,
+// in the order the configuration lists them.
+func (c *Cluster) processorOutputs(gid string) []string {
+	var out []string
+	for _, rs := range c.cfg.Readers {
+		if rs.Processor != nil && rs.Processor.Producer.Topic != "" && rs.Config.Group != nil && rs.Config.Group.GroupID == gid &&
+			!slices.Contains(out, rs.Processor.Producer.Topic) {
+			out = append(out, rs.Processor.Producer.Topic)
+		}
+	}
+	return out
 }
 
 // GroupsNotJudged reports why the consumer groups' convergence is not
@@ -192,9 +293,14 @@ func (c *Cluster) GroupsNotJudged() string {
 		if len(slow) == 0 {
 			return ""
 		}
-		out = append(out, fmt.Sprintf("%s: group %s's rebalance timeout is %v (its members' largest max.poll.interval.ms) and %s (heartbeat.interval.ms), "+
+		note := fmt.Sprintf("%s: group %s's rebalance timeout is %v (its members' largest max.poll.interval.ms) and %s (heartbeat.interval.ms), "+
 			"the only way a classic member hears of a rebalance: a join phase ends before they rejoin, and their rejoining starts one the others miss in turn, in Kafka too",
-			why, gid, timeout, describePace(slow)))
+			why, gid, timeout, describePace(slow))
+		if behind := c.outputsBehind(im, gid); len(behind) > 0 {
+			note += fmt.Sprintf("; its stream processors keep writing %s (each generation processes its partitions again from the last committed offsets, and is removed before it commits): "+
+				"their latest writes, still replicating, are not waited for, the whole replica set being in the ISR", strings.Join(behind, ", "))
+		}
+		out = append(out, note)
 	}
 	return strings.Join(out, "; ")
 }

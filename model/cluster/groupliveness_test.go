@@ -9,6 +9,7 @@ import (
 	"pgregory.net/rapid"
 
 	"kafkasim/model/group"
+	"kafkasim/model/processor"
 	"kafkasim/model/producer"
 	"kafkasim/model/proto"
 	"kafkasim/model/reader"
@@ -153,5 +154,38 @@ func TestFirstAutoCommitsDue(t *testing.T) {
 	}
 	if _, ok := r.FirstAutoCommitDue(); ok {
 		t.Fatalf("c-0 still has a first auto-commit due after it auto-committed")
+	}
+}
+
+// processorOutputs lists the output topics of a group's stream processors
+// only: once each, in the configuration's order; plain members, processors
+// without an output (exactly-once with offsets only) and other groups'
+// processors do not count.
+func TestProcessorOutputs(t *testing.T) {
+	spec := func(name, gid, output string, isProcessor bool) ReaderSpec {
+		rc := reader.DefaultConfig("", []string{"orders"})
+		gc := reader.DefaultGroupConfig(gid)
+		rc.Group = &gc
+		rs := ReaderSpec{Name: name, Count: 2, Config: rc}
+		if isProcessor {
+			pc := &processor.Config{}
+			pc.Producer.Topic = output
+			rs.Processor = pc
+		}
+		return rs
+	}
+	c := &Cluster{cfg: Config{Readers: []ReaderSpec{
+		spec("c", "xg", "", false),
+		spec("x", "xg", "x-out", true),
+		spec("y", "xg", "", true),
+		spec("z", "xg", "z-out", true),
+		spec("x2", "xg", "x-out", true),
+		spec("w", "other", "w-out", true),
+	}}}
+	if got, want := c.processorOutputs("xg"), []string{"x-out", "z-out"}; !slices.Equal(got, want) {
+		t.Errorf("processorOutputs(xg) = %v, want %v", got, want)
+	}
+	if got := c.processorOutputs("none"); got != nil {
+		t.Errorf("processorOutputs(none) = %v, want none", got)
 	}
 }

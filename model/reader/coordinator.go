@@ -160,13 +160,27 @@ func (r *Reader) groupRequestTimedOut(corr uint64, c *groupCall) {
 }
 
 // groupDisconnected handles a reset connection: one to the coordinator
-// marks it dead (CoordinatorResponseHandler.onFailure).
+// marks it dead (CoordinatorResponseHandler.onFailure). A FindCoordinator
+// in flight on it fails at once, as every request in flight on a
+// connection Kafka's NetworkClient loses does (processDisconnection
+// completes it disconnected, and the lookup's future raises the retriable
+// DisconnectException): AbstractCoordinator.ensureCoordinatorReady backs
+// off retry.backoff.ms and looks again, at another broker. One sent to a
+// killed broker (its machine refuses the connection) is not waited for
+// for request.timeout.ms: that left a member without a coordinator, and
+// out of its group, for 30s (fuzz seed 26763).
 func (r *Reader) groupDisconnected(peer sim.NodeID) {
 	g := r.group
+	if corr := g.findCorr; corr != 0 {
+		if req, ok := r.requests.Get(corr); ok && req.kind == requestGroup && req.call.to == peer {
+			if c, ok := r.takeGroupCall(corr); ok {
+				r.groupCallFailed(corr, c)
+			}
+		}
+	}
 	if g.coordinatorKnown && peer == g.coordinator {
 		r.markCoordinatorUnknown("disconnected")
 	}
-	// A FindCoordinator lost with the connection is retried at its timeout.
 }
 
 // groupCallFailed handles a group request that failed without an answer

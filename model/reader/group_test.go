@@ -599,3 +599,31 @@ func TestFirstAutoCommitDueRestartsAtEveryAssignment(t *testing.T) {
 		t.Fatalf("c-1, committing after processing, has an auto-commit due in %v", due)
 	}
 }
+
+// A FindCoordinator the broker's machine refuses (its process killed: the
+// connection is reset) fails at once, as Kafka's NetworkClient fails every
+// request in flight on a lost connection: the member looks again after
+// retry.backoff.ms, and finds the coordinator as soon as the broker is back,
+// not request.timeout.ms (30s) after it asked (fuzz seed 26763).
+func TestFindCoordinatorRefusedIsRetriedAfterTheBackoff(t *testing.T) {
+	gw := newGroupWorld(1, 5, memberConfig("c-0", reader.CommitAfterProcessing))
+	bid, _ := gw.w.Lookup("broker-1")
+	gw.w.Start()
+	gw.w.RunUntil(time.Microsecond) // booted; the member's first requests on their way
+	if !gw.w.Crash(bid, false) {
+		t.Fatal("broker-1 did not crash")
+	}
+	gw.w.RunUntil(time.Second)
+	if n := gw.b.count("FindCoordinator"); n != 0 {
+		t.Fatalf("%d FindCoordinator reached broker-1 while it was down", n)
+	}
+	gw.w.Restart(bid)
+	gw.w.RunUntil(3 * time.Second)
+	if n := gw.b.count("FindCoordinator"); n == 0 {
+		t.Fatalf("no FindCoordinator 2s after broker-1 restarted: the refused one was waited for its request timeout")
+	}
+	got := ops(gw.rec, "c-0", history.FAssign)
+	if !slices.ContainsFunc(got, func(op string) bool { return strings.HasPrefix(op, "ok assign ") && strings.HasSuffix(op, " gen=1") }) {
+		t.Fatalf("member's assignments %v by 3s, want it in generation 1", got)
+	}
+}
