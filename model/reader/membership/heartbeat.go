@@ -144,6 +144,7 @@ type outstanding struct {
 // since the last Poll, the member sends a leave heartbeat (whose answer is
 // ignored), goes STALE and loses its partitions.
 func (m *Manager) Heartbeat(now time.Duration, coordinatorKnown bool) (*proto.ConsumerGroupHeartbeatRequest, time.Duration) {
+	now = m.monotonic(now)
 	if !coordinatorKnown || m.state.skipsHeartbeat() {
 		if m.state == Leaving {
 			m.transitionTo(Unsubscribed)

@@ -134,8 +134,13 @@ type Manager struct {
 	out     []Action
 	nextSeq uint64
 
-	leaveInProgress  bool
-	pollDeadline     time.Duration
+	leaveInProgress bool
+	pollDeadline    time.Duration
+	// clock is the latest local time the member saw: its timers never go
+	// back when the machine's clock is set back (Kafka's Timer.update
+	// ignores an earlier time), so a poll timer that expired stays expired
+	// and the next poll brings a stale member back.
+	clock            time.Duration
 	pollTimerExpired bool // isPollTimerExpired
 	staleReleased    bool // the stale member's onPartitionsLost completed
 	staleRejoin      bool // a poll asked the stale member to rejoin
@@ -243,6 +248,7 @@ func (m *Manager) Unsubscribe() {
 // sends the PollEvent, so an application that unsubscribed cannot bring
 // its stale member back, nor join, until it subscribes again.
 func (m *Manager) Poll(now time.Duration) {
+	now = m.monotonic(now)
 	if len(m.subscription) == 0 {
 		return
 	}
@@ -561,4 +567,11 @@ func normalizeTopics(topics []string) []string {
 	out := slices.Clone(topics)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// monotonic is now, or the latest time the member saw if the clock went
+// back since (Timer.update: max of the cached and the given time).
+func (m *Manager) monotonic(now time.Duration) time.Duration {
+	m.clock = max(m.clock, now)
+	return m.clock
 }

@@ -289,6 +289,22 @@ func TestPollTimerExpiryLeavesGoesStaleAndRejoinsOnPoll(t *testing.T) {
 	}
 }
 
+// A machine whose clock is set back after its member went stale: the
+// poll timer stays expired (Kafka's Timer.update ignores an earlier time),
+// so the next poll, read at the earlier time, brings the member back. A
+// timer that followed the clock back would find the poll on time and
+// leave the member stale for good while its application polls (fuzz seed
+// 33277: a processor's clock set back 8.9 s).
+func TestStaleRejoinsOnPollAfterTheClockWentBack(t *testing.T) {
+	m := stableWith(t, testConfig(), tp("t", 0))
+	mustSend(t, m, time.Minute)
+	lost := oneAction(t, m, LosePartitions, tps(tp("t", 0)))
+	done(t, m, lost)
+	wantState(t, m, Stale)
+	m.Poll(time.Minute - 9*time.Second)
+	wantState(t, m, Joining)
+}
+
 func TestStaleRejoinsOnPollAfterRelease(t *testing.T) {
 	m := stableWith(t, testConfig(), tp("t", 0))
 	mustSend(t, m, time.Minute)
