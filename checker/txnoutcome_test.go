@@ -103,18 +103,8 @@ func TestUnknownCommitResolvedByTheGroupsCommittedOffset(t *testing.T) {
 func fencedCommitHistory(gen int32, between betweenCommit) []history.Op {
 	h := &hb{}
 	h.inputs(1)
-	member := func(process string, gen int32) history.Value {
-		v := history.NoValue()
-		x := v.X()
-		x.Group, x.Generation, x.MemberID = "etl", gen, process+"-m"
-		return v
-	}
-	assign := func(process string, gen int32) {
-		v := member(process, gen)
-		v.Ext.Partitions = []string{"in-0"}
-		h.add(process, history.Invoke, history.FAssign, v)
-		h.add(process, history.OK, history.FAssign, v)
-	}
+	member := etlMember
+	assign := func(process string, gen int32) { h.assignIn0(process, gen) }
 	// open begins a transaction, processes in-0@0 and sends its output to
 	// out-0@at, and invokes the commit; it returns the commit's value.
 	open := func(name string, gen int32, at int64) history.Value {
@@ -214,18 +204,8 @@ func TestUnknownCommitResolvedByALaterGenerationsFetch(t *testing.T) {
 func abortedThenLostHistory(lossAt string) ([]history.Op, int64) {
 	h := &hb{}
 	h.inputs(1)
-	member := func(process string, gen int32) history.Value {
-		v := history.NoValue()
-		x := v.X()
-		x.Group, x.Generation, x.MemberID = "etl", gen, process+"-m"
-		return v
-	}
-	assign := func(process string, gen int32) {
-		v := member(process, gen)
-		v.Ext.Partitions = []string{"in-0"}
-		h.add(process, history.Invoke, history.FAssign, v)
-		h.add(process, history.OK, history.FAssign, v)
-	}
+	member := etlMember
+	assign := func(process string, gen int32) { h.assignIn0(process, gen) }
 	var outs []trec
 	txn := func(name string, gen int32, at int64, outcome history.Type) {
 		tid := "etl-" + name
@@ -297,4 +277,20 @@ func TestReprocessedAfterAnAbortedAttemptJudgesTheCommittedOnes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// etlMember is a value naming process's member of group etl in gen.
+func etlMember(process string, gen int32) history.Value {
+	v := history.NoValue()
+	x := v.X()
+	x.Group, x.Generation, x.MemberID = "etl", gen, process+"-m"
+	return v
+}
+
+// assignIn0 records process assigned in-0 in group etl's generation gen.
+func (h *hb) assignIn0(process string, gen int32) {
+	v := etlMember(process, gen)
+	v.Ext.Partitions = []string{"in-0"}
+	h.add(process, history.Invoke, history.FAssign, v)
+	h.add(process, history.OK, history.FAssign, v)
 }

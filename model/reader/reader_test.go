@@ -141,20 +141,7 @@ func polls(rec *history.Recorder, final bool) []string {
 // position (KIP-320), seeks back to 6, where epoch 0 ends, and reads the
 // new records. Its final reads then read the whole log, to its end.
 func TestReaderSeeksBackAfterATruncationAndReadsToTheEnd(t *testing.T) {
-	w := sim.NewWorld(sim.DefaultOptions(1))
-	l := &leader{}
-	l.appendRecords("a", 10)
-	bid := w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return l }})
-	rec := history.NewRecorder(w.Now)
-	cfg := reader.DefaultConfig("c-0", []string{"orders"})
-	cfg.Brokers, cfg.Recorder = []sim.NodeID{bid}, rec
-	rid := w.AddNode(sim.NodeSpec{Name: "c-0", Role: "consumer", New: reader.New(cfg)})
-	w.Start()
-	w.RunUntil(10 * time.Second)
-	r := w.Node(rid).(*reader.Reader)
-	if pos := r.Position("orders", 0); pos != 10 {
-		t.Fatalf("position %d after reading the log, want 10; polled %v", pos, polls(rec, false))
-	}
+	w, l, rec, r := readerAtTen(t)
 
 	l.epoch, l.log = 1, l.log[:6]
 	l.appendRecords("b", 3)
@@ -188,26 +175,13 @@ func TestReaderSeeksBackAfterATruncationAndReadsToTheEnd(t *testing.T) {
 // meanwhile and validates its position against it (KIP-320) within the
 // poll, not after the poll's wait (fuzz --groups seed 27057).
 func TestReaderLeaderlessAsksForMetadataDuringAPoll(t *testing.T) {
-	w := sim.NewWorld(sim.DefaultOptions(1))
-	l := &leader{}
-	l.appendRecords("a", 10)
-	bid := w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return l }})
-	rec := history.NewRecorder(w.Now)
-	cfg := reader.DefaultConfig("c-0", []string{"orders"})
-	cfg.Brokers, cfg.Recorder = []sim.NodeID{bid}, rec
-	rid := w.AddNode(sim.NodeSpec{Name: "c-0", Role: "consumer", New: reader.New(cfg)})
-	w.Start()
-	w.RunUntil(10 * time.Second)
-	r := w.Node(rid).(*reader.Reader)
-	if pos := r.Position("orders", 0); pos != 10 {
-		t.Fatalf("position %d after reading the log, want 10; polled %v", pos, polls(rec, false))
-	}
+	w, l, rec, r := readerAtTen(t)
 	l.leaderless = true
 	w.RunUntil(13 * time.Second)
 	asked := l.metadataAsked
 	w.RunUntil(15 * time.Second)
 	if n := l.metadataAsked - asked; n < 10 {
-		t.Fatalf("%d metadata requests in 2 s without a leader, want one every retry.backoff.ms (%v)", n, cfg.RetryBackoff)
+		t.Fatalf("%d metadata requests in 2 s without a leader, want one every retry.backoff.ms (%v)", n, reader.DefaultConfig("c-0", nil).RetryBackoff)
 	}
 	// A new leader, in a new epoch, truncated the log to 6 and wrote on.
 	l.leaderless, l.epoch, l.log = false, 1, l.log[:6]
@@ -254,4 +228,25 @@ func TestReaderTruncatedUnconsumedUntilARecordArrives(t *testing.T) {
 	if pos := r.Position("orders", 0); pos != 8 || r.TruncatedUnconsumed("orders", 0) {
 		t.Fatalf("position %d, truncated-unconsumed %v after reading on; want 8, false", pos, r.TruncatedUnconsumed("orders", 0))
 	}
+}
+
+// readerAtTen is reader c-0 of a one-broker world whose leader holds ten
+// records of orders-0, once it has read them all.
+func readerAtTen(t *testing.T) (*sim.World, *leader, *history.Recorder, *reader.Reader) {
+	t.Helper()
+	w := sim.NewWorld(sim.DefaultOptions(1))
+	l := &leader{}
+	l.appendRecords("a", 10)
+	bid := w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return l }})
+	rec := history.NewRecorder(w.Now)
+	cfg := reader.DefaultConfig("c-0", []string{"orders"})
+	cfg.Brokers, cfg.Recorder = []sim.NodeID{bid}, rec
+	rid := w.AddNode(sim.NodeSpec{Name: "c-0", Role: "consumer", New: reader.New(cfg)})
+	w.Start()
+	w.RunUntil(10 * time.Second)
+	r := w.Node(rid).(*reader.Reader)
+	if pos := r.Position("orders", 0); pos != 10 {
+		t.Fatalf("position %d after reading the log, want 10; polled %v", pos, polls(rec, false))
+	}
+	return w, l, rec, r
 }
