@@ -103,30 +103,8 @@ func TestUnknownCommitResolvedByTheGroupsCommittedOffset(t *testing.T) {
 func fencedCommitHistory(gen int32, between betweenCommit) []history.Op {
 	h := &hb{}
 	h.inputs(1)
-	member := etlMember
 	assign := func(process string, gen int32) { h.assignIn0(process, gen) }
-	// open begins a transaction, processes in-0@0 and sends its output to
-	// out-0@at, and invokes the commit; it returns the commit's value.
-	open := func(name string, gen int32, at int64) history.Value {
-		tid := "etl-" + name
-		v := history.NoValue()
-		v.X().TransactionalID = tid
-		h.add(name, history.Invoke, history.FTxnBegin, v)
-		h.add(name, history.OK, history.FTxnBegin, v)
-		p := member(name, gen)
-		p.Topic, p.Partition, p.Offset = "in", 0, 0
-		h.add(name, history.Invoke, history.FProcess, p)
-		h.add(name, history.OK, history.FProcess, p)
-		s := h.procSend(name, tid, -1, 0, at)
-		c := member(name, gen)
-		c.Ext.TransactionalID, c.Ext.Offsets = tid, map[string]int64{"in-0": 1}
-		h.add(name, history.Invoke, history.FTxnCommit, c)
-		done := c
-		done.Ext = &history.Ext{}
-		*done.Ext = *c.Ext
-		done.Ext.Sends = []history.Send{s}
-		return done
-	}
+	open := h.openEtlTxn
 	if between == betweenFailed {
 		assign("e-2", 0)
 	}
@@ -204,28 +182,11 @@ func TestUnknownCommitResolvedByALaterGenerationsFetch(t *testing.T) {
 func abortedThenLostHistory(lossAt string) ([]history.Op, int64) {
 	h := &hb{}
 	h.inputs(1)
-	member := etlMember
 	assign := func(process string, gen int32) { h.assignIn0(process, gen) }
 	var outs []trec
 	txn := func(name string, gen int32, at int64, outcome history.Type) {
-		tid := "etl-" + name
-		v := history.NoValue()
-		v.X().TransactionalID = tid
-		h.add(name, history.Invoke, history.FTxnBegin, v)
-		h.add(name, history.OK, history.FTxnBegin, v)
-		p := member(name, gen)
-		p.Topic, p.Partition, p.Offset = "in", 0, 0
-		h.add(name, history.Invoke, history.FProcess, p)
-		h.add(name, history.OK, history.FProcess, p)
-		s := h.procSend(name, tid, -1, 0, at)
-		outs = append(outs, trec{"out", 0, at, s.Value})
-		c := member(name, gen)
-		c.Ext.TransactionalID, c.Ext.Offsets = tid, map[string]int64{"in-0": 1}
-		h.add(name, history.Invoke, history.FTxnCommit, c)
-		done := c
-		done.Ext = &history.Ext{}
-		*done.Ext = *c.Ext
-		done.Ext.Sends = []history.Send{s}
+		done := h.openEtlTxn(name, gen, at)
+		outs = append(outs, trec{"out", 0, at, done.Ext.Sends[0].Value})
 		if outcome == history.Fail {
 			done.Error = "CommitFailedException: UNKNOWN_MEMBER_ID"
 		}
@@ -293,4 +254,28 @@ func (h *hb) assignIn0(process string, gen int32) {
 	v.Ext.Partitions = []string{"in-0"}
 	h.add(process, history.Invoke, history.FAssign, v)
 	h.add(process, history.OK, history.FAssign, v)
+}
+
+// openEtlTxn has name begin a transaction in group etl's generation gen,
+// process in-0@0, send its output to out-0@at and invoke the commit (offsets
+// in-0: 1); it returns the commit's completion value, holding the send.
+func (h *hb) openEtlTxn(name string, gen int32, at int64) history.Value {
+	tid := "etl-" + name
+	v := history.NoValue()
+	v.X().TransactionalID = tid
+	h.add(name, history.Invoke, history.FTxnBegin, v)
+	h.add(name, history.OK, history.FTxnBegin, v)
+	p := etlMember(name, gen)
+	p.Topic, p.Partition, p.Offset = "in", 0, 0
+	h.add(name, history.Invoke, history.FProcess, p)
+	h.add(name, history.OK, history.FProcess, p)
+	s := h.procSend(name, tid, -1, 0, at)
+	c := etlMember(name, gen)
+	c.Ext.TransactionalID, c.Ext.Offsets = tid, map[string]int64{"in-0": 1}
+	h.add(name, history.Invoke, history.FTxnCommit, c)
+	done := c
+	done.Ext = &history.Ext{}
+	*done.Ext = *c.Ext
+	done.Ext.Sends = []history.Send{s}
+	return done
 }
