@@ -8,7 +8,6 @@ import (
 	"kafkasim/checker"
 	"kafkasim/history"
 	"kafkasim/model/reader"
-	"kafkasim/sim"
 )
 
 // finalSaid is the highest position and the last end offset of orders-0 the
@@ -36,17 +35,7 @@ func finalSaid(rec *history.Recorder) (position, end int64) {
 // (a truncation took it).
 func finalRun(t *testing.T, serveTo int64) (*reader.Reader, *history.Recorder, []history.Op) {
 	t.Helper()
-	w := sim.NewWorld(sim.DefaultOptions(1))
-	l := &leader{serveTo: serveTo}
-	l.appendRecords("a", 10)
-	bid := w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return l }})
-	rec := history.NewRecorder(w.Now)
-	cfg := reader.DefaultConfig("c-0", []string{"orders"})
-	cfg.Brokers, cfg.Recorder = []sim.NodeID{bid}, rec
-	rid := w.AddNode(sim.NodeSpec{Name: "c-0", Role: "consumer", New: reader.New(cfg)})
-	w.Start()
-	w.RunUntil(5 * time.Second)
-	r := w.Node(rid).(*reader.Reader)
+	w, rec, r := readerOfTen(&leader{serveTo: serveTo}, 5*time.Second)
 	r.StartFinal()
 	w.RunUntil(20 * time.Second)
 

@@ -232,10 +232,10 @@ func TestReaderTruncatedUnconsumedUntilARecordArrives(t *testing.T) {
 
 // readerAtTen is reader c-0 of a one-broker world whose leader holds ten
 // records of orders-0, once it has read them all.
-func readerAtTen(t *testing.T) (*sim.World, *leader, *history.Recorder, *reader.Reader) {
-	t.Helper()
+// readerOfTen runs reader c-0 of orders until the given time against l, a
+// leader holding ten records a0..a9.
+func readerOfTen(l *leader, until time.Duration) (*sim.World, *history.Recorder, *reader.Reader) {
 	w := sim.NewWorld(sim.DefaultOptions(1))
-	l := &leader{}
 	l.appendRecords("a", 10)
 	bid := w.AddNode(sim.NodeSpec{Name: "broker-1", Role: "broker", New: func() sim.Node { return l }})
 	rec := history.NewRecorder(w.Now)
@@ -243,8 +243,14 @@ func readerAtTen(t *testing.T) (*sim.World, *leader, *history.Recorder, *reader.
 	cfg.Brokers, cfg.Recorder = []sim.NodeID{bid}, rec
 	rid := w.AddNode(sim.NodeSpec{Name: "c-0", Role: "consumer", New: reader.New(cfg)})
 	w.Start()
-	w.RunUntil(10 * time.Second)
-	r := w.Node(rid).(*reader.Reader)
+	w.RunUntil(until)
+	return w, rec, w.Node(rid).(*reader.Reader)
+}
+
+func readerAtTen(t *testing.T) (*sim.World, *leader, *history.Recorder, *reader.Reader) {
+	t.Helper()
+	l := &leader{}
+	w, rec, r := readerOfTen(l, 10*time.Second)
 	if pos := r.Position("orders", 0); pos != 10 {
 		t.Fatalf("position %d after reading the log, want 10; polled %v", pos, polls(rec, false))
 	}
