@@ -458,7 +458,7 @@ func (a *analyzer) checkSkipped() {
 				if a.goneBeforeGroupPassed(po.name, off, ob, atOff, reach[gp{g, pi}]) {
 					continue
 				}
-				if a.sentAfterGroupCommittedPast(po.name, off, ob.val, reg, final) {
+				if a.sentAfterGroupCommittedPast(po.name, off, ob.val, atOff, reg, final) {
 					continue
 				}
 				if val < 0 {
@@ -561,8 +561,16 @@ func (a *analyzer) goneBeforeGroupPassed(part string, off int64, ob observation,
 // __consumer_offsets partition). A commit of the final offset invoked
 // after the send still owes the record; one past off that did not end as
 // the group's offset (refused, or taken by a loss of __consumer_offsets)
-// skipped nothing.
-func (a *analyzer) sentAfterGroupCommittedPast(part string, off int64, val int32, reg *register, final int64) bool {
+// skipped nothing. A commit invoked after the send but before the loss owes
+// it nothing either, unless the record was seen at off before the loss
+// (atOff: every observation at off): until the loss the log held the lost
+// record there, which is what the commit claimed, and a send invoked before
+// the loss that is acknowledged after it was appended to the new leader's
+// log (fuzz seed 37714 with processors and groups: sends invoked while
+// orders-0 was leaderless for twenty seconds landed, after KIP-966's
+// election of the last known leader lost offsets 0..3623, below the offset
+// 3624 the group had committed before the loss).
+func (a *analyzer) sentAfterGroupCommittedPast(part string, off int64, val int32, atOff []observation, reg *register, final int64) bool {
 	si := a.vals[val].send
 	if si < 0 {
 		return false
@@ -583,11 +591,19 @@ func (a *analyzer) sentAfterGroupCommittedPast(part string, off int64, val int32
 	if lossAt < 0 {
 		return false
 	}
-	// Only a commit of the final committed offset invoked after the send
+	// The record was in the log from its send on, for all the history
+	// shows, unless nothing saw it at off before the loss: then it came
+	// to off with the new leader's log, after every commit invoked before
+	// the loss.
+	since := sent
+	if !slices.ContainsFunc(atOff, func(o observation) bool { return o.val == val && o.op < lossAt }) {
+		since = max(sent, lossAt-1)
+	}
+	// Only a commit of the final committed offset invoked after that
 	// owes the record: a later commit that did not end as the group's
 	// offset (refused, or lost) skipped nothing.
 	for i := range reg.commits {
-		if c := &reg.commits[i]; c.invoke > sent && c.value == final && c.typ != history.Fail {
+		if c := &reg.commits[i]; c.invoke > since && c.value == final && c.typ != history.Fail {
 			return false
 		}
 	}

@@ -1408,6 +1408,68 @@ func TestSkippedRecordSentIntoAnOffsetReusedAfterTheGroupCommitted(t *testing.T)
 	}
 }
 
+// A record whose send was invoked before the group's last commit but
+// acknowledged only after a loss the god view saw, at an offset the new log
+// reused below that commit, came to the log after the commit: the commit
+// claimed the log before the loss, where offset 1 held something the
+// member had no record to process of (a control record). Fuzz seed 37714
+// with processors and groups: sends invoked while orders-0 was leaderless
+// landed after KIP-966's election of the last known leader, below the
+// offset the group had committed before it; the member's one commit after
+// the loss was refused (GROUP_ID_NOT_FOUND: __consumer_offsets lost the
+// group too). A commit of that offset after the loss, not refused, claims
+// the new record; so does one after the record was seen at its offset
+// before the loss, and without the loss nothing explains it.
+func TestSkippedRecordSentBeforeTheCommitLandedAfterALoss(t *testing.T) {
+	build := func(loss, readBeforeLoss bool, afterLoss history.Type) *Report {
+		cfg := withGroup("auto")
+		h := &hb{}
+		h.send("p-0", "a", 0, 0, history.OK)
+		h.send("p-0", "c", 0, 2, history.OK) // 1: a transaction marker
+		v := history.NoValue()
+		v.Topic, v.Value = "t", "n1"
+		h.add("p-0", history.Invoke, history.FSend, v) // the partition is leaderless
+		if readBeforeLoss {
+			h.poll("r-0", false, rec{0, 1, "n1"})
+		}
+		c := h.member("c-1", "g")
+		c.assign(1, "t-0")
+		c.process(1, 0, 2)
+		c.commit(1, map[string]int64{"t-0": 3}, history.OK)
+		lossAt := h.t + 500
+		h.t += 1000
+		v.Partition, v.Offset = 0, 1
+		h.add("p-0", history.OK, history.FSend, v)
+		if afterLoss != history.Invoke {
+			c.commit(1, map[string]int64{"t-0": 3}, afterLoss)
+		}
+		h.poll("r-0", true, rec{0, 1, "n1"})
+		if loss {
+			cfg.Happened = godViewLosses(DataLoss{Partition: "t-0", From: 0, To: 3, Records: 2, Cause: "power-loss", ExposedBy: "unclean-election", At: lossAt})
+		}
+		return Check(h.ops, cfg)
+	}
+	expectCount(t, build(true, false, history.Invoke), SkippedRecord, 0)
+	expectCount(t, build(true, false, history.Fail), SkippedRecord, 0)
+	for _, tc := range []struct {
+		name             string
+		loss, readBefore bool
+		afterLoss        history.Type
+	}{
+		{"a commit of the offset after the loss, of unknown outcome", true, false, history.Info},
+		{"a commit of the offset after the loss, acknowledged", true, false, history.OK},
+		{"the record read at its offset before the loss", true, true, history.Invoke},
+		{"no loss", false, false, history.Invoke},
+	} {
+		r := build(tc.loss, tc.readBefore, tc.afterLoss)
+		expectCount(t, r, SkippedRecord, 1)
+		expectVerdict(t, r, SkippedRecord, Violation)
+		if a, _ := r.Anomaly(SkippedRecord); a.Example.Offset != 1 || a.Example.Value != "n1" {
+			t.Fatalf("%s: example %+v", tc.name, a.Example)
+		}
+	}
+}
+
 // A member's position was out of range at the leader it fetched from
 // (retention had deleted offset 2 there) and auto.offset.reset moved it to
 // 3; a replica that still held offset 2 led later (fuzz seed 364903). The

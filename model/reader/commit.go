@@ -58,7 +58,12 @@ type commitVerdict struct {
 // answer: retriable ones are retried by commitSync; the others refuse the
 // commit (CommitFailedException for ILLEGAL_GENERATION and
 // UNKNOWN_MEMBER_ID, RebalanceInProgressException, FencedInstanceIdException;
-// a consumer-protocol member's StaleMemberEpochException).
+// a consumer-protocol member's StaleMemberEpochException). GROUP_ID_NOT_FOUND
+// is no retriable error to the client (a KafkaException), but the
+// coordinator answers it from OffsetMetadataManager.validateOffsetCommit,
+// before it writes anything: the commit surely did not happen, which the
+// history must say (fuzz seed 37714: an auto-commit a coordinator that had
+// lost the group refused was taken as one that may have been applied).
 func classifyCommitError(e proto.ErrorCode) commitVerdict {
 	switch e {
 	case proto.NotCoordinator, proto.CoordinatorNotAvailable:
@@ -68,7 +73,7 @@ func classifyCommitError(e proto.ErrorCode) commitVerdict {
 	case proto.CoordinatorLoadInProgress, proto.UnknownTopicOrPartition:
 		return commitVerdict{retriable: true}
 	case proto.IllegalGeneration, proto.UnknownMemberID, proto.RebalanceInProgress, proto.FencedInstanceID,
-		proto.InvalidCommitOffsetSize, proto.InvalidGroupID, proto.StaleMemberEpoch:
+		proto.InvalidCommitOffsetSize, proto.InvalidGroupID, proto.StaleMemberEpoch, proto.GroupIDNotFound:
 		return commitVerdict{}
 	}
 	return commitVerdict{maybeApplied: true} // unexpected: a KafkaException, outcome unknown

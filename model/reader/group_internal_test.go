@@ -94,6 +94,8 @@ func TestClassifyCommitError(t *testing.T) {
 		{proto.UnknownMemberID, commitVerdict{}},
 		{proto.RebalanceInProgress, commitVerdict{}},
 		{proto.FencedInstanceID, commitVerdict{}},
+		// The coordinator refuses it before writing anything.
+		{proto.GroupIDNotFound, commitVerdict{}},
 		{proto.UnknownServerError, commitVerdict{maybeApplied: true}},
 	} {
 		if got := classifyCommitError(tc.err); got != tc.want {
