@@ -112,6 +112,10 @@ type Finding struct {
 	// two; else the first two), when hasAttempts; else Ops[0] and Ops[1].
 	attempts    [2]int64
 	hasAttempts bool
+	// Reprocessed-record: when the judged attempts' member read the record
+	// (ns): the completion of the poll that returned it, else the
+	// attempt's start; 0 or less: unknown.
+	reads [2]int64
 	// Reprocessed-record, duplicate-side-effect: the invocation of the
 	// commit past the record its first (judged) processing's member made
 	// before that processing began (processRec.commit), when hasCommitFirst.

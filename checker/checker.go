@@ -453,6 +453,34 @@ func (c *Config) replacedUnderReader(partition string, offset int64) bool {
 	return ok
 }
 
+// lostThenResurrected reports whether the god view saw an unclean election
+// lose the record at offset of partition and a later unclean election make
+// a log holding it there the log again after it was first read (first) and
+// no later than it was read again (second): a member that read it, was
+// moved back below it by KIP-320 validation against the first election's
+// leader, and then fetched from the second's (whose epoch cache ends the
+// record's older epoch past the position, so validation moves it no
+// further) reads the same record at its offset again. The first read may
+// follow the loss: a poll hands out what an earlier fetch from the deposed
+// leader buffered until the consumer learns of the new leader (fuzz seed
+// 47702: fetched 0.1 s before the loss, polled 0.8 s after it). A time
+// unknown (0 or less), a read's or a fact's, constrains nothing.
+func (c *Config) lostThenResurrected(partition string, offset, first, second int64) bool {
+	_, ok := c.Happened.First(godview.Loss, func(l *DataLoss) bool {
+		if !l.Covers(partition, offset) {
+			return false
+		}
+		_, back := c.Happened.First(godview.Resurrected, func(r *godview.Fact) bool {
+			if !r.Covers(partition, offset) || r.At <= 0 {
+				return r.Covers(partition, offset)
+			}
+			return (l.At <= 0 || r.At >= l.At) && (first <= 0 || first < r.At) && (second <= 0 || r.At <= second)
+		})
+		return back
+	})
+	return ok
+}
+
 // readFromDeposedLeader reports whether reader proc took what it read at
 // offset of partition from a deposed leader's answer to a fetch it had sent
 // before it learned of the new leader (god view).

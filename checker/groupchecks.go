@@ -269,8 +269,14 @@ func (a *analyzer) reportReprocessed(run []int32) {
 		judged = [2]int32{counted[0], counted[1]}
 	}
 	j0, j1 := &m.procs[judged[0]], &m.procs[judged[1]]
+	read := func(pr *processRec) int64 {
+		if pr.pollT > 0 {
+			return pr.pollT
+		}
+		return pr.startT
+	}
 	a.findings = append(a.findings, Finding{Type: ReprocessedRecord, group: group, committedAttempts: committed,
-		attempts: [2]int64{j0.start, j1.start}, hasAttempts: true,
+		attempts: [2]int64{j0.start, j1.start}, hasAttempts: true, reads: [2]int64{read(j0), read(j1)},
 		commitFirst: j0.commit, hasCommitFirst: j0.commit >= 0, commitSecond: j1.commit, hasCommitSecond: j1.commit >= 0,
 		Example: Example{Partition: a.parts[first.part].name, Offset: first.off, Process: a.procs[second.proc].name, Ops: ops,
 			Detail: "group " + group + " processed it " + strconv.Itoa(len(run)) + " times: " + who}})

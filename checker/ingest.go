@@ -275,7 +275,7 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 		s.max = max(s.max, r.Offset)
 		po.obs = append(po.obs, observation{off: r.Offset, op: o.Index, val: vi, proc: pid, sess: parts[j].sess, flags: flags})
 		if member {
-			a.memberPolled(p, pi, r.Offset, vi, parts[j].sess, o.Index)
+			a.memberPolled(p, pi, r.Offset, vi, parts[j].sess, o.Index, o.Time)
 		}
 		po.lin.recs = append(po.lin.recs, linRec{off: r.Offset, val: vi})
 		po.maxRead = max(po.maxRead, r.Offset)

@@ -47,8 +47,8 @@ type processRec struct {
 	// records: an offset alone no longer names one record.
 	val int32
 	// poll is the completion of the poll that returned the record (op
-	// index; -1: unknown).
-	poll int64
+	// index; -1: unknown), pollT its time (ns; -1: unknown).
+	poll, pollT int64
 	// commit is the invocation of the member's first commit of the
 	// partition past off in its session, before the processing began (-1:
 	// none): an at-most-once member's commit of the record's batch, which
@@ -87,8 +87,8 @@ type polledKey struct {
 // polledRec is the record a member polled at a polledKey, the poll
 // session (analyzer.sessions) that read it, and the poll operation.
 type polledRec struct {
-	val, sess int32
-	poll      int64
+	val, sess   int32
+	poll, pollT int64
 }
 
 // resetJump is a member's first processed offset in a partition, where it
@@ -333,17 +333,17 @@ func (a *analyzer) addProcess(pid int32, p *procState, o *history.Op) {
 	if next, ok := gm.next[part]; !ok || off >= next {
 		gm.next[part] = off + 1
 	}
-	val, poll := int32(-1), int64(-1)
+	val, poll, pollT := int32(-1), int64(-1), int64(-1)
 	if v, ok := gm.failed[polledKey{part, off}]; ok {
 		val = v
 		delete(gm.failed, polledKey{part, off})
 	} else if v, ok := gm.takePolled(polledKey{part, off}); ok {
-		val, poll = v.val, v.poll
+		val, poll, pollT = v.val, v.poll, v.pollT
 	}
 	commit := gm.firstCommitPast(part, off)
 	gm.open = append(gm.open, int32(len(m.procs)))
 	m.procs = append(m.procs, processRec{start: o.Index, startT: o.Time, end: -1, off: off, group: g, part: part, proc: pid,
-		member: m.memberID(p, o), gen: generationOf(o), txn: p.txn, val: val, poll: poll, commit: commit, open: true})
+		member: m.memberID(p, o), gen: generationOf(o), txn: p.txn, val: val, poll: poll, pollT: pollT, commit: commit, open: true})
 }
 
 // commitJumps takes a member's commit as evidence of its positions: Kafka
@@ -397,13 +397,13 @@ func (a *analyzer) commitJumps(pid int32, p *procState, o *history.Op, group str
 // memberPolled notes the records a group member's poll returned: which
 // record each offset held when the member read it, and in which poll
 // session (commitJumps ends a jump at a record the member held).
-func (a *analyzer) memberPolled(p *procState, part int32, off int64, val, sess int32, poll int64) {
+func (a *analyzer) memberPolled(p *procState, part int32, off int64, val, sess int32, poll, pollT int64) {
 	gm := a.memberOf(p)
 	k := polledKey{part, off}
 	if prev, ok := gm.polled[k]; ok {
 		gm.earlier[k] = append(gm.earlier[k], prev)
 	}
-	gm.polled[k] = polledRec{val, sess, poll}
+	gm.polled[k] = polledRec{val, sess, poll, pollT}
 }
 
 // takePolled is the record a member begins processing at k, which it polled

@@ -859,6 +859,82 @@ func TestAtMostOnceRecordLostThenResurrected(t *testing.T) {
 	}
 }
 
+// An unclean election loses records an exactly-once member processed and
+// committed (output and offsets past them, in one transaction); KIP-320
+// validation moves the member back to the new leader's log end, it
+// processes the record that leader put at offset 0 and commits offset 1; a
+// later unclean election makes the old log, still holding a1 at 1, the log
+// again, and the member reads and processes a1 again from its position.
+// Kafka permits it (fuzz seed 47702), but only a return between the two
+// reads, after the loss, explains it: the first read may follow the loss
+// (a poll hands out what a fetch from the deposed leader buffered before
+// it), not the return; a return after the second read, or before the loss,
+// or of another offset, explains nothing.
+func TestExactlyOnceRecordLostThenResurrected(t *testing.T) {
+	var sent, first, between, second int64 // times: before the first reads, after them, between the losses, after the second read
+	build := func() []history.Op {
+		h := &hb{}
+		h.sendsTo(0, "a0", "a1")
+		c := h.member("c-1", "g")
+		c.assign(1, "t-0")
+		sent = h.t
+		txn := func(next int64, recs ...rec) {
+			h.txnBegin("c-1")
+			c.poll(recs...)
+			for _, r := range recs {
+				c.process(1, r.off)
+			}
+			v := history.NoValue()
+			x := c.ext(&v, 1)
+			x.TransactionalID, x.Offsets = "tx-c-1", map[string]int64{"t-0": next}
+			h.add("c-1", history.Invoke, history.FTxnCommit, v)
+			h.add("c-1", history.OK, history.FTxnCommit, v)
+		}
+		txn(2, rec{0, 0, "a0"}, rec{0, 1, "a1"})
+		first = h.t
+		h.send("p-0", "b0", 0, 0, history.OK) // the unclean leader's log took offset 0
+		txn(1, rec{0, 0, "b0"})
+		between = h.t
+		txn(2, rec{0, 1, "a1"}) // the old log is the log again
+		second = h.t
+		return h.ops
+	}
+	build() // the times
+	lost := func(at int64) DataLoss {
+		return DataLoss{Kind: godview.Loss, Partition: "t-0", From: 0, To: 2, Records: 2, Cause: "unclean-election", At: at}
+	}
+	back := func(at int64) DataLoss {
+		return DataLoss{Kind: godview.Resurrected, Partition: "t-0", From: 0, To: 2, At: at}
+	}
+	for _, tc := range []struct {
+		name    string
+		facts   []DataLoss
+		verdict string
+	}{
+		{"lost after the first read, back before the second", []DataLoss{lost(first + 500), back(between + 500)}, Permitted},
+		{"first read after the loss (a fetch buffered before it), back before the second", []DataLoss{lost(sent + 500), back(between + 500)}, Permitted},
+		{"times unknown", []DataLoss{lost(0), back(0)}, Permitted},
+		{"never back", []DataLoss{lost(first + 500)}, Violation},
+		{"back, never lost", []DataLoss{back(between + 500)}, Violation},
+		{"back before the first read", []DataLoss{lost(1), back(2)}, Violation},
+		{"back after the second read", []DataLoss{lost(first + 500), back(second + 500)}, Violation},
+		{"back before the loss", []DataLoss{back(first + 200), lost(between + 500)}, Violation},
+		{"elsewhere", []DataLoss{{Kind: godview.Loss, Partition: "t-0", From: 2, To: 3, Records: 1, Cause: "unclean-election", At: first + 500},
+			{Kind: godview.Resurrected, Partition: "t-0", From: 2, To: 3, At: between + 500}}, Violation},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := withGroup("transactional")
+			cfg.Happened = godview.Seen(tc.facts...)
+			r := Check(build(), cfg)
+			expectCount(t, r, ReprocessedRecord, 1)
+			expectVerdict(t, r, ReprocessedRecord, tc.verdict)
+			if a, _ := r.Anomaly(ReprocessedRecord); a.Example.Offset != 1 || !strings.Contains(a.Because, map[string]string{Permitted: "later unclean election", Violation: "only attempts in aborted transactions"}[tc.verdict]) {
+				t.Fatalf("offset %d because %q", a.Example.Offset, a.Because)
+			}
+		})
+	}
+}
+
 // A processing whose side effect the store never acknowledged fails (info),
 // and the member starts the same record over without polling it again
 // (model/reader's processAgain): the retry processes the record it held.

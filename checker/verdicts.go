@@ -489,7 +489,7 @@ var VerdictRules = []Rule{
 
 	{ReprocessedRecord, "the simulator saw __consumer_offsets lose committed data, after a commit past the record, between the first two attempts (from the first's commit past the record, at-most-once; or between the second's commit past it and the first attempt)", Permitted, offsetsLostBecause,
 		func(f *Facts) bool { return f.OffsetsLostBetween != nil }, offsetsLostWhy},
-	{ReprocessedRecord, "commit: before-processing (at-most-once), and the simulator saw an unclean election lose the record and a later one make it the log again", Permitted,
+	{ReprocessedRecord, "commit: before-processing (at-most-once), and the simulator saw an unclean election lose the record and a later one make it the log again between its first two attempts' reads", Permitted,
 		"an unclean election lost the record: the member's KIP-320 validation against the new leader moved its position back to that leader's log end, below the record; a later unclean election made a log that still held the record (from an older epoch) the log again, and the member read it again at its offset",
 		func(f *Facts) bool { return f.CommitMode == "before-processing" && f.LostThenResurrected }, nil},
 	{ReprocessedRecord, "commit: before-processing (at-most-once)", Violation,
@@ -498,6 +498,9 @@ var VerdictRules = []Rule{
 	{ReprocessedRecord, "commit: transactional, and at most one attempt was outside an aborted transaction", Permitted,
 		"exactly-once: the other attempts were in transactions that aborted, whose output and offsets Kafka discarded",
 		func(f *Facts) bool { return f.CommitMode == "transactional" && f.CommittedAttempts <= 1 }, nil},
+	{ReprocessedRecord, "commit: transactional (exactly-once), and the simulator saw an unclean election lose the record and a later one make it the log again between its first two attempts' reads", Permitted,
+		"a transaction committed the record's output with an offset past it, and an unclean election lost the record: the member's KIP-320 validation against the new leader moved its position back to that leader's log end, below the record, and the transactions it committed from there committed offsets below it; a later unclean election made a log that still held the record (from an older epoch) the log again, whose epoch cache ends that epoch past the position, and the member (or the next owner, from the committed offset) read the record again at its offset: exactly-once holds over the log Kafka keeps, and unclean.leader.election.enable gives committed data up",
+		func(f *Facts) bool { return f.CommitMode == "transactional" && f.LostThenResurrected }, nil},
 	{ReprocessedRecord, "commit: transactional (exactly-once)", Violation,
 		"exactly-once commits a record's offset with its output in one transaction: only attempts in aborted transactions may repeat",
 		func(f *Facts) bool { return f.CommitMode == "transactional" }, nil},
@@ -664,7 +667,11 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		CommittedAttempts: f.committedAttempts,
 	}
 	if typ == ReprocessedRecord || typ == DuplicateSideEffect {
-		fx.LostThenResurrected = c.Happened.Covers(godview.Loss, f.Partition, f.Offset) && c.Happened.Covers(godview.Resurrected, f.Partition, f.Offset)
+		first, second := int64(0), int64(0) // unknown: an effect's record is not timed
+		if f.hasAttempts {
+			first, second = f.reads[0], f.reads[1]
+		}
+		fx.LostThenResurrected = c.lostThenResurrected(f.Partition, f.Offset, first, second)
 	}
 	if fx.Acks == "" {
 		fx.Acks = "all"
