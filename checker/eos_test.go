@@ -194,6 +194,25 @@ func TestDuplicateOutput(t *testing.T) {
 	// A loss in __consumer_offsets explains it.
 	lost := Config{Happened: godViewLosses(DataLoss{Partition: "__consumer_offsets-0", From: 0, To: 5, Cause: "unclean-election"})}
 	verdictOf(t, Check(build(), lost), DuplicateOutput, Permitted)
+	// A loss of the input record: its offset reused by another record, or,
+	// when a later unclean election made the lost log the log again, the
+	// same record read again (fuzz seed 47702). Each says which.
+	inputLoss := DataLoss{Kind: godview.Loss, Partition: "in-0", From: 1, To: 2, Records: 1, Cause: "unclean-election"}
+	back := DataLoss{Kind: godview.Resurrected, Partition: "in-0", From: 1, To: 2}
+	for _, tc := range []struct {
+		name      string
+		happened  []DataLoss
+		want, not string
+	}{
+		{"reused", []DataLoss{inputLoss}, "the offset was reused", "the same record was read again"},
+		{"resurrected", []DataLoss{inputLoss, back}, "the same record was read again", "the offset was reused"},
+		{"resurrected elsewhere", []DataLoss{inputLoss, {Kind: godview.Resurrected, Partition: "in-0", From: 0, To: 1}}, "the offset was reused", "the same record was read again"},
+	} {
+		d := verdictOf(t, Check(build(), Config{Happened: godview.Seen(tc.happened...)}), DuplicateOutput, Permitted)
+		if !strings.Contains(d.Because, tc.want) || strings.Contains(d.Because, tc.not) {
+			t.Errorf("%s: because %q, want %q", tc.name, d.Because, tc.want)
+		}
+	}
 }
 
 func TestAnAbortedOrUncommittedSecondOutputIsNoDuplicate(t *testing.T) {

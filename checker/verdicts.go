@@ -94,9 +94,10 @@ type Facts struct {
 	// election made the log although it was never committed.
 	Resurrected bool
 	// LostThenResurrected: a record processed again (reprocessed-record),
-	// or whose effect a store applied again (duplicate-side-effect), whose
-	// offset the god view saw an unclean election lose and a later unclean
-	// election make the log again.
+	// whose effect a store applied again (duplicate-side-effect), or whose
+	// outputs are several (duplicate-output), whose offset the god view saw
+	// an unclean election lose and a later unclean election make the log
+	// again.
 	LostThenResurrected bool
 	// ReadLostHere: poll-skip where the reader read another record at the
 	// offset, and the god view saw the committed data there lost at an
@@ -525,6 +526,10 @@ var VerdictRules = []Rule{
 		func(f *Facts) bool { return f.OffsetsLost != nil }, func(f *Facts) string {
 			return "__consumer_offsets lost committed data (" + f.OffsetsLost.Cause + "): the coordinator reloaded the group without the offsets committed with the first output, and the input record was processed and its output committed again"
 		}},
+	{DuplicateOutput, "the simulator saw an unclean election lose the input record and a later one make it the log again", Permitted, "the input partition lost committed data (CAUSE) and a later unclean election made a log still holding the input record the log again: the same record was read again at its offset, below the offset its group had committed back to, and processed again",
+		func(f *Facts) bool { return f.InputLost != nil && f.LostThenResurrected }, func(f *Facts) string {
+			return "the input partition lost committed data (" + f.InputLost.Cause + ") and a later unclean election made a log still holding the input record the log again: the same record was read again at its offset, below the offset its group had committed back to, and processed again"
+		}},
 	{DuplicateOutput, "the simulator saw committed data lost at the input's offset", Permitted, "the input partition lost committed data (CAUSE) and the offset was reused: the outputs are of two different input records",
 		func(f *Facts) bool { return f.InputLost != nil }, func(f *Facts) string {
 			return "the input partition lost committed data (" + f.InputLost.Cause + ") and the offset was reused: the outputs are of two different input records"
@@ -783,6 +788,10 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		}
 		if l, ok := c.loss(f.Partition, f.Offset); ok {
 			fx.InputLost, fx.Loss = &l, &l
+		}
+		if typ == DuplicateOutput {
+			// Outputs carry their input's offset, not when it was read.
+			fx.LostThenResurrected = c.lostThenResurrected(f.Partition, f.Offset, 0, 0)
 		}
 		for _, at := range f.copies {
 			if l, ok := c.loss(at.part, at.off); ok && fx.OutputLost == nil {
