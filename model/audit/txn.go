@@ -249,9 +249,10 @@ func (a *Audit) lostMarker(tp metadata.TopicPartition, pid, offset int64, loss i
 }
 
 // LostMarker reports whether a permitted loss took a committed marker of
-// producer pid on tp at an offset past first — the marker that ended the
-// transaction whose first record stands at first (a producer has one
-// transaction open on a partition at a time) — and the first such loss's
+// producer pid on tp at an offset past first, with the record at first left
+// in the log — the marker that ended the transaction whose first record
+// stands at first (a producer has one transaction open on a partition at a
+// time) — and the first such loss's
 // cause and what exposed it. The coordinator had written that marker and
 // completed the transaction: it never writes it again
 // (TransactionMarkerChannelManager sends a transaction's markers once), so
@@ -264,8 +265,10 @@ func (a *Audit) LostMarker(tp metadata.TopicPartition, pid, first int64) (cause,
 		return "", "", false
 	}
 	for _, m := range a.txn.lostMarkers[pidKey{tp: tp, pid: pid}] {
-		if m.offset > first {
-			l := &a.facts[m.loss]
+		// The record at first stood in the log the loss left (below what
+		// it took, or in the new leader's own tail): one appended after
+		// the loss, at an offset it freed, began a later transaction.
+		if l := &a.facts[m.loss]; m.offset > first && first < max(l.From, l.LeaderEnd) {
 			return l.Cause, l.ExposedBy, true
 		}
 	}
