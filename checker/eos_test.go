@@ -405,6 +405,22 @@ func TestHangingTransaction(t *testing.T) {
 	verdictOf(t, Check(hangingHistory(true, 2*time.Minute), seen), HangingTransaction, Violation)
 }
 
+// A hanging transaction whose marker the god view saw a permitted loss take
+// (the fact's Cause: KAFKA-20716) is Kafka's own; the same fact without a
+// cause stays a violation (fuzz seed 48983).
+func TestHangingTransactionWhoseMarkerALossTook(t *testing.T) {
+	fact := godview.Fact{Kind: godview.HangingTransaction, Partition: "t-0", From: 1, Producer: 9, TransactionalID: "tx-t-0"}
+	verdictOf(t, Check(hangingHistory(true, 2*time.Minute), Config{Happened: godview.Seen(fact)}), HangingTransaction, Violation)
+	fact.Cause, fact.ExposedBy = "power-loss", "unclean-election"
+	r := Check(hangingHistory(true, 2*time.Minute), Config{Happened: godview.Seen(fact)})
+	hg := verdictOf(t, r, HangingTransaction, Permitted)
+	if !strings.Contains(hg.Because, "t-0 lost committed data (power-loss, exposed by unclean-election) that held the transaction's COMMIT or ABORT marker") {
+		t.Fatalf("because %q", hg.Because)
+	}
+	// Past its timeout with its outcome unknown: the lost marker explains it too.
+	verdictOf(t, Check(hangingHistory(false, 2*time.Minute), Config{Happened: godview.Seen(fact)}), HangingTransaction, Permitted)
+}
+
 func TestNoHangingTransactionWhereTheFinalReadReachedTheEnd(t *testing.T) {
 	h := &hb{}
 	h.txnBegin("t-0")

@@ -141,6 +141,10 @@ type Facts struct {
 	// last stable offset held there, when the run ended, by a transaction
 	// its coordinator no longer held open (godview.HangingTransaction).
 	HangingSeen bool
+	// MarkerLost: hanging-transaction: that fact, when the god view saw a
+	// loss Kafka permits take the committed marker its coordinator had
+	// written to the partition (its Cause and ExposedBy are the loss's).
+	MarkerLost *godview.Fact
 	// TxnResolved: hanging-transaction: the transaction's commit or abort
 	// completed ok. TxnTimeoutPending: it did not, and the final reads
 	// began less than transaction.timeout.ms plus the coordinator's abort
@@ -163,6 +167,20 @@ const offsetsLostBecause = "__consumer_offsets lost committed data (CAUSE) in be
 
 func offsetsLostWhy(f *Facts) string {
 	return strings.Replace(offsetsLostBecause, "CAUSE", f.OffsetsLostBetween.Cause, 1)
+}
+
+// markerLostBecause is why a hanging transaction whose marker a loss took
+// is no violation: nothing in Kafka writes a completed transaction's
+// markers again or compares a partition's producer state with its
+// coordinator's.
+const markerLostBecause = "the partition lost committed data (CAUSE) that held the transaction's COMMIT or ABORT marker: its coordinator had written the markers and completed the transaction, so it never sends them again (TransactionMarkerChannelManager), and the partition's producer state, rebuilt from a log without the marker, holds the transaction open for good (KAFKA-20716: an unclean election can remove a transaction's marker; an operator aborts it: kafka-transactions.sh find-hanging, abort, KIP-664)"
+
+func markerLostWhy(f *Facts) string {
+	cause := f.MarkerLost.Cause
+	if f.MarkerLost.ExposedBy != "" {
+		cause += ", exposed by " + f.MarkerLost.ExposedBy
+	}
+	return strings.NewReplacer("the partition", f.MarkerLost.Partition, "CAUSE", cause).Replace(markerLostBecause)
 }
 
 // unknownProducerReorder is why an idempotent producer's earlier batch may
@@ -583,6 +601,8 @@ var VerdictRules = []Rule{
 	{ZombieWrite, "", Violation,
 		"InitProducerId bumps the producer epoch and fences the older one: the coordinator aborts what the older epoch had open and answers PRODUCER_FENCED to its EndTxn, and partition leaders refuse its produce requests (INVALID_PRODUCER_EPOCH): none of its later writes becomes visible", nil, nil},
 
+	{HangingTransaction, "the simulator saw the partition lose, with committed data, the marker its coordinator had written there", Permitted, markerLostBecause,
+		func(f *Facts) bool { return f.MarkerLost != nil }, markerLostWhy},
 	{HangingTransaction, "the simulator saw __transaction_state lose committed data", Permitted, "__transaction_state lost committed data (CAUSE): the coordinator reloaded without the transaction, so nothing times it out or writes its markers (an operator aborts it: kafka-transactions.sh abort, KIP-664)",
 		func(f *Facts) bool { return f.TxnStateLost != nil }, func(f *Facts) string {
 			return "__transaction_state lost committed data (" + f.TxnStateLost.Cause + "): the coordinator reloaded without the transaction, so nothing times it out or writes its markers (an operator aborts it: kafka-transactions.sh abort, KIP-664)"
@@ -806,7 +826,11 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 			fx.TxnStateLost = &l
 		}
 		if typ == HangingTransaction {
-			_, fx.HangingSeen = c.Happened.First(godview.HangingTransaction, func(h *godview.Fact) bool { return h.Partition == f.Partition && h.From == f.Offset })
+			var h godview.Fact
+			h, fx.HangingSeen = c.Happened.First(godview.HangingTransaction, func(h *godview.Fact) bool { return h.Partition == f.Partition && h.From == f.Offset })
+			if fx.HangingSeen && h.Cause != "" {
+				fx.MarkerLost = &h
+			}
 			fx.TxnResolved = f.resolved
 			fx.TxnTimeoutPending = !f.resolved && f.idleFor < int64(c.producer(f.txnProc).transactionTimeout()+abortCheckInterval)
 		}

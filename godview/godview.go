@@ -88,7 +88,9 @@ const (
 	// reached the partition, or the coordinator lost or never had the
 	// transaction), At when the model found it. Nothing Kafka does
 	// resolves it: its transaction timeout runs on the coordinator, which
-	// has nothing to time out.
+	// has nothing to time out. Cause and ExposedBy: those of the loss Kafka
+	// permits that took the committed marker which had ended the
+	// transaction there ("" when none did; KAFKA-20716).
 	HangingTransaction Kind = "hanging-transaction"
 )
 
@@ -107,7 +109,8 @@ type Fact struct {
 	// ForgottenProducer, UnknownProducerAppend), NoProducer otherwise.
 	Producer int64
 	// Cause is a loss's root cause: "unclean-election", "power-loss",
-	// "disk-wipe" or "disk-corruption".
+	// "disk-wipe" or "disk-corruption" (HangingTransaction: its marker's
+	// loss's).
 	Cause string
 	// ExposedBy: "unclean-election" when the cause (a power loss or a disk
 	// fault) had already taken every in-sync copy, and an unclean election

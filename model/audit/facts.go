@@ -15,12 +15,20 @@ func (a *Audit) Facts() []godview.Fact { return a.facts }
 // lastOf is the latest fact of kind, or nil. Records of one kind that repeat
 // (a retry answered twice, a loss growing) are joined with it.
 func (a *Audit) lastOf(kind godview.Kind) *godview.Fact {
-	for i := len(a.facts) - 1; i >= 0; i-- {
-		if a.facts[i].Kind == kind {
-			return &a.facts[i]
-		}
+	if i := a.lastIndexOf(kind); i >= 0 {
+		return &a.facts[i]
 	}
 	return nil
+}
+
+// lastIndexOf is the index in facts of the last fact of kind, -1 when none.
+func (a *Audit) lastIndexOf(kind godview.Kind) int {
+	for i := len(a.facts) - 1; i >= 0; i-- {
+		if a.facts[i].Kind == kind {
+			return i
+		}
+	}
+	return -1
 }
 
 // configKey is one ConfigRecord of the metadata log.

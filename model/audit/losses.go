@@ -45,6 +45,11 @@ func (a *Audit) lose(tp metadata.TopicPartition, p *partitionAudit, i int, broke
 	} else {
 		a.facts = append(a.facts, Loss{Kind: godview.Loss, At: int64(a.w.Now()), Partition: tp.String(), From: from, To: to, Records: records,
 			Producer: godview.NoProducer, Cause: cause, ExposedBy: exposedBy, LeaderEnd: leaderEnd})
+		for j := i; j < p.committed.Len(); j++ {
+			if k := p.committed.At(j); k.marker {
+				a.lostMarker(tp, k.pid, k.base, len(a.facts)-1)
+			}
+		}
 		why := cause
 		if exposedBy != "" {
 			why += ", exposed by " + exposedBy
@@ -72,7 +77,11 @@ func (a *Audit) deposedExposed(tp metadata.TopicPartition, p *partitionAudit, le
 		return
 	}
 	records := 0
+	var markers []batchKey
 	log.Scan(from, hw, func(b *record.Batch) bool {
+		if k := keyOf(b); k.marker && b.BaseOffset >= from {
+			markers = append(markers, k)
+		}
 		if !b.Thinned() {
 			records += int(min(hw, b.NextOffset()) - max(from, b.BaseOffset))
 			return true
@@ -89,10 +98,16 @@ func (a *Audit) deposedExposed(tp metadata.TopicPartition, p *partitionAudit, le
 	}
 	if l := a.lastOf(godview.Loss); l != nil && l.Partition == tp.String() && l.Cause == CauseUncleanElection && l.To == from {
 		l.To, l.Records = hw, l.Records+records
+		for _, k := range markers {
+			a.lostMarker(tp, k.pid, k.base, a.lastIndexOf(godview.Loss))
+		}
 		return
 	}
 	a.facts = append(a.facts, Loss{Kind: godview.Loss, At: int64(a.w.Now()), Partition: tp.String(), From: from, To: hw, Records: records,
 		Producer: godview.NoProducer, Cause: CauseUncleanElection})
+	for _, k := range markers {
+		a.lostMarker(tp, k.pid, k.base, len(a.facts)-1)
+	}
 	a.w.Note("data-loss", fmt.Sprintf("%s: offsets %d..%d exposed by the deposed leader of epoch %d lost (unclean-election)", tp, from, hw-1, leaderEpoch))
 }
 

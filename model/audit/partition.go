@@ -27,11 +27,14 @@ type batchKey struct {
 	pepoch  int16 // the producer epoch
 	crc     uint32
 	thinned bool
+	// marker: a transaction's COMMIT or ABORT marker (a control batch of
+	// a transactional producer), which a loss may take (lostMarker).
+	marker bool
 }
 
 func keyOf(b *record.Batch) batchKey {
 	return batchKey{base: b.BaseOffset, last: b.LastOffset(), epoch: b.PartitionLeaderEpoch, pid: b.ProducerID,
-		seq: b.BaseSequence, pepoch: b.ProducerEpoch, crc: b.CRC(), thinned: b.Thinned()}
+		seq: b.BaseSequence, pepoch: b.ProducerEpoch, crc: b.CRC(), thinned: b.Thinned(), marker: b.Control && b.Transactional && b.ProducerID >= 0}
 }
 
 func (k batchKey) same(o batchKey) bool {

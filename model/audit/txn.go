@@ -53,6 +53,9 @@ type txnAudit struct {
 	// or an abort of a transaction that wrote nothing there) decides
 	// nothing on that partition.
 	open map[pidKey]bool
+	// lostMarkers: the committed markers a permitted loss took, by
+	// partition and producer, in the order the losses came (lostMarker).
+	lostMarkers map[pidKey][]lostMarker
 	// epochSpansTxns: the coordinator ends transactions without bumping
 	// the epoch (transaction version 1: the bug zoo's delayed-end-txn), so
 	// a producer id and epoch no longer name one transaction and
@@ -86,6 +89,15 @@ type markerSeen struct {
 	stateLosses int
 }
 
+// lostMarker is a committed transaction marker a permitted loss took: its
+// offset, and the loss's fact (its index in facts: a later replica's
+// recovery may name the loss's root cause after it was recorded,
+// openedAfterElection).
+type lostMarker struct {
+	offset int64
+	loss   int
+}
+
 type pidKey struct {
 	tp  metadata.TopicPartition
 	pid int64
@@ -94,7 +106,8 @@ type pidKey struct {
 // SetTransactions has the audit check the transactions' invariants: the
 // cluster runs a transaction coordinator.
 func (a *Audit) SetTransactions() {
-	a.txn = &txnAudit{lso: map[lsoKey]lsoMark{}, markers: map[txnKey]markerSeen{}, epochs: map[pidKey]int16{}, open: map[pidKey]bool{}}
+	a.txn = &txnAudit{lso: map[lsoKey]lsoMark{}, markers: map[txnKey]markerSeen{}, epochs: map[pidKey]int16{}, open: map[pidKey]bool{},
+		lostMarkers: map[pidKey][]lostMarker{}}
 }
 
 // SetTxnEpochSpansTransactions tells the audit that one producer epoch
@@ -223,4 +236,41 @@ func (a *Audit) txnStateLosses() int {
 		}
 	}
 	return n
+}
+
+// lostMarker records that a permitted loss (facts[loss]) took producer
+// pid's committed marker at offset of tp.
+func (a *Audit) lostMarker(tp metadata.TopicPartition, pid, offset int64, loss int) {
+	if a.txn == nil {
+		return
+	}
+	k := pidKey{tp: tp, pid: pid}
+	a.txn.lostMarkers[k] = append(a.txn.lostMarkers[k], lostMarker{offset: offset, loss: loss})
+}
+
+// LostMarker reports whether a permitted loss took a committed marker of
+// producer pid on tp at an offset past first, with the record at first left
+// in the log — the marker that ended the transaction whose first record
+// stands at first (a producer has one transaction open on a partition at a
+// time) — and the first such loss's
+// cause and what exposed it. The coordinator had written that marker and
+// completed the transaction: it never writes it again
+// (TransactionMarkerChannelManager sends a transaction's markers once), so
+// the partition, its producer state rebuilt from a log without the marker
+// (ProducerStateManager.truncateAndReload), holds the transaction open for
+// good: KIP-664's hanging transaction, which KAFKA-20716 documents for
+// unclean elections.
+func (a *Audit) LostMarker(tp metadata.TopicPartition, pid, first int64) (cause, exposedBy string, ok bool) {
+	if a.txn == nil {
+		return "", "", false
+	}
+	for _, m := range a.txn.lostMarkers[pidKey{tp: tp, pid: pid}] {
+		// The record at first stood in the log the loss left (below what
+		// it took, or in the new leader's own tail): one appended after
+		// the loss, at an offset it freed, began a later transaction.
+		if l := &a.facts[m.loss]; m.offset > first && first < max(l.From, l.LeaderEnd) {
+			return l.Cause, l.ExposedBy, true
+		}
+	}
+	return "", "", false
 }

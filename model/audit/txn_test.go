@@ -144,3 +144,48 @@ func TestOpenTransactionHoldsLSO(t *testing.T) {
 		t.Fatalf("LSO = %d, want 4; violations %v", got, a.Violations())
 	}
 }
+
+// TestLostMarkerNamesTheLossThatTookIt: an unclean leader whose log holds a
+// transaction's first batch but not the committed ABORT marker after it
+// leaves the transaction open there for good (KAFKA-20716); LostMarker names
+// the loss for the transaction at 0, and for nothing else: not a
+// transaction begun after the loss at an offset it freed, not another
+// producer, not when the new leader kept the marker and the loss took only
+// a later batch.
+func TestLostMarkerNamesTheLossThatTookIt(t *testing.T) {
+	for _, keptMarker := range []bool{false, true} {
+		a, logs := replicaLogs(t, nil, nil)
+		a.SetTransactions()
+		committed := []*record.Batch{txnBatch(7, 0, 0), txnBatch(8, 0, 0), record.NewControl(7, 1, false, 0, 0), txnBatch(8, 0, 1)}
+		appendAll(t, a, logs[0], committed...)
+		kept := committed[:1]
+		if keptMarker {
+			kept = committed[:3]
+		}
+		for _, b := range kept {
+			if err := logs[1].Append([]*record.Batch{b.Stamped(logs[1].LEO(), 0)}, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a.PartitionLeader(2, txnTP, 1, logs[1], true)
+		if ls := a.Losses(); len(ls) != 1 || ls[0].Cause != CauseUncleanElection || ls[0].From != int64(len(kept)) {
+			t.Fatalf("keptMarker %v: losses %+v, want one to the unclean election from %d", keptMarker, ls, len(kept))
+		}
+		cause, exposedBy, ok := a.LostMarker(txnTP, 7, 0)
+		if keptMarker {
+			if ok {
+				t.Fatalf("the new leader kept the marker, yet LostMarker says %s lost it", cause)
+			}
+			continue
+		}
+		if !ok || cause != CauseUncleanElection || exposedBy != "" {
+			t.Fatalf("LostMarker(7, 0) = %q, %q, %v; want the unclean election's loss", cause, exposedBy, ok)
+		}
+		if _, _, ok := a.LostMarker(txnTP, 7, 1); ok {
+			t.Fatal("a transaction begun after the loss at the offset it freed was not ended by the lost marker")
+		}
+		if _, _, ok := a.LostMarker(txnTP, 8, 0); ok {
+			t.Fatal("producer 8 had no marker to lose")
+		}
+	}
+}

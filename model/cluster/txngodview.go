@@ -82,7 +82,10 @@ func (c *Cluster) noTransactionOpen() (bool, string) {
 // it ongoing (no marker), below its high watermark, and no coordinator
 // holds its producer id open with the partition among its partitions.
 // Nothing in Kafka resolves such a transaction but an operator's
-// kafka-transactions.sh abort.
+// kafka-transactions.sh abort. When a loss Kafka permits took the marker
+// the coordinator had written there (an unclean election, or a power loss
+// its last known leader exposed: KAFKA-20716), the fact's Cause and
+// ExposedBy are that loss's.
 func (c *Cluster) hangingTransactions() []godview.Fact {
 	if c.cfg.Transactions == nil {
 		return nil
@@ -122,8 +125,12 @@ func (c *Cluster) hangingTransactions() []godview.Fact {
 			if open {
 				continue
 			}
-			out = append(out, godview.Fact{Kind: godview.HangingTransaction, Partition: p.TopicPartition.String(), From: o.FirstOffset, To: hw,
-				Producer: o.ProducerID, TransactionalID: id, At: int64(c.World.Now())})
+			f := godview.Fact{Kind: godview.HangingTransaction, Partition: p.TopicPartition.String(), From: o.FirstOffset, To: hw,
+				Producer: o.ProducerID, TransactionalID: id, At: int64(c.World.Now())}
+			// The coordinator did write its marker, and a loss Kafka
+			// permits took it (KAFKA-20716): the fact says which.
+			f.Cause, f.ExposedBy, _ = c.Audit.LostMarker(p.TopicPartition, o.ProducerID, o.FirstOffset)
+			out = append(out, f)
 		}
 	}
 	return out
