@@ -455,13 +455,24 @@ func (n *Node) Commit(pos []reader.Position, force bool, done func(reset bool)) 
 // process those records again into the same transaction and commit both
 // outputs (fuzz seed 42333). done runs once the abort ended; a fenced
 // producer is created again first (refence), as after a failed commit.
-// At-least-once: the outputs are left to the producer, nothing commits.
+// At-least-once: the dirty close flushes the record collector
+// (TaskManager.closeTaskDirty's prepareCommit) and commits nothing; an
+// output that failed needs no reset, the partitions coming back at their
+// committed offsets.
 func (n *Node) Lost(done func()) {
 	if n.busy {
 		n.waiting = append(n.waiting, func() { n.Lost(done) })
 		return
 	}
-	if !n.cfg.ExactlyOnce() || !n.inTxn {
+	if !n.cfg.ExactlyOnce() {
+		n.busy = true
+		n.flush(func() {
+			n.failed = false
+			n.ended(func(bool) { done() }, false)
+		})
+		return
+	}
+	if !n.inTxn {
 		done()
 		return
 	}
