@@ -12,8 +12,9 @@
 // local: the first send makes the coordinator know it); every
 // commit.interval.ms, and before partitions are revoked, the processed
 // positions go to the transaction (sendOffsetsToTransaction, with the
-// member's ConsumerGroupMetadata) and the transaction commits. An abortable
-// failure aborts it and puts the positions back to the group's committed
+// member's ConsumerGroupMetadata) and the transaction commits; partitions
+// lost (the member fenced, or out of the group) abort it instead (Streams'
+// handleLostAll closes the tasks dirty). An abortable failure aborts it and puts the positions back to the group's committed
 // offsets (Streams' TaskCorruptedException); a fenced producer is created
 // again and initializes its transactions anew (Streams' TaskMigrated
 // handling recreates the StreamsProducer). At-least-once: the outputs go
@@ -124,6 +125,9 @@ type txnCommit struct {
 	// silent: the commit failed and the abort that follows is not
 	// recorded; aborting: an abort is under way.
 	silent bool
+	// lost: the abort of the member's onPartitionsLost, recorded as a
+	// txn-abort of its own.
+	lost bool
 }
 
 // New returns a constructor for a processor instance.
@@ -440,6 +444,45 @@ func (n *Node) Commit(pos []reader.Position, force bool, done func(reset bool)) 
 		MemberID: memberID, GroupInstanceID: instanceID})
 }
 
+// Lost is the member's onPartitionsLost (reader.Processor): Streams'
+// StreamsRebalanceListener.onPartitionsLost runs TaskManager.handleLostAll,
+// which closes the active tasks dirty rather than committing them, and
+// under exactly-once RecordCollectorImpl.closeDirty aborts the open
+// transaction (StreamsProducer.abortTransaction). What the member
+// processed under the generation it lost must not commit: a member fenced
+// with a transaction open gets its partitions back under a later member
+// epoch, its positions from the committed offsets, and would otherwise
+// process those records again into the same transaction and commit both
+// outputs (fuzz seed 42333). done runs once the abort ended; a fenced
+// producer is created again first (refence), as after a failed commit.
+// At-least-once: the dirty close flushes the record collector
+// (TaskManager.closeTaskDirty's prepareCommit) and commits nothing; an
+// output that failed needs no reset, the partitions coming back at their
+// committed offsets.
+func (n *Node) Lost(done func()) {
+	if n.busy {
+		n.waiting = append(n.waiting, func() { n.Lost(done) })
+		return
+	}
+	if !n.cfg.ExactlyOnce() {
+		n.busy = true
+		n.flush(func() {
+			n.failed = false
+			n.ended(func(bool) { done() }, false)
+		})
+		return
+	}
+	if !n.inTxn {
+		done()
+		return
+	}
+	c := &txnCommit{done: func(bool) { done() }, value: n.txnValue(), lost: true}
+	n.commit, n.busy = c, true
+	v := c.value
+	n.record(history.Invoke, history.FTxnAbort, &v)
+	n.p.AbortTransaction()
+}
+
 // commitAtLeastOnce flushes, then commits the positions (Streams'
 // at_least_once commit: TaskManager.commit flushes the producer first).
 // An output that failed puts the positions back instead.
@@ -515,6 +558,13 @@ func (n *Node) OnTxnResult(op producer.TxnOp, outcome history.Type, why string) 
 		c := n.commit
 		if c == nil {
 			return
+		}
+		if c.lost {
+			v := n.endValue(c)
+			if outcome != history.OK {
+				v.Error = why
+			}
+			n.record(outcome, history.FTxnAbort, &v)
 		}
 		n.inTxn, n.commit = false, nil
 		n.lastCommit = n.env.Now()

@@ -2,6 +2,7 @@ package processor
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -195,4 +196,82 @@ func TestFencedProducerIsCreatedAgain(t *testing.T) {
 	if !done {
 		t.Fatal("the member's positions were not reset once the new producer was initialized")
 	}
+}
+
+// txnOps are the node's transaction operations, as "type f".
+func txnOps(rec *history.Recorder) []string {
+	var out []string
+	for _, op := range rec.Ops() {
+		if op.F == history.FTxnBegin || op.F == history.FTxnCommit || op.F == history.FTxnAbort {
+			out = append(out, op.Type.String()+" "+op.F)
+		}
+	}
+	return out
+}
+
+// Partitions lost (onPartitionsLost) abort the exactly-once processor's
+// open transaction, recorded as a txn-abort, and the member goes on once
+// the abort ended — here its producer was fenced, so once it is created
+// again; with no transaction open, or at-least-once, the member goes on at
+// once and nothing is recorded. A loss while a commit is under way waits
+// for it (Streams' one thread).
+func TestLostAbortsTheOpenTransaction(t *testing.T) {
+	for _, c := range []struct {
+		name                string
+		exactlyOnce, inTxn  bool
+		wantOps             []string
+		doneBeforeReinit    bool
+		wantProducerCreated bool
+	}{
+		{"at-least-once", false, false, nil, true, false},
+		{"no transaction open", true, false, nil, true, false},
+		{"transaction open", true, true, []string{"invoke txn-abort", "fail txn-abort"}, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env := newEnv(1)
+			cfg := testConfig(c.exactlyOnce)
+			n := New(cfg)().(*Node)
+			n.Start(env)
+			if c.exactlyOnce {
+				n.OnTxnResult(producer.TxnOpInit, history.OK, "")
+			}
+			n.inTxn = c.inTxn
+			first := n.Producer()
+			done := false
+			n.Lost(func() { done = true })
+			// The test's producer never got its producer id: its abort
+			// fails at once, as a fenced one's does.
+			if done != c.doneBeforeReinit {
+				t.Fatalf("done %v before the producer was initialized again, want %v", done, c.doneBeforeReinit)
+			}
+			if created := n.Producer() != first; created != c.wantProducerCreated {
+				t.Fatalf("producer created again: %v, want %v", created, c.wantProducerCreated)
+			}
+			if got := txnOps(cfg.Recorder); !slices.Equal(got, c.wantOps) {
+				t.Fatalf("recorded %v, want %v", got, c.wantOps)
+			}
+			if c.wantProducerCreated {
+				n.OnTxnResult(producer.TxnOpInit, history.OK, "")
+				if !done || n.inTxn {
+					t.Fatalf("done %v, in a transaction %v once the new producer was initialized", done, n.inTxn)
+				}
+			}
+		})
+	}
+	t.Run("waits for the commit under way", func(t *testing.T) {
+		env := newEnv(1)
+		n := New(testConfig(true))().(*Node)
+		n.Start(env)
+		n.OnTxnResult(producer.TxnOpInit, history.OK, "")
+		n.busy = true
+		done := false
+		n.Lost(func() { done = true })
+		if done || len(n.waiting) != 1 {
+			t.Fatalf("done %v, %d waiting: the loss did not wait for the commit", done, len(n.waiting))
+		}
+		n.ended(func(bool) {}, false)
+		if !done {
+			t.Fatal("the loss did not run once the commit ended")
+		}
+	})
 }

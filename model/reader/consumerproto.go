@@ -228,6 +228,10 @@ func (r *Reader) runConsumerActions() bool {
 			r.recordAssign()
 			r.consumerActionDone(a.Seq)
 		case membership.LosePartitions:
+			if g.cfg.Processor != nil {
+				r.loseToProcessorAction(a)
+				return false
+			}
 			r.revoke(a.Partitions)
 			r.consumerActionDone(a.Seq)
 		case membership.FatalError:
@@ -262,18 +266,34 @@ func (r *Reader) revokeWithCommit(a membership.Action) {
 		if g.cfg.Processor != nil {
 			commitSync = func(_ []commitOffset, then func(bool)) { r.processorCommit(true, func() { then(true) }) }
 		}
-		commitSync(offsets, func(bool) {
-			r.revoke(a.Partitions)
-			g.blocked = false
-			r.consumerActionDone(a.Seq)
-			if r.stopped {
-				r.runConsumerActions()
-				r.consumerHeartbeat()
-				return
-			}
-			r.env.After(0, rtimer{kind: timerPoll})
-		})
+		commitSync(offsets, func(bool) { r.releasedByListener(a) })
 	})
+}
+
+// loseToProcessorAction is LosePartitions on a stream processor's member
+// (loseToProcessor), then the action's end.
+func (r *Reader) loseToProcessorAction(a membership.Action) {
+	g := r.group
+	g.blocked = true
+	r.quiesce(a.Partitions, func(bool) {
+		g.cfg.Processor.Lost(func() { r.releasedByListener(a) })
+	})
+}
+
+// releasedByListener ends a revocation or a loss once the listener is
+// done: the partitions go, the action is done and the poll goes on (a
+// member closing runs its next actions at once).
+func (r *Reader) releasedByListener(a membership.Action) {
+	g := r.group
+	r.revoke(a.Partitions)
+	g.blocked = false
+	r.consumerActionDone(a.Seq)
+	if r.stopped {
+		r.runConsumerActions()
+		r.consumerHeartbeat()
+		return
+	}
+	r.env.After(0, rtimer{kind: timerPoll})
 }
 
 // consumerActionDone reports an action carried out; the manager may go on

@@ -19,7 +19,11 @@ import (
 //   - Commit, at the end of each batch and, forced, before partitions are
 //     revoked (TaskManager.handleRevocation commits every task first: an
 //     exactly-once v2 thread shares one producer, one transaction, between
-//     its tasks).
+//     its tasks);
+//   - Lost, before partitions the member lost are dropped (Streams'
+//     onPartitionsLost: TaskManager.handleLostAll closes the tasks dirty,
+//     so an exactly-once processor aborts its transaction rather than
+//     committing what it processed under the generation it lost).
 // Commit's done(reset) with reset set puts every owned partition back to
 // its committed offset (Streams' TaskCorruptedException: the tasks close
 // dirty, and their positions are reset to the committed offsets).
@@ -29,6 +33,7 @@ type Processor interface {
 	BeforeProcess()
 	Output(in Input)
 	Commit(offsets []Position, force bool, done func(reset bool))
+	Lost(done func())
 }
 
 // Input is a record the member processed.

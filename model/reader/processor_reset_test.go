@@ -23,6 +23,7 @@ type resettingProcessor struct {
 
 func (p *resettingProcessor) BeforeProcess()      {}
 func (p *resettingProcessor) Output(reader.Input) { p.outputs++ }
+func (p *resettingProcessor) Lost(done func())    { done() }
 func (p *resettingProcessor) Commit(_ []reader.Position, _ bool, done func(reset bool)) {
 	if p.outputs > 0 && p.resets == 0 {
 		p.resets++

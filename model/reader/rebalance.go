@@ -47,6 +47,16 @@ func (r *Reader) onJoinPrepare() bool {
 		done()
 		return true
 	}
+	if lost && g.cfg.Processor != nil {
+		// Streams' onPartitionsLost (TaskManager.handleLostAll) closes
+		// the tasks dirty, aborting an exactly-once transaction, rather
+		// than committing under the generation the member lost.
+		r.loseToProcessor(giving, func() {
+			r.revoke(giving)
+			done()
+		})
+		return false
+	}
 	r.commitOnRevoke(giving, func() {
 		r.revoke(giving)
 		done()
@@ -78,6 +88,24 @@ func (r *Reader) commitOnRevoke(tps []proto.TopicPartition, then func()) {
 			offsets = r.processedOffsets(tps)
 		}
 		r.commitSync(offsets, func(bool) {
+			then()
+			g.blocked = false
+			r.env.After(0, rtimer{kind: timerPoll})
+		})
+	})
+}
+
+// loseToProcessor is a stream processor's onPartitionsLost: once the batch
+// polled is processed (quiesce), the processor closes its tasks dirty — an
+// exactly-once one aborts its open transaction (Streams'
+// StreamsRebalanceListener.onPartitionsLost, TaskManager.handleLostAll) —
+// then runs; the poll waits for it, as for a revocation's commit, and
+// starts again after.
+func (r *Reader) loseToProcessor(tps []proto.TopicPartition, then func()) {
+	g := r.group
+	g.blocked = true
+	r.quiesce(tps, func(bool) {
+		g.cfg.Processor.Lost(func() {
 			then()
 			g.blocked = false
 			r.env.After(0, rtimer{kind: timerPoll})
