@@ -339,8 +339,12 @@ func (g *classicGroup) validateMember(memberID, instanceID string) proto.ErrorCo
 }
 
 // validateOffsetCommit is ClassicGroup.validateOffsetCommit. With the bug
-// no-generation-fencing the generation and the member are not checked.
-func (g *classicGroup) validateOffsetCommit(memberID, instanceID string, generation int32, bugs Bugs) proto.ErrorCode {
+// no-generation-fencing the generation and the member are not checked. A
+// transactional commit (TxnOffsetCommit) without a generation or a member
+// is taken by a group in any state, as older TxnOffsetCommit versions
+// carried neither, and one of a member of the generation is taken while
+// the group completes a rebalance.
+func (g *classicGroup) validateOffsetCommit(memberID, instanceID string, generation int32, transactional bool, bugs Bugs) proto.ErrorCode {
 	if g.state == stateDead {
 		return proto.CoordinatorNotAvailable
 	}
@@ -359,10 +363,10 @@ func (g *classicGroup) validateOffsetCommit(memberID, instanceID string, generat
 		if generation != g.generation {
 			return proto.IllegalGeneration
 		}
-	} else if g.state != stateEmpty {
+	} else if !transactional && g.state != stateEmpty {
 		return proto.UnknownMemberID
 	}
-	if g.state == stateCompletingRebalance {
+	if !transactional && g.state == stateCompletingRebalance {
 		// The member has the new generation from its JoinGroup answer
 		// but not its assignment yet.
 		return proto.RebalanceInProgress

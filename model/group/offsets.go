@@ -28,7 +28,7 @@ func (s *shard) validateOffsetCommit(m *proto.OffsetCommitRequest) (err proto.Er
 		}
 		return proto.GroupIDNotFound, false
 	}
-	return g.validateOffsetCommit(m.MemberID, m.GroupInstanceID, m.GenerationIDOrMemberEpoch, s.c.cfg.Bugs), false
+	return g.validateOffsetCommit(m.MemberID, m.GroupInstanceID, m.GenerationIDOrMemberEpoch, false, s.c.cfg.Bugs), false
 }
 
 func (s *shard) commitOffsets(from sim.NodeID, m *proto.OffsetCommitRequest) {

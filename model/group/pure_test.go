@@ -79,25 +79,30 @@ func TestValidateOffsetCommitIsClassicGroups(t *testing.T) {
 		generation int32
 		want       proto.ErrorCode
 		withBug    proto.ErrorCode
+		txn        proto.ErrorCode // a TxnOffsetCommit's, without the bug
 	}{
-		{"simple commit to an empty group", stateEmpty, "", "", -1, proto.None, proto.None},
-		{"simple commit to a live group", stateStable, "", "", -1, proto.UnknownMemberID, proto.None},
-		{"member of the generation", stateStable, "m1", "", 4, proto.None, proto.None},
-		{"stale generation", stateStable, "m1", "", 3, proto.IllegalGeneration, proto.None},
-		{"unknown member", stateStable, "zz", "", 4, proto.UnknownMemberID, proto.None},
-		{"generation to an empty group", stateEmpty, "m1", "", 4, proto.UnknownMemberID, proto.None},
-		{"static member", stateStable, "s1", "i1", 4, proto.None, proto.None},
-		{"fenced instance", stateStable, "old", "i1", 4, proto.FencedInstanceID, proto.None},
-		{"unknown instance", stateStable, "s1", "i9", 4, proto.UnknownMemberID, proto.None},
-		{"assignment not yet known", stateCompletingRebalance, "m1", "", 4, proto.RebalanceInProgress, proto.None},
-		{"while preparing", statePreparingRebalance, "m1", "", 4, proto.None, proto.None},
-		{"dead group", stateDead, "m1", "", 4, proto.CoordinatorNotAvailable, proto.CoordinatorNotAvailable},
+		{"simple commit to an empty group", stateEmpty, "", "", -1, proto.None, proto.None, proto.None},
+		{"simple commit to a live group", stateStable, "", "", -1, proto.UnknownMemberID, proto.None, proto.None},
+		{"simple commit to a rebalancing group", stateCompletingRebalance, "", "", -1, proto.UnknownMemberID, proto.None, proto.None},
+		{"member of the generation", stateStable, "m1", "", 4, proto.None, proto.None, proto.None},
+		{"stale generation", stateStable, "m1", "", 3, proto.IllegalGeneration, proto.None, proto.IllegalGeneration},
+		{"unknown member", stateStable, "zz", "", 4, proto.UnknownMemberID, proto.None, proto.UnknownMemberID},
+		{"generation to an empty group", stateEmpty, "m1", "", 4, proto.UnknownMemberID, proto.None, proto.UnknownMemberID},
+		{"static member", stateStable, "s1", "i1", 4, proto.None, proto.None, proto.None},
+		{"fenced instance", stateStable, "old", "i1", 4, proto.FencedInstanceID, proto.None, proto.FencedInstanceID},
+		{"unknown instance", stateStable, "s1", "i9", 4, proto.UnknownMemberID, proto.None, proto.UnknownMemberID},
+		{"assignment not yet known", stateCompletingRebalance, "m1", "", 4, proto.RebalanceInProgress, proto.None, proto.None},
+		{"while preparing", statePreparingRebalance, "m1", "", 4, proto.None, proto.None, proto.None},
+		{"dead group", stateDead, "m1", "", 4, proto.CoordinatorNotAvailable, proto.CoordinatorNotAvailable, proto.CoordinatorNotAvailable},
 	} {
-		if got := group(c.state).validateOffsetCommit(c.member, c.instance, c.generation, Bugs{}); got != c.want {
+		if got := group(c.state).validateOffsetCommit(c.member, c.instance, c.generation, false, Bugs{}); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
-		if got := group(c.state).validateOffsetCommit(c.member, c.instance, c.generation, Bugs{NoGenerationFencing: true}); got != c.withBug {
+		if got := group(c.state).validateOffsetCommit(c.member, c.instance, c.generation, false, Bugs{NoGenerationFencing: true}); got != c.withBug {
 			t.Errorf("%s with no-generation-fencing: %v, want %v", c.name, got, c.withBug)
+		}
+		if got := group(c.state).validateOffsetCommit(c.member, c.instance, c.generation, true, Bugs{}); got != c.txn {
+			t.Errorf("%s, transactional: %v, want %v", c.name, got, c.txn)
 		}
 	}
 }

@@ -150,7 +150,8 @@ func (s *shard) replayEndTxnMarker(pid int64, committed bool, w *pendingWrite) {
 // becomes a simple group) and answers ILLEGAL_GENERATION to one with;
 // then the group checks the member as for an OffsetCommit, but a classic
 // group that is completing a rebalance takes it (the member's generation
-// is the new one), and a stale member epoch is ILLEGAL_GENERATION.
+// is the new one), a live classic group takes one without a generation or
+// a member, and a stale member epoch is ILLEGAL_GENERATION.
 func (s *shard) validateTxnOffsetCommit(m *proto.TxnOffsetCommitRequest) (err proto.ErrorCode, created bool) {
 	if s.consumer != nil && s.consumer.HasGroup(m.GroupID) {
 		err := s.consumer.ValidateOffsetCommit(m.GroupID, m.MemberID, m.GroupInstanceID, m.GenerationIDOrMemberEpoch)
@@ -167,11 +168,7 @@ func (s *shard) validateTxnOffsetCommit(m *proto.TxnOffsetCommitRequest) (err pr
 		}
 		return proto.IllegalGeneration, false
 	}
-	err = g.validateOffsetCommit(m.MemberID, m.GroupInstanceID, m.GenerationIDOrMemberEpoch, s.c.cfg.Bugs)
-	if err == proto.RebalanceInProgress {
-		err = proto.None
-	}
-	return err, false
+	return g.validateOffsetCommit(m.MemberID, m.GroupInstanceID, m.GenerationIDOrMemberEpoch, true, s.c.cfg.Bugs), false
 }
 
 // commitTxnOffsets serves a TxnOffsetCommit: the partition is added to the
