@@ -14,10 +14,11 @@
 // positions go to the transaction (sendOffsetsToTransaction, with the
 // member's ConsumerGroupMetadata) and the transaction commits; partitions
 // lost (the member fenced, or out of the group) abort it instead (Streams'
-// handleLostAll closes the tasks dirty). An abortable failure aborts it and puts the positions back to the group's committed
-// offsets (Streams' TaskCorruptedException); a fenced producer is created
-// again and initializes its transactions anew (Streams' TaskMigrated
-// handling recreates the StreamsProducer). At-least-once: the outputs go
+// handleLostAll closes the tasks dirty). An abortable failure aborts it
+// and puts the positions back to the group's committed offsets (Streams'
+// TaskCorruptedException); a fenced producer is created again and
+// initializes its transactions anew (Streams' TaskMigrated handling
+// recreates the StreamsProducer). At-least-once: the outputs go
 // through the idempotent producer, and every commit.interval.ms the
 // application waits for every output's answer (flush), then commits the
 // positions with OffsetCommit; a failed output puts the positions back
