@@ -9,20 +9,14 @@ import (
 // from pass for the reason their summaries give, not because the group
 // happened to settle: the convergence they report names it.
 func TestGroupLivenessExcuses(t *testing.T) {
-	// retune says why a scenario no longer reaches its story: its detail
-	// is not asserted until it is re-tuned (it still runs in
-	// TestRegressionScenarios).
-	retune := map[string]string{
-		"testdata/group-rebalancing-forever-settles-before-its-first-auto-commit.yaml": "since a member retries a refused FindCoordinator after retry.backoff.ms, no seed in 257654..258300 (nor settles of 1s to 30s) has the group settle just before the grace ends; the rule is pinned by model/cluster's TestFirstAutoCommitsDue",
-	}
 	for _, tc := range []struct {
 		file string
 		want []string
 	}{
 		{"testdata/group-rebalance-timeout-below-heartbeat-not-judged.yaml",
 			[]string{"not judged: ", "group billing's rebalance timeout is 1s", "b-0 and b-1 heartbeat every 4s"}},
-		{"testdata/group-rebalancing-forever-settles-before-its-first-auto-commit.yaml",
-			[]string{"consumer groups judged after the first auto-commit of l-0, l-1"}},
+		{"testdata/group-auto-commit-interval-outlasting-the-grace-judged-after-its-first-auto-commit.yaml",
+			[]string{"consumer groups judged after the first auto-commit of c-0, c-1"}},
 		{"testdata/group-static-restart-within-session-unreleased.yaml",
 			[]string{"consumer groups judged without a member Kafka would stop too: ", "b-0 stopped on UNRELEASED_INSTANCE_ID", "a previous incarnation"}},
 		{"testdata/group-static-leader-keeps-assignment-misses-added-partitions.yaml",
@@ -52,9 +46,6 @@ func TestGroupLivenessExcuses(t *testing.T) {
 				"b-0, b-1 stopped on GROUP_ID_NOT_FOUND"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			if why := retune[tc.file]; why != "" {
-				t.Skip("to re-tune: " + why)
-			}
 			t.Parallel()
 			res := runConverged(t, tc.file)
 			for _, w := range tc.want {
