@@ -56,11 +56,22 @@ type Position struct {
 
 // GroupMetadata is the member's ConsumerGroupMetadata (what
 // sendOffsetsToTransaction carries): group id, generation or member epoch,
-// member id and group.instance.id.
+// member id and group.instance.id. A classic member's is the generation
+// and member id of its last completed join: ConsumerCoordinator sets
+// groupMetadata in onJoinComplete only, so a member whose generation the
+// heartbeat reset still sends the generation it held its partitions in,
+// which the coordinator refuses (KIP-447's fencing). Were it the reset
+// generation (-1, no member id), ClassicGroup.validateOffsetCommit would
+// take it as an old TxnOffsetCommit version's and commit the zombie's
+// offsets. A consumer-protocol member's follows its member epoch
+// (AsyncKafkaConsumer updates it on every epoch change).
 func (r *Reader) GroupMetadata() (group string, generation int32, memberID, instanceID string) {
 	g := r.group
 	if g == nil {
 		return "", proto.NoGeneration, "", ""
+	}
+	if !g.cfg.consumerProtocol() {
+		return g.cfg.GroupID, g.ownedGeneration, g.ownedMemberID, g.cfg.GroupInstanceID
 	}
 	return g.cfg.GroupID, g.generation, g.memberID, g.cfg.GroupInstanceID
 }

@@ -18,6 +18,8 @@ import (
 type listeningProcessor struct {
 	rec   *history.Recorder
 	calls []string
+	// metadata, when set, is the member's GroupMetadata, noted at Lost.
+	metadata func() (string, int32, string, string)
 }
 
 func (p *listeningProcessor) BeforeProcess()      {}
@@ -30,6 +32,10 @@ func (p *listeningProcessor) Commit(_ []reader.Position, force bool, done func(r
 }
 func (p *listeningProcessor) Lost(done func()) {
 	p.calls = append(p.calls, fmt.Sprintf("lost after op %d", len(p.rec.Ops())))
+	if p.metadata != nil {
+		_, gen, member, _ := p.metadata()
+		p.calls = append(p.calls, fmt.Sprintf("metadata gen=%d member=%s", gen, member))
+	}
 	done()
 }
 
@@ -119,14 +125,32 @@ func TestClassicProcessorHearsLostOnlyWhenItsGenerationWasReset(t *testing.T) {
 		proc := &listeningProcessor{rec: gw.rec}
 		cfg.Group.Processor = proc // the group config the node shares
 		gw.w.Start()
+		gw.w.RunUntil(time.Millisecond)
+		proc.metadata = gw.member(0).GroupMetadata
 		gw.w.RunUntil(8 * time.Second)
 		revoke := firstRevoke(gw.rec, "c-0")
-		if len(proc.calls) == 0 || revoke < 0 {
+		if len(proc.calls) < 2 || revoke < 0 {
 			t.Fatalf("heard %v, first revoke #%d: want the partition lost", proc.calls, revoke)
 		}
 		var at int64
 		if _, err := fmt.Sscanf(proc.calls[0], "lost after op %d", &at); err != nil || at > revoke {
 			t.Fatalf("heard %v first, the partition dropped at #%d: want Lost before it", proc.calls, revoke)
+		}
+		// The generation is reset, but what sendOffsetsToTransaction
+		// carries is still the last join's (ConsumerCoordinator sets it in
+		// onJoinComplete only): a commit from here is refused as a stale
+		// member's, not taken as one without a generation.
+		var revoked string
+		for _, op := range ops(gw.rec, "c-0", history.FRevoke) {
+			if strings.HasPrefix(op, "ok revoke") {
+				revoked = op
+				break
+			}
+		}
+		gen, member := int32(0), ""
+		if _, err := fmt.Sscanf(proc.calls[1], "metadata gen=%d member=%s", &gen, &member); err != nil || gen < 1 || member == "" ||
+			!strings.HasSuffix(revoked, fmt.Sprintf("gen=%d", gen)) {
+			t.Fatalf("at Lost the group metadata was %q; the partitions were revoked as %q: want the generation they were held in", proc.calls[1], revoked)
 		}
 	})
 	t.Run("eager rebalance", func(t *testing.T) {
