@@ -252,14 +252,13 @@ func (a *Audit) lostMarker(tp metadata.TopicPartition, pid, offset int64, loss i
 // producer pid on tp at an offset past first, with the record at first left
 // in the log — the marker that ended the transaction whose first record
 // stands at first (a producer has one transaction open on a partition at a
-// time) — and the first such loss's
-// cause and what exposed it. The coordinator had written that marker and
-// completed the transaction: it never writes it again
-// (TransactionMarkerChannelManager sends a transaction's markers once), so
-// the partition, its producer state rebuilt from a log without the marker
-// (ProducerStateManager.truncateAndReload), holds the transaction open for
-// good: KIP-664's hanging transaction, which KAFKA-20716 documents for
-// unclean elections.
+// time) — and the first such loss's cause and what exposed it. The
+// coordinator had written that marker and completed the transaction: it
+// never writes it again (TransactionMarkerChannelManager sends a
+// transaction's markers once), so the partition, its producer state rebuilt
+// from a log without the marker (ProducerStateManager.truncateAndReload),
+// holds the transaction open for good: KIP-664's hanging transaction, which
+// KAFKA-20716 documents for unclean elections.
 func (a *Audit) LostMarker(tp metadata.TopicPartition, pid, first int64) (cause, exposedBy string, ok bool) {
 	if a.txn == nil {
 		return "", "", false
