@@ -46,7 +46,8 @@ Exit 0 when the merged campaign found no failure, 1 when it did, 2 when it refus
 					return err
 				}
 			} else {
-				fmt.Fprintf(w, "merged %s (shards %s): %s\n", plural.Count(len(sum.Shards), "shard"), sum.Shard, plural.Count(len(sum.Found), "distinct failure"))
+				fmt.Fprintf(w, "merged %s (%s): %s under %s\n", plural.Count(len(sum.Shards), "shard"), sum.Shard,
+					plural.Count(sum.Failures, "failure"), plural.Count(len(sum.Found), "signature"))
 				printCampaign(w, sum, out)
 			}
 			if sum.Failures > 0 {
