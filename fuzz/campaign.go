@@ -67,20 +67,26 @@ type Summary struct {
 	// clock) overstates when one worker's collector or checker spills onto
 	// an idle core. Both 0 where the platform does not tell (extensions of
 	// the summary, docs/run-store.md).
-	CPUNs                int64     `json:"cpu_ns"`
-	RunsPerCPUSecond     float64   `json:"runs_per_cpu_second"`
-	Parallel             int       `json:"parallel"`
-	Shard                string    `json:"shard"`
-	SeedStart            uint64    `json:"seed_start"`
-	Bugs                 []string  `json:"bugs"`
-	Base                 string    `json:"base,omitempty"`
-	MaxFailures          int       `json:"max_failures,omitempty"`
-	TimeToFirstFailureNs int64     `json:"time_to_first_failure_ns"` // -1: none
-	Found                []Found   `json:"found"`
-	Interrupted          bool      `json:"interrupted"`
-	Events               uint64    `json:"events"`
-	SimTimeNs            int64     `json:"sim_time_ns"`
-	started              time.Time `json:"-"`
+	CPUNs            int64    `json:"cpu_ns"`
+	RunsPerCPUSecond float64  `json:"runs_per_cpu_second"`
+	Parallel         int      `json:"parallel"`
+	Shard            string   `json:"shard"`
+	SeedStart        uint64   `json:"seed_start"`
+	Bugs             []string `json:"bugs"`
+	Base             string   `json:"base,omitempty"`
+	MaxFailures      int      `json:"max_failures,omitempty"`
+	// GroupPercent and ProcessorPercent are --groups and --processors, so
+	// that shards merged (Merge) are known to have drawn alike.
+	GroupPercent         int     `json:"groups"`
+	ProcessorPercent     int     `json:"processors"`
+	TimeToFirstFailureNs int64   `json:"time_to_first_failure_ns"` // -1: none
+	Found                []Found `json:"found"`
+	Interrupted          bool    `json:"interrupted"`
+	Events               uint64  `json:"events"`
+	SimTimeNs            int64   `json:"sim_time_ns"`
+	// Shards, in a merged campaign only (Merge), is each shard merged.
+	Shards  []ShardRun `json:"shards,omitempty"`
+	started time.Time  `json:"-"`
 }
 
 // Found is one counterexample.
@@ -104,6 +110,12 @@ type Found struct {
 	// ReplayChecked is false when the campaign's time ran out (or it was
 	// interrupted) before the written file was run again (an extension).
 	ReplayChecked bool `json:"replay_checked"`
+	// In a merged campaign only (Merge): the failure's Signature, and the
+	// Seeds (ascending, this one first) of every failure that shared it,
+	// Shared of them.
+	Signature string   `json:"signature,omitempty"`
+	Shared    int      `json:"shared,omitempty"`
+	Seeds     []uint64 `json:"seeds,omitempty"`
 }
 
 // SeedAt is the seed of the campaign's i-th run: shard K of N takes the
@@ -144,6 +156,7 @@ func Campaign(opts Options) (*Summary, error) {
 	}
 	sum := &Summary{Parallel: opts.Parallel, Shard: fmt.Sprintf("%d/%d", opts.ShardIndex, opts.ShardCount),
 		SeedStart: opts.SeedStart, Bugs: append([]string{}, opts.Bugs...), TimeToFirstFailureNs: -1, Found: []Found{},
+		GroupPercent: opts.GroupPercent, ProcessorPercent: opts.ProcessorPercent,
 		started: time.Now()}
 	cpuBefore, cpuKnown := processCPU()
 	if opts.Base != nil {

@@ -55,7 +55,7 @@ first failure. Ctrl-C (or SIGTERM) stops the campaign and keeps what was found; 
 --base fuzzes around your own scenario (its cluster, topics and clients; fresh
 seeds and fault schedules). --bugs switches bug-zoo entries on. --shard K/N (0 <= K < N)
 runs the seeds start+K, start+N+K, start+2N+K, ..., so that N machines split one
-seed range without overlap.
+seed range without overlap; 'kafkasim fuzz merge DIR...' joins their outputs.
 Exit 0 when no failure was found, 1 when one was, 2 for a bad flag or --base
 scenario, 3 when the simulator itself failed.`,
 		Args: cobra.NoArgs,
@@ -154,6 +154,7 @@ scenario, 3 when the simulator itself failed.`,
 	cmd.Flags().IntVar(&procs, "processors", 0, "percentage of seeds (0..100) that draw a stream processor (exactly-once or at-least-once) and faults on it (0: none)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the campaign's summary.json to stdout instead of the text summary")
 	cmd.RegisterFlagCompletionFunc("bugs", completeBugs)
+	cmd.AddCommand(newFuzzMergeCommand())
 	return cmd
 }
 
@@ -202,6 +203,14 @@ func printCampaign(w io.Writer, sum *fuzz.Summary, out string) {
 			fmt.Fprintf(w, "    as drawn: %s — %s\n", f.Failure.Kind, cutLongWords(f.Failure.Detail))
 		}
 		fmt.Fprintf(w, "    %s (%s, drawn with %d; replays: %s); run it: kafkasim run %s\n", f.File, plural.Count(f.Faults, "fault"), f.FaultsDrawn, replays, f.File)
+		if f.Shared > 1 {
+			// A merged campaign (fuzz merge) lists a signature once.
+			seeds := make([]string, len(f.Seeds))
+			for i, s := range f.Seeds {
+				seeds[i] = strconv.FormatUint(s, 10)
+			}
+			fmt.Fprintf(w, "    %s share its signature (%s): %s\n", plural.Count(f.Shared, "seed"), f.Signature, strings.Join(seeds, ", "))
+		}
 	}
 	fmt.Fprintf(w, "  summary: %s\n", filepath.Join(out, "summary.json"))
 }
