@@ -138,9 +138,10 @@ type Finding struct {
 // offsetBelow is a nonatomic-output whose transaction committed its input
 // partition's offset at or below the input: the operation after which the
 // processor held the input record, and the transaction's commit
-// invocation (op indexes).
+// invocation (op indexes); and the input record it processed (-1: unknown).
 type offsetBelow struct {
 	read, commit int64
+	val          int32
 }
 
 // copyAt is one position of a record.

@@ -460,7 +460,8 @@ func (a *analyzer) judgeOutputs(run []outputRec) {
 			why = "its transaction (" + a.txnName(s.txn) + ") committed no offset of " + part + " for the group"
 		case a.groups.regs[r].commits[c].value <= first.off:
 			why = "its transaction (" + a.txnName(s.txn) + ") committed the group's offset of " + part + " only to " + itoa(a.groups.regs[r].commits[c].value)
-			below = &offsetBelow{read: a.inputRead(si, first), commit: t.commitInvoke}
+			read, val := a.inputRead(si, first)
+			below = &offsetBelow{read: read, val: val, commit: t.commitInvoke}
 		default:
 			reg := a.groups.regs[r]
 			if prev := reg.commits[c].prevOK; prev >= 0 && reg.commits[prev].value > first.off {
@@ -485,23 +486,25 @@ func (a *analyzer) judgeOutputs(run []outputRec) {
 
 // inputRead is the operation after which the processor held the input
 // record output si was made from: the completion of the poll that returned
-// it, else the start of its processing, else the send itself.
-func (a *analyzer) inputRead(si int32, o *outputRec) int64 {
+// it, else the start of its processing, else the send itself; and that
+// record (-1: unknown).
+func (a *analyzer) inputRead(si int32, o *outputRec) (int64, int32) {
 	s := &a.sends[si]
 	m := &a.members
 	at := s.invoke
+	val := int32(-1)
 	best := int64(-1)
 	for i := range m.procs {
 		pr := &m.procs[i]
 		if pr.proc != s.proc || pr.part != o.part || pr.off != o.off || pr.start > s.invoke || pr.start < best || m.groupNames[pr.group] != o.group {
 			continue
 		}
-		best, at = pr.start, pr.start
+		best, at, val = pr.start, pr.start, pr.val
 		if pr.poll >= 0 {
 			at = pr.poll
 		}
 	}
-	return at
+	return at, val
 }
 
 // txnOffsetOf finds the offset commit transaction t made of partition for

@@ -792,3 +792,74 @@ func TestNonatomicOutputOfAnInputLostBeforeItsTransactionCommitted(t *testing.T)
 		}
 	}
 }
+
+// A poll hands out what earlier fetches left in the consumer's fetch
+// buffer: an exactly-once processor blocked in commitTransaction while the
+// input's only replica lost its disk polled, after the loss, the record it
+// had fetched before it (in:3), processed it in its next transaction, then
+// moved back to the new log's records (KIP-320 truncation detection) and
+// committed that position (1) with in:3's output (fuzz seed 58219). The
+// record it processed was in the log only before the loss, so the loss
+// came after its fetch although before the poll: it explains the offset
+// below the input. A loss before in:3 was written does not (the processor
+// read in:3 after it), nor one after the commit began.
+func TestNonatomicOutputOfAnInputFetchedBeforeItsLoss(t *testing.T) {
+	build := func() ([]history.Op, int64, int64, int64) {
+		h := &hb{}
+		h.inputs(3)
+		beforeWrite := h.t + 500 // in:3 is written after it
+		iv := history.NoValue()
+		iv.Topic, iv.Value = "in", "in:3"
+		h.add("p-0", history.Invoke, history.FSend, iv)
+		iv.Partition, iv.Offset = 0, 3
+		h.add("p-0", history.OK, history.FSend, iv)
+		a := h.eosTxn("e-0", 0, []output{{0, 0}, {1, 1}, {2, 2}}, 3, history.OK)
+		beforePoll := h.t + 500 // the loss after the fetch, before the poll
+		v := history.NoValue()
+		x := v.X()
+		x.Group, x.MemberID, x.Generation = "etl", "e-0-m", -1
+		h.add("e-0", history.Invoke, history.FPoll, v)
+		v.HasRecords = true
+		v.Records = []history.Record{{Topic: "in", Partition: 0, Offset: 3, Value: "in:3"}}
+		h.add("e-0", history.OK, history.FPoll, v)
+		pv := history.NoValue()
+		px := pv.X()
+		px.Group, px.MemberID, px.Generation = "etl", "e-0-m", 1
+		pv.Topic, pv.Partition, pv.Offset = "in", 0, 3
+		h.add("e-0", history.Invoke, history.FProcess, pv)
+		h.add("e-0", history.OK, history.FProcess, pv)
+		b := h.eosTxn("e-0", 1, []output{{3, 4}, {0, 5}}, 1, history.OK)
+		after := h.t + 500 // past the commit
+		nv := history.NoValue()
+		nv.Topic, nv.Value = "in", "new:0"
+		h.add("p-0", history.Invoke, history.FSend, nv)
+		nv.Partition, nv.Offset = 0, 0
+		h.add("p-0", history.OK, history.FSend, nv)
+		h.finalReads(rc, map[string]int64{"in-0": 1, "out-0": 7},
+			trec{"in", 0, 0, "new:0"}, trec{"out", 0, 0, a[0]}, trec{"out", 0, 1, a[1]}, trec{"out", 0, 2, a[2]},
+			trec{"out", 0, 4, b[0]}, trec{"out", 0, 5, b[1]})
+		return h.ops, beforeWrite, beforePoll, after
+	}
+	ops, beforeWrite, beforePoll, after := build()
+	loss := func(at int64) Config {
+		return Config{Happened: godViewLosses(DataLoss{Partition: "in-0", From: 0, To: 4, Records: 4, Cause: "disk-wipe", At: at})}
+	}
+	n := verdictOf(t, Check(ops, Config{}), NonatomicOutput, Violation)
+	if n.Example.Offset != 3 || !strings.Contains(n.Example.Detail, "only to 1") {
+		t.Fatalf("example %+v", n.Example)
+	}
+	r := Check(ops, loss(beforePoll))
+	if a, ok := r.Anomaly(NonatomicOutput); ok && a.Verdict == Violation {
+		t.Fatalf("a loss that took the record the processor fetched explains the offset\n%s", r.Summary())
+	}
+	p := verdictOf(t, r, NonatomicOutput, Permitted)
+	if p.Example.Offset != 3 || !strings.Contains(p.Because, "after the processor read the input") {
+		t.Fatalf("because %q", p.Because)
+	}
+	for _, at := range []int64{beforeWrite, after} {
+		v := verdictOf(t, Check(ops, loss(at)), NonatomicOutput, Violation)
+		if v.Example.Offset != 3 {
+			t.Fatalf("loss at %d: example %+v", at, v.Example)
+		}
+	}
+}

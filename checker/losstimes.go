@@ -117,6 +117,41 @@ func (a *analyzer) lossBetween(partition string, offset, from, to int64) (DataLo
 	return DataLoss{}, false
 }
 
+// lossTakingRead is the first loss the god view saw of offset of partition
+// whose first operation comes no later than operation to, and that took
+// record val a processor read there: an operation had seen val at the
+// offset (acknowledged or read) before the loss, and final reads do not
+// hold it there. The reader fetched it before the loss, though its poll
+// may have returned it after: a consumer's poll hands out what earlier
+// fetches left in its fetch buffer (Kafka's FetchBuffer, CompletedFetch)
+// without asking the leader again, and no leader's log held val at the
+// offset after the loss. So the loss truncated the log under a position
+// already past the offset.
+func (a *analyzer) lossTakingRead(partition string, offset int64, val int32, to int64) (DataLoss, bool) {
+	pi := a.partByName(partition)
+	if val < 0 || pi < 0 {
+		return DataLoss{}, false
+	}
+	obs := a.parts[pi].obsAt(offset)
+	first := int64(math.MaxInt64)
+	for _, o := range obs {
+		if o.val != val {
+			continue
+		}
+		if o.flags&obsFinal != 0 {
+			return DataLoss{}, false // the log still holds it
+		}
+		first = min(first, o.op)
+	}
+	for i := range a.lossOps.losses {
+		l := &a.lossOps.losses[i]
+		if at := a.lossOps.at[i]; l.Covers(partition, offset) && at > first && at <= to {
+			return *l, true
+		}
+	}
+	return DataLoss{}, false
+}
+
 // lossUnderSkip is the first loss the god view saw of offset of partition
 // after operation op (a reader's jump over the offset), at an election whose
 // new leader's log did not reach the offset (LeaderEnd), such that no record

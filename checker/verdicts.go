@@ -81,7 +81,10 @@ type Facts struct {
 	// InputLostHeld: a nonatomic-output whose transaction committed the
 	// input partition's offset at or below the input: a loss the god view
 	// saw at the input's offset after the processor held the input record
-	// and no later than the transaction's commit began.
+	// and no later than the transaction's commit began. The processor held
+	// it from its fetch, which may precede the poll that returned it: a
+	// loss that took the very record it processed (lossTakingRead) came
+	// after that fetch.
 	InputLostHeld *DataLoss
 	// FirstOfProducer: a nonmonotonic-send whose record that landed first
 	// has no record of its producer, acknowledged or read, below it.
@@ -587,7 +590,7 @@ var VerdictRules = []Rule{
 		func(f *Facts) bool { return f.OffsetPassedFirst && f.InputLost != nil }, func(f *Facts) string {
 			return "the input partition lost committed data (" + f.InputLost.Cause + ") and the offset was reused: the group had committed past the lost record, and the consumer, its position out of range, was moved back by auto.offset.reset to the record that took the offset"
 		}},
-	{NonatomicOutput, "the transaction's offset is at or below the input, and the simulator saw committed data lost at the input's offset after the processor held the input and before the transaction's commit", Permitted, "the input partition lost committed data (CAUSE) after the processor read the input: its log truncated below the consumer's position, the consumer moved back (KIP-320 truncation detection, or auto.offset.reset when out of range) and read the records that took the offsets, and the transaction sent that position with the lost input's output (sendOffsetsToTransaction commits positions, not the records they came from)",
+	{NonatomicOutput, "the transaction's offset is at or below the input, and the simulator saw committed data lost at the input's offset after the processor held the input (from its fetch: a loss that took the very record it processed, though a later poll returned it from the fetch buffer) and before the transaction's commit", Permitted, "the input partition lost committed data (CAUSE) after the processor read the input: its log truncated below the consumer's position, the consumer moved back (KIP-320 truncation detection, or auto.offset.reset when out of range) and read the records that took the offsets, and the transaction sent that position with the lost input's output (sendOffsetsToTransaction commits positions, not the records they came from)",
 		func(f *Facts) bool { return f.InputLostHeld != nil }, func(f *Facts) string {
 			return "the input partition lost committed data (" + f.InputLostHeld.Cause + ") after the processor read the input: its log truncated below the consumer's position, the consumer moved back (KIP-320 truncation detection, or auto.offset.reset when out of range) and read the records that took the offsets, and the transaction sent that position with the lost input's output (sendOffsetsToTransaction commits positions, not the records they came from)"
 		}},
@@ -800,6 +803,8 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		fx.OffsetPassedFirst = f.offsetPassedFirst
 		if b := f.offsetBelow; b != nil {
 			if l, ok := a.lossBetween(f.Partition, f.Offset, b.read, b.commit); ok {
+				fx.InputLostHeld = &l
+			} else if l, ok := a.lossTakingRead(f.Partition, f.Offset, b.val, b.commit); ok {
 				fx.InputLostHeld = &l
 			}
 		}
