@@ -109,9 +109,12 @@ const (
 	StopStuckInstant
 	// StopHalted means a handler asked the scheduler to stop.
 	StopHalted
+	// StopStalledTime means a great many events ran while virtual time
+	// crawled: a node re-arming a near-zero delay in a loop.
+	StopStalledTime
 )
 
-var stopReasonNames = [...]string{"deadline", "idle", "step-budget", "stuck-instant", "halted"}
+var stopReasonNames = [...]string{"deadline", "idle", "step-budget", "stuck-instant", "halted", "stalled-time"}
 
 // String names the reason.
 func (r StopReason) String() string {
@@ -133,7 +136,7 @@ type RunResult struct {
 // Livelocked reports whether the run ended because it stopped making
 // progress rather than because it was done.
 func (r RunResult) Livelocked() bool {
-	return r.Reason == StopStepBudget || r.Reason == StopStuckInstant
+	return r.Reason == StopStepBudget || r.Reason == StopStuckInstant || r.Reason == StopStalledTime
 }
 
 // Limits bound a run so that a livelock ends with a result instead of a hang.
@@ -144,6 +147,12 @@ type Limits struct {
 	// StepsPerInstantMax is the number of events that may run at one virtual
 	// instant before the run is declared stuck; 0 means DefaultStepsPerInstantMax.
 	StepsPerInstantMax uint64
+	// StalledSteps and StalledMin: when StalledSteps events in a row moved
+	// virtual time less than StalledMin, the run is declared stalled (a
+	// loop whose delay is a nanosecond or so, which the per-instant limit
+	// does not see); 0 means DefaultStalledSteps and DefaultStalledMin.
+	StalledSteps uint64
+	StalledMin   time.Duration
 }
 
 // Default limits: generous for any scenario within the scenario limits (docs/scenarios.md), small enough
@@ -151,6 +160,11 @@ type Limits struct {
 const (
 	DefaultStepsMax           = 2_000_000_000
 	DefaultStepsPerInstantMax = 1_000_000
+	// A busy run executes a few hundred thousand events per simulated
+	// second; ten million in under 100 ms is a loop, found in seconds of
+	// wall time instead of the whole step budget's hours.
+	DefaultStalledSteps = 10_000_000
+	DefaultStalledMin   = 100 * time.Millisecond
 )
 
 type heapEntry struct {
@@ -182,12 +196,16 @@ type Scheduler struct {
 
 	steps        uint64
 	instantSteps uint64
-	halted       bool
-	haltDetail   string
-	current      Event
-	currentSlot  uint32
-	holdCurrent  bool
-	trace        TraceHash
+	// windowSteps and windowAt are the steps and the time at the start of
+	// the current window of StalledSteps events.
+	windowSteps uint64
+	windowAt    time.Duration
+	halted      bool
+	haltDetail  string
+	current     Event
+	currentSlot uint32
+	holdCurrent bool
+	trace       TraceHash
 }
 
 // NewScheduler returns a scheduler at virtual time zero that hands every event
@@ -198,6 +216,12 @@ func NewScheduler(h Handler, limits Limits) *Scheduler {
 	}
 	if limits.StepsPerInstantMax == 0 {
 		limits.StepsPerInstantMax = DefaultStepsPerInstantMax
+	}
+	if limits.StalledSteps == 0 {
+		limits.StalledSteps = DefaultStalledSteps
+	}
+	if limits.StalledMin == 0 {
+		limits.StalledMin = DefaultStalledMin
 	}
 	return &Scheduler{handler: h, limits: limits, trace: newTraceHash(), far: newFarQueue()}
 }
@@ -332,6 +356,15 @@ func (s *Scheduler) RunUntil(deadline time.Duration) RunResult {
 				Detail: fmt.Sprintf("%d events ran at %v without virtual time advancing (a zero-delay loop)",
 					s.instantSteps, s.now)}
 		}
+		if s.steps-s.windowSteps >= s.limits.StalledSteps {
+			if s.now-s.windowAt < s.limits.StalledMin {
+				s.near.push(top)
+				return RunResult{Reason: StopStalledTime, Now: s.now, Steps: s.steps,
+					Detail: fmt.Sprintf("%d events ran from %v to %v (a loop re-arming a near-zero delay); next: %s",
+						s.steps-s.windowSteps, s.windowAt, s.now, s.describe(&s.slots.slab[top.slot]))}
+			}
+			s.windowSteps, s.windowAt = s.steps, s.now
+		}
 		s.steps++
 		s.instantSteps++
 		s.current = s.slots.slab[top.slot]
@@ -357,6 +390,19 @@ func (s *Scheduler) RunUntil(deadline time.Duration) RunResult {
 		return RunResult{Reason: StopIdle, Now: s.now, Steps: s.steps}
 	}
 	return RunResult{Reason: StopDeadline, Now: s.now, Steps: s.steps}
+}
+
+// eventDescriber is a handler that can say what an event is in words (the
+// World: its node's name and its payload).
+type eventDescriber interface {
+	DescribeEvent(e *Event) string
+}
+
+func (s *Scheduler) describe(e *Event) string {
+	if d, ok := s.handler.(eventDescriber); ok {
+		return d.DescribeEvent(e)
+	}
+	return fmt.Sprintf("%v for node %d", e.Kind, e.Node)
 }
 
 // RunUntilIdle executes events until none is left (or a limit stops it).

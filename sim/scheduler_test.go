@@ -330,3 +330,29 @@ func TestForEachPendingSurvivesCancellingMostOfTheHeap(t *testing.T) {
 		}
 	}
 }
+
+// A loop whose delay is a nanosecond advances time, so the per-instant
+// limit does not see it; the stalled-time guard does (fuzz seed 54977: a
+// group member re-armed a 1 ns heartbeat timer two billion times).
+func TestSchedulerStalledTimeEndsANanosecondLoop(t *testing.T) {
+	h := newRecording(Limits{StalledSteps: 1000, StalledMin: time.Millisecond})
+	h.react = func(e *Event) {
+		h.s.Schedule(Event{At: e.At + time.Nanosecond, Kind: EventCall})
+	}
+	h.s.Schedule(Event{At: time.Second, Kind: EventCall})
+	r := h.s.RunUntil(time.Hour)
+	if r.Reason != StopStalledTime || !r.Livelocked() || r.Steps != 2000 || !strings.Contains(r.Detail, "call") {
+		t.Fatalf("want stalled-time stop after 2000 steps (the first window holds the jump to 1 s) naming the event, got %+v", r)
+	}
+	// A steady pace above the minimum does not trip it.
+	h2 := newRecording(Limits{StalledSteps: 1000, StalledMin: time.Millisecond})
+	h2.react = func(e *Event) {
+		if e.At < 10*time.Second {
+			h2.s.Schedule(Event{At: e.At + 2*time.Microsecond, Kind: EventCall})
+		}
+	}
+	h2.s.Schedule(Event{At: 0, Kind: EventCall})
+	if r := h2.s.RunUntil(time.Millisecond * 50); r.Reason != StopDeadline {
+		t.Fatalf("1000 events per 2 ms under a minimum of 1 ms per 1000: got %+v", r)
+	}
+}

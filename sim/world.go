@@ -387,6 +387,16 @@ func (w *World) record(e *Event, detail string) {
 	w.trace.Record(r)
 }
 
+// DescribeEvent says what e is: its kind, its node, and its payload (the
+// scheduler names the event a stalled run was looping on).
+func (w *World) DescribeEvent(e *Event) string {
+	d := e.Kind.String() + " of " + w.nameOrEmpty(e.Node)
+	if e.Payload != nil {
+		d += ": " + describe(e.Payload)
+	}
+	return d
+}
+
 func describe(p any) string {
 	switch v := p.(type) {
 	case fmt.Stringer:

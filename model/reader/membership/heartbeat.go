@@ -197,6 +197,17 @@ func (m *Manager) wait(now time.Duration) time.Duration {
 			w = p
 		}
 	}
+	if w > 0 && w < time.Millisecond {
+		// Kafka's timers count whole milliseconds (Timer.remainingMs, and
+		// the network thread's poll timeout in ConsumerNetworkThread.runOnce):
+		// a wait not yet over is at least 1 ms. It matters when the clock
+		// was set back: the member's time stands at the latest it saw
+		// (Timer.update), so the remaining wait does not shrink until the
+		// clock catches up, and a wait of a few nanoseconds would re-arm
+		// itself a billion times a second (fuzz seed 54977: b-1's clock set
+		// back 7.5 s, 1 ns short of its heartbeat).
+		w = time.Millisecond
+	}
 	return w
 }
 

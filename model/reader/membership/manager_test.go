@@ -573,3 +573,35 @@ func TestLateResponsesAreIgnored(t *testing.T) {
 		t.Fatalf("late response applied: %+v", m.Describe())
 	}
 }
+
+// A member whose clock is set back just short of its heartbeat: its time
+// stands at the latest it saw (Timer.update), so the heartbeat stays 1 ns
+// away until the clock catches up. Kafka waits in whole milliseconds; a
+// 1 ns wait re-armed each time took the reader 2·10⁹ timer events to get
+// past a 2.3 s regression (fuzz seed 54977).
+func TestHeartbeatWaitAfterTheClockWentBackIsAtLeastAMillisecond(t *testing.T) {
+	m := stableWith(t, testConfig(), tp("t", 0))
+	deadline := 5 * time.Second // the heartbeat interval ok gives, from 0
+	if w := mustNotSend(t, m, deadline-time.Nanosecond); w != time.Millisecond {
+		t.Fatalf("wait 1 ns before the heartbeat: %v, want 1ms", w)
+	}
+	// The clock goes back 2 s; the member is driven as the reader drives
+	// it, calling Heartbeat again when the wait it gave runs out.
+	now := deadline - time.Nanosecond - 2*time.Second
+	for calls := 1; ; calls++ {
+		req, wait := m.Heartbeat(now, true)
+		if req != nil {
+			if calls > 2100 {
+				t.Fatalf("heartbeat sent after %d calls, want about one a millisecond of regression", calls)
+			}
+			return
+		}
+		if wait < time.Millisecond {
+			t.Fatalf("call %d at %v: wait %v, want at least 1ms", calls, now, wait)
+		}
+		if calls > 1_000_000 {
+			t.Fatalf("no heartbeat after %d calls", calls)
+		}
+		now += wait
+	}
+}
