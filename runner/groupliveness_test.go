@@ -1,9 +1,6 @@
 package runner
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // The regression scenarios of what Kafka's group protocols cannot heal
 // from pass for the reason their summaries give, not because the group
@@ -47,12 +44,7 @@ func TestGroupLivenessExcuses(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()
-			res := runConverged(t, tc.file)
-			for _, w := range tc.want {
-				if !strings.Contains(res.ConvergeDetail, w) {
-					t.Errorf("convergence detail %q lacks %q", res.ConvergeDetail, w)
-				}
-			}
+			expectDetail(t, runConverged(t, tc.file), tc.want...)
 		})
 	}
 }

@@ -17,9 +17,7 @@ func TestProbedTwiceAfterASequenceGap(t *testing.T) {
 		t.Run(file, func(t *testing.T) {
 			t.Parallel()
 			res := runConverged(t, file)
-			if want := "probed twice: the first probe of p2-0 did not go through, the second did"; !strings.Contains(res.ConvergeDetail, want) {
-				t.Errorf("convergence detail %q lacks %q", res.ConvergeDetail, want)
-			}
+			expectDetail(t, res, "probed twice: the first probe of p2-0 did not go through, the second did")
 		})
 	}
 }
@@ -29,9 +27,7 @@ func TestProbedTwiceAfterASequenceGap(t *testing.T) {
 // holds them, and the run says so.
 func TestOutOfOrderBatchesAreWaitedForUntilTheirDeliveryTimeout(t *testing.T) {
 	res := runConverged(t, "testdata/idempotent-first-batches-refused-then-out-of-order-held-until-delivery-timeout.yaml")
-	if want := "waited past the grace for batches a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER"; !strings.Contains(res.ConvergeDetail, want) {
-		t.Errorf("convergence detail %q lacks %q", res.ConvergeDetail, want)
-	}
+	expectDetail(t, res, "waited past the grace for batches a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER")
 }
 
 // A transactional producer its coordinator fenced because the transaction
@@ -40,13 +36,9 @@ func TestOutOfOrderBatchesAreWaitedForUntilTheirDeliveryTimeout(t *testing.T) {
 // the run says why it was created again.
 func TestProducerFencedAfterTxnStateLossIsCreatedAgain(t *testing.T) {
 	res := runConverged(t, "testdata/transactional-producer-fenced-after-txn-state-loss-created-again.yaml")
-	for _, want := range []string{
+	expectDetail(t, res,
 		"t-0 closed and created again before its probe: fenced (PRODUCER_FENCED), transactional.id pay-0 is at producer id 0, epoch 7, behind the epoch 34 it held",
-	} {
-		if !strings.Contains(res.ConvergeDetail, want) {
-			t.Errorf("convergence detail %q lacks %q", res.ConvergeDetail, want)
-		}
-	}
+	)
 	if strings.Contains(res.ConvergeDetail, "not judged") || strings.Contains(res.ConvergeDetail, "probed twice") {
 		t.Errorf("convergence detail %q: want the new instance's probe judged, and through at once", res.ConvergeDetail)
 	}
@@ -58,13 +50,9 @@ func TestProducerFencedAfterTxnStateLossIsCreatedAgain(t *testing.T) {
 // lower epoch on its timeout bumped it to the producer's own.
 func TestProducerFencedByACoordinatorThatCaughtUpIsCreatedAgain(t *testing.T) {
 	res := runConverged(t, "testdata/transactional-producer-fenced-by-a-coordinator-behind-it-that-caught-up-created-again.yaml")
-	for _, want := range []string{
+	expectDetail(t, res,
 		"t-1 closed and created again before its probe: fenced (PRODUCER_FENCED), transactional.id pay-1 is at producer id 1000, epoch 15, the epoch it held: no newer instance fenced it",
-	} {
-		if !strings.Contains(res.ConvergeDetail, want) {
-			t.Errorf("convergence detail %q lacks %q", res.ConvergeDetail, want)
-		}
-	}
+	)
 	if strings.Contains(res.ConvergeDetail, "not judged") || strings.Contains(res.ConvergeDetail, "probed twice") {
 		t.Errorf("convergence detail %q: want the new instance's probe judged, and through at once", res.ConvergeDetail)
 	}
@@ -75,14 +63,10 @@ func TestProducerFencedByACoordinatorThatCaughtUpIsCreatedAgain(t *testing.T) {
 // would, and its probes are not judged, by name and cause.
 func TestProbeOfAStalledTransactionIsNotJudged(t *testing.T) {
 	res := runConverged(t, "testdata/transactional-probe-stalled-after-txn-state-loss-not-judged.yaml")
-	for _, want := range []string{
+	expectDetail(t, res,
 		"t-0 closed and created again before its probe",
 		"t-0's probes not judged: transaction pay-0 (producer id 0, epoch 11) is stalled in PrepareAbort on its coordinator broker-2",
-	} {
-		if !strings.Contains(res.ConvergeDetail, want) {
-			t.Errorf("convergence detail %q lacks %q", res.ConvergeDetail, want)
-		}
-	}
+	)
 	if strings.Contains(res.ConvergeDetail, "probed twice") {
 		t.Errorf("convergence detail %q: a stalled producer's second probe did not go through", res.ConvergeDetail)
 	}

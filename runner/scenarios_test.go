@@ -63,6 +63,17 @@ func runConverged(t *testing.T, file string) *Result {
 	return res
 }
 
+// expectDetail fails the test for each piece of the run's convergence
+// detail it lacks.
+func expectDetail(t *testing.T, res *Result, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(res.ConvergeDetail, w) {
+			t.Errorf("convergence detail %q lacks %q", res.ConvergeDetail, w)
+		}
+	}
+}
+
 func runWith(t *testing.T, s *scenarios.Scenario, opts Options) *Result {
 	t.Helper()
 	res, err := Run(s, opts)
