@@ -29,10 +29,12 @@ the seeds that shared it), and every counterexample file copied beside it.
 It refuses, writing nothing, a folder without a readable summary.json, shards
 that were not run alike (seed start, N, bugs, base, groups, processors,
 max-failures), a shard index twice, and, unless --partial, a missing shard.
+A DIR holding a pattern no shell expanded (/results/shard-*, as a container
+without a shell passes it) is expanded by merge itself.
 Exit 0 when the merged campaign found no failure, 1 when it did, 2 when it refuses.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, dirs []string) error {
-			sum, err := fuzz.Merge(dirs, out, partial)
+			sum, err := fuzz.Merge(expandDirGlobs(dirs), out, partial)
 			var refused *fuzz.MergeError
 			if errors.As(err, &refused) {
 				return usage("%v", err)

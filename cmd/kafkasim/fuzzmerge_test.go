@@ -120,3 +120,23 @@ func TestFuzzMergeRefuses(t *testing.T) {
 		t.Fatalf("--out a shard's folder: exit %d %s", code, stderr)
 	}
 }
+
+// A pattern no shell expanded (a Kubernetes Job's args, a distroless image)
+// is expanded by fuzz merge itself; one that matches nothing is refused by
+// its name.
+func TestFuzzMergeExpandsUnexpandedPattern(t *testing.T) {
+	root := t.TempDir()
+	for k := range 3 {
+		writeShard(t, filepath.Join(root, "shard-"+strconv.Itoa(k)), k, 3, 1)
+	}
+	out := filepath.Join(root, "merged")
+	code, stdout, stderr := kafkasim(t, "fuzz", "merge", filepath.Join(root, "shard-*"), "--out", out)
+	if code != 0 || !strings.Contains(stdout, "merged 3 shards (0..2/3)") {
+		t.Fatalf("exit %d, want 0 and 3 shards merged: %s %s", code, stdout, stderr)
+	}
+	none := filepath.Join(root, "nothing-*")
+	code, _, stderr = kafkasim(t, "fuzz", "merge", none, "--out", filepath.Join(root, "merged2"))
+	if code != 2 || !strings.Contains(stderr, none) {
+		t.Fatalf("exit %d, want 2 naming %s: %s", code, none, stderr)
+	}
+}
