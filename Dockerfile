@@ -26,14 +26,16 @@ ARG TARGETOS TARGETARCH
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
     CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
     go build -trimpath -buildvcs=false -ldflags "-s -w -X main.version=${VERSION}" -o /out/kafkasim ./cmd/kafkasim
-# The working folder a nonroot user can write: `kafkasim run` and `fuzz` write
-# under runs/ by default (mount a volume there to keep them).
-RUN mkdir -p /out/work /out/sweeps && cp sweeps/*.yaml /out/sweeps/
+# The final image's own folders: /work, the working folder, which the nonroot
+# user must be able to write (`kafkasim run` and `fuzz` write under runs/ by
+# default; mount a volume there to keep them), and the bundled sweeps.
+RUN mkdir -p /out/root/work /out/root/opt/kafkasim/sweeps && cp sweeps/*.yaml /out/root/opt/kafkasim/sweeps/
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/kafkasim /usr/local/bin/kafkasim
-COPY --from=build /out/sweeps /opt/kafkasim/sweeps
-COPY --from=build --chown=65532:65532 /out/work /work
+# Copied as the contents of /out/root, /work and /opt/kafkasim are created by
+# this COPY and so owned as --chown says.
+COPY --from=build --chown=65532:65532 /out/root/ /
 WORKDIR /work
 USER 65532:65532
 ENTRYPOINT ["/usr/local/bin/kafkasim"]
