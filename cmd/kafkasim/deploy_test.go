@@ -511,6 +511,17 @@ func TestSweepDeployCommands(t *testing.T) {
 		t.Errorf("sweep-job.yaml: %s is not a bundled sweep (sweeps/): %v", path.Base(file), err)
 	}
 	checkMergeJob(t, "sweep-merge-job.yaml", []string{"sweep", "merge"}, job)
+	// The merge Job's pattern reaches sweep merge unexpanded (the image has
+	// no shell): sweep merge must expand it (expandDirGlobs), as fuzz merge
+	// does, and so name the folder it found wanting.
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, "shard-0"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := kafkasim(t, "sweep", "merge", filepath.Join(root, "shard-*"), "--out", filepath.Join(root, "merged"))
+	if code != 2 || !strings.Contains(stderr, filepath.Join(root, "shard-0")) {
+		t.Errorf("sweep merge %s: exit %d, %q: want the pattern expanded and shard-0 refused by name", filepath.Join(root, "shard-*"), code, stderr)
+	}
 	for _, line := range docCommands(t) {
 		if len(line.args) > 0 && line.args[0] == "sweep" {
 			checkCommandLine(t, line.where, line.args)
