@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -84,7 +85,7 @@ func TestMergeOfShardsIsTheWholeSweep(t *testing.T) {
 	for k := range 3 {
 		dir := filepath.Join(root, "shard", string(rune('0'+k)))
 		sum := runSweep(t, sw, dir, k, 3)
-		if sum.Shard != string(rune('0'+k))+"/3" || sum.Runs.Planned != 2 || sum.Runs.Finished != 2 || sum.SweepDigest != whole.SweepDigest {
+		if sum.Shard != string(rune('0'+k))+"/3" || !slices.Contains(sum.Notes, "shard "+sum.Shard+": these outputs hold this shard's runs only; kafkasim sweep merge joins the shards' folders into the whole sweep") || sum.Runs.Planned != 2 || sum.Runs.Finished != 2 || sum.SweepDigest != whole.SweepDigest {
 			t.Fatalf("shard %d/3: shard %q, runs %+v, digest %s (whole: %s)", k, sum.Shard, sum.Runs, sum.SweepDigest, whole.SweepDigest)
 		}
 		// Shard k ran seed 1+k of each valid cell: runs k and 3+k.

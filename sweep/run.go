@@ -152,6 +152,7 @@ func Run(sw *File, opts Options) (*Result, error) {
 	res.Digest = sweepDigest(sw, seeds, plans)
 	if opts.ShardCount > 0 {
 		res.Shard = shardset.String([]int{opts.ShardIndex}, opts.ShardCount)
+		res.Notes = append(res.Notes, fmt.Sprintf("shard %s: these outputs hold this shard's runs only; kafkasim sweep merge joins the shards' folders into the whole sweep", res.Shard))
 	}
 	type job struct {
 		plan *cellPlan
