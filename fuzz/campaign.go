@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"kafkasim/internal/cputime"
 	"kafkasim/internal/plural"
 	"kafkasim/runner"
 	"kafkasim/scenarios"
@@ -158,7 +159,7 @@ func Campaign(opts Options) (*Summary, error) {
 		SeedStart: opts.SeedStart, Bugs: append([]string{}, opts.Bugs...), TimeToFirstFailureNs: -1, Found: []Found{},
 		GroupPercent: opts.GroupPercent, ProcessorPercent: opts.ProcessorPercent,
 		started: time.Now()}
-	cpuBefore, cpuKnown := processCPU()
+	cpuBefore, cpuKnown := cputime.Process()
 	if opts.Base != nil {
 		sum.Base = opts.Base.Name
 	}
@@ -270,7 +271,7 @@ dispatch:
 		sum.RunsPerSecond = float64(sum.Runs) / wall.Seconds()
 		sum.RunsPerSecondPerCore = sum.RunsPerSecond / float64(min(opts.Parallel, runtime.NumCPU()))
 	}
-	if cpuAfter, ok := processCPU(); ok && cpuKnown && cpuAfter > cpuBefore {
+	if cpuAfter, ok := cputime.Process(); ok && cpuKnown && cpuAfter > cpuBefore {
 		sum.CPUNs = int64(cpuAfter - cpuBefore)
 		sum.RunsPerCPUSecond = float64(sum.Runs) / (cpuAfter - cpuBefore).Seconds()
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"kafkasim/internal/cputime"
 	"kafkasim/scenarios"
 	"kafkasim/sim"
 )
@@ -104,7 +105,7 @@ func TestCampaignWritesItsSummaryAndShardsSplitSeeds(t *testing.T) {
 	if sum.Runs != 4 || sum.Shard != "1/3" || sum.RunsPerSecond <= 0 {
 		t.Fatalf("summary: %+v", sum)
 	}
-	if _, measured := processCPU(); measured {
+	if _, measured := cputime.Process(); measured {
 		// Four runs take a CPU-second or so; the rate per CPU-second is
 		// the runs over exactly that time.
 		cpu := time.Duration(sum.CPUNs)

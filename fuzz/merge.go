@@ -10,8 +10,9 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
+
+	"kafkasim/internal/shardset"
 )
 
 // ShardRun is one shard of a merged campaign (Summary.Shards): the folder it
@@ -61,50 +62,11 @@ func Signature(f *Failure) string {
 
 // shardSet parses a summary's shard, "K/N" or a merged campaign's
 // "0..2,5/8": the indices it ran, of N.
-func shardSet(s string) ([]int, int, error) {
-	k, n, ok := strings.Cut(s, "/")
-	count, err := strconv.Atoi(n)
-	if !ok || err != nil || count < 1 {
-		return nil, 0, fmt.Errorf("shard %q: want K/N", s)
-	}
-	var set []int
-	for _, part := range strings.Split(k, ",") {
-		lo, hi, isRange := strings.Cut(part, "..")
-		a, err1 := strconv.Atoi(lo)
-		b, err2 := a, error(nil)
-		if isRange {
-			b, err2 = strconv.Atoi(hi)
-		}
-		if err1 != nil || err2 != nil || a < 0 || b < a || b >= count {
-			return nil, 0, fmt.Errorf("shard %q: want K/N with 0 <= K < N", s)
-		}
-		for i := a; i <= b; i++ {
-			set = append(set, i)
-		}
-	}
-	return set, count, nil
-}
+func shardSet(s string) ([]int, int, error) { return shardset.Parse(s) }
 
 // ShardString writes a set of shard indices of n as a summary's shard does:
 // "2/4" for one, ranges joined by commas for more ("0..3/4", "0..1,3/4").
-func ShardString(set []int, n int) string {
-	set = slices.Clone(set)
-	sort.Ints(set)
-	var parts []string
-	for i := 0; i < len(set); {
-		j := i
-		for j+1 < len(set) && set[j+1] == set[j]+1 {
-			j++
-		}
-		if j == i {
-			parts = append(parts, strconv.Itoa(set[i]))
-		} else {
-			parts = append(parts, fmt.Sprintf("%d..%d", set[i], set[j]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",") + "/" + strconv.Itoa(n)
-}
+func ShardString(set []int, n int) string { return shardset.String(set, n) }
 
 type shardIn struct {
 	dir string

@@ -178,6 +178,7 @@ func (c Consumer) readerConfig() kreader.Config {
 	rc.MaxPartitionFetchBytes = int(configInt(c.Config, "max.partition.fetch.bytes"))
 	rc.RequestTimeout = configMs(c.Config, "request.timeout.ms")
 	rc.RetryBackoff = configMs(c.Config, "retry.backoff.ms")
+	rc.RetryBackoffMax = configMs(c.Config, "retry.backoff.max.ms")
 	rc.MetadataMaxAge = configMs(c.Config, "metadata.max.age.ms")
 	if c.Group != "" {
 		rc.Group = c.groupConfig()
@@ -217,6 +218,7 @@ func (c Consumer) groupConfig() *kreader.GroupConfig {
 	gc.AutoCommitInterval = configMs(c.Config, "auto.commit.interval.ms")
 	gc.DefaultAPITimeout = configMs(c.Config, "default.api.timeout.ms")
 	gc.RetryBackoff = configMs(c.Config, "retry.backoff.ms")
+	gc.RetryBackoffMax = configMs(c.Config, "retry.backoff.max.ms")
 	gc.RequestTimeout = configMs(c.Config, "request.timeout.ms")
 	gc.Processing = c.Processing
 	gc.Workers = max(c.Workers, 1)

@@ -490,3 +490,26 @@ func TestApplyGroupAxes(t *testing.T) {
 		t.Error("group keys are not Kafka keys an axis may name")
 	}
 }
+
+// retry.backoff.ms and retry.backoff.max.ms reach a consumer's metadata
+// backoff and its group membership's, defaults and set values alike.
+func TestConsumerRetryBackoffKeys(t *testing.T) {
+	for _, tc := range []struct {
+		config           string
+		backoff, ceiling string
+	}{
+		{"group.protocol: classic", "100ms", "1s"},
+		{"{ group.protocol: consumer, retry.backoff.ms: 50, retry.backoff.max.ms: 5000 }", "50ms", "5s"},
+	} {
+		src := strings.Replace(groupBase, "group.protocol: classic", tc.config, 1)
+		readers := mustParse(t, src).ClusterConfig().Readers
+		if len(readers) != 1 {
+			t.Fatalf("%d reader specs, want 1", len(readers))
+		}
+		rc := readers[0].Config
+		got := []string{rc.RetryBackoff.String(), rc.RetryBackoffMax.String(), rc.Group.RetryBackoff.String(), rc.Group.RetryBackoffMax.String()}
+		if want := []string{tc.backoff, tc.ceiling, tc.backoff, tc.ceiling}; !reflect.DeepEqual(got, want) {
+			t.Errorf("config %s: reader and group backoffs %v, want %v", tc.config, got, want)
+		}
+	}
+}

@@ -156,6 +156,7 @@ var consumerKeys = []kafkaKey{
 	{name: "max.partition.fetch.bytes", kind: kindInt, def: "1048576", min: 0, max: math.MaxInt32},
 	{name: "request.timeout.ms", kind: kindMs, def: "30000", min: 0, max: math.MaxInt32},
 	{name: "retry.backoff.ms", kind: kindMs, def: "100", min: 0, max: math.MaxInt32},
+	{name: "retry.backoff.max.ms", kind: kindMs, def: "1000", min: 0, max: math.MaxInt32},
 	{name: "metadata.max.age.ms", kind: kindMs, def: "300000", min: 0, max: math.MaxInt64},
 }
 

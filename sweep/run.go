@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"kafkasim/checker"
+	"kafkasim/internal/cputime"
+	"kafkasim/internal/shardset"
 	"kafkasim/reports"
 	"kafkasim/runner"
 	"kafkasim/scenarios"
@@ -34,6 +36,11 @@ type Options struct {
 	// Stop, when closed, ends the sweep early; finished runs are kept and
 	// a later sweep resumes from them.
 	Stop <-chan struct{}
+	// ShardIndex and ShardCount, when ShardCount > 0, run one shard of the
+	// sweep: of the runs of the valid cells in grid order, then by seed,
+	// those whose index i has i mod ShardCount = ShardIndex ("kafkasim
+	// sweep --shard K/N"). Merge joins the shards' folders.
+	ShardIndex, ShardCount int
 }
 
 // Result is what a sweep produced.
@@ -45,6 +52,8 @@ type Result struct {
 	Seeds   int
 	Runs    int // runs executed now (not resumed)
 	Resumed int
+	// Planned is how many runs the sweep (or its shard) has to make.
+	Planned int
 	// Records holds every finished run's figures, by cell ID, by seed.
 	Records map[string][]RunRecord
 	// Failed lists the runs whose verdict is not a pass, in grid order,
@@ -53,6 +62,19 @@ type Result struct {
 	Interrupted bool
 	Plots       []Plot
 	Notes       []string
+	// Shard is the shard the folder holds, "K/N" (empty: the whole
+	// sweep); a merged sweep's is the shards merged, "0..2/3".
+	Shard string
+	// Shards lists, in a merged sweep, each shard merged.
+	Shards []SummaryShard
+	// Digest identifies what the sweep runs: its name, seeds per cell,
+	// every cell's resolved scenario (or why it cannot run) and its plots.
+	// Shards of one sweep have the same.
+	Digest string
+	// WallNs is the wall time the runs took; CPUNs the CPU time the
+	// process used meanwhile (0: not measured). A merged sweep's are the
+	// longest shard's wall time and the shards' CPU time summed.
+	WallNs, CPUNs int64
 }
 
 // FailedRun is a run whose expectations did not hold (verdict fail or
@@ -124,7 +146,14 @@ func Run(sw *File, opts Options) (*Result, error) {
 	for _, a := range sw.Axes {
 		res.Axes = append(res.Axes, Axis{Name: a.Name, Values: a.Values})
 	}
+	started := time.Now()
+	cpuBefore, cpuKnown := cputime.Process()
 	plans := grid(sw, res)
+	res.Digest = sweepDigest(sw, seeds, plans)
+	if opts.ShardCount > 0 {
+		res.Shard = shardset.String([]int{opts.ShardIndex}, opts.ShardCount)
+		res.Notes = append(res.Notes, fmt.Sprintf("shard %s: these outputs hold this shard's runs only; kafkasim sweep merge joins the shards' folders into the whole sweep", res.Shard))
+	}
 	type job struct {
 		plan *cellPlan
 		seed uint64
@@ -132,11 +161,16 @@ func Run(sw *File, opts Options) (*Result, error) {
 	}
 	var jobs []job
 	records := map[string][]RunRecord{}
+	index := 0 // the run's place among the grid's runs: what shards split
 	for _, p := range plans {
 		if p.cell.Invalid != "" {
 			continue
 		}
 		for i := range seeds {
+			index++
+			if opts.ShardCount > 1 && (index-1)%opts.ShardCount != opts.ShardIndex {
+				continue
+			}
 			// The cell's seed: the base's, moved by a seed-offset axis.
 			seed := p.scenario.Seed + uint64(i)
 			path := recordPath(dir, p.cell.ID, seed)
@@ -149,6 +183,7 @@ func Run(sw *File, opts Options) (*Result, error) {
 		}
 	}
 	total := len(jobs) + res.Resumed
+	res.Planned = total
 	work := make(chan job)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -201,6 +236,10 @@ feed:
 	}
 	close(work)
 	wg.Wait()
+	res.WallNs = int64(time.Since(started))
+	if cpuAfter, ok := cputime.Process(); ok && cpuKnown && cpuAfter > cpuBefore {
+		res.CPUNs = int64(cpuAfter - cpuBefore)
+	}
 	if firstErr != nil {
 		return res, firstErr
 	}
@@ -208,6 +247,14 @@ feed:
 		res.Interrupted = true
 		res.Notes = append(res.Notes, "interrupted: run the same command again to finish the remaining runs")
 	}
+	return res, assemble(res, plans, records)
+}
+
+// assemble builds a sweep's result and tables from its kept runs, by cell
+// ID: each cell's figures and failed runs, runs.csv and cells.csv. It runs
+// nothing: Run calls it once its runs finish, Merge on the runs of every
+// shard.
+func assemble(res *Result, plans []*cellPlan, records map[string][]RunRecord) error {
 	for _, p := range plans {
 		recs := records[p.cell.ID]
 		sort.Slice(recs, func(i, j int) bool { return recs[i].Seed < recs[j].Seed })
@@ -226,10 +273,25 @@ feed:
 		res.Cells = append(res.Cells, *p.cell)
 	}
 	res.Records = records
-	if err := writeCSVs(dir, res, records, plans); err != nil {
-		return res, err
+	return writeCSVs(res.Dir, res, records, plans)
+}
+
+// sweepDigest identifies what a sweep runs: its name, seeds per cell, every
+// cell's resolved scenario (its seed included) or why it cannot run, and
+// its plots. Shards of one sweep have the same; Merge refuses shards whose
+// differ.
+func sweepDigest(sw *File, seeds int, plans []*cellPlan) string {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%d\x00", sw.Name, seeds)
+	for _, p := range plans {
+		fmt.Fprintf(h, "%s\x00%s\x00", p.cell.ID, p.cell.Invalid)
+		if p.scenario != nil {
+			fmt.Fprintf(h, "%s\x00", scenarioDigest(p.scenario))
+		}
 	}
-	return res, nil
+	specs, _ := json.Marshal(summarySpecs(sw.Plots))
+	h.Write(specs)
+	return fmt.Sprintf("%016x", h.Sum64())
 }
 
 // grid builds every cell: the product of the axes, each applied to a copy of
@@ -237,43 +299,60 @@ feed:
 // above the replication factor) is kept, marked invalid, and not run.
 func grid(sw *File, res *Result) []*cellPlan {
 	var plans []*cellPlan
+	for _, c := range gridCells(sw.Axes) {
+		s := copyScenario(sw.Base)
+		var invalid error
+		for _, a := range sw.Axes {
+			if invalid == nil {
+				invalid = s.Apply(a.Name, c.Values[a.Name])
+			}
+		}
+		s.Name = sw.Name
+		var norm *scenarios.Scenario
+		if invalid == nil {
+			norm, invalid = scenarios.Normalize(s)
+		}
+		if invalid != nil {
+			c.Invalid = cellProblem(invalid)
+			res.Notes = append(res.Notes, invalidNote(c))
+		} else {
+			c.Seed = norm.Seed
+		}
+		plans = append(plans, &cellPlan{cell: c, scenario: norm})
+	}
+	return plans
+}
+
+// gridCells is every cell of the axes' product, in the sweep's order (the
+// first axis slowest), each with its ID and values.
+func gridCells(axes []Axis) []*Cell {
+	var cells []*Cell
 	var walk func(i int, values []string)
 	walk = func(i int, values []string) {
-		if i == len(sw.Axes) {
+		if i == len(axes) {
 			c := &Cell{Values: map[string]string{}}
 			var id []string
-			s := copyScenario(sw.Base)
-			var invalid error
-			for k, a := range sw.Axes {
+			for k, a := range axes {
 				c.Values[a.Name] = values[k]
 				id = append(id, a.Name+"="+values[k])
-				if invalid == nil {
-					invalid = s.Apply(a.Name, values[k])
-				}
 			}
 			c.ID = strings.Join(id, ",")
 			if c.ID == "" {
 				c.ID = "base"
 			}
-			s.Name = sw.Name
-			var norm *scenarios.Scenario
-			if invalid == nil {
-				norm, invalid = scenarios.Normalize(s)
-			}
-			if invalid != nil {
-				c.Invalid = cellProblem(invalid)
-				res.Notes = append(res.Notes, fmt.Sprintf("cell %s not run: %s", c.ID, c.Invalid))
-			}
-			plans = append(plans, &cellPlan{cell: c, scenario: norm})
+			cells = append(cells, c)
 			return
 		}
-		for _, v := range sw.Axes[i].Values {
+		for _, v := range axes[i].Values {
 			walk(i+1, append(append([]string{}, values...), v))
 		}
 	}
 	walk(0, nil)
-	return plans
+	return cells
 }
+
+// invalidNote is the note a cell that cannot run gets.
+func invalidNote(c *Cell) string { return fmt.Sprintf("cell %s not run: %s", c.ID, c.Invalid) }
 
 // recordPath is where a run's figures are kept, under the sweep's folder.
 func recordPath(dir, cell string, seed uint64) string {

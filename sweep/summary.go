@@ -40,6 +40,78 @@ type Summary struct {
 	Notes        []string         `json:"notes"`
 	Files        SummaryFiles     `json:"files"`
 	CellResults  []SummaryCell    `json:"cell_results"`
+	// Shard is the shard of the sweep this folder holds: "K/N" for
+	// "kafkasim sweep --shard K/N", the shards merged ("0..2/3") for
+	// "kafkasim sweep merge"; omitted for a whole sweep.
+	Shard string `json:"shard,omitempty"`
+	// Shards lists, in a merged sweep, each shard merged.
+	Shards []SummaryShard `json:"shards,omitempty"`
+	// SweepDigest identifies what the sweep runs (its name, seeds per cell,
+	// every cell's resolved scenario or why it cannot run, its plots):
+	// "kafkasim sweep merge" refuses shards whose differ.
+	SweepDigest string `json:"sweep_digest"`
+	// PlotSpecs are the sweep file's plots, as "kafkasim sweep merge"
+	// draws them again.
+	PlotSpecs []SummaryPlotSpec `json:"plot_specs"`
+	// WallNs is the wall time the runs took; CPUNs the CPU time (user and
+	// system) the process used meanwhile, 0 when not measured. A merged
+	// sweep's are the longest shard's wall time and the shards' CPU time
+	// summed.
+	WallNs int64 `json:"wall_ns"`
+	CPUNs  int64 `json:"cpu_ns"`
+}
+
+// SummaryShard is one shard of a merged sweep: the folder it was merged
+// from, as given, its shard, its finished runs and wall time.
+type SummaryShard struct {
+	Dir    string `json:"dir"`
+	Shard  string `json:"shard"`
+	Runs   int    `json:"runs"`
+	WallNs int64  `json:"wall_ns"`
+}
+
+// SummaryPlotSpec is one plot of the sweep file, as written there.
+type SummaryPlotSpec struct {
+	Kind   string         `json:"kind"`
+	X      string         `json:"x"`
+	Y      string         `json:"y"`
+	Z      string         `json:"z,omitempty"`
+	Label  []string       `json:"label,omitempty"`
+	Series []string       `json:"series,omitempty"`
+	Facets []string       `json:"facets,omitempty"`
+	Where  []SummaryFixed `json:"where,omitempty"`
+	Title  string         `json:"title,omitempty"`
+}
+
+// SummaryFixed is one axis a plot fixes to one value.
+type SummaryFixed struct {
+	Axis  string `json:"axis"`
+	Value string `json:"value"`
+}
+
+func summarySpecs(specs []PlotSpec) []SummaryPlotSpec {
+	out := []SummaryPlotSpec{}
+	for _, p := range specs {
+		sp := SummaryPlotSpec{Kind: p.Kind, X: p.X, Y: p.Y, Z: p.Z, Label: p.Label, Series: p.Series, Facets: p.Facets, Title: p.Title}
+		for _, w := range p.Where {
+			sp.Where = append(sp.Where, SummaryFixed{Axis: w.Axis, Value: w.Value})
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+// plotSpecs reads back what summarySpecs wrote.
+func plotSpecs(specs []SummaryPlotSpec) []PlotSpec {
+	var out []PlotSpec
+	for _, sp := range specs {
+		p := PlotSpec{Kind: sp.Kind, X: sp.X, Y: sp.Y, Z: sp.Z, Label: sp.Label, Series: sp.Series, Facets: sp.Facets, Title: sp.Title}
+		for _, w := range sp.Where {
+			p.Where = append(p.Where, Fixed{Axis: w.Axis, Value: w.Value})
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // SummaryAxis is one axis of the grid.
@@ -93,11 +165,15 @@ type SummaryFiles struct {
 
 // SummaryCell is one cell's figures: each metric's mean and 95% interval.
 type SummaryCell struct {
-	Cell    string                 `json:"cell"`
-	Values  map[string]string      `json:"values"`
-	Runs    int                    `json:"runs"`
-	Failed  int                    `json:"failed"`
-	Metrics map[string]SummaryStat `json:"metrics,omitempty"`
+	Cell   string            `json:"cell"`
+	Values map[string]string `json:"values"`
+	// FirstSeed is the cell's first seed (the base's, moved by a
+	// seed-offset axis): its runs are seeds FirstSeed ..
+	// FirstSeed+seeds_per_cell-1.
+	FirstSeed uint64                 `json:"first_seed"`
+	Runs      int                    `json:"runs"`
+	Failed    int                    `json:"failed"`
+	Metrics   map[string]SummaryStat `json:"metrics,omitempty"`
 }
 
 // SummaryStat is a metric's mean and 95% interval over a cell's runs.
@@ -125,6 +201,7 @@ func Report(res *Result, specs []PlotSpec, info Info) (*Summary, error) {
 		res.Notes = append(res.Notes, "some plots could not be drawn: "+plotErr.Error())
 	}
 	sum := NewSummary(res, info)
+	sum.PlotSpecs = summarySpecs(specs)
 	if plotErr != nil {
 		sum.ExitCode = max(sum.ExitCode, 3)
 	}
@@ -145,7 +222,8 @@ func NewSummary(res *Result, info Info) *Summary {
 		SeedsPerCell: res.Seeds, Interrupted: res.Interrupted,
 		FailedRuns: append([]FailedRun{}, res.Failed...), InvalidCells: []SummaryInvalid{},
 		Plots: []SummaryPlot{}, Notes: append([]string{}, res.Notes...),
-		Files: SummaryFiles{Runs: "runs.csv", Cells: "cells.csv", Index: "index.html"}}
+		Files: SummaryFiles{Runs: "runs.csv", Cells: "cells.csv", Index: "index.html"},
+		Shard: res.Shard, Shards: res.Shards, SweepDigest: res.Digest, PlotSpecs: []SummaryPlotSpec{}, WallNs: res.WallNs, CPUNs: res.CPUNs}
 	for _, a := range res.Axes {
 		s.Axes = append(s.Axes, SummaryAxis{Name: a.Name, Values: a.Values})
 	}
@@ -160,7 +238,7 @@ func NewSummary(res *Result, info Info) *Summary {
 		if c.Runs > 0 {
 			s.Cells.Ran++
 		}
-		sc := SummaryCell{Cell: c.ID, Values: c.Values, Runs: c.Runs, Failed: c.Failed}
+		sc := SummaryCell{Cell: c.ID, Values: c.Values, FirstSeed: c.Seed, Runs: c.Runs, Failed: c.Failed}
 		if c.Runs > 0 {
 			sc.Metrics = map[string]SummaryStat{}
 			names := make([]string, 0, len(c.Metrics))
@@ -191,6 +269,9 @@ func NewSummary(res *Result, info Info) *Summary {
 		}
 	}
 	s.Runs.Now, s.Runs.Resumed = res.Runs, res.Resumed
+	if res.Planned > 0 { // a shard plans its share of the runs
+		s.Runs.Planned = res.Planned
+	}
 	for _, p := range res.Plots {
 		s.Plots = append(s.Plots, SummaryPlot{Name: p.Name, Title: p.Title, PNG: p.PNG, SVG: p.SVG})
 	}

@@ -34,6 +34,9 @@ type Cell struct {
 	// base failed (verdict fail or liveness) or the simulator did (crash).
 	Failed  int
 	Invalid string
+	// Seed is the cell's first seed (the base's, moved by a seed-offset
+	// axis): its runs are Seed, Seed+1, ... (0 for a cell that cannot run).
+	Seed uint64
 	// Metrics by name: availability, lost-acked-fraction, lost-acked,
 	// unavailable-seconds, p99-produce-latency-ms, records-per-second,
 	// bytes-per-record, violations, each anomaly type's count, and with a

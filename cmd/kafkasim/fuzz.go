@@ -16,6 +16,7 @@ import (
 
 	"kafkasim/fuzz"
 	"kafkasim/internal/plural"
+	"kafkasim/internal/shardset"
 	"kafkasim/model/cluster"
 	"kafkasim/scenarios"
 )
@@ -92,11 +93,9 @@ scenario, 3 when the simulator itself failed.`,
 				}
 			}
 			if shard != "" {
-				k, n, ok := strings.Cut(shard, "/")
-				ki, err1 := strconv.Atoi(k)
-				ni, err2 := strconv.Atoi(n)
-				if !ok || err1 != nil || err2 != nil || ni < 1 || ki < 0 || ki >= ni {
-					return usage("--shard %q: want K/N with 0 <= K < N", shard)
+				ki, ni, err := shardset.ParseFlag(shard)
+				if err != nil {
+					return usage("%v", err)
 				}
 				opts.ShardIndex, opts.ShardCount = ki, ni
 			}

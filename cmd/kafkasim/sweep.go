@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"kafkasim/internal/plural"
+	"kafkasim/internal/shardset"
 	"kafkasim/sweep"
 )
 
@@ -26,9 +27,10 @@ func newSweepCommand() *cobra.Command {
 		out      string
 		quiet    bool
 		asJSON   bool
+		shard    string
 	)
 	cmd := &cobra.Command{
-		Use:   "sweep SWEEP.yaml [--seeds N] [--parallel P] [--out DIR] [--json]",
+		Use:   "sweep SWEEP.yaml [--seeds N] [--parallel P] [--shard K/N] [--out DIR] [--json]",
 		Short: "Run a grid of configurations × seeds; write runs.csv, cells.csv, plots, index.html and summary.json",
 		Long: `sweep runs every cell of a sweep file's grid (the product of its axes, each a
 Kafka key or one of kafkasim's fields, applied to a base scenario) with seeds
@@ -38,6 +40,12 @@ and 95% interval), the plots (PNG and SVG), index.html and summary.json. Each
 run's figures are kept under OUT/<name>/runs/, so an interrupted sweep (Ctrl-C)
 resumes where it stopped. A cell whose configuration is impossible is reported
 and skipped.
+
+--shard K/N (0 <= K < N) runs one shard: numbering the runs of the grid's valid
+cells in order (cell, then seed) from 0, those whose number i has i mod N = K,
+so that N machines split even a sweep of few cells and many seeds. Each shard
+writes its runs and its own (partial) outputs; 'kafkasim sweep merge DIR...'
+joins the shards' folders into the sweep one machine would have written.
 
 A run that does not pass is listed with its cell, seed, verdict and what
 happened, and its scenario is written beside its figures
@@ -58,6 +66,14 @@ or a plot could not be drawn.`,
 			if seeds < 0 || parallel < 0 {
 				return usage("--seeds and --parallel must not be negative")
 			}
+			opts := sweep.Options{Seeds: seeds, Parallel: parallel, Out: out}
+			if shard != "" {
+				k, n, err := shardset.ParseFlag(shard)
+				if err != nil {
+					return usage("%v", err)
+				}
+				opts.ShardIndex, opts.ShardCount = k, n
+			}
 			n := sw.Seeds
 			if seeds > 0 {
 				n = seeds
@@ -69,14 +85,19 @@ or a plot could not be drawn.`,
 			if err := os.MkdirAll(filepath.Join(out, sw.Name), 0o755); err != nil {
 				return usage("--out: cannot write the sweep under %s: %v", out, err)
 			}
-			bar := newProgress(cmd.ErrOrStderr(), quiet, "sweep "+sw.Name, "runs", int64(cells*n))
+			label := "sweep " + sw.Name
+			if opts.ShardCount > 0 {
+				label += " " + shard
+			}
+			bar := newProgress(cmd.ErrOrStderr(), quiet, label, "runs", int64(cells*n/max(opts.ShardCount, 1)))
 			// Ctrl-C (or SIGTERM) stops dispatching; what finished is kept.
 			interrupted, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stopSignals()
-			res, err := sweep.Run(sw, sweep.Options{Seeds: seeds, Parallel: parallel, Out: out, Stop: interrupted.Done(),
-				Progress: func(done, total, failed int) {
-					bar.set(int64(done), int64(total), fmt.Sprintf("%d failed", failed))
-				}})
+			opts.Stop = interrupted.Done()
+			opts.Progress = func(done, total, failed int) {
+				bar.set(int64(done), int64(total), fmt.Sprintf("%d failed", failed))
+			}
+			res, err := sweep.Run(sw, opts)
 			bar.finish()
 			if err != nil {
 				return simulatorFailed("%v", err)
@@ -89,30 +110,43 @@ or a plot could not be drawn.`,
 			} else {
 				printSweep(cmd.OutOrStdout(), sum, cells, n)
 			}
-			switch {
-			case err != nil:
-				return simulatorFailed("%v", err)
-			case sum.ExitCode == exitSimulator:
-				return simulatorFailed("the simulator failed in %s", plural.Count(sum.Runs.Crashed, "run"))
-			case sum.ExitCode == exitFailed:
-				return failed("%s of %d did not pass", plural.Count(sum.Runs.Failed+sum.Runs.Liveness, "run"), sum.Runs.Finished)
-			}
-			return nil
+			return sweepExit(sum, err)
 		},
 	}
 	cmd.Flags().IntVar(&seeds, "seeds", 0, "seeds per cell (overrides the file's)")
 	cmd.Flags().IntVar(&parallel, "parallel", 0, "runs at once (default: every core)")
+	cmd.Flags().StringVar(&shard, "shard", "", "K/N: run only the runs i (cell, then seed, from 0) with i mod N = K")
 	cmd.Flags().StringVar(&out, "out", "runs/sweeps", "the output root")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress output")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print summary.json to stdout instead of the text summary")
+	cmd.AddCommand(newSweepMergeCommand())
 	return cmd
+}
+
+// sweepExit is a sweep's exit, from its summary and the error writing its
+// outputs: 3 when the simulator failed in a run or an output could not be
+// written, 1 when a run did not pass.
+func sweepExit(sum *sweep.Summary, err error) error {
+	switch {
+	case err != nil:
+		return simulatorFailed("%v", err)
+	case sum.ExitCode == exitSimulator:
+		return simulatorFailed("the simulator failed in %s", plural.Count(sum.Runs.Crashed, "run"))
+	case sum.ExitCode == exitFailed:
+		return failed("%s of %d did not pass", plural.Count(sum.Runs.Failed+sum.Runs.Liveness, "run"), sum.Runs.Finished)
+	}
+	return nil
 }
 
 // printSweep is the console's account of a sweep: the counts, each failed
 // run (the first few) with the file that replays it, the notes and where
 // the outputs are.
 func printSweep(w io.Writer, s *sweep.Summary, cells, seeds int) {
-	fmt.Fprintf(w, "sweep %s: %s × %s: %s now, %d resumed", s.Sweep, plural.Count(cells, "cell"), plural.Count(seeds, "seed"),
+	shard := ""
+	if s.Shard != "" {
+		shard = ", shard " + s.Shard
+	}
+	fmt.Fprintf(w, "sweep %s%s: %s × %s: %s now, %d resumed", s.Sweep, shard, plural.Count(cells, "cell"), plural.Count(seeds, "seed"),
 		plural.Count(s.Runs.Now, "run"), s.Runs.Resumed)
 	if s.Runs.Finished > 0 {
 		fmt.Fprintf(w, "; %d passed", s.Runs.Passed)

@@ -2,7 +2,9 @@ package reader
 
 import (
 	"maps"
+	"math"
 	"slices"
+	"time"
 
 	"kafkasim/model/proto"
 	"kafkasim/sim"
@@ -34,6 +36,7 @@ func (r *Reader) handleMetadata(m *proto.MetadataResponse) {
 		return
 	}
 	r.metaCorr = 0
+	r.noteEquivalence(m)
 	if len(m.Brokers) > 0 {
 		r.brokers = map[int32]sim.NodeID{}
 		for _, b := range m.Brokers {
@@ -75,9 +78,51 @@ func (r *Reader) handleMetadata(m *proto.MetadataResponse) {
 	// log (fuzz --groups seed 27057: 3.5 s without a fetch across an
 	// unclean election).
 	if !(r.stopped && !r.final) && r.leaderless() {
-		r.leaderlessAt = r.env.WorldTime()
-		r.refreshMetadataSoon()
+		r.leaderlessAt, r.leaderlessWait = r.env.WorldTime(), r.metadataBackoff()
+		r.refreshMetadataAfter(r.leaderlessWait)
 	}
+}
+
+// noteEquivalence counts the answers in a row that raised no leader epoch,
+// as Kafka's Metadata.update and updateLatestMetadata do: a partition seen
+// for the first time, or in a higher epoch, starts the count again.
+func (r *Reader) noteEquivalence(m *proto.MetadataResponse) {
+	r.equivalentMetadata++
+	if r.seenEpochs == nil {
+		r.seenEpochs = map[partKey]int32{}
+	}
+	for _, t := range m.Topics {
+		if t.Error != proto.None {
+			continue
+		}
+		for _, mp := range t.Partitions {
+			k := partKey{t.Name, mp.Partition}
+			if seen, ok := r.seenEpochs[k]; !ok || mp.LeaderEpoch > seen {
+				r.seenEpochs[k] = mp.LeaderEpoch
+				r.equivalentMetadata = 0
+			}
+		}
+	}
+}
+
+// metadataBackoff is how long the reader waits after a metadata answer
+// before it asks again for a leader it still lacks: Kafka's
+// Metadata.timeToAllowUpdate, ExponentialBackoff(retry.backoff.ms, 2,
+// retry.backoff.max.ms, 20% jitter) of equivalentResponseCount-1 (at least
+// its first step), so that a partition left leaderless for long is asked
+// about every retry.backoff.max.ms, not every retry.backoff.ms. Kafka
+// draws the jitter anew each time the network client looks; one draw per
+// wait is a simplification.
+func (r *Reader) metadataBackoff() time.Duration {
+	ceiling := r.cfg.RetryBackoffMax
+	initial := min(r.cfg.RetryBackoff, ceiling)
+	if ceiling <= initial {
+		// retry.backoff.max.ms at most retry.backoff.ms: a constant wait
+		return initial
+	}
+	expMax := math.Log2(float64(ceiling) / float64(max(initial, time.Millisecond)))
+	term := float64(initial) * math.Pow(2, min(float64(max(r.equivalentMetadata-1, 0)), expMax))
+	return min(time.Duration(term*(0.8+0.4*r.env.Rand().Float64())), ceiling)
 }
 
 // leaderless reports whether a partition the reader reads has no leader
@@ -91,12 +136,12 @@ func (r *Reader) leaderless() bool {
 	return false
 }
 
-// refreshIfLeaderless asks for metadata, at most every retry.backoff.ms,
-// while a partition the reader reads has no known leader: nothing else would
-// tell it when one is elected.
+// refreshIfLeaderless asks for metadata, at most as often as
+// metadataBackoff allows, while a partition the reader reads has no known
+// leader: nothing else would tell it when one is elected.
 func (r *Reader) refreshIfLeaderless() {
 	now := r.env.WorldTime()
-	if now < r.leaderlessAt+r.cfg.RetryBackoff {
+	if now < r.leaderlessAt+r.leaderlessWait {
 		return
 	}
 	if r.leaderless() {
@@ -107,11 +152,13 @@ func (r *Reader) refreshIfLeaderless() {
 
 // refreshMetadataSoon asks for metadata after retry.backoff.ms, unless a
 // request is on its way.
-func (r *Reader) refreshMetadataSoon() {
+func (r *Reader) refreshMetadataSoon() { r.refreshMetadataAfter(r.cfg.RetryBackoff) }
+
+func (r *Reader) refreshMetadataAfter(wait time.Duration) {
 	if r.metaCorr != 0 {
 		return
 	}
 	r.corr++
 	r.metaCorr = r.corr
-	r.env.After(r.cfg.RetryBackoff, rtimer{kind: timerMetadata, corr: r.corr})
+	r.env.After(wait, rtimer{kind: timerMetadata, corr: r.corr})
 }

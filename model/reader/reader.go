@@ -44,6 +44,10 @@ type Config struct {
 	MaxPartitionFetchBytes int
 	RequestTimeout         time.Duration
 	RetryBackoff           time.Duration
+	// RetryBackoffMax is retry.backoff.max.ms (1 s): the longest the
+	// reader waits between metadata answers that change nothing while a
+	// partition it reads has no leader (KIP-580).
+	RetryBackoffMax time.Duration
 	// MetadataMaxAge is metadata.max.age.ms (5 minutes): how soon the
 	// reader learns of partitions added to its topics.
 	MetadataMaxAge time.Duration
@@ -87,7 +91,7 @@ func DefaultConfig(name string, topics []string) Config {
 	return Config{Name: name, Topics: topics, Isolation: "read_uncommitted", AutoOffsetReset: "earliest",
 		Processing: sim.Range{Min: time.Millisecond, Max: 5 * time.Millisecond}, FetchMaxWait: 500 * time.Millisecond,
 		MaxPollRecords: 500, MaxPartitionFetchBytes: 1 << 20, RequestTimeout: 30 * time.Second, RetryBackoff: 100 * time.Millisecond,
-		MetadataMaxAge: 5 * time.Minute}
+		RetryBackoffMax: time.Second, MetadataMaxAge: 5 * time.Minute}
 }
 
 // LostRequestWait is the longest the reader waits on a request that gets no
@@ -161,9 +165,16 @@ type Reader struct {
 	// far its final reads got (finalReport).
 	finalAnnounced bool
 	// leaderlessAt is when the reader last asked for metadata because a
-	// partition had no leader.
-	leaderlessAt time.Duration
-	stopped      bool
+	// partition had no leader, and leaderlessWait how long it waits from
+	// there before it asks again (metadataBackoff).
+	leaderlessAt, leaderlessWait time.Duration
+	// equivalentMetadata is Kafka's Metadata.equivalentResponseCount: the
+	// metadata answers in a row that raised no partition's leader epoch.
+	equivalentMetadata int
+	// seenEpochs is Metadata.lastSeenLeaderEpochs: the highest leader
+	// epoch an answer gave for each partition of the reader's topics.
+	seenEpochs map[partKey]int32
+	stopped    bool
 	// requests in flight: their kind and, for a fetch, what it asked for.
 	requests corrlist.List[request]
 	// leaderScratch is fetchMissing's list of leaders.

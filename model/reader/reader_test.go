@@ -27,8 +27,10 @@ type leader struct {
 	// leaderless: the metadata names no leader, and fetches are answered
 	// NOT_LEADER_OR_FOLLOWER (the leader is down, none elected yet).
 	leaderless bool
-	// metadataAsked counts the metadata requests.
+	// metadataAsked counts the metadata requests, metadataAt says when
+	// each arrived.
 	metadataAsked int
+	metadataAt    []time.Duration
 }
 
 func (l *leader) Start(env sim.Env) { l.env = env }
@@ -72,6 +74,7 @@ func (l *leader) Deliver(from sim.NodeID, m sim.Message) {
 	switch m := m.(type) {
 	case *proto.MetadataRequest:
 		l.metadataAsked++
+		l.metadataAt = append(l.metadataAt, l.env.WorldTime())
 		ldr := int32(1)
 		if l.leaderless {
 			ldr = -1
@@ -168,32 +171,77 @@ func TestReaderSeeksBackAfterATruncationAndReadsToTheEnd(t *testing.T) {
 	}
 }
 
-// A reader whose partition has no leader keeps asking for metadata every
-// retry.backoff.ms while its poll waits (Kafka's fetcher requests a
-// metadata update for a position without a leader, and the network client
-// sends it once the backoff passes), so that it finds the leader elected
-// meanwhile and validates its position against it (KIP-320) within the
-// poll, not after the poll's wait (fuzz --groups seed 27057).
+// A reader whose partition has no leader keeps asking for metadata while
+// its poll waits (Kafka's fetcher requests a metadata update for a position
+// without a leader, and the network client sends it once the backoff
+// passes), so that it finds the leader elected meanwhile and validates its
+// position against it (KIP-320) within the poll, not after the poll's wait
+// (fuzz --groups seed 27057). The backoff grows while the answers change
+// nothing, as Kafka's Metadata.timeToAllowUpdate has it since KIP-580:
+// retry.backoff.ms doubled per equivalent answer, ±20%, up to
+// retry.backoff.max.ms; an answer with a higher leader epoch starts it again.
 func TestReaderLeaderlessAsksForMetadataDuringAPoll(t *testing.T) {
 	w, l, rec, r := readerAtTen(t)
+	cfg := reader.DefaultConfig("c-0", nil)
+	from := len(l.metadataAt)
 	l.leaderless = true
-	w.RunUntil(13 * time.Second)
-	asked := l.metadataAsked
 	w.RunUntil(15 * time.Second)
-	if n := l.metadataAsked - asked; n < 10 {
-		t.Fatalf("%d metadata requests in 2 s without a leader, want one every retry.backoff.ms (%v)", n, reader.DefaultConfig("c-0", nil).RetryBackoff)
+	gaps := metadataGaps(l.metadataAt[from:])
+	if len(gaps) < 6 {
+		t.Fatalf("metadata asked at %v in 5 s without a leader: want several", l.metadataAt[from:])
 	}
-	// A new leader, in a new epoch, truncated the log to 6 and wrote on.
+	// The answers name the same epoch, so each wait is about twice the last,
+	// from retry.backoff.ms (100 ms ±20%) to retry.backoff.max.ms (1 s).
+	const slack = 20 * time.Millisecond // the round trip on top of the wait
+	lo, hi := cfg.RetryBackoff*8/10, cfg.RetryBackoff*12/10+slack
+	for i, g := range gaps {
+		if g < lo || g > hi {
+			t.Fatalf("wait %d between metadata requests %v, want %v..%v (all: %v)", i, g, lo, hi, gaps)
+		}
+		lo, hi = min(lo*2, cfg.RetryBackoffMax*8/10), min(hi*2-slack, cfg.RetryBackoffMax)+slack
+	}
+	if last := gaps[len(gaps)-1]; last < cfg.RetryBackoffMax*8/10 {
+		t.Fatalf("after 5 s without a leader the reader waits %v between metadata requests, want retry.backoff.max.ms (%v, -20%%)", last, cfg.RetryBackoffMax)
+	}
+
+	// A new leader, in a new epoch, truncated the log to 6 and wrote on: the
+	// reader learns of it within one retry.backoff.max.ms.
 	l.leaderless, l.epoch, l.log = false, 1, l.log[:6]
 	l.appendRecords("b", 3)
-	w.RunUntil(15*time.Second + 500*time.Millisecond)
+	w.RunUntil(15*time.Second + cfg.RetryBackoffMax + 100*time.Millisecond)
 	if pos := r.Position("orders", 0); pos != 6 || r.Stats.Truncations != 1 {
-		t.Fatalf("half a second after the election: position %d, %d truncations; want 6 (validated against the new leader), 1", pos, r.Stats.Truncations)
+		t.Fatalf("a retry.backoff.max.ms after the election: position %d, %d truncations; want 6 (validated against the new leader), 1", pos, r.Stats.Truncations)
 	}
 	w.RunUntil(20 * time.Second)
 	if pos := r.Position("orders", 0); pos != 9 {
 		t.Fatalf("position %d, want 9; polled %v", pos, polls(rec, false))
 	}
+
+	// The leader is lost again: the waits grow to retry.backoff.max.ms
+	// again. Then a leader is elected and lost between two answers, so the
+	// next answer names a higher epoch, still without a leader: the backoff
+	// starts over from retry.backoff.ms.
+	l.leaderless = true
+	w.RunUntil(25 * time.Second)
+	if gaps = metadataGaps(l.metadataAt); gaps[len(gaps)-1] < cfg.RetryBackoffMax*8/10 {
+		t.Fatalf("5 s without a leader again: waits %v, want the last at least retry.backoff.max.ms (%v, -20%%)", gaps, cfg.RetryBackoffMax)
+	}
+	from = len(l.metadataAt)
+	l.epoch = 2
+	w.RunUntil(27 * time.Second)
+	gaps = metadataGaps(l.metadataAt[from:])
+	if len(gaps) < 3 || gaps[1] > cfg.RetryBackoff*12/10+slack {
+		t.Fatalf("waits %v between metadata requests after an epoch change, want the first after the new epoch's answer at most retry.backoff.ms (%v, +20%%)", gaps, cfg.RetryBackoff)
+	}
+}
+
+// metadataGaps are the times between successive requests.
+func metadataGaps(at []time.Duration) []time.Duration {
+	var gaps []time.Duration
+	for i := 1; i < len(at); i++ {
+		gaps = append(gaps, at[i]-at[i-1])
+	}
+	return gaps
 }
 
 // A reader whose position the log was truncated under sits where KIP-320's
