@@ -484,6 +484,9 @@ func (r *execution) check() {
 		res.Cluster, r.c, r.w = nil, nil, nil
 		res.Timeline.letGo()
 	}
+	if r.opts.HistoryDone != nil {
+		r.opts.HistoryDone(res.History)
+	}
 	res.Report = checker.CheckEach(res.History.Each, checks)
 	res.linkEvents()
 	res.Expectations = evaluate(s, res)

@@ -103,6 +103,11 @@ type Options struct {
 	// HooksOff runs the world without its performance hooks, for the test
 	// that holds them to changing nothing (sim.Options.HooksOff).
 	HooksOff bool
+	// HistoryDone, when set, is handed the history once it is complete,
+	// before the checks: the run store writes it (Store.WriteHistory)
+	// while the checker reads it. Both only read it; the run does not
+	// wait for it.
+	HistoryDone func(*history.Recorder)
 }
 
 // Result is everything a run produced.

@@ -33,6 +33,9 @@ type Store struct {
 	Replaced bool
 	staging  string
 	trace    *TraceFile
+	// history is the history being written by WriteHistory, nil when it
+	// was not started: its error arrives when the file is complete.
+	history chan error
 }
 
 // RunDir is where a run of a scenario with a seed is stored.
@@ -61,9 +64,34 @@ func CreateStore(out, scenario string, seed uint64) (*Store, error) {
 // Trace is the sink the run writes its trace to.
 func (s *Store) Trace() *TraceFile { return s.trace }
 
+// WriteHistory starts writing the run's history into the store, on a
+// goroutine of its own, as soon as the history is complete
+// (Options.HistoryDone): the checks and the history file then share the
+// wait, rather than the file adding its time after them. Finish (or Abort)
+// waits for it. The file is the same as Finish alone would write.
+func (s *Store) WriteHistory(h *history.Recorder) {
+	if s.history != nil {
+		return
+	}
+	s.history = make(chan error, 1)
+	go func() { s.history <- writeHistory(filepath.Join(s.staging, history.StoreFile), h) }()
+}
+
+// historyWritten waits for the history WriteHistory started, and returns
+// whether it was started and its error.
+func (s *Store) historyWritten() (bool, error) {
+	if s.history == nil {
+		return false, nil
+	}
+	err := <-s.history
+	s.history <- err // a second wait gets the same answer
+	return true, err
+}
+
 // Abort removes the staging folder, and the scenario's folder too when the
 // run was its first and left it empty.
 func (s *Store) Abort() {
+	s.historyWritten()
 	s.trace.Close(0, 0)
 	os.RemoveAll(s.staging)
 	os.Remove(filepath.Dir(s.Dir)) // fails, as it should, unless empty
@@ -87,16 +115,45 @@ func (s *Store) Finish(res *Result, version string) error {
 	return os.Rename(s.staging, s.Dir)
 }
 
-func (s *Store) write(res *Result, version string) error {
+// write writes every file but the trace. The history (unless WriteHistory
+// already started it) and the plots are written on goroutines of their own
+// while the other files are: each file is what it would be alone, whatever
+// finishes first.
+func (s *Store) write(res *Result, version string) (err error) {
+	s.WriteHistory(res.History) // unless started already
+
+	defer func() {
+		if _, herr := s.historyWritten(); err == nil {
+			err = herr
+		}
+	}()
+	rd := res.ReportData(version)
+	type plotsDone struct {
+		plots []reports.Plot
+		err   error
+	}
+	plotted := make(chan plotsDone, 1)
+	go func() {
+		plots, err := reports.WritePlots(s.staging, rd)
+		plotted <- plotsDone{plots, err}
+	}()
+	// Waited for on every path: nothing may still write into the staging
+	// folder when the caller removes or renames it.
+	var pd *plotsDone
+	waitPlots := func() plotsDone {
+		if pd == nil {
+			d := <-plotted
+			pd = &d
+		}
+		return *pd
+	}
+	defer waitPlots()
 	resolved, err := res.Scenario.Resolved()
 	if err != nil {
 		return err
 	}
 	resolved = append([]byte("# Replay this run: kafkasim replay <this run's folder>\n"), resolved...)
 	if err := os.WriteFile(filepath.Join(s.staging, "scenario.yaml"), resolved, 0o644); err != nil {
-		return err
-	}
-	if err := writeHistory(filepath.Join(s.staging, history.StoreFile), res); err != nil {
 		return err
 	}
 	if err := writeFacts(filepath.Join(s.staging, godview.StoreFile), res); err != nil {
@@ -109,10 +166,23 @@ func (s *Store) write(res *Result, version string) error {
 	if err := os.WriteFile(filepath.Join(s.staging, "summary.json"), append(sum, '\n'), 0o644); err != nil {
 		return err
 	}
-	rd := res.ReportData(version)
-	plots, err := reports.WritePlots(s.staging, rd)
+	final, err := os.Create(filepath.Join(s.staging, "final-state.json"))
 	if err != nil {
-		return fmt.Errorf("plots: %w", err)
+		return err
+	}
+	enc := json.NewEncoder(final)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(reports.FinalState{Topics: res.FinalTopics, Partitions: rd.Final, Groups: res.FinalGroups, Transactions: res.FinalTransactions}); err != nil {
+		final.Close()
+		return err
+	}
+	if err := final.Close(); err != nil {
+		return err
+	}
+	done := waitPlots()
+	plots := done.plots
+	if done.err != nil {
+		return fmt.Errorf("plots: %w", done.err)
 	}
 	f, err := os.Create(filepath.Join(s.staging, "report.html"))
 	if err != nil {
@@ -127,20 +197,7 @@ func (s *Store) write(res *Result, version string) error {
 		f.Close()
 		return err
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	final, err := os.Create(filepath.Join(s.staging, "final-state.json"))
-	if err != nil {
-		return err
-	}
-	enc := json.NewEncoder(final)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(reports.FinalState{Topics: res.FinalTopics, Partitions: rd.Final, Groups: res.FinalGroups, Transactions: res.FinalTransactions}); err != nil {
-		final.Close()
-		return err
-	}
-	return final.Close()
+	return f.Close()
 }
 
 // writeFacts writes the god view's facts the run's checker was given, so
@@ -164,7 +221,7 @@ func writeFacts(path string, res *Result) error {
 // writeHistory writes the history gzip-compressed: a long run's JSON Lines
 // take hundreds of megabytes (385 MB for 12 simulated minutes at 1,000
 // records/s), eight times what they compress to.
-func writeHistory(path string, res *Result) error {
+func writeHistory(path string, h *history.Recorder) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -173,8 +230,8 @@ func writeHistory(path string, res *Result) error {
 	w := bufio.NewWriterSize(zw, 1<<16)
 	var buf []byte
 	var werr error
-	if res.History != nil {
-		res.History.Each(func(op *history.Op) {
+	if h != nil {
+		h.Each(func(op *history.Op) {
 			if werr != nil {
 				return
 			}
