@@ -484,8 +484,8 @@ func (r *execution) check() {
 		res.Cluster, r.c, r.w = nil, nil, nil
 		res.Timeline.letGo()
 	}
-	if r.opts.HistoryDone != nil {
-		r.opts.HistoryDone(res.History)
+	if r.opts.BeforeChecks != nil {
+		r.opts.BeforeChecks(Recorded{History: res.History, Plots: res.plotData()})
 	}
 	res.Report = checker.CheckEach(res.History.Each, checks)
 	res.linkEvents()

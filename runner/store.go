@@ -33,9 +33,11 @@ type Store struct {
 	Replaced bool
 	staging  string
 	trace    *TraceFile
-	// history is the history being written by WriteHistory, nil when it
-	// was not started: its error arrives when the file is complete.
+	// history and plots are the files being written on goroutines of
+	// their own (Recorded), nil until started: their outcome arrives when
+	// they are complete.
 	history chan error
+	plots   chan plotsDone
 }
 
 // RunDir is where a run of a scenario with a seed is stored.
@@ -64,12 +66,18 @@ func CreateStore(out, scenario string, seed uint64) (*Store, error) {
 // Trace is the sink the run writes its trace to.
 func (s *Store) Trace() *TraceFile { return s.trace }
 
-// WriteHistory starts writing the run's history into the store, on a
-// goroutine of its own, as soon as the history is complete
-// (Options.HistoryDone): the checks and the history file then share the
-// wait, rather than the file adding its time after them. Finish (or Abort)
-// waits for it. The file is the same as Finish alone would write.
-func (s *Store) WriteHistory(h *history.Recorder) {
+// Recorded starts writing what the run recorded into the store, each file
+// on a goroutine of its own, as soon as it is complete
+// (Options.BeforeChecks): the history and the plots then share the
+// checks' wait rather than adding theirs after it. Finish (or Abort) waits
+// for them. The files are the same as Finish alone would write.
+func (s *Store) Recorded(rec Recorded) {
+	s.writeHistory(rec.History)
+	s.writePlots(rec.Plots)
+}
+
+// writeHistory starts writing the history, unless it was started already.
+func (s *Store) writeHistory(h *history.Recorder) {
 	if s.history != nil {
 		return
 	}
@@ -77,21 +85,49 @@ func (s *Store) WriteHistory(h *history.Recorder) {
 	go func() { s.history <- writeHistory(filepath.Join(s.staging, history.StoreFile), h) }()
 }
 
-// historyWritten waits for the history WriteHistory started, and returns
-// whether it was started and its error.
-func (s *Store) historyWritten() (bool, error) {
-	if s.history == nil {
-		return false, nil
+// plotsDone is what writing the plots gave.
+type plotsDone struct {
+	plots []reports.Plot
+	err   error
+}
+
+// writePlots starts drawing the plots of rd, unless it was started
+// already.
+func (s *Store) writePlots(rd *reports.Run) {
+	if s.plots != nil {
+		return
 	}
-	err := <-s.history
-	s.history <- err // a second wait gets the same answer
-	return true, err
+	s.plots = make(chan plotsDone, 1)
+	go func() {
+		plots, err := reports.WritePlots(s.staging, rd)
+		s.plots <- plotsDone{plots, err}
+	}()
+}
+
+// written waits for the files Recorded (or write) started and returns the
+// history's error and the plots.
+func (s *Store) written() (historyErr error, plots plotsDone) {
+	if s.history != nil {
+		historyErr = <-s.history
+		s.history <- historyErr // a second wait gets the same answer
+	}
+	return historyErr, s.plotted()
+}
+
+// plotted waits for the plots, when started.
+func (s *Store) plotted() plotsDone {
+	if s.plots == nil {
+		return plotsDone{}
+	}
+	p := <-s.plots
+	s.plots <- p
+	return p
 }
 
 // Abort removes the staging folder, and the scenario's folder too when the
 // run was its first and left it empty.
 func (s *Store) Abort() {
-	s.historyWritten()
+	s.written()
 	s.trace.Close(0, 0)
 	os.RemoveAll(s.staging)
 	os.Remove(filepath.Dir(s.Dir)) // fails, as it should, unless empty
@@ -115,39 +151,21 @@ func (s *Store) Finish(res *Result, version string) error {
 	return os.Rename(s.staging, s.Dir)
 }
 
-// write writes every file but the trace. The history (unless WriteHistory
-// already started it) and the plots are written on goroutines of their own
-// while the other files are: each file is what it would be alone, whatever
-// finishes first.
+// write writes every file but the trace. The history and the plots are
+// written on goroutines of their own (unless Recorded started them during
+// the checks) while the other files are: each file is what it would be
+// alone, whatever finishes first.
 func (s *Store) write(res *Result, version string) (err error) {
-	s.WriteHistory(res.History) // unless started already
-
+	s.writeHistory(res.History)
+	rd := res.ReportData(version)
+	s.writePlots(rd)
+	// Waited for on every path: nothing may still write into the staging
+	// folder when the caller removes or renames it.
 	defer func() {
-		if _, herr := s.historyWritten(); err == nil {
+		if herr, _ := s.written(); err == nil {
 			err = herr
 		}
 	}()
-	rd := res.ReportData(version)
-	type plotsDone struct {
-		plots []reports.Plot
-		err   error
-	}
-	plotted := make(chan plotsDone, 1)
-	go func() {
-		plots, err := reports.WritePlots(s.staging, rd)
-		plotted <- plotsDone{plots, err}
-	}()
-	// Waited for on every path: nothing may still write into the staging
-	// folder when the caller removes or renames it.
-	var pd *plotsDone
-	waitPlots := func() plotsDone {
-		if pd == nil {
-			d := <-plotted
-			pd = &d
-		}
-		return *pd
-	}
-	defer waitPlots()
 	resolved, err := res.Scenario.Resolved()
 	if err != nil {
 		return err
@@ -179,7 +197,7 @@ func (s *Store) write(res *Result, version string) (err error) {
 	if err := final.Close(); err != nil {
 		return err
 	}
-	done := waitPlots()
+	done := s.plotted()
 	plots := done.plots
 	if done.err != nil {
 		return fmt.Errorf("plots: %w", done.err)

@@ -165,8 +165,8 @@ func runOne(s *scenarios.Scenario, o runOptions) runOutcome {
 	total := s.Duration + s.Settle
 	bar := newProgress(o.stderr, o.quiet, fmt.Sprintf("%s seed %d", s.Name, s.Seed), "sim-s", int64(total/time.Second))
 	res, err := runner.Run(s, runner.Options{Trace: store.Trace(), Clock: time.Now, Stop: o.stop,
-		HistoryDone: store.WriteHistory, // written while the checks run
-		Progress:    func(now, _ time.Duration) { bar.set(int64(now/time.Second), int64(total/time.Second), "") }})
+		BeforeChecks: store.Recorded, // the history and plots written while the checks run
+		Progress:     func(now, _ time.Duration) { bar.set(int64(now/time.Second), int64(total/time.Second), "") }})
 	bar.finish()
 	if err == nil && (res.Interrupted || stopped(o.stop)) {
 		store.Abort()
