@@ -102,11 +102,9 @@ func (c *Config) checkLinearizability(a *analyzer) *linResult {
 			next <- j
 		}
 	} else {
-		// The registers' searches first (they take the budget), then
-		// the logs; the results are combined in job order all the same.
-		for _, j := range plan.regs {
-			next <- j
-		}
+		// In job order, as before: the logs, then the registers (a
+		// failing log's visualisation and the registers' searches share
+		// the budget in that order).
 		for _, pi := range plan.parts {
 			t := time.Now()
 			j := plan.partJob(pi)
@@ -116,7 +114,10 @@ func (c *Config) checkLinearizability(a *analyzer) *linResult {
 				next <- j
 			}
 		}
-		jobs = append(jobs, plan.regs...)
+		for _, j := range plan.regs {
+			jobs = append(jobs, j)
+			next <- j
+		}
 	}
 	close(next)
 	wg.Wait()
