@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -52,16 +53,34 @@ func (c *Config) checkLinearizability(a *analyzer) *linResult {
 	if visMax <= 0 {
 		visMax = DefaultVisualizeOpsMax
 	}
-	jobs := a.linJobs(c, opsMax, &res.stats)
+	plan := a.linPlan(c, opsMax, &res.stats)
 	defer res.note(budget, opsMax)
-	if len(jobs) == 0 {
+	if len(plan.parts) == 0 && len(plan.regs) == 0 {
 		return res
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(jobs))
-	deadline := time.Now().Add(budget)
-	searched := 0 // what porcupine searches: registers, cross-checked logs
+	// A partition's operations are built when a worker is about to take
+	// them, and let go once its log passed: a long run's slabs of
+	// operations then never all live at once (the checker's largest
+	// tables). Cross-checking with porcupine counts every log among the
+	// searches that share the budget, so it builds them all first, as
+	// before.
+	var jobs []*linJob
+	eager := c.CrossCheckLogs
+	if eager {
+		jobs = plan.buildAll()
+		if len(jobs) == 0 {
+			return res
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), max(len(plan.parts)+len(plan.regs), 1))
+	// The budget is for searching, not for building: the time spent
+	// building a partition's job moves the deadline on, as it would have
+	// if all were built first.
+	var deadline atomic.Int64
+	deadline.Store(time.Now().Add(budget).UnixNano())
+	searched := len(plan.regs) // what porcupine searches: registers, cross-checked logs
 	for _, j := range jobs {
-		if j.model == nil || j.crossCheck {
+		if j.model != nil && j.crossCheck {
 			searched++
 		}
 	}
@@ -71,12 +90,34 @@ func (c *Config) checkLinearizability(a *analyzer) *linResult {
 	for range workers {
 		wg.Go(func() {
 			for j := range next {
-				j.run(a, deadline, share, visMax)
+				j.run(a, time.Unix(0, deadline.Load()), share, visMax)
+				if j.result == porcupine.Ok && j.model != nil && !j.crossCheck {
+					j.ops, j.model = nil, nil // passed: nothing reads them again
+				}
 			}
 		})
 	}
-	for _, j := range jobs {
-		next <- j
+	if eager {
+		for _, j := range jobs {
+			next <- j
+		}
+	} else {
+		// In job order, as before: the logs, then the registers (a
+		// failing log's visualisation and the registers' searches share
+		// the budget in that order).
+		for _, pi := range plan.parts {
+			t := time.Now()
+			j := plan.partJob(pi)
+			deadline.Add(int64(time.Since(t)))
+			if j != nil {
+				jobs = append(jobs, j)
+				next <- j
+			}
+		}
+		for _, j := range plan.regs {
+			jobs = append(jobs, j)
+			next <- j
+		}
 	}
 	close(next)
 	wg.Wait()
@@ -100,9 +141,39 @@ func (c *Config) checkLinearizability(a *analyzer) *linResult {
 	return res
 }
 
+// linPlan is what the jobs are built from: the partitions with a log to
+// judge and the registers' jobs, each in name order.
+type linPlan struct {
+	a       *analyzer
+	c       *Config
+	byPart  [][]int32 // each partition's sends, in history order
+	compact map[string]bool
+	notOK   []uint64 // a bit per value whose send did not end ok
+	parts   []int32  // in name order
+	regs    []*linJob
+}
+
 // linJobs builds the operations of every partition and register, in name
 // order, skipping those with too many.
 func (a *analyzer) linJobs(c *Config, opsMax int, st *LinearizabilityStats) []*linJob {
+	return a.linPlan(c, opsMax, st).buildAll()
+}
+
+// buildAll builds every job of the plan: the partitions' in name order,
+// then the registers'.
+func (p *linPlan) buildAll() []*linJob {
+	var jobs []*linJob
+	for _, pi := range p.parts {
+		if j := p.partJob(pi); j != nil {
+			jobs = append(jobs, j)
+		}
+	}
+	return append(jobs, p.regs...)
+}
+
+// linPlan indexes the sends by partition and builds the registers' jobs;
+// the partitions' jobs are built one by one (partJob).
+func (a *analyzer) linPlan(c *Config, opsMax int, st *LinearizabilityStats) *linPlan {
 	inf := a.lastIndex + 1
 	byPart := make([][]int32, len(a.parts))
 	perPart := make([]int32, len(a.parts))
@@ -123,7 +194,6 @@ func (a *analyzer) linJobs(c *Config, opsMax int, st *LinearizabilityStats) []*l
 	for _, t := range c.Topics {
 		compact[t.Name] = t.Compact
 	}
-	var jobs []*linJob
 	parts := a.sortedParts()
 	if len(a.sends) == 0 {
 		// A history of reads alone (a recorder around consumers only):
@@ -133,7 +203,7 @@ func (a *analyzer) linJobs(c *Config, opsMax int, st *LinearizabilityStats) []*l
 		// offsets still are.
 		parts = nil
 	}
-	// The values whose send did not end ok: the only reads the loop below
+	// The values whose send did not end ok: the only reads partJob
 	// keeps, found by a bit each rather than by two lookups per read (a
 	// long run reads millions of records, nearly all of acknowledged
 	// sends). A value has one send at most (a second is a finding, not a
@@ -144,87 +214,7 @@ func (a *analyzer) linJobs(c *Config, opsMax int, st *LinearizabilityStats) []*l
 			notOK[v>>6] |= 1 << (v & 63)
 		}
 	}
-	for _, pi := range parts {
-		po := a.parts[pi]
-		// Where polls first saw each value whose send did not say where it
-		// went.
-		firstRead := map[int32][2]int64{} // value -> (offset, completion)
-		for i := range po.obs {
-			ob := &po.obs[i]
-			if ob.flags&obsRead == 0 || notOK[ob.val>>6]&(1<<(ob.val&63)) == 0 {
-				continue
-			}
-			if f, ok := firstRead[ob.val]; !ok || ob.op < f[1] {
-				firstRead[ob.val] = [2]int64{ob.off, ob.op}
-			}
-		}
-		// Sends that never said where they went, but were read here.
-		sends := byPart[pi]
-		var unplaced []int32
-		for v := range firstRead { // kafkasim:orderless: sorted below
-			if si := a.vals[v].send; si >= 0 && a.sends[si].part < 0 && a.sends[si].typ != history.Fail && a.sends[si].topic == po.topic {
-				unplaced = append(unplaced, si)
-			}
-		}
-		if len(unplaced) > 0 {
-			slices.Sort(unplaced)
-			sends = append(append([]int32(nil), sends...), unplaced...)
-		}
-		n := len(po.lin.reads)
-		for _, si := range sends {
-			if a.sends[si].typ != history.Fail {
-				n++
-			}
-		}
-		if n == 0 {
-			continue
-		}
-		ops := make([]porcupine.Operation, 0, n)
-		slab := make([]logOp, n) // one allocation for the partition's operations
-		for _, si := range sends {
-			s := &a.sends[si]
-			if s.typ == history.Fail {
-				// Not counted in n: it takes no slot (a partition no read
-				// reached fills the slab with its other sends).
-				continue
-			}
-			op := &slab[len(ops)]
-			*op = logOp{off: s.offset, val: s.val, txn: s.txn >= 0, ops: [2]int64{s.invoke, s.complete}, proc: s.proc}
-			ret := s.complete
-			switch s.typ {
-			case history.OK:
-			default:
-				f, ok := firstRead[s.val]
-				if !ok {
-					continue // never seen: it may not have happened
-				}
-				op.off, ret = f[0], max(f[1], s.invoke)
-				op.ops[1] = -1
-			}
-			ops = append(ops, porcupine.Operation{ClientId: int(s.proc), Input: op, Call: s.invoke, Return: ret, Metadata: op})
-		}
-		// The reads' records, sorted in place: nothing else uses them.
-		for _, r := range po.lin.reads {
-			recs := po.lin.recs[r.from:r.to:r.to]
-			slices.SortFunc(recs, func(x, y linRec) int {
-				if c := cmp.Compare(y.off, x.off); c != 0 {
-					return c
-				}
-				return cmp.Compare(x.val, y.val)
-			})
-			out := recs[:0]
-			for i, x := range recs {
-				if i == 0 || x != recs[i-1] {
-					out = append(out, x)
-				}
-			}
-			op := &slab[len(ops)]
-			*op = logOp{read: true, recs: out, rc: r.rc, ops: [2]int64{r.call, r.ret}, proc: r.proc}
-			ops = append(ops, porcupine.Operation{ClientId: int(r.proc), Input: op, Call: r.call, Return: r.ret, Metadata: op})
-		}
-		base := logModel{skipAll: compact[a.topics[po.topic]], names: a.valNames}
-		jobs = append(jobs, &linJob{name: po.name, ops: ops, model: base.withOps(ops, newLog()), crossCheck: c.CrossCheckLogs})
-	}
+	p := &linPlan{a: a, c: c, byPart: byPart, compact: compact, notOK: notOK, parts: parts}
 	// Committed offsets, by group then partition.
 	regs := append([]*register(nil), a.groups.regs...)
 	sort.Slice(regs, func(i, j int) bool {
@@ -258,9 +248,96 @@ func (a *analyzer) linJobs(c *Config, opsMax int, st *LinearizabilityStats) []*l
 			st.Skipped = append(st.Skipped, name)
 			continue
 		}
-		jobs = append(jobs, &linJob{name: name, reg: reg, ops: ops})
+		p.regs = append(p.regs, &linJob{name: name, reg: reg, ops: ops})
 	}
-	return jobs
+	return p
+}
+
+// partJob builds partition pi's job, or nil when it has no operation to
+// judge.
+func (p *linPlan) partJob(pi int32) *linJob {
+	a, notOK, byPart, compact := p.a, p.notOK, p.byPart, p.compact
+	po := a.parts[pi]
+	// Where polls first saw each value whose send did not say where it
+	// went.
+	firstRead := map[int32][2]int64{} // value -> (offset, completion)
+	for i := range po.obs {
+		ob := &po.obs[i]
+		if ob.flags&obsRead == 0 || notOK[ob.val>>6]&(1<<(ob.val&63)) == 0 {
+			continue
+		}
+		if f, ok := firstRead[ob.val]; !ok || ob.op < f[1] {
+			firstRead[ob.val] = [2]int64{ob.off, ob.op}
+		}
+	}
+	// Sends that never said where they went, but were read here.
+	sends := byPart[pi]
+	var unplaced []int32
+	for v := range firstRead { // kafkasim:orderless: sorted below
+		if si := a.vals[v].send; si >= 0 && a.sends[si].part < 0 && a.sends[si].typ != history.Fail && a.sends[si].topic == po.topic {
+			unplaced = append(unplaced, si)
+		}
+	}
+	if len(unplaced) > 0 {
+		slices.Sort(unplaced)
+		sends = append(append([]int32(nil), sends...), unplaced...)
+	}
+	n := len(po.lin.reads)
+	for _, si := range sends {
+		if a.sends[si].typ != history.Fail {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	ops := make([]porcupine.Operation, 0, n)
+	slab := make([]logOp, n) // one allocation for the partition's operations
+	for _, si := range sends {
+		s := &a.sends[si]
+		if s.typ == history.Fail {
+			// Not counted in n: it takes no slot (a partition no read
+			// reached fills the slab with its other sends).
+			continue
+		}
+		op := &slab[len(ops)]
+		*op = logOp{off: s.offset, val: s.val, txn: s.txn >= 0, ops: [2]int64{s.invoke, s.complete}, proc: s.proc}
+		ret := s.complete
+		switch s.typ {
+		case history.OK:
+		default:
+			f, ok := firstRead[s.val]
+			if !ok {
+				continue // never seen: it may not have happened
+			}
+			op.off, ret = f[0], max(f[1], s.invoke)
+			op.ops[1] = -1
+		}
+		ops = append(ops, porcupine.Operation{ClientId: int(s.proc), Input: op, Call: s.invoke, Return: ret, Metadata: op})
+	}
+	// The reads' records, sorted in place: nothing else uses them.
+	for _, r := range po.lin.reads {
+		recs := po.lin.recs[r.from:r.to:r.to]
+		slices.SortFunc(recs, func(x, y linRec) int {
+			if c := cmp.Compare(y.off, x.off); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.val, y.val)
+		})
+		out := recs[:0]
+		for i, x := range recs {
+			if i == 0 || x != recs[i-1] {
+				out = append(out, x)
+			}
+		}
+		op := &slab[len(ops)]
+		*op = logOp{read: true, recs: out, rc: r.rc, ops: [2]int64{r.call, r.ret}, proc: r.proc}
+		ops = append(ops, porcupine.Operation{ClientId: int(r.proc), Input: op, Call: r.call, Return: r.ret, Metadata: op})
+	}
+	base := logModel{skipAll: compact[a.topics[po.topic]], names: a.valNames}
+	// The reads' records are the job's now: nothing else reads them.
+	po.lin = linLog{}
+	return &linJob{name: po.name, ops: ops, model: base.withOps(ops, newLog()), crossCheck: p.c.CrossCheckLogs}
 }
 
 // porcupineModel is the job's model.

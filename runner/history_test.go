@@ -139,7 +139,7 @@ func TestStoredHistoryIsTheRunsCompressed(t *testing.T) {
 	}
 	res := run(t, s)
 	path := filepath.Join(t.TempDir(), history.StoreFile)
-	if err := writeHistory(path, res); err != nil {
+	if err := writeHistory(path, res.History); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(path)

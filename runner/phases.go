@@ -484,6 +484,9 @@ func (r *execution) check() {
 		res.Cluster, r.c, r.w = nil, nil, nil
 		res.Timeline.letGo()
 	}
+	if r.opts.BeforeChecks != nil {
+		r.opts.BeforeChecks(Recorded{History: res.History, Plots: res.plotData()})
+	}
 	res.Report = checker.CheckEach(res.History.Each, checks)
 	res.linkEvents()
 	res.Expectations = evaluate(s, res)

@@ -103,6 +103,19 @@ type Options struct {
 	// HooksOff runs the world without its performance hooks, for the test
 	// that holds them to changing nothing (sim.Options.HooksOff).
 	HooksOff bool
+	// BeforeChecks, when set, is handed what the run recorded once it is
+	// complete, before the checks: the run store writes the history and
+	// the plots (Store.Recorded) while the checker reads the history. All
+	// only read it; the run does not wait for them.
+	BeforeChecks func(Recorded)
+}
+
+// Recorded is what a run recorded, complete before its checks begin.
+type Recorded struct {
+	History *history.Recorder
+	// Plots is what reports.WritePlots draws: the part of ReportData
+	// that does not wait for the checks.
+	Plots *reports.Run
 }
 
 // Result is everything a run produced.

@@ -33,6 +33,11 @@ type Store struct {
 	Replaced bool
 	staging  string
 	trace    *TraceFile
+	// history and plots are the files being written on goroutines of
+	// their own (Recorded), nil until started: their outcome arrives when
+	// they are complete.
+	history chan error
+	plots   chan plotsDone
 }
 
 // RunDir is where a run of a scenario with a seed is stored.
@@ -61,9 +66,68 @@ func CreateStore(out, scenario string, seed uint64) (*Store, error) {
 // Trace is the sink the run writes its trace to.
 func (s *Store) Trace() *TraceFile { return s.trace }
 
+// Recorded starts writing what the run recorded into the store, each file
+// on a goroutine of its own, as soon as it is complete
+// (Options.BeforeChecks): the history and the plots then share the
+// checks' wait rather than adding theirs after it. Finish (or Abort) waits
+// for them. The files are the same as Finish alone would write.
+func (s *Store) Recorded(rec Recorded) {
+	s.writeHistory(rec.History)
+	s.writePlots(rec.Plots)
+}
+
+// writeHistory starts writing the history, unless it was started already.
+func (s *Store) writeHistory(h *history.Recorder) {
+	if s.history != nil {
+		return
+	}
+	s.history = make(chan error, 1)
+	go func() { s.history <- writeHistory(filepath.Join(s.staging, history.StoreFile), h) }()
+}
+
+// plotsDone is what writing the plots gave.
+type plotsDone struct {
+	plots []reports.Plot
+	err   error
+}
+
+// writePlots starts drawing the plots of rd, unless it was started
+// already.
+func (s *Store) writePlots(rd *reports.Run) {
+	if s.plots != nil {
+		return
+	}
+	s.plots = make(chan plotsDone, 1)
+	go func() {
+		plots, err := reports.WritePlots(s.staging, rd)
+		s.plots <- plotsDone{plots, err}
+	}()
+}
+
+// written waits for the files Recorded (or write) started and returns the
+// history's error and the plots.
+func (s *Store) written() (historyErr error, plots plotsDone) {
+	if s.history != nil {
+		historyErr = <-s.history
+		s.history <- historyErr // a second wait gets the same answer
+	}
+	return historyErr, s.plotted()
+}
+
+// plotted waits for the plots, when started.
+func (s *Store) plotted() plotsDone {
+	if s.plots == nil {
+		return plotsDone{}
+	}
+	p := <-s.plots
+	s.plots <- p
+	return p
+}
+
 // Abort removes the staging folder, and the scenario's folder too when the
 // run was its first and left it empty.
 func (s *Store) Abort() {
+	s.written()
 	s.trace.Close(0, 0)
 	os.RemoveAll(s.staging)
 	os.Remove(filepath.Dir(s.Dir)) // fails, as it should, unless empty
@@ -87,16 +151,27 @@ func (s *Store) Finish(res *Result, version string) error {
 	return os.Rename(s.staging, s.Dir)
 }
 
-func (s *Store) write(res *Result, version string) error {
+// write writes every file but the trace. The history and the plots are
+// written on goroutines of their own (unless Recorded started them during
+// the checks) while the other files are: each file is what it would be
+// alone, whatever finishes first.
+func (s *Store) write(res *Result, version string) (err error) {
+	s.writeHistory(res.History)
+	rd := res.ReportData(version)
+	s.writePlots(rd)
+	// Waited for on every path: nothing may still write into the staging
+	// folder when the caller removes or renames it.
+	defer func() {
+		if herr, _ := s.written(); err == nil {
+			err = herr
+		}
+	}()
 	resolved, err := res.Scenario.Resolved()
 	if err != nil {
 		return err
 	}
 	resolved = append([]byte("# Replay this run: kafkasim replay <this run's folder>\n"), resolved...)
 	if err := os.WriteFile(filepath.Join(s.staging, "scenario.yaml"), resolved, 0o644); err != nil {
-		return err
-	}
-	if err := writeHistory(filepath.Join(s.staging, history.StoreFile), res); err != nil {
 		return err
 	}
 	if err := writeFacts(filepath.Join(s.staging, godview.StoreFile), res); err != nil {
@@ -109,10 +184,23 @@ func (s *Store) write(res *Result, version string) error {
 	if err := os.WriteFile(filepath.Join(s.staging, "summary.json"), append(sum, '\n'), 0o644); err != nil {
 		return err
 	}
-	rd := res.ReportData(version)
-	plots, err := reports.WritePlots(s.staging, rd)
+	final, err := os.Create(filepath.Join(s.staging, "final-state.json"))
 	if err != nil {
-		return fmt.Errorf("plots: %w", err)
+		return err
+	}
+	enc := json.NewEncoder(final)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(reports.FinalState{Topics: res.FinalTopics, Partitions: rd.Final, Groups: res.FinalGroups, Transactions: res.FinalTransactions}); err != nil {
+		final.Close()
+		return err
+	}
+	if err := final.Close(); err != nil {
+		return err
+	}
+	done := s.plotted()
+	plots := done.plots
+	if done.err != nil {
+		return fmt.Errorf("plots: %w", done.err)
 	}
 	f, err := os.Create(filepath.Join(s.staging, "report.html"))
 	if err != nil {
@@ -127,20 +215,7 @@ func (s *Store) write(res *Result, version string) error {
 		f.Close()
 		return err
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	final, err := os.Create(filepath.Join(s.staging, "final-state.json"))
-	if err != nil {
-		return err
-	}
-	enc := json.NewEncoder(final)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(reports.FinalState{Topics: res.FinalTopics, Partitions: rd.Final, Groups: res.FinalGroups, Transactions: res.FinalTransactions}); err != nil {
-		final.Close()
-		return err
-	}
-	return final.Close()
+	return f.Close()
 }
 
 // writeFacts writes the god view's facts the run's checker was given, so
@@ -164,7 +239,7 @@ func writeFacts(path string, res *Result) error {
 // writeHistory writes the history gzip-compressed: a long run's JSON Lines
 // take hundreds of megabytes (385 MB for 12 simulated minutes at 1,000
 // records/s), eight times what they compress to.
-func writeHistory(path string, res *Result) error {
+func writeHistory(path string, h *history.Recorder) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -173,8 +248,8 @@ func writeHistory(path string, res *Result) error {
 	w := bufio.NewWriterSize(zw, 1<<16)
 	var buf []byte
 	var werr error
-	if res.History != nil {
-		res.History.Each(func(op *history.Op) {
+	if h != nil {
+		h.Each(func(op *history.Op) {
 			if werr != nil {
 				return
 			}

@@ -238,6 +238,30 @@ func (res *Result) ReportData(version string) *reports.Run {
 		}
 		r.Invariants = append(r.Invariants, reports.Invariant{Name: inv.Name, Status: st, Detail: detail})
 	}
+	res.fillRecorded(r)
+	if res.Report != nil {
+		for _, v := range res.Report.Visualizations {
+			r.Linearizability = append(r.Linearizability, reports.Visualization{Partition: v.Partition, HTML: v.HTML})
+		}
+	}
+	return r
+}
+
+// plotData is the part of ReportData the plots draw (reports.WritePlots):
+// what the run recorded, nothing the checks found, so that the plots can be
+// drawn while the checks run.
+func (res *Result) plotData() *reports.Run {
+	s := res.Scenario
+	r := &reports.Run{Scenario: s.Name, Description: s.Description, Seed: s.Seed,
+		TraceHash: fmt.Sprintf("%016x", res.TraceHash), Events: res.Events, SimTime: res.SimTime}
+	res.fillRecorded(r)
+	return r
+}
+
+// fillRecorded fills in what the run recorded: faults, phases, timeline,
+// final state, history and configuration (what the plots draw).
+func (res *Result) fillRecorded(r *reports.Run) {
+	s := res.Scenario
 	for _, f := range res.Faults {
 		r.Faults = append(r.Faults, reports.Fault{At: f.At, Kind: string(f.Fault.Kind), What: readableFault(f.Fault), Origin: f.Origin,
 			Nodes: f.Nodes, Undo: f.Undo, Skipped: f.Skipped})
@@ -253,13 +277,7 @@ func (res *Result) ReportData(version string) *reports.Run {
 	if res.History != nil {
 		r.History = reports.RecorderHistory(res.History)
 	}
-	if res.Report != nil {
-		for _, v := range res.Report.Visualizations {
-			r.Linearizability = append(r.Linearizability, reports.Visualization{Partition: v.Partition, HTML: v.HTML})
-		}
-	}
 	r.Config = configList(res)
-	return r
 }
 
 // readableFault describes a fault for the report with its durations to the

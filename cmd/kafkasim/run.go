@@ -29,6 +29,7 @@ func newRunCommand() *cobra.Command {
 		asJSON           bool
 		checkDeterminism bool
 		quiet            bool
+		prof             profileFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO... [--seed N | --seeds A..B]",
@@ -97,6 +98,15 @@ Ctrl-C stops the run in progress, removes its partial run store and exits 130.`,
 					jobs = append(jobs, &c)
 				}
 			}
+			stopProfiles, err := prof.start()
+			if err != nil {
+				return err
+			}
+			defer func() {
+				if err := stopProfiles(); err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "kafkasim: %v\n", err)
+				}
+			}()
 			interrupted, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stopSignals()
 			opts := runOptions{out: out, quiet: quiet, determinism: checkDeterminism, stop: interrupted.Done(), stderr: cmd.ErrOrStderr()}
@@ -121,6 +131,7 @@ Ctrl-C stops the run in progress, removes its partial run store and exits 130.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print summary.json to stdout instead of the text summary (several runs: one object with every run's)")
 	cmd.Flags().BoolVar(&checkDeterminism, "check-determinism", false, "run twice and fail (exit 3) if the trace hashes differ")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress output")
+	prof.register(cmd)
 	return cmd
 }
 
@@ -154,7 +165,8 @@ func runOne(s *scenarios.Scenario, o runOptions) runOutcome {
 	total := s.Duration + s.Settle
 	bar := newProgress(o.stderr, o.quiet, fmt.Sprintf("%s seed %d", s.Name, s.Seed), "sim-s", int64(total/time.Second))
 	res, err := runner.Run(s, runner.Options{Trace: store.Trace(), Clock: time.Now, Stop: o.stop,
-		Progress: func(now, _ time.Duration) { bar.set(int64(now/time.Second), int64(total/time.Second), "") }})
+		BeforeChecks: store.Recorded, // the history and plots written while the checks run
+		Progress:     func(now, _ time.Duration) { bar.set(int64(now/time.Second), int64(total/time.Second), "") }})
 	bar.finish()
 	if err == nil && (res.Interrupted || stopped(o.stop)) {
 		store.Abort()
