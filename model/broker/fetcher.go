@@ -22,30 +22,50 @@ type fetcher struct {
 	inflight    uint64                    // correlation id, 0 if none
 	backoffTill map[metadata.TopicPartition]bool
 	gen         uint64
-	// sent is what the fetch in flight asked for, per partition: an answer
-	// counts only for a partition still at that position.
-	sent []sentFetch
+	// The follower's side of its incremental fetch session with the leader
+	// (KIP-227, Kafka's FetchSessionHandler): sessionID and sessionEpoch
+	// are the next request's FetchMetadata (epoch InitialSessionEpoch: a
+	// full fetch); session are the partitions the session holds, as last
+	// sent (sessionPartitions), sorted, which is also what the fetch in
+	// flight asked for each: an answer counts only for a partition still
+	// at that position. spareSession and want are buffers.
+	sessionID    int32
+	sessionEpoch int32
+	session      []proto.FetchPartition
+	spareSession []proto.FetchPartition
+	want         []proto.FetchPartition
 	// box holds the fetch in flight; spare one answered, for the next.
 	box, spare *fetchRequestBox
 }
 
-// sentFetch is one partition of the fetch in flight: the leader epoch the
-// follower knew and the offset it fetched from.
-type sentFetch struct {
-	tp          metadata.TopicPartition
-	leaderEpoch int32
-	offset      int64
+// sentFor is what the session holds for tp: what the fetch in flight asked
+// for it, named or not (the session is sorted).
+func (f *fetcher) sentFor(tp metadata.TopicPartition) (proto.FetchPartition, bool) {
+	i, ok := slices.BinarySearchFunc(f.session, tp, cmpFetchPartition)
+	if !ok {
+		return proto.FetchPartition{}, false
+	}
+	return f.session[i], true
 }
 
-// sentFor is what the fetch in flight asked for tp (a fetch names the
-// handful of partitions one leader leads for us: a scan beats a map).
-func (f *fetcher) sentFor(tp metadata.TopicPartition) (sentFetch, bool) {
-	for _, s := range f.sent {
-		if s.tp == tp {
-			return s, true
-		}
+func cmpFetchPartition(a proto.FetchPartition, tp metadata.TopicPartition) int {
+	return cmpTP(metadata.TopicPartition{Topic: a.Topic, Partition: a.Partition}, tp)
+}
+
+func cmpTP(a, b metadata.TopicPartition) int {
+	if a.Less(b) {
+		return -1
 	}
-	return sentFetch{}, false
+	if b.Less(a) {
+		return 1
+	}
+	return 0
+}
+
+// follows: tp is among the partitions f fetches.
+func (f *fetcher) follows(tp metadata.TopicPartition) bool {
+	_, ok := slices.BinarySearchFunc(f.parts, tp, cmpTP)
+	return ok
 }
 
 // fetcherTimer ends a fetch that got no answer (gen matches), or a
@@ -86,16 +106,7 @@ func (rm *replicaManager) startFetching(p *partition, leader int32) {
 		f = &fetcher{leader: leader, node: node, backoffTill: map[metadata.TopicPartition]bool{}}
 		rm.fetchers[leader] = f
 	}
-	if !slices.Contains(f.parts, p.tp) {
-		i, _ := slices.BinarySearchFunc(f.parts, p.tp, func(a, b metadata.TopicPartition) int {
-			if a.Less(b) {
-				return -1
-			}
-			if b.Less(a) {
-				return 1
-			}
-			return 0
-		})
+	if i, ok := slices.BinarySearchFunc(f.parts, p.tp, cmpTP); !ok {
 		f.parts = slices.Insert(f.parts, i, p.tp)
 	}
 	if f.inflight == 0 {
@@ -126,8 +137,10 @@ func sortedKeys(m map[int32]*fetcher) []int32 {
 type fetchRequestBox struct {
 	req   proto.FetchRequest
 	parts [2]proto.FetchPartition
-	// more backs a fetch of more partitions, kept with the box.
-	more []proto.FetchPartition
+	// more backs a fetch of more partitions, kept with the box; forgot its
+	// forgotten partitions.
+	more   []proto.FetchPartition
+	forgot []proto.TopicPartition
 	// delivered: the world delivered the request, its only copy.
 	delivered bool
 }
@@ -160,46 +173,106 @@ func (f *fetcher) answered() bool {
 }
 
 func (rm *replicaManager) sendFetch(f *fetcher) {
-	if f.inflight != 0 || len(f.parts) == 0 {
+	if f.inflight != 0 {
+		return
+	}
+	// What to fetch now: each partition ready for fetching, at its log end
+	// (AbstractFetcherThread.buildFetch). One whose log end, log start or
+	// epochs did not move since the session's last request is not named
+	// again: the leader keeps it in the session.
+	want := f.want[:0]
+	delayed := false
+	for _, tp := range f.parts {
+		p := rm.parts.get(tp)
+		if p == nil || p.isLeader || p.failed || p.leader != f.leader || p.log == nil {
+			continue
+		}
+		if f.backoffTill[tp] {
+			delayed = true
+			continue
+		}
+		lastEpoch := p.log.LatestEpoch()
+		if rm.cfg.Bugs.HWTruncation {
+			lastEpoch = -1 // no epochs to compare: followers trust their high watermark
+		}
+		want = append(want, proto.FetchPartition{
+			TopicPartition: proto.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}, FetchOffset: p.log.LEO(),
+			CurrentLeaderEpoch: p.leaderEpoch, LastFetchedEpoch: lastEpoch, LogStartOffset: p.log.LogStartOffset(),
+			MaxBytes: rm.cfg.ReplicaFetchMaxBytes})
+	}
+	f.want = want
+	if len(want) == 0 {
+		// Nothing to fetch: no request. A fetcher left with no partition
+		// at all (none waiting out a backoff) is idle: Kafka shuts it down
+		// (ReplicaFetcherManager.shutdownIdleFetcherThreads), and the one
+		// that fetches from this leader next starts without a session.
+		if !delayed {
+			f.sessionID, f.sessionEpoch = proto.InvalidSessionID, proto.InitialSessionEpoch
+			f.session = f.session[:0]
+		}
 		return
 	}
 	box := f.spare
 	if box != nil {
 		f.spare = nil
-		*box = fetchRequestBox{more: box.more[:0]}
+		*box = fetchRequestBox{more: box.more[:0], forgot: box.forgot[:0]}
 	} else {
 		box = &fetchRequestBox{}
 	}
 	box.req.Owner = box
 	req := &box.req
-	if n := len(f.parts); n <= len(box.parts) {
-		req.Partitions = box.parts[:0]
-	} else {
-		if cap(box.more) < n {
-			box.more = make([]proto.FetchPartition, 0, n)
-		}
+	req.ReplicaID, req.BrokerEpoch, req.MaxWait = rm.id(), rm.n.life.epoch, rm.cfg.ReplicaFetchWaitMax
+	req.SessionID, req.SessionEpoch = f.sessionID, f.sessionEpoch
+	req.Partitions = box.parts[:0]
+	if cap(box.more) > 0 {
 		req.Partitions = box.more[:0]
 	}
-	req.ReplicaID, req.BrokerEpoch, req.MaxWait = rm.id(), rm.n.life.epoch, rm.cfg.ReplicaFetchWaitMax
-	f.sent = f.sent[:0]
-	for _, tp := range f.parts {
-		p := rm.parts.get(tp)
-		if p == nil || p.isLeader || p.failed || p.leader != f.leader || p.log == nil || f.backoffTill[tp] {
-			continue
+	send := func(fp proto.FetchPartition) { req.Partitions = append(req.Partitions, fp) }
+	if f.sessionEpoch == proto.InitialSessionEpoch {
+		// A full fetch names every partition; the session becomes them
+		// (FetchSessionHandler.Builder.build, a full request).
+		req.Partitions = append(req.Partitions, want...)
+		f.session, f.spareSession = append(f.spareSession[:0], want...), f.session
+	} else {
+		// An incremental fetch names the partitions added to the session
+		// and those whose fetch data changed, and forgets those no longer
+		// fetched (Builder.build, an incremental request: added, altered,
+		// removed).
+		next := f.spareSession[:0]
+		i, j := 0, 0
+		for i < len(f.session) || j < len(want) {
+			var c int
+			switch {
+			case i == len(f.session):
+				c = 1
+			case j == len(want):
+				c = -1
+			default:
+				c = cmpTP(metadata.TopicPartition{Topic: f.session[i].Topic, Partition: f.session[i].Partition},
+					metadata.TopicPartition{Topic: want[j].Topic, Partition: want[j].Partition})
+			}
+			switch {
+			case c < 0: // removed
+				box.forgot = append(box.forgot, f.session[i].TopicPartition)
+				i++
+			case c > 0: // added
+				send(want[j])
+				next = append(next, want[j])
+				j++
+			default: // altered, or unchanged
+				if f.session[i] != want[j] {
+					send(want[j])
+				}
+				next = append(next, want[j])
+				i++
+				j++
+			}
 		}
-		lastEpoch := p.log.LatestEpoch()
-		f.sent = append(f.sent, sentFetch{tp: tp, leaderEpoch: p.leaderEpoch, offset: p.log.LEO()})
-		if rm.cfg.Bugs.HWTruncation {
-			lastEpoch = -1 // no epochs to compare: followers trust their high watermark
-		}
-		req.Partitions = append(req.Partitions, proto.FetchPartition{
-			TopicPartition: proto.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}, FetchOffset: p.log.LEO(),
-			CurrentLeaderEpoch: p.leaderEpoch, LastFetchedEpoch: lastEpoch, LogStartOffset: p.log.LogStartOffset(),
-			MaxBytes: rm.cfg.ReplicaFetchMaxBytes})
+		req.Forgotten = box.forgot
+		f.session, f.spareSession = next, f.session
 	}
-	if len(req.Partitions) == 0 {
-		f.spare = box // never sent
-		return
+	if cap(req.Partitions) > len(box.parts) {
+		box.more = req.Partitions[:0] // kept with the box for its next fetch
 	}
 	rm.correlator++
 	req.CorrelationID = rm.correlator
@@ -222,6 +295,10 @@ func (rm *replicaManager) fetcherTimer(t fetcherTimer) {
 		return // a timeout of a fetch that was answered
 	default:
 		f.inflight = 0
+		// The fetch failed (no answer, or its connection was lost): the
+		// next is a full fetch that closes the session and opens another
+		// (FetchSessionHandler.handleError, nextCloseExisting).
+		f.sessionEpoch = proto.InitialSessionEpoch
 	}
 	rm.sendFetch(f)
 }
@@ -258,16 +335,20 @@ func (rm *replicaManager) handleFetchResponse(from sim.NodeID, m *proto.FetchRes
 	if f.answered() {
 		rm.fetchesFreed++
 	}
+	if !f.sessionAnswered(m) {
+		rm.sendFetch(f)
+		return
+	}
 	for _, r := range m.Partitions {
 		if rm.stopped {
 			return // the log directory failed on an earlier partition
 		}
 		tp := metadata.TopicPartition{Topic: r.Topic, Partition: r.Partition}
 		p := rm.parts.get(tp)
-		if p == nil || p.isLeader || p.leader != f.leader || p.log == nil || !slices.Contains(f.parts, tp) {
+		if p == nil || p.isLeader || p.leader != f.leader || p.log == nil || !f.follows(tp) {
 			continue // no longer fetched from f: Kafka's fetcher drops what it removed meanwhile
 		}
-		if s, ok := f.sentFor(tp); !ok || s.offset != p.log.LEO() || f.backoffTill[tp] {
+		if s, ok := f.sentFor(tp); !ok || s.FetchOffset != p.log.LEO() || f.backoffTill[tp] {
 			// The log moved since the fetch was sent (truncated on a leader
 			// change, cut by recovery): the answer is for a position this
 			// replica no longer holds. Kafka's fetcher processes an answer
@@ -278,6 +359,32 @@ func (rm *replicaManager) handleFetchResponse(from sim.NodeID, m *proto.FetchRes
 		rm.processFetched(f, p, r)
 	}
 	rm.sendFetch(f)
+}
+
+// sessionAnswered moves the session on with an answer
+// (FetchSessionHandler.handleResponse), and reports whether its partitions
+// are to be processed: not after a session error. FETCH_SESSION_ID_NOT_FOUND
+// (the leader restarted, or evicted the session) starts over with a new
+// session; another error closes this one and opens another. A full fetch's
+// answer names the session the leader opened (none: fetch in full again);
+// an incremental one's moves to the next epoch, or, naming none, ends the
+// session.
+func (f *fetcher) sessionAnswered(m *proto.FetchResponse) bool {
+	switch {
+	case m.Error == proto.FetchSessionIDNotFound:
+		f.sessionID, f.sessionEpoch = proto.InvalidSessionID, proto.InitialSessionEpoch
+		return false
+	case m.Error != proto.None:
+		f.sessionEpoch = proto.InitialSessionEpoch
+		return false
+	case m.SessionID == proto.InvalidSessionID:
+		f.sessionID, f.sessionEpoch = proto.InvalidSessionID, proto.InitialSessionEpoch
+	case f.sessionEpoch == proto.InitialSessionEpoch:
+		f.sessionID, f.sessionEpoch = m.SessionID, proto.NextSessionEpoch(proto.InitialSessionEpoch)
+	default:
+		f.sessionEpoch = proto.NextSessionEpoch(f.sessionEpoch)
+	}
+	return true
 }
 
 func (rm *replicaManager) processFetched(f *fetcher, p *partition, r proto.FetchPartitionResponse) {
@@ -302,8 +409,8 @@ func (rm *replicaManager) processFetched(f *fetcher, p *partition, r proto.Fetch
 		}
 		return
 	case proto.FencedLeaderEpoch:
-		if s, _ := f.sentFor(p.tp); s.leaderEpoch != p.leaderEpoch {
-			rm.note("replication", "%s: FENCED_LEADER_EPOCH for epoch %d, now %d: fetch again", p.tp, s.leaderEpoch, p.leaderEpoch)
+		if s, _ := f.sentFor(p.tp); s.CurrentLeaderEpoch != p.leaderEpoch {
+			rm.note("replication", "%s: FENCED_LEADER_EPOCH for epoch %d, now %d: fetch again", p.tp, s.CurrentLeaderEpoch, p.leaderEpoch)
 			return
 		}
 		p.failed = true // our epoch is newer than the leader's: wait for metadata

@@ -147,6 +147,9 @@ type replicaManager struct {
 	startCkpt map[string]int64
 	fetchers  map[int32]*fetcher
 	parked    []*parkedFetch
+	// sessions are the followers' incremental fetch sessions with this
+	// broker as leader (fetchsession.go).
+	sessions fetchSessionCache
 
 	// recoveryCkpt is the recovery-point-offset-checkpoint read at start;
 	// cleanStart: the clean-shutdown marker was on disk then (the logs load

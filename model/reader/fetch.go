@@ -48,7 +48,8 @@ func (r *Reader) fetchMissing() {
 		}
 		r.corr++
 		r.fetching.set(l, r.corr)
-		box.req = proto.FetchRequest{CorrelationID: r.corr, ReplicaID: -1, BrokerEpoch: -1, MaxWait: r.cfg.FetchMaxWait, Partitions: parts}
+		box.req = proto.FetchRequest{CorrelationID: r.corr, ReplicaID: -1, BrokerEpoch: -1, MaxWait: r.cfg.FetchMaxWait, Partitions: parts,
+			SessionEpoch: proto.FinalSessionEpoch} // no fetch session (see docs/model.md)
 		if r.cfg.Isolation == "read_committed" {
 			box.req.Isolation = proto.ReadCommitted
 		}
