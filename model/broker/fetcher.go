@@ -33,7 +33,17 @@ type fetcher struct {
 	sessionEpoch int32
 	session      []proto.FetchPartition
 	spareSession []proto.FetchPartition
-	want         []proto.FetchPartition
+	// want is what to fetch now, sorted: worked out again in full when
+	// wantAll (the partitions or backoffs changed), else for the partitions
+	// touched since (dirty: their logs or states moved). pending are the
+	// partitions touched since the last request, whose entries the next
+	// incremental request compares with the session's (all of them when
+	// diffAll).
+	want    []proto.FetchPartition
+	wantAll bool
+	dirty   []metadata.TopicPartition
+	pending []metadata.TopicPartition
+	diffAll bool
 	// box holds the fetch in flight; spare one answered, for the next.
 	box, spare *fetchRequestBox
 }
@@ -60,6 +70,19 @@ func cmpTP(a, b metadata.TopicPartition) int {
 		return 1
 	}
 	return 0
+}
+
+// touched notes that tp's log or state moved: what to fetch for it is
+// worked out again before the next request.
+func (f *fetcher) touched(tp metadata.TopicPartition) {
+	if f.wantAll {
+		return
+	}
+	if len(f.dirty) > 2*len(f.parts)+16 {
+		f.wantAll, f.dirty = true, f.dirty[:0]
+		return
+	}
+	f.dirty = append(f.dirty, tp)
 }
 
 // follows: tp is among the partitions f fetches.
@@ -103,11 +126,12 @@ func (rm *replicaManager) startFetching(p *partition, leader int32) {
 		if !ok {
 			return
 		}
-		f = &fetcher{leader: leader, node: node, backoffTill: map[metadata.TopicPartition]bool{}}
+		f = &fetcher{leader: leader, node: node, backoffTill: map[metadata.TopicPartition]bool{}, wantAll: true}
 		rm.fetchers[leader] = f
 	}
 	if i, ok := slices.BinarySearchFunc(f.parts, p.tp, cmpTP); !ok {
 		f.parts = slices.Insert(f.parts, i, p.tp)
+		f.wantAll = true
 	}
 	if f.inflight == 0 {
 		rm.sendFetch(f)
@@ -117,7 +141,10 @@ func (rm *replicaManager) startFetching(p *partition, leader int32) {
 func (rm *replicaManager) stopFetching(p *partition) {
 	for _, id := range sortedKeys(rm.fetchers) {
 		f := rm.fetchers[id]
-		f.parts = slices.DeleteFunc(f.parts, func(tp metadata.TopicPartition) bool { return tp == p.tp })
+		if i, ok := slices.BinarySearchFunc(f.parts, p.tp, cmpTP); ok {
+			f.parts = slices.Delete(f.parts, i, i+1)
+			f.wantAll = true
+		}
 	}
 }
 
@@ -179,33 +206,47 @@ func (rm *replicaManager) sendFetch(f *fetcher) {
 	// What to fetch now: each partition ready for fetching, at its log end
 	// (AbstractFetcherThread.buildFetch). One whose log end, log start or
 	// epochs did not move since the session's last request is not named
-	// again: the leader keeps it in the session.
-	want := f.want[:0]
-	delayed := false
-	for _, tp := range f.parts {
-		p := rm.parts.get(tp)
-		if p == nil || p.isLeader || p.failed || p.leader != f.leader || p.log == nil {
-			continue
+	// again: the leader keeps it in the session. Only the partitions
+	// touched since the last request are looked at again.
+	if f.wantAll {
+		want := f.want[:0]
+		for _, tp := range f.parts {
+			if fp, ok := rm.wantFetch(f, tp); ok {
+				want = append(want, fp)
+			}
 		}
-		if f.backoffTill[tp] {
-			delayed = true
-			continue
+		f.want, f.wantAll, f.diffAll = want, false, true
+		f.dirty = f.dirty[:0]
+	} else if len(f.dirty) > 0 {
+		slices.SortFunc(f.dirty, cmpTP)
+		f.dirty = slices.Compact(f.dirty)
+		for _, tp := range f.dirty {
+			i, had := slices.BinarySearchFunc(f.want, tp, cmpFetchPartition)
+			fp, ok := rm.wantFetch(f, tp)
+			switch {
+			case ok && had:
+				f.want[i] = fp
+			case ok:
+				f.want = slices.Insert(f.want, i, fp)
+			case had:
+				f.want = slices.Delete(f.want, i, i+1)
+			}
 		}
-		lastEpoch := p.log.LatestEpoch()
-		if rm.cfg.Bugs.HWTruncation {
-			lastEpoch = -1 // no epochs to compare: followers trust their high watermark
-		}
-		want = append(want, proto.FetchPartition{
-			TopicPartition: proto.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}, FetchOffset: p.log.LEO(),
-			CurrentLeaderEpoch: p.leaderEpoch, LastFetchedEpoch: lastEpoch, LogStartOffset: p.log.LogStartOffset(),
-			MaxBytes: rm.cfg.ReplicaFetchMaxBytes})
+		f.pending = append(f.pending, f.dirty...)
+		f.dirty = f.dirty[:0]
 	}
-	f.want = want
+	want := f.want
 	if len(want) == 0 {
 		// Nothing to fetch: no request. A fetcher left with no partition
 		// at all (none waiting out a backoff) is idle: Kafka shuts it down
 		// (ReplicaFetcherManager.shutdownIdleFetcherThreads), and the one
 		// that fetches from this leader next starts without a session.
+		delayed := false
+		for tp := range f.backoffTill { // kafkasim:orderless: any one will do
+			if p := rm.parts.get(tp); f.follows(tp) && p != nil && !p.isLeader && !p.failed && p.leader == f.leader && p.log != nil {
+				delayed = true
+			}
+		}
 		if !delayed {
 			f.sessionID, f.sessionEpoch = proto.InvalidSessionID, proto.InitialSessionEpoch
 			f.session = f.session[:0]
@@ -228,6 +269,9 @@ func (rm *replicaManager) sendFetch(f *fetcher) {
 		req.Partitions = box.more[:0]
 	}
 	send := func(fp proto.FetchPartition) { req.Partitions = append(req.Partitions, fp) }
+	if f.sessionEpoch != proto.InitialSessionEpoch && f.sessionID == proto.InvalidSessionID {
+		panic("broker: an incremental fetch without a session")
+	}
 	if f.sessionEpoch == proto.InitialSessionEpoch {
 		// A full fetch names every partition; the session becomes them
 		// (FetchSessionHandler.Builder.build, a full request).
@@ -237,40 +281,34 @@ func (rm *replicaManager) sendFetch(f *fetcher) {
 		// An incremental fetch names the partitions added to the session
 		// and those whose fetch data changed, and forgets those no longer
 		// fetched (Builder.build, an incremental request: added, altered,
-		// removed).
-		next := f.spareSession[:0]
-		i, j := 0, 0
-		for i < len(f.session) || j < len(want) {
-			var c int
-			switch {
-			case i == len(f.session):
-				c = 1
-			case j == len(want):
-				c = -1
-			default:
-				c = cmpTP(metadata.TopicPartition{Topic: f.session[i].Topic, Partition: f.session[i].Partition},
-					metadata.TopicPartition{Topic: want[j].Topic, Partition: want[j].Partition})
-			}
-			switch {
-			case c < 0: // removed
-				box.forgot = append(box.forgot, f.session[i].TopicPartition)
-				i++
-			case c > 0: // added
-				send(want[j])
-				next = append(next, want[j])
-				j++
-			default: // altered, or unchanged
-				if f.session[i] != want[j] {
+		// removed). After each request the session is what was wanted, so
+		// only the partitions touched since can differ.
+		if f.diffAll {
+			f.session, f.spareSession = rm.diffSession(f, box, f.session, want, send), f.session
+		} else {
+			slices.SortFunc(f.pending, cmpTP)
+			f.pending = slices.Compact(f.pending)
+			for _, tp := range f.pending {
+				i, inSession := slices.BinarySearchFunc(f.session, tp, cmpFetchPartition)
+				j, inWant := slices.BinarySearchFunc(want, tp, cmpFetchPartition)
+				switch {
+				case inSession && inWant:
+					if f.session[i] != want[j] {
+						send(want[j])
+						f.session[i] = want[j]
+					}
+				case inWant:
 					send(want[j])
+					f.session = slices.Insert(f.session, i, want[j])
+				case inSession:
+					box.forgot = append(box.forgot, f.session[i].TopicPartition)
+					f.session = slices.Delete(f.session, i, i+1)
 				}
-				next = append(next, want[j])
-				i++
-				j++
 			}
 		}
 		req.Forgotten = box.forgot
-		f.session, f.spareSession = next, f.session
 	}
+	f.pending, f.diffAll = f.pending[:0], false
 	if cap(req.Partitions) > len(box.parts) {
 		box.more = req.Partitions[:0] // kept with the box for its next fetch
 	}
@@ -283,6 +321,64 @@ func (rm *replicaManager) sendFetch(f *fetcher) {
 	rm.n.env.After(rm.cfg.ReplicaSocketTimeout, fetcherTimer{leader: f.leader, gen: f.gen})
 }
 
+// wantFetch is what f asks of tp, if tp is ready for fetching from f's
+// leader: followed there, not led here, not failed, not backing off.
+func (rm *replicaManager) wantFetch(f *fetcher, tp metadata.TopicPartition) (proto.FetchPartition, bool) {
+	p := rm.parts.get(tp)
+	if p == nil || p.isLeader || p.failed || p.leader != f.leader || p.log == nil || !f.follows(tp) {
+		return proto.FetchPartition{}, false
+	}
+	if len(f.backoffTill) > 0 && f.backoffTill[tp] {
+		return proto.FetchPartition{}, false
+	}
+	lastEpoch := p.log.LatestEpoch()
+	if rm.cfg.Bugs.HWTruncation {
+		lastEpoch = -1 // no epochs to compare: followers trust their high watermark
+	}
+	return proto.FetchPartition{
+		TopicPartition: proto.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}, FetchOffset: p.log.LEO(),
+		CurrentLeaderEpoch: p.leaderEpoch, LastFetchedEpoch: lastEpoch, LogStartOffset: p.log.LogStartOffset(),
+		MaxBytes: rm.cfg.ReplicaFetchMaxBytes}, true
+}
+
+// diffSession is the session after an incremental request that compares
+// every partition wanted with the session's (after the partitions or
+// backoffs changed): the added and altered are sent, the removed
+// forgotten.
+func (rm *replicaManager) diffSession(f *fetcher, box *fetchRequestBox, session, want []proto.FetchPartition, send func(proto.FetchPartition)) []proto.FetchPartition {
+	next := f.spareSession[:0]
+	i, j := 0, 0
+	for i < len(session) || j < len(want) {
+		var c int
+		switch {
+		case i == len(session):
+			c = 1
+		case j == len(want):
+			c = -1
+		default:
+			c = cmpTP(metadata.TopicPartition{Topic: session[i].Topic, Partition: session[i].Partition},
+				metadata.TopicPartition{Topic: want[j].Topic, Partition: want[j].Partition})
+		}
+		switch {
+		case c < 0: // removed
+			box.forgot = append(box.forgot, session[i].TopicPartition)
+			i++
+		case c > 0: // added
+			send(want[j])
+			next = append(next, want[j])
+			j++
+		default: // altered, or unchanged
+			if session[i] != want[j] {
+				send(want[j])
+			}
+			next = append(next, want[j])
+			i++
+			j++
+		}
+	}
+	return next
+}
+
 func (rm *replicaManager) fetcherTimer(t fetcherTimer) {
 	f := rm.fetchers[t.leader]
 	if f == nil {
@@ -291,6 +387,7 @@ func (rm *replicaManager) fetcherTimer(t fetcherTimer) {
 	switch {
 	case t.backoff && t.tp.Topic != "":
 		delete(f.backoffTill, t.tp)
+		f.touched(t.tp)
 	case t.gen != f.gen:
 		return // a timeout of a fetch that was answered
 	default:
@@ -306,6 +403,7 @@ func (rm *replicaManager) fetcherTimer(t fetcherTimer) {
 // backoff pauses fetching tp from f for replica.fetch.backoff.ms.
 func (rm *replicaManager) backoff(f *fetcher, tp metadata.TopicPartition) {
 	f.backoffTill[tp] = true
+	f.touched(tp)
 	rm.n.env.After(rm.cfg.ReplicaFetchBackoff, fetcherTimer{leader: f.leader, backoff: true, tp: tp})
 }
 
@@ -414,6 +512,7 @@ func (rm *replicaManager) processFetched(f *fetcher, p *partition, r proto.Fetch
 			return
 		}
 		p.failed = true // our epoch is newer than the leader's: wait for metadata
+		p.touch()
 		return
 	default:
 		rm.backoff(f, p.tp)

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"kafkasim/model/metadata"
-	"kafkasim/model/partlog"
 	"kafkasim/model/proto"
 )
 
@@ -41,13 +40,12 @@ type cachedPartition struct {
 	// replicaManager.fetchQuiet): the follower caught up, in the ISR,
 	// nothing to read, no error; the state it saw, to tell whether anything
 	// moved since. Not Kafka's: it answers the same without looking again.
-	quiet       bool
-	p           *partition
-	f           *followerState
-	log         *partlog.Log
-	leo         int64
-	latestEpoch int32
-	leaderEpoch int32
+	quiet bool
+	p     *partition
+	f     *followerState
+	ver   uint64 // p's version then (partition.touch)
+	leo   int64
+	start int64
 }
 
 // fetchSession is one follower's session (Kafka's FetchSession): parts
@@ -235,58 +233,48 @@ func (rm *replicaManager) told(m *proto.FetchRequest, c *cachedPartition, r *pro
 
 // observeQuiet notes, after a full look at a partition for a follower's
 // fetch, whether it was quiet: no error, no divergence, nothing to read,
-// the follower at the leader's log end and in the ISR. Until something
-// moves (see fetchQuiet), the same fetch data gets the same answer.
+// the follower at the leader's log end and in the ISR, the high watermark
+// at the log end too. Until the partition changes (partition.touch), the
+// same fetch data gets the same answer, and the fetch moves nothing but
+// the follower's fetch state.
 func (rm *replicaManager) observeQuiet(m *proto.FetchRequest, c *cachedPartition, r *proto.FetchPartitionResponse) {
 	c.quiet = false
 	if r.Error != proto.None || r.Diverging != nil || len(r.Batches) > 0 || c.fp.FetchOffset != r.LogEndOffset {
 		return
 	}
 	p := rm.parts.get(metadata.TopicPartition{Topic: c.fp.Topic, Partition: c.fp.Partition})
-	if p == nil || !p.isLeader || p.log == nil {
+	if p == nil || !p.isLeader || p.log == nil || p.hw != r.LogEndOffset || p.log.LEO() != r.LogEndOffset {
 		return
 	}
 	f := p.follower(m.ReplicaID)
-	if f == nil {
+	if f == nil || !slices.Contains(p.isr, f.id) {
 		return
 	}
-	c.quiet, c.p, c.f, c.log = true, p, f, p.log
-	c.leo, c.latestEpoch, c.leaderEpoch = p.log.LEO(), p.log.LatestEpoch(), p.leaderEpoch
+	c.quiet, c.p, c.f, c.ver = true, p, f, p.ver
+	c.leo, c.start = r.LogEndOffset, p.log.LogStartOffset()
 }
 
 // fetchQuiet serves a quiet partition of a session without reading it
-// (see observeQuiet), if nothing it depends on moved: the same replica,
-// leader epoch, log, log end, latest epoch, follower state and ISR
-// membership, and the follower's broker epoch current (staleBroker false).
-// What fetchPartition would do then is only the follower's fetch state
-// (updateFollowerFetchState: caught up now) and a high watermark that
-// may move; the answer has nothing to read. It reports whether it
-// served the partition, and fills r when the answer must carry it.
+// (see observeQuiet), if it did not change since (its version) and the
+// follower's broker epoch is current (staleBroker false). What
+// fetchPartition would do then is only the follower's fetch state
+// (updateFollowerFetchState: caught up now; a member of the ISR does not
+// join it again, and a high watermark at the log end does not move). It
+// reports whether it served the partition, and fills r when the answer
+// must carry it (the session was not told its high watermark or log start
+// yet).
 func (rm *replicaManager) fetchQuiet(m *proto.FetchRequest, c *cachedPartition, staleBroker bool, r *proto.FetchPartitionResponse) (served, respond bool) {
-	if !c.quiet || staleBroker {
-		return false, false
-	}
-	p := c.p
-	if !p.isLeader || p.log != c.log || p.leaderEpoch != c.leaderEpoch || p.log.LEO() != c.leo ||
-		p.log.LatestEpoch() != c.latestEpoch || rm.parts.get(p.tp) != p {
+	if !c.quiet || staleBroker || c.p.ver != c.ver {
 		return false, false
 	}
 	f := c.f
-	if followerOf(p.followers, f.id) != f || !slices.Contains(p.isr, f.id) {
-		return false, false
-	}
-	hw := p.hw // the answer's, from before this fetch moves it
-	// updateFollowerFetchState: a member of the ISR does not join it again
-	// (mayJoinISR), and a high watermark at the log end cannot move.
 	*f = f.fetched(c.fp.FetchOffset, c.leo, m.BrokerEpoch, rm.now())
-	if p.hw < c.leo {
-		p.maybeIncrementHW()
-	}
-	if hw == c.hw && p.log.LogStartOffset() == c.logStart {
+	if c.leo == c.hw && c.start == c.logStart {
 		return true, false
 	}
+	p := c.p
 	*r = proto.FetchPartitionResponse{TopicPartition: c.fp.TopicPartition, LeaderEpoch: p.leaderEpoch,
-		HighWatermark: hw, LogStartOffset: p.log.LogStartOffset(), LogEndOffset: c.leo, LastStableOffset: -1}
+		HighWatermark: c.leo, LogStartOffset: c.start, LogEndOffset: c.leo, LastStableOffset: -1}
 	return true, true
 }
 
