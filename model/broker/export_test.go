@@ -13,7 +13,7 @@ func (n *Node) FetchInFlight(leader int32, tp metadata.TopicPartition) (int64, b
 		return 0, false
 	}
 	s, ok := f.sentFor(tp)
-	return s.offset, ok
+	return s.FetchOffset, ok
 }
 
 // TruncateReplica cuts this broker's replica of tp to offset, as a follower

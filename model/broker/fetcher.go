@@ -22,30 +22,73 @@ type fetcher struct {
 	inflight    uint64                    // correlation id, 0 if none
 	backoffTill map[metadata.TopicPartition]bool
 	gen         uint64
-	// sent is what the fetch in flight asked for, per partition: an answer
-	// counts only for a partition still at that position.
-	sent []sentFetch
+	// The follower's side of its incremental fetch session with the leader
+	// (KIP-227, Kafka's FetchSessionHandler): sessionID and sessionEpoch
+	// are the next request's FetchMetadata (epoch InitialSessionEpoch: a
+	// full fetch); session are the partitions the session holds, as last
+	// sent (sessionPartitions), sorted, which is also what the fetch in
+	// flight asked for each: an answer counts only for a partition still
+	// at that position. spareSession and want are buffers.
+	sessionID    int32
+	sessionEpoch int32
+	session      []proto.FetchPartition
+	spareSession []proto.FetchPartition
+	// want is what to fetch now, sorted: worked out again in full when
+	// wantAll (the partitions or backoffs changed), else for the partitions
+	// touched since (dirty: their logs or states moved). pending are the
+	// partitions touched since the last request, whose entries the next
+	// incremental request compares with the session's (all of them when
+	// diffAll).
+	want    []proto.FetchPartition
+	wantAll bool
+	dirty   []metadata.TopicPartition
+	pending []metadata.TopicPartition
+	diffAll bool
 	// box holds the fetch in flight; spare one answered, for the next.
 	box, spare *fetchRequestBox
 }
 
-// sentFetch is one partition of the fetch in flight: the leader epoch the
-// follower knew and the offset it fetched from.
-type sentFetch struct {
-	tp          metadata.TopicPartition
-	leaderEpoch int32
-	offset      int64
+// sentFor is what the session holds for tp: what the fetch in flight asked
+// for it, named or not (the session is sorted).
+func (f *fetcher) sentFor(tp metadata.TopicPartition) (proto.FetchPartition, bool) {
+	i, ok := slices.BinarySearchFunc(f.session, tp, cmpFetchPartition)
+	if !ok {
+		return proto.FetchPartition{}, false
+	}
+	return f.session[i], true
 }
 
-// sentFor is what the fetch in flight asked for tp (a fetch names the
-// handful of partitions one leader leads for us: a scan beats a map).
-func (f *fetcher) sentFor(tp metadata.TopicPartition) (sentFetch, bool) {
-	for _, s := range f.sent {
-		if s.tp == tp {
-			return s, true
-		}
+func cmpFetchPartition(a proto.FetchPartition, tp metadata.TopicPartition) int {
+	return cmpTP(metadata.TopicPartition{Topic: a.Topic, Partition: a.Partition}, tp)
+}
+
+func cmpTP(a, b metadata.TopicPartition) int {
+	if a.Less(b) {
+		return -1
 	}
-	return sentFetch{}, false
+	if b.Less(a) {
+		return 1
+	}
+	return 0
+}
+
+// touched notes that tp's log or state moved: what to fetch for it is
+// worked out again before the next request.
+func (f *fetcher) touched(tp metadata.TopicPartition) {
+	if f.wantAll {
+		return
+	}
+	if len(f.dirty) > 2*len(f.parts)+16 {
+		f.wantAll, f.dirty = true, f.dirty[:0]
+		return
+	}
+	f.dirty = append(f.dirty, tp)
+}
+
+// follows: tp is among the partitions f fetches.
+func (f *fetcher) follows(tp metadata.TopicPartition) bool {
+	_, ok := slices.BinarySearchFunc(f.parts, tp, cmpTP)
+	return ok
 }
 
 // fetcherTimer ends a fetch that got no answer (gen matches), or a
@@ -83,20 +126,12 @@ func (rm *replicaManager) startFetching(p *partition, leader int32) {
 		if !ok {
 			return
 		}
-		f = &fetcher{leader: leader, node: node, backoffTill: map[metadata.TopicPartition]bool{}}
+		f = &fetcher{leader: leader, node: node, backoffTill: map[metadata.TopicPartition]bool{}, wantAll: true}
 		rm.fetchers[leader] = f
 	}
-	if !slices.Contains(f.parts, p.tp) {
-		i, _ := slices.BinarySearchFunc(f.parts, p.tp, func(a, b metadata.TopicPartition) int {
-			if a.Less(b) {
-				return -1
-			}
-			if b.Less(a) {
-				return 1
-			}
-			return 0
-		})
+	if i, ok := slices.BinarySearchFunc(f.parts, p.tp, cmpTP); !ok {
 		f.parts = slices.Insert(f.parts, i, p.tp)
+		f.wantAll = true
 	}
 	if f.inflight == 0 {
 		rm.sendFetch(f)
@@ -106,7 +141,10 @@ func (rm *replicaManager) startFetching(p *partition, leader int32) {
 func (rm *replicaManager) stopFetching(p *partition) {
 	for _, id := range sortedKeys(rm.fetchers) {
 		f := rm.fetchers[id]
-		f.parts = slices.DeleteFunc(f.parts, func(tp metadata.TopicPartition) bool { return tp == p.tp })
+		if i, ok := slices.BinarySearchFunc(f.parts, p.tp, cmpTP); ok {
+			f.parts = slices.Delete(f.parts, i, i+1)
+			f.wantAll = true
+		}
 	}
 }
 
@@ -126,8 +164,10 @@ func sortedKeys(m map[int32]*fetcher) []int32 {
 type fetchRequestBox struct {
 	req   proto.FetchRequest
 	parts [2]proto.FetchPartition
-	// more backs a fetch of more partitions, kept with the box.
-	more []proto.FetchPartition
+	// more backs a fetch of more partitions, kept with the box; forgot its
+	// forgotten partitions.
+	more   []proto.FetchPartition
+	forgot []proto.TopicPartition
 	// delivered: the world delivered the request, its only copy.
 	delivered bool
 }
@@ -160,46 +200,117 @@ func (f *fetcher) answered() bool {
 }
 
 func (rm *replicaManager) sendFetch(f *fetcher) {
-	if f.inflight != 0 || len(f.parts) == 0 {
+	if f.inflight != 0 {
+		return
+	}
+	// What to fetch now: each partition ready for fetching, at its log end
+	// (AbstractFetcherThread.buildFetch). One whose log end, log start or
+	// epochs did not move since the session's last request is not named
+	// again: the leader keeps it in the session. Only the partitions
+	// touched since the last request are looked at again.
+	if f.wantAll {
+		want := f.want[:0]
+		for _, tp := range f.parts {
+			if fp, ok := rm.wantFetch(f, tp); ok {
+				want = append(want, fp)
+			}
+		}
+		f.want, f.wantAll, f.diffAll = want, false, true
+		f.dirty = f.dirty[:0]
+	} else if len(f.dirty) > 0 {
+		slices.SortFunc(f.dirty, cmpTP)
+		f.dirty = slices.Compact(f.dirty)
+		for _, tp := range f.dirty {
+			i, had := slices.BinarySearchFunc(f.want, tp, cmpFetchPartition)
+			fp, ok := rm.wantFetch(f, tp)
+			switch {
+			case ok && had:
+				f.want[i] = fp
+			case ok:
+				f.want = slices.Insert(f.want, i, fp)
+			case had:
+				f.want = slices.Delete(f.want, i, i+1)
+			}
+		}
+		f.pending = append(f.pending, f.dirty...)
+		f.dirty = f.dirty[:0]
+	}
+	want := f.want
+	if len(want) == 0 {
+		// Nothing to fetch: no request. A fetcher left with no partition
+		// at all (none waiting out a backoff) is idle: Kafka shuts it down
+		// (ReplicaFetcherManager.shutdownIdleFetcherThreads), and the one
+		// that fetches from this leader next starts without a session.
+		delayed := false
+		for tp := range f.backoffTill { // kafkasim:orderless: any one will do
+			if p := rm.parts.get(tp); f.follows(tp) && p != nil && !p.isLeader && !p.failed && p.leader == f.leader && p.log != nil {
+				delayed = true
+			}
+		}
+		if !delayed {
+			f.sessionID, f.sessionEpoch = proto.InvalidSessionID, proto.InitialSessionEpoch
+			f.session = f.session[:0]
+		}
 		return
 	}
 	box := f.spare
 	if box != nil {
 		f.spare = nil
-		*box = fetchRequestBox{more: box.more[:0]}
+		*box = fetchRequestBox{more: box.more[:0], forgot: box.forgot[:0]}
 	} else {
 		box = &fetchRequestBox{}
 	}
 	box.req.Owner = box
 	req := &box.req
-	if n := len(f.parts); n <= len(box.parts) {
-		req.Partitions = box.parts[:0]
-	} else {
-		if cap(box.more) < n {
-			box.more = make([]proto.FetchPartition, 0, n)
-		}
+	req.ReplicaID, req.BrokerEpoch, req.MaxWait = rm.id(), rm.n.life.epoch, rm.cfg.ReplicaFetchWaitMax
+	req.SessionID, req.SessionEpoch = f.sessionID, f.sessionEpoch
+	req.Partitions = box.parts[:0]
+	if cap(box.more) > 0 {
 		req.Partitions = box.more[:0]
 	}
-	req.ReplicaID, req.BrokerEpoch, req.MaxWait = rm.id(), rm.n.life.epoch, rm.cfg.ReplicaFetchWaitMax
-	f.sent = f.sent[:0]
-	for _, tp := range f.parts {
-		p := rm.parts.get(tp)
-		if p == nil || p.isLeader || p.failed || p.leader != f.leader || p.log == nil || f.backoffTill[tp] {
-			continue
-		}
-		lastEpoch := p.log.LatestEpoch()
-		f.sent = append(f.sent, sentFetch{tp: tp, leaderEpoch: p.leaderEpoch, offset: p.log.LEO()})
-		if rm.cfg.Bugs.HWTruncation {
-			lastEpoch = -1 // no epochs to compare: followers trust their high watermark
-		}
-		req.Partitions = append(req.Partitions, proto.FetchPartition{
-			TopicPartition: proto.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}, FetchOffset: p.log.LEO(),
-			CurrentLeaderEpoch: p.leaderEpoch, LastFetchedEpoch: lastEpoch, LogStartOffset: p.log.LogStartOffset(),
-			MaxBytes: rm.cfg.ReplicaFetchMaxBytes})
+	send := func(fp proto.FetchPartition) { req.Partitions = append(req.Partitions, fp) }
+	if f.sessionEpoch != proto.InitialSessionEpoch && f.sessionID == proto.InvalidSessionID {
+		panic("broker: an incremental fetch without a session")
 	}
-	if len(req.Partitions) == 0 {
-		f.spare = box // never sent
-		return
+	if f.sessionEpoch == proto.InitialSessionEpoch {
+		// A full fetch names every partition; the session becomes them
+		// (FetchSessionHandler.Builder.build, a full request).
+		req.Partitions = append(req.Partitions, want...)
+		f.session, f.spareSession = append(f.spareSession[:0], want...), f.session
+	} else {
+		// An incremental fetch names the partitions added to the session
+		// and those whose fetch data changed, and forgets those no longer
+		// fetched (Builder.build, an incremental request: added, altered,
+		// removed). After each request the session is what was wanted, so
+		// only the partitions touched since can differ.
+		if f.diffAll {
+			f.session, f.spareSession = rm.diffSession(f, box, f.session, want, send), f.session
+		} else {
+			slices.SortFunc(f.pending, cmpTP)
+			f.pending = slices.Compact(f.pending)
+			for _, tp := range f.pending {
+				i, inSession := slices.BinarySearchFunc(f.session, tp, cmpFetchPartition)
+				j, inWant := slices.BinarySearchFunc(want, tp, cmpFetchPartition)
+				switch {
+				case inSession && inWant:
+					if f.session[i] != want[j] {
+						send(want[j])
+						f.session[i] = want[j]
+					}
+				case inWant:
+					send(want[j])
+					f.session = slices.Insert(f.session, i, want[j])
+				case inSession:
+					box.forgot = append(box.forgot, f.session[i].TopicPartition)
+					f.session = slices.Delete(f.session, i, i+1)
+				}
+			}
+		}
+		req.Forgotten = box.forgot
+	}
+	f.pending, f.diffAll = f.pending[:0], false
+	if cap(req.Partitions) > len(box.parts) {
+		box.more = req.Partitions[:0] // kept with the box for its next fetch
 	}
 	rm.correlator++
 	req.CorrelationID = rm.correlator
@@ -210,6 +321,64 @@ func (rm *replicaManager) sendFetch(f *fetcher) {
 	rm.n.env.After(rm.cfg.ReplicaSocketTimeout, fetcherTimer{leader: f.leader, gen: f.gen})
 }
 
+// wantFetch is what f asks of tp, if tp is ready for fetching from f's
+// leader: followed there, not led here, not failed, not backing off.
+func (rm *replicaManager) wantFetch(f *fetcher, tp metadata.TopicPartition) (proto.FetchPartition, bool) {
+	p := rm.parts.get(tp)
+	if p == nil || p.isLeader || p.failed || p.leader != f.leader || p.log == nil || !f.follows(tp) {
+		return proto.FetchPartition{}, false
+	}
+	if len(f.backoffTill) > 0 && f.backoffTill[tp] {
+		return proto.FetchPartition{}, false
+	}
+	lastEpoch := p.log.LatestEpoch()
+	if rm.cfg.Bugs.HWTruncation {
+		lastEpoch = -1 // no epochs to compare: followers trust their high watermark
+	}
+	return proto.FetchPartition{
+		TopicPartition: proto.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}, FetchOffset: p.log.LEO(),
+		CurrentLeaderEpoch: p.leaderEpoch, LastFetchedEpoch: lastEpoch, LogStartOffset: p.log.LogStartOffset(),
+		MaxBytes: rm.cfg.ReplicaFetchMaxBytes}, true
+}
+
+// diffSession is the session after an incremental request that compares
+// every partition wanted with the session's (after the partitions or
+// backoffs changed): the added and altered are sent, the removed
+// forgotten.
+func (rm *replicaManager) diffSession(f *fetcher, box *fetchRequestBox, session, want []proto.FetchPartition, send func(proto.FetchPartition)) []proto.FetchPartition {
+	next := f.spareSession[:0]
+	i, j := 0, 0
+	for i < len(session) || j < len(want) {
+		var c int
+		switch {
+		case i == len(session):
+			c = 1
+		case j == len(want):
+			c = -1
+		default:
+			c = cmpTP(metadata.TopicPartition{Topic: session[i].Topic, Partition: session[i].Partition},
+				metadata.TopicPartition{Topic: want[j].Topic, Partition: want[j].Partition})
+		}
+		switch {
+		case c < 0: // removed
+			box.forgot = append(box.forgot, session[i].TopicPartition)
+			i++
+		case c > 0: // added
+			send(want[j])
+			next = append(next, want[j])
+			j++
+		default: // altered, or unchanged
+			if session[i] != want[j] {
+				send(want[j])
+			}
+			next = append(next, want[j])
+			i++
+			j++
+		}
+	}
+	return next
+}
+
 func (rm *replicaManager) fetcherTimer(t fetcherTimer) {
 	f := rm.fetchers[t.leader]
 	if f == nil {
@@ -218,10 +387,15 @@ func (rm *replicaManager) fetcherTimer(t fetcherTimer) {
 	switch {
 	case t.backoff && t.tp.Topic != "":
 		delete(f.backoffTill, t.tp)
+		f.touched(t.tp)
 	case t.gen != f.gen:
 		return // a timeout of a fetch that was answered
 	default:
 		f.inflight = 0
+		// The fetch failed (no answer, or its connection was lost): the
+		// next is a full fetch that closes the session and opens another
+		// (FetchSessionHandler.handleError, nextCloseExisting).
+		f.sessionEpoch = proto.InitialSessionEpoch
 	}
 	rm.sendFetch(f)
 }
@@ -229,6 +403,7 @@ func (rm *replicaManager) fetcherTimer(t fetcherTimer) {
 // backoff pauses fetching tp from f for replica.fetch.backoff.ms.
 func (rm *replicaManager) backoff(f *fetcher, tp metadata.TopicPartition) {
 	f.backoffTill[tp] = true
+	f.touched(tp)
 	rm.n.env.After(rm.cfg.ReplicaFetchBackoff, fetcherTimer{leader: f.leader, backoff: true, tp: tp})
 }
 
@@ -258,16 +433,20 @@ func (rm *replicaManager) handleFetchResponse(from sim.NodeID, m *proto.FetchRes
 	if f.answered() {
 		rm.fetchesFreed++
 	}
+	if !f.sessionAnswered(m) {
+		rm.sendFetch(f)
+		return
+	}
 	for _, r := range m.Partitions {
 		if rm.stopped {
 			return // the log directory failed on an earlier partition
 		}
 		tp := metadata.TopicPartition{Topic: r.Topic, Partition: r.Partition}
 		p := rm.parts.get(tp)
-		if p == nil || p.isLeader || p.leader != f.leader || p.log == nil || !slices.Contains(f.parts, tp) {
+		if p == nil || p.isLeader || p.leader != f.leader || p.log == nil || !f.follows(tp) {
 			continue // no longer fetched from f: Kafka's fetcher drops what it removed meanwhile
 		}
-		if s, ok := f.sentFor(tp); !ok || s.offset != p.log.LEO() || f.backoffTill[tp] {
+		if s, ok := f.sentFor(tp); !ok || s.FetchOffset != p.log.LEO() || f.backoffTill[tp] {
 			// The log moved since the fetch was sent (truncated on a leader
 			// change, cut by recovery): the answer is for a position this
 			// replica no longer holds. Kafka's fetcher processes an answer
@@ -278,6 +457,32 @@ func (rm *replicaManager) handleFetchResponse(from sim.NodeID, m *proto.FetchRes
 		rm.processFetched(f, p, r)
 	}
 	rm.sendFetch(f)
+}
+
+// sessionAnswered moves the session on with an answer
+// (FetchSessionHandler.handleResponse), and reports whether its partitions
+// are to be processed: not after a session error. FETCH_SESSION_ID_NOT_FOUND
+// (the leader restarted, or evicted the session) starts over with a new
+// session; another error closes this one and opens another. A full fetch's
+// answer names the session the leader opened (none: fetch in full again);
+// an incremental one's moves to the next epoch, or, naming none, ends the
+// session.
+func (f *fetcher) sessionAnswered(m *proto.FetchResponse) bool {
+	switch {
+	case m.Error == proto.FetchSessionIDNotFound:
+		f.sessionID, f.sessionEpoch = proto.InvalidSessionID, proto.InitialSessionEpoch
+		return false
+	case m.Error != proto.None:
+		f.sessionEpoch = proto.InitialSessionEpoch
+		return false
+	case m.SessionID == proto.InvalidSessionID:
+		f.sessionID, f.sessionEpoch = proto.InvalidSessionID, proto.InitialSessionEpoch
+	case f.sessionEpoch == proto.InitialSessionEpoch:
+		f.sessionID, f.sessionEpoch = m.SessionID, proto.NextSessionEpoch(proto.InitialSessionEpoch)
+	default:
+		f.sessionEpoch = proto.NextSessionEpoch(f.sessionEpoch)
+	}
+	return true
 }
 
 func (rm *replicaManager) processFetched(f *fetcher, p *partition, r proto.FetchPartitionResponse) {
@@ -302,11 +507,12 @@ func (rm *replicaManager) processFetched(f *fetcher, p *partition, r proto.Fetch
 		}
 		return
 	case proto.FencedLeaderEpoch:
-		if s, _ := f.sentFor(p.tp); s.leaderEpoch != p.leaderEpoch {
-			rm.note("replication", "%s: FENCED_LEADER_EPOCH for epoch %d, now %d: fetch again", p.tp, s.leaderEpoch, p.leaderEpoch)
+		if s, _ := f.sentFor(p.tp); s.CurrentLeaderEpoch != p.leaderEpoch {
+			rm.note("replication", "%s: FENCED_LEADER_EPOCH for epoch %d, now %d: fetch again", p.tp, s.CurrentLeaderEpoch, p.leaderEpoch)
 			return
 		}
 		p.failed = true // our epoch is newer than the leader's: wait for metadata
+		p.touch()
 		return
 	default:
 		rm.backoff(f, p.tp)

@@ -31,6 +31,7 @@ func (rm *replicaManager) deleteReplica(p *partition, reg *metadata.Partition) {
 	if p.isLeader {
 		p.isLeader = false
 		p.followers = nil
+		p.touch()
 		rm.completeWaiting(p)
 		rm.leadershipChanged(p, reg.LeaderEpoch, false)
 	}

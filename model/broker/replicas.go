@@ -100,6 +100,24 @@ type partition struct {
 
 	// follower side
 	failed bool // stop fetching until new metadata (FENCED_LEADER_EPOCH)
+
+	// ver counts the changes a fetch's answer depends on (touch).
+	ver uint64
+}
+
+// touch notes that something a fetch of p reads changed: its log (told by
+// partlog.Log.OnChange), its leadership, ISR, high watermark or followers.
+// A leader's fetch sessions answer a partition whose version did not move
+// since it was quiet without reading it (fetchQuiet); a follower's fetcher
+// works out again what to ask for it (fetcher.dirty).
+func (p *partition) touch() {
+	p.ver++
+	if p.isLeader || p.leader < 0 {
+		return
+	}
+	if f := p.rm.fetchers[p.leader]; f != nil {
+		f.touched(p.tp)
+	}
 }
 
 func (p *partition) effectiveMinISR() int { return min(p.minISR, len(p.replicas)) }
@@ -147,6 +165,9 @@ type replicaManager struct {
 	startCkpt map[string]int64
 	fetchers  map[int32]*fetcher
 	parked    []*parkedFetch
+	// sessions are the followers' incremental fetch sessions with this
+	// broker as leader (fetchsession.go).
+	sessions fetchSessionCache
 
 	// recoveryCkpt is the recovery-point-offset-checkpoint read at start;
 	// cleanStart: the clean-shutdown marker was on disk then (the logs load
@@ -340,6 +361,7 @@ func (rm *replicaManager) apply(reg *metadata.Partition) {
 		p.pending = nil // the state moved on: an in-flight change is moot
 	}
 	p.partitionEpoch = reg.PartitionEpoch
+	p.touch()
 	switch {
 	case reg.Leader == rm.id() && (newEpoch || !p.isLeader):
 		rm.makeLeader(p, reg)
@@ -347,6 +369,7 @@ func (rm *replicaManager) apply(reg *metadata.Partition) {
 		// A reassignment may add replicas within the epoch: they become
 		// followers to track (Partition.updateAssignmentAndIsr).
 		p.followers = syncFollowerStates(p.followers, p.replicas, rm.id())
+		p.touch()
 		// The leader may learn a change it asked for from the metadata
 		// log before (or instead of) the AlterPartition answer.
 		p.leaderLearnsISR(reg.ISR)
@@ -355,6 +378,7 @@ func (rm *replicaManager) apply(reg *metadata.Partition) {
 		rm.makeFollower(p, reg)
 	default:
 		p.isr = slices.Clone(reg.ISR)
+		p.touch()
 		if rm.stopsFetching(reg) {
 			rm.stopFetching(p)
 		}
@@ -380,6 +404,8 @@ func (rm *replicaManager) openLog(p *partition) {
 		LogStart: rm.startCkpt[p.tp.String()], RecoveryPoint: rm.recoveryCkpt[p.tp.String()], Clean: rm.cleanStart})
 	p.log = log
 	p.hw = min(rm.hwCkpt[p.tp.String()], log.LEO())
+	log.OnChange(p.touch)
+	p.touch()
 	if rec.TruncatedBytes > 0 || rec.DeletedSegments > 0 {
 		rm.note("log-recovery", "%s: cut %d bytes and %d segments at offset %d (%s)", p.tp, rec.TruncatedBytes, rec.DeletedSegments, rec.TruncatedAt, rec.CorruptionReason)
 	}
@@ -439,6 +465,7 @@ func (rm *replicaManager) truncate(p *partition, to int64, why string) {
 	removed := p.log.Batches(to)
 	p.log.TruncateTo(to)
 	p.hw = min(p.hw, p.log.LEO())
+	p.touch()
 	rm.note("truncate", "%s to %d: %s", p.tp, p.log.LEO(), why)
 	if a := rm.audit(); a != nil {
 		a.ReplicaTruncated(rm.id(), p.tp, to, removed, why)
@@ -462,6 +489,9 @@ func (rm *replicaManager) makeLeader(p *partition, reg *metadata.Partition) {
 		p.epochStart = epochStart
 		p.log.AssignEpoch(p.leaderEpoch)
 		p.followers = newFollowerStates(p.replicas, p.isr, rm.id(), rm.now())
+	}
+	p.touch()
+	if newEpoch {
 		rm.note("partition-leader", "%s leader epoch %d, start offset %d, isr %v", p.tp, p.leaderEpoch, p.epochStart, p.isr)
 		if a := rm.audit(); a != nil {
 			a.PartitionLeader(rm.id(), p.tp, p.leaderEpoch, p.log, reg.ElectedUncleanly)
@@ -487,12 +517,14 @@ func (rm *replicaManager) makeFollower(p *partition, reg *metadata.Partition) {
 	p.pending = nil
 	p.followers = nil
 	p.failed = false
+	p.touch()
 	if wasLeader {
 		rm.completeWaiting(p) // they fail: this replica no longer leads
 		rm.wakeParked(p.tp)
 		rm.leadershipChanged(p, p.leaderEpoch, false)
 	}
 	p.hw = min(p.hw, p.log.LEO())
+	p.touch()
 	if rm.cfg.Bugs.HWTruncation && p.hw < p.log.LEO() {
 		rm.truncate(p, p.hw, "become follower: truncate to high watermark (hw-truncation)")
 	}
@@ -516,6 +548,7 @@ func (p *partition) maybeIncrementHW() bool {
 		return false
 	}
 	p.hw = hw
+	p.touch()
 	p.log.OnHighWatermarkUpdated(hw)
 	if a := rm.audit(); a != nil {
 		a.ReplicaHW(rm.id(), p.tp, p.leaderEpoch, true, p.hw, p.log)
@@ -616,6 +649,7 @@ func (p *partition) leaderLearnsISR(isr []int32) {
 		}
 	}
 	p.isr = slices.Clone(isr)
+	p.touch()
 }
 
 // committedISRChanged is the AlterPartition answer for p: the new ISR is
@@ -625,6 +659,7 @@ func (p *partition) committedISRChanged(isr []int32, partitionEpoch int32) {
 	p.leaderLearnsISR(isr)
 	p.partitionEpoch = partitionEpoch
 	p.pending = nil
+	p.touch()
 	p.maybeIncrementHW()
 	rm.completeWaiting(p)
 }

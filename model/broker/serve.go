@@ -20,6 +20,7 @@ type parkedFetch struct {
 	from     sim.NodeID
 	on       uint64 // the connection it was read on
 	req      *proto.FetchRequest
+	ctx      fetchContext
 	deadline time.Duration
 	timer    sim.TimerID
 	done     bool
@@ -92,7 +93,7 @@ func (rm *replicaManager) fire(t sim.Timer) bool {
 	case parkedTimeout:
 		if !t.p.done {
 			rm.unpark(t.p)
-			rm.handleFetch(t.p.from, t.p.on, t.p.req, 0)
+			rm.serveFetch(t.p.from, t.p.on, t.p.req, t.p.ctx, 0)
 		}
 	case fetcherTimer:
 		rm.fetcherTimer(t)
@@ -122,6 +123,14 @@ func (rm *replicaManager) wakeParked(tp metadata.TopicPartition) {
 	}
 	var wake []*parkedFetch
 	for _, p := range rm.parked {
+		if p.ctx.kind == incrementalFetch {
+			// An incremental fetch waits on every partition of its
+			// session, named or not.
+			if _, ok := p.ctx.session.find(tp); ok {
+				wake = append(wake, p)
+			}
+			continue
+		}
 		for _, fp := range p.req.Partitions {
 			if fp.Topic == tp.Topic && fp.Partition == tp.Partition {
 				wake = append(wake, p)
@@ -139,7 +148,7 @@ func (rm *replicaManager) wakeParked(tp metadata.TopicPartition) {
 			continue
 		}
 		rm.unpark(p)
-		rm.handleFetch(p.from, p.on, p.req, p.deadline)
+		rm.serveFetch(p.from, p.on, p.req, p.ctx, p.deadline)
 	}
 }
 
@@ -192,6 +201,7 @@ func (a *fetchAnswer) TakeBack() {
 	clear(a.parts[:]) // the batches they name may go
 	clear(a.more[:cap(a.more)])
 	a.resp.Partitions = nil
+	a.resp.Error, a.resp.SessionID = proto.None, proto.InvalidSessionID
 	a.rm.spareAnswers.Put(a, spareAnswersMax)
 }
 
@@ -201,9 +211,28 @@ func (rm *replicaManager) handleFetch(from sim.NodeID, on uint64, m *proto.Fetch
 	if m.CorrelationID == proto.FreedCorrelationID {
 		panic("broker: a fetch its sender freed for reuse arrived")
 	}
+	rm.serveFetch(from, on, m, rm.newFetchContext(m), deadline)
+}
+
+// serveFetch answers a fetch in its context, or parks it until deadline
+// (ReplicaManager.fetchMessages and DelayedFetch): again each time it wakes.
+func (rm *replicaManager) serveFetch(from sim.NodeID, on uint64, m *proto.FetchRequest, ctx fetchContext, deadline time.Duration) {
 	answer := rm.newFetchAnswer()
 	resp := &answer.resp
-	if n := len(m.Partitions); n <= len(answer.parts) {
+	resp.CorrelationID = m.CorrelationID
+	if ctx.kind == sessionErrorFetch {
+		// A session error is answered at once, with no partitions
+		// (SessionErrorContext: nothing to wait for).
+		resp.Error = ctx.err
+		resp.Partitions = answer.parts[:0]
+		rm.answer(from, on, resp)
+		return
+	}
+	n := len(m.Partitions)
+	if ctx.kind == incrementalFetch {
+		n = len(ctx.session.parts)
+	}
+	if n <= len(answer.parts) {
 		resp.Partitions = answer.parts[:0]
 	} else {
 		if cap(answer.more) < n {
@@ -211,25 +240,64 @@ func (rm *replicaManager) handleFetch(from sim.NodeID, on uint64, m *proto.Fetch
 		}
 		resp.Partitions = answer.more[:0]
 	}
-	resp.CorrelationID = m.CorrelationID
 	follower := m.ReplicaID >= 0
 	anything := false
-	for _, fp := range m.Partitions {
-		// Filled in place: copying the answer out of fetchPartition and
-		// into the slice (write barriers included) showed in profiles.
-		resp.Partitions = append(resp.Partitions, proto.FetchPartitionResponse{})
-		r := &resp.Partitions[len(resp.Partitions)-1]
-		rm.fetchPartition(m, fp, follower, r)
-		if r.Error != proto.None || r.Diverging != nil || len(r.Batches) > 0 {
-			anything = true
+	if ctx.kind == incrementalFetch {
+		// Every partition of the session is served; the answer carries
+		// those with something new (IncrementalFetchContext).
+		stale := rm.staleFollower(m)
+		s := ctx.session
+		for i := range s.parts {
+			c := &s.parts[i]
+			resp.Partitions = append(resp.Partitions, proto.FetchPartitionResponse{})
+			r := &resp.Partitions[len(resp.Partitions)-1]
+			served, respond := rm.fetchQuiet(m, c, stale, r)
+			if !served {
+				rm.fetchPartition(m, c.fp, true, r)
+				respond = mustRespond(c, r)
+				if r.Error != proto.None || r.Diverging != nil || len(r.Batches) > 0 {
+					anything = true
+				}
+				rm.observeQuiet(m, c, r)
+			}
+			if !respond {
+				resp.Partitions = resp.Partitions[:len(resp.Partitions)-1]
+			}
+		}
+	} else {
+		for _, fp := range m.Partitions {
+			// Filled in place: copying the answer out of fetchPartition and
+			// into the slice (write barriers included) showed in profiles.
+			resp.Partitions = append(resp.Partitions, proto.FetchPartitionResponse{})
+			r := &resp.Partitions[len(resp.Partitions)-1]
+			rm.fetchPartition(m, fp, follower, r)
+			if r.Error != proto.None || r.Diverging != nil || len(r.Batches) > 0 {
+				anything = true
+			}
 		}
 	}
 	if !anything && deadline > rm.now() {
-		p := &parkedFetch{from: from, on: on, req: m, deadline: deadline}
+		p := &parkedFetch{from: from, on: on, req: m, ctx: ctx, deadline: deadline}
 		p.timer = rm.n.env.After(deadline-rm.now(), parkedTimeout{p: p})
 		rm.parked = append(rm.parked, p)
 		answer.TakeBack() // the answer is made again when the fetch wakes
 		return
+	}
+	switch ctx.kind {
+	case fullFetch:
+		resp.SessionID = rm.openSession(m, resp)
+	case incrementalFetch:
+		resp.SessionID = ctx.session.id
+		for i := range resp.Partitions {
+			r := &resp.Partitions[i]
+			if j, ok := ctx.session.find(metadata.TopicPartition{Topic: r.Topic, Partition: r.Partition}); ok {
+				c := &ctx.session.parts[j]
+				c.hw, c.logStart = r.HighWatermark, r.LogStartOffset
+				if r.Error != proto.None {
+					c.hw = -1
+				}
+			}
+		}
 	}
 	rm.answer(from, on, resp)
 }

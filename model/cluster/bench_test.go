@@ -157,3 +157,45 @@ func groupBenchCoordinator() group.Config {
 	gc.OffsetsTopicReplicationFactor = 3
 	return gc
 }
+
+// BenchmarkBigCluster is issue 28's load: 3 controllers, 30 brokers in 3
+// racks, 3,000 partitions with RF 3 and min ISR 2, 8 producers at 250
+// records/s each with acks=all, a random broker crashed for 4 s every 10 s,
+// one simulated minute. Almost every partition is idle at any moment: what
+// it measures is what an idle partition costs (fetch sessions, KIP-227).
+// docs/examples/big-cluster-3000.yaml is the same load as a scenario.
+// Run it with -benchtime 1x.
+func BenchmarkBigCluster(b *testing.B) {
+	if os.Getenv("GOGC") == "" {
+		defer gctune.Start()()
+	}
+	var events uint64
+	var simTime time.Duration
+	for range b.N {
+		cfg := DefaultConfig(1)
+		cfg.Controllers, cfg.Brokers = 3, 30
+		cfg.Racks = []string{"a", "b", "c"}
+		cfg.Topics = []TopicSpec{{Name: "orders", Partitions: 3000, ReplicationFactor: 3, MinInsyncReplicas: 2}}
+		pc := producer.DefaultConfig("", "orders")
+		pc.Rate, pc.Keys = 250, 1000 // acks=all, the default
+		cfg.Producers = []ProducerSpec{{Name: "p", Count: 8, Config: pc}}
+		c, err := Build(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := 1; i <= 5; i++ {
+			c.World.ScheduleFault(time.Duration(10*i)*time.Second, sim.Fault{Kind: sim.FaultCrash, Target: "random-broker", For: 4 * time.Second})
+		}
+		c.World.Start()
+		c.World.RunUntil(time.Minute)
+		events += c.World.Steps()
+		simTime += c.World.Now()
+		if c.History.Len() < 100_000 {
+			b.Fatalf("only %d history operations: the workload did not run", c.History.Len())
+		}
+	}
+	secs := b.Elapsed().Seconds()
+	b.ReportMetric(float64(events)/secs, "events/s")
+	b.ReportMetric(simTime.Seconds()/secs, "sim-s/s")
+	b.ReportMetric(float64(events)/float64(b.N), "events/run")
+}

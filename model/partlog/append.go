@@ -21,6 +21,7 @@ var ErrOffsetMismatch = errors.New("batch does not continue the log")
 // updates the epoch cache and producer state. asLeader says whether this
 // replica leads (for producer-state tracking under the bug switch).
 func (l *Log) Append(batches []*record.Batch, asLeader bool) error {
+	defer l.changed()
 	for _, b := range batches {
 		// A leader writes at its log end; a follower copies the leader's
 		// batches, which may skip offsets compaction removed (Kafka's
@@ -63,6 +64,7 @@ func (l *Log) Append(batches []*record.Batch, asLeader bool) error {
 // AssignEpoch records that epoch starts at the log end (a new leader does this
 // before any write of its epoch, so that followers' lookups find it).
 func (l *Log) AssignEpoch(epoch int32) {
+	defer l.changed()
 	if l.cfg.NoLeaderEpochs {
 		return
 	}
@@ -102,6 +104,7 @@ func (l *Log) roll() (*segment, error) {
 // the next start loads instead of replaying the log. A snapshot that fails
 // to write is left out (the next start replays more).
 func (l *Log) Close() {
+	defer l.changed()
 	l.takeSnapshot()
 }
 
@@ -120,6 +123,7 @@ func (l *Log) Flush() {
 // TruncateTo removes every batch that ends at or after offset (a batch that
 // straddles offset goes whole), and the epoch cache entries past it.
 func (l *Log) TruncateTo(offset int64) {
+	defer l.changed()
 	if offset >= l.LEO() {
 		l.epochs.TruncateFromEnd(offset)
 		return
@@ -161,6 +165,7 @@ func (l *Log) TruncateTo(offset int64) {
 // TruncateFullyAndStartAt empties the log and restarts it at offset: no
 // producer state, no snapshot.
 func (l *Log) TruncateFullyAndStartAt(offset int64) {
+	defer l.changed()
 	for _, s := range l.segs {
 		l.disk.Remove(s.file)
 	}
@@ -189,6 +194,7 @@ func (l *Log) writeBatch(seg *segment, data []byte) error {
 // away (Kafka's LogManager.asyncDelete, here at once). The log must not be
 // used afterwards.
 func (l *Log) Delete() {
+	defer l.changed()
 	for _, name := range l.disk.List(l.dir + "/") {
 		l.disk.Remove(name)
 	}

@@ -9,6 +9,7 @@ import (
 // are cleaned a second time). Offsets stay; batches thin out. It returns how
 // many records were removed.
 func (l *Log) Compact(hw int64) int {
+	defer l.changed()
 	if !l.cfg.Compact || len(l.segs) < 2 {
 		return 0
 	}

@@ -77,6 +77,20 @@ type Log struct {
 	unflushed  int64
 	// RecoveryPoint is the offset up to which the log is known flushed.
 	RecoveryPoint int64
+	// onChange is told of every change to the log (OnChange).
+	onChange func()
+}
+
+// OnChange sets what is told after each change to the log: an append, a
+// truncation, a new log start or leader epoch, a deletion, a compaction.
+// The broker's fetch sessions use it to know which partitions moved
+// without looking at every one on every fetch.
+func (l *Log) OnChange(f func()) { l.onChange = f }
+
+func (l *Log) changed() {
+	if l.onChange != nil {
+		l.onChange()
+	}
 }
 
 // Recovery reports what opening a log found.

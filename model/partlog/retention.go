@@ -5,6 +5,7 @@ package partlog
 // whose batches are now below it (ProducerStateManager's
 // onLogStartOffsetIncremented drops none).
 func (l *Log) MaybeIncrementLogStartOffset(offset int64) {
+	defer l.changed()
 	if offset > l.start && offset <= l.LEO() {
 		l.start = offset
 		l.epochs.TruncateFromStart(offset)
@@ -16,6 +17,7 @@ func (l *Log) MaybeIncrementLogStartOffset(offset int64) {
 // below the high watermark, never the active one. nowMs is the broker's
 // clock. It returns how many segments went.
 func (l *Log) DeleteOldSegments(hw int64, nowMs int64) int {
+	defer l.changed()
 	deleted := 0
 	size := l.SizeBytes()
 	for len(l.segs) > 1 {

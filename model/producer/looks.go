@@ -22,6 +22,11 @@ type sendLooks struct {
 	// it was found, or never (then also after any later time, while it is
 	// still ahead); wakesStale: they must be computed again.
 	firstWake []time.Duration
+	// blockMin[b] is the first of firstWake[64b:64b+64], or wakesStale
+	// when that is not known (a wake-up there went stale): scheduleNext
+	// skips a block whose first wake-up is ahead, which on a producer of
+	// thousands of partitions is nearly every block.
+	blockMin []time.Duration
 	// wokeAt is the latest time the first wake-ups were looked at: the
 	// producer's clock can be set back, and then a wake-up passed before
 	// is ahead again (staleAfterJumpBack).
@@ -42,12 +47,19 @@ func (l *sendLooks) grow(n int) {
 		l.waitsForRoom = append(l.waitsForRoom, 0)
 		l.firstWake = append(l.firstWake, wakesStale)
 	}
+	for len(l.blockMin)*64 < n {
+		l.blockMin = append(l.blockMin, wakesStale)
+	}
+	for b := range l.blockMin {
+		l.blockMin[b] = wakesStale
+	}
 }
 
 // changed: partition i's queue or a batch in it changed.
 func (l *sendLooks) changed(i int) {
 	l.idleUntil[i] = notIdle
 	l.firstWake[i] = wakesStale
+	l.blockMin[i>>6] = wakesStale
 }
 
 // maySendSooner: a batch of partition i may go before the last look said
@@ -87,6 +99,9 @@ func (l *sendLooks) staleAfterJumpBack(now time.Duration) {
 		for i := range l.firstWake {
 			l.firstWake[i] = wakesStale
 		}
+		for b := range l.blockMin {
+			l.blockMin[b] = wakesStale
+		}
 	}
 	l.wokeAt = now
 }
@@ -104,6 +119,15 @@ func (l *sendLooks) due(base int, now time.Duration) uint64 {
 		}
 	}
 	return due
+}
+
+// firstOfBlock is the first wake-up of partitions base to base+63.
+func (l *sendLooks) firstOfBlock(base int) time.Duration {
+	first := never
+	for _, w := range l.firstWake[base:min(base+64, len(l.firstWake))] {
+		first = min(first, w)
+	}
+	return first
 }
 
 // earliestWake returns the earliest first wake-up after now of partitions

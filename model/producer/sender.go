@@ -386,11 +386,17 @@ func (p *Client) scheduleNext(now time.Duration) {
 	next := never
 	p.looks.staleAfterJumpBack(now)
 	for base := 0; base < p.looks.len(); base += 64 {
+		if first := p.looks.blockMin[base>>6]; first > now {
+			// Every wake-up of the block is ahead: its first is the one.
+			next = min(next, first)
+			continue
+		}
 		earliest, again := p.looks.earliestWake(base, now)
 		next = min(next, earliest)
 		for ; again != 0; again &= again - 1 {
 			next = min(next, p.firstWake(base+bits.TrailingZeros64(again), now))
 		}
+		p.looks.blockMin[base>>6] = p.looks.firstOfBlock(base)
 	}
 	if next < never {
 		p.wakeSender(next - now)

@@ -88,8 +88,18 @@ type FetchRequest struct {
 	MaxWait       time.Duration
 	// Isolation: a read_committed consumer reads up to the last stable
 	// offset and learns the aborted transactions in what it read.
-	Isolation  IsolationLevel
-	Partitions []FetchPartition
+	Isolation IsolationLevel
+	// SessionID and SessionEpoch are a follower's incremental fetch session
+	// (KIP-227, Kafka's FetchMetadata): SessionEpoch InitialSessionEpoch
+	// asks for a full fetch that opens a new session (closing SessionID's,
+	// if set); a later epoch is an incremental fetch, whose Partitions
+	// name only what changed since the session's previous request and
+	// whose Forgotten leave the session. Consumers fetch without a session
+	// (FinalSessionEpoch).
+	SessionID    int32
+	SessionEpoch int32
+	Partitions   []FetchPartition
+	Forgotten    []TopicPartition
 	// sim.Reuse: the follower that sent the fetch learns when the world
 	// delivered it, its only copy, and reuses it once its answer is in too.
 	// A broker keeps nothing of a fetch it answered.
@@ -99,6 +109,24 @@ type FetchRequest struct {
 // FreedCorrelationID marks a request its sender freed, when PoisonFreed is
 // on: a receiver that sees it panics.
 const FreedCorrelationID = 1 << 62
+
+// Fetch session ids and epochs (Kafka's FetchMetadata): no session; the
+// epoch of a full fetch that opens one; the epoch of a fetch that wants
+// none.
+const (
+	InvalidSessionID    int32 = 0
+	InitialSessionEpoch int32 = 0
+	FinalSessionEpoch   int32 = -1
+)
+
+// NextSessionEpoch is the epoch after e (FetchMetadata.nextEpoch: it wraps
+// to 1, never to the initial or final epoch).
+func NextSessionEpoch(e int32) int32 {
+	if e < 0 || e == 1<<31-1 {
+		return 1
+	}
+	return e + 1
+}
 
 // FetchPartition is one partition's fetch position.
 type FetchPartition struct {
@@ -115,7 +143,15 @@ type FetchPartition struct {
 // FetchResponse answers a FetchRequest.
 type FetchResponse struct {
 	CorrelationID uint64
-	Partitions    []FetchPartitionResponse
+	// Error is a fetch session's error (FETCH_SESSION_ID_NOT_FOUND,
+	// INVALID_FETCH_SESSION_EPOCH), with no partitions; SessionID is the
+	// session the fetch is in, InvalidSessionID for none (KIP-227). An
+	// incremental fetch's answer leaves out the partitions with nothing
+	// new: no records, the same high watermark and log start as last told,
+	// no error.
+	Error      ErrorCode
+	SessionID  int32
+	Partitions []FetchPartitionResponse
 	// sim.Reuse: the broker takes the answer back once the world delivered
 	// it. A receiver keeps nothing of it past its Deliver (a partition's
 	// Batches, which the leader's log owns, it may keep).
@@ -370,6 +406,12 @@ func (m *FetchRequest) String() string { return string(m.AppendDetail(nil)) }
 // AppendDetail appends String's words (sim.DetailAppender).
 func (m *FetchRequest) AppendDetail(b []byte) []byte {
 	b = append(b, m.MessageName()...)
+	if m.SessionID != InvalidSessionID || m.SessionEpoch > InitialSessionEpoch {
+		b = append(b, " session="...)
+		b = strconv.AppendInt(b, int64(m.SessionID), 10)
+		b = append(b, '/')
+		b = strconv.AppendInt(b, int64(m.SessionEpoch), 10)
+	}
 	for _, p := range m.Partitions {
 		b = append(b, ' ')
 		b = p.TopicPartition.appendTo(b)
@@ -379,6 +421,10 @@ func (m *FetchRequest) AppendDetail(b []byte) []byte {
 		b = strconv.AppendInt(b, int64(p.CurrentLeaderEpoch), 10)
 		b = append(b, ')')
 	}
+	for _, tp := range m.Forgotten {
+		b = append(b, " forget "...)
+		b = tp.appendTo(b)
+	}
 	return b
 }
 
@@ -387,6 +433,14 @@ func (m *FetchResponse) String() string { return string(m.AppendDetail(nil)) }
 // AppendDetail appends String's words (sim.DetailAppender).
 func (m *FetchResponse) AppendDetail(b []byte) []byte {
 	b = append(b, "FetchResponse"...)
+	if m.Error != None {
+		b = append(b, ' ')
+		b = append(b, m.Error.String()...)
+	}
+	if m.SessionID != InvalidSessionID {
+		b = append(b, " session="...)
+		b = strconv.AppendInt(b, int64(m.SessionID), 10)
+	}
 	for _, p := range m.Partitions {
 		n := 0
 		for _, bt := range p.Batches {

@@ -49,6 +49,8 @@ const (
 	PreferredLeaderNotAvailable  ErrorCode = 80
 	EligibleLeadersNotAvailable  ErrorCode = 83
 	ElectionNotNeeded            ErrorCode = 84
+	FetchSessionIDNotFound       ErrorCode = 70
+	InvalidFetchSessionEpoch     ErrorCode = 71
 )
 
 var errorNames = map[ErrorCode]string{
@@ -71,6 +73,7 @@ var errorNames = map[ErrorCode]string{
 	CoordinatorNotAvailable: "COORDINATOR_NOT_AVAILABLE", NotCoordinator: "NOT_COORDINATOR",
 	PreferredLeaderNotAvailable: "PREFERRED_LEADER_NOT_AVAILABLE",
 	EligibleLeadersNotAvailable: "ELIGIBLE_LEADERS_NOT_AVAILABLE", ElectionNotNeeded: "ELECTION_NOT_NEEDED",
+	FetchSessionIDNotFound: "FETCH_SESSION_ID_NOT_FOUND", InvalidFetchSessionEpoch: "INVALID_FETCH_SESSION_EPOCH",
 }
 
 // String is the error's Kafka name.

@@ -51,6 +51,9 @@ func (r *FetchRequest) WireBytes() int {
 	for i := range r.Partitions {
 		n += partitionWireBytes + len(r.Partitions[i].Topic)
 	}
+	for i := range r.Forgotten {
+		n += 4 + len(r.Forgotten[i].Topic) // a forgotten partition is its name and number
+	}
 	return n
 }
 

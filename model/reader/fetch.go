@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -22,33 +23,46 @@ type fetchBox struct {
 }
 
 // fetchMissing sends a fetch to each leader without one in flight, for the
-// partitions with a valid position and an empty buffer.
+// partitions with a valid position and an empty buffer: the leaders in
+// order, each fetch's partitions in the subscription's order. One pass
+// over the partitions, grouped by leader after (a reader of thousands of
+// partitions over dozens of leaders would otherwise look at every
+// partition once per leader); whether a partition wants a fetch depends on
+// its own leader's fetch alone, so grouping first changes nothing.
 func (r *Reader) fetchMissing() {
-	leaders := r.leaderScratch[:0]
+	want := r.wantScratch[:0]
 	for _, p := range r.subs.parts {
-		if r.wantsFetch(p) && !slices.Contains(leaders, p.leader) {
-			leaders = append(leaders, p.leader)
+		if r.wantsFetch(p) {
+			want = append(want, p)
 		}
 	}
-	slices.Sort(leaders)
-	r.leaderScratch = leaders
-	for _, l := range leaders {
+	slices.SortStableFunc(want, func(a, b *partitionState) int { return cmp.Compare(a.leader, b.leader) })
+	for i := 0; i < len(want); {
+		l := want[i].leader
+		j := i + 1
+		for j < len(want) && want[j].leader == l {
+			j++
+		}
+		group := want[i:j]
+		i = j
 		node, ok := r.brokers[l]
 		if !ok {
 			continue
 		}
 		box := &fetchBox{}
 		parts := box.parts[:0] // the request keeps the list
-		for _, p := range r.subs.parts {
-			if p.leader == l && r.wantsFetch(p) {
-				parts = append(parts, proto.FetchPartition{
-					TopicPartition: proto.TopicPartition{Topic: p.key.topic, Partition: p.key.partition}, FetchOffset: p.offset,
-					CurrentLeaderEpoch: p.leaderEpoch, LastFetchedEpoch: -1, MaxBytes: r.cfg.MaxPartitionFetchBytes})
-			}
+		if len(group) > len(box.parts) {
+			parts = make([]proto.FetchPartition, 0, len(group))
+		}
+		for _, p := range group {
+			parts = append(parts, proto.FetchPartition{
+				TopicPartition: proto.TopicPartition{Topic: p.key.topic, Partition: p.key.partition}, FetchOffset: p.offset,
+				CurrentLeaderEpoch: p.leaderEpoch, LastFetchedEpoch: -1, MaxBytes: r.cfg.MaxPartitionFetchBytes})
 		}
 		r.corr++
 		r.fetching.set(l, r.corr)
-		box.req = proto.FetchRequest{CorrelationID: r.corr, ReplicaID: -1, BrokerEpoch: -1, MaxWait: r.cfg.FetchMaxWait, Partitions: parts}
+		box.req = proto.FetchRequest{CorrelationID: r.corr, ReplicaID: -1, BrokerEpoch: -1, MaxWait: r.cfg.FetchMaxWait, Partitions: parts,
+			SessionEpoch: proto.FinalSessionEpoch} // no fetch session (see docs/model.md)
 		if r.cfg.Isolation == "read_committed" {
 			box.req.Isolation = proto.ReadCommitted
 		}
@@ -57,6 +71,8 @@ func (r *Reader) fetchMissing() {
 		r.env.After(r.fetchTimeout(len(parts)), &box.timer)
 		r.requests.Add(r.corr, request{kind: requestFetch, parts: parts})
 	}
+	clear(want) // the scratch keeps no partition alive
+	r.wantScratch = want[:0]
 }
 
 // fetchTimeout is how long the reader waits for a fetch's answer before it

@@ -177,8 +177,8 @@ type Reader struct {
 	stopped    bool
 	// requests in flight: their kind and, for a fetch, what it asked for.
 	requests corrlist.List[request]
-	// leaderScratch is fetchMissing's list of leaders.
-	leaderScratch []int32
+	// wantScratch is fetchMissing's list of partitions to fetch.
+	wantScratch []*partitionState
 	// group is a group member's state (nil in assign mode).
 	group *groupState
 
