@@ -44,8 +44,8 @@ func (a *alterManager) submit(p *partition, isr []int32) {
 		epochs[i] = -1
 		if r == a.rm.id() {
 			epochs[i] = a.rm.n.life.epoch
-		} else if f := p.follower(r); f != nil && f.brokerEpoch != brokerEpochUnknown {
-			epochs[i] = f.brokerEpoch // unknown goes as -1, as Kafka's getOrElse(-1)
+		} else if f := p.follower(r); f != nil && f.epoch() != brokerEpochUnknown {
+			epochs[i] = f.epoch() // unknown goes as -1, as Kafka's getOrElse(-1)
 		}
 		states[i] = proto.ReplicaState{BrokerID: r, BrokerEpoch: epochs[i]}
 	}

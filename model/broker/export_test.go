@@ -1,6 +1,10 @@
 package broker
 
-import "kafkasim/model/metadata"
+import (
+	"time"
+
+	"kafkasim/model/metadata"
+)
 
 // FetchInFlight reports the offset the fetch in flight from leader asked
 // for tp, if one is in flight and covers it.
@@ -29,4 +33,32 @@ func (n *Node) Freed() (produces, answers, fetches uint64) {
 		return 0, 0, 0
 	}
 	return n.rm.producesFreed, n.rm.answersFreed, n.rm.fetchesFreed
+}
+
+// SessionParts counts, over this leader's fetch sessions, the partitions
+// on their dirty lists and the lazy ones (off them).
+func (n *Node) SessionParts() (dirty, lazy int) {
+	for _, s := range n.rm.sessions.sessions { // kafkasim:orderless: counting
+		dirty += len(s.dirty)
+		for i := range s.parts {
+			if s.parts[i].lazy {
+				lazy++
+			}
+		}
+	}
+	return dirty, lazy
+}
+
+// FollowerCaughtUp is when this leader last saw follower caught up on tp,
+// as the ISR rules read it (through a lazy session).
+func (n *Node) FollowerCaughtUp(tp metadata.TopicPartition, follower int32) (time.Duration, bool) {
+	p := n.rm.parts.get(tp)
+	if p == nil {
+		return 0, false
+	}
+	f := p.follower(follower)
+	if f == nil {
+		return 0, false
+	}
+	return f.caughtUpTime(), true
 }

@@ -46,6 +46,9 @@ type cachedPartition struct {
 	ver   uint64 // p's version then (partition.touch)
 	leo   int64
 	start int64
+	// lazy: quiet, told its high watermark and log start, and off the
+	// session's dirty list (fetchSession.dirty).
+	lazy bool
 }
 
 // fetchSession is one follower's session (Kafka's FetchSession): parts
@@ -56,6 +59,115 @@ type fetchSession struct {
 	parts    []cachedPartition
 	created  time.Duration
 	lastUsed time.Duration
+
+	// dirty are the indices into parts, sorted, that the next fetch looks
+	// at: every partition but the lazy ones, which are quiet, told, and
+	// unchanged since (partition.touch takes them off their lazy state
+	// through partition.quietIn). Serving a lazy partition would only move
+	// its follower's fetch state to the fetch's time and broker epoch: the
+	// session keeps those for all of them (quietAt, quietEpoch; the
+	// follower states read them through followerState.lazy). Not Kafka's,
+	// whose IncrementalFetchContext visits every partition: the answers and
+	// the follower states are the same, the simulation's cost is not.
+	dirty      []int32
+	quietAt    time.Duration
+	quietEpoch int64
+	// While a fetch is served (serving), the lazy partitions before the
+	// one it serves (cursor) were served at servingAt with servingEpoch,
+	// the others not yet; next are the lazy ones woken after being
+	// passed, for the next fetch.
+	serving      bool
+	cursor       int32
+	servingAt    time.Duration
+	servingEpoch int64
+	next         []int32
+}
+
+// lazyState is what a lazy partition at index i says of its follower:
+// the time and broker epoch of the session's last fetch that served it.
+func (s *fetchSession) lazyState(i int32) (time.Duration, int64) {
+	if s.serving && i < s.cursor {
+		return s.servingAt, s.servingEpoch
+	}
+	return s.quietAt, s.quietEpoch
+}
+
+// unlazy ends the laziness of parts[i], if lazy, writing its follower's
+// state back; it reports whether it was lazy. The caller puts i on a list.
+func (s *fetchSession) unlazy(i int32) bool {
+	c := &s.parts[i]
+	if !c.lazy {
+		return false
+	}
+	c.lazy = false
+	if c.f.lazy == s {
+		c.f.settle()
+	}
+	if j := slices.Index(c.p.quietIn, s); j >= 0 {
+		c.p.quietIn = slices.Delete(c.p.quietIn, j, j+1)
+	}
+	return true
+}
+
+// addDirty puts index i on the dirty list, in order.
+func (s *fetchSession) addDirty(i int32) {
+	if j, ok := slices.BinarySearch(s.dirty, i); !ok {
+		s.dirty = slices.Insert(s.dirty, j, i)
+	}
+}
+
+// wake: p, lazy in this session, changed (partition.touch). During a
+// fetch, a partition not passed yet is served by it, as Kafka's loop
+// would reach it after the change; one passed waits for the next fetch.
+func (s *fetchSession) wake(p *partition) {
+	i, ok := s.find(p.tp)
+	if !ok || s.parts[i].p != p || !s.unlazy(int32(i)) {
+		// Not held lazily here (cannot happen): drop the stale entry.
+		if j := slices.Index(p.quietIn, s); j >= 0 {
+			p.quietIn = slices.Delete(p.quietIn, j, j+1)
+		}
+		return
+	}
+	if s.serving && int32(i) < s.cursor {
+		s.next = append(s.next, int32(i))
+		return
+	}
+	s.addDirty(int32(i))
+}
+
+// wakeAll ends every partition's laziness: all go on the dirty list.
+func (s *fetchSession) wakeAll() {
+	s.dirty = s.dirty[:0]
+	for i := range s.parts {
+		s.unlazy(int32(i))
+		s.dirty = append(s.dirty, int32(i))
+	}
+}
+
+// rest is the end of a fetch served in session s: the partitions it looked
+// at that are quiet, told, and unchanged become lazy.
+func (s *fetchSession) rest() {
+	keep := s.dirty[:0]
+	for _, i := range s.dirty {
+		c := &s.parts[i]
+		if !c.quiet || c.p.ver != c.ver || c.leo != c.hw || c.start != c.logStart {
+			keep = append(keep, i)
+			continue
+		}
+		c.lazy = true
+		if c.f.lazy != nil && c.f.lazy != s {
+			c.f.settle()
+		}
+		c.f.lazy, c.f.lazyIdx = s, i
+		if !slices.Contains(c.p.quietIn, s) {
+			c.p.quietIn = append(c.p.quietIn, s)
+		}
+	}
+	s.dirty = keep
+	for _, i := range s.next {
+		s.addDirty(i)
+	}
+	s.next = s.next[:0]
 }
 
 func (s *fetchSession) find(tp metadata.TopicPartition) (int, bool) {
@@ -116,19 +228,34 @@ func (rm *replicaManager) newFetchContext(m *proto.FetchRequest) fetchContext {
 	case s.epoch != m.SessionEpoch:
 		return fetchContext{kind: sessionErrorFetch, err: proto.InvalidFetchSessionEpoch}
 	}
+	reshaped := false // indices moved: every partition is looked at again
 	for _, fp := range m.Partitions {
 		tp := metadata.TopicPartition{Topic: fp.Topic, Partition: fp.Partition}
 		if i, ok := s.find(tp); ok {
+			if s.unlazy(int32(i)) {
+				s.addDirty(int32(i))
+			}
 			s.parts[i].fp = fp // updateRequestParams
 			s.parts[i].quiet = false
 		} else {
+			if !reshaped {
+				s.wakeAll()
+				reshaped = true
+			}
 			s.parts = slices.Insert(s.parts, i, cachedPartition{fp: fp, hw: -1, logStart: -1})
 		}
 	}
 	for _, tp := range m.Forgotten {
 		if i, ok := s.find(metadata.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}); ok {
+			if !reshaped {
+				s.wakeAll()
+				reshaped = true
+			}
 			s.parts = slices.Delete(s.parts, i, i+1)
 		}
+	}
+	if reshaped {
+		s.wakeAll()
 	}
 	if len(s.parts) == 0 {
 		// Nothing left: the session closes and the fetch is served
@@ -142,6 +269,9 @@ func (rm *replicaManager) newFetchContext(m *proto.FetchRequest) fetchContext {
 }
 
 func (rm *replicaManager) removeSession(id int32) {
+	if s := rm.sessions.sessions[id]; s != nil {
+		s.wakeAll()
+	}
 	delete(rm.sessions.sessions, id)
 }
 
@@ -177,6 +307,7 @@ func (rm *replicaManager) openSession(m *proto.FetchRequest, resp *proto.FetchRe
 	slices.SortStableFunc(s.parts, func(a, b cachedPartition) int {
 		return cmpFetchPartition(a.fp, metadata.TopicPartition{Topic: b.fp.Topic, Partition: b.fp.Partition})
 	})
+	s.wakeAll()
 	c.sessions[s.id] = s
 	return s.id
 }
@@ -268,6 +399,7 @@ func (rm *replicaManager) fetchQuiet(m *proto.FetchRequest, c *cachedPartition, 
 		return false, false
 	}
 	f := c.f
+	f.settle() // lazy in a session its follower left, if any
 	*f = f.fetched(c.fp.FetchOffset, c.leo, m.BrokerEpoch, rm.now())
 	if c.leo == c.hw && c.start == c.logStart {
 		return true, false

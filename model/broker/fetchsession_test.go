@@ -114,6 +114,40 @@ func TestFetchSessionNamesOnlyWhatMoved(t *testing.T) {
 	}
 }
 
+// The leader's session holds the idle partitions lazily: a fetch does not
+// visit them (they are off the session's dirty list), yet their follower's
+// fetch state moves with every fetch of the session, as if each had been
+// served: the follower was caught up on each idle partition at its last
+// fetch, not when the partition went quiet.
+func TestFetchSessionLeavesIdlePartitionsLazy(t *testing.T) {
+	buf := &sim.TraceBuffer{RecordsMax: 1 << 20}
+	c := idleBesideOrders(t, 5, buf)
+	w := c.World
+	w.Start()
+	w.RunUntil(45 * time.Second)
+	dirty, lazy := c.Broker(1).SessionParts()
+	if lazy < 7 || dirty > 1 {
+		t.Fatalf("leader's sessions: %d partitions to visit, %d lazy; want the 7 idle ones lazy and at most orders-0 to visit", dirty, lazy)
+	}
+	fetches, _ := followerFetches(buf, 44*time.Second)
+	if len(fetches) == 0 {
+		t.Fatal("no fetch from the follower in the last second")
+	}
+	var last time.Duration
+	for _, r := range buf.Records {
+		if r.Kind == "deliver" && r.Node == "broker-1" && r.From == "broker-2" && strings.HasPrefix(r.Detail, "Fetch(replica)") {
+			last = r.At
+		}
+	}
+	for i := range 7 {
+		tp := metadata.TopicPartition{Topic: "idle", Partition: int32(i)}
+		at, ok := c.Broker(1).FollowerCaughtUp(tp, 2)
+		if !ok || at < last || at > w.Now() {
+			t.Fatalf("%s: follower caught up at %v, last fetch delivered at %v (now %v)", tp, at, last, w.Now())
+		}
+	}
+}
+
 // A leader's sessions die with its process: after broker-1 restarts, its
 // follower fetches in full again (a new session, with a new id), and every
 // partition, idle or not, is replicated and in sync once more.

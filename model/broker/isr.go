@@ -59,7 +59,7 @@ func maximalISR(isr []int32, pending *pendingISR) []int32 {
 // caughtUp: the follower's log end equals the leader's, or it was caught up
 // within replica.lag.time.max.ms (Kafka's ReplicaState.isCaughtUp).
 func (s *leaderState) caughtUp(f *followerState) bool {
-	return f.leo == s.leo || s.now-f.lastCaughtUp <= s.lagMax
+	return f.leo == s.leo || s.now-f.caughtUpTime() <= s.lagMax
 }
 
 // never is the time of a catch-up or fetch that has not happened: Kafka's
@@ -80,7 +80,7 @@ const brokerEpochUnknown = -2
 // fetched from this leader yet is not.
 func (s *leaderState) eligible(f *followerState) bool {
 	b, ok := s.brokers[f.id]
-	return ok && b.Active() && f.brokerEpoch != brokerEpochUnknown && (f.brokerEpoch == -1 || f.brokerEpoch == b.Epoch)
+	return ok && b.Active() && f.epoch() != brokerEpochUnknown && (f.epoch() == -1 || f.epoch() == b.Epoch)
 }
 
 // highWatermark is where the leader's high watermark may move: the

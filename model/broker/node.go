@@ -203,7 +203,7 @@ func (n *Node) onCommit(hw int64) {
 			n.image.Skip(e.Offset)
 			continue
 		}
-		batch, err := metadata.DecodeBatch(e.Data)
+		batch, err := metadata.DecodeEntry(e)
 		if err == nil {
 			err = n.image.Apply(e.Offset, batch)
 		}
@@ -232,7 +232,7 @@ func (n *Node) onTruncate(to int64) {
 			n.image.Skip(off)
 			continue
 		}
-		if batch, err := metadata.DecodeBatch(e.Data); err == nil && n.image.Apply(off, batch) == nil {
+		if batch, err := metadata.DecodeEntry(e); err == nil && n.image.Apply(off, batch) == nil {
 			continue
 		}
 		n.image.Skip(off)

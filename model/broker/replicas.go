@@ -59,6 +59,41 @@ type followerState struct {
 	lastFetchLeaderLEO int64
 	lastFetchTime      time.Duration
 	brokerEpoch        int64
+	// lazy: the follower's partition is quiet in this fetch session and
+	// off its dirty list (fetchSession.dirty), at index lazyIdx of its
+	// parts: each fetch of the session moves lastCaughtUp and
+	// lastFetchTime to its time and brokerEpoch to its epoch, kept by the
+	// session instead (caughtUpTime, epoch read through it; settle writes
+	// them back).
+	lazy    *fetchSession
+	lazyIdx int32
+}
+
+// caughtUpTime is lastCaughtUp, through the session while lazy.
+func (f *followerState) caughtUpTime() time.Duration {
+	if f.lazy != nil {
+		at, _ := f.lazy.lazyState(f.lazyIdx)
+		return at
+	}
+	return f.lastCaughtUp
+}
+
+// epoch is brokerEpoch, through the session while lazy.
+func (f *followerState) epoch() int64 {
+	if f.lazy != nil {
+		_, e := f.lazy.lazyState(f.lazyIdx)
+		return e
+	}
+	return f.brokerEpoch
+}
+
+// settle writes back what the lazy session kept and ends the laziness.
+func (f *followerState) settle() {
+	if s := f.lazy; s != nil {
+		at, e := s.lazyState(f.lazyIdx)
+		f.lastCaughtUp, f.lastFetchTime, f.brokerEpoch = at, at, e
+		f.lazy = nil
+	}
 }
 
 type pendingISR struct {
@@ -103,6 +138,9 @@ type partition struct {
 
 	// ver counts the changes a fetch's answer depends on (touch).
 	ver uint64
+	// quietIn are the fetch sessions holding p lazily (off their dirty
+	// lists): touch puts p back on their lists.
+	quietIn []*fetchSession
 }
 
 // touch notes that something a fetch of p reads changed: its log (told by
@@ -112,6 +150,9 @@ type partition struct {
 // works out again what to ask for it (fetcher.dirty).
 func (p *partition) touch() {
 	p.ver++
+	for len(p.quietIn) > 0 {
+		p.quietIn[len(p.quietIn)-1].wake(p)
+	}
 	if p.isLeader || p.leader < 0 {
 		return
 	}
@@ -605,6 +646,7 @@ func (p *partition) setFollowerHW(leaderHW int64) {
 // Replica.updateFetchStateOrThrow), then maybe expands the ISR and advances
 // the high watermark.
 func (p *partition) updateFollowerFetchState(f *followerState, fetchOffset, leaderEnd int64, brokerEpoch int64) {
+	f.settle()
 	*f = f.fetched(fetchOffset, leaderEnd, brokerEpoch, p.rm.now())
 	p.maybeExpandISR(f)
 	p.maybeIncrementHW()

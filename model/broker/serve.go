@@ -247,7 +247,13 @@ func (rm *replicaManager) serveFetch(from sim.NodeID, on uint64, m *proto.FetchR
 		// those with something new (IncrementalFetchContext).
 		stale := rm.staleFollower(m)
 		s := ctx.session
-		for i := range s.parts {
+		if stale {
+			s.wakeAll()
+		}
+		s.serving, s.servingAt, s.servingEpoch = true, rm.now(), m.BrokerEpoch
+		for k := 0; k < len(s.dirty); k++ { // partition.touch may add to it
+			i := s.dirty[k]
+			s.cursor = i
 			c := &s.parts[i]
 			resp.Partitions = append(resp.Partitions, proto.FetchPartitionResponse{})
 			r := &resp.Partitions[len(resp.Partitions)-1]
@@ -264,6 +270,8 @@ func (rm *replicaManager) serveFetch(from sim.NodeID, on uint64, m *proto.FetchR
 				resp.Partitions = resp.Partitions[:len(resp.Partitions)-1]
 			}
 		}
+		s.serving = false
+		s.quietAt, s.quietEpoch = s.servingAt, s.servingEpoch
 	} else {
 		for _, fp := range m.Partitions {
 			// Filled in place: copying the answer out of fetchPartition and
@@ -281,6 +289,9 @@ func (rm *replicaManager) serveFetch(from sim.NodeID, on uint64, m *proto.FetchR
 		p.timer = rm.n.env.After(deadline-rm.now(), parkedTimeout{p: p})
 		rm.parked = append(rm.parked, p)
 		answer.TakeBack() // the answer is made again when the fetch wakes
+		if ctx.kind == incrementalFetch {
+			ctx.session.rest()
+		}
 		return
 	}
 	switch ctx.kind {
@@ -298,6 +309,7 @@ func (rm *replicaManager) serveFetch(from sim.NodeID, on uint64, m *proto.FetchR
 				}
 			}
 		}
+		ctx.session.rest()
 	}
 	rm.answer(from, on, resp)
 }

@@ -269,7 +269,7 @@ func applyEntry(im *metadata.Image, e raft.Entry) error {
 		im.Skip(e.Offset)
 		return nil
 	}
-	batch, err := metadata.DecodeBatch(e.Data)
+	batch, err := metadata.DecodeEntry(e)
 	if err != nil {
 		return fmt.Errorf("entry %d: %w", e.Offset, err)
 	}

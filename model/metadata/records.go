@@ -8,6 +8,8 @@ package metadata
 import (
 	"encoding/json"
 	"fmt"
+
+	"kafkasim/model/raft"
 )
 
 // Sentinels of PartitionRecord.Leader, as in Kafka's LeaderConstants.
@@ -163,6 +165,24 @@ func DecodeBatch(data []byte) (Batch, error) {
 		return nil, fmt.Errorf("metadata: decoding batch: %w", err)
 	}
 	return b, nil
+}
+
+// DecodeEntry is DecodeBatch of a metadata log entry's data, decoded once
+// for every replica holding a copy of the entry (raft.Entry.Memo): the
+// batch returned is shared, and must not be modified. Every reader of a
+// batch only reads it (Image.Apply clones what it keeps, or copies a
+// topic's configs before writing them).
+func DecodeEntry(e raft.Entry) (Batch, error) {
+	if e.Memo != nil {
+		if b, ok := e.Memo.Value.(Batch); ok {
+			return b, nil
+		}
+	}
+	b, err := DecodeBatch(e.Data)
+	if err == nil && e.Memo != nil {
+		e.Memo.Value = b
+	}
+	return b, err
 }
 
 // TopicPartition names a partition ("orders-0").

@@ -271,7 +271,7 @@ func (r *Raft) Propose(data []byte) (int64, bool) {
 	if r.role != Leader || r.stopping {
 		return 0, false
 	}
-	e := Entry{Offset: r.log.EndOffset(), Epoch: r.epoch, Data: data}
+	e := Entry{Offset: r.log.EndOffset(), Epoch: r.epoch, Data: data, Memo: &Memo{}}
 	if !r.appendLocal(e) {
 		return 0, false
 	}

@@ -18,7 +18,18 @@ type Entry struct {
 	Epoch   int32
 	Control bool
 	Data    []byte
+	// Memo is shared by every copy of the entry made from the one its
+	// leader appended (replicas' logs share the entries they fetch), so
+	// that what one reader makes of Data, a pure function of it, serves
+	// the others; nil for an entry read back from disk. Not Kafka's,
+	// whose replicas each decode their copy: it saves the simulation
+	// decoding each metadata batch once per broker.
+	Memo *Memo
 }
+
+// Memo holds what a reader made of an entry's data (see Entry.Memo); it
+// must never be modified once set.
+type Memo struct{ Value any }
 
 // Same reports whether two entries are the same batch.
 func (e Entry) Same(o Entry) bool {
