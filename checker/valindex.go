@@ -1,5 +1,7 @@
 package checker
 
+import "strings"
+
 // valIndex numbers the values of a history. Values are looked up once per
 // send invocation, completion and record polled (millions in a long run),
 // and kafkasim's producers write them as "<producer instance>:<seq>", seq
@@ -44,14 +46,9 @@ func newValIndex(hint int) valIndex {
 // and its length, into a number that only it packs into (0 for a longer
 // prefix): comparing prefixes is comparing keys.
 func splitValue(v string) (prefix string, key uint64, seq int, ok bool) {
-	i := 0
-	for ; i < len(v) && v[i] != ':'; i++ {
-		if i < 7 {
-			key |= uint64(v[i]) << (8 * i)
-		}
-	}
+	i := strings.IndexByte(v, ':')
 	d := len(v) - i - 1
-	if d <= 0 || d > 9 || (d > 1 && v[i+1] == '0') {
+	if i < 0 || d == 0 || d > 9 || (d > 1 && v[i+1] == '0') {
 		return "", 0, 0, false
 	}
 	n := 0
@@ -62,10 +59,11 @@ func splitValue(v string) (prefix string, key uint64, seq int, ok bool) {
 		}
 		n = n*10 + int(c)
 	}
-	if i > 7 {
-		key = 0
-	} else {
-		key |= uint64(i+1) << 56
+	if i <= 7 {
+		key = uint64(i+1) << 56
+		for j := range i {
+			key |= uint64(v[j]) << (8 * j)
+		}
 	}
 	return v[:i], key, n, true
 }

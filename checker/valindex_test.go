@@ -74,3 +74,63 @@ func TestSplitValue(t *testing.T) {
 		}
 	}
 }
+
+// valBenchValues are 120,000 values of 4 producers, as the reference load
+// sends them, and an order of lookups: each value's send completion and two
+// polls, the polls reading 12 partitions' shares in turn.
+func valBenchValues() (vals, lookups []string) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var block []byte
+	for i := range 120_000 {
+		n := len(block)
+		block = append(block, "p-"+strconv.Itoa(i%4)+":"+strconv.Itoa(i/4)...)
+		vals = append(vals, string(block[n:])) // each its own string, as the history's
+	}
+	lookups = append(lookups, vals...)
+	parts := make([][]string, 12)
+	for _, v := range vals {
+		p := rng.IntN(12)
+		parts[p] = append(parts[p], v)
+	}
+	for range 2 {
+		for _, p := range parts {
+			lookups = append(lookups, p...)
+		}
+	}
+	return vals, lookups
+}
+
+func BenchmarkValIndex(b *testing.B) {
+	vals, lookups := valBenchValues()
+	for range b.N {
+		x := newValIndex(len(vals))
+		for i, v := range vals {
+			if _, ok := x.get(v); !ok {
+				x.put(v, int32(i))
+			}
+		}
+		for _, v := range lookups {
+			if _, ok := x.get(v); !ok {
+				b.Fatal(v)
+			}
+		}
+	}
+}
+
+// BenchmarkValMap is BenchmarkValIndex with the map the index replaced.
+func BenchmarkValMap(b *testing.B) {
+	vals, lookups := valBenchValues()
+	for range b.N {
+		x := make(map[string]int32, len(vals))
+		for i, v := range vals {
+			if _, ok := x[v]; !ok {
+				x[v] = int32(i)
+			}
+		}
+		for _, v := range lookups {
+			if _, ok := x[v]; !ok {
+				b.Fatal(v)
+			}
+		}
+	}
+}
