@@ -15,6 +15,13 @@ type valIndex struct {
 	prefixIDs map[string]int32 // prefixes past the first valScanned
 	last      int32            // the prefix found last (-1: none)
 	other     map[string]int32 // values not in a dense table
+	// recent caches prefixes by key (a packed one's), in a slot its key
+	// picks: producers' values interleave in a poll, so the last prefix
+	// alone is often not the next one.
+	recent [16]struct {
+		key uint64
+		id  int32
+	}
 }
 
 // valPrefix is one prefix's dense table: ids[seq] is the number of
@@ -52,25 +59,44 @@ func splitValue(v string) (prefix string, key uint64, seq int, ok bool) {
 		return "", 0, 0, false
 	}
 	n := 0
-	for j := i + 1; j < len(v); j++ {
-		c := v[j] - '0'
+	for _, c := range []byte(v[i+1:]) { // (no copy: the compiler ranges over v)
+		c -= '0'
 		if c > 9 {
 			return "", 0, 0, false
 		}
 		n = n*10 + int(c)
 	}
-	if i <= 7 {
-		key = uint64(i+1) << 56
-		for j := range i {
-			key |= uint64(v[j]) << (8 * j)
+	prefix = v[:i]
+	if len(prefix) <= 7 {
+		key = uint64(len(prefix)+1) << 56
+		for j, c := range []byte(prefix) {
+			key |= uint64(c) << (8 * (j & 7))
 		}
 	}
-	return v[:i], key, n, true
+	return prefix, key, n, true
 }
 
 // prefix returns the index of prefix p (packed into key, see splitValue),
 // -1 when unknown (add: adding it).
 func (x *valIndex) prefix(p string, key uint64, add bool) int32 {
+	if key != 0 {
+		f := key ^ key>>32 // the key's bytes folded: names that differ in a digit differ in the slot
+		f ^= f >> 16
+		f ^= f >> 8
+		r := &x.recent[f&15]
+		if r.key == key {
+			return r.id
+		}
+		id := x.findPrefix(p, key, add)
+		if id >= 0 {
+			r.key, r.id = key, id
+		}
+		return id
+	}
+	return x.findPrefix(p, key, add)
+}
+
+func (x *valIndex) findPrefix(p string, key uint64, add bool) int32 {
 	if x.last >= 0 && x.prefixes[x.last].key == key && (key != 0 || x.prefixes[x.last].name == p) {
 		return x.last
 	}
@@ -124,6 +150,29 @@ func (x *valIndex) get(v string) (int32, bool) {
 	return id, ok
 }
 
+// number returns v's number, numbering it next when it has none (added).
+func (x *valIndex) number(v string, next int32) (id int32, added bool) {
+	p, key, seq, ok := splitValue(v)
+	if !ok {
+		if id, ok := x.other[v]; ok {
+			return id, false
+		}
+		x.other[v] = next
+		return next, true
+	}
+	vp := &x.prefixes[x.prefix(p, key, true)]
+	if seq < len(vp.ids) && vp.ids[seq] != 0 {
+		return vp.ids[seq] - 1, false
+	}
+	if vp.other {
+		if id, ok := x.other[v]; ok {
+			return id, false
+		}
+	}
+	x.putSplit(v, vp, seq, next)
+	return next, true
+}
+
 // put numbers v (not yet numbered) id.
 func (x *valIndex) put(v string, id int32) {
 	p, key, seq, ok := splitValue(v)
@@ -131,7 +180,11 @@ func (x *valIndex) put(v string, id int32) {
 		x.other[v] = id
 		return
 	}
-	vp := &x.prefixes[x.prefix(p, key, true)]
+	x.putSplit(v, &x.prefixes[x.prefix(p, key, true)], seq, id)
+}
+
+// putSplit numbers v, of prefix vp and number seq, id.
+func (x *valIndex) putSplit(v string, vp *valPrefix, seq int, id int32) {
 	if seq >= len(vp.ids) {
 		if seq >= 2*vp.dense+valDenseSlack {
 			vp.other = true

@@ -47,7 +47,13 @@ func TestValIndexAgreesWithMap(t *testing.T) {
 		if !ok {
 			id = int32(len(want))
 			want[v] = id
-			x.put(v, id)
+			if rng.IntN(2) == 0 {
+				x.put(v, id)
+			} else if nid, added := x.number(v, id); nid != id || !added {
+				t.Fatalf("number(%q, %d) = %d, %v", v, id, nid, added)
+			}
+		} else if nid, added := x.number(v, -5); nid != wid || added {
+			t.Fatalf("number(%q) = %d, %v; want %d", v, nid, added, wid)
 		}
 	}
 	for v, wid := range want { // kafkasim:orderless: each checked alone
@@ -105,9 +111,7 @@ func BenchmarkValIndex(b *testing.B) {
 	for range b.N {
 		x := newValIndex(len(vals))
 		for i, v := range vals {
-			if _, ok := x.get(v); !ok {
-				x.put(v, int32(i))
-			}
+			x.number(v, int32(i))
 		}
 		for _, v := range lookups {
 			if _, ok := x.get(v); !ok {
