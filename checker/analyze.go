@@ -51,7 +51,7 @@ type numbering struct {
 	topics   []string
 	keyIDs   map[string]int32
 	keys     []string
-	valIDs   map[string]int32
+	valIDs   valIndex
 	vals     []valInfo
 	valNames []string
 
@@ -128,7 +128,7 @@ func newAnalyzer(cfg *Config) *analyzer {
 	}
 	// Every value sent is numbered once: the sends, the values and their
 	// numbers are as many as the send invocations.
-	a.valIDs = make(map[string]int32, sends)
+	a.valIDs = newValIndex(sends)
 	a.vals, a.valNames, a.sends = make([]valInfo, 0, sends), make([]string, 0, sends), make([]sendRec, 0, sends)
 	return a
 }

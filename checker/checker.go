@@ -570,7 +570,7 @@ func (c *Config) excuseCompacted(a *analyzer) {
 // own offset is unknown (acks=0, never read), or inside a loss the god view
 // saw, is judged as lost: that loss, or acks=0, explains it.
 func (c *Config) supersededByLost(a *analyzer, partition string, offset int64, value string) bool {
-	vi, ok := a.valIDs[value]
+	vi, ok := a.valIDs.get(value)
 	pi := a.partByName(partition)
 	if !ok || pi < 0 || a.vals[vi].send < 0 || offset < 0 || c.Happened.Covers(godview.Loss, partition, offset) {
 		return false

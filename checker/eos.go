@@ -728,7 +728,7 @@ func (a *analyzer) lostAckedValues() map[int32]bool {
 	lost := map[int32]bool{}
 	for i := range a.findings {
 		if f := &a.findings[i]; f.Type == LostAckedWrite {
-			if v, ok := a.valIDs[f.Value]; ok {
+			if v, ok := a.valIDs.get(f.Value); ok {
 				lost[v] = true
 			}
 		}

@@ -147,11 +147,10 @@ func (a *analyzer) keyID(k string) int32 {
 }
 
 func (a *analyzer) valID(v string) int32 {
-	if id, ok := a.valIDs[v]; ok {
+	id, added := a.valIDs.number(v, int32(len(a.vals)))
+	if !added {
 		return id
 	}
-	id := int32(len(a.vals))
-	a.valIDs[v] = id
 	a.vals = append(a.vals, valInfo{send: -1})
 	a.valNames = append(a.valNames, v)
 	return id

@@ -318,16 +318,23 @@ func (p *linPlan) partJob(pi int32) *linJob {
 	// The reads' records, sorted in place: nothing else uses them.
 	for _, r := range po.lin.reads {
 		recs := po.lin.recs[r.from:r.to:r.to]
-		slices.SortFunc(recs, func(x, y linRec) int {
-			if c := cmp.Compare(y.off, x.off); c != 0 {
-				return c
-			}
-			return cmp.Compare(x.val, y.val)
-		})
-		out := recs[:0]
-		for i, x := range recs {
-			if i == 0 || x != recs[i-1] {
-				out = append(out, x)
+		out := recs
+		if ascending(recs) {
+			// A poll returns a partition's records in offset order:
+			// reversed, they are sorted, and none repeats.
+			slices.Reverse(recs)
+		} else {
+			slices.SortFunc(recs, func(x, y linRec) int {
+				if c := cmp.Compare(y.off, x.off); c != 0 {
+					return c
+				}
+				return cmp.Compare(x.val, y.val)
+			})
+			out = recs[:0]
+			for i, x := range recs {
+				if i == 0 || x != recs[i-1] {
+					out = append(out, x)
+				}
 			}
 		}
 		op := &slab[len(ops)]
@@ -385,4 +392,14 @@ func (j *linJob) run(a *analyzer, deadline time.Time, share time.Duration, visMa
 	if j.result == porcupine.Illegal {
 		j.explainRegister(a, until, visMax)
 	}
+}
+
+// ascending reports whether recs' offsets strictly ascend.
+func ascending(recs []linRec) bool {
+	for i := 1; i < len(recs); i++ {
+		if recs[i].off <= recs[i-1].off {
+			return false
+		}
+	}
+	return true
 }

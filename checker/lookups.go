@@ -36,7 +36,7 @@ func (a *analyzer) inFinalReadsBefore(partition string, offset, op int64, rc boo
 // finalHolds reports whether final reads hold value at partition@offset.
 func (a *analyzer) finalHolds(partition string, offset int64, value string) bool {
 	pi := a.partByName(partition)
-	vi, ok := a.valIDs[value]
+	vi, ok := a.valIDs.get(value)
 	if pi < 0 || !ok {
 		return false
 	}
@@ -51,7 +51,7 @@ func (a *analyzer) finalHolds(partition string, offset int64, value string) bool
 // readAt reports whether a poll saw value at partition@offset.
 func (a *analyzer) readAt(partition string, offset int64, value string) bool {
 	pi := a.partByName(partition)
-	vi, ok := a.valIDs[value]
+	vi, ok := a.valIDs.get(value)
 	if pi < 0 || !ok {
 		return false
 	}
@@ -115,7 +115,7 @@ func (a *analyzer) logStartOf(partition string) int64 {
 
 // senderOf names the process that sent value, if any.
 func (a *analyzer) senderOf(value string) (string, bool) {
-	vi, ok := a.valIDs[value]
+	vi, ok := a.valIDs.get(value)
 	if !ok || a.vals[vi].send < 0 {
 		return "", false
 	}
@@ -135,7 +135,7 @@ func (a *analyzer) senderOf(value string) (string, bool) {
 // acks=1 at its own end: fuzz seed 3008800), and its write is the one lost.
 func (a *analyzer) reusedOffset(partition string, offset int64, value string) bool {
 	pi := a.partByName(partition)
-	vi, ok := a.valIDs[value]
+	vi, ok := a.valIDs.get(value)
 	if pi < 0 || !ok || offset < 0 {
 		return false
 	}
@@ -163,7 +163,7 @@ func (a *analyzer) reusedOffset(partition string, offset int64, value string) bo
 // supersededInFinal reports whether final reads hold, after offset, a record
 // with the same key as the send of value.
 func (a *analyzer) supersededInFinal(partition string, offset int64, value string) bool {
-	vi, ok := a.valIDs[value]
+	vi, ok := a.valIDs.get(value)
 	pi := a.partByName(partition)
 	if !ok || pi < 0 || a.vals[vi].send < 0 {
 		return false

@@ -48,12 +48,40 @@ func sortObservations(obs []observation) {
 		for j < len(out) && out[j].off == out[i].off {
 			j++
 		}
-		if j-i > 1 {
+		switch {
+		case j-i > 12:
 			slices.SortFunc(out[i:j], cmpObservation)
+		case j-i > 1:
+			// The sort SortFunc does of so few, without its calls.
+			insertionSortObs(out[i:j])
 		}
 		i = j
 	}
 	copy(obs, out)
+}
+
+// lessObs is cmpObservation(*x, *y) < 0.
+func lessObs(x, y *observation) bool {
+	if x.off != y.off {
+		return x.off < y.off
+	}
+	if x.val != y.val {
+		return x.val < y.val
+	}
+	if x.op != y.op {
+		return x.op < y.op
+	}
+	return x.sess < y.sess
+}
+
+// insertionSortObs sorts s by cmpObservation, as slices.SortFunc sorts
+// slices of up to 12.
+func insertionSortObs(s []observation) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && lessObs(&s[j], &s[j-1]); j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
 }
 
 // placeBy copies in into out (as long) in the order of key, 0 <= key(x) <
