@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"bufio"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -388,14 +389,7 @@ func writeReplay(record string, cell *Cell, s *scenarios.Scenario, rec RunRecord
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return writeBytesAtomic(path, data)
 }
 
 func fnvString(s string) uint64 {
@@ -450,18 +444,23 @@ func readRecord(path string) (RunRecord, bool) {
 // writeRecord writes a run's figures atomically: a resumed sweep never sees
 // half a file.
 func writeRecord(path string, r RunRecord) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
 	data, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	return writeBytesAtomic(path, data)
+}
+
+// writeBytesAtomic writes data to path, its folder made if need be, as
+// writeFileAtomic does: a reader, or a resumed sweep, never sees half a file.
+func writeBytesAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	return writeFileAtomic(path, func(w *bufio.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 }
 
 // record measures one run.

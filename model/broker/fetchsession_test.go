@@ -13,9 +13,11 @@ import (
 
 // idleBesideOrders builds one controller, brokers 1 and 2, a written
 // partition orders-0 and seven idle partitions idle-0..6, all led by broker
-// 1 and followed by broker 2, and traces the run into buf.
-func idleBesideOrders(t *testing.T, seed uint64, buf *sim.TraceBuffer) *cluster.Cluster {
+// 1 and followed by broker 2, and starts it, tracing the run into the
+// buffer it returns.
+func idleBesideOrders(t *testing.T, seed uint64) (*cluster.Cluster, *sim.TraceBuffer) {
 	t.Helper()
+	buf := &sim.TraceBuffer{RecordsMax: 1 << 20}
 	cfg := cluster.DefaultConfig(seed)
 	cfg.Controllers, cfg.Brokers = 1, 2
 	idle := make([][]int32, 7)
@@ -34,7 +36,8 @@ func idleBesideOrders(t *testing.T, seed uint64, buf *sim.TraceBuffer) *cluster.
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c
+	c.World.Start()
+	return c, buf
 }
 
 // followerFetches are the fetches broker-2 sent broker-1, and broker-1's
@@ -61,10 +64,8 @@ func followerFetches(buf *sim.TraceBuffer, from time.Duration) (fetches, answers
 // (KIP-227). The leader still counts every fetch as a fetch of each idle
 // partition: its follower stays in their ISRs past replica.lag.time.max.ms.
 func TestFetchSessionNamesOnlyWhatMoved(t *testing.T) {
-	buf := &sim.TraceBuffer{RecordsMax: 1 << 20}
-	c := idleBesideOrders(t, 5, buf)
+	c, buf := idleBesideOrders(t, 5)
 	w := c.World
-	w.Start()
 	w.RunUntil(45 * time.Second)
 	fetches, answers := followerFetches(buf, 0)
 	if len(fetches) < 100 {
@@ -120,10 +121,8 @@ func TestFetchSessionNamesOnlyWhatMoved(t *testing.T) {
 // served: the follower was caught up on each idle partition at its last
 // fetch, not when the partition went quiet.
 func TestFetchSessionLeavesIdlePartitionsLazy(t *testing.T) {
-	buf := &sim.TraceBuffer{RecordsMax: 1 << 20}
-	c := idleBesideOrders(t, 5, buf)
+	c, buf := idleBesideOrders(t, 5)
 	w := c.World
-	w.Start()
 	w.RunUntil(45 * time.Second)
 	dirty, lazy := c.Broker(1).SessionParts()
 	if lazy < 7 || dirty > 1 {
@@ -152,10 +151,8 @@ func TestFetchSessionLeavesIdlePartitionsLazy(t *testing.T) {
 // follower fetches in full again (a new session, with a new id), and every
 // partition, idle or not, is replicated and in sync once more.
 func TestFetchSessionStartsOverAfterLeaderRestart(t *testing.T) {
-	buf := &sim.TraceBuffer{RecordsMax: 1 << 20}
-	c := idleBesideOrders(t, 9, buf)
+	c, buf := idleBesideOrders(t, 9)
 	w := c.World
-	w.Start()
 	w.RunUntil(5 * time.Second)
 	_, before := followerFetches(buf, 0)
 	oldID := sessionOf(before[len(before)-1])
