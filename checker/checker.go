@@ -426,6 +426,22 @@ func (c *Config) loss(partition string, offset int64) (DataLoss, bool) {
 	})
 }
 
+// mistakenDuplicate finds the __transaction_state loss behind a write a
+// leader acknowledged at offset of partition as a duplicate of a different
+// batch there (god view: MistakenDuplicate): a loss before the answer, which
+// let the coordinator hand the producer id and epoch out again. Without
+// such a loss the two batches sharing an id, epoch and sequences is no
+// cost Kafka permits.
+func (c *Config) mistakenDuplicate(partition string, offset int64) (DataLoss, bool) {
+	d, ok := c.Happened.First(godview.MistakenDuplicate, func(d *godview.Fact) bool { return d.Covers(partition, offset) })
+	if !ok {
+		return DataLoss{}, false
+	}
+	return c.Happened.First(godview.Loss, func(l *DataLoss) bool {
+		return strings.HasPrefix(l.Partition, "__transaction_state-") && l.At <= d.At
+	})
+}
+
 // replacedUnderReader reports whether an election put a leader's
 // older-epoch record at offset where committed data stood: in one step (a
 // loss whose new leader's log already reached past offset), or in two (a

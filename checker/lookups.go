@@ -2,6 +2,7 @@ package checker
 
 import (
 	"sort"
+	"strings"
 
 	"kafkasim/godview"
 )
@@ -27,6 +28,55 @@ func (a *analyzer) inFinalReadsBefore(partition string, offset, op int64, rc boo
 			continue
 		}
 		if si := a.vals[o.val].send; si < 0 || a.sends[si].invoke < op {
+			return true
+		}
+	}
+	return false
+}
+
+// commitUndone finds, for a read_committed reader that passed over the
+// record final reads hold at partition@offset by operation op, a loss in
+// __transaction_state that came after the acknowledgement of the record's
+// transaction's commit and no later than op, before any read_committed poll
+// returned the record: the coordinator, reloading the transactional id from
+// what the partition still held, may have found the transaction Ongoing
+// (its PrepareCommit lost with the rest) and aborted it, and its ABORT
+// marker makes read_committed readers pass over the record.
+func (a *analyzer) commitUndone(partition string, offset, op int64) (DataLoss, bool) {
+	pi := a.partByName(partition)
+	if pi < 0 {
+		return DataLoss{}, false
+	}
+	for _, o := range a.parts[pi].obsAt(offset) {
+		if o.flags&obsFinal == 0 {
+			continue
+		}
+		si := a.vals[o.val].send
+		if si < 0 || a.sends[si].txn < 0 {
+			continue
+		}
+		t := &a.txns[a.sends[si].txn]
+		if !t.okCommit || t.end < 0 {
+			continue
+		}
+		for i, l := range a.lossOps.losses {
+			at := a.lossOps.at[i]
+			if !strings.HasPrefix(l.Partition, "__transaction_state-") || at <= t.end || at > op {
+				continue
+			}
+			if !a.readCommittedBefore(pi, offset, o.val, at) {
+				return l, true
+			}
+		}
+	}
+	return DataLoss{}, false
+}
+
+// readCommittedBefore reports whether a read_committed poll before operation
+// index op returned value v at offset of partition pi.
+func (a *analyzer) readCommittedBefore(pi int32, offset int64, v int32, op int64) bool {
+	for _, o := range a.parts[pi].obsAt(offset) {
+		if o.val == v && o.flags&obsRC != 0 && o.op < op {
 			return true
 		}
 	}

@@ -112,6 +112,12 @@ type Facts struct {
 	// the offset, one it took from a deposed leader's answer to a fetch sent
 	// before it knew the new leader (god view: StaleLeaderRead).
 	ReadStaleLeader bool
+	// CommitUndone: poll-skip by a read_committed reader over a record
+	// whose transaction's commit was acknowledged, where the god view saw
+	// __transaction_state lose committed data (this loss) after the
+	// acknowledgement and no later than the skip, before any
+	// read_committed poll returned the record.
+	CommitUndone *DataLoss
 	// OutOfRangeReset: poll-skip over an offset that the leader the reader
 	// fetched from had deleted: it answered OFFSET_OUT_OF_RANGE at the
 	// reader's position, and auto.offset.reset moved the position past the
@@ -153,6 +159,12 @@ type Facts struct {
 	// began less than transaction.timeout.ms plus the coordinator's abort
 	// interval after its last operation.
 	TxnResolved, TxnTimeoutPending bool
+	// MistakenDuplicate: the write acknowledged at the finding's offset was
+	// answered by a leader as a duplicate of the different batch there
+	// (god view), after __transaction_state lost committed data (this
+	// loss): the coordinator had handed its producer id and epoch out
+	// again.
+	MistakenDuplicate *DataLoss
 	// OffsetsLostBetween: a loss in __consumer_offsets the god view saw
 	// between the finding's operations — after the earlier commit (or
 	// processing) began and before the later one ended.
@@ -185,6 +197,18 @@ func markerLostWhy(f *Facts) string {
 	}
 	return strings.NewReplacer("the partition", f.MarkerLost.Partition, "CAUSE", cause).Replace(markerLostBecause)
 }
+
+// mistakenDuplicateBecause is why a transactional write may be acknowledged
+// at an offset that holds another record, and never be written.
+const mistakenDuplicateBecause = "__transaction_state lost committed data (CAUSE): the coordinator reloaded the transactional id behind epochs it had already handed out and handed the same producer id and epoch out again; a partition leader, whose producer state compares sequences only (ProducerStateEntry.findDuplicateBatch), took the new producer's batch for a retry of the earlier producer's batch with the same sequences and acknowledged it with that batch's offsets, appending nothing"
+
+func mistakenDuplicateWhy(f *Facts) string {
+	return strings.Replace(mistakenDuplicateBecause, "CAUSE", f.MistakenDuplicate.Cause, 1)
+}
+
+// commitUndoneBecause is why a read_committed reader may pass over a record
+// of a transaction whose commit was acknowledged.
+const commitUndoneBecause = "__transaction_state lost committed data (CAUSE) after the transaction's commit was acknowledged and before its markers reached the partition: the coordinator reloaded the transactional id from what it still held, where the transaction was still Ongoing (its PrepareCommit lost), and aborted it (an ABORT marker, TransactionCoordinator on InitProducerId or its timeout); read_committed readers pass over its records, which stay in the log"
 
 // unknownProducerReorder is why an idempotent producer's earlier batch may
 // land after a later one that a leader holding no state for the producer
@@ -298,6 +322,8 @@ var VerdictRules = []Rule{
 		func(f *Facts) bool { return lossCause(f) == "power-loss" }, nil},
 	{LostAckedWrite, "the simulator saw committed data lost another way", Permitted, "committed data was lost: CAUSE",
 		func(f *Facts) bool { return f.Loss != nil }, func(f *Facts) string { return "committed data was lost: " + f.Loss.Cause }},
+	{LostAckedWrite, "the simulator saw a leader acknowledge the write as a duplicate of a different batch with the same producer id, epoch and sequences, after __transaction_state lost committed data", Permitted, mistakenDuplicateBecause,
+		func(f *Facts) bool { return f.MistakenDuplicate != nil }, mistakenDuplicateWhy},
 	{LostAckedWrite, "no god view, unclean.leader.election.enable=true", Permitted,
 		"unclean.leader.election.enable=true lets a replica that lacks committed data lead; the history alone cannot tell whether one did, and the configuration does not promise that committed data survives",
 		func(f *Facts) bool { return f.Unclean && !f.GodView }, nil},
@@ -349,6 +375,8 @@ var VerdictRules = []Rule{
 		func(f *Facts) bool { return f.Loss != nil }, func(f *Facts) string {
 			return "offsets were reused after committed data was lost (" + f.Loss.Cause + ")"
 		}},
+	{InconsistentOffsets, "the simulator saw a leader acknowledge the write at the offset as a duplicate of the different batch there, after __transaction_state lost committed data", Permitted, mistakenDuplicateBecause,
+		func(f *Facts) bool { return f.MistakenDuplicate != nil }, mistakenDuplicateWhy},
 	{InconsistentOffsets, "no god view, unclean.leader.election.enable=true", Permitted,
 		"unclean.leader.election.enable=true lets a replica that lacks committed data lead and reuse its offsets; the history alone cannot tell whether one did",
 		func(f *Facts) bool { return f.Unclean && !f.GodView }, nil},
@@ -373,6 +401,8 @@ var VerdictRules = []Rule{
 
 	{NonmonotonicSend, "the simulator saw committed data lost in the partition", Permitted, "committed data was lost and offsets reused",
 		func(f *Facts) bool { return f.Loss != nil }, nil},
+	{NonmonotonicSend, "the simulator saw a leader acknowledge the later-sent write as a duplicate of the different batch at its offset, after __transaction_state lost committed data", Permitted, mistakenDuplicateBecause,
+		func(f *Facts) bool { return f.MistakenDuplicate != nil }, mistakenDuplicateWhy},
 	{NonmonotonicSend, "acknowledged writes to the partition were permitted losses", Permitted, "acknowledged writes were lost and their offsets reused: WHY",
 		func(f *Facts) bool { return f.LostHere != "" }, func(f *Facts) string { return "acknowledged writes were lost and their offsets reused: " + f.LostHere }},
 	{NonmonotonicSend, "enable.idempotence=false, retries > 0, max.in.flight.requests.per.connection > 1", Permitted,
@@ -408,6 +438,10 @@ var VerdictRules = []Rule{
 		"the offset was reused after committed data was lost (CAUSE) after the jump: what final reads hold there was appended after the loss; what the reader passed over was lost with the log it read (a read_committed reader passes over control records and aborted transactions' records)",
 		func(f *Facts) bool { return f.LostAfterSkip != nil }, func(f *Facts) string {
 			return "the offset was reused after committed data was lost (" + f.LostAfterSkip.Cause + ") after the jump: what final reads hold there was appended after the loss; what the reader passed over was lost with the log it read (a read_committed reader passes over control records and aborted transactions' records)"
+		}},
+	{PollSkip, "a read_committed reader passed over a record whose transaction's commit was acknowledged, and the simulator saw __transaction_state lose committed data after the acknowledgement, no later than the skip and before any read_committed poll returned the record", Permitted, commitUndoneBecause,
+		func(f *Facts) bool { return f.CommitUndone != nil }, func(f *Facts) string {
+			return strings.Replace(commitUndoneBecause, "CAUSE", f.CommitUndone.Cause, 1)
 		}},
 	{PollSkip, "final reads hold the skipped record", Violation, "the reader jumped over a record that is still in the log (final reads hold it)",
 		func(f *Facts) bool { return f.InFinalReads }, nil},
@@ -864,6 +898,12 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		}
 	}
 	switch typ {
+	case LostAckedWrite, InconsistentOffsets, NonmonotonicSend:
+		if l, ok := c.mistakenDuplicate(f.Partition, f.Offset); ok {
+			fx.MistakenDuplicate = &l
+		}
+	}
+	switch typ {
 	case InconsistentOffsets:
 		fx.LostHere, _ = c.lostHere(f.Partition, f.Offset)
 	default:
@@ -898,6 +938,11 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 		fx.OutOfRangeReset = c.resetPastOutOfRange(f.Partition, f.Offset, f.Process)
 		if l, ok := a.lossUnderSkip(f.Partition, f.Offset, skipOp, f.iso == readCommitted); ok {
 			fx.LostAfterSkip = &l
+		}
+		if f.iso == readCommitted {
+			if l, ok := a.commitUndone(f.Partition, f.Offset, skipOp); ok {
+				fx.CommitUndone = &l
+			}
 		}
 		fx.BelowLogStart = f.Offset < a.logStartOf(f.Partition)
 	}

@@ -40,6 +40,15 @@ const (
 	// sequence other than 0, from a Producer its producer state held
 	// nothing of (KIP-360).
 	UnknownProducerAppend Kind = "unknown-producer-append"
+	// MistakenDuplicate: a leader answered a batch of Producer as a
+	// duplicate of the different batch it held at [From, To), one with the
+	// same producer id, epoch and sequences (ProducerStateEntry compares
+	// sequences only): nothing was appended, and the producer was
+	// acknowledged with those offsets. Only a producer id and epoch handed
+	// out twice (a transaction coordinator that reloaded a transactional
+	// id from a __transaction_state that had lost its later epochs) makes
+	// two batches share them.
+	MistakenDuplicate Kind = "mistaken-duplicate"
 	// Resurrected: offsets [From, To) an unclean election made the log
 	// although they were never committed.
 	Resurrected Kind = "resurrected"
@@ -106,7 +115,8 @@ type Fact struct {
 	From, To  int64  // offsets [From, To)
 	Records   int    // records lost (Loss)
 	// Producer is the producer id of the batch (ForgottenBatch,
-	// ForgottenProducer, UnknownProducerAppend), NoProducer otherwise.
+	// ForgottenProducer, UnknownProducerAppend, MistakenDuplicate),
+	// NoProducer otherwise.
 	Producer int64
 	// Cause is a loss's root cause: "unclean-election", "power-loss",
 	// "disk-wipe" or "disk-corruption" (HangingTransaction: its marker's

@@ -17,7 +17,7 @@ const StoreFile = "godview.jsonl"
 // Kinds are the kinds of fact a facts file may hold: a kind left out would
 // make a file the simulator wrote unreadable (a test holds the list to the
 // constants).
-var Kinds = []Kind{Loss, HeldBack, ForgottenBatch, ForgottenProducer, UnknownProducerAppend,
+var Kinds = []Kind{Loss, HeldBack, ForgottenBatch, ForgottenProducer, UnknownProducerAppend, MistakenDuplicate,
 	Resurrected, PowerLoss, UncleanElection, PartitionsAdded, UncleanElectionRequested, StaleLeaderRead, OutOfRangeReset, ConfigAltered, HangingTransaction}
 
 // header is a facts file's first line: whether a god view recorded the list

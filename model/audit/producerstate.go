@@ -281,3 +281,24 @@ func (a *Audit) forgetProducer(tp metadata.TopicPartition, broker int32, b *reco
 			tp, broker, f.From, f.To-1, b.ProducerID, b.BaseSequence, logStart, rebuiltFrom, why))
 	}
 }
+
+// MistakenDuplicate is told that a leader answered batch b as a duplicate of
+// the batch it holds at [base, last] — same producer id, epoch and
+// sequences — although the two differ: nothing was appended, and b's
+// producer was acknowledged with the other batch's offsets. Kafka's
+// ProducerStateEntry.findDuplicateBatch compares sequences only; a producer
+// id and epoch are unique unless the transaction coordinator hands them out
+// again, which it does when __transaction_state lost the records of later
+// epochs and it reloaded the transactional id behind them. The checker
+// excuses the write's loss and its offset only then
+// (godview.MistakenDuplicate).
+func (a *Audit) MistakenDuplicate(broker int32, tp metadata.TopicPartition, b *record.Batch, base, last int64) {
+	f := godview.Fact{Kind: godview.MistakenDuplicate, At: int64(a.w.Now()), Partition: tp.String(), From: base, To: last + 1,
+		Producer: b.ProducerID}
+	if prev := a.lastOf(godview.MistakenDuplicate); prev != nil && prev.Partition == f.Partition && prev.From == f.From && prev.Producer == f.Producer {
+		return // the same producer's retries of the batch
+	}
+	a.facts = append(a.facts, f)
+	a.w.Note("producer-state", fmt.Sprintf("%s: broker %d answered a batch of producer %d (epoch %d, sequences %d..%d) as a duplicate of offsets %d..%d, a different batch with the same producer id, epoch and sequences: nothing appended",
+		tp, broker, b.ProducerID, b.ProducerEpoch, b.BaseSequence, b.LastSequence(), base, last))
+}

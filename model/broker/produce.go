@@ -223,6 +223,11 @@ func (rm *replicaManager) appendAsLeader(tp metadata.TopicPartition, p *partitio
 		return -1, -1, err
 	}
 	if dup != nil {
+		if a := rm.audit(); a != nil {
+			if held := p.log.BatchAt(dup.FirstOffset); held != nil && held.BaseOffset == dup.FirstOffset && !held.Thinned() && held.CRC() != pp.Batch.CRC() {
+				a.MistakenDuplicate(rm.id(), tp, pp.Batch, dup.FirstOffset, dup.LastOffset)
+			}
+		}
 		return dup.FirstOffset, dup.LastOffset, proto.None
 	}
 	// (A coordinator's batch without sequence, a transactional offset

@@ -42,6 +42,10 @@ type DataAuditor interface {
 	// OutOfOrderSequence: a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER to
 	// batch b.
 	OutOfOrderSequence(broker int32, tp metadata.TopicPartition, b *record.Batch)
+	// MistakenDuplicate: a leader answered b as a duplicate of the
+	// different batch it holds at [base, last] (same producer id, epoch
+	// and sequences).
+	MistakenDuplicate(broker int32, tp metadata.TopicPartition, b *record.Batch, base, last int64)
 	// UnknownProducer: a leader whose producer state knows nothing of b's
 	// producer is about to append b at offset base; its log starts at
 	// logStart, and its producer state was rebuilt from rebuiltFrom.
