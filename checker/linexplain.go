@@ -1,7 +1,6 @@
 package checker
 
 import (
-	"bytes"
 	"math"
 	"sort"
 	"strconv"
@@ -61,12 +60,9 @@ func (j *linJob) explainLog(a *analyzer, c logConflict, until time.Time, visMax 
 			break
 		}
 		pm := j.model.withOps(win, init).porcupine()
-		r, info := porcupine.CheckOperationsVerbose(pm, win, left)
+		r, info := checkVerbose(pm, win, left)
 		if r == porcupine.Illegal {
-			var b bytes.Buffer
-			if porcupine.Visualize(pm, info, &b) == nil {
-				j.vis = b.Bytes()
-			}
+			j.vis = visualize(pm, info)
 			break
 		}
 		if r == porcupine.Unknown || len(win) == len(pre) {
@@ -134,12 +130,13 @@ func (j *linJob) explainRegister(a *analyzer, until time.Time, visMax int) {
 	if left <= 0 {
 		return
 	}
-	r, info := porcupine.CheckOperationsVerbose(regModel, j.ops, left)
+	r, info := checkVerbose(regModel, j.ops, left)
 	if r != porcupine.Illegal {
 		return
 	}
 	// The operation that cannot be placed: the earliest-invoked one outside
-	// the longest partial linearization.
+	// the longest partial linearization (the first of that length in
+	// checkVerbose's order).
 	in := map[int]bool{}
 	longest := 0
 	for _, parts := range info.PartialLinearizations() {
@@ -169,8 +166,5 @@ func (j *linJob) explainRegister(a *analyzer, until time.Time, visMax int) {
 		f.Process = a.procs[j.ops[best].ClientId].name
 		f.Detail += ": " + regModel.DescribeOperation(op, nil) + " (#" + itoa(op.ops[0]) + ") cannot be placed"
 	}
-	var b bytes.Buffer
-	if porcupine.Visualize(regModel, info, &b) == nil {
-		j.vis = b.Bytes()
-	}
+	j.vis = visualize(regModel, info)
 }
