@@ -16,8 +16,11 @@ type sendLooks struct {
 	// notIdle: it must look now.
 	idleUntil []time.Duration
 	// waitsForRoom[i] is the leader (plus one; 0: none) partition i idles
-	// for while that leader has no room for another request.
+	// for while that leader has no room for another request; waiters[w]
+	// counts the partitions waiting for w, so that room made at a leader
+	// none waits for costs no pass over the partitions.
 	waitsForRoom []int32
+	waiters      []int32
 	// firstWake[i] is the first of partition i's wake-ups after the time
 	// it was found, or never (then also after any later time, while it is
 	// still ahead); wakesStale: they must be computed again.
@@ -69,14 +72,31 @@ func (l *sendLooks) maySendSooner(i int) { l.idleUntil[i] = notIdle }
 // idle notes that partition i has nothing to send before until, or, when
 // waitsFor is a leader (plus one), until that leader has room.
 func (l *sendLooks) idle(i int, until time.Duration, waitsFor int32) {
-	l.idleUntil[i], l.waitsForRoom[i] = until, waitsFor
+	l.idleUntil[i] = until
+	if was := l.waitsForRoom[i]; was != waitsFor {
+		if was > 0 {
+			l.waiters[was]--
+		}
+		if waitsFor > 0 {
+			for int(waitsFor) >= len(l.waiters) {
+				l.waiters = append(l.waiters, 0)
+			}
+			l.waiters[waitsFor]++
+		}
+		l.waitsForRoom[i] = waitsFor
+	}
 }
 
 // roomMade: leader may take another request.
 func (l *sendLooks) roomMade(leader int32) {
-	for i, w := range l.waitsForRoom {
-		if w == leader+1 {
+	w := leader + 1
+	if w <= 0 || int(w) >= len(l.waiters) {
+		return
+	}
+	for i := 0; l.waiters[w] > 0; i++ {
+		if l.waitsForRoom[i] == w {
 			l.idleUntil[i], l.waitsForRoom[i] = notIdle, 0
+			l.waiters[w]--
 		}
 	}
 }
