@@ -15,6 +15,10 @@ type sendLooks struct {
 	// on (lookAtAll) changed since, so it need not look until then.
 	// notIdle: it must look now.
 	idleUntil []time.Duration
+	// idleMin[b] is at most the first of idleUntil[64b:64b+64]: the
+	// sender's pass skips a block it says is idle now, which on a producer
+	// of thousands of partitions is nearly every block.
+	idleMin []time.Duration
 	// waitsForRoom[i] is the leader (plus one; 0: none) partition i idles
 	// for while that leader has no room for another request; waiters[w]
 	// counts the partitions waiting for w, so that room made at a leader
@@ -52,27 +56,34 @@ func (l *sendLooks) grow(n int) {
 	}
 	for len(l.blockMin)*64 < n {
 		l.blockMin = append(l.blockMin, wakesStale)
+		l.idleMin = append(l.idleMin, notIdle)
 	}
 	for b := range l.blockMin {
 		l.blockMin[b] = wakesStale
+		l.idleMin[b] = notIdle
 	}
 }
 
 // changed: partition i's queue or a batch in it changed.
 func (l *sendLooks) changed(i int) {
 	l.idleUntil[i] = notIdle
+	l.idleMin[i>>6] = notIdle
 	l.firstWake[i] = wakesStale
 	l.blockMin[i>>6] = wakesStale
 }
 
 // maySendSooner: a batch of partition i may go before the last look said
 // (it filled up).
-func (l *sendLooks) maySendSooner(i int) { l.idleUntil[i] = notIdle }
+func (l *sendLooks) maySendSooner(i int) {
+	l.idleUntil[i] = notIdle
+	l.idleMin[i>>6] = notIdle
+}
 
 // idle notes that partition i has nothing to send before until, or, when
 // waitsFor is a leader (plus one), until that leader has room.
 func (l *sendLooks) idle(i int, until time.Duration, waitsFor int32) {
 	l.idleUntil[i] = until
+	l.idleMin[i>>6] = min(l.idleMin[i>>6], until)
 	if was := l.waitsForRoom[i]; was != waitsFor {
 		if was > 0 {
 			l.waiters[was]--
@@ -96,6 +107,7 @@ func (l *sendLooks) roomMade(leader int32) {
 	for i := 0; l.waiters[w] > 0; i++ {
 		if l.waitsForRoom[i] == w {
 			l.idleUntil[i], l.waitsForRoom[i] = notIdle, 0
+			l.idleMin[i>>6] = notIdle
 			l.waiters[w]--
 		}
 	}
@@ -106,6 +118,9 @@ func (l *sendLooks) roomMade(leader int32) {
 func (l *sendLooks) lookAtAll() {
 	for i := range l.idleUntil {
 		l.idleUntil[i] = notIdle
+	}
+	for b := range l.idleMin {
+		l.idleMin[b] = notIdle
 	}
 }
 
@@ -132,13 +147,32 @@ func (l *sendLooks) staleAfterJumpBack(now time.Duration) {
 //
 //go:noinline
 func (l *sendLooks) due(base int, now time.Duration) uint64 {
+	if l.idleMin[base>>6] > now {
+		return 0 // every partition of the block idles past now
+	}
 	var due uint64
+	first := never
 	for j, until := range l.idleUntil[base:min(base+64, len(l.idleUntil))] {
 		if now >= until {
 			due |= 1 << (j & 63)
+		} else {
+			first = min(first, until)
 		}
 	}
+	if due == 0 {
+		l.idleMin[base>>6] = first
+	}
 	return due
+}
+
+// settleIdle sets the block of partitions base to base+63's idleMin to
+// the first of their idleUntil, once the sender's pass looked at them.
+func (l *sendLooks) settleIdle(base int) {
+	first := never
+	for _, until := range l.idleUntil[base:min(base+64, len(l.idleUntil))] {
+		first = min(first, until)
+	}
+	l.idleMin[base>>6] = first
 }
 
 // firstOfBlock is the first wake-up of partitions base to base+63.

@@ -55,9 +55,14 @@ func (p *Client) runSender() {
 	// only when the requests go, after this loop.
 	var room leaderRoom
 	for base := 0; base < p.looks.len(); base += 64 {
-		for due := p.looks.due(base, now); due != 0; due &= due - 1 {
+		due := p.looks.due(base, now)
+		if due == 0 {
+			continue
+		}
+		for ; due != 0; due &= due - 1 {
 			byBroker, brokers = p.lookAt(base+bits.TrailingZeros64(due), now, &room, byBroker, brokers)
 		}
+		p.looks.settleIdle(base)
 	}
 	for i := 1; i < len(brokers); i++ { // by broker id; a handful at most
 		for j := i; j > 0 && brokers[j] < brokers[j-1]; j-- {
