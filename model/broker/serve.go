@@ -126,7 +126,7 @@ func (rm *replicaManager) wakeParked(tp metadata.TopicPartition) {
 		if p.ctx.kind == incrementalFetch {
 			// An incremental fetch waits on every partition of its
 			// session, named or not.
-			if _, ok := p.ctx.session.find(tp); ok {
+			if _, ok := p.ctx.session.lookup(tp); ok {
 				wake = append(wake, p)
 			}
 			continue
@@ -306,7 +306,7 @@ func (rm *replicaManager) serveFetch(from sim.NodeID, on uint64, m *proto.FetchR
 		resp.SessionID = ctx.session.id
 		for i := range resp.Partitions {
 			r := &resp.Partitions[i]
-			if j, ok := ctx.session.find(metadata.TopicPartition{Topic: r.Topic, Partition: r.Partition}); ok {
+			if j, ok := ctx.session.lookup(metadata.TopicPartition{Topic: r.Topic, Partition: r.Partition}); ok {
 				c := &ctx.session.parts[j]
 				c.hw, c.logStart = r.HighWatermark, r.LogStartOffset
 				if r.Error != proto.None {
