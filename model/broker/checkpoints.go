@@ -130,7 +130,7 @@ func (rm *replicaManager) shutdown() {
 	rm.resignCoordinators()
 	// The fetchers are gone: a fetch answer or timeout still on its way
 	// finds none and is dropped.
-	rm.fetchers = map[int32]*fetcher{}
+	rm.fetchers, rm.fetcherAt, rm.nodeShared = map[int32]*fetcher{}, nil, false
 	for _, tp := range rm.order {
 		if p := rm.parts.get(tp); p.log != nil {
 			p.log.Flush()

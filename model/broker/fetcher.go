@@ -180,6 +180,13 @@ func (rm *replicaManager) startFetching(p *partition, leader int32) {
 		}
 		f = &fetcher{leader: leader, node: node, backoffTill: map[metadata.TopicPartition]bool{}, wantAll: true}
 		rm.fetchers[leader] = f
+		if rm.fetcherAt == nil {
+			rm.fetcherAt = map[sim.NodeID]*fetcher{}
+		}
+		if rm.fetcherAt[node] != nil {
+			rm.nodeShared = true
+		}
+		rm.fetcherAt[node] = f
 	}
 	if i, ok := slices.BinarySearchFunc(f.parts, p.tp, cmpTP); !ok {
 		f.parts = slices.Insert(f.parts, i, p.tp)
@@ -483,9 +490,16 @@ func (rm *replicaManager) peerDisconnected(peer sim.NodeID) {
 func (rm *replicaManager) handleFetchResponse(from sim.NodeID, m *proto.FetchResponse) {
 	// Correlation ids are never reused, so at most one fetcher matches.
 	var f *fetcher
-	for _, x := range rm.fetchers { // kafkasim:orderless: finds the one match
-		if x.inflight == m.CorrelationID && x.node == from {
+	if !rm.nodeShared {
+		// The only fetcher whose node is from.
+		if x := rm.fetcherAt[from]; x != nil && x.inflight == m.CorrelationID {
 			f = x
+		}
+	} else {
+		for _, x := range rm.fetchers { // kafkasim:orderless: finds the one match
+			if x.inflight == m.CorrelationID && x.node == from {
+				f = x
+			}
 		}
 	}
 	if f == nil {
