@@ -19,6 +19,12 @@ type sendLooks struct {
 	// sender's pass skips a block it says is idle now, which on a producer
 	// of thousands of partitions is nearly every block.
 	idleMin []time.Duration
+	// idleAll is at most the first of idleMin, and firstAll the first of
+	// blockMin when known (else wakesStale): a pass that every block
+	// would skip is skipped whole. A producer's sender runs on nearly
+	// every event it gets, and a pass over 47 blocks showed in profiles.
+	idleAll  time.Duration
+	firstAll time.Duration
 	// waitsForRoom[i] is the leader (plus one; 0: none) partition i idles
 	// for while that leader has no room for another request; waiters[w]
 	// counts the partitions waiting for w, so that room made at a leader
@@ -62,6 +68,7 @@ func (l *sendLooks) grow(n int) {
 		l.blockMin[b] = wakesStale
 		l.idleMin[b] = notIdle
 	}
+	l.idleAll, l.firstAll = notIdle, wakesStale
 }
 
 // changed: partition i's queue or a batch in it changed.
@@ -70,6 +77,7 @@ func (l *sendLooks) changed(i int) {
 	l.idleMin[i>>6] = notIdle
 	l.firstWake[i] = wakesStale
 	l.blockMin[i>>6] = wakesStale
+	l.idleAll, l.firstAll = notIdle, wakesStale
 }
 
 // maySendSooner: a batch of partition i may go before the last look said
@@ -77,6 +85,7 @@ func (l *sendLooks) changed(i int) {
 func (l *sendLooks) maySendSooner(i int) {
 	l.idleUntil[i] = notIdle
 	l.idleMin[i>>6] = notIdle
+	l.idleAll = notIdle
 }
 
 // idle notes that partition i has nothing to send before until, or, when
@@ -84,6 +93,7 @@ func (l *sendLooks) maySendSooner(i int) {
 func (l *sendLooks) idle(i int, until time.Duration, waitsFor int32) {
 	l.idleUntil[i] = until
 	l.idleMin[i>>6] = min(l.idleMin[i>>6], until)
+	l.idleAll = min(l.idleAll, until)
 	if was := l.waitsForRoom[i]; was != waitsFor {
 		if was > 0 {
 			l.waiters[was]--
@@ -108,6 +118,7 @@ func (l *sendLooks) roomMade(leader int32) {
 		if l.waitsForRoom[i] == w {
 			l.idleUntil[i], l.waitsForRoom[i] = notIdle, 0
 			l.idleMin[i>>6] = notIdle
+			l.idleAll = notIdle
 			l.waiters[w]--
 		}
 	}
@@ -122,6 +133,7 @@ func (l *sendLooks) lookAtAll() {
 	for b := range l.idleMin {
 		l.idleMin[b] = notIdle
 	}
+	l.idleAll = notIdle
 }
 
 // staleAfterJumpBack marks every partition's wake-ups stale when now is
@@ -137,6 +149,7 @@ func (l *sendLooks) staleAfterJumpBack(now time.Duration) {
 		for b := range l.blockMin {
 			l.blockMin[b] = wakesStale
 		}
+		l.firstAll = wakesStale
 	}
 	l.wokeAt = now
 }

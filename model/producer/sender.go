@@ -54,15 +54,26 @@ func (p *Client) runSender() {
 	// Whether each leader met has room for a request: the counts change
 	// only when the requests go, after this loop.
 	var room leaderRoom
-	for base := 0; base < p.looks.len(); base += 64 {
-		due := p.looks.due(base, now)
-		if due == 0 {
-			continue
+	if now >= p.looks.idleAll {
+		// The first idleMin after the pass; a block lowered behind it
+		// lowers idleAll itself.
+		p.looks.idleAll = never
+		all := never
+		for base := 0; base < p.looks.len(); base += 64 {
+			if first := p.looks.idleMin[base>>6]; first > now {
+				all = min(all, first)
+				continue
+			}
+			due := p.looks.due(base, now)
+			if due != 0 {
+				for ; due != 0; due &= due - 1 {
+					byBroker, brokers = p.lookAt(base+bits.TrailingZeros64(due), now, &room, byBroker, brokers)
+				}
+				p.looks.settleIdle(base)
+			}
+			all = min(all, p.looks.idleMin[base>>6])
 		}
-		for ; due != 0; due &= due - 1 {
-			byBroker, brokers = p.lookAt(base+bits.TrailingZeros64(due), now, &room, byBroker, brokers)
-		}
-		p.looks.settleIdle(base)
+		p.looks.idleAll = min(p.looks.idleAll, all)
 	}
 	for i := 1; i < len(brokers); i++ { // by broker id; a handful at most
 		for j := i; j > 0 && brokers[j] < brokers[j-1]; j-- {
@@ -390,6 +401,13 @@ func unsentAfter(batches []*pbatch) bool {
 func (p *Client) scheduleNext(now time.Duration) {
 	next := never
 	p.looks.staleAfterJumpBack(now)
+	if first := p.looks.firstAll; first > now {
+		// Every block's first wake-up is known and ahead.
+		if first < never {
+			p.wakeSender(first - now)
+		}
+		return
+	}
 	for base := 0; base < p.looks.len(); base += 64 {
 		if first := p.looks.blockMin[base>>6]; first > now {
 			// Every wake-up of the block is ahead: its first is the one.
@@ -403,6 +421,8 @@ func (p *Client) scheduleNext(now time.Duration) {
 		}
 		p.looks.blockMin[base>>6] = p.looks.firstOfBlock(base)
 	}
+	// next is now the first of every block's blockMin.
+	p.looks.firstAll = next
 	if next < never {
 		p.wakeSender(next - now)
 	}
