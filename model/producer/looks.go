@@ -188,15 +188,6 @@ func (l *sendLooks) settleIdle(base int) {
 	l.idleMin[base>>6] = first
 }
 
-// firstOfBlock is the first wake-up of partitions base to base+63.
-func (l *sendLooks) firstOfBlock(base int) time.Duration {
-	first := never
-	for _, w := range l.firstWake[base:min(base+64, len(l.firstWake))] {
-		first = min(first, w)
-	}
-	return first
-}
-
 // earliestWake returns the earliest first wake-up after now of partitions
 // base to base+63 whose first wake-up is known and ahead, and which of them
 // must find theirs again, a bit each.

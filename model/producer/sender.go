@@ -414,12 +414,14 @@ func (p *Client) scheduleNext(now time.Duration) {
 			next = min(next, first)
 			continue
 		}
-		earliest, again := p.looks.earliestWake(base, now)
-		next = min(next, earliest)
+		// The block's first wake-up: the first of those known and ahead,
+		// and of those found again (each writes only its own).
+		first, again := p.looks.earliestWake(base, now)
 		for ; again != 0; again &= again - 1 {
-			next = min(next, p.firstWake(base+bits.TrailingZeros64(again), now))
+			first = min(first, p.firstWake(base+bits.TrailingZeros64(again), now))
 		}
-		p.looks.blockMin[base>>6] = p.looks.firstOfBlock(base)
+		p.looks.blockMin[base>>6] = first
+		next = min(next, first)
 	}
 	// next is now the first of every block's blockMin.
 	p.looks.firstAll = next
