@@ -55,8 +55,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sort"
-	"strings"
 	"time"
 )
 
@@ -188,6 +186,7 @@ type Disk struct {
 	// durable copy (what survives a power loss) and the operations pending
 	// on it. An entry goes once all three are gone.
 	files map[string]*fileEntry
+	dirs  diskDirs // files's names by directory, for List
 	// pending holds the operations not yet durable, oldest first, from head
 	// on (some may be done already: an fsync took them out of turn). Each
 	// entry's queue holds the same operations for the names they concern,
@@ -260,6 +259,7 @@ func (d *Disk) entry(name string) *fileEntry {
 	if e == nil {
 		e = &fileEntry{name: name}
 		d.files[name] = e
+		d.dirs.add(name, e)
 	}
 	return e
 }
@@ -268,6 +268,7 @@ func (d *Disk) entry(name string) *fileEntry {
 func (d *Disk) tidy(name string, e *fileEntry) {
 	if e.cache == nil && e.durable == nil && len(e.ops.pending()) == 0 && d.files[name] == e {
 		delete(d.files, name)
+		d.dirs.remove(name)
 		d.dropped++
 	}
 }
@@ -291,16 +292,7 @@ func (d *Disk) Size(name string) (int64, bool) {
 func (d *Disk) UsedBytes() int64 { return d.used }
 
 // List returns the names of the files that start with prefix, sorted.
-func (d *Disk) List(prefix string) []string {
-	var names []string
-	for name, e := range d.files { // kafkasim:orderless: sorted below
-		if e.cache != nil && strings.HasPrefix(name, prefix) {
-			names = append(names, name)
-		}
-	}
-	sort.Strings(names)
-	return names
-}
+func (d *Disk) List(prefix string) []string { return d.dirs.list(prefix) }
 
 // Read returns a copy of up to n bytes of a file from off. Reading past the end
 // returns what there is.

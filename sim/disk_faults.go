@@ -101,7 +101,7 @@ func dirOf(name string) string {
 func (d *Disk) wipe() {
 	d.stats.Wipes++
 	d.clearPending()
-	d.files = map[string]*fileEntry{}
+	d.files, d.dirs = map[string]*fileEntry{}, diskDirs{}
 	d.dropped++
 	d.used = 0
 	d.bad = nil

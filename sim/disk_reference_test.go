@@ -690,14 +690,16 @@ func checkAgainstReference(t *rapid.T, disk *Disk, ref *diskRef, owned []ownedBu
 	if got := disk.List(""); !slices.Equal(got, names) && len(got)+len(names) > 0 {
 		t.Fatalf("List = %v, want %v", got, names)
 	}
-	var d1 []string
-	for _, n := range names {
-		if strings.HasPrefix(n, "d1/") {
-			d1 = append(d1, n)
+	for _, prefix := range []string{"d1/", "d2/", "d", "d1", "d1/x", "d2/y", "t", "top", "x", "zz"} {
+		var want []string
+		for _, n := range names {
+			if strings.HasPrefix(n, prefix) {
+				want = append(want, n)
+			}
 		}
-	}
-	if got := disk.List("d1/"); !slices.Equal(got, d1) && len(got)+len(d1) > 0 {
-		t.Fatalf("List(d1/) = %v, want %v", got, d1)
+		if got := disk.List(prefix); !slices.Equal(got, want) && len(got)+len(want) > 0 {
+			t.Fatalf("List(%s) = %v, want %v", prefix, got, want)
+		}
 	}
 	if got := disk.UsedBytes(); got != used {
 		t.Fatalf("UsedBytes = %d, want %d", got, used)

@@ -48,12 +48,54 @@ type fetcher struct {
 	diffAll bool
 	// box holds the fetch in flight; spare one answered, for the next.
 	box, spare *fetchRequestBox
+
+	// Indexes of parts, session and want (see tpIndex), each valid while
+	// its flag is set: parts's and session's are built again when next
+	// looked up after a change; want's after sendFetch changed it.
+	partsIdx, sessionIdx, wantIdx             tpIndex
+	partsIndexed, sessionIndexed, wantIndexed bool
+}
+
+func fetchPartitionAt(s []proto.FetchPartition) func(int) (string, int32) {
+	return func(i int) (string, int32) { return s[i].Topic, s[i].Partition }
+}
+
+// inSession returns the index of tp in session, if there.
+func (f *fetcher) inSession(tp metadata.TopicPartition) (int, bool) {
+	if !f.sessionIndexed {
+		if !f.sessionIdx.build(len(f.session), fetchPartitionAt(f.session)) {
+			return slices.BinarySearchFunc(f.session, tp, cmpFetchPartition)
+		}
+		f.sessionIndexed = true
+	}
+	return f.sessionIdx.find(tp.Topic, tp.Partition)
+}
+
+// findInSession returns the index of tp in session, or where it would go,
+// without building the index (the session is changing).
+func (f *fetcher) findInSession(tp metadata.TopicPartition) (int, bool) {
+	if f.sessionIndexed {
+		if i, ok := f.sessionIdx.find(tp.Topic, tp.Partition); ok {
+			return i, true
+		}
+	}
+	return slices.BinarySearchFunc(f.session, tp, cmpFetchPartition)
+}
+
+// inWant returns the index of tp in want, or where it would go.
+func (f *fetcher) inWant(tp metadata.TopicPartition) (int, bool) {
+	if f.wantIndexed {
+		if i, ok := f.wantIdx.find(tp.Topic, tp.Partition); ok {
+			return i, true
+		}
+	}
+	return slices.BinarySearchFunc(f.want, tp, cmpFetchPartition)
 }
 
 // sentFor is what the session holds for tp: what the fetch in flight asked
 // for it, named or not (the session is sorted).
 func (f *fetcher) sentFor(tp metadata.TopicPartition) (proto.FetchPartition, bool) {
-	i, ok := slices.BinarySearchFunc(f.session, tp, cmpFetchPartition)
+	i, ok := f.inSession(tp)
 	if !ok {
 		return proto.FetchPartition{}, false
 	}
@@ -90,7 +132,14 @@ func (f *fetcher) touched(tp metadata.TopicPartition) {
 
 // follows: tp is among the partitions f fetches.
 func (f *fetcher) follows(tp metadata.TopicPartition) bool {
-	_, ok := slices.BinarySearchFunc(f.parts, tp, cmpTP)
+	if !f.partsIndexed {
+		if !f.partsIdx.build(len(f.parts), func(i int) (string, int32) { return f.parts[i].Topic, f.parts[i].Partition }) {
+			_, ok := slices.BinarySearchFunc(f.parts, tp, cmpTP)
+			return ok
+		}
+		f.partsIndexed = true
+	}
+	_, ok := f.partsIdx.find(tp.Topic, tp.Partition)
 	return ok
 }
 
@@ -131,10 +180,17 @@ func (rm *replicaManager) startFetching(p *partition, leader int32) {
 		}
 		f = &fetcher{leader: leader, node: node, backoffTill: map[metadata.TopicPartition]bool{}, wantAll: true}
 		rm.fetchers[leader] = f
+		if rm.fetcherAt == nil {
+			rm.fetcherAt = map[sim.NodeID]*fetcher{}
+		}
+		if rm.fetcherAt[node] != nil {
+			rm.nodeShared = true
+		}
+		rm.fetcherAt[node] = f
 	}
 	if i, ok := slices.BinarySearchFunc(f.parts, p.tp, cmpTP); !ok {
 		f.parts = slices.Insert(f.parts, i, p.tp)
-		f.wantAll = true
+		f.wantAll, f.partsIndexed = true, false
 	}
 	if f.inflight == 0 {
 		rm.sendFetch(f)
@@ -146,7 +202,7 @@ func (rm *replicaManager) stopFetching(p *partition) {
 		f := rm.fetchers[id]
 		if i, ok := slices.BinarySearchFunc(f.parts, p.tp, cmpTP); ok {
 			f.parts = slices.Delete(f.parts, i, i+1)
-			f.wantAll = true
+			f.wantAll, f.partsIndexed = true, false
 		}
 	}
 }
@@ -220,20 +276,26 @@ func (rm *replicaManager) sendFetch(f *fetcher) {
 		}
 		f.want, f.wantAll, f.diffAll = want, false, true
 		f.dirty = f.dirty[:0]
+		f.wantIndexed = f.wantIdx.build(len(f.want), fetchPartitionAt(f.want))
 	} else if len(f.dirty) > 0 {
 		slices.SortFunc(f.dirty, cmpTP)
 		f.dirty = slices.Compact(f.dirty)
 		for _, tp := range f.dirty {
-			i, had := slices.BinarySearchFunc(f.want, tp, cmpFetchPartition)
+			i, had := f.inWant(tp)
 			fp, ok := rm.wantFetch(f, tp)
 			switch {
 			case ok && had:
 				f.want[i] = fp
 			case ok:
 				f.want = slices.Insert(f.want, i, fp)
+				f.wantIndexed = false
 			case had:
 				f.want = slices.Delete(f.want, i, i+1)
+				f.wantIndexed = false
 			}
+		}
+		if !f.wantIndexed {
+			f.wantIndexed = f.wantIdx.build(len(f.want), fetchPartitionAt(f.want))
 		}
 		f.pending = append(f.pending, f.dirty...)
 		f.dirty = f.dirty[:0]
@@ -253,6 +315,7 @@ func (rm *replicaManager) sendFetch(f *fetcher) {
 		if !delayed {
 			f.sessionID, f.sessionEpoch = proto.InvalidSessionID, proto.InitialSessionEpoch
 			f.session = f.session[:0]
+			f.sessionIndexed = false
 		}
 		return
 	}
@@ -280,6 +343,7 @@ func (rm *replicaManager) sendFetch(f *fetcher) {
 		// (FetchSessionHandler.Builder.build, a full request).
 		req.Partitions = append(req.Partitions, want...)
 		f.session, f.spareSession = append(f.spareSession[:0], want...), f.session
+		f.sessionIndexed = false
 	} else {
 		// An incremental fetch names the partitions added to the session
 		// and those whose fetch data changed, and forgets those no longer
@@ -288,12 +352,13 @@ func (rm *replicaManager) sendFetch(f *fetcher) {
 		// only the partitions touched since can differ.
 		if f.diffAll {
 			f.session, f.spareSession = rm.diffSession(f, box, f.session, want, send), f.session
+			f.sessionIndexed = false
 		} else {
 			slices.SortFunc(f.pending, cmpTP)
 			f.pending = slices.Compact(f.pending)
 			for _, tp := range f.pending {
-				i, inSession := slices.BinarySearchFunc(f.session, tp, cmpFetchPartition)
-				j, inWant := slices.BinarySearchFunc(want, tp, cmpFetchPartition)
+				i, inSession := f.findInSession(tp)
+				j, inWant := f.inWant(tp)
 				switch {
 				case inSession && inWant:
 					if f.session[i] != want[j] {
@@ -303,9 +368,11 @@ func (rm *replicaManager) sendFetch(f *fetcher) {
 				case inWant:
 					send(want[j])
 					f.session = slices.Insert(f.session, i, want[j])
+					f.sessionIndexed = false
 				case inSession:
 					box.forgot = append(box.forgot, f.session[i].TopicPartition)
 					f.session = slices.Delete(f.session, i, i+1)
+					f.sessionIndexed = false
 				}
 			}
 		}
@@ -423,9 +490,16 @@ func (rm *replicaManager) peerDisconnected(peer sim.NodeID) {
 func (rm *replicaManager) handleFetchResponse(from sim.NodeID, m *proto.FetchResponse) {
 	// Correlation ids are never reused, so at most one fetcher matches.
 	var f *fetcher
-	for _, x := range rm.fetchers { // kafkasim:orderless: finds the one match
-		if x.inflight == m.CorrelationID && x.node == from {
+	if !rm.nodeShared {
+		// The only fetcher whose node is from.
+		if x := rm.fetcherAt[from]; x != nil && x.inflight == m.CorrelationID {
 			f = x
+		}
+	} else {
+		for _, x := range rm.fetchers { // kafkasim:orderless: finds the one match
+			if x.inflight == m.CorrelationID && x.node == from {
+				f = x
+			}
 		}
 	}
 	if f == nil {

@@ -81,6 +81,12 @@ type fetchSession struct {
 	servingAt    time.Duration
 	servingEpoch int64
 	next         []int32
+
+	// idx finds parts' partitions when indexed (see tpIndex); while the
+	// parts are being reshaped, and should a partition number be negative,
+	// find searches them.
+	idx     tpIndex
+	indexed bool
 }
 
 // lazyState is what a lazy partition at index i says of its follower:
@@ -120,7 +126,7 @@ func (s *fetchSession) addDirty(i int32) {
 // fetch, a partition not passed yet is served by it, as Kafka's loop
 // would reach it after the change; one passed waits for the next fetch.
 func (s *fetchSession) wake(p *partition) {
-	i, ok := s.find(p.tp)
+	i, ok := s.lookup(p.tp)
 	if !ok || s.parts[i].p != p || !s.unlazy(int32(i)) {
 		// Not held lazily here (cannot happen): drop the stale entry.
 		if j := slices.Index(p.quietIn, s); j >= 0 {
@@ -170,7 +176,30 @@ func (s *fetchSession) rest() {
 	s.next = s.next[:0]
 }
 
+// lookup returns the index of tp in parts, if there.
+func (s *fetchSession) lookup(tp metadata.TopicPartition) (int, bool) {
+	if s.indexed {
+		return s.idx.find(tp.Topic, tp.Partition)
+	}
+	return s.search(tp)
+}
+
+// find returns the index of tp in parts, or where it would go.
 func (s *fetchSession) find(tp metadata.TopicPartition) (int, bool) {
+	if s.indexed {
+		if i, ok := s.idx.find(tp.Topic, tp.Partition); ok {
+			return i, true
+		}
+	}
+	return s.search(tp)
+}
+
+// reindex builds idx again, after parts were reshaped.
+func (s *fetchSession) reindex() {
+	s.indexed = s.idx.build(len(s.parts), func(i int) (string, int32) { return s.parts[i].fp.Topic, s.parts[i].fp.Partition })
+}
+
+func (s *fetchSession) search(tp metadata.TopicPartition) (int, bool) {
 	return slices.BinarySearchFunc(s.parts, tp, func(c cachedPartition, tp metadata.TopicPartition) int {
 		return cmpFetchPartition(c.fp, tp)
 	})
@@ -240,7 +269,7 @@ func (rm *replicaManager) newFetchContext(m *proto.FetchRequest) fetchContext {
 		} else {
 			if !reshaped {
 				s.wakeAll()
-				reshaped = true
+				reshaped, s.indexed = true, false
 			}
 			s.parts = slices.Insert(s.parts, i, cachedPartition{fp: fp, hw: -1, logStart: -1})
 		}
@@ -249,13 +278,14 @@ func (rm *replicaManager) newFetchContext(m *proto.FetchRequest) fetchContext {
 		if i, ok := s.find(metadata.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}); ok {
 			if !reshaped {
 				s.wakeAll()
-				reshaped = true
+				reshaped, s.indexed = true, false
 			}
 			s.parts = slices.Delete(s.parts, i, i+1)
 		}
 	}
 	if reshaped {
 		s.wakeAll()
+		s.reindex()
 	}
 	if len(s.parts) == 0 {
 		// Nothing left: the session closes and the fetch is served
@@ -307,6 +337,7 @@ func (rm *replicaManager) openSession(m *proto.FetchRequest, resp *proto.FetchRe
 	slices.SortStableFunc(s.parts, func(a, b cachedPartition) int {
 		return cmpFetchPartition(a.fp, metadata.TopicPartition{Topic: b.fp.Topic, Partition: b.fp.Partition})
 	})
+	s.reindex()
 	s.wakeAll()
 	c.sessions[s.id] = s
 	return s.id

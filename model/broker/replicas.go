@@ -209,7 +209,12 @@ type replicaManager struct {
 	hwCkpt    map[string]int64
 	startCkpt map[string]int64
 	fetchers  map[int32]*fetcher
-	parked    []*parkedFetch
+	// fetcherAt is the fetcher of each leader's node, unless two leaders
+	// share a node (nodeShared): a fetch answer finds its fetcher by the
+	// node it came from instead of a pass over every fetcher.
+	fetcherAt  map[sim.NodeID]*fetcher
+	nodeShared bool
+	parked     []*parkedFetch
 	// sessions are the followers' incremental fetch sessions with this
 	// broker as leader (fetchsession.go).
 	sessions fetchSessionCache

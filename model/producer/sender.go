@@ -54,10 +54,26 @@ func (p *Client) runSender() {
 	// Whether each leader met has room for a request: the counts change
 	// only when the requests go, after this loop.
 	var room leaderRoom
-	for base := 0; base < p.looks.len(); base += 64 {
-		for due := p.looks.due(base, now); due != 0; due &= due - 1 {
-			byBroker, brokers = p.lookAt(base+bits.TrailingZeros64(due), now, &room, byBroker, brokers)
+	if now >= p.looks.idleAll {
+		// The first idleMin after the pass; a block lowered behind it
+		// lowers idleAll itself.
+		p.looks.idleAll = never
+		all := never
+		for base := 0; base < p.looks.len(); base += 64 {
+			if first := p.looks.idleMin[base>>6]; first > now {
+				all = min(all, first)
+				continue
+			}
+			due := p.looks.due(base, now)
+			if due != 0 {
+				for ; due != 0; due &= due - 1 {
+					byBroker, brokers = p.lookAt(base+bits.TrailingZeros64(due), now, &room, byBroker, brokers)
+				}
+				p.looks.settleIdle(base)
+			}
+			all = min(all, p.looks.idleMin[base>>6])
 		}
+		p.looks.idleAll = min(p.looks.idleAll, all)
 	}
 	for i := 1; i < len(brokers); i++ { // by broker id; a handful at most
 		for j := i; j > 0 && brokers[j] < brokers[j-1]; j-- {
@@ -385,19 +401,30 @@ func unsentAfter(batches []*pbatch) bool {
 func (p *Client) scheduleNext(now time.Duration) {
 	next := never
 	p.looks.staleAfterJumpBack(now)
+	if first := p.looks.firstAll; first > now {
+		// Every block's first wake-up is known and ahead.
+		if first < never {
+			p.wakeSender(first - now)
+		}
+		return
+	}
 	for base := 0; base < p.looks.len(); base += 64 {
 		if first := p.looks.blockMin[base>>6]; first > now {
 			// Every wake-up of the block is ahead: its first is the one.
 			next = min(next, first)
 			continue
 		}
-		earliest, again := p.looks.earliestWake(base, now)
-		next = min(next, earliest)
+		// The block's first wake-up: the first of those known and ahead,
+		// and of those found again (each writes only its own).
+		first, again := p.looks.earliestWake(base, now)
 		for ; again != 0; again &= again - 1 {
-			next = min(next, p.firstWake(base+bits.TrailingZeros64(again), now))
+			first = min(first, p.firstWake(base+bits.TrailingZeros64(again), now))
 		}
-		p.looks.blockMin[base>>6] = p.looks.firstOfBlock(base)
+		p.looks.blockMin[base>>6] = first
+		next = min(next, first)
 	}
+	// next is now the first of every block's blockMin.
+	p.looks.firstAll = next
 	if next < never {
 		p.wakeSender(next - now)
 	}
