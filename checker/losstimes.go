@@ -160,8 +160,14 @@ func (a *analyzer) lossTakingRead(partition string, offset int64, val int32, to 
 // entry the reader passed over (a record, or a control record or an aborted
 // transaction's record to a read_committed reader) went with the loss, and
 // what stands there now was appended after it. A new leader that held an
-// older epoch's entry at the offset is left to the other rules: that entry
-// was in a log before the jump.
+// older epoch's entry at the offset is left to the other rules (that entry
+// was in a log before the jump), unless the god view saw that very
+// election make the entry the log although it was never committed
+// (Resurrected at the loss's time): no reader can have read it before, so
+// what the reader passed over was the lost log's entry there (fuzz seed
+// 102592: a read_committed reader passed over two offsets of control or
+// aborted records; the unclean election put an older epoch's uncommitted
+// records there).
 func (a *analyzer) lossUnderSkip(partition string, offset, op int64, rc bool) (DataLoss, bool) {
 	pi := a.partByName(partition)
 	if pi < 0 {
@@ -171,7 +177,10 @@ func (a *analyzer) lossUnderSkip(partition string, offset, op int64, rc bool) (D
 	for i := range a.lossOps.losses {
 		l := &a.lossOps.losses[i]
 		at := a.lossOps.at[i]
-		if !l.Covers(partition, offset) || offset < l.LeaderEnd || at <= op {
+		if !l.Covers(partition, offset) || at <= op {
+			continue
+		}
+		if offset < l.LeaderEnd && !a.resurrectedBy(l, offset) {
 			continue
 		}
 		seenBefore := false
@@ -188,4 +197,14 @@ func (a *analyzer) lossUnderSkip(partition string, offset, op int64, rc bool) (D
 		}
 	}
 	return DataLoss{}, false
+}
+
+// resurrectedBy reports whether the election of loss l made the entry at
+// offset of l's partition the log although it was never committed (god
+// view Resurrected, recorded at the election's time).
+func (a *analyzer) resurrectedBy(l *DataLoss, offset int64) bool {
+	_, ok := a.cfg.Happened.First(godview.Resurrected, func(r *godview.Fact) bool {
+		return r.At == l.At && r.Covers(l.Partition, offset)
+	})
+	return ok
 }

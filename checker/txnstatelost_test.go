@@ -116,3 +116,57 @@ func TestReadCommittedSkipOfACommitTheCoordinatorLost(t *testing.T) {
 	expectCount(t, r, PollSkip, 1)
 	expectVerdict(t, r, PollSkip, Violation)
 }
+
+// A read_committed reader passed over offsets 2 and 3 (control records or
+// an aborted transaction's, which no poll returns); an unclean election
+// after the jump lost them with the rest of the log from 2, and made the
+// new leader's never-committed records of an older epoch, e and f, the log
+// there (god view Resurrected at the election). Final reads hold e and f at
+// offsets the reader passed: what it passed over went with the loss, and no
+// reader can have read e and f before (fuzz seed 102592). Without the
+// resurrection by that very election, the new leader's entries there may
+// have been readable before the jump: a skip.
+func TestSkipOverWhatALaterElectionReplacedWithResurrectedRecords(t *testing.T) {
+	h := &hb{}
+	h.send("p-0", "a", 0, 0, history.OK)
+	h.send("p-0", "b", 0, 1, history.OK)
+	h.send("p-1", "e", 0, -1, history.Info) // to a deposed leader, never committed
+	h.send("p-1", "f", 0, -1, history.Info)
+	h.send("p-0", "d", 0, 4, history.OK)
+	h.pollIso("r-0", rc, false, rec{0, 0, "a"}, rec{0, 1, "b"}, rec{0, 4, "d"}) // over 2, 3
+	lossAt := h.t + 500
+	h.t += 1000
+	h.send("p-0", "g", 0, 4, history.OK)
+	h.pollIso("kafkasim-final-0", ru, true, rec{0, 0, "a"}, rec{0, 1, "b"}, rec{0, 2, "e"}, rec{0, 3, "f"}, rec{0, 4, "g"})
+
+	loss := func(at int64) godview.Fact {
+		return godview.Fact{Kind: godview.Loss, At: at, Partition: "t-0", From: 2, To: 5, Records: 3, Cause: "unclean-election", LeaderEnd: 4}
+	}
+	res := func(at, from, to int64) godview.Fact {
+		return godview.Fact{Kind: godview.Resurrected, At: at, Partition: "t-0", From: from, To: to}
+	}
+	for _, c := range []struct {
+		name  string
+		facts []godview.Fact
+		want  string
+	}{
+		{"lost after the jump, resurrected by that election", []godview.Fact{loss(lossAt), res(lossAt, 2, 4)}, Permitted},
+		{"lost after the jump, nothing resurrected", []godview.Fact{loss(lossAt)}, Violation},
+		{"resurrected by a later election", []godview.Fact{loss(lossAt), res(lossAt+100, 2, 4)}, Violation},
+		{"resurrected elsewhere", []godview.Fact{loss(lossAt), res(lossAt, 4, 5)}, Violation},
+		{"lost before the jump", []godview.Fact{loss(1), res(1, 2, 4)}, Violation},
+	} {
+		cfg := strict
+		cfg.Happened = godview.Seen(c.facts...)
+		r := Check(h.ops, cfg)
+		got := ""
+		for _, typ := range []string{PollSkip, IntPollSkip} {
+			if a, ok := r.Anomaly(typ); ok && (got == "" || a.Verdict == Violation) {
+				got = a.Verdict
+			}
+		}
+		if got != c.want {
+			t.Fatalf("%s: the skip is %q, want %s\n%s", c.name, got, c.want, r.Summary())
+		}
+	}
+}
