@@ -63,6 +63,9 @@ type Recorder struct {
 	// rare, so the pairing waits for one, and recording an operation stays
 	// an append.
 	since []opList
+	// sizes counts, as operations are recorded, what Sizes reports: a few
+	// additions per operation instead of a pass decoding every header.
+	sizes sizeCounts
 }
 
 // opList is a list of operation numbers, in blocks so that growing it never
@@ -332,7 +335,8 @@ func (r *Recorder) addAs(pid uint32, t Type, f string, v *Value, spans []RecordS
 	h.uvarint(uint64(pid))
 	h.uvarint(uint64(r.fs.id(f, math.MaxUint32)))
 	h.uvarint(uint64(r.isolations.id(v.Isolation, math.MaxUint32)))
-	h.uvarint(uint64(r.topics.id(v.Topic, math.MaxUint32)))
+	topic := r.topics.id(v.Topic, math.MaxUint32)
+	h.uvarint(uint64(topic))
 	h.varint(int64(v.Partition))
 	h.varint(v.Offset)
 	// Texts that would crowd a chunk go to the side entry.
@@ -353,6 +357,7 @@ func (r *Recorder) addAs(pid uint32, t Type, f string, v *Value, spans []RecordS
 		h.uvarint(uint64(len(value)))
 	}
 	h.b[0] = flags
+	r.countSizes(t, f, topic, v, spans)
 	pos, ok := r.stream.put(h.b[:h.n], key, value)
 	if !ok {
 		panic("history: more operations than a recorder holds (its stream is full)")
