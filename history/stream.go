@@ -111,14 +111,21 @@ type opReader struct {
 	k int
 }
 
+// uvarint is binary.Uvarint for the stream's own bytes (well formed, so
+// without its checks): small enough to inline, so that decoding a header
+// costs no call per field.
 func (r *opReader) uvarint() uint64 {
-	if r.k < len(r.b) && r.b[r.k] < 0x80 {
-		r.k++
-		return uint64(r.b[r.k-1])
+	b, k := r.b, r.k
+	var v uint64
+	for s := uint(0); ; s += 7 {
+		c := b[k]
+		k++
+		v |= uint64(c&0x7f) << s
+		if c < 0x80 {
+			r.k = k
+			return v
+		}
 	}
-	v, n := binary.Uvarint(r.b[r.k:])
-	r.k += n
-	return v
 }
 
 func (r *opReader) varint() int64 {
