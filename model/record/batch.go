@@ -257,12 +257,6 @@ func (b *Batch) Records() []Record {
 	return out
 }
 
-// PolledRecords calls yield with the offset, key and value of records
-// [lo, hi), in order: a batch is what a reader's poll returns records from,
-// and the history keeps a reference to it (history.RecordSource) rather
-// than a copy of each record. The key and value are the batch's own bytes
-// (or, compressed, bytes decompressed for this call), which nobody ever
-// changes: yield must not change them either.
 // EachRecord calls fn with each record's index, offset, key and value,
 // decoded in place: the bytes are the batch's own (or decompressed for this
 // call), which nobody ever changes; fn must not change them either.
@@ -273,13 +267,32 @@ func (b *Batch) EachRecord(fn func(i int, offset int64, key []byte, hasKey bool,
 	})
 }
 
+// PolledRecords calls yield with the offset, key and value of records
+// [lo, hi), in order: a batch is what a reader's poll returns records from,
+// and the history keeps a reference to it (history.RecordSource) rather
+// than a copy of each record. The key and value are the batch's own bytes
+// (or, compressed, bytes decompressed for this call), which nobody ever
+// changes: yield must not change them either.
+//
+// It is walk written out, without its callback: the history's reader
+// decodes here every record every poll returned.
 func (b *Batch) PolledRecords(lo, hi int, yield func(offset int64, key []byte, hasKey bool, value []byte)) {
 	section := b.section()
-	b.walk(section, hi, func(i int, raw rawRecord) {
-		if i >= lo {
-			yield(b.BaseOffset+raw.offsetDelta, section[raw.keyAt:raw.keyEnd], raw.hasKey, section[raw.valueAt:raw.valueEnd])
+	at := 0
+	for i := range hi {
+		rest := section[at:]
+		raw, size, ok := decodeSmallRecord(rest)
+		if !ok {
+			var err error
+			if raw, size, err = decodeAnyRecord(rest); err != nil {
+				panic(fmt.Sprintf("record: batch at %d: %v", b.BaseOffset, err))
+			}
 		}
-	})
+		if i >= lo {
+			yield(b.BaseOffset+raw.offsetDelta, rest[raw.keyAt:raw.keyEnd], raw.hasKey, rest[raw.valueAt:raw.valueEnd])
+		}
+		at += size
+	}
 }
 
 // section is the records section, decompressed. The batch's bytes were
