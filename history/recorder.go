@@ -429,13 +429,13 @@ type header struct {
 func (r *Recorder) header(i int64, h *header) opReader {
 	d := opReader{b: r.stream.at(r.pos[i>>chunkShift][i&chunkMask]), k: 1}
 	h.flags, h.side, h.ext = d.b[0], -1, -1
-	h.at = r.timeBase[i>>timeGroupShift] + d.varint()
+	h.at = r.timeBase[i>>timeGroupShift] + unzigzag(d.uvarint())
 	h.process = d.uvarint()
 	h.f = d.uvarint()
 	h.isolation = d.uvarint()
 	h.topic = d.uvarint()
-	h.partition = int32(d.varint())
-	h.offset = d.varint()
+	h.partition = int32(unzigzag(d.uvarint()))
+	h.offset = unzigzag(d.uvarint())
 	if h.flags&flagSide != 0 {
 		if ref := d.uvarint(); ref&sideRefExt != 0 {
 			h.ext = int(ref >> 1)

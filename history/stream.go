@@ -116,19 +116,24 @@ type opReader struct {
 // costs no call per field.
 func (r *opReader) uvarint() uint64 {
 	b, k := r.b, r.k
-	var v uint64
-	for s := uint(0); ; s += 7 {
-		c := b[k]
+	if c := b[k]; c < 0x80 {
+		r.k = k + 1
+		return uint64(c) // most fields: one byte
+	}
+	v := uint64(b[k] & 0x7f)
+	for s := uint(7); ; s += 7 {
 		k++
+		c := b[k]
 		v |= uint64(c&0x7f) << s
 		if c < 0x80 {
-			r.k = k
+			r.k = k + 1
 			return v
 		}
 	}
 }
 
-func (r *opReader) varint() int64 {
-	u := r.uvarint()
-	return int64(u>>1) ^ -int64(u&1)
-}
+// varint reads a zig-zag varint (unzigzag of uvarint: header writes that
+// out, so that uvarint inlines there).
+func (r *opReader) varint() int64 { return unzigzag(r.uvarint()) }
+
+func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
