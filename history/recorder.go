@@ -63,6 +63,9 @@ type Recorder struct {
 	// rare, so the pairing waits for one, and recording an operation stays
 	// an append.
 	since []opList
+	// sizes counts, as operations are recorded, what Sizes reports: a few
+	// additions per operation instead of a pass decoding every header.
+	sizes sizeCounts
 }
 
 // opList is a list of operation numbers, in blocks so that growing it never
@@ -332,7 +335,8 @@ func (r *Recorder) addAs(pid uint32, t Type, f string, v *Value, spans []RecordS
 	h.uvarint(uint64(pid))
 	h.uvarint(uint64(r.fs.id(f, math.MaxUint32)))
 	h.uvarint(uint64(r.isolations.id(v.Isolation, math.MaxUint32)))
-	h.uvarint(uint64(r.topics.id(v.Topic, math.MaxUint32)))
+	topic := r.topics.id(v.Topic, math.MaxUint32)
+	h.uvarint(uint64(topic))
 	h.varint(int64(v.Partition))
 	h.varint(v.Offset)
 	// Texts that would crowd a chunk go to the side entry.
@@ -353,6 +357,7 @@ func (r *Recorder) addAs(pid uint32, t Type, f string, v *Value, spans []RecordS
 		h.uvarint(uint64(len(value)))
 	}
 	h.b[0] = flags
+	r.countSizes(t, f, topic, v, spans)
 	pos, ok := r.stream.put(h.b[:h.n], key, value)
 	if !ok {
 		panic("history: more operations than a recorder holds (its stream is full)")
@@ -424,13 +429,13 @@ type header struct {
 func (r *Recorder) header(i int64, h *header) opReader {
 	d := opReader{b: r.stream.at(r.pos[i>>chunkShift][i&chunkMask]), k: 1}
 	h.flags, h.side, h.ext = d.b[0], -1, -1
-	h.at = r.timeBase[i>>timeGroupShift] + d.varint()
+	h.at = r.timeBase[i>>timeGroupShift] + unzigzag(d.uvarint())
 	h.process = d.uvarint()
 	h.f = d.uvarint()
 	h.isolation = d.uvarint()
 	h.topic = d.uvarint()
-	h.partition = int32(d.varint())
-	h.offset = d.varint()
+	h.partition = int32(unzigzag(d.uvarint()))
+	h.offset = unzigzag(d.uvarint())
 	if h.flags&flagSide != 0 {
 		if ref := d.uvarint(); ref&sideRefExt != 0 {
 			h.ext = int(ref >> 1)

@@ -1,6 +1,6 @@
 package history
 
-import "slices"
+import "math"
 
 // Sizes is how many entries a checker of a history will tabulate: it sizes
 // its tables once instead of growing them by doubling, which for a history
@@ -20,40 +20,53 @@ type TopicPartition struct {
 	Partition int32
 }
 
-// Sizes counts what a checker of the recorded history will tabulate,
-// reading only the operations' headers and their polls' spans (no record
-// is decoded): a few tens of milliseconds for millions of operations.
+// Sizes counts what a checker of the recorded history will tabulate. The
+// counts are kept as operations are recorded (countSizes), so that asking
+// costs no pass over millions of operations.
 func (r *Recorder) Sizes() Sizes {
-	var s Sizes
-	send := uint64(slices.Index(r.fs.names, FSend))
-	poll := uint64(slices.Index(r.fs.names, FPoll))
-	// Counted by topic number and partition, named at the end: a map
-	// lookup per operation would cost more than the walk.
-	var acks, reads countsByTopic
-	explicit := map[TopicPartition]int{}
-	var h header
-	for i := int64(0); i < r.n; i++ {
-		r.header(i, &h)
-		typ := Type(h.flags & flagsType)
-		switch {
-		case h.f == send && typ == Invoke:
-			s.Sends++
-		case h.f == send && typ == OK && h.offset >= 0:
-			acks.add(uint32(h.topic), h.partition, 1)
-		case h.f == poll && h.side >= 0:
-			e := r.side.At(h.side)
-			for j := range e.records {
-				explicit[TopicPartition{e.records[j].Topic, e.records[j].Partition}]++
+	c := &r.sizes
+	explicit := make(map[TopicPartition]int, len(c.explicit))
+	for tp, n := range c.explicit { // kafkasim:orderless: a copy
+		explicit[tp] = n
+	}
+	return Sizes{
+		Sends: c.sends,
+		Acks:  c.acks.named(r.topics.names, nil),
+		Reads: c.reads.named(r.spanTopics.names, explicit),
+	}
+}
+
+// sizeCounts is what Sizes reports, kept as operations are recorded.
+// Acknowledged sends are counted by topic number and partition, polls'
+// spans by span topic number and partition, named when asked: a map
+// lookup per operation would cost more.
+type sizeCounts struct {
+	sends       int
+	acks, reads countsByTopic
+	// explicit counts the records of polls recorded one by one.
+	explicit map[TopicPartition]int
+}
+
+// countSizes counts an operation being recorded (topic is v.Topic's
+// number; spans, when any, are already kept, their topics numbered).
+func (r *Recorder) countSizes(t Type, f string, topic uint32, v *Value, spans []RecordSpan) {
+	c := &r.sizes
+	switch {
+	case f == FSend && t == Invoke:
+		c.sends++
+	case f == FSend && t == OK && v.Offset >= 0:
+		c.acks.add(topic, v.Partition, 1)
+	case f == FPoll:
+		for j := range v.Records {
+			if c.explicit == nil {
+				c.explicit = map[TopicPartition]int{}
 			}
-			for j := e.spanFrom; j < e.spanFrom+e.spanN; j++ {
-				sp := r.spans.At(int(j))
-				reads.add(sp.topic, sp.partition, int(sp.hi-sp.lo))
-			}
+			c.explicit[TopicPartition{v.Records[j].Topic, v.Records[j].Partition}]++
+		}
+		for _, sp := range spans {
+			c.reads.add(r.spanTopics.id(sp.Topic, math.MaxUint32), sp.Partition, int(sp.Hi-sp.Lo))
 		}
 	}
-	s.Acks = acks.named(r.topics.names, nil)
-	s.Reads = reads.named(r.spanTopics.names, explicit)
-	return s
 }
 
 // countsByTopic counts by topic number, then partition.

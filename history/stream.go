@@ -111,17 +111,29 @@ type opReader struct {
 	k int
 }
 
+// uvarint is binary.Uvarint for the stream's own bytes (well formed, so
+// without its checks): small enough to inline, so that decoding a header
+// costs no call per field.
 func (r *opReader) uvarint() uint64 {
-	if r.k < len(r.b) && r.b[r.k] < 0x80 {
-		r.k++
-		return uint64(r.b[r.k-1])
+	b, k := r.b, r.k
+	if c := b[k]; c < 0x80 {
+		r.k = k + 1
+		return uint64(c) // most fields: one byte
 	}
-	v, n := binary.Uvarint(r.b[r.k:])
-	r.k += n
-	return v
+	v := uint64(b[k] & 0x7f)
+	for s := uint(7); ; s += 7 {
+		k++
+		c := b[k]
+		v |= uint64(c&0x7f) << s
+		if c < 0x80 {
+			r.k = k + 1
+			return v
+		}
+	}
 }
 
-func (r *opReader) varint() int64 {
-	u := r.uvarint()
-	return int64(u>>1) ^ -int64(u&1)
-}
+// varint reads a zig-zag varint (unzigzag of uvarint: header writes that
+// out, so that uvarint inlines there).
+func (r *opReader) varint() int64 { return unzigzag(r.uvarint()) }
+
+func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }

@@ -257,12 +257,6 @@ func (b *Batch) Records() []Record {
 	return out
 }
 
-// PolledRecords calls yield with the offset, key and value of records
-// [lo, hi), in order: a batch is what a reader's poll returns records from,
-// and the history keeps a reference to it (history.RecordSource) rather
-// than a copy of each record. The key and value are the batch's own bytes
-// (or, compressed, bytes decompressed for this call), which nobody ever
-// changes: yield must not change them either.
 // EachRecord calls fn with each record's index, offset, key and value,
 // decoded in place: the bytes are the batch's own (or decompressed for this
 // call), which nobody ever changes; fn must not change them either.
@@ -273,13 +267,32 @@ func (b *Batch) EachRecord(fn func(i int, offset int64, key []byte, hasKey bool,
 	})
 }
 
+// PolledRecords calls yield with the offset, key and value of records
+// [lo, hi), in order: a batch is what a reader's poll returns records from,
+// and the history keeps a reference to it (history.RecordSource) rather
+// than a copy of each record. The key and value are the batch's own bytes
+// (or, compressed, bytes decompressed for this call), which nobody ever
+// changes: yield must not change them either.
+//
+// It is walk written out, without its callback: the history's reader
+// decodes here every record every poll returned.
 func (b *Batch) PolledRecords(lo, hi int, yield func(offset int64, key []byte, hasKey bool, value []byte)) {
 	section := b.section()
-	b.walk(section, hi, func(i int, raw rawRecord) {
-		if i >= lo {
-			yield(b.BaseOffset+raw.offsetDelta, section[raw.keyAt:raw.keyEnd], raw.hasKey, section[raw.valueAt:raw.valueEnd])
+	at := 0
+	for i := range hi {
+		rest := section[at:]
+		raw, size, ok := decodeSmallRecord(rest)
+		if !ok {
+			var err error
+			if raw, size, err = decodeAnyRecord(rest); err != nil {
+				panic(fmt.Sprintf("record: batch at %d: %v", b.BaseOffset, err))
+			}
 		}
-	})
+		if i >= lo {
+			yield(b.BaseOffset+raw.offsetDelta, rest[raw.keyAt:raw.keyEnd], raw.hasKey, rest[raw.valueAt:raw.valueEnd])
+		}
+		at += size
+	}
 }
 
 // section is the records section, decompressed. The batch's bytes were
@@ -581,6 +594,76 @@ func walkRecords(section []byte, n int, fn func(i int, r rawRecord)) error {
 // decodeRecord decodes the record at the start of data: positions are
 // relative to data.
 func decodeRecord(data []byte) (rawRecord, int, error) {
+	if r, end, ok := decodeSmallRecord(data); ok {
+		return r, end, nil
+	}
+	return decodeAnyRecord(data)
+}
+
+// decodeSmallRecord decodes a record shorter than 64 bytes (its length a
+// one-byte varint) whose other varints (deltas, key and value lengths) take
+// one or two bytes, as nearly all of a run's do, without a call per field;
+// ok is false for any other (decodeAnyRecord decodes it, or finds it
+// corrupt), and its result then means nothing.
+func decodeSmallRecord(data []byte) (r rawRecord, end int, ok bool) {
+	if len(data) == 0 || data[0] >= 0x80 || data[0]&1 != 0 {
+		return r, 0, false
+	}
+	end = 1 + int(data[0]>>1)
+	if end > len(data) {
+		return r, 0, false
+	}
+	rec := data[:end]
+	pos := 2 // past the length and the attributes
+	var l int64
+	if r.timestampDelta, pos, ok = shortVarint(rec, pos); !ok {
+		return r, 0, false
+	}
+	if r.offsetDelta, pos, ok = shortVarint(rec, pos); !ok {
+		return r, 0, false
+	}
+	if l, pos, ok = shortVarint(rec, pos); !ok {
+		return r, 0, false
+	}
+	r.keyAt, r.keyEnd = pos, pos
+	if l >= 0 {
+		if int64(end-pos) < l {
+			return r, 0, false
+		}
+		r.keyEnd, r.hasKey = pos+int(l), true
+	}
+	if l, pos, ok = shortVarint(rec, r.keyEnd); !ok {
+		return r, 0, false
+	}
+	r.valueAt, r.valueEnd = pos, pos
+	if l >= 0 {
+		if int64(end-pos) < l {
+			return r, 0, false
+		}
+		r.valueEnd, r.hasValue = pos+int(l), true
+	}
+	return r, end, true
+}
+
+// shortVarint is binary.Varint of b[pos:] when it takes one or two bytes,
+// with the position after it; ok is false otherwise.
+func shortVarint(b []byte, pos int) (v int64, next int, ok bool) {
+	if pos >= len(b) {
+		return 0, pos, false
+	}
+	u := uint64(b[pos])
+	if u >= 0x80 {
+		if pos+1 >= len(b) || b[pos+1] >= 0x80 {
+			return 0, pos, false
+		}
+		u = u&0x7f | uint64(b[pos+1])<<7
+		pos++
+	}
+	return int64(u>>1) ^ -int64(u&1), pos + 1, true
+}
+
+// decodeAnyRecord is decodeRecord for any bytes.
+func decodeAnyRecord(data []byte) (rawRecord, int, error) {
 	length, n := varint(data)
 	if n <= 0 || length < 0 || int(length) > len(data)-n {
 		return rawRecord{}, 0, ErrCorrupt
