@@ -87,9 +87,18 @@ func (c *Config) checkLinearizability(a *analyzer) *linResult {
 	share := max(budget*time.Duration(workers)/time.Duration(max(searched, 1)), 50*time.Millisecond)
 	var wg sync.WaitGroup
 	next := make(chan *linJob)
+	// A worker says it is idle before it takes a job, and the next
+	// partition's job is built only then: no built job waits for a worker
+	// while the others run theirs (a long run's jobs are tens of MB each).
+	idle := make(chan struct{}, workers)
 	for range workers {
 		wg.Go(func() {
-			for j := range next {
+			for {
+				idle <- struct{}{}
+				j, ok := <-next
+				if !ok {
+					return
+				}
 				j.run(a, time.Unix(0, deadline.Load()), share, visMax)
 				if j.result == porcupine.Ok && j.model != nil && !j.crossCheck {
 					j.ops, j.model = nil, nil // passed: nothing reads them again
@@ -99,6 +108,7 @@ func (c *Config) checkLinearizability(a *analyzer) *linResult {
 	}
 	if eager {
 		for _, j := range jobs {
+			<-idle
 			next <- j
 		}
 	} else {
@@ -106,15 +116,19 @@ func (c *Config) checkLinearizability(a *analyzer) *linResult {
 		// failing log's visualisation and the registers' searches share
 		// the budget in that order).
 		for _, pi := range plan.parts {
+			<-idle
 			t := time.Now()
 			j := plan.partJob(pi)
 			deadline.Add(int64(time.Since(t)))
 			if j != nil {
 				jobs = append(jobs, j)
 				next <- j
+			} else {
+				idle <- struct{}{} // the worker is still idle
 			}
 		}
 		for _, j := range plan.regs {
+			<-idle
 			jobs = append(jobs, j)
 			next <- j
 		}
