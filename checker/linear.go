@@ -67,7 +67,7 @@ type linRec struct {
 type linRead struct {
 	call, ret int64
 	proc      int32
-	from, to  int32 // the read's records in linLog.recs (numbered so even when recs is not kept)
+	from, to  int32 // the read's records in linLog.recs, when it keeps them (keepLinRecs)
 	rc        bool
 }
 
