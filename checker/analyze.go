@@ -51,9 +51,8 @@ type numbering struct {
 	topics   []string
 	keyIDs   map[string]int32
 	keys     []string
-	valIDs   valIndex
+	valIDs   valIndex // and each value's name: valName
 	vals     []valInfo
-	valNames []string
 
 	lastPart   partKey // a one-entry cache for partID
 	lastPartID int32
@@ -75,6 +74,12 @@ type records struct {
 
 	lastIndex int64
 	nOps      int64
+	// linRecs: the partitions keep their reads' records for
+	// linearizability apart from their observations (keepLinRecs).
+	linRecs bool
+	// rcFlipped: the polls whose isolation is not their session's
+	// (obsFlags).
+	rcFlipped map[opSession]bool
 }
 
 // finalCover: what final reads cover (mergeFinal, lost.go): for final
@@ -129,7 +134,7 @@ func newAnalyzer(cfg *Config) *analyzer {
 	// Every value sent is numbered once: the sends, the values and their
 	// numbers are as many as the send invocations.
 	a.valIDs = newValIndex(sends)
-	a.vals, a.valNames, a.sends = make([]valInfo, 0, sends), make([]string, 0, sends), make([]sendRec, 0, sends)
+	a.vals, a.sends = make([]valInfo, 0, sends), make([]sendRec, 0, sends)
 	return a
 }
 

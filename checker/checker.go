@@ -602,7 +602,7 @@ func (c *Config) supersededByLost(a *analyzer, partition string, offset int64, v
 		if ob.val == vi || later < 0 || a.sends[later].key != key || a.vals[ob.val].flags&obsFinal != 0 {
 			continue
 		}
-		if ob.flags&obsRead != 0 || c.Happened.Covers(godview.Loss, partition, ob.off) {
+		if a.obsFlags(ob)&obsRead != 0 || c.Happened.Covers(godview.Loss, partition, ob.off) {
 			return true
 		}
 	}

@@ -56,7 +56,7 @@ func (a *analyzer) checkCoverage() {
 		// partition) grow once rather than by doubling.
 		nFinal, nRead := 0, 0
 		for i := range po.obs {
-			if f := po.obs[i].flags; f&obsFinal != 0 {
+			if f := a.obsFlags(&po.obs[i]); f&obsFinal != 0 {
 				nFinal++
 			} else if f&obsRead != 0 {
 				nRead++
@@ -65,11 +65,11 @@ func (a *analyzer) checkCoverage() {
 		finals, reads = slices.Grow(finals[:0], nFinal), slices.Grow(reads[:0], nRead)
 		for i := range po.obs {
 			ob := &po.obs[i]
-			if ob.flags&obsFinal != 0 {
+			if a.obsFlags(ob)&obsFinal != 0 {
 				if len(finals) == 0 || finals[len(finals)-1].off != ob.off || finals[len(finals)-1].val != ob.val {
 					finals = append(finals, *ob)
 				}
-			} else if ob.flags&obsRead != 0 {
+			} else if a.obsFlags(ob)&obsRead != 0 {
 				reads = append(reads, sv{ob.sess, ob.off, ob.val, ob.op})
 			}
 		}
@@ -208,7 +208,7 @@ func (a *analyzer) checkCoverage() {
 				}
 				name := a.procs[s.proc].name
 				a.findings = append(a.findings, Finding{Type: PollSkip, Example: Example{Partition: po.name, Offset: fin.off,
-					Value: a.valNames[fin.val], Process: name, Ops: []int64{fin.op},
+					Value: a.valName(fin.val), Process: name, Ops: []int64{fin.op},
 					Detail: name + " read " + po.name + " from " + itoa(s.first) + " to " + itoa(s.max) + " but never the record at " + itoa(fin.off) + " that the log holds"},
 					readOther: readOther})
 				break

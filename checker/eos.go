@@ -264,9 +264,9 @@ func (a *analyzer) mayBeOutput(si int32) bool {
 func (a *analyzer) outputName(si int32) string {
 	s := &a.sends[si]
 	if s.part >= 0 && s.offset >= 0 {
-		return a.valNames[s.val] + " (" + a.parts[s.part].name + "@" + itoa(s.offset) + ")"
+		return a.valName(s.val) + " (" + a.parts[s.part].name + "@" + itoa(s.offset) + ")"
 	}
-	return a.valNames[s.val]
+	return a.valName(s.val)
 }
 
 func (a *analyzer) checkOutputs() {
@@ -605,8 +605,8 @@ func (a *analyzer) checkZombieWrites() {
 			when = "its commit was invoked at #" + itoa(t.commitInvoke)
 		}
 		a.findings = append(a.findings, Finding{Type: ZombieWrite, Example: Example{Partition: a.parts[r.part].name, Offset: r.off,
-			Value: a.valNames[r.val], Process: a.procs[r.proc].name, Ops: sortedUnique(ops),
-			Detail: "a read_committed poll by " + a.procs[r.proc].name + " read " + a.valNames[r.val] + ", written by " + a.procs[t.proc].name + " as transactional id " + t.tid +
+			Value: a.valName(r.val), Process: a.procs[r.proc].name, Ops: sortedUnique(ops),
+			Detail: "a read_committed poll by " + a.procs[r.proc].name + " read " + a.valName(r.val) + ", written by " + a.procs[t.proc].name + " as transactional id " + t.tid +
 				" at producer epoch " + itoa(int64(t.epoch)) + " (producer id " + itoa(t.prodID) + "); a higher epoch of it had completed an operation at #" + itoa(at) + " and " + when}})
 	}
 }
@@ -655,8 +655,8 @@ func (a *analyzer) checkHanging() {
 			ops = append(ops, a.finalBegin)
 		}
 		a.findings = append(a.findings, Finding{Type: HangingTransaction, resolved: tr.okCommit || tr.outcome == txnAborted, txnProc: a.procs[tr.proc].name,
-			idleFor: e.finalT - tr.lastT, Example: Example{Partition: po.name, Offset: end, Value: a.valNames[val], Process: a.procs[tr.proc].name, Ops: sortedUnique(ops),
-				Detail: "a read_committed final read of " + po.name + " ended at offset " + itoa(end) + " (its last stable offset), where " + a.txnName(t) + " had written " + a.valNames[val] + "; " + outcome}})
+			idleFor: e.finalT - tr.lastT, Example: Example{Partition: po.name, Offset: end, Value: a.valName(val), Process: a.procs[tr.proc].name, Ops: sortedUnique(ops),
+				Detail: "a read_committed final read of " + po.name + " ended at offset " + itoa(end) + " (its last stable offset), where " + a.txnName(t) + " had written " + a.valName(val) + "; " + outcome}})
 	}
 }
 
@@ -713,7 +713,7 @@ func (a *analyzer) cleanerMayHaveRemoved(pi int32, i int, lost map[int32]bool) b
 		end = int(po.at[i+1])
 	}
 	for _, ob := range po.obs[po.at[i]:end] {
-		if (ob.flags&obsRead == 0 && lost[ob.val]) || !a.visibleToRC(ob.val) {
+		if (a.obsFlags(&ob)&obsRead == 0 && lost[ob.val]) || !a.visibleToRC(ob.val) {
 			continue
 		}
 		if !a.compactableRecord(pi, po.offsets[i], ob.val) {

@@ -458,7 +458,7 @@ func (a *analyzer) checkSkipped() {
 			val, owed := int32(-1), false
 			atOff := po.obs[po.at[i]:end]
 			for _, ob := range atOff {
-				if (ob.flags&obsRead == 0 && lost[ob.val]) || !a.visibleToRC(ob.val) {
+				if (a.obsFlags(&ob)&obsRead == 0 && lost[ob.val]) || !a.visibleToRC(ob.val) {
 					continue
 				}
 				if a.goneBeforeGroupPassed(po.name, off, ob, atOff, reach[gp{g, pi}]) {
@@ -486,7 +486,7 @@ func (a *analyzer) checkSkipped() {
 			}
 			a.skipped[skipAt{reg.group, pi, off}] = true
 			a.findings = append(a.findings, Finding{Type: SkippedRecord, group: reg.group, Example: Example{Partition: reg.part, Offset: off,
-				Value: a.valNames[val], Process: a.procs[proc].name, Ops: []int64{at, done},
+				Value: a.valName(val), Process: a.procs[proc].name, Ops: []int64{at, done},
 				Detail: "group " + reg.group + "'s final committed offset is " + itoa(final) + " (#" + itoa(done) + "), but no member processed the record at " + itoa(off)}})
 		}
 	}

@@ -29,14 +29,52 @@ const (
 )
 
 // observation is one value seen at one offset of a partition: by a poll, or
-// placed there by a send's acknowledgement.
+// placed there by a send's acknowledgement. A long run holds millions, so
+// what the session or the send says is not repeated here: obsProc and
+// obsFlags.
 type observation struct {
-	off   int64
-	op    int64 // history index of the operation that saw it
-	val   int32
-	proc  int32
-	sess  int32 // reader session; -1 for an acknowledgement
-	flags uint8
+	off  int64
+	op   int64 // history index of the operation that saw it
+	val  int32
+	sess int32 // reader session; -1 for an acknowledgement
+}
+
+// obsProc is the process that saw an observation: the reader's, or the
+// producer's whose acknowledgement placed it (values are sent once).
+func (a *analyzer) obsProc(ob *observation) int32 {
+	if ob.sess >= 0 {
+		return a.sessions[ob.sess].proc
+	}
+	return a.sends[a.vals[ob.val].send].proc
+}
+
+// obsFlags is how an observation was made: none for an acknowledgement;
+// obsRead for a poll's, with obsFinal when its session's polls are final
+// (session opens one per finality), obsRC when the poll read committed,
+// as its session's first poll did unless the poll is in rcFlipped.
+func (a *analyzer) obsFlags(ob *observation) uint8 {
+	if ob.sess < 0 {
+		return 0
+	}
+	s := &a.sessions[ob.sess]
+	f := obsRead
+	if s.final {
+		f |= obsFinal
+	}
+	rc := s.rc
+	if len(a.rcFlipped) > 0 && a.rcFlipped[opSession{ob.op, ob.sess}] {
+		rc = !rc
+	}
+	if rc {
+		f |= obsRC
+	}
+	return f
+}
+
+// opSession is a poll's reading of one session's partition.
+type opSession struct {
+	op   int64
+	sess int32
 }
 
 type partState struct {
@@ -66,23 +104,25 @@ type valInfo struct {
 	flags uint8 // obsRead | obsFinal | obsRC: how polls saw it
 }
 
+// sendRec is one send. Its fields are ordered so that it packs into 64
+// bytes: a long run holds millions.
 type sendRec struct {
-	val      int32
-	proc     int32
-	topic    int32
-	key      int32 // -1: null key
-	rank     int32 // the send's place in its producer's order
-	part     int32 // -1: unknown
-	txn      int32 // -1: not transactional
-	typ      history.Type
+	val   int32
+	proc  int32
+	topic int32
+	key   int32 // -1: null key
+	rank  int32 // the send's place in its producer's order
+	part  int32 // -1: unknown
+	txn   int32 // -1: not transactional
+	typ   history.Type
+	// noAck: an acks=0 send the producer reported done, as Kafka's does
+	// (the callback succeeds with offset -1): acknowledged without a
+	// position, judged by the final reads alone.
+	noAck    bool
 	invoke   int64 // op index
 	complete int64 // op index, -1 while pending
 	offset   int64 // -1: unknown
 	doneAt   int64 // the completion's time (ns)
-	// noAck: an acks=0 send the producer reported done, as Kafka's does
-	// (the callback succeeds with offset -1): acknowledged without a
-	// position, judged by the final reads alone.
-	noAck bool
 }
 
 type partKey struct {
@@ -118,7 +158,6 @@ func (a *analyzer) partID(topic string, p int32) int32 {
 			tp := history.TopicPartition{Topic: topic, Partition: p}
 			reads := sz.Reads[tp]
 			po.obs = make([]observation, 0, reads+sz.Acks[tp])
-			po.lin.recs = make([]linRec, 0, reads)
 		}
 		a.parts = append(a.parts, po)
 		a.partIDs[k] = id
@@ -152,9 +191,11 @@ func (a *analyzer) valID(v string) int32 {
 		return id
 	}
 	a.vals = append(a.vals, valInfo{send: -1})
-	a.valNames = append(a.valNames, v)
 	return id
 }
+
+// valName is the value numbered v.
+func (a *analyzer) valName(v int32) string { return a.valIDs.name(v) }
 
 // splitPartition splits "topic-partition".
 func splitPartition(name string) (string, int32, bool) {
@@ -183,7 +224,7 @@ func (a *analyzer) placeAcks() {
 		s := &a.sends[i]
 		if s.typ == history.OK && s.part >= 0 && s.offset >= 0 {
 			po := a.parts[s.part]
-			po.obs = append(po.obs, observation{off: s.offset, op: s.complete, val: s.val, proc: s.proc, sess: -1})
+			po.obs = append(po.obs, observation{off: s.offset, op: s.complete, val: s.val, sess: -1})
 		}
 	}
 }

@@ -66,6 +66,9 @@ func (a *analyzer) proc(name string) (int32, *procState) {
 // add takes the next operation of the history.
 func (a *analyzer) add(o *history.Op) {
 	a.nOps++
+	if a.nOps > 1 && o.Index <= a.lastIndex && !a.linRecs {
+		a.keepLinRecs()
+	}
 	a.lastIndex = max(a.lastIndex, o.Index)
 	a.members.lastTime = max(a.members.lastTime, o.Time)
 	a.lossOps.see(o.Index, o.Time)
@@ -268,16 +271,27 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 			} else {
 				s.first, s.max = r.Offset, r.Offset
 			}
-			parts = append(parts, pollPart{part: pi, sess: sid, last: r.Offset, from: int32(len(po.lin.recs))})
+			if s.rc != rc {
+				// A session's reader changed isolation: its
+				// observations of this poll say so (obsFlags).
+				if a.rcFlipped == nil {
+					a.rcFlipped = map[opSession]bool{}
+				}
+				a.rcFlipped[opSession{o.Index, sid}] = true
+			}
+			parts = append(parts, pollPart{part: pi, sess: sid, last: r.Offset, from: po.lin.n})
 			j = len(parts) - 1
 		}
 		s := &a.sessions[parts[j].sess]
 		s.max = max(s.max, r.Offset)
-		po.obs = append(po.obs, observation{off: r.Offset, op: o.Index, val: vi, proc: pid, sess: parts[j].sess, flags: flags})
+		po.obs = append(po.obs, observation{off: r.Offset, op: o.Index, val: vi, sess: parts[j].sess})
 		if member {
 			a.memberPolled(p, pi, r.Offset, vi, parts[j].sess, o.Index, o.Time)
 		}
-		po.lin.recs = append(po.lin.recs, linRec{off: r.Offset, val: vi})
+		po.lin.n++
+		if a.linRecs {
+			po.lin.recs = append(po.lin.recs, linRec{off: r.Offset, val: vi})
+		}
 		po.maxRead = max(po.maxRead, r.Offset)
 		if final {
 			po.finalEnd = max(po.finalEnd, r.Offset+1)
@@ -309,7 +323,7 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 		s := &a.sessions[pp.sess]
 		s.last, s.hasLast = pp.last, true
 		po := a.parts[pp.part]
-		po.lin.reads = append(po.lin.reads, linRead{call: invoke, ret: o.Index, proc: pid, from: pp.from, to: int32(len(po.lin.recs)), rc: rc})
+		po.lin.reads = append(po.lin.reads, linRead{call: invoke, ret: o.Index, proc: pid, from: pp.from, to: po.lin.n, rc: rc})
 	}
 }
 
@@ -324,4 +338,20 @@ func (a *analyzer) session(pid int32, p *procState, part int32, final, rc bool) 
 	a.sessions = append(a.sessions, session{proc: pid, part: part, final: final, rc: rc, fromStart: fromStart})
 	p.sess[part] = sid
 	return sid
+}
+
+// keepLinRecs: the history's indexes stopped strictly increasing, so an
+// operation's index may no longer name one poll, and partJob cannot tell
+// the reads' records apart by it. From here on each partition keeps its
+// reads' records for linearizability as well, starting with those read so
+// far: until finish, a partition's observations are its records read, in
+// read order (placeAcks adds the acknowledgements).
+func (a *analyzer) keepLinRecs() {
+	a.linRecs = true
+	for _, po := range a.parts {
+		po.lin.recs = make([]linRec, len(po.obs))
+		for i := range po.obs {
+			po.lin.recs[i] = linRec{off: po.obs[i].off, val: po.obs[i].val}
+		}
+	}
 }

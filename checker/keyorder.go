@@ -32,7 +32,7 @@ func (a *analyzer) keyOrder(p *procState, pid int32, s *sendRec, r *history.Reco
 		key := a.keys[s.key]
 		a.findings = append(a.findings, Finding{Type: KeyOrder, Example: Example{Partition: a.parts[part].name, Offset: r.Offset,
 			Value: r.Value, Process: o.Process, Ops: []int64{prev.op, o.Index},
-			Detail: o.Process + " read " + r.Value + " (key " + key + ", " + a.parts[part].name + ") after " + a.valNames[prev.val] +
+			Detail: o.Process + " read " + r.Value + " (key " + key + ", " + a.parts[part].name + ") after " + a.valName(prev.val) +
 				" (key " + key + ", " + a.parts[prev.part].name + "), which " + a.procs[s.proc].name + " sent later"}})
 		return
 	}

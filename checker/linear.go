@@ -67,14 +67,20 @@ type linRec struct {
 type linRead struct {
 	call, ret int64
 	proc      int32
-	from, to  int32 // the read's records in linLog.recs
+	from, to  int32 // the read's records in linLog.recs, when it keeps them (keepLinRecs)
 	rc        bool
 }
 
 // linLog is what a partition's linearizability check needs of its polls.
+// The records each read returned are the partition's read observations of
+// the read's operation (partJob): a record read is kept once, there. Only a
+// history whose indexes do not strictly increase (Check's callers may pass
+// one; a decoded history's always do) keeps them here too, in read order,
+// since an index then need not name one poll (keepLinRecs).
 type linLog struct {
 	recs  []linRec
 	reads []linRead
+	n     int32 // records read so far: the next read's from
 }
 
 // LinearizabilityStats say what porcupine checked.

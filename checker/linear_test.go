@@ -279,7 +279,7 @@ func logScanAgreesWithPorcupine(t *testing.T, appendsMax, readsMax, spanMax int)
 			c, r := interval()
 			ops = append(ops, porcupine.Operation{Input: &logOp{read: true, recs: recs, rc: rng.IntN(2) == 0, ops: [2]int64{c, r}}, Call: c, Return: r})
 		}
-		m := logModel{names: names, skipAll: rng.IntN(8) == 0}
+		m := logModel{names: func(v int32) string { return names[v] }, skipAll: rng.IntN(8) == 0}
 		model := m.withOps(ops, newLog())
 		want := porcupine.CheckOperations(model.porcupine(), ops)
 		_, bad := model.scan(ops)

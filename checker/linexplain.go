@@ -45,7 +45,7 @@ func (j *linJob) explainLog(a *analyzer, c logConflict, until time.Time, visMax 
 	if culprit.read {
 		f.Offset = culprit.recs[len(culprit.recs)-1].off
 	} else {
-		f.Offset, f.Value = culprit.off, a.valNames[culprit.val]
+		f.Offset, f.Value = culprit.off, a.valName(culprit.val)
 	}
 	f.Detail = "no order of " + j.name + "'s sends and polls consistent with their real-time order explains them: " + c.why
 	// Porcupine's view of a window of operations up to the culprit.

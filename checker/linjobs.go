@@ -87,9 +87,18 @@ func (c *Config) checkLinearizability(a *analyzer) *linResult {
 	share := max(budget*time.Duration(workers)/time.Duration(max(searched, 1)), 50*time.Millisecond)
 	var wg sync.WaitGroup
 	next := make(chan *linJob)
+	// A worker says it is idle before it takes a job, and the next
+	// partition's job is built only then: no built job waits for a worker
+	// while the others run theirs (a long run's jobs are tens of MB each).
+	idle := make(chan struct{}, workers)
 	for range workers {
 		wg.Go(func() {
-			for j := range next {
+			for {
+				idle <- struct{}{}
+				j, ok := <-next
+				if !ok {
+					return
+				}
 				j.run(a, time.Unix(0, deadline.Load()), share, visMax)
 				if j.result == porcupine.Ok && j.model != nil && !j.crossCheck {
 					j.ops, j.model = nil, nil // passed: nothing reads them again
@@ -99,6 +108,7 @@ func (c *Config) checkLinearizability(a *analyzer) *linResult {
 	}
 	if eager {
 		for _, j := range jobs {
+			<-idle
 			next <- j
 		}
 	} else {
@@ -106,15 +116,19 @@ func (c *Config) checkLinearizability(a *analyzer) *linResult {
 		// failing log's visualisation and the registers' searches share
 		// the budget in that order).
 		for _, pi := range plan.parts {
+			<-idle
 			t := time.Now()
 			j := plan.partJob(pi)
 			deadline.Add(int64(time.Since(t)))
 			if j != nil {
 				jobs = append(jobs, j)
 				next <- j
+			} else {
+				idle <- struct{}{} // the worker is still idle
 			}
 		}
 		for _, j := range plan.regs {
+			<-idle
 			jobs = append(jobs, j)
 			next <- j
 		}
@@ -263,7 +277,7 @@ func (p *linPlan) partJob(pi int32) *linJob {
 	firstRead := map[int32][2]int64{} // value -> (offset, completion)
 	for i := range po.obs {
 		ob := &po.obs[i]
-		if ob.flags&obsRead == 0 || notOK[ob.val>>6]&(1<<(ob.val&63)) == 0 {
+		if a.obsFlags(ob)&obsRead == 0 || notOK[ob.val>>6]&(1<<(ob.val&63)) == 0 {
 			continue
 		}
 		if f, ok := firstRead[ob.val]; !ok || ob.op < f[1] {
@@ -315,15 +329,27 @@ func (p *linPlan) partJob(pi int32) *linJob {
 		}
 		ops = append(ops, porcupine.Operation{ClientId: int(s.proc), Input: op, Call: s.invoke, Return: ret, Metadata: op})
 	}
+	var byRead [][]linRec
+	if po.lin.recs == nil {
+		byRead = a.readRecords(po)
+	}
 	// The reads' records, sorted in place: nothing else uses them.
-	for _, r := range po.lin.reads {
-		recs := po.lin.recs[r.from:r.to:r.to]
+	for k, r := range po.lin.reads {
+		var recs []linRec
+		if byRead != nil {
+			recs = byRead[k]
+		} else {
+			recs = po.lin.recs[r.from:r.to:r.to]
+		}
 		out := recs
-		if ascending(recs) {
+		switch {
+		case byRead != nil && descending(recs):
+			// readRecords' order already.
+		case ascending(recs):
 			// A poll returns a partition's records in offset order:
 			// reversed, they are sorted, and none repeats.
 			slices.Reverse(recs)
-		} else {
+		default:
 			slices.SortFunc(recs, func(x, y linRec) int {
 				if c := cmp.Compare(y.off, x.off); c != 0 {
 					return c
@@ -341,7 +367,7 @@ func (p *linPlan) partJob(pi int32) *linJob {
 		*op = logOp{read: true, recs: out, rc: r.rc, ops: [2]int64{r.call, r.ret}, proc: r.proc}
 		ops = append(ops, porcupine.Operation{ClientId: int(r.proc), Input: op, Call: r.call, Return: r.ret, Metadata: op})
 	}
-	base := logModel{skipAll: compact[a.topics[po.topic]], names: a.valNames}
+	base := logModel{skipAll: compact[a.topics[po.topic]], names: a.valName}
 	// The reads' records are the job's now: nothing else reads them.
 	po.lin = linLog{}
 	return &linJob{name: po.name, ops: ops, model: base.withOps(ops, newLog()), crossCheck: p.c.CrossCheckLogs}
@@ -394,6 +420,16 @@ func (j *linJob) run(a *analyzer, deadline time.Time, share time.Duration, visMa
 	}
 }
 
+// descending reports whether recs' offsets strictly descend.
+func descending(recs []linRec) bool {
+	for i := 1; i < len(recs); i++ {
+		if recs[i].off >= recs[i-1].off {
+			return false
+		}
+	}
+	return true
+}
+
 // ascending reports whether recs' offsets strictly ascend.
 func ascending(recs []linRec) bool {
 	for i := 1; i < len(recs); i++ {
@@ -402,4 +438,48 @@ func ascending(recs []linRec) bool {
 		}
 	}
 	return true
+}
+
+// readRecords returns the records each of a partition's reads returned
+// (po.lin.reads' order), each read's distinct ones by descending offset:
+// its observations, the read observations made by its operation (an index
+// names one poll: keepLinRecs), one per (offset, value) (build). Within an
+// offset they come by descending value, and a read that saw two values at
+// one offset is put in partJob's order there.
+func (a *analyzer) readRecords(po *partState) [][]linRec {
+	reads := po.lin.reads
+	if len(reads) == 0 {
+		return nil
+	}
+	// Each read observation's read, found by its operation: reads are in
+	// history order, their rets strictly increasing.
+	which := make([]int32, len(po.obs))
+	counts := make([]int32, len(reads)+1)
+	for i := range po.obs {
+		ob := &po.obs[i]
+		which[i] = -1
+		if a.obsFlags(ob)&obsRead == 0 {
+			continue
+		}
+		k, ok := slices.BinarySearchFunc(reads, ob.op, func(r linRead, op int64) int { return cmp.Compare(r.ret, op) })
+		if !ok {
+			continue
+		}
+		which[i] = int32(k)
+		counts[k+1]++
+	}
+	for k := 1; k < len(counts); k++ {
+		counts[k] += counts[k-1]
+	}
+	recs := make([]linRec, counts[len(reads)])
+	byRead := make([][]linRec, len(reads))
+	for k := range reads {
+		byRead[k] = recs[counts[k]:counts[k]:counts[k+1]]
+	}
+	for i := len(po.obs) - 1; i >= 0; i-- {
+		if k := which[i]; k >= 0 {
+			byRead[k] = append(byRead[k], linRec{off: po.obs[i].off, val: po.obs[i].val})
+		}
+	}
+	return byRead
 }

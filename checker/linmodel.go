@@ -85,8 +85,8 @@ type logOp struct {
 
 type logModel struct {
 	init    *lnode
-	skipAll bool // a compacted topic: reads may pass over any record
-	names   []string
+	skipAll bool               // a compacted topic: reads may pass over any record
+	names   func(int32) string // the values' names
 	// order is every offset the history's appends take, ascending: each of
 	// them happened (acknowledged, or seen by a poll), and a record becomes
 	// visible (the high watermark passes it) only after every record below
@@ -155,7 +155,7 @@ func (m *logModel) step(state, input interface{}) (bool, interface{}) {
 func (m *logModel) describeOp(input interface{}) string {
 	op := input.(*logOp)
 	if !op.read {
-		s := "send " + m.names[op.val] + " → " + itoa(op.off)
+		s := "send " + m.names(op.val) + " → " + itoa(op.off)
 		if op.txn {
 			s += " (txn)"
 		}
@@ -169,10 +169,10 @@ func (m *logModel) describeOp(input interface{}) string {
 	b.WriteString(" →")
 	for i := len(op.recs) - 1; i >= 0; i-- {
 		if len(op.recs)-1-i == 6 && i > 0 {
-			b.WriteString(" … " + itoa(op.recs[0].off) + "=" + m.names[op.recs[0].val])
+			b.WriteString(" … " + itoa(op.recs[0].off) + "=" + m.names(op.recs[0].val))
 			break
 		}
-		b.WriteString(" " + itoa(op.recs[i].off) + "=" + m.names[op.recs[i].val])
+		b.WriteString(" " + itoa(op.recs[i].off) + "=" + m.names(op.recs[i].val))
 	}
 	return b.String()
 }
@@ -184,7 +184,7 @@ func (m *logModel) describeState(state interface{}) string {
 	}
 	var parts []string
 	for k := n; k.depth > 0 && len(parts) < 3; k = k.parent {
-		parts = append(parts, itoa(k.off)+"="+m.names[k.val])
+		parts = append(parts, itoa(k.off)+"="+m.names(k.val))
 	}
 	for i, j := 0, len(parts)-1; i < j; i, j = i+1, j-1 {
 		parts[i], parts[j] = parts[j], parts[i]

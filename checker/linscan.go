@@ -101,7 +101,7 @@ func (m *logModel) scan(ops []porcupine.Operation) (logConflict, bool) {
 				lop := ops[log[k]].Input.(*logOp)
 				if !m.skipAll && !(r.rc && lop.txn) {
 					note(logConflict{culprit: i, other: log[k], at: max(op.Return, ops[log[k]].Call),
-						why: rd() + " did not return offset " + itoa(lop.off) + " (" + m.names[lop.val] + "), which the log holds inside the range it returned"})
+						why: rd() + " did not return offset " + itoa(lop.off) + " (" + m.names(lop.val) + "), which the log holds inside the range it returned"})
 					bad = true
 					break
 				}
@@ -112,13 +112,13 @@ func (m *logModel) scan(ops []porcupine.Operation) (logConflict, bool) {
 			}
 			if k == len(offs) || offs[k] != rec.off {
 				note(logConflict{culprit: i, other: -1, at: op.Return,
-					why: rd() + " returned " + m.names[rec.val] + " at offset " + itoa(rec.off) + ", where no send that took effect wrote"})
+					why: rd() + " returned " + m.names(rec.val) + " at offset " + itoa(rec.off) + ", where no send that took effect wrote"})
 				bad = true
 				break
 			}
 			if lop := ops[log[k]].Input.(*logOp); lop.val != rec.val {
 				note(logConflict{culprit: i, other: log[k], at: max(op.Return, ops[log[k]].Call),
-					why: rd() + " returned " + m.names[rec.val] + " at offset " + itoa(rec.off) + ", where " + desc(log[k]) + " wrote"})
+					why: rd() + " returned " + m.names(rec.val) + " at offset " + itoa(rec.off) + ", where " + desc(log[k]) + " wrote"})
 				bad = true
 				break
 			}

@@ -24,7 +24,7 @@ func (a *analyzer) inFinalReadsBefore(partition string, offset, op int64, rc boo
 		return false
 	}
 	for _, o := range a.parts[pi].obsAt(offset) {
-		if o.flags&obsFinal == 0 || (rc && !a.visibleToRC(o.val)) {
+		if a.obsFlags(&o)&obsFinal == 0 || (rc && !a.visibleToRC(o.val)) {
 			continue
 		}
 		if si := a.vals[o.val].send; si < 0 || a.sends[si].invoke < op {
@@ -48,7 +48,7 @@ func (a *analyzer) commitUndone(partition string, offset, op int64) (DataLoss, b
 		return DataLoss{}, false
 	}
 	for _, o := range a.parts[pi].obsAt(offset) {
-		if o.flags&obsFinal == 0 {
+		if a.obsFlags(&o)&obsFinal == 0 {
 			continue
 		}
 		si := a.vals[o.val].send
@@ -76,7 +76,7 @@ func (a *analyzer) commitUndone(partition string, offset, op int64) (DataLoss, b
 // index op returned value v at offset of partition pi.
 func (a *analyzer) readCommittedBefore(pi int32, offset int64, v int32, op int64) bool {
 	for _, o := range a.parts[pi].obsAt(offset) {
-		if o.val == v && o.flags&obsRC != 0 && o.op < op {
+		if o.val == v && a.obsFlags(&o)&obsRC != 0 && o.op < op {
 			return true
 		}
 	}
@@ -91,7 +91,7 @@ func (a *analyzer) finalHolds(partition string, offset int64, value string) bool
 		return false
 	}
 	for _, o := range a.parts[pi].obsAt(offset) {
-		if o.flags&obsFinal != 0 && o.val == vi {
+		if a.obsFlags(&o)&obsFinal != 0 && o.val == vi {
 			return true
 		}
 	}
@@ -106,7 +106,7 @@ func (a *analyzer) readAt(partition string, offset int64, value string) bool {
 		return false
 	}
 	for _, o := range a.parts[pi].obsAt(offset) {
-		if o.flags&obsRead != 0 && o.val == vi {
+		if a.obsFlags(&o)&obsRead != 0 && o.val == vi {
 			return true
 		}
 	}
@@ -122,7 +122,7 @@ func (a *analyzer) readValuesAt(partition string, offset int64) int {
 	n := 0
 	last := int32(-1)
 	for _, o := range a.parts[pi].obsAt(offset) {
-		if o.flags&obsRead != 0 && o.val != last {
+		if a.obsFlags(&o)&obsRead != 0 && o.val != last {
 			n++
 			last = o.val
 		}
@@ -141,12 +141,12 @@ func (a *analyzer) ackedCopyLostAt(partition string, offset int64) (string, bool
 	}
 	obs := a.parts[pi].obsAt(offset)
 	for _, o := range obs {
-		if o.flags&obsRead != 0 || a.vals[o.val].send < 0 {
+		if a.obsFlags(&o)&obsRead != 0 || a.vals[o.val].send < 0 {
 			continue
 		}
 		kept := false
 		for _, x := range obs {
-			kept = kept || (x.val == o.val && x.flags&(obsRead|obsFinal) != 0)
+			kept = kept || (x.val == o.val && a.obsFlags(&x)&(obsRead|obsFinal) != 0)
 		}
 		if !kept {
 			return a.procs[a.sends[a.vals[o.val].send].proc].name, true
@@ -198,12 +198,12 @@ func (a *analyzer) reusedOffset(partition string, offset int64, value string) bo
 	for _, o := range obs {
 		if o.val == vi {
 			last = max(last, o.op)
-			read = read || o.flags&obsRead != 0
+			read = read || a.obsFlags(&o)&obsRead != 0
 		}
 	}
 	committed := read && a.cfg.Happened.GodView() && !a.cfg.Happened.Covers(godview.Loss, partition, offset)
 	for _, o := range obs {
-		if o.val != vi && o.op > last && (o.flags&obsRead != 0 || !committed) {
+		if o.val != vi && o.op > last && (a.obsFlags(&o)&obsRead != 0 || !committed) {
 			return true
 		}
 	}
@@ -226,7 +226,7 @@ func (a *analyzer) supersededInFinal(partition string, offset int64, value strin
 	i := sort.Search(len(po.obs), func(i int) bool { return po.obs[i].off > offset })
 	for ; i < len(po.obs); i++ {
 		ob := &po.obs[i]
-		if ob.flags&obsFinal == 0 {
+		if a.obsFlags(ob)&obsFinal == 0 {
 			continue
 		}
 		if li := a.vals[ob.val].send; li >= 0 && a.sends[li].key == s.key {

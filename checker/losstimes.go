@@ -138,7 +138,7 @@ func (a *analyzer) lossTakingRead(partition string, offset int64, val int32, to 
 		if o.val != val {
 			continue
 		}
-		if o.flags&obsFinal != 0 {
+		if a.obsFlags(&o)&obsFinal != 0 {
 			return DataLoss{}, false // the log still holds it
 		}
 		first = min(first, o.op)
@@ -185,7 +185,7 @@ func (a *analyzer) lossUnderSkip(partition string, offset, op int64, rc bool) (D
 		}
 		seenBefore := false
 		for _, o := range obs {
-			if o.flags&obsFinal == 0 || (rc && !a.visibleToRC(o.val)) {
+			if a.obsFlags(&o)&obsFinal == 0 || (rc && !a.visibleToRC(o.val)) {
 				continue
 			}
 			for _, e := range obs {

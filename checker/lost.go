@@ -45,7 +45,7 @@ func (a *analyzer) checkLost() {
 		covered := a.finalAll || a.finalTopic[po.topic] || a.finalPart[s.part] || po.finalReached || s.offset < po.finalTo
 		var typ, detail string
 		switch {
-		case covered && s.offset < po.logStart && v.flags&obsFinal == 0 && !a.reusedOffset(po.name, s.offset, a.valNames[s.val]):
+		case covered && s.offset < po.logStart && v.flags&obsFinal == 0 && !a.reusedOffset(po.name, s.offset, a.valName(s.val)):
 			// Below the log start: deleted by retention, not lost (unless a
 			// record sent after it took its offset: then it was lost
 			// first, whatever retention did later).
@@ -79,7 +79,7 @@ func (a *analyzer) checkLost() {
 		if typ == "" {
 			continue
 		}
-		ex := Example{Partition: po.name, Offset: s.offset, Value: a.valNames[s.val], Process: a.procs[s.proc].name, Ops: []int64{s.invoke, s.complete}}
+		ex := Example{Partition: po.name, Offset: s.offset, Value: a.valName(s.val), Process: a.procs[s.proc].name, Ops: []int64{s.invoke, s.complete}}
 		what := "acknowledged at offset " + itoa(s.offset)
 		if s.txn >= 0 {
 			t := &a.txns[s.txn]
@@ -103,7 +103,7 @@ func (a *analyzer) checkLost() {
 func (a *analyzer) checkLostNoAck(s *sendRec) {
 	v := a.vals[s.val]
 	covered := a.finalAll || a.finalTopic[s.topic]
-	ex := Example{Value: a.valNames[s.val], Process: a.procs[s.proc].name, Offset: -1, Ops: []int64{s.invoke, s.complete}}
+	ex := Example{Value: a.valName(s.val), Process: a.procs[s.proc].name, Offset: -1, Ops: []int64{s.invoke, s.complete}}
 	if s.part >= 0 {
 		// Its offset unknown: only final reads that reached the
 		// partition's end judge it.
@@ -121,7 +121,7 @@ func (a *analyzer) checkLostNoAck(s *sendRec) {
 			a.readOffsets = map[int32]int64{}
 			for _, po := range a.parts {
 				for i := range po.obs {
-					if ob := &po.obs[i]; ob.flags&obsRead != 0 {
+					if ob := &po.obs[i]; a.obsFlags(ob)&obsRead != 0 {
 						if _, seen := a.readOffsets[ob.val]; !seen {
 							a.readOffsets[ob.val] = ob.off
 						}

@@ -34,7 +34,7 @@ func (a *analyzer) checkOffsets() {
 				var ops []int64
 				for i := range obs {
 					if i == 0 || obs[i].val != obs[i-1].val {
-						names = append(names, a.valNames[obs[i].val])
+						names = append(names, a.valName(obs[i].val))
 					}
 					ops = append(ops, obs[i].op)
 				}
@@ -95,7 +95,7 @@ func (a *analyzer) checkOffsets() {
 	slices.Sort(ids)
 	for _, v := range ids {
 		w := ws[v]
-		name := a.valNames[v]
+		name := a.valName(v)
 		si := a.vals[v].send
 		if len(w.pos) > 1 {
 			a.stats.Duplicates++

@@ -91,6 +91,6 @@ func (a *analyzer) jumpOver(js []int32, off int64) *skipCandidate {
 func (a *analyzer) nameSkipped(c *skipCandidate, fin *observation) {
 	f := &a.findings[c.finding]
 	name := a.procs[c.proc].name
-	f.Offset, f.Value = fin.off, a.valNames[fin.val]
+	f.Offset, f.Value = fin.off, a.valName(fin.val)
 	f.Detail = name + " jumped from " + itoa(c.prev) + " to " + itoa(c.next) + " over the record at " + itoa(fin.off) + " that the log holds"
 }

@@ -21,7 +21,7 @@ func TestSortObservationsIsTheSort(t *testing.T) {
 			// One operation is one process and one poll's flags: equal
 			// keys are equal observations, as in a history.
 			obs[i] = observation{off: base + rapid.Int64Range(0, spread).Draw(t, "off"), val: rapid.Int32Range(0, 30).Draw(t, "val"),
-				op: op, sess: sess, proc: int32(op % 7), flags: uint8(op%3) | uint8(sess+1)<<2}
+				op: op, sess: sess}
 		}
 		want := slices.Clone(obs)
 		slices.SortFunc(want, cmpObservation)

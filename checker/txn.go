@@ -139,12 +139,12 @@ func (a *analyzer) lateTxnReads() {
 		for i := range po.obs {
 			ob := &po.obs[i]
 			si := a.vals[ob.val].send
-			if ob.flags&obsRead == 0 || si < 0 || a.sends[si].txn < 0 || ob.op >= a.sends[si].invoke {
+			if a.obsFlags(ob)&obsRead == 0 || si < 0 || a.sends[si].txn < 0 || ob.op >= a.sends[si].invoke {
 				continue
 			}
-			w, rc := a.sends[si].txn, ob.flags&obsRC != 0
-			a.txnReads = append(a.txnReads, txnRead{txn: w, val: ob.val, op: ob.op, proc: ob.proc, part: int32(pi), off: ob.off, rc: rc})
-			for _, t := range procTxns[ob.proc] {
+			w, rc := a.sends[si].txn, a.obsFlags(ob)&obsRC != 0
+			a.txnReads = append(a.txnReads, txnRead{txn: w, val: ob.val, op: ob.op, proc: a.obsProc(ob), part: int32(pi), off: ob.off, rc: rc})
+			for _, t := range procTxns[a.obsProc(ob)] {
 				tr := &a.txns[t]
 				end := tr.commitInvoke
 				if end < 0 {
@@ -441,8 +441,8 @@ func (a *analyzer) checkTxnReads() {
 		}
 		idx[k] = len(out)
 		out = append(out, Finding{Type: typ, iso: iso, Example: Example{Partition: a.parts[r.part].name, Offset: r.off,
-			Value: a.valNames[r.val], Process: a.procs[r.proc].name, Ops: ops,
-			Detail: "a " + iso + " poll by " + a.procs[r.proc].name + " read " + a.valNames[r.val] + ", sent by " + a.procs[t.proc].name + " in a transaction begun at #" + itoa(t.begin) + ", " + why}})
+			Value: a.valName(r.val), Process: a.procs[r.proc].name, Ops: ops,
+			Detail: "a " + iso + " poll by " + a.procs[r.proc].name + " read " + a.valName(r.val) + ", sent by " + a.procs[t.proc].name + " in a transaction begun at #" + itoa(t.begin) + ", " + why}})
 	}
 	for i := range out {
 		out[i].Ops = sortedUnique(out[i].Ops)

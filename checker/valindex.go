@@ -1,6 +1,9 @@
 package checker
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // valIndex numbers the values of a history. Values are looked up once per
 // send invocation, completion and record polled (millions in a long run),
@@ -22,7 +25,15 @@ type valIndex struct {
 		key uint64
 		id  int32
 	}
+	// refs says where each number's value is, so that the values need
+	// not be kept as strings (millions in a long run): a dense one is its
+	// prefix's index and sequence number (name rebuilds it), another one
+	// the index in others, with refOther set.
+	refs   []uint64
+	others []string
 }
+
+const refOther = 1 << 63
 
 // valPrefix is one prefix's dense table: ids[seq] is the number of
 // "<name>:<seq>" plus one, 0 when not numbered (or in other).
@@ -43,7 +54,7 @@ const valScanned = 8
 const valDenseSlack = 1024
 
 func newValIndex(hint int) valIndex {
-	return valIndex{last: -1, other: make(map[string]int32, min(hint, 64))}
+	return valIndex{last: -1, other: make(map[string]int32, min(hint, 64)), refs: make([]uint64, 0, hint)}
 }
 
 // splitValue splits a value of the form "<prefix>:<seq>", the prefix
@@ -157,10 +168,11 @@ func (x *valIndex) number(v string, next int32) (id int32, added bool) {
 		if id, ok := x.other[v]; ok {
 			return id, false
 		}
-		x.other[v] = next
+		x.putOther(v, next)
 		return next, true
 	}
-	vp := &x.prefixes[x.prefix(p, key, true)]
+	pi := x.prefix(p, key, true)
+	vp := &x.prefixes[pi]
 	if seq < len(vp.ids) && vp.ids[seq] != 0 {
 		return vp.ids[seq] - 1, false
 	}
@@ -169,7 +181,7 @@ func (x *valIndex) number(v string, next int32) (id int32, added bool) {
 			return id, false
 		}
 	}
-	x.putSplit(v, vp, seq, next)
+	x.putSplit(v, pi, seq, next)
 	return next, true
 }
 
@@ -177,18 +189,42 @@ func (x *valIndex) number(v string, next int32) (id int32, added bool) {
 func (x *valIndex) put(v string, id int32) {
 	p, key, seq, ok := splitValue(v)
 	if !ok {
-		x.other[v] = id
+		x.putOther(v, id)
 		return
 	}
-	x.putSplit(v, &x.prefixes[x.prefix(p, key, true)], seq, id)
+	x.putSplit(v, x.prefix(p, key, true), seq, id)
 }
 
-// putSplit numbers v, of prefix vp and number seq, id.
-func (x *valIndex) putSplit(v string, vp *valPrefix, seq int, id int32) {
+// putOther numbers v id in the map.
+func (x *valIndex) putOther(v string, id int32) {
+	x.other[v] = id
+	x.setRef(id, refOther|uint64(len(x.others)))
+	x.others = append(x.others, v)
+}
+
+func (x *valIndex) setRef(id int32, ref uint64) {
+	if int(id) >= len(x.refs) {
+		x.refs = append(x.refs, make([]uint64, int(id)+1-len(x.refs))...)
+	}
+	x.refs[id] = ref
+}
+
+// name returns the value numbered id.
+func (x *valIndex) name(id int32) string {
+	r := x.refs[id]
+	if r&refOther != 0 {
+		return x.others[r&^refOther]
+	}
+	return x.prefixes[r>>32].name + ":" + strconv.Itoa(int(uint32(r)))
+}
+
+// putSplit numbers v, of prefix pi and number seq, id.
+func (x *valIndex) putSplit(v string, pi int32, seq int, id int32) {
+	vp := &x.prefixes[pi]
 	if seq >= len(vp.ids) {
 		if seq >= 2*vp.dense+valDenseSlack {
 			vp.other = true
-			x.other[v] = id
+			x.putOther(v, id)
 			return
 		}
 		n := max(seq+1, 2*len(vp.ids), 64)
@@ -198,4 +234,5 @@ func (x *valIndex) putSplit(v string, vp *valPrefix, seq int, id int32) {
 	}
 	vp.ids[seq] = id + 1
 	vp.dense++
+	x.setRef(id, uint64(pi)<<32|uint64(seq))
 }

@@ -60,6 +60,9 @@ func TestValIndexAgreesWithMap(t *testing.T) {
 		if id, ok := x.get(v); !ok || id != wid {
 			t.Fatalf("get(%q) = %d, %v; want %d", v, id, ok, wid)
 		}
+		if n := x.name(wid); n != v {
+			t.Fatalf("name(%d) = %q, want %q", wid, n, v)
+		}
 	}
 }
 
