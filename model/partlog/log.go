@@ -79,6 +79,10 @@ type Log struct {
 	RecoveryPoint int64
 	// onChange is told of every change to the log (OnChange).
 	onChange func()
+	// walked counts the batches recovery's walks (the epoch cache's, the
+	// transaction index's, producer-state replays) read since the open:
+	// with the digests, only those they did not cover (digest.go).
+	walked int
 }
 
 // OnChange sets what is told after each change to the log: an append, a

@@ -134,11 +134,23 @@ func Open(disk sim.NodeDisk, gate *storage.Gate, dir string, cfg Config, ck Chec
 		}
 	}
 	l.epochs.TruncateFromEnd(l.firstOffset())
-	l.each(0, func(b *record.Batch) {
-		if e := b.PartitionLeaderEpoch; e >= 0 && e > l.epochs.LatestEpoch() {
-			l.epochs.Assign(e, b.BaseOffset)
+	if si, bi := l.find(0); l.memo != nil && bi == 0 {
+		// The same assignments, from each segment's digest (digest.go).
+		for _, s := range l.segs[si:] {
+			for _, h := range l.digest(s).highs {
+				if h.epoch > l.epochs.LatestEpoch() {
+					l.epochs.Assign(h.epoch, h.base)
+				}
+			}
 		}
-	})
+	} else {
+		l.each(0, func(b *record.Batch) {
+			l.walked++
+			if e := b.PartitionLeaderEpoch; e >= 0 && e > l.epochs.LatestEpoch() {
+				l.epochs.Assign(e, b.BaseOffset)
+			}
+		})
+	}
 	l.epochs.startEarlier(checkpointed, func(from, to int64) bool {
 		found := false
 		l.Scan(from, to, func(*record.Batch) bool { found = true; return false })
@@ -165,6 +177,9 @@ func (l *Log) recallSegment(seg *segment, rec *Recovery) int64 {
 	}
 	n := old.idx.len()
 	seg.idx = batchIndex{}
+	// The digest goes along: what of it still holds is checked where it
+	// is used (Log.digest).
+	seg.digest = old.digest
 	// Below unchanged, the file holds what the node wrote, which is what
 	// the memo holds: only the rest needs comparing.
 	unchanged := min(l.memo.UnchangedBelow(seg.file), old.size)

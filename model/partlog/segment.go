@@ -21,6 +21,9 @@ type segment struct {
 	// aborted is the segment's transaction index (txn.go): the aborted
 	// transactions whose abort marker it holds, in marker order.
 	aborted []AbortedTxn
+	// digest: what recovery's walks over the batches took from them, or
+	// nil (digest.go).
+	digest *segmentDigest
 }
 
 func (s *segment) next() int64 {
@@ -47,4 +50,11 @@ func (s *segment) end(i int) int64 {
 
 // cut keeps the first n batches (views Read handed out stay as they were:
 // batchIndex.cut).
-func (s *segment) cut(n int) { s.idx.cut(n) }
+func (s *segment) cut(n int) {
+	s.idx.cut(n)
+	if s.digest != nil {
+		// Not needed for soundness (Log.digest checks), but the digest
+		// would otherwise hold the batches cut.
+		s.digest = s.digest.prefix(n)
+	}
+}

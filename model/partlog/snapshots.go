@@ -228,10 +228,8 @@ func (l *Log) loadProducers(ck Checkpoints) {
 		// starting at or before the recovery point (the first if none).
 		first := max(sort.Search(len(l.segs), func(i int) bool { return l.segs[i].base > ck.RecoveryPoint })-1, 0)
 		for _, s := range l.segs[first:] {
-			l.rebuildProducerState(ck.LogStart, s.base, true)
-			for i := range s.idx.len() {
-				l.producers.Update(s.idx.batch(i))
-			}
+			start, keyed := l.rebuildProducerState(ck.LogStart, s.base, true)
+			l.replay(s, 0, s.idx.len(), start, keyed)
 			l.takeSnapshotAt(s.next())
 		}
 	}
@@ -258,11 +256,12 @@ func (l *Log) loadProducers(ck Checkpoints) {
 // log's last two segments — and a snapshot is taken at last. replay false
 // skips the replay (a truncation of a log whose state knew no producer:
 // Kafka's isEmptyBeforeTruncation). A snapshot that fails to write is left
-// out: a later load replays more.
-func (l *Log) rebuildProducerState(logStart, last int64, replay bool) {
+// out: a later load replays more. It returns what the state was loaded from
+// (replayCheckpoint) while nothing is replayed into it yet (keyed).
+func (l *Log) rebuildProducerState(logStart, last int64, replay bool) (start string, keyed bool) {
 	l.producers = NewProducerState()
 	if l.cfg.UntrackedProducers {
-		return
+		return "", false
 	}
 	for _, off := range slices.Clone(l.snaps) {
 		if off > last || off <= logStart {
@@ -274,7 +273,7 @@ func (l *Log) rebuildProducerState(logStart, last int64, replay bool) {
 		off := l.snaps[len(l.snaps)-1]
 		if data, err := l.disk.ReadFile(SnapshotFile(l.dir, off)); err == nil {
 			if p, err := decodeSnapshot(data); err == nil {
-				l.producers, mapEnd = p, off
+				l.producers, mapEnd, start = p, off, string(data)
 				break
 			}
 		}
@@ -285,6 +284,7 @@ func (l *Log) rebuildProducerState(logStart, last int64, replay bool) {
 	if !replay {
 		l.producersFrom = last
 	}
+	keyed = true
 	n := len(l.segs)
 	for i, s := range l.segs {
 		// segments.values(mapEnd, last): from the last segment starting at
@@ -296,13 +296,19 @@ func (l *Log) rebuildProducerState(logStart, last int64, replay bool) {
 		if i >= n-2 {
 			l.takeSnapshotAt(from)
 		}
-		for j := s.idx.search(from); j < s.idx.len(); j++ {
-			b := s.idx.batch(j)
-			if b.BaseOffset >= last {
-				break
+		// The batches from the one holding from that start below last:
+		// found by a search where offsets grow along the segment (a log
+		// without the disk's memo walks, the reference for it).
+		j, end := s.idx.search(from), 0
+		if l.memo != nil {
+			end = max(j, sort.Search(s.idx.len(), func(k int) bool { return s.idx.batch(k).BaseOffset >= last }))
+		} else {
+			for end = j; end < s.idx.len() && s.idx.batch(end).BaseOffset < last; end++ {
 			}
-			l.producers.Update(b)
 		}
+		l.replay(s, j, end, start, keyed)
+		keyed = keyed && end == j
 	}
 	l.takeSnapshotAt(last)
+	return start, keyed
 }

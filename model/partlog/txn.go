@@ -268,7 +268,20 @@ func (l *Log) rebuildTxnIndex() {
 	var ongoing []txnMeta
 	for _, s := range l.segs {
 		s.aborted = nil
-		for i := range s.idx.len() {
+		var txn []int // the batches to look at: the digest's, or all of them
+		if l.memo != nil {
+			txn = l.digest(s).txn
+		}
+		for k := range s.idx.len() {
+			i := k
+			if l.memo != nil {
+				if k >= len(txn) {
+					break
+				}
+				i = txn[k]
+			} else {
+				l.walked++
+			}
 			b := s.idx.batch(i)
 			if !b.Transactional || b.ProducerID < 0 {
 				continue
