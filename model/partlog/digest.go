@@ -43,8 +43,9 @@ type segmentDigest struct {
 	// them is at or below what the cache holds by then.
 	highs []epochHigh
 	// txn: the indexes of the transactional batches with a producer id,
-	// the only ones the transaction index is rebuilt from.
-	txn []int
+	// the only ones the transaction index is rebuilt from (a segment's
+	// bytes, and so its batches, are fewer than 2^31).
+	txn []int32
 	// replays: producer states after replays of the segment's batches.
 	replays []replayCheckpoint
 }
@@ -109,7 +110,7 @@ func (d *segmentDigest) prefix(n int) *segmentDigest {
 		p.blocks[k-1] = p.blocks[k-1][:min(len(p.blocks[k-1]), n&indexBlockMask)]
 	}
 	p.highs = slices.Clip(d.highs[:countBelow(d.highs, n, func(h epochHigh) int { return h.i })])
-	p.txn = slices.Clip(d.txn[:countBelow(d.txn, n, func(i int) int { return i })])
+	p.txn = slices.Clip(d.txn[:countBelow(d.txn, n, func(i int32) int { return int(i) })])
 	for _, c := range d.replays {
 		if c.to <= n {
 			p.replays = append(p.replays, c)
@@ -156,7 +157,7 @@ func (l *Log) digest(s *segment) *segmentDigest {
 			top = e
 		}
 		if b.Transactional && b.ProducerID >= 0 {
-			d.txn = append(d.txn, i)
+			d.txn = append(d.txn, int32(i))
 		}
 	}
 	d.highs, d.txn = slices.Clip(d.highs), slices.Clip(d.txn)

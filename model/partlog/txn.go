@@ -268,7 +268,7 @@ func (l *Log) rebuildTxnIndex() {
 	var ongoing []txnMeta
 	for _, s := range l.segs {
 		s.aborted = nil
-		var txn []int // the batches to look at: the digest's, or all of them
+		var txn []int32 // the batches to look at: the digest's, or all of them
 		if l.memo != nil {
 			txn = l.digest(s).txn
 		}
@@ -278,7 +278,7 @@ func (l *Log) rebuildTxnIndex() {
 				if k >= len(txn) {
 					break
 				}
-				i = txn[k]
+				i = int(txn[k])
 			} else {
 				l.walked++
 			}
