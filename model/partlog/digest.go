@@ -71,7 +71,9 @@ const replayCheckpointsKept = 4
 
 // matched is how many of x's first batches are the digest's: the same
 // *record.Batch at the same index.
-func (d *segmentDigest) matched(x *batchIndex) int {
+func (d *segmentDigest) matched(x *batchIndex) int { return min(d.n, d.matchedBlocks(x)) }
+
+func (d *segmentDigest) matchedBlocks(x *batchIndex) int {
 	m := 0
 	for k, was := range d.blocks {
 		if k >= len(x.blocks) {

@@ -350,3 +350,49 @@ func TestFlipInADigestedBatchIsFound(t *testing.T) {
 		}
 	}
 }
+
+// A digest's batches are matched by identity: through blocks the index
+// still shares (a restart's prefix), through a first block that grew into
+// a new array, and not past a cut and different batches appended after it.
+func TestDigestMatchesOnlyTheSameBatches(t *testing.T) {
+	l := &Log{}
+	mk := func(off int64) *record.Batch { return digestBatch(off, 0, int32(off), false) }
+	s := &segment{}
+	for off := range int64(3 * indexBlockLen / 2) {
+		s.add(mk(off), off)
+	}
+	d := l.digest(s)
+	if got := d.matched(&s.idx); got != s.idx.len() {
+		t.Fatalf("a digest matches %d of its own %d batches", got, s.idx.len())
+	}
+	// A restart's index: whole blocks shared, the rest copied.
+	re := &segment{idx: s.idx.prefix(s.idx.len() - 10), digest: d}
+	if got := d.matched(&re.idx); got != s.idx.len()-10 {
+		t.Fatalf("a prefix's index matches %d, want %d", got, s.idx.len()-10)
+	}
+	// The first block grows into new arrays: compared batch by batch.
+	small := &segment{}
+	small.add(mk(0), 0)
+	ds := l.digest(small)
+	for off := int64(1); off < 100; off++ {
+		small.add(mk(off), off)
+	}
+	if got := ds.matched(&small.idx); got != 1 {
+		t.Fatalf("the grown first block matches %d, want 1", got)
+	}
+	// Cut into the second block, and other batches appended: only the
+	// batches before the cut are the digest's.
+	cut := indexBlockLen + 7
+	s.idx.cut(cut)
+	for off := int64(cut); off < int64(cut+20); off++ {
+		s.add(mk(off), off)
+	}
+	if got := d.matched(&s.idx); got != cut {
+		t.Fatalf("after a cut and new batches a digest matches %d, want %d", got, cut)
+	}
+	// The digest brought up to date walks only the new batches.
+	l.walked = 0
+	if l.digest(s); l.walked != 20 {
+		t.Fatalf("bringing the digest up to date walked %d batches, want 20", l.walked)
+	}
+}
