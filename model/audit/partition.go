@@ -65,6 +65,9 @@ type partitionAudit struct {
 	// checks: how far each replica's high watermark has been checked (a
 	// replica set is a handful of brokers: a list, not maps).
 	checks []replicaCheck
+	// agreements: how far each replica's log was last found to hold what
+	// was committed (agreement.go).
+	agreements []agreement
 	// uncleanElections and powerLossFrom say a committed batch may now
 	// vanish: an unclean election, or a recovery that lost page cache,
 	// happened since. uncleanElections: each unclean election's leader
