@@ -7,10 +7,11 @@ import (
 	"kafkasim/model/record"
 )
 
-// Where a replica's log stops holding what was committed, found by
-// comparing only what may have changed since the replica's last such
-// comparison: every recovery and every election asks, and a day-long run's
-// log holds millions of batches that stay as they were between two asks.
+// Where a replica's log stops holding what was committed, or what its
+// leader's holds, found by comparing only what may have changed since the
+// last such comparison: every recovery, election and ISR join asks, and a
+// day-long run's log holds millions of batches that stay as they were
+// between two asks.
 
 // agreement is what the last comparison of a broker's replica log with what
 // was committed found.
@@ -94,12 +95,74 @@ func (p *partitionAudit) firstDisagreement(broker int32, log *partlog.Log, gapBa
 	if i < p.committed.Len() {
 		g.upTo = p.committed.At(i).base
 	}
-	g.runs = g.runs[:0]
+	g.runs = takeRuns(log, g.runs[:0])
+	return i
+}
+
+// joinAgreement is what the last comparison of a member's log with its
+// leader's found, when the member joined the leader's ISR (ISRJoined).
+type joinAgreement struct {
+	leader, member int32
+	// leaderRuns and memberRuns are the two logs' batches then.
+	leaderRuns, memberRuns [][]*record.Batch
+	// from is where the comparison started then (the later log start).
+	// Every batch of the leader's log that ends at or after it and starts
+	// below upTo was in the member's: the same batch, or, from gapFrom on
+	// (math.MaxInt64: none), none there (its cleaner removed it).
+	from, upTo, gapFrom int64
+}
+
+// joinAgreementOf returns member's join agreement with leader; one with
+// another leader is forgotten.
+func (p *partitionAudit) joinAgreementOf(leader, member int32) *joinAgreement {
+	for i := range p.joinAgreements {
+		if j := &p.joinAgreements[i]; j.member == member {
+			if j.leader != leader {
+				*j = joinAgreement{leader: leader, member: member, gapFrom: math.MaxInt64}
+			}
+			return j
+		}
+	}
+	p.joinAgreements = append(p.joinAgreements, joinAgreement{leader: leader, member: member, gapFrom: math.MaxInt64})
+	return &p.joinAgreements[len(p.joinAgreements)-1]
+}
+
+// resume is where a comparison of member's log with leader's, from from,
+// must start: below it, the last comparison found them agreeing and
+// neither log changed since. gapFrom is the first gap the member's log has
+// there (math.MaxInt64: none); gapBad says a gap counts against it.
+func (j *joinAgreement) resume(ll, ml *partlog.Log, from int64, gapBad bool) (resume, gapFrom int64) {
+	resume, gapFrom = from, math.MaxInt64
+	if from < j.from {
+		return resume, gapFrom
+	}
+	known := min(j.upTo, unchangedBelow(j.leaderRuns, ll, ll.LogStartOffset()), unchangedBelow(j.memberRuns, ml, ml.LogStartOffset()))
+	if gapBad {
+		known = min(known, j.gapFrom)
+	}
+	if known > resume {
+		resume = known
+		if j.gapFrom < known {
+			gapFrom = j.gapFrom
+		}
+	}
+	return resume, gapFrom
+}
+
+// remember records what a comparison of the two logs from from found.
+func (j *joinAgreement) remember(ll, ml *partlog.Log, from, upTo, gapFrom int64) {
+	j.from, j.upTo, j.gapFrom = from, upTo, gapFrom
+	j.leaderRuns = takeRuns(ll, j.leaderRuns[:0])
+	j.memberRuns = takeRuns(ml, j.memberRuns[:0])
+}
+
+// takeRuns appends log's runs to runs.
+func takeRuns(log *partlog.Log, runs [][]*record.Batch) [][]*record.Batch {
 	log.EachRun(func(run []*record.Batch) bool {
-		g.runs = append(g.runs, run)
+		runs = append(runs, run)
 		return true
 	})
-	return i
+	return runs
 }
 
 // unchangedBelow is an offset below which log, which starts at start, holds

@@ -50,6 +50,26 @@ func referenceFirstLost(p *partitionAudit, log *partlog.Log, flipped bool) int {
 	return -1
 }
 
+// referenceJoinMissing is ISRJoined's walk as it was before it remembered
+// anything.
+func referenceJoinMissing(p *partitionAudit, ll, ml *partlog.Log) int64 {
+	from := max(ml.LogStartOffset(), ll.LogStartOffset())
+	missing := int64(-1)
+	cursor := ml.Cursor(from)
+	ll.Scan(from, p.ackedUpTo+1, func(b *record.Batch) bool {
+		got := cursor.At(b.BaseOffset)
+		if got == nil && cleaned(ml, b.BaseOffset) {
+			return true
+		}
+		if got != b && (got == nil || !keyOf(got).same(keyOf(b))) {
+			missing = b.BaseOffset
+			return false
+		}
+		return true
+	})
+	return missing
+}
+
 // agreementWorld is brokers 1..n, each with a replica log of orders-0, and
 // the audit of what was committed in it.
 type agreementWorld struct {
@@ -87,7 +107,7 @@ func newAgreementWorld(n int, cfg partlog.Config) *agreementWorld {
 // cleaner.
 func (g *agreementWorld) batch(offset int64, epoch int32) *record.Batch {
 	g.seq++
-	return record.New([]record.Record{{Key: fmt.Sprintf("k%d", g.seq%7), Value: fmt.Sprintf("v%d", g.seq)}},
+	return record.New([]record.Record{{Key: fmt.Sprintf("k%d", g.seq%7), HasKey: true, Value: fmt.Sprintf("v%d", g.seq)}},
 		record.Producer{ID: record.NoProducer}, false, record.CompressionNone).Stamped(offset, epoch)
 }
 
@@ -111,10 +131,10 @@ func (g *agreementWorld) check(t *rapid.T, broker int32, flipped bool) {
 	}
 }
 
-// The audit's comparisons of a replica's log with what was committed look
-// only at what may have changed since the last one (agreement.go): they
-// must find what a walk over the whole log and every committed batch
-// finds, through appends (many, across index blocks and segments),
+// The audit's comparisons of a replica's log with what was committed, and
+// of a member's log with its leader's when it joins the ISR, look only at
+// what may have changed since the last one (agreement.go): they must find
+// what a walk over the whole logs and every committed batch finds, through appends (many, across index blocks and segments),
 // followers copying, truncations, restarts that lose the page cache or
 // keep it, retention, compaction, cleanup policy changes and committed
 // data lost.
@@ -131,6 +151,17 @@ func TestAgreementFindsWhatTheWholeWalkFinds(t *testing.T) {
 			"": func(t *rapid.T) {
 				b := broker()
 				g.check(t, b, rapid.IntRange(0, 4).Draw(t, "flipped") == 0)
+				if leader, member := broker(), broker(); leader != member {
+					ll, ml := g.logs[leader-1], g.logs[member-1]
+					want := referenceJoinMissing(g.p, ll, ml)
+					if got := g.p.joinMissing(leader, member, ll, ml); got != want {
+						t.Fatalf("broker %d joining broker %d's ISR (acknowledged up to %d): missing %d, the whole walk says %d",
+							member, leader, g.p.ackedUpTo, got, want)
+					}
+				}
+			},
+			"acknowledge": func(t *rapid.T) {
+				g.p.ackedUpTo = rapid.Int64Range(-1, g.logs[broker()-1].LEO()).Draw(t, "acknowledged up to")
 			},
 			"append": func(t *rapid.T) {
 				l := g.logs[broker()-1]
@@ -257,9 +288,13 @@ func TestAgreementComparesAgainWhatAnOlderLogStartBringsBack(t *testing.T) {
 		}
 		g.p.committed.Append(keyOf(g.logs[0].BatchAt(int64(i))))
 	}
+	g.p.ackedUpTo = 4999
 	g.logs[1].MaybeIncrementLogStartOffset(1)
 	if got := g.p.firstLost(2, g.logs[1], false); got != -1 {
 		t.Fatalf("first lost %d, want none: the differing batch is below the log start", got)
+	}
+	if got := g.p.joinMissing(1, 2, g.logs[0], g.logs[1]); got != -1 {
+		t.Fatalf("joining the ISR, missing %d, want none: the differing batch is below the log start", got)
 	}
 	g.restart(2, false, 0)
 	l := g.logs[1]
@@ -271,6 +306,43 @@ func TestAgreementComparesAgainWhatAnOlderLogStartBringsBack(t *testing.T) {
 	}
 	if got, want := g.p.firstLost(2, l, false), referenceFirstLost(g.p, l, false); got != 0 || want != 0 {
 		t.Fatalf("first lost %d (the whole walk: %d), want 0: the log start went back past the differing batch", got, want)
+	}
+	if got, want := g.p.joinMissing(1, 2, g.logs[0], l), referenceJoinMissing(g.p, g.logs[0], l); got != 0 || want != 0 {
+		t.Fatalf("joining the ISR, missing %d (the whole walk: %d), want 0: the log start went back past the differing batch", got, want)
+	}
+}
+
+// A member whose cleaner removed batches its leader still holds joins the
+// ISR: the gaps are the cleaner's. Once its topic no longer compacts,
+// the same gaps (its log unchanged since) are batches it lacks.
+func TestJoinAgreementGapsCountOnceTheMemberNoLongerCompacts(t *testing.T) {
+	cfg := partlog.DefaultConfig()
+	cfg.Compact, cfg.SegmentBytes = true, 2<<10
+	g := newAgreementWorld(2, cfg)
+	for range 100 {
+		b := g.batch(g.logs[0].LEO(), 0)
+		for _, l := range g.logs {
+			if err := l.Append([]*record.Batch{b}, l == g.logs[0]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if g.logs[1].Compact(g.logs[1].LEO()) == 0 {
+		t.Fatal("the member's cleaner removed nothing")
+	}
+	g.p.ackedUpTo = g.logs[0].LEO() - 1
+	if got := g.p.joinMissing(1, 2, g.logs[0], g.logs[1]); got != -1 {
+		t.Fatalf("missing %d, want none: the member's cleaner removed what it lacks", got)
+	}
+	c := g.logs[1].Config()
+	c.Compact = false
+	g.logs[1].UpdateConfig(c)
+	want := referenceJoinMissing(g.p, g.logs[0], g.logs[1])
+	if want < 0 {
+		t.Fatal("the whole walk finds nothing missing")
+	}
+	if got := g.p.joinMissing(1, 2, g.logs[0], g.logs[1]); got != want {
+		t.Fatalf("missing %d, the whole walk says %d", got, want)
 	}
 }
 

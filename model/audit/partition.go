@@ -68,6 +68,9 @@ type partitionAudit struct {
 	// agreements: how far each replica's log was last found to hold what
 	// was committed (agreement.go).
 	agreements []agreement
+	// joinAgreements: how far each member's log was last found, joining
+	// the ISR, to hold what its leader's held (agreement.go).
+	joinAgreements []joinAgreement
 	// uncleanElections and powerLossFrom say a committed batch may now
 	// vanish: an unclean election, or a recovery that lost page cache,
 	// happened since. uncleanElections: each unclean election's leader
