@@ -112,14 +112,12 @@ type joinAgreement struct {
 	from, upTo, gapFrom int64
 }
 
-// joinAgreementOf returns member's join agreement with leader; one with
-// another leader is forgotten.
+// joinAgreementOf returns member's join agreement with leader, added
+// (nothing known) if missing. Each pair keeps its own: leadership moves at
+// every crash, and a member rejoins whichever broker leads.
 func (p *partitionAudit) joinAgreementOf(leader, member int32) *joinAgreement {
 	for i := range p.joinAgreements {
-		if j := &p.joinAgreements[i]; j.member == member {
-			if j.leader != leader {
-				*j = joinAgreement{leader: leader, member: member, gapFrom: math.MaxInt64}
-			}
+		if j := &p.joinAgreements[i]; j.leader == leader && j.member == member {
 			return j
 		}
 	}

@@ -69,7 +69,7 @@ type partitionAudit struct {
 	// was committed (agreement.go).
 	agreements []agreement
 	// joinAgreements: how far each member's log was last found, joining
-	// the ISR, to hold what its leader's held (agreement.go).
+	// a leader's ISR, to hold what that leader's held (agreement.go).
 	joinAgreements []joinAgreement
 	// uncleanElections and powerLossFrom say a committed batch may now
 	// vanish: an unclean election, or a recovery that lost page cache,
