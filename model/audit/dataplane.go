@@ -273,20 +273,35 @@ func (a *Audit) ISRJoined(leader int32, tp metadata.TopicPartition, leaderEpoch 
 	if ll == nil || ml == nil || a.flipped(member, tp) || a.flipped(leader, tp) {
 		return
 	}
-	// Below either log's start, retention deleted what was there (each
-	// broker deletes on its own schedule): nothing to compare.
+	if off := p.joinMissing(leader, member, ll, ml); off >= 0 {
+		a.report(AckedOnEveryISRMember, a.brokerNode(leader), "%s: broker %d joined the ISR without acknowledged offset %d",
+			tp, member, off)
+	}
+}
+
+// joinMissing is the first acknowledged offset (a batch's base) of its
+// leader's log ll that member's log ml lacks, -1 if none. Below either
+// log's start, retention deleted what was there (each broker deletes on
+// its own schedule): nothing to compare. What the last join found still
+// holds where neither log changed since: the comparison starts past it.
+func (p *partitionAudit) joinMissing(leader, member int32, ll, ml *partlog.Log) int64 {
 	from := max(ml.LogStartOffset(), ll.LogStartOffset())
-	cursor := ml.Cursor(from)
-	ll.Scan(from, p.ackedUpTo+1, func(b *record.Batch) bool {
+	j := p.joinAgreementOf(leader, member)
+	resume, gapFrom := j.resume(ll, ml, from, !ml.Compacted())
+	upTo, missing := p.ackedUpTo+1, int64(-1)
+	cursor := ml.Cursor(resume)
+	ll.Scan(resume, upTo, func(b *record.Batch) bool {
 		got := cursor.At(b.BaseOffset)
 		if got == nil && cleaned(ml, b.BaseOffset) {
+			gapFrom = min(gapFrom, b.BaseOffset)
 			return true // the member's cleaner removed it
 		}
 		if got != b && (got == nil || !keyOf(got).same(keyOf(b))) {
-			a.report(AckedOnEveryISRMember, a.brokerNode(leader), "%s: broker %d joined the ISR without acknowledged offset %d",
-				tp, member, b.BaseOffset)
+			upTo, missing = b.BaseOffset, b.BaseOffset
 			return false
 		}
 		return true
 	})
+	j.remember(ll, ml, from, upTo, gapFrom)
+	return missing
 }

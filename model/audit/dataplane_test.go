@@ -623,7 +623,7 @@ func TestFlippedBaseOffsetIsNoCleanerGap(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if got, want := a.part(tp).agreesUpTo(logs[1], flip), map[bool]int64{false: 1<<54 + 3, true: 2}[flip]; got != want {
+		if got, want := a.part(tp).agreesUpTo(2, logs[1], flip), map[bool]int64{false: 1<<54 + 3, true: 2}[flip]; got != want {
 			t.Fatalf("flip %v: the log agrees with what was committed up to %d, want %d", flip, got, want)
 		}
 		a.PartitionLeader(2, tp, 1, logs[1], false)

@@ -57,6 +57,7 @@ func (a *Audit) lose(tp metadata.TopicPartition, p *partitionAudit, i int, broke
 		a.w.Note("data-loss", fmt.Sprintf("%s: committed offsets %d..%d lost (%s): %s", tp, from, to-1, why, how))
 	}
 	p.committed.Truncate(i)
+	p.committedCut()
 	if p.ackedUpTo >= from {
 		p.ackedUpTo = from - 1
 	}
@@ -125,23 +126,7 @@ func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leader
 		return
 	}
 	p.leaderEpoch = leaderEpoch
-	lost := -1 // the first committed batch the new leader lacks
-	start := log.LogStartOffset()
-	cursor := log.Cursor(start) // committed batches are in offset order
-	for i := range p.committed.Len() {
-		k := *p.committed.At(i)
-		if k.last < start {
-			continue // deleted by retention, as Kafka permits: not lost
-		}
-		b := cursor.At(k.base)
-		if b == nil && cleaned(log, k.base) && !a.headerFlipped(broker, log) {
-			continue // a different batch here is still a loss
-		}
-		if b == nil || !keyOf(b).same(k) {
-			lost = i
-			break
-		}
-	}
+	lost := p.firstLost(broker, log, a.headerFlipped(broker, log))
 	if unclean {
 		// An unclean leader's log is authoritative from where it stops
 		// agreeing with what was committed: its end, or below it where it
@@ -179,6 +164,19 @@ func (a *Audit) PartitionLeader(broker int32, tp metadata.TopicPartition, leader
 			p.uncleanElections[len(p.uncleanElections)-1].loss = n
 		}
 	}
+}
+
+// firstLost is the first committed batch (its index) that broker's log,
+// newly leading, lacks; -1 if none. Those that end below its log start
+// were deleted by retention, as Kafka permits: not lost. One its cleaner
+// removed is not lost either (a different batch in its place still is),
+// unless the log holds a header-flipped batch (flipped), which may have
+// moved it.
+func (p *partitionAudit) firstLost(broker int32, log *partlog.Log, flipped bool) int {
+	if i := p.firstDisagreement(broker, log, !log.Compacted() || flipped); i < p.committed.Len() {
+		return i
+	}
+	return -1
 }
 
 // deposedBy reports whether an unclean election of a later epoch than

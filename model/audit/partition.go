@@ -65,6 +65,12 @@ type partitionAudit struct {
 	// checks: how far each replica's high watermark has been checked (a
 	// replica set is a handful of brokers: a list, not maps).
 	checks []replicaCheck
+	// agreements: how far each replica's log was last found to hold what
+	// was committed (agreement.go).
+	agreements []agreement
+	// joinAgreements: how far each member's log was last found, joining
+	// a leader's ISR, to hold what that leader's held (agreement.go).
+	joinAgreements []joinAgreement
 	// uncleanElections and powerLossFrom say a committed batch may now
 	// vanish: an unclean election, or a recovery that lost page cache,
 	// happened since. uncleanElections: each unclean election's leader

@@ -15,6 +15,8 @@ import (
 func (a *Audit) ReplicaDeleted(broker int32, tp metadata.TopicPartition) {
 	p := a.part(tp)
 	p.checks = slices.DeleteFunc(p.checks, func(c replicaCheck) bool { return c.broker == broker })
+	p.agreements = slices.DeleteFunc(p.agreements, func(g agreement) bool { return g.broker == broker })
+	p.joinAgreements = slices.DeleteFunc(p.joinAgreements, func(j joinAgreement) bool { return j.leader == broker || j.member == broker })
 	delete(p.shortSince, broker)
 	delete(p.diskCause, broker)
 	delete(p.diskFaults, broker)

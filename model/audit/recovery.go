@@ -40,21 +40,25 @@ func (a *Audit) ReplicaRecovered(broker int32, tp metadata.TopicPartition, log *
 	// one elected after them).
 	lostData := now != before || rec.CorruptionReason != "" || rec.TruncatedAt >= 0
 	diskCause := diskCauseOf(opened, before, now, rec)
-	if end := p.agreesUpTo(log, a.headerFlipped(broker, log)); lostData && end < p.committedEnd() {
-		if p.powerLossFrom < 0 || end < p.powerLossFrom {
-			p.powerLossFrom = end
-		}
-		if p.shortSince == nil {
-			p.shortSince = map[int32]shortRange{}
-		}
-		p.shortSince[broker] = shortRange{end: end, committedEnd: p.committedEnd()}
-		if p.diskCause == nil {
-			p.diskCause = map[int32]string{}
-		}
-		if diskCause != "" {
-			p.diskCause[broker] = diskCause
-		} else {
-			delete(p.diskCause, broker)
+	// Only such a recovery is compared with what was committed: the
+	// replica's log is otherwise as it was.
+	if lostData {
+		if end := p.agreesUpTo(broker, log, a.headerFlipped(broker, log)); end < p.committedEnd() {
+			if p.powerLossFrom < 0 || end < p.powerLossFrom {
+				p.powerLossFrom = end
+			}
+			if p.shortSince == nil {
+				p.shortSince = map[int32]shortRange{}
+			}
+			p.shortSince[broker] = shortRange{end: end, committedEnd: p.committedEnd()}
+			if p.diskCause == nil {
+				p.diskCause = map[int32]string{}
+			}
+			if diskCause != "" {
+				p.diskCause[broker] = diskCause
+			} else {
+				delete(p.diskCause, broker)
+			}
 		}
 	}
 	a.openedAfterElection(tp, p, broker, log, lostData, diskCause)
@@ -79,7 +83,7 @@ func diskCauseOf(opened bool, before, now [3]uint64, rec partlog.Recovery) strin
 	return ""
 }
 
-// agreesUpTo is where a recovered log stops agreeing with what was
+// agreesUpTo is where broker's recovered log stops agreeing with what was
 // committed: its end, or below it where it holds an older epoch's batch in
 // place of a committed one. A power loss brings such a tail back when it
 // undoes a truncation that never reached disk (Kafka does not fsync a
@@ -89,17 +93,11 @@ func diskCauseOf(opened bool, before, now [3]uint64, rec partlog.Recovery) strin
 // disagreement, unless the log holds a header-flipped batch (flipped): a
 // flipped base offset moves the log's end past what recovery kept, and the
 // batches missing below it are what the corruption took.
-func (p *partitionAudit) agreesUpTo(log *partlog.Log, flipped bool) int64 {
-	end := log.LEO()
-	i, _ := p.committedAt(log.LogStartOffset())
-	cursor := log.Cursor(log.LogStartOffset())
-	for ; i < p.committed.Len() && p.committed.At(i).base < end; i++ {
-		k := *p.committed.At(i)
-		if b := cursor.At(k.base); (b != nil && !keyOf(b).same(k)) || (b == nil && flipped) {
-			return k.base
-		}
+func (p *partitionAudit) agreesUpTo(broker int32, log *partlog.Log, flipped bool) int64 {
+	if i := p.firstDisagreement(broker, log, flipped); i < p.committed.Len() && p.committed.At(i).base < log.LEO() {
+		return p.committed.At(i).base
 	}
-	return end
+	return log.LEO()
 }
 
 // shortBelow reports whether a broker that lost page cache, and has not
