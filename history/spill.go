@@ -1,0 +1,380 @@
+package history
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math/bits"
+	"os"
+	"sync"
+)
+
+// SpillConfig bounds the memory a recorder keeps its history in: past
+// Budget, it writes its oldest completed blocks of operations to a file
+// and frees them, and reads them back from there when asked (Each, Op,
+// Step, Died...), with the same results. A long run's history (27 M
+// operations for an hour of the reference load) then no longer holds
+// hundreds of megabytes, nor, through its polls, the record batches of a
+// cluster let go.
+type SpillConfig struct {
+	// Budget is how many bytes of completed operations (an estimate:
+	// their stream, positions, steps, side entries, poll spans and the
+	// records those reach) the recorder keeps in memory; 0 keeps
+	// everything there.
+	Budget int64
+	// Dir is where the file goes (os.TempDir when empty). It is removed
+	// as soon as it is created: nothing is left behind, whatever happens.
+	Dir string
+	// BlockOps is how many operations go to disk at once: a power of two
+	// up to 32,768, the default. Tests make it small, to spill short
+	// histories.
+	BlockOps int
+}
+
+// Spill sets the recorder's memory budget; it must be called before the
+// first operation is recorded.
+func (r *Recorder) Spill(c SpillConfig) error {
+	if c.Budget <= 0 {
+		return nil
+	}
+	if r.n > 0 {
+		return errors.New("history: a recorder's spill is set before its first operation")
+	}
+	if c.BlockOps == 0 {
+		c.BlockOps = recorderChunk
+	}
+	if c.BlockOps < 0 || c.BlockOps > recorderChunk || c.BlockOps&(c.BlockOps-1) != 0 {
+		return fmt.Errorf("history: spill blocks of %d operations: a power of two up to %d", c.BlockOps, recorderChunk)
+	}
+	r.disk = diskStore{cfg: c, shift: uint(bits.TrailingZeros(uint(c.BlockOps))), mask: int64(c.BlockOps - 1)}
+	return nil
+}
+
+// Err is the first error reading or writing the spill file: a history
+// read back after one is not the one recorded (a write that failed only
+// stopped the spilling; what it would have written stayed in memory).
+func (r *Recorder) Err() error {
+	d := &r.disk
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.err
+}
+
+// Spilled is how many operations, from the first, the recorder keeps on
+// disk.
+func (r *Recorder) Spilled() int64 { return r.disk.spilled }
+
+// diskStore is a recorder's spilled part: blocks of operations
+// [0, spilled), each encoded whole (encodeBlock) at a place of the file.
+type diskStore struct {
+	cfg   SpillConfig
+	shift uint  // log2 of the operations per block
+	mask  int64 // operations per block, less one
+	// sideAt and spanAt are the side and span lists' lengths when each
+	// block began: a block's side entries and spans are those between its
+	// and the next's.
+	sideAt, spanAt []int
+	// streamAt is the stream's size when the last block began, est the
+	// estimated bytes of each completed block, held the sum of those not
+	// spilled.
+	streamAt int64
+	est      []int64
+	held     int64
+	// spilled is the first operation in memory; blocks the spilled ones'
+	// places in the file.
+	spilled int64
+	blocks  []spilledBlock
+	file    *os.File
+	size    int64
+	// posFreed and streamFreed are the position blocks and stream chunks
+	// already let go.
+	posFreed, streamFreed int
+	// sinceAt is how many operations the since lists held when last
+	// compacted (compactSince).
+	sinceAt int
+	scratch []byte
+	failed  bool // writing failed: spill no more
+
+	// mu guards err and the cache: a finished history is read by several
+	// goroutines at once (the run store's writer, the checker).
+	mu    sync.Mutex
+	err   error
+	cache [2]*segment
+}
+
+// spilledBlock is a block on disk: where, and what of it stays in memory.
+type spilledBlock struct {
+	off int64
+	n   int
+	// refs are the records recorded one by one (Complete with Records)
+	// and the Exts of its side entries: kept by reference, as in memory
+	// (no simulated client records either in bulk: polls come as spans).
+	refs []sideRefs
+}
+
+type sideRefs struct {
+	records []Record
+	ext     *Ext
+}
+
+// A side entry's flags on disk.
+const (
+	diskRefs    = 1 << 0 // a sideRefs index follows
+	diskErr     = 1 << 1
+	diskSpill   = 1 << 2 // type, key and value follow
+	diskSpanned = 1 << 3 // the poll's records, materialised from its spans
+)
+
+// castagnoli checks a block read back: a file damaged under the run must
+// not give a history that was never recorded.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// blockBegins notes where block i>>shift begins and, its predecessor being
+// complete, spills the oldest blocks while the memory held is past the
+// budget. i is the operation being recorded (not yet stored).
+func (r *Recorder) blockBegins(i int64) {
+	d := &r.disk
+	b := int(i >> d.shift)
+	d.sideAt = append(d.sideAt, r.side.Len())
+	d.spanAt = append(d.spanAt, r.spans.Len())
+	now := r.stream.size()
+	if b == 0 {
+		d.streamAt = now
+		return
+	}
+	est := now - d.streamAt + int64(d.mask+1)*12 + int64(d.sideAt[b]-d.sideAt[b-1])*64
+	for j := d.spanAt[b-1]; j < d.spanAt[b]; j++ {
+		sp := r.spans.At(j)
+		est += 32 + int64(sp.hi-sp.lo)*48 // the span, and its records' bytes in their batch
+	}
+	d.streamAt = now
+	d.est = append(d.est, est)
+	d.held += est
+	if d.failed || d.held <= d.cfg.Budget || (r.stepOf != nil && r.nsteps != r.n) {
+		return // nothing to do, or steps that do not line up with the operations
+	}
+	r.compactSince()
+	for d.held > d.cfg.Budget && int(d.spilled>>d.shift) < b {
+		if err := r.spillBlock(int(d.spilled >> d.shift)); err != nil {
+			d.fail(err)
+			d.failed = true
+			return
+		}
+	}
+	r.letGo()
+}
+
+// fail keeps the first error.
+func (d *diskStore) fail(err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.err == nil {
+		d.err = spillError(err)
+	}
+}
+
+func spillError(err error) error {
+	return fmt.Errorf("history: the file the history spills to: %w", err)
+}
+
+// compactSince replaces each process's operations since it last died by
+// those of them still open (openOf), when the lists have grown by a block
+// since: Died pairs the same ones, and the lists no longer grow with the
+// history. Done while the operations are in memory.
+func (r *Recorder) compactSince() {
+	d := &r.disk
+	total := 0
+	for k := range r.since {
+		total += r.since[k].len()
+	}
+	if total-d.sinceAt < int(d.mask+1) {
+		return
+	}
+	total = 0
+	for pid := range r.since {
+		open := r.openOf(uint32(pid))
+		var l opList
+		for _, i := range open {
+			l.add(uint32(i))
+		}
+		r.since[pid] = l
+		total += len(open)
+	}
+	d.sinceAt = total
+}
+
+// spillBlock writes block b to the file: the operations leave memory at
+// letGo.
+func (r *Recorder) spillBlock(b int) error {
+	d := &r.disk
+	if d.file == nil {
+		f, err := os.CreateTemp(d.cfg.Dir, "kafkasim-history-*")
+		if err != nil {
+			return err
+		}
+		// Unlinked at once: the file lives while the recorder holds it
+		// open (the *os.File's finalizer closes it), and is never left
+		// behind.
+		if err := os.Remove(f.Name()); err != nil {
+			f.Close()
+			return err
+		}
+		d.file = f
+	}
+	var refs []sideRefs
+	enc := r.encodeBlock(b, d.scratch[:0], &refs)
+	enc = binary.LittleEndian.AppendUint32(enc, crc32.Checksum(enc, castagnoli))
+	d.scratch = enc
+	if _, err := d.file.WriteAt(enc, d.size); err != nil {
+		return err
+	}
+	d.blocks = append(d.blocks, spilledBlock{off: d.size, n: len(enc), refs: refs})
+	d.size += int64(len(enc))
+	d.held -= d.est[b]
+	d.spilled = int64(b+1) << d.shift
+	return nil
+}
+
+// encodeBlock appends block b's encoding to out: its operations' count,
+// each one's length, their stream bytes, their trace steps, and its side
+// entries, a poll's records materialised from its spans (so that the
+// record batches are no longer needed).
+func (r *Recorder) encodeBlock(b int, out []byte, refs *[]sideRefs) []byte {
+	d := &r.disk
+	first, n := int64(b)<<d.shift, int(d.mask+1)
+	out = binary.AppendUvarint(out, uint64(n))
+	ops := make([][]byte, n)
+	for j := range ops {
+		i := first + int64(j)
+		s := r.stream.at(r.pos[i>>chunkShift][i&chunkMask])
+		ops[j] = s[:opLen(s)]
+		out = binary.AppendUvarint(out, uint64(len(ops[j])))
+	}
+	for _, op := range ops {
+		out = append(out, op...)
+	}
+	steps := 0
+	if r.nsteps > first {
+		steps = int(min(r.nsteps-first, int64(n)))
+	}
+	out = binary.AppendUvarint(out, uint64(steps))
+	prev := uint64(0)
+	for j := range steps {
+		i := first + int64(j)
+		s := r.steps[i>>chunkShift][i&chunkMask]
+		out = binary.AppendVarint(out, int64(s-prev))
+		prev = s
+	}
+	lo, hi := d.sideAt[b], d.sideAt[b+1]
+	out = binary.AppendUvarint(out, uint64(lo))
+	out = binary.AppendUvarint(out, uint64(hi-lo))
+	var body []byte
+	for k := lo; k < hi; k++ {
+		body = r.encodeSide(r.side.At(k), body[:0], refs)
+		out = binary.AppendUvarint(out, uint64(len(body)))
+		out = append(out, body...)
+	}
+	return out
+}
+
+// encodeSide appends side entry e's encoding to out.
+func (r *Recorder) encodeSide(e *rare, out []byte, refs *[]sideRefs) []byte {
+	var flags byte
+	if e.records != nil || e.ext != nil {
+		flags |= diskRefs
+	}
+	if e.err != "" {
+		flags |= diskErr
+	}
+	if e.spill != nil {
+		flags |= diskSpill
+	}
+	if e.spanN > 0 {
+		flags |= diskSpanned
+	}
+	out = append(out, flags)
+	if flags&diskRefs != 0 {
+		out = binary.AppendUvarint(out, uint64(len(*refs)))
+		*refs = append(*refs, sideRefs{records: e.records, ext: e.ext})
+	}
+	if flags&diskErr != 0 {
+		out = appendString(out, e.err)
+	}
+	if sp := e.spill; sp != nil {
+		out = append(out, byte(sp.typ))
+		out = appendString(out, sp.key)
+		out = appendString(out, sp.value)
+	}
+	if flags&diskSpanned == 0 {
+		return out
+	}
+	count := 0
+	for j := e.spanFrom; j < e.spanFrom+e.spanN; j++ {
+		sp := r.spans.At(int(j))
+		count += int(sp.hi - sp.lo)
+	}
+	out = binary.AppendUvarint(out, uint64(count))
+	for j := e.spanFrom; j < e.spanFrom+e.spanN; j++ {
+		sp := r.spans.At(int(j))
+		sp.src.PolledRecords(int(sp.lo), int(sp.hi), func(off int64, key []byte, hasKey bool, value []byte) {
+			out = binary.AppendUvarint(out, uint64(sp.topic))
+			out = binary.AppendVarint(out, int64(sp.partition))
+			out = binary.AppendVarint(out, off)
+			if hasKey {
+				out = append(out, 1)
+			} else {
+				out = append(out, 0)
+			}
+			out = binary.AppendUvarint(out, uint64(len(key)))
+			out = append(out, key...)
+			out = binary.AppendUvarint(out, uint64(len(value)))
+			out = append(out, value...)
+		})
+	}
+	return out
+}
+
+func appendString(out []byte, s string) []byte {
+	out = binary.AppendUvarint(out, uint64(len(s)))
+	return append(out, s...)
+}
+
+// opLen is the length of the operation at s's start in the stream.
+func opLen(s []byte) int {
+	d := opReader{b: s, k: 1}
+	for range 7 { // time, process, function, isolation, topic, partition, offset
+		d.uvarint()
+	}
+	if s[0]&flagSide != 0 {
+		d.uvarint()
+	}
+	if s[0]&flagSpilled != 0 {
+		return d.k
+	}
+	keyLen, valueLen := int(d.uvarint()), int(d.uvarint())
+	return d.k + keyLen + valueLen
+}
+
+// letGo frees what the operations on disk held in memory: their position
+// and step blocks, their stream chunks, side entries and spans.
+func (r *Recorder) letGo() {
+	d := &r.disk
+	if d.spilled == 0 {
+		return
+	}
+	last := d.spilled - 1
+	lastChunk := int(r.pos[last>>chunkShift][last&chunkMask] >> streamChunkShift)
+	for ; d.streamFreed < lastChunk; d.streamFreed++ {
+		r.stream.chunks[d.streamFreed] = nil
+	}
+	for ; int64(d.posFreed+1)<<chunkShift <= d.spilled; d.posFreed++ {
+		r.pos[d.posFreed] = nil
+		if d.posFreed < len(r.steps) {
+			r.steps[d.posFreed] = nil
+		}
+	}
+	b := int(d.spilled >> d.shift)
+	r.side.dropBelow(d.sideAt[b])
+	r.spans.dropBelow(d.spanAt[b])
+}
