@@ -614,23 +614,43 @@ func (r *Recorder) Died(process, why string) int {
 // openOf pairs a process's operations since it last died and returns the
 // invocations without a completion, in the order they were invoked.
 func (r *Recorder) openOf(pid uint32) []int64 {
+	open, _ := r.openKeysOf(pid)
+	return open
+}
+
+// openKeysOf is openOf, with the open operations' keys (keys[i] is
+// open[i]'s).
+func (r *Recorder) openKeysOf(pid uint32) (open []int64, keys []openKey) {
 	pending := map[openKey][]int64{}
 	var op Op
 	r.since[pid].each(func(i uint32) {
-		r.load(int64(i), &op, nil, false) // keyOf reads no records
-		k := keyOf(&op)
-		if op.Type == Invoke {
+		// An invocation a compaction left open (compactSince) needs
+		// no reading back from disk.
+		k, ok := r.disk.carried[i]
+		invoke := true
+		if !ok {
+			r.load(int64(i), &op, nil, false) // keyOf reads no records
+			k, invoke = keyOf(&op), op.Type == Invoke
+		}
+		if invoke {
 			pending[k] = append(pending[k], int64(i))
 		} else if l := pending[k]; len(l) > 0 {
 			pending[k] = l[1:]
 		}
 	})
-	var open []int64
-	for _, l := range pending { // kafkasim:orderless: sorted below
+	keyOfOpen := map[int64]openKey{}
+	for k, l := range pending { // kafkasim:orderless: sorted below
 		open = append(open, l...)
+		for _, i := range l {
+			keyOfOpen[i] = k
+		}
 	}
 	sort.Slice(open, func(i, j int) bool { return open[i] < open[j] })
-	return open
+	keys = make([]openKey, len(open))
+	for j, i := range open {
+		keys[j] = keyOfOpen[i]
+	}
+	return open, keys
 }
 
 // Restarted records a client process coming back, as an operation pair.

@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"math/bits"
 	"os"
+	"strings"
 	"sync"
 )
 
@@ -93,6 +94,9 @@ type diskStore struct {
 	// sinceAt is how many operations the since lists held when last
 	// compacted (compactSince).
 	sinceAt int
+	// carried are the keys of the invocations the last compaction found
+	// open: pairing them again reads nothing back.
+	carried map[uint32]openKey
 	scratch []byte
 	failed  bool // writing failed: spill no more
 
@@ -178,30 +182,40 @@ func spillError(err error) error {
 	return fmt.Errorf("history: the file the history spills to: %w", err)
 }
 
+// sinceCompactMin is the least growth of the since lists that compactSince
+// compacts.
+const sinceCompactMin = 1 << 14
+
 // compactSince replaces each process's operations since it last died by
-// those of them still open (openOf), when the lists have grown by a block
-// since: Died pairs the same ones, and the lists no longer grow with the
-// history. Done while the operations are in memory.
+// those of them still open (openOf), when the lists have grown by a block,
+// and by as many as they held after the last compaction, since (so that
+// the open operations carried from compaction to compaction cost a
+// constant share): Died pairs the same ones, and the lists no longer grow
+// with the history. Done while the operations are in memory.
 func (r *Recorder) compactSince() {
 	d := &r.disk
 	total := 0
 	for k := range r.since {
 		total += r.since[k].len()
 	}
-	if total-d.sinceAt < int(d.mask+1) {
+	if total-d.sinceAt < max(int(d.mask+1), d.sinceAt, sinceCompactMin) {
 		return
 	}
 	total = 0
+	carried := map[uint32]openKey{}
 	for pid := range r.since {
-		open := r.openOf(uint32(pid))
+		open, keys := r.openKeysOf(uint32(pid))
 		var l opList
-		for _, i := range open {
+		for j, i := range open {
 			l.add(uint32(i))
+			// A copy: the key must not keep a block read back, nor a
+			// stream chunk let go, alive.
+			carried[uint32(i)] = openKey{f: strings.Clone(keys[j].f), value: strings.Clone(keys[j].value)}
 		}
 		r.since[pid] = l
 		total += len(open)
 	}
-	d.sinceAt = total
+	d.sinceAt, d.carried = total, carried
 }
 
 // spillBlock writes block b to the file: the operations leave memory at
