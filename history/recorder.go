@@ -198,6 +198,7 @@ func (r *Recorder) addSpans(spans []RecordSpan) uint32 {
 	from := uint32(r.spans.Len())
 	for _, sp := range spans {
 		r.spans.Append(spanSlot{src: sp.Src, topic: r.spanTopics.id(sp.Topic, math.MaxUint32), partition: sp.Partition, lo: sp.Lo, hi: sp.Hi})
+		r.disk.recordBytes += int64(sp.Hi-sp.Lo) * recordBytes
 	}
 	return from
 }
@@ -315,7 +316,7 @@ func (r *Recorder) addAs(pid uint32, t Type, f string, v *Value, spans []RecordS
 	if i >= maxOps {
 		panic("history: more operations than a recorder holds")
 	}
-	if r.disk.cfg.Budget > 0 && i&r.disk.mask == 0 {
+	if r.disk.cfg.Budget > 0 && r.disk.blockFull(i) {
 		r.blockBegins(i)
 	}
 	c := int(i >> chunkShift)

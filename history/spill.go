@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"math/bits"
 	"os"
 	"strings"
 	"sync"
@@ -27,9 +26,11 @@ type SpillConfig struct {
 	// Dir is where the file goes (os.TempDir when empty). It is removed
 	// as soon as it is created: nothing is left behind, whatever happens.
 	Dir string
-	// BlockOps is how many operations go to disk at once: a power of two
-	// up to 32,768, the default. Tests make it small, to spill short
-	// histories.
+	// BlockOps is how many operations at most go to disk at once: a
+	// power of two up to 32,768, the default. Tests make it small, to
+	// spill short histories. A block also ends once its polls' records
+	// reach blockRecordBytes (a final read returns millions in a few
+	// thousand polls), so that a block read back stays small.
 	BlockOps int
 }
 
@@ -48,7 +49,7 @@ func (r *Recorder) Spill(c SpillConfig) error {
 	if c.BlockOps < 0 || c.BlockOps > recorderChunk || c.BlockOps&(c.BlockOps-1) != 0 {
 		return fmt.Errorf("history: spill blocks of %d operations: a power of two up to %d", c.BlockOps, recorderChunk)
 	}
-	r.disk = diskStore{cfg: c, shift: uint(bits.TrailingZeros(uint(c.BlockOps))), mask: int64(c.BlockOps - 1)}
+	r.disk = diskStore{cfg: c, blockOps: int64(c.BlockOps), first: []int64{0}, sideAt: []int{0}, spanAt: []int{0}}
 	return nil
 }
 
@@ -69,13 +70,18 @@ func (r *Recorder) Spilled() int64 { return r.disk.spilled }
 // diskStore is a recorder's spilled part: blocks of operations
 // [0, spilled), each encoded whole (encodeBlock) at a place of the file.
 type diskStore struct {
-	cfg   SpillConfig
-	shift uint  // log2 of the operations per block
-	mask  int64 // operations per block, less one
-	// sideAt and spanAt are the side and span lists' lengths when each
-	// block began: a block's side entries and spans are those between its
-	// and the next's.
+	cfg SpillConfig
+	// blockOps is the most operations a block holds.
+	blockOps int64
+	// first, sideAt and spanAt are, for each block (the one being
+	// recorded last), its first operation and the side and span lists'
+	// lengths when it began: a block's operations, side entries and spans
+	// are those between its and the next's.
+	first          []int64
 	sideAt, spanAt []int
+	// recordBytes estimates the bytes of the records the polls of the
+	// block being recorded point into.
+	recordBytes int64
 	// streamAt is the stream's size when the last block began, est the
 	// estimated bytes of each completed block, held the sum of those not
 	// spilled.
@@ -134,33 +140,39 @@ const (
 // not give a history that was never recorded.
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// blockBegins notes where block i>>shift begins and, its predecessor being
-// complete, spills the oldest blocks while the memory held is past the
-// budget. i is the operation being recorded (not yet stored).
+// blockRecordBytes ends a block whose polls' records reach it (an
+// estimate, recordBytes). Tests lower it.
+var blockRecordBytes int64 = 4 << 20
+
+// recordBytes is what a record in a batch is taken to cost.
+const recordBytes = 48
+
+// blockFull says whether the block being recorded ends before operation i.
+func (d *diskStore) blockFull(i int64) bool {
+	return i-d.first[len(d.first)-1] >= d.blockOps || d.recordBytes >= blockRecordBytes
+}
+
+// blockBegins ends the block being recorded, a new one beginning at
+// operation i (being recorded, not yet stored), and spills the oldest
+// blocks while the memory held is past the budget.
 func (r *Recorder) blockBegins(i int64) {
 	d := &r.disk
-	b := int(i >> d.shift)
+	b := len(d.first) // the new block
+	d.first = append(d.first, i)
 	d.sideAt = append(d.sideAt, r.side.Len())
 	d.spanAt = append(d.spanAt, r.spans.Len())
 	now := r.stream.size()
-	if b == 0 {
-		d.streamAt = now
-		return
-	}
-	est := now - d.streamAt + int64(d.mask+1)*12 + int64(d.sideAt[b]-d.sideAt[b-1])*64
-	for j := d.spanAt[b-1]; j < d.spanAt[b]; j++ {
-		sp := r.spans.At(j)
-		est += 32 + int64(sp.hi-sp.lo)*48 // the span, and its records' bytes in their batch
-	}
-	d.streamAt = now
+	est := now - d.streamAt + (i-d.first[b-1])*12 + int64(d.sideAt[b]-d.sideAt[b-1])*64 +
+		int64(d.spanAt[b]-d.spanAt[b-1])*32 + d.recordBytes
+	d.streamAt, d.recordBytes = now, 0
 	d.est = append(d.est, est)
 	d.held += est
 	if d.failed || d.held <= d.cfg.Budget || (r.stepOf != nil && r.nsteps != r.n) {
 		return // nothing to do, or steps that do not line up with the operations
 	}
 	r.compactSince()
-	for d.held > d.cfg.Budget && int(d.spilled>>d.shift) < b {
-		if err := r.spillBlock(int(d.spilled >> d.shift)); err != nil {
+	for d.held > d.cfg.Budget && len(d.blocks) < b {
+		if err := r.spillBlock(len(d.blocks)); err != nil {
 			d.fail(err)
 			d.failed = true
 			return
@@ -198,7 +210,7 @@ func (r *Recorder) compactSince() {
 	for k := range r.since {
 		total += r.since[k].len()
 	}
-	if total-d.sinceAt < max(int(d.mask+1), d.sinceAt, sinceCompactMin) {
+	if total-d.sinceAt < max(int(d.blockOps), d.sinceAt, sinceCompactMin) {
 		return
 	}
 	total = 0
@@ -240,13 +252,16 @@ func (r *Recorder) spillBlock(b int) error {
 	enc := r.encodeBlock(b, d.scratch[:0], &refs)
 	enc = binary.LittleEndian.AppendUint32(enc, crc32.Checksum(enc, castagnoli))
 	d.scratch = enc
+	if int64(cap(enc)) > 4*blockRecordBytes {
+		d.scratch = nil // an outsized block's: not kept
+	}
 	if _, err := d.file.WriteAt(enc, d.size); err != nil {
 		return err
 	}
 	d.blocks = append(d.blocks, spilledBlock{off: d.size, n: len(enc), refs: refs})
 	d.size += int64(len(enc))
 	d.held -= d.est[b]
-	d.spilled = int64(b+1) << d.shift
+	d.spilled = d.first[b+1]
 	return nil
 }
 
@@ -256,7 +271,7 @@ func (r *Recorder) spillBlock(b int) error {
 // record batches are no longer needed).
 func (r *Recorder) encodeBlock(b int, out []byte, refs *[]sideRefs) []byte {
 	d := &r.disk
-	first, n := int64(b)<<d.shift, int(d.mask+1)
+	first, n := d.first[b], int(d.first[b+1]-d.first[b])
 	out = binary.AppendUvarint(out, uint64(n))
 	ops := make([][]byte, n)
 	for j := range ops {
@@ -388,7 +403,7 @@ func (r *Recorder) letGo() {
 			r.steps[d.posFreed] = nil
 		}
 	}
-	b := int(d.spilled >> d.shift)
+	b := len(d.blocks)
 	r.side.dropBelow(d.sideAt[b])
 	r.spans.dropBelow(d.spanAt[b])
 }

@@ -27,7 +27,11 @@ func tinySpill(t testing.TB, n int) SpillConfig {
 // operations in both.
 func TestSpilledRecorderReadsAsInMemory(t *testing.T) {
 	dir := t.TempDir()
+	defer func(n int64) { blockRecordBytes = n }(blockRecordBytes)
 	rapid.Check(t, func(t *rapid.T) {
+		// Blocks end at their count of operations, or earlier at their
+		// polls' records.
+		blockRecordBytes = rapid.SampledFrom([]int64{4 << 20, 3 * recordBytes, 20 * recordBytes}).Draw(t, "block records")
 		var now time.Duration
 		var step uint64
 		clock := func() time.Duration { return now }

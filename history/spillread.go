@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"sort"
 )
 
 // segment is a spilled block read back: its operations' bytes as the
@@ -34,11 +35,13 @@ var errDamaged = errors.New("a block read back does not match its checksum")
 // (the error is kept: Err).
 func (r *Recorder) segmentOf(cur *segCursor, i int64) *segment {
 	d := &r.disk
-	b := int(i >> d.shift)
+	if cur != nil && cur.seg != nil && cur.seg.holds(i) {
+		return cur.seg
+	}
+	// The first block ending past i.
+	b := sort.Search(len(d.blocks), func(k int) bool { return d.first[k+1] > i })
 	if cur != nil {
-		if cur.seg == nil || cur.seg.block != b {
-			cur.seg = r.readBlock(b)
-		}
+		cur.seg = r.readBlock(b)
 		return cur.seg
 	}
 	d.mu.Lock()
@@ -90,7 +93,7 @@ func (r *Recorder) decodeBlock(b int) (*segment, error) {
 	if binary.LittleEndian.Uint32(buf[len(buf)-4:]) != crc32.Checksum(body, castagnoli) {
 		return nil, errDamaged
 	}
-	s := &segment{block: b, first: int64(b) << d.shift, buf: body, refs: meta.refs}
+	s := &segment{block: b, first: d.first[b], buf: body, refs: meta.refs}
 	rd := opReader{b: body}
 	n := int(rd.uvarint())
 	s.pos = make([]uint32, n)
@@ -118,6 +121,9 @@ func (r *Recorder) decodeBlock(b int) (*segment, error) {
 	}
 	return s, nil
 }
+
+// holds says whether operation i is the segment's.
+func (s *segment) holds(i int64) bool { return i >= s.first && i-s.first < int64(len(s.pos)) }
 
 // op returns operation i's bytes.
 func (s *segment) op(i int64) []byte { return s.buf[s.pos[i-s.first]:] }
