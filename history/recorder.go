@@ -283,8 +283,10 @@ func (r *Recorder) TraceSteps(stepOf func() uint64) { r.stepOf = stepOf }
 
 // Detach drops the recorder's links to the run that recorded it (its
 // clock, its step counter), so that the history outlives the run without
-// keeping it: reading goes on as before; recording more panics.
+// keeping it: reading goes on as before; recording more panics. A
+// recorder that spilled to disk spills the rest (spillRest).
 func (r *Recorder) Detach() {
+	r.spillRest()
 	r.clock = func() time.Duration { panic("history: recording into a detached recorder") }
 	r.stepOf = nil
 }

@@ -156,6 +156,29 @@ func (d *diskStore) blockFull(i int64) bool {
 // operation i (being recorded, not yet stored), and spills the oldest
 // blocks while the memory held is past the budget.
 func (r *Recorder) blockBegins(i int64) {
+	r.endBlock(i)
+	r.spillPast(r.disk.cfg.Budget)
+}
+
+// spillRest, when the recorder is detached from its run, spills what it
+// still holds in memory, if it spilled before (a history past its budget):
+// the last operations are a long run's final reads, which return every
+// record of every partition, and would keep the whole of the logs'
+// batches alive once the cluster is let go.
+func (r *Recorder) spillRest() {
+	d := &r.disk
+	if d.cfg.Budget <= 0 || d.spilled == 0 {
+		return
+	}
+	if r.n > d.first[len(d.first)-1] {
+		r.endBlock(r.n)
+	}
+	r.spillPast(0)
+}
+
+// endBlock ends the block being recorded, the next beginning at operation
+// i.
+func (r *Recorder) endBlock(i int64) {
 	d := &r.disk
 	b := len(d.first) // the new block
 	d.first = append(d.first, i)
@@ -167,11 +190,17 @@ func (r *Recorder) blockBegins(i int64) {
 	d.streamAt, d.recordBytes = now, 0
 	d.est = append(d.est, est)
 	d.held += est
-	if d.failed || d.held <= d.cfg.Budget || (r.stepOf != nil && r.nsteps != r.n) {
+}
+
+// spillPast spills the oldest complete blocks while the memory held is
+// past budget.
+func (r *Recorder) spillPast(budget int64) {
+	d := &r.disk
+	if d.failed || d.held <= budget || (r.stepOf != nil && r.nsteps != r.n) {
 		return // nothing to do, or steps that do not line up with the operations
 	}
 	r.compactSince()
-	for d.held > d.cfg.Budget && len(d.blocks) < b {
+	for d.held > budget && len(d.blocks) < len(d.first)-1 {
 		if err := r.spillBlock(len(d.blocks)); err != nil {
 			d.fail(err)
 			d.failed = true

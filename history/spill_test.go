@@ -112,6 +112,13 @@ func TestSpilledRecorderReadsAsInMemory(t *testing.T) {
 				disk.Restarted(p)
 			}
 		}
+		if rapid.Bool().Draw(t, "detach") {
+			mem.Detach()
+			disk.Detach()
+			if disk.Spilled() > 0 && disk.Spilled() != int64(disk.Len()) {
+				t.Fatalf("detached, %d of %d operations spilled", disk.Spilled(), disk.Len())
+			}
+		}
 		compareRecorders(t, mem, disk)
 		if budget == 1 && disk.Len() >= 2*block && disk.Spilled() == 0 {
 			t.Fatalf("%d operations in blocks of %d: nothing spilled", disk.Len(), block)
