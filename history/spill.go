@@ -57,6 +57,9 @@ func (r *Recorder) Spill(c SpillConfig) error {
 // read back after one is not the one recorded (a write that failed only
 // stopped the spilling; what it would have written stayed in memory).
 func (r *Recorder) Err() error {
+	if r == nil {
+		return nil
+	}
 	d := &r.disk
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -206,7 +206,7 @@ func runOne(s *scenarios.Scenario, o runOptions) runOutcome {
 	}
 	outcome := runOutcome{res: res, dir: store.Dir, replaced: store.Replaced}
 	if o.determinism {
-		again, err := runner.Run(s, runner.Options{Clock: time.Now, Stop: o.stop})
+		again, err := runner.Run(s, runner.Options{Clock: time.Now, Stop: o.stop, HistorySpill: history.SpillConfig{Budget: o.spill.Budget, BlockOps: o.spill.BlockOps}})
 		switch {
 		case err == nil && again.Interrupted:
 			outcome.err = &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted: the determinism check of %s seed %d did not finish", s.Name, s.Seed)}
