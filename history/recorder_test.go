@@ -384,6 +384,9 @@ func testRecorderIsLossless(t *testing.T, spill SpillConfig) {
 	if spill.Budget > 0 && b.r.Spilled() < int64(b.r.Len()/2) {
 		t.Fatalf("%d of %d operations spilled", b.r.Spilled(), b.r.Len())
 	}
+	if spill.Budget > 0 && b.r.disk.carried == nil {
+		t.Fatal("the since lists were never compacted: Died paired no carried invocation")
+	}
 	b.check()
 	if err := b.r.Err(); err != nil {
 		t.Fatal(err)

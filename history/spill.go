@@ -227,8 +227,8 @@ func spillError(err error) error {
 }
 
 // sinceCompactMin is the least growth of the since lists that compactSince
-// compacts.
-const sinceCompactMin = 1 << 14
+// compacts (tests lower it).
+var sinceCompactMin = 1 << 14
 
 // compactSince replaces each process's operations since it last died by
 // those of them still open (openOf), when the lists have grown by a block,
