@@ -28,7 +28,9 @@ func tinySpill(t testing.TB, n int) SpillConfig {
 func TestSpilledRecorderReadsAsInMemory(t *testing.T) {
 	dir := t.TempDir()
 	defer func(n int64) { blockRecordBytes = n }(blockRecordBytes)
+	defer func(n int) { sinceCompactMin = n }(sinceCompactMin)
 	rapid.Check(t, func(t *rapid.T) {
+		sinceCompactMin = rapid.SampledFrom([]int{1 << 14, 4}).Draw(t, "compact since past")
 		// Blocks end at their count of operations, or earlier at their
 		// polls' records.
 		blockRecordBytes = rapid.SampledFrom([]int64{4 << 20, 3 * recordBytes, 20 * recordBytes}).Draw(t, "block records")
