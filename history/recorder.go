@@ -44,7 +44,7 @@ type Recorder struct {
 	// side holds the rarer, larger parts of operations: a poll's records,
 	// an error, a type outside the four, a key and value too long for the
 	// stream, and the Ext of an operation with any of those.
-	side chunked.List[rare]
+	side dropList[rare]
 	// exts holds the Ext of an operation that needs nothing else of a
 	// side entry: a group member's process operations, one per record it
 	// processes, sharing the few Exts of its generations. A pointer here
@@ -56,7 +56,7 @@ type Recorder struct {
 	procs, fs, topics, isolations table
 	// spans holds polls' record spans, by reference (CompletePoll);
 	// spanTopics numbers their topics.
-	spans      chunked.List[spanSlot]
+	spans      dropList[spanSlot]
 	spanTopics table
 	// since lists, per process number, the process's operations since it
 	// last died: Died pairs them to find the ones still open. Deaths are
@@ -66,6 +66,8 @@ type Recorder struct {
 	// sizes counts, as operations are recorded, what Sizes reports: a few
 	// additions per operation instead of a pass decoding every header.
 	sizes sizeCounts
+	// disk, when its budget is set, holds the older operations (spill.go).
+	disk diskStore
 }
 
 // opList is a list of operation numbers, in blocks so that growing it never
@@ -92,6 +94,15 @@ func (l *opList) add(i uint32) {
 	}
 	l.blocks[n-1][l.inLast] = i
 	l.inLast++
+}
+
+// len is how many numbers the list holds.
+func (l *opList) len() int {
+	n := l.inLast
+	for _, b := range l.blocks[:max(len(l.blocks)-1, 0)] {
+		n += len(b)
+	}
+	return n
 }
 
 // each calls f for the numbers in order.
@@ -187,6 +198,7 @@ func (r *Recorder) addSpans(spans []RecordSpan) uint32 {
 	from := uint32(r.spans.Len())
 	for _, sp := range spans {
 		r.spans.Append(spanSlot{src: sp.Src, topic: r.spanTopics.id(sp.Topic, math.MaxUint32), partition: sp.Partition, lo: sp.Lo, hi: sp.Hi})
+		r.disk.recordBytes += int64(sp.Hi-sp.Lo) * recordBytes
 	}
 	return from
 }
@@ -271,8 +283,10 @@ func (r *Recorder) TraceSteps(stepOf func() uint64) { r.stepOf = stepOf }
 
 // Detach drops the recorder's links to the run that recorded it (its
 // clock, its step counter), so that the history outlives the run without
-// keeping it: reading goes on as before; recording more panics.
+// keeping it: reading goes on as before; recording more panics. A
+// recorder that spilled to disk spills the rest (spillRest).
 func (r *Recorder) Detach() {
+	r.spillRest()
 	r.clock = func() time.Duration { panic("history: recording into a detached recorder") }
 	r.stepOf = nil
 }
@@ -280,6 +294,12 @@ func (r *Recorder) Detach() {
 // Step returns the trace step of operation i, or 0 when unknown.
 func (r *Recorder) Step(i int64) uint64 {
 	if i < 0 || i >= r.nsteps {
+		return 0
+	}
+	if i < r.disk.spilled {
+		if s := r.segmentOf(nil, i); s != nil {
+			return s.step(i)
+		}
 		return 0
 	}
 	return r.steps[i>>chunkShift][i&chunkMask]
@@ -297,6 +317,9 @@ func (r *Recorder) addAs(pid uint32, t Type, f string, v *Value, spans []RecordS
 	i := r.n
 	if i >= maxOps {
 		panic("history: more operations than a recorder holds")
+	}
+	if r.disk.cfg.Budget > 0 && r.disk.blockFull(i) {
+		r.blockBegins(i)
 	}
 	c := int(i >> chunkShift)
 	if c == len(r.pos) {
@@ -424,10 +447,10 @@ type header struct {
 	ext                          int // the index in exts of the Ext, with no side entry; -1: none
 }
 
-// header decodes operation i's header into h, and returns the reader of
-// the rest (its key and value lengths, when not spilled).
-func (r *Recorder) header(i int64, h *header) opReader {
-	d := opReader{b: r.stream.at(r.pos[i>>chunkShift][i&chunkMask]), k: 1}
+// header decodes operation i's header, at b's start, into h, and returns
+// the reader of the rest (its key and value lengths, when not spilled).
+func (r *Recorder) header(b []byte, i int64, h *header) opReader {
+	d := opReader{b: b, k: 1}
 	h.flags, h.side, h.ext = d.b[0], -1, -1
 	h.at = r.timeBase[i>>timeGroupShift] + unzigzag(d.uvarint())
 	h.process = d.uvarint()
@@ -451,8 +474,24 @@ func (r *Recorder) header(i int64, h *header) opReader {
 // slice; without spans they are left out (decoding them is most of the
 // cost of a poll).
 func (r *Recorder) load(i int64, op *Op, scratch *[]Record, spans bool) {
+	r.loadVia(nil, i, op, scratch, spans)
+}
+
+// loadVia is load reading a spilled operation through cur (nil: the
+// shared cache).
+func (r *Recorder) loadVia(cur *segCursor, i int64, op *Op, scratch *[]Record, spans bool) {
 	var h header
-	d := r.header(i, &h)
+	var d opReader
+	var seg *segment
+	if i < r.disk.spilled {
+		if seg = r.segmentOf(cur, i); seg == nil {
+			*op = Op{Index: i} // unreadable: Err says why
+			return
+		}
+		d = r.header(seg.op(i), i, &h)
+	} else {
+		d = r.header(r.stream.at(r.pos[i>>chunkShift][i&chunkMask]), i, &h)
+	}
 	flags := h.flags
 	*op = Op{
 		Index:   i,
@@ -474,7 +513,7 @@ func (r *Recorder) load(i int64, op *Op, scratch *[]Record, spans bool) {
 		op.Value.Records = emptyRecords
 	}
 	var e *rare
-	if h.side >= 0 {
+	if h.side >= 0 && seg == nil {
 		e = r.side.At(h.side)
 	}
 	if flags&flagSpilled == 0 {
@@ -484,6 +523,10 @@ func (r *Recorder) load(i int64, op *Op, scratch *[]Record, spans bool) {
 	}
 	if h.ext >= 0 {
 		op.Value.Ext = *r.exts.At(h.ext)
+	}
+	if seg != nil && h.side >= 0 {
+		r.loadSide(seg, h.side, op, scratch, spans)
+		return
 	}
 	if e == nil {
 		return
@@ -574,23 +617,43 @@ func (r *Recorder) Died(process, why string) int {
 // openOf pairs a process's operations since it last died and returns the
 // invocations without a completion, in the order they were invoked.
 func (r *Recorder) openOf(pid uint32) []int64 {
+	open, _ := r.openKeysOf(pid)
+	return open
+}
+
+// openKeysOf is openOf, with the open operations' keys (keys[i] is
+// open[i]'s).
+func (r *Recorder) openKeysOf(pid uint32) (open []int64, keys []openKey) {
 	pending := map[openKey][]int64{}
 	var op Op
 	r.since[pid].each(func(i uint32) {
-		r.load(int64(i), &op, nil, false) // keyOf reads no records
-		k := keyOf(&op)
-		if op.Type == Invoke {
+		// An invocation a compaction left open (compactSince) needs
+		// no reading back from disk.
+		k, ok := r.disk.carried[i]
+		invoke := true
+		if !ok {
+			r.load(int64(i), &op, nil, false) // keyOf reads no records
+			k, invoke = keyOf(&op), op.Type == Invoke
+		}
+		if invoke {
 			pending[k] = append(pending[k], int64(i))
 		} else if l := pending[k]; len(l) > 0 {
 			pending[k] = l[1:]
 		}
 	})
-	var open []int64
-	for _, l := range pending { // kafkasim:orderless: sorted below
+	keyOfOpen := map[int64]openKey{}
+	for k, l := range pending { // kafkasim:orderless: sorted below
 		open = append(open, l...)
+		for _, i := range l {
+			keyOfOpen[i] = k
+		}
 	}
 	sort.Slice(open, func(i, j int) bool { return open[i] < open[j] })
-	return open
+	keys = make([]openKey, len(open))
+	for j, i := range open {
+		keys[j] = keyOfOpen[i]
+	}
+	return open, keys
 }
 
 // Restarted records a client process coming back, as an operation pair.
@@ -613,8 +676,9 @@ func (r *Recorder) Open() int {
 // Ops returns the whole history as one slice (a copy).
 func (r *Recorder) Ops() []Op {
 	out := make([]Op, r.n)
+	var cur segCursor
 	for i := range out {
-		r.load(int64(i), &out[i], nil, true)
+		r.loadVia(&cur, int64(i), &out[i], nil, true)
 	}
 	return out
 }
@@ -627,8 +691,9 @@ func (r *Recorder) Ops() []Op {
 func (r *Recorder) Each(f func(op *Op)) {
 	var op Op
 	var records []Record
+	var cur segCursor
 	for i, n := int64(0), r.n; i < n; i++ {
-		r.load(i, &op, &records, true)
+		r.loadVia(&cur, i, &op, &records, true)
 		f(&op)
 	}
 }
@@ -654,8 +719,9 @@ func (r *Recorder) OpHead(i int64) Op {
 // OpHead): for passes that look at operations, not at what polls returned.
 func (r *Recorder) EachHead(f func(op *Op)) {
 	var op Op
+	var cur segCursor
 	for i, n := int64(0), r.n; i < n; i++ {
-		r.load(i, &op, nil, false)
+		r.loadVia(&cur, i, &op, nil, false)
 		f(&op)
 	}
 }

@@ -265,8 +265,13 @@ func (b *bothRecorders) check() {
 // operations open and restarts, over more processes than a table scans and
 // more operations than a block holds, reads back exactly as a recorder of
 // plain Op values records it, index, time and trace step included.
-func TestRecorderIsLossless(t *testing.T) {
+func TestRecorderIsLossless(t *testing.T) { testRecorderIsLossless(t, SpillConfig{}) }
+
+func testRecorderIsLossless(t *testing.T, spill SpillConfig) {
 	b := newBoth(t)
+	if err := b.r.Spill(spill); err != nil {
+		t.Fatal(err)
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	b.r.TraceSteps(func() uint64 { return b.step })
 	b.ref.stepOf = b.r.stepOf
@@ -376,7 +381,16 @@ func TestRecorderIsLossless(t *testing.T) {
 	if b.r.Len() <= 2*recorderChunk || b.r.side.Len() <= recorderChunk || b.r.exts.Len() <= 2<<12 {
 		t.Fatalf("%d operations, %d side entries, %d Exts: too few to cross blocks", b.r.Len(), b.r.side.Len(), b.r.exts.Len())
 	}
+	if spill.Budget > 0 && b.r.Spilled() < int64(b.r.Len()/2) {
+		t.Fatalf("%d of %d operations spilled", b.r.Spilled(), b.r.Len())
+	}
+	if spill.Budget > 0 && b.r.disk.carried == nil {
+		t.Fatal("the since lists were never compacted: Died paired no carried invocation")
+	}
 	b.check()
+	if err := b.r.Err(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Many names (functions, isolations, topics) and types outside the four

@@ -137,3 +137,13 @@ func (r *opReader) uvarint() uint64 {
 func (r *opReader) varint() int64 { return unzigzag(r.uvarint()) }
 
 func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+
+// size is how many bytes the stream spans, its chunks' unused ends
+// included.
+func (s *opStream) size() int64 {
+	if len(s.chunks) == 0 {
+		return 0
+	}
+	c := len(s.chunks) - 1
+	return int64(c)<<streamChunkShift + int64(s.used[c])
+}

@@ -38,6 +38,9 @@ func (r *execution) build() error {
 	}
 	r.c, r.w = c, c.World
 	c.History.TraceSteps(r.w.Steps)
+	if err := c.History.Spill(r.opts.HistorySpill); err != nil {
+		return err
+	}
 	r.res = &Result{Scenario: s, Cluster: c, History: c.History}
 	return nil
 }

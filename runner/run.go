@@ -108,6 +108,10 @@ type Options struct {
 	// the plots (Store.Recorded) while the checker reads the history. All
 	// only read it; the run does not wait for them.
 	BeforeChecks func(Recorded)
+	// HistorySpill bounds the memory the history is kept in: past its
+	// budget, the older operations go to a file (history.SpillConfig).
+	// Zero keeps the whole history in memory.
+	HistorySpill history.SpillConfig
 }
 
 // Recorded is what a run recorded, complete before its checks begin.

@@ -63,6 +63,10 @@ func CreateStore(out, scenario string, seed uint64) (*Store, error) {
 	return &Store{Dir: dir, staging: staging, trace: tf}, nil
 }
 
+// SpillDir is where the run's history may spill (Options.HistorySpill):
+// beside the run store, on the disk it is written to.
+func (s *Store) SpillDir() string { return s.staging }
+
 // Trace is the sink the run writes its trace to.
 func (s *Store) Trace() *TraceFile { return s.trace }
 
@@ -164,6 +168,11 @@ func (s *Store) write(res *Result, version string) (err error) {
 	defer func() {
 		if herr, _ := s.written(); err == nil {
 			err = herr
+		}
+		// A history read back wrong from its spill file (written
+		// above, and checked) makes no run store.
+		if err == nil && res.History != nil {
+			err = res.History.Err()
 		}
 	}()
 	resolved, err := res.Scenario.Resolved()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"kafkasim/history"
 	"kafkasim/runner"
 	"kafkasim/scenarios"
 )
@@ -52,9 +53,12 @@ summary being the replay's summary.json.`,
 			}
 			total := s.Duration + s.Settle
 			bar := newProgress(cmd.ErrOrStderr(), quiet, "replay "+s.Name, "sim-s", int64(total/time.Second))
-			res, err := runner.Run(s, runner.Options{Clock: time.Now,
+			res, err := runner.Run(s, runner.Options{Clock: time.Now, HistorySpill: history.SpillConfig{Budget: DefaultHistoryMemory},
 				Progress: func(now, _ time.Duration) { bar.set(int64(now/time.Second), int64(total/time.Second), "") }})
 			bar.finish()
+			if err == nil {
+				err = res.History.Err()
+			}
 			if err != nil {
 				return simulatorFailed("%v", err)
 			}
