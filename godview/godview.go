@@ -84,6 +84,16 @@ const (
 	// deletes on its own: Kafka's UnifiedLog.deleteOldSegments), may still
 	// hold them and lead later.
 	OutOfRangeReset Kind = "out-of-range-reset"
+	// OutOfRangeRewind: the leader reader Process fetched Partition from
+	// answered OFFSET_OUT_OF_RANGE at its position To, and
+	// auto.offset.reset moved the position back to From, the log start
+	// ListOffsets gave, At: a log start below the position that was out of
+	// range (a power loss undid the leader's unsynced segment deletions,
+	// or a replica whose retention had not gone as far led by then). Kafka's
+	// consumer seeks to whatever ListOffsets answers
+	// (SubscriptionState.maybeSeekUnvalidated): the reader reads [From, To)
+	// again.
+	OutOfRangeRewind Kind = "out-of-range-rewind"
 	// ConfigAltered: an operator's IncrementalAlterConfigs (kafkasim's
 	// alter-config fault) set Config to Value for Topic, or cluster-wide
 	// (the broker default, for the topics that do not set it) when Topic is
@@ -136,7 +146,7 @@ type Fact struct {
 	// validation cannot see that divergence.
 	LeaderEnd int64
 	Topic     string // PartitionsAdded, ConfigAltered
-	Process   string // StaleLeaderRead, OutOfRangeReset: the reader
+	Process   string // StaleLeaderRead, OutOfRangeReset, OutOfRangeRewind: the reader
 	// Config and Value: ConfigAltered's config name and new value.
 	Config, Value string
 	// TransactionalID: HangingTransaction's transactional.id ("" when

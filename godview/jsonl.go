@@ -18,7 +18,8 @@ const StoreFile = "godview.jsonl"
 // make a file the simulator wrote unreadable (a test holds the list to the
 // constants).
 var Kinds = []Kind{Loss, HeldBack, ForgottenBatch, ForgottenProducer, UnknownProducerAppend, MistakenDuplicate,
-	Resurrected, PowerLoss, UncleanElection, PartitionsAdded, UncleanElectionRequested, StaleLeaderRead, OutOfRangeReset, ConfigAltered, HangingTransaction}
+	Resurrected, PowerLoss, UncleanElection, PartitionsAdded, UncleanElectionRequested, StaleLeaderRead, OutOfRangeReset, OutOfRangeRewind,
+	ConfigAltered, HangingTransaction}
 
 // header is a facts file's first line: whether a god view recorded the list
 // and how many facts follow (a file cut short says so).
@@ -225,7 +226,7 @@ func checkFact(f *Fact, producerGiven bool, n int) error {
 		if f.Config == "" {
 			return bad("config", "missing: %s names the config set", f.Kind)
 		}
-	case StaleLeaderRead, OutOfRangeReset:
+	case StaleLeaderRead, OutOfRangeReset, OutOfRangeRewind:
 		if f.Partition == "" {
 			return bad("partition", "missing: %s names a partition", f.Kind)
 		}

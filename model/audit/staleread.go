@@ -28,3 +28,14 @@ func (a *Audit) OutOfRangeReset(node sim.NodeID, tp proto.TopicPartition, from, 
 	a.facts = append(a.facts, godview.Fact{Kind: godview.OutOfRangeReset, At: int64(a.w.Now()),
 		Partition: tp.String(), From: from, To: to, Producer: godview.NoProducer, Process: a.w.Name(node)})
 }
+
+// OutOfRangeRewind records that the leader reader node fetched tp from
+// answered OFFSET_OUT_OF_RANGE at its position to, and that
+// auto.offset.reset moved the position back to from, the log start
+// ListOffsets gave (model/reader's FetchAuditor): a power loss had undone
+// the leader's unsynced segment deletions, or a replica whose retention had
+// not gone as far led by then. The reader reads [from, to) again.
+func (a *Audit) OutOfRangeRewind(node sim.NodeID, tp proto.TopicPartition, from, to int64) {
+	a.facts = append(a.facts, godview.Fact{Kind: godview.OutOfRangeRewind, At: int64(a.w.Now()),
+		Partition: tp.String(), From: from, To: to, Producer: godview.NoProducer, Process: a.w.Name(node)})
+}

@@ -155,8 +155,17 @@ func (r *Reader) handleListOffsets(m *proto.ListOffsetsResponse) {
 			p.seek(fetchPosition{offset: lp.Offset, offsetEpoch: -1}, sourceReset)
 			p.buf = nil
 			r.Stats.Resets++
-			if a := r.cfg.FetchAudit; a != nil && p.outOfRange && lp.Offset > p.outOfRangeFrom {
-				a.OutOfRangeReset(r.env.ID(), proto.TopicPartition{Topic: lp.Topic, Partition: lp.Partition}, p.outOfRangeFrom, lp.Offset)
+			if a := r.cfg.FetchAudit; a != nil && p.outOfRange {
+				tp := proto.TopicPartition{Topic: lp.Topic, Partition: lp.Partition}
+				switch {
+				case lp.Offset > p.outOfRangeFrom:
+					a.OutOfRangeReset(r.env.ID(), tp, p.outOfRangeFrom, lp.Offset)
+				case lp.Offset < p.outOfRangeFrom:
+					// Kafka's consumer seeks to whatever ListOffsets
+					// answers (SubscriptionState.maybeSeekUnvalidated),
+					// below the position too.
+					a.OutOfRangeRewind(r.env.ID(), tp, lp.Offset, p.outOfRangeFrom)
+				}
 			}
 			p.outOfRange = false
 			if r.group != nil && r.group.cfg.Audit != nil {

@@ -80,9 +80,15 @@ type Config struct {
 // position from, and auto.offset.reset moved the position on to to, the log
 // start ListOffsets gave: the records [from, to) were gone from that
 // leader's log (retention), whatever another replica still holds there.
+//
+// OutOfRangeRewind: the leader answered OFFSET_OUT_OF_RANGE at the reader's
+// position to, and auto.offset.reset moved the position back to from, a log
+// start below it (a power loss undid the leader's unsynced segment
+// deletions, or another replica leads): the reader reads [from, to) again.
 type FetchAuditor interface {
 	StaleLeaderRead(node sim.NodeID, tp proto.TopicPartition, from, to int64)
 	OutOfRangeReset(node sim.NodeID, tp proto.TopicPartition, from, to int64)
+	OutOfRangeRewind(node sim.NodeID, tp proto.TopicPartition, from, to int64)
 }
 
 // DefaultConfig has Kafka's consumer defaults, except that a reader starts

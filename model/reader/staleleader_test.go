@@ -112,10 +112,14 @@ func (b *parkingBroker) reply(pf parkedFetch) {
 	b.env.Send(pf.from, resp)
 }
 
-type staleReads struct{ got, resets []string }
+type staleReads struct{ got, resets, rewinds []string }
 
 func (s *staleReads) OutOfRangeReset(node sim.NodeID, tp proto.TopicPartition, from, to int64) {
 	s.resets = append(s.resets, tp.String()+"@"+itoa(from)+".."+itoa(to))
+}
+
+func (s *staleReads) OutOfRangeRewind(node sim.NodeID, tp proto.TopicPartition, from, to int64) {
+	s.rewinds = append(s.rewinds, tp.String()+"@"+itoa(from)+".."+itoa(to))
 }
 
 func (s *staleReads) StaleLeaderRead(node sim.NodeID, tp proto.TopicPartition, from, to int64) {
@@ -246,6 +250,51 @@ func TestReaderDiscardsAStaleOutOfRangeAnswer(t *testing.T) {
 	}
 	if want := []string{"orders-0@3..5"}; !slices.Equal(audit.resets, want) {
 		t.Fatalf("out-of-range resets %v, want %v", audit.resets, want)
+	}
+	if len(audit.rewinds) != 0 {
+		t.Fatalf("out-of-range rewinds %v after a reset forward, want none", audit.rewinds)
+	}
+}
+
+// The leader answers OFFSET_OUT_OF_RANGE at the reader's position, but the
+// log start ListOffsets gives next lies below that position: a power loss
+// undid the leader's unsynced segment deletions (fuzz seed 2840: offset
+// 2747 after 3496), or a replica whose retention had not gone as far leads
+// by then. Kafka's consumer seeks to whatever ListOffsets answered
+// (SubscriptionState.maybeSeekUnvalidated), so the reader reads those
+// offsets again; the god view hears of the rewind, and of no reset past
+// records.
+func TestReaderTellsTheGodViewOfAResetBelowItsPosition(t *testing.T) {
+	w, h, rec, audit, rid := handoverWorld(t)
+	b := h.brokers[0]
+	for _, v := range []string{"a", "b", "c"} {
+		b.appendRecord(v)
+	}
+	for range 3 {
+		b.answer()
+		w.RunUntil(w.Now() + 500*time.Millisecond)
+	}
+	r := w.Node(rid).(*reader.Reader)
+	if pos := r.Position("orders", 0); pos != 3 {
+		t.Fatalf("position %d after reading the leader's log, want 3", pos)
+	}
+	b.logStart, b.outOfRange = 1, true
+	b.answer()
+	w.RunUntil(w.Now() + 100*time.Millisecond)
+	b.outOfRange = false
+	for range 3 {
+		b.answer()
+		w.RunUntil(w.Now() + 500*time.Millisecond)
+	}
+	got := polledOrders0(rec)
+	if want := []string{"0=a", "1=b", "2=c", "1=b", "2=c"}; !slices.Equal(got, want) {
+		t.Fatalf("polled %v, want %v", got, want)
+	}
+	if want := []string{"orders-0@1..3"}; !slices.Equal(audit.rewinds, want) {
+		t.Fatalf("out-of-range rewinds %v, want %v", audit.rewinds, want)
+	}
+	if len(audit.resets) != 0 {
+		t.Fatalf("out-of-range resets %v after a reset back, want none", audit.resets)
 	}
 }
 
