@@ -87,6 +87,10 @@ type Finding struct {
 	copies []copyAt
 	// Poll-skip: the reader read another record at the skipped offset.
 	readOther bool
+	// Nonmonotonic-poll: between the two polls, auto.offset.reset moved
+	// the reader's position back over both offsets after OFFSET_OUT_OF_RANGE
+	// (god view: out-of-range-rewind).
+	rewound bool
 	// Lost-acked-write: when the write was acknowledged (ns; 0 unknown);
 	// noAck: an acks=0 send nobody read, whose offset nobody knows.
 	ackedAt int64

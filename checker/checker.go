@@ -518,6 +518,23 @@ func (c *Config) resetPastOutOfRange(partition string, offset int64, proc string
 	return ok
 }
 
+// rewoundOutOfRange reports whether reader proc's position of partition was
+// moved back after it read offset prev and before the poll that completed
+// at before read offset next: the leader it fetched from answered
+// OFFSET_OUT_OF_RANGE at a position past prev, and auto.offset.reset moved
+// it to a log start at or below next (god view: out-of-range-rewind), the
+// poll that read prev having completed by after. A time unknown (0 or
+// less) constrains nothing.
+func (c *Config) rewoundOutOfRange(partition, proc string, prev, next, after, before int64) bool {
+	_, ok := c.Happened.First(godview.OutOfRangeRewind, func(f *DataLoss) bool {
+		if f.Process != proc || f.Partition != partition || f.From > next || f.To <= prev {
+			return false
+		}
+		return f.At <= 0 || ((after <= 0 || after <= f.At) && (before <= 0 || f.At <= before))
+	})
+	return ok
+}
+
 // Notes lists what a reader of the report should know besides its
 // anomalies: the defaults the checker assumed, and what the linearizability
 // checks could not decide.

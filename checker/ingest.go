@@ -22,6 +22,7 @@ type session struct {
 	first     int64 // first offset read
 	max       int64 // highest offset read
 	last      int64 // last offset read (the position's predecessor)
+	lastAt    int64 // when the poll that read last completed (ns)
 }
 
 type procState struct {
@@ -321,7 +322,7 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 	}
 	for _, pp := range parts {
 		s := &a.sessions[pp.sess]
-		s.last, s.hasLast = pp.last, true
+		s.last, s.hasLast, s.lastAt = pp.last, true, o.Time
 		po := a.parts[pp.part]
 		po.lin.reads = append(po.lin.reads, linRead{call: invoke, ret: o.Index, proc: pid, from: pp.from, to: po.lin.n, rc: rc})
 	}

@@ -32,7 +32,10 @@ func (a *analyzer) step(part, sid, pid int32, rc bool, prev, next int64, o *hist
 		if intra {
 			typ = IntNonmonotonicPoll
 		}
-		a.findings = append(a.findings, Finding{Type: typ, Example: Example{Partition: a.parts[part].name, Offset: next,
+		name := a.parts[part].name
+		// Within one poll nothing resets the position: only between polls.
+		rewound := !intra && a.cfg.rewoundOutOfRange(name, o.Process, prev, next, a.sessions[sid].lastAt, o.Time)
+		a.findings = append(a.findings, Finding{Type: typ, rewound: rewound, Example: Example{Partition: name, Offset: next,
 			Process: o.Process, Ops: []int64{o.Index}, Detail: "offset " + itoa(next) + " after " + itoa(prev)}})
 	case next > prev+1:
 		a.skips = append(a.skips, skipCandidate{part: part, proc: pid, sess: sid, rc: rc, intra: intra, prev: prev, next: next, op: o.Index, finding: -1})

@@ -123,6 +123,11 @@ type Facts struct {
 	// reader's position, and auto.offset.reset moved the position past the
 	// offset (god view: out-of-range-reset).
 	OutOfRangeReset bool
+	// OutOfRangeRewind: nonmonotonic-poll where, between the two polls,
+	// the leader the reader fetched from answered OFFSET_OUT_OF_RANGE at
+	// its position and auto.offset.reset moved the position back to a log
+	// start at or below the later offset (god view: out-of-range-rewind).
+	OutOfRangeRewind bool
 	// LostAfterSkip: poll-skip over an offset whose committed data the god
 	// view saw lost after the jump, at an election whose new leader's log
 	// did not reach the offset, where no record final reads hold was seen
@@ -458,6 +463,9 @@ var VerdictRules = []Rule{
 		func(f *Facts) bool { return f.LostHere != "" }, func(f *Facts) string {
 			return "the log was truncated under the reader after acknowledged writes were lost: " + f.LostHere
 		}},
+	{NonmonotonicPoll, "the leader the reader fetched from answered OFFSET_OUT_OF_RANGE at its position, and auto.offset.reset moved it back to a log start below (god view)", Permitted,
+		"the leader answered OFFSET_OUT_OF_RANGE at the reader's position, and auto.offset.reset moved the position to the log start ListOffsets then gave, below it (a power loss had undone the leader's unsynced segment deletions, or a replica whose retention had not gone as far led): Kafka's consumer seeks to that answer whatever its position was, and reads those offsets again",
+		func(f *Facts) bool { return f.OutOfRangeRewind }, nil},
 	{NonmonotonicPoll, "", Violation, "a reader sees a partition's records in offset order, without gaps, until its position is reset", nil, nil},
 
 	{KeyOrder, "partitions were added to the topic", Permitted,
@@ -945,6 +953,8 @@ func (c *Config) facts(typ string, f Finding, a *analyzer) *Facts {
 			}
 		}
 		fx.BelowLogStart = f.Offset < a.logStartOf(f.Partition)
+	case NonmonotonicPoll, IntNonmonotonicPoll:
+		fx.OutOfRangeRewind = f.rewound
 	}
 	return fx
 }
