@@ -301,6 +301,9 @@ func (w *World) handle(e *Event) {
 		}
 		fallthrough
 	case EventNotify:
+		if e.Kind == EventNotify && e.Arg != 0 && !e.Held && !w.net.resetLands(e) {
+			return // a stale connection's reset, for a connection that has ended
+		}
 		m := e.Payload.(Message)
 		if s := w.live(e); s != nil {
 			w.net.stats.Delivered++
@@ -335,6 +338,10 @@ func (w *World) handle(e *Event) {
 		w.faults.nemesisFire(e)
 	case EventCall:
 		e.Payload.(func())()
+	case EventRetransmit:
+		if detail, ok := w.net.retransmit(e); ok {
+			w.record(e, detail)
+		}
 	case EventForceStop:
 		s := w.nodes[e.Node]
 		if s.incarnation == e.Incarnation && s.stopping && s.state != Down {
@@ -418,6 +425,7 @@ func (w *World) boot(s *nodeSlot) {
 	s.env = &nodeEnv{w: w, s: s, incarnation: s.incarnation}
 	w.note(s.id, "boot", fmt.Sprintf("incarnation %d", s.incarnation))
 	s.node.Start(s.env)
+	w.net.booted(s.id)
 }
 
 type stopMode uint8
