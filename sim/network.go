@@ -21,8 +21,15 @@ package sim
 //     requests at once, as Kafka's NetworkClient does on a disconnect.
 //   - Process crash: the crashed node's kernel resets its connections; each peer
 //     with an open connection is told (Disconnected) once the reset crosses the
-//     link, and loses what it had in flight to the crashed node. A power loss
-//     resets nothing: peers find out only by timing out.
+//     link, and loses what it had in flight to the crashed node.
+//   - Power loss: nothing is sent; each peer's end of a connection stays,
+//     stale. What the peer sends on it is lost while the machine is down, and
+//     kept; the first TCP retransmission (Linux's backoff: 200 ms doubling to
+//     120 s, 15 of them) that reaches the rebooted machine draws a reset, and
+//     the peer is told (Disconnected, listing what it kept). A peer that had
+//     nothing unacknowledged learns at its first send after the reboot. A
+//     machine that stays down past the last retransmission tells nobody:
+//     peers time out (network_stale.go).
 //   - Slow links and latency spikes: extra latency on chosen links (or all),
 //     added and later removed by a fault.
 //   - Stall: messages of chosen names that chosen nodes send are held in the
@@ -71,8 +78,9 @@ package sim
 // A message to a node that is down, or that restarted since the message was
 // sent (the connection was to the dead process), is dropped on arrival; if
 // the machine is up (the process was killed or exited), its kernel refuses
-// the connection and the sender is told (Disconnected). A message to a
-// paused node waits in its kernel's buffer until it resumes.
+// the connection and the sender is told (Disconnected); on a connection that
+// outlived a power loss, see above. A message to a paused node waits in its
+// kernel's buffer until it resumes.
 
 import (
 	"fmt"
