@@ -158,7 +158,7 @@ func (s *staleConn) keep(m Message, now time.Duration) {
 // retransmitting (or being reset): it is not sent.
 func (net *network) sendStale(from, to NodeID, m Message) bool {
 	s := net.staleOf(from, to)
-	if len(s.msgs) == 0 {
+	if s == nil || len(s.msgs) == 0 {
 		return false
 	}
 	s.keep(m, net.w.sched.now)
@@ -171,6 +171,9 @@ func (net *network) sendStale(from, to NodeID, m Message) bool {
 func (net *network) staleArrived(e *Event) {
 	net.stats.DroppedDown++
 	s := net.staleOf(e.From, e.Node)
+	if s == nil {
+		return // a link is marked only with its connection kept: unreachable
+	}
 	s.keep(e.Payload.(Message), net.w.sched.now)
 	if net.w.nodes[e.Node].machineDown || s.resetting {
 		return
