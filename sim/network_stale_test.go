@@ -288,3 +288,41 @@ func TestEveryPeerGetsItsOwnReset(t *testing.T) {
 	wantNotices(t, probes[0], fmt.Sprintf("peer 1 at %v unsent [0]", staleLatency+retransmitOffset(4)+2*staleLatency))
 	wantNotices(t, probes[2], fmt.Sprintf("peer 1 at %v unsent [0]", 15*time.Millisecond+retransmitOffset(4)+2*staleLatency))
 }
+
+// The reset reaches a paused sender's kernel: the notice waits for the
+// process and is handled when it resumes, even if the rebooted machine
+// sends to it meanwhile (the old connection was already gone).
+func TestAResetToAPausedSenderWaitsForItsResume(t *testing.T) {
+	w, probes := lostRequest(t)
+	w.RunUntil(5 * time.Second)
+	w.Restart(1)
+	w.Pause(0)
+	reset := staleLatency + retransmitOffset(5) + 2*staleLatency
+	w.RunUntil(reset + time.Second)
+	probes[1].send(0)
+	w.RunUntil(reset + 2*time.Second)
+	wantNotices(t, probes[0])
+	w.Resume(0)
+	w.RunUntil(reset + 3*time.Second)
+	wantNotices(t, probes[0], fmt.Sprintf("peer 1 at %v unsent [0]", reset+2*time.Second))
+	wantDelivered(t, probes[0], 1, 0)
+}
+
+// The reset of a first send after the reboot is lost on a cut link back:
+// the sender retransmits 200 ms after the loss, and that draws it.
+func TestAFirstSendsLostResetIsDrawnAgainByTheRetransmission(t *testing.T) {
+	w, probes := staleWorld(t)
+	probes[0].send(1)
+	w.RunFor(time.Second)
+	w.Crash(1, true)
+	w.RunUntil(5 * time.Second)
+	w.Restart(1)
+	cut := w.CutOneWay([]NodeID{1}, []NodeID{0})
+	w.RunUntil(6 * time.Second)
+	probes[0].send(1) // reaches node 1 at 6.01s; its reset is lost
+	w.RunUntil(6100 * time.Millisecond)
+	w.Heal(cut)
+	w.RunUntil(10 * time.Second)
+	wantNotices(t, probes[0], fmt.Sprintf("peer 1 at %v unsent [1]", 6*time.Second+staleLatency+retransmitOffset(1)+2*staleLatency))
+	wantDelivered(t, probes[1], 0)
+}
