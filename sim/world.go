@@ -433,7 +433,7 @@ type stopMode uint8
 const (
 	stopExit      stopMode = iota // clean exit: connections closed, page cache kept
 	stopKill                      // process crash: connections reset, page cache kept
-	stopPowerLoss                 // machine crash: page cache lost, peers not told
+	stopPowerLoss                 // machine crash: page cache lost, peers not told until it is back
 )
 
 var stopHow = [...]string{stopExit: "exited", stopKill: "killed", stopPowerLoss: "machine down"}
@@ -491,8 +491,9 @@ func (w *World) RestartWhenDown(id NodeID) bool {
 
 // Crash kills a node's process. With losePageCache the whole machine goes
 // down (power loss, kernel panic): unsynced writes are lost and peers are not
-// told. Without it only the process dies (kill -9): the kernel keeps its page
-// cache and resets its connections.
+// told, until their retransmissions reach it rebooted (network_stale.go).
+// Without it only the process dies (kill -9): the kernel keeps its page cache
+// and resets its connections.
 func (w *World) Crash(id NodeID, losePageCache bool) bool {
 	s := w.nodes[id]
 	if s.state == Down {
