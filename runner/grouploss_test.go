@@ -68,7 +68,7 @@ func TestGroupRecordsLostNotJudged(t *testing.T) {
 		{"testdata/group-consumer-clock-set-back-records-lost-not-judged.yaml",
 			[]string{"not judged: group billing", "__consumer_offsets-9 were lost (offsets 0..", "b-0 stopped on GROUP_ID_NOT_FOUND"}},
 		{"testdata/group-consumer-joined-through-deposed-coordinator-not-judged.yaml",
-			[]string{"not judged: group billing", "__consumer_offsets-9 were lost (offsets 0..20, unclean-election",
+			[]string{"not judged: group billing", "__consumer_offsets-9 were lost (offsets 0..30, unclean-election",
 				"b-1 joined since through a coordinator an unclean election had deposed", "b-0, b-1 stopped on GROUP_ID_NOT_FOUND"}},
 	} {
 		t.Run(c.file, func(t *testing.T) {

@@ -21,8 +21,15 @@ package sim
 //     requests at once, as Kafka's NetworkClient does on a disconnect.
 //   - Process crash: the crashed node's kernel resets its connections; each peer
 //     with an open connection is told (Disconnected) once the reset crosses the
-//     link, and loses what it had in flight to the crashed node. A power loss
-//     resets nothing: peers find out only by timing out.
+//     link, and loses what it had in flight to the crashed node.
+//   - Power loss: nothing is sent; each peer's end of a connection stays,
+//     stale. What the peer sends on it is lost while the machine is down, and
+//     kept; the first TCP retransmission (Linux's backoff: 200 ms doubling to
+//     120 s, 15 of them) that reaches the rebooted machine draws a reset, and
+//     the peer is told (Disconnected, listing what it kept). A peer that had
+//     nothing unacknowledged learns at its first send after the reboot. A
+//     machine that stays down past the last retransmission tells nobody:
+//     peers time out (network_stale.go).
 //   - Slow links and latency spikes: extra latency on chosen links (or all),
 //     added and later removed by a fault.
 //   - Stall: messages of chosen names that chosen nodes send are held in the
@@ -71,8 +78,9 @@ package sim
 // A message to a node that is down, or that restarted since the message was
 // sent (the connection was to the dead process), is dropped on arrival; if
 // the machine is up (the process was killed or exited), its kernel refuses
-// the connection and the sender is told (Disconnected). A message to a
-// paused node waits in its kernel's buffer until it resumes.
+// the connection and the sender is told (Disconnected); on a connection that
+// outlived a power loss, see above. A message to a paused node waits in its
+// kernel's buffer until it resumes.
 
 import (
 	"fmt"
@@ -200,6 +208,10 @@ type link struct {
 	gen          uint32 // bumped by a reset; older messages are dropped
 	open         bool   // a message was sent since the last reset
 	seeded       bool
+	// lost marks a connection whose destination machine lost power while
+	// it was open (the loss's number): its sender's kernel still holds it
+	// (network_stale.go).
+	lost uint32
 }
 
 type network struct {
@@ -213,6 +225,10 @@ type network struct {
 	// stalls in force, oldest first; nextStall numbers them.
 	stalls    []*stall
 	nextStall int
+	// stale: the connections marked stale, in the order they were marked;
+	// losses numbers the power losses.
+	stale  []*staleConn
+	losses uint32
 }
 
 // A stall holds the messages under names that nodes of from send.
@@ -278,6 +294,12 @@ func (net *network) send(from, to NodeID, m Message) {
 			Incarnation: w.nodes[to].incarnation, Payload: m})
 		return
 	}
+	if back := net.link(to, from); back.lost != 0 {
+		// The rebooted machine connects to its peer: the pair's one
+		// connection is now the new process's, and the peer's stale one
+		// ends unheard (see network_stale.go).
+		net.unmark(to, from)
+	}
 	l := net.link(from, to)
 	l.open = true
 	if len(net.stalls) > 0 && net.hold(from, to, l, m) {
@@ -289,6 +311,9 @@ func (net *network) send(from, to NodeID, m Message) {
 // transmit puts a message on a link: dropped if the link is cut or loses it,
 // else scheduled (and maybe duplicated).
 func (net *network) transmit(from, to NodeID, l *link, m Message) {
+	if l.lost != 0 && net.sendStale(from, to, m) {
+		return
+	}
 	if l.cuts > 0 {
 		net.stats.DroppedCut++
 		return
@@ -336,6 +361,10 @@ func (net *network) arrives(e *Event) bool {
 	}
 	if l.cuts > 0 {
 		net.stats.DroppedCut++
+		return false
+	}
+	if l.lost != 0 {
+		net.staleArrived(e)
 		return false
 	}
 	return true
@@ -537,11 +566,16 @@ func (net *network) dropInFlight(a, b NodeID) []Message {
 func (net *network) reset(a, b NodeID, tellA, tellB bool, delayToA, delayToB time.Duration) {
 	w := net.w
 	ab, ba := net.link(a, b), net.link(b, a)
-	if !ab.open && !ba.open {
+	// A stale connection's end that lost power knows nothing of it: only
+	// its sender is told, and what it kept is lost with it.
+	staleAB, staleBA := ab.lost != 0, ba.lost != 0
+	keptA, keptB := net.take(a, b), net.take(b, a)
+	if !ab.open && !ba.open && !staleAB && !staleBA {
 		return
 	}
-	unsentA := net.dropInFlight(a, b)
-	unsentB := net.dropInFlight(b, a)
+	tellA, tellB = tellA && !staleBA, tellB && !staleAB
+	unsentA := append(keptA, net.dropInFlight(a, b)...)
+	unsentB := append(keptB, net.dropInFlight(b, a)...)
 	ab.gen++
 	ba.gen++
 	ab.open, ba.open = false, false
@@ -604,8 +638,20 @@ func (net *network) crashed(x NodeID) {
 		if y == x {
 			continue
 		}
-		xy := net.link(x, y)
-		if !xy.open && !net.link(y, x).open {
+		xy, yx := net.link(x, y), net.link(y, x)
+		if xy.lost != 0 {
+			// x's connection to y's machine from before y's power loss:
+			// it dies with x, and no process of y ever had it.
+			net.unmark(x, y)
+			continue
+		}
+		if yx.lost != 0 {
+			// y's connection to x's machine from before its power loss:
+			// no process of x had it, and its kernel resets it when y's
+			// data comes (network_stale.go).
+			continue
+		}
+		if !xy.open && !yx.open {
 			continue
 		}
 		delay := uniformDuration(&xy.rng, net.opts.Latency.Min, net.opts.Latency.Max) + xy.extraLatency
@@ -615,13 +661,21 @@ func (net *network) crashed(x NodeID) {
 }
 
 // forget drops the connections of a node that lost power: nothing is sent, but
-// the connections are gone; peers find out by timing out. Messages in flight
-// to the node are dropped on arrival (it is down or a new incarnation).
+// the connections are gone. Each peer's end of one stays, marked stale: what
+// it sends is lost until the machine is back and answers with a reset
+// (network_stale.go).
 func (net *network) forget(x NodeID) {
+	net.losses++
 	for i := range net.w.nodes {
 		y := NodeID(i)
 		if y != x {
 			xy, yx := net.link(x, y), net.link(y, x)
+			if xy.lost != 0 {
+				// Stale since y lost power: y's process never had it.
+				net.unmark(x, y)
+			} else if (xy.open || yx.open) && net.w.nodes[y].state != Down {
+				net.markStale(y, x, net.losses)
+			}
 			xy.open, yx.open = false, false
 			if net.opts.BandwidthBytesPerSecond > 0 {
 				xy.busyUntil, yx.busyUntil = 0, 0

@@ -44,6 +44,7 @@ type probe struct {
 	env        Env
 	deliveries []delivery
 	notices    []*Disconnected
+	noticedAt  []time.Duration
 	named      []string // "<name>#<n>@<time>" of each namedMsg received
 	fired      []Timer
 	firedAt    []time.Duration
@@ -57,6 +58,7 @@ func (p *probe) Deliver(from NodeID, m Message) {
 		p.deliveries = append(p.deliveries, delivery{from: from, n: m.N, at: p.env.Now()})
 	case *Disconnected:
 		p.notices = append(p.notices, m)
+		p.noticedAt = append(p.noticedAt, p.env.Now())
 	case *namedMsg:
 		p.named = append(p.named, fmt.Sprintf("%s#%d@%v", m.Name, m.N, p.env.Now()))
 	}

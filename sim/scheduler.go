@@ -34,12 +34,16 @@ const (
 	EventCall
 	// EventForceStop ends a clean shutdown that did not finish in its grace time.
 	EventForceStop
+	// EventRetransmit is a TCP retransmission on a connection whose other
+	// end lost power (network_stale.go): answered by a reset if that machine
+	// is back up.
+	EventRetransmit
 	eventKindCount
 )
 
 var eventKindNames = [eventKindCount]string{
 	"cancelled", "start", "timer", "deliver", "notify", "fsync", "writeback",
-	"fault", "nemesis", "call", "force-stop",
+	"fault", "nemesis", "call", "force-stop", "retransmit",
 }
 
 // String names the kind as it appears in traces.

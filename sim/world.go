@@ -301,6 +301,9 @@ func (w *World) handle(e *Event) {
 		}
 		fallthrough
 	case EventNotify:
+		if e.Kind == EventNotify && e.Arg != 0 && !e.Held && !w.net.resetLands(e) {
+			return // a stale connection's reset, for a connection that has ended
+		}
 		m := e.Payload.(Message)
 		if s := w.live(e); s != nil {
 			w.net.stats.Delivered++
@@ -335,6 +338,10 @@ func (w *World) handle(e *Event) {
 		w.faults.nemesisFire(e)
 	case EventCall:
 		e.Payload.(func())()
+	case EventRetransmit:
+		if detail, ok := w.net.retransmit(e); ok {
+			w.record(e, detail)
+		}
 	case EventForceStop:
 		s := w.nodes[e.Node]
 		if s.incarnation == e.Incarnation && s.stopping && s.state != Down {
@@ -418,6 +425,7 @@ func (w *World) boot(s *nodeSlot) {
 	s.env = &nodeEnv{w: w, s: s, incarnation: s.incarnation}
 	w.note(s.id, "boot", fmt.Sprintf("incarnation %d", s.incarnation))
 	s.node.Start(s.env)
+	w.net.booted(s.id)
 }
 
 type stopMode uint8
@@ -425,7 +433,7 @@ type stopMode uint8
 const (
 	stopExit      stopMode = iota // clean exit: connections closed, page cache kept
 	stopKill                      // process crash: connections reset, page cache kept
-	stopPowerLoss                 // machine crash: page cache lost, peers not told
+	stopPowerLoss                 // machine crash: page cache lost, peers not told until it is back
 )
 
 var stopHow = [...]string{stopExit: "exited", stopKill: "killed", stopPowerLoss: "machine down"}
@@ -483,8 +491,9 @@ func (w *World) RestartWhenDown(id NodeID) bool {
 
 // Crash kills a node's process. With losePageCache the whole machine goes
 // down (power loss, kernel panic): unsynced writes are lost and peers are not
-// told. Without it only the process dies (kill -9): the kernel keeps its page
-// cache and resets its connections.
+// told, until their retransmissions reach it rebooted (network_stale.go).
+// Without it only the process dies (kill -9): the kernel keeps its page cache
+// and resets its connections.
 func (w *World) Crash(id NodeID, losePageCache bool) bool {
 	s := w.nodes[id]
 	if s.state == Down {
