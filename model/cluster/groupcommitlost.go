@@ -12,8 +12,10 @@ import (
 
 // commitLostAtPosition says why a partition whose committed offset is below
 // its high watermark is not judged, when the group's latest acknowledged
-// commit of it was at its owner's position, at or past the high
-// watermark, and the god view then saw the group's __consumer_offsets
+// commit of it was what its owner processed, its position at or past the
+// high watermark (past the commit only over batches the application never
+// sees: transaction markers, aborted records at read_committed), and the
+// god view then saw the group's __consumer_offsets
 // partition lose committed data: the coordinator that loaded the
 // partition since replayed an older commit (GroupCoordinatorShard.replay
 // keeps the last OffsetCommit record its log holds). The member does not
@@ -29,7 +31,8 @@ func (c *Cluster) commitLostAtPosition(gid string, id sim.NodeID, tp metadata.To
 		return ""
 	}
 	pos := r.Position(tp.Topic, tp.Partition)
-	if pos < hw || committed >= pos {
+	processed := r.Processed(tp.Topic, tp.Partition)
+	if pos < hw || processed < 0 || committed >= processed || processed > pos {
 		return ""
 	}
 	mode, ok := c.commitMode(id)
@@ -38,10 +41,10 @@ func (c *Cluster) commitLostAtPosition(gid string, id sim.NodeID, tp metadata.To
 	}
 	part := c.groupOffsetsPartition(gid).Partition
 	last, f, lost, ok := c.Audit.LastGroupCommit(gid, proto.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}, part)
-	if !ok || !lost || last != pos {
+	if !ok || !lost || last != processed {
 		return ""
 	}
 	cause := lossCause(f)
-	return fmt.Sprintf("not judged: group %s: committed offset of %s is %d, below the high watermark %d: the group's last acknowledged commit of it, %d, %s's position, was lost with %s's committed data (offsets %d..%d, %s, at %v); no record was polled since, and its application commits the records it polls (commit: %s), so Kafka's consumer commits nothing until a record arrives",
-		gid, tp, committed, hw, last, c.World.Name(id), f.Partition, f.From, f.To-1, cause, time.Duration(f.At), mode)
+	return fmt.Sprintf("not judged: group %s: committed offset of %s is %d, below the high watermark %d: the group's last acknowledged commit of it, %d, what %s processed (its position %d), was lost with %s's committed data (offsets %d..%d, %s, at %v); no record was polled since, and its application commits the records it polls (commit: %s), so Kafka's consumer commits nothing until a record arrives",
+		gid, tp, committed, hw, last, c.World.Name(id), pos, f.Partition, f.From, f.To-1, cause, time.Duration(f.At), mode)
 }

@@ -357,6 +357,20 @@ func (r *Reader) Position(topic string, partition int32) int64 {
 	return p.offset
 }
 
+// Processed is the offset after the last record of a partition the
+// application finished, what its next commit of the partition would say
+// (KafkaConsumer.commitSync(Map) of the records it polled), or -1 when it
+// finished none in this membership.
+func (r *Reader) Processed(topic string, partition int32) int64 {
+	if r.group == nil {
+		return -1
+	}
+	if p, ok := r.group.processed[partKey{topic, partition}]; ok {
+		return p.offset
+	}
+	return -1
+}
+
 // ResetUnconsumed reports whether the reader's position in a partition
 // came from auto.offset.reset and no record was returned to the
 // application since. Batches it never sees (transaction markers; aborted
