@@ -40,7 +40,6 @@ func oneIdleNode(t *testing.T) (*sim.World, *sim.Disk) {
 	t.Helper()
 	w := sim.NewWorld(sim.DefaultOptions(1))
 	w.AddNode(sim.NodeSpec{Name: "n", New: func() sim.Node { return idle{} }})
-	w.AddNode(sim.NodeSpec{Name: "ref", New: func() sim.Node { return idle{} }})
 	w.Start()
 	w.RunUntil(0)
 	return w, w.Disk(0)
