@@ -21,9 +21,13 @@ type Entry struct {
 	// Memo is shared by every copy of the entry made from the one its
 	// leader appended (replicas' logs share the entries they fetch), so
 	// that what one reader makes of Data, a pure function of it, serves
-	// the others; nil for an entry read back from disk. Not Kafka's,
-	// whose replicas each decode their copy: it saves the simulation
-	// decoding each metadata batch once per broker.
+	// the others. Not Kafka's, whose replicas each decode their copy: it
+	// saves the simulation decoding each metadata batch once per broker.
+	// An entry read back from disk takes the Memo of the entry the node
+	// held at that offset before its restart where the bytes are provably
+	// the same (recall.go), and a fresh one otherwise: a restart does not
+	// decode again what was decoded before (metadata snapshots are not
+	// modelled, so a restart replays the whole log).
 	Memo *Memo
 }
 
@@ -40,10 +44,14 @@ func (e Entry) Same(o Entry) bool {
 // checksummed frames in one file on the node's disk.
 type Log struct {
 	disk    sim.NodeDisk
+	memo    sim.DiskMemo // nil: the disk keeps none
 	file    string
 	entries []Entry
 	starts  []int64 // file position of each entry's frame
 	size    int64
+	// recalled counts the entries OpenLog took from the disk's memo,
+	// Memo and all, rather than anew from the file's bytes (tests).
+	recalled int
 }
 
 const entryHeaderBytes = 13
@@ -59,6 +67,8 @@ func encodeEntry(e Entry) []byte {
 	return b
 }
 
+// decodeEntry reads a frame's payload; the entry's Data shares b (see
+// Log.reuse, which copies what it keeps).
 func decodeEntry(b []byte) (Entry, bool) {
 	if len(b) < entryHeaderBytes {
 		return Entry{}, false
@@ -67,31 +77,39 @@ func decodeEntry(b []byte) (Entry, bool) {
 		Offset:  int64(binary.BigEndian.Uint64(b[0:])),
 		Epoch:   int32(binary.BigEndian.Uint32(b[8:])),
 		Control: b[12] == 1,
-		Data:    append([]byte(nil), b[entryHeaderBytes:]...),
+		Data:    b[entryHeaderBytes:],
 	}, true
 }
 
 // OpenLog recovers a log from disk: it keeps the longest prefix of valid
 // frames whose offsets run 0, 1, 2, ... and truncates the file after it (a
-// torn or corrupt tail). It reports how many bytes were cut.
+// torn or corrupt tail). It reports how many bytes were cut. The entries the
+// file still provably holds as the node last held them in memory are taken
+// from the disk's memo (recall.go) rather than decoded again.
 func OpenLog(disk sim.NodeDisk, file string) (*Log, int64) {
 	l := &Log{disk: disk, file: file}
-	data, err := disk.ReadFile(file)
+	l.memo, _ = disk.(sim.DiskMemo)
+	defer l.setMemo()
+	old := l.recall()
+	pos := l.size
+	size, _ := disk.Size(file)
+	data, err := disk.Read(file, pos, int(size-pos))
 	if err != nil {
 		return l, 0
 	}
 	payloads, starts, valid := storage.ScanFrames(data)
+	valid += pos
 	for i, p := range payloads {
 		e, ok := decodeEntry(p)
 		if !ok || e.Offset != int64(len(l.entries)) || (len(l.entries) > 0 && e.Epoch < l.LastEpoch()) {
-			valid = starts[i]
+			valid = pos + starts[i]
 			break
 		}
-		l.entries = append(l.entries, e)
-		l.starts = append(l.starts, starts[i])
+		l.entries = append(l.entries, l.reuse(old, e))
+		l.starts = append(l.starts, pos+starts[i])
 	}
 	l.size = valid
-	cut := int64(len(data)) - valid
+	cut := size - valid
 	if cut > 0 {
 		if err := disk.Truncate(file, valid); err != nil {
 			panic(fmt.Sprintf("raft: truncating recovered log: %v", err))
