@@ -275,8 +275,7 @@ func (p *linPlan) partJob(pi int32) *linJob {
 	// Where polls first saw each value whose send did not say where it
 	// went.
 	firstRead := map[int32][2]int64{} // value -> (offset, completion)
-	for i := range po.obs {
-		ob := &po.obs[i]
+	for ob := range po.all() {
 		if a.obsFlags(ob)&obsRead == 0 || notOK[ob.val>>6]&(1<<(ob.val&63)) == 0 {
 			continue
 		}
@@ -453,20 +452,21 @@ func (a *analyzer) readRecords(po *partState) [][]linRec {
 	}
 	// Each read observation's read, found by its operation: reads are in
 	// history order, their rets strictly increasing.
-	which := make([]int32, len(po.obs))
-	counts := make([]int32, len(reads)+1)
-	for i := range po.obs {
-		ob := &po.obs[i]
-		which[i] = -1
+	read := func(ob *observation) int {
 		if a.obsFlags(ob)&obsRead == 0 {
-			continue
+			return -1
 		}
 		k, ok := slices.BinarySearchFunc(reads, ob.op, func(r linRead, op int64) int { return cmp.Compare(r.ret, op) })
 		if !ok {
-			continue
+			return -1
 		}
-		which[i] = int32(k)
-		counts[k+1]++
+		return k
+	}
+	counts := make([]int32, len(reads)+1)
+	for ob := range po.all() {
+		if k := read(ob); k >= 0 {
+			counts[k+1]++
+		}
 	}
 	for k := 1; k < len(counts); k++ {
 		counts[k] += counts[k-1]
@@ -474,11 +474,14 @@ func (a *analyzer) readRecords(po *partState) [][]linRec {
 	recs := make([]linRec, counts[len(reads)])
 	byRead := make([][]linRec, len(reads))
 	for k := range reads {
-		byRead[k] = recs[counts[k]:counts[k]:counts[k+1]]
+		byRead[k] = recs[counts[k]:counts[k+1]:counts[k+1]]
 	}
-	for i := len(po.obs) - 1; i >= 0; i-- {
-		if k := which[i]; k >= 0 {
-			byRead[k] = append(byRead[k], linRec{off: po.obs[i].off, val: po.obs[i].val})
+	// Each read's observations, in order, fill its records from the end:
+	// by descending offset.
+	for ob := range po.all() {
+		if k := read(ob); k >= 0 {
+			counts[k+1]--
+			recs[counts[k+1]] = linRec{off: ob.off, val: ob.val}
 		}
 	}
 	return byRead
