@@ -437,11 +437,8 @@ func (a *analyzer) checkSkipped() {
 		offs := started[gp{g, pi}]
 		spans := passed[groupPart{g, pi}]
 		j := 0
-		for _, atOff := range po.groups() {
-			off := atOff[0].off
-			if off >= final {
-				break
-			}
+		for i := 0; i < len(po.offsets) && po.offsets[i] < final; i++ {
+			off := po.offsets[i]
 			for j < len(offs) && offs[j] < off {
 				j++
 			}
@@ -451,10 +448,11 @@ func (a *analyzer) checkSkipped() {
 			if slices.ContainsFunc(spans, func(s offsetSpan) bool { return s.lo <= off && off < s.hi }) {
 				continue
 			}
-			// The records the group was owed at off (atOff): the first is
-			// the example. Each must be one the cleaner could not have
-			// removed for the group to have skipped something.
+			// The records the group was owed at off: the first is the
+			// example. Each must be one the cleaner could not have removed
+			// for the group to have skipped something.
 			val, owed := int32(-1), false
+			atOff := po.obsAt(off)
 			for _, ob := range atOff {
 				if (a.obsFlags(&ob)&obsRead == 0 && lost[ob.val]) || !a.visibleToRC(ob.val) {
 					continue

@@ -72,15 +72,17 @@ func (op *logOp) historyOps() [2]int64 { return op.ops }
 
 func (op *regOp) historyOps() [2]int64 { return op.ops }
 
+// logOp's fields are ordered so that it packs into 64 bytes: a long run's
+// partition has hundreds of thousands.
 type logOp struct {
-	read bool
 	off  int64    // append
-	val  int32    // append
-	txn  bool     // append: a transactional record
-	recs []linRec // read: descending offsets, no repeats
-	rc   bool
 	ops  [2]int64 // history indexes (invocation, completion; -1: none)
+	recs []linRec // read: descending offsets, no repeats
+	val  int32    // append
 	proc int32
+	read bool
+	txn  bool // append: a transactional record
+	rc   bool
 }
 
 type logModel struct {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"pgregory.net/rapid"
 )
@@ -180,5 +181,21 @@ func TestObsStoreKeepsAgreeingReadsAsRuns(t *testing.T) {
 	}
 	if n := len(collect(po.all())); n != 3001 {
 		t.Fatalf("%d observations, want 3001", n)
+	}
+}
+
+// The tables a long run holds millions of keep their sizes.
+func TestPerRecordSizes(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"readRun", unsafe.Sizeof(readRun{}), 24},
+		{"observation", unsafe.Sizeof(observation{}), 24},
+		{"logOp", unsafe.Sizeof(logOp{}), 64},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s is %d bytes, want %d", c.name, c.got, c.want)
+		}
 	}
 }
