@@ -21,8 +21,12 @@ import (
 
 // linJob is one partition's or register's check.
 type linJob struct {
-	name    string
-	reg     *register // a committed-offset register (nil: a partition's log)
+	name string
+	reg  *register // a committed-offset register (nil: a partition's log)
+	// log is a partition's operations (nil: a register's); ops are what
+	// porcupine searches, a log's built from log when it is searched
+	// (porcupineOps).
+	log     []logOp
 	ops     []porcupine.Operation
 	model   *logModel
 	finding *Finding
@@ -101,7 +105,7 @@ func (c *Config) checkLinearizability(a *analyzer) *linResult {
 				}
 				j.run(a, time.Unix(0, deadline.Load()), share, visMax)
 				if j.result == porcupine.Ok && j.model != nil && !j.crossCheck {
-					j.ops, j.model = nil, nil // passed: nothing reads them again
+					j.log, j.ops, j.model = nil, nil, nil // passed: nothing reads them again
 				}
 			}
 		})
@@ -304,18 +308,13 @@ func (p *linPlan) partJob(pi int32) *linJob {
 	if n == 0 {
 		return nil
 	}
-	ops := make([]porcupine.Operation, 0, n)
-	slab := make([]logOp, n) // one allocation for the partition's operations
+	ops := make([]logOp, 0, n) // one allocation for the partition's operations
 	for _, si := range sends {
 		s := &a.sends[si]
 		if s.typ == history.Fail {
-			// Not counted in n: it takes no slot (a partition no read
-			// reached fills the slab with its other sends).
-			continue
+			continue // not counted in n
 		}
-		op := &slab[len(ops)]
-		*op = logOp{off: s.offset, val: s.val, txn: s.txn >= 0, ops: [2]int64{s.invoke, s.complete}, proc: s.proc}
-		ret := s.complete
+		op := logOp{off: s.offset, val: s.val, txn: s.txn >= 0, ops: [2]int64{s.invoke, s.complete}, proc: s.proc, call: s.invoke, ret: s.complete}
 		switch s.typ {
 		case history.OK:
 		default:
@@ -323,10 +322,10 @@ func (p *linPlan) partJob(pi int32) *linJob {
 			if !ok {
 				continue // never seen: it may not have happened
 			}
-			op.off, ret = f[0], max(f[1], s.invoke)
+			op.off, op.ret = f[0], max(f[1], s.invoke)
 			op.ops[1] = -1
 		}
-		ops = append(ops, porcupine.Operation{ClientId: int(s.proc), Input: op, Call: s.invoke, Return: ret, Metadata: op})
+		ops = append(ops, op)
 	}
 	var byRead [][]linRec
 	if po.lin.recs == nil {
@@ -362,14 +361,29 @@ func (p *linPlan) partJob(pi int32) *linJob {
 				}
 			}
 		}
-		op := &slab[len(ops)]
-		*op = logOp{read: true, recs: out, rc: r.rc, ops: [2]int64{r.call, r.ret}, proc: r.proc}
-		ops = append(ops, porcupine.Operation{ClientId: int(r.proc), Input: op, Call: r.call, Return: r.ret, Metadata: op})
+		ops = append(ops, logOp{read: true, recs: out, rc: r.rc, ops: [2]int64{r.call, r.ret}, proc: r.proc, call: r.call, ret: r.ret})
 	}
 	base := logModel{skipAll: compact[a.topics[po.topic]], names: a.valName}
 	// The reads' records are the job's now: nothing else reads them.
 	po.lin = linLog{}
-	return &linJob{name: po.name, ops: ops, model: base.withOps(ops, newLog()), crossCheck: p.c.CrossCheckLogs}
+	return &linJob{name: po.name, log: ops, model: base.withLog(ops, newLog()), crossCheck: p.c.CrossCheckLogs}
+}
+
+// porcupineOps returns the job's operations as porcupine takes them.
+func (j *linJob) porcupineOps() []porcupine.Operation {
+	if j.ops == nil && j.log != nil {
+		j.ops = porcupineOps(j.log)
+	}
+	return j.ops
+}
+
+func porcupineOps(log []logOp) []porcupine.Operation {
+	ops := make([]porcupine.Operation, len(log))
+	for i := range log {
+		op := &log[i]
+		ops[i] = porcupine.Operation{ClientId: int(op.proc), Input: op, Call: op.call, Return: op.ret, Metadata: op}
+	}
+	return ops
 }
 
 // porcupineModel is the job's model.
@@ -399,11 +413,11 @@ func (j *linJob) run(a *analyzer, deadline time.Time, share time.Duration, visMa
 		// The direct check decides the log model (it agrees with
 		// porcupine's search on every history: TestLogScanAgreesWithPorcupine)
 		// in O(n log n), at any length; porcupine shows the failing ones.
-		c, bad := j.model.scan(j.ops)
+		c, bad := j.model.scan(j.log)
 		if !bad {
 			j.result = porcupine.Ok
 			if j.crossCheck {
-				if r, _ := check(j.model.porcupine(), j.ops, until); r == porcupine.Illegal {
+				if r, _ := check(j.model.porcupine(), j.porcupineOps(), until); r == porcupine.Illegal {
 					j.disagreed = true
 				}
 			}

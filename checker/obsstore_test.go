@@ -192,7 +192,7 @@ func TestPerRecordSizes(t *testing.T) {
 	}{
 		{"readRun", unsafe.Sizeof(readRun{}), 24},
 		{"observation", unsafe.Sizeof(observation{}), 24},
-		{"logOp", unsafe.Sizeof(logOp{}), 64},
+		{"logOp", unsafe.Sizeof(logOp{}), 80},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s is %d bytes, want %d", c.name, c.got, c.want)
