@@ -341,8 +341,6 @@ func (p *linPlan) partJob(pi int32) *linJob {
 		}
 		out := recs
 		switch {
-		case byRead != nil && descending(recs):
-			// readRecords' order already.
 		case ascending(recs):
 			// A poll returns a partition's records in offset order:
 			// reversed, they are sorted, and none repeats.
@@ -433,16 +431,6 @@ func (j *linJob) run(a *analyzer, deadline time.Time, share time.Duration, visMa
 	}
 }
 
-// descending reports whether recs' offsets strictly descend.
-func descending(recs []linRec) bool {
-	for i := 1; i < len(recs); i++ {
-		if recs[i].off >= recs[i-1].off {
-			return false
-		}
-	}
-	return true
-}
-
 // ascending reports whether recs' offsets strictly ascend.
 func ascending(recs []linRec) bool {
 	for i := 1; i < len(recs); i++ {
@@ -454,31 +442,34 @@ func ascending(recs []linRec) bool {
 }
 
 // readRecords returns the records each of a partition's reads returned
-// (po.lin.reads' order), each read's distinct ones by descending offset:
-// its observations, the read observations made by its operation (an index
-// names one poll: keepLinRecs), one per (offset, value) (build). Within an
-// offset they come by descending value, and a read that saw two values at
-// one offset is put in partJob's order there.
+// (po.lin.reads' order): the records its operation read (an index names
+// one poll: keepLinRecs), taken from the observation store's runs and
+// whole reads as they were read, a run's in ascending offsets. partJob
+// makes each read's a set, by descending offset (a record read twice is
+// kept once).
 func (a *analyzer) readRecords(po *partState) [][]linRec {
 	reads := po.lin.reads
 	if len(reads) == 0 {
 		return nil
 	}
-	// Each read observation's read, found by its operation: reads are in
-	// history order, their rets strictly increasing.
-	read := func(ob *observation) int {
-		if a.obsFlags(ob)&obsRead == 0 {
-			return -1
-		}
-		k, ok := slices.BinarySearchFunc(reads, ob.op, func(r linRead, op int64) int { return cmp.Compare(r.ret, op) })
+	// Each run's and whole read's read, found by its operation: reads are
+	// in history order, their rets strictly increasing.
+	read := func(op int64) int {
+		k, ok := slices.BinarySearchFunc(reads, op, func(r linRead, op int64) int { return cmp.Compare(r.ret, op) })
 		if !ok {
 			return -1
 		}
 		return k
 	}
+	st := &po.obs
 	counts := make([]int32, len(reads)+1)
-	for ob := range po.all() {
-		if k := read(ob); k >= 0 {
+	for _, r := range st.runs {
+		if k := read(r.op); k >= 0 {
+			counts[k+1] += r.n
+		}
+	}
+	for i := range st.extra {
+		if k := read(st.extra[i].op); k >= 0 {
 			counts[k+1]++
 		}
 	}
@@ -490,12 +481,20 @@ func (a *analyzer) readRecords(po *partState) [][]linRec {
 	for k := range reads {
 		byRead[k] = recs[counts[k]:counts[k+1]:counts[k+1]]
 	}
-	// Each read's observations, in order, fill its records from the end:
-	// by descending offset.
-	for ob := range po.all() {
-		if k := read(ob); k >= 0 {
-			counts[k+1]--
-			recs[counts[k+1]] = linRec{off: ob.off, val: ob.val}
+	next := counts[:len(reads)] // where each read's next record goes
+	for _, r := range st.runs {
+		if k := read(r.op); k >= 0 {
+			for j := range int64(r.n) {
+				recs[next[k]] = linRec{off: r.first + j, val: st.canon[r.first+j-st.base]}
+				next[k]++
+			}
+		}
+	}
+	for i := range st.extra {
+		ob := &st.extra[i]
+		if k := read(ob.op); k >= 0 {
+			recs[next[k]] = linRec{off: ob.off, val: ob.val}
+			next[k]++
 		}
 	}
 	return byRead

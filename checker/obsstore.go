@@ -9,15 +9,15 @@ import (
 )
 
 // obsStore holds a partition's observations without one entry per record
-// read. A long run reads each record about three times (its group's
-// members, a second group, the final reads), and nearly every read of an
-// offset sees the value the first read there saw. So the store keeps that
-// value once per offset (canon) and a poll's consecutive reads that agree
-// with it as runs (operation, session, first offset, count); only reads
-// that disagree (the anomalies checks look for), or fall outside canon's
-// dense range, are kept whole (extra). Acknowledgements are their sends'
-// indexes. At a one-hour reference load this holds the reads in about a
-// tenth of the memory one observation per record took.
+// read. A long run reads each record about three times (the final reads
+// among them), and nearly every read of an offset sees the value the
+// first read there saw. So the store keeps that value once per offset
+// (canon) and a poll's consecutive reads that agree with it as runs
+// (operation, session, first offset, count); only reads that disagree (the
+// anomalies checks look for), or fall outside canon's dense range, are
+// kept whole (extra). Acknowledgements are their sends'
+// indexes: 240 simulated s of the reference load keep their partitions'
+// observations in 4.8 MB, where one observation per record took 44 MB.
 //
 // Checks see the observations as they always did, sorted by (offset,
 // value, operation, session), each once: the cursor, and partState's
