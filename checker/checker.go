@@ -613,8 +613,7 @@ func (c *Config) supersededByLost(a *analyzer, partition string, offset int64, v
 		return false
 	}
 	po := a.parts[pi]
-	for i := sort.Search(len(po.obs), func(i int) bool { return po.obs[i].off > offset }); i < len(po.obs); i++ {
-		ob := &po.obs[i]
+	for ob := range po.after(offset) {
 		later := a.vals[ob.val].send
 		if ob.val == vi || later < 0 || a.sends[later].key != key || a.vals[ob.val].flags&obsFinal != 0 {
 			continue

@@ -96,12 +96,12 @@ func (a *analyzer) compactionIndex(part int32) *compactIndex {
 				continue
 			}
 			ci := &compactIndex{keysAt: map[int64][]keyAt{}, last: map[int32]int64{}}
-			for i := range po.obs {
+			for ob := range po.all() {
 				key, first, txn := int32(-1), int64(-1), int32(-1)
-				if si := a.vals[po.obs[i].val].send; si >= 0 {
+				if si := a.vals[ob.val].send; si >= 0 {
 					key, first, txn = a.sends[si].key, a.sends[si].invoke, a.sends[si].txn
 				}
-				ci.note(po.obs[i].off, key, first, txn)
+				ci.note(ob.off, key, first, txn)
 			}
 			a.compaction[int32(pi)] = ci
 		}

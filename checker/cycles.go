@@ -244,8 +244,8 @@ func (a *analyzer) checkCycles() {
 	for _, pi := range a.sortedParts() {
 		po := a.parts[pi]
 		prev, prevAux := int32(-1), int32(-1)
-		for _, off := range po.offsets {
-			obs := po.obsAt(off)
+		for _, obs := range po.groups() {
+			off := obs[0].off
 			v := obs[0].val
 			if obs[len(obs)-1].val != v {
 				continue // inconsistent offsets: no version order here

@@ -708,11 +708,7 @@ func (a *analyzer) cleanerMayHaveRemoved(pi int32, i int, lost map[int32]bool) b
 		return false
 	}
 	po := a.parts[pi]
-	end := len(po.obs)
-	if i+1 < len(po.at) {
-		end = int(po.at[i+1])
-	}
-	for _, ob := range po.obs[po.at[i]:end] {
+	for _, ob := range po.obsAt(po.offsets[i]) {
 		if (a.obsFlags(&ob)&obsRead == 0 && lost[ob.val]) || !a.visibleToRC(ob.val) {
 			continue
 		}

@@ -448,15 +448,11 @@ func (a *analyzer) checkSkipped() {
 			if slices.ContainsFunc(spans, func(s offsetSpan) bool { return s.lo <= off && off < s.hi }) {
 				continue
 			}
-			end := len(po.obs)
-			if i+1 < len(po.at) {
-				end = int(po.at[i+1])
-			}
 			// The records the group was owed at off: the first is the
 			// example. Each must be one the cleaner could not have removed
 			// for the group to have skipped something.
 			val, owed := int32(-1), false
-			atOff := po.obs[po.at[i]:end]
+			atOff := po.obsAt(off)
 			for _, ob := range atOff {
 				if (a.obsFlags(&ob)&obsRead == 0 && lost[ob.val]) || !a.visibleToRC(ob.val) {
 					continue

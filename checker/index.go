@@ -78,15 +78,18 @@ type opSession struct {
 }
 
 type partState struct {
-	name     string
-	topic    int32
-	obs      []observation // sorted by (offset, value, op) in finish
-	offsets  []int64       // distinct known offsets, ascending (finish)
-	at       []int32       // index in obs of the first observation of offsets[i]
-	visRC    []bool        // offsets[i] holds a record read_committed readers must see
-	maxRead  int64         // highest offset any read saw (-1)
-	finalEnd int64         // one past the highest offset final reads saw (-1: none)
-	logStart int64         // log start offset when final reads began
+	name    string
+	topic   int32
+	obs     obsStore // read through all, after, groups, obsAt once built
+	offsets []int64  // distinct known offsets, ascending (finish)
+	visRC   []bool   // offsets[i] holds a record read_committed readers must see
+	// early are the reads that may be reads from the future
+	// (lateTxnReads), in history order: those of a value not sent yet,
+	// or sent later in a transaction.
+	early    []observation
+	maxRead  int64 // highest offset any read saw (-1)
+	finalEnd int64 // one past the highest offset final reads saw (-1: none)
+	logStart int64 // log start offset when final reads began
 	// finalTo is how far final reads that said so (a final poll's
 	// positions) read the partition: every offset below it (-1: none
 	// said); finalReached whether they reached its end offset;
@@ -152,12 +155,11 @@ func (a *analyzer) partID(topic string, p int32) int32 {
 		id = int32(len(a.parts))
 		name := partName(topic, p)
 		po := &partState{name: name, topic: a.topicID(topic), maxRead: -1, finalEnd: -1, finalTo: -1}
+		po.obs.sends = &a.sends
 		if sz := a.cfg.Sizes; sz != nil {
-			// A partition observes each record read from it and each
-			// send acknowledged in it (placeAcks).
-			tp := history.TopicPartition{Topic: topic, Partition: p}
-			reads := sz.Reads[tp]
-			po.obs = make([]observation, 0, reads+sz.Acks[tp])
+			// A partition acknowledges each send acknowledged in it
+			// (placeAcks).
+			po.obs.acks = make([]int32, 0, sz.Acks[history.TopicPartition{Topic: topic, Partition: p}])
 		}
 		a.parts = append(a.parts, po)
 		a.partIDs[k] = id
@@ -223,8 +225,7 @@ func (a *analyzer) placeAcks() {
 	for i := range a.sends {
 		s := &a.sends[i]
 		if s.typ == history.OK && s.part >= 0 && s.offset >= 0 {
-			po := a.parts[s.part]
-			po.obs = append(po.obs, observation{off: s.offset, op: s.complete, val: s.val, sess: -1})
+			a.parts[s.part].obs.ack(int32(i))
 		}
 	}
 }
@@ -232,35 +233,21 @@ func (a *analyzer) placeAcks() {
 // build sorts each partition's observations into its version order.
 func (a *analyzer) build() {
 	for _, po := range a.parts {
-		obs := po.obs
-		sortObservations(obs)
-		// One poll that returned a record twice observed it once.
-		out := obs[:0]
-		for i := range obs {
-			if i > 0 && obs[i].off == obs[i-1].off && obs[i].val == obs[i-1].val && obs[i].op == obs[i-1].op && obs[i].sess == obs[i-1].sess {
-				continue
-			}
-			out = append(out, obs[i])
-		}
-		po.obs = out
+		po.early = nil // lateTxnReads has taken them
+		po.obs.build()
 		distinct := 0 // offsets, counted first: the slices are made once
-		for i := range out {
-			if i == 0 || out[i].off != out[i-1].off {
-				distinct++
-			}
+		for range po.groups() {
+			distinct++
 		}
 		po.offsets = slices.Grow(po.offsets[:0], distinct)
-		po.at = slices.Grow(po.at[:0], distinct)
 		po.visRC = slices.Grow(po.visRC[:0], distinct)
-		for i := range out {
-			if i == 0 || out[i].off != out[i-1].off {
-				po.offsets = append(po.offsets, out[i].off)
-				po.at = append(po.at, int32(i))
-				po.visRC = append(po.visRC, false)
+		for _, obs := range po.groups() {
+			vis := false
+			for i := range obs {
+				vis = vis || a.visibleToRC(obs[i].val)
 			}
-			if a.visibleToRC(out[i].val) {
-				po.visRC[len(po.visRC)-1] = true
-			}
+			po.offsets = append(po.offsets, obs[0].off)
+			po.visRC = append(po.visRC, vis)
 		}
 	}
 }
@@ -275,19 +262,6 @@ func (a *analyzer) visibleToRC(v int32) bool {
 	}
 	t := a.sends[si].txn
 	return t < 0 || a.txns[t].outcome == txnCommitted
-}
-
-// obsAt returns the observations at an offset of a partition.
-func (po *partState) obsAt(off int64) []observation {
-	i := sort.Search(len(po.offsets), func(i int) bool { return po.offsets[i] >= off })
-	if i == len(po.offsets) || po.offsets[i] != off {
-		return nil
-	}
-	end := len(po.obs)
-	if i+1 < len(po.at) {
-		end = int(po.at[i+1])
-	}
-	return po.obs[po.at[i]:end]
 }
 
 // knownBetween reports the first known offset strictly between lo and hi

@@ -1,6 +1,9 @@
 package checker
 
 import (
+	"cmp"
+	"slices"
+
 	"kafkasim/history"
 )
 
@@ -186,6 +189,7 @@ type pollPart struct {
 	sess int32
 	last int64
 	from int32 // first record of this partition in the read's records (linearizability)
+	run  int32 // the poll's open run of reads in the partition (obsStore.read), -1
 }
 
 func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
@@ -280,12 +284,12 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 				}
 				a.rcFlipped[opSession{o.Index, sid}] = true
 			}
-			parts = append(parts, pollPart{part: pi, sess: sid, last: r.Offset, from: po.lin.n})
+			parts = append(parts, pollPart{part: pi, sess: sid, last: r.Offset, from: po.lin.n, run: -1})
 			j = len(parts) - 1
 		}
 		s := &a.sessions[parts[j].sess]
 		s.max = max(s.max, r.Offset)
-		po.obs = append(po.obs, observation{off: r.Offset, op: o.Index, val: vi, sess: parts[j].sess})
+		parts[j].run = po.obs.read(r.Offset, vi, o.Index, parts[j].sess, parts[j].run)
 		if member {
 			a.memberPolled(p, pi, r.Offset, vi, parts[j].sess, o.Index, o.Time)
 		}
@@ -307,6 +311,9 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 		v.flags |= flags | early
 		if final && rc {
 			v.flags |= obsFinalRC
+		}
+		if v.send < 0 || a.sends[v.send].txn >= 0 && o.Index < a.sends[v.send].invoke {
+			po.early = append(po.early, observation{off: r.Offset, op: o.Index, val: vi, sess: parts[j].sess})
 		}
 		if v.send < 0 {
 			continue // not sent yet (if ever): see lateTxnReads
@@ -345,14 +352,25 @@ func (a *analyzer) session(pid int32, p *procState, part int32, final, rc bool) 
 // operation's index may no longer name one poll, and partJob cannot tell
 // the reads' records apart by it. From here on each partition keeps its
 // reads' records for linearizability as well, starting with those read so
-// far: until finish, a partition's observations are its records read, in
-// read order (placeAcks adds the acknowledgements).
+// far: until now, the polls' indexes strictly increased, so each record
+// read so far belongs to the read of its operation. (A read's records are
+// a set to partJob, which sorts them: their order within it is free.)
 func (a *analyzer) keepLinRecs() {
 	a.linRecs = true
 	for _, po := range a.parts {
-		po.lin.recs = make([]linRec, len(po.obs))
-		for i := range po.obs {
-			po.lin.recs[i] = linRec{off: po.obs[i].off, val: po.obs[i].val}
+		reads := po.lin.reads
+		po.lin.recs = make([]linRec, po.lin.n)
+		fill := make([]int32, len(reads))
+		for k := range reads {
+			fill[k] = reads[k].from
 		}
+		po.obs.rawReads(func(off int64, val int32, op int64) {
+			k, ok := slices.BinarySearchFunc(reads, op, func(r linRead, op int64) int { return cmp.Compare(r.ret, op) })
+			if !ok || fill[k] >= reads[k].to {
+				panic("checker: a record read by no read of its partition")
+			}
+			po.lin.recs[fill[k]] = linRec{off: off, val: val}
+			fill[k]++
+		})
 	}
 }

@@ -237,7 +237,7 @@ func logScanAgreesWithPorcupine(t *testing.T, appendsMax, readsMax, spanMax int)
 	names := []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"}
 	illegal := 0
 	for iter := 0; iter < 3000; iter++ {
-		var ops []porcupine.Operation
+		var log []logOp
 		nApp := 1 + rng.IntN(appendsMax)
 		offs := rng.Perm(12)[:nApp]
 		if rng.IntN(6) == 0 && nApp > 1 {
@@ -250,9 +250,8 @@ func logScanAgreesWithPorcupine(t *testing.T, appendsMax, readsMax, spanMax int)
 		byOff := map[int64]int32{}
 		for i, o := range offs {
 			c, r := interval()
-			op := &logOp{off: int64(o), val: int32(i), txn: rng.IntN(3) == 0, ops: [2]int64{c, r}}
 			byOff[int64(o)] = int32(i)
-			ops = append(ops, porcupine.Operation{Input: op, Call: c, Return: r})
+			log = append(log, logOp{off: int64(o), val: int32(i), txn: rng.IntN(3) == 0, ops: [2]int64{c, r}, call: c, ret: r})
 		}
 		sorted := make([]int64, 0, len(byOff))
 		for o := range byOff {
@@ -277,12 +276,12 @@ func logScanAgreesWithPorcupine(t *testing.T, appendsMax, readsMax, spanMax int)
 				continue
 			}
 			c, r := interval()
-			ops = append(ops, porcupine.Operation{Input: &logOp{read: true, recs: recs, rc: rng.IntN(2) == 0, ops: [2]int64{c, r}}, Call: c, Return: r})
+			log = append(log, logOp{read: true, recs: recs, rc: rng.IntN(2) == 0, ops: [2]int64{c, r}, call: c, ret: r})
 		}
 		m := logModel{names: func(v int32) string { return names[v] }, skipAll: rng.IntN(8) == 0}
-		model := m.withOps(ops, newLog())
-		want := porcupine.CheckOperations(model.porcupine(), ops)
-		_, bad := model.scan(ops)
+		model := m.withLog(log, newLog())
+		want := porcupine.CheckOperations(model.porcupine(), porcupineOps(log))
+		_, bad := model.scan(log)
 		if want == bad {
 			t.Fatalf("iteration %d: porcupine says linearizable=%v, the scan says %v", iter, want, !bad)
 		}

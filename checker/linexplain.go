@@ -28,14 +28,14 @@ func prefix(ops []porcupine.Operation, t int64) []porcupine.Operation {
 func (j *linJob) explainLog(a *analyzer, c logConflict, until time.Time, visMax int) {
 	f := &Finding{Type: Nonlinearizable, Example: Example{Partition: j.name, Offset: -1}}
 	j.finding = f
-	culprit := j.ops[c.culprit].Input.(*logOp)
+	culprit := &j.log[c.culprit]
 	f.Process = a.procs[culprit.proc].name
 	f.Ops = []int64{culprit.ops[0]}
 	if culprit.ops[1] >= 0 {
 		f.Ops = append(f.Ops, culprit.ops[1])
 	}
 	if c.other >= 0 {
-		o := j.ops[c.other].Input.(*logOp)
+		o := &j.log[c.other]
 		f.Ops = append(f.Ops, o.ops[0])
 		if o.ops[1] >= 0 {
 			f.Ops = append(f.Ops, o.ops[1])
@@ -49,7 +49,7 @@ func (j *linJob) explainLog(a *analyzer, c logConflict, until time.Time, visMax 
 	}
 	f.Detail = "no order of " + j.name + "'s sends and polls consistent with their real-time order explains them: " + c.why
 	// Porcupine's view of a window of operations up to the culprit.
-	pre := prefix(j.ops, c.at)
+	pre := prefix(j.porcupineOps(), c.at)
 	for k := 32; ; k *= 2 {
 		win, init, ok := window(pre, min(k, len(pre)))
 		if !ok || len(win) > visMax {

@@ -21,8 +21,12 @@ import (
 
 // linJob is one partition's or register's check.
 type linJob struct {
-	name    string
-	reg     *register // a committed-offset register (nil: a partition's log)
+	name string
+	reg  *register // a committed-offset register (nil: a partition's log)
+	// log is a partition's operations (nil: a register's); ops are what
+	// porcupine searches, a log's built from log when it is searched
+	// (porcupineOps).
+	log     []logOp
 	ops     []porcupine.Operation
 	model   *logModel
 	finding *Finding
@@ -101,7 +105,7 @@ func (c *Config) checkLinearizability(a *analyzer) *linResult {
 				}
 				j.run(a, time.Unix(0, deadline.Load()), share, visMax)
 				if j.result == porcupine.Ok && j.model != nil && !j.crossCheck {
-					j.ops, j.model = nil, nil // passed: nothing reads them again
+					j.log, j.ops, j.model = nil, nil, nil // passed: nothing reads them again
 				}
 			}
 		})
@@ -275,8 +279,7 @@ func (p *linPlan) partJob(pi int32) *linJob {
 	// Where polls first saw each value whose send did not say where it
 	// went.
 	firstRead := map[int32][2]int64{} // value -> (offset, completion)
-	for i := range po.obs {
-		ob := &po.obs[i]
+	for ob := range po.all() {
 		if a.obsFlags(ob)&obsRead == 0 || notOK[ob.val>>6]&(1<<(ob.val&63)) == 0 {
 			continue
 		}
@@ -305,18 +308,13 @@ func (p *linPlan) partJob(pi int32) *linJob {
 	if n == 0 {
 		return nil
 	}
-	ops := make([]porcupine.Operation, 0, n)
-	slab := make([]logOp, n) // one allocation for the partition's operations
+	ops := make([]logOp, 0, n) // one allocation for the partition's operations
 	for _, si := range sends {
 		s := &a.sends[si]
 		if s.typ == history.Fail {
-			// Not counted in n: it takes no slot (a partition no read
-			// reached fills the slab with its other sends).
-			continue
+			continue // not counted in n
 		}
-		op := &slab[len(ops)]
-		*op = logOp{off: s.offset, val: s.val, txn: s.txn >= 0, ops: [2]int64{s.invoke, s.complete}, proc: s.proc}
-		ret := s.complete
+		op := logOp{off: s.offset, val: s.val, txn: s.txn >= 0, ops: [2]int64{s.invoke, s.complete}, proc: s.proc, call: s.invoke, ret: s.complete}
 		switch s.typ {
 		case history.OK:
 		default:
@@ -324,10 +322,10 @@ func (p *linPlan) partJob(pi int32) *linJob {
 			if !ok {
 				continue // never seen: it may not have happened
 			}
-			op.off, ret = f[0], max(f[1], s.invoke)
+			op.off, op.ret = f[0], max(f[1], s.invoke)
 			op.ops[1] = -1
 		}
-		ops = append(ops, porcupine.Operation{ClientId: int(s.proc), Input: op, Call: s.invoke, Return: ret, Metadata: op})
+		ops = append(ops, op)
 	}
 	var byRead [][]linRec
 	if po.lin.recs == nil {
@@ -343,8 +341,6 @@ func (p *linPlan) partJob(pi int32) *linJob {
 		}
 		out := recs
 		switch {
-		case byRead != nil && descending(recs):
-			// readRecords' order already.
 		case ascending(recs):
 			// A poll returns a partition's records in offset order:
 			// reversed, they are sorted, and none repeats.
@@ -363,14 +359,29 @@ func (p *linPlan) partJob(pi int32) *linJob {
 				}
 			}
 		}
-		op := &slab[len(ops)]
-		*op = logOp{read: true, recs: out, rc: r.rc, ops: [2]int64{r.call, r.ret}, proc: r.proc}
-		ops = append(ops, porcupine.Operation{ClientId: int(r.proc), Input: op, Call: r.call, Return: r.ret, Metadata: op})
+		ops = append(ops, logOp{read: true, recs: out, rc: r.rc, ops: [2]int64{r.call, r.ret}, proc: r.proc, call: r.call, ret: r.ret})
 	}
 	base := logModel{skipAll: compact[a.topics[po.topic]], names: a.valName}
 	// The reads' records are the job's now: nothing else reads them.
 	po.lin = linLog{}
-	return &linJob{name: po.name, ops: ops, model: base.withOps(ops, newLog()), crossCheck: p.c.CrossCheckLogs}
+	return &linJob{name: po.name, log: ops, model: base.withLog(ops, newLog()), crossCheck: p.c.CrossCheckLogs}
+}
+
+// porcupineOps returns the job's operations as porcupine takes them.
+func (j *linJob) porcupineOps() []porcupine.Operation {
+	if j.ops == nil && j.log != nil {
+		j.ops = porcupineOps(j.log)
+	}
+	return j.ops
+}
+
+func porcupineOps(log []logOp) []porcupine.Operation {
+	ops := make([]porcupine.Operation, len(log))
+	for i := range log {
+		op := &log[i]
+		ops[i] = porcupine.Operation{ClientId: int(op.proc), Input: op, Call: op.call, Return: op.ret, Metadata: op}
+	}
+	return ops
 }
 
 // porcupineModel is the job's model.
@@ -400,11 +411,11 @@ func (j *linJob) run(a *analyzer, deadline time.Time, share time.Duration, visMa
 		// The direct check decides the log model (it agrees with
 		// porcupine's search on every history: TestLogScanAgreesWithPorcupine)
 		// in O(n log n), at any length; porcupine shows the failing ones.
-		c, bad := j.model.scan(j.ops)
+		c, bad := j.model.scan(j.log)
 		if !bad {
 			j.result = porcupine.Ok
 			if j.crossCheck {
-				if r, _ := check(j.model.porcupine(), j.ops, until); r == porcupine.Illegal {
+				if r, _ := check(j.model.porcupine(), j.porcupineOps(), until); r == porcupine.Illegal {
 					j.disagreed = true
 				}
 			}
@@ -420,16 +431,6 @@ func (j *linJob) run(a *analyzer, deadline time.Time, share time.Duration, visMa
 	}
 }
 
-// descending reports whether recs' offsets strictly descend.
-func descending(recs []linRec) bool {
-	for i := 1; i < len(recs); i++ {
-		if recs[i].off >= recs[i-1].off {
-			return false
-		}
-	}
-	return true
-}
-
 // ascending reports whether recs' offsets strictly ascend.
 func ascending(recs []linRec) bool {
 	for i := 1; i < len(recs); i++ {
@@ -441,32 +442,36 @@ func ascending(recs []linRec) bool {
 }
 
 // readRecords returns the records each of a partition's reads returned
-// (po.lin.reads' order), each read's distinct ones by descending offset:
-// its observations, the read observations made by its operation (an index
-// names one poll: keepLinRecs), one per (offset, value) (build). Within an
-// offset they come by descending value, and a read that saw two values at
-// one offset is put in partJob's order there.
+// (po.lin.reads' order): the records its operation read (an index names
+// one poll: keepLinRecs), taken from the observation store's runs and
+// whole reads as they were read, a run's in ascending offsets. partJob
+// makes each read's a set, by descending offset (a record read twice is
+// kept once).
 func (a *analyzer) readRecords(po *partState) [][]linRec {
 	reads := po.lin.reads
 	if len(reads) == 0 {
 		return nil
 	}
-	// Each read observation's read, found by its operation: reads are in
-	// history order, their rets strictly increasing.
-	which := make([]int32, len(po.obs))
-	counts := make([]int32, len(reads)+1)
-	for i := range po.obs {
-		ob := &po.obs[i]
-		which[i] = -1
-		if a.obsFlags(ob)&obsRead == 0 {
-			continue
-		}
-		k, ok := slices.BinarySearchFunc(reads, ob.op, func(r linRead, op int64) int { return cmp.Compare(r.ret, op) })
+	// Each run's and whole read's read, found by its operation: reads are
+	// in history order, their rets strictly increasing.
+	read := func(op int64) int {
+		k, ok := slices.BinarySearchFunc(reads, op, func(r linRead, op int64) int { return cmp.Compare(r.ret, op) })
 		if !ok {
-			continue
+			return -1
 		}
-		which[i] = int32(k)
-		counts[k+1]++
+		return k
+	}
+	st := &po.obs
+	counts := make([]int32, len(reads)+1)
+	for _, r := range st.runs {
+		if k := read(r.op); k >= 0 {
+			counts[k+1] += r.n
+		}
+	}
+	for i := range st.extra {
+		if k := read(st.extra[i].op); k >= 0 {
+			counts[k+1]++
+		}
 	}
 	for k := 1; k < len(counts); k++ {
 		counts[k] += counts[k-1]
@@ -474,11 +479,22 @@ func (a *analyzer) readRecords(po *partState) [][]linRec {
 	recs := make([]linRec, counts[len(reads)])
 	byRead := make([][]linRec, len(reads))
 	for k := range reads {
-		byRead[k] = recs[counts[k]:counts[k]:counts[k+1]]
+		byRead[k] = recs[counts[k]:counts[k+1]:counts[k+1]]
 	}
-	for i := len(po.obs) - 1; i >= 0; i-- {
-		if k := which[i]; k >= 0 {
-			byRead[k] = append(byRead[k], linRec{off: po.obs[i].off, val: po.obs[i].val})
+	next := counts[:len(reads)] // where each read's next record goes
+	for _, r := range st.runs {
+		if k := read(r.op); k >= 0 {
+			for j := range int64(r.n) {
+				recs[next[k]] = linRec{off: r.first + j, val: st.canon[r.first+j-st.base]}
+				next[k]++
+			}
+		}
+	}
+	for i := range st.extra {
+		ob := &st.extra[i]
+		if k := read(ob.op); k >= 0 {
+			recs[next[k]] = linRec{off: ob.off, val: ob.val}
+			next[k]++
 		}
 	}
 	return byRead

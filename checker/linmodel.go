@@ -72,15 +72,21 @@ func (op *logOp) historyOps() [2]int64 { return op.ops }
 
 func (op *regOp) historyOps() [2]int64 { return op.ops }
 
+// logOp is one operation of a partition's log job, with its interval as
+// porcupine takes it (call, ret): the direct check reads these, and the
+// porcupine.Operations (72 bytes more each) are built only for a search
+// (linJob.porcupineOps). Its fields are ordered so that it packs into 80
+// bytes: a long run's partition has hundreds of thousands.
 type logOp struct {
-	read bool
-	off  int64    // append
-	val  int32    // append
-	txn  bool     // append: a transactional record
-	recs []linRec // read: descending offsets, no repeats
-	rc   bool
-	ops  [2]int64 // history indexes (invocation, completion; -1: none)
-	proc int32
+	off       int64    // append
+	ops       [2]int64 // history indexes (invocation, completion; -1: none)
+	call, ret int64
+	recs      []linRec // read: descending offsets, no repeats
+	val       int32    // append
+	proc      int32
+	read      bool
+	txn       bool // append: a transactional record
+	rc        bool
 }
 
 type logModel struct {
@@ -98,13 +104,22 @@ type logModel struct {
 // withOps returns the model for a list of operations, starting from log
 // init.
 func (m logModel) withOps(ops []porcupine.Operation, init *lnode) *logModel {
+	return m.with(len(ops), func(i int) *logOp { return ops[i].Input.(*logOp) }, init)
+}
+
+// withLog is withOps of a job's logOps.
+func (m logModel) withLog(log []logOp, init *lnode) *logModel {
+	return m.with(len(log), func(i int) *logOp { return &log[i] }, init)
+}
+
+func (m logModel) with(n int, op func(int) *logOp, init *lnode) *logModel {
 	m.init = init
-	m.order = make([]int64, 0, int(init.depth)+len(ops))
+	m.order = make([]int64, 0, int(init.depth)+n)
 	for k := init; k.depth > 0; k = k.parent {
 		m.order = append(m.order, k.off)
 	}
-	for _, op := range ops {
-		if lo := op.Input.(*logOp); !lo.read {
+	for i := range n {
+		if lo := op(i); !lo.read {
 			m.order = append(m.order, lo.off)
 		}
 	}

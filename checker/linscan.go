@@ -5,8 +5,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-
-	"github.com/anishathalye/porcupine"
 )
 
 // The direct check of a partition's log (scan): four local conditions,
@@ -37,19 +35,19 @@ type logConflict struct {
 // scan returns the violation whose culprit completes first, if any: which
 // operation, and why, without porcupine's search, which a long or failing
 // history can make exponential.
-func (m *logModel) scan(ops []porcupine.Operation) (logConflict, bool) {
+func (m *logModel) scan(ops []logOp) (logConflict, bool) {
 	apps := make([]int, 0, len(ops))
-	for i, op := range ops {
-		if !op.Input.(*logOp).read {
+	for i := range ops {
+		if !ops[i].read {
 			apps = append(apps, i)
 		}
 	}
 	slices.SortStableFunc(apps, func(x, y int) int {
 		a, b := &ops[x], &ops[y]
-		if c := cmp.Compare(a.Input.(*logOp).off, b.Input.(*logOp).off); c != 0 {
+		if c := cmp.Compare(a.off, b.off); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.Return, b.Return)
+		return cmp.Compare(a.ret, b.ret)
 	})
 	best := logConflict{at: math.MaxInt64}
 	found := false
@@ -59,15 +57,15 @@ func (m *logModel) scan(ops []porcupine.Operation) (logConflict, bool) {
 		}
 	}
 	desc := func(i int) string {
-		op := ops[i].Input.(*logOp)
+		op := &ops[i]
 		return m.describeOp(op) + " (#" + itoa(op.ops[0]) + ")"
 	}
 	// The log: one append per offset.
 	log := make([]int, 0, len(apps)) // indexes in ops, ascending offsets
 	for _, i := range apps {
-		if n := len(log); n > 0 && ops[log[n-1]].Input.(*logOp).off == ops[i].Input.(*logOp).off {
-			note(logConflict{culprit: i, other: log[n-1], at: max(ops[i].Call, ops[log[n-1]].Call),
-				why: desc(i) + " took offset " + itoa(ops[i].Input.(*logOp).off) + ", which " + desc(log[n-1]) + " had taken"})
+		if n := len(log); n > 0 && ops[log[n-1]].off == ops[i].off {
+			note(logConflict{culprit: i, other: log[n-1], at: max(ops[i].call, ops[log[n-1]].call),
+				why: desc(i) + " took offset " + itoa(ops[i].off) + ", which " + desc(log[n-1]) + " had taken"})
 			continue
 		}
 		log = append(log, i)
@@ -75,18 +73,18 @@ func (m *logModel) scan(ops []porcupine.Operation) (logConflict, bool) {
 	offs := make([]int64, len(log))
 	maxCall := make([]int, len(log)) // the append of the latest invocation among log[:k+1]
 	for k, i := range log {
-		offs[k] = ops[i].Input.(*logOp).off
+		offs[k] = ops[i].off
 		maxCall[k] = i
-		if k > 0 && ops[maxCall[k-1]].Call > ops[i].Call {
+		if k > 0 && ops[maxCall[k-1]].call > ops[i].call {
 			maxCall[k] = maxCall[k-1]
 		}
-		if j := maxCall[k]; ops[j].Call > ops[i].Return {
-			note(logConflict{culprit: j, other: i, at: ops[j].Call,
-				why: desc(j) + " was invoked after " + desc(i) + ", a higher offset, was acknowledged (#" + itoa(ops[i].Return) + "): offsets become visible in order"})
+		if j := maxCall[k]; ops[j].call > ops[i].ret {
+			note(logConflict{culprit: j, other: i, at: ops[j].call,
+				why: desc(j) + " was invoked after " + desc(i) + ", a higher offset, was acknowledged (#" + itoa(ops[i].ret) + "): offsets become visible in order"})
 		}
 	}
-	for i, op := range ops {
-		r := op.Input.(*logOp)
+	for i := range ops {
+		r := &ops[i]
 		if !r.read {
 			continue
 		}
@@ -98,9 +96,9 @@ func (m *logModel) scan(ops []porcupine.Operation) (logConflict, bool) {
 		for ; ri >= 0 && !bad; ri-- {
 			rec := r.recs[ri]
 			for k < len(offs) && offs[k] < rec.off {
-				lop := ops[log[k]].Input.(*logOp)
+				lop := &ops[log[k]]
 				if !m.skipAll && !(r.rc && lop.txn) {
-					note(logConflict{culprit: i, other: log[k], at: max(op.Return, ops[log[k]].Call),
+					note(logConflict{culprit: i, other: log[k], at: max(r.ret, ops[log[k]].call),
 						why: rd() + " did not return offset " + itoa(lop.off) + " (" + m.names(lop.val) + "), which the log holds inside the range it returned"})
 					bad = true
 					break
@@ -111,13 +109,13 @@ func (m *logModel) scan(ops []porcupine.Operation) (logConflict, bool) {
 				break
 			}
 			if k == len(offs) || offs[k] != rec.off {
-				note(logConflict{culprit: i, other: -1, at: op.Return,
+				note(logConflict{culprit: i, other: -1, at: r.ret,
 					why: rd() + " returned " + m.names(rec.val) + " at offset " + itoa(rec.off) + ", where no send that took effect wrote"})
 				bad = true
 				break
 			}
-			if lop := ops[log[k]].Input.(*logOp); lop.val != rec.val {
-				note(logConflict{culprit: i, other: log[k], at: max(op.Return, ops[log[k]].Call),
+			if lop := &ops[log[k]]; lop.val != rec.val {
+				note(logConflict{culprit: i, other: log[k], at: max(r.ret, ops[log[k]].call),
 					why: rd() + " returned " + m.names(rec.val) + " at offset " + itoa(rec.off) + ", where " + desc(log[k]) + " wrote"})
 				bad = true
 				break
@@ -130,8 +128,8 @@ func (m *logModel) scan(ops []porcupine.Operation) (logConflict, bool) {
 		// Every append up to the highest offset returned was invoked before
 		// the read completed.
 		kHi := sort.Search(len(offs), func(k int) bool { return offs[k] >= hi })
-		if j := maxCall[kHi]; ops[j].Call > op.Return {
-			note(logConflict{culprit: i, other: j, at: op.Return,
+		if j := maxCall[kHi]; ops[j].call > r.ret {
+			note(logConflict{culprit: i, other: j, at: r.ret,
 				why: rd() + " completed before " + desc(j) + " was invoked, yet returned offsets at or above it"})
 		}
 	}

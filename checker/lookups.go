@@ -1,7 +1,6 @@
 package checker
 
 import (
-	"sort"
 	"strings"
 
 	"kafkasim/godview"
@@ -223,9 +222,7 @@ func (a *analyzer) supersededInFinal(partition string, offset int64, value strin
 		return false
 	}
 	po := a.parts[pi]
-	i := sort.Search(len(po.obs), func(i int) bool { return po.obs[i].off > offset })
-	for ; i < len(po.obs); i++ {
-		ob := &po.obs[i]
+	for ob := range po.after(offset) {
 		if a.obsFlags(ob)&obsFinal == 0 {
 			continue
 		}

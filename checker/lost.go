@@ -120,8 +120,8 @@ func (a *analyzer) checkLostNoAck(s *sendRec) {
 		if a.readOffsets == nil {
 			a.readOffsets = map[int32]int64{}
 			for _, po := range a.parts {
-				for i := range po.obs {
-					if ob := &po.obs[i]; a.obsFlags(ob)&obsRead != 0 {
+				for ob := range po.all() {
+					if a.obsFlags(ob)&obsRead != 0 {
 						if _, seen := a.readOffsets[ob.val]; !seen {
 							a.readOffsets[ob.val] = ob.off
 						}

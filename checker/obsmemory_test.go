@@ -63,18 +63,25 @@ func TestObservationFlagsAreEachPolls(t *testing.T) {
 		a.add(&h.ops[i])
 	}
 	a.placeAcks()
+	a.build()
 	po := a.parts[a.partByName("t-0")]
-	want := []uint8{obsRead | obsRC, obsRead, obsRead | obsFinal, obsRead | obsFinal | obsRC, 0, 0}
-	if len(po.obs) != len(want) {
-		t.Fatalf("%d observations, want %d", len(po.obs), len(want))
+	var obs []observation
+	for ob := range po.all() {
+		obs = append(obs, *ob)
 	}
-	if po.obs[0].sess != po.obs[1].sess || po.obs[2].sess != po.obs[3].sess {
-		t.Fatalf("the polls should share a session each two: %+v", po.obs)
+	// In version order: each offset's acknowledgement (the earliest
+	// operation), then its reads.
+	want := []uint8{0, obsRead | obsRC, obsRead | obsFinal, 0, obsRead, obsRead | obsFinal | obsRC}
+	if len(obs) != len(want) {
+		t.Fatalf("%d observations, want %d", len(obs), len(want))
+	}
+	if obs[1].sess != obs[4].sess || obs[2].sess != obs[5].sess {
+		t.Fatalf("the polls should share a session each two: %+v", obs)
 	}
 	c0, _ := a.proc("c-0")
 	p0, _ := a.proc("p-0")
-	for i := range po.obs {
-		ob := &po.obs[i]
+	for i := range obs {
+		ob := &obs[i]
 		if got := a.obsFlags(ob); got != want[i] {
 			t.Errorf("observation %d (%+v): flags %b, want %b", i, *ob, got, want[i])
 		}

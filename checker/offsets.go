@@ -20,8 +20,8 @@ func (a *analyzer) checkOffsets() {
 	nPos := make([]int32, len(a.vals))
 	for _, pi := range a.sortedParts() {
 		po := a.parts[pi]
-		for _, off := range po.offsets {
-			obs := po.obsAt(off)
+		for _, obs := range po.groups() {
+			off := obs[0].off
 			distinct := 0
 			for i := range obs {
 				if i == 0 || obs[i].val != obs[i-1].val {
@@ -69,8 +69,7 @@ func (a *analyzer) checkOffsets() {
 	ws := map[int32]*where{}
 	for _, pi := range a.sortedParts() {
 		po := a.parts[pi]
-		for i := range po.obs {
-			ob := &po.obs[i]
+		for ob := range po.all() {
 			if !flagged[ob.val] {
 				continue
 			}

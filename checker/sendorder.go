@@ -35,7 +35,7 @@ func (a *analyzer) checkSends() {
 // read, lies below s in its partition: s's batch was the first of its
 // producer that the partition's log held.
 func (a *analyzer) firstOfProducer(s *sendRec) bool {
-	for _, o := range a.parts[s.part].obs {
+	for o := range a.parts[s.part].all() {
 		if o.off >= s.offset {
 			return true
 		}
@@ -50,7 +50,7 @@ func (a *analyzer) firstOfProducer(s *sendRec) bool {
 // s's partition below s's offset (-1: none): the record sent before s was
 // written in send order, whatever later copy of it landed after s.
 func (a *analyzer) copyBelow(val int32, s *sendRec) int64 {
-	for _, o := range a.parts[s.part].obs {
+	for o := range a.parts[s.part].all() {
 		if o.off >= s.offset {
 			break
 		}

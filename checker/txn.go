@@ -136,8 +136,9 @@ func (a *analyzer) lateTxnReads() {
 		procTxns[a.txns[t].proc] = append(procTxns[a.txns[t].proc], int32(t))
 	}
 	for pi, po := range a.parts {
-		for i := range po.obs {
-			ob := &po.obs[i]
+		// Only early reads can be such reads (addPoll), in history order.
+		for i := range po.early {
+			ob := &po.early[i]
 			si := a.vals[ob.val].send
 			if a.obsFlags(ob)&obsRead == 0 || si < 0 || a.sends[si].txn < 0 || ob.op >= a.sends[si].invoke {
 				continue
