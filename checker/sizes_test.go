@@ -9,7 +9,7 @@ import (
 
 // exactSizes counts what Config.Sizes describes, from the operations.
 func exactSizes(ops []history.Op) history.Sizes {
-	s := history.Sizes{Reads: map[history.TopicPartition]int{}, Acks: map[history.TopicPartition]int{}}
+	s := history.Sizes{Acks: map[history.TopicPartition]int{}}
 	for i := range ops {
 		o := &ops[i]
 		switch {
@@ -17,10 +17,6 @@ func exactSizes(ops []history.Op) history.Sizes {
 			s.Sends++
 		case o.F == history.FSend && o.Type == history.OK && o.Value.Offset >= 0 && o.Value.Partition >= 0:
 			s.Acks[history.TopicPartition{Topic: o.Value.Topic, Partition: o.Value.Partition}]++
-		case o.F == history.FPoll:
-			for _, r := range o.Value.Records {
-				s.Reads[history.TopicPartition{Topic: r.Topic, Partition: r.Partition}]++
-			}
 		}
 	}
 	return s
@@ -48,11 +44,8 @@ func TestSizesChangeNothingButCapacity(t *testing.T) {
 			t.Fatalf("the broken history shows no anomaly: the test proves nothing")
 		}
 		exact := exactSizes(ops)
-		small := history.Sizes{Sends: exact.Sends / 3, Reads: map[history.TopicPartition]int{}, Acks: map[history.TopicPartition]int{}}
-		large := history.Sizes{Sends: 3 * exact.Sends, Reads: map[history.TopicPartition]int{}, Acks: map[history.TopicPartition]int{}}
-		for tp, n := range exact.Reads {
-			small.Reads[tp], large.Reads[tp] = n/4, 2*n+10
-		}
+		small := history.Sizes{Sends: exact.Sends / 3, Acks: map[history.TopicPartition]int{}}
+		large := history.Sizes{Sends: 3 * exact.Sends, Acks: map[history.TopicPartition]int{}}
 		for tp, n := range exact.Acks {
 			large.Acks[tp] = n + 100
 		}

@@ -380,7 +380,7 @@ func (r *Recorder) addAs(pid uint32, t Type, f string, v *Value, spans []RecordS
 		h.uvarint(uint64(len(value)))
 	}
 	h.b[0] = flags
-	r.countSizes(t, f, topic, v, spans)
+	r.countSizes(t, f, topic, v)
 	pos, ok := r.stream.put(h.b[:h.n], key, value)
 	if !ok {
 		panic("history: more operations than a recorder holds (its stream is full)")

@@ -98,12 +98,7 @@ func TestPowerLossResetAtTheFirstRetransmissionAfterTheBoot(t *testing.T) {
 // Nothing was in flight at the power loss: the peer's first send after the
 // boot reaches the machine, whose kernel answers with a reset at once.
 func TestFirstSendOnAStaleConnectionDrawsAReset(t *testing.T) {
-	w, probes := staleWorld(t)
-	probes[0].send(1)
-	w.RunFor(time.Second)
-	w.Crash(1, true)
-	w.RunUntil(5 * time.Second)
-	w.Restart(1)
+	w, probes := rebootedIdle(t)
 	w.RunUntil(6 * time.Second)
 	probes[0].send(1)
 	w.RunFor(time.Second)
@@ -112,6 +107,19 @@ func TestFirstSendOnAStaleConnectionDrawsAReset(t *testing.T) {
 	probes[0].send(1)
 	w.RunFor(time.Second)
 	wantDelivered(t, probes[1], 0, 2)
+}
+
+// rebootedIdle opens a connection from 0 to 1 (its send delivered), and has
+// 1 lose power at 1s with nothing in flight and boot again at 5s.
+func rebootedIdle(t *testing.T) (*World, []*probe) {
+	t.Helper()
+	w, probes := staleWorld(t)
+	probes[0].send(1)
+	w.RunFor(time.Second)
+	w.Crash(1, true)
+	w.RunUntil(5 * time.Second)
+	w.Restart(1)
+	return w, probes
 }
 
 // lostRequest sends a request from 0 to 1 that is in flight when 1 loses
@@ -311,12 +319,7 @@ func TestAResetToAPausedSenderWaitsForItsResume(t *testing.T) {
 // The reset of a first send after the reboot is lost on a cut link back:
 // the sender retransmits 200 ms after the loss, and that draws it.
 func TestAFirstSendsLostResetIsDrawnAgainByTheRetransmission(t *testing.T) {
-	w, probes := staleWorld(t)
-	probes[0].send(1)
-	w.RunFor(time.Second)
-	w.Crash(1, true)
-	w.RunUntil(5 * time.Second)
-	w.Restart(1)
+	w, probes := rebootedIdle(t)
 	cut := w.CutOneWay([]NodeID{1}, []NodeID{0})
 	w.RunUntil(6 * time.Second)
 	probes[0].send(1) // reaches node 1 at 6.01s; its reset is lost

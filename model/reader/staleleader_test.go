@@ -237,14 +237,7 @@ func TestReaderDiscardsAStaleOutOfRangeAnswer(t *testing.T) {
 	for _, v := range []string{"d", "e", "f"} {
 		next.appendRecord(v)
 	}
-	next.logStart, next.outOfRange = 5, true
-	next.answer()
-	w.RunUntil(w.Now() + 100*time.Millisecond)
-	next.outOfRange = false
-	for range 3 {
-		next.answer()
-		w.RunUntil(w.Now() + 500*time.Millisecond)
-	}
+	answerOutOfRange(w, next, 5)
 	if pos := r.Position("orders", 0); pos != 6 {
 		t.Fatalf("position %d after the reset to the log start, want 6", pos)
 	}
@@ -278,14 +271,7 @@ func TestReaderTellsTheGodViewOfAResetBelowItsPosition(t *testing.T) {
 	if pos := r.Position("orders", 0); pos != 3 {
 		t.Fatalf("position %d after reading the leader's log, want 3", pos)
 	}
-	b.logStart, b.outOfRange = 1, true
-	b.answer()
-	w.RunUntil(w.Now() + 100*time.Millisecond)
-	b.outOfRange = false
-	for range 3 {
-		b.answer()
-		w.RunUntil(w.Now() + 500*time.Millisecond)
-	}
+	answerOutOfRange(w, b, 1)
 	got := polledOrders0(rec)
 	if want := []string{"0=a", "1=b", "2=c", "1=b", "2=c"}; !slices.Equal(got, want) {
 		t.Fatalf("polled %v, want %v", got, want)
@@ -342,4 +328,18 @@ func polledOrders0(rec *history.Recorder) []string {
 		}
 	}
 	return got
+}
+
+// answerOutOfRange has b answer the reader's parked fetch OFFSET_OUT_OF_RANGE
+// with its log starting at logStart, then answer its next three fetches
+// (the reset's ListOffsets and the reads from where it put the reader).
+func answerOutOfRange(w *sim.World, b *parkingBroker, logStart int64) {
+	b.logStart, b.outOfRange = logStart, true
+	b.answer()
+	w.RunUntil(w.Now() + 100*time.Millisecond)
+	b.outOfRange = false
+	for range 3 {
+		b.answer()
+		w.RunUntil(w.Now() + 500*time.Millisecond)
+	}
 }
