@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"math/bits"
 	"sort"
+
+	"kafkasim/internal/byteview"
 )
 
 // A file's bytes, as a list of extents: runs of bytes that nobody changes
@@ -32,15 +34,31 @@ import (
 // counting one more element of a block it shares with the cache
 // (settleWrite).
 
-// extent is a run of a file's bytes ending at file offset end.
+// extent is a run of a file's bytes: n bytes from data, ending at file
+// offset end past the start of its block (the file's starts). It takes 16
+// bytes, not the 32 of a slice and an offset: a run keeps an extent for
+// every batch on every replica's disk (six million in an hour of the
+// reference load). So that a block's span fits end, no extent holds more
+// than extentMaxBytes (a larger write is cut in pieces).
 type extent struct {
-	b   []byte
-	end int64
+	data *byte
+	n    uint32
+	end  uint32
 }
+
+// extentMaxBytes bounds an extent: a block of maxBlock of them then spans
+// at most a GiB.
+const extentMaxBytes = 1 << 20
+
+func (e *extent) bytes() []byte { return byteview.Of(e.data, e.n) }
 
 type file struct {
 	blocks [][]extent // all full but the last
-	n      int        // extents
+	// starts holds the file offset each block starts at. Files sharing a
+	// block share everything before it, so its start too; a file clips
+	// starts where it clips blocks.
+	starts []int64
+	n      int // extents
 	size   int64
 	// mine says the last block is this file's to append into.
 	mine bool
@@ -77,17 +95,23 @@ func (f *file) at(i int) *extent {
 	return &f.blocks[j][k]
 }
 
+// end is where extent i ends.
+func (f *file) end(i int) int64 {
+	j, k := blockOf(i)
+	return f.starts[j] + int64(f.blocks[j][k].end)
+}
+
 // start is where extent i begins.
 func (f *file) start(i int) int64 {
 	if i == 0 {
 		return 0
 	}
-	return f.at(i - 1).end
+	return f.end(i - 1)
 }
 
 // extentAt is the index of the extent holding off (f.n past the end).
 func (f *file) extentAt(off int64) int {
-	return sort.Search(f.n, func(i int) bool { return f.at(i).end > off })
+	return sort.Search(f.n, func(i int) bool { return f.end(i) > off })
 }
 
 // handOver returns a file with f's bytes, sharing its blocks, which takes
@@ -95,7 +119,7 @@ func (f *file) extentAt(off int64) int {
 // copying it (the cache rebuilt from the durable copy is the one that
 // grows).
 func (f *file) handOver() *file {
-	g := &file{blocks: f.blocks[:len(f.blocks):len(f.blocks)], n: f.n, size: f.size, mine: f.mine}
+	g := &file{blocks: f.blocks[:len(f.blocks):len(f.blocks)], starts: f.starts[:len(f.starts):len(f.starts)], n: f.n, size: f.size, mine: f.mine}
 	f.mine = false
 	return g
 }
@@ -104,8 +128,8 @@ func (f *file) handOver() *file {
 // returns false (the caller checked the range).
 func (f *file) each(off, end int64, fn func(b []byte) bool) {
 	for i := f.extentAt(off); off < end; i++ {
-		s, e := f.start(i), f.at(i)
-		b := e.b[off-s : min(end, e.end)-s]
+		s := f.start(i)
+		b := f.at(i).bytes()[off-s : min(end, f.end(i))-s]
 		if !fn(b) {
 			return
 		}
@@ -122,6 +146,10 @@ func (f *file) read(off int64, n int) []byte {
 
 // add appends b, which nobody writes again, at f's end.
 func (f *file) add(b []byte) {
+	for len(b) > extentMaxBytes {
+		f.add(b[:extentMaxBytes])
+		b = b[extentMaxBytes:]
+	}
 	if len(b) == 0 {
 		return
 	}
@@ -129,6 +157,7 @@ func (f *file) add(b []byte) {
 	switch {
 	case k == 0:
 		f.blocks = append(f.blocks, make([]extent, blockLen(j)))
+		f.starts = append(f.starts, f.size)
 		f.mine = true
 	case !f.mine:
 		own := make([]extent, blockLen(j))
@@ -137,24 +166,24 @@ func (f *file) add(b []byte) {
 		f.mine = true
 	}
 	f.size += int64(len(b))
-	f.blocks[j][k] = extent{b: b, end: f.size}
+	f.blocks[j][k] = extent{data: &b[0], n: uint32(len(b)), end: uint32(f.size - f.starts[j])}
 	f.n++
 }
 
-// extents returns f's extents in one new slice.
-func (f *file) extents() []extent {
-	out := make([]extent, 0, f.n)
-	for j := 0; len(out) < f.n; j++ {
-		out = append(out, f.blocks[j][:min(len(f.blocks[j]), f.n-len(out))]...)
+// pieces returns f's extents' bytes in one new slice.
+func (f *file) pieces() [][]byte {
+	out := make([][]byte, 0, f.n)
+	for i := range f.n {
+		out = append(out, f.at(i).bytes())
 	}
 	return out
 }
 
-// rebuild makes f hold exts, in blocks of its own.
-func (f *file) rebuild(exts []extent) {
-	f.blocks, f.n, f.size, f.mine = nil, 0, 0, false
-	for _, e := range exts {
-		f.add(e.b)
+// rebuild makes f hold pieces, in blocks of its own.
+func (f *file) rebuild(pieces [][]byte) {
+	f.blocks, f.starts, f.n, f.size, f.mine = nil, nil, 0, 0, false
+	for _, b := range pieces {
+		f.add(b)
 	}
 }
 
@@ -170,18 +199,18 @@ func (f *file) write(off int64, data []byte) {
 	}
 	// An overwrite (logs never do one): the bytes around the write are
 	// cut from the old extents, into a new list.
-	old := f.extents()
+	old := f.pieces()
 	end := off + int64(len(data))
 	i, j := f.extentAt(off), f.extentAt(end)
-	out := make([]extent, 0, i+2+len(old)-j)
+	out := make([][]byte, 0, i+2+len(old)-j)
 	out = append(out, old[:i]...)
 	if s := f.start(i); s < off {
-		out = append(out, extent{b: old[i].b[:off-s]})
+		out = append(out, old[i][:off-s])
 	}
-	out = append(out, extent{b: data})
+	out = append(out, data)
 	if j < len(old) {
 		if s := f.start(j); s < end {
-			out = append(out, extent{b: old[j].b[end-s:]})
+			out = append(out, old[j][end-s:])
 			j++
 		}
 		out = append(out, old[j:]...)
@@ -196,13 +225,14 @@ func (f *file) truncate(size int64) {
 	}
 	i := f.extentAt(size)
 	s := f.start(i)
-	cut := f.at(i).b[:size-s]
+	cut := f.at(i).bytes()[:size-s]
 	f.n, f.size = i, s
 	if i == 0 {
-		f.blocks = nil
+		f.blocks, f.starts = nil, nil
 	} else {
 		j, _ := blockOf(i - 1)
 		f.blocks = f.blocks[: j+1 : j+1]
+		f.starts = f.starts[: j+1 : j+1]
 	}
 	// Another copy may still see the extents dropped from the last block.
 	f.mine = false
@@ -213,10 +243,10 @@ func (f *file) truncate(size int64) {
 // extent's bytes may be shared), in a new list.
 func (f *file) flip(off int64, bit byte) {
 	i := f.extentAt(off)
-	exts := f.extents()
-	exts[i].b = append([]byte(nil), exts[i].b...)
-	exts[i].b[off-f.start(i)] ^= bit
-	f.rebuild(exts)
+	pieces := f.pieces()
+	pieces[i] = append([]byte(nil), pieces[i]...)
+	pieces[i][off-f.start(i)] ^= bit
+	f.rebuild(pieces)
 }
 
 // sameBytes reports whether a and b are the very same bytes (not a copy).
@@ -230,14 +260,14 @@ func sameBytes(a, b []byte) bool {
 // otherwise it writes the data itself.
 func (d *file) settleWrite(off int64, data []byte, c *file) {
 	k := d.n
-	if c != nil && off == d.size && k < c.n && c.start(k) == off && sameBytes(c.at(k).b, data) {
+	if c != nil && off == d.size && k < c.n && c.start(k) == off && sameBytes(c.at(k).bytes(), data) {
 		j, _ := blockOf(k)
 		switch {
 		case j < len(d.blocks) && &d.blocks[j][0] == &c.blocks[j][0]:
-			d.adopt(off, data, c.at(k).end, nil)
+			d.adopt(off, data, c.end(k), nil, 0)
 			return
 		case j == len(d.blocks):
-			d.adopt(off, data, c.at(k).end, c.blocks[j])
+			d.adopt(off, data, c.end(k), c.blocks[j], c.starts[j])
 			return
 		}
 	}
@@ -245,17 +275,19 @@ func (d *file) settleWrite(off int64, data []byte, c *file) {
 }
 
 // adopt counts in the next extent of a block shared with the cache
-// (appending the block first when it is a new one).
-func (d *file) adopt(off int64, data []byte, end int64, block []extent) {
+// (appending the block, which starts at blockStart, first when it is a new
+// one).
+func (d *file) adopt(off int64, data []byte, end int64, block []extent, blockStart int64) {
 	var want []byte
 	if verifyAdoptions {
 		ref := &file{}
-		ref.rebuild(d.extents())
+		ref.rebuild(d.pieces())
 		ref.write(off, data)
 		want = ref.read(0, int(ref.size))
 	}
 	if block != nil {
 		d.blocks = append(d.blocks[:len(d.blocks):len(d.blocks)], block)
+		d.starts = append(d.starts[:len(d.starts):len(d.starts)], blockStart)
 		d.mine = false
 	}
 	d.n++

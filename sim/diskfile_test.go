@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 	"time"
+	"unsafe"
 
 	"pgregory.net/rapid"
 )
@@ -70,6 +71,77 @@ func TestLongFilesKeepTheirBytes(t *testing.T) {
 			got, _ := disk.ReadFile("seg")
 			if !bytes.Equal(got, cache) {
 				t.Fatalf("file holds %d bytes, want %d (first difference at %d; last fsync at %d)", len(got), len(cache), firstDifference(got, cache), fsynced)
+			}
+		}
+	})
+}
+
+// A run keeps an extent for every batch on every replica's disk: a field
+// added carelessly costs six million of them an hour.
+func TestExtentTakesSixteenBytes(t *testing.T) {
+	if s := unsafe.Sizeof(extent{}); s != 16 {
+		t.Fatalf("extent takes %d bytes, want 16", s)
+	}
+}
+
+// Writes larger than an extent holds (cut in pieces), overwrites, bit flips
+// and truncations anywhere keep the bytes a plain slice says, and a handed
+// over copy keeps its own bytes while the original grows on.
+func TestFileKeepsItsBytesAcrossPiecesAndBlocks(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		f := &file{}
+		var want []byte
+		var handed *file
+		var handedWant []byte
+		fill := byte(1)
+		for range rapid.IntRange(1, 60).Draw(t, "ops") {
+			switch rapid.IntRange(0, 19).Draw(t, "op") {
+			case 0: // a write larger than an extent
+				n := rapid.IntRange(extentMaxBytes-3, extentMaxBytes+5).Draw(t, "large")
+				data := bytes.Repeat([]byte{fill}, n)
+				fill++
+				f.add(data)
+				want = append(want, data...)
+			case 1: // an overwrite, possibly past the end
+				off := rapid.IntRange(0, len(want)+10).Draw(t, "off")
+				data := bytes.Repeat([]byte{fill}, rapid.IntRange(1, 40).Draw(t, "n"))
+				fill++
+				f.write(int64(off), data)
+				for len(want) < off {
+					want = append(want, 0)
+				}
+				want = append(want[:off:off], append(data, want[min(off+len(data), len(want)):]...)...)
+			case 2:
+				if len(want) > 0 {
+					to := rapid.IntRange(0, len(want)).Draw(t, "to")
+					f.truncate(int64(to))
+					want = want[:to]
+				}
+			case 3:
+				if len(want) > 0 {
+					off := rapid.IntRange(0, len(want)-1).Draw(t, "flip")
+					f.flip(int64(off), 4)
+					want[off] ^= 4
+				}
+			case 4:
+				handed, handedWant = f.handOver(), bytes.Clone(want)
+				f, handed = handed, f // the copy grows on; the original must not change
+			default: // a batch-sized append
+				data := bytes.Repeat([]byte{fill}, rapid.IntRange(1, 200).Draw(t, "small"))
+				fill++
+				f.add(data)
+				want = append(want, data...)
+			}
+			if f.size != int64(len(want)) || !bytes.Equal(f.read(0, len(want)), want) {
+				t.Fatalf("file holds %d bytes unlike the %d written", f.size, len(want))
+			}
+			if handed != nil && !bytes.Equal(handed.read(0, int(handed.size)), handedWant) {
+				t.Fatal("the copy handed over changed")
+			}
+			for i := 1; i < f.n; i++ {
+				if f.end(i) <= f.end(i-1) || f.end(i)-f.end(i-1) > extentMaxBytes {
+					t.Fatalf("extent %d ends at %d after %d", i, f.end(i), f.end(i-1))
+				}
 			}
 		}
 	})

@@ -185,8 +185,11 @@ func runOne(s *scenarios.Scenario, o runOptions) runOutcome {
 	spill := o.spill
 	spill.Dir = store.SpillDir()
 	res, err := runner.Run(s, runner.Options{Trace: store.Trace(), Clock: time.Now, Stop: o.stop, HistorySpill: spill,
-		BeforeChecks: store.Recorded, // the history and plots written while the checks run
-		Progress:     func(now, _ time.Duration) { bar.set(int64(now/time.Second), int64(total/time.Second), "") }})
+		BeforeChecks: func(rec runner.Recorded) {
+			releaseSimulationMemory()
+			store.Recorded(rec) // the history and plots written while the checks run
+		},
+		Progress: func(now, _ time.Duration) { bar.set(int64(now/time.Second), int64(total/time.Second), "") }})
 	bar.finish()
 	if err == nil && (res.Interrupted || stopped(o.stop)) {
 		store.Abort()

@@ -36,7 +36,7 @@ func referenceFirstLost(p *partitionAudit, log *partlog.Log, flipped bool) int {
 	cursor := log.Cursor(start)
 	for i := range p.committed.Len() {
 		k := *p.committed.At(i)
-		if k.last < start {
+		if k.last() < start {
 			continue
 		}
 		b := cursor.At(k.base)

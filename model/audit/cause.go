@@ -167,7 +167,7 @@ func (e *uncleanElection) heldBy(log *partlog.Log) bool {
 // leader rewrote it (agreesUpTo), it would seem to have come back without
 // the very batches the election took from it.
 func (e *uncleanElection) keptFirst(log *partlog.Log) bool {
-	return e.lacked.last < log.LogStartOffset() || holds(log, e.lacked)
+	return e.lacked.last() < log.LogStartOffset() || holds(log, e.lacked)
 }
 
 // holds reports whether log holds committed batch k, or may: its cleaner

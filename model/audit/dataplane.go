@@ -88,9 +88,9 @@ func (a *Audit) ReplicaHW(broker int32, tp metadata.TopicPartition, leaderEpoch 
 		hint = i
 		switch {
 		case found && p.committed.At(i).same(k):
-		case k.last < p.expiredBelow:
+		case k.last() < p.expiredBelow:
 		case found && a.hiddenInCleanedEpochStart(tp, leaderEpoch, *p.committed.At(i), k):
-		case found || (i < p.committed.Len() && p.committed.At(i).base <= k.last):
+		case found || (i < p.committed.Len() && p.committed.At(i).base <= k.last()):
 			a.lose(tp, p, i, broker, 0, PartitionReplicasAgree,
 				fmt.Sprintf("differ on broker %d below its high watermark %d (leader epoch %d here)", broker, hw, k.epoch))
 			p.committed.Append(k)
@@ -126,11 +126,11 @@ func (a *Audit) hiddenInCleanedEpochStart(tp metadata.TopicPartition, leaderEpoc
 		return false
 	}
 	l := a.replicas(leader, tp)
-	if l == nil || !l.Compacted() || k.last >= l.LEO() {
+	if l == nil || !l.Compacted() || k.last() >= l.LEO() {
 		return false
 	}
 	held := false
-	l.Scan(k.base, k.last+1, func(b *record.Batch) bool {
+	l.Scan(k.base, k.last()+1, func(b *record.Batch) bool {
 		held = b.LastOffset() >= k.base
 		return !held
 	})
@@ -138,7 +138,7 @@ func (a *Audit) hiddenInCleanedEpochStart(tp metadata.TopicPartition, leaderEpoc
 		return false
 	}
 	e, end := l.Epochs().EndOffsetFor(k.epoch, l.LEO())
-	return e == k.epoch && end > k.last
+	return e == k.epoch && end > k.last()
 }
 
 // ReplicaTruncated checks that no committed batch is thrown away.

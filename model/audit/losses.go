@@ -33,11 +33,11 @@ func (a *Audit) Losses() []Loss {
 // lose drops committed batches from index i on; if Kafka permits the loss it
 // is recorded as one, otherwise as a violation of invariant.
 func (a *Audit) lose(tp metadata.TopicPartition, p *partitionAudit, i int, broker int32, leaderEnd int64, invariant, how string) {
-	from, to := p.committed.At(i).base, p.committed.Last().last+1
+	from, to := p.committed.At(i).base, p.committed.Last().last()+1
 	records := 0
 	for j := i; j < p.committed.Len(); j++ {
 		k := p.committed.At(j)
-		records += int(k.last - k.base + 1)
+		records += int(k.last() - k.base + 1)
 	}
 	cause, exposedBy := a.causeOf(tp, p, from, broker)
 	if cause == "" {

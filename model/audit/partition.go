@@ -18,27 +18,35 @@ import (
 
 // batchKey identifies a batch in the log, as the audit compares copies of
 // it across replicas and retries.
+//
+// The audit keeps one for every batch committed in the run (two million in
+// an hour of the reference load): its fields are ordered largest first and
+// the last offset kept as the batch's own delta (an int32 in the batch's
+// header), so that it takes 40 bytes, not 48.
 type batchKey struct {
-	base    int64
-	last    int64
-	pid     int64
-	epoch   int32
-	seq     int32
-	pepoch  int16 // the producer epoch
-	crc     uint32
-	thinned bool
+	base      int64
+	pid       int64
+	lastDelta int32
+	epoch     int32
+	seq       int32
+	crc       uint32
+	pepoch    int16 // the producer epoch
+	thinned   bool
 	// marker: a transaction's COMMIT or ABORT marker (a control batch of
 	// a transactional producer), which a loss may take (lostMarker).
 	marker bool
 }
 
 func keyOf(b *record.Batch) batchKey {
-	return batchKey{base: b.BaseOffset, last: b.LastOffset(), epoch: b.PartitionLeaderEpoch, pid: b.ProducerID,
+	return batchKey{base: b.BaseOffset, lastDelta: b.LastOffsetDelta, epoch: b.PartitionLeaderEpoch, pid: b.ProducerID,
 		seq: b.BaseSequence, pepoch: b.ProducerEpoch, crc: b.CRC(), thinned: b.Thinned(), marker: b.Control && b.Transactional && b.ProducerID >= 0}
 }
 
+// last is the batch's last offset.
+func (k batchKey) last() int64 { return k.base + int64(k.lastDelta) }
+
 func (k batchKey) same(o batchKey) bool {
-	if k.base != o.base || k.last != o.last || k.epoch != o.epoch || k.pid != o.pid || k.seq != o.seq {
+	if k.base != o.base || k.last() != o.last() || k.epoch != o.epoch || k.pid != o.pid || k.seq != o.seq {
 		return false
 	}
 	return k.thinned || o.thinned || k.crc == o.crc // compaction rewrites batches
@@ -227,7 +235,7 @@ func epochCheckpointFlippedOn(d *sim.Disk, tp metadata.TopicPartition) bool {
 
 // committedAt finds the committed batch holding offset.
 func (p *partitionAudit) committedAt(offset int64) (int, bool) {
-	i := p.committed.Search(func(k *batchKey) bool { return k.last >= offset })
+	i := p.committed.Search(func(k *batchKey) bool { return k.last() >= offset })
 	return i, i < p.committed.Len() && p.committed.At(i).base <= offset
 }
 
@@ -236,8 +244,8 @@ func (p *partitionAudit) committedAt(offset int64) (int, bool) {
 // after it.
 func (p *partitionAudit) committedNear(offset int64, hint int) (int, bool) {
 	for i := max(hint, 0); i < p.committed.Len() && i < hint+4; i++ {
-		if p.committed.At(i).last >= offset {
-			if i == 0 || p.committed.At(i-1).last < offset {
+		if p.committed.At(i).last() >= offset {
+			if i == 0 || p.committed.At(i-1).last() < offset {
 				return i, p.committed.At(i).base <= offset
 			}
 			break
@@ -250,5 +258,5 @@ func (p *partitionAudit) committedEnd() int64 {
 	if p.committed.Len() == 0 {
 		return 0
 	}
-	return p.committed.Last().last + 1
+	return p.committed.Last().last() + 1
 }

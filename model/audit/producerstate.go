@@ -43,11 +43,11 @@ type unknownAppend struct {
 }
 
 func (u unknownAppend) matches(k batchKey) bool {
-	return k.base == u.base && k.last == u.last && k.pid == u.pid && k.pepoch == u.pepoch && k.seq == u.seq
+	return k.base == u.base && k.last() == u.last && k.pid == u.pid && k.pepoch == u.pepoch && k.seq == u.seq
 }
 
 func (r batchRetry) matches(k batchKey) bool {
-	return k.pid == r.pid && k.pepoch == r.pepoch && k.seq == r.seq && k.last-k.base == int64(r.lastDelta)
+	return k.pid == r.pid && k.pepoch == r.pepoch && k.seq == r.seq && k.lastDelta == r.lastDelta
 }
 
 // OutOfOrderSequence is told that a leader answered OUT_OF_ORDER_SEQUENCE_NUMBER
@@ -103,7 +103,7 @@ func (a *Audit) unknownAppendCommitted(tp metadata.TopicPartition, p *partitionA
 			continue
 		}
 		p.unknownAppends = slices.Delete(p.unknownAppends, i, i+1)
-		r := godview.Fact{Kind: godview.UnknownProducerAppend, At: int64(a.w.Now()), Partition: tp.String(), From: k.base, To: k.last + 1,
+		r := godview.Fact{Kind: godview.UnknownProducerAppend, At: int64(a.w.Now()), Partition: tp.String(), From: k.base, To: k.last() + 1,
 			Producer: k.pid}
 		a.facts = append(a.facts, r)
 		a.w.Note("producer-state", fmt.Sprintf("%s: committed offsets %d..%d (producer %d, epoch %d, sequence %d), which broker %d appended from a producer its producer state held nothing of",
@@ -128,7 +128,7 @@ func (a *Audit) outOfOrderCommitted(tp metadata.TopicPartition, p *partitionAudi
 // forgetCommitted records committed batch k as one a leader's producer state
 // forgot (it answered OUT_OF_ORDER_SEQUENCE_NUMBER to retry r of it).
 func (a *Audit) forgetCommitted(tp metadata.TopicPartition, r batchRetry, k batchKey) {
-	f := godview.Fact{Kind: godview.ForgottenBatch, At: int64(a.w.Now()), Partition: tp.String(), From: k.base, To: k.last + 1,
+	f := godview.Fact{Kind: godview.ForgottenBatch, At: int64(a.w.Now()), Partition: tp.String(), From: k.base, To: k.last() + 1,
 		Producer: r.pid}
 	if last := a.lastOf(godview.ForgottenBatch); last == nil || last.Partition != f.Partition || last.From != f.From {
 		a.facts = append(a.facts, f)
@@ -262,7 +262,7 @@ func (p *partitionAudit) deletedRetry(b *record.Batch, broker int32, logStart, r
 		if !r.matches(k) {
 			continue
 		}
-		if k.last >= logStart || k.last >= rebuiltFrom {
+		if k.last() >= logStart || k.last() >= rebuiltFrom {
 			return batchKey{}, false // the log holds it, or the last rebuild replayed it
 		}
 		return k, true
@@ -273,7 +273,7 @@ func (p *partitionAudit) deletedRetry(b *record.Batch, broker int32, logStart, r
 // forgetProducer records committed batch k, whose retry b a leader took as
 // new (godview.ForgottenProducer).
 func (a *Audit) forgetProducer(tp metadata.TopicPartition, broker int32, b *record.Batch, k batchKey, logStart, rebuiltFrom int64, why string) {
-	f := godview.Fact{Kind: godview.ForgottenProducer, At: int64(a.w.Now()), Partition: tp.String(), From: k.base, To: k.last + 1,
+	f := godview.Fact{Kind: godview.ForgottenProducer, At: int64(a.w.Now()), Partition: tp.String(), From: k.base, To: k.last() + 1,
 		Producer: b.ProducerID}
 	if last := a.lastOf(godview.ForgottenProducer); last == nil || last.Partition != f.Partition || last.From != f.From {
 		a.facts = append(a.facts, f)

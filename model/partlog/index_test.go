@@ -93,7 +93,7 @@ func TestBatchIndexIsThreeSlices(t *testing.T) {
 				if got := x.seek(from, off); got != wantSeek {
 					t.Fatalf("step %d: seek(%d, %d) = %d, want %d", step, from, off, got, wantSeek)
 				}
-				if tail, base := x.lastBlock(); base+len(tail) != len(lasts) || !slices.Equal(tail, lasts[base:]) {
+				if tail, base := x.lastBlock(); base+len(tail) != len(lasts) || !slices.Equal(tail, batches[base:]) {
 					t.Fatalf("step %d: the last block holds entries %d.. (%d), want up to %d", step, base, len(tail), len(lasts))
 				}
 				var walked []*record.Batch

@@ -74,13 +74,13 @@ func (l *Log) find(offset int64) (int, int) {
 	// predecessor there ends below offset is the answer for the whole log.
 	if n := len(l.segs); n > 0 {
 		// (Within its last block: past its start, search.)
-		lasts, base := l.segs[n-1].idx.lastBlock()
-		if k := len(lasts); k > 0 {
-			if offset > lasts[k-1] {
+		batches, base := l.segs[n-1].idx.lastBlock()
+		if k := len(batches); k > 0 {
+			if offset > batches[k-1].LastOffset() {
 				return n, 0
 			}
 			for i := k - 1; i > 0 && i >= k-8; i-- {
-				if lasts[i-1] < offset {
+				if batches[i-1].LastOffset() < offset {
 					return n - 1, base + i
 				}
 			}

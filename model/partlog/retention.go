@@ -27,7 +27,7 @@ func (l *Log) DeleteOldSegments(hw int64, nowMs int64) int {
 		}
 		var largest int64
 		for i := range s.idx.len() {
-			largest = max(largest, s.idx.batch(i).MaxTimestamp)
+			largest = max(largest, s.idx.batch(i).MaxTimestamp())
 		}
 		byTime := l.cfg.RetentionTime >= 0 && nowMs-largest > l.cfg.RetentionTime.Milliseconds()
 		bySize := l.cfg.RetentionBytes >= 0 && size-s.size >= l.cfg.RetentionBytes

@@ -75,26 +75,26 @@ type Record struct {
 const HeaderBytes = 61
 
 // Batch is a record batch.
+//
+// A run keeps every batch any replica holds (two million in an hour of the
+// reference load), so a batch takes 64 bytes: the fields are ordered largest
+// first, and what only the wire form's readers need (timestamps, CRC,
+// record count) is read from the wire form when asked.
 type Batch struct {
-	BaseOffset           int64
+	BaseOffset int64
+	ProducerID int64
+	// wire is the encoded batch: the header, then from attributes to the
+	// end the body, which the header's CRC covers. Replicas write these
+	// very bytes to their disks (nobody changes them), so appending costs
+	// no encoding.
+	wire                 []byte
 	LastOffsetDelta      int32
 	PartitionLeaderEpoch int32
-	ProducerID           int64
-	ProducerEpoch        int16
 	BaseSequence         int32
+	ProducerEpoch        int16
 	Transactional        bool
 	Control              bool
 	Compression          Compression
-	BaseTimestamp        int64
-	MaxTimestamp         int64
-	// wire is the encoded batch: the header, then from attributes to the
-	// end the body, which crc covers. Replicas write these very bytes to
-	// their disks (nobody changes them), so appending costs no encoding.
-	wire []byte
-	crc  uint32
-	// records is the header's recordCount: fewer than Count in a batch
-	// compaction thinned.
-	records int32
 	// stamped: a leader took the batch into its log (Stamp), so it may not
 	// change again.
 	stamped bool
@@ -105,17 +105,33 @@ type Batch struct {
 const (
 	wireHeaderBytes = 21
 	headerEpochAt   = 12
+	headerCRCAt     = 17
+)
+
+// Where the body (from attributes on) holds the fields read from it.
+const (
+	bodyBaseTimestampAt = 6
+	bodyMaxTimestampAt  = 14
+	bodyRecordCountAt   = 36
 )
 
 func (b *Batch) body() []byte { return b.wire[wireHeaderBytes:] }
 
-// putHeader writes the header fields into wire[:21].
+// putHeader writes the header fields into wire[:21] (or a copy of it),
+// the CRC as wire holds it.
 func (b *Batch) putHeader(h []byte) {
+	crc := b.CRC()
 	binary.BigEndian.PutUint64(h[0:], uint64(b.BaseOffset))
 	binary.BigEndian.PutUint32(h[8:], uint32(len(b.wire)-12)) // batchLength: bytes after this field
 	binary.BigEndian.PutUint32(h[headerEpochAt:], uint32(b.PartitionLeaderEpoch))
 	h[16] = 2 // magic
-	binary.BigEndian.PutUint32(h[17:], b.crc)
+	binary.BigEndian.PutUint32(h[headerCRCAt:], crc)
+}
+
+// seal writes the body's CRC and the header into wire.
+func (b *Batch) seal() {
+	binary.BigEndian.PutUint32(b.wire[headerCRCAt:], storage.Checksum(b.body()))
+	b.putHeader(b.wire)
 }
 
 // headerCurrent reports whether wire's header still says what the fields do
@@ -149,7 +165,7 @@ func New(records []Record, p Producer, transactional bool, codec Compression) *B
 // renumbers). It returns nil if no record is kept, and b itself if all are,
 // without decoding a record into strings.
 func (b *Batch) Compacted(keep func(offset int64, key []byte, hasKey bool) bool) *Batch {
-	drop := make([]bool, b.records)
+	drop := make([]bool, b.RecordCount())
 	dropped := 0
 	b.EachRecord(func(i int, offset int64, key []byte, hasKey bool, _ []byte) {
 		if !keep(offset, key, hasKey) {
@@ -192,16 +208,16 @@ func (a *Arena) build(records []Record, lastOffsetDelta int32, p Producer, trans
 	}
 	b := a.batch()
 	*b = Batch{LastOffsetDelta: lastOffsetDelta, PartitionLeaderEpoch: -1, ProducerID: p.ID,
-		ProducerEpoch: p.Epoch, BaseSequence: p.BaseSequence, Transactional: transactional, Compression: codec, records: int32(len(records))}
+		ProducerEpoch: p.Epoch, BaseSequence: p.BaseSequence, Transactional: transactional, Compression: codec}
+	var baseTimestamp, maxTimestamp int64
 	if len(records) > 0 {
-		b.BaseTimestamp = records[0].Timestamp
+		baseTimestamp = records[0].Timestamp
 		for _, r := range records {
-			b.MaxTimestamp = max(b.MaxTimestamp, r.Timestamp)
+			maxTimestamp = max(maxTimestamp, r.Timestamp)
 		}
 	}
-	b.wire = b.encodeWire(a, records)
-	b.crc = storage.Checksum(b.body())
-	b.putHeader(b.wire)
+	b.wire = b.encodeWire(a, records, baseTimestamp, maxTimestamp)
+	b.seal()
 	return b
 }
 
@@ -211,8 +227,7 @@ func (b *Batch) Stamped(baseOffset int64, leaderEpoch int32) *Batch {
 	c := *b
 	c.BaseOffset = baseOffset
 	c.PartitionLeaderEpoch = leaderEpoch
-	c.wire = make([]byte, len(b.wire))
-	copy(c.wire[wireHeaderBytes:], b.body())
+	c.wire = append([]byte(nil), b.wire...)
 	c.putHeader(c.wire)
 	return &c
 }
@@ -239,11 +254,24 @@ func (b *Batch) Stamp(baseOffset int64, leaderEpoch int32) *Batch {
 
 // RecordCount is the number of records the batch holds (the header's
 // recordCount): Count, unless compaction thinned it.
-func (b *Batch) RecordCount() int { return int(b.records) }
+func (b *Batch) RecordCount() int {
+	return int(binary.BigEndian.Uint32(b.body()[bodyRecordCountAt:]))
+}
+
+// BaseTimestamp is the first record's timestamp (ms), the base of the
+// records' timestamp deltas.
+func (b *Batch) BaseTimestamp() int64 {
+	return int64(binary.BigEndian.Uint64(b.body()[bodyBaseTimestampAt:]))
+}
+
+// MaxTimestamp is the largest of the records' timestamps (ms).
+func (b *Batch) MaxTimestamp() int64 {
+	return int64(binary.BigEndian.Uint64(b.body()[bodyMaxTimestampAt:]))
+}
 
 // Thinned reports whether compaction removed records from the batch, so
 // that its records' offsets are no longer BaseOffset plus their index.
-func (b *Batch) Thinned() bool { return int(b.records) < b.Count() }
+func (b *Batch) Thinned() bool { return b.RecordCount() < b.Count() }
 
 // Records decodes the batch's records (a new slice each call; keys and
 // values share one string).
@@ -252,8 +280,9 @@ func (b *Batch) Records() []Record {
 	// One string for the whole section: the records' keys and values are
 	// substrings of it.
 	text := string(section)
-	out := make([]Record, 0, b.records)
-	b.walk(section, int(b.records), func(_ int, raw rawRecord) { out = append(out, raw.record(text, b.BaseTimestamp)) })
+	n, baseTimestamp := b.RecordCount(), b.BaseTimestamp()
+	out := make([]Record, 0, n)
+	b.walk(section, n, func(_ int, raw rawRecord) { out = append(out, raw.record(text, baseTimestamp)) })
 	return out
 }
 
@@ -262,7 +291,7 @@ func (b *Batch) Records() []Record {
 // call), which nobody ever changes; fn must not change them either.
 func (b *Batch) EachRecord(fn func(i int, offset int64, key []byte, hasKey bool, value []byte)) {
 	section := b.section()
-	b.walk(section, int(b.records), func(i int, raw rawRecord) {
+	b.walk(section, b.RecordCount(), func(i int, raw rawRecord) {
 		fn(i, b.BaseOffset+raw.offsetDelta, section[raw.keyAt:raw.keyEnd], raw.hasKey, section[raw.valueAt:raw.valueEnd])
 	})
 }
@@ -355,7 +384,7 @@ func (b *Batch) SizeBytes() int { return len(b.wire) }
 func (b *Batch) RecordsBytes() int { return len(b.wire) - HeaderBytes }
 
 // CRC is the batch's CRC32C.
-func (b *Batch) CRC() uint32 { return b.crc }
+func (b *Batch) CRC() uint32 { return binary.BigEndian.Uint32(b.wire[headerCRCAt:]) }
 
 func (b *Batch) attributes() uint16 {
 	a := uint16(b.Compression) & 7
@@ -370,11 +399,11 @@ func (b *Batch) attributes() uint16 {
 
 // encodeWire lays out the batch: room for the header, then attributes ..
 // end, compressing the records section.
-func (b *Batch) encodeWire(a *Arena, records []Record) []byte {
+func (b *Batch) encodeWire(a *Arena, records []Record, baseTimestamp, maxTimestamp int64) []byte {
 	size := 0
 	if b.Compression != CompressionGzip {
 		for _, r := range records {
-			size += recordSize(r, int64(r.OffsetDelta), r.Timestamp-b.BaseTimestamp)
+			size += recordSize(r, int64(r.OffsetDelta), r.Timestamp-baseTimestamp)
 		}
 	}
 	if b.Compression == CompressionGzip {
@@ -384,21 +413,21 @@ func (b *Batch) encodeWire(a *Arena, records []Record) []byte {
 	body := out[wireHeaderBytes:]
 	binary.BigEndian.PutUint16(body[0:], b.attributes())
 	binary.BigEndian.PutUint32(body[2:], uint32(b.LastOffsetDelta))
-	binary.BigEndian.PutUint64(body[6:], uint64(b.BaseTimestamp))
-	binary.BigEndian.PutUint64(body[14:], uint64(b.MaxTimestamp))
+	binary.BigEndian.PutUint64(body[bodyBaseTimestampAt:], uint64(baseTimestamp))
+	binary.BigEndian.PutUint64(body[bodyMaxTimestampAt:], uint64(maxTimestamp))
 	binary.BigEndian.PutUint64(body[22:], uint64(b.ProducerID))
 	binary.BigEndian.PutUint16(body[30:], uint16(b.ProducerEpoch))
 	binary.BigEndian.PutUint32(body[32:], uint32(b.BaseSequence))
-	binary.BigEndian.PutUint32(body[36:], uint32(len(records)))
+	binary.BigEndian.PutUint32(body[bodyRecordCountAt:], uint32(len(records)))
 	if b.Compression == CompressionGzip {
 		var recs []byte
 		for _, r := range records {
-			recs = appendRecord(recs, r, int64(r.OffsetDelta), r.Timestamp-b.BaseTimestamp)
+			recs = appendRecord(recs, r, int64(r.OffsetDelta), r.Timestamp-baseTimestamp)
 		}
 		return append(out, gzipBytes(recs)...)
 	}
 	for _, r := range records {
-		out = appendRecord(out, r, int64(r.OffsetDelta), r.Timestamp-b.BaseTimestamp)
+		out = appendRecord(out, r, int64(r.OffsetDelta), r.Timestamp-baseTimestamp)
 	}
 	return out
 }
@@ -493,7 +522,7 @@ func Decode(data []byte) (*Batch, int, error) {
 	if data[16] != 2 {
 		return nil, 0, ErrCorrupt
 	}
-	crc := binary.BigEndian.Uint32(data[17:])
+	crc := binary.BigEndian.Uint32(data[headerCRCAt:])
 	if storage.Checksum(data[wireHeaderBytes:size]) != crc {
 		return nil, 0, ErrCorrupt
 	}
@@ -501,7 +530,6 @@ func Decode(data []byte) (*Batch, int, error) {
 		BaseOffset:           int64(binary.BigEndian.Uint64(data[0:])),
 		PartitionLeaderEpoch: int32(binary.BigEndian.Uint32(data[headerEpochAt:])),
 		wire:                 append([]byte(nil), data[:size]...),
-		crc:                  crc,
 	}
 	body := b.body()
 	attrs := binary.BigEndian.Uint16(body[0:])
@@ -509,12 +537,10 @@ func Decode(data []byte) (*Batch, int, error) {
 	b.Transactional = attrs&(1<<4) != 0
 	b.Control = attrs&(1<<5) != 0
 	b.LastOffsetDelta = int32(binary.BigEndian.Uint32(body[2:]))
-	b.BaseTimestamp = int64(binary.BigEndian.Uint64(body[6:]))
-	b.MaxTimestamp = int64(binary.BigEndian.Uint64(body[14:]))
 	b.ProducerID = int64(binary.BigEndian.Uint64(body[22:]))
 	b.ProducerEpoch = int16(binary.BigEndian.Uint16(body[30:]))
 	b.BaseSequence = int32(binary.BigEndian.Uint32(body[32:]))
-	count := int(binary.BigEndian.Uint32(body[36:]))
+	count := int(int32(binary.BigEndian.Uint32(body[bodyRecordCountAt:])))
 	recs, err := b.recordsSection()
 	if err != nil {
 		return nil, 0, err
@@ -527,7 +553,6 @@ func Decode(data []byte) (*Batch, int, error) {
 	if err := walkRecords(recs, count, func(int, rawRecord) { n++ }); err != nil || n != count {
 		return nil, 0, ErrCorrupt
 	}
-	b.records = int32(count)
 	return b, size, nil
 }
 

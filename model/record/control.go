@@ -2,8 +2,6 @@ package record
 
 import (
 	"encoding/binary"
-
-	"kafkasim/model/storage"
 )
 
 // Control batches: the commit and abort markers a transaction coordinator
@@ -53,10 +51,9 @@ func NewControl(producerID int64, producerEpoch int16, committed bool, coordinat
 	binary.BigEndian.PutUint32(value[2:], uint32(coordinatorEpoch)) // version 0, epoch
 	r := []Record{{Key: string(key[:]), HasKey: true, Value: string(value[:]), Timestamp: timestamp}}
 	b := &Batch{PartitionLeaderEpoch: -1, ProducerID: producerID, ProducerEpoch: producerEpoch, BaseSequence: -1,
-		Transactional: true, Control: true, BaseTimestamp: timestamp, MaxTimestamp: timestamp, records: 1}
-	b.wire = b.encodeWire(nil, r)
-	b.crc = storage.Checksum(b.body())
-	b.putHeader(b.wire)
+		Transactional: true, Control: true}
+	b.wire = b.encodeWire(nil, r, timestamp, timestamp)
+	b.seal()
 	return b
 }
 
@@ -65,7 +62,7 @@ func NewControl(producerID int64, producerEpoch int16, committed bool, coordinat
 // empty one (the cleaner removed its record) or one whose key is not a
 // marker's.
 func (b *Batch) Marker() (t ControlType, coordinatorEpoch int32, ok bool) {
-	if !b.Control || b.records == 0 {
+	if !b.Control || b.RecordCount() == 0 {
 		return ControlUnknown, -1, false
 	}
 	t, coordinatorEpoch = ControlUnknown, -1
