@@ -10,13 +10,15 @@
 // never touched, which costs a fault each — on some virtual machines 10 µs
 // a page. So the target steps down as the live heap grows: up to 128 MiB
 // live, GOGC=400; past it, the garbage allowed between collections stays
-// about 512 MiB (GOGC = 512 MiB / live heap, down to 10). On the data
-// plane's benchmark (900 MB live at the end) that is one collection more
-// and 13% fewer page faults, peak RSS 1.20 GB instead of 1.39. The floor
-// is low because a long run's heap is mostly pointer-free blocks (the
-// history's stream, the checker's tables), which a collection does not
-// scan: with the floor at 100, an hour of the reference load peaked at
-// 8.4 GB RSS for about 3.5 GB live; at 10, 4.9 GB for the same CPU time.
+// about 512 MiB, and past 512 MiB live it shrinks so that the heap stays
+// within heapBudgetBytes (1 GiB) while it can — a long run's memory is
+// what users of a soak watch — but never below an eighth of the live heap,
+// which bounds the collections' work: one collection per eighth of the
+// live heap allocated. Collecting that often is affordable because a long
+// run's heap is mostly blocks a collection scans little or not at all
+// (record batches' bytes, the history's stream, the checker's tables):
+// with the floor at GOGC=100, an hour of the reference load peaked at 8.4
+// GB RSS for about 3.5 GB live; at 10, 4.9 GB for the same CPU time.
 package gctune
 
 import (
@@ -28,17 +30,27 @@ import (
 
 const (
 	percentMax      = 400
-	percentMin      = 10
 	garbageMaxBytes = 512 << 20
+	heapBudgetBytes = 1 << 30
+	garbageMinShare = 8 // at least live/garbageMinShare of garbage
 )
+
+// garbageFor is the garbage allowed between collections for a live heap of
+// live bytes.
+func garbageFor(live uint64) uint64 {
+	if live <= heapBudgetBytes-garbageMaxBytes {
+		return garbageMaxBytes
+	}
+	return max(live/garbageMinShare, heapBudgetBytes-min(live, heapBudgetBytes))
+}
 
 // percentFor is the GOGC for a live heap of live bytes.
 func percentFor(live uint64) int {
 	if live == 0 {
 		return percentMax
 	}
-	p := uint64(100) * garbageMaxBytes / live
-	return int(min(max(p, percentMin), percentMax))
+	p := 100 * garbageFor(live) / live
+	return int(min(max(p, 100/garbageMinShare), percentMax))
 }
 
 // Start applies the policy after every collection until stop is called,
