@@ -19,8 +19,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
 
+	"kafkasim/internal/byteview"
 	"kafkasim/model/storage"
 )
 
@@ -77,17 +79,19 @@ const HeaderBytes = 61
 // Batch is a record batch.
 //
 // A run keeps every batch any replica holds (two million in an hour of the
-// reference load), so a batch takes 64 bytes: the fields are ordered largest
-// first, and what only the wire form's readers need (timestamps, CRC,
-// record count) is read from the wire form when asked.
+// reference load), so a batch takes 48 bytes: the fields are ordered largest
+// first, what only the wire form's readers need (timestamps, CRC, record
+// count) is read from the wire form when asked, and the wire form is kept
+// as its first byte and length, not as a slice (24 bytes).
 type Batch struct {
 	BaseOffset int64
 	ProducerID int64
-	// wire is the encoded batch: the header, then from attributes to the
-	// end the body, which the header's CRC covers. Replicas write these
-	// very bytes to their disks (nobody changes them), so appending costs
-	// no encoding.
-	wire                 []byte
+	// wireData and wireLen are the encoded batch (wire): the header, then
+	// from attributes to the end the body, which the header's CRC covers.
+	// Replicas write these very bytes to their disks (nobody changes
+	// them), so appending costs no encoding.
+	wireData             *byte
+	wireLen              uint32
 	LastOffsetDelta      int32
 	PartitionLeaderEpoch int32
 	BaseSequence         int32
@@ -115,14 +119,33 @@ const (
 	bodyRecordCountAt   = 36
 )
 
-func (b *Batch) body() []byte { return b.wire[wireHeaderBytes:] }
+func (b *Batch) body() []byte { return b.wire()[wireHeaderBytes:] }
+
+// wire is the encoded batch.
+func (b *Batch) wire() []byte { return byteview.Of(b.wireData, b.wireLen) }
+
+// setWire makes w the encoded batch.
+func (b *Batch) setWire(w []byte) {
+	if len(w) > math.MaxUint32 {
+		panic(fmt.Sprintf("record: a batch of %d bytes", len(w)))
+	}
+	b.wireData, b.wireLen = firstByte(w), uint32(len(w))
+}
+
+// firstByte is w's first byte, nil for none.
+func firstByte(w []byte) *byte {
+	if len(w) == 0 {
+		return nil
+	}
+	return &w[0]
+}
 
 // putHeader writes the header fields into wire[:21] (or a copy of it),
 // the CRC as wire holds it.
 func (b *Batch) putHeader(h []byte) {
 	crc := b.CRC()
 	binary.BigEndian.PutUint64(h[0:], uint64(b.BaseOffset))
-	binary.BigEndian.PutUint32(h[8:], uint32(len(b.wire)-12)) // batchLength: bytes after this field
+	binary.BigEndian.PutUint32(h[8:], b.wireLen-12) // batchLength: bytes after this field
 	binary.BigEndian.PutUint32(h[headerEpochAt:], uint32(b.PartitionLeaderEpoch))
 	h[16] = 2 // magic
 	binary.BigEndian.PutUint32(h[headerCRCAt:], crc)
@@ -130,15 +153,16 @@ func (b *Batch) putHeader(h []byte) {
 
 // seal writes the body's CRC and the header into wire.
 func (b *Batch) seal() {
-	binary.BigEndian.PutUint32(b.wire[headerCRCAt:], storage.Checksum(b.body()))
-	b.putHeader(b.wire)
+	binary.BigEndian.PutUint32(b.wire()[headerCRCAt:], storage.Checksum(b.body()))
+	b.putHeader(b.wire())
 }
 
 // headerCurrent reports whether wire's header still says what the fields do
 // (they are exported; a caller may have set them).
 func (b *Batch) headerCurrent() bool {
-	return int64(binary.BigEndian.Uint64(b.wire[0:])) == b.BaseOffset &&
-		int32(binary.BigEndian.Uint32(b.wire[headerEpochAt:])) == b.PartitionLeaderEpoch
+	w := b.wire()
+	return int64(binary.BigEndian.Uint64(w[0:])) == b.BaseOffset &&
+		int32(binary.BigEndian.Uint32(w[headerEpochAt:])) == b.PartitionLeaderEpoch
 }
 
 // NoProducer marks a batch from a producer without idempotence.
@@ -188,7 +212,7 @@ func (b *Batch) Compacted(keep func(offset int64, key []byte, hasKey bool) bool)
 	}
 	c := (*Arena)(nil).build(kept, b.LastOffsetDelta, Producer{ID: b.ProducerID, Epoch: b.ProducerEpoch, BaseSequence: b.BaseSequence}, b.Transactional, b.Compression)
 	c.BaseOffset, c.PartitionLeaderEpoch = b.BaseOffset, b.PartitionLeaderEpoch
-	c.putHeader(c.wire)
+	c.putHeader(c.wire())
 	return c
 }
 
@@ -216,7 +240,7 @@ func (a *Arena) build(records []Record, lastOffsetDelta int32, p Producer, trans
 			maxTimestamp = max(maxTimestamp, r.Timestamp)
 		}
 	}
-	b.wire = b.encodeWire(a, records, baseTimestamp, maxTimestamp)
+	b.setWire(b.encodeWire(a, records, baseTimestamp, maxTimestamp))
 	b.seal()
 	return b
 }
@@ -227,8 +251,8 @@ func (b *Batch) Stamped(baseOffset int64, leaderEpoch int32) *Batch {
 	c := *b
 	c.BaseOffset = baseOffset
 	c.PartitionLeaderEpoch = leaderEpoch
-	c.wire = append([]byte(nil), b.wire...)
-	c.putHeader(c.wire)
+	c.setWire(append([]byte(nil), b.wire()...))
+	c.putHeader(c.wire())
 	return &c
 }
 
@@ -248,7 +272,7 @@ func (b *Batch) Stamp(baseOffset int64, leaderEpoch int32) *Batch {
 	b.stamped = true
 	b.BaseOffset = baseOffset
 	b.PartitionLeaderEpoch = leaderEpoch
-	b.putHeader(b.wire)
+	b.putHeader(b.wire())
 	return b
 }
 
@@ -344,7 +368,7 @@ func (b *Batch) walk(section []byte, n int, fn func(i int, raw rawRecord)) {
 
 // recordsSection is the records as encoded, decompressed.
 func (b *Batch) recordsSection() ([]byte, error) {
-	recs := b.wire[HeaderBytes:]
+	recs := b.wire()[HeaderBytes:]
 	if b.Compression != CompressionGzip {
 		return recs, nil
 	}
@@ -378,13 +402,13 @@ func (b *Batch) LastSequence() int32 {
 }
 
 // SizeBytes is the batch's encoded size: header plus records section.
-func (b *Batch) SizeBytes() int { return len(b.wire) }
+func (b *Batch) SizeBytes() int { return int(b.wireLen) }
 
 // RecordsBytes is the size of the (possibly compressed) records section.
-func (b *Batch) RecordsBytes() int { return len(b.wire) - HeaderBytes }
+func (b *Batch) RecordsBytes() int { return int(b.wireLen) - HeaderBytes }
 
 // CRC is the batch's CRC32C.
-func (b *Batch) CRC() uint32 { return binary.BigEndian.Uint32(b.wire[headerCRCAt:]) }
+func (b *Batch) CRC() uint32 { return binary.BigEndian.Uint32(b.wire()[headerCRCAt:]) }
 
 func (b *Batch) attributes() uint16 {
 	a := uint16(b.Compression) & 7
@@ -490,7 +514,7 @@ func (b *Batch) Encode(buf []byte) []byte {
 		b.putHeader(h[:])
 		return append(append(buf, h[:]...), b.body()...)
 	}
-	return append(buf, b.wire...)
+	return append(buf, b.wire()...)
 }
 
 // Wire is the batch's full v2 bytes, shared: the caller must not change them.
@@ -498,7 +522,7 @@ func (b *Batch) Wire() []byte {
 	if !b.headerCurrent() {
 		return b.Encode(nil)
 	}
-	return b.wire
+	return b.wire()
 }
 
 // Decoding errors.
@@ -529,8 +553,8 @@ func Decode(data []byte) (*Batch, int, error) {
 	b := &Batch{
 		BaseOffset:           int64(binary.BigEndian.Uint64(data[0:])),
 		PartitionLeaderEpoch: int32(binary.BigEndian.Uint32(data[headerEpochAt:])),
-		wire:                 append([]byte(nil), data[:size]...),
 	}
+	b.setWire(append([]byte(nil), data[:size]...))
 	body := b.body()
 	attrs := binary.BigEndian.Uint16(body[0:])
 	b.Compression = Compression(attrs & 7)

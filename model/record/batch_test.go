@@ -102,7 +102,9 @@ func TestDecodeGivesBackTheBatch(t *testing.T) {
 		if err != nil || n != len(wire) {
 			t.Fatalf("decode: %v, %d of %d bytes", err, n, len(wire))
 		}
-		if !reflect.DeepEqual(d, b) {
+		// (DeepEqual follows the wire form's first byte only: its bytes
+		// are compared whole.)
+		if !reflect.DeepEqual(d, b) || !bytes.Equal(d.Wire(), wire) {
 			t.Fatalf("decoded batch differs:\n got %+v\nwant %+v", d, b)
 		}
 		if got := d.Records(); !reflect.DeepEqual(got, want) {

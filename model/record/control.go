@@ -52,7 +52,7 @@ func NewControl(producerID int64, producerEpoch int16, committed bool, coordinat
 	r := []Record{{Key: string(key[:]), HasKey: true, Value: string(value[:]), Timestamp: timestamp}}
 	b := &Batch{PartitionLeaderEpoch: -1, ProducerID: producerID, ProducerEpoch: producerEpoch, BaseSequence: -1,
 		Transactional: true, Control: true}
-	b.wire = b.encodeWire(nil, r, timestamp, timestamp)
+	b.setWire(b.encodeWire(nil, r, timestamp, timestamp))
 	b.seal()
 	return b
 }
