@@ -10,8 +10,9 @@
 // never touched, which costs a fault each — on some virtual machines 10 µs
 // a page. So the target steps down as the live heap grows: up to 128 MiB
 // live, GOGC=400; past it, the garbage allowed between collections stays
-// about 512 MiB, and past 512 MiB live it shrinks so that the heap stays
-// within heapBudgetBytes (1 GiB) while it can — a long run's memory is
+// about 512 MiB, and past 384 MiB live it shrinks so that the heap stays
+// within heapBudgetBytes (896 MiB, so that with the runtime's own memory
+// the process stays under 1 GB) while it can — a long run's memory is
 // what users of a soak watch — but never below an eighth of the live heap,
 // which bounds the collections' work: one collection per eighth of the
 // live heap allocated. Collecting that often is affordable because a long
@@ -31,7 +32,7 @@ import (
 const (
 	percentMax      = 400
 	garbageMaxBytes = 512 << 20
-	heapBudgetBytes = 1 << 30
+	heapBudgetBytes = 896 << 20
 	garbageMinShare = 8 // at least live/garbageMinShare of garbage
 )
 

@@ -7,14 +7,14 @@ import (
 )
 
 // The target is 400 up to a live heap of 128 MiB, then allows about 512
-// MiB of garbage up to 512 MiB live, then what keeps the heap within 1 GiB,
-// but never less than an eighth of the live heap (GOGC 12).
+// MiB of garbage up to 384 MiB live, then what keeps the heap within 896
+// MiB, but never less than an eighth of the live heap (GOGC 12).
 func TestPercentForLiveHeap(t *testing.T) {
 	for _, c := range []struct {
 		live uint64
 		want int
-	}{{0, 400}, {10 << 20, 400}, {128 << 20, 400}, {256 << 20, 200}, {400 << 20, 128}, {512 << 20, 100},
-		{640 << 20, 60}, {800 << 20, 28}, {900 << 20, 13}, {1 << 30, 12}, {4 << 30, 12}, {64 << 30, 12}} {
+	}{{0, 400}, {10 << 20, 400}, {128 << 20, 400}, {256 << 20, 200}, {384 << 20, 133}, {512 << 20, 75},
+		{640 << 20, 40}, {700 << 20, 28}, {800 << 20, 12}, {1 << 30, 12}, {4 << 30, 12}, {64 << 30, 12}} {
 		if got := percentFor(c.live); got != c.want {
 			t.Errorf("live %d MiB: GOGC %d, want %d", c.live>>20, got, c.want)
 		}
