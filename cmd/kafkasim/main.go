@@ -50,9 +50,9 @@ func main() {
 		fmt.Fprintf(os.Stderr, "kafkasim: huge pages not marked: %v\n", err)
 	}
 	// Collect less often than Go's default (GOGC=100) while the live heap
-	// is small, and allow about 512 MiB of garbage between collections
-	// once it is large (internal/gctune), unless the user chose a GOGC.
-	// Behaviour is unaffected.
+	// is small, and keep a long run's memory within about 920 MiB while
+	// its live heap allows (internal/gctune), unless the user chose a
+	// GOGC (a GOMEMLIMIT of the user's is kept). Behaviour is unaffected.
 	if os.Getenv("GOGC") == "" {
 		gctune.Start()
 	}

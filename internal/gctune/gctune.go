@@ -20,9 +20,22 @@
 // (record batches' bytes, the history's stream, the checker's tables):
 // with the floor at GOGC=100, an hour of the reference load peaked at 8.4
 // GB RSS for about 3.5 GB live; at 10, 4.9 GB for the same CPU time.
+//
+// GOGC bounds the heap, not the process: the pages a collection frees stay
+// resident until the runtime's scavenger returns them, which it does only
+// down to 110 % of the heap's goal, and the runtime's own memory (spans,
+// collector metadata, stacks) comes on top. So past 128 MiB live the tuner
+// also sets a soft memory limit (debug.SetMemoryLimit), which the runtime
+// keeps its whole memory under by collecting sooner and returning free
+// pages eagerly: memoryBudgetBytes (920 MiB) while the live heap allows,
+// else the live heap plus the eighth of it GOGC's floor allows plus room
+// for the runtime's own memory, so that the limit never makes the
+// collector run more often than that floor would (no death spiral). A GOMEMLIMIT the user set
+// is left alone.
 package gctune
 
 import (
+	"math"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -34,6 +47,12 @@ const (
 	garbageMaxBytes = 512 << 20
 	heapBudgetBytes = 896 << 20
 	garbageMinShare = 8 // at least live/garbageMinShare of garbage
+	// memoryBudgetBytes is the soft limit on the runtime's memory while the
+	// live heap allows; runtimeRoomBytes is what the limit leaves beyond
+	// the heap's goal for the runtime's own memory once it does not.
+	memoryBudgetBytes = 920 << 20
+	runtimeRoomBytes  = 96 << 20
+	limitFromLive     = 128 << 20 // below, no limit: a short run's heap is small
 )
 
 // garbageFor is the garbage allowed between collections for a live heap of
@@ -54,25 +73,40 @@ func percentFor(live uint64) int {
 	return int(min(max(p, 100/garbageMinShare), percentMax))
 }
 
+// limitFor is the soft memory limit for a live heap of live bytes
+// (math.MaxInt64: none).
+func limitFor(live uint64) int64 {
+	if live < limitFromLive {
+		return math.MaxInt64
+	}
+	return int64(max(memoryBudgetBytes, live+live/garbageMinShare+runtimeRoomBytes))
+}
+
 // Start applies the policy after every collection until stop is called,
-// which puts back the percentage found at Start.
+// which puts back the percentage and memory limit found at Start.
 func Start() (stop func()) { return start().stop }
 
 func start() *tuner {
 	t := &tuner{sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
 	t.previous = debug.SetGCPercent(percentMax)
 	t.percent = percentMax
+	t.previousLimit = debug.SetMemoryLimit(-1)
+	t.limit = t.previousLimit
+	t.limits = t.previousLimit == math.MaxInt64 // no GOMEMLIMIT of the user's
 	t.arm()
 	return t
 }
 
 type tuner struct {
-	mu          sync.Mutex
-	sample      []metrics.Sample
-	percent     int
-	previous    int
-	stopped     bool
-	collections int // seen since start
+	mu            sync.Mutex
+	sample        []metrics.Sample
+	percent       int
+	previous      int
+	limits        bool // the tuner sets the memory limit
+	limit         int64
+	previousLimit int64
+	stopped       bool
+	collections   int // seen since start
 }
 
 func (t *tuner) stop() {
@@ -80,6 +114,7 @@ func (t *tuner) stop() {
 	defer t.mu.Unlock()
 	t.stopped = true
 	debug.SetGCPercent(t.previous)
+	debug.SetMemoryLimit(t.previousLimit)
 }
 
 // sentinel is garbage the moment it is made: its finalizer runs after the
@@ -103,6 +138,10 @@ func (t *tuner) collected() {
 		if p := percentFor(v.Uint64()); p != t.percent {
 			t.percent = p
 			debug.SetGCPercent(p)
+		}
+		if l := limitFor(v.Uint64()); t.limits && l != t.limit {
+			t.limit = l
+			debug.SetMemoryLimit(l)
 		}
 	}
 	t.arm()

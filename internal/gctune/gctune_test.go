@@ -1,6 +1,7 @@
 package gctune
 
 import (
+	"math"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -17,6 +18,24 @@ func TestPercentForLiveHeap(t *testing.T) {
 		{640 << 20, 40}, {700 << 20, 28}, {800 << 20, 12}, {1 << 30, 12}, {4 << 30, 12}, {64 << 30, 12}} {
 		if got := percentFor(c.live); got != c.want {
 			t.Errorf("live %d MiB: GOGC %d, want %d", c.live>>20, got, c.want)
+		}
+	}
+}
+
+// No limit for a small heap; the budget while the live heap and an eighth
+// of it fit in it with room for the runtime; past that, those three, so the
+// limit never collects more often than GOGC's floor would.
+func TestLimitForLiveHeap(t *testing.T) {
+	for _, c := range []struct {
+		live uint64
+		want int64
+	}{{0, math.MaxInt64}, {127 << 20, math.MaxInt64}, {128 << 20, 920 << 20}, {512 << 20, 920 << 20},
+		{700 << 20, 920 << 20}, {800 << 20, (800 + 100 + 96) << 20}, {4 << 30, (4096 + 512 + 96) << 20}} {
+		if got := limitFor(c.live); got != c.want {
+			t.Errorf("live %d MiB: limit %d MiB, want %d MiB", c.live>>20, got>>20, c.want>>20)
+		}
+		if c.live >= limitFromLive && uint64(limitFor(c.live)) < c.live+c.live/garbageMinShare+runtimeRoomBytes {
+			t.Errorf("live %d MiB: the limit leaves less than GOGC's floor and the runtime's room", c.live>>20)
 		}
 	}
 }
@@ -47,5 +66,8 @@ func TestTunerFollowsCollectionsAndStopRestores(t *testing.T) {
 	tn.stop()
 	if got := debug.SetGCPercent(old); got != 123 {
 		t.Fatalf("after stop, GOGC %d, want the 123 found at the start", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Fatalf("after stop, memory limit %d, want none, as at the start", got)
 	}
 }
