@@ -2,7 +2,7 @@ package producer
 
 import (
 	"math"
-	"math/bits"
+	mathbits "math/bits"
 	"time"
 )
 
@@ -35,6 +35,9 @@ type sendLooks struct {
 	// none waits for costs no pass over the partitions.
 	waitsForRoom []int32
 	waiters      []int32
+	// waiting[b] has bit j set when partition 64b+j waits for a leader's
+	// room: roomMade looks only at those.
+	waiting []uint64
 	// firstWake[i] is the first of partition i's wake-ups after the time
 	// it was found, or never (then also after any later time, while it is
 	// still ahead); wakesStale: they must be computed again.
@@ -75,6 +78,7 @@ func (l *sendLooks) grow(n int) {
 		l.timedMin = append(l.timedMin, notIdle)
 		l.staleWakes = append(l.staleWakes, 0)
 		l.knownMin = append(l.knownMin, wakesStale)
+		l.waiting = append(l.waiting, 0)
 	}
 	l.idleMin.resize(blocks, notIdle)
 	l.blockMin.resize(blocks, wakesStale)
@@ -153,6 +157,9 @@ func (l *sendLooks) idle(i int, until time.Duration, waitsFor int32) {
 				l.waiters = append(l.waiters, 0)
 			}
 			l.waiters[waitsFor]++
+			l.waiting[i>>6] |= 1 << (i & 63)
+		} else {
+			l.waiting[i>>6] &^= 1 << (i & 63)
 		}
 		l.waitsForRoom[i] = waitsFor
 	}
@@ -164,11 +171,14 @@ func (l *sendLooks) roomMade(leader int32) {
 	if w <= 0 || int(w) >= len(l.waiters) {
 		return
 	}
-	for i := 0; l.waiters[w] > 0; i++ {
-		if l.waitsForRoom[i] == w {
-			l.lookAt(i)
-			l.waitsForRoom[i] = 0
-			l.waiters[w]--
+	for b := 0; l.waiters[w] > 0; b++ {
+		for bits := l.waiting[b]; bits != 0; bits &= bits - 1 {
+			if i := b*64 + mathbits.TrailingZeros64(bits); l.waitsForRoom[i] == w {
+				l.lookAt(i)
+				l.waitsForRoom[i] = 0
+				l.waiting[b] &^= 1 << (i & 63)
+				l.waiters[w]--
+			}
 		}
 	}
 }
@@ -239,7 +249,7 @@ func (l *sendLooks) due(base int, now time.Duration) (due uint64, first time.Dur
 func (l *sendLooks) settleIdle(base int, due uint64, first time.Duration) {
 	b := base >> 6
 	for ; due != 0; due &= due - 1 {
-		if until := l.idleUntil[base+bits.TrailingZeros64(due)]; until != notIdle {
+		if until := l.idleUntil[base+mathbits.TrailingZeros64(due)]; until != notIdle {
 			first = min(first, until)
 		}
 	}

@@ -117,7 +117,19 @@ func TestSendLooksFindWhatAPassWould(t *testing.T) {
 			case 4, 5, 6:
 				l.idle(i, randomTime(), int32(rng.IntN(3)))
 			case 7:
-				l.roomMade(int32(rng.IntN(3)) - 1)
+				leader := int32(rng.IntN(3)) - 1
+				var waited []int
+				for k, w := range l.waitsForRoom {
+					if w == leader+1 && w > 0 {
+						waited = append(waited, k)
+					}
+				}
+				l.roomMade(leader)
+				for _, k := range waited {
+					if l.waitsForRoom[k] != 0 || l.idleUntil[k] != notIdle {
+						t.Fatalf("round %d step %d: partition %d waiting for leader %d not marked by its room", round, step, k, leader)
+					}
+				}
 			case 8:
 				if rng.IntN(10) == 0 {
 					l.lookAtAll()
