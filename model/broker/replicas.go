@@ -143,8 +143,17 @@ type partition struct {
 	// ver counts the changes a fetch's answer depends on (touch).
 	ver uint64
 	// quietIn are the fetch sessions holding p lazily (off their dirty
-	// lists): touch puts p back on their lists.
-	quietIn []*fetchSession
+	// lists), each with p's index in its parts: touch puts p back on their
+	// lists.
+	quietIn []quietRef
+}
+
+// quietRef is a fetch session holding a partition lazily, and where: the
+// index holds while the partition is lazy (a session reshaping its parts
+// wakes every partition first).
+type quietRef struct {
+	s  *fetchSession
+	at int32
 }
 
 // touch notes that something a fetch of p reads changed: its log (told by
@@ -155,7 +164,8 @@ type partition struct {
 func (p *partition) touch() {
 	p.ver++
 	for len(p.quietIn) > 0 {
-		p.quietIn[len(p.quietIn)-1].wake(p)
+		q := p.quietIn[len(p.quietIn)-1]
+		q.s.wake(p, q.at)
 	}
 	if p.isLeader || p.leader < 0 {
 		return
