@@ -81,6 +81,9 @@ type fetchSession struct {
 	servingAt    time.Duration
 	servingEpoch int64
 	next         []int32
+	// answered are the indices of the partitions the answer being made
+	// carries, in its order.
+	answered []int32
 
 	// idx finds parts' partitions when indexed (see tpIndex); while the
 	// parts are being reshaped, and should a partition number be negative,

@@ -401,7 +401,9 @@ func (rm *replicaManager) apply(reg *metadata.Partition) {
 	}
 	p := rm.parts.get(reg.TopicPartition)
 	if p == nil {
-		p = &partition{rm: rm, tp: reg.TopicPartition, leader: metadata.NoLeader, leaderEpoch: -1, partitionEpoch: -1}
+		tp := reg.TopicPartition
+		tp.Topic = rm.parts.intern(tp.Topic)
+		p = &partition{rm: rm, tp: tp, leader: metadata.NoLeader, leaderEpoch: -1, partitionEpoch: -1}
 		rm.parts.put(reg.TopicPartition, p)
 		i := sort.Search(len(rm.order), func(i int) bool { return !rm.order[i].Less(reg.TopicPartition) })
 		rm.order = slices.Insert(rm.order, i, reg.TopicPartition)
@@ -674,6 +676,11 @@ func (p *partition) updateFollowerFetchState(f *followerState, fetchOffset, lead
 // maybeExpandISR proposes adding a follower that has caught up
 // (leaderState.mayJoinISR).
 func (p *partition) maybeExpandISR(f *followerState) {
+	if p.pending != nil || slices.Contains(p.isr, f.id) {
+		// What mayJoinISR answers first, without gathering the leader's
+		// state: nearly every fetch is a member's.
+		return
+	}
 	if s := p.leaderState(); !s.mayJoinISR(f) {
 		return
 	}

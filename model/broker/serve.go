@@ -256,6 +256,7 @@ func (rm *replicaManager) serveFetch(from sim.NodeID, on uint64, m *proto.FetchR
 			s.wakeAll()
 		}
 		s.serving, s.servingAt, s.servingEpoch = true, rm.now(), m.BrokerEpoch
+		s.answered = s.answered[:0]
 		for k := 0; k < len(s.dirty); k++ { // partition.touch may add to it
 			i := s.dirty[k]
 			s.cursor = i
@@ -273,6 +274,8 @@ func (rm *replicaManager) serveFetch(from sim.NodeID, on uint64, m *proto.FetchR
 			}
 			if !respond {
 				resp.Partitions = resp.Partitions[:len(resp.Partitions)-1]
+			} else {
+				s.answered = append(s.answered, i)
 			}
 		}
 		s.serving = false
@@ -304,14 +307,12 @@ func (rm *replicaManager) serveFetch(from sim.NodeID, on uint64, m *proto.FetchR
 		resp.SessionID = rm.openSession(m, resp)
 	case incrementalFetch:
 		resp.SessionID = ctx.session.id
-		for i := range resp.Partitions {
-			r := &resp.Partitions[i]
-			if j, ok := ctx.session.lookup(metadata.TopicPartition{Topic: r.Topic, Partition: r.Partition}); ok {
-				c := &ctx.session.parts[j]
-				c.hw, c.logStart = r.HighWatermark, r.LogStartOffset
-				if r.Error != proto.None {
-					c.hw = -1
-				}
+		for k := range resp.Partitions {
+			r := &resp.Partitions[k]
+			c := &ctx.session.parts[ctx.session.answered[k]]
+			c.hw, c.logStart = r.HighWatermark, r.LogStartOffset
+			if r.Error != proto.None {
+				c.hw = -1
 			}
 		}
 		ctx.session.rest()
