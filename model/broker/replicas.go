@@ -225,6 +225,9 @@ type replicaManager struct {
 	fetcherAt  map[sim.NodeID]*fetcher
 	nodeShared bool
 	parked     []*parkedFetch
+	// metaAnswered is the last topic a clients' metadata answer listed
+	// (handleMetadata).
+	metaAnswered metadataAnswered
 	// sessions are the followers' incremental fetch sessions with this
 	// broker as leader (fetchsession.go).
 	sessions fetchSessionCache
