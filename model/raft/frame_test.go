@@ -41,7 +41,7 @@ func TestSharedEntryFramesAreItsOwn(t *testing.T) {
 		{Offset: 0, Epoch: 2, Data: []byte("another batch!!!"), Memo: memo},
 		{Offset: 0, Epoch: 2, Data: e.Data[:4], Memo: memo},
 	} {
-		if got, want := appendEntryFrame(nil, other), storage.AppendFrame(nil, encodeEntry(other)); !bytes.Equal(got, want) {
+		if got, want := entryFrame(other), storage.AppendFrame(nil, encodeEntry(other)); !bytes.Equal(got, want) {
 			t.Fatalf("entry %+v framed as %x, want %x", other, got, want)
 		}
 	}

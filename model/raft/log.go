@@ -51,20 +51,21 @@ type frameMemo struct {
 	data    []byte // the entry's Data, whose array the copies share
 }
 
-// frame appends e's frame to buf.
-func appendEntryFrame(buf []byte, e Entry) []byte {
+// entryFrame returns e's frame, which the caller must not modify (it may
+// be the one e's Memo keeps).
+func entryFrame(e Entry) []byte {
 	m := e.Memo
 	if m == nil {
-		return storage.AppendFrame(buf, encodeEntry(e))
+		return storage.AppendFrame(nil, encodeEntry(e))
 	}
 	f := &m.frame
 	if f.bytes == nil || f.offset != e.Offset || f.epoch != e.Epoch || f.control != e.Control || !sameBytes(f.data, e.Data) {
 		if f.bytes != nil {
-			return storage.AppendFrame(buf, encodeEntry(e)) // not the entry the memo's frame is of
+			return storage.AppendFrame(nil, encodeEntry(e)) // not the entry the memo's frame is of
 		}
 		*f = frameMemo{bytes: storage.AppendFrame(nil, encodeEntry(e)), offset: e.Offset, epoch: e.Epoch, control: e.Control, data: e.Data}
 	}
-	return append(buf, f.bytes...)
+	return f.bytes
 }
 
 // sameBytes: a and b are the same slice of the same array.
@@ -190,7 +191,11 @@ func (l *Log) Append(entries ...Entry) error {
 		if e.Offset != l.EndOffset()+int64(i) {
 			panic(fmt.Sprintf("raft: appending offset %d at end offset %d", e.Offset, l.EndOffset()+int64(i)))
 		}
-		buf = appendEntryFrame(buf, e)
+		if len(entries) == 1 {
+			buf = entryFrame(e) // the disk copies what it writes
+		} else {
+			buf = append(buf, entryFrame(e)...)
+		}
 	}
 	if err := l.disk.Write(l.file, l.size, buf); err != nil {
 		return err
