@@ -29,6 +29,9 @@ type sendLooks struct {
 	// due.
 	lookNow  []uint64
 	timedMin []time.Duration
+	// timed[b] has bit j set when partition 64b+j idles until a time
+	// (neither notIdle nor never): a block's times to compare are those.
+	timed []uint64
 	// waitsForRoom[i] is the leader (plus one; 0: none) partition i idles
 	// for while that leader has no room for another request; waiters[w]
 	// counts the partitions waiting for w, so that room made at a leader
@@ -54,6 +57,9 @@ type sendLooks struct {
 	// stale ones (a batch joined the queue), without comparing 64 times.
 	staleWakes []uint64
 	knownMin   []time.Duration
+	// wakeTimed[b] has bit j set when partition 64b+j's first wake-up is
+	// known and a time (not never).
+	wakeTimed []uint64
 	// wokeAt is the latest time the first wake-ups were looked at: the
 	// producer's clock can be set back, and then a wake-up passed before
 	// is ahead again (staleAfterJumpBack).
@@ -79,37 +85,59 @@ func (l *sendLooks) grow(n int) {
 		l.staleWakes = append(l.staleWakes, 0)
 		l.knownMin = append(l.knownMin, wakesStale)
 		l.waiting = append(l.waiting, 0)
+		l.timed = append(l.timed, 0)
+		l.wakeTimed = append(l.wakeTimed, 0)
 	}
 	l.idleMin.resize(blocks, notIdle)
 	l.blockMin.resize(blocks, wakesStale)
 	l.idleMin.setAll(notIdle)
 	l.blockMin.setAll(wakesStale)
 	for b := range blocks {
-		l.lookNow[b] = l.notIdleBits(b)
-		l.staleWakes[b], l.knownMin[b] = l.staleBits(b), wakesStale
+		l.lookNow[b], l.timed[b] = l.idleBits(b)
+		l.staleWakes[b], l.wakeTimed[b] = l.wakeBits(b)
+		l.knownMin[b] = wakesStale
 	}
 }
 
 func (l *sendLooks) blocks() int { return len(l.lookNow) }
 
-// notIdleBits finds block b's lookNow from its idleUntil.
-func (l *sendLooks) notIdleBits(b int) (bits uint64) {
+// idleBits finds block b's lookNow and timed from its idleUntil.
+func (l *sendLooks) idleBits(b int) (now, timed uint64) {
 	for j, until := range l.idleUntil[b*64 : min(b*64+64, len(l.idleUntil))] {
-		if until == notIdle {
-			bits |= 1 << (j & 63)
+		switch until {
+		case notIdle:
+			now |= 1 << (j & 63)
+		case never:
+		default:
+			timed |= 1 << (j & 63)
 		}
 	}
-	return bits
+	return now, timed
 }
 
-// staleBits finds block b's staleWakes from its firstWake.
-func (l *sendLooks) staleBits(b int) (bits uint64) {
+// wakeBits finds block b's staleWakes and wakeTimed from its firstWake.
+func (l *sendLooks) wakeBits(b int) (stale, timed uint64) {
 	for j, w := range l.firstWake[b*64 : min(b*64+64, len(l.firstWake))] {
-		if w == wakesStale {
-			bits |= 1 << (j & 63)
+		switch w {
+		case wakesStale:
+			stale |= 1 << (j & 63)
+		case never:
+		default:
+			timed |= 1 << (j & 63)
 		}
 	}
-	return bits
+	return stale, timed
+}
+
+// setFirstWake notes partition i's first wake-up, found (not stale).
+func (l *sendLooks) setFirstWake(i int, w time.Duration) {
+	l.firstWake[i] = w
+	l.staleWakes[i>>6] &^= 1 << (i & 63)
+	if w == never {
+		l.wakeTimed[i>>6] &^= 1 << (i & 63)
+	} else {
+		l.wakeTimed[i>>6] |= 1 << (i & 63)
+	}
 }
 
 // lookAt marks partition i to be looked at now.
@@ -117,6 +145,7 @@ func (l *sendLooks) lookAt(i int) {
 	l.idleUntil[i] = notIdle
 	l.idleMin.lower(i>>6, notIdle)
 	l.lookNow[i>>6] |= 1 << (i & 63)
+	l.timed[i>>6] &^= 1 << (i & 63)
 }
 
 // changed: partition i's queue or a batch in it changed.
@@ -128,6 +157,7 @@ func (l *sendLooks) changed(i int) {
 	}
 	l.firstWake[i] = wakesStale
 	l.staleWakes[b] |= 1 << (i & 63)
+	l.wakeTimed[b] &^= 1 << (i & 63)
 	l.blockMin.lower(b, wakesStale)
 }
 
@@ -142,10 +172,16 @@ func (l *sendLooks) maySendSooner(i int) {
 func (l *sendLooks) idle(i int, until time.Duration, waitsFor int32) {
 	l.idleUntil[i] = until
 	l.idleMin.lower(i>>6, until)
-	if until == notIdle {
+	switch until {
+	case notIdle:
 		l.lookNow[i>>6] |= 1 << (i & 63)
-	} else {
+		l.timed[i>>6] &^= 1 << (i & 63)
+	case never:
 		l.lookNow[i>>6] &^= 1 << (i & 63)
+		l.timed[i>>6] &^= 1 << (i & 63)
+	default:
+		l.lookNow[i>>6] &^= 1 << (i & 63)
+		l.timed[i>>6] |= 1 << (i & 63)
 		l.timedMin[i>>6] = min(l.timedMin[i>>6], until)
 	}
 	if was := l.waitsForRoom[i]; was != waitsFor {
@@ -191,6 +227,7 @@ func (l *sendLooks) lookAtAll() {
 	}
 	for b := range l.lookNow {
 		l.lookNow[b] = ^uint64(0) >> (64 - min(64, len(l.idleUntil)-b*64))
+		l.timed[b] = 0
 	}
 	l.idleMin.setAll(notIdle)
 }
@@ -207,6 +244,7 @@ func (l *sendLooks) staleAfterJumpBack(now time.Duration) {
 		}
 		for b := range l.staleWakes {
 			l.staleWakes[b] = ^uint64(0) >> (64 - min(64, len(l.firstWake)-b*64))
+			l.wakeTimed[b] = 0
 			l.knownMin[b] = never // none known
 		}
 		l.blockMin.setAll(wakesStale)
@@ -226,10 +264,13 @@ func (l *sendLooks) due(base int, now time.Duration) (due uint64, first time.Dur
 		// Only those marked notIdle are due.
 		due, first = l.lookNow[b], l.timedMin[b]
 	} else {
-		first = never
-		for j, until := range l.idleUntil[base:min(base+64, len(l.idleUntil))] {
-			if now >= until {
-				due |= 1 << (j & 63)
+		// Those notIdle are due, those idle for ever are not: the
+		// others' times tell.
+		first, due = never, l.lookNow[b]
+		for t := l.timed[b]; t != 0; t &= t - 1 {
+			j := mathbits.TrailingZeros64(t)
+			if until := l.idleUntil[base+j]; now >= until {
+				due |= 1 << j
 			} else {
 				first = min(first, until)
 			}
@@ -271,10 +312,13 @@ func (l *sendLooks) earliestWake(base int, now time.Duration) (next time.Duratio
 		// Every known one is ahead: only the stale ones are found again.
 		return first, l.staleWakes[base>>6]
 	}
-	next = never
-	for j, w := range l.firstWake[base:min(base+64, len(l.firstWake))] {
-		if w <= now {
-			again |= 1 << (j & 63)
+	// The stale ones are found again, those never due are not: the
+	// others' times tell.
+	next, again = never, l.staleWakes[base>>6]
+	for t := l.wakeTimed[base>>6]; t != 0; t &= t - 1 {
+		j := mathbits.TrailingZeros64(t)
+		if w := l.firstWake[base+j]; w <= now {
+			again |= 1 << j
 		} else {
 			next = min(next, w)
 		}

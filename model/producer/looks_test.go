@@ -220,7 +220,7 @@ func wakePass(t *testing.T, rng *rand.Rand, l *sendLooks, now time.Duration, rou
 				if rng.IntN(3) > 0 {
 					w = now + 1 + time.Duration(rng.IntN(30))
 				}
-				l.firstWake[base+j] = w
+				l.setFirstWake(base+j, w)
 				first = min(first, w)
 			}
 		}

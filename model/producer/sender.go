@@ -424,7 +424,7 @@ func (p *Client) firstWake(i int, now time.Duration) time.Duration {
 			break
 		}
 	}
-	p.looks.firstWake[i] = first
+	p.looks.setFirstWake(i, first)
 	return first
 }
 
