@@ -241,10 +241,9 @@ type replicaManager struct {
 	// conns: the peers' connections, each muted while a request of it is
 	// served (connections.go); one map per channel (proto.ChannelOf: a
 	// stream processor holds two connections to each broker, its
-	// consumer's and its producer's), keyed by the peer alone: looked up
-	// on every request and answer, a map on a plain integer key takes the
-	// runtime's fast path.
-	conns [2]map[sim.NodeID]*connection
+	// consumer's and its producer's), indexed by the peer: looked up on
+	// every request and answer, and node ids are small and dense.
+	conns [2]connTable
 	// spareProduces are finished produces whose answers were delivered,
 	// for new ones to reuse (see pendingProduce.TakeBack).
 	spareProduces spare.List[pendingProduce]
