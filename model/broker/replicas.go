@@ -602,7 +602,10 @@ func (rm *replicaManager) makeFollower(p *partition, reg *metadata.Partition) {
 // followers and its own syncing appends allow (leaderState.highWatermark),
 // and completes the writes and wakes the fetches waiting for it.
 func (p *partition) maybeIncrementHW() bool {
-	if !p.isLeader {
+	if !p.isLeader || p.log.LEO() <= p.hw {
+		// At the log end already: highWatermark can only say it stays
+		// (it never passes the log end), and gathering the leader's
+		// state for each follower's fetch showed in profiles.
 		return false
 	}
 	rm := p.rm
