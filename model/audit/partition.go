@@ -224,8 +224,12 @@ func (a *Audit) epochCheckpointFlipped(tp metadata.TopicPartition) bool {
 }
 
 func epochCheckpointFlippedOn(d *sim.Disk, tp metadata.TopicPartition) bool {
+	flips := d.Flips()
+	if len(flips) == 0 {
+		return false // nearly always: no name to format
+	}
 	suffix := "/" + tp.String() + "/leader-epoch-checkpoint"
-	for _, f := range d.Flips() {
+	for _, f := range flips {
 		if strings.HasSuffix(f.File, suffix) {
 			return true
 		}

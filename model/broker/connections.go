@@ -69,18 +69,43 @@ type connection struct {
 // closes its connection.
 const unreadRequestsMax = 64
 
+// connTable holds a connection per peer, indexed by its node id (ids
+// are small and dense; a negative one, which no node has, in a map).
+type connTable struct {
+	byID  []*connection
+	other map[sim.NodeID]*connection
+}
+
+func (t *connTable) get(id sim.NodeID) *connection {
+	if id >= 0 && int(id) < len(t.byID) {
+		return t.byID[id]
+	}
+	return t.other[id] // nil when none (and when other is nil)
+}
+
+func (t *connTable) put(id sim.NodeID, c *connection) {
+	if id < 0 {
+		if t.other == nil {
+			t.other = map[sim.NodeID]*connection{}
+		}
+		t.other[id] = c
+		return
+	}
+	for int(id) >= len(t.byID) {
+		t.byID = append(t.byID, nil)
+	}
+	t.byID[id] = c
+}
+
 // connectionOf is the broker's state of from's current connection, made
 // afresh when the connection was reset since.
 func (rm *replicaManager) connectionOf(from sim.NodeID, ch uint8) *connection {
 	gen := rm.n.env.Connection(from)
 	conns := &rm.conns[ch&1]
-	c := (*conns)[from]
+	c := conns.get(from)
 	if c == nil {
-		if *conns == nil {
-			*conns = map[sim.NodeID]*connection{}
-		}
 		c = &connection{gen: gen, ch: ch}
-		(*conns)[from] = c
+		conns.put(from, c)
 	}
 	if c.gen != gen {
 		// The connection was reset: what it had not read went with it.
@@ -157,7 +182,7 @@ func (rm *replicaManager) answerDurably(to sim.NodeID, on uint64, m sim.Message)
 // server's next poll), never from inside the handler that answered: that
 // handler may be walking a partition's waiting writes.
 func (rm *replicaManager) unmute(from sim.NodeID, on uint64) {
-	c := rm.conns[on>>63][from]
+	c := rm.conns[on>>63].get(from)
 	if c == nil || c.gen != on&^channelBit || !c.busy {
 		return // the connection has gone; a newer one keeps its own state
 	}
@@ -177,7 +202,7 @@ type readUnread struct {
 // readUnread serves a connection's unread requests, in order, until one of
 // them waits.
 func (rm *replicaManager) readUnread(t readUnread) {
-	c := rm.conns[t.on>>63][t.peer]
+	c := rm.conns[t.on>>63].get(t.peer)
 	if c == nil || c.gen != t.on&^channelBit {
 		return
 	}

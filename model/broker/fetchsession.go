@@ -81,6 +81,9 @@ type fetchSession struct {
 	servingAt    time.Duration
 	servingEpoch int64
 	next         []int32
+	// answered are the indices of the partitions the answer being made
+	// carries, in its order.
+	answered []int32
 
 	// idx finds parts' partitions when indexed (see tpIndex); while the
 	// parts are being reshaped, and should a partition number be negative,
@@ -109,10 +112,15 @@ func (s *fetchSession) unlazy(i int32) bool {
 	if c.f.lazy == s {
 		c.f.settle()
 	}
-	if j := slices.Index(c.p.quietIn, s); j >= 0 {
-		c.p.quietIn = slices.Delete(c.p.quietIn, j, j+1)
-	}
+	c.p.leftQuietIn(s)
 	return true
+}
+
+// leftQuietIn: session s no longer holds p lazily.
+func (p *partition) leftQuietIn(s *fetchSession) {
+	if j := slices.IndexFunc(p.quietIn, func(q quietRef) bool { return q.s == s }); j >= 0 {
+		p.quietIn = slices.Delete(p.quietIn, j, j+1)
+	}
 }
 
 // addDirty puts index i on the dirty list, in order.
@@ -125,13 +133,16 @@ func (s *fetchSession) addDirty(i int32) {
 // wake: p, lazy in this session, changed (partition.touch). During a
 // fetch, a partition not passed yet is served by it, as Kafka's loop
 // would reach it after the change; one passed waits for the next fetch.
-func (s *fetchSession) wake(p *partition) {
-	i, ok := s.lookup(p.tp)
+// at is where p was when it became lazy: p's index in parts, found
+// without a lookup (were it not, the lookup finds it).
+func (s *fetchSession) wake(p *partition, at int32) {
+	i, ok := int(at), at >= 0 && int(at) < len(s.parts) && s.parts[at].p == p
+	if !ok {
+		i, ok = s.lookup(p.tp)
+	}
 	if !ok || s.parts[i].p != p || !s.unlazy(int32(i)) {
 		// Not held lazily here (cannot happen): drop the stale entry.
-		if j := slices.Index(p.quietIn, s); j >= 0 {
-			p.quietIn = slices.Delete(p.quietIn, j, j+1)
-		}
+		p.leftQuietIn(s)
 		return
 	}
 	if s.serving && int32(i) < s.cursor {
@@ -165,8 +176,8 @@ func (s *fetchSession) rest() {
 			c.f.settle()
 		}
 		c.f.lazy, c.f.lazyIdx = s, i
-		if !slices.Contains(c.p.quietIn, s) {
-			c.p.quietIn = append(c.p.quietIn, s)
+		if !slices.ContainsFunc(c.p.quietIn, func(q quietRef) bool { return q.s == s }) {
+			c.p.quietIn = append(c.p.quietIn, quietRef{s: s, at: i})
 		}
 	}
 	s.dirty = keep

@@ -10,10 +10,25 @@ type partitionTable struct {
 	byTopic map[string][]*partition // indexed by partition number; nil where none
 	last    string
 	lastOf  []*partition
+	// names holds each topic's name once: a replica's topic partition
+	// takes it (intern), so that the names this broker's fetches, sessions
+	// and tables compare share their bytes, and string equality settles
+	// at the pointer instead of comparing the bytes of two copies (every
+	// metadata record decodes its own).
+	names map[string]string
 }
 
 func newPartitionTable() partitionTable {
-	return partitionTable{byTopic: map[string][]*partition{}}
+	return partitionTable{byTopic: map[string][]*partition{}, names: map[string]string{}}
+}
+
+// intern returns the topic name held for name's topic.
+func (t *partitionTable) intern(name string) string {
+	if held, ok := t.names[name]; ok {
+		return held
+	}
+	t.names[name] = name
+	return name
 }
 
 func (t *partitionTable) topic(name string) []*partition {

@@ -143,8 +143,17 @@ type partition struct {
 	// ver counts the changes a fetch's answer depends on (touch).
 	ver uint64
 	// quietIn are the fetch sessions holding p lazily (off their dirty
-	// lists): touch puts p back on their lists.
-	quietIn []*fetchSession
+	// lists), each with p's index in its parts: touch puts p back on their
+	// lists.
+	quietIn []quietRef
+}
+
+// quietRef is a fetch session holding a partition lazily, and where: the
+// index holds while the partition is lazy (a session reshaping its parts
+// wakes every partition first).
+type quietRef struct {
+	s  *fetchSession
+	at int32
 }
 
 // touch notes that something a fetch of p reads changed: its log (told by
@@ -155,7 +164,8 @@ type partition struct {
 func (p *partition) touch() {
 	p.ver++
 	for len(p.quietIn) > 0 {
-		p.quietIn[len(p.quietIn)-1].wake(p)
+		q := p.quietIn[len(p.quietIn)-1]
+		q.s.wake(p, q.at)
 	}
 	if p.isLeader || p.leader < 0 {
 		return
@@ -215,6 +225,9 @@ type replicaManager struct {
 	fetcherAt  map[sim.NodeID]*fetcher
 	nodeShared bool
 	parked     []*parkedFetch
+	// metaAnswered is the last topic a clients' metadata answer listed
+	// (handleMetadata).
+	metaAnswered metadataAnswered
 	// sessions are the followers' incremental fetch sessions with this
 	// broker as leader (fetchsession.go).
 	sessions fetchSessionCache
@@ -228,10 +241,9 @@ type replicaManager struct {
 	// conns: the peers' connections, each muted while a request of it is
 	// served (connections.go); one map per channel (proto.ChannelOf: a
 	// stream processor holds two connections to each broker, its
-	// consumer's and its producer's), keyed by the peer alone: looked up
-	// on every request and answer, a map on a plain integer key takes the
-	// runtime's fast path.
-	conns [2]map[sim.NodeID]*connection
+	// consumer's and its producer's), indexed by the peer: looked up on
+	// every request and answer, and node ids are small and dense.
+	conns [2]connTable
 	// spareProduces are finished produces whose answers were delivered,
 	// for new ones to reuse (see pendingProduce.TakeBack).
 	spareProduces spare.List[pendingProduce]
@@ -391,7 +403,9 @@ func (rm *replicaManager) apply(reg *metadata.Partition) {
 	}
 	p := rm.parts.get(reg.TopicPartition)
 	if p == nil {
-		p = &partition{rm: rm, tp: reg.TopicPartition, leader: metadata.NoLeader, leaderEpoch: -1, partitionEpoch: -1}
+		tp := reg.TopicPartition
+		tp.Topic = rm.parts.intern(tp.Topic)
+		p = &partition{rm: rm, tp: tp, leader: metadata.NoLeader, leaderEpoch: -1, partitionEpoch: -1}
 		rm.parts.put(reg.TopicPartition, p)
 		i := sort.Search(len(rm.order), func(i int) bool { return !rm.order[i].Less(reg.TopicPartition) })
 		rm.order = slices.Insert(rm.order, i, reg.TopicPartition)
@@ -588,7 +602,10 @@ func (rm *replicaManager) makeFollower(p *partition, reg *metadata.Partition) {
 // followers and its own syncing appends allow (leaderState.highWatermark),
 // and completes the writes and wakes the fetches waiting for it.
 func (p *partition) maybeIncrementHW() bool {
-	if !p.isLeader {
+	if !p.isLeader || p.log.LEO() <= p.hw {
+		// At the log end already: highWatermark can only say it stays
+		// (it never passes the log end), and gathering the leader's
+		// state for each follower's fetch showed in profiles.
 		return false
 	}
 	rm := p.rm
@@ -664,6 +681,11 @@ func (p *partition) updateFollowerFetchState(f *followerState, fetchOffset, lead
 // maybeExpandISR proposes adding a follower that has caught up
 // (leaderState.mayJoinISR).
 func (p *partition) maybeExpandISR(f *followerState) {
+	if p.pending != nil || slices.Contains(p.isr, f.id) {
+		// What mayJoinISR answers first, without gathering the leader's
+		// state: nearly every fetch is a member's.
+		return
+	}
 	if s := p.leaderState(); !s.mayJoinISR(f) {
 		return
 	}

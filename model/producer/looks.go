@@ -2,6 +2,7 @@ package producer
 
 import (
 	"math"
+	mathbits "math/bits"
 	"time"
 )
 
@@ -15,31 +16,50 @@ type sendLooks struct {
 	// on (lookAtAll) changed since, so it need not look until then.
 	// notIdle: it must look now.
 	idleUntil []time.Duration
-	// idleMin[b] is at most the first of idleUntil[64b:64b+64]: the
-	// sender's pass skips a block it says is idle now, which on a producer
-	// of thousands of partitions is nearly every block.
-	idleMin []time.Duration
-	// idleAll is at most the first of idleMin, and firstAll the first of
-	// blockMin when known (else wakesStale): a pass that every block
-	// would skip is skipped whole. A producer's sender runs on nearly
-	// every event it gets, and a pass over 47 blocks showed in profiles.
-	idleAll  time.Duration
-	firstAll time.Duration
+	// idleMin's block b is at most the first of idleUntil[64b:64b+64]: the
+	// sender's pass visits only the blocks it says are due, which on a
+	// producer of thousands of partitions are a few at most, and skips the
+	// pass when none is.
+	idleMin blockTree
+	// lookNow[b] has bit j set when partition 64b+j is notIdle, and
+	// timedMin[b] is at most the first idleUntil of the others: a pass
+	// finds the partitions of a block marked since its last look (a batch
+	// joined the queue: nearly every block it visits) from the bits,
+	// without comparing the block's 64 times, while none of the others is
+	// due.
+	lookNow  []uint64
+	timedMin []time.Duration
+	// timed[b] has bit j set when partition 64b+j idles until a time
+	// (neither notIdle nor never): a block's times to compare are those.
+	timed []uint64
 	// waitsForRoom[i] is the leader (plus one; 0: none) partition i idles
 	// for while that leader has no room for another request; waiters[w]
 	// counts the partitions waiting for w, so that room made at a leader
 	// none waits for costs no pass over the partitions.
 	waitsForRoom []int32
 	waiters      []int32
+	// waiting[b] has bit j set when partition 64b+j waits for a leader's
+	// room: roomMade looks only at those.
+	waiting []uint64
 	// firstWake[i] is the first of partition i's wake-ups after the time
 	// it was found, or never (then also after any later time, while it is
 	// still ahead); wakesStale: they must be computed again.
 	firstWake []time.Duration
-	// blockMin[b] is the first of firstWake[64b:64b+64], or wakesStale
-	// when that is not known (a wake-up there went stale): scheduleNext
-	// skips a block whose first wake-up is ahead, which on a producer of
-	// thousands of partitions is nearly every block.
-	blockMin []time.Duration
+	// blockMin's block b is the first of firstWake[64b:64b+64], or
+	// wakesStale when that is not known (a wake-up there went stale):
+	// scheduleNext visits only the blocks whose first wake-up is not
+	// ahead, and takes the first of them all from the tree.
+	blockMin blockTree
+	// staleWakes[b] has bit j set when partition 64b+j's first wake-up is
+	// stale, and knownMin[b] is the first of the block's others (never:
+	// none), or wakesStale when not known (the first went stale): a block
+	// whose others are all ahead finds its first wake-up from the few
+	// stale ones (a batch joined the queue), without comparing 64 times.
+	staleWakes []uint64
+	knownMin   []time.Duration
+	// wakeTimed[b] has bit j set when partition 64b+j's first wake-up is
+	// known and a time (not never).
+	wakeTimed []uint64
 	// wokeAt is the latest time the first wake-ups were looked at: the
 	// producer's clock can be set back, and then a wake-up passed before
 	// is ahead again (staleAfterJumpBack).
@@ -51,8 +71,6 @@ const (
 	wakesStale = time.Duration(math.MinInt64)
 )
 
-func (l *sendLooks) len() int { return len(l.idleUntil) }
-
 // grow adds partitions up to n, each to be looked at.
 func (l *sendLooks) grow(n int) {
 	for len(l.idleUntil) < n {
@@ -60,40 +78,112 @@ func (l *sendLooks) grow(n int) {
 		l.waitsForRoom = append(l.waitsForRoom, 0)
 		l.firstWake = append(l.firstWake, wakesStale)
 	}
-	for len(l.blockMin)*64 < n {
-		l.blockMin = append(l.blockMin, wakesStale)
-		l.idleMin = append(l.idleMin, notIdle)
+	blocks := (n + 63) / 64
+	for len(l.lookNow) < blocks {
+		l.lookNow = append(l.lookNow, 0)
+		l.timedMin = append(l.timedMin, notIdle)
+		l.staleWakes = append(l.staleWakes, 0)
+		l.knownMin = append(l.knownMin, wakesStale)
+		l.waiting = append(l.waiting, 0)
+		l.timed = append(l.timed, 0)
+		l.wakeTimed = append(l.wakeTimed, 0)
 	}
-	for b := range l.blockMin {
-		l.blockMin[b] = wakesStale
-		l.idleMin[b] = notIdle
+	l.idleMin.resize(blocks, notIdle)
+	l.blockMin.resize(blocks, wakesStale)
+	l.idleMin.setAll(notIdle)
+	l.blockMin.setAll(wakesStale)
+	for b := range blocks {
+		l.lookNow[b], l.timed[b] = l.idleBits(b)
+		l.staleWakes[b], l.wakeTimed[b] = l.wakeBits(b)
+		l.knownMin[b] = wakesStale
 	}
-	l.idleAll, l.firstAll = notIdle, wakesStale
+}
+
+func (l *sendLooks) blocks() int { return len(l.lookNow) }
+
+// idleBits finds block b's lookNow and timed from its idleUntil.
+func (l *sendLooks) idleBits(b int) (now, timed uint64) {
+	for j, until := range l.idleUntil[b*64 : min(b*64+64, len(l.idleUntil))] {
+		switch until {
+		case notIdle:
+			now |= 1 << (j & 63)
+		case never:
+		default:
+			timed |= 1 << (j & 63)
+		}
+	}
+	return now, timed
+}
+
+// wakeBits finds block b's staleWakes and wakeTimed from its firstWake.
+func (l *sendLooks) wakeBits(b int) (stale, timed uint64) {
+	for j, w := range l.firstWake[b*64 : min(b*64+64, len(l.firstWake))] {
+		switch w {
+		case wakesStale:
+			stale |= 1 << (j & 63)
+		case never:
+		default:
+			timed |= 1 << (j & 63)
+		}
+	}
+	return stale, timed
+}
+
+// setFirstWake notes partition i's first wake-up, found (not stale).
+func (l *sendLooks) setFirstWake(i int, w time.Duration) {
+	l.firstWake[i] = w
+	l.staleWakes[i>>6] &^= 1 << (i & 63)
+	if w == never {
+		l.wakeTimed[i>>6] &^= 1 << (i & 63)
+	} else {
+		l.wakeTimed[i>>6] |= 1 << (i & 63)
+	}
+}
+
+// lookAt marks partition i to be looked at now.
+func (l *sendLooks) lookAt(i int) {
+	l.idleUntil[i] = notIdle
+	l.idleMin.lower(i>>6, notIdle)
+	l.lookNow[i>>6] |= 1 << (i & 63)
+	l.timed[i>>6] &^= 1 << (i & 63)
 }
 
 // changed: partition i's queue or a batch in it changed.
 func (l *sendLooks) changed(i int) {
-	l.idleUntil[i] = notIdle
-	l.idleMin[i>>6] = notIdle
+	l.lookAt(i)
+	b := i >> 6
+	if w := l.firstWake[i]; w != never && w == l.knownMin[b] {
+		l.knownMin[b] = wakesStale // the block's first: the next is not known
+	}
 	l.firstWake[i] = wakesStale
-	l.blockMin[i>>6] = wakesStale
-	l.idleAll, l.firstAll = notIdle, wakesStale
+	l.staleWakes[b] |= 1 << (i & 63)
+	l.wakeTimed[b] &^= 1 << (i & 63)
+	l.blockMin.lower(b, wakesStale)
 }
 
 // maySendSooner: a batch of partition i may go before the last look said
 // (it filled up).
 func (l *sendLooks) maySendSooner(i int) {
-	l.idleUntil[i] = notIdle
-	l.idleMin[i>>6] = notIdle
-	l.idleAll = notIdle
+	l.lookAt(i)
 }
 
 // idle notes that partition i has nothing to send before until, or, when
 // waitsFor is a leader (plus one), until that leader has room.
 func (l *sendLooks) idle(i int, until time.Duration, waitsFor int32) {
 	l.idleUntil[i] = until
-	l.idleMin[i>>6] = min(l.idleMin[i>>6], until)
-	l.idleAll = min(l.idleAll, until)
+	l.idleMin.lower(i>>6, until)
+	switch until {
+	case notIdle:
+		l.lookNow[i>>6] |= 1 << (i & 63)
+		l.timed[i>>6] &^= 1 << (i & 63)
+	case never:
+		l.lookNow[i>>6] &^= 1 << (i & 63)
+		l.timed[i>>6] &^= 1 << (i & 63)
+	default:
+		l.lookNow[i>>6] &^= 1 << (i & 63)
+		l.timed[i>>6] |= 1 << (i & 63)
+		l.timedMin[i>>6] = min(l.timedMin[i>>6], until)
+	}
 	if was := l.waitsForRoom[i]; was != waitsFor {
 		if was > 0 {
 			l.waiters[was]--
@@ -103,6 +193,9 @@ func (l *sendLooks) idle(i int, until time.Duration, waitsFor int32) {
 				l.waiters = append(l.waiters, 0)
 			}
 			l.waiters[waitsFor]++
+			l.waiting[i>>6] |= 1 << (i & 63)
+		} else {
+			l.waiting[i>>6] &^= 1 << (i & 63)
 		}
 		l.waitsForRoom[i] = waitsFor
 	}
@@ -114,12 +207,14 @@ func (l *sendLooks) roomMade(leader int32) {
 	if w <= 0 || int(w) >= len(l.waiters) {
 		return
 	}
-	for i := 0; l.waiters[w] > 0; i++ {
-		if l.waitsForRoom[i] == w {
-			l.idleUntil[i], l.waitsForRoom[i] = notIdle, 0
-			l.idleMin[i>>6] = notIdle
-			l.idleAll = notIdle
-			l.waiters[w]--
+	for b := 0; l.waiters[w] > 0; b++ {
+		for bits := l.waiting[b]; bits != 0; bits &= bits - 1 {
+			if i := b*64 + mathbits.TrailingZeros64(bits); l.waitsForRoom[i] == w {
+				l.lookAt(i)
+				l.waitsForRoom[i] = 0
+				l.waiting[b] &^= 1 << (i & 63)
+				l.waiters[w]--
+			}
 		}
 	}
 }
@@ -130,10 +225,11 @@ func (l *sendLooks) lookAtAll() {
 	for i := range l.idleUntil {
 		l.idleUntil[i] = notIdle
 	}
-	for b := range l.idleMin {
-		l.idleMin[b] = notIdle
+	for b := range l.lookNow {
+		l.lookNow[b] = ^uint64(0) >> (64 - min(64, len(l.idleUntil)-b*64))
+		l.timed[b] = 0
 	}
-	l.idleAll = notIdle
+	l.idleMin.setAll(notIdle)
 }
 
 // staleAfterJumpBack marks every partition's wake-ups stale when now is
@@ -146,46 +242,64 @@ func (l *sendLooks) staleAfterJumpBack(now time.Duration) {
 		for i := range l.firstWake {
 			l.firstWake[i] = wakesStale
 		}
-		for b := range l.blockMin {
-			l.blockMin[b] = wakesStale
+		for b := range l.staleWakes {
+			l.staleWakes[b] = ^uint64(0) >> (64 - min(64, len(l.firstWake)-b*64))
+			l.wakeTimed[b] = 0
+			l.knownMin[b] = never // none known
 		}
-		l.firstAll = wakesStale
+		l.blockMin.setAll(wakesStale)
 	}
 	l.wokeAt = now
 }
 
 // due returns which of partitions base to base+63 the sender must look at
-// now, a bit each. (Not inlined: inside the sender its loop spilled
-// registers on every partition.)
+// now, a bit each, and at most the first idleUntil of the others. (Not
+// inlined: inside the sender its loop spilled registers on every
+// partition.)
 //
 //go:noinline
-func (l *sendLooks) due(base int, now time.Duration) uint64 {
-	if l.idleMin[base>>6] > now {
-		return 0 // every partition of the block idles past now
-	}
-	var due uint64
-	first := never
-	for j, until := range l.idleUntil[base:min(base+64, len(l.idleUntil))] {
-		if now >= until {
-			due |= 1 << (j & 63)
-		} else {
-			first = min(first, until)
+func (l *sendLooks) due(base int, now time.Duration) (due uint64, first time.Duration) {
+	b := base >> 6
+	if l.timedMin[b] > now {
+		// Only those marked notIdle are due.
+		due, first = l.lookNow[b], l.timedMin[b]
+	} else {
+		// Those notIdle are due, those idle for ever are not: the
+		// others' times tell.
+		first, due = never, l.lookNow[b]
+		for t := l.timed[b]; t != 0; t &= t - 1 {
+			j := mathbits.TrailingZeros64(t)
+			if until := l.idleUntil[base+j]; now >= until {
+				due |= 1 << j
+			} else {
+				first = min(first, until)
+			}
 		}
 	}
 	if due == 0 {
-		l.idleMin[base>>6] = first
+		l.timedMin[b] = first
+		l.idleMin.set(b, first)
 	}
-	return due
+	return due, first
 }
 
-// settleIdle sets the block of partitions base to base+63's idleMin to
-// the first of their idleUntil, once the sender's pass looked at them.
-func (l *sendLooks) settleIdle(base int) {
-	first := never
-	for _, until := range l.idleUntil[base:min(base+64, len(l.idleUntil))] {
-		first = min(first, until)
+// settleIdle sets the idleMin and timedMin of the block of partitions base
+// to base+63 once the sender's pass looked at those due (a bit each) and
+// the others' first idleUntil was first: each looked at is idle until a
+// new time, or still due (and notIdle, or left as it was).
+func (l *sendLooks) settleIdle(base int, due uint64, first time.Duration) {
+	b := base >> 6
+	for ; due != 0; due &= due - 1 {
+		if until := l.idleUntil[base+mathbits.TrailingZeros64(due)]; until != notIdle {
+			first = min(first, until)
+		}
 	}
-	l.idleMin[base>>6] = first
+	l.timedMin[b] = first
+	if l.lookNow[b] != 0 {
+		l.idleMin.set(b, notIdle)
+	} else {
+		l.idleMin.set(b, first)
+	}
 }
 
 // earliestWake returns the earliest first wake-up after now of partitions
@@ -194,13 +308,27 @@ func (l *sendLooks) settleIdle(base int) {
 //
 //go:noinline
 func (l *sendLooks) earliestWake(base int, now time.Duration) (next time.Duration, again uint64) {
-	next = never
-	for j, w := range l.firstWake[base:min(base+64, len(l.firstWake))] {
-		if w <= now {
-			again |= 1 << (j & 63)
+	if first := l.knownMin[base>>6]; first > now {
+		// Every known one is ahead: only the stale ones are found again.
+		return first, l.staleWakes[base>>6]
+	}
+	// The stale ones are found again, those never due are not: the
+	// others' times tell.
+	next, again = never, l.staleWakes[base>>6]
+	for t := l.wakeTimed[base>>6]; t != 0; t &= t - 1 {
+		j := mathbits.TrailingZeros64(t)
+		if w := l.firstWake[base+j]; w <= now {
+			again |= 1 << j
 		} else {
 			next = min(next, w)
 		}
 	}
 	return next, again
+}
+
+// wakesFound notes block b's first wake-up, found by the sender: every
+// partition's in it is known.
+func (l *sendLooks) wakesFound(b int, first time.Duration) {
+	l.knownMin[b], l.staleWakes[b] = first, 0
+	l.blockMin.set(b, first)
 }

@@ -54,26 +54,18 @@ func (p *Client) runSender() {
 	// Whether each leader met has room for a request: the counts change
 	// only when the requests go, after this loop.
 	var room leaderRoom
-	if now >= p.looks.idleAll {
-		// The first idleMin after the pass; a block lowered behind it
-		// lowers idleAll itself.
-		p.looks.idleAll = never
-		all := never
-		for base := 0; base < p.looks.len(); base += 64 {
-			if first := p.looks.idleMin[base>>6]; first > now {
-				all = min(all, first)
-				continue
-			}
-			due := p.looks.due(base, now)
-			if due != 0 {
-				for ; due != 0; due &= due - 1 {
-					byBroker, brokers = p.lookAt(base+bits.TrailingZeros64(due), now, &room, byBroker, brokers)
-				}
-				p.looks.settleIdle(base)
-			}
-			all = min(all, p.looks.idleMin[base>>6])
+	// The blocks in ascending order whose idleMin is not ahead, as each is
+	// reached (a look may mark a partition of a later one).
+	for b := p.looks.idleMin.next(0, now); b >= 0; b = p.looks.idleMin.next(b+1, now) {
+		base := b * 64
+		due, first := p.looks.due(base, now)
+		if due == 0 {
+			continue
 		}
-		p.looks.idleAll = min(p.looks.idleAll, all)
+		for d := due; d != 0; d &= d - 1 {
+			byBroker, brokers = p.lookAt(base+bits.TrailingZeros64(d), now, &room, byBroker, brokers)
+		}
+		p.looks.settleIdle(base, due, first)
 	}
 	for i := 1; i < len(brokers); i++ { // by broker id; a handful at most
 		for j := i; j > 0 && brokers[j] < brokers[j-1]; j-- {
@@ -399,33 +391,20 @@ func unsentAfter(batches []*pbatch) bool {
 
 // scheduleNext wakes the sender for the next linger expiry, retry or expiry.
 func (p *Client) scheduleNext(now time.Duration) {
-	next := never
 	p.looks.staleAfterJumpBack(now)
-	if first := p.looks.firstAll; first > now {
-		// Every block's first wake-up is known and ahead.
-		if first < never {
-			p.wakeSender(first - now)
-		}
-		return
-	}
-	for base := 0; base < p.looks.len(); base += 64 {
-		if first := p.looks.blockMin[base>>6]; first > now {
-			// Every wake-up of the block is ahead: its first is the one.
-			next = min(next, first)
-			continue
-		}
+	// The blocks whose first wake-up is stale or passed; every other
+	// block's is ahead, and the one.
+	for b := p.looks.blockMin.next(0, now); b >= 0; b = p.looks.blockMin.next(b+1, now) {
 		// The block's first wake-up: the first of those known and ahead,
 		// and of those found again (each writes only its own).
+		base := b * 64
 		first, again := p.looks.earliestWake(base, now)
 		for ; again != 0; again &= again - 1 {
 			first = min(first, p.firstWake(base+bits.TrailingZeros64(again), now))
 		}
-		p.looks.blockMin[base>>6] = first
-		next = min(next, first)
+		p.looks.wakesFound(b, first)
 	}
-	// next is now the first of every block's blockMin.
-	p.looks.firstAll = next
-	if next < never {
+	if next := p.looks.blockMin.first(); next < never {
 		p.wakeSender(next - now)
 	}
 }
@@ -445,7 +424,7 @@ func (p *Client) firstWake(i int, now time.Duration) time.Duration {
 			break
 		}
 	}
-	p.looks.firstWake[i] = first
+	p.looks.setFirstWake(i, first)
 	return first
 }
 

@@ -33,7 +33,45 @@ type Entry struct {
 
 // Memo holds what a reader made of an entry's data (see Entry.Memo); it
 // must never be modified once set.
-type Memo struct{ Value any }
+type Memo struct {
+	Value any
+	// frame is the entry's frame as its logs write it (checksummed), made
+	// by the first log to append it: the controllers and every broker
+	// write the same bytes, a copy each.
+	frame frameMemo
+}
+
+// frameMemo is an entry's frame and what it was made of: a copy of the
+// entry whose fields differ (none does; a test's might) makes its own.
+type frameMemo struct {
+	bytes   []byte
+	offset  int64
+	epoch   int32
+	control bool
+	data    []byte // the entry's Data, whose array the copies share
+}
+
+// entryFrame returns e's frame, which the caller must not modify (it may
+// be the one e's Memo keeps).
+func entryFrame(e Entry) []byte {
+	m := e.Memo
+	if m == nil {
+		return storage.AppendFrame(nil, encodeEntry(e))
+	}
+	f := &m.frame
+	if f.bytes == nil || f.offset != e.Offset || f.epoch != e.Epoch || f.control != e.Control || !sameBytes(f.data, e.Data) {
+		if f.bytes != nil {
+			return storage.AppendFrame(nil, encodeEntry(e)) // not the entry the memo's frame is of
+		}
+		*f = frameMemo{bytes: storage.AppendFrame(nil, encodeEntry(e)), offset: e.Offset, epoch: e.Epoch, control: e.Control, data: e.Data}
+	}
+	return f.bytes
+}
+
+// sameBytes: a and b are the same slice of the same array.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && cap(a) == cap(b) && (len(a) == 0 || &a[0] == &b[0])
+}
 
 // Same reports whether two entries are the same batch.
 func (e Entry) Same(o Entry) bool {
@@ -153,7 +191,11 @@ func (l *Log) Append(entries ...Entry) error {
 		if e.Offset != l.EndOffset()+int64(i) {
 			panic(fmt.Sprintf("raft: appending offset %d at end offset %d", e.Offset, l.EndOffset()+int64(i)))
 		}
-		buf = storage.AppendFrame(buf, encodeEntry(e))
+		if len(entries) == 1 {
+			buf = entryFrame(e) // the disk copies what it writes
+		} else {
+			buf = append(buf, entryFrame(e)...)
+		}
 	}
 	if err := l.disk.Write(l.file, l.size, buf); err != nil {
 		return err
