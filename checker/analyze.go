@@ -72,6 +72,10 @@ type records struct {
 	lossOps  lossOps
 	eos      eosState
 
+	// far: the completions' indexes too far from their invocations'
+	// for sendRec.done, by value.
+	far map[int32]int64
+
 	lastIndex int64
 	nOps      int64
 	// linRecs: the partitions keep their reads' records for
@@ -156,6 +160,12 @@ func (a *analyzer) finish() {
 	a.checkCycles()
 	a.checkGroupMembers()
 	a.checkEOS()
+	// The known offsets served the checks above alone: let them go
+	// before linearizability builds its jobs (a long run's are tens of
+	// MB, as many as its records).
+	for _, po := range a.parts {
+		po.offsets, po.visRC = nil, nil
+	}
 }
 
 func (a *analyzer) countStats() {

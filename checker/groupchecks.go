@@ -579,7 +579,7 @@ func (a *analyzer) sentAfterGroupCommittedPast(part string, off int64, val int32
 	}
 	sent := a.sends[si].invoke
 	landed := sent
-	if c := a.sends[si].complete; c >= 0 && a.sends[si].typ == history.OK {
+	if c := a.complete(&a.sends[si]); c >= 0 && a.sends[si].typ == history.OK {
 		landed = c
 	}
 	// The loss whose log the record landed in: the latest before it.

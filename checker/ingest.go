@@ -46,7 +46,6 @@ type procState struct {
 	// fin: what its final polls named (the partitions they cover without
 	// positions: mergeFinal) and how far they said they read.
 	fin     finalProc
-	rank    int32
 	txn     int32     // open transaction, -1
 	reads   []readRef // transactional records read since this process's last transaction ended
 	readSet map[int64]bool
@@ -134,9 +133,8 @@ func (a *analyzer) addSend(pid int32, p *procState, o *history.Op) {
 		if o.Value.HasKey {
 			key = a.keyID(o.Value.Key)
 		}
-		s := sendRec{val: vi, proc: pid, topic: a.topicID(o.Value.Topic), key: key, rank: p.rank, part: -1, txn: -1,
-			typ: history.Info, invoke: o.Index, complete: -1, offset: -1}
-		p.rank++
+		s := sendRec{val: vi, proc: pid, topic: a.topicID(o.Value.Topic), key: key, part: -1, txn: -1,
+			typ: history.Info, invoke: o.Index, done: donePending, offset: -1}
 		if tid := txnIDOf(o); p.txn >= 0 || tid != "" {
 			s.txn = a.txnFor(pid, p, tid, o.Index)
 		}
@@ -154,10 +152,11 @@ func (a *analyzer) addSend(pid int32, p *procState, o *history.Op) {
 		return // a completion without its invocation: nothing to check against
 	}
 	s := &a.sends[si]
-	if s.complete >= 0 || s.proc != pid {
+	if a.complete(s) >= 0 || s.proc != pid {
 		return
 	}
-	s.complete, s.typ, s.doneAt = o.Index, o.Type, o.Time
+	a.setComplete(s, o.Index)
+	s.typ, s.doneAt = o.Type, o.Time
 	if s.txn >= 0 {
 		a.txns[s.txn].lastT = max(a.txns[s.txn].lastT, o.Time)
 	}
@@ -320,7 +319,7 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 		}
 		s2 := &a.sends[v.send]
 		if !final && s2.key >= 0 {
-			a.keyOrder(p, pid, s2, r, pi, o)
+			a.keyOrder(p, v.send, s2, r, pi, o)
 		}
 		if s2.txn >= 0 {
 			a.txnReads = append(a.txnReads, txnRead{txn: s2.txn, val: vi, op: o.Index, proc: pid, part: pi, off: r.Offset, rc: rc})

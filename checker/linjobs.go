@@ -289,6 +289,7 @@ func (p *linPlan) partJob(pi int32) *linJob {
 	}
 	// Sends that never said where they went, but were read here.
 	sends := byPart[pi]
+	byPart[pi] = nil // built once: its operations follow
 	var unplaced []int32
 	for v := range firstRead { // kafkasim:orderless: sorted below
 		if si := a.vals[v].send; si >= 0 && a.sends[si].part < 0 && a.sends[si].typ != history.Fail && a.sends[si].topic == po.topic {
@@ -314,7 +315,8 @@ func (p *linPlan) partJob(pi int32) *linJob {
 		if s.typ == history.Fail {
 			continue // not counted in n
 		}
-		op := logOp{off: s.offset, val: s.val, txn: s.txn >= 0, ops: [2]int64{s.invoke, s.complete}, proc: s.proc, call: s.invoke, ret: s.complete}
+		complete := a.complete(s)
+		op := logOp{off: s.offset, val: s.val, txn: s.txn >= 0, ops: [2]int64{s.invoke, complete}, proc: s.proc, call: s.invoke, ret: complete}
 		switch s.typ {
 		case history.OK:
 		default:

@@ -191,7 +191,7 @@ func (a *analyzer) reusedOffset(partition string, offset int64, value string) bo
 	obs := a.parts[pi].obsAt(offset)
 	last := int64(-1)
 	if si := a.vals[vi].send; si >= 0 {
-		last = a.sends[si].complete
+		last = a.complete(&a.sends[si])
 	}
 	read := false
 	for _, o := range obs {

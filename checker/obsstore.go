@@ -29,9 +29,9 @@ type obsStore struct {
 	reads int     // records taken: how sparse canon may grow
 	runs  []readRun
 	extra []observation
-	acks  []int32    // indexes in *sends of the sends acknowledged here
-	sends *[]sendRec // the analyzer's sends
-	built bool       // sorted (build): the cursor may run
+	acks  []int32  // indexes in rec.sends of the sends acknowledged here
+	rec   *records // the analyzer's sends
+	built bool     // sorted (build): the cursor may run
 }
 
 // readRun is one poll's reads of consecutive offsets, each holding its
@@ -127,8 +127,8 @@ func (st *obsStore) ack(si int32) { st.acks = append(st.acks, si) }
 
 // ackObs is the observation the i-th acknowledgement makes.
 func (st *obsStore) ackObs(i int) observation {
-	s := &(*st.sends)[st.acks[i]]
-	return observation{off: s.offset, op: s.complete, val: s.val, sess: -1}
+	s := &st.rec.sends[st.acks[i]]
+	return observation{off: s.offset, op: st.rec.complete(s), val: s.val, sess: -1}
 }
 
 // build sorts the lists for the cursor. Duplicates (one poll returning a
@@ -136,7 +136,7 @@ func (st *obsStore) ackObs(i int) observation {
 func (st *obsStore) build() {
 	sortObservations(st.extra)
 	slices.SortFunc(st.runs, func(x, y readRun) int { return cmp.Compare(x.first, y.first) })
-	sends := *st.sends
+	sends := st.rec.sends
 	slices.SortFunc(st.acks, func(x, y int32) int {
 		sx, sy := &sends[x], &sends[y]
 		if c := cmp.Compare(sx.offset, sy.offset); c != 0 {
@@ -145,7 +145,7 @@ func (st *obsStore) build() {
 		if c := cmp.Compare(sx.val, sy.val); c != 0 {
 			return c
 		}
-		return cmp.Compare(sx.complete, sy.complete)
+		return cmp.Compare(st.rec.complete(sx), st.rec.complete(sy))
 	})
 	st.built = true
 }
@@ -189,7 +189,7 @@ func (st *obsStore) seek(from int64) *obsCursor {
 		}
 	}
 	c.ei = sort.Search(len(st.extra), func(i int) bool { return st.extra[i].off >= from })
-	sends := *st.sends
+	sends := st.rec.sends
 	c.ai = sort.Search(len(st.acks), func(i int) bool { return sends[st.acks[i]].offset >= from })
 	return c
 }
@@ -216,7 +216,7 @@ func (c *obsCursor) step() (int64, []observation, bool) {
 		x = min(x, st.extra[c.ei].off)
 	}
 	if c.ai < len(st.acks) {
-		x = min(x, (*st.sends)[st.acks[c.ai]].offset)
+		x = min(x, st.rec.sends[st.acks[c.ai]].offset)
 	}
 	if x == math.MaxInt64 && c.ri == len(runs) && c.ei == len(st.extra) && c.ai == len(st.acks) && len(c.active) == 0 {
 		return 0, nil, false
@@ -236,7 +236,7 @@ func (c *obsCursor) step() (int64, []observation, bool) {
 		buf = append(buf, st.extra[c.ei])
 		c.ei++
 	}
-	for c.ai < len(st.acks) && (*st.sends)[st.acks[c.ai]].offset == x {
+	for c.ai < len(st.acks) && st.rec.sends[st.acks[c.ai]].offset == x {
 		buf = append(buf, st.ackObs(c.ai))
 		c.ai++
 	}

@@ -16,8 +16,8 @@ import (
 // go backwards, or lie far apart, and for acknowledgements among them.
 func TestObsStoreIsTheSortedSlice(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		var sends []sendRec
-		st := &obsStore{sends: &sends}
+		rec := &records{}
+		st := &obsStore{rec: rec}
 		var plain []observation
 		base := rapid.SampledFrom([]int64{0, 7, 1 << 30, maxCanonOffset - 100}).Draw(t, "base")
 		span := rapid.SampledFrom([]int64{20, 300, 5000, 1 << 45}).Draw(t, "span")
@@ -67,10 +67,12 @@ func TestObsStoreIsTheSortedSlice(t *testing.T) {
 			if rapid.Bool().Draw(t, "ackOther") {
 				val = rapid.Int32Range(1000, 2000).Draw(t, "ackVal")
 			}
-			s := sendRec{val: val, offset: off, complete: rapid.Int64Range(0, op+1).Draw(t, "complete")}
-			sends = append(sends, s)
-			st.ack(int32(len(sends) - 1))
-			plain = append(plain, observation{off: s.offset, op: s.complete, val: s.val, sess: -1})
+			s := sendRec{val: val, offset: off}
+			complete := rapid.Int64Range(0, op+1).Draw(t, "complete")
+			rec.setComplete(&s, complete)
+			rec.sends = append(rec.sends, s)
+			st.ack(int32(len(rec.sends) - 1))
+			plain = append(plain, observation{off: s.offset, op: complete, val: s.val, sess: -1})
 		}
 
 		// Every record read is there as often as it was read (keepLinRecs).
@@ -161,8 +163,7 @@ func collect(seq func(func(*observation) bool)) []observation {
 // A poll reading a log in order takes one run per maxRunLen records, and
 // reads that agree take no observation of their own.
 func TestObsStoreKeepsAgreeingReadsAsRuns(t *testing.T) {
-	var sends []sendRec
-	st := &obsStore{sends: &sends}
+	st := &obsStore{rec: &records{}}
 	for op := int64(1); op <= 3; op++ {
 		run := int32(-1)
 		for off := int64(0); off < 1000; off++ {
@@ -191,6 +192,7 @@ func TestPerRecordSizes(t *testing.T) {
 		got, want uintptr
 	}{
 		{"readRun", unsafe.Sizeof(readRun{}), 24},
+		{"sendRec", unsafe.Sizeof(sendRec{}), 56},
 		{"observation", unsafe.Sizeof(observation{}), 24},
 		{"logOp", unsafe.Sizeof(logOp{}), 80},
 	} {
@@ -198,4 +200,26 @@ func TestPerRecordSizes(t *testing.T) {
 			t.Errorf("%s is %d bytes, want %d", c.name, c.got, c.want)
 		}
 	}
+}
+
+// A send's completion index comes back as it was recorded, however far
+// from its invocation's (a history's indexes need not be dense), and -1
+// while it is pending.
+func TestSendCompleteRoundTrips(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var r records
+		n := rapid.IntRange(1, 50).Draw(t, "sends")
+		want := make([]int64, n)
+		for i := range n {
+			s := sendRec{val: int32(i), invoke: rapid.OneOf(rapid.Int64Range(-10, 10), rapid.Int64()).Draw(t, "invoke")}
+			want[i] = rapid.OneOf(rapid.Just(int64(-1)), rapid.Map(rapid.Int64Range(-3, 3), func(d int64) int64 { return s.invoke + d }), rapid.Int64()).Draw(t, "complete")
+			r.setComplete(&s, want[i])
+			r.sends = append(r.sends, s)
+		}
+		for i := range n {
+			if got := r.complete(&r.sends[i]); got != want[i] {
+				t.Fatalf("send %d: complete %d, recorded %d", i, got, want[i])
+			}
+		}
+	})
 }

@@ -241,9 +241,9 @@ func (a *analyzer) txnSend(pid int32, p *procState, t int32, s history.Send, o *
 		if s.HasKey {
 			key = a.keyID(s.Key)
 		}
-		rec := sendRec{val: vi, proc: pid, topic: a.topicID(s.Topic), key: key, rank: p.rank, part: -1, txn: t,
-			typ: history.Info, invoke: a.txns[t].begin, complete: o.Index, offset: -1}
-		p.rank++
+		rec := sendRec{val: vi, proc: pid, topic: a.topicID(s.Topic), key: key, part: -1, txn: t,
+			typ: history.Info, invoke: a.txns[t].begin, offset: -1}
+		a.setComplete(&rec, o.Index)
 		if s.Partition >= 0 {
 			rec.part = a.partID(s.Topic, s.Partition)
 			if s.Offset >= 0 {
@@ -268,8 +268,8 @@ func (a *analyzer) txnSend(pid int32, p *procState, t int32, s history.Send, o *
 	}
 	if rec.offset < 0 && s.Offset >= 0 && rec.part >= 0 && rec.typ != history.Fail {
 		rec.offset, rec.typ = s.Offset, history.OK
-		if rec.complete < 0 {
-			rec.complete = o.Index
+		if a.complete(rec) < 0 {
+			a.setComplete(rec, o.Index)
 		}
 	}
 }
@@ -428,8 +428,8 @@ func (a *analyzer) checkTxnReads() {
 			iso = readCommitted
 		}
 		ops := []int64{r.op, s.invoke}
-		if s.complete >= 0 {
-			ops = append(ops, s.complete)
+		if c := a.complete(s); c >= 0 {
+			ops = append(ops, c)
 		}
 		if t.commitInvoke >= 0 {
 			ops = append(ops, t.commitInvoke)
