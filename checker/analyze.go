@@ -52,7 +52,11 @@ type numbering struct {
 	keyIDs   map[string]int32
 	keys     []string
 	valIDs   valIndex // and each value's name: valName
-	vals     []valInfo
+	// valSend and valFlags are each value's valInfo (val), in two
+	// tables: a long run numbers millions of values, and one table of
+	// valInfo would pad each to 8 bytes.
+	valSend  []int32
+	valFlags []uint8
 
 	lastPart   partKey // a one-entry cache for partID
 	lastPartID int32
@@ -138,7 +142,7 @@ func newAnalyzer(cfg *Config) *analyzer {
 	// Every value sent is numbered once: the sends, the values and their
 	// numbers are as many as the send invocations.
 	a.valIDs = newValIndex(sends)
-	a.vals, a.sends = make([]valInfo, 0, sends), make([]sendRec, 0, sends)
+	a.valSend, a.valFlags, a.sends = make([]int32, 0, sends), make([]uint8, 0, sends), make([]sendRec, 0, sends)
 	return a
 }
 

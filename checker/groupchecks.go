@@ -573,7 +573,7 @@ func (a *analyzer) goneBeforeGroupPassed(part string, off int64, ob observation,
 // election of the last known leader lost offsets 0..3623, below the offset
 // 3624 the group had committed before the loss).
 func (a *analyzer) sentAfterGroupCommittedPast(part string, off int64, val int32, atOff []observation, reg *register, final int64) bool {
-	si := a.vals[val].send
+	si := a.valSend[val]
 	if si < 0 {
 		return false
 	}

@@ -46,7 +46,7 @@ func (a *analyzer) obsProc(ob *observation) int32 {
 	if ob.sess >= 0 {
 		return a.sessions[ob.sess].proc
 	}
-	return a.sends[a.vals[ob.val].send].proc
+	return a.sends[a.valSend[ob.val]].proc
 }
 
 // obsFlags is how an observation was made: none for an acknowledgement;
@@ -107,6 +107,9 @@ type valInfo struct {
 	send  int32 // index in sends, -1: nobody sent it
 	flags uint8 // obsRead | obsFinal | obsRC: how polls saw it
 }
+
+// val is what is known of value v.
+func (a *analyzer) val(v int32) valInfo { return valInfo{send: a.valSend[v], flags: a.valFlags[v]} }
 
 // sendRec is one send. Its fields are ordered so that it packs into 56
 // bytes: a long run holds millions. A send's place in its producer's
@@ -227,11 +230,11 @@ func (a *analyzer) keyID(k string) int32 {
 }
 
 func (a *analyzer) valID(v string) int32 {
-	id, added := a.valIDs.number(v, int32(len(a.vals)))
+	id, added := a.valIDs.number(v, int32(len(a.valSend)))
 	if !added {
 		return id
 	}
-	a.vals = append(a.vals, valInfo{send: -1})
+	a.valSend, a.valFlags = append(a.valSend, -1), append(a.valFlags, 0)
 	return id
 }
 
@@ -295,7 +298,7 @@ func (a *analyzer) build() {
 // value v when it passes its offset: it was not written in a transaction,
 // or its transaction committed.
 func (a *analyzer) visibleToRC(v int32) bool {
-	si := a.vals[v].send
+	si := a.valSend[v]
 	if si < 0 {
 		return true
 	}

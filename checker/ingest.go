@@ -124,7 +124,7 @@ func (a *analyzer) endProcess(p *procState) {
 func (a *analyzer) addSend(pid int32, p *procState, o *history.Op) {
 	vi := a.valID(o.Value.Value)
 	if o.Type == history.Invoke {
-		if a.vals[vi].send >= 0 {
+		if a.valSend[vi] >= 0 {
 			a.findings = append(a.findings, Finding{Type: Duplicate, Example: Example{Value: o.Value.Value, Process: o.Process, Ops: []int64{o.Index},
 				Detail: "the history sends this value twice: values must be unique"}})
 			return
@@ -138,16 +138,16 @@ func (a *analyzer) addSend(pid int32, p *procState, o *history.Op) {
 		if tid := txnIDOf(o); p.txn >= 0 || tid != "" {
 			s.txn = a.txnFor(pid, p, tid, o.Index)
 		}
-		a.vals[vi].send = int32(len(a.sends))
+		a.valSend[vi] = int32(len(a.sends))
 		a.sends = append(a.sends, s)
 		if s.txn >= 0 {
-			a.txns[s.txn].sends = append(a.txns[s.txn].sends, a.vals[vi].send)
+			a.txns[s.txn].sends = append(a.txns[s.txn].sends, a.valSend[vi])
 			a.txns[s.txn].lastT = max(a.txns[s.txn].lastT, o.Time)
 		}
-		a.addEOS(pid, p, o, a.vals[vi].send)
+		a.addEOS(pid, p, o, a.valSend[vi])
 		return
 	}
-	si := a.vals[vi].send
+	si := a.valSend[vi]
 	if si < 0 {
 		return // a completion without its invocation: nothing to check against
 	}
@@ -306,11 +306,11 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 			}
 			p.finalRecs = true
 		}
-		v := &a.vals[vi]
-		v.flags |= flags | early
+		a.valFlags[vi] |= flags | early
 		if final && rc {
-			v.flags |= obsFinalRC
+			a.valFlags[vi] |= obsFinalRC
 		}
+		v := a.val(vi)
 		if v.send < 0 || a.sends[v.send].txn >= 0 && o.Index < a.sends[v.send].invoke {
 			po.early = append(po.early, observation{off: r.Offset, op: o.Index, val: vi, sess: parts[j].sess})
 		}

@@ -226,7 +226,7 @@ func (a *analyzer) linPlan(c *Config, opsMax int, st *LinearizabilityStats) *lin
 	// long run reads millions of records, nearly all of acknowledged
 	// sends). A value has one send at most (a second is a finding, not a
 	// send).
-	notOK := make([]uint64, (len(a.vals)+63)/64)
+	notOK := make([]uint64, (len(a.valSend)+63)/64)
 	for i := range a.sends {
 		if v := a.sends[i].val; a.sends[i].typ != history.OK {
 			notOK[v>>6] |= 1 << (v & 63)
@@ -292,7 +292,7 @@ func (p *linPlan) partJob(pi int32) *linJob {
 	byPart[pi] = nil // built once: its operations follow
 	var unplaced []int32
 	for v := range firstRead { // kafkasim:orderless: sorted below
-		if si := a.vals[v].send; si >= 0 && a.sends[si].part < 0 && a.sends[si].typ != history.Fail && a.sends[si].topic == po.topic {
+		if si := a.valSend[v]; si >= 0 && a.sends[si].part < 0 && a.sends[si].typ != history.Fail && a.sends[si].topic == po.topic {
 			unplaced = append(unplaced, si)
 		}
 	}

@@ -41,7 +41,7 @@ func (a *analyzer) checkLost() {
 			continue
 		}
 		po := a.parts[s.part]
-		v := a.vals[s.val]
+		v := a.val(s.val)
 		covered := a.finalAll || a.finalTopic[po.topic] || a.finalPart[s.part] || po.finalReached || s.offset < po.finalTo
 		var typ, detail string
 		switch {
@@ -101,7 +101,7 @@ func (a *analyzer) checkLost() {
 // checkLostNoAck judges an acks=0 send by the final reads: if they cover
 // where it went and do not hold it, it was lost (acks=0 permits that).
 func (a *analyzer) checkLostNoAck(s *sendRec) {
-	v := a.vals[s.val]
+	v := a.val(s.val)
 	covered := a.finalAll || a.finalTopic[s.topic]
 	ex := Example{Value: a.valName(s.val), Process: a.procs[s.proc].name, Offset: -1, Ops: []int64{s.invoke, a.complete(s)}}
 	if s.part >= 0 {

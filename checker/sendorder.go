@@ -39,7 +39,7 @@ func (a *analyzer) firstOfProducer(s *sendRec) bool {
 		if o.off >= s.offset {
 			return true
 		}
-		if si := a.vals[o.val].send; si >= 0 && a.sends[si].proc == s.proc {
+		if si := a.valSend[o.val]; si >= 0 && a.sends[si].proc == s.proc {
 			return false
 		}
 	}

@@ -139,7 +139,7 @@ func (a *analyzer) lateTxnReads() {
 		// Only early reads can be such reads (addPoll), in history order.
 		for i := range po.early {
 			ob := &po.early[i]
-			si := a.vals[ob.val].send
+			si := a.valSend[ob.val]
 			if a.obsFlags(ob)&obsRead == 0 || si < 0 || a.sends[si].txn < 0 || ob.op >= a.sends[si].invoke {
 				continue
 			}
@@ -235,7 +235,7 @@ func (a *analyzer) addTxnOp(pid int32, p *procState, o *history.Op) {
 // the transaction's records where the send operations did not.
 func (a *analyzer) txnSend(pid int32, p *procState, t int32, s history.Send, o *history.Op) {
 	vi := a.valID(s.Value)
-	si := a.vals[vi].send
+	si := a.valSend[vi]
 	if si < 0 {
 		key := int32(-1)
 		if s.HasKey {
@@ -250,9 +250,9 @@ func (a *analyzer) txnSend(pid int32, p *procState, t int32, s history.Send, o *
 				rec.typ, rec.offset = history.OK, s.Offset
 			}
 		}
-		a.vals[vi].send = int32(len(a.sends))
+		a.valSend[vi] = int32(len(a.sends))
 		a.sends = append(a.sends, rec)
-		a.txns[t].sends = append(a.txns[t].sends, a.vals[vi].send)
+		a.txns[t].sends = append(a.txns[t].sends, a.valSend[vi])
 		return
 	}
 	rec := &a.sends[si]
@@ -388,7 +388,7 @@ func (a *analyzer) checkTxnReads() {
 	var out []Finding
 	for _, r := range a.txnReads {
 		t := &a.txns[r.txn]
-		si := a.vals[r.val].send
+		si := a.valSend[r.val]
 		if si < 0 || a.sends[si].typ == history.Fail {
 			continue // a failed send: aborted-read of its own (checkOffsets)
 		}
