@@ -466,7 +466,7 @@ func (a *analyzer) readRecords(po *partState) [][]linRec {
 	st := &po.obs
 	counts := make([]int32, len(reads)+1)
 	for _, r := range st.runs {
-		if k := read(r.op); k >= 0 {
+		if k := read(st.runOp(&r)); k >= 0 {
 			counts[k+1] += r.n
 		}
 	}
@@ -485,9 +485,10 @@ func (a *analyzer) readRecords(po *partState) [][]linRec {
 	}
 	next := counts[:len(reads)] // where each read's next record goes
 	for _, r := range st.runs {
-		if k := read(r.op); k >= 0 {
+		if k := read(st.runOp(&r)); k >= 0 {
+			first := st.runFirst(&r)
 			for j := range int64(r.n) {
-				recs[next[k]] = linRec{off: r.first + j, val: st.canon[r.first+j-st.base]}
+				recs[next[k]] = linRec{off: first + j, val: st.canon[first+j-st.base]}
 				next[k]++
 			}
 		}
