@@ -52,7 +52,11 @@ type numbering struct {
 	keyIDs   map[string]int32
 	keys     []string
 	valIDs   valIndex // and each value's name: valName
-	vals     []valInfo
+	// valSend and valFlags are each value's valInfo (val), in two
+	// tables: a long run numbers millions of values, and one table of
+	// valInfo would pad each to 8 bytes.
+	valSend  []int32
+	valFlags []uint8
 
 	lastPart   partKey // a one-entry cache for partID
 	lastPartID int32
@@ -71,6 +75,10 @@ type records struct {
 	members  groupMembers
 	lossOps  lossOps
 	eos      eosState
+
+	// far: the completions' indexes too far from their invocations'
+	// for sendRec.done, by value.
+	far map[int32]int64
 
 	lastIndex int64
 	nOps      int64
@@ -134,7 +142,7 @@ func newAnalyzer(cfg *Config) *analyzer {
 	// Every value sent is numbered once: the sends, the values and their
 	// numbers are as many as the send invocations.
 	a.valIDs = newValIndex(sends)
-	a.vals, a.sends = make([]valInfo, 0, sends), make([]sendRec, 0, sends)
+	a.valSend, a.valFlags, a.sends = make([]int32, 0, sends), make([]uint8, 0, sends), make([]sendRec, 0, sends)
 	return a
 }
 
@@ -156,6 +164,12 @@ func (a *analyzer) finish() {
 	a.checkCycles()
 	a.checkGroupMembers()
 	a.checkEOS()
+	// The known offsets served the checks above alone: let them go
+	// before linearizability builds its jobs (a long run's are tens of
+	// MB, as many as its records).
+	for _, po := range a.parts {
+		po.offsets, po.visRC = nil, nil
+	}
 }
 
 func (a *analyzer) countStats() {

@@ -605,17 +605,17 @@ func (c *Config) excuseCompacted(a *analyzer) {
 func (c *Config) supersededByLost(a *analyzer, partition string, offset int64, value string) bool {
 	vi, ok := a.valIDs.get(value)
 	pi := a.partByName(partition)
-	if !ok || pi < 0 || a.vals[vi].send < 0 || offset < 0 || c.Happened.Covers(godview.Loss, partition, offset) {
+	if !ok || pi < 0 || a.valSend[vi] < 0 || offset < 0 || c.Happened.Covers(godview.Loss, partition, offset) {
 		return false
 	}
-	key := a.sends[a.vals[vi].send].key
+	key := a.sends[a.valSend[vi]].key
 	if key < 0 {
 		return false
 	}
 	po := a.parts[pi]
 	for ob := range po.after(offset) {
-		later := a.vals[ob.val].send
-		if ob.val == vi || later < 0 || a.sends[later].key != key || a.vals[ob.val].flags&obsFinal != 0 {
+		later := a.valSend[ob.val]
+		if ob.val == vi || later < 0 || a.sends[later].key != key || a.valFlags[ob.val]&obsFinal != 0 {
 			continue
 		}
 		if a.obsFlags(ob)&obsRead != 0 || c.Happened.Covers(godview.Loss, partition, ob.off) {

@@ -76,7 +76,7 @@ func (a *analyzer) compactableRecord(part int32, offset int64, val int32) bool {
 		return false
 	}
 	key, txn := int32(-1), int32(-1)
-	if si := a.vals[val].send; si >= 0 {
+	if si := a.valSend[val]; si >= 0 {
 		key, txn = a.sends[si].key, a.sends[si].txn
 	}
 	return key >= 0 && ci.last[key] > offset || a.abortable(txn)
@@ -98,7 +98,7 @@ func (a *analyzer) compactionIndex(part int32) *compactIndex {
 			ci := &compactIndex{keysAt: map[int64][]keyAt{}, last: map[int32]int64{}}
 			for ob := range po.all() {
 				key, first, txn := int32(-1), int64(-1), int32(-1)
-				if si := a.vals[ob.val].send; si >= 0 {
+				if si := a.valSend[ob.val]; si >= 0 {
 					key, first, txn = a.sends[si].key, a.sends[si].invoke, a.sends[si].txn
 				}
 				ci.note(ob.off, key, first, txn)

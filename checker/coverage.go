@@ -27,10 +27,10 @@ import (
 // which this check names the record of. For a group member a session runs
 // from an assign to a revoke.
 func (a *analyzer) checkCoverage() {
-	type sv struct {
+	type sv struct { // 24 bytes: a partition's reads, twice over
 		sess int32
-		off  int64
 		val  int32
+		off  int64
 		op   int64 // the poll that read it
 	}
 	// The jumps checkSkips reported, by session; and those it did not
@@ -69,7 +69,7 @@ func (a *analyzer) checkCoverage() {
 					finals = append(finals, *ob)
 				}
 			} else if a.obsFlags(ob)&obsRead != 0 {
-				reads = append(reads, sv{ob.sess, ob.off, ob.val, ob.op})
+				reads = append(reads, sv{sess: ob.sess, val: ob.val, off: ob.off, op: ob.op})
 			}
 		}
 		if len(finals) == 0 || len(reads) == 0 {
@@ -154,7 +154,7 @@ func (a *analyzer) checkCoverage() {
 				}
 				passedCleaned := false
 				if j := a.jumpOver(cjs, fin.off); j != nil && (!readOther || j.op > lastRead) {
-					if si := a.vals[fin.val].send; si < 0 || a.sends[si].invoke < j.op {
+					if si := a.valSend[fin.val]; si < 0 || a.sends[si].invoke < j.op {
 						continue
 					}
 					passedCleaned = true
@@ -193,7 +193,7 @@ func (a *analyzer) checkCoverage() {
 					}
 					// (Without its send, when the record got there is
 					// unknown: a skip.)
-					if si := a.vals[fin.val].send; si >= 0 && (k == len(run) || lastOp[k] < a.sends[si].invoke) {
+					if si := a.valSend[fin.val]; si >= 0 && (k == len(run) || lastOp[k] < a.sends[si].invoke) {
 						continue // it read no further once the record was sent
 					}
 					// A record at or above the new leader's log end took the

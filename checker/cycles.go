@@ -250,7 +250,7 @@ func (a *analyzer) checkCycles() {
 			if obs[len(obs)-1].val != v {
 				continue // inconsistent offsets: no version order here
 			}
-			si := a.vals[v].send
+			si := a.valSend[v]
 			if si < 0 {
 				continue
 			}

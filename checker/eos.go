@@ -228,7 +228,7 @@ func (a *analyzer) groupInTxn(group string) bool {
 // committed output for sure.
 func (a *analyzer) committedOutput(si int32) bool {
 	s := &a.sends[si]
-	v := a.vals[s.val]
+	v := a.val(s.val)
 	if v.flags&obsFinalRC != 0 {
 		return true
 	}
@@ -249,7 +249,7 @@ func (a *analyzer) mayBeOutput(si int32) bool {
 			return false
 		}
 	}
-	v := a.vals[s.val]
+	v := a.val(s.val)
 	if v.flags&obsFinal != 0 {
 		return true
 	}
@@ -632,7 +632,7 @@ func (a *analyzer) checkHanging() {
 		for _, ob := range po.obsAt(end) {
 			// A record sent after the final reads began may have been
 			// appended after the end offset was taken.
-			if si := a.vals[ob.val].send; si >= 0 && a.sends[si].txn >= 0 && a.sends[si].offset == end && (a.finalBegin < 0 || a.sends[si].invoke < a.finalBegin) {
+			if si := a.valSend[ob.val]; si >= 0 && a.sends[si].txn >= 0 && a.sends[si].offset == end && (a.finalBegin < 0 || a.sends[si].invoke < a.finalBegin) {
 				t, val = a.sends[si].txn, ob.val
 				break
 			}

@@ -573,13 +573,13 @@ func (a *analyzer) goneBeforeGroupPassed(part string, off int64, ob observation,
 // election of the last known leader lost offsets 0..3623, below the offset
 // 3624 the group had committed before the loss).
 func (a *analyzer) sentAfterGroupCommittedPast(part string, off int64, val int32, atOff []observation, reg *register, final int64) bool {
-	si := a.vals[val].send
+	si := a.valSend[val]
 	if si < 0 {
 		return false
 	}
 	sent := a.sends[si].invoke
 	landed := sent
-	if c := a.sends[si].complete; c >= 0 && a.sends[si].typ == history.OK {
+	if c := a.complete(&a.sends[si]); c >= 0 && a.sends[si].typ == history.OK {
 		landed = c
 	}
 	// The loss whose log the record landed in: the latest before it.

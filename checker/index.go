@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -45,7 +46,7 @@ func (a *analyzer) obsProc(ob *observation) int32 {
 	if ob.sess >= 0 {
 		return a.sessions[ob.sess].proc
 	}
-	return a.sends[a.vals[ob.val].send].proc
+	return a.sends[a.valSend[ob.val]].proc
 }
 
 // obsFlags is how an observation was made: none for an acknowledgement;
@@ -81,7 +82,7 @@ type partState struct {
 	name    string
 	topic   int32
 	obs     obsStore // read through all, after, groups, obsAt once built
-	offsets []int64  // distinct known offsets, ascending (finish)
+	offsets []int64  // distinct known offsets, ascending (built and let go in finish)
 	visRC   []bool   // offsets[i] holds a record read_committed readers must see
 	// early are the reads that may be reads from the future
 	// (lateTxnReads), in history order: those of a value not sent yet,
@@ -107,25 +108,66 @@ type valInfo struct {
 	flags uint8 // obsRead | obsFinal | obsRC: how polls saw it
 }
 
-// sendRec is one send. Its fields are ordered so that it packs into 64
-// bytes: a long run holds millions.
+// val is what is known of value v.
+func (a *analyzer) val(v int32) valInfo { return valInfo{send: a.valSend[v], flags: a.valFlags[v]} }
+
+// sendRec is one send. Its fields are ordered so that it packs into 56
+// bytes: a long run holds millions. A send's place in its producer's
+// order is its index in sends (sends are numbered as invoked), and its
+// completion's index is kept as the distance from its invocation's
+// (records.complete).
 type sendRec struct {
 	val   int32
 	proc  int32
 	topic int32
 	key   int32 // -1: null key
-	rank  int32 // the send's place in its producer's order
 	part  int32 // -1: unknown
 	txn   int32 // -1: not transactional
+	done  int32 // the completion's index less invoke; donePending, doneFar
 	typ   history.Type
 	// noAck: an acks=0 send the producer reported done, as Kafka's does
 	// (the callback succeeds with offset -1): acknowledged without a
 	// position, judged by the final reads alone.
-	noAck    bool
-	invoke   int64 // op index
-	complete int64 // op index, -1 while pending
-	offset   int64 // -1: unknown
-	doneAt   int64 // the completion's time (ns)
+	noAck  bool
+	invoke int64 // op index
+	offset int64 // -1: unknown
+	doneAt int64 // the completion's time (ns)
+}
+
+// sendRec.done's values that are not a distance: no completion yet, and a
+// completion too far from its invocation (a history whose indexes are
+// sparse), whose index is in records.far.
+const (
+	donePending = math.MinInt32
+	doneFar     = math.MinInt32 + 1
+)
+
+// complete is the index of s's completion, -1 while pending.
+func (r *records) complete(s *sendRec) int64 {
+	switch s.done {
+	case donePending:
+		return -1
+	case doneFar:
+		return r.far[s.val]
+	}
+	return s.invoke + int64(s.done)
+}
+
+// setComplete records the index of s's completion (-1: pending).
+func (r *records) setComplete(s *sendRec, index int64) {
+	d := index - s.invoke
+	switch {
+	case index == -1:
+		s.done = donePending
+	case d > doneFar && d <= math.MaxInt32:
+		s.done = int32(d)
+	default:
+		if r.far == nil {
+			r.far = map[int32]int64{}
+		}
+		r.far[s.val] = index // a value has one send at most
+		s.done = doneFar
+	}
 }
 
 type partKey struct {
@@ -155,7 +197,7 @@ func (a *analyzer) partID(topic string, p int32) int32 {
 		id = int32(len(a.parts))
 		name := partName(topic, p)
 		po := &partState{name: name, topic: a.topicID(topic), maxRead: -1, finalEnd: -1, finalTo: -1}
-		po.obs.sends = &a.sends
+		po.obs.rec = &a.records
 		if sz := a.cfg.Sizes; sz != nil {
 			// A partition acknowledges each send acknowledged in it
 			// (placeAcks).
@@ -188,11 +230,11 @@ func (a *analyzer) keyID(k string) int32 {
 }
 
 func (a *analyzer) valID(v string) int32 {
-	id, added := a.valIDs.number(v, int32(len(a.vals)))
+	id, added := a.valIDs.number(v, int32(len(a.valSend)))
 	if !added {
 		return id
 	}
-	a.vals = append(a.vals, valInfo{send: -1})
+	a.valSend, a.valFlags = append(a.valSend, -1), append(a.valFlags, 0)
 	return id
 }
 
@@ -256,7 +298,7 @@ func (a *analyzer) build() {
 // value v when it passes its offset: it was not written in a transaction,
 // or its transaction committed.
 func (a *analyzer) visibleToRC(v int32) bool {
-	si := a.vals[v].send
+	si := a.valSend[v]
 	if si < 0 {
 		return true
 	}

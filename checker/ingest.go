@@ -46,7 +46,6 @@ type procState struct {
 	// fin: what its final polls named (the partitions they cover without
 	// positions: mergeFinal) and how far they said they read.
 	fin     finalProc
-	rank    int32
 	txn     int32     // open transaction, -1
 	reads   []readRef // transactional records read since this process's last transaction ended
 	readSet map[int64]bool
@@ -125,7 +124,7 @@ func (a *analyzer) endProcess(p *procState) {
 func (a *analyzer) addSend(pid int32, p *procState, o *history.Op) {
 	vi := a.valID(o.Value.Value)
 	if o.Type == history.Invoke {
-		if a.vals[vi].send >= 0 {
+		if a.valSend[vi] >= 0 {
 			a.findings = append(a.findings, Finding{Type: Duplicate, Example: Example{Value: o.Value.Value, Process: o.Process, Ops: []int64{o.Index},
 				Detail: "the history sends this value twice: values must be unique"}})
 			return
@@ -134,30 +133,30 @@ func (a *analyzer) addSend(pid int32, p *procState, o *history.Op) {
 		if o.Value.HasKey {
 			key = a.keyID(o.Value.Key)
 		}
-		s := sendRec{val: vi, proc: pid, topic: a.topicID(o.Value.Topic), key: key, rank: p.rank, part: -1, txn: -1,
-			typ: history.Info, invoke: o.Index, complete: -1, offset: -1}
-		p.rank++
+		s := sendRec{val: vi, proc: pid, topic: a.topicID(o.Value.Topic), key: key, part: -1, txn: -1,
+			typ: history.Info, invoke: o.Index, done: donePending, offset: -1}
 		if tid := txnIDOf(o); p.txn >= 0 || tid != "" {
 			s.txn = a.txnFor(pid, p, tid, o.Index)
 		}
-		a.vals[vi].send = int32(len(a.sends))
+		a.valSend[vi] = int32(len(a.sends))
 		a.sends = append(a.sends, s)
 		if s.txn >= 0 {
-			a.txns[s.txn].sends = append(a.txns[s.txn].sends, a.vals[vi].send)
+			a.txns[s.txn].sends = append(a.txns[s.txn].sends, a.valSend[vi])
 			a.txns[s.txn].lastT = max(a.txns[s.txn].lastT, o.Time)
 		}
-		a.addEOS(pid, p, o, a.vals[vi].send)
+		a.addEOS(pid, p, o, a.valSend[vi])
 		return
 	}
-	si := a.vals[vi].send
+	si := a.valSend[vi]
 	if si < 0 {
 		return // a completion without its invocation: nothing to check against
 	}
 	s := &a.sends[si]
-	if s.complete >= 0 || s.proc != pid {
+	if a.complete(s) >= 0 || s.proc != pid {
 		return
 	}
-	s.complete, s.typ, s.doneAt = o.Index, o.Type, o.Time
+	a.setComplete(s, o.Index)
+	s.typ, s.doneAt = o.Type, o.Time
 	if s.txn >= 0 {
 		a.txns[s.txn].lastT = max(a.txns[s.txn].lastT, o.Time)
 	}
@@ -307,11 +306,11 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 			}
 			p.finalRecs = true
 		}
-		v := &a.vals[vi]
-		v.flags |= flags | early
+		a.valFlags[vi] |= flags | early
 		if final && rc {
-			v.flags |= obsFinalRC
+			a.valFlags[vi] |= obsFinalRC
 		}
+		v := a.val(vi)
 		if v.send < 0 || a.sends[v.send].txn >= 0 && o.Index < a.sends[v.send].invoke {
 			po.early = append(po.early, observation{off: r.Offset, op: o.Index, val: vi, sess: parts[j].sess})
 		}
@@ -320,7 +319,7 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 		}
 		s2 := &a.sends[v.send]
 		if !final && s2.key >= 0 {
-			a.keyOrder(p, pid, s2, r, pi, o)
+			a.keyOrder(p, v.send, s2, r, pi, o)
 		}
 		if s2.txn >= 0 {
 			a.txnReads = append(a.txnReads, txnRead{txn: s2.txn, val: vi, op: o.Index, proc: pid, part: pi, off: r.Offset, rc: rc})

@@ -11,7 +11,7 @@ import (
 type keyID struct{ producer, topic, key int32 }
 
 type keySeen struct {
-	rank int32
+	rank int32 // the send's index: one producer's are numbered in its order
 	val  int32
 	part int32
 	op   int64
@@ -22,13 +22,13 @@ type keySeen struct {
 // orders records per partition only). A reader that sees a key's later
 // record, in one partition, before an earlier one in another, saw the key
 // move between partitions: adding partitions remaps keys.
-func (a *analyzer) keyOrder(p *procState, pid int32, s *sendRec, r *history.Record, part int32, o *history.Op) {
+func (a *analyzer) keyOrder(p *procState, si int32, s *sendRec, r *history.Record, part int32, o *history.Op) {
 	if p.keySeen == nil {
 		p.keySeen = map[keyID]keySeen{}
 	}
 	id := keyID{producer: s.proc, topic: a.parts[part].topic, key: s.key}
 	prev, ok := p.keySeen[id]
-	if ok && s.rank < prev.rank && part != prev.part {
+	if ok && si < prev.rank && part != prev.part {
 		key := a.keys[s.key]
 		a.findings = append(a.findings, Finding{Type: KeyOrder, Example: Example{Partition: a.parts[part].name, Offset: r.Offset,
 			Value: r.Value, Process: o.Process, Ops: []int64{prev.op, o.Index},
@@ -36,7 +36,7 @@ func (a *analyzer) keyOrder(p *procState, pid int32, s *sendRec, r *history.Reco
 				" (key " + key + ", " + a.parts[prev.part].name + "), which " + a.procs[s.proc].name + " sent later"}})
 		return
 	}
-	if !ok || s.rank > prev.rank {
-		p.keySeen[id] = keySeen{rank: s.rank, val: s.val, part: part, op: o.Index}
+	if !ok || si > prev.rank {
+		p.keySeen[id] = keySeen{rank: si, val: s.val, part: part, op: o.Index}
 	}
 }

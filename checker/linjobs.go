@@ -226,7 +226,7 @@ func (a *analyzer) linPlan(c *Config, opsMax int, st *LinearizabilityStats) *lin
 	// long run reads millions of records, nearly all of acknowledged
 	// sends). A value has one send at most (a second is a finding, not a
 	// send).
-	notOK := make([]uint64, (len(a.vals)+63)/64)
+	notOK := make([]uint64, (len(a.valSend)+63)/64)
 	for i := range a.sends {
 		if v := a.sends[i].val; a.sends[i].typ != history.OK {
 			notOK[v>>6] |= 1 << (v & 63)
@@ -289,9 +289,10 @@ func (p *linPlan) partJob(pi int32) *linJob {
 	}
 	// Sends that never said where they went, but were read here.
 	sends := byPart[pi]
+	byPart[pi] = nil // built once: its operations follow
 	var unplaced []int32
 	for v := range firstRead { // kafkasim:orderless: sorted below
-		if si := a.vals[v].send; si >= 0 && a.sends[si].part < 0 && a.sends[si].typ != history.Fail && a.sends[si].topic == po.topic {
+		if si := a.valSend[v]; si >= 0 && a.sends[si].part < 0 && a.sends[si].typ != history.Fail && a.sends[si].topic == po.topic {
 			unplaced = append(unplaced, si)
 		}
 	}
@@ -314,7 +315,8 @@ func (p *linPlan) partJob(pi int32) *linJob {
 		if s.typ == history.Fail {
 			continue // not counted in n
 		}
-		op := logOp{off: s.offset, val: s.val, txn: s.txn >= 0, ops: [2]int64{s.invoke, s.complete}, proc: s.proc, call: s.invoke, ret: s.complete}
+		complete := a.complete(s)
+		op := logOp{off: s.offset, val: s.val, txn: s.txn >= 0, ops: [2]int64{s.invoke, complete}, proc: s.proc, call: s.invoke, ret: complete}
 		switch s.typ {
 		case history.OK:
 		default:
@@ -464,7 +466,7 @@ func (a *analyzer) readRecords(po *partState) [][]linRec {
 	st := &po.obs
 	counts := make([]int32, len(reads)+1)
 	for _, r := range st.runs {
-		if k := read(r.op); k >= 0 {
+		if k := read(st.runOp(&r)); k >= 0 {
 			counts[k+1] += r.n
 		}
 	}
@@ -483,9 +485,10 @@ func (a *analyzer) readRecords(po *partState) [][]linRec {
 	}
 	next := counts[:len(reads)] // where each read's next record goes
 	for _, r := range st.runs {
-		if k := read(r.op); k >= 0 {
+		if k := read(st.runOp(&r)); k >= 0 {
+			first := st.runFirst(&r)
 			for j := range int64(r.n) {
-				recs[next[k]] = linRec{off: r.first + j, val: st.canon[r.first+j-st.base]}
+				recs[next[k]] = linRec{off: first + j, val: st.canon[first+j-st.base]}
 				next[k]++
 			}
 		}

@@ -26,7 +26,7 @@ func (a *analyzer) inFinalReadsBefore(partition string, offset, op int64, rc boo
 		if a.obsFlags(&o)&obsFinal == 0 || (rc && !a.visibleToRC(o.val)) {
 			continue
 		}
-		if si := a.vals[o.val].send; si < 0 || a.sends[si].invoke < op {
+		if si := a.valSend[o.val]; si < 0 || a.sends[si].invoke < op {
 			return true
 		}
 	}
@@ -50,7 +50,7 @@ func (a *analyzer) commitUndone(partition string, offset, op int64) (DataLoss, b
 		if a.obsFlags(&o)&obsFinal == 0 {
 			continue
 		}
-		si := a.vals[o.val].send
+		si := a.valSend[o.val]
 		if si < 0 || a.sends[si].txn < 0 {
 			continue
 		}
@@ -140,7 +140,7 @@ func (a *analyzer) ackedCopyLostAt(partition string, offset int64) (string, bool
 	}
 	obs := a.parts[pi].obsAt(offset)
 	for _, o := range obs {
-		if a.obsFlags(&o)&obsRead != 0 || a.vals[o.val].send < 0 {
+		if a.obsFlags(&o)&obsRead != 0 || a.valSend[o.val] < 0 {
 			continue
 		}
 		kept := false
@@ -148,7 +148,7 @@ func (a *analyzer) ackedCopyLostAt(partition string, offset int64) (string, bool
 			kept = kept || (x.val == o.val && a.obsFlags(&x)&(obsRead|obsFinal) != 0)
 		}
 		if !kept {
-			return a.procs[a.sends[a.vals[o.val].send].proc].name, true
+			return a.procs[a.sends[a.valSend[o.val]].proc].name, true
 		}
 	}
 	return "", false
@@ -165,10 +165,10 @@ func (a *analyzer) logStartOf(partition string) int64 {
 // senderOf names the process that sent value, if any.
 func (a *analyzer) senderOf(value string) (string, bool) {
 	vi, ok := a.valIDs.get(value)
-	if !ok || a.vals[vi].send < 0 {
+	if !ok || a.valSend[vi] < 0 {
 		return "", false
 	}
-	return a.procs[a.sends[a.vals[vi].send].proc].name, true
+	return a.procs[a.sends[a.valSend[vi]].proc].name, true
 }
 
 // reusedOffset reports whether another record took value's offset after it:
@@ -190,8 +190,8 @@ func (a *analyzer) reusedOffset(partition string, offset int64, value string) bo
 	}
 	obs := a.parts[pi].obsAt(offset)
 	last := int64(-1)
-	if si := a.vals[vi].send; si >= 0 {
-		last = a.sends[si].complete
+	if si := a.valSend[vi]; si >= 0 {
+		last = a.complete(&a.sends[si])
 	}
 	read := false
 	for _, o := range obs {
@@ -214,10 +214,10 @@ func (a *analyzer) reusedOffset(partition string, offset int64, value string) bo
 func (a *analyzer) supersededInFinal(partition string, offset int64, value string) bool {
 	vi, ok := a.valIDs.get(value)
 	pi := a.partByName(partition)
-	if !ok || pi < 0 || a.vals[vi].send < 0 {
+	if !ok || pi < 0 || a.valSend[vi] < 0 {
 		return false
 	}
-	s := &a.sends[a.vals[vi].send]
+	s := &a.sends[a.valSend[vi]]
 	if s.key < 0 {
 		return false
 	}
@@ -226,7 +226,7 @@ func (a *analyzer) supersededInFinal(partition string, offset int64, value strin
 		if a.obsFlags(ob)&obsFinal == 0 {
 			continue
 		}
-		if li := a.vals[ob.val].send; li >= 0 && a.sends[li].key == s.key {
+		if li := a.valSend[ob.val]; li >= 0 && a.sends[li].key == s.key {
 			return true
 		}
 	}

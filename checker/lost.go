@@ -41,7 +41,7 @@ func (a *analyzer) checkLost() {
 			continue
 		}
 		po := a.parts[s.part]
-		v := a.vals[s.val]
+		v := a.val(s.val)
 		covered := a.finalAll || a.finalTopic[po.topic] || a.finalPart[s.part] || po.finalReached || s.offset < po.finalTo
 		var typ, detail string
 		switch {
@@ -79,7 +79,7 @@ func (a *analyzer) checkLost() {
 		if typ == "" {
 			continue
 		}
-		ex := Example{Partition: po.name, Offset: s.offset, Value: a.valName(s.val), Process: a.procs[s.proc].name, Ops: []int64{s.invoke, s.complete}}
+		ex := Example{Partition: po.name, Offset: s.offset, Value: a.valName(s.val), Process: a.procs[s.proc].name, Ops: []int64{s.invoke, a.complete(s)}}
 		what := "acknowledged at offset " + itoa(s.offset)
 		if s.txn >= 0 {
 			t := &a.txns[s.txn]
@@ -101,9 +101,9 @@ func (a *analyzer) checkLost() {
 // checkLostNoAck judges an acks=0 send by the final reads: if they cover
 // where it went and do not hold it, it was lost (acks=0 permits that).
 func (a *analyzer) checkLostNoAck(s *sendRec) {
-	v := a.vals[s.val]
+	v := a.val(s.val)
 	covered := a.finalAll || a.finalTopic[s.topic]
-	ex := Example{Value: a.valName(s.val), Process: a.procs[s.proc].name, Offset: -1, Ops: []int64{s.invoke, s.complete}}
+	ex := Example{Value: a.valName(s.val), Process: a.procs[s.proc].name, Offset: -1, Ops: []int64{s.invoke, a.complete(s)}}
 	if s.part >= 0 {
 		// Its offset unknown: only final reads that reached the
 		// partition's end judge it.
@@ -184,7 +184,7 @@ func (a *analyzer) pastFinalReads(s *sendRec, v valInfo) bool {
 	if a.finalBegin < 0 || s.offset < max(po.finalEnd, 0) || v.flags&obsBeforeFinal != 0 {
 		return false
 	}
-	return s.complete > a.finalBegin || v.flags&obsRead != 0
+	return a.complete(s) > a.finalBegin || v.flags&obsRead != 0
 }
 
 // finalProc is what one process's final polls said of their coverage:

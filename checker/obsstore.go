@@ -28,19 +28,36 @@ type obsStore struct {
 	canon []int32 // the value first read at base+i; -1: none read there
 	reads int     // records taken: how sparse canon may grow
 	runs  []readRun
-	extra []observation
-	acks  []int32    // indexes in *sends of the sends acknowledged here
-	sends *[]sendRec // the analyzer's sends
-	built bool       // sorted (build): the cursor may run
+	// origin and opOrigin are what runs' offsets and operations count
+	// from: the first run's.
+	origin, opOrigin int64
+	extra            []observation
+	acks             []int32  // indexes in rec.sends of the sends acknowledged here
+	rec              *records // the analyzer's sends
+	built            bool     // sorted (build): the cursor may run
 }
 
 // readRun is one poll's reads of consecutive offsets, each holding its
-// offset's canonical value.
+// offset's canonical value. Its first offset and its operation's index
+// are kept from the store's origins, in 32 bits (16 bytes a run, a long
+// run holds millions): a read too far from them for that is kept whole.
 type readRun struct {
-	first int64
-	op    int64
+	first int32 // offset, from obsStore.origin
+	op    int32 // history index, from obsStore.opOrigin
 	sess  int32
 	n     int32 // <= maxRunLen
+}
+
+// runFirst is run r's first offset.
+func (st *obsStore) runFirst(r *readRun) int64 { return st.origin + int64(r.first) }
+
+// runOp is the history index of the poll that read run r.
+func (st *obsStore) runOp(r *readRun) int64 { return st.opOrigin + int64(r.op) }
+
+// fits reports whether x - origin fits a run's 32 bits.
+func fits(x, origin int64) bool {
+	d := x - origin
+	return (d >= 0) == (x >= origin) && d >= math.MinInt32 && d <= math.MaxInt32
 }
 
 // maxRunLen bounds a run, so that the runs covering an offset start less
@@ -113,12 +130,19 @@ func (st *obsStore) read(off int64, val int32, op int64, sess int32, run int32) 
 	}
 	if run >= 0 {
 		r := &st.runs[run]
-		if r.op == op && r.sess == sess && r.first+int64(r.n) == off && r.n < maxRunLen {
+		if st.runOp(r) == op && r.sess == sess && st.runFirst(r)+int64(r.n) == off && r.n < maxRunLen {
 			r.n++
 			return run
 		}
 	}
-	st.runs = append(st.runs, readRun{first: off, op: op, sess: sess, n: 1})
+	if len(st.runs) == 0 {
+		st.origin, st.opOrigin = off, op
+	}
+	if !fits(off, st.origin) || !fits(op, st.opOrigin) {
+		st.extra = append(st.extra, observation{off: off, op: op, val: val, sess: sess})
+		return run
+	}
+	st.runs = append(st.runs, readRun{first: int32(off - st.origin), op: int32(op - st.opOrigin), sess: sess, n: 1})
 	return int32(len(st.runs) - 1)
 }
 
@@ -127,8 +151,8 @@ func (st *obsStore) ack(si int32) { st.acks = append(st.acks, si) }
 
 // ackObs is the observation the i-th acknowledgement makes.
 func (st *obsStore) ackObs(i int) observation {
-	s := &(*st.sends)[st.acks[i]]
-	return observation{off: s.offset, op: s.complete, val: s.val, sess: -1}
+	s := &st.rec.sends[st.acks[i]]
+	return observation{off: s.offset, op: st.rec.complete(s), val: s.val, sess: -1}
 }
 
 // build sorts the lists for the cursor. Duplicates (one poll returning a
@@ -136,7 +160,7 @@ func (st *obsStore) ackObs(i int) observation {
 func (st *obsStore) build() {
 	sortObservations(st.extra)
 	slices.SortFunc(st.runs, func(x, y readRun) int { return cmp.Compare(x.first, y.first) })
-	sends := *st.sends
+	sends := st.rec.sends
 	slices.SortFunc(st.acks, func(x, y int32) int {
 		sx, sy := &sends[x], &sends[y]
 		if c := cmp.Compare(sx.offset, sy.offset); c != 0 {
@@ -145,7 +169,7 @@ func (st *obsStore) build() {
 		if c := cmp.Compare(sx.val, sy.val); c != 0 {
 			return c
 		}
-		return cmp.Compare(sx.complete, sy.complete)
+		return cmp.Compare(st.rec.complete(sx), st.rec.complete(sy))
 	})
 	st.built = true
 }
@@ -155,7 +179,8 @@ func (st *obsStore) build() {
 func (st *obsStore) rawReads(f func(off int64, val int32, op int64)) {
 	for _, r := range st.runs {
 		for k := range int64(r.n) {
-			f(r.first+k, st.canon[r.first+k-st.base], r.op)
+			off := st.runFirst(&r) + k
+			f(off, st.canon[off-st.base], st.runOp(&r))
 		}
 	}
 	for _, ob := range st.extra {
@@ -180,16 +205,16 @@ func (st *obsStore) seek(from int64) *obsCursor {
 	c := &obsCursor{st: st, next: from}
 	lo := 0
 	if from > math.MinInt64+maxRunLen {
-		lo = sort.Search(len(st.runs), func(i int) bool { return st.runs[i].first > from-maxRunLen })
+		lo = sort.Search(len(st.runs), func(i int) bool { return st.runFirst(&st.runs[i]) > from-maxRunLen })
 	}
-	c.ri = sort.Search(len(st.runs), func(i int) bool { return st.runs[i].first >= from })
+	c.ri = sort.Search(len(st.runs), func(i int) bool { return st.runFirst(&st.runs[i]) >= from })
 	for k := lo; k < c.ri; k++ {
-		if r := &st.runs[k]; r.first+int64(r.n) > from {
+		if r := &st.runs[k]; st.runFirst(r)+int64(r.n) > from {
 			c.active = append(c.active, int32(k))
 		}
 	}
 	c.ei = sort.Search(len(st.extra), func(i int) bool { return st.extra[i].off >= from })
-	sends := *st.sends
+	sends := st.rec.sends
 	c.ai = sort.Search(len(st.acks), func(i int) bool { return sends[st.acks[i]].offset >= from })
 	return c
 }
@@ -201,7 +226,7 @@ func (c *obsCursor) step() (int64, []observation, bool) {
 	runs := st.runs
 	kept := c.active[:0]
 	for _, k := range c.active {
-		if r := &runs[k]; r.first+int64(r.n) > c.next {
+		if r := &runs[k]; st.runFirst(r)+int64(r.n) > c.next {
 			kept = append(kept, k)
 		}
 	}
@@ -210,18 +235,18 @@ func (c *obsCursor) step() (int64, []observation, bool) {
 	if len(c.active) > 0 {
 		x = c.next
 	} else if c.ri < len(runs) {
-		x = runs[c.ri].first
+		x = st.runFirst(&runs[c.ri])
 	}
 	if c.ei < len(st.extra) {
 		x = min(x, st.extra[c.ei].off)
 	}
 	if c.ai < len(st.acks) {
-		x = min(x, (*st.sends)[st.acks[c.ai]].offset)
+		x = min(x, st.rec.sends[st.acks[c.ai]].offset)
 	}
 	if x == math.MaxInt64 && c.ri == len(runs) && c.ei == len(st.extra) && c.ai == len(st.acks) && len(c.active) == 0 {
 		return 0, nil, false
 	}
-	for c.ri < len(runs) && runs[c.ri].first == x {
+	for c.ri < len(runs) && st.runFirst(&runs[c.ri]) == x {
 		c.active = append(c.active, int32(c.ri))
 		c.ri++
 	}
@@ -229,14 +254,14 @@ func (c *obsCursor) step() (int64, []observation, bool) {
 	if len(c.active) > 0 {
 		v := st.canon[x-st.base]
 		for _, k := range c.active {
-			buf = append(buf, observation{off: x, op: runs[k].op, val: v, sess: runs[k].sess})
+			buf = append(buf, observation{off: x, op: st.runOp(&runs[k]), val: v, sess: runs[k].sess})
 		}
 	}
 	for c.ei < len(st.extra) && st.extra[c.ei].off == x {
 		buf = append(buf, st.extra[c.ei])
 		c.ei++
 	}
-	for c.ai < len(st.acks) && (*st.sends)[st.acks[c.ai]].offset == x {
+	for c.ai < len(st.acks) && st.rec.sends[st.acks[c.ai]].offset == x {
 		buf = append(buf, st.ackObs(c.ai))
 		c.ai++
 	}

@@ -13,11 +13,12 @@ import (
 // same observations would, sorted by cmpObservation with exact duplicates
 // dropped (the way build sorted them before runs): for reads that agree
 // or disagree with the offset's first, repeat within a poll, leave gaps,
-// go backwards, or lie far apart, and for acknowledgements among them.
+// go backwards, or lie far apart (in offsets or operations), and for
+// acknowledgements among them.
 func TestObsStoreIsTheSortedSlice(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		var sends []sendRec
-		st := &obsStore{sends: &sends}
+		rec := &records{}
+		st := &obsStore{rec: rec}
 		var plain []observation
 		base := rapid.SampledFrom([]int64{0, 7, 1 << 30, maxCanonOffset - 100}).Draw(t, "base")
 		span := rapid.SampledFrom([]int64{20, 300, 5000, 1 << 45}).Draw(t, "span")
@@ -34,7 +35,8 @@ func TestObsStoreIsTheSortedSlice(t *testing.T) {
 		op := int64(0)
 		polls := rapid.IntRange(0, 40).Draw(t, "polls")
 		for range polls {
-			op += rapid.Int64Range(1, 3).Draw(t, "gap")
+			// Now and then a gap in the indexes too wide for a run's.
+			op += rapid.SampledFrom([]int64{1, 2, 3, 1 << 33}).Draw(t, "gap")
 			sess := rapid.Int32Range(0, 4).Draw(t, "sess")
 			off := base + rapid.Int64Range(-3, span).Draw(t, "from")
 			run := int32(-1)
@@ -67,10 +69,14 @@ func TestObsStoreIsTheSortedSlice(t *testing.T) {
 			if rapid.Bool().Draw(t, "ackOther") {
 				val = rapid.Int32Range(1000, 2000).Draw(t, "ackVal")
 			}
-			s := sendRec{val: val, offset: off, complete: rapid.Int64Range(0, op+1).Draw(t, "complete")}
-			sends = append(sends, s)
-			st.ack(int32(len(sends) - 1))
-			plain = append(plain, observation{off: s.offset, op: s.complete, val: s.val, sess: -1})
+			complete := rapid.Int64Range(0, op+1).Draw(t, "complete")
+			// (Invoked just before: two acknowledgements here may share a
+			// value, which a send's far completion, kept by value, may not.)
+			s := sendRec{val: val, offset: off, invoke: complete - 1}
+			rec.setComplete(&s, complete)
+			rec.sends = append(rec.sends, s)
+			st.ack(int32(len(rec.sends) - 1))
+			plain = append(plain, observation{off: s.offset, op: complete, val: s.val, sess: -1})
 		}
 
 		// Every record read is there as often as it was read (keepLinRecs).
@@ -161,8 +167,7 @@ func collect(seq func(func(*observation) bool)) []observation {
 // A poll reading a log in order takes one run per maxRunLen records, and
 // reads that agree take no observation of their own.
 func TestObsStoreKeepsAgreeingReadsAsRuns(t *testing.T) {
-	var sends []sendRec
-	st := &obsStore{sends: &sends}
+	st := &obsStore{rec: &records{}}
 	for op := int64(1); op <= 3; op++ {
 		run := int32(-1)
 		for off := int64(0); off < 1000; off++ {
@@ -190,7 +195,8 @@ func TestPerRecordSizes(t *testing.T) {
 		name      string
 		got, want uintptr
 	}{
-		{"readRun", unsafe.Sizeof(readRun{}), 24},
+		{"readRun", unsafe.Sizeof(readRun{}), 16},
+		{"sendRec", unsafe.Sizeof(sendRec{}), 56},
 		{"observation", unsafe.Sizeof(observation{}), 24},
 		{"logOp", unsafe.Sizeof(logOp{}), 80},
 	} {
@@ -198,4 +204,26 @@ func TestPerRecordSizes(t *testing.T) {
 			t.Errorf("%s is %d bytes, want %d", c.name, c.got, c.want)
 		}
 	}
+}
+
+// A send's completion index comes back as it was recorded, however far
+// from its invocation's (a history's indexes need not be dense), and -1
+// while it is pending.
+func TestSendCompleteRoundTrips(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var r records
+		n := rapid.IntRange(1, 50).Draw(t, "sends")
+		want := make([]int64, n)
+		for i := range n {
+			s := sendRec{val: int32(i), invoke: rapid.OneOf(rapid.Int64Range(-10, 10), rapid.Int64()).Draw(t, "invoke")}
+			want[i] = rapid.OneOf(rapid.Just(int64(-1)), rapid.Map(rapid.Int64Range(-3, 3), func(d int64) int64 { return s.invoke + d }), rapid.Int64()).Draw(t, "complete")
+			r.setComplete(&s, want[i])
+			r.sends = append(r.sends, s)
+		}
+		for i := range n {
+			if got := r.complete(&r.sends[i]); got != want[i] {
+				t.Fatalf("send %d: complete %d, recorded %d", i, got, want[i])
+			}
+		}
+	})
 }

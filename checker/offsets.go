@@ -17,7 +17,7 @@ import (
 // checkOffsets: two values at one offset; one value at two offsets; reads
 // of writes that definitely failed, or that nobody sent.
 func (a *analyzer) checkOffsets() {
-	nPos := make([]int32, len(a.vals))
+	nPos := make([]int32, len(a.valSend))
 	for _, pi := range a.sortedParts() {
 		po := a.parts[pi]
 		for _, obs := range po.groups() {
@@ -46,8 +46,8 @@ func (a *analyzer) checkOffsets() {
 	}
 	// Values that need their positions and observers spelled out.
 	flagged := map[int32]bool{}
-	for v := range a.vals {
-		si := a.vals[v].send
+	for v := range a.valSend {
+		si := a.valSend[v]
 		switch {
 		case nPos[v] > 1:
 			flagged[int32(v)] = true
@@ -95,7 +95,7 @@ func (a *analyzer) checkOffsets() {
 	for _, v := range ids {
 		w := ws[v]
 		name := a.valName(v)
-		si := a.vals[v].send
+		si := a.valSend[v]
 		if len(w.pos) > 1 {
 			a.stats.Duplicates++
 			ex := Example{Partition: w.part[0], Offset: w.off[0], Value: name, Ops: sortedUnique(append([]int64(nil), w.ops...)),
@@ -113,7 +113,7 @@ func (a *analyzer) checkOffsets() {
 		case si >= 0 && a.sends[si].typ == history.Fail:
 			s := &a.sends[si]
 			a.findings = append(a.findings, Finding{Type: AbortedRead, Example: Example{Partition: w.part[0], Offset: w.off[0], Value: name,
-				Process: a.procs[s.proc].name, Ops: append([]int64{s.invoke, s.complete}, capOps(sortedUnique(w.ops), 16)...),
+				Process: a.procs[s.proc].name, Ops: append([]int64{s.invoke, a.complete(s)}, capOps(sortedUnique(w.ops), 16)...),
 				Detail: "read a record whose send definitely failed"}, failedSend: true})
 		case si < 0:
 			a.findings = append(a.findings, Finding{Type: PhantomRead, Example: Example{Partition: w.part[0], Offset: w.off[0], Value: name,

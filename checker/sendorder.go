@@ -22,7 +22,7 @@ func (a *analyzer) checkSends() {
 			prev := &a.sends[pi]
 			if s.offset <= prev.offset {
 				a.findings = append(a.findings, Finding{Type: NonmonotonicSend, Example: Example{Partition: a.parts[s.part].name, Offset: s.offset,
-					Value: a.valName(s.val), Process: a.procs[s.proc].name, Ops: []int64{prev.invoke, prev.complete, s.invoke, s.complete},
+					Value: a.valName(s.val), Process: a.procs[s.proc].name, Ops: []int64{prev.invoke, a.complete(prev), s.invoke, a.complete(s)},
 					Detail: a.valName(s.val) + " was sent after " + a.valName(prev.val) + " but landed at " + itoa(s.offset) + ", not after " + itoa(prev.offset)},
 					firstOfProducer: a.firstOfProducer(s), earlierCopyAt: a.copyBelow(prev.val, s)})
 			}
@@ -39,7 +39,7 @@ func (a *analyzer) firstOfProducer(s *sendRec) bool {
 		if o.off >= s.offset {
 			return true
 		}
-		if si := a.vals[o.val].send; si >= 0 && a.sends[si].proc == s.proc {
+		if si := a.valSend[o.val]; si >= 0 && a.sends[si].proc == s.proc {
 			return false
 		}
 	}

@@ -139,7 +139,7 @@ func (a *analyzer) lateTxnReads() {
 		// Only early reads can be such reads (addPoll), in history order.
 		for i := range po.early {
 			ob := &po.early[i]
-			si := a.vals[ob.val].send
+			si := a.valSend[ob.val]
 			if a.obsFlags(ob)&obsRead == 0 || si < 0 || a.sends[si].txn < 0 || ob.op >= a.sends[si].invoke {
 				continue
 			}
@@ -235,24 +235,24 @@ func (a *analyzer) addTxnOp(pid int32, p *procState, o *history.Op) {
 // the transaction's records where the send operations did not.
 func (a *analyzer) txnSend(pid int32, p *procState, t int32, s history.Send, o *history.Op) {
 	vi := a.valID(s.Value)
-	si := a.vals[vi].send
+	si := a.valSend[vi]
 	if si < 0 {
 		key := int32(-1)
 		if s.HasKey {
 			key = a.keyID(s.Key)
 		}
-		rec := sendRec{val: vi, proc: pid, topic: a.topicID(s.Topic), key: key, rank: p.rank, part: -1, txn: t,
-			typ: history.Info, invoke: a.txns[t].begin, complete: o.Index, offset: -1}
-		p.rank++
+		rec := sendRec{val: vi, proc: pid, topic: a.topicID(s.Topic), key: key, part: -1, txn: t,
+			typ: history.Info, invoke: a.txns[t].begin, offset: -1}
+		a.setComplete(&rec, o.Index)
 		if s.Partition >= 0 {
 			rec.part = a.partID(s.Topic, s.Partition)
 			if s.Offset >= 0 {
 				rec.typ, rec.offset = history.OK, s.Offset
 			}
 		}
-		a.vals[vi].send = int32(len(a.sends))
+		a.valSend[vi] = int32(len(a.sends))
 		a.sends = append(a.sends, rec)
-		a.txns[t].sends = append(a.txns[t].sends, a.vals[vi].send)
+		a.txns[t].sends = append(a.txns[t].sends, a.valSend[vi])
 		return
 	}
 	rec := &a.sends[si]
@@ -268,8 +268,8 @@ func (a *analyzer) txnSend(pid int32, p *procState, t int32, s history.Send, o *
 	}
 	if rec.offset < 0 && s.Offset >= 0 && rec.part >= 0 && rec.typ != history.Fail {
 		rec.offset, rec.typ = s.Offset, history.OK
-		if rec.complete < 0 {
-			rec.complete = o.Index
+		if a.complete(rec) < 0 {
+			a.setComplete(rec, o.Index)
 		}
 	}
 }
@@ -388,7 +388,7 @@ func (a *analyzer) checkTxnReads() {
 	var out []Finding
 	for _, r := range a.txnReads {
 		t := &a.txns[r.txn]
-		si := a.vals[r.val].send
+		si := a.valSend[r.val]
 		if si < 0 || a.sends[si].typ == history.Fail {
 			continue // a failed send: aborted-read of its own (checkOffsets)
 		}
@@ -428,8 +428,8 @@ func (a *analyzer) checkTxnReads() {
 			iso = readCommitted
 		}
 		ops := []int64{r.op, s.invoke}
-		if s.complete >= 0 {
-			ops = append(ops, s.complete)
+		if c := a.complete(s); c >= 0 {
+			ops = append(ops, c)
 		}
 		if t.commitInvoke >= 0 {
 			ops = append(ops, t.commitInvoke)

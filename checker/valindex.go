@@ -28,8 +28,13 @@ type valIndex struct {
 	// refs says where each number's value is, so that the values need
 	// not be kept as strings (millions in a long run): a dense one is its
 	// prefix's index and sequence number (name rebuilds it), another one
-	// the index in others, with refOther set.
+	// the index in others, with refOther set. Only a finding names values,
+	// so refs is built at the first name asked (from the dense tables and
+	// others), and kept up from then on: a history without anomalies
+	// never holds it (8 bytes a value).
 	refs   []uint64
+	named  bool  // refs is built
+	n      int32 // values numbered: one past the highest number
 	others []string
 }
 
@@ -54,7 +59,7 @@ const valScanned = 8
 const valDenseSlack = 1024
 
 func newValIndex(hint int) valIndex {
-	return valIndex{last: -1, other: make(map[string]int32, min(hint, 64)), refs: make([]uint64, 0, hint)}
+	return valIndex{last: -1, other: make(map[string]int32, min(hint, 64))}
 }
 
 // splitValue splits a value of the form "<prefix>:<seq>", the prefix
@@ -203,6 +208,10 @@ func (x *valIndex) putOther(v string, id int32) {
 }
 
 func (x *valIndex) setRef(id int32, ref uint64) {
+	x.n = max(x.n, id+1)
+	if !x.named {
+		return
+	}
 	if int(id) >= len(x.refs) {
 		x.refs = append(x.refs, make([]uint64, int(id)+1-len(x.refs))...)
 	}
@@ -211,11 +220,30 @@ func (x *valIndex) setRef(id int32, ref uint64) {
 
 // name returns the value numbered id.
 func (x *valIndex) name(id int32) string {
+	if !x.named {
+		x.buildRefs()
+	}
 	r := x.refs[id]
 	if r&refOther != 0 {
 		return x.others[r&^refOther]
 	}
 	return x.prefixes[r>>32].name + ":" + strconv.Itoa(int(uint32(r)))
+}
+
+// buildRefs builds refs from where the values are numbered.
+func (x *valIndex) buildRefs() {
+	x.refs = make([]uint64, x.n)
+	for pi := range x.prefixes {
+		for seq, id := range x.prefixes[pi].ids {
+			if id != 0 {
+				x.refs[id-1] = uint64(pi)<<32 | uint64(seq)
+			}
+		}
+	}
+	for i, v := range x.others {
+		x.refs[x.other[v]] = refOther | uint64(i)
+	}
+	x.named = true
 }
 
 // putSplit numbers v, of prefix pi and number seq, id.

@@ -348,7 +348,7 @@ type Decoder struct {
 	// What the lines so far imply for the next: indexes increase, and a
 	// send completes once, in the process that invoked it.
 	lastIndex int64
-	sends     map[string]*sendPair
+	sends     map[string]sendPair // held in the map, not pointed to: one a send of a long history
 }
 
 // sendPair is where a send stands: invoked by process, completed or not;
@@ -362,7 +362,7 @@ type sendPair struct {
 
 // NewDecoder reads from r, a history in JSON Lines or a gzip stream of one.
 func NewDecoder(r io.Reader) *Decoder {
-	return &Decoder{r: r, intern: interner{m: map[string]string{}}, lastIndex: -1 << 63, sends: map[string]*sendPair{}}
+	return &Decoder{r: r, intern: interner{m: map[string]string{}}, lastIndex: -1 << 63, sends: map[string]sendPair{}}
 }
 
 // start looks at the input's first bytes (a gzip stream or not), which
@@ -435,16 +435,16 @@ func (d *Decoder) follows(op *Op) error {
 	if op.F != FSend {
 		return nil
 	}
-	p := d.sends[v.Value]
+	p, known := d.sends[v.Value]
 	switch {
 	case op.Type == Invoke:
 		// A value sent again is the checker's to report (values must be
 		// unique), not a malformed line: the new send is the one to pair,
 		// unless another process sent it too.
-		shared := p != nil && (p.shared || p.process != op.Process)
-		d.sends[v.Value] = &sendPair{process: op.Process, shared: shared}
-	case p != nil && p.shared:
-	case p == nil:
+		shared := known && (p.shared || p.process != op.Process)
+		d.sends[v.Value] = sendPair{process: op.Process, shared: shared}
+	case known && p.shared:
+	case !known:
 		return fail("type", "%s of a send of %q that was never invoked: operations come in invocation/completion pairs", op.Type, v.Value)
 	case p.process != op.Process:
 		return fail("process", "%s completes a send of %q that process %s invoked", op.Process, v.Value, p.process)
@@ -452,6 +452,7 @@ func (d *Decoder) follows(op *Op) error {
 		return fail("type", "%s of a send of %q that already completed", op.Type, v.Value)
 	default:
 		p.done = true
+		d.sends[v.Value] = p
 	}
 	return nil
 }

@@ -23,6 +23,7 @@ func newCheckCommand() *cobra.Command {
 	var (
 		configPath string
 		asJSON     bool
+		prof       profileFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "check HISTORY.jsonl[.gz] | RUN_DIR",
@@ -62,6 +63,15 @@ Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 2 for an unreadable or malformed history, scenario or godview.jsonl.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			stopProfiles, err := prof.start()
+			if err != nil {
+				return err
+			}
+			defer func() {
+				if err := stopProfiles(); err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "kafkasim: %v\n", err)
+				}
+			}()
 			path, storeConfig, storeSummary, storeFacts, err := historyPath(args[0], configPath != "")
 			if err != nil {
 				return err
@@ -164,6 +174,7 @@ Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "a scenario whose configuration the history ran under")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	prof.register(cmd)
 	return cmd
 }
 

@@ -13,7 +13,9 @@ import (
 )
 
 // Profiling a run (docs/performance.md, "Long runs"): hidden flags of
-// kafkasim run for whoever measures the command's own cost. --cpuprofile
+// kafkasim run and kafkasim check (which judges a stored run's history
+// again, so the checks can be measured without simulating) for whoever
+// measures the command's own cost. --cpuprofile
 // writes a CPU profile of the whole command; --memprofile writes a heap
 // profile taken when the live heap was at its highest (sampled every 100 ms:
 // the collector's view after its latest cycle), so that it shows
