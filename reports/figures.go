@@ -138,14 +138,9 @@ func (v *runView) latencyFigure() *figure {
 		return nil
 	}
 	xs := bucketXs(cs.b, v.end)
-	p50 := make([]float64, len(cs.latencyMS))
-	p99 := make([]float64, len(cs.latencyMS))
-	for i, l := range cs.latencyMS {
-		p50[i], p99[i] = percentile(l, 0.50), percentile(l, 0.99)
-	}
 	ss := []series{
-		{name: "p50", xs: xs, ys: bucketYs(p50), step: true},
-		{name: "p99", xs: xs, ys: bucketYs(p99), step: true},
+		{name: "p50", xs: xs, ys: bucketYs(cs.latencyP50), step: true},
+		{name: "p99", xs: xs, ys: bucketYs(cs.latencyP99), step: true},
 	}
 	return v.single("latency", "Produce latency of acknowledged sends (per "+cs.b.label()+")",
 		panelSpec{series: ss, y: millisAxis("latency", top(ss))})

@@ -31,10 +31,52 @@ func TestLatencyMatchesCompletionsByValue(t *testing.T) {
 	if cs.b.n != 1 || cs.acked[0] != 5 {
 		t.Fatalf("buckets %d, acked %v; want 1 bucket with 5 acks", cs.b.n, cs.acked)
 	}
-	got := slices.Clone(cs.latencyMS[0])
-	slices.Sort(got)
-	if want := []float64{2, 4, 10, 19}; !slices.Equal(got, want) {
-		t.Fatalf("latencies %v ms, want %v", got, want)
+	// Latencies 2, 4, 10 and 19 ms (paired by arrival they would be 2, 5,
+	// 9 and 19): the nearest-rank p50 is 4, the p99 19.
+	if cs.latencyP50[0] != 4 || cs.latencyP99[0] != 19 {
+		t.Fatalf("p50 %v ms, p99 %v ms; want 4 and 19", cs.latencyP50[0], cs.latencyP99[0])
+	}
+}
+
+// A history whose acknowledgements arrive out of time order (from outside
+// the simulator) keeps every bucket's latencies to the end; one in order
+// reduces each bucket as the next begins. Both give each bucket's
+// percentiles, and a bucket without acknowledged sends has none.
+func TestLatencyPercentilesInAndOutOfOrder(t *testing.T) {
+	build := func(shuffled bool) clientSeries {
+		var b opsBuilder
+		type ack struct {
+			at   time.Duration
+			name string
+		}
+		var acks []ack
+		for i := range 30 {
+			name := fmt.Sprintf("v%d", i)
+			inv := time.Duration(i) * 100 * time.Millisecond
+			if i >= 10 && i < 20 {
+				inv += 2 * time.Second // nothing acknowledged in the second bucket
+			}
+			b.add(inv, "p", history.Invoke, history.FSend, sendValue(name))
+			acks = append(acks, ack{inv + time.Duration(1+i)*time.Millisecond, name})
+		}
+		slices.SortFunc(acks, func(x, y ack) int { return int(x.at - y.at) })
+		if shuffled {
+			acks[3], acks[25] = acks[25], acks[3]
+		}
+		for i, a := range acks {
+			b.add(a.at, "p", history.OK, history.FSend, ackValue(a.name, 0, int64(i)))
+		}
+		return newClientSeries(newOps(b.ops), nil)
+	}
+	inOrder, outOfOrder := build(false), build(true)
+	for k := range inOrder.b.n {
+		a50, a99, b50, b99 := inOrder.latencyP50[k], inOrder.latencyP99[k], outOfOrder.latencyP50[k], outOfOrder.latencyP99[k]
+		if !(a50 == b50 || math.IsNaN(a50) && math.IsNaN(b50)) || !(a99 == b99 || math.IsNaN(a99) && math.IsNaN(b99)) {
+			t.Fatalf("bucket %d: p50 %v / %v, p99 %v / %v in and out of order", k, a50, b50, a99, b99)
+		}
+	}
+	if !math.IsNaN(inOrder.latencyP50[1]) || math.IsNaN(inOrder.latencyP50[0]) || inOrder.latencyP99[0] != 10 {
+		t.Fatalf("p50 %v, p99 %v: want bucket 1 without latency, bucket 0's p99 10 ms", inOrder.latencyP50, inOrder.latencyP99)
 	}
 }
 
