@@ -63,15 +63,11 @@ Exit codes: 0 no violation (and every applicable expectation held), 1 otherwise,
 2 for an unreadable or malformed history, scenario or godview.jsonl.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			stopProfiles, err := prof.start()
+			endProfiles, err := prof.begin(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
-			defer func() {
-				if err := stopProfiles(); err != nil {
-					fmt.Fprintf(cmd.ErrOrStderr(), "kafkasim: %v\n", err)
-				}
-			}()
+			defer endProfiles()
 			path, storeConfig, storeSummary, storeFacts, err := historyPath(args[0], configPath != "")
 			if err != nil {
 				return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/metrics"
@@ -30,6 +31,21 @@ func (p *profileFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&p.mem, "memprofile", "", "write a heap profile taken at the heap's peak to FILE (go tool pprof)")
 	cmd.Flags().MarkHidden("cpuprofile")
 	cmd.Flags().MarkHidden("memprofile")
+}
+
+// begin is start for a command's RunE: the function it returns ends the
+// profiles and reports a failure to write them on w (the command's own
+// outcome stands).
+func (p *profileFlags) begin(w io.Writer) (end func(), err error) {
+	stop, err := p.start()
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		if err := stop(); err != nil {
+			fmt.Fprintf(w, "kafkasim: %v\n", err)
+		}
+	}, nil
 }
 
 // start begins the profiles asked for; the function it returns ends them

@@ -101,15 +101,11 @@ Ctrl-C stops the run in progress, removes its partial run store and exits 130.`,
 					jobs = append(jobs, &c)
 				}
 			}
-			stopProfiles, err := prof.start()
+			endProfiles, err := prof.begin(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
-			defer func() {
-				if err := stopProfiles(); err != nil {
-					fmt.Fprintf(cmd.ErrOrStderr(), "kafkasim: %v\n", err)
-				}
-			}()
+			defer endProfiles()
 			interrupted, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stopSignals()
 			opts := runOptions{out: out, quiet: quiet, determinism: checkDeterminism, stop: interrupted.Done(), stderr: cmd.ErrOrStderr(),
