@@ -93,18 +93,21 @@ func (l *sendLooks) grow(n int) {
 	l.idleMin.setAll(notIdle)
 	l.blockMin.setAll(wakesStale)
 	for b := range blocks {
-		l.lookNow[b], l.timed[b] = l.idleBits(b)
-		l.staleWakes[b], l.wakeTimed[b] = l.wakeBits(b)
+		l.lookNow[b], l.timed[b] = blockBits(l.idleUntil, b)
+		l.staleWakes[b], l.wakeTimed[b] = blockBits(l.firstWake, b)
 		l.knownMin[b] = wakesStale
 	}
 }
 
 func (l *sendLooks) blocks() int { return len(l.lookNow) }
 
-// idleBits finds block b's lookNow and timed from its idleUntil.
-func (l *sendLooks) idleBits(b int) (now, timed uint64) {
-	for j, until := range l.idleUntil[b*64 : min(b*64+64, len(l.idleUntil))] {
-		switch until {
+// blockBits classifies block b of times (a partition's idleUntil or
+// firstWake): the partitions at now (notIdle, wakesStale: the same value),
+// a bit each, and those at a time; the others are never.
+func blockBits(times []time.Duration, b int) (now, timed uint64) {
+	var _ [0]struct{} = [int64(notIdle - wakesStale)]struct{}{} // the same value, or this does not build
+	for j, t := range times[b*64 : min(b*64+64, len(times))] {
+		switch t {
 		case notIdle:
 			now |= 1 << (j & 63)
 		case never:
@@ -113,20 +116,6 @@ func (l *sendLooks) idleBits(b int) (now, timed uint64) {
 		}
 	}
 	return now, timed
-}
-
-// wakeBits finds block b's staleWakes and wakeTimed from its firstWake.
-func (l *sendLooks) wakeBits(b int) (stale, timed uint64) {
-	for j, w := range l.firstWake[b*64 : min(b*64+64, len(l.firstWake))] {
-		switch w {
-		case wakesStale:
-			stale |= 1 << (j & 63)
-		case never:
-		default:
-			timed |= 1 << (j & 63)
-		}
-	}
-	return stale, timed
 }
 
 // setFirstWake notes partition i's first wake-up, found (not stale).
