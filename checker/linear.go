@@ -131,7 +131,7 @@ func (l *linResult) weakestAcks(c *Config, a *analyzer, partition string) string
 	seen := map[int32]bool{}
 	for i := range a.sends {
 		s := &a.sends[i]
-		if s.part != pi || seen[s.proc] {
+		if s.part() != pi || seen[s.proc] {
 			continue
 		}
 		seen[s.proc] = true
