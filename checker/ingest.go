@@ -1,9 +1,6 @@
 package checker
 
 import (
-	"cmp"
-	"slices"
-
 	"kafkasim/history"
 )
 
@@ -190,7 +187,6 @@ type pollPart struct {
 	part int32
 	sess int32
 	last int64
-	from int32 // first record of this partition in the read's records (linearizability)
 	run  int32 // the poll's open run of reads in the partition (obsStore.read), -1
 }
 
@@ -286,7 +282,7 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 				}
 				a.rcFlipped[opSession{o.Index, sid}] = true
 			}
-			parts = append(parts, pollPart{part: pi, sess: sid, last: r.Offset, from: po.lin.n, run: -1})
+			parts = append(parts, pollPart{part: pi, sess: sid, last: r.Offset, run: -1})
 			j = len(parts) - 1
 		}
 		s := &a.sessions[parts[j].sess]
@@ -333,7 +329,7 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 		s := &a.sessions[pp.sess]
 		s.last, s.hasLast, s.lastAt = pp.last, true, o.Time
 		po := a.parts[pp.part]
-		po.lin.reads = append(po.lin.reads, linRead{call: invoke, ret: o.Index, proc: pid, from: pp.from, to: po.lin.n, rc: rc})
+		po.lin.add(invoke, o.Index, pid, po.lin.n, rc)
 	}
 }
 
@@ -364,11 +360,11 @@ func (a *analyzer) keepLinRecs() {
 		po.lin.recs = make([]linRec, po.lin.n)
 		fill := make([]int32, len(reads))
 		for k := range reads {
-			fill[k] = reads[k].from
+			fill[k] = po.lin.from(k)
 		}
 		po.obs.rawReads(func(off int64, val int32, op int64) {
-			k, ok := slices.BinarySearchFunc(reads, op, func(r linRead, op int64) int { return cmp.Compare(r.ret, op) })
-			if !ok || fill[k] >= reads[k].to {
+			k := po.lin.readAt(op)
+			if k < 0 || fill[k] >= reads[k].to {
 				panic("checker: a record read by no read of its partition")
 			}
 			po.lin.recs[fill[k]] = linRec{off: off, val: val}

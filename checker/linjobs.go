@@ -339,7 +339,7 @@ func (p *linPlan) partJob(pi int32) *linJob {
 		if byRead != nil {
 			recs = byRead[k]
 		} else {
-			recs = po.lin.recs[r.from:r.to:r.to]
+			recs = po.lin.recs[po.lin.from(k):r.to:r.to]
 		}
 		out := recs
 		switch {
@@ -361,7 +361,8 @@ func (p *linPlan) partJob(pi int32) *linJob {
 				}
 			}
 		}
-		ops = append(ops, logOp{read: true, recs: out, rc: r.rc, ops: [2]int64{r.call, r.ret}, proc: r.proc, call: r.call, ret: r.ret})
+		call, ret := po.lin.call(k), po.lin.ret(k)
+		ops = append(ops, logOp{read: true, recs: out, rc: r.rc, ops: [2]int64{call, ret}, proc: r.proc, call: call, ret: ret})
 	}
 	base := logModel{skipAll: compact[a.topics[po.topic]], names: a.valName}
 	// The reads' records are the job's now: nothing else reads them.
@@ -456,13 +457,7 @@ func (a *analyzer) readRecords(po *partState) [][]linRec {
 	}
 	// Each run's and whole read's read, found by its operation: reads are
 	// in history order, their rets strictly increasing.
-	read := func(op int64) int {
-		k, ok := slices.BinarySearchFunc(reads, op, func(r linRead, op int64) int { return cmp.Compare(r.ret, op) })
-		if !ok {
-			return -1
-		}
-		return k
-	}
+	read := po.lin.readAt
 	st := &po.obs
 	counts := make([]int32, len(reads)+1)
 	for _, r := range st.runs {

@@ -201,6 +201,7 @@ func TestPerRecordSizes(t *testing.T) {
 	}{
 		{"readRun", unsafe.Sizeof(readRun{}), 16},
 		{"sendRec", unsafe.Sizeof(sendRec{}), 36},
+		{"linRead", unsafe.Sizeof(linRead{}), 20},
 		{"observation", unsafe.Sizeof(observation{}), 24},
 		{"logOp", unsafe.Sizeof(logOp{}), 80},
 	} {
@@ -266,6 +267,41 @@ func TestSendRoundTrips(t *testing.T) {
 			got := want{a.invoke(s), a.complete(s), a.offset(s), a.doneAt(s), a.txn(s), a.sendTopic(s), s.part(), s.noAck()}
 			if got != w {
 				t.Fatalf("send %d: %+v, recorded %+v", i, got, w)
+			}
+		}
+	})
+}
+
+// A partition's reads for linearizability give back their operations'
+// indexes as recorded, however sparse or large (a foreign history's), where
+// their records begin and end, and which read an operation's index names.
+func TestLinReadsRoundTrip(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var l linLog
+		type want struct {
+			call, ret int64
+			from, to  int32
+		}
+		var wants []want
+		ret := rapid.OneOf(rapid.Int64Range(-5, 5), rapid.Int64Range(linFar-5, linFar+5)).Draw(t, "first")
+		for range rapid.IntRange(1, 40).Draw(t, "reads") {
+			ret += rapid.OneOf(rapid.Int64Range(1, 3), rapid.Just(int64(math.MaxInt32)), rapid.Int64Range(1<<31, 1<<40)).Draw(t, "gap")
+			call := ret - rapid.OneOf(rapid.Int64Range(0, 3), rapid.Int64Range(math.MaxInt32-1, math.MaxInt32+1), rapid.Int64Range(0, 1<<50)).Draw(t, "span")
+			w := want{call: call, ret: ret, from: l.n}
+			l.n += rapid.Int32Range(1, 4).Draw(t, "records")
+			w.to = l.n
+			l.add(call, ret, 0, l.n, false)
+			wants = append(wants, w)
+		}
+		for k, w := range wants {
+			if got := (want{l.call(k), l.ret(k), l.from(k), l.reads[k].to}); got != w {
+				t.Fatalf("read %d: %+v, recorded %+v", k, got, w)
+			}
+			if got := l.readAt(w.ret); got != k {
+				t.Fatalf("readAt(%d) = %d, want %d", w.ret, got, k)
+			}
+			if got := l.readAt(w.ret - 1); k > 0 && w.ret-1 != wants[k-1].ret && got != -1 {
+				t.Fatalf("readAt(%d) = %d, want none", w.ret-1, got)
 			}
 		}
 	})
