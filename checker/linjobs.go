@@ -316,7 +316,7 @@ func (p *linPlan) partJob(pi int32) *linJob {
 			continue // not counted in n
 		}
 		complete := a.complete(s)
-		op := logOp{off: a.offset(s), val: s.val, txn: a.txn(s) >= 0, ops: [2]int64{a.invoke(s), complete}, proc: s.proc, call: a.invoke(s), ret: complete}
+		op := logOp{off: a.offset(s), val: s.val, txn: a.txn(s) >= 0, proc: s.proc, call: a.invoke(s), ret: complete}
 		switch s.typ {
 		case history.OK:
 		default:
@@ -325,7 +325,7 @@ func (p *linPlan) partJob(pi int32) *linJob {
 				continue // never seen: it may not have happened
 			}
 			op.off, op.ret = f[0], max(f[1], a.invoke(s))
-			op.ops[1] = -1
+			op.unreturned = true
 		}
 		ops = append(ops, op)
 	}
@@ -362,7 +362,7 @@ func (p *linPlan) partJob(pi int32) *linJob {
 			}
 		}
 		call, ret := po.lin.call(k), po.lin.ret(k)
-		ops = append(ops, logOp{read: true, recs: out, rc: r.rc, ops: [2]int64{call, ret}, proc: r.proc, call: call, ret: ret})
+		ops = append(ops, logOp{read: true, recs: out, rc: r.rc, proc: r.proc, call: call, ret: ret})
 	}
 	base := logModel{skipAll: compact[a.topics[po.topic]], names: a.valName}
 	// The reads' records are the job's now: nothing else reads them.

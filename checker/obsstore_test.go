@@ -203,7 +203,7 @@ func TestPerRecordSizes(t *testing.T) {
 		{"sendRec", unsafe.Sizeof(sendRec{}), 36},
 		{"linRead", unsafe.Sizeof(linRead{}), 20},
 		{"observation", unsafe.Sizeof(observation{}), 24},
-		{"logOp", unsafe.Sizeof(logOp{}), 80},
+		{"logOp", unsafe.Sizeof(logOp{}), 64},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s is %d bytes, want %d", c.name, c.got, c.want)
