@@ -295,7 +295,8 @@ func (r *records) newSend(v, proc, topic, key int32, invoke int64) sendRec {
 	return s
 }
 
-// setPart places s in partition part (of topic ptopic).
+// setPart places s in partition part: a completion names it, and a foreign
+// history's may name one of another topic than the invocation's.
 func (a *analyzer) setPart(s *sendRec, part int32) {
 	topic := a.sendTopic(s)
 	s.pt = part
