@@ -76,9 +76,10 @@ type records struct {
 	lossOps  lossOps
 	eos      eosState
 
-	// far: the completions' indexes too far from their invocations'
-	// for sendRec.done, by value.
-	far map[int32]int64
+	// far: what of a send does not fit its sendRec, by value; sendTxn:
+	// the transactional sends' transactions, by value.
+	far     map[int32]*sendFar
+	sendTxn map[int32]int32
 
 	lastIndex int64
 	nOps      int64
@@ -177,8 +178,8 @@ func (a *analyzer) countStats() {
 		s := &a.sends[i]
 		a.stats.Attempted++
 		outcome := s.typ
-		if s.txn >= 0 && s.typ != history.Fail {
-			switch a.txns[s.txn].outcome {
+		if a.txn(s) >= 0 && s.typ != history.Fail {
+			switch a.txns[a.txn(s)].outcome {
 			case txnCommitted:
 				if s.typ != history.OK {
 					outcome = history.Info
@@ -194,7 +195,7 @@ func (a *analyzer) countStats() {
 			}
 		}
 		switch {
-		case outcome == history.OK || s.noAck:
+		case outcome == history.OK || s.noAck():
 			a.stats.Acked++
 		case outcome == history.Fail:
 			a.stats.Failed++

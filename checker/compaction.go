@@ -77,7 +77,7 @@ func (a *analyzer) compactableRecord(part int32, offset int64, val int32) bool {
 	}
 	key, txn := int32(-1), int32(-1)
 	if si := a.valSend[val]; si >= 0 {
-		key, txn = a.sends[si].key, a.sends[si].txn
+		key, txn = a.sends[si].key, a.txn(&a.sends[si])
 	}
 	return key >= 0 && ci.last[key] > offset || a.abortable(txn)
 }
@@ -99,7 +99,7 @@ func (a *analyzer) compactionIndex(part int32) *compactIndex {
 			for ob := range po.all() {
 				key, first, txn := int32(-1), int64(-1), int32(-1)
 				if si := a.valSend[ob.val]; si >= 0 {
-					key, first, txn = a.sends[si].key, a.sends[si].invoke, a.sends[si].txn
+					key, first, txn = a.sends[si].key, a.invoke(&a.sends[si]), a.txn(&a.sends[si])
 				}
 				ci.note(ob.off, key, first, txn)
 			}
@@ -107,8 +107,8 @@ func (a *analyzer) compactionIndex(part int32) *compactIndex {
 		}
 		for i := range a.sends {
 			s := &a.sends[i]
-			if ci := a.compaction[s.part]; s.part >= 0 && ci != nil && s.typ == history.OK && s.offset >= 0 {
-				ci.note(s.offset, s.key, s.invoke, s.txn)
+			if ci := a.compaction[s.part()]; s.part() >= 0 && ci != nil && s.typ == history.OK && a.offset(s) >= 0 {
+				ci.note(a.offset(s), s.key, a.invoke(s), a.txn(s))
 			}
 		}
 	}

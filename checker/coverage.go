@@ -154,7 +154,7 @@ func (a *analyzer) checkCoverage() {
 				}
 				passedCleaned := false
 				if j := a.jumpOver(cjs, fin.off); j != nil && (!readOther || j.op > lastRead) {
-					if si := a.valSend[fin.val]; si < 0 || a.sends[si].invoke < j.op {
+					if si := a.valSend[fin.val]; si < 0 || a.invoke(&a.sends[si]) < j.op {
 						continue
 					}
 					passedCleaned = true
@@ -193,7 +193,7 @@ func (a *analyzer) checkCoverage() {
 					}
 					// (Without its send, when the record got there is
 					// unknown: a skip.)
-					if si := a.valSend[fin.val]; si >= 0 && (k == len(run) || lastOp[k] < a.sends[si].invoke) {
+					if si := a.valSend[fin.val]; si >= 0 && (k == len(run) || lastOp[k] < a.invoke(&a.sends[si])) {
 						continue // it read no further once the record was sent
 					}
 					// A record at or above the new leader's log end took the

@@ -254,7 +254,7 @@ func (a *analyzer) checkCycles() {
 			if si < 0 {
 				continue
 			}
-			t := a.sends[si].txn
+			t := a.txn(&a.sends[si])
 			if t < 0 || !committed(t) || t == prev {
 				continue
 			}

@@ -9,9 +9,9 @@ func TestDescribeMetaNamesTheHistoryEntries(t *testing.T) {
 		info any
 		want string
 	}{
-		{&logOp{ops: [2]int64{3, 7}}, "history #3–#7"},
-		{&logOp{ops: [2]int64{3, -1}}, "history #3"},
-		{&logOp{ops: [2]int64{5, 5}}, "history #5"},
+		{&logOp{call: 3, ret: 7}, "history #3–#7"},
+		{&logOp{call: 3, ret: 9, unreturned: true}, "history #3"},
+		{&logOp{call: 5, ret: 5}, "history #5"},
 		{&regOp{ops: [2]int64{10, 12}}, "history #10–#12"},
 		{[2]int64{1, 2}, ""},
 		{nil, ""},

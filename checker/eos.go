@@ -131,7 +131,7 @@ func (a *analyzer) addEOS(pid int32, p *procState, o *history.Op, si int32) {
 	tid := txnIDOf(o)
 	t := int32(-1)
 	if si >= 0 {
-		t = a.sends[si].txn
+		t = a.txn(&a.sends[si])
 	} else if o.F == history.FTxnBegin {
 		t = p.txn
 	}
@@ -232,7 +232,7 @@ func (a *analyzer) committedOutput(si int32) bool {
 	if v.flags&obsFinalRC != 0 {
 		return true
 	}
-	return v.flags&obsFinal != 0 && (s.txn < 0 || a.txns[s.txn].outcome == txnCommitted)
+	return v.flags&obsFinal != 0 && (a.txn(s) < 0 || a.txns[a.txn(s)].outcome == txnCommitted)
 }
 
 // mayBeOutput reports whether the output record of send si may be in the
@@ -243,8 +243,8 @@ func (a *analyzer) mayBeOutput(si int32) bool {
 	if s.typ == history.Fail {
 		return false
 	}
-	if s.txn >= 0 {
-		switch a.txns[s.txn].outcome {
+	if a.txn(s) >= 0 {
+		switch a.txns[a.txn(s)].outcome {
 		case txnAborted, txnNeverCommitted:
 			return false
 		}
@@ -253,18 +253,18 @@ func (a *analyzer) mayBeOutput(si int32) bool {
 	if v.flags&obsFinal != 0 {
 		return true
 	}
-	if s.part < 0 || s.offset < 0 {
-		return !(a.finalAll || a.finalTopic[s.topic])
+	if s.part() < 0 || a.offset(s) < 0 {
+		return !(a.finalAll || a.finalTopic[a.sendTopic(s)])
 	}
-	po := a.parts[s.part]
-	covered := a.finalAll || a.finalTopic[po.topic] || a.finalPart[s.part] || po.finalReached || s.offset < po.finalTo
+	po := a.parts[s.part()]
+	covered := a.finalAll || a.finalTopic[po.topic] || a.finalPart[s.part()] || po.finalReached || a.offset(s) < po.finalTo
 	return !covered || a.pastFinalReads(s, v)
 }
 
 func (a *analyzer) outputName(si int32) string {
 	s := &a.sends[si]
-	if s.part >= 0 && s.offset >= 0 {
-		return a.valName(s.val) + " (" + a.parts[s.part].name + "@" + itoa(s.offset) + ")"
+	if s.part() >= 0 && a.offset(s) >= 0 {
+		return a.valName(s.val) + " (" + a.parts[s.part()].name + "@" + itoa(a.offset(s)) + ")"
 	}
 	return a.valName(s.val)
 }
@@ -375,9 +375,9 @@ func (a *analyzer) reportLostOutput(reg *register, pi int32, off, final, complet
 		var names []string
 		for k, si := range sent {
 			s := &a.sends[si]
-			ops = append(ops, s.invoke)
-			if s.part >= 0 && s.offset >= 0 {
-				copies = append(copies, copyAt{a.parts[s.part].name, s.offset})
+			ops = append(ops, a.invoke(s))
+			if s.part() >= 0 && a.offset(s) >= 0 {
+				copies = append(copies, copyAt{a.parts[s.part()].name, a.offset(s)})
 			}
 			if k < 4 {
 				names = append(names, a.outputName(si)+": "+a.outputFate(si))
@@ -400,9 +400,9 @@ func (a *analyzer) outputFate(si int32) string {
 	switch {
 	case s.typ == history.Fail:
 		return "its send failed"
-	case s.txn >= 0 && a.txns[s.txn].outcome == txnAborted:
+	case a.txn(s) >= 0 && a.txns[a.txn(s)].outcome == txnAborted:
 		return "its transaction aborted"
-	case s.txn >= 0 && a.txns[s.txn].outcome == txnNeverCommitted:
+	case a.txn(s) >= 0 && a.txns[a.txn(s)].outcome == txnNeverCommitted:
 		return "its transaction never committed"
 	}
 	return "final reads do not hold it"
@@ -425,12 +425,12 @@ func (a *analyzer) judgeOutputs(run []outputRec) {
 		var copies []copyAt
 		for k, si := range committed {
 			s := &a.sends[si]
-			ops = append(ops, s.invoke)
-			if s.txn >= 0 && a.txns[s.txn].end >= 0 {
-				ops = append(ops, a.txns[s.txn].end)
+			ops = append(ops, a.invoke(s))
+			if a.txn(s) >= 0 && a.txns[a.txn(s)].end >= 0 {
+				ops = append(ops, a.txns[a.txn(s)].end)
 			}
-			if s.part >= 0 && s.offset >= 0 {
-				copies = append(copies, copyAt{a.parts[s.part].name, s.offset})
+			if s.part() >= 0 && a.offset(s) >= 0 {
+				copies = append(copies, copyAt{a.parts[s.part()].name, a.offset(s)})
 			}
 			if k < 4 {
 				names = append(names, a.outputName(si)+" by "+a.procs[s.proc].name)
@@ -448,18 +448,18 @@ func (a *analyzer) judgeOutputs(run []outputRec) {
 	why := ""
 	passedFirst := false
 	var below *offsetBelow
-	ops := []int64{s.invoke}
-	if s.txn < 0 {
+	ops := []int64{a.invoke(s)}
+	if a.txn(s) < 0 {
 		why = "it was sent outside a transaction"
 	} else {
-		t := &a.txns[s.txn]
+		t := &a.txns[a.txn(s)]
 		ops = append(ops, t.commitInvoke, t.end)
-		r, c, ok := a.txnOffsetOf(s.txn, first.group, part)
+		r, c, ok := a.txnOffsetOf(a.txn(s), first.group, part)
 		switch {
 		case !ok:
-			why = "its transaction (" + a.txnName(s.txn) + ") committed no offset of " + part + " for the group"
+			why = "its transaction (" + a.txnName(a.txn(s)) + ") committed no offset of " + part + " for the group"
 		case a.groups.regs[r].commits[c].value <= first.off:
-			why = "its transaction (" + a.txnName(s.txn) + ") committed the group's offset of " + part + " only to " + itoa(a.groups.regs[r].commits[c].value)
+			why = "its transaction (" + a.txnName(a.txn(s)) + ") committed the group's offset of " + part + " only to " + itoa(a.groups.regs[r].commits[c].value)
 			read, val := a.inputRead(si, first)
 			below = &offsetBelow{read: read, val: val, commit: t.commitInvoke}
 		default:
@@ -491,12 +491,12 @@ func (a *analyzer) judgeOutputs(run []outputRec) {
 func (a *analyzer) inputRead(si int32, o *outputRec) (int64, int32) {
 	s := &a.sends[si]
 	m := &a.members
-	at := s.invoke
+	at := a.invoke(s)
 	val := int32(-1)
 	best := int64(-1)
 	for i := range m.procs {
 		pr := &m.procs[i]
-		if pr.proc != s.proc || pr.part != o.part || pr.off != o.off || pr.start > s.invoke || pr.start < best || m.groupNames[pr.group] != o.group {
+		if pr.proc != s.proc || pr.part != o.part || pr.off != o.off || pr.start > a.invoke(s) || pr.start < best || m.groupNames[pr.group] != o.group {
 			continue
 		}
 		best, at, val = pr.start, pr.start, pr.val
@@ -632,8 +632,8 @@ func (a *analyzer) checkHanging() {
 		for _, ob := range po.obsAt(end) {
 			// A record sent after the final reads began may have been
 			// appended after the end offset was taken.
-			if si := a.valSend[ob.val]; si >= 0 && a.sends[si].txn >= 0 && a.sends[si].offset == end && (a.finalBegin < 0 || a.sends[si].invoke < a.finalBegin) {
-				t, val = a.sends[si].txn, ob.val
+			if si := a.valSend[ob.val]; si >= 0 && a.txn(&a.sends[si]) >= 0 && a.offset(&a.sends[si]) == end && (a.finalBegin < 0 || a.invoke(&a.sends[si]) < a.finalBegin) {
+				t, val = a.txn(&a.sends[si]), ob.val
 				break
 			}
 		}

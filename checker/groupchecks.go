@@ -577,7 +577,7 @@ func (a *analyzer) sentAfterGroupCommittedPast(part string, off int64, val int32
 	if si < 0 {
 		return false
 	}
-	sent := a.sends[si].invoke
+	sent := a.invoke(&a.sends[si])
 	landed := sent
 	if c := a.complete(&a.sends[si]); c >= 0 && a.sends[si].typ == history.OK {
 		landed = c

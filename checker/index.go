@@ -111,27 +111,54 @@ type valInfo struct {
 // val is what is known of value v.
 func (a *analyzer) val(v int32) valInfo { return valInfo{send: a.valSend[v], flags: a.valFlags[v]} }
 
-// sendRec is one send. Its fields are ordered so that it packs into 56
-// bytes: a long run holds millions. A send's place in its producer's
-// order is its index in sends (sends are numbered as invoked), and its
-// completion's index is kept as the distance from its invocation's
-// (records.complete).
+// sendRec is one send. A long run holds millions, so it packs into 36
+// bytes, what a simulated run's sends need; what does not fit (a foreign
+// history's sparse op indexes, huge offsets, times past 78 hours, a
+// transaction) is kept aside, by value (a value has one send at most),
+// and read through records' accessors (invoke, offset, doneAt, txn) and
+// analyzer.sendTopic. A send's place in its producer's order is its index
+// in sends (sends are numbered as invoked), and its completion's index is
+// kept as the distance from its invocation's (records.complete).
 type sendRec struct {
-	val   int32
-	proc  int32
-	topic int32
-	key   int32 // -1: null key
-	part  int32 // -1: unknown
-	txn   int32 // -1: not transactional
-	done  int32 // the completion's index less invoke; donePending, doneFar
-	typ   history.Type
-	// noAck: an acks=0 send the producer reported done, as Kafka's does
-	// (the callback succeeds with offset -1): acknowledged without a
-	// position, judged by the final reads alone.
-	noAck  bool
-	invoke int64 // op index
-	offset int64 // -1: unknown
-	doneAt int64 // the completion's time (ns)
+	val  int32
+	proc int32
+	key  int32 // -1: null key
+	// pt is the partition (part), or, while it is unknown, -1 less the
+	// send's topic (a partition's topic is the send's unless sendTopicFar).
+	pt   int32
+	done int32  // the completion's index less invoke; donePending, doneFar
+	inv  uint32 // the invocation's op index; invFar
+	off  int32  // the acknowledged offset, -1: unknown; offFar
+	// atLo and atHi: the completion's time (ns), its low 48 bits; atFar.
+	atLo uint32
+	atHi uint16
+	typ  history.Type
+	bits sendBits
+}
+
+// sendBits: what a send is besides its fields.
+type sendBits uint8
+
+const (
+	// sendNoAck: an acks=0 send the producer reported done, as Kafka's
+	// does (the callback succeeds with offset -1): acknowledged without
+	// a position, judged by the final reads alone.
+	sendNoAck    sendBits = 1 << iota
+	sendInTxn             // its transaction is in records.sendTxn
+	sendTopicFar          // its partition's topic is not the send's: records.far
+)
+
+// The fields' values that say the send's own is in records.far.
+const (
+	invFar = math.MaxUint32
+	offFar = math.MinInt32
+	atFar  = math.MaxUint16
+)
+
+// sendFar is what of a send does not fit its sendRec.
+type sendFar struct {
+	complete, invoke, offset, doneAt int64
+	topic                            int32
 }
 
 // sendRec.done's values that are not a distance: no completion yet, and a
@@ -142,32 +169,152 @@ const (
 	doneFar     = math.MinInt32 + 1
 )
 
+func (r *records) farOf(s *sendRec) *sendFar {
+	if r.far == nil {
+		r.far = map[int32]*sendFar{}
+	}
+	f := r.far[s.val]
+	if f == nil {
+		f = &sendFar{}
+		r.far[s.val] = f
+	}
+	return f
+}
+
 // complete is the index of s's completion, -1 while pending.
 func (r *records) complete(s *sendRec) int64 {
 	switch s.done {
 	case donePending:
 		return -1
 	case doneFar:
-		return r.far[s.val]
+		return r.far[s.val].complete
 	}
-	return s.invoke + int64(s.done)
+	return r.invoke(s) + int64(s.done)
 }
 
-// setComplete records the index of s's completion (-1: pending).
+// setComplete records the index of s's completion (-1: pending); s's
+// invocation is set.
 func (r *records) setComplete(s *sendRec, index int64) {
-	d := index - s.invoke
+	d := index - r.invoke(s)
 	switch {
 	case index == -1:
 		s.done = donePending
 	case d > doneFar && d <= math.MaxInt32:
 		s.done = int32(d)
 	default:
-		if r.far == nil {
-			r.far = map[int32]int64{}
-		}
-		r.far[s.val] = index // a value has one send at most
+		r.farOf(s).complete = index
 		s.done = doneFar
 	}
+}
+
+// invoke is the op index of s's invocation.
+func (r *records) invoke(s *sendRec) int64 {
+	if s.inv != invFar {
+		return int64(s.inv)
+	}
+	return r.far[s.val].invoke
+}
+
+func (r *records) setInvoke(s *sendRec, index int64) {
+	if index >= 0 && index < invFar {
+		s.inv = uint32(index)
+		return
+	}
+	r.farOf(s).invoke = index
+	s.inv = invFar
+}
+
+// offset is where s's acknowledgement placed it, -1: unknown.
+func (r *records) offset(s *sendRec) int64 {
+	if s.off != offFar {
+		return int64(s.off)
+	}
+	return r.far[s.val].offset
+}
+
+func (r *records) setOffset(s *sendRec, off int64) {
+	if off >= -1 && off <= math.MaxInt32 {
+		s.off = int32(off)
+		return
+	}
+	r.farOf(s).offset = off
+	s.off = offFar
+}
+
+// doneAt is the time of s's completion (ns).
+func (r *records) doneAt(s *sendRec) int64 {
+	if s.atHi != atFar {
+		return int64(s.atHi)<<32 | int64(s.atLo)
+	}
+	return r.far[s.val].doneAt
+}
+
+func (r *records) setDoneAt(s *sendRec, t int64) {
+	if t >= 0 && t < atFar<<32 {
+		s.atLo, s.atHi = uint32(t), uint16(t>>32)
+		return
+	}
+	r.farOf(s).doneAt = t
+	s.atLo, s.atHi = 0, atFar
+}
+
+// txn is s's transaction, -1: not transactional.
+func (r *records) txn(s *sendRec) int32 {
+	if s.bits&sendInTxn == 0 {
+		return -1
+	}
+	return r.sendTxn[s.val]
+}
+
+func (r *records) setTxn(s *sendRec, t int32) {
+	if t < 0 {
+		if s.bits&sendInTxn != 0 {
+			delete(r.sendTxn, s.val)
+			s.bits &^= sendInTxn
+		}
+		return
+	}
+	if r.sendTxn == nil {
+		r.sendTxn = map[int32]int32{}
+	}
+	r.sendTxn[s.val] = t
+	s.bits |= sendInTxn
+}
+
+// noAck: s is an acks=0 send its producer reported done (sendNoAck).
+func (s *sendRec) noAck() bool { return s.bits&sendNoAck != 0 }
+
+// part is s's partition, -1: unknown.
+func (s *sendRec) part() int32 { return max(s.pt, -1) }
+
+// newSend is a send of value v to topic, invoked at op index invoke: its
+// partition, offset and completion unknown, not transactional.
+func (r *records) newSend(v, proc, topic, key int32, invoke int64) sendRec {
+	s := sendRec{val: v, proc: proc, key: key, pt: -1 - topic, typ: history.Info, done: donePending, off: -1}
+	r.setInvoke(&s, invoke)
+	return s
+}
+
+// setPart places s in partition part: a completion names it, and a foreign
+// history's may name one of another topic than the invocation's.
+func (a *analyzer) setPart(s *sendRec, part int32) {
+	topic := a.sendTopic(s)
+	s.pt = part
+	if a.parts[part].topic != topic {
+		a.farOf(s).topic = topic
+		s.bits |= sendTopicFar
+	}
+}
+
+// sendTopic is the topic s was sent to.
+func (a *analyzer) sendTopic(s *sendRec) int32 {
+	switch {
+	case s.pt < 0:
+		return -1 - s.pt
+	case s.bits&sendTopicFar != 0:
+		return a.far[s.val].topic
+	}
+	return a.parts[s.pt].topic
 }
 
 type partKey struct {
@@ -266,8 +413,8 @@ func topicOf(partition string) string {
 func (a *analyzer) placeAcks() {
 	for i := range a.sends {
 		s := &a.sends[i]
-		if s.typ == history.OK && s.part >= 0 && s.offset >= 0 {
-			a.parts[s.part].obs.ack(int32(i))
+		if s.typ == history.OK && s.part() >= 0 && a.offset(s) >= 0 {
+			a.parts[s.part()].obs.ack(int32(i))
 		}
 	}
 }
@@ -302,7 +449,7 @@ func (a *analyzer) visibleToRC(v int32) bool {
 	if si < 0 {
 		return true
 	}
-	t := a.sends[si].txn
+	t := a.txn(&a.sends[si])
 	return t < 0 || a.txns[t].outcome == txnCommitted
 }
 

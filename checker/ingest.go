@@ -1,9 +1,6 @@
 package checker
 
 import (
-	"cmp"
-	"slices"
-
 	"kafkasim/history"
 )
 
@@ -133,16 +130,15 @@ func (a *analyzer) addSend(pid int32, p *procState, o *history.Op) {
 		if o.Value.HasKey {
 			key = a.keyID(o.Value.Key)
 		}
-		s := sendRec{val: vi, proc: pid, topic: a.topicID(o.Value.Topic), key: key, part: -1, txn: -1,
-			typ: history.Info, invoke: o.Index, done: donePending, offset: -1}
+		s := a.newSend(vi, pid, a.topicID(o.Value.Topic), key, o.Index)
 		if tid := txnIDOf(o); p.txn >= 0 || tid != "" {
-			s.txn = a.txnFor(pid, p, tid, o.Index)
+			a.setTxn(&s, a.txnFor(pid, p, tid, o.Index))
 		}
 		a.valSend[vi] = int32(len(a.sends))
 		a.sends = append(a.sends, s)
-		if s.txn >= 0 {
-			a.txns[s.txn].sends = append(a.txns[s.txn].sends, a.valSend[vi])
-			a.txns[s.txn].lastT = max(a.txns[s.txn].lastT, o.Time)
+		if a.txn(&s) >= 0 {
+			a.txns[a.txn(&s)].sends = append(a.txns[a.txn(&s)].sends, a.valSend[vi])
+			a.txns[a.txn(&s)].lastT = max(a.txns[a.txn(&s)].lastT, o.Time)
 		}
 		a.addEOS(pid, p, o, a.valSend[vi])
 		return
@@ -156,21 +152,25 @@ func (a *analyzer) addSend(pid int32, p *procState, o *history.Op) {
 		return
 	}
 	a.setComplete(s, o.Index)
-	s.typ, s.doneAt = o.Type, o.Time
-	if s.txn >= 0 {
-		a.txns[s.txn].lastT = max(a.txns[s.txn].lastT, o.Time)
+	s.typ = o.Type
+	a.setDoneAt(s, o.Time)
+	if a.txn(s) >= 0 {
+		a.txns[a.txn(s)].lastT = max(a.txns[a.txn(s)].lastT, o.Time)
 	}
 	a.addEOS(pid, p, o, si)
 	if o.Value.Partition >= 0 {
-		s.part = a.partID(o.Value.Topic, o.Value.Partition)
+		a.setPart(s, a.partID(o.Value.Topic, o.Value.Partition))
 	}
 	if o.Type == history.OK {
-		s.offset = o.Value.Offset
-		if s.part < 0 || s.offset < 0 {
+		a.setOffset(s, o.Value.Offset)
+		if s.part() < 0 || a.offset(s) < 0 {
 			s.typ = history.Info // an ok without a position says nothing checkable
 		}
 	}
-	s.noAck = s.typ == history.Info && s.txn < 0 && a.cfg.producer(p.name).Acks == "0"
+	s.bits &^= sendNoAck
+	if s.typ == history.Info && a.txn(s) < 0 && a.cfg.producer(p.name).Acks == "0" {
+		s.bits |= sendNoAck
+	}
 }
 
 func (a *analyzer) isolation(p *procState, o *history.Op) string {
@@ -187,7 +187,6 @@ type pollPart struct {
 	part int32
 	sess int32
 	last int64
-	from int32 // first record of this partition in the read's records (linearizability)
 	run  int32 // the poll's open run of reads in the partition (obsStore.read), -1
 }
 
@@ -283,7 +282,7 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 				}
 				a.rcFlipped[opSession{o.Index, sid}] = true
 			}
-			parts = append(parts, pollPart{part: pi, sess: sid, last: r.Offset, from: po.lin.n, run: -1})
+			parts = append(parts, pollPart{part: pi, sess: sid, last: r.Offset, run: -1})
 			j = len(parts) - 1
 		}
 		s := &a.sessions[parts[j].sess]
@@ -311,7 +310,7 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 			a.valFlags[vi] |= obsFinalRC
 		}
 		v := a.val(vi)
-		if v.send < 0 || a.sends[v.send].txn >= 0 && o.Index < a.sends[v.send].invoke {
+		if v.send < 0 || a.txn(&a.sends[v.send]) >= 0 && o.Index < a.invoke(&a.sends[v.send]) {
 			po.early = append(po.early, observation{off: r.Offset, op: o.Index, val: vi, sess: parts[j].sess})
 		}
 		if v.send < 0 {
@@ -321,16 +320,16 @@ func (a *analyzer) addPoll(pid int32, p *procState, o *history.Op) {
 		if !final && s2.key >= 0 {
 			a.keyOrder(p, v.send, s2, r, pi, o)
 		}
-		if s2.txn >= 0 {
-			a.txnReads = append(a.txnReads, txnRead{txn: s2.txn, val: vi, op: o.Index, proc: pid, part: pi, off: r.Offset, rc: rc})
-			p.addRead(s2.txn, rc)
+		if a.txn(s2) >= 0 {
+			a.txnReads = append(a.txnReads, txnRead{txn: a.txn(s2), val: vi, op: o.Index, proc: pid, part: pi, off: r.Offset, rc: rc})
+			p.addRead(a.txn(s2), rc)
 		}
 	}
 	for _, pp := range parts {
 		s := &a.sessions[pp.sess]
 		s.last, s.hasLast, s.lastAt = pp.last, true, o.Time
 		po := a.parts[pp.part]
-		po.lin.reads = append(po.lin.reads, linRead{call: invoke, ret: o.Index, proc: pid, from: pp.from, to: po.lin.n, rc: rc})
+		po.lin.add(invoke, o.Index, pid, po.lin.n, rc)
 	}
 }
 
@@ -361,11 +360,11 @@ func (a *analyzer) keepLinRecs() {
 		po.lin.recs = make([]linRec, po.lin.n)
 		fill := make([]int32, len(reads))
 		for k := range reads {
-			fill[k] = reads[k].from
+			fill[k] = po.lin.from(k)
 		}
 		po.obs.rawReads(func(off int64, val int32, op int64) {
-			k, ok := slices.BinarySearchFunc(reads, op, func(r linRead, op int64) int { return cmp.Compare(r.ret, op) })
-			if !ok || fill[k] >= reads[k].to {
+			k := po.lin.readAt(op)
+			if k < 0 || fill[k] >= reads[k].to {
 				panic("checker: a record read by no read of its partition")
 			}
 			po.lin.recs[fill[k]] = linRec{off: off, val: val}

@@ -1,6 +1,8 @@
 package checker
 
 import (
+	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -64,12 +66,22 @@ type linRec struct {
 	val int32
 }
 
+// linRead is one poll's read of a partition. A long run's partitions hold
+// millions, so its operation's indexes are kept in 32 bits (call, and ret
+// as the distance from call) unless they do not fit (a foreign history's
+// sparse indexes): then in linLog.far (linLog.call, linLog.ret).
 type linRead struct {
-	call, ret int64
-	proc      int32
-	from, to  int32 // the read's records in linLog.recs, when it keeps them (keepLinRecs)
-	rc        bool
+	call uint32 // linFar: call and ret are in linLog.far
+	ret  int32  // less call
+	proc int32
+	// to: one past the read's records in linLog.recs, when it keeps them
+	// (keepLinRecs); they begin where the previous read's end (a poll
+	// reads a partition's records in one read: addPoll).
+	to int32
+	rc bool
 }
+
+const linFar = math.MaxUint32
 
 // linLog is what a partition's linearizability check needs of its polls.
 // The records each read returned are the partition's read observations of
@@ -81,6 +93,57 @@ type linLog struct {
 	recs  []linRec
 	reads []linRead
 	n     int32 // records read so far: the next read's from
+	far   map[int32][2]int64
+}
+
+// add appends a read whose operation was called at index call and returned
+// at ret, its records in recs below to.
+func (l *linLog) add(call, ret int64, proc, to int32, rc bool) {
+	r := linRead{proc: proc, to: to, rc: rc}
+	if d := ret - call; call >= 0 && call < linFar && d >= math.MinInt32 && d <= math.MaxInt32 {
+		r.call, r.ret = uint32(call), int32(d)
+	} else {
+		if l.far == nil {
+			l.far = map[int32][2]int64{}
+		}
+		l.far[int32(len(l.reads))] = [2]int64{call, ret}
+		r.call = linFar
+	}
+	l.reads = append(l.reads, r)
+}
+
+// call is the index of read k's invocation.
+func (l *linLog) call(k int) int64 {
+	if r := &l.reads[k]; r.call != linFar {
+		return int64(r.call)
+	}
+	return l.far[int32(k)][0]
+}
+
+// ret is the index of read k's completion.
+func (l *linLog) ret(k int) int64 {
+	if r := &l.reads[k]; r.call != linFar {
+		return int64(r.call) + int64(r.ret)
+	}
+	return l.far[int32(k)][1]
+}
+
+// from is where read k's records begin in recs (keepLinRecs).
+func (l *linLog) from(k int) int32 {
+	if k == 0 {
+		return 0
+	}
+	return l.reads[k-1].to
+}
+
+// readAt is the read whose operation returned at index op, -1 if none:
+// reads are in history order, their rets strictly increasing.
+func (l *linLog) readAt(op int64) int {
+	k := sort.Search(len(l.reads), func(k int) bool { return l.ret(k) >= op })
+	if k == len(l.reads) || l.ret(k) != op {
+		return -1
+	}
+	return k
 }
 
 // LinearizabilityStats say what porcupine checked.
@@ -131,7 +194,7 @@ func (l *linResult) weakestAcks(c *Config, a *analyzer, partition string) string
 	seen := map[int32]bool{}
 	for i := range a.sends {
 		s := &a.sends[i]
-		if s.part != pi || seen[s.proc] {
+		if s.part() != pi || seen[s.proc] {
 			continue
 		}
 		seen[s.proc] = true

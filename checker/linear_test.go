@@ -251,7 +251,7 @@ func logScanAgreesWithPorcupine(t *testing.T, appendsMax, readsMax, spanMax int)
 		for i, o := range offs {
 			c, r := interval()
 			byOff[int64(o)] = int32(i)
-			log = append(log, logOp{off: int64(o), val: int32(i), txn: rng.IntN(3) == 0, ops: [2]int64{c, r}, call: c, ret: r})
+			log = append(log, logOp{off: int64(o), val: int32(i), txn: rng.IntN(3) == 0, call: c, ret: r})
 		}
 		sorted := make([]int64, 0, len(byOff))
 		for o := range byOff {
@@ -276,7 +276,7 @@ func logScanAgreesWithPorcupine(t *testing.T, appendsMax, readsMax, spanMax int)
 				continue
 			}
 			c, r := interval()
-			log = append(log, logOp{read: true, recs: recs, rc: rng.IntN(2) == 0, ops: [2]int64{c, r}, call: c, ret: r})
+			log = append(log, logOp{read: true, recs: recs, rc: rng.IntN(2) == 0, call: c, ret: r})
 		}
 		m := logModel{names: func(v int32) string { return names[v] }, skipAll: rng.IntN(8) == 0}
 		model := m.withLog(log, newLog())

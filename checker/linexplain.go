@@ -30,15 +30,16 @@ func (j *linJob) explainLog(a *analyzer, c logConflict, until time.Time, visMax 
 	j.finding = f
 	culprit := &j.log[c.culprit]
 	f.Process = a.procs[culprit.proc].name
-	f.Ops = []int64{culprit.ops[0]}
-	if culprit.ops[1] >= 0 {
-		f.Ops = append(f.Ops, culprit.ops[1])
+	ops := culprit.historyOps()
+	f.Ops = []int64{ops[0]}
+	if ops[1] >= 0 {
+		f.Ops = append(f.Ops, ops[1])
 	}
 	if c.other >= 0 {
-		o := &j.log[c.other]
-		f.Ops = append(f.Ops, o.ops[0])
-		if o.ops[1] >= 0 {
-			f.Ops = append(f.Ops, o.ops[1])
+		ops := j.log[c.other].historyOps()
+		f.Ops = append(f.Ops, ops[0])
+		if ops[1] >= 0 {
+			f.Ops = append(f.Ops, ops[1])
 		}
 	}
 	f.Ops = sortedUnique(f.Ops)

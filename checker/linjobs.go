@@ -196,7 +196,7 @@ func (a *analyzer) linPlan(c *Config, opsMax int, st *LinearizabilityStats) *lin
 	byPart := make([][]int32, len(a.parts))
 	perPart := make([]int32, len(a.parts))
 	for i := range a.sends {
-		if p := a.sends[i].part; p >= 0 {
+		if p := a.sends[i].part(); p >= 0 {
 			perPart[p]++
 		}
 	}
@@ -204,7 +204,7 @@ func (a *analyzer) linPlan(c *Config, opsMax int, st *LinearizabilityStats) *lin
 		byPart[p] = make([]int32, 0, n)
 	}
 	for i := range a.sends {
-		if p := a.sends[i].part; p >= 0 {
+		if p := a.sends[i].part(); p >= 0 {
 			byPart[p] = append(byPart[p], int32(i))
 		}
 	}
@@ -292,7 +292,7 @@ func (p *linPlan) partJob(pi int32) *linJob {
 	byPart[pi] = nil // built once: its operations follow
 	var unplaced []int32
 	for v := range firstRead { // kafkasim:orderless: sorted below
-		if si := a.valSend[v]; si >= 0 && a.sends[si].part < 0 && a.sends[si].typ != history.Fail && a.sends[si].topic == po.topic {
+		if si := a.valSend[v]; si >= 0 && a.sends[si].part() < 0 && a.sends[si].typ != history.Fail && a.sendTopic(&a.sends[si]) == po.topic {
 			unplaced = append(unplaced, si)
 		}
 	}
@@ -316,7 +316,7 @@ func (p *linPlan) partJob(pi int32) *linJob {
 			continue // not counted in n
 		}
 		complete := a.complete(s)
-		op := logOp{off: s.offset, val: s.val, txn: s.txn >= 0, ops: [2]int64{s.invoke, complete}, proc: s.proc, call: s.invoke, ret: complete}
+		op := logOp{off: a.offset(s), val: s.val, txn: a.txn(s) >= 0, proc: s.proc, call: a.invoke(s), ret: complete}
 		switch s.typ {
 		case history.OK:
 		default:
@@ -324,8 +324,8 @@ func (p *linPlan) partJob(pi int32) *linJob {
 			if !ok {
 				continue // never seen: it may not have happened
 			}
-			op.off, op.ret = f[0], max(f[1], s.invoke)
-			op.ops[1] = -1
+			op.off, op.ret = f[0], max(f[1], a.invoke(s))
+			op.unreturned = true
 		}
 		ops = append(ops, op)
 	}
@@ -339,7 +339,7 @@ func (p *linPlan) partJob(pi int32) *linJob {
 		if byRead != nil {
 			recs = byRead[k]
 		} else {
-			recs = po.lin.recs[r.from:r.to:r.to]
+			recs = po.lin.recs[po.lin.from(k):r.to:r.to]
 		}
 		out := recs
 		switch {
@@ -361,7 +361,8 @@ func (p *linPlan) partJob(pi int32) *linJob {
 				}
 			}
 		}
-		ops = append(ops, logOp{read: true, recs: out, rc: r.rc, ops: [2]int64{r.call, r.ret}, proc: r.proc, call: r.call, ret: r.ret})
+		call, ret := po.lin.call(k), po.lin.ret(k)
+		ops = append(ops, logOp{read: true, recs: out, rc: r.rc, proc: r.proc, call: call, ret: ret})
 	}
 	base := logModel{skipAll: compact[a.topics[po.topic]], names: a.valName}
 	// The reads' records are the job's now: nothing else reads them.
@@ -456,13 +457,7 @@ func (a *analyzer) readRecords(po *partState) [][]linRec {
 	}
 	// Each run's and whole read's read, found by its operation: reads are
 	// in history order, their rets strictly increasing.
-	read := func(op int64) int {
-		k, ok := slices.BinarySearchFunc(reads, op, func(r linRead, op int64) int { return cmp.Compare(r.ret, op) })
-		if !ok {
-			return -1
-		}
-		return k
-	}
+	read := po.lin.readAt
 	st := &po.obs
 	counts := make([]int32, len(reads)+1)
 	for _, r := range st.runs {

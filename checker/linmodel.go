@@ -68,18 +68,23 @@ func (n *lnode) find(hi int64) *lnode {
 // each of millions of operations).
 type historyOps interface{ historyOps() [2]int64 }
 
-func (op *logOp) historyOps() [2]int64 { return op.ops }
+func (op *logOp) historyOps() [2]int64 {
+	if op.unreturned {
+		return [2]int64{op.call, -1}
+	}
+	return [2]int64{op.call, op.ret}
+}
 
 func (op *regOp) historyOps() [2]int64 { return op.ops }
 
 // logOp is one operation of a partition's log job, with its interval as
 // porcupine takes it (call, ret): the direct check reads these, and the
 // porcupine.Operations (72 bytes more each) are built only for a search
-// (linJob.porcupineOps). Its fields are ordered so that it packs into 80
-// bytes: a long run's partition has hundreds of thousands.
+// (linJob.porcupineOps). Its fields are ordered so that it packs into 64
+// bytes: a long run's partition has hundreds of thousands. Its history
+// indexes are call and ret (historyOps), unless unreturned.
 type logOp struct {
-	off       int64    // append
-	ops       [2]int64 // history indexes (invocation, completion; -1: none)
+	off       int64 // append
 	call, ret int64
 	recs      []linRec // read: descending offsets, no repeats
 	val       int32    // append
@@ -87,6 +92,9 @@ type logOp struct {
 	read      bool
 	txn       bool // append: a transactional record
 	rc        bool
+	// unreturned: an append whose send's completion is not in the
+	// history (not ok): ret is where a read first saw it.
+	unreturned bool
 }
 
 type logModel struct {

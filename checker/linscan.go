@@ -58,7 +58,7 @@ func (m *logModel) scan(ops []logOp) (logConflict, bool) {
 	}
 	desc := func(i int) string {
 		op := &ops[i]
-		return m.describeOp(op) + " (#" + itoa(op.ops[0]) + ")"
+		return m.describeOp(op) + " (#" + itoa(op.call) + ")"
 	}
 	// The log: one append per offset.
 	log := make([]int, 0, len(apps)) // indexes in ops, ascending offsets
@@ -88,7 +88,7 @@ func (m *logModel) scan(ops []logOp) (logConflict, bool) {
 		if !r.read {
 			continue
 		}
-		rd := func() string { return m.describeOp(r) + " (#" + itoa(r.ops[0]) + "–#" + itoa(r.ops[1]) + ")" }
+		rd := func() string { return m.describeOp(r) + " (#" + itoa(r.call) + "–#" + itoa(r.ret) + ")" }
 		lo, hi := r.recs[len(r.recs)-1].off, r.recs[0].off
 		k := sort.Search(len(offs), func(k int) bool { return offs[k] >= lo })
 		ri := len(r.recs) - 1

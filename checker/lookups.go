@@ -26,7 +26,7 @@ func (a *analyzer) inFinalReadsBefore(partition string, offset, op int64, rc boo
 		if a.obsFlags(&o)&obsFinal == 0 || (rc && !a.visibleToRC(o.val)) {
 			continue
 		}
-		if si := a.valSend[o.val]; si < 0 || a.sends[si].invoke < op {
+		if si := a.valSend[o.val]; si < 0 || a.invoke(&a.sends[si]) < op {
 			return true
 		}
 	}
@@ -51,10 +51,10 @@ func (a *analyzer) commitUndone(partition string, offset, op int64) (DataLoss, b
 			continue
 		}
 		si := a.valSend[o.val]
-		if si < 0 || a.sends[si].txn < 0 {
+		if si < 0 || a.txn(&a.sends[si]) < 0 {
 			continue
 		}
-		t := &a.txns[a.sends[si].txn]
+		t := &a.txns[a.txn(&a.sends[si])]
 		if !t.okCommit || t.end < 0 {
 			continue
 		}

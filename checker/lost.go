@@ -17,8 +17,8 @@ import (
 // acknowledged at a position and, inside a transaction, the transaction
 // committed.
 func (a *analyzer) acked(s *sendRec) bool {
-	if s.txn >= 0 {
-		return a.txns[s.txn].outcome == txnCommitted && s.typ == history.OK
+	if a.txn(s) >= 0 {
+		return a.txns[a.txn(s)].outcome == txnCommitted && s.typ == history.OK
 	}
 	return s.typ == history.OK
 }
@@ -33,19 +33,19 @@ func (a *analyzer) checkLost() {
 	a.mergeFinal()
 	for i := range a.sends {
 		s := &a.sends[i]
-		if s.noAck {
+		if s.noAck() {
 			a.checkLostNoAck(s)
 			continue
 		}
 		if !a.acked(s) {
 			continue
 		}
-		po := a.parts[s.part]
+		po := a.parts[s.part()]
 		v := a.val(s.val)
-		covered := a.finalAll || a.finalTopic[po.topic] || a.finalPart[s.part] || po.finalReached || s.offset < po.finalTo
+		covered := a.finalAll || a.finalTopic[po.topic] || a.finalPart[s.part()] || po.finalReached || a.offset(s) < po.finalTo
 		var typ, detail string
 		switch {
-		case covered && s.offset < po.logStart && v.flags&obsFinal == 0 && !a.reusedOffset(po.name, s.offset, a.valName(s.val)):
+		case covered && a.offset(s) < po.logStart && v.flags&obsFinal == 0 && !a.reusedOffset(po.name, a.offset(s), a.valName(s.val)):
 			// Below the log start: deleted by retention, not lost (unless a
 			// record sent after it took its offset: then it was lost
 			// first, whatever retention did later).
@@ -56,14 +56,14 @@ func (a *analyzer) checkLost() {
 			// reached it yet (a follower still copying, a retry still
 			// being written). They say nothing about it.
 			typ, detail = Unseen, "; past the final reads' end (offset "+itoa(max(po.finalEnd, 0))+"), acknowledged or read only after they began"
-		case covered && v.flags&obsFinal == 0 && a.cfg.Happened.Covers(godview.HeldBack, po.name, s.offset):
+		case covered && v.flags&obsFinal == 0 && a.cfg.Happened.Covers(godview.HeldBack, po.name, a.offset(s)):
 			typ, detail = Unseen, "; in the leader's log above a high watermark that cannot advance (a replica stuck by undetected disk corruption keeps the ISR below min.insync.replicas)"
 		case covered:
 			if v.flags&obsFinal == 0 {
 				typ, detail = LostAckedWrite, "; final reads (to offset "+itoa(po.finalReach())+") do not hold it"
 			}
 		case v.flags&obsRead != 0:
-		case a.readAcross(s.part, s.offset):
+		case a.readAcross(s.part(), a.offset(s)):
 			typ, detail = LostAckedWrite, "; reads went on to offset "+itoa(po.maxRead)+" and never saw it"
 		case po.finalSaid:
 			// Not judged: the final reader did not get this far (starved
@@ -79,12 +79,12 @@ func (a *analyzer) checkLost() {
 		if typ == "" {
 			continue
 		}
-		ex := Example{Partition: po.name, Offset: s.offset, Value: a.valName(s.val), Process: a.procs[s.proc].name, Ops: []int64{s.invoke, a.complete(s)}}
-		what := "acknowledged at offset " + itoa(s.offset)
-		if s.txn >= 0 {
-			t := &a.txns[s.txn]
+		ex := Example{Partition: po.name, Offset: a.offset(s), Value: a.valName(s.val), Process: a.procs[s.proc].name, Ops: []int64{a.invoke(s), a.complete(s)}}
+		what := "acknowledged at offset " + itoa(a.offset(s))
+		if a.txn(s) >= 0 {
+			t := &a.txns[a.txn(s)]
 			ex.Ops = append(ex.Ops, t.end)
-			what = "written at offset " + itoa(s.offset) + " in a transaction that committed (#" + itoa(t.end) + ")"
+			what = "written at offset " + itoa(a.offset(s)) + " in a transaction that committed (#" + itoa(t.end) + ")"
 		}
 		if typ == Unseen && detail != "" {
 			ex.Detail = what + detail
@@ -94,7 +94,7 @@ func (a *analyzer) checkLost() {
 			a.stats.LostAcked++
 			ex.Detail = what + detail
 		}
-		a.findings = append(a.findings, Finding{Type: typ, Example: ex, ackedAt: s.doneAt})
+		a.findings = append(a.findings, Finding{Type: typ, Example: ex, ackedAt: a.doneAt(s)})
 	}
 }
 
@@ -102,13 +102,13 @@ func (a *analyzer) checkLost() {
 // where it went and do not hold it, it was lost (acks=0 permits that).
 func (a *analyzer) checkLostNoAck(s *sendRec) {
 	v := a.val(s.val)
-	covered := a.finalAll || a.finalTopic[s.topic]
-	ex := Example{Value: a.valName(s.val), Process: a.procs[s.proc].name, Offset: -1, Ops: []int64{s.invoke, a.complete(s)}}
-	if s.part >= 0 {
+	covered := a.finalAll || a.finalTopic[a.sendTopic(s)]
+	ex := Example{Value: a.valName(s.val), Process: a.procs[s.proc].name, Offset: -1, Ops: []int64{a.invoke(s), a.complete(s)}}
+	if s.part() >= 0 {
 		// Its offset unknown: only final reads that reached the
 		// partition's end judge it.
-		covered = covered || a.finalPart[s.part] || a.parts[s.part].finalReached
-		ex.Partition = a.parts[s.part].name
+		covered = covered || a.finalPart[s.part()] || a.parts[s.part()].finalReached
+		ex.Partition = a.parts[s.part()].name
 	}
 	if !covered || v.flags&obsFinal != 0 {
 		return
@@ -131,13 +131,13 @@ func (a *analyzer) checkLostNoAck(s *sendRec) {
 		}
 		ex.Offset = a.readOffsets[s.val]
 		ex.Detail = "sent with acks=0, read at offset " + itoa(ex.Offset) + "; final reads do not hold it"
-		if s.part >= 0 && ex.Offset < a.parts[s.part].logStart {
+		if s.part() >= 0 && ex.Offset < a.parts[s.part()].logStart {
 			a.stats.Deleted++ // below the log start: deleted by retention, not lost
 			return
 		}
 	}
 	a.stats.LostAcked++
-	a.findings = append(a.findings, Finding{Type: LostAckedWrite, Example: ex, ackedAt: s.doneAt, noAck: ex.Offset < 0})
+	a.findings = append(a.findings, Finding{Type: LostAckedWrite, Example: ex, ackedAt: a.doneAt(s), noAck: ex.Offset < 0})
 }
 
 // readAcross reports whether a reader read partition part from at or below
@@ -180,8 +180,8 @@ type readSpan struct{ first, max, reach int64 }
 // before they began to show that it was committed by then: it was
 // acknowledged after they began, or polls read it only after they began.
 func (a *analyzer) pastFinalReads(s *sendRec, v valInfo) bool {
-	po := a.parts[s.part]
-	if a.finalBegin < 0 || s.offset < max(po.finalEnd, 0) || v.flags&obsBeforeFinal != 0 {
+	po := a.parts[s.part()]
+	if a.finalBegin < 0 || a.offset(s) < max(po.finalEnd, 0) || v.flags&obsBeforeFinal != 0 {
 		return false
 	}
 	return a.complete(s) > a.finalBegin || v.flags&obsRead != 0

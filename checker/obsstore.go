@@ -152,7 +152,7 @@ func (st *obsStore) ack(si int32) { st.acks = append(st.acks, si) }
 // ackObs is the observation the i-th acknowledgement makes.
 func (st *obsStore) ackObs(i int) observation {
 	s := &st.rec.sends[st.acks[i]]
-	return observation{off: s.offset, op: st.rec.complete(s), val: s.val, sess: -1}
+	return observation{off: st.rec.offset(s), op: st.rec.complete(s), val: s.val, sess: -1}
 }
 
 // build sorts the lists for the cursor. Duplicates (one poll returning a
@@ -163,7 +163,7 @@ func (st *obsStore) build() {
 	sends := st.rec.sends
 	slices.SortFunc(st.acks, func(x, y int32) int {
 		sx, sy := &sends[x], &sends[y]
-		if c := cmp.Compare(sx.offset, sy.offset); c != 0 {
+		if c := cmp.Compare(st.rec.offset(sx), st.rec.offset(sy)); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(sx.val, sy.val); c != 0 {
@@ -215,7 +215,7 @@ func (st *obsStore) seek(from int64) *obsCursor {
 	}
 	c.ei = sort.Search(len(st.extra), func(i int) bool { return st.extra[i].off >= from })
 	sends := st.rec.sends
-	c.ai = sort.Search(len(st.acks), func(i int) bool { return sends[st.acks[i]].offset >= from })
+	c.ai = sort.Search(len(st.acks), func(i int) bool { return st.rec.offset(&sends[st.acks[i]]) >= from })
 	return c
 }
 
@@ -241,7 +241,7 @@ func (c *obsCursor) step() (int64, []observation, bool) {
 		x = min(x, st.extra[c.ei].off)
 	}
 	if c.ai < len(st.acks) {
-		x = min(x, st.rec.sends[st.acks[c.ai]].offset)
+		x = min(x, st.rec.offset(&st.rec.sends[st.acks[c.ai]]))
 	}
 	if x == math.MaxInt64 && c.ri == len(runs) && c.ei == len(st.extra) && c.ai == len(st.acks) && len(c.active) == 0 {
 		return 0, nil, false
@@ -261,7 +261,7 @@ func (c *obsCursor) step() (int64, []observation, bool) {
 		buf = append(buf, st.extra[c.ei])
 		c.ei++
 	}
-	for c.ai < len(st.acks) && st.rec.sends[st.acks[c.ai]].offset == x {
+	for c.ai < len(st.acks) && st.rec.offset(&st.rec.sends[st.acks[c.ai]]) == x {
 		buf = append(buf, st.ackObs(c.ai))
 		c.ai++
 	}

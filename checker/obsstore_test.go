@@ -63,20 +63,24 @@ func TestObsStoreIsTheSortedSlice(t *testing.T) {
 				raw = append(raw, ob)
 			}
 		}
+		acked := map[int32]bool{}
 		for range rapid.IntRange(0, 60).Draw(t, "acks") {
 			off := base + rapid.Int64Range(-3, span).Draw(t, "ackAt")
 			val := valueAt(off)
 			if rapid.Bool().Draw(t, "ackOther") {
 				val = rapid.Int32Range(1000, 2000).Draw(t, "ackVal")
 			}
+			if acked[val] {
+				continue // a value has one send at most: what does not fit a send is kept by value
+			}
+			acked[val] = true
 			complete := rapid.Int64Range(0, op+1).Draw(t, "complete")
-			// (Invoked just before: two acknowledgements here may share a
-			// value, which a send's far completion, kept by value, may not.)
-			s := sendRec{val: val, offset: off, invoke: complete - 1}
+			s := rec.newSend(val, 0, 0, -1, rapid.Int64Range(-1<<40, complete).Draw(t, "invoke"))
+			rec.setOffset(&s, off)
 			rec.setComplete(&s, complete)
 			rec.sends = append(rec.sends, s)
 			st.ack(int32(len(rec.sends) - 1))
-			plain = append(plain, observation{off: s.offset, op: complete, val: s.val, sess: -1})
+			plain = append(plain, observation{off: rec.offset(&s), op: complete, val: s.val, sess: -1})
 		}
 
 		// Every record read is there as often as it was read (keepLinRecs).
@@ -196,9 +200,10 @@ func TestPerRecordSizes(t *testing.T) {
 		got, want uintptr
 	}{
 		{"readRun", unsafe.Sizeof(readRun{}), 16},
-		{"sendRec", unsafe.Sizeof(sendRec{}), 56},
+		{"sendRec", unsafe.Sizeof(sendRec{}), 36},
+		{"linRead", unsafe.Sizeof(linRead{}), 20},
 		{"observation", unsafe.Sizeof(observation{}), 24},
-		{"logOp", unsafe.Sizeof(logOp{}), 80},
+		{"logOp", unsafe.Sizeof(logOp{}), 64},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s is %d bytes, want %d", c.name, c.got, c.want)
@@ -206,23 +211,97 @@ func TestPerRecordSizes(t *testing.T) {
 	}
 }
 
-// A send's completion index comes back as it was recorded, however far
-// from its invocation's (a history's indexes need not be dense), and -1
+// Every field of a send comes back as it was recorded, whether it fits the
+// send's record or is kept aside (a foreign history's indexes need not be
+// dense nor small, nor its offsets and times), and its completion is -1
 // while it is pending.
-func TestSendCompleteRoundTrips(t *testing.T) {
+func TestSendRoundTrips(t *testing.T) {
+	edges := func(lo int64, at ...int64) *rapid.Generator[int64] {
+		gens := []*rapid.Generator[int64]{rapid.Int64Range(lo, lo+10), rapid.Int64()}
+		for _, x := range at {
+			gens = append(gens, rapid.Int64Range(x-2, x+2))
+		}
+		return rapid.OneOf(gens...)
+	}
 	rapid.Check(t, func(t *rapid.T) {
-		var r records
+		a := newAnalyzer(&Config{})
+		topics := []string{"a", "b"}
+		for _, name := range topics {
+			a.topicID(name)
+		}
+		type want struct {
+			invoke, complete, offset, doneAt int64
+			txn, topic, part                 int32
+			noAck                            bool
+		}
 		n := rapid.IntRange(1, 50).Draw(t, "sends")
-		want := make([]int64, n)
+		wants := make([]want, n)
 		for i := range n {
-			s := sendRec{val: int32(i), invoke: rapid.OneOf(rapid.Int64Range(-10, 10), rapid.Int64()).Draw(t, "invoke")}
-			want[i] = rapid.OneOf(rapid.Just(int64(-1)), rapid.Map(rapid.Int64Range(-3, 3), func(d int64) int64 { return s.invoke + d }), rapid.Int64()).Draw(t, "complete")
-			r.setComplete(&s, want[i])
-			r.sends = append(r.sends, s)
+			w := &wants[i]
+			w.topic = rapid.Int32Range(0, 1).Draw(t, "topic")
+			w.invoke = edges(-10, 1<<31, invFar).Draw(t, "invoke")
+			s := a.newSend(int32(i), 0, a.topicID(topics[w.topic]), -1, w.invoke)
+			w.complete = rapid.OneOf(rapid.Just(int64(-1)), rapid.Map(rapid.Int64Range(-3, 3), func(d int64) int64 { return w.invoke + d }), rapid.Int64()).Draw(t, "complete")
+			a.setComplete(&s, w.complete)
+			w.offset = rapid.OneOf(rapid.Just(int64(-1)), edges(-3, 1<<31, 1<<32)).Draw(t, "offset")
+			a.setOffset(&s, w.offset)
+			w.doneAt = edges(-3, 1<<32, atFar<<32, 1<<48).Draw(t, "doneAt")
+			a.setDoneAt(&s, w.doneAt)
+			w.txn = rapid.Int32Range(-1, 3).Draw(t, "txn")
+			a.setTxn(&s, rapid.Int32Range(-1, 3).Draw(t, "txnBefore"))
+			a.setTxn(&s, w.txn)
+			w.part = -1
+			if rapid.Bool().Draw(t, "placed") {
+				// A completion may name a partition of another topic than
+				// the invocation's (a foreign history).
+				w.part = a.partID(topics[rapid.IntRange(0, 1).Draw(t, "partTopic")], rapid.Int32Range(0, 2).Draw(t, "partition"))
+				a.setPart(&s, w.part)
+			}
+			if w.noAck = rapid.Bool().Draw(t, "noAck"); w.noAck {
+				s.bits |= sendNoAck
+			}
+			a.sends = append(a.sends, s)
 		}
 		for i := range n {
-			if got := r.complete(&r.sends[i]); got != want[i] {
-				t.Fatalf("send %d: complete %d, recorded %d", i, got, want[i])
+			s, w := &a.sends[i], wants[i]
+			got := want{a.invoke(s), a.complete(s), a.offset(s), a.doneAt(s), a.txn(s), a.sendTopic(s), s.part(), s.noAck()}
+			if got != w {
+				t.Fatalf("send %d: %+v, recorded %+v", i, got, w)
+			}
+		}
+	})
+}
+
+// A partition's reads for linearizability give back their operations'
+// indexes as recorded, however sparse or large (a foreign history's), where
+// their records begin and end, and which read an operation's index names.
+func TestLinReadsRoundTrip(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var l linLog
+		type want struct {
+			call, ret int64
+			from, to  int32
+		}
+		var wants []want
+		ret := rapid.OneOf(rapid.Int64Range(-5, 5), rapid.Int64Range(linFar-5, linFar+5)).Draw(t, "first")
+		for range rapid.IntRange(1, 40).Draw(t, "reads") {
+			ret += rapid.OneOf(rapid.Int64Range(1, 3), rapid.Just(int64(math.MaxInt32)), rapid.Int64Range(1<<31, 1<<40)).Draw(t, "gap")
+			call := ret - rapid.OneOf(rapid.Int64Range(0, 3), rapid.Int64Range(math.MaxInt32-1, math.MaxInt32+1), rapid.Int64Range(0, 1<<50)).Draw(t, "span")
+			w := want{call: call, ret: ret, from: l.n}
+			l.n += rapid.Int32Range(1, 4).Draw(t, "records")
+			w.to = l.n
+			l.add(call, ret, 0, l.n, false)
+			wants = append(wants, w)
+		}
+		for k, w := range wants {
+			if got := (want{l.call(k), l.ret(k), l.from(k), l.reads[k].to}); got != w {
+				t.Fatalf("read %d: %+v, recorded %+v", k, got, w)
+			}
+			if got := l.readAt(w.ret); got != k {
+				t.Fatalf("readAt(%d) = %d, want %d", w.ret, got, k)
+			}
+			if got := l.readAt(w.ret - 1); k > 0 && w.ret-1 != wants[k-1].ret && got != -1 {
+				t.Fatalf("readAt(%d) = %d, want none", w.ret-1, got)
 			}
 		}
 	})

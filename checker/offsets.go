@@ -113,7 +113,7 @@ func (a *analyzer) checkOffsets() {
 		case si >= 0 && a.sends[si].typ == history.Fail:
 			s := &a.sends[si]
 			a.findings = append(a.findings, Finding{Type: AbortedRead, Example: Example{Partition: w.part[0], Offset: w.off[0], Value: name,
-				Process: a.procs[s.proc].name, Ops: append([]int64{s.invoke, a.complete(s)}, capOps(sortedUnique(w.ops), 16)...),
+				Process: a.procs[s.proc].name, Ops: append([]int64{a.invoke(s), a.complete(s)}, capOps(sortedUnique(w.ops), 16)...),
 				Detail: "read a record whose send definitely failed"}, failedSend: true})
 		case si < 0:
 			a.findings = append(a.findings, Finding{Type: PhantomRead, Example: Example{Partition: w.part[0], Offset: w.off[0], Value: name,

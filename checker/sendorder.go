@@ -17,13 +17,13 @@ func (a *analyzer) checkSends() {
 		if s.typ != history.OK {
 			continue
 		}
-		k := key{s.proc, s.part}
+		k := key{s.proc, s.part()}
 		if pi, ok := last[k]; ok {
 			prev := &a.sends[pi]
-			if s.offset <= prev.offset {
-				a.findings = append(a.findings, Finding{Type: NonmonotonicSend, Example: Example{Partition: a.parts[s.part].name, Offset: s.offset,
-					Value: a.valName(s.val), Process: a.procs[s.proc].name, Ops: []int64{prev.invoke, a.complete(prev), s.invoke, a.complete(s)},
-					Detail: a.valName(s.val) + " was sent after " + a.valName(prev.val) + " but landed at " + itoa(s.offset) + ", not after " + itoa(prev.offset)},
+			if a.offset(s) <= a.offset(prev) {
+				a.findings = append(a.findings, Finding{Type: NonmonotonicSend, Example: Example{Partition: a.parts[s.part()].name, Offset: a.offset(s),
+					Value: a.valName(s.val), Process: a.procs[s.proc].name, Ops: []int64{a.invoke(prev), a.complete(prev), a.invoke(s), a.complete(s)},
+					Detail: a.valName(s.val) + " was sent after " + a.valName(prev.val) + " but landed at " + itoa(a.offset(s)) + ", not after " + itoa(a.offset(prev))},
 					firstOfProducer: a.firstOfProducer(s), earlierCopyAt: a.copyBelow(prev.val, s)})
 			}
 		}
@@ -35,8 +35,8 @@ func (a *analyzer) checkSends() {
 // read, lies below s in its partition: s's batch was the first of its
 // producer that the partition's log held.
 func (a *analyzer) firstOfProducer(s *sendRec) bool {
-	for o := range a.parts[s.part].all() {
-		if o.off >= s.offset {
+	for o := range a.parts[s.part()].all() {
+		if o.off >= a.offset(s) {
 			return true
 		}
 		if si := a.valSend[o.val]; si >= 0 && a.sends[si].proc == s.proc {
@@ -50,8 +50,8 @@ func (a *analyzer) firstOfProducer(s *sendRec) bool {
 // s's partition below s's offset (-1: none): the record sent before s was
 // written in send order, whatever later copy of it landed after s.
 func (a *analyzer) copyBelow(val int32, s *sendRec) int64 {
-	for o := range a.parts[s.part].all() {
-		if o.off >= s.offset {
+	for o := range a.parts[s.part()].all() {
+		if o.off >= a.offset(s) {
 			break
 		}
 		if o.val == val {

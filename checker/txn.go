@@ -140,10 +140,10 @@ func (a *analyzer) lateTxnReads() {
 		for i := range po.early {
 			ob := &po.early[i]
 			si := a.valSend[ob.val]
-			if a.obsFlags(ob)&obsRead == 0 || si < 0 || a.sends[si].txn < 0 || ob.op >= a.sends[si].invoke {
+			if a.obsFlags(ob)&obsRead == 0 || si < 0 || a.txn(&a.sends[si]) < 0 || ob.op >= a.invoke(&a.sends[si]) {
 				continue
 			}
-			w, rc := a.sends[si].txn, a.obsFlags(ob)&obsRC != 0
+			w, rc := a.txn(&a.sends[si]), a.obsFlags(ob)&obsRC != 0
 			a.txnReads = append(a.txnReads, txnRead{txn: w, val: ob.val, op: ob.op, proc: a.obsProc(ob), part: int32(pi), off: ob.off, rc: rc})
 			for _, t := range procTxns[a.obsProc(ob)] {
 				tr := &a.txns[t]
@@ -241,13 +241,14 @@ func (a *analyzer) txnSend(pid int32, p *procState, t int32, s history.Send, o *
 		if s.HasKey {
 			key = a.keyID(s.Key)
 		}
-		rec := sendRec{val: vi, proc: pid, topic: a.topicID(s.Topic), key: key, part: -1, txn: t,
-			typ: history.Info, invoke: a.txns[t].begin, offset: -1}
+		rec := a.newSend(vi, pid, a.topicID(s.Topic), key, a.txns[t].begin)
+		a.setTxn(&rec, t)
 		a.setComplete(&rec, o.Index)
 		if s.Partition >= 0 {
-			rec.part = a.partID(s.Topic, s.Partition)
+			a.setPart(&rec, a.partID(s.Topic, s.Partition))
 			if s.Offset >= 0 {
-				rec.typ, rec.offset = history.OK, s.Offset
+				rec.typ = history.OK
+				a.setOffset(&rec, s.Offset)
 			}
 		}
 		a.valSend[vi] = int32(len(a.sends))
@@ -259,15 +260,16 @@ func (a *analyzer) txnSend(pid int32, p *procState, t int32, s history.Send, o *
 	if rec.proc != pid {
 		return
 	}
-	if rec.txn < 0 {
-		rec.txn = t
+	if a.txn(rec) < 0 {
+		a.setTxn(rec, t)
 		a.txns[t].sends = append(a.txns[t].sends, si)
 	}
-	if rec.part < 0 && s.Partition >= 0 {
-		rec.part = a.partID(s.Topic, s.Partition)
+	if rec.part() < 0 && s.Partition >= 0 {
+		a.setPart(rec, a.partID(s.Topic, s.Partition))
 	}
-	if rec.offset < 0 && s.Offset >= 0 && rec.part >= 0 && rec.typ != history.Fail {
-		rec.offset, rec.typ = s.Offset, history.OK
+	if a.offset(rec) < 0 && s.Offset >= 0 && rec.part() >= 0 && rec.typ != history.Fail {
+		a.setOffset(rec, s.Offset)
+		rec.typ = history.OK
 		if a.complete(rec) < 0 {
 			a.setComplete(rec, o.Index)
 		}
@@ -427,7 +429,7 @@ func (a *analyzer) checkTxnReads() {
 		if r.rc {
 			iso = readCommitted
 		}
-		ops := []int64{r.op, s.invoke}
+		ops := []int64{r.op, a.invoke(s)}
 		if c := a.complete(s); c >= 0 {
 			ops = append(ops, c)
 		}
