@@ -11,9 +11,10 @@
 // a page. So the target steps down as the live heap grows: up to 128 MiB
 // live, GOGC=400; past it, the garbage allowed between collections stays
 // about 512 MiB, and past 384 MiB live it shrinks so that the heap stays
-// within heapBudgetBytes (896 MiB, so that with the runtime's own memory
-// the process stays under 1 GB) while it can — a long run's memory is
-// what users of a soak watch — but never below an eighth of the live heap,
+// within heapBudgetBytes (848 MiB, so that with the runtime's own memory
+// the process stays under 1 GB, 10^9 bytes, with a few percent to spare)
+// while it can — a long run's memory is what users of a soak watch — but
+// never below an eighth of the live heap,
 // which bounds the collections' work: one collection per eighth of the
 // live heap allocated. Collecting that often is affordable because a long
 // run's heap is mostly blocks a collection scans little or not at all
@@ -27,7 +28,7 @@
 // collector metadata, stacks) comes on top. So past 128 MiB live the tuner
 // also sets a soft memory limit (debug.SetMemoryLimit), which the runtime
 // keeps its whole memory under by collecting sooner and returning free
-// pages eagerly: memoryBudgetBytes (920 MiB) while the live heap allows,
+// pages eagerly: memoryBudgetBytes (872 MiB) while the live heap allows,
 // else the live heap plus the eighth of it GOGC's floor allows plus room
 // for the runtime's own memory, so that the limit never makes the
 // collector run more often than that floor would (no death spiral). A GOMEMLIMIT the user set
@@ -45,13 +46,14 @@ import (
 const (
 	percentMax      = 400
 	garbageMaxBytes = 512 << 20
-	heapBudgetBytes = 896 << 20
+	heapBudgetBytes = 848 << 20
 	garbageMinShare = 8 // at least live/garbageMinShare of garbage
 	// memoryBudgetBytes is the soft limit on the runtime's memory while the
-	// live heap allows; runtimeRoomBytes is what the limit leaves beyond
+	// live heap allows; runtimeRoomBytes (or a 32nd of the live heap, for
+	// the runtime's metadata of a large one) is what the limit leaves beyond
 	// the heap's goal for the runtime's own memory once it does not.
-	memoryBudgetBytes = 920 << 20
-	runtimeRoomBytes  = 96 << 20
+	memoryBudgetBytes = 872 << 20
+	runtimeRoomBytes  = 64 << 20
 	limitFromLive     = 128 << 20 // below, no limit: a short run's heap is small
 )
 
@@ -79,8 +81,12 @@ func limitFor(live uint64) int64 {
 	if live < limitFromLive {
 		return math.MaxInt64
 	}
-	return int64(max(memoryBudgetBytes, live+live/garbageMinShare+runtimeRoomBytes))
+	return int64(max(memoryBudgetBytes, live+live/garbageMinShare+runtimeRoom(live)))
 }
+
+// runtimeRoom is what the limit leaves beyond the heap's goal for the
+// runtime's own memory.
+func runtimeRoom(live uint64) uint64 { return max(runtimeRoomBytes, live/32) }
 
 // Start applies the policy after every collection until stop is called,
 // which puts back the percentage and memory limit found at Start.

@@ -8,14 +8,14 @@ import (
 )
 
 // The target is 400 up to a live heap of 128 MiB, then allows about 512
-// MiB of garbage up to 384 MiB live, then what keeps the heap within 896
+// MiB of garbage up to 384 MiB live, then what keeps the heap within 848
 // MiB, but never less than an eighth of the live heap (GOGC 12).
 func TestPercentForLiveHeap(t *testing.T) {
 	for _, c := range []struct {
 		live uint64
 		want int
-	}{{0, 400}, {10 << 20, 400}, {128 << 20, 400}, {256 << 20, 200}, {384 << 20, 133}, {512 << 20, 75},
-		{640 << 20, 40}, {700 << 20, 28}, {800 << 20, 12}, {1 << 30, 12}, {4 << 30, 12}, {64 << 30, 12}} {
+	}{{0, 400}, {10 << 20, 400}, {128 << 20, 400}, {256 << 20, 200}, {384 << 20, 120}, {512 << 20, 65},
+		{640 << 20, 32}, {700 << 20, 21}, {800 << 20, 12}, {1 << 30, 12}, {4 << 30, 12}, {64 << 30, 12}} {
 		if got := percentFor(c.live); got != c.want {
 			t.Errorf("live %d MiB: GOGC %d, want %d", c.live>>20, got, c.want)
 		}
@@ -29,12 +29,12 @@ func TestLimitForLiveHeap(t *testing.T) {
 	for _, c := range []struct {
 		live uint64
 		want int64
-	}{{0, math.MaxInt64}, {127 << 20, math.MaxInt64}, {128 << 20, 920 << 20}, {512 << 20, 920 << 20},
-		{700 << 20, 920 << 20}, {800 << 20, (800 + 100 + 96) << 20}, {4 << 30, (4096 + 512 + 96) << 20}} {
+	}{{0, math.MaxInt64}, {127 << 20, math.MaxInt64}, {128 << 20, 872 << 20}, {512 << 20, 872 << 20},
+		{700 << 20, 872 << 20}, {800 << 20, (800 + 100 + 64) << 20}, {4 << 30, (4096 + 512 + 128) << 20}} {
 		if got := limitFor(c.live); got != c.want {
 			t.Errorf("live %d MiB: limit %d MiB, want %d MiB", c.live>>20, got>>20, c.want>>20)
 		}
-		if c.live >= limitFromLive && uint64(limitFor(c.live)) < c.live+c.live/garbageMinShare+runtimeRoomBytes {
+		if c.live >= limitFromLive && uint64(limitFor(c.live)) < c.live+c.live/garbageMinShare+runtimeRoom(c.live) {
 			t.Errorf("live %d MiB: the limit leaves less than GOGC's floor and the runtime's room", c.live>>20)
 		}
 	}
