@@ -97,6 +97,8 @@ func (rm *replicaManager) fire(t sim.Timer) bool {
 		}
 	case fetcherTimer:
 		rm.fetcherTimer(t)
+	case fetchTimeout:
+		rm.fetcherTimer(t.timer())
 	case alterTimer:
 		rm.alter.timer(t)
 	case rmTick:
