@@ -69,7 +69,13 @@ func (p *Client) handleMetadata(m *proto.MetadataResponse) {
 	if want == 1 {
 		mparts = m.Topics[0].Partitions
 	}
-	parts := make([]partitionInfo, len(mparts))
+	parts := p.spareParts[:0]
+	if cap(parts) >= len(mparts) {
+		parts = parts[:len(mparts)]
+		clear(parts)
+	} else {
+		parts = make([]partitionInfo, len(mparts))
+	}
 	for _, mp := range mparts {
 		if int(mp.Partition) < len(parts) {
 			parts[mp.Partition] = partitionInfo{leader: mp.Leader, leaderEpoch: mp.LeaderEpoch}
@@ -85,7 +91,7 @@ func (p *Client) handleMetadata(m *proto.MetadataResponse) {
 		_, listed := p.brokers[parts[i].leader]
 		parts[i].known = parts[i].leader >= 0 && listed
 	}
-	p.parts = parts
+	p.parts, p.spareParts = parts, p.parts
 	p.looks.lookAtAll()
 	p.metaValid = true
 	p.partitionPending()
