@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"pgregory.net/rapid"
 )
@@ -58,4 +59,66 @@ func TestAppendCopiesPlainTextAsItIs(t *testing.T) {
 			t.Errorf("Append(%q) = %s, want %s", s, got, want)
 		}
 	}
+}
+
+// The eight-byte test skips exactly what the byte loop copies as it is:
+// whatever bytes fall on either side of an eight-byte boundary, the
+// literal is the one a byte at a time makes.
+func TestAppendAsTheByteLoopWrites(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		alphabet := []byte("ab ~}\"\\\x00\x1f\x20\x7f\x80\xc3\xa9\xe2\x9c\x93\xff\n")
+		b := rapid.SliceOfN(rapid.SampledFrom(alphabet), 0, 40).Draw(t, "b")
+		pad := rapid.IntRange(0, 9).Draw(t, "pad")
+		s := strings.Repeat("p", pad) + string(b) + strings.Repeat("q", rapid.IntRange(0, 9).Draw(t, "tail"))
+		if got, want := string(Append(nil, s)), string(appendByteByByte(nil, s)); got != want {
+			t.Fatalf("%q: %s, want %s", s, got, want)
+		}
+	})
+	for c := range 256 { // every byte, in every lane
+		for lane := range 8 {
+			s := []byte("abcdefghijklmnop")
+			s[lane+4] = byte(c)
+			if got, want := string(Append(nil, s)), string(appendByteByByte(nil, string(s))); got != want {
+				t.Fatalf("byte %#x in lane %d: %s, want %s", c, lane, got, want)
+			}
+		}
+	}
+}
+
+// appendByteByByte is Append without the eight-byte test.
+func appendByteByByte(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c < 0x7f && c != '"' && c != '\\' {
+			i++
+			continue
+		}
+		if c >= 0x80 {
+			r, size := utf8.DecodeRuneInString(s[i:min(i+utf8.UTFMax, len(s))])
+			if r != utf8.RuneError || size != 1 {
+				i += size
+				continue
+			}
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		i++
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }

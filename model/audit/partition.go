@@ -1,7 +1,7 @@
 package audit
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 
 	"kafkasim/internal/chunked"
@@ -183,7 +183,7 @@ func (a *Audit) part(tp metadata.TopicPartition) *partitionAudit {
 }
 
 func (a *Audit) brokerNode(b int32) sim.NodeID {
-	id, _ := a.w.Lookup(fmt.Sprintf("broker-%d", b))
+	id, _ := a.w.Lookup("broker-" + strconv.Itoa(int(b)))
 	return id
 }
 
@@ -213,7 +213,7 @@ func (a *Audit) flipped(broker int32, tp metadata.TopicPartition) bool {
 // cost of the corruption.
 func (a *Audit) epochCheckpointFlipped(tp metadata.TopicPartition) bool {
 	for b := int32(1); ; b++ {
-		id, ok := a.w.Lookup(fmt.Sprintf("broker-%d", b))
+		id, ok := a.w.Lookup("broker-" + strconv.Itoa(int(b)))
 		if !ok {
 			return false
 		}

@@ -22,8 +22,8 @@ func (e *metadataEnv) Send(_ sim.NodeID, m sim.Message) {
 
 // A clients' metadata answer lists the image's partitions as they are
 // when it is made: the same partitions again while the image does not
-// move, the new leader and ISR once it does, and those of a broker's new
-// image after a restart.
+// move or moves without changing them, the new leader and ISR once it
+// changes them, and those of a broker's new image after a restart.
 func TestMetadataAnswersFollowTheImage(t *testing.T) {
 	env := &metadataEnv{}
 	im := metadata.NewImage("b1", nil)
@@ -73,6 +73,12 @@ func TestMetadataAnswersFollowTheImage(t *testing.T) {
 	}
 	if !reflect.DeepEqual(first, want(1, []int32{1, 2})) {
 		t.Fatalf("the first answer changed with the image: %+v", first)
+	}
+	// The image moves without a change to the topic's partitions: the
+	// same answer, shared rather than made again.
+	apply(im, metadata.Record{NoOp: &metadata.NoOpRecord{}})
+	if got := ask(); !reflect.DeepEqual(got, moved) || &got[0] != &moved[0] {
+		t.Fatalf("after a NoOp, answered %+v (shared: %v), want the answer before it %+v", got, &got[0] == &moved[0], moved)
 	}
 	// A restart's new image, replayed to the same offset without the
 	// change: its own partitions.

@@ -462,12 +462,13 @@ func (rm *replicaManager) stopsFetching(reg *metadata.Partition) bool {
 }
 
 func (rm *replicaManager) openLog(p *partition) {
-	dir := dataDir + "/" + p.tp.String()
+	name := p.tp.String()
+	dir := dataDir + "/" + name
 	cfg := rm.logConfig(p.tp.Topic)
 	log, rec := partlog.Open(rm.n.env.Disk(), rm.gate, dir, cfg, partlog.Checkpoints{
-		LogStart: rm.startCkpt[p.tp.String()], RecoveryPoint: rm.recoveryCkpt[p.tp.String()], Clean: rm.cleanStart})
+		LogStart: rm.startCkpt[name], RecoveryPoint: rm.recoveryCkpt[name], Clean: rm.cleanStart})
 	p.log = log
-	p.hw = min(rm.hwCkpt[p.tp.String()], log.LEO())
+	p.hw = min(rm.hwCkpt[name], log.LEO())
 	log.OnChange(p.touch)
 	p.touch()
 	if rec.TruncatedBytes > 0 || rec.DeletedSegments > 0 {

@@ -97,6 +97,8 @@ func (rm *replicaManager) fire(t sim.Timer) bool {
 		}
 	case fetcherTimer:
 		rm.fetcherTimer(t)
+	case fetchTimeout:
+		rm.fetcherTimer(t.timer())
 	case alterTimer:
 		rm.alter.timer(t)
 	case rmTick:
@@ -515,6 +517,13 @@ func (rm *replicaManager) handleMetadata(from sim.NodeID, on uint64, m *proto.Me
 			// move, and an answer of 3,000 partitions showed in
 			// profiles.
 			mt.Partitions = last.parts
+		} else if last.t != nil && last.t.Name == name && sameMetadataPartitions(last.parts, t.Partitions) {
+			// The image moved, but not what the answer lists (a NoOp
+			// record, a broker fenced, an ELR cleared): still the same,
+			// shared. 23 of the 59 answers a minute of BenchmarkBigCluster
+			// built were such copies, about 260 kB each.
+			mt.Partitions = last.parts
+			*last = metadataAnswered{im: im, offset: im.Offset, t: t, parts: last.parts}
 		} else {
 			// The replicas and ISRs are copies, all in one array (two
 			// small allocations per partition showed in profiles of
@@ -544,6 +553,23 @@ func (rm *replicaManager) handleMetadata(from sim.NodeID, on uint64, m *proto.Me
 		resp.Topics = append(resp.Topics, mt)
 	}
 	rm.answer(from, on, resp) // reports no state of its own that a pending fsync must make durable first
+}
+
+// sameMetadataPartitions reports whether an answer's partitions are those
+// of ps as handleMetadata lists them, nil lists included.
+func sameMetadataPartitions(parts []proto.MetadataPartition, ps []*metadata.Partition) bool {
+	if len(parts) != len(ps) {
+		return false
+	}
+	same := func(a, b []int32) bool { return (a == nil) == (b == nil) && slices.Equal(a, b) }
+	for i, p := range ps {
+		a := &parts[i]
+		if a.Partition != p.Partition || a.Leader != p.Leader || a.LeaderEpoch != p.LeaderEpoch ||
+			!same(a.Replicas, p.Replicas) || !same(a.ISR, p.ISR) {
+			return false
+		}
+	}
+	return true
 }
 
 // metadataAnswered is a topic's partitions as a clients' metadata answer

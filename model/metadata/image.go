@@ -255,9 +255,7 @@ func (im *Image) apply(offset int64, r Record) error {
 		if !ok || int(pr.Partition) != len(t.Partitions) {
 			return fmt.Errorf("metadata: partition record %s-%d out of order", pr.Topic, pr.Partition)
 		}
-		p := &Partition{TopicPartition: TopicPartition{pr.Topic, pr.Partition}, Replicas: slices.Clone(pr.Replicas),
-			ISR: slices.Clone(pr.ISR), ELR: slices.Clone(pr.ELR), LastKnownELR: slices.Clone(pr.LastKnownELR),
-			Leader: pr.Leader, LeaderEpoch: pr.LeaderEpoch, PartitionEpoch: pr.PartitionEpoch}
+		p := newPartition(pr)
 		t.Partitions = append(t.Partitions, p)
 		if im.Observer != nil {
 			im.Observer.PartitionChanged(im, p)
@@ -318,4 +316,34 @@ func (t *Topic) EffectiveMinISR() int {
 		return t.MinInsyncReplicas
 	}
 	return min(t.MinInsyncReplicas, len(t.Partitions[0].Replicas))
+}
+
+// partitionWithRoom is a partition and room for its replica lists, which
+// the lists of a partition record fill: one allocation where there were
+// three (a big cluster's start creates every partition in each broker's
+// and controller's image: 33 times 3,000 on 30 brokers).
+type partitionWithRoom struct {
+	p    Partition
+	room [8]int32
+}
+
+// newPartition is the partition a PartitionRecord creates. Its lists are
+// copies of the record's (which other images share), each capped to its
+// length, so that an append copies it as it would slices.Clone's.
+func newPartition(pr *PartitionRecord) *Partition {
+	x := &partitionWithRoom{p: Partition{TopicPartition: TopicPartition{pr.Topic, pr.Partition},
+		Leader: pr.Leader, LeaderEpoch: pr.LeaderEpoch, PartitionEpoch: pr.PartitionEpoch}}
+	ids := x.room[:0]
+	if n := len(pr.Replicas) + len(pr.ISR) + len(pr.ELR) + len(pr.LastKnownELR); n > len(x.room) {
+		ids = make([]int32, 0, n)
+	}
+	clone := func(s []int32) []int32 {
+		if s == nil {
+			return nil // as slices.Clone
+		}
+		ids = append(ids, s...)
+		return ids[len(ids)-len(s) : len(ids) : len(ids)]
+	}
+	x.p.Replicas, x.p.ISR, x.p.ELR, x.p.LastKnownELR = clone(pr.Replicas), clone(pr.ISR), clone(pr.ELR), clone(pr.LastKnownELR)
+	return &x.p
 }

@@ -8,6 +8,7 @@ package metadata
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"kafkasim/model/raft"
 )
@@ -192,7 +193,13 @@ type TopicPartition struct {
 }
 
 // String is Kafka's "topic-partition" form.
-func (tp TopicPartition) String() string { return fmt.Sprintf("%s-%d", tp.Topic, tp.Partition) }
+func (tp TopicPartition) String() string {
+	// As fmt's "%s-%d", without its work: every replica a broker opens
+	// names its directory and checkpoint entries by it (9,000 on 3,000
+	// partitions of RF 3, again at each restart).
+	var buf [64]byte
+	return string(strconv.AppendInt(append(append(buf[:0], tp.Topic...), '-'), int64(tp.Partition), 10))
+}
 
 // Less orders partitions by topic, then number.
 func (tp TopicPartition) Less(o TopicPartition) bool {

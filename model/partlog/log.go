@@ -107,7 +107,21 @@ type Recovery struct {
 }
 
 // SegmentFile names a segment as Kafka does: the base offset in 20 digits.
-func SegmentFile(dir string, base int64) string { return fmt.Sprintf("%s/%020d.log", dir, base) }
+func SegmentFile(dir string, base int64) string { return offsetFile(dir, base, ".log") }
+
+// offsetFile is dir/offset suffix, the offset in 20 digits as Kafka names a
+// log's files: fmt's "%s/%020d" did the same, slower (every replica a broker
+// opens names its segments, 9,000 on 3,000 partitions of RF 3).
+func offsetFile(dir string, offset int64, suffix string) string {
+	if offset < 0 {
+		return fmt.Sprintf("%s/%020d%s", dir, offset, suffix)
+	}
+	digits := [20]byte{'0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0'}
+	for i, v := len(digits)-1, uint64(offset); v > 0; i, v = i-1, v/10 {
+		digits[i] = byte('0' + v%10)
+	}
+	return dir + "/" + string(digits[:]) + suffix
+}
 
 // EpochCheckpointFile is the partition's leader-epoch-checkpoint.
 func EpochCheckpointFile(dir string) string { return dir + "/leader-epoch-checkpoint" }

@@ -34,8 +34,12 @@ type ProducerEntry struct {
 }
 
 // batchWindowCap is how many batches an entry's array holds before its
-// window slides back.
-const batchWindowCap = 32
+// window slides back: a slide copies four entries every four appends, and
+// the array takes 192 bytes, which stay in cache together. Every replica
+// keeps an entry for every producer it hears from (72,000 on 3,000
+// partitions of RF 3 and 8 producers), which at 32 batches took 768 bytes
+// each, mostly never touched again.
+const batchWindowCap = 8
 
 // ProducerState is the idempotent producers' state of one partition replica
 // (Kafka's ProducerStateManager): kept from every batch appended, as leader

@@ -30,7 +30,7 @@ func (s *segment) next() int64 {
 	if s.idx.len() == 0 {
 		return s.base
 	}
-	return s.idx.last(s.idx.len()-1) + 1
+	return s.idx.next
 }
 
 func (s *segment) add(b *record.Batch, pos int64) {

@@ -3,7 +3,6 @@ package partlog
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"slices"
 	"sort"
 	"strconv"
@@ -39,7 +38,7 @@ import (
 // SnapshotFile names a producer-state snapshot as Kafka does: the offset in
 // 20 digits.
 func SnapshotFile(dir string, offset int64) string {
-	return fmt.Sprintf("%s/%020d.snapshot", dir, offset)
+	return offsetFile(dir, offset, ".snapshot")
 }
 
 // snapshotOffset parses the offset of a snapshot file directly in dir.

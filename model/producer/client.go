@@ -111,9 +111,13 @@ type Client struct {
 	expireFloor time.Duration
 	haveFloor   bool
 
-	brokers  map[int32]sim.NodeID
-	parts    []partitionInfo
-	metaCorr uint64
+	brokers map[int32]sim.NodeID
+	parts   []partitionInfo
+	// spareParts is the array parts had before the last metadata
+	// answer, which the next fills: producers ask again and again while
+	// leaders move, 3,000 partitions each on a big cluster.
+	spareParts []partitionInfo
+	metaCorr   uint64
 	// metaTo: where the metadata request metaCorr went (if metaSent; a
 	// retry waiting out its backoff has not gone anywhere yet).
 	metaTo    sim.NodeID

@@ -69,7 +69,13 @@ func (p *Client) handleMetadata(m *proto.MetadataResponse) {
 	if want == 1 {
 		mparts = m.Topics[0].Partitions
 	}
-	parts := make([]partitionInfo, len(mparts))
+	parts := p.spareParts[:0]
+	if cap(parts) >= len(mparts) {
+		parts = parts[:len(mparts)]
+		clear(parts)
+	} else {
+		parts = make([]partitionInfo, len(mparts))
+	}
 	for _, mp := range mparts {
 		if int(mp.Partition) < len(parts) {
 			parts[mp.Partition] = partitionInfo{leader: mp.Leader, leaderEpoch: mp.LeaderEpoch}
@@ -81,11 +87,25 @@ func (p *Client) handleMetadata(m *proto.MetadataResponse) {
 			parts[i] = p.parts[i]
 		}
 	}
-	for i := range parts {
-		_, listed := p.brokers[parts[i].leader]
-		parts[i].known = parts[i].leader >= 0 && listed
+	// Whether each leader is listed, by a table of the small broker ids
+	// rather than a map lookup per partition (3,000 of them an answer).
+	var listedIDs [256]bool
+	for id := range p.brokers { // kafkasim:orderless: fills a table
+		if id >= 0 && int(id) < len(listedIDs) {
+			listedIDs[id] = true
+		}
 	}
-	p.parts = parts
+	for i := range parts {
+		leader := parts[i].leader
+		var listed bool
+		if leader >= 0 && int(leader) < len(listedIDs) {
+			listed = listedIDs[leader]
+		} else {
+			_, listed = p.brokers[leader]
+		}
+		parts[i].known = leader >= 0 && listed
+	}
+	p.parts, p.spareParts = parts, p.parts
 	p.looks.lookAtAll()
 	p.metaValid = true
 	p.partitionPending()

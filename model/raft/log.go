@@ -81,8 +81,14 @@ func (e Entry) Same(o Entry) bool {
 // Log is the metadata log of one replica: entries in memory, mirrored as
 // checksummed frames in one file on the node's disk.
 type Log struct {
-	disk    sim.NodeDisk
-	memo    sim.DiskMemo // nil: the disk keeps none
+	disk sim.NodeDisk
+	memo sim.DiskMemo // nil: the disk keeps none
+	// owned is the disk's owned writes (nil: it has none): a frame is
+	// never written again once made (a memo's is shared by every
+	// replica's copy of the entry), so the disk may keep it without the
+	// copy Write makes — 25 MB a minute of BenchmarkBigCluster, whose
+	// 33 metadata logs each wrote the 3,000 partitions' records.
+	owned   sim.OwnedWriter
 	file    string
 	entries []Entry
 	starts  []int64 // file position of each entry's frame
@@ -127,6 +133,7 @@ func decodeEntry(b []byte) (Entry, bool) {
 func OpenLog(disk sim.NodeDisk, file string) (*Log, int64) {
 	l := &Log{disk: disk, file: file}
 	l.memo, _ = disk.(sim.DiskMemo)
+	l.owned, _ = disk.(sim.OwnedWriter)
 	defer l.setMemo()
 	old := l.recall()
 	pos := l.size
@@ -192,12 +199,18 @@ func (l *Log) Append(entries ...Entry) error {
 			panic(fmt.Sprintf("raft: appending offset %d at end offset %d", e.Offset, l.EndOffset()+int64(i)))
 		}
 		if len(entries) == 1 {
-			buf = entryFrame(e) // the disk copies what it writes
+			buf = entryFrame(e) // read-only: the disk copies it, or keeps it as is
 		} else {
 			buf = append(buf, entryFrame(e)...)
 		}
 	}
-	if err := l.disk.Write(l.file, l.size, buf); err != nil {
+	var err error
+	if l.owned != nil {
+		err = l.owned.WriteOwned(l.file, l.size, buf)
+	} else {
+		err = l.disk.Write(l.file, l.size, buf)
+	}
+	if err != nil {
 		return err
 	}
 	pos := l.size
