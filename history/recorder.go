@@ -180,14 +180,29 @@ func (r *Recorder) spannedRecords(e *rare, scratch *[]Record) []Record {
 			*scratch = out
 		}
 	}
+	// One sink for every span: a source is an interface, so what is
+	// handed to it escapes, and a closure made per span was an allocation
+	// per span (a final read's poll holds thousands). Not kept in r:
+	// readers of a finished history run at once.
+	sink := &polledSink{out: out}
+	add := sink.add
 	for j := from; j < to; j++ {
 		sp := r.spans.At(j)
-		topic := r.spanTopics.names[sp.topic]
-		sp.src.PolledRecords(int(sp.lo), int(sp.hi), func(off int64, key []byte, hasKey bool, value []byte) {
-			out = append(out, Record{Topic: topic, Key: text(key, len(key)), Value: text(value, len(value)), Offset: off, Partition: sp.partition, HasKey: hasKey})
-		})
+		sink.topic, sink.partition = r.spanTopics.names[sp.topic], sp.partition
+		sp.src.PolledRecords(int(sp.lo), int(sp.hi), add)
 	}
-	return out
+	return sink.out
+}
+
+// polledSink collects a poll's records from its spans' sources.
+type polledSink struct {
+	out       []Record
+	topic     string
+	partition int32
+}
+
+func (s *polledSink) add(off int64, key []byte, hasKey bool, value []byte) {
+	s.out = append(s.out, Record{Topic: s.topic, Key: text(key, len(key)), Value: text(value, len(value)), Offset: off, Partition: s.partition, HasKey: hasKey})
 }
 
 // addSpans keeps spans and returns where the first is.
