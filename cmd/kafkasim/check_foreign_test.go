@@ -144,25 +144,13 @@ func historyLines(t *testing.T, file string) []map[string]any {
 func judgement(t *testing.T, file, out string, index func(int64) int64) []string {
 	t.Helper()
 	var r struct {
-		Stats      map[string]any `json:"stats"`
-		Violations int            `json:"violations"`
-		Invariants int            `json:"invariants_violated"`
-		Basis      string         `json:"basis"`
-		OK         bool           `json:"ok"`
-		Failures   []any          `json:"failures"`
-		Anomalies  []struct {
-			Type    string `json:"type"`
-			Verdict string `json:"verdict"`
-			Count   int    `json:"count"`
-			Because string `json:"because"`
-			Example struct {
-				Partition string  `json:"partition"`
-				Offset    int64   `json:"offset"`
-				Value     string  `json:"value"`
-				Process   string  `json:"process"`
-				Ops       []int64 `json:"ops"`
-			} `json:"example"`
-		} `json:"anomalies"`
+		Stats      map[string]any   `json:"stats"`
+		Violations int              `json:"violations"`
+		Invariants int              `json:"invariants_violated"`
+		Basis      string           `json:"basis"`
+		OK         bool             `json:"ok"`
+		Failures   []any            `json:"failures"`
+		Anomalies  []checkedAnomaly `json:"anomalies"`
 	}
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("%s: %v: %s", file, err, out)
