@@ -1,8 +1,9 @@
 package history
 
 import (
+	"cmp"
 	"math"
-	"sort"
+	"slices"
 	"time"
 
 	"kafkasim/internal/chunked"
@@ -639,7 +640,13 @@ func (r *Recorder) openOf(pid uint32) []int64 {
 // openKeysOf is openOf, with the open operations' keys (keys[i] is
 // open[i]'s).
 func (r *Recorder) openKeysOf(pid uint32) (open []int64, keys []openKey) {
-	pending := map[openKey][]int64{}
+	// A key leaves the map when its last invocation completes: the map
+	// holds what is in flight, not every send since the process last died.
+	hint := 0
+	if int(pid) < len(r.disk.openAt) {
+		hint = r.disk.openAt[pid]
+	}
+	pending := make(map[openKey]pendingOps, hint)
 	var op Op
 	r.since[pid].each(func(i uint32) {
 		// An invocation a compaction left open (compactSince) needs
@@ -650,25 +657,44 @@ func (r *Recorder) openKeysOf(pid uint32) (open []int64, keys []openKey) {
 			r.load(int64(i), &op, nil, false) // keyOf reads no records
 			k, invoke = keyOf(&op), op.Type == Invoke
 		}
-		if invoke {
-			pending[k] = append(pending[k], int64(i))
-		} else if l := pending[k]; len(l) > 0 {
-			pending[k] = l[1:]
+		p, found := pending[k]
+		switch {
+		case invoke && !found:
+			pending[k] = pendingOps{first: int64(i)}
+		case invoke:
+			p.rest = append(p.rest, int64(i))
+			pending[k] = p
+		case !found: // a completion without its invocation: nothing to pair
+		case len(p.rest) == 0:
+			delete(pending, k)
+		default:
+			pending[k] = pendingOps{first: p.rest[0], rest: p.rest[1:]}
 		}
 	})
-	keyOfOpen := map[int64]openKey{}
-	for k, l := range pending { // kafkasim:orderless: sorted below
-		open = append(open, l...)
-		for _, i := range l {
-			keyOfOpen[i] = k
+	type openOp struct {
+		i int64
+		k openKey
+	}
+	all := make([]openOp, 0, len(pending))
+	for k, p := range pending { // kafkasim:orderless: sorted below
+		all = append(all, openOp{p.first, k})
+		for _, i := range p.rest {
+			all = append(all, openOp{i, k})
 		}
 	}
-	sort.Slice(open, func(i, j int) bool { return open[i] < open[j] })
-	keys = make([]openKey, len(open))
-	for j, i := range open {
-		keys[j] = keyOfOpen[i]
+	slices.SortFunc(all, func(a, b openOp) int { return cmp.Compare(a.i, b.i) })
+	open, keys = make([]int64, len(all)), make([]openKey, len(all))
+	for j, o := range all {
+		open[j], keys[j] = o.i, o.k
 	}
 	return open, keys
+}
+
+// pendingOps are the open invocations of one key, oldest first: nearly
+// always one, held without a slice.
+type pendingOps struct {
+	first int64
+	rest  []int64
 }
 
 // Restarted records a client process coming back, as an operation pair.

@@ -106,6 +106,9 @@ type diskStore struct {
 	// carried are the keys of the invocations the last compaction found
 	// open: pairing them again reads nothing back.
 	carried map[uint32]openKey
+	// openAt is, per process number, how many of its invocations the
+	// last compaction found open: the size the next pairing starts at.
+	openAt  []int
 	scratch []byte
 	failed  bool // writing failed: spill no more
 
@@ -246,9 +249,13 @@ func (r *Recorder) compactSince() {
 		return
 	}
 	total = 0
-	carried := map[uint32]openKey{}
+	carried := make(map[uint32]openKey, d.sinceAt)
+	if n := len(r.since) - len(d.openAt); n > 0 {
+		d.openAt = append(d.openAt, make([]int, n)...)
+	}
 	for pid := range r.since {
 		open, keys := r.openKeysOf(uint32(pid))
+		d.openAt[pid] = len(open)
 		var l opList
 		for j, i := range open {
 			l.add(uint32(i))
