@@ -55,7 +55,7 @@ func (a *analyzer) checkCoverage() {
 		// Counted first, so that the lists (reused from partition to
 		// partition) grow once rather than by doubling.
 		nFinal, nRead := 0, 0
-		for ob := range po.all() {
+		for ob := range po.reads() {
 			if f := a.obsFlags(ob); f&obsFinal != 0 {
 				nFinal++
 			} else if f&obsRead != 0 {
@@ -63,7 +63,7 @@ func (a *analyzer) checkCoverage() {
 			}
 		}
 		finals, reads = slices.Grow(finals[:0], nFinal), slices.Grow(reads[:0], nRead)
-		for ob := range po.all() {
+		for ob := range po.reads() {
 			if a.obsFlags(ob)&obsFinal != 0 {
 				if len(finals) == 0 || finals[len(finals)-1].off != ob.off || finals[len(finals)-1].val != ob.val {
 					finals = append(finals, *ob)

@@ -279,7 +279,7 @@ func (p *linPlan) partJob(pi int32) *linJob {
 	// Where polls first saw each value whose send did not say where it
 	// went.
 	firstRead := map[int32][2]int64{} // value -> (offset, completion)
-	for ob := range po.all() {
+	for ob := range po.reads() {
 		if a.obsFlags(ob)&obsRead == 0 || notOK[ob.val>>6]&(1<<(ob.val&63)) == 0 {
 			continue
 		}

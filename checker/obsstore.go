@@ -199,6 +199,16 @@ type obsCursor struct {
 
 // seek returns a cursor at the first offset at or after from.
 func (st *obsStore) seek(from int64) *obsCursor {
+	c := st.seekReads(from)
+	sends := st.rec.sends
+	c.ai = sort.Search(len(st.acks), func(i int) bool { return st.rec.offset(&sends[st.acks[i]]) >= from })
+	return c
+}
+
+// seekReads is seek for a walk of the polls' reads alone: an
+// acknowledgement's observation costs a look at its send, which sits far
+// from the partition's other data in a long run's table.
+func (st *obsStore) seekReads(from int64) *obsCursor {
 	if !st.built {
 		panic("checker: observations read before build")
 	}
@@ -214,8 +224,7 @@ func (st *obsStore) seek(from int64) *obsCursor {
 		}
 	}
 	c.ei = sort.Search(len(st.extra), func(i int) bool { return st.extra[i].off >= from })
-	sends := st.rec.sends
-	c.ai = sort.Search(len(st.acks), func(i int) bool { return st.rec.offset(&sends[st.acks[i]]) >= from })
+	c.ai = len(st.acks)
 	return c
 }
 
@@ -298,6 +307,25 @@ func (po *partState) after(off int64) iter.Seq[*observation] {
 			return
 		}
 		c := po.obs.seek(from)
+		for {
+			_, obs, ok := c.step()
+			if !ok {
+				return
+			}
+			for i := range obs {
+				if !yield(&obs[i]) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// reads yields the observations polls made (not acknowledgements'), in
+// order.
+func (po *partState) reads() iter.Seq[*observation] {
+	return func(yield func(*observation) bool) {
+		c := po.obs.seekReads(math.MinInt64)
 		for {
 			_, obs, ok := c.step()
 			if !ok {

@@ -1,8 +1,11 @@
 package runner
 
 import (
+	"os"
 	"testing"
 
+	"kafkasim/internal/gctune"
+	"kafkasim/internal/hugeheap"
 	"kafkasim/scenarios"
 )
 
@@ -12,8 +15,16 @@ import (
 // minute and its settle) as `kafkasim run` does up to its run store: the
 // simulation, the convergence wait, the final reads and every check. Its
 // events/s is summary.json's events_per_second, the figure the target of a
-// million events a second on one core is about (run it with -cpu 1).
+// million events a second on one core is about (run it with -cpu 1). Like
+// the command, it runs with the collector's policy (internal/gctune, unless
+// GOGC is set) and the heap marked for huge pages (internal/hugeheap).
 func BenchmarkReferenceLoadRun(b *testing.B) {
+	if os.Getenv("GOGC") == "" {
+		defer gctune.Start()()
+	}
+	if _, _, err := hugeheap.Reserve(); err != nil {
+		b.Fatal(err)
+	}
 	s, err := scenarios.LoadFile("../docs/examples/reference-load.yaml")
 	if err != nil {
 		b.Fatal(err)
