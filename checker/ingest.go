@@ -46,7 +46,7 @@ type procState struct {
 	txn     int32     // open transaction, -1
 	reads   []readRef // transactional records read since this process's last transaction ended
 	readSet map[int64]bool
-	keySeen map[keyID]keySeen
+	keySeen keySeenTable
 	commits []pendingCommit
 	fetches []pendingFetch
 	gm      *memberProc // as a group member (members.go); nil until it acts as one
@@ -111,7 +111,7 @@ func (a *analyzer) add(o *history.Op) {
 func (a *analyzer) endProcess(p *procState) {
 	clear(p.sess)
 	p.owned, p.ownedGen = nil, -1
-	p.keySeen = nil
+	p.keySeen = keySeenTable{}
 	p.takeReads()
 	p.pollAt = -1
 	p.txn = -1 // an open transaction can no longer commit (resolveTxns)
