@@ -302,22 +302,10 @@ func (po *partState) all() iter.Seq[*observation] { return po.after(math.MinInt6
 // after yields the observations at offsets above off, in order.
 func (po *partState) after(off int64) iter.Seq[*observation] {
 	return func(yield func(*observation) bool) {
-		from := off + 1
 		if off == math.MaxInt64 {
 			return
 		}
-		c := po.obs.seek(from)
-		for {
-			_, obs, ok := c.step()
-			if !ok {
-				return
-			}
-			for i := range obs {
-				if !yield(&obs[i]) {
-					return
-				}
-			}
-		}
+		po.obs.seek(off + 1).each(yield)
 	}
 }
 
@@ -325,16 +313,20 @@ func (po *partState) after(off int64) iter.Seq[*observation] {
 // order.
 func (po *partState) reads() iter.Seq[*observation] {
 	return func(yield func(*observation) bool) {
-		c := po.obs.seekReads(math.MinInt64)
-		for {
-			_, obs, ok := c.step()
-			if !ok {
+		po.obs.seekReads(math.MinInt64).each(yield)
+	}
+}
+
+// each yields the cursor's observations one by one until yield says stop.
+func (c *obsCursor) each(yield func(*observation) bool) {
+	for {
+		_, obs, ok := c.step()
+		if !ok {
+			return
+		}
+		for i := range obs {
+			if !yield(&obs[i]) {
 				return
-			}
-			for i := range obs {
-				if !yield(&obs[i]) {
-					return
-				}
 			}
 		}
 	}

@@ -14,7 +14,7 @@ import (
 // dropped (the way build sorted them before runs): for reads that agree
 // or disagree with the offset's first, repeat within a poll, leave gaps,
 // go backwards, or lie far apart (in offsets or operations), and for
-// acknowledgements among them.
+// acknowledgements among them (which reads leaves out).
 func TestObsStoreIsTheSortedSlice(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		rec := &records{}
@@ -105,6 +105,16 @@ func TestObsStoreIsTheSortedSlice(t *testing.T) {
 		all := collect(po.all())
 		if !slices.Equal(all, plain) {
 			t.Fatalf("all:\n%v\nwant\n%v", all, plain)
+		}
+		// reads: the same without the acknowledgements.
+		var wantReads []observation
+		for _, ob := range plain {
+			if ob.sess >= 0 {
+				wantReads = append(wantReads, ob)
+			}
+		}
+		if got := collect(po.reads()); !slices.Equal(got, wantReads) {
+			t.Fatalf("reads:\n%v\nwant\n%v", got, wantReads)
 		}
 		// groups: each distinct offset once, with its observations.
 		i := 0
