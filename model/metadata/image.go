@@ -76,7 +76,8 @@ type Partition struct {
 	// shared: the partition as its PartitionRecord made it, in every image
 	// that applied the record (the records of a committed batch are
 	// decoded once for all the brokers and controllers). Nobody changes
-	// it: an image's first change makes the image its own copy (own).
+	// it, nor any of its lists: an image's first change makes the image
+	// its own copy (own).
 	// A big cluster's start made 3,000 partitions in each of its 33
 	// images, 25 MB a run of big-cluster-3000.yaml.
 	shared bool
@@ -330,9 +331,12 @@ func (im *Image) own(p *Partition) *Partition {
 	if !p.shared {
 		return p
 	}
-	c := p.Clone()
-	im.Topics[p.Topic].Partitions[p.Partition] = c
-	return c
+	// Its lists are shared too: an image replaces a list, never writes
+	// into one (and each is capped to its length, so an append copies).
+	c := *p
+	c.shared = false
+	im.Topics[p.Topic].Partitions[p.Partition] = &c
+	return &c
 }
 
 // EffectiveMinISR is min(min.insync.replicas, replication factor).
