@@ -320,7 +320,7 @@ func (d *Disk) Read(name string, off int64, n int) ([]byte, error) {
 func (d *Disk) ReadFile(name string) ([]byte, error) {
 	f := d.cached(name)
 	if f == nil {
-		return nil, fmt.Errorf("read %s: %w", name, ErrNotExist)
+		return nil, &notExistError{op: "read", name: name}
 	}
 	return d.Read(name, 0, int(f.size))
 }
@@ -371,11 +371,25 @@ func (d *Disk) Append(name string, data []byte) (int64, error) {
 
 // WriteFile replaces a file's content (truncate to zero, then write).
 func (d *Disk) WriteFile(name string, data []byte) error {
-	if err := d.Truncate(name, 0); err != nil && !errors.Is(err, ErrNotExist) {
-		return err
+	// A new file has nothing to truncate: asked first, not told by
+	// Truncate's error (a broker opening 300 new replicas writes their
+	// checkpoints, an error formatted and dropped for each).
+	if d.Exists(name) {
+		if err := d.Truncate(name, 0); err != nil {
+			return err
+		}
 	}
 	return d.Write(name, 0, data)
 }
+
+// notExistError is fmt.Errorf("%s %s: %w", op, name, ErrNotExist) without
+// fmt's work: a broker opening a new replica looks for its checkpoints,
+// which are not there, thousands of times on a big cluster.
+type notExistError struct{ op, name string }
+
+func (e *notExistError) Error() string { return e.op + " " + e.name + ": " + ErrNotExist.Error() }
+
+func (e *notExistError) Unwrap() error { return ErrNotExist }
 
 // Truncate cuts a file to size (which must not exceed its length).
 func (d *Disk) Truncate(name string, size int64) error {

@@ -846,3 +846,25 @@ func TestPowerLossesUndoingCountsOnlyTheDirectoriesItTookFrom(t *testing.T) {
 		t.Errorf("PowerLossesUndoing(data/a) = %d, want 0: both power losses found it on disk", got)
 	}
 }
+
+// A missing file's read error reads as fmt's wrapping of ErrNotExist did, and
+// is ErrNotExist; WriteFile makes a new file and replaces an old one.
+func TestMissingFileErrorsAndWriteFile(t *testing.T) {
+	_, disk, _ := diskWorld(t, DefaultDiskOptions())
+	_, err := disk.ReadFile("dir/none.checkpoint")
+	if !errors.Is(err, ErrNotExist) {
+		t.Fatalf("reading a missing file: %v, want ErrNotExist", err)
+	}
+	if want := fmt.Errorf("read %s: %w", "dir/none.checkpoint", ErrNotExist).Error(); err.Error() != want {
+		t.Fatalf("reading a missing file: %q, want %q", err, want)
+	}
+	if err := disk.WriteFile("cp", []byte("first, long")); err != nil {
+		t.Fatal(err)
+	}
+	if err := disk.WriteFile("cp", []byte("second")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := disk.ReadFile("cp"); err != nil || string(got) != "second" {
+		t.Fatalf("after two WriteFiles: %q, %v; want \"second\"", got, err)
+	}
+}

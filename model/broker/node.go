@@ -8,6 +8,7 @@ import (
 
 	"kafkasim/model/metadata"
 	"kafkasim/model/partlog"
+	"kafkasim/model/proto"
 	"kafkasim/model/raft"
 	"kafkasim/model/storage"
 	"kafkasim/sim"
@@ -34,6 +35,22 @@ type Config struct {
 	Nodes map[int32]sim.NodeID
 	// Controllers are the controller nodes.
 	Controllers []sim.NodeID
+	// Answers, when set, is shared by the brokers of a cluster: the last
+	// clients' metadata answer any of them built for a topic, which another
+	// shares when its partitions read the same (nil: each broker shares
+	// only its own).
+	Answers *MetadataAnswers
+}
+
+// MetadataAnswers is the last clients' metadata answer the brokers of a
+// cluster built for a topic. An answer is read only, and what it lists
+// depends only on the topic's partitions, which brokers whose images
+// reached the same committed offset agree on: on a big cluster each of 30
+// brokers built its own copy of the same 3,000 partitions after every
+// leader change (12 MB a run of big-cluster-3000.yaml).
+type MetadataAnswers struct {
+	topic string
+	parts []proto.MetadataPartition
 }
 
 // DataConfig is the broker's replication and log configuration.

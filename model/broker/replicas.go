@@ -314,6 +314,17 @@ func (rm *replicaManager) audit() DataAuditor { return rm.cfg.Audit }
 
 // Partition returns a hosted partition's state (god view).
 func (n *Node) Partition(tp metadata.TopicPartition) *PartitionView {
+	// Small enough to inline, so that a caller that only reads the view
+	// keeps it on its stack: the timeline's samples and the runner's
+	// convergence checks look at every partition, an allocation each.
+	if p := n.viewed(tp); p != nil {
+		return &PartitionView{p: p}
+	}
+	return nil
+}
+
+// viewed is the hosted replica of tp with a log, or nil.
+func (n *Node) viewed(tp metadata.TopicPartition) *partition {
 	if n.rm == nil {
 		return nil
 	}
@@ -321,7 +332,7 @@ func (n *Node) Partition(tp metadata.TopicPartition) *PartitionView {
 	if p == nil || p.log == nil {
 		return nil
 	}
-	return &PartitionView{p: p}
+	return p
 }
 
 // PartitionLog returns a hosted partition's log (god view), or nil: what

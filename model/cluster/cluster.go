@@ -395,6 +395,7 @@ func Build(cfg Config) (*Cluster, error) {
 		}
 		data.Coordinators = append(slices.Clone(data.Coordinators), txn.Spec(tc))
 	}
+	answers := &broker.MetadataAnswers{}
 	for i := 1; i <= cfg.Brokers; i++ {
 		bc := broker.DefaultConfig(int32(i), c.Controllers)
 		bc.Raft = raftCfg()
@@ -405,6 +406,7 @@ func Build(cfg Config) (*Cluster, error) {
 		bc.Audit = c.Audit
 		bc.Data = data
 		bc.Nodes = nodes
+		bc.Answers = answers
 		id := w.AddNode(sim.NodeSpec{Name: BrokerName(int32(i)), Role: RoleBroker, Rack: bc.Rack, New: broker.New(bc)})
 		if id != nodes[int32(i)] {
 			panic("cluster: broker ids out of order")

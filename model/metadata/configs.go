@@ -117,6 +117,7 @@ func (im *Image) clearElr(topic string) {
 		if topic != "" && p.Topic != topic || len(p.ELR) == 0 && len(p.LastKnownELR) == 0 {
 			continue
 		}
+		p = im.own(p)
 		if p.Leader == NoLeader && len(p.ISR) == 0 {
 			lost := slices.Clone(p.ELR)
 			for _, r := range p.LastKnownELR {

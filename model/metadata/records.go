@@ -114,6 +114,9 @@ type PartitionRecord struct {
 	Leader         int32   `json:"leader"`
 	LeaderEpoch    int32   `json:"leaderEpoch"`
 	PartitionEpoch int32   `json:"partitionEpoch"`
+	// made is the partition the record creates, made by the first image
+	// that applied it and shared by the others (Image.own).
+	made *Partition
 }
 
 // PartitionChange changes a partition. Nil fields are unchanged; Leader is

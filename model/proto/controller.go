@@ -2,6 +2,7 @@ package proto
 
 import (
 	"fmt"
+	"strconv"
 
 	"kafkasim/sim"
 )
@@ -234,10 +235,37 @@ func (m *BrokerHeartbeatResponse) String() string {
 	return fmt.Sprintf("BrokerHeartbeatResponse err=%s caughtUp=%v fenced=%v shouldShutDown=%v", m.Error, m.IsCaughtUp, m.IsFenced, m.ShouldShutDown)
 }
 
-func (m *AlterPartitionRequest) String() string {
-	s := fmt.Sprintf("AlterPartition broker=%d epoch=%d", m.BrokerID, m.BrokerEpoch)
+func (m *AlterPartitionRequest) String() string { return string(m.AppendDetail(nil)) }
+
+// AppendDetail appends String's words (sim.DetailAppender), which read as
+// fmt's %v of the ISR's states ("[{1 5} {2 7}]"): a broker crash has the
+// leaders of a big cluster shrink hundreds of ISRs, a string each before.
+func (m *AlterPartitionRequest) AppendDetail(b []byte) []byte {
+	b = append(b, "AlterPartition broker="...)
+	b = strconv.AppendInt(b, int64(m.BrokerID), 10)
+	b = append(b, " epoch="...)
+	b = strconv.AppendInt(b, m.BrokerEpoch, 10)
 	for _, p := range m.Partitions {
-		s += fmt.Sprintf(" %s-%d(leaderEpoch=%d partitionEpoch=%d isr=%v)", p.Topic, p.Partition, p.LeaderEpoch, p.PartitionEpoch, p.NewISR)
+		b = append(b, ' ')
+		b = append(b, p.Topic...)
+		b = append(b, '-')
+		b = strconv.AppendInt(b, int64(p.Partition), 10)
+		b = append(b, "(leaderEpoch="...)
+		b = strconv.AppendInt(b, int64(p.LeaderEpoch), 10)
+		b = append(b, " partitionEpoch="...)
+		b = strconv.AppendInt(b, int64(p.PartitionEpoch), 10)
+		b = append(b, " isr=["...)
+		for i, r := range p.NewISR {
+			if i > 0 {
+				b = append(b, ' ')
+			}
+			b = append(b, '{')
+			b = strconv.AppendInt(b, int64(r.BrokerID), 10)
+			b = append(b, ' ')
+			b = strconv.AppendInt(b, r.BrokerEpoch, 10)
+			b = append(b, '}')
+		}
+		b = append(b, "])"...)
 	}
-	return s
+	return b
 }

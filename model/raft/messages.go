@@ -2,6 +2,7 @@ package raft
 
 import (
 	"fmt"
+	"strconv"
 
 	"kafkasim/model/proto"
 	"kafkasim/sim"
@@ -133,14 +134,44 @@ func (m *VoteResponse) String() string {
 	return fmt.Sprintf("VoteResponse pre=%v granted=%v epoch=%d leader=%d err=%s", m.PreVote, m.Granted, m.LeaderEpoch, m.LeaderID, m.Error)
 }
 
-func (m *FetchRequest) String() string {
-	return fmt.Sprintf("Fetch(metadata) replica=%d epoch=%d offset=%d lastEpoch=%d hw=%d", m.ReplicaID, m.CurrentLeaderEpoch, m.FetchOffset, m.LastFetchedEpoch, m.HighWatermark)
+func (m *FetchRequest) String() string { return string(m.AppendDetail(nil)) }
+
+// AppendDetail appends String's words (sim.DetailAppender): every broker's
+// and controller's metadata fetches are in the trace, a string each
+// before.
+func (m *FetchRequest) AppendDetail(b []byte) []byte {
+	b = append(b, "Fetch(metadata) replica="...)
+	b = strconv.AppendInt(b, int64(m.ReplicaID), 10)
+	b = append(b, " epoch="...)
+	b = strconv.AppendInt(b, int64(m.CurrentLeaderEpoch), 10)
+	b = append(b, " offset="...)
+	b = strconv.AppendInt(b, m.FetchOffset, 10)
+	b = append(b, " lastEpoch="...)
+	b = strconv.AppendInt(b, int64(m.LastFetchedEpoch), 10)
+	b = append(b, " hw="...)
+	return strconv.AppendInt(b, m.HighWatermark, 10)
 }
 
-func (m *FetchResponse) String() string {
-	div := ""
+func (m *FetchResponse) String() string { return string(m.AppendDetail(nil)) }
+
+// AppendDetail appends String's words (sim.DetailAppender).
+func (m *FetchResponse) AppendDetail(b []byte) []byte {
+	b = append(b, "FetchResponse(metadata) err="...)
+	b = append(b, m.Error.String()...)
+	b = append(b, " leader="...)
+	b = strconv.AppendInt(b, int64(m.LeaderID), 10)
+	b = append(b, " epoch="...)
+	b = strconv.AppendInt(b, int64(m.LeaderEpoch), 10)
+	b = append(b, " hw="...)
+	b = strconv.AppendInt(b, m.HighWatermark, 10)
+	b = append(b, " entries="...)
+	b = strconv.AppendInt(b, int64(len(m.Entries)), 10)
 	if m.Diverging != nil {
-		div = fmt.Sprintf(" diverging=(%d,%d)", m.Diverging.Epoch, m.Diverging.EndOffset)
+		b = append(b, " diverging=("...)
+		b = strconv.AppendInt(b, int64(m.Diverging.Epoch), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, m.Diverging.EndOffset, 10)
+		b = append(b, ')')
 	}
-	return fmt.Sprintf("FetchResponse(metadata) err=%s leader=%d epoch=%d hw=%d entries=%d%s", m.Error, m.LeaderID, m.LeaderEpoch, m.HighWatermark, len(m.Entries), div)
+	return b
 }

@@ -125,16 +125,20 @@ func (s *subscriptionState) assignedState(k partKey) *partitionState { return s.
 func (s *subscriptionState) assign(k partKey) *partitionState {
 	p := &partitionState{key: k, fetchPosition: fetchPosition{offset: -1, offsetEpoch: -1}, leader: -1, leaderEpoch: -1, end: -1, handed: -1}
 	s.byKey[k] = p
-	s.parts = append(s.parts, p)
-	slices.SortFunc(s.parts, func(a, b *partitionState) int {
-		if a.key.topic != b.key.topic {
-			if a.key.topic < b.key.topic {
+	// Inserted where it sorts (keys are unique: callers assign only what
+	// is not assigned), not appended and the whole list sorted again: an
+	// assign-mode reader learning 3,000 partitions sorted 3,000 times, 1.5 %
+	// of the instructions of a run of big-cluster-3000.yaml.
+	i, _ := slices.BinarySearchFunc(s.parts, k, func(a *partitionState, k partKey) int {
+		if a.key.topic != k.topic {
+			if a.key.topic < k.topic {
 				return -1
 			}
 			return 1
 		}
-		return int(a.key.partition - b.key.partition)
+		return int(a.key.partition - k.partition)
 	})
+	s.parts = slices.Insert(s.parts, i, p)
 	return p
 }
 
