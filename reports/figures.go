@@ -19,6 +19,9 @@ type runView struct {
 	r       *Run
 	samples []*Sample
 	cs      clientSeries
+	// moves are what the readers' polls moved, gathered in the client
+	// series' pass (the lag plot's).
+	moves *readerMoves
 	// finalProcs are the processes of the final reads: their polls are
 	// the runner's check of what the log holds, not the scenario's
 	// consumers, and are drawn apart from them.
@@ -30,9 +33,14 @@ type runView struct {
 
 func newRunView(r *Run) *runView {
 	h := r.history()
-	final, procs := finalReadsStart(h)
-	v := &runView{r: r, samples: sortedSamples(r.Timeline), finalProcs: procs}
-	v.cs = newClientSeries(h, procs)
+	// The final reads, the client series and the readers' moves in one
+	// pass over the history's heads and one over its operations with the
+	// polls' records: the final reads' processes are known before the
+	// second, which counts their polls apart.
+	fr := newFinalReads()
+	v := &runView{r: r, samples: sortedSamples(r.Timeline), finalProcs: fr.procs, moves: newReaderMoves()}
+	v.cs = newClientSeriesAnd(h, fr.procs, fr.add, v.moves.add)
+	final := fr.start()
 	v.end = runEnd(r, v.samples, v.cs)
 	v.x = timeAxis(v.end)
 	v.marks = newRunMarks(r, v.end, final)
@@ -354,7 +362,7 @@ func (v *runView) unavailabilityFigure() *figure {
 }
 
 func (v *runView) lagFigure() *figure {
-	readers, lag := readerLag(v.r.history(), v.samples)
+	readers, lag := v.moves.lag(v.samples)
 	var names []string
 	var lines [][]float64
 	for i, name := range readers {

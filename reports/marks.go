@@ -118,21 +118,36 @@ func newRunMarks(r *Run, end, final time.Duration) runMarks {
 // whose every poll belongs to the final reads, not to the scenario's
 // consumers.
 func finalReadsStart(h History) (time.Duration, map[string]bool) {
-	first := time.Duration(-1)
-	procs := map[string]bool{}
-	h.EachHead(func(op *history.Op) {
-		if op.F != history.FPoll || !op.Value.Final {
-			return
-		}
-		procs[op.Process] = true
-		if t := time.Duration(op.Time); first < 0 || t < first {
-			first = t
-		}
-	})
-	if first < 0 {
-		return 0, procs
+	f := newFinalReads()
+	h.EachHead(f.add)
+	return f.start(), f.procs
+}
+
+// finalReads gathers finalReadsStart's answer from the history's
+// operations in order.
+type finalReads struct {
+	first time.Duration // -1: none yet
+	procs map[string]bool
+}
+
+func newFinalReads() *finalReads { return &finalReads{first: -1, procs: map[string]bool{}} }
+
+func (f *finalReads) add(op *history.Op) {
+	if op.F != history.FPoll || !op.Value.Final {
+		return
 	}
-	return max(first, 1), procs // 0 means none
+	f.procs[op.Process] = true
+	if t := time.Duration(op.Time); f.first < 0 || t < f.first {
+		f.first = t
+	}
+}
+
+// start is finalReadsStart's time: 0 when there were no final reads.
+func (f *finalReads) start() time.Duration {
+	if f.first < 0 {
+		return 0
+	}
+	return max(f.first, 1)
 }
 
 // Fault kinds whose effect lasts until something ends it, and what ends

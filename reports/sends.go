@@ -53,6 +53,15 @@ func counted(op *history.Op) bool {
 // the final reads poll the whole log in a second or two, and a rate scaled
 // to them flattens everything the scenario's clients did.
 func newClientSeries(h History, final map[string]bool) clientSeries {
+	return newClientSeriesAnd(h, final, nil, nil)
+}
+
+// newClientSeriesAnd is newClientSeries, handing alsoHead every operation
+// of its first pass over the history (without the polls' records) and
+// also every operation of its second (with them), each nil for none, so
+// that other series need no pass of their own. final is read in the
+// second pass only: alsoHead may fill it.
+func newClientSeriesAnd(h History, final map[string]bool, alsoHead, also func(op *history.Op)) clientSeries {
 	minT, maxT := int64(math.MaxInt64), int64(math.MinInt64)
 	// inOrder: the sends complete in time order (a simulator's history
 	// always does), so each bucket's latencies can be reduced to its
@@ -60,6 +69,9 @@ func newClientSeries(h History, final map[string]bool) clientSeries {
 	// (7 M of them in an hour of the reference load, while the checks run).
 	inOrder, lastAck := true, int64(math.MinInt64)
 	h.EachHead(func(op *history.Op) {
+		if alsoHead != nil {
+			alsoHead(op)
+		}
 		if op.F == history.FSend && op.Type == history.OK {
 			inOrder = inOrder && op.Time >= lastAck
 			lastAck = op.Time
@@ -71,6 +83,9 @@ func newClientSeries(h History, final map[string]bool) clientSeries {
 	})
 	var s clientSeries
 	if minT > maxT { // nothing completed
+		if also != nil {
+			h.Each(also)
+		}
 		return s
 	}
 	s.b = newBuckets(minT, maxT)
@@ -83,6 +98,9 @@ func newClientSeries(h History, final map[string]bool) clientSeries {
 
 	m := newInvokeMatcher()
 	h.Each(func(op *history.Op) {
+		if also != nil {
+			also(op)
+		}
 		switch op.F {
 		case history.FSend:
 			if op.Type == history.Invoke {

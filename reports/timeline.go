@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -46,65 +47,87 @@ func leaderless(samples []*Sample) (xs, ys []float64) {
 //
 // readers is sorted; lag[r][i] belongs to samples[i].
 func readerLag(h History, samples []*Sample) (readers []string, lag [][]float64) {
-	// What each successful poll moved: for every partition it returned
-	// records of, the offset after the last of them. Kept per reader in
-	// history order, a few words each rather than the polls themselves (a
-	// long run's polls return millions of records).
-	type moved struct {
-		at   int64
-		part int32
-		next int64
+	m := newReaderMoves()
+	h.Each(m.add)
+	return m.lag(samples)
+}
+
+// readerMoves gathers, from the history's operations in order, what each
+// successful poll moved: for every partition it returned records of, the
+// offset after the last of them. Kept per reader in history order, a few
+// words each rather than the polls themselves (a long run's polls return
+// millions of records). A run view fills it during the pass that builds
+// its client series, so the lag plot reads no history of its own.
+type readerMoves struct {
+	readers   []string
+	moves     map[string][]readerMove
+	partIDs   map[readerPart]int32
+	partNames []string
+	last      []int64 // per partition: this poll's offset after, -1 if none
+	touched   []int32
+}
+
+type readerMove struct {
+	at   int64
+	part int32
+	next int64
+}
+
+type readerPart struct {
+	topic     string
+	partition int32
+}
+
+func newReaderMoves() *readerMoves {
+	return &readerMoves{moves: map[string][]readerMove{}, partIDs: map[readerPart]int32{}}
+}
+
+// add takes the history's next operation.
+func (m *readerMoves) add(op *history.Op) {
+	if op.F != history.FPoll || op.Process == "" {
+		return
 	}
-	type tpKey struct {
-		topic     string
-		partition int32
+	ms, ok := m.moves[op.Process]
+	if !ok {
+		m.readers = append(m.readers, op.Process)
 	}
-	moves := map[string][]moved{}
-	partIDs := map[tpKey]int32{}
-	var partNames []string
-	var last []int64 // per partition: this poll's offset after, -1 if none
-	var touched []int32
-	h.Each(func(op *history.Op) {
-		if op.F != history.FPoll || op.Process == "" {
-			return
-		}
-		ms, ok := moves[op.Process]
+	if op.Type != history.OK || len(op.Value.Records) == 0 {
+		m.moves[op.Process] = ms
+		return
+	}
+	for i := range op.Value.Records {
+		rec := &op.Value.Records[i]
+		k := readerPart{rec.Topic, rec.Partition}
+		id, ok := m.partIDs[k]
 		if !ok {
-			readers = append(readers, op.Process)
+			id = int32(len(m.partNames))
+			m.partIDs[k] = id
+			m.partNames = append(m.partNames, rec.TopicPartition())
+			m.last = append(m.last, -1)
 		}
-		if op.Type != history.OK || len(op.Value.Records) == 0 {
-			moves[op.Process] = ms
-			return
+		if m.last[id] < 0 {
+			m.touched = append(m.touched, id)
 		}
-		for i := range op.Value.Records {
-			rec := &op.Value.Records[i]
-			k := tpKey{rec.Topic, rec.Partition}
-			id, ok := partIDs[k]
-			if !ok {
-				id = int32(len(partNames))
-				partIDs[k] = id
-				partNames = append(partNames, rec.TopicPartition())
-				last = append(last, -1)
-			}
-			if last[id] < 0 {
-				touched = append(touched, id)
-			}
-			last[id] = rec.Offset + 1
-		}
-		for _, id := range touched {
-			ms = append(ms, moved{at: op.Time, part: id, next: last[id]})
-			last[id] = -1
-		}
-		touched = touched[:0]
-		moves[op.Process] = ms
-	})
+		m.last[id] = rec.Offset + 1
+	}
+	for _, id := range m.touched {
+		ms = append(ms, readerMove{at: op.Time, part: id, next: m.last[id]})
+		m.last[id] = -1
+	}
+	m.touched = m.touched[:0]
+	m.moves[op.Process] = ms
+}
+
+// lag is readerLag's result from the moves gathered.
+func (m *readerMoves) lag(samples []*Sample) (readers []string, lag [][]float64) {
+	readers = slices.Clone(m.readers)
 	sort.Strings(readers)
 	if len(samples) == 0 {
 		return readers, nil
 	}
 	lag = make([][]float64, len(readers))
 	for r, name := range readers {
-		ms := moves[name]
+		ms := m.moves[name]
 		sort.SliceStable(ms, func(i, j int) bool { return ms[i].at < ms[j].at })
 		next := map[string]int64{}
 		k := 0
@@ -112,7 +135,7 @@ func readerLag(h History, samples []*Sample) (readers []string, lag [][]float64)
 		for i, s := range samples {
 			at := int64(s.At)
 			for ; k < len(ms) && ms[k].at <= at; k++ {
-				next[partNames[ms[k].part]] = ms[k].next
+				next[m.partNames[ms[k].part]] = ms[k].next
 			}
 			var sum int64
 			for _, p := range s.Partitions {
