@@ -89,7 +89,7 @@ func (p *ProducerState) Entry(pid int64) *ProducerEntry {
 // set makes e the state of producer pid.
 func (p *ProducerState) set(pid int64, e *ProducerEntry) {
 	if old := p.Entry(pid); old != nil {
-		*old = *e
+		old.assign(e)
 		return
 	}
 	p.pids = append(p.pids, pid)
@@ -136,6 +136,16 @@ func (p *ProducerState) update(b *record.Batch) (AbortedTxn, bool) {
 	}
 	e.appendBatch(BatchMeta{FirstSeq: b.BaseSequence, LastSeq: b.LastSequence(), FirstOffset: b.BaseOffset, LastOffset: b.LastOffset()})
 	return AbortedTxn{}, false
+}
+
+// assign makes e a copy of src. A window held in src's first slot is
+// held in e's own: copied as it is, e's window would point into src, and
+// e's next append after an epoch bump would write into src's batch.
+func (e *ProducerEntry) assign(src *ProducerEntry) {
+	*e = *src
+	if w := src.Batches; cap(w) > 0 && &w[:1][0] == &src.first[0] {
+		e.Batches = e.first[:len(w):cap(w)]
+	}
 }
 
 // appendBatch adds m to the window, dropping the oldest beyond

@@ -83,3 +83,25 @@ func TestProducerStateKeepsTheLastFiveBatches(t *testing.T) {
 		}
 	})
 }
+
+// An entry copied over another keeps its window to itself when the window
+// sits in the copy's one-batch slot: the copy's next append after an
+// epoch bump (the window emptied, its capacity kept) writes into its own
+// slot, not the source's.
+func TestProducerEntryAssignKeepsItsWindow(t *testing.T) {
+	var src ProducerEntry
+	src.appendBatch(BatchMeta{FirstSeq: 0, LastSeq: 4, FirstOffset: 10, LastOffset: 14})
+	var dst ProducerEntry
+	dst.assign(&src)
+	if !slices.Equal(dst.Batches, src.Batches) {
+		t.Fatalf("copy's window %v, want %v", dst.Batches, src.Batches)
+	}
+	dst.Batches = dst.Batches[:0]
+	dst.appendBatch(BatchMeta{FirstSeq: 0, LastSeq: 0, FirstOffset: 99, LastOffset: 99})
+	if got := src.Batches; len(got) != 1 || got[0].FirstOffset != 10 {
+		t.Fatalf("the source's window changed with the copy's append: %v", got)
+	}
+	if got := dst.Batches; len(got) != 1 || got[0].FirstOffset != 99 {
+		t.Fatalf("copy's window %v, want the one batch at 99", got)
+	}
+}
