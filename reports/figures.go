@@ -39,7 +39,7 @@ func newRunView(r *Run) *runView {
 	// second, which counts their polls apart.
 	fr := newFinalReads()
 	v := &runView{r: r, samples: sortedSamples(r.Timeline), finalProcs: fr.procs, moves: newReaderMoves()}
-	v.cs = newClientSeriesAnd(h, fr.procs, fr.add, v.moves.add)
+	v.cs = newClientSeries(h, fr.procs, fr.add, v.moves.add)
 	final := fr.start()
 	v.end = runEnd(r, v.samples, v.cs)
 	v.x = timeAxis(v.end)

@@ -52,16 +52,12 @@ func counted(op *history.Op) bool {
 // simulated time. The polls of the processes in final are counted apart:
 // the final reads poll the whole log in a second or two, and a rate scaled
 // to them flattens everything the scenario's clients did.
-func newClientSeries(h History, final map[string]bool) clientSeries {
-	return newClientSeriesAnd(h, final, nil, nil)
-}
-
-// newClientSeriesAnd is newClientSeries, handing alsoHead every operation
-// of its first pass over the history (without the polls' records) and
-// also every operation of its second (with them), each nil for none, so
-// that other series need no pass of their own. final is read in the
-// second pass only: alsoHead may fill it.
-func newClientSeriesAnd(h History, final map[string]bool, alsoHead, also func(op *history.Op)) clientSeries {
+//
+// It hands alsoHead every operation of its first pass over the history
+// (without the polls' records) and also every operation of its second
+// (with them), each nil for none, so that other series need no pass of
+// their own. final is read in the second pass only: alsoHead may fill it.
+func newClientSeries(h History, final map[string]bool, alsoHead, also func(op *history.Op)) clientSeries {
 	minT, maxT := int64(math.MaxInt64), int64(math.MinInt64)
 	// inOrder: the sends complete in time order (a simulator's history
 	// always does), so each bucket's latencies can be reduced to its

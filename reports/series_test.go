@@ -27,7 +27,7 @@ func TestLatencyMatchesCompletionsByValue(t *testing.T) {
 	// A completion with no invocation is counted but has no latency.
 	b.add(50*time.Millisecond, "p-2", history.OK, history.FSend, ackValue("c", 0, 2))
 
-	cs := newClientSeries(newOps(b.ops), nil)
+	cs := newClientSeries(newOps(b.ops), nil, nil, nil)
 	if cs.b.n != 1 || cs.acked[0] != 5 {
 		t.Fatalf("buckets %d, acked %v; want 1 bucket with 5 acks", cs.b.n, cs.acked)
 	}
@@ -66,7 +66,7 @@ func TestLatencyPercentilesInAndOutOfOrder(t *testing.T) {
 		for i, a := range acks {
 			b.add(a.at, "p", history.OK, history.FSend, ackValue(a.name, 0, int64(i)))
 		}
-		return newClientSeries(newOps(b.ops), nil)
+		return newClientSeries(newOps(b.ops), nil, nil, nil)
 	}
 	inOrder, outOfOrder := build(false), build(true)
 	for k := range inOrder.b.n {
@@ -90,7 +90,7 @@ func TestClientSeriesCountsPerSecond(t *testing.T) {
 	b.add(2200*time.Millisecond, "p", history.Info, history.FSend, sendValue("z"))
 	b.add(2300*time.Millisecond, "c", history.OK, history.FPoll, pollValue(
 		history.Record{Topic: "t", Offset: 0}, history.Record{Topic: "t", Offset: 1}))
-	cs := newClientSeries(newOps(b.ops), nil)
+	cs := newClientSeries(newOps(b.ops), nil, nil, nil)
 	if !slices.Equal(cs.acked, []float64{1, 0, 0}) || !slices.Equal(cs.unacked, []float64{0, 1, 1}) ||
 		!slices.Equal(cs.polled, []float64{0, 0, 2}) {
 		t.Fatalf("acked %v unacked %v polled %v", cs.acked, cs.unacked, cs.polled)
@@ -142,7 +142,9 @@ func TestReaderLag(t *testing.T) {
 		{At: 0, Partitions: []PartitionSample{{Name: "t-0", HW: 4}, {Name: "t-1", HW: -1}}},
 		{At: time.Second, Partitions: []PartitionSample{{Name: "t-0", HW: 4}, {Name: "t-1", HW: 7}}},
 	})
-	readers, lag := readerLag(newOps(b.ops), samples)
+	m := newReaderMoves()
+	newOps(b.ops).Each(m.add)
+	readers, lag := m.lag(samples)
 	if !slices.Equal(readers, []string{"c-0", "c-1"}) {
 		t.Fatalf("readers %v", readers)
 	}

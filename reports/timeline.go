@@ -38,21 +38,14 @@ func leaderless(samples []*Sample) (xs, ys []float64) {
 	return xs, ys
 }
 
-// readerLag computes consumer lag per reader (a process with poll
+// readerMoves computes consumer lag per reader (a process with poll
 // operations) at each timeline sample: the sum over partitions of the
 // leader's high watermark minus the next offset the reader would fetch (the
 // last offset it polled there + 1, or 0 before its first record), each term
 // clamped at 0 because a reader can be ahead of a high watermark that a
 // new leader has truncated back.
 //
-// readers is sorted; lag[r][i] belongs to samples[i].
-func readerLag(h History, samples []*Sample) (readers []string, lag [][]float64) {
-	m := newReaderMoves()
-	h.Each(m.add)
-	return m.lag(samples)
-}
-
-// readerMoves gathers, from the history's operations in order, what each
+// It gathers, from the history's operations in order, what each
 // successful poll moved: for every partition it returned records of, the
 // offset after the last of them. Kept per reader in history order, a few
 // words each rather than the polls themselves (a long run's polls return
@@ -118,7 +111,8 @@ func (m *readerMoves) add(op *history.Op) {
 	m.moves[op.Process] = ms
 }
 
-// lag is readerLag's result from the moves gathered.
+// lag is each reader's lag at each sample: readers is sorted; lag[r][i]
+// belongs to samples[i].
 func (m *readerMoves) lag(samples []*Sample) (readers []string, lag [][]float64) {
 	readers = slices.Clone(m.readers)
 	sort.Strings(readers)
